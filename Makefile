@@ -1,0 +1,50 @@
+# The two commands a new user runs: `make demo` and `make test`.
+# Both build .venv from requirements.lock when it is missing or stale, and skip the install when it is current.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+UV_VERSION := 0.13.8
+# The stamp records the hash of the lock and of pyproject.toml; a different hash means a stale venv.
+STAMP  := $(VENV)/.evalops-lock.sha256
+LOCK_HASH := $(shell cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
+
+.PHONY: venv demo test test-fast lock bench clean help
+
+help:
+	@echo "make demo   - run the evaluation loop on the embedded SQLite warehouse with the sample data"
+	@echo "make test   - run the test suite"
+	@echo "make bench  - run the benchmarks (see README)"
+	@echo "make lock   - regenerate requirements.lock from pyproject.toml"
+
+venv:
+	@if [ -x $(BIN)/python ] && [ -f $(STAMP) ] && [ "$$(cat $(STAMP))" = "$(LOCK_HASH)" ]; then \
+		echo "venv is current ($(VENV))"; \
+	else \
+		echo "building $(VENV) from requirements.lock ..."; \
+		[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || exit 1; \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)" || exit 1; \
+		$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements.lock || exit 1; \
+		$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . || exit 1; \
+		echo "$(LOCK_HASH)" > $(STAMP); \
+	fi
+
+demo: venv
+	$(BIN)/evalops demo
+
+test: venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: venv
+	$(BIN)/python -m pytest -m "not airflow and not scheduler and not slow" $(PYTEST_ARGS)
+
+bench: venv
+	$(BIN)/python benchmarks/metrics_vs_peers.py
+
+# Regenerates the lock. Needs uv (it is installed in the venv by `make venv`).
+lock: venv
+	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra gx --extra retrievers --extra reports --extra dev \
+		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header -o requirements.lock
+
+clean:
+	rm -rf $(VENV) .evalops .pytest_cache
