@@ -1,0 +1,133 @@
+"""
+### retrieval_eval: did any deployed retriever version get worse, by how much, on which queries?
+
+Runs every day at 03:00 UTC **and** whenever the `knowledge-base` asset is updated (by the
+`knowledge_base_producer` DAG or `POST /api/v2/assets/events`).
+
+1. `migrate_warehouse`: bring the metrics warehouse to the current schema.
+2. `snapshot_knowledge_base`: content-hash the knowledge base; record the snapshot.
+3. `validate_inputs`: Great Expectations on the gold set and the snapshot. A failure stores an alert and
+   stops the run before anything is scored (no retry: bad data does not fix itself).
+4. `sample_query_logs`: seeded sample of the run's log window, validated and PII-scrubbed.
+5. `plan`: the eval fingerprint, the deployed versions from the registry, each retriever's baseline. A
+   stale baseline (knowledge base or gold set changed) is re-scored in this run.
+6. `score`: mapped over versions x query shards; per-query metrics go to the warehouse.
+7. `compare`: mapped over versions; paired tests against the baseline, A/B results to the warehouse.
+8. `alert`: regressions only (stored first, then sent; a dead webhook leaves the alert undelivered).
+9. `publish_report`: markdown + HTML report; fails the run if a version could not be scored.
+
+Settings come from `EVALOPS_*` environment variables or `evalops.yaml` (see `evalops/config.py`).
+XCom carries ids and small specs, never data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from airflow.sdk import (
+    Asset,
+    AssetOrTimeSchedule,
+    CronTriggerTimetable,
+    ExceptionRetryPolicy,
+    RetryAction,
+    RetryRule,
+    dag,
+    task,
+)
+
+# The project folder (dags/..) is where include/ lives by default; EVALOPS_HOME overrides it.
+PROJECT = Path(__file__).resolve().parent.parent
+KNOWLEDGE_BASE = Asset("knowledge-base")
+
+# Bad input and a run that is complete but incomplete-by-design do not get better on retry.
+NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
+    rules=[
+        RetryRule(
+            exception=["evalops.errors.InputError", "evalops.errors.ValidationError"],
+            action=RetryAction.FAIL,
+            reason="bad input: fix the data; retrying cannot help",
+        ),
+    ]
+)
+
+
+def _call(step: str, *args):
+    """Run one pipeline step with the configuration and this DAG run's context. All imports are here."""
+    from airflow.sdk import get_current_context
+
+    from evalops import pipeline
+    from evalops.config import load_config
+
+    run = pipeline.RunContext.from_airflow(get_current_context())
+    return getattr(pipeline, step)(load_config(home=PROJECT), run, *args)
+
+
+@dag(
+    dag_id="retrieval_eval",
+    schedule=AssetOrTimeSchedule(
+        timetable=CronTriggerTimetable("0 3 * * *", timezone="UTC", interval=dt.timedelta(days=1)),
+        assets=[KNOWLEDGE_BASE],
+    ),
+    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+    catchup=False,
+    max_active_runs=1,
+    tags=["evalops", "retrieval", "evaluation"],
+    default_args={
+        "owner": "evalops",
+        "retries": 2,
+        "retry_delay": dt.timedelta(minutes=1),
+        "retry_policy": NO_RETRY_ON_BAD_INPUT,
+    },
+    doc_md=__doc__,
+)
+def retrieval_eval():
+    @task
+    def migrate_warehouse() -> str:
+        return _call("migrate_warehouse")
+
+    @task
+    def snapshot_knowledge_base(_migrated: str) -> str:
+        return _call("snapshot_knowledge_base")
+
+    @task
+    def validate_inputs(snapshot_id: str) -> str:
+        return _call("validate_inputs", snapshot_id)
+
+    @task
+    def sample_query_logs(snapshot_id: str) -> dict:
+        return _call("sample_query_logs", snapshot_id)
+
+    @task
+    def plan(snapshot_id: str, gold_set_version: str, log_sample: dict) -> list[dict]:
+        return _call("plan_run", snapshot_id, gold_set_version, log_sample)
+
+    @task
+    def shard(versions: list[dict]) -> list[dict]:
+        return _call("shard_specs", versions)
+
+    @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
+    def score(spec: dict) -> dict:
+        return _call("score_shard", spec)
+
+    @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
+    def compare(spec: dict) -> dict:
+        return _call("compare_version", spec)
+
+    @task
+    def alert(compared: list[dict]) -> list[str]:
+        return _call("raise_alerts", list(compared))
+
+    @task
+    def publish_report(versions: list[dict], _alerts: list[str]) -> str:
+        return _call("publish_report", versions)
+
+    snapshot_id = snapshot_knowledge_base(migrate_warehouse())
+    versions = plan(snapshot_id, validate_inputs(snapshot_id), sample_query_logs(snapshot_id))
+    scored = score.expand(spec=shard(versions))
+    compared = compare.expand(spec=versions)
+    scored >> compared
+    publish_report(versions, alert(compared))
+
+
+retrieval_eval()
