@@ -1,17 +1,19 @@
 """The alert record: what every rule produces, what the warehouse stores and what notifiers send.
 
 An alert is plain data (strings, numbers, dicts), built by the pure rules in :mod:`evalops.alerting.rules`
-and never mutated afterwards. Its ``dedup_key`` is a hash of the alert's identity, so recording the same
-alert twice (a retried task, a re-run of the same day) yields one stored row.
+and never mutated afterwards. Its ``dedup_key`` is the alert's identity, so recording the same alert twice
+(a retried task, a re-run of the same day) yields one stored row.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Alert", "AlertKind", "Severity", "dedup_key"]
+__all__ = ["ALL_RETRIEVERS", "Alert", "AlertKind", "Severity", "dedup_key"]
+
+# The retriever of an alert that concerns the whole run (a failed data contract), not one retriever.
+ALL_RETRIEVERS = "*"
 
 
 class AlertKind:
@@ -22,7 +24,11 @@ class AlertKind:
     RETRIEVER_FAILED = "retriever_failed"
     RETRIEVER_PARTIAL = "retriever_partial"
 
-    ALL = (REGRESSION, VALIDATION_FAILED, RETRIEVER_FAILED, RETRIEVER_PARTIAL)
+    @staticmethod
+    def validation(stage: str) -> str:
+        """``validation_failed:<stage>``: each data contract is its own kind, so a gold-set failure and a
+        log failure on the same day are two alerts."""
+        return f"{AlertKind.VALIDATION_FAILED}:{stage}"
 
 
 class Severity:
@@ -30,15 +36,21 @@ class Severity:
     WARNING = "warning"
 
 
-def dedup_key(kind: str, *parts: str | None) -> str:
-    """A stable identity for an alert: sha256 over the kind and its identifying parts, hex, 40 characters.
+def dedup_key(
+    kind: str,
+    retriever: str,
+    version: str | None,
+    measure: str | None,
+    fingerprint: str | None,
+    day: str,
+) -> str:
+    """The identity of an alert: ``kind|retriever|version|measure|fingerprint|day`` (``-`` for a missing part).
 
-    For a regression the parts are (retriever, version, measure, fingerprint, day), so the same regression
-    seen twice on one day under one fingerprint is one alert, while a new day or a new fingerprint is a new
-    one. ``None`` parts are spelled as an empty string so the key never depends on ``repr``.
+    The same regression seen again on one day under one fingerprint (a retry, a re-run) has the same key
+    and is one alert; a new day or a new fingerprint is a new one. The warehouse stores alerts under exactly
+    this key (``evalops.warehouse.alert_dedup_key``); a test keeps the two in step.
     """
-    text = "\x1f".join([kind, *("" if p is None else str(p) for p in parts)])
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+    return "|".join("-" if p is None else str(p) for p in (kind, retriever, version, measure, fingerprint, day))
 
 
 @dataclass(frozen=True)
@@ -53,16 +65,19 @@ class Alert:
 
     kind: str
     severity: str
-    dedup_key: str
     day: str
     title: str
     message: str
-    retriever: str | None = None
+    retriever: str = ALL_RETRIEVERS
     version: str | None = None
     measure: str | None = None
     fingerprint: str | None = None
     report_location: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def dedup_key(self) -> str:
+        return dedup_key(self.kind, self.retriever, self.version, self.measure, self.fingerprint, self.day)
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "dedup_key": self.dedup_key}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalops.alerting.message import regression_message, worst_query_rows
-from evalops.alerting.model import Alert, AlertKind, Severity, dedup_key
+from evalops.alerting.model import Alert, AlertKind, Severity
 
 __all__ = ["AlertContext", "regression_alerts", "validation_alert", "retriever_alert", "comparison_field"]
 
@@ -103,10 +103,6 @@ def regression_alerts(
             Alert(
                 kind=AlertKind.REGRESSION,
                 severity=Severity.CRITICAL,
-                dedup_key=dedup_key(
-                    AlertKind.REGRESSION, context.retriever, context.version, measure, context.fingerprint,
-                    context.day,
-                ),
                 day=context.day,
                 title=title,
                 message=message,
@@ -138,16 +134,16 @@ def validation_alert(
 ) -> Alert:
     """The alert for a data contract that stopped the run (``stage`` is gold_set, knowledge_base or query_logs).
 
-    De-duplicated per (stage, source, day): the same broken file seen by a retry or a re-run is one alert.
+    Its kind is ``validation_failed:<stage>`` and it concerns every retriever (``*``), so it is
+    de-duplicated per (stage, day): the same broken file seen by a retry or a re-run is one alert.
     """
     title = f"Validation failed: {stage}" + (f" ({source})" if source else "")
     lines = [title, "The run stopped before scoring; no metric rows were written.", "", summary.strip()]
     if docs_path:
         lines += ["", f"Data Docs: {docs_path}"]
     return Alert(
-        kind=AlertKind.VALIDATION_FAILED,
+        kind=AlertKind.validation(stage),
         severity=Severity.CRITICAL,
-        dedup_key=dedup_key(AlertKind.VALIDATION_FAILED, stage, source, day),
         day=day,
         title=title,
         message="\n".join(lines),
@@ -185,7 +181,6 @@ def retriever_alert(
     return Alert(
         kind=kind,
         severity=Severity.CRITICAL if error is not None else Severity.WARNING,
-        dedup_key=dedup_key(kind, retriever, version, fingerprint, day),
         day=day,
         title=title,
         message="\n".join(body),

@@ -84,15 +84,17 @@ def test_dedup_key_is_per_version_measure_fingerprint_and_day(context, compariso
     assert other_measure != base
 
 
-def test_dedup_key_does_not_confuse_none_with_text():
-    assert dedup_key("k", None, "a") != dedup_key("k", "None", "a")
-    assert dedup_key("k", "a", "b") != dedup_key("k", "ab", "")
+def test_dedup_key_format():
+    assert dedup_key("regression", "r", "v2", "nDCG@10", "fp", "2024-06-02") == "regression|r|v2|nDCG@10|fp|2024-06-02"
+    assert dedup_key("k", "r", None, None, None, "d") == "k|r|-|-|-|d"
 
 
 def test_validation_alert():
     a = validation_alert(stage="gold_set", summary="expect unique query ids: 2 rows failed", day="2024-06-02",
                          source="include/goldset")
-    assert a.kind == AlertKind.VALIDATION_FAILED
+    assert a.kind == "validation_failed:gold_set" and a.retriever == "*"
+    logs = validation_alert(stage="query_logs", summary="bad", day="2024-06-02")
+    assert logs.dedup_key != a.dedup_key  # two contracts failing on one day are two alerts
     assert "no metric rows were written" in a.message
     assert "2 rows failed" in a.message
     same = validation_alert(stage="gold_set", summary="different wording", day="2024-06-02", source="include/goldset")
