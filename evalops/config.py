@@ -11,7 +11,9 @@ setting (YAML key)           environment variable            default
 gold_set                     EVALOPS_GOLD_SET                include/gold_set
 knowledge_base               EVALOPS_KNOWLEDGE_BASE          include/knowledge_base
 query_logs                   EVALOPS_QUERY_LOGS              include/query_logs
-retrievers                   EVALOPS_RETRIEVERS              include/retrievers.yaml
+retrievers                   EVALOPS_REGISTRY                include/retrievers.yaml
+retrievers_overlay           EVALOPS_RETRIEVERS              none (the user's registry file, read after
+                                                             the project's; its entries win)
 report_dir                   EVALOPS_REPORT_DIR              .evalops/reports
 warehouse_url                EVALOPS_WAREHOUSE_URL           Airflow conn ``evalops_warehouse``, else
                                                              sqlite:///<home>/.evalops/warehouse.db
@@ -80,6 +82,7 @@ class Config:
     query_logs: Path
     retrievers: Path
     report_dir: Path
+    retrievers_overlay: Path | None = None
     warehouse_url: str | None = None
     measures: tuple[str, ...] = ("nDCG@10", "RR@10", "R@100")
     k: int = 100
@@ -101,6 +104,10 @@ class Config:
             return f"sqlite:///{self.home / '.evalops' / 'warehouse.db'}"
         return resolved.url
 
+    def registry_files(self) -> list[Path]:
+        """The registry files in reading order: the project's, then the user's overlay when set."""
+        return [self.retrievers] + ([self.retrievers_overlay] if self.retrievers_overlay else [])
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (paths as strings), for logs and reports. Holds no secret."""
         out = asdict(self)
@@ -120,7 +127,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "EVALOPS_GOLD_SET": ("gold_set", "path"),
     "EVALOPS_KNOWLEDGE_BASE": ("knowledge_base", "path"),
     "EVALOPS_QUERY_LOGS": ("query_logs", "path"),
-    "EVALOPS_RETRIEVERS": ("retrievers", "path"),
+    "EVALOPS_REGISTRY": ("retrievers", "path"),
+    "EVALOPS_RETRIEVERS": ("retrievers_overlay", "path"),
     "EVALOPS_REPORT_DIR": ("report_dir", "path"),
     "EVALOPS_WAREHOUSE_URL": ("warehouse_url", "str"),
     "EVALOPS_MEASURES": ("measures", "list"),
@@ -145,7 +153,7 @@ _DEFAULT_PATHS = {
     "retrievers": "include/retrievers.yaml",
     "report_dir": ".evalops/reports",
 }
-_TOP_KEYS = set(_DEFAULT_PATHS) | {"warehouse_url", "measures", "k", "shard_size", "log_sample_size",
+_TOP_KEYS = set(_DEFAULT_PATHS) | {"retrievers_overlay", "warehouse_url", "measures", "k", "shard_size", "log_sample_size",
                                   "regression", "alerting"}
 _TYPES: dict[str, str] = {key: kind for key, kind in ENV_VARS.values()}
 _TYPES.update({"alerting.webhook_env": "str", **{k: "path" for k in _DEFAULT_PATHS}})
@@ -264,6 +272,7 @@ def _build(base: Path, values: dict[str, Any], source: str) -> Config:
         query_logs=path("query_logs"),
         retrievers=path("retrievers"),
         report_dir=path("report_dir"),
+        retrievers_overlay=_optional_path(base, values.get("retrievers_overlay")),
         warehouse_url=values.get("warehouse_url"),
         measures=tuple(values.get("measures") or Config.measures),
         k=values.get("k", Config.k),
@@ -275,6 +284,13 @@ def _build(base: Path, values: dict[str, Any], source: str) -> Config:
     )
     _check(cfg)
     return cfg
+
+
+def _optional_path(base: Path, value: str | None) -> Path | None:
+    if not value:
+        return None
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
 
 
 def _check(cfg: Config) -> None:
