@@ -12,9 +12,12 @@ Runs every day at 03:00 UTC **and** whenever the `knowledge-base` asset is updat
 5. `plan`: the eval fingerprint, the deployed versions from the registry, each retriever's baseline. A
    stale baseline (knowledge base or gold set changed) is re-scored in this run.
 6. `score`: mapped over versions x query shards; per-query metrics go to the warehouse.
-7. `compare`: mapped over versions; paired tests against the baseline, A/B results to the warehouse.
-8. `alert`: regressions only (stored first, then sent; a dead webhook leaves the alert undelivered).
-9. `publish_report`: markdown + HTML report; fails the run if a version could not be scored.
+7. `compare`: mapped over versions; stores each version's run and aggregates, then runs the paired
+   tests against the baseline.
+8. `decide`: corrects the p-values across every measure x version (Holm) and stores the A/B results.
+9. `alert`: regressions and failed/partial versions (stored first, then sent; a dead webhook leaves the
+   alert undelivered).
+10. `publish_report`: markdown + HTML report; fails the run if a version could not be scored.
 
 Settings come from `EVALOPS_*` environment variables or `evalops.yaml` (see `evalops/config.py`).
 XCom carries ids and small specs, never data.
@@ -40,11 +43,15 @@ from airflow.sdk import (
 PROJECT = Path(__file__).resolve().parent.parent
 KNOWLEDGE_BASE = Asset("knowledge-base")
 
-# Bad input and a run that is complete but incomplete-by-design do not get better on retry.
+# Bad input, and a version that already failed its own retries, do not get better on retry.
 NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
     rules=[
         RetryRule(
-            exception=["evalops.errors.InputError", "evalops.errors.ValidationError"],
+            exception=[
+                "evalops.errors.InputError",
+                "evalops.errors.ValidationError",
+                "evalops.pipeline.errors.IncompleteRunError",
+            ],
             action=RetryAction.FAIL,
             reason="bad input: fix the data; retrying cannot help",
         ),
@@ -115,19 +122,23 @@ def retrieval_eval():
         return _call("compare_version", spec)
 
     @task
-    def alert(compared: list[dict]) -> list[str]:
-        return _call("raise_alerts", list(compared))
+    def decide(versions: list[dict], _compared: list[dict]) -> dict:
+        return _call("decide_run", versions)
 
     @task
-    def publish_report(versions: list[dict], _alerts: list[str]) -> str:
-        return _call("publish_report", versions)
+    def alert(versions: list[dict], _decided: dict) -> list[dict]:
+        return _call("raise_alerts", versions)
+
+    @task
+    def publish_report(versions: list[dict], alerts: list[dict]) -> str:
+        return _call("publish_report", versions, alerts)
 
     snapshot_id = snapshot_knowledge_base(migrate_warehouse())
     versions = plan(snapshot_id, validate_inputs(snapshot_id), sample_query_logs(snapshot_id))
     scored = score.expand(spec=shard(versions))
     compared = compare.expand(spec=versions)
     scored >> compared
-    publish_report(versions, alert(compared))
+    publish_report(versions, alert(versions, decide(versions, compared)))
 
 
 retrieval_eval()

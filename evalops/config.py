@@ -15,15 +15,20 @@ retrievers                   EVALOPS_REGISTRY                include/retrievers.
 retrievers_overlay           EVALOPS_RETRIEVERS              none (the user's registry file, read after
                                                              the project's; its entries win)
 report_dir                   EVALOPS_REPORT_DIR              .evalops/reports
+work_dir                     EVALOPS_WORK_DIR                .evalops/work (a run's intermediate files:
+                                                             log sample, score shards; must be shared
+                                                             storage when tasks run on several machines)
 warehouse_url                EVALOPS_WAREHOUSE_URL           Airflow conn ``evalops_warehouse``, else
                                                              sqlite:///<home>/.evalops/warehouse.db
 measures                     EVALOPS_MEASURES (comma list)   nDCG@10, RR@10, R@100
 k                            EVALOPS_K                       100
 shard_size                   EVALOPS_SHARD_SIZE              0 (0 = one shard per version)
 log_sample_size              EVALOPS_LOG_SAMPLE_SIZE         200
+failure_budget               EVALOPS_FAILURE_BUDGET          0.02 (share of failed queries tolerated)
 regression.alpha             EVALOPS_ALPHA                   0.05
-regression.min_effect_dz     EVALOPS_MIN_EFFECT              0.2
-regression.min_delta         EVALOPS_MIN_DELTA               0.01
+regression.alternative       EVALOPS_ALTERNATIVE             two-sided (or less, greater)
+regression.min_effect        EVALOPS_MIN_EFFECT              0.2 (minimum |d_z|)
+regression.min_delta         EVALOPS_MIN_DELTA               0.01 (minimum |delta|)
 regression.correction        EVALOPS_CORRECTION              holm (or bh)
 regression.test              EVALOPS_TEST                    t (or wilcoxon, randomization)
 alerting.webhook_env         (names the variable)            EVALOPS_WEBHOOK_URL
@@ -51,15 +56,17 @@ __all__ = ["Config", "RegressionSettings", "AlertingSettings", "load_config", "E
 
 CORRECTIONS = ("holm", "bh")
 TESTS = ("t", "wilcoxon", "randomization")
+ALTERNATIVES = ("two-sided", "less", "greater")
 
 
 @dataclass(frozen=True)
 class RegressionSettings:
-    """The regression policy: a drop is a regression when the (corrected) p-value is below ``alpha``,
-    |d_z| is at least ``min_effect_dz`` and |delta| at least ``min_delta``."""
+    """The regression policy (``evalops.stats.Policy``): a drop is a regression when the corrected p-value
+    is below ``alpha``, |d_z| is at least ``min_effect`` and |delta| at least ``min_delta``."""
 
     alpha: float = 0.05
-    min_effect_dz: float = 0.2
+    alternative: str = "two-sided"
+    min_effect: float = 0.2
     min_delta: float = 0.01
     correction: str = "holm"
     test: str = "t"
@@ -82,12 +89,14 @@ class Config:
     query_logs: Path
     retrievers: Path
     report_dir: Path
+    work_dir: Path
     retrievers_overlay: Path | None = None
     warehouse_url: str | None = None
     measures: tuple[str, ...] = ("nDCG@10", "RR@10", "R@100")
     k: int = 100
     shard_size: int = 0
     log_sample_size: int = 200
+    failure_budget: float = 0.02
     regression: RegressionSettings = field(default_factory=RegressionSettings)
     alerting: AlertingSettings = field(default_factory=AlertingSettings)
     source: str = "defaults"
@@ -107,6 +116,14 @@ class Config:
     def registry_files(self) -> list[Path]:
         """The registry files in reading order: the project's, then the user's overlay when set."""
         return [self.retrievers] + ([self.retrievers_overlay] if self.retrievers_overlay else [])
+
+    def stats_policy(self, seed: int):
+        """The :class:`evalops.stats.Policy` of this configuration, seeded (a run's seed is its day)."""
+        from evalops.stats import Policy
+
+        r = self.regression
+        return Policy(alpha=r.alpha, alternative=r.alternative, min_effect=r.min_effect, min_delta=r.min_delta,
+                      correction=r.correction, test=r.test, seed=seed)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (paths as strings), for logs and reports. Holds no secret."""
@@ -130,13 +147,16 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "EVALOPS_REGISTRY": ("retrievers", "path"),
     "EVALOPS_RETRIEVERS": ("retrievers_overlay", "path"),
     "EVALOPS_REPORT_DIR": ("report_dir", "path"),
+    "EVALOPS_WORK_DIR": ("work_dir", "path"),
     "EVALOPS_WAREHOUSE_URL": ("warehouse_url", "str"),
     "EVALOPS_MEASURES": ("measures", "list"),
     "EVALOPS_K": ("k", "int"),
     "EVALOPS_SHARD_SIZE": ("shard_size", "int"),
     "EVALOPS_LOG_SAMPLE_SIZE": ("log_sample_size", "int"),
+    "EVALOPS_FAILURE_BUDGET": ("failure_budget", "float"),
     "EVALOPS_ALPHA": ("regression.alpha", "float"),
-    "EVALOPS_MIN_EFFECT": ("regression.min_effect_dz", "float"),
+    "EVALOPS_ALTERNATIVE": ("regression.alternative", "str"),
+    "EVALOPS_MIN_EFFECT": ("regression.min_effect", "float"),
     "EVALOPS_MIN_DELTA": ("regression.min_delta", "float"),
     "EVALOPS_CORRECTION": ("regression.correction", "str"),
     "EVALOPS_TEST": ("regression.test", "str"),
@@ -152,8 +172,9 @@ _DEFAULT_PATHS = {
     "query_logs": "include/query_logs",
     "retrievers": "include/retrievers.yaml",
     "report_dir": ".evalops/reports",
+    "work_dir": ".evalops/work",
 }
-_TOP_KEYS = set(_DEFAULT_PATHS) | {"retrievers_overlay", "warehouse_url", "measures", "k", "shard_size", "log_sample_size",
+_TOP_KEYS = set(_DEFAULT_PATHS) | {"retrievers_overlay", "warehouse_url", "measures", "k", "shard_size", "log_sample_size", "failure_budget",
                                   "regression", "alerting"}
 _TYPES: dict[str, str] = {key: kind for key, kind in ENV_VARS.values()}
 _TYPES.update({"alerting.webhook_env": "str", **{k: "path" for k in _DEFAULT_PATHS}})
@@ -272,12 +293,14 @@ def _build(base: Path, values: dict[str, Any], source: str) -> Config:
         query_logs=path("query_logs"),
         retrievers=path("retrievers"),
         report_dir=path("report_dir"),
+        work_dir=path("work_dir"),
         retrievers_overlay=_optional_path(base, values.get("retrievers_overlay")),
         warehouse_url=values.get("warehouse_url"),
         measures=tuple(values.get("measures") or Config.measures),
         k=values.get("k", Config.k),
         shard_size=values.get("shard_size", Config.shard_size),
         log_sample_size=values.get("log_sample_size", Config.log_sample_size),
+        failure_budget=values.get("failure_budget", Config.failure_budget),
         regression=reg,
         alerting=alerting,
         source=source,
@@ -298,8 +321,12 @@ def _check(cfg: Config) -> None:
     problems = []
     if not 0 < r.alpha < 1:
         problems.append(f"regression.alpha must be in (0, 1), got {r.alpha}")
-    if r.min_effect_dz < 0 or r.min_delta < 0:
-        problems.append("regression.min_effect_dz and regression.min_delta must be >= 0")
+    if r.min_effect < 0 or r.min_delta < 0:
+        problems.append("regression.min_effect and regression.min_delta must be >= 0")
+    if r.alternative not in ALTERNATIVES:
+        problems.append(f"regression.alternative must be one of {list(ALTERNATIVES)}, got {r.alternative!r}")
+    if not 0 <= cfg.failure_budget < 1:
+        problems.append(f"failure_budget must be a share in [0, 1), got {cfg.failure_budget}")
     if r.correction not in CORRECTIONS:
         problems.append(f"regression.correction must be one of {list(CORRECTIONS)}, got {r.correction!r}")
     if r.test not in TESTS:

@@ -16,6 +16,21 @@ from typing import Any
 # public name -> module inside evalops.pipeline
 _EXPORTS: dict[str, str] = {
     "RunContext": "context",
+    "migrate_warehouse": "store",
+    "snapshot_knowledge_base": "inputs",
+    "validate_inputs": "inputs",
+    "sample_query_logs": "inputs",
+    "describe_knowledge_base": "inputs",
+    "plan_run": "planning",
+    "shard_specs": "planning",
+    "score_shard": "scoring",
+    "compare_version": "comparing",
+    "decide_run": "deciding",
+    "raise_alerts": "alerts",
+    "publish_report": "publishing",
+    "IncompleteRunError": "errors",
+    "promote": "promotion",
+    "run_local": "local",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -28,7 +28,7 @@ def test_yaml_then_environment_wins(tmp_path):
     assert cfg.k == 20
     assert cfg.measures == ("nDCG@10", "P@5")
     assert cfg.regression.alpha == 0.01 and cfg.regression.correction == "bh"
-    assert cfg.regression.min_effect_dz == 0.3
+    assert cfg.regression.min_effect == 0.3
     assert cfg.alerting.email_to == ("oncall@example.com",)
     assert cfg.report_dir == tmp_path / "out" / "reports"
     assert "evalops.yaml" in cfg.source and "EVALOPS_K" in cfg.source
