@@ -1,0 +1,156 @@
+"""``evalops demo``: two days of the evaluation DAG on the sample data, in-process, on SQLite.
+
+* **Day 1** runs ``retrieval_eval`` with the registry as shipped (the baseline versions deployed), then
+  ``promote_baseline`` for each retriever's deployed version.
+* **Day 2** deploys every registered candidate (an overlay registry file, ``EVALOPS_RETRIEVERS``, sets
+  ``deployed: true`` on all of them) and runs ``retrieval_eval`` again. With the sample registry that is
+  a hybrid BM25 + TF-IDF version and a version with a planted regression (a truncated index).
+
+Both days use fixed logical dates inside the sample logs' window, so a second demo re-runs the same DAG
+runs: it writes the same warehouse rows and re-sends no alert.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalops.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+
+__all__ = ["DemoPlan", "plan_demo", "run_demo", "demo_summary", "warehouse_counts", "DAY_ONE", "DAY_TWO"]
+
+# The sample query logs cover the 30 days before 2024-06-01; the demo's two days are the last two.
+DAY_ONE = dt.datetime(2024, 5, 31, 3, 0, tzinfo=dt.timezone.utc)
+DAY_TWO = DAY_ONE + dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    home: Path
+    workdir: Path
+    overlay: Path
+    baselines: list[tuple[str, str]]  # (retriever, version) deployed on day 1
+    candidates: list[tuple[str, str]]  # deployed on day 2
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+
+def plan_demo(cfg: Config, day_one: dt.datetime = DAY_ONE, day_two: dt.datetime = DAY_TWO) -> DemoPlan:
+    """Work out the two days from the registry and write the day-2 overlay registry."""
+    import yaml
+
+    from evalops.pipeline.registry import load_registry_for
+
+    dags = cfg.home / "dags" / "retrieval_eval.py"
+    if not dags.is_file():
+        raise ConfigError(f"{cfg.home}: no dags/retrieval_eval.py here; run the demo from the project folder")
+    registry = load_registry_for(cfg)
+    baselines = [(e.name, e.version) for e in registry.deployed()]
+    candidates = [(e.name, e.version) for e in registry if not e.deployed and e.name in {b for b, _ in baselines}]
+    if not baselines:
+        raise ConfigError(f"{cfg.retrievers}: no deployed version to use as the day-1 baseline")
+    workdir = cfg.home / ".evalops" / "demo"
+    workdir.mkdir(parents=True, exist_ok=True)
+    overlay = workdir / "retrievers-day2.yaml"
+    entries = [e.to_record() for e in registry if (e.name, e.version) in candidates]
+    for entry in entries:
+        entry.pop("source", None)
+        entry["deployed"] = True
+        entry["params"] = _absolute_paths(entry["params"], registry.get(entry["name"], entry["version"]).base_dir)
+    overlay.write_text("# written by `evalops demo`: day 2 deploys the candidates\n"
+                       + yaml.safe_dump({"retrievers": entries}, sort_keys=False, allow_unicode=True))
+    steps = [{"dag_id": "retrieval_eval", "logical_date": day_one.isoformat(), "env": {"EVALOPS_RETRIEVERS": None}}]
+    for retriever, version in baselines:
+        steps.append({
+            "dag_id": "promote_baseline", "logical_date": day_one.isoformat(), "env": {"EVALOPS_RETRIEVERS": None},
+            "conf": {"retriever": retriever, "run": "latest", "version": version,
+                     "reason": f"demo day 1: {version} is the deployed version"},
+        })
+    steps.append({"dag_id": "retrieval_eval", "logical_date": day_two.isoformat(),
+                  "env": {"EVALOPS_RETRIEVERS": str(overlay)}})
+    return DemoPlan(cfg.home, workdir, overlay, baselines, candidates, steps)
+
+
+def _absolute_paths(params: Any, base: Path) -> Any:
+    """Registry params are relative to their file; the overlay lives elsewhere, so make paths absolute."""
+    if isinstance(params, dict):
+        return {k: (str((base / v).resolve()) if k == "path" and isinstance(v, str) else _absolute_paths(v, base))
+                for k, v in params.items()}
+    if isinstance(params, list):
+        return [_absolute_paths(v, base) for v in params]
+    return params
+
+
+def run_demo(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:
+    """Run the plan's DAG steps in a child process (its Airflow output goes to ``airflow.log``)."""
+    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+
+    env = {"EVALOPS_HOME": str(cfg.home)}
+    return run_steps_in_subprocess(cfg.home / "dags", plan.steps, workdir=plan.workdir,
+                                   log_path=plan.workdir / "airflow.log", env=env)
+
+
+def warehouse_counts(cfg: Config) -> dict[str, int]:
+    """Rows per warehouse table (the demo prints them; a second demo must print the same)."""
+    from sqlalchemy import func, select
+
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse.models import Base
+
+    engine = engine_for(cfg)
+    with engine.connect() as conn:
+        return {name: conn.execute(select(func.count()).select_from(table)).scalar_one()
+                for name, table in sorted(Base.metadata.tables.items())}
+
+
+def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the demo found on day 2: per version the primary measure and decision, and the alerts."""
+    from evalops.pipeline.alerts import report_location
+    from evalops.pipeline.context import RunContext
+    from evalops.pipeline.registry import canonical_measures
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse import list_alerts
+
+    engine = engine_for(cfg)
+    measure = canonical_measures(cfg)[0]
+    day_two = [r for r in results if r["dag_id"] == "retrieval_eval"][-1]
+    run = RunContext("retrieval_eval", day_two["run_id"], dt.datetime.fromisoformat(day_two["logical_date"]),
+                     dt.datetime.fromisoformat(day_two["logical_date"]), dt.datetime.fromisoformat(day_two["logical_date"]))
+    rows = []
+    for retriever, version in plan.baselines + plan.candidates:
+        rows.append(_version_row(engine, run, retriever, version, measure))
+    alerts = list_alerts(engine, since=dt.date.fromisoformat(run.day))
+    return {
+        "measure": measure,
+        "states": [(r["dag_id"], r["logical_date"][:10], r["state"]) for r in results],
+        "versions": rows,
+        "alerts": [{"kind": a.kind, "version": a.version, "measure": a.measure, "message": a.message,
+                    "delivery_status": a.delivery_status} for a in alerts.itertuples(index=False)],
+        "report": report_location(cfg, run),
+        "counts": warehouse_counts(cfg),
+    }
+
+
+def _version_row(engine: Any, run: Any, retriever: str, version: str, measure: str) -> dict[str, Any]:
+    from evalops.warehouse import RunKey, find_run, load_ab_tests, load_aggregates
+
+    stored = find_run(engine, RunKey(run.dag_id, run.run_id, retriever, version, "gold"))
+    row: dict[str, Any] = {"retriever": retriever, "version": version, "status": None, "mean": None,
+                           "delta": None, "decision": None, "p_adjusted": None}
+    if stored is None:
+        return row
+    row["status"] = stored.status
+    agg = load_aggregates(engine, stored.id)
+    hit = agg[agg["measure"] == measure]
+    if len(hit):
+        row["mean"] = float(hit["mean"].iloc[0])
+    ab = load_ab_tests(engine, candidate_run_id=stored.id)
+    hit = ab[ab["measure"] == measure]
+    if len(hit):
+        row.update(delta=float(hit["delta"].iloc[0]), decision=str(hit["decision"].iloc[0]),
+                   p_adjusted=float(hit["p_adjusted"].iloc[0]))
+    return row
