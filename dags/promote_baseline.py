@@ -6,8 +6,9 @@ warehouse with who asked, when and why, and it replaces the retriever's current 
 eval fingerprint. Roll back by promoting the previous run again.
 
 * `retriever`: the retriever name in the registry.
-* `run`: a warehouse run id, or `latest` for the latest complete gold-set run of `version`
-  (or of the retriever's most recently scored version when `version` is empty).
+* `run`: a warehouse run id, or `latest` for the latest succeeded gold-set run of `version`
+  (or of the retriever's most recently scored version when `version` is empty) up to this DAG run's
+  logical date.
 * `version`: optional, narrows `latest` to one version.
 * `reason`: why (kept in the promotion history).
 """
@@ -44,6 +45,7 @@ def promote_baseline():
         from evalops.config import load_config
 
         who = getattr(dag_run, "triggering_user_name", None) or "airflow"
+        as_of = getattr(dag_run, "logical_date", None) or getattr(dag_run, "run_after", None)
         return pipeline.promote(
             load_config(home=PROJECT),
             retriever=params["retriever"],
@@ -51,6 +53,7 @@ def promote_baseline():
             version=params["version"] or None,
             reason=params["reason"],
             promoted_by=who,
+            as_of=as_of,
         )
 
     promote()

@@ -8,7 +8,7 @@ in the home directory when it exists.
 ==========================  ==============================  =========================================
 setting (YAML key)           environment variable            default
 ==========================  ==============================  =========================================
-gold_set                     EVALOPS_GOLD_SET                include/gold_set
+gold_set                     EVALOPS_GOLD_SET                include/goldset
 knowledge_base               EVALOPS_KNOWLEDGE_BASE          include/knowledge_base
 query_logs                   EVALOPS_QUERY_LOGS              include/query_logs
 retrievers                   EVALOPS_REGISTRY                include/retrievers.yaml
@@ -21,9 +21,14 @@ work_dir                     EVALOPS_WORK_DIR                .evalops/work (a ru
 warehouse_url                EVALOPS_WAREHOUSE_URL           Airflow conn ``evalops_warehouse``, else
                                                              sqlite:///<home>/.evalops/warehouse.db
 measures                     EVALOPS_MEASURES (comma list)   nDCG@10, RR@10, R@100
+alert_measures               EVALOPS_ALERT_MEASURES (comma)  the first measure (a regression on another
+                                                             measure is reported, not alerted)
 k                            EVALOPS_K                       100
 shard_size                   EVALOPS_SHARD_SIZE              0 (0 = one shard per version)
 log_sample_size              EVALOPS_LOG_SAMPLE_SIZE         200
+log_versions                 EVALOPS_LOG_VERSIONS (comma)    none (version labels the logs may carry
+                                                             besides the registry's name@version and
+                                                             version)
 failure_budget               EVALOPS_FAILURE_BUDGET          0.02 (share of failed queries tolerated)
 regression.alpha             EVALOPS_ALPHA                   0.05
 regression.alternative       EVALOPS_ALTERNATIVE             two-sided (or less, greater)
@@ -93,9 +98,11 @@ class Config:
     retrievers_overlay: Path | None = None
     warehouse_url: str | None = None
     measures: tuple[str, ...] = ("nDCG@10", "RR@10", "R@100")
+    alert_measures: tuple[str, ...] = ()
     k: int = 100
     shard_size: int = 0
     log_sample_size: int = 200
+    log_versions: tuple[str, ...] = ()
     failure_budget: float = 0.02
     regression: RegressionSettings = field(default_factory=RegressionSettings)
     alerting: AlertingSettings = field(default_factory=AlertingSettings)
@@ -132,6 +139,8 @@ class Config:
             if isinstance(value, Path):
                 out[key] = str(value)
         out["measures"] = list(self.measures)
+        out["alert_measures"] = list(self.alert_measures)
+        out["log_versions"] = list(self.log_versions)
         out["alerting"]["email_to"] = list(self.alerting.email_to)
         return out
 
@@ -150,10 +159,12 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "EVALOPS_WORK_DIR": ("work_dir", "path"),
     "EVALOPS_WAREHOUSE_URL": ("warehouse_url", "str"),
     "EVALOPS_MEASURES": ("measures", "list"),
+    "EVALOPS_ALERT_MEASURES": ("alert_measures", "list"),
     "EVALOPS_K": ("k", "int"),
     "EVALOPS_SHARD_SIZE": ("shard_size", "int"),
     "EVALOPS_LOG_SAMPLE_SIZE": ("log_sample_size", "int"),
     "EVALOPS_FAILURE_BUDGET": ("failure_budget", "float"),
+    "EVALOPS_LOG_VERSIONS": ("log_versions", "list"),
     "EVALOPS_ALPHA": ("regression.alpha", "float"),
     "EVALOPS_ALTERNATIVE": ("regression.alternative", "str"),
     "EVALOPS_MIN_EFFECT": ("regression.min_effect", "float"),
@@ -167,14 +178,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 }
 
 _DEFAULT_PATHS = {
-    "gold_set": "include/gold_set",
+    "gold_set": "include/goldset",
     "knowledge_base": "include/knowledge_base",
     "query_logs": "include/query_logs",
     "retrievers": "include/retrievers.yaml",
     "report_dir": ".evalops/reports",
     "work_dir": ".evalops/work",
 }
-_TOP_KEYS = set(_DEFAULT_PATHS) | {"retrievers_overlay", "warehouse_url", "measures", "k", "shard_size", "log_sample_size", "failure_budget",
+_TOP_KEYS = set(_DEFAULT_PATHS) | {"retrievers_overlay", "warehouse_url", "measures", "alert_measures", "k", "shard_size", "log_sample_size", "log_versions", "failure_budget",
                                   "regression", "alerting"}
 _TYPES: dict[str, str] = {key: kind for key, kind in ENV_VARS.values()}
 _TYPES.update({"alerting.webhook_env": "str", **{k: "path" for k in _DEFAULT_PATHS}})
@@ -297,10 +308,12 @@ def _build(base: Path, values: dict[str, Any], source: str) -> Config:
         retrievers_overlay=_optional_path(base, values.get("retrievers_overlay")),
         warehouse_url=values.get("warehouse_url"),
         measures=tuple(values.get("measures") or Config.measures),
+        alert_measures=tuple(values.get("alert_measures") or ()),
         k=values.get("k", Config.k),
         shard_size=values.get("shard_size", Config.shard_size),
         log_sample_size=values.get("log_sample_size", Config.log_sample_size),
         failure_budget=values.get("failure_budget", Config.failure_budget),
+        log_versions=tuple(values.get("log_versions") or ()),
         regression=reg,
         alerting=alerting,
         source=source,
@@ -339,6 +352,9 @@ def _check(cfg: Config) -> None:
         problems.append(f"log_sample_size must be >= 0, got {cfg.log_sample_size}")
     if not cfg.measures:
         problems.append("measures must name at least one measure")
+    unknown = [m for m in cfg.alert_measures if m not in cfg.measures]
+    if unknown:
+        problems.append(f"alert_measures {unknown} are not among the measures {list(cfg.measures)}")
     if cfg.alerting.webhook_timeout <= 0:
         problems.append("alerting.webhook_timeout must be positive")
     if problems:

@@ -139,7 +139,7 @@ def validation_alert(
     """
     title = f"Validation failed: {stage}" + (f" ({source})" if source else "")
     lines = [title, "The run stopped before scoring; no metric rows were written.", "", summary.strip()]
-    if docs_path:
+    if docs_path and docs_path not in summary:
         lines += ["", f"Data Docs: {docs_path}"]
     return Alert(
         kind=AlertKind.validation(stage),

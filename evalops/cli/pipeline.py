@@ -86,12 +86,14 @@ def demo():
         click.echo(f"  {day}  {dag_id:<17} {state}")
     m = summary["measure"]
     click.echo(f"\nday 2, gold set, {m} against the baseline:")
-    click.echo(f"  {'version':<26}{'status':<11}{m:>9}{'delta':>9}{'adj. p':>10}  decision")
+    width = max(len(f"{r['retriever']} {r['version']}") for r in summary["versions"]) + 2
+    click.echo(f"  {'version':<{width}}{'status':<11}{m:>9}{'delta':>9}{'adj. p':>10}  decision")
     for row in summary["versions"]:
+        decision = row["decision"] or "–"
         click.echo(
-            f"  {row['retriever'] + ' ' + row['version']:<26}{row['status'] or '–':<11}{_fmt(row['mean'], '.4f'):>9}"
-            f"{_fmt(row['delta'], '+.4f'):>9}{_fmt(row['p_adjusted'], '.2g'):>10}  "
-            f"{(row['decision'] or 'baseline').upper() if row['decision'] == 'regression' else row['decision'] or 'baseline'}"
+            f"  {row['retriever'] + ' ' + row['version']:<{width}}{row['status'] or '–':<11}"
+            f"{_fmt(row['mean'], '.4f'):>9}{_fmt(row['delta'], '+.4f'):>9}{_fmt(row['p_adjusted'], '.2g'):>10}  "
+            f"{decision.upper() if decision == 'regression' else decision}"
         )
     alerts = summary["alerts"]
     flagged = {a["version"] for a in alerts if a["kind"] == "regression"}

@@ -1,7 +1,9 @@
 """Raise the run's alerts: a regression on the gold set, and a version that failed or was scored partially.
 
-Production-sample comparisons (weak labels) are reported but never alerted on: implicit feedback is a
-hint, not a judgment. Every alert is stored before it is sent (see ``evalops.alerting``).
+Only the alert measures (``Config.alert_measures``, by default the first configured measure) raise
+regression alerts; a regression on another measure is in the report. Production-sample comparisons (weak
+labels) are reported but never alerted on: implicit feedback is a hint, not a judgment. Every alert is
+stored before it is sent (see ``evalops.alerting``).
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ def _scrub(text: str) -> str:
 
 def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[dict[str, Any]]) -> list[Alert]:
     from evalops.pipeline.queries import gold_queries
+    from evalops.pipeline.registry import alerting_measures
 
+    wanted = set(alerting_measures(cfg))
     by_candidate: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for record in decisions:
-        if record["dataset"] == "gold":
+        if record["dataset"] == "gold" and record["comparison"]["measure"] in wanted:
             by_candidate.setdefault((record["retriever"], record["version"]), []).append(record)
     if not any(r["comparison"]["decision"] == "regression" for rs in by_candidate.values() for r in rs):
         return []

@@ -7,8 +7,9 @@ Built from an Airflow task context (:meth:`RunContext.from_airflow`) or for a CL
   so its warehouse writes are upserts of the same rows.
 * The **day** is the UTC date of the logical date; an asset-triggered run has none, so its ``run_after``
   is used instead.
-* The **window** of query logs is the run's data interval. When the interval is missing or empty (asset
-  triggers), it is the 24 hours before the day's anchor time.
+* The **window** of query logs is the run's data interval (the daily schedule runs at 00:00 UTC, so it
+  is the previous UTC day, matching the logs' date partitions). When the interval is missing or empty
+  (asset triggers, manual runs), it is the UTC day before the anchor's date.
 * The **seed** of every random draw (log sampling, randomization tests) is the day as ``YYYYMMDD``, so a
   re-run of a day draws the same sample and a different day a different one.
 """
@@ -26,11 +27,15 @@ UTC = dt.timezone.utc
 
 
 def _utc(value: Any) -> dt.datetime | None:
+    """A plain ``datetime`` in UTC. Airflow hands out pendulum ``DateTime`` subclasses, which serialise
+    differently downstream (Great Expectations saw its suites "change" between two JSON dumps)."""
     if value is None:
         return None
     if not isinstance(value, dt.datetime):
         raise TypeError(f"expected a datetime, got {type(value).__name__}")
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return dt.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                       value.microsecond, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ class RunContext:
 
     @classmethod
     def for_day(cls, day: dt.date | str, *, dag_id: str = "cli", run_id: str | None = None) -> RunContext:
-        """A run anchored at 00:00 UTC after ``day``'s window (the day itself), as the daily DAG would be."""
+        """The run the daily schedule makes at 00:00 UTC on ``day``: its log window is the day before."""
         date = dt.date.fromisoformat(day) if isinstance(day, str) else day
         anchor = dt.datetime.combine(date, dt.time(0), tzinfo=UTC)
         return cls(dag_id, run_id or f"cli__{date.isoformat()}", anchor, anchor - dt.timedelta(days=1), anchor,
@@ -75,7 +80,8 @@ class RunContext:
         start = _utc(context.get("data_interval_start"))
         end = _utc(context.get("data_interval_end"))
         if start is None or end is None or end <= start:
-            start, end = anchor - dt.timedelta(days=1), anchor
+            end = dt.datetime.combine(anchor.date(), dt.time(0), tzinfo=UTC)
+            start = end - dt.timedelta(days=1)
         run_type = getattr(dag_run, "run_type", None)
         run_type = str(getattr(run_type, "value", run_type) or "").lower()
         trigger = "asset" if "asset" in run_type else "schedule" if "scheduled" in run_type else "manual"

@@ -24,9 +24,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DemoPlan", "plan_demo", "run_demo", "demo_summary", "warehouse_counts", "DAY_ONE", "DAY_TWO"]
 
-# The sample query logs cover the 30 days before 2024-06-01; the demo's two days are the last two.
-DAY_ONE = dt.datetime(2024, 5, 31, 3, 0, tzinfo=dt.timezone.utc)
+# Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
+DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.timezone.utc)
 DAY_TWO = DAY_ONE + dt.timedelta(days=1)
+LOG_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -63,16 +64,40 @@ def plan_demo(cfg: Config, day_one: dt.datetime = DAY_ONE, day_two: dt.datetime 
         entry["params"] = _absolute_paths(entry["params"], registry.get(entry["name"], entry["version"]).base_dir)
     overlay.write_text("# written by `evalops demo`: day 2 deploys the candidates\n"
                        + yaml.safe_dump({"retrievers": entries}, sort_keys=False, allow_unicode=True))
-    steps = [{"dag_id": "retrieval_eval", "logical_date": day_one.isoformat(), "env": {"EVALOPS_RETRIEVERS": None}}]
+    env = _log_env(cfg, workdir, day_two)
+    steps = [{"dag_id": "retrieval_eval", "logical_date": day_one.isoformat(),
+              "env": {**env, "EVALOPS_RETRIEVERS": None}}]
     for retriever, version in baselines:
         steps.append({
-            "dag_id": "promote_baseline", "logical_date": day_one.isoformat(), "env": {"EVALOPS_RETRIEVERS": None},
+            "dag_id": "promote_baseline", "logical_date": day_one.isoformat(),
+            "env": {**env, "EVALOPS_RETRIEVERS": None},
             "conf": {"retriever": retriever, "run": "latest", "version": version,
                      "reason": f"demo day 1: {version} is the deployed version"},
         })
     steps.append({"dag_id": "retrieval_eval", "logical_date": day_two.isoformat(),
-                  "env": {"EVALOPS_RETRIEVERS": str(overlay)}})
+                  "env": {**env, "EVALOPS_RETRIEVERS": str(overlay)}})
     return DemoPlan(cfg.home, workdir, overlay, baselines, candidates, steps)
+
+
+def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]:
+    """Query logs for the demo: the configured folder when it exists, else the sample generator's
+    deterministic output for the ``LOG_DAYS`` days before day 2 (written once under the demo folder)."""
+    if cfg.query_logs.exists():
+        return {}
+    generator = cfg.home / "include" / "generate_query_logs.py"
+    if not generator.is_file():
+        return {"EVALOPS_LOG_SAMPLE_SIZE": "0"}
+    import subprocess
+    import sys
+
+    out = workdir / "query_logs"
+    start = (day_two - dt.timedelta(days=LOG_DAYS)).date().isoformat()
+    stamp = out / f".generated-{start}-{LOG_DAYS}"
+    if not stamp.exists():
+        subprocess.run([sys.executable, str(generator), "--out", str(out), "--start", start, "--days", str(LOG_DAYS)],
+                       check=True, capture_output=True, text=True)
+        stamp.write_text("")
+    return {"EVALOPS_QUERY_LOGS": str(out)}
 
 
 def _absolute_paths(params: Any, base: Path) -> Any:
@@ -89,7 +114,7 @@ def run_demo(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:
     """Run the plan's DAG steps in a child process (its Airflow output goes to ``airflow.log``)."""
     from evalops.pipeline.airflow_runner import run_steps_in_subprocess
 
-    env = {"EVALOPS_HOME": str(cfg.home)}
+    env = {"EVALOPS_HOME": str(cfg.home), "EVALOPS_RETRY_DELAY_SECONDS": "2"}
     return run_steps_in_subprocess(cfg.home / "dags", plan.steps, workdir=plan.workdir,
                                    log_path=plan.workdir / "airflow.log", env=env)
 

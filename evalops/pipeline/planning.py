@@ -125,15 +125,15 @@ def _baseline_note(lookup: Any, retriever: str, baseline_version: str | None) ->
         why = "; ".join(lookup.explanation) or ", ".join(lookup.changed)
         reason = f"stored baseline {retriever} {baseline_version} (run {lookup.baseline.run_id}) is stale ({why})"
         return reason + f"; re-scored {baseline_version} in this run", reason + "; re-scored under the new fingerprint"
-    return (f"{retriever} has no baseline yet: nothing is compared. Promote a run with the promote_baseline "
-            "DAG or `evalops promote`"), None
+    return (f"{retriever} has no baseline yet, so nothing is compared; promote a run with the promote_baseline "
+            "DAG or 'evalops promote'"), None
 
 
 def _spec(run: RunContext, retriever: str, version: str, dataset: str, run_id: int, fingerprint: str,
           snapshot_id: str, query_set_version: str, n_queries: int, cfg: Config, baseline_version: str | None,
           baseline_run_id: int | None, baseline_today: bool, note: str, rescore_reason: str | None,
           sample_folder: str | None = None) -> dict[str, Any]:
-    role = "baseline" if version == baseline_version else "candidate"
+    role = "baseline" if version == baseline_version else "candidate" if baseline_version else "deployed"
     return {
         "label": f"{retriever}@{version} {dataset}",
         "retriever": retriever,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +32,15 @@ def _num(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _aggregates(engine: Any, run_id: int) -> dict[str, dict[str, Any]]:
+def _aggregates(engine: Any, run_id: int, measures: list[str]) -> dict[str, dict[str, Any]]:
+    """The run's aggregates in the configured measure order."""
     from evalops.warehouse import load_aggregates
 
-    frame = load_aggregates(engine, run_id)
-    return {
+    found = {
         str(r.measure): {"mean": _num(r.mean), "ci_low": _num(r.ci_low), "ci_high": _num(r.ci_high), "n": int(r.n)}
-        for r in frame.itertuples(index=False)
+        for r in load_aggregates(engine, run_id).itertuples(index=False)
     }
+    return {m: found[m] for m in measures if m in found}
 
 
 def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
@@ -55,16 +57,18 @@ def build_report_data(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
 ) -> ReportData:
     from evalops.pipeline.queries import gold_queries, production_queries
+    from evalops.pipeline.registry import canonical_measures
     from evalops.reports import ABResult, ReportData, VersionScores
     from evalops.warehouse import get_fingerprint, get_run
 
     engine = engine_for(cfg)
+    measures = canonical_measures(cfg)
     rows: list[VersionScores] = []
     stored_baselines: set[int] = set()
     for spec in versions:
         stored = get_run(engine, spec["run_id"])
         rows.append(VersionScores(
-            spec["retriever"], spec["version"], spec["role"], spec["dataset"], _aggregates(engine, spec["run_id"]),
+            spec["retriever"], spec["version"], spec["role"], spec["dataset"], _aggregates(engine, spec["run_id"], measures),
             status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec["run_id"]),
         ))
         base = spec.get("baseline_run_id")
@@ -73,7 +77,7 @@ def build_report_data(
             b = get_run(engine, base)
             rows.append(VersionScores(
                 b.key.retriever, b.key.version, f"baseline (stored run {base})", b.key.dataset,
-                _aggregates(engine, base), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
+                _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
                 run_key=str(base),
             ))
 
@@ -119,10 +123,11 @@ def build_report_data(
         policies=policies,
         versions=rows,
         ab_results=ab,
-        changes=_changes(cfg, engine, versions),
+        changes=_changes(cfg, engine, versions)
+        + sorted({s["baseline_note"] for s in gold_specs if s["baseline_version"] is None}),
         stale_baselines=sorted({s["rescore_reason"] for s in versions if s.get("rescore_reason")}),
         alerts=list(alerts),
-        notes=notes + sorted({s["baseline_note"] for s in gold_specs if s["baseline_run_id"] is None}),
+        notes=notes,
     )
 
 
@@ -163,9 +168,13 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
             what = f"{spec['retriever']} {spec['baseline_version']} → {spec['version']}"
             if cand is not None and cand != prev:
                 keys = sorted(k for k in set(cand) | set(prev) if cand.get(k) != prev.get(k))
-                what += ": " + ", ".join(f"{k} {prev.get(k)!r} → {cand.get(k)!r}" for k in keys)
+                what += ": " + ", ".join(f"{k} {_show(prev.get(k))} → {_show(cand.get(k))}" for k in keys)
             out.append(what)
     return out
+
+
+def _show(value: Any) -> str:
+    return "(unset)" if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def publish_report(

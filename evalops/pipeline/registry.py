@@ -9,7 +9,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.fingerprint import EvalFingerprint
     from evalops.retrievers import Registry
 
-__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "metric_policy", "fingerprint_for"]
+__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "alerting_measures", "metric_policy",
+           "fingerprint_for"]
 
 
 def load_registry_for(cfg: Config) -> Registry:
@@ -19,8 +20,9 @@ def load_registry_for(cfg: Config) -> Registry:
 
 
 def known_log_versions(cfg: Config) -> tuple[str, ...]:
-    """Every registered version, as ``version`` and as ``name@version`` (logs may use either spelling)."""
-    names: set[str] = set()
+    """Every registered version, as ``version`` and as ``name@version`` (logs may use either spelling), and
+    the labels listed in ``Config.log_versions``."""
+    names: set[str] = set(cfg.log_versions)
     for entry in load_registry_for(cfg):
         names.update((entry.version, entry.key))
     return tuple(sorted(names))
@@ -31,6 +33,14 @@ def canonical_measures(cfg: Config) -> list[str]:
     from evalops.metrics import parse_measures
 
     return [str(m) for m in parse_measures(list(cfg.measures))]
+
+
+def alerting_measures(cfg: Config) -> list[str]:
+    """The canonical measures whose regression raises an alert (``alert_measures``, default the first)."""
+    from evalops.metrics import parse_measures
+
+    chosen = list(cfg.alert_measures) or [cfg.measures[0]]
+    return [str(m) for m in parse_measures(chosen)]
 
 
 def metric_policy():

@@ -10,7 +10,7 @@ from evalops.errors import ConfigError
 
 def test_defaults_point_at_include_under_home(tmp_path):
     cfg = load_config(tmp_path, environ={})
-    assert cfg.gold_set == tmp_path / "include" / "gold_set"
+    assert cfg.gold_set == tmp_path / "include" / "goldset"
     assert cfg.retrievers == tmp_path / "include" / "retrievers.yaml"
     assert cfg.report_dir == tmp_path / ".evalops" / "reports"
     assert cfg.regression.alpha == 0.05 and cfg.regression.correction == "holm"
