@@ -12,7 +12,9 @@ Spec (JSON)::
      "steps": [{"dag_id": "retrieval_eval", "logical_date": "2024-06-02T03:00:00+00:00",
                 "env": {"EVALOPS_RETRIEVERS": "..."}, "conf": {...}}, ...]}
 
-The result, printed as the last line of stdout, is a JSON list with each step's ``run_id`` and ``state``.
+The result, printed as the last line of stdout, is a JSON list with each step's ``run_id``, ``state`` and
+the warehouse's row count per table after the step (``counts``), which is how the demo and the tests
+show that a re-run writes nothing new.
 The run id is stable per (DAG, logical date) because ``run_after`` is set to the logical date, so running
 the same step again is a re-run of the same DAG run (Airflow clears and re-executes its tasks).
 """
@@ -82,10 +84,18 @@ def run_steps(dags_folder: str | os.PathLike[str], steps: list[Mapping[str, Any]
         logical_date = dt.datetime.fromisoformat(step["logical_date"])
         with _env(step.get("env") or {}):
             dag_run = dag.test(logical_date=logical_date, run_after=logical_date, run_conf=step.get("conf"))
+            counts = _warehouse_counts()
         state = getattr(dag_run.state, "value", dag_run.state)
         results.append({"dag_id": step["dag_id"], "logical_date": step["logical_date"], "run_id": dag_run.run_id,
-                        "state": str(state)})
+                        "state": str(state), "counts": counts})
     return results
+
+
+def _warehouse_counts() -> dict[str, int]:
+    from evalops.config import load_config
+    from evalops.pipeline.store import warehouse_counts
+
+    return warehouse_counts(load_config())
 
 
 def run_steps_in_subprocess(
@@ -95,12 +105,14 @@ def run_steps_in_subprocess(
     workdir: str | os.PathLike[str],
     log_path: str | os.PathLike[str],
     env: Mapping[str, str] | None = None,
+    inherit_evalops_env: bool = True,
     timeout: float = 900,
 ) -> list[dict[str, Any]]:
     """Run :func:`run_steps` in a child Python with a fresh Airflow home under ``workdir``.
 
-    Airflow's (long) output goes to ``log_path``. A child that fails raises ``RuntimeError`` quoting the
-    end of the log.
+    The child sees this process's environment plus ``env`` (without this process's ``EVALOPS_*``
+    variables when ``inherit_evalops_env`` is false, as tests want). Airflow's (long) output goes to
+    ``log_path``. A child that fails raises ``RuntimeError`` quoting the end of the log.
     """
     import subprocess
     import tempfile
@@ -110,7 +122,8 @@ def run_steps_in_subprocess(
     airflow_home = Path(tempfile.mkdtemp(prefix="airflow-", dir=workdir))
     spec = airflow_home / "steps.json"
     spec.write_text(json.dumps({"dags_folder": str(dags_folder), "steps": list(steps)}))
-    child_env = {**os.environ, **(env or {}), **airflow_environment(airflow_home, dags_folder)}
+    inherited = {k: v for k, v in os.environ.items() if inherit_evalops_env or not k.startswith("EVALOPS_")}
+    child_env = {**inherited, **(env or {}), **airflow_environment(airflow_home, dags_folder)}
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:

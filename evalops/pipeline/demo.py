@@ -22,7 +22,7 @@ from evalops.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["DemoPlan", "plan_demo", "run_demo", "demo_summary", "warehouse_counts", "DAY_ONE", "DAY_TWO"]
+__all__ = ["DemoPlan", "plan_demo", "run_demo", "demo_summary", "DAY_ONE", "DAY_TWO"]
 
 # Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
 DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.timezone.utc)
@@ -33,6 +33,7 @@ LOG_DAYS = 30
 @dataclass(frozen=True)
 class DemoPlan:
     home: Path
+    dags: Path
     workdir: Path
     overlay: Path
     baselines: list[tuple[str, str]]  # (retriever, version) deployed on day 1
@@ -40,15 +41,20 @@ class DemoPlan:
     steps: list[dict[str, Any]] = field(default_factory=list)
 
 
-def plan_demo(cfg: Config, day_one: dt.datetime = DAY_ONE, day_two: dt.datetime = DAY_TWO) -> DemoPlan:
-    """Work out the two days from the registry and write the day-2 overlay registry."""
+def plan_demo(
+    cfg: Config, day_one: dt.datetime = DAY_ONE, day_two: dt.datetime = DAY_TWO, dags: Path | None = None
+) -> DemoPlan:
+    """Work out the two days from the registry and write the day-2 overlay registry.
+
+    ``dags`` is the DAG folder (default: ``dags/`` under the configuration's home).
+    """
     import yaml
 
     from evalops.pipeline.registry import load_registry_for
 
-    dags = cfg.home / "dags" / "retrieval_eval.py"
-    if not dags.is_file():
-        raise ConfigError(f"{cfg.home}: no dags/retrieval_eval.py here; run the demo from the project folder")
+    dags = dags or cfg.home / "dags"
+    if not (dags / "retrieval_eval.py").is_file():
+        raise ConfigError(f"{dags}: no retrieval_eval.py here; run the demo from the project folder")
     registry = load_registry_for(cfg)
     baselines = [(e.name, e.version) for e in registry.deployed()]
     candidates = [(e.name, e.version) for e in registry if not e.deployed and e.name in {b for b, _ in baselines}]
@@ -76,7 +82,7 @@ def plan_demo(cfg: Config, day_one: dt.datetime = DAY_ONE, day_two: dt.datetime 
         })
     steps.append({"dag_id": "retrieval_eval", "logical_date": day_two.isoformat(),
                   "env": {**env, "EVALOPS_RETRIEVERS": str(overlay)}})
-    return DemoPlan(cfg.home, workdir, overlay, baselines, candidates, steps)
+    return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps)
 
 
 def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]:
@@ -94,8 +100,10 @@ def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]
     start = (day_two - dt.timedelta(days=LOG_DAYS)).date().isoformat()
     stamp = out / f".generated-{start}-{LOG_DAYS}"
     if not stamp.exists():
-        subprocess.run([sys.executable, str(generator), "--out", str(out), "--start", start, "--days", str(LOG_DAYS)],
-                       check=True, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, str(generator), "--out", str(out), "--start", start,
+                               "--days", str(LOG_DAYS)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ConfigError(f"{generator} could not write the demo's query logs: {done.stderr.strip()[-500:]}")
         stamp.write_text("")
     return {"EVALOPS_QUERY_LOGS": str(out)}
 
@@ -115,21 +123,8 @@ def run_demo(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:
     from evalops.pipeline.airflow_runner import run_steps_in_subprocess
 
     env = {"EVALOPS_HOME": str(cfg.home), "EVALOPS_RETRY_DELAY_SECONDS": "2"}
-    return run_steps_in_subprocess(cfg.home / "dags", plan.steps, workdir=plan.workdir,
+    return run_steps_in_subprocess(plan.dags, plan.steps, workdir=plan.workdir,
                                    log_path=plan.workdir / "airflow.log", env=env)
-
-
-def warehouse_counts(cfg: Config) -> dict[str, int]:
-    """Rows per warehouse table (the demo prints them; a second demo must print the same)."""
-    from sqlalchemy import func, select
-
-    from evalops.pipeline.store import engine_for
-    from evalops.warehouse.models import Base
-
-    engine = engine_for(cfg)
-    with engine.connect() as conn:
-        return {name: conn.execute(select(func.count()).select_from(table)).scalar_one()
-                for name, table in sorted(Base.metadata.tables.items())}
 
 
 def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -137,7 +132,7 @@ def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> 
     from evalops.pipeline.alerts import report_location
     from evalops.pipeline.context import RunContext
     from evalops.pipeline.registry import canonical_measures
-    from evalops.pipeline.store import engine_for
+    from evalops.pipeline.store import engine_for, warehouse_counts
     from evalops.warehouse import list_alerts
 
     engine = engine_for(cfg)

@@ -94,6 +94,7 @@ def plan_run(
                 run, retriever, v, GOLD, gold_runs[v], gold_fp.hash, snapshot_id, gold_set_version, n_gold,
                 cfg, baseline_version, baseline_run_id, today, note,
                 rescore_reason if (v == baseline_version and rescore_reason) else None,
+                stored_baseline_run_id=lookup.baseline.run_id if lookup.baseline is not None else None,
             ))
 
         if prod_fp is not None:
@@ -132,7 +133,7 @@ def _baseline_note(lookup: Any, retriever: str, baseline_version: str | None) ->
 def _spec(run: RunContext, retriever: str, version: str, dataset: str, run_id: int, fingerprint: str,
           snapshot_id: str, query_set_version: str, n_queries: int, cfg: Config, baseline_version: str | None,
           baseline_run_id: int | None, baseline_today: bool, note: str, rescore_reason: str | None,
-          sample_folder: str | None = None) -> dict[str, Any]:
+          sample_folder: str | None = None, stored_baseline_run_id: int | None = None) -> dict[str, Any]:
     role = "baseline" if version == baseline_version else "candidate" if baseline_version else "deployed"
     return {
         "label": f"{retriever}@{version} {dataset}",
@@ -149,6 +150,7 @@ def _spec(run: RunContext, retriever: str, version: str, dataset: str, run_id: i
         "baseline_version": baseline_version,
         "baseline_run_id": None if baseline_run_id == run_id else baseline_run_id,
         "baseline_today": baseline_today,
+        "stored_baseline_run_id": stored_baseline_run_id,
         "baseline_note": note,
         "rescore_reason": rescore_reason,
         "sample_folder": sample_folder,

@@ -99,7 +99,8 @@ def build_report_data(
             losses=c["losses"], decision=c["decision"], reasons=list(c["reasons"]),
             worst_queries=_worst_with_text(c, texts[record["dataset"]]),
         ))
-        notes += [f"{record['retriever']} {record['version']} {c['measure']}: {n}" for n in c["notes"]]
+        notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
+                  for n in c["notes"]]
 
     gold_specs = [s for s in versions if s["dataset"] == "gold"]
     fp = get_fingerprint(engine, gold_specs[0]["fingerprint"]) if gold_specs else None
@@ -132,8 +133,8 @@ def build_report_data(
 
 
 def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[str]:
-    """What differs from each retriever's stored baseline: the knowledge base (documents added, removed,
-    changed), the gold set, and the candidate versions' registry parameters."""
+    """What differs from each retriever's stored baseline run: the knowledge base (documents added,
+    removed, changed), the gold set, and the candidate versions' registry parameters."""
     from evalops.knowledge import KnowledgeBaseSnapshot
     from evalops.pipeline.registry import load_registry_for
     from evalops.pipeline.workdir import manifest_file
@@ -143,9 +144,10 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
     registry = load_registry_for(cfg)
     seen: set[tuple[str, ...]] = set()
     for spec in versions:
-        if spec["dataset"] != "gold" or spec["baseline_run_id"] is None:
+        # the stored baseline (current or stale), not today's re-score of it
+        if spec["dataset"] != "gold" or spec.get("stored_baseline_run_id") is None:
             continue
-        base = get_run(engine, spec["baseline_run_id"])
+        base = get_run(engine, spec["stored_baseline_run_id"])
         key = (spec["retriever"], str(base.id))
         if key not in seen:
             seen.add(key)

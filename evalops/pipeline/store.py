@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.config import Config
 
-__all__ = ["engine_for", "migrate_warehouse", "WarehouseAlertStore"]
+__all__ = ["engine_for", "migrate_warehouse", "warehouse_counts", "WarehouseAlertStore"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -35,6 +35,20 @@ def migrate_warehouse(cfg: Config, run: Any = None) -> str:
     engine = engine_for(cfg)
     upgrade(engine)
     return current_revision(engine) or "base"
+
+
+def warehouse_counts(cfg: Config) -> dict[str, int]:
+    """Rows per warehouse table (tables not created yet are left out). The demo prints them, and the
+    tests compare them, to show that a re-run writes nothing new."""
+    from sqlalchemy import func, inspect, select
+
+    from evalops.warehouse.models import Base
+
+    engine = engine_for(cfg)
+    existing = set(inspect(engine).get_table_names())
+    with engine.connect() as conn:
+        return {name: conn.execute(select(func.count()).select_from(table)).scalar_one()
+                for name, table in sorted(Base.metadata.tables.items()) if name in existing}
 
 
 class WarehouseAlertStore:

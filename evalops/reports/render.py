@@ -1,8 +1,8 @@
 """Markdown and self-contained HTML renderings of a run report.
 
 Every piece of text is escaped for its format: production query text is untrusted. HTML gets entity
-escaping everywhere (``html.escape`` with quotes); markdown gets entity escaping too (GitHub and most
-viewers render inline HTML) plus escaped table pipes and flattened newlines in table cells.
+escaping everywhere (``html.escape`` with quotes); markdown gets ``&`` and ``<`` escaped too (GitHub and
+most viewers render inline HTML), plus escaped table pipes and backticks and flattened newlines.
 Charts are PNG bytes: inlined as base64 ``data:`` URIs in HTML, referenced as sibling files in markdown.
 """
 
@@ -20,15 +20,20 @@ __all__ = ["render_markdown", "render_html", "md_escape"]
 _CHART_ALT = {"means": "Measures per version", "deltas": "Candidate minus baseline with 95% CI"}
 
 
+def _no_html(text: str) -> str:
+    """``&`` and ``<`` are what can start markup; ``>`` alone cannot, so arrows stay readable."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
 def md_escape(text: str) -> str:
-    """Escape text for a markdown table cell or line: HTML entities, pipes, backticks, newlines."""
-    out = html.escape(str(text), quote=False)
+    """Escape text for a markdown table cell or line: markup, pipes, backticks, newlines."""
+    out = _no_html(str(text))
     return out.replace("|", "\\|").replace("`", "\\`").replace("\r", " ").replace("\n", " ")
 
 
 def _md_inline(text: str) -> str:
-    """Our own sentences may use `code` spans; only their HTML is escaped."""
-    return html.escape(text, quote=False).replace("\n", " ")
+    """Our own sentences may use `code` spans; only their markup is escaped."""
+    return _no_html(text).replace("\n", " ")
 
 
 def _md_table(table: Table) -> list[str]:

@@ -95,14 +95,15 @@ def _ab_table(results: list[ABResult]) -> Table:
 
 
 def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]]:
-    """Worst queries for every regression, and for each candidate's first measure (the primary one)."""
+    """Worst queries for each candidate's first measure (the primary one) on each query set, and for every
+    other gold-set regression."""
     shown: list[tuple[str, Table]] = []
     firsts: set[tuple[str, str, str]] = set()
     for r in results:
         key = (r.retriever, r.candidate_version, r.query_set)
         primary = key not in firsts
         firsts.add(key)
-        if not r.worst_queries or not (primary or r.decision == "regression"):
+        if not r.worst_queries or not (primary or (r.decision == "regression" and r.query_set == "gold")):
             continue
         rows = [
             [str(w.get("query_id")), fmt_num(w.get("baseline")), fmt_num(w.get("candidate")),
