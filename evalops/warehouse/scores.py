@@ -1,0 +1,369 @@
+"""Per-query scores and per-run aggregates: the bulk path of the warehouse.
+
+Scores travel as a long DataFrame with columns ``query_id``, ``measure``, ``value`` (one row per query and
+measure). Writing is delete-then-insert of the affected slices inside one transaction, so a re-run
+replaces rows and a failure leaves the previous rows untouched. The insert is PostgreSQL ``COPY`` (binary,
+through psycopg) or one SQLite ``executemany``; both keep NaN (see ``evalops.warehouse.types``).
+
+Reading returns the same long frame, or aligned numpy vectors for the paired statistics: query ids sorted
+as strings, one float64 vector per measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sqlalchemy import Table, delete, select
+from sqlalchemy.engine import Connection, Engine
+
+from evalops.errors import AlignmentError, InputError, WarehouseError
+from evalops.warehouse._db import insert_for, measure_ids, measures_table, transaction
+from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
+from evalops.warehouse.domain import PairedScores, ScoreVectors
+from evalops.warehouse.models import EvalRunModel, QueryScoreModel, RunAggregateModel
+from evalops.warehouse.types import SQLITE_NAN
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalops.fingerprint import EvalFingerprint
+
+__all__ = [
+    "load_aggregates",
+    "load_paired_scores",
+    "load_score_vectors",
+    "load_scores",
+    "record_aggregates",
+    "upsert_scores",
+]
+
+runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
+query_scores: Table = QueryScoreModel.__table__  # type: ignore[assignment]
+aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
+
+MAX_QUERY_ID_LENGTH = query_scores.c.query_id.type.length
+AGGREGATE_COLUMNS = ("measure", "n", "mean", "ci_low", "ci_high")
+
+
+def upsert_scores(engine: Engine, run_id: int, scores: pd.DataFrame) -> int:
+    """Replace the run's scores for every measure present in ``scores``; other measures are kept.
+
+    Returns the number of rows written. Measures must belong to the run's fingerprint.
+    """
+    with transaction(engine, f"writing scores of run {run_id}") as conn:
+        fingerprint = lock_run(conn, run_id)
+        columns = score_columns(scores, fingerprint.measures)
+        return write_scores(conn, run_id, *columns, replace_all=False)
+
+
+def record_aggregates(
+    engine: Engine, run_id: int, frame: pd.DataFrame, *, ci_level: float, ci_method: str
+) -> int:
+    """Upsert one row per measure: ``measure, n, mean, ci_low, ci_high`` (NaN allowed).
+
+    ``ci_level`` (e.g. 0.95) and ``ci_method`` (e.g. ``"bootstrap-percentile"``) are the CI policy and are
+    stored with every row. Returns the number of rows written.
+    """
+    with transaction(engine, f"writing aggregates of run {run_id}") as conn:
+        fingerprint = lock_run(conn, run_id)
+        rows = aggregate_rows(frame, fingerprint.measures, ci_level=ci_level, ci_method=ci_method)
+        return write_aggregates(conn, run_id, rows)
+
+
+def load_scores(engine: Engine, run_id: int, measures: Iterable[str] | None = None) -> pd.DataFrame:
+    """The run's per-query scores as a long frame ``query_id, measure, value``, sorted by measure, query."""
+    import pandas as pd
+
+    with transaction(engine, f"reading scores of run {run_id}") as conn:
+        fingerprint = run_fingerprint(conn, run_id)
+        wanted = _known_measures(measures, fingerprint)
+        ids = measure_ids_for_read(conn, wanted)
+        stmt = select(query_scores.c.measure_id, query_scores.c.query_id, query_scores.c.value).where(
+            query_scores.c.run_id == run_id, query_scores.c.measure_id.in_(list(ids.values()))
+        )
+        rows = conn.execute(stmt).all()
+    names = {v: k for k, v in ids.items()}
+    if rows:
+        mids, qids, values = zip(*rows)
+    else:
+        mids, qids, values = (), (), ()
+    frame = pd.DataFrame(
+        {
+            "query_id": pd.Series(qids, dtype=str),
+            "measure": pd.Series([names[m] for m in mids], dtype=str),
+            "value": np.asarray(values, dtype=np.float64),
+        }
+    )
+    return frame.sort_values(["measure", "query_id"], kind="stable", ignore_index=True)
+
+
+def load_score_vectors(engine: Engine, run_id: int, measures: Iterable[str] | None = None) -> ScoreVectors:
+    """The run's scores as aligned vectors; every measure must cover the same queries."""
+    frame = load_scores(engine, run_id, measures)
+    query_ids: np.ndarray | None = None
+    values: dict[str, np.ndarray] = {}
+    for measure, part in frame.groupby("measure", sort=True):
+        qids = part["query_id"].to_numpy(dtype=object)
+        if query_ids is None:
+            query_ids = qids
+        elif len(qids) != len(query_ids) or not np.array_equal(qids, query_ids):
+            first = next(iter(values))
+            raise AlignmentError(
+                f"run {run_id}: measure {measure!r} covers different queries than {first!r} "
+                f"({_set_difference(query_ids, qids)})"
+            )
+        values[str(measure)] = part["value"].to_numpy(dtype=np.float64)
+    return ScoreVectors(run_id, query_ids if query_ids is not None else np.array([], dtype=object), values)
+
+
+def load_paired_scores(engine: Engine, baseline_run_id: int, candidate_run_id: int, measure: str) -> PairedScores:
+    """Aligned baseline and candidate vectors of one measure, for a paired test.
+
+    Refuses runs scored under different fingerprints (the warehouse never compares across them) and runs
+    that do not cover the same queries (every gold query must count in both).
+    """
+    with transaction(engine, "checking the fingerprints of a comparison") as conn:
+        baseline_fp = run_fingerprint(conn, baseline_run_id)
+        candidate_fp = run_fingerprint(conn, candidate_run_id)
+    if baseline_fp.hash != candidate_fp.hash:
+        raise WarehouseError(
+            f"runs {baseline_run_id} and {candidate_run_id} were scored under different fingerprints "
+            f"(changed: {', '.join(candidate_fp.diff(baseline_fp))}); re-score the baseline under the "
+            "current fingerprint instead of comparing across fingerprints"
+        )
+    base = load_score_vectors(engine, baseline_run_id, [measure])
+    cand = load_score_vectors(engine, candidate_run_id, [measure])
+    if not np.array_equal(base.query_ids, cand.query_ids):
+        raise AlignmentError(
+            f"{measure}: baseline run {baseline_run_id} and candidate run {candidate_run_id} cover different "
+            f"queries ({_set_difference(base.query_ids, cand.query_ids)})"
+        )
+    return PairedScores(
+        measure,
+        baseline_run_id,
+        candidate_run_id,
+        cand.query_ids,
+        base.values.get(measure, np.array([], dtype=np.float64)),
+        cand.values.get(measure, np.array([], dtype=np.float64)),
+    )
+
+
+def load_aggregates(engine: Engine, run_id: int) -> pd.DataFrame:
+    """``measure, n, mean, ci_low, ci_high, ci_level, ci_method`` of one run, sorted by measure."""
+    import pandas as pd
+
+    stmt = (
+        select(measures_table.c.name.label("measure"), *(aggregates.c[c] for c in AGGREGATE_COLUMNS[1:]),
+               aggregates.c.ci_level, aggregates.c.ci_method)
+        .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
+        .where(aggregates.c.run_id == run_id)
+    )
+    with transaction(engine, f"reading aggregates of run {run_id}") as conn:
+        run_fingerprint(conn, run_id)
+        rows = conn.execute(stmt).mappings().all()
+    frame = pd.DataFrame([dict(r) for r in rows], columns=[*AGGREGATE_COLUMNS, "ci_level", "ci_method"])
+    return frame.sort_values("measure", ignore_index=True)
+
+
+# -- building blocks shared with runs.record_run (all run inside the caller's transaction) -------------
+
+
+def run_fingerprint(conn: Connection, run_id: int, *, for_update: bool = False) -> EvalFingerprint:
+    """The fingerprint of a run; with ``for_update`` the run row stays locked until commit (PostgreSQL)."""
+    stmt = select(runs.c.id).where(runs.c.id == run_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    if conn.execute(stmt).first() is None:
+        raise WarehouseError(f"there is no evaluation run with id {run_id}")
+    row = conn.execute(
+        select(fingerprints).join(runs, runs.c.fingerprint_hash == fingerprints.c.hash).where(runs.c.id == run_id)
+    ).mappings().one()
+    return fingerprint_from_row(row)
+
+
+def lock_run(conn: Connection, run_id: int) -> EvalFingerprint:
+    """Lock the run row so that two writers of one run take turns (delete-then-insert stays consistent)."""
+    return run_fingerprint(conn, run_id, for_update=True)
+
+
+def measure_ids_for_read(conn: Connection, names: Sequence[str]) -> dict[str, int]:
+    """Ids of the given measure names that exist (reading never inserts)."""
+    table = measures_table
+    rows = conn.execute(select(table.c.name, table.c.id).where(table.c.name.in_(list(names))))
+    return dict(rows.tuples())
+
+
+def score_columns(
+    scores: pd.DataFrame, allowed_measures: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate a long score frame; return (query ids, measures, float64 values) as arrays."""
+    import pandas as pd
+
+    if not isinstance(scores, pd.DataFrame):
+        raise InputError(f"scores must be a pandas DataFrame, got {type(scores).__name__}")
+    missing = [c for c in ("query_id", "measure", "value") if c not in scores.columns]
+    if missing:
+        raise InputError(
+            f"scores frame is missing column(s) {missing}; expected query_id, measure, value "
+            f"(have {list(scores.columns)})"
+        )
+    for column in ("query_id", "measure"):
+        empty = scores[column].isna() | (scores[column].astype(str).str.len() == 0)
+        if empty.any():
+            raise InputError(f"scores row {_row(scores, empty)} has no {column}")
+    qids = scores["query_id"].astype(str)
+    too_long = qids.str.len() > MAX_QUERY_ID_LENGTH
+    if too_long.any():
+        raise InputError(
+            f"scores row {_row(scores, too_long)}: query id is longer than {MAX_QUERY_ID_LENGTH} characters"
+        )
+    measures = scores["measure"].astype(str)
+    unknown = ~measures.isin(list(allowed_measures))
+    if unknown.any():
+        raise InputError(
+            f"scores row {_row(scores, unknown)}: measure {measures[unknown].iloc[0]!r} is not in the run's "
+            f"fingerprint measures {list(allowed_measures)}"
+        )
+    values = pd.to_numeric(scores["value"], errors="coerce")
+    bad = values.isna() & scores["value"].notna()
+    if bad.any():
+        raise InputError(
+            f"scores row {_row(scores, bad)}: value {scores['value'][bad].iloc[0]!r} is not a number"
+        )
+    duplicated = pd.DataFrame({"q": qids, "m": measures}).duplicated()
+    if duplicated.any():
+        i = int(np.flatnonzero(duplicated.to_numpy())[0])
+        raise InputError(
+            f"scores row {i}: query {qids.iloc[i]!r} has more than one {measures.iloc[i]!r} score; "
+            "keep one row per query and measure"
+        )
+    return (
+        qids.to_numpy(dtype=object),
+        measures.to_numpy(dtype=object),
+        values.to_numpy(dtype=np.float64, na_value=np.nan),
+    )
+
+
+def write_scores(
+    conn: Connection, run_id: int, query_ids: np.ndarray, measures: np.ndarray, values: np.ndarray, *, replace_all: bool
+) -> int:
+    """Delete the run's rows (all of them, or those of the given measures), then bulk-insert."""
+    ids = measure_ids(conn, measures.tolist())
+    stmt = delete(query_scores).where(query_scores.c.run_id == run_id)
+    if not replace_all:
+        stmt = stmt.where(query_scores.c.measure_id.in_(list(ids.values())))
+    conn.execute(stmt)
+    if len(query_ids) == 0:
+        return 0
+    lookup = np.vectorize(ids.__getitem__, otypes=[np.int64])
+    measure_column = lookup(measures)
+    if conn.dialect.name == "postgresql":
+        _copy_scores(conn, run_id, query_ids, measure_column, values)
+    else:
+        _executemany_scores(conn, run_id, query_ids, measure_column, values)
+    return len(query_ids)
+
+
+def _copy_scores(conn: Connection, run_id: int, qids: np.ndarray, mids: np.ndarray, values: np.ndarray) -> None:
+    raw = conn.connection.driver_connection  # psycopg connection, inside the same transaction
+    with raw.cursor() as cursor:
+        sql = "COPY query_scores (run_id, measure_id, query_id, value) FROM STDIN (FORMAT BINARY)"
+        with cursor.copy(sql) as copy:
+            copy.set_types(["int4", "int4", "text", "float8"])
+            for row in zip([run_id] * len(qids), mids.tolist(), qids.tolist(), values.tolist()):
+                copy.write_row(row)
+
+
+def _executemany_scores(
+    conn: Connection, run_id: int, qids: np.ndarray, mids: np.ndarray, values: np.ndarray
+) -> None:
+    encoded = values.astype(object)
+    encoded[np.isnan(values)] = SQLITE_NAN  # the NaNFloat encoding, applied to the whole column at once
+    conn.exec_driver_sql(
+        "INSERT INTO query_scores (run_id, measure_id, query_id, value) VALUES (?, ?, ?, ?)",
+        list(zip([run_id] * len(qids), mids.tolist(), qids.tolist(), encoded.tolist())),
+    )
+
+
+def aggregate_rows(
+    frame: pd.DataFrame, allowed_measures: Sequence[str], *, ci_level: float, ci_method: str
+) -> list[dict[str, Any]]:
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"aggregates must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in AGGREGATE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"aggregates frame is missing column(s) {missing}; expected {list(AGGREGATE_COLUMNS)}")
+    if not 0 < float(ci_level) < 1:
+        raise InputError(f"ci_level must be between 0 and 1 (e.g. 0.95), got {ci_level!r}")
+    if not ci_method:
+        raise InputError("ci_method must name how the intervals were computed (e.g. 'bootstrap-percentile')")
+    measures = frame["measure"].astype(str)
+    unknown = ~measures.isin(list(allowed_measures))
+    if unknown.any():
+        raise InputError(
+            f"aggregates row {_row(frame, unknown)}: measure {measures[unknown].iloc[0]!r} is not in the run's "
+            f"fingerprint measures {list(allowed_measures)}"
+        )
+    if measures.duplicated().any():
+        raise InputError(f"aggregates row {_row(frame, measures.duplicated())}: measure listed twice")
+    rows = []
+    for i, record in enumerate(frame[list(AGGREGATE_COLUMNS)].to_dict("records")):
+        try:
+            rows.append(
+                {
+                    "measure": str(record["measure"]),
+                    "n": int(record["n"]),
+                    **{c: float(record[c]) for c in ("mean", "ci_low", "ci_high")},
+                    "ci_level": float(ci_level),
+                    "ci_method": str(ci_method),
+                }
+            )
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"aggregates row {i}: {exc}") from None
+    return rows
+
+
+def write_aggregates(conn: Connection, run_id: int, rows: Sequence[Mapping[str, Any]]) -> int:
+    if not rows:
+        return 0
+    ids = measure_ids(conn, [r["measure"] for r in rows])
+    values = [{"run_id": run_id, "measure_id": ids[r["measure"]], **{k: v for k, v in r.items() if k != "measure"}}
+              for r in rows]
+    stmt = insert_for(conn, aggregates)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["run_id", "measure_id"],
+        set_={c: stmt.excluded[c] for c in ("n", "mean", "ci_low", "ci_high", "ci_level", "ci_method")},
+    )
+    conn.execute(stmt, values)
+    return len(values)
+
+
+def _known_measures(measures: Iterable[str] | None, fingerprint: EvalFingerprint) -> list[str]:
+    if measures is None:
+        return list(fingerprint.measures)
+    wanted = [str(m) for m in measures]
+    unknown = [m for m in wanted if m not in fingerprint.measures]
+    if unknown:
+        raise InputError(f"measure(s) {unknown} are not in the run's fingerprint measures {list(fingerprint.measures)}")
+    return wanted
+
+
+def _row(frame: pd.DataFrame, mask: Any) -> int:
+    """Position (0-based) of the first row where ``mask`` holds."""
+    return int(np.flatnonzero(np.asarray(mask))[0])
+
+
+def _set_difference(left: np.ndarray, right: np.ndarray, limit: int = 5) -> str:
+    only_left = sorted(set(left.tolist()) - set(right.tolist()))
+    only_right = sorted(set(right.tolist()) - set(left.tolist()))
+    parts = []
+    if only_left:
+        parts.append(f"{len(only_left)} only in the first, e.g. {only_left[:limit]}")
+    if only_right:
+        parts.append(f"{len(only_right)} only in the second, e.g. {only_right[:limit]}")
+    return "; ".join(parts) or "same ids in a different order"
