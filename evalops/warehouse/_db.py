@@ -79,7 +79,7 @@ def measure_ids(connection: Connection, names: Iterable[str]) -> dict[str, int]:
     rows = connection.execute(
         select(measures_table.c.name, measures_table.c.id).where(measures_table.c.name.in_(wanted))
     )
-    return dict(rows.tuples())
+    return {name: id_ for name, id_ in rows}
 
 
 def upsert_immutable(

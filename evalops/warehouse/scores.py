@@ -193,7 +193,7 @@ def measure_ids_for_read(conn: Connection, names: Sequence[str]) -> dict[str, in
     """Ids of the given measure names that exist (reading never inserts)."""
     table = measures_table
     rows = conn.execute(select(table.c.name, table.c.id).where(table.c.name.in_(list(names))))
-    return dict(rows.tuples())
+    return {name: id_ for name, id_ in rows}
 
 
 def score_columns(

@@ -56,6 +56,17 @@ class NaNFloat(TypeDecorator[float]):
     impl = Double
     cache_ok = True
 
+    def bind_processor(self, dialect: Dialect) -> Any:
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+
+        # Replaces the whole chain on SQLite: the driver-level DOUBLE processor would turn 'NaN' back
+        # into a float NaN, which sqlite3 then stores as NULL.
+        def process(value: Any) -> Any:
+            return self.process_bind_param(value, dialect)
+
+        return process
+
     def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
         if value is None:
             return None

@@ -121,3 +121,55 @@ def table_counts(engine) -> dict[str, int]:
 
     with engine.connect() as conn:
         return {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one() for t in Base.metadata.sorted_tables}
+
+
+# -- worker processes for the concurrency tests (spawned, so they live in an importable module) ---------
+
+
+def write_run_worker(url: str, version: str, dag_run_id: str, n_queries: int, seed_value: int, barrier, results) -> None:
+    """Record one run with ``n_queries`` x 3 scores once ``barrier`` lets every worker go."""
+    from evalops.warehouse import create_warehouse_engine
+
+    engine = create_warehouse_engine(url)
+    try:
+        seeder = Seeder(engine)
+        fp = seeder.fingerprint(measures=("P@5", "nDCG@10", "RR@10"))
+        frame = score_frame([f"q{i}" for i in range(n_queries)], fp.measures, seed=seed_value)
+        barrier.wait(timeout=60)
+        run = seeder.run(version, fingerprint=fp, dag_run_id=dag_run_id, scores=frame)
+        results.put(("ok", version, run.id))
+    except Exception as exc:  # reported to the parent, which fails the test with it
+        results.put(("error", version, f"{type(exc).__name__}: {exc}"))
+    finally:
+        engine.dispose()
+
+
+def promote_worker(url: str, run_id: int, who: str, barrier, results) -> None:
+    from evalops.warehouse import create_warehouse_engine, promote_baseline
+
+    engine = create_warehouse_engine(url)
+    try:
+        barrier.wait(timeout=60)
+        baseline = promote_baseline(engine, run_id, by=who, reason="concurrency test")
+        results.put(("ok", who, baseline.id))
+    except Exception as exc:
+        results.put(("error", who, f"{type(exc).__name__}: {exc}"))
+    finally:
+        engine.dispose()
+
+
+def run_workers(target, argument_lists: list[tuple], timeout: float = 120.0) -> list[tuple]:
+    """Start one spawned process per argument tuple, released together by a barrier; return their reports."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(len(argument_lists))
+    results = context.Queue()
+    processes = [context.Process(target=target, args=(*args, barrier, results)) for args in argument_lists]
+    for process in processes:
+        process.start()
+    reports = [results.get(timeout=timeout) for _ in processes]
+    for process in processes:
+        process.join(timeout=timeout)
+        assert process.exitcode == 0, f"worker exited with {process.exitcode}"
+    return reports
