@@ -21,6 +21,7 @@ from evalops.warehouse.abtests import load_ab_tests, record_ab_tests
 from evalops.warehouse.alerts import alert_dedup_key, list_alerts, mark_alert_delivery, record_alert
 from evalops.warehouse.baselines import baseline_history, find_baseline, promote_baseline, rollback_baseline
 from evalops.warehouse.catalog import (
+    find_fingerprint_hash,
     get_fingerprint,
     get_gold_set_version,
     get_kb_snapshot,
@@ -75,6 +76,7 @@ __all__ = [
     "current_revision",
     "downgrade",
     "find_baseline",
+    "find_fingerprint_hash",
     "find_run",
     "get_fingerprint",
     "get_gold_set_version",

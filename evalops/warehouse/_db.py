@@ -15,7 +15,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from evalops.errors import EvalopsError, WarehouseError
 from evalops.warehouse.models import MeasureModel
 
-__all__ = ["advisory_lock", "insert_for", "measure_ids", "now_utc", "transaction", "upsert_immutable"]
+__all__ = [
+    "advisory_lock",
+    "describe_error",
+    "insert_for",
+    "measure_ids",
+    "now_utc",
+    "transaction",
+    "upsert_immutable",
+]
 
 measures_table: Table = MeasureModel.__table__  # type: ignore[assignment]
 
@@ -36,8 +44,15 @@ def transaction(engine: Engine, what: str) -> Iterator[Connection]:
     except EvalopsError:
         raise
     except SQLAlchemyError as exc:
-        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise WarehouseError(f"{what} failed and was rolled back: {detail}") from exc
+        raise WarehouseError(f"{what} failed and was rolled back: {describe_error(exc)}") from exc
+
+
+def describe_error(exc: BaseException) -> str:
+    """The first line of the driver's message, plus a hint when the schema is missing."""
+    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    if "no such table" in detail or ("relation" in detail and "does not exist" in detail):
+        detail += " (the warehouse schema is missing or old: run `evalops db upgrade`)"
+    return detail
 
 
 def insert_for(connection: Connection, table: Table):

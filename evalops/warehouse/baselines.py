@@ -151,7 +151,11 @@ def baseline_history(engine: Engine, retriever: str | None = None, fingerprint_h
     with transaction(engine, "reading the baseline history") as conn:
         rows = conn.execute(stmt).mappings().all()
     columns = list(Baseline.__dataclass_fields__)
-    return pd.DataFrame([{c: row[c] for c in columns} for row in rows], columns=columns)
+    frame = pd.DataFrame([{c: row[c] for c in columns} for row in rows], columns=columns)
+    frame["previous_id"] = frame["previous_id"].astype("Int64")
+    for column in ("promoted_at", "replaced_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
 
 
 def _replace_current(

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Table, select
 from sqlalchemy.engine import Connection, Engine
 
-from evalops.errors import WarehouseError
+from evalops.errors import InputError, WarehouseError
 from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse._db import now_utc, transaction, upsert_immutable
 from evalops.warehouse.domain import GoldSetVersion, KBSnapshot
@@ -21,6 +21,7 @@ from evalops.warehouse.models import EvalFingerprintModel, GoldSetVersionModel, 
 from evalops.warehouse.types import as_utc
 
 __all__ = [
+    "find_fingerprint_hash",
     "get_fingerprint",
     "get_gold_set_version",
     "get_kb_snapshot",
@@ -101,6 +102,22 @@ def get_fingerprint(engine: Engine, fingerprint_hash: str) -> EvalFingerprint | 
     with transaction(engine, "reading a fingerprint") as conn:
         row = conn.execute(select(fingerprints).where(fingerprints.c.hash == fingerprint_hash)).mappings().first()
     return fingerprint_from_row(row) if row else None
+
+
+def find_fingerprint_hash(engine: Engine, prefix: str) -> str:
+    """The full stored hash that starts with ``prefix`` (reports print the 12-digit short form)."""
+    if not prefix or not all(c in "0123456789abcdef" for c in prefix.lower()):
+        raise InputError(f"fingerprint {prefix!r} is not a hex hash (or a prefix of one)")
+    with transaction(engine, "looking up a fingerprint") as conn:
+        matches = conn.execute(
+            select(fingerprints.c.hash).where(fingerprints.c.hash.startswith(prefix.lower()))
+        ).scalars().all()
+    if len(matches) != 1:
+        raise InputError(
+            f"fingerprint {prefix!r} matches {len(matches)} stored fingerprints; "
+            + ("give more digits" if matches else "see `evalops history RETRIEVER --baselines` for stored ones")
+        )
+    return matches[0]
 
 
 def ensure_fingerprint(conn: Connection, fingerprint: EvalFingerprint) -> None:

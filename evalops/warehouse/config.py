@@ -104,8 +104,11 @@ def _connection_to_url(conn: Any) -> str:
         )
         return url.render_as_string(hide_password=False)
     if conn_type == "sqlite":
-        # Airflow keeps the file path of a sqlite connection in ``host``.
-        return f"sqlite:///{conn.host}"
+        # A JSON/UI connection keeps the file path in ``host``; a ``sqlite:////path`` URI leaves it in ``schema``.
+        path = conn.host or conn.schema
+        if not path:
+            raise ConfigError(f"Airflow connection {AIRFLOW_CONN_ID!r} is a sqlite connection without a file path")
+        return f"sqlite:///{path}"
     raise ConfigError(
         f"Airflow connection {AIRFLOW_CONN_ID!r} has type {conn.conn_type!r}; the warehouse needs a "
         "postgres or sqlite connection"

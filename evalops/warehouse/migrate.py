@@ -7,8 +7,13 @@ The migration scripts live in ``evalops/warehouse/migrations``; ``alembic_config
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from evalops.errors import WarehouseError
+from evalops.warehouse._db import transaction
 
 if TYPE_CHECKING:  # pragma: no cover
     from alembic.config import Config
@@ -41,21 +46,31 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema to ``revision`` (default: the head) in one transaction."""
     from alembic import command
 
-    with engine.begin() as connection:
-        command.upgrade(alembic_config(connection), revision)
+    with _alembic_errors(f"upgrading the warehouse schema to {revision}"), transaction(engine, "upgrading") as conn:
+        command.upgrade(alembic_config(conn), revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Step the schema back to ``revision`` (``"base"`` drops everything)."""
     from alembic import command
 
-    with engine.begin() as connection:
-        command.downgrade(alembic_config(connection), revision)
+    with _alembic_errors(f"downgrading the warehouse schema to {revision}"), transaction(engine, "downgrading") as conn:
+        command.downgrade(alembic_config(conn), revision)
 
 
 def current_revision(engine: Engine) -> str | None:
     """The revision the database is at, or None for an empty (never upgraded) database."""
     from alembic.runtime.migration import MigrationContext
 
-    with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+    with transaction(engine, "reading the schema revision") as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+@contextlib.contextmanager
+def _alembic_errors(what: str) -> Iterator[None]:
+    from alembic.util import CommandError
+
+    try:
+        yield
+    except CommandError as exc:
+        raise WarehouseError(f"{what} failed: {exc}") from exc
