@@ -140,7 +140,6 @@ def upgrade() -> None:
     sa.Column('measure_id', sa.Integer(), nullable=False),
     sa.Column('query_id', sa.String(length=500), nullable=False),
     sa.Column('value', sa.Double(), nullable=True),
-    sa.ForeignKeyConstraint(['measure_id'], ['measures.id'], name=op.f('fk_query_scores_measure_id_measures')),
     sa.ForeignKeyConstraint(['run_id'], ['eval_runs.id'], name=op.f('fk_query_scores_run_id_eval_runs'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('run_id', 'measure_id', 'query_id', name=op.f('pk_query_scores'))
     )
