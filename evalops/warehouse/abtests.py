@@ -12,7 +12,7 @@ from evalops.errors import InputError, WarehouseError
 from evalops.warehouse._db import insert_for, measure_ids, measures_table, now_utc, transaction
 from evalops.warehouse.domain import ABTestResult
 from evalops.warehouse.models import ABTestModel
-from evalops.warehouse.scores import run_fingerprint
+from evalops.warehouse._bulk import run_fingerprint
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -15,7 +15,7 @@ from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.catalog import ensure_fingerprint, fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import EvalRun, RunKey
 from evalops.warehouse.models import RUN_STATUSES, EvalRunModel
-from evalops.warehouse.scores import aggregate_rows, score_columns, write_aggregates, write_scores
+from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggregates, write_scores
 from evalops.warehouse.types import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import evalops.warehouse.scores as scores_module
+import evalops.warehouse._bulk as bulk_module
 from evalops.errors import AlignmentError, InputError, WarehouseError
 from evalops.warehouse import (
     RunKey,
@@ -108,14 +108,14 @@ def test_upsert_scores_replaces_only_the_measures_given(seed, engine):
 def test_a_failure_midway_through_the_score_insert_leaves_no_run(seed, engine, monkeypatch):
     fp = seed.fingerprint()
     before = table_counts(engine)
-    real = {"postgresql": scores_module._copy_scores, "sqlite": scores_module._executemany_scores}
+    real = {"postgresql": bulk_module._copy_scores, "sqlite": bulk_module._executemany_scores}
 
     def half_then_fail(conn, run_id, qids, mids, values):
         real[conn.dialect.name](conn, run_id, qids[: len(qids) // 2], mids[: len(qids) // 2], values[: len(qids) // 2])
         raise RuntimeError("injected failure after half the rows")
 
-    monkeypatch.setattr(scores_module, "_copy_scores", half_then_fail)
-    monkeypatch.setattr(scores_module, "_executemany_scores", half_then_fail)
+    monkeypatch.setattr(bulk_module, "_copy_scores", half_then_fail)
+    monkeypatch.setattr(bulk_module, "_executemany_scores", half_then_fail)
     with pytest.raises(RuntimeError, match="injected"):
         seed.run(fingerprint=fp, scores=score_frame(QUERIES, MEASURES))
     after = table_counts(engine)
@@ -131,7 +131,6 @@ def test_a_failed_rewrite_keeps_the_previous_rows(seed, engine, monkeypatch):
     def fail(*_args):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(scores_module, "write_aggregates", fail)
     import evalops.warehouse.runs as runs_module
 
     monkeypatch.setattr(runs_module, "write_aggregates", fail)
