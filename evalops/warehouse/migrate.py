@@ -19,7 +19,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from alembic.config import Config
     from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["MIGRATIONS_DIR", "alembic_config", "current_revision", "downgrade", "head_revisions", "upgrade"]
+__all__ = [
+    "MIGRATIONS_DIR",
+    "alembic_config",
+    "autogenerate_revision",
+    "current_revision",
+    "downgrade",
+    "head_revisions",
+    "upgrade",
+]
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 FILE_TEMPLATE = "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s"
@@ -56,6 +64,19 @@ def downgrade(engine: Engine, revision: str) -> None:
 
     with _alembic_errors(f"downgrading the warehouse schema to {revision}"), transaction(engine, "downgrading") as conn:
         command.downgrade(alembic_config(conn), revision)
+
+
+def autogenerate_revision(engine: Engine, message: str) -> str:
+    """Write a new migration script from the difference between the models and ``engine``'s schema.
+
+    For maintainers: upgrade a scratch database to head, change ``models.py``, then call this. Returns the
+    path of the new script (review it before committing).
+    """
+    from alembic import command
+
+    with _alembic_errors("generating a migration"), transaction(engine, "comparing the schema") as conn:
+        script = command.revision(alembic_config(conn), message=message, autogenerate=True)
+    return str(script.path)
 
 
 def current_revision(engine: Engine) -> str | None:

@@ -98,3 +98,25 @@ def test_in_memory_sqlite_upgrades(url):
         assert current_revision(engine) == head_revisions()[0]
     finally:
         engine.dispose()
+
+
+def test_autogenerate_against_an_up_to_date_schema_finds_nothing(empty_url, tmp_path, monkeypatch):
+    # Through the package's own env.py (render_as_batch on SQLite, TypeDecorators rendered as plain types).
+    import shutil
+
+    from evalops.warehouse import migrate
+
+    (head,) = head_revisions()
+    scripts = tmp_path / "migrations"
+    shutil.copytree(migrate.MIGRATIONS_DIR, scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(migrate, "MIGRATIONS_DIR", scripts)
+    engine = create_warehouse_engine(empty_url)
+    try:
+        upgrade(engine)
+        path = migrate.autogenerate_revision(engine, "nothing changed")
+    finally:
+        engine.dispose()
+    body = open(path).read()
+    assert f"down_revision: str | Sequence[str] | None = '{head}'" in body
+    upgrade_body = body.split("def upgrade() -> None:")[1].split("def downgrade")[0]
+    assert [line.strip() for line in upgrade_body.splitlines() if line.strip() and not line.strip().startswith("#")] == ["pass"]

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-
-${imports if imports else ""}
+% if imports:
+${imports}
+% endif
 
 revision: str = ${repr(up_revision)}
 down_revision: str | Sequence[str] | None = ${repr(down_revision)}
