@@ -36,14 +36,16 @@ def now_utc() -> dt.datetime:
 def transaction(engine: Engine, what: str) -> Iterator[Connection]:
     """One database transaction: committed when the block ends, rolled back on any exception.
 
-    Database errors become ``WarehouseError`` naming ``what`` failed; evalops errors pass through.
+    Database errors become ``WarehouseError`` naming ``what`` failed; evalops errors pass through. That
+    includes errors from the driver's own cursor (the bulk paths use it directly, bypassing SQLAlchemy).
     """
+    driver_error = getattr(engine.dialect.loaded_dbapi, "Error", SQLAlchemyError)
     try:
         with engine.begin() as connection:
             yield connection
     except EvalopsError:
         raise
-    except SQLAlchemyError as exc:
+    except (SQLAlchemyError, driver_error) as exc:
         raise WarehouseError(f"{what} failed and was rolled back: {describe_error(exc)}") from exc
 
 

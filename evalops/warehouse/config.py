@@ -20,9 +20,12 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalops.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
 
 __all__ = [
     "AIRFLOW_CONN_ID",
@@ -127,7 +130,7 @@ def resolve_url(url: str | None = None) -> WarehouseURL:
     return WarehouseURL(f"sqlite:///{path}", "default")
 
 
-def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any):
+def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any) -> Engine:
     """An Engine for the warehouse.
 
     On SQLite: foreign keys on, WAL journal, a busy timeout, and every transaction opened with
@@ -135,10 +138,12 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any
     (the sqlite3 driver's own deferred BEGIN is switched off). The folder of a file database is created.
     """
     from sqlalchemy import create_engine, event
-
-    resolved = url.url if isinstance(url, WarehouseURL) else normalise_url(url) if url else resolve_url().url
     from sqlalchemy.engine import make_url
 
+    if isinstance(url, WarehouseURL):
+        resolved = url.url
+    else:
+        resolved = normalise_url(url) if url else resolve_url().url
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
         return create_engine(parsed, pool_pre_ping=True, **kwargs)

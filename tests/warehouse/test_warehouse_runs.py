@@ -300,3 +300,17 @@ def test_recording_an_input_twice_must_agree(seed, engine):
     assert get_gold_set_version(engine, "gold-v1").n_queries == 3
     with pytest.raises(WarehouseError, match="different values"):
         record_gold_set_version(engine, "gold-v1", name="gold", n_queries=4, n_judgments=9)
+
+
+def test_driver_errors_from_the_bulk_path_become_warehouse_errors(seed, engine, monkeypatch):
+    # The bulk insert and fetch use the driver's cursor directly; its errors must still be typed.
+    dbapi_error = engine.dialect.loaded_dbapi.Error
+
+    def broken(*_args):
+        raise dbapi_error("simulated driver failure")
+
+    monkeypatch.setattr(bulk_module, "_copy_scores", broken)
+    monkeypatch.setattr(bulk_module, "_executemany_scores", broken)
+    with pytest.raises(WarehouseError, match="simulated driver failure"):
+        seed.run(scores=score_frame(QUERIES, MEASURES))
+    assert table_counts(engine)["eval_runs"] == 0
