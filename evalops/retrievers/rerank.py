@@ -53,20 +53,22 @@ class LexicalOverlapReranker:
     def __init__(self, corpus: Any, tokenizer: Tokenizer | None = None):
         docs = as_corpus(corpus)
         self.tokenizer = tokenizer or Tokenizer()
+        doc_token_sets = [set(toks) for toks in self.tokenizer.many(docs.texts)]
         df: dict[str, int] = {}
-        for toks in self.tokenizer.many(docs.texts):
-            for t in set(toks):
+        for toks in doc_token_sets:
+            for t in toks:
                 df[t] = df.get(t, 0) + 1
         n = len(docs)
         self._idf = {t: float(np.log((1 + n) / (1 + c)) + 1) for t, c in df.items()}
         self._unseen = float(np.log(1 + n) + 1)
+        self._doc_tokens = dict(zip(docs.doc_ids.tolist(), doc_token_sets))
 
     def score(self, query: Query, candidates: Sequence[Candidate]) -> Sequence[float]:
         q = {t: self._idf.get(t, self._unseen) for t in set(self.tokenizer(query.text))}
         total = sum(q.values())
         if total == 0:
             return [0.0] * len(candidates)
-        doc_tokens = [set(self.tokenizer(c.text)) for c in candidates]
+        doc_tokens = [self._doc_tokens.get(c.doc_id) or set(self.tokenizer(c.text)) for c in candidates]
         return [sum(w for t, w in q.items() if t in toks) / total for toks in doc_tokens]
 
 
