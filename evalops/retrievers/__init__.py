@@ -10,6 +10,8 @@
   :class:`RerankedRetriever`, :class:`DenseRetriever` (optional ``dense`` extra).
 * :func:`retrieve_run` runs a retriever over a query set and returns a :class:`RetrievalResult` (the Run,
   failed query ids, timings); failures are excluded and counted, and a failure budget guards the score.
+* :class:`LocalService` serves any handler (or, through :func:`retriever_handler`, any retriever) in the
+  HTTP adapter's schema on 127.0.0.1, for tests, benchmarks and demos.
 
 Heavy or optional libraries (httpx, bm25s, jieba, PyStemmer, scipy, sentence-transformers, Airflow) are
 imported by the classes that use them, not by ``import evalops.retrievers``.
@@ -37,6 +39,7 @@ from evalops.retrievers.registry import (
 )
 from evalops.retrievers.rerank import Candidate, CallableReranker, LexicalOverlapReranker, RerankedRetriever, Reranker
 from evalops.retrievers.runfile import RunFileRetriever
+from evalops.retrievers.service import LocalService, retriever_handler
 from evalops.retrievers.scoring import (
     DEFAULT_FAILURE_BUDGET,
     FailureBudgetExceeded,
@@ -59,6 +62,7 @@ __all__ = [
     "FunctionRetriever",
     "HttpRetriever",
     "LexicalOverlapReranker",
+    "LocalService",
     "NAMED_BUILTINS",
     "Query",
     "QueryResult",
@@ -87,5 +91,6 @@ __all__ = [
     "load_sentence_transformer",
     "resolve_model_dir",
     "retrieve_run",
+    "retriever_handler",
     "top_k",
 ]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalops.errors import ConfigError
-from evalops.retrievers.auth import AuthHeader
+from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
 
 __all__ = ["HttpRetriever", "RetryPolicy", "parse_response"]
@@ -109,12 +109,13 @@ class HttpRetriever:
         self.retry = retry or RetryPolicy()
         self.body = dict(body or {})
         self._sleep = sleep
-        self._secrets: list[str] = []
+        self._secrets: list[Secret] = []
         headers: dict[str, str] = {}
         if auth is not None:
             name, secret = auth.resolve()
             headers[name] = secret.reveal()
-            self._secrets = [secret.reveal(), *secret.reveal().split(" ", 1)[1:]]
+            # Scrub the whole header value and, with a scheme, the bare token too.
+            self._secrets = [secret, *(Secret(t) for t in secret.reveal().split(" ", 1)[1:])]
         self._client = httpx.Client(
             timeout=self.timeout,
             headers=headers,
@@ -137,8 +138,8 @@ class HttpRetriever:
 
     def _scrub(self, text: str) -> str:
         for s in self._secrets:
-            if s:
-                text = text.replace(s, "***")
+            if s.reveal():
+                text = text.replace(s.reveal(), "***")
         return text
 
     def _fail(self, query: Query, why: str, retries: int, started: float) -> QueryResult:
