@@ -1,7 +1,8 @@
 """Built-in BM25 over a corpus, on bm25s.
 
-Scoring is bm25s's ``method="lucene"``: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) and
-tf(t, d) · (k1 + 1) / (tf(t, d) + k1 · (1 - b + b · |d| / avgdl)), summed over the query tokens.
+Scoring is bm25s's ``method="lucene"``: score(q, d) = Σ_{t ∈ q} idf(t) · tf(t, d) / (tf(t, d) + k1 · (1 - b +
+b · |d| / avgdl)) with idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)), summed over the query tokens
+(a token repeated in the query counts each time); |d| counts the document's tokens after tokenization.
 The defaults k1 = 0.9, b = 0.4 are those of the shared SciFact BM25 run (and Anserini's).
 Documents scoring 0 share no token with the query and are not returned.
 """

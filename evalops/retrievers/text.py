@@ -43,7 +43,11 @@ def _english_stopwords() -> frozenset[str]:
 
 @functools.cache
 def _jieba():
-    import jieba
+    import warnings
+
+    with warnings.catch_warnings():  # jieba 0.42 has invalid escapes that warn when first compiled
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import jieba
 
     # jieba logs its dictionary build at DEBUG straight to stderr; keep that out of CLI output.
     jieba.setLogLevel(logging.WARNING)
