@@ -31,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from evalops.errors import ConfigError
+from evalops.errors import ConfigError, RetrieverError
 from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
 
-__all__ = ["HttpRetriever", "RetryPolicy", "parse_response"]
+__all__ = ["HttpRetriever", "MalformedResponse", "RetryPolicy", "parse_response"]
 
 log = logging.getLogger(__name__)
 
@@ -59,25 +59,25 @@ class RetryPolicy:
         return min(self.backoff_max, self.backoff * 2 ** (retry - 1))
 
 
-class _Malformed(Exception):
-    pass
+class MalformedResponse(RetrieverError):
+    """A response body that does not follow the schema; the message says what is wrong."""
 
 
 def parse_response(payload: Any) -> list[tuple[str, float | None]]:
-    """The ranked list in a decoded response body, or ``_Malformed`` saying what is wrong."""
+    """The ranked list in a decoded response body; raises :class:`MalformedResponse` saying what is wrong."""
     if not isinstance(payload, Mapping) or not isinstance(payload.get("results"), list):
-        raise _Malformed(f"expected a JSON object with a `results` list, like {SCHEMA_HINT}")
+        raise MalformedResponse(f"expected a JSON object with a `results` list, like {SCHEMA_HINT}")
     ranked: list[tuple[str, float | None]] = []
     for pos, item in enumerate(payload["results"], start=1):
         if not isinstance(item, Mapping) or "doc_id" not in item:
-            raise _Malformed(f"results[{pos - 1}] is not an object with a `doc_id`; expected {SCHEMA_HINT}")
+            raise MalformedResponse(f"results[{pos - 1}] is not an object with a `doc_id`; expected {SCHEMA_HINT}")
         doc_id, score = item["doc_id"], item.get("score")
         if isinstance(doc_id, int) and not isinstance(doc_id, bool):
             doc_id = str(doc_id)
         if not isinstance(doc_id, str):
-            raise _Malformed(f"results[{pos - 1}].doc_id must be a string, got {type(doc_id).__name__}")
+            raise MalformedResponse(f"results[{pos - 1}].doc_id must be a string, got {type(doc_id).__name__}")
         if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-            raise _Malformed(f"results[{pos - 1}].score must be a number or null, got {type(score).__name__}")
+            raise MalformedResponse(f"results[{pos - 1}].score must be a number or null, got {type(score).__name__}")
         ranked.append((doc_id, None if score is None else float(score)))
     return ranked
 
@@ -181,7 +181,7 @@ class HttpRetriever:
             return self._fail(query, f"response is not valid JSON ({exc}); expected {SCHEMA_HINT}", retries, started)
         try:
             ranked = parse_response(payload)
-        except _Malformed as exc:
+        except MalformedResponse as exc:
             return self._fail(query, f"malformed response: {exc}", retries, started)
         echoed = payload.get("query_id")
         if echoed is not None and str(echoed) != query.id:
