@@ -1,8 +1,9 @@
 """The document collection the built-in retrievers index, taken from the plain shapes people already have.
 
 Accepted: a DataFrame with ``doc_id`` and ``text`` (and optionally ``title``), a mapping ``doc_id -> text``,
-an object with such a DataFrame in ``.corpus`` (what ``evalops.formats.load_beir`` returns) or a
-``to_frame()`` method, or a :class:`Corpus`. The indexed text is ``title + " " + text`` when there is a
+an object with such a DataFrame in ``.corpus`` (what ``evalops.formats.load_beir`` returns) or in ``.docs``
+(a knowledge-base snapshot; one without text is refused), or with a ``to_frame()`` method, or a
+:class:`Corpus`. The indexed text is ``title + " " + text`` when there is a
 title (one field, as in the shared SciFact BM25 run). A missing title or text counts as empty.
 """
 
@@ -64,6 +65,13 @@ def as_corpus(corpus: Any) -> Corpus:
         out = _from_frame(corpus)
     elif hasattr(corpus, "corpus") and hasattr(corpus.corpus, "columns"):
         out = _from_frame(corpus.corpus)
+    elif hasattr(corpus, "docs") and hasattr(corpus.docs, "columns"):  # a knowledge-base snapshot
+        if getattr(corpus, "has_text", True) is False:
+            raise InputError(
+                f"corpus: the snapshot {getattr(corpus, 'source', None) or ''} holds ids and hashes but no text "
+                "(read from a manifest); the built-in retrievers need the documents' text"
+            )
+        out = _from_frame(corpus.docs)
     elif hasattr(corpus, "to_frame"):
         out = _from_frame(corpus.to_frame())
     else:

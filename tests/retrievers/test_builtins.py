@@ -177,6 +177,16 @@ def test_corpus_shapes(small_corpus):
         as_corpus(small_corpus.drop(columns="text"))
 
 
+def test_knowledge_base_snapshot_shaped_corpora(small_corpus):
+    class Snapshot:  # the shape of evalops.knowledge's snapshot: a .docs frame and a has_text flag
+        def __init__(self, docs, has_text=True):
+            self.docs, self.has_text, self.source = docs, has_text, "kb@2024-06-01"
+
+    assert as_corpus(Snapshot(small_corpus.assign(content_hash="h"))).doc_ids.tolist() == small_corpus.doc_id.tolist()
+    with pytest.raises(InputError, match="kb@2024-06-01 holds ids and hashes but no text"):
+        as_corpus(Snapshot(small_corpus, has_text=False))
+
+
 def test_chinese_query_finds_its_chunk_in_a_mixed_corpus(small_corpus):
     for chinese in ("jieba", "bigram"):
         r = BM25Retriever(small_corpus, tokenizer=Tokenizer(chinese=chinese))
