@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import threading
 from collections.abc import Iterable
 
 from evalops.errors import ConfigError
@@ -68,17 +69,18 @@ class Tokenizer:
         self.stem = stem
         self.stopwords = stopwords
         self.chinese = chinese
-        self._stemmer = None
+        self._local = threading.local()  # PyStemmer objects are not thread-safe: one per thread
 
     def __repr__(self) -> str:
         return f"Tokenizer(stem={self.stem}, stopwords={self.stopwords}, chinese={self.chinese!r})"
 
     def _stem_words(self, words: list[str]) -> list[str]:
-        if self._stemmer is None:
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
             import Stemmer
 
-            self._stemmer = Stemmer.Stemmer("english")
-        return self._stemmer.stemWords(words)
+            stemmer = self._local.stemmer = Stemmer.Stemmer("english")
+        return stemmer.stemWords(words)
 
     def _chinese_tokens(self, run: str) -> list[str]:
         if self.chinese == "bigram":

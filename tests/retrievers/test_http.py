@@ -227,3 +227,16 @@ def test_bad_configuration_is_rejected():
         HttpRetriever("ftp://x")
     with pytest.raises(ConfigError, match="exactly one of"):
         AuthHeader(env="A", conn_id="b")
+
+
+def test_a_builtin_served_over_http_gives_the_same_run_as_called_directly(service, small_corpus):
+    from evalops.retrievers import BM25Retriever, retriever_handler
+
+    bm25 = BM25Retriever(small_corpus)
+    queries = [Query("a", "refund unopened"), Query("b", "出差住宿"), Query("c", "ORDER-2024 declined"), Query("d", "zzz")]
+    svc = service(retriever_handler(bm25))
+    with HttpRetriever(svc.url, concurrency=4, retry=FAST) as r:
+        over_http = retrieve_run(r, queries, 5)
+    direct = retrieve_run(bm25, queries, 5)
+    assert over_http.run.to_dict() == direct.run.to_dict()
+    assert over_http.run.doc_ids.tolist() == direct.run.doc_ids.tolist()

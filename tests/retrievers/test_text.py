@@ -51,3 +51,13 @@ def test_jieba_loads_offline_and_prints_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "['差旅', '报销']"
     assert proc.stderr == ""  # jieba's "Building prefix dict" chatter is silenced
+
+
+def test_one_tokenizer_is_safe_to_share_between_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    tok = Tokenizer()
+    texts = [f"running refunds policies item{i} 差旅报销" for i in range(400)]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(tok, texts))
+    assert got == [tok(t) for t in texts]
