@@ -45,6 +45,7 @@ from evalops.retrievers.scoring import (
     FailureBudgetExceeded,
     RetrievalResult,
     as_queries,
+    combine_results,
     retrieve_run,
 )
 from evalops.retrievers.text import Tokenizer
@@ -84,6 +85,7 @@ __all__ = [
     "builtin_entry",
     "coerce_result",
     "coerce_results",
+    "combine_results",
     "default_registry_paths",
     "load_default_registry",
     "load_entry_point",

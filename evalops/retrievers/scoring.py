@@ -10,6 +10,8 @@ Policy owned here (it travels with every :class:`RetrievalResult`):
 * A run with any failure is ``partial``. When the failed share exceeds ``failure_budget`` (default 2 %),
   :class:`FailureBudgetExceeded` is raised: the version must not be scored on what is left.
 * A batch whose ``retrieve`` call raises fails all of its queries with the exception's message.
+* Sharded scoring (query shards on several workers): run each shard with ``check_budget=False``, then
+  :func:`combine_results` the shards, which applies the budget to the whole query set.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from evalops.data import Qrels, Run
 from evalops.errors import InputError, RetrieverError
 from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results
 
-__all__ = ["DEFAULT_FAILURE_BUDGET", "FailureBudgetExceeded", "RetrievalResult", "as_queries", "retrieve_run"]
+__all__ = [
+    "DEFAULT_FAILURE_BUDGET",
+    "FailureBudgetExceeded",
+    "RetrievalResult",
+    "as_queries",
+    "combine_results",
+    "retrieve_run",
+]
 
 DEFAULT_FAILURE_BUDGET = 0.02
 
@@ -127,12 +136,13 @@ def retrieve_run(
     failure_budget: float = DEFAULT_FAILURE_BUDGET,
     batch_size: int = 64,
     on_progress: Callable[[int], None] | None = None,
+    check_budget: bool = True,
 ) -> RetrievalResult:
     """Ask ``retriever`` for the top ``k`` of every query, in batches of ``batch_size``.
 
     ``on_progress(n)`` is called after each batch with the number of queries it finished (the CLI passes
     a progress bar's ``advance``). Raises :class:`FailureBudgetExceeded` when the failed share exceeds
-    ``failure_budget``; see the module docstring for the policy.
+    ``failure_budget`` (unless ``check_budget`` is False, for a shard); see the module docstring.
     """
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
@@ -170,6 +180,38 @@ def retrieve_run(
         retries=retries,
         latencies=latencies,
     )
-    if result.failure_rate > failure_budget:
+    if check_budget and result.failure_rate > failure_budget:
+        raise FailureBudgetExceeded(result)
+    return result
+
+
+def combine_results(shards: Sequence[RetrievalResult], *, check_budget: bool = True) -> RetrievalResult:
+    """One result from the results of disjoint query shards, in shard order; the budget of the first shard
+    is applied to the whole. The wall time is the sum (the shards' own times, not the elapsed time)."""
+    if not shards:
+        raise InputError("combine_results: there are no shards to combine")
+    first = shards[0]
+    ids = [q for s in shards for q in s.query_ids]
+    if len(set(ids)) != len(ids):
+        raise InputError("combine_results: the shards overlap; each query must be in exactly one shard")
+    if any(s.k != first.k or s.run.name != first.run.name for s in shards):
+        raise InputError("combine_results: the shards differ in k or run name; they are not one run")
+    runs = [s.run for s in shards]
+    result = RetrievalResult(
+        run=Run(
+            np.concatenate([r.query_ids for r in runs]),
+            np.concatenate([r.doc_ids for r in runs]),
+            np.concatenate([r.scores for r in runs]),
+            name=first.run.name,
+        ),
+        query_ids=tuple(ids),
+        failed={q: e for s in shards for q, e in s.failed.items()},
+        k=first.k,
+        failure_budget=first.failure_budget,
+        wall_seconds=sum(s.wall_seconds for s in shards),
+        retries=sum(s.retries for s in shards),
+        latencies={q: t for s in shards for q, t in s.latencies.items()},
+    )
+    if check_budget and result.failure_rate > result.failure_budget:
         raise FailureBudgetExceeded(result)
     return result

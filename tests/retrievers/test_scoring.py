@@ -116,3 +116,20 @@ def test_bad_arguments():
         retrieve_run(r, [Query("q1", "a"), Query("q1", "b")], k=5)
     with pytest.raises(InputError, match="failure_budget"):
         retrieve_run(r, QUERIES, k=5, failure_budget=2)
+
+
+def test_sharded_results_combine_into_the_unsharded_result_and_the_budget_applies_to_the_whole():
+    from evalops.retrievers import combine_results
+
+    r = failing_on({"q010", "q090"})
+    whole = retrieve_run(r, QUERIES, k=5, name="v")
+    items = list(QUERIES.items())
+    shards = [retrieve_run(r, dict(items[i : i + 25]), k=5, name="v", check_budget=False) for i in range(0, 100, 25)]
+    assert shards[0].failure_rate == pytest.approx(0.04)  # one shard alone is over the budget
+    combined = combine_results(shards)
+    assert combined.run.to_dict() == whole.run.to_dict()
+    assert combined.failed == whole.failed and combined.query_ids == whole.query_ids
+    with pytest.raises(FailureBudgetExceeded):
+        combine_results([retrieve_run(failing_on({"q001", "q002", "q003"}), QUERIES, k=5, check_budget=False)])
+    with pytest.raises(InputError, match="overlap"):
+        combine_results([shards[0], shards[0]])
