@@ -13,20 +13,20 @@ File layout (every key of an entry is required except ``params``; unknown keys a
 Files are read in order; an entry in a later file replaces the entry with the same name and version from an
 earlier one (the user's file overrides the project's). The same name and version twice in one file is an
 error. Relative paths in ``params`` are relative to the file that declares them. Every problem is a
-``ConfigError`` that starts with ``file:line:``. The accepted ``params`` per adapter are in ``PARAMS``.
+``ConfigError`` that starts with ``file:line:``. The accepted ``params`` per adapter are in
+``evalops.retrievers.schema.PARAMS``.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalops.errors import ConfigError
 from evalops.retrievers._yaml import Marked, load_marked
+from evalops.retrievers.schema import ADAPTERS, BUILTIN_KINDS, PARAMS, RetrieverEntry, parse_entry
 
 __all__ = [
     "ADAPTERS",
@@ -41,204 +41,6 @@ __all__ = [
     "load_registry",
 ]
 
-ADAPTERS = ("http", "python", "run_file", "builtin")
-
-# Parameter name -> (type, required). Types: str, int, number, bool, mapping, list, component(s).
-_TOKENIZER = {"stem": ("bool", False), "stopwords": ("bool", False), "chinese": ("str", False)}
-_AUTH = {"env": ("str", False), "conn_id": ("str", False), "header": ("str", False), "scheme": ("str", False)}
-_RERANKER = {"kind": ("str", False), "entry_point": ("str", False)}
-PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
-    "http": {
-        "url": ("str", True),
-        "timeout": ("number", False),
-        "concurrency": ("int", False),
-        "max_retries": ("int", False),
-        "backoff": ("number", False),
-        "backoff_max": ("number", False),
-        "auth": ("mapping", False),
-        "body": ("mapping", False),
-    },
-    "python": {
-        "entry_point": ("str", True),
-        "batch": ("bool", False),
-        "factory": ("bool", False),
-        "options": ("mapping", False),
-        "with_corpus": ("bool", False),
-    },
-    "run_file": {"path": ("str", True), "missing": ("str", False)},
-    "builtin:bm25": {
-        "kind": ("str", True),
-        "k1": ("number", False),
-        "b": ("number", False),
-        "method": ("str", False),
-        "tokenizer": ("mapping", False),
-        "index_fraction": ("number", False),
-    },
-    "builtin:tfidf": {"kind": ("str", True), "tokenizer": ("mapping", False), "index_fraction": ("number", False)},
-    "builtin:hybrid": {
-        "kind": ("str", True),
-        "retrievers": ("components", True),
-        "rrf_k": ("number", False),
-        "depth": ("int", False),
-    },
-    "builtin:rerank": {
-        "kind": ("str", True),
-        "first": ("component", True),
-        "reranker": ("mapping", True),
-        "depth": ("int", False),
-    },
-    "builtin:dense": {
-        "kind": ("str", True),
-        "model": ("str", True),
-        "package": ("str", False),
-        "device": ("str", False),
-        "batch_size": ("int", False),
-    },
-}
-BUILTIN_KINDS = tuple(k.split(":", 1)[1] for k in PARAMS if k.startswith("builtin:"))
-_ENTRY_KEYS = {"name", "version", "adapter", "deployed", "owner", "params"}
-_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-
-
-@dataclass(frozen=True)
-class RetrieverEntry:
-    """One registered retriever version. ``source`` is ``file:line``; ``base_dir`` resolves relative paths."""
-
-    name: str
-    version: str
-    adapter: str
-    params: Mapping[str, Any]
-    deployed: bool
-    owner: str
-    source: str = "<memory>"
-    base_dir: Path = field(default_factory=Path.cwd)
-
-    @property
-    def key(self) -> str:
-        return f"{self.name}@{self.version}"
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "adapter": self.adapter,
-            "deployed": self.deployed,
-            "owner": self.owner,
-            "params": _plain(self.params),
-            "source": self.source,
-        }
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _type_ok(value: Any, kind: str) -> bool:
-    if kind == "str":
-        return isinstance(value, str)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if kind in ("mapping", "component"):
-        return isinstance(value, Mapping)
-    if kind == "components":
-        return isinstance(value, list)
-    raise AssertionError(kind)  # pragma: no cover - the table above is closed
-
-
-def _check(m: Any, spec: dict[str, tuple[str, bool]], what: str, where: str, line: int) -> None:
-    if not isinstance(m, Mapping):
-        raise ConfigError(f"{where}:{line}: {what} must be a mapping, got {type(m).__name__}")
-    lines = m.line_of if isinstance(m, Marked) else (lambda _k: line)
-    for key in m:
-        if key not in spec:
-            raise ConfigError(f"{where}:{lines(key)}: {what}: unknown key {key!r}; allowed: {', '.join(sorted(spec))}")
-    for key, (kind, required) in spec.items():
-        if key not in m:
-            if required:
-                raise ConfigError(f"{where}:{line}: {what}: missing required key {key!r}")
-            continue
-        if not _type_ok(m[key], kind):
-            shown = "a list of retrievers" if kind == "components" else "a mapping" if kind == "component" else f"a {kind}"
-            raise ConfigError(f"{where}:{lines(key)}: {what}: {key!r} must be {shown}, got {m[key]!r}")
-
-
-def _line(m: Any, default: int) -> int:
-    return m.line if isinstance(m, Marked) and m.line else default
-
-
-def _check_component(c: Any, where: str, line: int) -> None:
-    """A hybrid/rerank input: ``{ref: name@version}`` (another registry entry) or an inline builtin spec."""
-    if isinstance(c, Mapping) and "ref" in c:
-        _check(c, {"ref": ("str", True)}, "component", where, _line(c, line))
-        return
-    _check_builtin(c, where, _line(c, line))
-
-
-def _check_builtin(p: Any, where: str, line: int) -> None:
-    if not isinstance(p, Mapping) or "kind" not in p:
-        raise ConfigError(f"{where}:{line}: a builtin retriever needs `kind`, one of {', '.join(BUILTIN_KINDS)}")
-    kind = p["kind"]
-    if kind not in BUILTIN_KINDS:
-        raise ConfigError(f"{where}:{_line(p, line)}: unknown builtin kind {kind!r}; use one of {', '.join(BUILTIN_KINDS)}")
-    _check(p, PARAMS[f"builtin:{kind}"], f"builtin {kind}", where, _line(p, line))
-    lines = p.line_of if isinstance(p, Marked) else (lambda _k: line)
-    if "tokenizer" in p:
-        _check(p["tokenizer"], _TOKENIZER, "tokenizer", where, lines("tokenizer"))
-    if kind == "hybrid":
-        if len(p["retrievers"]) < 2:
-            raise ConfigError(f"{where}:{lines('retrievers')}: hybrid needs at least two retrievers to fuse")
-        for c in p["retrievers"]:
-            _check_component(c, where, lines("retrievers"))
-    if kind == "rerank":
-        _check_component(p["first"], where, lines("first"))
-        _check(p["reranker"], _RERANKER, "reranker", where, lines("reranker"))
-        if ("kind" in p["reranker"]) == ("entry_point" in p["reranker"]):
-            raise ConfigError(f"{where}:{lines('reranker')}: reranker needs exactly one of `kind: overlap` or `entry_point`")
-
-
-def _entry(m: Any, path: Path, line: int) -> RetrieverEntry:
-    where = str(path)
-    if not isinstance(m, Mapping):
-        raise ConfigError(f"{where}:{line}: each retriever must be a mapping with {', '.join(sorted(_ENTRY_KEYS))}")
-    line = _line(m, line)
-    lines = m.line_of if isinstance(m, Marked) else (lambda _k: line)
-    for key in m:
-        if key not in _ENTRY_KEYS:
-            raise ConfigError(f"{where}:{lines(key)}: unknown key {key!r}; allowed: {', '.join(sorted(_ENTRY_KEYS))}")
-    for key in ("name", "version", "adapter", "deployed", "owner"):
-        if key not in m:
-            raise ConfigError(f"{where}:{line}: retriever is missing {key!r}")
-    name, version = m["name"], m["version"]
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigError(f"{where}:{lines('name')}: name {name!r} must use only letters, digits, '.', '_' and '-'")
-    if isinstance(version, float):
-        raise ConfigError(f"{where}:{lines('version')}: version {version!r} was read as a number; quote it, e.g. \"{version}\"")
-    if isinstance(version, bool) or not isinstance(version, (str, int)) or not _NAME.match(str(version)):
-        raise ConfigError(f"{where}:{lines('version')}: version {version!r} must be a string of letters, digits, '.', '_', '-'")
-    if m["adapter"] not in ADAPTERS:
-        raise ConfigError(f"{where}:{lines('adapter')}: unknown adapter {m['adapter']!r}; use one of {', '.join(ADAPTERS)}")
-    if not isinstance(m["deployed"], bool):
-        raise ConfigError(f"{where}:{lines('deployed')}: deployed must be true or false, got {m['deployed']!r}")
-    if not isinstance(m["owner"], str) or not m["owner"].strip():
-        raise ConfigError(f"{where}:{lines('owner')}: owner must be a non-empty string")
-    params = m.get("params") or Marked()
-    pline = lines("params")
-    if m["adapter"] == "builtin":
-        _check_builtin(params, where, _line(params, pline))
-    else:
-        _check(params, PARAMS[m["adapter"]], f"{m['adapter']} params", where, _line(params, pline))
-        if "auth" in params:
-            _check(params["auth"], _AUTH, "auth", where, _line(params["auth"], pline))
-    return RetrieverEntry(name, str(version), m["adapter"], params, m["deployed"], m["owner"], f"{where}:{line}", path.parent)
-
 
 def _read_file(path: Path) -> list[RetrieverEntry]:
     doc = load_marked(path)
@@ -251,7 +53,7 @@ def _read_file(path: Path) -> list[RetrieverEntry]:
     seen: dict[str, str] = {}
     top_line = doc.line_of("retrievers") if isinstance(doc, Marked) else 1
     for m in doc["retrievers"]:
-        e = _entry(m, path, top_line)
+        e = parse_entry(m, path, top_line)
         if e.key in seen:
             raise ConfigError(f"{e.source}: {e.key} is declared twice in this file (first at {seen[e.key]})")
         seen[e.key] = e.source
