@@ -15,7 +15,7 @@ Response (200, JSON)::
 Retry policy: a timeout, a connection error, a 5xx and a 429 are retried up to ``max_retries`` times,
 waiting ``min(backoff_max, backoff · 2^(n-1))`` before retry n (a ``Retry-After`` in seconds on a 429 or
 503 is honoured, capped at ``backoff_max``). Any other 4xx is the request's fault and is not retried. A
-malformed answer (not JSON, wrong shape) is not retried either. Concurrency: a thread pool of
+malformed answer (not JSON, wrong shape) and any other httpx error are not retried either. Concurrency: a thread pool of
 ``concurrency`` workers sharing one keep-alive connection pool (httpx is imported when the retriever is
 built). The auth header value is a :class:`~evalops.retrievers.auth.Secret`; it is never logged and is
 scrubbed from every error message.
@@ -158,6 +158,8 @@ class HttpRetriever:
                 problem = f"timed out after {self.timeout:g} s"
             except httpx.TransportError as exc:
                 problem = f"connection failed ({type(exc).__name__})"
+            except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded: not worth retrying
+                return self._fail(query, f"request failed ({type(exc).__name__}: {exc})", attempt, started)
             else:
                 status = resp.status_code
                 if 200 <= status < 300:

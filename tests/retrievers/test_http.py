@@ -241,3 +241,15 @@ def test_a_builtin_served_over_http_gives_the_same_run_as_called_directly(servic
     direct = retrieve_run(bm25, queries, 5)
     assert over_http.run.to_dict() == direct.run.to_dict()
     assert over_http.run.doc_ids.tolist() == direct.run.doc_ids.tolist()
+
+
+def test_other_httpx_errors_fail_the_query_without_retry():
+    calls = []
+
+    def handler(request):
+        calls.append(1)
+        raise httpx.DecodingError("bad gzip stream")
+
+    r = HttpRetriever("http://svc.test/search", transport=httpx.MockTransport(handler), retry=FAST)
+    (res,) = r.retrieve(QUERIES[:1], 5)
+    assert res.error == "query 'q0': request failed (DecodingError: bad gzip stream)" and calls == [1]
