@@ -110,3 +110,16 @@ def test_retriever_alerts_failed_and_partial():
     assert "2 of 60 queries failed" in partial.title
     assert "q1, q2" in partial.message
     assert failed.dedup_key != partial.dedup_key
+
+
+def test_alert_identity_matches_the_warehouse_key(context, comparison_factory):
+    import datetime as dt
+
+    from evalops.warehouse import alert_dedup_key
+
+    (regression,) = regression_alerts({"nDCG@10": comparison_factory()}, context, policy=POLICY, query_text={},
+                                      scrub=scrub)
+    stage = validation_alert(stage="gold_set", summary="x", day="2024-06-02")
+    for alert in (regression, stage):
+        assert alert.dedup_key == alert_dedup_key(alert.kind, alert.retriever, alert.version, alert.measure,
+                                                  alert.fingerprint, dt.date.fromisoformat(alert.day))
