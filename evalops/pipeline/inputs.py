@@ -7,12 +7,13 @@ written to the metric tables.
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import validation_alert
-from evalops.errors import EvalopsError, InputError, ValidationError
+from evalops.errors import InputError, ValidationError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.notify import deliver
 from evalops.pipeline.store import engine_for
@@ -35,12 +36,16 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def _stop(cfg: Config, run: RunContext, stage: str, source: str, exc: EvalopsError) -> None:
-    """Store and send the validation alert of ``stage``; the caller re-raises."""
-    summary = exc.summary if isinstance(exc, ValidationError) else str(exc)
-    docs = exc.docs_path if isinstance(exc, ValidationError) else None
-    alert = validation_alert(stage=stage, summary=summary, day=run.day, source=source, docs_path=docs)
-    deliver(cfg, [alert])
+@contextlib.contextmanager
+def _contract(cfg: Config, run: RunContext, stage: str, source: str) -> Iterator[None]:
+    """Bad input inside the block stores and sends the validation alert of ``stage``, then re-raises."""
+    try:
+        yield
+    except (InputError, ValidationError) as exc:
+        summary = exc.summary if isinstance(exc, ValidationError) else str(exc)
+        docs = exc.docs_path if isinstance(exc, ValidationError) else None
+        deliver(cfg, [validation_alert(stage=stage, summary=summary, day=run.day, source=source, docs_path=docs)])
+        raise
 
 
 def load_knowledge_base(cfg: Config) -> KnowledgeBaseSnapshot:
@@ -69,12 +74,9 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     from evalops.warehouse import record_kb_snapshot
 
     source = str(cfg.knowledge_base)
-    try:
+    with _contract(cfg, run, "knowledge_base", source):
         snapshot = load_knowledge_base(cfg)
         validate_knowledge_base(snapshot, docs_dir=cfg.work_dir / "data_docs")
-    except (InputError, ValidationError) as exc:
-        _stop(cfg, run, "knowledge_base", source, exc)
-        raise
     record_kb_snapshot(
         engine_for(cfg),
         snapshot.snapshot_id,
@@ -100,13 +102,10 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> str:
     from evalops.warehouse import record_gold_set_version
 
     source = str(cfg.gold_set)
-    try:
+    with _contract(cfg, run, "gold_set", source):
         snapshot = current_snapshot(cfg, snapshot_id)
         gold = load_gold_set_for(cfg)
         report = validate_gold_set(gold, snapshot, docs_dir=cfg.work_dir / "data_docs")
-    except (InputError, ValidationError) as exc:
-        _stop(cfg, run, "gold_set", source, exc)
-        raise
     record_gold_set_version(
         engine_for(cfg),
         gold.version,
@@ -149,14 +148,11 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
     from evalops.pipeline.registry import known_log_versions
 
     source = str(cfg.query_logs)
-    try:
+    with _contract(cfg, run, "query_logs", source):
         rules = QueryLogRules(start=run.window_start, end=run.window_end, known_versions=known_log_versions(cfg))
         window = read_log_window(cfg.query_logs, run.window_start, run.window_end)
         sample = draw_log_sample(window, rules, logical_date=run.anchor, size=cfg.log_sample_size,
                                  docs_dir=cfg.work_dir / "data_docs")
-    except (InputError, ValidationError) as exc:
-        _stop(cfg, run, "query_logs", source, exc)
-        raise
     folder = log_sample_folder(cfg, run)
     sample.write(folder)
     judged = len(set(sample.weak_qrels.query_ids.tolist())) if len(sample.weak_qrels) else 0
@@ -173,7 +169,3 @@ def _sample_version(sample: Any) -> str:
     qrels = sample.weak_qrels
     rows = sorted(zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()))
     return content_digest({"queries": sorted(sample.query_ids), "weak_judgments": [list(r) for r in rows]})
-
-
-def _utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)

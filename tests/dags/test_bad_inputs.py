@@ -48,7 +48,9 @@ def scenario(tmp_path_factory):
     from evalops.pipeline.store import engine_for
     from evalops.warehouse import list_alerts
 
-    alerts = list_alerts(engine_for(load_config(root, environ=env)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("EVALOPS_WAREHOUSE_URL", raising=False)  # the warehouse is the scenario's SQLite file
+        alerts = list_alerts(engine_for(load_config(root, environ=env)))
     return {"results": results, "alerts": alerts}
 
 

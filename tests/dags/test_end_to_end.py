@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 
 import pytest
 
@@ -52,16 +51,9 @@ def scenario(tmp_path_factory):
     ]
     results = run_steps_in_subprocess(DAGS, steps, workdir=root / "airflow", log_path=root / "airflow.log",
                                       env=env, inherit_evalops_env=False)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # so load_config() below sees the scenario's home (restored at teardown)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("EVALOPS_WAREHOUSE_URL", raising=False)  # the warehouse is the scenario's SQLite file
         yield {"cfg": load_config(root, environ=env), "results": results, "plan": plan, "root": root}
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _engine(scenario):
