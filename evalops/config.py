@@ -10,7 +10,8 @@ setting (YAML key)           environment variable            default
 ==========================  ==============================  =========================================
 gold_set                     EVALOPS_GOLD_SET                include/goldset
 knowledge_base               EVALOPS_KNOWLEDGE_BASE          include/knowledge_base
-query_logs                   EVALOPS_QUERY_LOGS              include/query_logs
+query_logs                   EVALOPS_QUERY_LOGS              .evalops/logs (where the sample generator
+                                                             writes; absent = no production queries)
 retrievers                   EVALOPS_REGISTRY                include/retrievers.yaml
 retrievers_overlay           EVALOPS_RETRIEVERS              none (the user's registry file, read after
                                                              the project's; its entries win)
@@ -180,7 +181,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 _DEFAULT_PATHS = {
     "gold_set": "include/goldset",
     "knowledge_base": "include/knowledge_base",
-    "query_logs": "include/query_logs",
+    "query_logs": ".evalops/logs",
     "retrievers": "include/retrievers.yaml",
     "report_dir": ".evalops/reports",
     "work_dir": ".evalops/work",

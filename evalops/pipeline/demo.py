@@ -6,8 +6,9 @@
   ``deployed: true`` on all of them) and runs ``retrieval_eval`` again. With the sample registry that is
   a hybrid BM25 + TF-IDF version and a version with a planted regression (a truncated index).
 
-Both days use fixed logical dates inside the sample logs' window, so a second demo re-runs the same DAG
-runs: it writes the same warehouse rows and re-sends no alert.
+Both days use fixed logical dates, and the demo generates its own query logs for the 30 days before day 2
+with ``include/generate_query_logs.py`` (deterministic), so a second demo re-runs the same DAG runs: it
+writes the same warehouse rows and re-sends no alert.
 """
 
 from __future__ import annotations
@@ -86,13 +87,13 @@ def plan_demo(
 
 
 def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]:
-    """Query logs for the demo: the configured folder when it exists, else the sample generator's
-    deterministic output for the ``LOG_DAYS`` days before day 2 (written once under the demo folder)."""
-    if cfg.query_logs.exists():
-        return {}
+    """The demo's own query logs: the sample generator's deterministic output for the ``LOG_DAYS`` days
+    before day 2 (written once under the demo folder), and the version labels the generator writes.
+    Without the generator the demo skips production queries."""
     generator = cfg.home / "include" / "generate_query_logs.py"
     if not generator.is_file():
         return {"EVALOPS_LOG_SAMPLE_SIZE": "0"}
+    import importlib.util
     import subprocess
     import sys
 
@@ -105,7 +106,14 @@ def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]
         if done.returncode != 0:
             raise ConfigError(f"{generator} could not write the demo's query logs: {done.stderr.strip()[-500:]}")
         stamp.write_text("")
-    return {"EVALOPS_QUERY_LOGS": str(out)}
+    env = {"EVALOPS_QUERY_LOGS": str(out)}
+    spec = importlib.util.spec_from_file_location("evalops_demo_log_generator", generator)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    labels = getattr(module, "VERSIONS", ())
+    if labels:  # the generator labels traffic with deployment names, not registry versions
+        env["EVALOPS_LOG_VERSIONS"] = ",".join([*cfg.log_versions, *labels])
+    return env
 
 
 def _absolute_paths(params: Any, base: Path) -> Any:
