@@ -186,8 +186,10 @@ _DEFAULT_PATHS = {
     "report_dir": ".evalops/reports",
     "work_dir": ".evalops/work",
 }
-_TOP_KEYS = set(_DEFAULT_PATHS) | {"retrievers_overlay", "warehouse_url", "measures", "alert_measures", "k", "shard_size", "log_sample_size", "log_versions", "failure_budget",
-                                  "regression", "alerting"}
+_TOP_KEYS = set(_DEFAULT_PATHS) | {
+    "retrievers_overlay", "warehouse_url", "measures", "alert_measures", "k", "shard_size", "log_sample_size",
+    "log_versions", "failure_budget", "regression", "alerting",
+}
 _TYPES: dict[str, str] = {key: kind for key, kind in ENV_VARS.values()}
 _TYPES.update({"alerting.webhook_env": "str", **{k: "path" for k in _DEFAULT_PATHS}})
 

@@ -146,8 +146,8 @@ def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> 
     engine = engine_for(cfg)
     measure = canonical_measures(cfg)[0]
     day_two = [r for r in results if r["dag_id"] == "retrieval_eval"][-1]
-    run = RunContext("retrieval_eval", day_two["run_id"], dt.datetime.fromisoformat(day_two["logical_date"]),
-                     dt.datetime.fromisoformat(day_two["logical_date"]), dt.datetime.fromisoformat(day_two["logical_date"]))
+    anchor = dt.datetime.fromisoformat(day_two["logical_date"])
+    run = RunContext("retrieval_eval", day_two["run_id"], anchor, anchor - dt.timedelta(days=1), anchor)
     rows = []
     for retriever, version in plan.baselines + plan.candidates:
         rows.append(_version_row(engine, run, retriever, version, measure))

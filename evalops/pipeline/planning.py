@@ -121,7 +121,8 @@ def _baseline_note(lookup: Any, retriever: str, baseline_version: str | None) ->
     """Words for the report, and the promotion reason when the stale baseline is re-scored."""
     if lookup.is_current:
         b = lookup.baseline
-        return f"baseline {retriever} {b.version} (run {b.run_id}, promoted {b.promoted_at:%Y-%m-%d} by {b.promoted_by})", None
+        when = f"{b.promoted_at:%Y-%m-%d}"
+        return f"baseline {retriever} {b.version} (run {b.run_id}, promoted {when} by {b.promoted_by})", None
     if lookup.is_stale:
         why = "; ".join(lookup.explanation) or ", ".join(lookup.changed)
         reason = f"stored baseline {retriever} {baseline_version} (run {lookup.baseline.run_id}) is stale ({why})"

@@ -68,7 +68,8 @@ def build_report_data(
     for spec in versions:
         stored = get_run(engine, spec["run_id"])
         rows.append(VersionScores(
-            spec["retriever"], spec["version"], spec["role"], spec["dataset"], _aggregates(engine, spec["run_id"], measures),
+            spec["retriever"], spec["version"], spec["role"], spec["dataset"],
+            _aggregates(engine, spec["run_id"], measures),
             status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec["run_id"]),
         ))
         base = spec.get("baseline_run_id")

@@ -141,8 +141,8 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     sections.append(changed)
 
     fp = Section("Fingerprint and policies")
-    fp.tables.append(("Fingerprint components", Table(["component", "value"],
-                                                      [[k, _plain(v)] for k, v in data.fingerprint_components.items()])))
+    components = [[k, _plain(v)] for k, v in data.fingerprint_components.items()]
+    fp.tables.append(("Fingerprint components", Table(["component", "value"], components)))
     fp.tables.append(("Policies", Table(["policy", "value"], [[k, _plain(v)] for k, v in data.policies.items()])))
     sections.append(fp)
 

@@ -36,7 +36,9 @@ def test_unreachable_smtp_server_is_a_notification_error(tmp_path):
         **os.environ,
         "AIRFLOW_HOME": str(tmp_path / "airflow"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW_CONN_SMTP_DEFAULT": f"smtp://127.0.0.1:{port}?disable_ssl=true&disable_tls=true&timeout=2&retry_limit=0",
+        "AIRFLOW_CONN_SMTP_DEFAULT": (
+            f"smtp://127.0.0.1:{port}?disable_ssl=true&disable_tls=true&timeout=2&retry_limit=0"
+        ),
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
     out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, env=env, timeout=120)

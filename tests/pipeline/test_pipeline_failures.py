@@ -38,7 +38,8 @@ def test_dead_webhook_leaves_the_alert_stored_and_undelivered(tmp_path, monkeypa
     stored = list_alerts(engine_for(cfg))
     assert not outcome.delivered
     assert list(stored["delivery_status"]) == ["undelivered"]
-    assert "webhook unreachable" in stored["delivery_error"].iloc[0] and "s3cr3t" not in stored["delivery_error"].iloc[0]
+    error = stored["delivery_error"].iloc[0]
+    assert "webhook unreachable" in error and "s3cr3t" not in error
 
     with hook_server() as server:  # the webhook is back: the stored alert is sent, not stored again
         monkeypatch.setenv("EVALOPS_WEBHOOK_URL", url_of(server))
