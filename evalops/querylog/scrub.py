@@ -32,11 +32,14 @@ from dataclasses import dataclass
 
 __all__ = ["scrub", "scrub_many", "PII_KINDS", "ScrubResult"]
 
-# Boundaries: not inside a word, a number, an e-mail address, a dash/dot-joined code or a decimal.
-_B = r"(?<![\w+@])(?<!\w[-.])"
-_E = r"(?![\w@])(?![-.]\w)"
+# Boundaries: not inside a Latin word, a number, an e-mail address, a dash/dot-joined code or a decimal.
+# ASCII classes on purpose: Chinese text runs straight into numbers ("手机号是13812345678"), and
+# Python's Unicode \w would count the Han character as part of the word.
+_W = "A-Za-z0-9_"
+_B = rf"(?<![{_W}+@])(?<![{_W}][-.])"
+_E = rf"(?![{_W}@])(?![-.][{_W}])"
 
-EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
+EMAIL = re.compile(rf"(?<![{_W}.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}}(?![{_W}-])")
 CN_ID_CARD = re.compile(
     _B + r"(?:[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
     r"|[1-9]\d{5}\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3})" + _E
