@@ -18,7 +18,8 @@ from evalops.goldset.report import Failure
 
 __all__ = ["run_tables", "PARTIAL_EXAMPLES"]
 
-PARTIAL_EXAMPLES = 5  # examples per failed expectation in the summary
+PARTIAL_EXAMPLES = 5  # distinct examples per failed expectation in the summary
+_PARTIAL_SCAN = 20  # failing values GX collects to pick the distinct examples from
 _SITE = "evalops_local"
 
 
@@ -66,6 +67,18 @@ def _error_message(result: Any) -> str | None:
     return None
 
 
+def _examples(res: dict[str, Any]) -> list[Any]:
+    """Up to PARTIAL_EXAMPLES distinct failing values, most frequent first (from GX's partial counts)."""
+    counts = res.get("partial_unexpected_counts")
+    if counts:
+        return [c["value"] for c in counts[:PARTIAL_EXAMPLES]]
+    seen: list[Any] = []
+    for value in res.get("partial_unexpected_list") or []:
+        if value not in seen:
+            seen.append(value)
+    return seen[:PARTIAL_EXAMPLES]
+
+
 def _failure(check: Check, table: str, result: Any) -> Failure:
     res = result.result or {}
     return Failure(
@@ -75,7 +88,7 @@ def _failure(check: Check, table: str, result: Any) -> Failure:
         column=check.column or (",".join(check.kwargs["column_list"]) if "column_list" in check.kwargs else None),
         unexpected_count=res.get("unexpected_count"),
         element_count=res.get("element_count") if "unexpected_count" in res else None,
-        examples=list(res.get("partial_unexpected_list") or [])[:PARTIAL_EXAMPLES],
+        examples=_examples(res),
         observed=res.get("observed_value"),
         expected=check.expected,
         error=_error_message(result),
@@ -92,7 +105,7 @@ def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.Pa
         docs.mkdir(parents=True, exist_ok=True)
     ctx = _context(docs)
     source = ctx.data_sources.add_pandas("evalops")
-    result_format = {"result_format": "SUMMARY", "partial_unexpected_count": PARTIAL_EXAMPLES}
+    result_format = {"result_format": "SUMMARY", "partial_unexpected_count": _PARTIAL_SCAN}
     checked = 0
     failures: list[Failure] = []
     for table in tables:

@@ -162,7 +162,7 @@ def query_log_tables(frame: pd.DataFrame, problems: pd.Series, rules: QueryLogRu
     table = frame[present].copy()
     table["problem"] = problems.to_numpy(dtype=object)
     m = rules.mostly
-    share = f"at most {rules.max_malformed_share:.2%} of rows"
+    share = f"at most {rules.max_malformed_share:.2%} of rows failing"
     checks = [Check(f"required column {c!r} present", "ExpectColumnToExist", {"column": c}) for c in rules.required_columns]
     checks.append(
         Check("window is not empty", "ExpectTableRowCountToBeBetween", {"min_value": rules.min_rows}, expected=f">= {rules.min_rows}")
@@ -181,7 +181,7 @@ def query_log_tables(frame: pd.DataFrame, problems: pd.Series, rules: QueryLogRu
                     "strict_max": True,
                     "mostly": m,
                 },
-                f"[{rules.start.isoformat()}, {rules.end.isoformat()}) for {share}",
+                f"[{rules.start.isoformat()}, {rules.end.isoformat()}), {share}",
             ),
         ]
     for col in ("query", "retriever_version", rules.segment_column):
@@ -198,7 +198,7 @@ def query_log_tables(frame: pd.DataFrame, problems: pd.Series, rules: QueryLogRu
                 "known retriever versions",
                 "ExpectColumnValuesToBeInSet",
                 {"column": "retriever_version", "value_set": list(rules.known_versions), "mostly": m},
-                f"one of {list(rules.known_versions)} for {share}",
+                f"one of {list(rules.known_versions)}, {share}",
             )
         )
     checks.append(

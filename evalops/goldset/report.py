@@ -58,7 +58,7 @@ class Failure:
         if self.expected:
             parts.append(f"expected {self.expected}")
         if self.examples:
-            parts.append("e.g. " + ", ".join(_short(v, 40) for v in self.examples))
+            parts.append("e.g. " + ", ".join(_short(v, 90) for v in self.examples))
         return head + (": " + "; ".join(parts) if parts else "")
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,7 +9,7 @@ The validation suite counts these rows and refuses a window where their share ex
 4. retriever version missing, not a string, or unknown;
 5. segment missing or not a string.
 
-When the frame has ``file`` and ``line`` columns the reason is prefixed with ``file:line``.
+When the frame has ``file`` and ``line`` columns the reason ends with ``(partition/file:line)``.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ def row_problems(frame: pd.DataFrame, rules: QueryLogRules) -> pd.Series:
     if "file" in frame.columns and "line" in frame.columns:
         bad = out.notna()
         if bad.any():
-            where = frame.loc[bad, "file"].astype(str) + ":" + frame.loc[bad, "line"].astype(str)
-            out[bad] = where + ": " + out[bad].astype(str)
+            # The partition folder and file name are enough to find the row (full paths crowd the summary).
+            files = frame.loc[bad, "file"].astype(str).map(lambda f: "/".join(f.replace("\\", "/").split("/")[-2:]))
+            out[bad] = out[bad].astype(str) + " (" + files + ":" + frame.loc[bad, "line"].astype(str) + ")"
     return out

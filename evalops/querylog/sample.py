@@ -60,8 +60,10 @@ def seed_for_date(logical_date: date | datetime | str) -> int:
 class SampleSizePolicy:
     """How many distinct queries to sample (all strata together).
 
-    Give ``size``, or ``min_detectable_effect`` with a ``power_fn(min_detectable_effect, alpha, power)``
-    returning the number of paired queries needed (``evalops.stats`` provides one). ``cap`` bounds both.
+    Give ``size``, or ``min_detectable_effect``: the smallest standardized paired effect |d_z| (mean
+    per-query difference / its standard deviation) the comparison must detect. The number of queries then
+    comes from ``power_fn(min_detectable_effect, alpha, power)``, by default
+    ``evalops.stats.paired_sample_size`` (exact power of the two-sided paired t-test). ``cap`` bounds both.
     """
 
     size: int | None = None
@@ -86,12 +88,8 @@ class SampleSizePolicy:
         if self.size is not None:
             n, how = self.size, f"fixed size {self.size}"
         else:
-            if self.power_fn is None:
-                raise ConfigError(
-                    "min_detectable_effect needs a power function (power_fn); none was given and evalops.stats "
-                    "provides none"
-                )
-            n = int(np.ceil(self.power_fn(self.min_detectable_effect, self.alpha, self.power)))
+            power_fn = self.power_fn or _default_power_fn()
+            n = int(np.ceil(power_fn(self.min_detectable_effect, self.alpha, self.power)))
             how = (
                 f"power analysis: {n} queries to detect {self.min_detectable_effect} "
                 f"at alpha={self.alpha}, power={self.power}"
@@ -99,6 +97,16 @@ class SampleSizePolicy:
         if n > self.cap:
             return self.cap, f"{how}, capped at {self.cap}"
         return n, how
+
+
+def _default_power_fn() -> Callable[[float, float, float], int]:
+    try:
+        from evalops.stats import paired_sample_size
+    except ImportError:
+        raise ConfigError(
+            "min_detectable_effect needs a power function: pass power_fn, or install evalops.stats"
+        ) from None
+    return lambda effect, alpha, power: paired_sample_size(effect, power=power, alpha=alpha)
 
 
 def allocate(sizes: pd.Series, n: int, min_per_stratum: int = 1) -> pd.Series:
