@@ -114,7 +114,8 @@ class GoldSet:
         if bool(bad.any()):
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(
-                f"{where}: judgment row {row + 1} has grade {judgments['grade'].iloc[row]!r}; grades must be integers"
+                f"{where}: judgment row {row + 1} has grade {judgments['grade'].astype(object).iloc[row]!r}; "
+                "grades must be integers"
             )
         j = pd.DataFrame(
             {
