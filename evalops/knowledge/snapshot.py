@@ -33,6 +33,11 @@ __all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_has
 MANIFEST_KIND = "evalops.knowledge-base-manifest"
 
 
+def _missing(value: Any) -> bool:
+    """None or NaN (pandas turns None into NaN in string columns)."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
 def content_hash(title: str, text: str) -> str:
     """The content hash of one document (see module docs)."""
     data = json.dumps([title, text], ensure_ascii=False, separators=(",", ":"))
@@ -106,8 +111,8 @@ class KnowledgeBaseSnapshot:
         docs = pd.DataFrame(
             {
                 "doc_id": pd.Series([str(v) for v in frame[id_col]], dtype=object),
-                "title": pd.Series(["" if v is None else str(v) for v in titles], dtype=object),
-                "text": pd.Series([None if v is None else str(v) for v in frame[text_col]], dtype=object),
+                "title": pd.Series(["" if _missing(v) else str(v) for v in titles], dtype=object),
+                "text": pd.Series([None if _missing(v) else str(v) for v in frame[text_col]], dtype=object),
             }
         )
         docs["content_hash"] = content_hashes(docs["title"], docs["text"])
