@@ -171,6 +171,10 @@ def query_log_tables(frame: pd.DataFrame, problems: pd.Series, rules: QueryLogRu
         checks += [
             Check("timestamp is a timezone-aware time", "ExpectColumnValuesToBeOfType", {"column": "timestamp", "type_": "Timestamp"}),
             Check("timestamp present and parseable", "ExpectColumnValuesToNotBeNull", {"column": "timestamp", "mostly": m}, share),
+        ]
+    if "timestamp" in present and isinstance(frame["timestamp"].dtype, pd.DatetimeTZDtype):
+        # Naive times cannot be compared with the interval; the type check above already fails them.
+        checks += [
             Check(
                 "timestamps inside the run's data interval",
                 "ExpectColumnValuesToBeBetween",
@@ -187,6 +191,9 @@ def query_log_tables(frame: pd.DataFrame, problems: pd.Series, rules: QueryLogRu
     for col in ("query", "retriever_version", rules.segment_column):
         if col in present:
             checks.append(Check(f"{col} is text", "ExpectColumnValuesToBeOfType", {"column": col, "type_": "str", "mostly": m}, share))
+    for col in ("retriever_version", rules.segment_column):
+        if col in present:  # type checks skip nulls, so presence is its own check
+            checks.append(Check(f"{col} present", "ExpectColumnValuesToNotBeNull", {"column": col, "mostly": m}, share))
     if "query" in present:
         checks += [
             Check("non-empty query text", "ExpectColumnValuesToNotBeNull", {"column": "query", "mostly": m}, share),

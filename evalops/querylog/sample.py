@@ -8,9 +8,9 @@ Conventions owned here:
 * **Selection** is bottom-k by a keyed hash: each unit gets the priority ``siphash(seed, query id,
   version, segment)`` and each stratum keeps its lowest priorities. The draw therefore does not depend
   on row order, and a few late rows change the sample by at most those rows.
-* **Allocation** is proportional to the number of units per stratum (largest-remainder rounding), after
-  giving every stratum ``min(min_per_stratum, its size)`` units. When ``n`` is at least the population,
-  every unit is taken.
+* **Allocation** is proportional to the number of units per stratum (largest-remainder rounding); a
+  stratum below ``min(min_per_stratum, its size)`` is raised to it at the expense of the largest ones.
+  When ``n`` is at least the population, every unit is taken.
 * **Size**: a fixed ``size``, or the number of queries the power analysis asks for to detect
   ``min_detectable_effect``; either way at most ``cap``.
 """
@@ -109,25 +109,35 @@ def _default_power_fn() -> Callable[[float, float, float], int]:
     return lambda effect, alpha, power: paired_sample_size(effect, power=power, alpha=alpha)
 
 
-def allocate(sizes: pd.Series, n: int, min_per_stratum: int = 1) -> pd.Series:
-    """Units to take per stratum (index = stratum) for a total of ``min(n, sizes.sum())``."""
-    sizes = sizes.astype(np.int64)
-    total = int(sizes.sum())
-    if n >= total:
-        return sizes.copy()
-    base = np.minimum(sizes.to_numpy(), max(min_per_stratum, 0))
-    if base.sum() > n:  # too many strata for the minimum: plain proportional allocation
-        base = np.zeros_like(base)
-    capacity = sizes.to_numpy() - base
-    remaining = n - int(base.sum())
-    quota = remaining * capacity / capacity.sum() if capacity.sum() else np.zeros(len(capacity))
+def _largest_remainder(quota: np.ndarray, n: int) -> np.ndarray:
     take = np.floor(quota).astype(np.int64)
-    short = remaining - int(take.sum())
-    if short:
-        # Largest remainders first; ties by stratum order (the index is sorted by the caller).
+    short = n - int(take.sum())
+    if short > 0:
+        # Largest remainders first; ties by stratum order (the caller sorts the strata).
         order = np.lexsort((np.arange(len(quota)), -(quota - take)))
         take[order[:short]] += 1
-    return pd.Series(base + take, index=sizes.index)
+    return take
+
+
+def allocate(sizes: pd.Series, n: int, min_per_stratum: int = 1) -> pd.Series:
+    """Units to take per stratum (index = stratum) for a total of ``min(n, sizes.sum())``.
+
+    Proportional to ``sizes`` with largest-remainder rounding; then every stratum is raised to
+    ``min(min_per_stratum, its size)`` (when the total allows it), the units coming from the strata with the
+    largest allocations.
+    """
+    size = sizes.to_numpy(dtype=np.int64)
+    total = int(size.sum())
+    if n >= total:
+        return pd.Series(size.copy(), index=sizes.index)
+    take = _largest_remainder(n * size / total, n)
+    floor = np.minimum(size, max(min_per_stratum, 0))
+    if floor.sum() <= n:
+        take = np.maximum(take, floor)
+        for _ in range(int(take.sum()) - n):
+            spare = np.where(take > floor, take, -1)
+            take[int(np.argmax(spare))] -= 1
+    return pd.Series(take, index=sizes.index)
 
 
 def stratified_sample(
