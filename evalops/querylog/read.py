@@ -11,34 +11,32 @@ read as UTC when it has no offset; a Parquet timestamp column), ``query``, ``ret
 segment column (``segment`` by default), and optional ``clicked_doc_ids`` / ``cited_doc_ids`` (lists of
 doc ids). Every other field is dropped on reading, so user ids and the like never enter evalops.
 
-**Tolerance.** A line that is not JSON, not an object, or has feedback that is not a list of ids becomes a
-row with a ``malformed`` reason (nothing else) instead of an exception, so that the suite can weigh the
-share of bad rows. ``file`` and ``line`` locate every row.
+**Tolerance.** A line that is not JSON or not an object, a field of the wrong type, or feedback that is
+not a list of ids makes a row with a ``malformed`` reason (the bad value is null) instead of an exception,
+so that the suite can weigh the share of bad rows. ``file`` and ``line`` locate every row.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from evalops.errors import ConfigError, FormatError, InputError
+from evalops.querylog._parse import FEEDBACK_COLUMNS, TEXT_FIELDS, finish, parse_jsonl, parse_parquet
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
 __all__ = ["LogWindow", "read_log_window", "read_log_table", "log_partitions", "FEEDBACK_COLUMNS"]
 
-FEEDBACK_COLUMNS: tuple[str, ...] = ("clicked_doc_ids", "cited_doc_ids")
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 
@@ -90,104 +88,15 @@ def log_partitions(root: str | os.PathLike[str]) -> dict[date, list[Path]]:
     return out
 
 
-def _feedback(value: Any) -> tuple[list[str] | None, str | None]:
-    """A feedback field as a list of ids, or a reason it is malformed."""
-    if value is None:
-        return None, None
-    if isinstance(value, str):  # SQL sources store the list as JSON text
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None, "feedback is not a JSON list"
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if not isinstance(value, list) or not all(isinstance(v, str | int) and not isinstance(v, bool) for v in value):
-        return None, "feedback is not a list of doc ids"
-    return [str(v) for v in value], None
-
-
-def _open(path: Path) -> Iterator[str]:
-    if path.name.lower().endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            yield from fh
-    else:
-        with open(path, encoding="utf-8") as fh:
-            yield from fh
-
-
-def _read_jsonl(path: Path, names: Mapping[str, str]) -> pd.DataFrame:
-    wanted = list(names.items())  # (canonical, name in file)
-    cols: dict[str, list[Any]] = {c: [] for c, _ in wanted}
-    malformed: list[str | None] = []
-    lines: list[int] = []
-    loads = json.loads
-    try:
-        for lineno, raw in enumerate(_open(path), start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = loads(raw)
-            except ValueError:
-                record, reason = None, "invalid JSON"
-            else:
-                reason = None if type(record) is dict else "not a JSON object"
-            lines.append(lineno)
-            malformed.append(reason)
-            if reason is None:
-                get = record.get
-                for canonical, name in wanted:
-                    cols[canonical].append(get(name))
-            else:
-                for canonical, _ in wanted:
-                    cols[canonical].append(None)
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
-    frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in cols.items()})
-    frame["malformed"] = pd.Series(malformed, dtype=object)
-    frame["line"] = np.asarray(lines, dtype=np.int64)
-    return frame
-
-
-def _read_parquet(path: Path, names: Mapping[str, str]) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
-    try:
-        available = set(pq.read_schema(path).names)
-        table = pq.read_table(path, columns=[n for n in names.values() if n in available])
-    except Exception as exc:  # pyarrow raises several unrelated types for a damaged file
-        raise FormatError(f"could not be read as Parquet ({exc.__class__.__name__}: {exc})", path=str(path)) from None
-    raw = table.to_pandas()
-    frame = pd.DataFrame({c: raw[n] if n in raw.columns else pd.Series([None] * len(raw), dtype=object) for c, n in names.items()})
-    frame["malformed"] = pd.Series([None] * len(raw), dtype=object)
-    frame["line"] = np.arange(1, len(raw) + 1, dtype=np.int64)  # the row number within the file
-    return frame
-
-
 def _timestamps(values: pd.Series) -> pd.Series:
+    """UTC times; text without an offset is read as UTC, and anything unparseable becomes NaT."""
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         return values.dt.tz_convert("UTC")
     if pd.api.types.is_datetime64_dtype(values.dtype):
         return values.dt.tz_localize("UTC")
-    text = values.where(values.map(lambda v: isinstance(v, str | datetime)), None)
-    return pd.to_datetime(text, utc=True, errors="coerce", format="ISO8601")
-
-
-def _normalise_types(frame: pd.DataFrame) -> pd.DataFrame:
-    """Parse timestamps and feedback lists; a bad feedback value marks the row malformed."""
-    frame["timestamp"] = _timestamps(frame["timestamp"])
-    for col in FEEDBACK_COLUMNS:
-        values = frame[col].to_numpy(dtype=object)
-        present = np.flatnonzero(pd.notna(frame[col]).to_numpy() if values.size else np.zeros(0, dtype=bool))
-        if present.size == 0:
-            continue
-        parsed = values.copy()
-        for i in present:
-            ids, reason = _feedback(values[i])
-            parsed[i] = ids
-            if reason and frame.at[frame.index[i], "malformed"] is None:
-                frame.at[frame.index[i], "malformed"] = f"{col}: {reason}"
-        frame[col] = parsed
-    return frame
+    if values.dtype == object:  # SQL rows: datetimes, text or anything else
+        values = values.where(values.map(lambda v: isinstance(v, str | datetime)), None)
+    return pd.to_datetime(values, utc=True, errors="coerce", format="ISO8601")
 
 
 def _column_names(segment_column: str, columns: Mapping[str, str] | None) -> dict[str, str]:
@@ -223,12 +132,14 @@ def read_log_window(
         )
     frames = []
     for path in files:
-        part = _read_parquet(path, names) if path.name.lower().endswith(".parquet") else _read_jsonl(path, names)
+        parse = parse_parquet if path.name.lower().endswith(".parquet") else parse_jsonl
+        part = parse(path, names, segment_column)
         part["file"] = str(path)
         frames.append(part)
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     frame["file"] = frame["file"].astype("category")
-    return LogWindow(_normalise_types(frame), start_u, end_u, [str(p) for p in files])
+    frame["timestamp"] = _timestamps(frame["timestamp"])
+    return LogWindow(frame, start_u, end_u, [str(p) for p in files])
 
 
 def read_log_table(
@@ -267,9 +178,10 @@ def read_log_table(
         if isinstance(url, str):
             engine.dispose()
     by_name = {n: c for c, n in names.items()}
-    raw = pd.DataFrame([tuple(r) for r in rows], columns=[by_name[c.name] for c in tbl.c], dtype=object)
-    frame = pd.DataFrame({c: raw[c] if c in raw.columns else pd.Series([None] * len(raw), dtype=object) for c in names})
-    frame["malformed"] = pd.Series([None] * len(raw), dtype=object)
-    frame["line"] = np.arange(1, len(raw) + 1, dtype=np.int64)
-    frame["file"] = pd.Series([where] * len(raw), dtype="category")
-    return LogWindow(_normalise_types(frame), start_u, end_u, [where])
+    got = {by_name[c.name]: [r[i] for r in rows] for i, c in enumerate(tbl.c)}
+    n = len(rows)
+    columns = {c: got.get(c, [None] * n) for c in names if c != "timestamp"}
+    frame = finish(columns, [None] * n, np.arange(1, n + 1), (*TEXT_FIELDS, segment_column))
+    frame.insert(0, "timestamp", _timestamps(pd.Series(got["timestamp"], dtype=object)))
+    frame["file"] = pd.Series([where] * n, dtype="category")
+    return LogWindow(frame, start_u, end_u, [where])

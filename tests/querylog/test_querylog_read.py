@@ -57,6 +57,26 @@ def test_bad_lines_become_malformed_rows(tmp_path: Path, make_row, put_rows) -> 
     assert frame["clicked_doc_ids"].iloc[3] is None
 
 
+def test_wrong_types_are_nulled_and_reported(tmp_path: Path, make_row, put_rows) -> None:
+    rows = [make_row(query=f"q{i}") for i in range(3000)]  # long enough for several parsing chunks
+    rows[5] = make_row(query=1234)
+    rows[1500] = make_row(ts=1741168800)
+    rows[2999] = make_row(clicked_doc_ids=["d1", None])
+    rows[2000] = make_row(segment=["web"])
+    put_rows(tmp_path, "2025-03-05", rows)
+    frame = read_log_window(tmp_path, START, END).frame
+    assert len(frame) == 3000 and frame["line"].tolist() == list(range(1, 3001))
+    bad = frame[frame["malformed"].notna()]
+    assert dict(zip(bad["line"], bad["malformed"])) == {
+        6: "query is int, not text",
+        1501: "timestamp is int, not text",
+        2001: "segment is list, not text",
+        3000: "clicked_doc_ids: feedback is not a list of doc ids",
+    }
+    assert pd.isna(frame.loc[5, "query"]) and frame.loc[4, "query"] == "q4"
+    assert str(frame["query"].dtype) == "str"
+
+
 def test_feedback_as_json_text_is_parsed(tmp_path: Path, make_row, put_rows) -> None:
     put_rows(tmp_path, "2025-03-05", [make_row(clicked_doc_ids='["a", "b"]')])
     assert read_log_window(tmp_path, START, END).frame["clicked_doc_ids"].iloc[0] == ["a", "b"]
