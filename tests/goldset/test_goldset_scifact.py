@@ -49,6 +49,7 @@ def test_hashes_are_stable_across_loads_and_shuffles(shared_data: Path, scifact:
         assert KnowledgeBaseSnapshot.from_frame(docs[["doc_id", "title", "text"]]).snapshot_id == snap.snapshot_id
 
 
+@pytest.mark.slow
 def test_a_removed_scifact_document_is_a_stale_judgment(scifact: tuple[GoldSet, KnowledgeBaseSnapshot]) -> None:
     gold, snap = scifact
     judged = gold.judgments["doc_id"].iloc[0]

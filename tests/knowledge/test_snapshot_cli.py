@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
@@ -25,6 +26,7 @@ def test_snapshot_diff_and_manifest(repo_root: Path, tmp_path: Path) -> None:
     assert payload["diff"]["removed"] == ["travel-01"] and payload["diff"]["added"] == []
 
 
+@pytest.mark.slow
 def test_snapshot_validate_flag(tmp_path: Path) -> None:
     (tmp_path / "corpus.jsonl").write_text('{"_id": "a", "text": "  "}\n')
     result = CliRunner().invoke(main, ["snapshot", str(tmp_path), "--validate", "--no-docs"])
