@@ -122,6 +122,24 @@ def _strata_table(units: pd.DataFrame, sample: pd.DataFrame, strata: list[str]) 
     return table
 
 
+def _sample_queries(units: pd.DataFrame, n: int, strata: list[str], seed: int, min_per_stratum: int) -> pd.DataFrame:
+    """Units until ``n`` distinct query ids are in (or the population is exhausted).
+
+    The size is a number of queries because every sampled query is run on every version: the paired test
+    gets one pair per distinct query. A query served by two versions is two units, so the unit count grows
+    by the observed ratio until the target is met; bottom-k selection keeps each draw a superset of the
+    previous one in each stratum, so the sample stays stratified and seeded.
+    """
+    take = n
+    for _ in range(10):
+        sample = stratified_sample(units, take, strata, seed, min_per_stratum=min_per_stratum)
+        distinct = sample["query_id"].nunique()
+        if distinct >= n or len(sample) >= len(units):
+            break
+        take = int(np.ceil(take * n / max(distinct, 1)))
+    return sample
+
+
 def draw_log_sample(
     window: LogWindow,
     rules: QueryLogRules,
@@ -148,8 +166,8 @@ def draw_log_sample(
     day = logical_date_text(logical_date)
     seed = seed_for_date(logical_date)
     strata = ["retriever_version", rules.segment_column]
-    say(f"sampling {n} of {len(units.table)} distinct queries")
-    sample = stratified_sample(units.table, n, strata, seed, min_per_stratum=min_per_stratum)
+    say(f"sampling {n} queries from {len(units.table)} units")
+    sample = _sample_queries(units.table, n, strata, seed, min_per_stratum)
     weak = weak_judgments(usable, units.row_unit, sample, feedback, source=f"implicit-feedback:{day}")
     return LogSample(
         logical_date=day,

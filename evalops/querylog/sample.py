@@ -58,7 +58,7 @@ def seed_for_date(logical_date: date | datetime | str) -> int:
 
 @dataclass(frozen=True)
 class SampleSizePolicy:
-    """How many distinct queries to sample (all strata together).
+    """How many distinct queries to sample (all strata together): the number of pairs the paired test gets.
 
     Give ``size``, or ``min_detectable_effect``: the smallest standardized paired effect |d_z| (mean
     per-query difference / its standard deviation) the comparison must detect. The number of queries then
