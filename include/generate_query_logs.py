@@ -9,8 +9,8 @@ Writes one partition per UTC day, ``OUT/date=YYYY-MM-DD/part-000.jsonl`` (or ``.
      "segment": "web", "session_id": "...", "user_id": "...", "latency_ms": 84,
      "clicked_doc_ids": [...], "cited_doc_ids": [...]}
 
-* Two retriever versions, ``bm25-v1`` and ``hybrid-rrf-v2``; the hybrid's share of traffic ramps from 30%
-  to 70% over the period (a rollout). Segments: ``web``, ``mobile``, ``agent-assist``.
+* Two retriever versions, ``bm25-v1`` and ``hybrid-rrf-v2`` (``--versions`` renames them); the second's
+  share of traffic ramps from 30% to 70% over the period (a rollout). Segments: ``web``, ``mobile``, ``agent-assist``.
 * Queries are variants of the gold queries (with clicks and citations drawn from their judged-relevant
   chunks), templated look-ups of error codes and model numbers, and long-tail queries with no feedback.
 * About 2% of rows carry personal data in the query text (e-mail, phone numbers, Chinese mobile numbers,
@@ -143,12 +143,13 @@ MALFORMED_KINDS = ("broken_json", "missing_query", "query_not_text", "blank_quer
 
 
 def generate_day(day: date, rows: int, seed: int = 0, days_total: int = 30, day_index: int = 0,
-                 goldset: Path = HERE / "goldset", malformed_share: float = 0.004, pii_share: float = 0.02) -> list[str]:
-    """The JSONL lines of one day (see module docs)."""
+                 goldset: Path = HERE / "goldset", malformed_share: float = 0.004, pii_share: float = 0.02,
+                 versions: tuple[str, str] = VERSIONS) -> list[str]:
+    """The JSONL lines of one day (see module docs). ``versions`` = (baseline, candidate being rolled out)."""
     rng = np.random.default_rng((seed, day.toordinal()))
     gold = load_gold(goldset)
     hybrid_share = 0.3 + 0.4 * (day_index / max(days_total - 1, 1))
-    versions = np.where(rng.random(rows) < hybrid_share, VERSIONS[1], VERSIONS[0])
+    served = np.where(rng.random(rows) < hybrid_share, versions[1], versions[0])
     segments = rng.choice(SEGMENTS, size=rows, p=SEGMENT_SHARE)
     hours = rng.choice(24, size=rows, p=HOUR_WEIGHT / HOUR_WEIGHT.sum())
     micros = np.sort(hours * 3_600_000_000 + rng.integers(0, 3_600_000_000, rows))
@@ -163,7 +164,7 @@ def generate_day(day: date, rows: int, seed: int = 0, days_total: int = 30, day_
         record = {
             "timestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z",
             "query": None,
-            "retriever_version": str(versions[i]),
+            "retriever_version": str(served[i]),
             "segment": str(segments[i]),
             "session_id": f"s{sessions[i]:08x}",
             "user_id": f"u{users[i]:05d}",
@@ -200,7 +201,8 @@ def generate_day(day: date, rows: int, seed: int = 0, days_total: int = 30, day_
 
 
 def generate_query_logs(out: str | Path, start: date, days: int = 30, rows_per_day: int = 2000, seed: int = 0,
-                        fmt: str = "jsonl", goldset: Path = HERE / "goldset") -> list[Path]:
+                        fmt: str = "jsonl", goldset: Path = HERE / "goldset",
+                        versions: tuple[str, str] = VERSIONS) -> list[Path]:
     """Write ``days`` daily partitions under ``out``; returns the files written."""
     out = Path(out)
     written = []
@@ -208,7 +210,7 @@ def generate_query_logs(out: str | Path, start: date, days: int = 30, rows_per_d
         day = start + timedelta(days=i)
         # Weekends are quieter; a fixed pattern keeps the output deterministic.
         rows = rows_per_day if day.weekday() < 5 else int(rows_per_day * 0.6)
-        lines = generate_day(day, rows, seed, days, i, goldset)
+        lines = generate_day(day, rows, seed, days, i, goldset, versions=versions)
         folder = out / f"date={day.isoformat()}"
         folder.mkdir(parents=True, exist_ok=True)
         if fmt == "jsonl":
@@ -249,8 +251,11 @@ def main() -> int:
     parser.add_argument("--rows-per-day", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
+    parser.add_argument("--versions", nargs=2, default=list(VERSIONS), metavar=("BASELINE", "CANDIDATE"),
+                        help="retriever version labels written in the logs (default: %(default)s)")
     args = parser.parse_args()
-    files = generate_query_logs(args.out, date.fromisoformat(args.start), args.days, args.rows_per_day, args.seed, args.format)
+    files = generate_query_logs(args.out, date.fromisoformat(args.start), args.days, args.rows_per_day, args.seed,
+                                args.format, versions=tuple(args.versions))
     print(f"wrote {len(files)} partitions under {args.out}")
     return 0
 
