@@ -78,11 +78,12 @@ def _as_ids_and_values(scores: Scores, side: str) -> tuple[np.ndarray, np.ndarra
     q = np.asarray(ids, dtype=object)
     uniq, counts = np.unique(q.astype(str), return_counts=True)
     if (counts > 1).any():
-        raise AlignmentError(f"{side} scores list query {uniq[counts > 1][0]!r} more than once; one score per query")
+        dup = str(uniq[counts > 1][0])
+        raise AlignmentError(f"{side} scores list query {dup!r} more than once; one score per query")
     bad = ~np.isfinite(v)
     if bad.any():
         raise InputError(
-            f"{side} score of query {q[bad][0]!r} is {v[bad][0]!r}; per-query scores must be finite numbers"
+            f"{side} score of query {str(q[bad][0])!r} is {float(v[bad][0])}; per-query scores must be finite numbers"
         )
     return q, v
 

@@ -11,8 +11,8 @@ Resample the n query deltas with replacement ``n_resamples`` times and take each
   the interval is the quantiles Phi(z0 + (z0 + z)/(1 - a (z0 + z))) for z = Phi^-1(alpha/2),
   Phi^-1(1 - alpha/2). This is exactly ``scipy.stats.bootstrap(method="BCa")`` given the same theta*.
 
-Degenerate cases: n = 0 gives no interval (``None``); n = 1 or constant deltas give the point interval
-[mean, mean] (every resample has the same mean). When every theta* lies on one side of the estimate
+Degenerate cases: n = 0 gives no interval (``None``); n = 1 or constant deltas (within the rounding
+tolerance of ``evalops.stats._base``) give the point interval [mean, mean] (every resample has the same mean). When every theta* lies on one side of the estimate
 (z0 infinite), ``prop`` is clipped to [1/(2B), 1 - 1/(2B)] so the interval stays defined.
 
 Resamples are drawn in chunks of at most ``CHUNK_BYTES`` of indices, each chunk from its own child of the
@@ -27,6 +27,7 @@ import numpy as np
 from scipy import special
 
 from evalops.errors import InputError
+from evalops.stats._base import DeltaShape
 
 __all__ = ["CI_METHODS", "CHUNK_BYTES", "Interval", "bootstrap_interval", "bootstrap_means", "paired_bootstrap_ci"]
 
@@ -124,8 +125,9 @@ def paired_bootstrap_ci(
     d = c - b
     if len(d) == 0:
         return None
-    if np.ptp(d) == 0.0:
-        mean = float(d.mean())
+    shape = DeltaShape.of(b, c)
+    if shape.constant:  # within rounding noise: every resample has the same mean
+        mean = float(shape.mean)
         return Interval(mean, mean, confidence, method, None)
     means = bootstrap_means(d, n_resamples, rng)
     return bootstrap_interval(d, means, confidence, method)

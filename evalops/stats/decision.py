@@ -26,6 +26,7 @@ The confidence level of the intervals is 1 - alpha.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from evalops.errors import InputError
 from evalops.stats._base import ALTERNATIVES, sign_flip_floor
@@ -170,6 +171,12 @@ def _material_change_possible(ev: Evidence, policy: Policy) -> bool:
     return False
 
 
+@lru_cache(maxsize=256)
+def _queries_for_80_percent(min_effect: float, alpha: float, alternative: str) -> int:
+    # cached: the same policy asks the same question for every measure of every run
+    return paired_sample_size(min_effect, 0.8, alpha, alternative)
+
+
 def _constant_floor(n: int, alternative: str) -> float:
     """The exact sign-flip p-value of n equal deltas pointing the way the alternative looks."""
     return float(sign_flip_floor(n, -1.0 if alternative == "less" else 1.0, alternative))
@@ -225,7 +232,7 @@ def decide(evidence: Evidence, policy: Policy) -> Decision:
         )
         return Decision("inconclusive", tuple(reasons))
     if _material_change_possible(ev, policy):
-        need = paired_sample_size(policy.min_effect, 0.8, policy.alpha, policy.alternative) if policy.min_effect else 0
+        need = _queries_for_80_percent(policy.min_effect, policy.alpha, policy.alternative) if policy.min_effect else 0
         if ev.n < need:
             why = (f"{ev.n} queries are too few to tell (about {need} give 80% power to detect "
                    f"|d_z| = {policy.min_effect:g})")
