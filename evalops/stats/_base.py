@@ -15,8 +15,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -28,6 +29,8 @@ Alternative = Literal["two-sided", "less", "greater"]
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "less", "greater")
 
 DZ_CAP = 1000.0
+
+T = TypeVar("T")
 
 # Rounding noise of c - b is at most ~eps * max(|b|, |c|) per query; 64x leaves room for upstream arithmetic.
 _TOLERANCE_ULPS = 64.0
@@ -170,3 +173,28 @@ def nct_cdf(t: object, df: object, nc: object) -> np.ndarray:
         side = np.where(t[bad] < nc[bad], 0.0, 1.0)
         cdf[bad] = np.where(np.isnan(alt), side, alt)
     return np.clip(cdf, 0.0, 1.0)
+
+
+def in_chunks(
+    total: int,
+    rows: int,
+    rng: int | np.random.Generator,
+    work: Callable[[np.random.Generator, int, int], T],
+    workers: int = 1,
+) -> list[T]:
+    """Run ``work(child_generator, start, size)`` over fixed chunks of ``rows`` out of ``total`` draws.
+
+    Each chunk gets its own child generator spawned from ``rng``, so the results depend on the seed and on
+    ``rows`` only, never on ``workers``. At most ``workers`` chunks are in memory at once; numpy releases
+    the GIL while drawing and gathering, so threads use several cores.
+    """
+    if workers < 1:
+        raise InputError(f"workers must be at least 1; got {workers}")
+    children = np.random.default_rng(rng).spawn(-(-total // rows))
+    jobs = [(child, i * rows, min(rows, total - i * rows)) for i, child in enumerate(children)]
+    if workers == 1 or len(jobs) == 1:
+        return [work(*job) for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda job: work(*job), jobs))

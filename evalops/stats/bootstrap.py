@@ -27,12 +27,13 @@ import numpy as np
 from scipy import special
 
 from evalops.errors import InputError
-from evalops.stats._base import DeltaShape
+from evalops.stats._base import DeltaShape, in_chunks
 
 __all__ = ["CI_METHODS", "CHUNK_BYTES", "Interval", "bootstrap_interval", "bootstrap_means", "paired_bootstrap_ci"]
 
 CI_METHODS: tuple[str, ...] = ("bca", "percentile")
-CHUNK_BYTES = 64 * 2**20
+CHUNK_BYTES = 32 * 2**20
+_CACHE_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,13 @@ class Interval:
     n_resamples: int | None = None
 
 
-def bootstrap_means(deltas: object, n_resamples: int, rng: int | np.random.Generator) -> np.ndarray:
-    """The bootstrap distribution of the mean: ``n_resamples`` means of n deltas drawn with replacement."""
+def bootstrap_means(
+    deltas: object, n_resamples: int, rng: int | np.random.Generator, workers: int = 1
+) -> np.ndarray:
+    """The bootstrap distribution of the mean: ``n_resamples`` means of n deltas drawn with replacement.
+
+    ``workers`` threads share the chunks; the result does not depend on it.
+    """
     d = np.asarray(deltas, dtype=np.float64).reshape(-1)
     n = len(d)
     if n == 0:
@@ -56,16 +62,22 @@ def bootstrap_means(deltas: object, n_resamples: int, rng: int | np.random.Gener
         raise InputError(f"n_resamples must be at least 1; got {n_resamples}")
     if rng is None:
         raise InputError("the bootstrap needs randomness: pass rng (a seed or a numpy Generator)")
-    gen = np.random.default_rng(rng)
     index_type = np.uint32 if n < 2**32 else np.uint64
     # indices + gathered values: (4 or 8) + 8 bytes per cell
     rows = max(1, CHUNK_BYTES // (n * (np.dtype(index_type).itemsize + 8)))
     out = np.empty(n_resamples)
-    for i, child in enumerate(gen.spawn(-(-n_resamples // rows))):
-        start = i * rows
-        size = min(rows, n_resamples - start)
-        idx = child.integers(0, n, size=(size, n), dtype=index_type)
-        out[start : start + size] = d[idx].mean(axis=1)
+
+    # Within a chunk, rows go through in cache-sized blocks: drawing, gathering and averaging ~1 MiB at a
+    # time keeps the work out of main memory, which is what bounds it otherwise.
+    block = max(1, _CACHE_BYTES // (n * (np.dtype(index_type).itemsize + 8)))
+
+    def chunk(child: np.random.Generator, start: int, size: int) -> None:
+        for first in range(start, start + size, block):
+            rows = min(block, start + size - first)
+            idx = child.integers(0, n, size=(rows, n), dtype=index_type)
+            out[first : first + rows] = d[idx].mean(axis=1)
+
+    in_chunks(n_resamples, rows, rng, chunk, workers)
     return out
 
 
@@ -114,6 +126,7 @@ def paired_bootstrap_ci(
     method: str = "bca",
     n_resamples: int = 10_000,
     rng: int | np.random.Generator | None = None,
+    workers: int = 1,
 ) -> Interval | None:
     """Bootstrap CI of mean(candidate - baseline). ``None`` for n = 0; a point interval when deltas are constant."""
     b = np.asarray(baseline, dtype=np.float64).reshape(-1)
@@ -129,5 +142,5 @@ def paired_bootstrap_ci(
     if shape.constant:  # within rounding noise: every resample has the same mean
         mean = float(shape.mean)
         return Interval(mean, mean, confidence, method, None)
-    means = bootstrap_means(d, n_resamples, rng)
+    means = bootstrap_means(d, n_resamples, rng, workers)
     return bootstrap_interval(d, means, confidence, method)

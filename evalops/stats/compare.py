@@ -120,14 +120,14 @@ class Comparison:
 
 
 def run_test(baseline: np.ndarray, candidate: np.ndarray, policy: Policy,
-             rng: int | np.random.Generator | None) -> TestResult:
+             rng: int | np.random.Generator | None, workers: int = 1) -> TestResult:
     """The policy's paired test on aligned vectors."""
     if policy.test == "t":
         return paired_t_test(baseline, candidate, policy.alternative)
     if policy.test == "wilcoxon":
         return wilcoxon_test(baseline, candidate, policy.alternative, zero_method=policy.zero_method)
     return paired_randomization_test(
-        baseline, candidate, policy.alternative, n_resamples=policy.n_resamples, rng=rng
+        baseline, candidate, policy.alternative, n_resamples=policy.n_resamples, rng=rng, workers=workers
     )
 
 
@@ -147,18 +147,20 @@ def compare(
     rng: int | np.random.Generator | None = None,
     baseline_name: str = "baseline",
     candidate_name: str = "candidate",
+    workers: int = 1,
 ) -> Comparison:
     """The comparison record of one measure, decided as a family of one.
 
     ``rng`` (a seed or a Generator) drives the bootstrap and the Monte Carlo test; by default
-    ``policy.seed``. Use ``adjust_and_decide`` when several measures or versions are compared together.
+    ``policy.seed``. ``workers`` threads share the resampling (results do not depend on it).
+    Use ``adjust_and_decide`` when several measures or versions are compared together.
     """
     policy = policy or Policy()
     b, c = as_pair(paired.baseline, paired.candidate)
     n = len(b)
     gen = np.random.default_rng(policy.seed if rng is None else rng)
     test_rng, boot_rng = gen.spawn(2)
-    result = run_test(b, c, policy, test_rng)
+    result = run_test(b, c, policy, test_rng, workers)
     notes = [result.note] if result.note else []
     dropped = len(paired.dropped_baseline_only) + len(paired.dropped_candidate_only)
     if dropped:
@@ -178,7 +180,7 @@ def compare(
             delta_ci = (delta, delta)
         else:
             interval = paired_bootstrap_ci(b, c, confidence=policy.confidence, method=policy.ci_method,
-                                           n_resamples=policy.n_resamples, rng=boot_rng)
+                                           n_resamples=policy.n_resamples, rng=boot_rng, workers=workers)
             delta_ci = (interval.low, interval.high) if interval is not None else None
         dz = float(shape.dz())
         # sd = 0: the pivot has no spread to work with; the interval is the point itself

@@ -28,11 +28,11 @@ from __future__ import annotations
 import numpy as np
 
 from evalops.errors import InputError
-from evalops.stats._base import DeltaShape, TestResult, all_zero, as_pair, check_alternative, too_few
+from evalops.stats._base import DeltaShape, TestResult, all_zero, as_pair, check_alternative, in_chunks, too_few
 
 __all__ = ["CHUNK_BYTES", "EXACT_MAX_N", "paired_randomization_test", "sign_flip_count"]
 
-CHUNK_BYTES = 64 * 2**20
+CHUNK_BYTES = 32 * 2**20
 EXACT_MAX_N = 24
 _BLOCK_GROUPS = 64  # 64 groups x 256 sums x 8 bytes = 128 KiB of table per slice: stays in cache
 _TIE_RTOL = 1e-9
@@ -79,11 +79,13 @@ def sign_flip_count(
     n_resamples: int = 10_000,
     method: str = "auto",
     rng: int | np.random.Generator | None = None,
+    workers: int = 1,
 ) -> tuple[int, int, bool]:
     """Count sign vectors whose signed sum is at least as extreme as the observed ``sum(values)``.
 
     Returns ``(count, total, exact)``: ``total`` is 2^n when exact, else ``n_resamples``. ``method`` is
-    ``"auto"``, ``"exact"`` or ``"monte_carlo"``. Monte Carlo needs ``rng`` (a seed or a Generator).
+    ``"auto"``, ``"exact"`` or ``"monte_carlo"``. Monte Carlo needs ``rng`` (a seed or a Generator);
+    ``workers`` threads share the chunks (the result does not depend on it).
     """
     check_alternative(alternative)
     v = np.asarray(values, dtype=np.float64).reshape(-1)
@@ -111,14 +113,13 @@ def sign_flip_count(
         return count, total, True
     if rng is None:
         raise InputError("the Monte Carlo randomization test needs randomness: pass rng (a seed or a numpy Generator)")
-    gen = np.random.default_rng(rng)
-    chunks = -(-n_resamples // rows)
-    for i, child in enumerate(gen.spawn(chunks)):
-        size = min(rows, n_resamples - i * rows)
+
+    def chunk(child: np.random.Generator, start: int, size: int) -> int:
         raw = child.bit_generator.random_raw(-(-size * m // 8))
         patterns = raw.view(np.uint8)[: size * m].reshape(size, m)
-        count += _exceeds(2.0 * _positive_sums(table, patterns) - total_v, observed, alternative, tol)
-    return count, n_resamples, False
+        return _exceeds(2.0 * _positive_sums(table, patterns) - total_v, observed, alternative, tol)
+
+    return sum(in_chunks(n_resamples, rows, rng, chunk, workers)), n_resamples, False
 
 
 def paired_randomization_test(
@@ -129,6 +130,7 @@ def paired_randomization_test(
     n_resamples: int = 10_000,
     method: str = "auto",
     rng: int | np.random.Generator | None = None,
+    workers: int = 1,
 ) -> TestResult:
     """Sign-flip test of the mean delta (see the module docstring). ``statistic`` is the mean delta."""
     check_alternative(alternative)
@@ -142,7 +144,8 @@ def paired_randomization_test(
     if shape.all_zero:
         return all_zero("randomization", n, alternative)
     d = c - b
-    count, total, exact = sign_flip_count(d, alternative, n_resamples=n_resamples, method=method, rng=rng)
+    count, total, exact = sign_flip_count(d, alternative, n_resamples=n_resamples, method=method, rng=rng,
+                                          workers=workers)
     if exact:
         p, how, resamples = count / total, f"exact over 2^{n} sign vectors", None
     else:

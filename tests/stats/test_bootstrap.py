@@ -11,9 +11,13 @@ from evalops.stats import bootstrap
 
 @pytest.mark.parametrize(("method", "scipy_method"), [("bca", "BCa"), ("percentile", "percentile")])
 @pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
-def test_interval_equals_scipy_given_the_same_resamples(method, scipy_method, confidence):
+@pytest.mark.parametrize("data", ["skewed", "discrete"])
+def test_interval_equals_scipy_given_the_same_resamples(method, scipy_method, confidence, data):
     rng = np.random.default_rng(0)
-    d = rng.exponential(size=60) - 0.8  # skewed, so BCa differs from the percentile interval
+    if data == "skewed":
+        d = rng.exponential(size=60) - 0.8  # BCa differs from the percentile interval
+    else:
+        d = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.5, -0.5])  # many resample means equal the estimate
     means = bootstrap_means(d, 4000, rng=1)
     ours = bootstrap_interval(d, means, confidence, method)
     ref = stats.bootstrap(

@@ -61,6 +61,18 @@ def test_same_seed_same_record():
     assert other.delta_ci_low != compare(paired, measure="m", policy=policy).delta_ci_low
 
 
+def test_threads_do_not_change_the_numbers(monkeypatch):
+    from evalops.stats import bootstrap, randomization
+
+    monkeypatch.setattr(randomization, "CHUNK_BYTES", 375 * 300)  # several chunks for each
+    monkeypatch.setattr(bootstrap, "CHUNK_BYTES", 12 * 3000 * 300)
+    paired = make_pair(n=3000)
+    policy = Policy(test="randomization", n_resamples=2000)
+    one = compare(paired, measure="m", policy=policy, workers=1)
+    two = compare(paired, measure="m", policy=policy, workers=2)
+    assert one == two
+
+
 def test_swapping_the_versions_mirrors_the_comparison():
     paired = make_pair()
     swapped = Paired(paired.query_ids, paired.candidate, paired.baseline)
