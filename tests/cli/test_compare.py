@@ -11,8 +11,6 @@ from click.testing import CliRunner
 from evalops.cli import main
 from evalops.stats import holm, paired_sample_size, paired_t_test
 
-pytest.importorskip("evalops.metrics", reason="evalops compare scores runs with evalops.metrics")
-
 RECORD_KEYS = [
     "measure", "baseline", "candidate", "n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low",
     "delta_ci_high", "relative_change", "test", "test_method", "statistic", "p_value", "p_adjusted",
@@ -27,6 +25,7 @@ def invoke(*args: str):
 
 @pytest.fixture(scope="module")
 def scifact(shared_data):
+    pytest.importorskip("evalops.metrics", reason="evalops compare scores runs with evalops.metrics")
     folder = shared_data / "scifact"
     return (str(folder / "qrels.tsv"), str(folder / "runs" / "bm25.trec"),
             str(folder / "runs" / "itsumida-te3large-zerank1-top15.trec"))
