@@ -187,10 +187,12 @@ def _print_table(report: dict[str, Any]) -> None:
     q = report["queries"]
     selection = ("every judged query (unanswered ones score 0)" if q["selection"] == "all"
                  else f"the {q['compared']} of {q['judged']} judged queries every run answered")
+    rule = f"regression = adjusted p < {policy['alpha']:g} and |d_z| >= {policy['min_effect']:g}"
+    if policy["min_delta"]:
+        rule += f" and |delta| >= {policy['min_delta']:g}"
     console.print(
         f"queries: {selection}; test: {policy['test']} ({policy['alternative']}); {policy['correction']} correction "
-        f"over {len(report['comparisons'])} comparisons; regression = adjusted p < {policy['alpha']:g} and "
-        f"|d_z| >= {policy['min_effect']:g}" + (f" and |delta| >= {policy['min_delta']:g}" if policy["min_delta"] else ""),
+        f"over {len(report['comparisons'])} comparisons; {rule}",
         style="dim", highlight=False, markup=False,
     )
     # The table holds the numbers; below it, the rule's conclusion in words (every reason: --format json),

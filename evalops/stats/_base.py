@@ -23,7 +23,20 @@ import numpy as np
 
 from evalops.errors import InputError
 
-__all__ = ["ALTERNATIVES", "Alternative", "DZ_CAP", "DeltaShape", "TestResult", "check_alternative"]
+__all__ = [
+    "ALTERNATIVES",
+    "Alternative",
+    "DZ_CAP",
+    "DeltaShape",
+    "Prepared",
+    "TestResult",
+    "as_pair",
+    "check_alternative",
+    "in_chunks",
+    "nct_cdf",
+    "prepare",
+    "sign_flip_floor",
+]
 
 Alternative = Literal["two-sided", "less", "greater"]
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "less", "greater")
@@ -141,6 +154,33 @@ class TestResult:
     method: str
     note: str | None = None
     n_resamples: int | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What every one-comparison test starts from: the checked vectors and their delta shape.
+
+    ``early`` is the defined result of a degenerate input (n < 2, all deltas zero); when it is set the
+    test returns it as is.
+    """
+
+    baseline: np.ndarray
+    candidate: np.ndarray
+    shape: DeltaShape | None
+    early: TestResult | None
+
+
+def prepare(test: str, baseline: object, candidate: object, alternative: str) -> Prepared:
+    """Check the inputs of a one-comparison test and settle the degenerate cases every test shares."""
+    check_alternative(alternative)
+    b, c = as_pair(baseline, candidate)
+    if b.ndim != 1:
+        raise InputError(f"the {test} test takes two 1-D vectors of per-query scores; got shape {b.shape}")
+    n = len(b)
+    if n < 2:
+        return Prepared(b, c, None, too_few(test, n, alternative))
+    shape = DeltaShape.of(b, c)
+    return Prepared(b, c, shape, all_zero(test, n, alternative) if shape.all_zero else None)
 
 
 def too_few(test: str, n: int, alternative: str) -> TestResult:

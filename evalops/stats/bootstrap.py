@@ -12,8 +12,9 @@ Resample the n query deltas with replacement ``n_resamples`` times and take each
   Phi^-1(1 - alpha/2). This is exactly ``scipy.stats.bootstrap(method="BCa")`` given the same theta*.
 
 Degenerate cases: n = 0 gives no interval (``None``); n = 1 or constant deltas (within the rounding
-tolerance of ``evalops.stats._base``) give the point interval [mean, mean] (every resample has the same mean). When every theta* lies on one side of the estimate
-(z0 infinite), ``prop`` is clipped to [1/(2B), 1 - 1/(2B)] so the interval stays defined.
+tolerance of ``evalops.stats._base``) give the point interval [mean, mean], since every resample has the
+same mean. When every theta* lies on one side of the estimate (z0 infinite), ``prop`` is clipped to
+[1/(2B), 1 - 1/(2B)] so the interval stays defined.
 
 Resamples are drawn in chunks of at most ``CHUNK_BYTES`` of indices, each chunk from its own child of the
 caller's generator, so memory stays bounded and the result depends only on (data, seed, n_resamples).

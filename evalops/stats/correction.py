@@ -15,6 +15,8 @@ Ties keep their input order; an empty family gives an empty result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from evalops.errors import InputError
@@ -31,30 +33,31 @@ def _as_p(p_values: object) -> np.ndarray:
     return p
 
 
-def holm(p_values: object) -> np.ndarray:
-    """Holm step-down adjusted p-values, in the input order."""
+def _stepwise(p_values: object, factor: Callable[[int], np.ndarray], step_down: bool) -> np.ndarray:
+    """Scale the sorted p-values by ``factor(m)``, cap at 1, make them monotone, and return them in input order.
+
+    Step-down (Holm) carries the running maximum up from the smallest p; step-up (BH) the running
+    minimum down from the largest.
+    """
     p = _as_p(p_values)
     m = len(p)
     if m == 0:
         return p
     order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    scaled = np.minimum(1.0, factor(m) * p[order])
     adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(scaled)
+    adjusted[order] = np.maximum.accumulate(scaled) if step_down else np.minimum.accumulate(scaled[::-1])[::-1]
     return adjusted
+
+
+def holm(p_values: object) -> np.ndarray:
+    """Holm step-down adjusted p-values, in the input order: factors m, m-1, ..., 1."""
+    return _stepwise(p_values, lambda m: m - np.arange(m, dtype=np.float64), step_down=True)
 
 
 def benjamini_hochberg(p_values: object) -> np.ndarray:
-    """Benjamini-Hochberg step-up adjusted p-values, in the input order."""
-    p = _as_p(p_values)
-    m = len(p)
-    if m == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, m * p[order] / np.arange(1, m + 1))
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum.accumulate(scaled[::-1])[::-1]
-    return adjusted
+    """Benjamini-Hochberg step-up adjusted p-values, in the input order: factors m/1, m/2, ..., m/m."""
+    return _stepwise(p_values, lambda m: m / np.arange(1, m + 1, dtype=np.float64), step_down=False)
 
 
 def adjust_p_values(p_values: object, method: str = "holm") -> np.ndarray:

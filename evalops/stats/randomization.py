@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalops.errors import InputError
-from evalops.stats._base import DeltaShape, TestResult, all_zero, as_pair, check_alternative, in_chunks, too_few
+from evalops.stats._base import TestResult, check_alternative, in_chunks, prepare
 
 __all__ = ["CHUNK_BYTES", "EXACT_MAX_N", "paired_randomization_test", "sign_flip_count"]
 
@@ -133,17 +133,11 @@ def paired_randomization_test(
     workers: int = 1,
 ) -> TestResult:
     """Sign-flip test of the mean delta (see the module docstring). ``statistic`` is the mean delta."""
-    check_alternative(alternative)
-    b, c = as_pair(baseline, candidate)
-    if b.ndim != 1:
-        raise InputError("paired_randomization_test takes 1-D vectors")
-    n = len(b)
-    if n < 2:
-        return too_few("randomization", n, alternative)
-    shape = DeltaShape.of(b, c)
-    if shape.all_zero:
-        return all_zero("randomization", n, alternative)
-    d = c - b
+    ready = prepare("randomization", baseline, candidate, alternative)
+    if ready.early is not None:
+        return ready.early
+    d = ready.candidate - ready.baseline
+    n = len(d)
     count, total, exact = sign_flip_count(d, alternative, n_resamples=n_resamples, method=method, rng=rng,
                                           workers=workers)
     if exact:

@@ -22,8 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from evalops.errors import InputError
-from evalops.stats._base import DeltaShape, TestResult, all_zero, as_pair, check_alternative, sign_flip_floor, too_few
+from evalops.stats._base import DeltaShape, TestResult, as_pair, check_alternative, prepare, sign_flip_floor
 
 __all__ = ["paired_t", "paired_t_test", "t_p_value"]
 
@@ -60,16 +59,10 @@ def paired_t(baseline: object, candidate: object, alternative: str = "two-sided"
 
 def paired_t_test(baseline: object, candidate: object, alternative: str = "two-sided") -> TestResult:
     """Paired t-test of ``candidate - baseline`` (1-D aligned vectors)."""
-    check_alternative(alternative)
-    b, c = as_pair(baseline, candidate)
-    if b.ndim != 1:
-        raise InputError("paired_t_test takes 1-D vectors; use paired_t for many rows at once")
-    n = len(b)
-    if n < 2:
-        return too_few("t", n, alternative)
-    shape = DeltaShape.of(b, c)
-    if shape.all_zero:
-        return all_zero("t", n, alternative)
+    ready = prepare("t", baseline, candidate, alternative)  # rows at once: paired_t
+    if ready.early is not None:
+        return ready.early
+    b, c, shape, n = ready.baseline, ready.candidate, ready.shape, len(ready.baseline)
     t, p = paired_t(b, c, alternative)
     note = None
     if shape.constant:

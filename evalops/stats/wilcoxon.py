@@ -31,7 +31,7 @@ import numpy as np
 from scipy import special, stats
 
 from evalops.errors import InputError
-from evalops.stats._base import DeltaShape, TestResult, all_zero, as_pair, check_alternative, too_few
+from evalops.stats._base import TestResult, prepare
 from evalops.stats.randomization import sign_flip_count
 
 __all__ = ["ZERO_METHODS", "signed_rank_null", "wilcoxon_test"]
@@ -75,20 +75,15 @@ def wilcoxon_test(
     method: str = "auto",
 ) -> TestResult:
     """Wilcoxon signed-rank test of ``candidate - baseline``. ``method``: auto, exact or approx."""
-    check_alternative(alternative)
     if zero_method not in ZERO_METHODS:
         raise InputError(f"zero_method must be one of {', '.join(ZERO_METHODS)}; got {zero_method!r}")
     if method not in ("auto", "exact", "approx"):
         raise InputError(f"method must be auto, exact or approx; got {method!r}")
-    b, c = as_pair(baseline, candidate)
-    if b.ndim != 1:
-        raise InputError("wilcoxon_test takes 1-D vectors")
+    ready = prepare("wilcoxon", baseline, candidate, alternative)
+    if ready.early is not None:
+        return ready.early
+    b, c, shape = ready.baseline, ready.candidate, ready.shape
     n = len(b)
-    if n < 2:
-        return too_few("wilcoxon", n, alternative)
-    shape = DeltaShape.of(b, c)
-    if shape.all_zero:
-        return all_zero("wilcoxon", n, alternative)
     d = c - b
     zeros = d == 0
     if zero_method == "wilcox":
