@@ -9,7 +9,8 @@ are the 100,000 paired values. Timed on them:
   threads (same numbers either way);
 * ranx: ``fisher_randomization_test`` (the test ranx.compare runs) with 10,000 permutations on the same
   vectors, and ``ranx.compare`` end to end on the same qrels and runs (it evaluates both runs and runs
-  the Fisher test once per ordered pair of runs, i.e. twice). Numba is warmed up first.
+  the Fisher test once per ordered pair of runs, i.e. twice). Numba is warmed up first; ranx's memory
+  is not traced (tracemalloc would slow its per-permutation allocations down too much to time it).
 
     python benchmarks/stats_speed.py [--n 100000] [--resamples 10000] [--skip-ranx]
 """
@@ -32,17 +33,22 @@ from evalops.stats import paired_bootstrap_ci, paired_randomization_test
 DOCS_PER_QUERY = 10
 
 
-def timed(fn: Callable[[], Any]) -> tuple[Any, float, float, float]:
-    """(result, wall seconds, CPU seconds of this process, peak traced MiB) of one call.
+def timed(fn: Callable[[], Any], trace: bool = True) -> tuple[Any, float, float, float | None]:
+    """(result, wall seconds, CPU seconds of this process, peak traced MiB or None) of one call.
 
     CPU seconds are printed too because the machines are shared: wall time includes waiting for a core.
+    ranx is timed with ``trace=False``: tracemalloc hooks every one of numba's small allocations (one per
+    query per permutation) and would slow it down many times over.
     """
-    tracemalloc.start()
+    if trace:
+        tracemalloc.start()
     started, cpu = time.perf_counter(), time.process_time()
     result = fn()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
+    peak = None
+    if trace:
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
     return result, seconds, cpu, peak
 
 
@@ -89,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     a = np.asarray(evaluate(qrels, run_a, "ndcg@10", return_mean=False), dtype=np.float64)
     b = np.asarray(evaluate(qrels, run_b, "ndcg@10", return_mean=False), dtype=np.float64)
     print(f"{len(a):,} paired nDCG@10 values; baseline {a.mean():.4f}, candidate {b.mean():.4f}; "
-          f"{args.resamples:,} resamples")
+          f"{args.resamples:,} resamples", flush=True)
 
     rows = []
     for workers in (1, 2):
@@ -106,11 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_ranx:
         fisher_randomization_test(a[:100], b[:100], 10, 0.01, 42)  # numba compile, not timed
         compare(qrels, [run_a, run_b], "ndcg@10", stat_test="fisher", n_permutations=10)
+        print("timing ranx (about a minute per 10,000 permutations) ...", flush=True)
         (p_ranx, _), t_fisher, c_fisher, m_fisher = timed(
-            lambda: fisher_randomization_test(a, b, args.resamples, 0.01, args.seed))
-        _, t_eval, _, _ = timed(lambda: (evaluate(qrels, run_a, "ndcg@10"), evaluate(qrels, run_b, "ndcg@10")))
+            lambda: fisher_randomization_test(a, b, args.resamples, 0.01, args.seed), trace=False)
+        _, t_eval, _, _ = timed(
+            lambda: (evaluate(qrels, run_a, "ndcg@10"), evaluate(qrels, run_b, "ndcg@10")), trace=False)
         _, t_compare, c_compare, m_compare = timed(lambda: compare(
-            qrels, [run_a, run_b], "ndcg@10", stat_test="fisher", n_permutations=args.resamples))
+            qrels, [run_a, run_b], "ndcg@10", stat_test="fisher", n_permutations=args.resamples), trace=False)
         rows += [
             ("ranx fisher_randomization_test", t_fisher, c_fisher, m_fisher, f"p = {p_ranx:.4g}"),
             ("ranx.compare (2 runs, fisher)", t_compare, c_compare, m_compare,
@@ -118,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
     print(f"{'':38} {'wall s':>7} {'CPU s':>7} {'peak MiB':>9}  result")
     for name, seconds, cpu, peak, note in rows:
-        print(f"{name:38} {seconds:>7.2f} {cpu:>7.2f} {peak:>9.1f}  {note}")
+        shown = "n/a" if peak is None else f"{peak:.1f}"
+        print(f"{name:38} {seconds:>7.2f} {cpu:>7.2f} {shown:>9}  {note}")
     print(f"load average while running: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if not args.skip_ranx:
         print(f"ratio ranx fisher_randomization_test / evalops randomization (1 thread): {t_fisher / t_test:.1f}x")

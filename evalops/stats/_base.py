@@ -57,8 +57,11 @@ def check_alternative(alternative: str) -> str:
 
 def as_pair(baseline: object, candidate: object) -> tuple[np.ndarray, np.ndarray]:
     """Two equally shaped float64 arrays of finite scores (pairs along the last axis)."""
-    b = np.asarray(baseline, dtype=np.float64)
-    c = np.asarray(candidate, dtype=np.float64)
+    try:
+        b = np.asarray(baseline, dtype=np.float64)
+        c = np.asarray(candidate, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"per-query scores must be numbers ({exc})") from None
     if b.shape != c.shape:
         raise InputError(
             f"baseline and candidate must be aligned vectors of the same shape; got {b.shape} and {c.shape} "

@@ -84,8 +84,10 @@ def wilcoxon_test(
         return ready.early
     b, c, shape = ready.baseline, ready.candidate, ready.shape
     n = len(b)
-    d = c - b
+    # constant deltas that differ only by rounding noise are one tie group, not n distinct ranks
+    d = np.full(n, float(shape.mean)) if shape.constant else c - b
     zeros = d == 0
+    any_zero = bool(zeros.any())  # scipy's auto rule looks at zeros even when "wilcox" drops them
     if zero_method == "wilcox":
         d = d[~zeros]
         zeros = np.zeros(len(d), dtype=bool)
@@ -102,7 +104,7 @@ def wilcoxon_test(
     label = f"zero_method={zero_method}"
 
     if method == "auto":
-        if n <= _EXACT_MAX_N and not has_ties and not (c - b == 0).any():
+        if n <= _EXACT_MAX_N and not has_ties and not any_zero:
             method = "exact"
         elif n <= _ENUMERATE_MAX_N:
             method = "enumerate"

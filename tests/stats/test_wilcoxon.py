@@ -68,3 +68,9 @@ def test_degenerate_cases_are_defined():
     const = wilcoxon_test([0.5] * 6, [0.4] * 6)
     assert const.p_value == pytest.approx(2.0**-5)  # one tie group: exact enumeration gives 2 / 2^6
     assert const.direction == -1
+    # 20 equal drops computed as b - 0.1 carry rounding noise; they are still one tie group, so the normal
+    # approximation with tie correction applies: z = sqrt(n)
+    b = np.linspace(0.1, 0.9, 20)
+    noisy = wilcoxon_test(b, b - 0.1)
+    assert noisy.p_value == pytest.approx(2 * stats.norm.sf(np.sqrt(20)))
+    assert noisy.p_value == pytest.approx(stats.wilcoxon(np.full(20, -0.1)).pvalue)
