@@ -25,6 +25,7 @@ The confidence level of the intervals is 1 - alpha.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -73,6 +74,14 @@ class Policy:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("n_resamples", "seed"):  # numpy integers (a seed from a date, say) become plain ints
+            value = getattr(self, name)
+            if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+                object.__setattr__(self, name, int(value))
+        for name in ("alpha", "min_effect", "min_delta"):
+            value = getattr(self, name)
+            if isinstance(value, numbers.Real) and not isinstance(value, bool):
+                object.__setattr__(self, name, float(value))
         checks = [
             (0.0 < self.alpha < 1.0, f"alpha must be between 0 and 1; got {self.alpha}"),
             (self.alternative in ALTERNATIVES, f"alternative must be one of {', '.join(ALTERNATIVES)}; "

@@ -107,6 +107,14 @@ def test_policy_validation(kwargs, message):
         Policy(**kwargs)
 
 
+def test_numpy_numbers_become_plain_python_numbers():
+    import numpy as np
+
+    policy = Policy(alpha=np.float64(0.01), seed=np.int64(20260101), n_resamples=np.int32(500))
+    assert type(policy.seed) is int and type(policy.n_resamples) is int and type(policy.alpha) is float
+    assert policy == Policy(alpha=0.01, seed=20260101, n_resamples=500)
+
+
 def test_policy_travels_as_a_dict():
     policy = Policy(test="wilcoxon", correction="bh", seed=20260101)
     assert Policy(**policy.to_dict()) == policy
