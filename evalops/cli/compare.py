@@ -9,7 +9,7 @@ import click
 
 from evalops.cli._common import dump_json, progress, reports_errors
 
-__all__ = ["compare", "power"]
+__all__ = ["compare", "compare_run_files", "power"]
 
 QUERY_SELECTIONS = ("all", "answered-by-both")
 OUTPUT_FORMAT = click.option(
@@ -213,7 +213,7 @@ def _print_table(report: dict[str, Any]) -> None:
 @click.command("power")
 @click.option("--effect", type=float, default=None, help="|d_z| to detect: mean delta / sd of the per-query deltas.")
 @click.option("--n", "n", type=int, default=None, help="Number of queries (pairs).")
-@click.option("--power", "target", type=float, default=None, help="Target power (default 0.8 when solving for n).")
+@click.option("--power", "target", type=float, default=None, help="Target power (default 0.8 when solving for n or the effect).")
 @ALPHA
 @ALTERNATIVE
 @OUTPUT_FORMAT
