@@ -198,7 +198,8 @@ class Qrels(_Coded):
         """From ``{qid: {docid: grade}}`` (the pytrec_eval / ranx shape)."""
         qs, ds, gs, codes = _flatten_nested(qrels)
         try:
-            grades = np.array(gs, dtype=np.int64) if gs else np.zeros(0, dtype=np.int64)
+            # no dtype: 1.5 must reach the integer check instead of being truncated to 1
+            grades = np.array(gs) if gs else np.zeros(0, dtype=np.int64)
         except (TypeError, ValueError, OverflowError):
             grades = np.array(gs, dtype=object)  # let the constructor name the problem
         return _build(cls, codes, query_ids=qs, doc_ids=ds, grades=grades, source=source)

@@ -7,11 +7,11 @@
 
 Layers: ``measures`` declares each measure (name, parameters, formula) and ``parse`` reads names in the
 ir_measures grammar; ``ranking`` places the run's judged documents (the trec_eval ranking rule);
-``kernels`` computes per-query values over a queries x depth grade matrix; ``evaluate`` applies the
+``kernels`` computes per-query values over a queries x depth grade matrix; ``evaluation`` applies the
 policies and aggregates.
 """
 
-from evalops.metrics.evaluate import evaluate
+from evalops.metrics.evaluation import evaluate
 from evalops.metrics.measures import (
     ALIASES,
     MEASURE_TYPES,

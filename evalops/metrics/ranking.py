@@ -178,7 +178,7 @@ def _hits_from_dicts(gold: Gold, run: Mapping[Any, Any]) -> Hits | None:
     run_of_gold = np.full(len(gold), -1, dtype=np.int64)
     in_gold = gold_of_run >= 0
     run_of_gold[gold_of_run[in_gold]] = np.flatnonzero(in_gold)
-    retrieved = np.where(run_of_gold >= 0, lengths[run_of_gold], 0)
+    retrieved = np.append(lengths, 0)[run_of_gold]  # -1 (not in the run) picks the appended 0
 
     # judged documents with a positive grade, in gold queries the run answered
     pairs = np.flatnonzero((gold.grades > 0) & (run_of_gold[gold.qidx] >= 0))
@@ -229,7 +229,7 @@ def _hits_from_run(gold: Gold, run: Run) -> Hits:
     code_of_gold = np.full(len(gold), -1, dtype=np.int64)
     in_gold = gold_of_code >= 0
     code_of_gold[gold_of_code[in_gold]] = np.flatnonzero(in_gold)
-    retrieved = np.where(code_of_gold >= 0, lengths[code_of_gold], 0)
+    retrieved = np.append(lengths, 0)[code_of_gold]  # -1 (not in the run) picks the appended 0
 
     pairs = np.flatnonzero((gold.grades > 0) & (code_of_gold[gold.qidx] >= 0))
     row, pair_pos = _join(codes, run.doc_ids, code_of_gold[gold.qidx[pairs]], gold.doc_ids[pairs])

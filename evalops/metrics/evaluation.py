@@ -43,6 +43,8 @@ def evaluate(
         raise InputError(f"policy must be an evalops.metrics.Policy, not {type(policy).__name__}")
     parsed = parse_measures([measures] if isinstance(measures, (str, Measure)) else measures)
     gold = Gold.from_qrels(as_qrels(qrels))
+    if len(gold) == 0:
+        raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
     hits = locate_hits(gold, run)
     values = per_query_values(parsed, gold, hits, progress)
 
