@@ -52,7 +52,7 @@ def summarize(values: np.ndarray, confidence: float = 0.95) -> Aggregate:
     from scipy import stats
 
     std = float(v.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * std / np.sqrt(n)
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * std / float(np.sqrt(n))
     return Aggregate(n, mean, std, float(v.min()), float(v.max()), mean - half, mean + half)
 
 

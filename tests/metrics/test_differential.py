@@ -8,7 +8,7 @@ import pytest
 from evalops.data import Run
 from evalops.formats import read_qrels, read_run
 from evalops.metrics import Policy, evaluate
-from tests.metrics.oracle import assert_matches, pytrec_per_query
+from .oracle import assert_matches, pytrec_per_query
 
 TREC_MEASURES = [
     "P@1", "P@5", "P@10", "P@100",
