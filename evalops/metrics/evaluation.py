@@ -10,7 +10,7 @@ import numpy as np
 from evalops.data import Run
 from evalops.errors import InputError
 from evalops.metrics.compute import per_query_values
-from evalops.metrics.gold import Gold, as_qrels
+from evalops.metrics.gold import as_gold
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.policy import Policy
@@ -42,7 +42,7 @@ def evaluate(
     if not isinstance(policy, Policy):
         raise InputError(f"policy must be an evalops.metrics.Policy, not {type(policy).__name__}")
     parsed = parse_measures([measures] if isinstance(measures, (str, Measure)) else measures)
-    gold = Gold.from_qrels(as_qrels(qrels))
+    gold = as_gold(qrels)
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
     hits = locate_hits(gold, run)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,14 @@ import numpy as np
 from evalops.data import Qrels, Run
 from evalops.errors import InputError
 
-__all__ = ["Gold", "as_qrels", "as_run"]
+__all__ = ["Gold", "as_gold", "as_qrels", "as_run"]
+
+
+def as_gold(qrels: Any) -> Gold:
+    """Accept ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade)."""
+    if isinstance(qrels, Mapping):
+        return Gold.from_dict(qrels)
+    return Gold.from_qrels(as_qrels(qrels))
 
 
 def as_qrels(qrels: Any) -> Qrels:
@@ -60,6 +68,39 @@ class Gold:
         renumber[order] = np.arange(len(order))
         return cls(uniques[order], renumber[codes], qrels.doc_ids, qrels.grades)
 
+    @classmethod
+    def from_dict(cls, qrels: Mapping[Any, Any]) -> Gold:
+        """From ``{qid: {docid: grade}}``; the same result as ``from_qrels(Qrels.from_dict(qrels))``.
+
+        With string ids and numeric grades (the usual case) this skips building a ``Qrels``: dict keys
+        cannot repeat, so there is nothing to check but the grades. Anything else goes through ``Qrels``,
+        which converts ids with ``str`` and explains what is wrong.
+        """
+        keys = list(qrels.keys())
+        inner = list(qrels.values())
+        if set(map(type, keys)) - {str} or set(map(type, inner)) - {dict}:
+            return cls.from_qrels(Qrels.from_dict(qrels))
+        import pandas as pd
+
+        lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+        total = int(lengths.sum())
+        docs = np.fromiter(chain.from_iterable(inner), dtype=object, count=total)
+        if total and not pd.api.types.infer_dtype(docs, skipna=False) == "string":
+            return cls.from_qrels(Qrels.from_dict(qrels))
+        try:
+            grades = np.fromiter(chain.from_iterable(map(dict.values, inner)), dtype=np.float64, count=total)
+        except (TypeError, ValueError):
+            return cls.from_qrels(Qrels.from_dict(qrels))
+        if not np.all(np.isfinite(grades) & (grades == np.round(grades))):
+            return cls.from_qrels(Qrels.from_dict(qrels))  # raises, naming the problem
+        present = np.flatnonzero(lengths > 0)  # a query with no judgments is not a gold query
+        ids = np.array(keys, dtype=object)[present]
+        order = np.argsort(ids, kind="stable")
+        renumber = np.empty_like(order)
+        renumber[order] = np.arange(len(order))
+        qidx = np.repeat(renumber, lengths[present])
+        return cls(ids[order], qidx, docs, grades.astype(np.int64))
+
     def __len__(self) -> int:
         return len(self.query_ids)
 
@@ -72,8 +113,13 @@ class Gold:
         positive = np.flatnonzero(self.grades > 0)
         q = self.qidx[positive]
         g = self.grades[positive]
-        order = np.lexsort((-g, q))
-        q, g = q[order], g[order]
+        if g.size:
+            span = int(g.max()) + 1
+            if span * (len(self.query_ids) + 1) < 2**62:  # one integer sort: much faster than lexsort
+                order = np.argsort(q * span + (span - 1 - g), kind="stable")
+            else:
+                order = np.lexsort((-g, q))
+            q, g = q[order], g[order]
         return q, _position_in_group(q), g
 
 

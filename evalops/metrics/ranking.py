@@ -8,8 +8,8 @@ Instead of sorting and joining every retrieved document, this works from the jud
 
 1. lay each run query out as a contiguous segment with scores descending (runs almost always arrive that
    way, which a single vectorised check confirms; otherwise one stable integer argsort puts them so);
-2. look up the score of every judged document with a positive grade (a dict lookup for dict input, an
-   Arrow hash join for columnar input);
+2. look up the score of every judged document with a positive grade (a dict lookup for dict input, a
+   hash join on (query, doc) confirmed by string comparison for columnar input);
 3. its rank is the number of scores in its segment strictly above its own (a vectorised binary search over
    all segments at once) plus the number of equally scored documents with a greater doc id.
 
@@ -21,15 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from evalops.data import Run
 from evalops.metrics.gold import Gold, as_run
+from evalops.metrics.strhash import hash_strings, pair_keys
 
-__all__ = ["Hits", "locate_hits"]
+__all__ = ["Hits", "locate_hits", "hits_from_columns"]
 
 DocsAt = Callable[[np.ndarray], np.ndarray]
 
@@ -48,10 +49,20 @@ class Hits:
 def locate_hits(gold: Gold, run: Any) -> Hits:
     """Rank the run's judged documents. ``run``: ``Run``, ``{qid: {docid: score}}`` or a DataFrame."""
     if isinstance(run, Mapping):
-        hits = _hits_from_dicts(gold, run)
+        from evalops.metrics.dict_input import hits_from_dicts
+
+        hits = hits_from_dicts(gold, run)
         if hits is not None:
             return hits
-    return _hits_from_run(gold, as_run(run))
+    elif hasattr(run, "columns") and not isinstance(run, Run):
+        from evalops.metrics.frame_input import run_columns
+
+        columns = run_columns(run)
+        if columns is not None:
+            return hits_from_columns(gold, *columns)
+    run = as_run(run)
+    codes, uniques = run._query_codes()
+    return hits_from_columns(gold, codes, uniques, run.doc_ids, run.scores)
 
 
 # -- shared machinery ------------------------------------------------------------------------------
@@ -76,7 +87,7 @@ def _first_not_above(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, target:
         hi = np.where(active & ~above, mid, hi)
 
 
-def _ranks(
+def ranks_in_segments(
     scores_desc: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -105,7 +116,7 @@ def _ranks(
     return rank
 
 
-def _descending_order(
+def descending_order(
     scores: np.ndarray, segment_start: np.ndarray | None, segment: Callable[[], np.ndarray]
 ) -> np.ndarray | None:
     """A permutation sorting rows by (segment, score descending), or None if they already are.
@@ -132,98 +143,52 @@ def _descending_key(scores: np.ndarray) -> np.ndarray:
     return np.where(negative, ~bits, bits | np.uint64(1 << 63))
 
 
-def _index_of(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+def index_of(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
     """Position of each needle in the unique array ``haystack``, -1 if absent (one dict lookup each)."""
     position = dict(zip(haystack.tolist(), range(len(haystack))))
     return np.fromiter(map(position.get, needles.tolist(), repeat(-1)), dtype=np.int64, count=len(needles))
 
 
-def _starts_mask(start: np.ndarray, n: int) -> np.ndarray:
+def starts_mask(start: np.ndarray, n: int) -> np.ndarray:
     """Boolean mask of length n + 1, True at the first row of each segment."""
     mask = np.zeros(n + 1, dtype=bool)
     mask[start] = True
     return mask
 
 
-def _segment_bounds(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def segment_bounds(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ends = np.cumsum(lengths)
     return ends - lengths, ends
-
-
-# -- dict input: no string hashing beyond the dict lookups Python already paid for -----------------
-
-
-def _hits_from_dicts(gold: Gold, run: Mapping[Any, Any]) -> Hits | None:
-    """Fast path for ``{qid: {docid: score}}`` with string ids and numeric scores; None means "use Run"."""
-    keys = list(run.keys())
-    inner = list(run.values())
-    if set(map(type, keys)) - {str} or set(map(type, inner)) - {dict}:
-        return None
-    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
-    total = int(lengths.sum())
-    if total and set(map(type, chain.from_iterable(inner))) - {str}:
-        return None  # non-string doc ids: Run.from_dict normalises them
-    try:
-        scores = np.fromiter(chain.from_iterable(map(dict.values, inner)), dtype=np.float64, count=total)
-    except (TypeError, ValueError):
-        return None  # None (unscored) or non-numeric scores: Run validates and explains
-    if np.isnan(scores).any():
-        return None
-
-    gold_of_run = _index_of(gold.query_ids, np.array(keys, dtype=object))
-    start, end = _segment_bounds(lengths)
-    order = _descending_order(scores, _starts_mask(start, total), lambda: np.repeat(np.arange(len(inner)), lengths))
-    scores_desc = scores if order is None else scores[order]
-
-    run_of_gold = np.full(len(gold), -1, dtype=np.int64)
-    in_gold = gold_of_run >= 0
-    run_of_gold[gold_of_run[in_gold]] = np.flatnonzero(in_gold)
-    retrieved = np.append(lengths, 0)[run_of_gold]  # -1 (not in the run) picks the appended 0
-
-    # judged documents with a positive grade, in gold queries the run answered
-    pairs = np.flatnonzero((gold.grades > 0) & (run_of_gold[gold.qidx] >= 0))
-    segment = run_of_gold[gold.qidx[pairs]]
-    doc = gold.doc_ids[pairs]
-    dicts = np.empty(len(inner), dtype=object)
-    dicts[:] = inner
-    pair_scores = np.fromiter(
-        map(dict.get, dicts[segment], doc, repeat(np.nan)), dtype=np.float64, count=len(pairs)
-    )
-    found = ~np.isnan(pair_scores)
-    pairs, segment, doc, pair_scores = pairs[found], segment[found], doc[found], pair_scores[found]
-
-    def docs_at(positions: np.ndarray) -> np.ndarray:
-        flat = positions if order is None else order[positions]
-        seg_of = np.searchsorted(end, flat, side="right")
-        needed, local = np.unique(seg_of, return_inverse=True)
-        chosen = [inner[i] for i in needed.tolist()]  # only queries with tied relevant documents
-        sub_lengths = lengths[needed]
-        sub_docs = np.fromiter(chain.from_iterable(chosen), dtype=object, count=int(sub_lengths.sum()))
-        sub_start = np.cumsum(sub_lengths) - sub_lengths
-        return sub_docs[sub_start[local] + (flat - start[seg_of])]
-
-    rank = _ranks(scores_desc, start[segment], end[segment], pair_scores, doc, docs_at)
-    ignored = np.array(keys, dtype=object)[~in_gold] if keys else np.zeros(0, dtype=object)
-    return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, ignored)
 
 
 # -- columnar input (Run, DataFrame) ---------------------------------------------------------------
 
 
-def _hits_from_run(gold: Gold, run: Run) -> Hits:
-    n = len(run)
-    codes, uniques = run._query_codes()
-    gold_of_code = _index_of(gold.query_ids, uniques)
-    scores = run.scores.copy()
+def hits_from_columns(
+    gold: Gold,
+    codes: np.ndarray,
+    uniques: np.ndarray,
+    docs: Any,
+    scores: np.ndarray,
+    key_index: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Hits:
+    """The columnar core. ``codes`` number each row's query (``uniques[codes]`` are the ids, numbered in
+    order of first appearance), ``docs`` are the doc ids (object ndarray or pyarrow array), ``scores``
+    float64 with NaN for unscored queries, ``key_index`` optionally the rows' (query, doc) keys and their
+    sort order, if the caller already built them. Duplicates and mixed scoring must be rejected by the
+    caller."""
+    n = len(codes)
+    gold_of_code = index_of(gold.query_ids, uniques)
+    scores = scores.copy()
     unscored = np.isnan(scores)
     if unscored.any():
         # a query without scores keeps the input order: a descending pseudo-score by position
         scores[unscored] = -np.flatnonzero(unscored).astype(np.float64)
     lengths = np.bincount(codes, minlength=len(uniques))
-    start, end = _segment_bounds(lengths)
-    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # factorize numbers queries by first appearance
-    starts = _starts_mask(start, n) if grouped else None
-    order = _descending_order(scores, starts, lambda: codes)
+    start, end = segment_bounds(lengths)
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # queries are numbered by first appearance
+    starts = starts_mask(start, n) if grouped else None
+    order = descending_order(scores, starts, lambda: codes)
     scores_desc = scores if order is None else scores[order]
 
     code_of_gold = np.full(len(gold), -1, dtype=np.int64)
@@ -232,42 +197,66 @@ def _hits_from_run(gold: Gold, run: Run) -> Hits:
     retrieved = np.append(lengths, 0)[code_of_gold]  # -1 (not in the run) picks the appended 0
 
     pairs = np.flatnonzero((gold.grades > 0) & (code_of_gold[gold.qidx] >= 0))
-    row, pair_pos = _join(codes, run.doc_ids, code_of_gold[gold.qidx[pairs]], gold.doc_ids[pairs])
+    row, pair_pos = _join(codes, docs, code_of_gold[gold.qidx[pairs]], gold.doc_ids[pairs], key_index)
     pairs = pairs[pair_pos]
     segment = codes[row]
 
     def docs_at(positions: np.ndarray) -> np.ndarray:
-        return run.doc_ids[positions if order is None else order[positions]]
+        return _take(docs, positions if order is None else order[positions])
 
-    rank = _ranks(scores_desc, start[segment], end[segment], scores[row], run.doc_ids[row], docs_at)
+    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], _take(docs, row), docs_at)
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
 
 
+def _take(docs: Any, rows: np.ndarray) -> np.ndarray:
+    """Doc ids at ``rows`` as an object array of str, from an ndarray or a pyarrow array."""
+    if isinstance(docs, np.ndarray):
+        return docs[rows]
+    return np.asarray(docs.take(rows).to_numpy(zero_copy_only=False), dtype=object)
+
+
 def _join(
-    run_codes: np.ndarray, run_docs: np.ndarray, pair_codes: np.ndarray, pair_docs: np.ndarray
+    run_codes: np.ndarray,
+    run_docs: Any,
+    pair_codes: np.ndarray,
+    pair_docs: np.ndarray,
+    key_index: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact (query code, doc id) hash join: (run row, pair index) for every judged pair the run retrieved."""
+    """Exact (query code, doc id) join: (run row, pair index) for every judged pair the run retrieved.
+
+    Keys are 64-bit hashes of (query, doc) (:func:`evalops.metrics.strhash.pair_keys`); the pairs' keys
+    are looked up in the sorted run keys (in sorted order, which keeps the binary searches cache-friendly)
+    and every proposed match is confirmed by comparing the doc ids themselves.
+    """
     if len(run_codes) == 0 or len(pair_codes) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    import pyarrow as pa
-
-    left = pa.table(
-        {
-            "q": pa.array(run_codes, type=pa.int64()),
-            "d": pa.array(run_docs, type=pa.string()),
-            "row": pa.array(np.arange(len(run_codes), dtype=np.int64)),
-        }
-    )
-    right = pa.table(
-        {
-            "q": pa.array(pair_codes, type=pa.int64()),
-            "d": pa.array(pair_docs, type=pa.string()),
-            "pair": pa.array(np.arange(len(pair_codes), dtype=np.int64)),
-        }
-    )
-    joined = left.join(right, keys=["q", "d"], join_type="inner", use_threads=True)
-    row = joined.column("row").to_numpy()
-    pair = joined.column("pair").to_numpy()
-    keep = np.argsort(pair, kind="stable")  # the join's output order is arbitrary; make it deterministic
+    keys, order = key_index if key_index is not None else _sorted_keys(run_codes, run_docs)
+    sorted_keys = keys[order]
+    wanted = pair_keys(pair_codes, hash_strings(pair_docs))
+    by_key = np.argsort(wanted)
+    first = np.empty(len(wanted), dtype=np.int64)
+    last = np.empty(len(wanted), dtype=np.int64)
+    first[by_key] = np.searchsorted(sorted_keys, wanted[by_key])
+    last[by_key] = np.searchsorted(sorted_keys, wanted[by_key], side="right")
+    rows: list[np.ndarray] = []
+    pairs: list[np.ndarray] = []
+    span = 0
+    while True:  # one pass per row sharing a key: almost always a single pass
+        candidate = np.flatnonzero(first + span < last)
+        if candidate.size == 0:
+            break
+        row = order[first[candidate] + span]
+        same = (run_codes[row] == pair_codes[candidate]) & (_take(run_docs, row) == pair_docs[candidate])
+        rows.append(row[same])
+        pairs.append(candidate[same])
+        span += 1
+    row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    pair = np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.int64)
+    keep = np.argsort(pair, kind="stable")
     return row[keep].astype(np.int64), pair[keep].astype(np.int64)
+
+
+def _sorted_keys(codes: np.ndarray, docs: Any) -> tuple[np.ndarray, np.ndarray]:
+    keys = pair_keys(codes, hash_strings(docs))
+    return keys, np.argsort(keys)

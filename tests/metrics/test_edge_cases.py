@@ -173,3 +173,28 @@ def test_evaluate_passes_progress_through():
     calls: list[tuple[int, int]] = []
     evaluate(QRELS, {}, ["P@1"], progress=lambda done, total: calls.append((done, total)))
     assert calls[-1] == (3, 3)
+
+
+def test_run_frames_of_any_id_dtype_give_the_same_values():
+    frame = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["z", "a", "c"], "score": [2.0, 1.0, 1.0]})
+    expected = evaluate(QRELS, frame, ["RR", "P@2"]).per_query
+    for variant in (
+        frame.astype({"query_id": object, "doc_id": object}),  # object columns (pandas 2 style)
+        frame.astype({"query_id": "string", "doc_id": "string"}),
+    ):
+        got = evaluate(QRELS, variant, ["RR", "P@2"]).per_query
+        for name in expected:
+            np.testing.assert_array_equal(got[name], expected[name])
+    numeric = pd.DataFrame({"query_id": [1, 1], "doc_id": [5, 6], "score": [1.0, 2.0]})  # converted with str()
+    assert evaluate({"1": {"5": 1}}, numeric, ["RR"]).per_query["RR"].tolist() == [0.5]
+
+
+def test_run_frames_with_missing_ids_or_bad_scores_are_rejected():
+    with pytest.raises(InputError, match="row 1 has no doc_id"):
+        evaluate(QRELS, pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", None], "score": [1.0, 2.0]}), ["RR"])
+    with pytest.raises(InputError, match="missing column"):
+        evaluate(QRELS, pd.DataFrame({"qid": ["q1"], "doc_id": ["a"]}), ["RR"])
+    with pytest.raises(InputError, match="scores must be numbers"):
+        evaluate(QRELS, pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": ["high"]}), ["RR"])
+    with pytest.raises(InputError, match="mixes scored and unscored"):
+        evaluate(QRELS, pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, None]}), ["RR"])
