@@ -98,6 +98,24 @@ class _Coded:
         return cached
 
 
+def check_scoring(query_codes: np.ndarray, query_ids: np.ndarray, scores: np.ndarray, where: str) -> None:
+    """Raise ``InputError`` if a query mixes scored and unscored (NaN) documents (no ranking rule fits).
+
+    ``query_ids[query_codes]`` are the rows' query ids; ``where`` names the source in the message.
+    """
+    unscored = np.isnan(scores)
+    if not unscored.any() or unscored.all():
+        return
+    n_unscored = np.bincount(query_codes, weights=unscored, minlength=len(query_ids))
+    n_rows = np.bincount(query_codes, minlength=len(query_ids))
+    mixed = np.flatnonzero((n_unscored > 0) & (n_unscored < n_rows))
+    if mixed.size:
+        raise InputError(
+            f"{where}: query {query_ids[mixed[0]]!r} mixes scored and unscored documents; "
+            "give every document a score, or none (to keep the retriever's order)"
+        )
+
+
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
     import pandas as pd
 
@@ -297,18 +315,8 @@ class Run(_Coded):
             self._check_score_mix(s)
 
     def _check_score_mix(self, s: np.ndarray) -> None:
-        nan = np.isnan(s)
-        if not nan.any() or nan.all():
-            return
-        inv, uq = self._query_codes()
-        n_nan = np.bincount(inv, weights=nan, minlength=len(uq))
-        n_all = np.bincount(inv, minlength=len(uq))
-        mixed = np.flatnonzero((n_nan > 0) & (n_nan < n_all))
-        if mixed.size:
-            raise InputError(
-                f"{self.source or self.name}: query {uq[mixed[0]]!r} mixes scored and unscored documents; "
-                "give every document a score, or none (to keep the retriever's order)"
-            )
+        codes, uniques = self._query_codes()
+        check_scoring(codes, uniques, s, self.source or self.name)
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod

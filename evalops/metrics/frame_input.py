@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalops.data import check_scoring
 from evalops.errors import DuplicateDocumentError, InputError
 from evalops.metrics.strhash import hash_strings, pair_keys
 
@@ -74,7 +75,7 @@ def run_columns(
     codes = encoded.indices.to_numpy().astype(np.int64)
     uniques = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
     index = _reject_duplicates(codes, uniques, docs)
-    _reject_mixed_scoring(codes, uniques, scores)
+    check_scoring(codes, uniques, scores, "run frame")
     return codes, uniques, docs, scores, index
 
 
@@ -92,17 +93,3 @@ def _reject_duplicates(codes: np.ndarray, uniques: np.ndarray, docs: Any) -> tup
                 raise DuplicateDocumentError(str(uniques[code]), doc, "run frame")
             seen.add((code, doc))
     return keys, order
-
-
-def _reject_mixed_scoring(codes: np.ndarray, uniques: np.ndarray, scores: np.ndarray) -> None:
-    unscored = np.isnan(scores)
-    if not unscored.any() or unscored.all():
-        return
-    n_unscored = np.bincount(codes, weights=unscored, minlength=len(uniques))
-    n_rows = np.bincount(codes, minlength=len(uniques))
-    mixed = np.flatnonzero((n_unscored > 0) & (n_unscored < n_rows))
-    if mixed.size:
-        raise InputError(
-            f"run frame: query {uniques[mixed[0]]!r} mixes scored and unscored documents; "
-            "give every document a score, or none (to keep the retriever's order)"
-        )
