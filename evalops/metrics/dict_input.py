@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 from evalops.metrics.gold import Gold
-from evalops.metrics.ranking import Hits, descending_order, ranks_in_segments, segment_bounds, starts_mask
+from evalops.metrics.ranking import (
+    Hits,
+    as_trec_eval_scores,
+    descending_order,
+    ranks_in_segments,
+    segment_bounds,
+    starts_mask,
+)
 
 __all__ = ["hits_from_dicts"]
 
@@ -41,6 +48,7 @@ def hits_from_dicts(gold: Gold, run: Mapping[Any, Any]) -> Hits | None:
         return None  # None (unscored) or non-numeric scores: Run validates and explains
     if np.isnan(scores).any():
         return None
+    scores = as_trec_eval_scores(scores)
 
     start, end = segment_bounds(lengths)
     order = descending_order(scores, starts_mask(start, total), lambda: np.repeat(np.arange(len(gold)), lengths))
@@ -52,7 +60,7 @@ def hits_from_dicts(gold: Gold, run: Mapping[Any, Any]) -> Hits | None:
     doc = gold.doc_ids[pairs]
     # Python lists iterate much faster than object arrays
     lookups = map(dict.get, map(per_gold.__getitem__, segment.tolist()), doc.tolist(), repeat(np.nan))
-    pair_scores = np.fromiter(lookups, dtype=np.float64, count=len(pairs))
+    pair_scores = as_trec_eval_scores(np.fromiter(lookups, dtype=np.float64, count=len(pairs)))
     found = ~np.isnan(pair_scores)
     pairs, segment, doc, pair_scores = pairs[found], segment[found], doc[found], pair_scores[found]
 

@@ -14,7 +14,7 @@ from evalops.errors import InputError
 __all__ = ["Policy", "NO_ANSWER_CHOICES", "TIES_TREC_EVAL"]
 
 NO_ANSWER_CHOICES = ("exclude", "zero")
-TIES_TREC_EVAL = "score desc, docid desc (trec_eval)"
+TIES_TREC_EVAL = "score desc at float32 precision, docid desc (trec_eval)"
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,9 @@ class Policy:
     * ``no_answer``: a gold query with no judged document at or above a measure's relevance threshold.
       ``exclude`` (default) leaves it out of that measure's per-query vector and mean and reports it;
       ``zero`` scores it 0, which is what trec_eval (and pytrec_eval) do.
-    * ``ties``: score descending, ties broken by doc id descending, as trec_eval does; an unscored query
-      keeps the retriever's order.
+    * ``ties``: score descending, ties broken by doc id descending, as trec_eval does. Scores are compared
+      at float32 precision because trec_eval stores them as C floats, so scores equal to about 7
+      significant digits tie. An unscored query keeps the retriever's order.
     * ``missing_from_run``: a gold query the run did not answer scores 0 (``trec_eval -c``).
     * ``run_queries_not_in_qrels``: ignored (not evaluated), and counted in the result.
     """

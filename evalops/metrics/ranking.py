@@ -1,8 +1,8 @@
 """Where did the run rank each relevant judged document? (the only place that ranks).
 
-Ranking rule (trec_eval): score descending, ties by doc id descending (``strcmp`` on the ids; Python's
-string order is the same as byte order of UTF-8). A query whose documents have no score keeps the
-retriever's order.
+Ranking rule (trec_eval): score descending, compared at float32 precision as trec_eval stores them, ties
+by doc id descending (``strcmp`` on the ids; Python's string order is the same as byte order of UTF-8).
+A query whose documents have no score keeps the retriever's order.
 
 Instead of sorting and joining every retrieved document, this works from the judged side:
 
@@ -179,7 +179,7 @@ def hits_from_columns(
     caller."""
     n = len(codes)
     gold_of_code = index_of(gold.query_ids, uniques)
-    scores = scores.copy()
+    scores = as_trec_eval_scores(scores)
     unscored = np.isnan(scores)
     if unscored.any():
         # a query without scores keeps the input order: a descending pseudo-score by position
@@ -206,6 +206,16 @@ def hits_from_columns(
 
     rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], _take(docs, row), docs_at)
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
+
+
+def as_trec_eval_scores(scores: np.ndarray) -> np.ndarray:
+    """Scores as trec_eval compares them: rounded to float32 (its ``TEXT_RESULTS.sim`` is a C ``float``).
+
+    Two scores that differ only beyond float32 precision (about 7 significant digits) therefore tie, and
+    the tie goes to the greater doc id, exactly as in trec_eval and pytrec_eval. Returns a new float64
+    array (NaN stays NaN), so exact pseudo-scores can still be stored in it.
+    """
+    return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
 def _take(docs: Any, rows: np.ndarray) -> np.ndarray:

@@ -148,3 +148,32 @@ def test_synthetic_runs_really_have_ties_and_gaps():
     assert tied > 50
     assert set(qrels) - set(run)
     assert any(len(d) < 10 for d in run.values())
+
+
+def test_scores_tie_at_float32_precision_as_in_trec_eval():
+    """trec_eval stores scores as C floats: these two differ as doubles but tie, and "d9" > "d1" wins."""
+    high, low = 0.4141877302904503, 0.4141877268728097
+    assert high != low and np.float32(high) == np.float32(low)
+    qrels = {"q": {"d9": 1}}
+    run = {"q": {"d1": high, "d9": low, "d0": 0.1}}
+    expected = pytrec_per_query(qrels, run, ["RR", "P@1"])
+    assert expected["RR"]["q"] == 1.0  # pytrec_eval (trec_eval) puts d9 first
+    for given in (run, Run.from_dict(run), Run.from_dict(run).to_frame()):
+        assert_matches(evaluate(qrels, given, ["RR", "P@1"]), expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_synthetic_near_ties_below_float32_precision(seed):
+    """Deep runs whose scores collide only after rounding to float32 (what the 10k-query benchmark found)."""
+    rng = np.random.default_rng(100 + seed)
+    qrels, run = {}, {}
+    for q in range(60):
+        base = rng.random(80)
+        scores = np.concatenate([base, base[:40] + rng.choice([1e-9, -1e-9, 3e-10], 40)])  # float32 twins
+        docs = [f"d{int(x)}" for x in rng.choice(10_000, len(scores), replace=False)]
+        run[f"q{q}"] = dict(zip(docs, scores.tolist()))
+        qrels[f"q{q}"] = {d: int(rng.integers(1, 3)) for d in rng.choice(docs, 8, replace=False).tolist()}
+    measures = ["RR", "AP", "nDCG@10", "P@20", "R-Prec", "R@50", "Success@5"]
+    expected = pytrec_per_query(qrels, run, measures)
+    for shape, given in _input_shapes(Run.from_dict(run), rng).items():
+        assert_matches(evaluate(qrels, given, measures, ZERO), expected)

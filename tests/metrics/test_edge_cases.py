@@ -137,7 +137,7 @@ def test_bad_inputs_raise_typed_errors():
         evaluate(QRELS, {}, ["P"])
     with pytest.raises(InputError, match="no_answer policy 'drop'"):
         Policy(no_answer="drop")  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="only 'score desc, docid desc"):
+    with pytest.raises(InputError, match="only .score desc at float32 precision, docid desc"):
         Policy(ties="random")
     with pytest.raises(InputError, match="policy must be"):
         evaluate(QRELS, {}, ["P@1"], policy="zero")  # type: ignore[arg-type]

@@ -47,7 +47,7 @@ def test_json_shape_is_exactly_the_documented_one():
     assert payload["measures"]["RR"]["mean"] == pytest.approx((1 + 0.5 + 0) / 3)
     assert payload["policies"] == {
         "no_answer": "exclude",
-        "ties": "score desc, docid desc (trec_eval)",
+        "ties": "score desc at float32 precision, docid desc (trec_eval)",
         "missing_from_run": "zero",
         "run_queries_not_in_qrels": "ignore",
         "no_answer_queries": {"nDCG@10": ["q4"], "RR": ["q4"]},
