@@ -25,7 +25,6 @@ def invoke(*args: str):
 
 @pytest.fixture(scope="module")
 def scifact(shared_data):
-    pytest.importorskip("evalops.metrics", reason="evalops compare scores runs with evalops.metrics")
     folder = shared_data / "scifact"
     return (str(folder / "qrels.tsv"), str(folder / "runs" / "bm25.trec"),
             str(folder / "runs" / "itsumida-te3large-zerank1-top15.trec"))
