@@ -41,6 +41,7 @@ def plan_run(
     """The version specs of this run (small dicts for XCom; see the module docstring)."""
     from evalops.warehouse import RunKey, find_baseline, record_gold_set_version, record_run
 
+    cfg.stats_policy(run.seed)  # a bad regression policy stops the run here, before anything is scored
     engine = engine_for(cfg)
     registry = load_registry_for(cfg)
     deployed = registry.deployed()

@@ -43,10 +43,8 @@ def test_evalops_home_overrides_the_callers_home(tmp_path):
     "yaml_text, message",
     [
         ("k: ten\n", "k: expected an integer"),
-        ("regression:\n  alpha: 2\n", "regression.alpha must be in (0, 1)"),
         ("regression:\n  alfa: 0.1\n", "unknown setting 'regression.alfa'"),
         ("colour: blue\n", "unknown setting 'colour'"),
-        ("regression:\n  correction: bonferroni\n", "regression.correction must be one of"),
         ("k: [1\n", "not valid YAML"),
         ("- a\n- b\n", "must be a mapping"),
     ],
@@ -67,3 +65,21 @@ def test_bad_environment_value_names_the_variable(tmp_path):
 def test_to_dict_has_no_secret(tmp_path):
     cfg = load_config(tmp_path, environ={"EVALOPS_WEBHOOK_URL": "https://hooks.example/T/B/xyzzy-t0k3n"})
     assert "xyzzy" not in repr(cfg.to_dict()) and "xyzzy" not in repr(cfg)
+
+
+@pytest.mark.parametrize("yaml_text, message", [
+    ("regression:\n  alpha: 2\n", "regression policy: alpha must be between 0 and 1"),
+    ("regression:\n  correction: bonferroni\n", "regression policy: correction must be one of holm, bh"),
+])
+def test_bad_regression_policy_is_refused_by_the_stats_policy(tmp_path, yaml_text, message):
+    (tmp_path / "evalops.yaml").write_text(yaml_text)
+    cfg = load_config(tmp_path, environ={})
+    with pytest.raises(ConfigError, match=message):
+        cfg.stats_policy(20240601)
+
+
+def test_stats_policy_carries_every_setting_and_the_seed(tmp_path):
+    cfg = load_config(tmp_path, environ={"EVALOPS_ALPHA": "0.01", "EVALOPS_CORRECTION": "bh"})
+    policy = cfg.stats_policy(20240601)
+    assert (policy.alpha, policy.correction, policy.min_effect, policy.min_delta, policy.seed) == (
+        0.01, "bh", 0.2, 0.01, 20240601)
