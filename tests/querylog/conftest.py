@@ -12,7 +12,7 @@ import pytest
 
 UTC = timezone.utc
 DAY = datetime(2025, 3, 5, tzinfo=UTC)
-VERSIONS = ("bm25-v1", "hybrid-rrf-v2")
+VERSIONS = ("handbook-search@1.0", "handbook-search@2.0-hybrid")  # what the generator writes
 
 
 @pytest.fixture(scope="session")

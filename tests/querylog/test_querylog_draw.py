@@ -15,10 +15,10 @@ from evalops.querylog import draw_log_sample, read_log_window
 pytestmark = pytest.mark.slow
 
 UTC = timezone.utc
-VERSIONS = ("bm25-v1", "hybrid-rrf-v2")
+VERSIONS = ("handbook-search@1.0", "handbook-search@2.0-hybrid")
 # What the generator plants (ASCII boundaries: hex query ids like log-14997615636d are not phone numbers).
 PII = re.compile(
-    r"@[a-z0-9-]+\.|(?<![A-Za-z0-9_-])1[3-9]\d{9}(?![A-Za-z0-9_])|(?<![A-Za-z0-9_-])\d{17}[\dXx](?![A-Za-z0-9_])"
+    r"@[a-z0-9-]+\.[a-z]|(?<![A-Za-z0-9_-])1[3-9]\d{9}(?![A-Za-z0-9_])|(?<![A-Za-z0-9_-])\d{17}[\dXx](?![A-Za-z0-9_])"
     r"|\d{4}[ -]\d{4}[ -]\d{4}[ -]\d{4}|\+1 \d{3} 555"
 )
 
@@ -91,5 +91,5 @@ def test_generated_malformed_rows_are_dropped_not_fatal(log_dir: Path) -> None:
 
 def test_a_window_that_breaks_its_contract_is_refused(log_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
-        draw(log_dir, "2025-03-05", versions=("bm25-v1",))
+        draw(log_dir, "2025-03-05", versions=("handbook-search@1.0",))
     assert "known retriever versions" in info.value.summary

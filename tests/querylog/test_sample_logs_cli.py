@@ -19,7 +19,7 @@ def invoke(*args: str):
 
 
 def test_sample_logs_writes_a_reproducible_sample(log_dir: Path, tmp_path: Path) -> None:
-    args = ["--date", "2025-03-05", "--logs", str(log_dir), "--version", "bm25-v1", "--version", "hybrid-rrf-v2",
+    args = ["--date", "2025-03-05", "--logs", str(log_dir), "--version", "handbook-search@1.0", "--version", "handbook-search@2.0-hybrid",
             "--size", "120", "--no-docs"]
     first = invoke(*args, "-o", str(tmp_path / "a"))
     assert first.exit_code == 0, first.output
@@ -35,7 +35,7 @@ def test_sample_logs_writes_a_reproducible_sample(log_dir: Path, tmp_path: Path)
 
 
 def test_invalid_window_exits_1_and_writes_nothing(log_dir: Path, tmp_path: Path) -> None:
-    result = invoke("--date", "2025-03-05", "--logs", str(log_dir), "--version", "bm25-v1", "-o", str(tmp_path / "out"), "--no-docs")
+    result = invoke("--date", "2025-03-05", "--logs", str(log_dir), "--version", "handbook-search@1.0", "-o", str(tmp_path / "out"), "--no-docs")
     assert result.exit_code == 1
     assert "known retriever versions" in result.output
     assert not (tmp_path / "out").exists()
