@@ -30,6 +30,7 @@ __all__ = ["AirflowStandalone", "StandaloneError", "free_port", "wait_for"]
 REPO = Path(__file__).resolve().parents[2]
 USERNAME = "evalops"
 COMPONENTS = ("metadatabase", "scheduler", "triggerer", "dag_processor")
+FAILING = ("failed", "up_for_retry", "upstream_failed")
 
 T = TypeVar("T")
 
@@ -46,15 +47,18 @@ def free_port() -> int:
 
 
 def wait_for(probe: Callable[[], T | None], *, timeout: float, interval: float, what: str,
-              on_timeout: Callable[[], str]) -> T:
-    """Call ``probe`` until it returns something other than None; raise with diagnostics after ``timeout``."""
-    deadline = time.monotonic() + timeout
+              on_timeout: Callable[[], str], deadline: float | None = None) -> T:
+    """Call ``probe`` until it returns something other than None; raise with diagnostics after ``timeout``
+    seconds, or at the absolute ``deadline`` (``time.monotonic()``) when that comes first."""
+    start = time.monotonic()
+    end = start + timeout if deadline is None else min(start + timeout, deadline)
     while True:
         result = probe()
         if result is not None:
             return result
-        if time.monotonic() > deadline:
-            raise StandaloneError(f"timed out after {timeout:.0f} s waiting for {what}\n{on_timeout()}")
+        if time.monotonic() > end:
+            raise StandaloneError(f"gave up after {time.monotonic() - start:.0f} s waiting for {what}\n"
+                                  f"{on_timeout()}")
         time.sleep(interval)
 
 
@@ -96,6 +100,8 @@ class AirflowStandalone:
         self._env = self._environment(metadata_url, metadata_async_url, env or {})
         self._token: str | None = None
         self.stopped_by: signal.Signals | None = None  # the signal after which nothing of ours was left
+        # Every wait also ends here, so a slow step fails with logs before the test's hard timeout.
+        self.deadline: float | None = None
 
     def _environment(self, metadata_url: str, metadata_async_url: str, extra: dict[str, str]) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
@@ -155,7 +161,7 @@ class AirflowStandalone:
             return health if healthy else None
 
         return wait_for(probe, timeout=timeout, interval=1.0, what="airflow standalone to become healthy",
-                        on_timeout=self.diagnostics)
+                        on_timeout=self.diagnostics, deadline=self.deadline)
 
     def _raise_if_exited(self, doing: str) -> None:
         if self.process is not None and self.process.poll() is not None:
@@ -182,7 +188,8 @@ class AirflowStandalone:
                 pids.append(int(entry))
         return pids
 
-    def stop(self, *, sigint_wait: float = 30.0, sigterm_wait: float = 10.0, sigkill_wait: float = 5.0) -> list[int]:
+    def stop(self, *, sigint_wait: float = 20.0, sigterm_wait: float = 10.0,
+             sigkill_wait: float = 5.0) -> list[int]:
         """Stop everything; return the pids still alive afterwards (empty when the stop was clean)."""
         if self.process is None:
             return []
@@ -252,7 +259,7 @@ class AirflowStandalone:
             return response.json() if response.status_code == 200 else None
 
         return wait_for(probe, timeout=timeout, interval=2.0, what=f"DAG {dag_id} to be parsed",
-                        on_timeout=self.diagnostics)
+                        on_timeout=self.diagnostics, deadline=self.deadline)
 
     def unpause(self, dag_id: str) -> None:
         body = self.request("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": False}).json()
@@ -273,17 +280,38 @@ class AirflowStandalone:
                             json={"asset_id": self.asset_id(name), "extra": extra}).json()
 
     def wait_for_run(self, dag_id: str, *, run_type: str, timeout: float) -> dict:
-        """Wait until a run of ``run_type`` exists and has finished (success or failed); return it."""
+        """Wait until a run of ``run_type`` exists and has finished (success or failed); return it.
+
+        A task that fails or is waiting for a retry ends the wait at once: retries only add minutes
+        before the same failure, and the task log is what the reader needs.
+        """
 
         def probe() -> dict | None:
             self._raise_if_exited(f"waiting for a {run_type} run of {dag_id}")
             runs = self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns",
                                 params={"run_type": run_type}).json()["dag_runs"]
-            finished = [r for r in runs if r["state"] in ("success", "failed")]
-            return finished[0] if finished else None
+            for run in runs:
+                if run["state"] in ("success", "failed"):
+                    return run
+                broken = [f"{ti['task_id']}[{ti['map_index']}]={ti['state']}"
+                          for ti in self.task_instances(dag_id, run["dag_run_id"]) if ti["state"] in FAILING]
+                if broken:
+                    raise StandaloneError(f"run {run['dag_run_id']} of {dag_id} has failing tasks: {broken}\n"
+                                          f"{self.run_summary(dag_id)}\n{self.diagnostics()}")
+            return None
 
         return wait_for(probe, timeout=timeout, interval=2.0, what=f"a finished {run_type} run of {dag_id}",
-                        on_timeout=lambda: self.run_summary(dag_id) + "\n" + self.diagnostics())
+                        on_timeout=lambda: self.run_summary(dag_id) + "\n" + self.diagnostics(),
+                        deadline=self.deadline)
+
+    def task_instances(self, dag_id: str, run_id: str) -> list[dict]:
+        return self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances",
+                            params={"limit": 1000}).json()["task_instances"]
+
+    def triggering_events(self, dag_id: str, run_id: str) -> list[dict]:
+        """The asset events that triggered a run, as the scheduler recorded them."""
+        return self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/upstreamAssetEvents"
+                            ).json()["asset_events"]
 
     def run_summary(self, dag_id: str) -> str:
         """Every run of ``dag_id`` with its task-instance states, for failure messages."""
@@ -292,8 +320,7 @@ class AirflowStandalone:
             runs = self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns").json()["dag_runs"]
             for run in runs:
                 lines.append(f"run {run['dag_run_id']} type={run['run_type']} state={run['state']}")
-                tis = self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run['dag_run_id']}/taskInstances",
-                                   params={"limit": 100}).json()["task_instances"]
+                tis = self.task_instances(dag_id, run["dag_run_id"])
                 lines.extend(f"  {ti['task_id']}[{ti['map_index']}] {ti['state']} try={ti['try_number']}"
                              for ti in tis)
         except (StandaloneError, httpx.HTTPError) as exc:

@@ -22,6 +22,9 @@ KNOWLEDGE_BASE = Asset("knowledge-base")
     ),
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
+    # As in retrieval_eval: unpausing starts today's daily run too, and two runs creating the table at
+    # once would race (CREATE TABLE IF NOT EXISTS is not atomic in PostgreSQL).
+    max_active_runs=1,
     default_args={"retries": 1, "retry_delay": pendulum.duration(seconds=5)},
     tags=["evalops", "test"],
     doc_md=__doc__,
