@@ -88,7 +88,8 @@ class AirflowStandalone:
     """
 
     def __init__(self, *, home: Path, dags_folder: Path, metadata_url: str, metadata_async_url: str,
-                 env: dict[str, str] | None = None, command: tuple[str, ...] = ("airflow", "standalone")) -> None:
+                 env: dict[str, str] | None = None,
+                 command: tuple[str, ...] = ("airflow", "standalone")) -> None:
         self.home = home
         self.command = command
         self.dags_folder = dags_folder.resolve()
@@ -103,7 +104,8 @@ class AirflowStandalone:
         # Every wait also ends here, so a slow step fails with logs before the test's hard timeout.
         self.deadline: float | None = None
 
-    def _environment(self, metadata_url: str, metadata_async_url: str, extra: dict[str, str]) -> dict[str, str]:
+    def _environment(self, metadata_url: str, metadata_async_url: str,
+                     extra: dict[str, str]) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
         venv_bin = str(Path(sys.executable).parent)
         passwords_file = self.home / "passwords.json"
