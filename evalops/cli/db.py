@@ -1,0 +1,286 @@
+"""``evalops db``, ``evalops history`` and ``evalops promote``: the warehouse from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import getpass
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from evalops.cli._common import FORMAT_OPTION, dump_json, reports_errors
+from evalops.errors import InputError, WarehouseError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+URL_OPTION = click.option(
+    "--url",
+    envvar="EVALOPS_WAREHOUSE_URL",
+    default=None,
+    help="Warehouse URL. Default: $EVALOPS_WAREHOUSE_URL, else the Airflow connection evalops_warehouse, "
+    "else sqlite:///.evalops/warehouse.db.",
+)
+
+
+def _engine(url: str | None):
+    from evalops.warehouse import create_warehouse_engine, resolve_url
+
+    resolved = resolve_url(url)
+    return create_warehouse_engine(resolved), resolved
+
+
+@click.group()
+def db() -> None:
+    """Create, upgrade and inspect the metrics warehouse schema."""
+
+
+@db.command()
+@URL_OPTION
+@click.option("--revision", default="head", show_default=True, help="Alembic revision to upgrade to.")
+@reports_errors
+def upgrade(url: str | None, revision: str) -> None:
+    """Apply the warehouse migrations (safe to run again; it is what the DAG's first task does)."""
+    from evalops.warehouse import current_revision
+    from evalops.warehouse import upgrade as upgrade_schema
+
+    engine, resolved = _engine(url)
+    try:
+        before = current_revision(engine)
+        upgrade_schema(engine, revision)
+        after = current_revision(engine)
+    finally:
+        engine.dispose()
+    change = "already at" if before == after else f"{before or 'empty'} ->"
+    click.echo(f"warehouse {resolved.masked()} ({resolved.source}): {change} {after}")
+
+
+@db.command()
+@URL_OPTION
+@FORMAT_OPTION
+@reports_errors
+def current(url: str | None, fmt: str) -> None:
+    """Show which warehouse is used, where that came from, and its schema revision."""
+    from evalops.warehouse import current_revision, head_revisions
+
+    engine, resolved = _engine(url)
+    try:
+        revision = current_revision(engine)
+    finally:
+        engine.dispose()
+    heads = head_revisions()
+    info = {
+        "url": resolved.masked(),
+        "source": resolved.source,
+        "revision": revision,
+        "head": heads[0] if len(heads) == 1 else list(heads),
+        "up_to_date": revision in heads,
+    }
+    if fmt == "json":
+        click.echo(dump_json(info))
+    else:
+        for key, value in info.items():
+            click.echo(f"{key}: {value}")
+
+
+@db.command()
+@URL_OPTION
+@click.argument("revision")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@reports_errors
+def downgrade(url: str | None, revision: str, yes: bool) -> None:
+    """Step the schema back to REVISION ("base" drops every warehouse table and its data)."""
+    from evalops.warehouse import downgrade as downgrade_schema
+
+    engine, resolved = _engine(url)
+    try:
+        if not yes:
+            click.confirm(f"downgrade {resolved.masked()} to {revision}? Data in dropped tables is lost", abort=True)
+        downgrade_schema(engine, revision)
+    finally:
+        engine.dispose()
+    click.echo(f"warehouse {resolved.masked()}: downgraded to {revision}")
+
+
+@click.command()
+@click.argument("retriever", required=False)
+@click.option("-m", "--measure", help="Show this measure over time (mean and CI per run and version).")
+@click.option("--version", "versions", multiple=True, help="Only these retriever versions (repeatable).")
+@click.option("--dataset", default="gold", show_default=True, help="gold, production, ...")
+@click.option("--since", type=click.DateTime(), help="Only runs with a logical date on or after this (UTC).")
+@click.option("--fingerprint", "fingerprint_hash", help="Only runs under this fingerprint hash.")
+@click.option("--baselines", is_flag=True, help="Show the promotion and rollback history instead.")
+@URL_OPTION
+@FORMAT_OPTION
+@reports_errors
+def history(
+    retriever: str | None,
+    measure: str | None,
+    versions: tuple[str, ...],
+    dataset: str,
+    since: dt.datetime | None,
+    fingerprint_hash: str | None,
+    baselines: bool,
+    url: str | None,
+    fmt: str,
+) -> None:
+    """Metrics history from the warehouse.
+
+    Without --measure: the latest run of every retriever version. With --measure: that measure per run
+    over time. With --baselines: who promoted or rolled back which baseline, when and why.
+    """
+    from evalops.warehouse import baseline_history, find_fingerprint_hash, latest_runs, measure_history
+
+    since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
+    engine, _ = _engine(url)
+    try:
+        if fingerprint_hash:
+            fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
+        if baselines:
+            view = "baselines"
+            frame = baseline_history(engine, retriever, fingerprint_hash)
+        elif measure:
+            view = "measure"
+            if not retriever:
+                raise InputError("--measure needs a RETRIEVER argument (e.g. `evalops history bm25 -m nDCG@10`)")
+            frame = measure_history(
+                engine,
+                retriever,
+                measure,
+                dataset=dataset,
+                versions=versions or None,
+                fingerprint_hash=fingerprint_hash,
+                since=since_utc,
+            )
+        else:
+            view = "runs"
+            frame = latest_runs(engine, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash)
+            if versions:
+                frame = frame[frame["version"].isin(versions)]
+    finally:
+        engine.dispose()
+    _emit(frame, fmt, view)
+
+
+@click.command()
+@click.argument("retriever")
+@click.argument("version", required=False)
+@click.option("--reason", required=True, help="Why (recorded with the promotion).")
+@click.option("--by", "who", default=None, help="Who (recorded). Default: the current OS user.")
+@click.option("--run-id", type=int, help="Promote this run instead of the latest succeeded gold run of VERSION.")
+@click.option("--fingerprint", "fingerprint_hash", help="Pick the run under this fingerprint hash.")
+@click.option("--rollback", is_flag=True, help="Restore the baseline the current one replaced.")
+@URL_OPTION
+@FORMAT_OPTION
+@reports_errors
+def promote(
+    retriever: str,
+    version: str | None,
+    reason: str,
+    who: str | None,
+    run_id: int | None,
+    fingerprint_hash: str | None,
+    rollback: bool,
+    url: str | None,
+    fmt: str,
+) -> None:
+    """Make a run the baseline of RETRIEVER (or roll the baseline back with --rollback).
+
+    By default the latest succeeded gold-set run of VERSION is promoted (under --fingerprint when given).
+    A rollback needs --fingerprint, because baselines are kept per fingerprint.
+    """
+    from evalops.warehouse import find_fingerprint_hash, get_run, latest_runs, promote_baseline, rollback_baseline
+
+    who = who or getpass.getuser()
+    engine, _ = _engine(url)
+    try:
+        if rollback:
+            if not fingerprint_hash:
+                raise InputError("--rollback needs --fingerprint HASH (see `evalops history RETRIEVER --baselines`)")
+            baseline = rollback_baseline(engine, retriever, find_fingerprint_hash(engine, fingerprint_hash), by=who, reason=reason)
+        else:
+            if run_id is None:
+                if not version:
+                    raise InputError("give a VERSION to promote, or --run-id")
+                latest = latest_runs(
+                    engine,
+                    retriever=retriever,
+                    fingerprint_hash=find_fingerprint_hash(engine, fingerprint_hash) if fingerprint_hash else None,
+                    statuses=("succeeded",),
+                )
+                latest = latest[latest["version"] == version]
+                if latest.empty:
+                    raise WarehouseError(f"{retriever}@{version} has no succeeded gold-set run to promote")
+                run_id = int(latest["run_id"].iloc[0])
+            elif version and get_run(engine, run_id).version != version:
+                raise InputError(f"run {run_id} is not a run of version {version!r}")
+            baseline = promote_baseline(engine, run_id, by=who, reason=reason)
+    finally:
+        engine.dispose()
+    record = {k: _plain(v) for k, v in dataclasses.asdict(baseline).items()}
+    if fmt == "json":
+        click.echo(dump_json(record))
+    else:
+        click.echo(
+            f"{baseline.retriever}: baseline is now {baseline.version} (run {baseline.run_id}, fingerprint "
+            f"{baseline.fingerprint_hash[:12]}), {baseline.action} by {baseline.promoted_by}: {baseline.reason}"
+        )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+# The columns a person reads in a terminal; json and csv always carry every column.
+TABLE_COLUMNS = {
+    "runs": ("run_id", "retriever", "version", "dataset", "logical_date", "status", "fingerprint_hash",
+             "n_queries", "n_failed"),
+    "measure": ("logical_date", "version", "run_id", "status", "fingerprint_hash", "measure", "n", "mean",
+                "ci_low", "ci_high"),
+    "baselines": ("id", "retriever", "version", "run_id", "fingerprint_hash", "action", "is_current",
+                  "promoted_by", "promoted_at", "reason"),
+}
+
+
+def _emit(frame: pd.DataFrame, fmt: str, view: str) -> None:
+    import pandas as pd
+
+    if fmt == "csv":
+        click.echo(frame.to_csv(index=False), nl=False)
+        return
+    if fmt == "json":
+        click.echo(dump_json(json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))))
+        return
+    if frame.empty:
+        click.echo("(no rows)")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    shown = frame[list(TABLE_COLUMNS[view])]
+    table = Table(show_edge=False)
+    for column in shown.columns:
+        table.add_column(column, justify="right" if pd.api.types.is_numeric_dtype(shown[column]) else "left")
+    for record in shown.to_dict("records"):
+        table.add_row(*(_cell(column, value) for column, value in record.items()))
+    Console(width=200 if not Console().is_terminal else None).print(table)
+
+
+def _cell(column: str, value: Any) -> str:
+    import pandas as pd
+
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    if column == "fingerprint_hash":
+        return str(value)[:12]
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)

@@ -1,0 +1,78 @@
+"""Readers and writers for TREC, BEIR and JSONL. DataFrames convert through ``Qrels``/``Run`` themselves.
+
+``read_qrels`` accepts a TREC qrels file, a BEIR qrels TSV or a BEIR folder and decides by content:
+
+* a directory is a BEIR folder (``qrels/test.tsv`` or ``qrels.tsv``);
+* a file whose first line has three tab-separated fields, or the BEIR header, is a BEIR TSV;
+* anything else is read as TREC qrels (four whitespace-separated fields).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evalops.data import Qrels, Run
+from evalops.errors import FormatError
+from evalops.formats.beir import (
+    QRELS_HEADER,
+    BeirDataset,
+    find_beir_qrels,
+    load_beir,
+    read_beir_corpus,
+    read_beir_qrels,
+    read_beir_queries,
+    write_beir_corpus,
+    write_beir_qrels,
+    write_beir_queries,
+)
+from evalops.formats.jsonl import read_jsonl, write_jsonl
+from evalops.formats.trec import ranking_order, read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+
+__all__ = [
+    "BeirDataset",
+    "load_beir",
+    "find_beir_qrels",
+    "read_beir_corpus",
+    "read_beir_qrels",
+    "read_beir_queries",
+    "write_beir_corpus",
+    "write_beir_qrels",
+    "write_beir_queries",
+    "read_jsonl",
+    "write_jsonl",
+    "read_trec_qrels",
+    "read_trec_run",
+    "write_trec_qrels",
+    "write_trec_run",
+    "ranking_order",
+    "read_qrels",
+    "read_run",
+]
+
+
+def _first_line(path: Path) -> str:
+    with open(path, encoding="utf-8") as fh:
+        for raw in fh:
+            if raw.strip():
+                return raw.rstrip("\r\n")
+    return ""
+
+
+def read_qrels(path: str | os.PathLike[str], split: str = "test") -> Qrels:
+    """Read judgments from a TREC qrels file, a BEIR qrels TSV or a BEIR folder (see module docs)."""
+    p = Path(path)
+    if p.is_dir():
+        return read_beir_qrels(find_beir_qrels(p, split))
+    if not p.is_file():
+        raise FormatError("file not found", path=str(p))
+    first = _first_line(p)
+    fields = first.split("\t")
+    if [f.strip().lower() for f in fields] == list(QRELS_HEADER) or len(fields) == 3:
+        return read_beir_qrels(p)
+    return read_trec_qrels(p)
+
+
+def read_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
+    """Read a TREC run file (``qid Q0 docid rank score tag``)."""
+    return read_trec_run(path, name=name)

@@ -1,0 +1,70 @@
+"""Credentials for retriever services: read at build time, held in a :class:`Secret`, never logged.
+
+The value comes from an environment variable or from an Airflow connection's password (Airflow is imported
+only when a connection is named). The header is ``{header}: {scheme} {token}`` (no scheme: the bare token).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from evalops.errors import ConfigError
+
+__all__ = ["AuthHeader", "Secret"]
+
+
+class Secret:
+    """A string that prints as ``***`` (repr, str, f-strings, logs); ``reveal()`` gives the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str):
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    def __str__(self) -> str:
+        return "***"
+
+    def __reduce__(self):  # never pickle the value into an XCom or a log
+        raise TypeError("a Secret cannot be pickled")
+
+
+@dataclass(frozen=True)
+class AuthHeader:
+    """Where the credential lives (exactly one of ``env`` and ``conn_id``) and how it is sent."""
+
+    env: str | None = None
+    conn_id: str | None = None
+    header: str = "Authorization"
+    scheme: str | None = "Bearer"
+
+    def __post_init__(self) -> None:
+        if (self.env is None) == (self.conn_id is None):
+            raise ConfigError("auth: give exactly one of `env` (an environment variable) or `conn_id` (an Airflow connection)")
+
+    def _token(self) -> str:
+        if self.env is not None:
+            value = os.environ.get(self.env, "")
+            if not value:
+                raise ConfigError(f"auth: environment variable {self.env} is not set or empty")
+            return value
+        from airflow.sdk import Connection  # lazy: importing Airflow costs seconds
+
+        try:
+            conn = Connection.get(self.conn_id)
+        except Exception as exc:  # Airflow raises its own types for a missing connection
+            raise ConfigError(f"auth: Airflow connection {self.conn_id!r} could not be read ({type(exc).__name__})") from None
+        if not conn or not conn.password:
+            raise ConfigError(f"auth: Airflow connection {self.conn_id!r} has no password to use as the token")
+        return conn.password
+
+    def resolve(self) -> tuple[str, Secret]:
+        """``(header name, Secret(header value))``."""
+        token = self._token()
+        return self.header, Secret(f"{self.scheme} {token}" if self.scheme else token)

@@ -1,0 +1,136 @@
+"""Turn a registry entry into a working retriever.
+
+``build_retriever(entry, corpus=..., registry=...)``. The built-ins (and a python factory with
+``with_corpus: true``) need the corpus; hybrid and rerank inputs written as ``{ref: name@version}`` need the
+registry. A problem found while building (a missing credential, a bad value, an unknown reference) is a
+``ConfigError`` prefixed with the entry's ``file:line`` and ``name@version``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalops.errors import ConfigError
+from evalops.retrievers.base import Retriever
+from evalops.retrievers.registry import Registry, RetrieverEntry
+
+__all__ = ["build_retriever"]
+
+
+def _path(value: str, base_dir: Path) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else base_dir / p
+
+
+def _tokenizer(spec: Mapping[str, Any] | None):
+    from evalops.retrievers.text import Tokenizer
+
+    return Tokenizer(**dict(spec or {}))
+
+
+class _Builder:
+    def __init__(self, corpus: Any, registry: Registry | None):
+        self.corpus = corpus
+        self.registry = registry
+        self.stack: list[str] = []
+
+    def need_corpus(self, what: str) -> Any:
+        if self.corpus is None:
+            raise ConfigError(f"{what} needs the corpus (a knowledge-base snapshot or a BEIR corpus)")
+        return self.corpus
+
+    def entry(self, e: RetrieverEntry) -> Retriever:
+        if e.key in self.stack:
+            raise ConfigError(f"reference cycle: {' -> '.join([*self.stack, e.key])}")
+        self.stack.append(e.key)
+        try:
+            return getattr(self, f"_{e.adapter}")(e.params, e.base_dir)
+        except ConfigError as exc:
+            if str(exc).startswith(e.source):
+                raise
+            raise ConfigError(f"{e.source}: {e.key}: {exc}") from None
+        finally:
+            self.stack.pop()
+
+    def component(self, spec: Mapping[str, Any], base_dir: Path) -> Retriever:
+        if "ref" in spec:
+            if self.registry is None:
+                raise ConfigError(f"reference {spec['ref']!r} needs the registry")
+            return self.entry(self.registry.resolve(spec["ref"]))
+        return self._builtin(spec, base_dir)
+
+    def _http(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        from evalops.retrievers.auth import AuthHeader
+        from evalops.retrievers.http import HttpRetriever, RetryPolicy
+
+        retry_keys = {"max_retries", "backoff", "backoff_max"}
+        retry = RetryPolicy(**{k: p[k] for k in retry_keys if k in p})
+        auth = AuthHeader(**dict(p["auth"])) if "auth" in p else None
+        other = {k: p[k] for k in ("timeout", "concurrency", "body") if k in p}
+        return HttpRetriever(p["url"], retry=retry, auth=auth, **other)
+
+    def _python(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        from evalops.retrievers.function import FunctionRetriever, load_entry_point
+
+        obj = load_entry_point(p["entry_point"])
+        if p.get("factory", False):
+            kwargs = dict(p.get("options") or {})
+            if p.get("with_corpus", False):
+                kwargs["corpus"] = self.need_corpus(f"python factory {p['entry_point']}")
+            obj = obj(**kwargs)
+        elif "options" in p or "with_corpus" in p:
+            raise ConfigError("`options` and `with_corpus` only apply with `factory: true`")
+        if hasattr(obj, "retrieve"):
+            return obj
+        return FunctionRetriever(obj, batch=p.get("batch", True), name=p["entry_point"])
+
+    def _run_file(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        from evalops.retrievers.runfile import RunFileRetriever
+
+        return RunFileRetriever(_path(p["path"], base_dir), missing=p.get("missing", "fail"))
+
+    def _builtin(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        kind = p["kind"]
+        if kind == "bm25":
+            from evalops.retrievers.bm25 import BM25Retriever
+
+            opts = {k: p[k] for k in ("k1", "b", "method", "index_fraction") if k in p}
+            return BM25Retriever(self.need_corpus("bm25"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
+        if kind == "tfidf":
+            from evalops.retrievers.tfidf import TfidfRetriever
+
+            opts = {k: p[k] for k in ("index_fraction",) if k in p}
+            return TfidfRetriever(self.need_corpus("tfidf"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
+        if kind == "hybrid":
+            from evalops.retrievers.fusion import ReciprocalRankFusion
+
+            inputs = [self.component(c, base_dir) for c in p["retrievers"]]
+            return ReciprocalRankFusion(inputs, **{k: p[k] for k in ("rrf_k", "depth") if k in p})
+        if kind == "rerank":
+            from evalops.retrievers.rerank import CallableReranker, LexicalOverlapReranker, RerankedRetriever
+
+            spec = p["reranker"]
+            if "entry_point" in spec:
+                from evalops.retrievers.function import load_entry_point
+
+                reranker: Any = CallableReranker(load_entry_point(spec["entry_point"]))
+            elif spec["kind"] == "overlap":
+                reranker = LexicalOverlapReranker(self.need_corpus("overlap reranker"))
+            else:
+                raise ConfigError(f"unknown reranker kind {spec['kind']!r}; use `overlap` or an `entry_point`")
+            first = self.component(p["first"], base_dir)
+            return RerankedRetriever(first, reranker, self.need_corpus("rerank"), **({"depth": p["depth"]} if "depth" in p else {}))
+        if kind == "dense":
+            from evalops.retrievers.dense import DenseRetriever, load_sentence_transformer, resolve_model_dir
+
+            model_dir = resolve_model_dir(p["model"], p.get("package"), base_dir)
+            encode = load_sentence_transformer(model_dir, device=p.get("device", "cpu"))
+            return DenseRetriever(self.need_corpus("dense"), encode, **({"batch_size": p["batch_size"]} if "batch_size" in p else {}))
+        raise ConfigError(f"unknown builtin kind {kind!r}")
+
+
+def build_retriever(entry: RetrieverEntry, *, corpus: Any = None, registry: Registry | None = None) -> Retriever:
+    """A retriever for ``entry`` (see the module docstring)."""
+    return _Builder(corpus, registry).entry(entry)

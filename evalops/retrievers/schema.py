@@ -1,0 +1,216 @@
+"""The registry file's schema: the entry type, the accepted ``params`` per adapter, and their checks.
+
+Every check raises a ``ConfigError`` that starts with ``file:line:`` (lines come from the YAML node marks).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalops.errors import ConfigError
+from evalops.retrievers._yaml import Marked
+
+__all__ = ["ADAPTERS", "BUILTIN_KINDS", "PARAMS", "RetrieverEntry", "parse_entry"]
+
+ADAPTERS = ("http", "python", "run_file", "builtin")
+
+# Parameter name -> (type, required). Types: str, int, number, bool, mapping, list, component(s).
+_TOKENIZER = {"stem": ("bool", False), "stopwords": ("bool", False), "chinese": ("str", False)}
+_AUTH = {"env": ("str", False), "conn_id": ("str", False), "header": ("str", False), "scheme": ("str", False)}
+_RERANKER = {"kind": ("str", False), "entry_point": ("str", False)}
+PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
+    "http": {
+        "url": ("str", True),
+        "timeout": ("number", False),
+        "concurrency": ("int", False),
+        "max_retries": ("int", False),
+        "backoff": ("number", False),
+        "backoff_max": ("number", False),
+        "auth": ("mapping", False),
+        "body": ("mapping", False),
+    },
+    "python": {
+        "entry_point": ("str", True),
+        "batch": ("bool", False),
+        "factory": ("bool", False),
+        "options": ("mapping", False),
+        "with_corpus": ("bool", False),
+    },
+    "run_file": {"path": ("str", True), "missing": ("str", False)},
+    "builtin:bm25": {
+        "kind": ("str", True),
+        "k1": ("number", False),
+        "b": ("number", False),
+        "method": ("str", False),
+        "tokenizer": ("mapping", False),
+        "index_fraction": ("number", False),
+    },
+    "builtin:tfidf": {"kind": ("str", True), "tokenizer": ("mapping", False), "index_fraction": ("number", False)},
+    "builtin:hybrid": {
+        "kind": ("str", True),
+        "retrievers": ("components", True),
+        "rrf_k": ("number", False),
+        "depth": ("int", False),
+    },
+    "builtin:rerank": {
+        "kind": ("str", True),
+        "first": ("component", True),
+        "reranker": ("mapping", True),
+        "depth": ("int", False),
+    },
+    "builtin:dense": {
+        "kind": ("str", True),
+        "model": ("str", True),
+        "package": ("str", False),
+        "device": ("str", False),
+        "batch_size": ("int", False),
+    },
+}
+BUILTIN_KINDS = tuple(k.split(":", 1)[1] for k in PARAMS if k.startswith("builtin:"))
+_ENTRY_KEYS = {"name", "version", "adapter", "deployed", "owner", "params"}
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+@dataclass(frozen=True)
+class RetrieverEntry:
+    """One registered retriever version. ``source`` is ``file:line``; ``base_dir`` resolves relative paths."""
+
+    name: str
+    version: str
+    adapter: str
+    params: Mapping[str, Any]
+    deployed: bool
+    owner: str
+    source: str = "<memory>"
+    base_dir: Path = field(default_factory=Path.cwd)
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "adapter": self.adapter,
+            "deployed": self.deployed,
+            "owner": self.owner,
+            "params": _plain(self.params),
+            "source": self.source,
+        }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _type_ok(value: Any, kind: str) -> bool:
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind in ("mapping", "component"):
+        return isinstance(value, Mapping)
+    if kind == "components":
+        return isinstance(value, list)
+    raise AssertionError(kind)  # pragma: no cover - the table above is closed
+
+
+def _check(m: Any, spec: dict[str, tuple[str, bool]], what: str, where: str, line: int) -> None:
+    if not isinstance(m, Mapping):
+        raise ConfigError(f"{where}:{line}: {what} must be a mapping, got {type(m).__name__}")
+    lines = m.line_of if isinstance(m, Marked) else (lambda _k: line)
+    for key in m:
+        if key not in spec:
+            raise ConfigError(f"{where}:{lines(key)}: {what}: unknown key {key!r}; allowed: {', '.join(sorted(spec))}")
+    for key, (kind, required) in spec.items():
+        if key not in m:
+            if required:
+                raise ConfigError(f"{where}:{line}: {what}: missing required key {key!r}")
+            continue
+        if not _type_ok(m[key], kind):
+            shown = "a list of retrievers" if kind == "components" else "a mapping" if kind == "component" else f"a {kind}"
+            raise ConfigError(f"{where}:{lines(key)}: {what}: {key!r} must be {shown}, got {m[key]!r}")
+
+
+def _line(m: Any, default: int) -> int:
+    return m.line if isinstance(m, Marked) and m.line else default
+
+
+def _check_component(c: Any, where: str, line: int) -> None:
+    """A hybrid/rerank input: ``{ref: name@version}`` (another registry entry) or an inline builtin spec."""
+    if isinstance(c, Mapping) and "ref" in c:
+        _check(c, {"ref": ("str", True)}, "component", where, _line(c, line))
+        return
+    _check_builtin(c, where, _line(c, line))
+
+
+def _check_builtin(p: Any, where: str, line: int) -> None:
+    if not isinstance(p, Mapping) or "kind" not in p:
+        raise ConfigError(f"{where}:{line}: a builtin retriever needs `kind`, one of {', '.join(BUILTIN_KINDS)}")
+    kind = p["kind"]
+    if kind not in BUILTIN_KINDS:
+        raise ConfigError(f"{where}:{_line(p, line)}: unknown builtin kind {kind!r}; use one of {', '.join(BUILTIN_KINDS)}")
+    _check(p, PARAMS[f"builtin:{kind}"], f"builtin {kind}", where, _line(p, line))
+    lines = p.line_of if isinstance(p, Marked) else (lambda _k: line)
+    if "tokenizer" in p:
+        _check(p["tokenizer"], _TOKENIZER, "tokenizer", where, lines("tokenizer"))
+    if kind == "hybrid":
+        if len(p["retrievers"]) < 2:
+            raise ConfigError(f"{where}:{lines('retrievers')}: hybrid needs at least two retrievers to fuse")
+        for c in p["retrievers"]:
+            _check_component(c, where, lines("retrievers"))
+    if kind == "rerank":
+        _check_component(p["first"], where, lines("first"))
+        _check(p["reranker"], _RERANKER, "reranker", where, lines("reranker"))
+        if ("kind" in p["reranker"]) == ("entry_point" in p["reranker"]):
+            raise ConfigError(f"{where}:{lines('reranker')}: reranker needs exactly one of `kind: overlap` or `entry_point`")
+
+
+def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:
+    """Check one entry of ``path`` (declared near ``line``) and build it."""
+    where = str(path)
+    if not isinstance(m, Mapping):
+        raise ConfigError(f"{where}:{line}: each retriever must be a mapping with {', '.join(sorted(_ENTRY_KEYS))}")
+    line = _line(m, line)
+    lines = m.line_of if isinstance(m, Marked) else (lambda _k: line)
+    for key in m:
+        if key not in _ENTRY_KEYS:
+            raise ConfigError(f"{where}:{lines(key)}: unknown key {key!r}; allowed: {', '.join(sorted(_ENTRY_KEYS))}")
+    for key in ("name", "version", "adapter", "deployed", "owner"):
+        if key not in m:
+            raise ConfigError(f"{where}:{line}: retriever is missing {key!r}")
+    name, version = m["name"], m["version"]
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(f"{where}:{lines('name')}: name {name!r} must use only letters, digits, '.', '_' and '-'")
+    if isinstance(version, float):
+        raise ConfigError(f"{where}:{lines('version')}: version {version!r} was read as a number; quote it, e.g. \"{version}\"")
+    if isinstance(version, bool) or not isinstance(version, (str, int)) or not _NAME.match(str(version)):
+        raise ConfigError(f"{where}:{lines('version')}: version {version!r} must be a string of letters, digits, '.', '_', '-'")
+    if m["adapter"] not in ADAPTERS:
+        raise ConfigError(f"{where}:{lines('adapter')}: unknown adapter {m['adapter']!r}; use one of {', '.join(ADAPTERS)}")
+    if not isinstance(m["deployed"], bool):
+        raise ConfigError(f"{where}:{lines('deployed')}: deployed must be true or false, got {m['deployed']!r}")
+    if not isinstance(m["owner"], str) or not m["owner"].strip():
+        raise ConfigError(f"{where}:{lines('owner')}: owner must be a non-empty string")
+    params = m.get("params") or Marked()
+    pline = lines("params")
+    if m["adapter"] == "builtin":
+        _check_builtin(params, where, _line(params, pline))
+    else:
+        _check(params, PARAMS[m["adapter"]], f"{m['adapter']} params", where, _line(params, pline))
+        if "auth" in params:
+            _check(params["auth"], _AUTH, "auth", where, _line(params["auth"], pline))
+    return RetrieverEntry(name, str(version), m["adapter"], params, m["deployed"], m["owner"], f"{where}:{line}", path.parent)

@@ -1,0 +1,217 @@
+"""Run a retriever over a query set and collect a Run, honestly.
+
+Policy owned here (it travels with every :class:`RetrievalResult`):
+
+* A query whose call failed (timeout, HTTP error, malformed answer, an exception in a batch) is **excluded
+  and counted**: it is absent from the Run and listed in ``failed`` with the reason. It is never turned into
+  an empty ranking, which would score 0 and look like a regression. Evaluate with
+  ``result.exclude_failed(qrels)`` so the metric layer does not count it as unanswered either.
+* A query that succeeded with an empty list really retrieved nothing; it scores 0 like any unanswered query.
+* A run with any failure is ``partial``. When the failed share exceeds ``failure_budget`` (default 2 %),
+  :class:`FailureBudgetExceeded` is raised: the version must not be scored on what is left.
+* A batch whose ``retrieve`` call raises fails all of its queries with the exception's message.
+* Sharded scoring (query shards on several workers): run each shard with ``check_budget=False``, then
+  :func:`combine_results` the shards, which applies the budget to the whole query set.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalops.data import Qrels, Run
+from evalops.errors import InputError, RetrieverError
+from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results
+
+__all__ = [
+    "DEFAULT_FAILURE_BUDGET",
+    "FailureBudgetExceeded",
+    "RetrievalResult",
+    "as_queries",
+    "combine_results",
+    "retrieve_run",
+]
+
+DEFAULT_FAILURE_BUDGET = 0.02
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalResult:
+    """The Run of one retriever over ``query_ids``, the failures (query id -> reason) and the timings."""
+
+    run: Run
+    query_ids: tuple[str, ...]
+    failed: dict[str, str]
+    k: int
+    failure_budget: float
+    wall_seconds: float
+    retries: int = 0
+    latencies: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.failed)
+
+    @property
+    def failed_ids(self) -> list[str]:
+        return sorted(self.failed)
+
+    @property
+    def failure_rate(self) -> float:
+        return len(self.failed) / len(self.query_ids) if self.query_ids else 0.0
+
+    def exclude_failed(self, qrels: Qrels) -> Qrels:
+        """``qrels`` without the failed queries, so they are neither scored nor counted as unanswered."""
+        if not self.failed:
+            return qrels
+        return qrels.restrict(q for q in qrels.queries.tolist() if q not in self.failed)
+
+    def timings(self) -> dict[str, float | None]:
+        """Wall time, throughput, and per-query latency percentiles when the adapter measured them."""
+        lat = np.fromiter(self.latencies.values(), dtype=np.float64, count=len(self.latencies))
+        n = len(self.query_ids)
+        return {
+            "wall_seconds": self.wall_seconds,
+            "queries_per_second": n / self.wall_seconds if self.wall_seconds > 0 else None,
+            "latency_p50": float(np.percentile(lat, 50)) if lat.size else None,
+            "latency_p95": float(np.percentile(lat, 95)) if lat.size else None,
+            "latency_max": float(lat.max()) if lat.size else None,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready description (no Run rows) for logs, the warehouse and reports."""
+        return {
+            "run": self.run.name,
+            "k": self.k,
+            "queries": len(self.query_ids),
+            "answered": len(self.query_ids) - len(self.failed),
+            "failed": len(self.failed),
+            "failed_ids": self.failed_ids,
+            "partial": self.partial,
+            "failure_budget": self.failure_budget,
+            "retries": self.retries,
+            "timings": self.timings(),
+        }
+
+
+class FailureBudgetExceeded(RetrieverError):
+    """Too many queries failed for the version to be scored. ``result`` holds what was collected."""
+
+    def __init__(self, result: RetrievalResult):
+        self.result = result
+        firsts = "; ".join(f"{q}: {result.failed[q]}" for q in result.failed_ids[:3])
+        super().__init__(
+            f"retriever {result.run.name!r}: {len(result.failed)} of {len(result.query_ids)} queries failed "
+            f"({result.failure_rate:.1%}), above the failure budget of {result.failure_budget:.1%}; "
+            f"not scoring it. First failures: {firsts}"
+        )
+
+
+def as_queries(queries: Sequence[Query] | Mapping[str, str]) -> list[Query]:
+    """Queries from a sequence of :class:`Query` or a mapping ``query_id -> text``. Ids must be unique."""
+    if isinstance(queries, Mapping):
+        out = [Query(str(q), str(t)) for q, t in queries.items()]
+    else:
+        out = [q if isinstance(q, Query) else Query(str(q[0]), str(q[1])) for q in queries]
+    seen: set[str] = set()
+    for q in out:
+        if q.id in seen:
+            raise InputError(f"queries: query id {q.id!r} appears more than once")
+        seen.add(q.id)
+    if not out:
+        raise InputError("queries: there are no queries to run")
+    return out
+
+
+def retrieve_run(
+    retriever: Retriever,
+    queries: Sequence[Query] | Mapping[str, str],
+    k: int = 100,
+    *,
+    name: str = "run",
+    failure_budget: float = DEFAULT_FAILURE_BUDGET,
+    batch_size: int = 64,
+    on_progress: Callable[[int], None] | None = None,
+    check_budget: bool = True,
+) -> RetrievalResult:
+    """Ask ``retriever`` for the top ``k`` of every query, in batches of ``batch_size``.
+
+    ``on_progress(n)`` is called after each batch with the number of queries it finished (the CLI passes
+    a progress bar's ``advance``). Raises :class:`FailureBudgetExceeded` when the failed share exceeds
+    ``failure_budget`` (unless ``check_budget`` is False, for a shard); see the module docstring.
+    """
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    if not 0 <= failure_budget <= 1:
+        raise InputError(f"failure_budget must be a fraction in [0, 1], got {failure_budget}")
+    qs = as_queries(queries)
+    ranked: dict[str, Sequence[tuple[str, float | None]]] = {}
+    failed: dict[str, str] = {}
+    latencies: dict[str, float] = {}
+    retries = 0
+    start = time.perf_counter()
+    for lo in range(0, len(qs), max(1, batch_size)):
+        batch = qs[lo : lo + max(1, batch_size)]
+        try:
+            results = coerce_results(batch, retriever.retrieve(batch, k), k)
+        except Exception as exc:  # a failing batch must not stop the others; the budget decides
+            results = [QueryResult.failure(q.id, f"{type(exc).__name__}: {exc}") for q in batch]
+        for r in results:
+            retries += r.retries
+            if r.seconds is not None:
+                latencies[r.query_id] = r.seconds
+            if r.ok:
+                ranked[r.query_id] = r.ranked
+            else:
+                failed[r.query_id] = r.error  # type: ignore[assignment]
+        if on_progress is not None:
+            on_progress(len(batch))
+    result = RetrievalResult(
+        run=Run.from_ranked(ranked, name=name),
+        query_ids=tuple(q.id for q in qs),
+        failed=failed,
+        k=k,
+        failure_budget=failure_budget,
+        wall_seconds=time.perf_counter() - start,
+        retries=retries,
+        latencies=latencies,
+    )
+    if check_budget and result.failure_rate > failure_budget:
+        raise FailureBudgetExceeded(result)
+    return result
+
+
+def combine_results(shards: Sequence[RetrievalResult], *, check_budget: bool = True) -> RetrievalResult:
+    """One result from the results of disjoint query shards, in shard order; the budget of the first shard
+    is applied to the whole. The wall time is the sum (the shards' own times, not the elapsed time)."""
+    if not shards:
+        raise InputError("combine_results: there are no shards to combine")
+    first = shards[0]
+    ids = [q for s in shards for q in s.query_ids]
+    if len(set(ids)) != len(ids):
+        raise InputError("combine_results: the shards overlap; each query must be in exactly one shard")
+    if any(s.k != first.k or s.run.name != first.run.name for s in shards):
+        raise InputError("combine_results: the shards differ in k or run name; they are not one run")
+    runs = [s.run for s in shards]
+    result = RetrievalResult(
+        run=Run(
+            np.concatenate([r.query_ids for r in runs]),
+            np.concatenate([r.doc_ids for r in runs]),
+            np.concatenate([r.scores for r in runs]),
+            name=first.run.name,
+        ),
+        query_ids=tuple(ids),
+        failed={q: e for s in shards for q, e in s.failed.items()},
+        k=first.k,
+        failure_budget=first.failure_budget,
+        wall_seconds=sum(s.wall_seconds for s in shards),
+        retries=sum(s.retries for s in shards),
+        latencies={q: t for s in shards for q, t in s.latencies.items()},
+    )
+    if check_budget and result.failure_rate > result.failure_budget:
+        raise FailureBudgetExceeded(result)
+    return result

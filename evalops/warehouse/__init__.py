@@ -1,0 +1,112 @@
+"""The metrics warehouse: run history, per-query scores, baselines, A/B results and alerts.
+
+SQLAlchemy 2.0 models with Alembic migrations, on SQLite (the embedded default) or PostgreSQL. The
+functions here take an ``Engine`` (from ``connect``) and return frozen dataclasses or DataFrames; no ORM
+object leaves the package. Every write is one transaction and an upsert on a natural key, so a retried
+task neither duplicates nor half-writes anything.
+
+    engine = connect()                      # EVALOPS_WAREHOUSE_URL, Airflow conn, or .evalops/warehouse.db
+    upgrade(engine)                         # Alembic migrations to head
+    record_gold_set_version(engine, ...); record_kb_snapshot(engine, ...)
+    run = record_run(engine, RunKey(...), fingerprint=fp, ..., scores=frame, aggregates=agg, ...)
+    lookup = find_baseline(engine, "bm25", fp)   # current / stale (+ what changed) / missing
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalops.fingerprint import EvalFingerprint
+from evalops.warehouse.abtests import load_ab_tests, record_ab_tests
+from evalops.warehouse.alerts import alert_dedup_key, list_alerts, mark_alert_delivery, record_alert
+from evalops.warehouse.baselines import baseline_history, find_baseline, promote_baseline, rollback_baseline
+from evalops.warehouse.catalog import (
+    find_fingerprint_hash,
+    get_fingerprint,
+    get_gold_set_version,
+    get_kb_snapshot,
+    record_gold_set_version,
+    record_kb_snapshot,
+)
+from evalops.warehouse.config import WarehouseURL, create_warehouse_engine, resolve_url
+from evalops.warehouse.domain import (
+    ABTestResult,
+    Alert,
+    Baseline,
+    BaselineLookup,
+    EvalRun,
+    GoldSetVersion,
+    KBSnapshot,
+    PairedScores,
+    RunKey,
+    ScoreVectors,
+)
+from evalops.warehouse.history import latest_runs, measure_history, runs_under_fingerprint
+from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
+from evalops.warehouse.runs import find_run, get_run, record_run
+from evalops.warehouse.scores import (
+    load_aggregates,
+    load_paired_scores,
+    load_score_vectors,
+    load_scores,
+    record_aggregates,
+    upsert_scores,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
+
+__all__ = [
+    "ABTestResult",
+    "Alert",
+    "Baseline",
+    "BaselineLookup",
+    "EvalFingerprint",
+    "EvalRun",
+    "GoldSetVersion",
+    "KBSnapshot",
+    "PairedScores",
+    "RunKey",
+    "ScoreVectors",
+    "WarehouseURL",
+    "alert_dedup_key",
+    "baseline_history",
+    "connect",
+    "create_warehouse_engine",
+    "current_revision",
+    "downgrade",
+    "find_baseline",
+    "find_fingerprint_hash",
+    "find_run",
+    "get_fingerprint",
+    "get_gold_set_version",
+    "get_kb_snapshot",
+    "get_run",
+    "head_revisions",
+    "latest_runs",
+    "list_alerts",
+    "load_ab_tests",
+    "load_aggregates",
+    "load_paired_scores",
+    "load_score_vectors",
+    "load_scores",
+    "mark_alert_delivery",
+    "measure_history",
+    "promote_baseline",
+    "record_ab_tests",
+    "record_aggregates",
+    "record_alert",
+    "record_gold_set_version",
+    "record_kb_snapshot",
+    "record_run",
+    "resolve_url",
+    "rollback_baseline",
+    "runs_under_fingerprint",
+    "upgrade",
+    "upsert_scores",
+]
+
+
+def connect(url: str | None = None) -> Engine:
+    """An engine for the configured warehouse (see ``evalops.warehouse.config`` for the lookup order)."""
+    return create_warehouse_engine(resolve_url(url))

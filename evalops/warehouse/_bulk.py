@@ -1,0 +1,232 @@
+"""Score rows inside a caller's transaction: validation, bulk insert (COPY / executemany) and bulk fetch.
+
+The public functions in ``scores`` and ``runs`` compose these, so that a run, its scores and its aggregates
+can be written in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Table, delete, select
+from sqlalchemy.engine import Connection
+
+from evalops.errors import InputError, WarehouseError
+from evalops.warehouse._db import insert_for, measure_ids, measures_table
+from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
+from evalops.warehouse.models import EvalRunModel, QueryScoreModel, RunAggregateModel
+from evalops.warehouse.types import SQLITE_NAN
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalops.fingerprint import EvalFingerprint
+
+runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
+query_scores: Table = QueryScoreModel.__table__  # type: ignore[assignment]
+aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
+
+MAX_QUERY_ID_LENGTH = query_scores.c.query_id.type.length
+AGGREGATE_COLUMNS = ("measure", "n", "mean", "ci_low", "ci_high")
+
+
+def fetch_scores(conn: Connection, run_id: int, ids: Sequence[int]) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """(measure ids, query ids, float64 values) straight from the driver cursor, inside the transaction.
+
+    Skips SQLAlchemy's per-row result processing (the bulk of the cost at 100,000 rows); the NaNFloat
+    decoding is applied to the whole column instead: ``'NaN'`` text (SQLite) becomes NaN via ``astype``.
+    """
+    stmt = select(query_scores.c.measure_id, query_scores.c.query_id, query_scores.c.value).where(
+        query_scores.c.run_id == int(run_id), query_scores.c.measure_id.in_([int(i) for i in ids])
+    )
+    # Only integers are inlined, so literal binds are safe here.
+    sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        cursor.execute(sql)
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    if not rows:
+        return np.array([], dtype=np.int64), [], np.array([], dtype=np.float64)
+    mids, qids, values = zip(*rows)
+    return np.asarray(mids, dtype=np.int64), list(qids), np.asarray(values, dtype=object).astype(np.float64)
+
+
+def run_fingerprint(conn: Connection, run_id: int, *, for_update: bool = False) -> EvalFingerprint:
+    """The fingerprint of a run; with ``for_update`` the run row stays locked until commit (PostgreSQL)."""
+    stmt = select(runs.c.id).where(runs.c.id == run_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    if conn.execute(stmt).first() is None:
+        raise WarehouseError(f"there is no evaluation run with id {run_id}")
+    row = conn.execute(
+        select(fingerprints).join(runs, runs.c.fingerprint_hash == fingerprints.c.hash).where(runs.c.id == run_id)
+    ).mappings().one()
+    return fingerprint_from_row(row)
+
+
+def lock_run(conn: Connection, run_id: int) -> EvalFingerprint:
+    """Lock the run row so that two writers of one run take turns (delete-then-insert stays consistent)."""
+    return run_fingerprint(conn, run_id, for_update=True)
+
+
+def measure_ids_for_read(conn: Connection, names: Sequence[str]) -> dict[str, int]:
+    """Ids of the given measure names that exist (reading never inserts)."""
+    table = measures_table
+    rows = conn.execute(select(table.c.name, table.c.id).where(table.c.name.in_(list(names))))
+    return {name: id_ for name, id_ in rows}
+
+
+def score_columns(
+    scores: pd.DataFrame, allowed_measures: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate a long score frame; return (query ids, measures, float64 values) as arrays."""
+    import pandas as pd
+
+    if not isinstance(scores, pd.DataFrame):
+        raise InputError(f"scores must be a pandas DataFrame, got {type(scores).__name__}")
+    missing = [c for c in ("query_id", "measure", "value") if c not in scores.columns]
+    if missing:
+        raise InputError(
+            f"scores frame is missing column(s) {missing}; expected query_id, measure, value "
+            f"(have {list(scores.columns)})"
+        )
+    for column in ("query_id", "measure"):
+        empty = scores[column].isna() | (scores[column].astype(str).str.len() == 0)
+        if empty.any():
+            raise InputError(f"scores row {_row(scores, empty)} has no {column}")
+    qids = scores["query_id"].astype(str)
+    too_long = qids.str.len() > MAX_QUERY_ID_LENGTH
+    if too_long.any():
+        raise InputError(
+            f"scores row {_row(scores, too_long)}: query id is longer than {MAX_QUERY_ID_LENGTH} characters"
+        )
+    measures = _fingerprint_measures(scores, allowed_measures, "scores")
+    values = pd.to_numeric(scores["value"], errors="coerce")
+    bad = values.isna() & scores["value"].notna()
+    if bad.any():
+        raise InputError(
+            f"scores row {_row(scores, bad)}: value {scores['value'][bad].iloc[0]!r} is not a number"
+        )
+    duplicated = pd.DataFrame({"q": qids, "m": measures}).duplicated()
+    if duplicated.any():
+        i = int(np.flatnonzero(duplicated.to_numpy())[0])
+        raise InputError(
+            f"scores row {i}: query {qids.iloc[i]!r} has more than one {measures.iloc[i]!r} score; "
+            "keep one row per query and measure"
+        )
+    return (
+        qids.to_numpy(dtype=object),
+        measures.to_numpy(dtype=object),
+        values.to_numpy(dtype=np.float64, na_value=np.nan),
+    )
+
+
+def write_scores(
+    conn: Connection, run_id: int, query_ids: np.ndarray, measures: np.ndarray, values: np.ndarray, *, replace_all: bool
+) -> int:
+    """Delete the run's rows (all of them, or those of the given measures), then bulk-insert."""
+    ids = measure_ids(conn, measures.tolist())
+    stmt = delete(query_scores).where(query_scores.c.run_id == run_id)
+    if not replace_all:
+        stmt = stmt.where(query_scores.c.measure_id.in_(list(ids.values())))
+    conn.execute(stmt)
+    if len(query_ids) == 0:
+        return 0
+    lookup = np.vectorize(ids.__getitem__, otypes=[np.int64])
+    measure_column = lookup(measures)
+    if conn.dialect.name == "postgresql":
+        _copy_scores(conn, run_id, query_ids, measure_column, values)
+    else:
+        _executemany_scores(conn, run_id, query_ids, measure_column, values)
+    return len(query_ids)
+
+
+def _copy_scores(conn: Connection, run_id: int, qids: np.ndarray, mids: np.ndarray, values: np.ndarray) -> None:
+    raw = conn.connection.driver_connection  # psycopg connection, inside the same transaction
+    with raw.cursor() as cursor:
+        sql = "COPY query_scores (run_id, measure_id, query_id, value) FROM STDIN (FORMAT BINARY)"
+        with cursor.copy(sql) as copy:
+            copy.set_types(["int4", "int4", "text", "float8"])
+            for row in zip([run_id] * len(qids), mids.tolist(), qids.tolist(), values.tolist()):
+                copy.write_row(row)
+
+
+def _executemany_scores(
+    conn: Connection, run_id: int, qids: np.ndarray, mids: np.ndarray, values: np.ndarray
+) -> None:
+    encoded = values.astype(object)
+    encoded[np.isnan(values)] = SQLITE_NAN  # the NaNFloat encoding, applied to the whole column at once
+    conn.exec_driver_sql(
+        "INSERT INTO query_scores (run_id, measure_id, query_id, value) VALUES (?, ?, ?, ?)",
+        list(zip([run_id] * len(qids), mids.tolist(), qids.tolist(), encoded.tolist())),
+    )
+
+
+def aggregate_rows(
+    frame: pd.DataFrame, allowed_measures: Sequence[str], *, ci_level: float, ci_method: str
+) -> list[dict[str, Any]]:
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"aggregates must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in AGGREGATE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"aggregates frame is missing column(s) {missing}; expected {list(AGGREGATE_COLUMNS)}")
+    if not 0 < float(ci_level) < 1:
+        raise InputError(f"ci_level must be between 0 and 1 (e.g. 0.95), got {ci_level!r}")
+    if not ci_method:
+        raise InputError("ci_method must name how the intervals were computed (e.g. 'bootstrap-percentile')")
+    measures = _fingerprint_measures(frame, allowed_measures, "aggregates")
+    if measures.duplicated().any():
+        raise InputError(f"aggregates row {_row(frame, measures.duplicated())}: measure listed twice")
+    rows = []
+    for i, record in enumerate(frame[list(AGGREGATE_COLUMNS)].to_dict("records")):
+        try:
+            rows.append(
+                {
+                    "measure": str(record["measure"]),
+                    "n": int(record["n"]),
+                    **{c: float(record[c]) for c in ("mean", "ci_low", "ci_high")},
+                    "ci_level": float(ci_level),
+                    "ci_method": str(ci_method),
+                }
+            )
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"aggregates row {i}: {exc}") from None
+    return rows
+
+
+def write_aggregates(conn: Connection, run_id: int, rows: Sequence[Mapping[str, Any]]) -> int:
+    if not rows:
+        return 0
+    ids = measure_ids(conn, [r["measure"] for r in rows])
+    values = [{"run_id": run_id, "measure_id": ids[r["measure"]], **{k: v for k, v in r.items() if k != "measure"}}
+              for r in rows]
+    stmt = insert_for(conn, aggregates)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["run_id", "measure_id"],
+        set_={c: stmt.excluded[c] for c in ("n", "mean", "ci_low", "ci_high", "ci_level", "ci_method")},
+    )
+    conn.execute(stmt, values)
+    return len(values)
+
+
+def _fingerprint_measures(frame: pd.DataFrame, allowed: Sequence[str], what: str) -> pd.Series:
+    """The frame's measure column as strings; every measure must belong to the run's fingerprint."""
+    measures = frame["measure"].astype(str)
+    unknown = ~measures.isin(list(allowed))
+    if unknown.any():
+        raise InputError(
+            f"{what} row {_row(frame, unknown)}: measure {measures[unknown].iloc[0]!r} is not in the run's "
+            f"fingerprint measures {list(allowed)}"
+        )
+    return measures
+
+
+def _row(frame: pd.DataFrame, mask: Any) -> int:
+    """Position (0-based) of the first row where ``mask`` holds."""
+    return int(np.flatnonzero(np.asarray(mask))[0])

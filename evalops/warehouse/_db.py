@@ -1,0 +1,116 @@
+"""Transaction and upsert plumbing shared by the repository modules."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Table, select, text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from evalops.errors import EvalopsError, WarehouseError
+from evalops.warehouse.models import MeasureModel
+
+__all__ = [
+    "advisory_lock",
+    "describe_error",
+    "insert_for",
+    "measure_ids",
+    "now_utc",
+    "transaction",
+    "upsert_immutable",
+]
+
+measures_table: Table = MeasureModel.__table__  # type: ignore[assignment]
+
+
+def now_utc() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@contextlib.contextmanager
+def transaction(engine: Engine, what: str) -> Iterator[Connection]:
+    """One database transaction: committed when the block ends, rolled back on any exception.
+
+    Database errors become ``WarehouseError`` naming ``what`` failed; evalops errors pass through. That
+    includes errors from the driver's own cursor (the bulk paths use it directly, bypassing SQLAlchemy).
+    """
+    driver_error = getattr(engine.dialect.loaded_dbapi, "Error", SQLAlchemyError)
+    try:
+        with engine.begin() as connection:
+            yield connection
+    except EvalopsError:
+        raise
+    except (SQLAlchemyError, driver_error) as exc:
+        raise WarehouseError(f"{what} failed and was rolled back: {describe_error(exc)}") from exc
+
+
+def describe_error(exc: BaseException) -> str:
+    """The first line of the driver's message, plus a hint when the schema is missing."""
+    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    if "no such table" in detail or ("relation" in detail and "does not exist" in detail):
+        detail += " (the warehouse schema is missing or old: run `evalops db upgrade`)"
+    return detail
+
+
+def insert_for(connection: Connection, table: Table):
+    """The dialect's INSERT construct, which has ``on_conflict_do_nothing`` / ``on_conflict_do_update``."""
+    name = connection.dialect.name
+    if name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    elif name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:  # config.normalise_url refuses other backends; this guards engines built elsewhere
+        raise WarehouseError(f"the warehouse supports PostgreSQL and SQLite, not {name!r}")
+    return insert(table)
+
+
+def advisory_lock(connection: Connection, *key: str) -> None:
+    """Serialise transactions that share ``key`` until commit (PostgreSQL advisory lock).
+
+    SQLite needs nothing: every warehouse transaction starts with BEGIN IMMEDIATE, which already
+    serialises writers.
+    """
+    if connection.dialect.name != "postgresql":
+        return
+    digest = hashlib.sha256("\x1f".join(key).encode("utf-8")).digest()
+    lock_id = int.from_bytes(digest[:8], "big", signed=True)
+    connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id})
+
+
+def measure_ids(connection: Connection, names: Iterable[str]) -> dict[str, int]:
+    """Ids of the given measure names, inserting the new ones.
+
+    Names are inserted in sorted order so that two concurrent writers take row locks in the same order
+    (no deadlock); ``ON CONFLICT DO NOTHING`` makes a concurrent insert of the same name harmless.
+    """
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    stmt = insert_for(connection, measures_table).on_conflict_do_nothing(index_elements=["name"])
+    connection.execute(stmt, [{"name": n} for n in wanted])
+    rows = connection.execute(
+        select(measures_table.c.name, measures_table.c.id).where(measures_table.c.name.in_(wanted))
+    )
+    return {name: id_ for name, id_ in rows}
+
+
+def upsert_immutable(
+    connection: Connection, table: Table, key: str, values: Mapping[str, Any], compare: Sequence[str], what: str
+) -> Mapping[str, Any]:
+    """Insert a content-addressed row once; a second write must agree on the ``compare`` columns.
+
+    Returns the stored row. A different value under the same key means the key is not a content hash
+    of what was written (or two writers disagree), which is an error, not something to overwrite.
+    """
+    connection.execute(insert_for(connection, table).on_conflict_do_nothing(index_elements=[key]), [dict(values)])
+    stored = connection.execute(select(table).where(table.c[key] == values[key])).mappings().one()
+    mismatched = [c for c in compare if stored[c] != values[c]]
+    if mismatched:
+        detail = ", ".join(f"{c}: stored {stored[c]!r}, new {values[c]!r}" for c in mismatched)
+        raise WarehouseError(f"{what} {values[key]!r} is already recorded with different values ({detail})")
+    return stored

@@ -1,0 +1,110 @@
+"""A/B test results: one row per (candidate run, baseline run, measure), upserted."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Table, select
+
+from evalops.errors import InputError, WarehouseError
+from evalops.warehouse._db import insert_for, measure_ids, measures_table, now_utc, transaction
+from evalops.warehouse.domain import ABTestResult
+from evalops.warehouse.models import ABTestModel
+from evalops.warehouse._bulk import run_fingerprint
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from sqlalchemy.engine import Engine
+
+__all__ = ["load_ab_tests", "record_ab_tests"]
+
+ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
+_STORED = ("id", "created_at")
+_VALUE_FIELDS = tuple(f.name for f in dataclasses.fields(ABTestResult) if f.name not in ("measure", *_STORED))
+
+
+def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABTestResult]:
+    """Store comparison results (all in one transaction); returns them with ``id`` and ``created_at``.
+
+    Writing a result for the same (candidate run, baseline run, measure) again replaces it. Both runs must
+    share a fingerprint and the measure must belong to it: the warehouse never stores a comparison across
+    fingerprints.
+    """
+    results = list(results)
+    for result in results:
+        if not isinstance(result, ABTestResult):
+            raise InputError(f"expected ABTestResult objects, got {type(result).__name__}")
+    created_at = now_utc()
+    with transaction(engine, "recording A/B test results") as conn:
+        for pair in sorted({(r.baseline_run_id, r.candidate_run_id) for r in results}):
+            baseline_fp, candidate_fp = (run_fingerprint(conn, run_id) for run_id in pair)
+            if baseline_fp.hash != candidate_fp.hash:
+                raise WarehouseError(
+                    f"baseline run {pair[0]} and candidate run {pair[1]} have different fingerprints "
+                    f"(changed: {', '.join(candidate_fp.diff(baseline_fp))}); results across fingerprints "
+                    "are not comparable and are not stored"
+                )
+            unknown = [r.measure for r in results if r.baseline_run_id == pair[0] and r.candidate_run_id == pair[1]
+                       and r.measure not in candidate_fp.measures]
+            if unknown:
+                raise InputError(f"measure(s) {unknown} are not in the runs' fingerprint {list(candidate_fp.measures)}")
+        if not results:
+            return []
+        ids = measure_ids(conn, [r.measure for r in results])
+        rows = [_row(r, ids[r.measure], created_at) for r in results]
+        stmt = insert_for(conn, ab_tests)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["candidate_run_id", "baseline_run_id", "measure_id"],
+            set_={c: stmt.excluded[c] for c in rows[0] if c not in ("candidate_run_id", "baseline_run_id", "measure_id")},
+        )
+        conn.execute(stmt, rows)
+        stored = conn.execute(
+            _select().where(
+                ab_tests.c.candidate_run_id.in_({r.candidate_run_id for r in results}),
+                ab_tests.c.baseline_run_id.in_({r.baseline_run_id for r in results}),
+                ab_tests.c.measure_id.in_(ids.values()),
+            )
+        ).mappings().all()
+    by_key = {(s["candidate_run_id"], s["baseline_run_id"], s["measure"]): s for s in stored}
+    return [_result(by_key[(r.candidate_run_id, r.baseline_run_id, r.measure)]) for r in results]
+
+
+def load_ab_tests(
+    engine: Engine, *, candidate_run_id: int | None = None, baseline_run_id: int | None = None
+) -> pd.DataFrame:
+    """Stored comparisons (one row per measure), optionally for one candidate and/or baseline run."""
+    import pandas as pd
+
+    stmt = _select().order_by(ab_tests.c.candidate_run_id, ab_tests.c.baseline_run_id, measures_table.c.name)
+    if candidate_run_id is not None:
+        stmt = stmt.where(ab_tests.c.candidate_run_id == candidate_run_id)
+    if baseline_run_id is not None:
+        stmt = stmt.where(ab_tests.c.baseline_run_id == baseline_run_id)
+    with transaction(engine, "reading A/B test results") as conn:
+        rows = conn.execute(stmt).mappings().all()
+    columns = [f.name for f in dataclasses.fields(ABTestResult)]
+    return pd.DataFrame([dataclasses.asdict(_result(r)) for r in rows], columns=columns)
+
+
+def _select():
+    return select(ab_tests, measures_table.c.name.label("measure")).join(
+        measures_table, measures_table.c.id == ab_tests.c.measure_id
+    )
+
+
+def _row(result: ABTestResult, measure_id: int, created_at: Any) -> dict[str, Any]:
+    row = {name: getattr(result, name) for name in _VALUE_FIELDS}
+    row["reasons"] = [str(r) for r in result.reasons]
+    row["policy"] = dict(result.policy)
+    row["measure_id"] = measure_id
+    row["created_at"] = created_at
+    return row
+
+
+def _result(row: Mapping[str, Any]) -> ABTestResult:
+    """The one place a stored A/B row becomes a domain object."""
+    values = {f.name: row[f.name] for f in dataclasses.fields(ABTestResult)}
+    values["reasons"] = tuple(values["reasons"])
+    return ABTestResult(**values)

@@ -1,0 +1,176 @@
+"""Content-addressed inputs: gold-set versions, knowledge-base snapshots and eval fingerprints.
+
+Each is written once under its natural key. Writing the same key again is a no-op when the content
+agrees and a ``WarehouseError`` when it does not (a version id must name one content).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Table, select
+from sqlalchemy.engine import Connection, Engine
+
+from evalops.errors import InputError, WarehouseError
+from evalops.fingerprint import EvalFingerprint
+from evalops.warehouse._db import now_utc, transaction, upsert_immutable
+from evalops.warehouse.domain import GoldSetVersion, KBSnapshot
+from evalops.warehouse.models import EvalFingerprintModel, GoldSetVersionModel, KBSnapshotModel
+from evalops.warehouse.types import as_utc
+
+__all__ = [
+    "find_fingerprint_hash",
+    "get_fingerprint",
+    "get_gold_set_version",
+    "get_kb_snapshot",
+    "record_gold_set_version",
+    "record_kb_snapshot",
+]
+
+gold_sets: Table = GoldSetVersionModel.__table__  # type: ignore[assignment]
+kb_snapshots: Table = KBSnapshotModel.__table__  # type: ignore[assignment]
+fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
+
+
+def record_gold_set_version(
+    engine: Engine,
+    version: str,
+    *,
+    name: str,
+    n_queries: int,
+    n_judgments: int,
+    source: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    recorded_at: dt.datetime | None = None,
+) -> GoldSetVersion:
+    """Record a gold-set version (``version`` is its content hash). Idempotent."""
+    values = {
+        "version": version,
+        "name": name,
+        "n_queries": int(n_queries),
+        "n_judgments": int(n_judgments),
+        "source": source,
+        "meta": dict(meta or {}),
+        "created_at": as_utc(recorded_at) if recorded_at else now_utc(),
+    }
+    with transaction(engine, f"recording gold-set version {version!r}") as conn:
+        row = upsert_immutable(conn, gold_sets, "version", values, ("n_queries", "n_judgments"), "gold-set version")
+    return _gold_set(row)
+
+
+def record_kb_snapshot(
+    engine: Engine,
+    snapshot_id: str,
+    *,
+    n_documents: int,
+    content_hash: str,
+    source: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    recorded_at: dt.datetime | None = None,
+) -> KBSnapshot:
+    """Record a knowledge-base snapshot. Idempotent."""
+    values = {
+        "snapshot_id": snapshot_id,
+        "n_documents": int(n_documents),
+        "content_hash": content_hash,
+        "source": source,
+        "meta": dict(meta or {}),
+        "created_at": as_utc(recorded_at) if recorded_at else now_utc(),
+    }
+    with transaction(engine, f"recording knowledge-base snapshot {snapshot_id!r}") as conn:
+        row = upsert_immutable(
+            conn, kb_snapshots, "snapshot_id", values, ("n_documents", "content_hash"), "knowledge-base snapshot"
+        )
+    return _kb_snapshot(row)
+
+
+def get_gold_set_version(engine: Engine, version: str) -> GoldSetVersion | None:
+    with transaction(engine, "reading a gold-set version") as conn:
+        row = conn.execute(select(gold_sets).where(gold_sets.c.version == version)).mappings().first()
+    return _gold_set(row) if row else None
+
+
+def get_kb_snapshot(engine: Engine, snapshot_id: str) -> KBSnapshot | None:
+    with transaction(engine, "reading a knowledge-base snapshot") as conn:
+        row = conn.execute(select(kb_snapshots).where(kb_snapshots.c.snapshot_id == snapshot_id)).mappings().first()
+    return _kb_snapshot(row) if row else None
+
+
+def get_fingerprint(engine: Engine, fingerprint_hash: str) -> EvalFingerprint | None:
+    with transaction(engine, "reading a fingerprint") as conn:
+        row = conn.execute(select(fingerprints).where(fingerprints.c.hash == fingerprint_hash)).mappings().first()
+    return fingerprint_from_row(row) if row else None
+
+
+def find_fingerprint_hash(engine: Engine, prefix: str) -> str:
+    """The full stored hash that starts with ``prefix`` (reports print the 12-digit short form)."""
+    if not prefix or not all(c in "0123456789abcdef" for c in prefix.lower()):
+        raise InputError(f"fingerprint {prefix!r} is not a hex hash (or a prefix of one)")
+    with transaction(engine, "looking up a fingerprint") as conn:
+        matches = conn.execute(
+            select(fingerprints.c.hash).where(fingerprints.c.hash.startswith(prefix.lower()))
+        ).scalars().all()
+    if len(matches) != 1:
+        raise InputError(
+            f"fingerprint {prefix!r} matches {len(matches)} stored fingerprints; "
+            + ("give more digits" if matches else "see `evalops history RETRIEVER --baselines` for stored ones")
+        )
+    return matches[0]
+
+
+def ensure_fingerprint(conn: Connection, fingerprint: EvalFingerprint) -> None:
+    """Store the fingerprint's components under its hash (inside the caller's transaction)."""
+    for table, column, value, recorder in (
+        (gold_sets, "version", fingerprint.gold_set_version, "record_gold_set_version"),
+        (kb_snapshots, "snapshot_id", fingerprint.kb_snapshot_id, "record_kb_snapshot"),
+    ):
+        if conn.execute(select(table.c[column]).where(table.c[column] == value)).first() is None:
+            raise WarehouseError(
+                f"{table.name} has no {column} {value!r}; record it with evalops.warehouse.{recorder} "
+                "before recording runs under this fingerprint"
+            )
+    values = {
+        "hash": fingerprint.hash,
+        "gold_set_version": fingerprint.gold_set_version,
+        "kb_snapshot_id": fingerprint.kb_snapshot_id,
+        "measures": list(fingerprint.measures),
+        "policies": fingerprint.policies,
+        "created_at": now_utc(),
+    }
+    upsert_immutable(conn, fingerprints, "hash", values, ("measures", "policies"), "fingerprint")
+
+
+def fingerprint_from_row(row: Mapping[str, Any]) -> EvalFingerprint:
+    """Rebuild a fingerprint from its stored components, checking that it still hashes the same."""
+    fingerprint = EvalFingerprint.of(row["gold_set_version"], row["kb_snapshot_id"], row["measures"], row["policies"])
+    if fingerprint.hash != row["hash"]:
+        raise WarehouseError(
+            f"stored fingerprint {row['hash']} no longer hashes to itself ({fingerprint.hash}); "
+            "its row was edited or the hashing scheme changed"
+        )
+    return fingerprint
+
+
+def _gold_set(row: Mapping[str, Any]) -> GoldSetVersion:
+    return GoldSetVersion(
+        version=row["version"],
+        name=row["name"],
+        n_queries=row["n_queries"],
+        n_judgments=row["n_judgments"],
+        source=row["source"],
+        meta=row["meta"],
+        created_at=row["created_at"],
+    )
+
+
+def _kb_snapshot(row: Mapping[str, Any]) -> KBSnapshot:
+    return KBSnapshot(
+        snapshot_id=row["snapshot_id"],
+        n_documents=row["n_documents"],
+        content_hash=row["content_hash"],
+        source=row["source"],
+        meta=row["meta"],
+        created_at=row["created_at"],
+    )

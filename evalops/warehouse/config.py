@@ -1,0 +1,172 @@
+"""Where the warehouse lives, and engines that behave the same on SQLite and PostgreSQL.
+
+The URL is resolved in this order (the first that applies wins; ``resolve_url`` says which one did):
+
+1. ``EVALOPS_WAREHOUSE_URL`` (any SQLAlchemy URL; ``postgresql://`` means the psycopg 3 driver);
+2. the Airflow connection ``evalops_warehouse``, looked up through Airflow (so secrets backends and
+   ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` both work). Importing Airflow costs seconds and touches
+   ``AIRFLOW_HOME``, so the lookup happens only inside an Airflow process (``airflow`` already imported)
+   or when ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` is set, and only when Airflow is installed;
+3. SQLite at ``.evalops/warehouse.db`` under the current directory (the folder is created).
+
+Supported backends: PostgreSQL (psycopg 3) and SQLite. Both support ``ON CONFLICT`` upserts and partial
+unique indexes, which idempotent writes and the one-current-baseline rule depend on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalops.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
+
+__all__ = [
+    "AIRFLOW_CONN_ID",
+    "DEFAULT_SQLITE_PATH",
+    "ENV_VAR",
+    "WarehouseURL",
+    "create_warehouse_engine",
+    "normalise_url",
+    "resolve_url",
+]
+
+ENV_VAR = "EVALOPS_WAREHOUSE_URL"
+AIRFLOW_CONN_ID = "evalops_warehouse"
+DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
+SQLITE_BUSY_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class WarehouseURL:
+    url: str
+    source: Literal["env", "airflow", "default"]
+
+    def masked(self) -> str:
+        """The URL with any password hidden, for logs and ``evalops db current``."""
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.url).render_as_string(hide_password=True)
+
+
+def normalise_url(url: str) -> str:
+    """Pin the PostgreSQL driver to psycopg 3 and refuse backends the warehouse does not support."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise ConfigError(f"warehouse URL {url!r} is not a valid SQLAlchemy URL: {exc}") from None
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    elif backend != "sqlite":
+        raise ConfigError(
+            f"warehouse URL {parsed.render_as_string(hide_password=True)!r}: backend {backend!r} is not "
+            "supported; use postgresql+psycopg://... or sqlite:///path"
+        )
+    return parsed.render_as_string(hide_password=False)
+
+
+def _in_airflow_process() -> bool:
+    return "airflow" in sys.modules or f"AIRFLOW_CONN_{AIRFLOW_CONN_ID.upper()}" in os.environ
+
+
+def _airflow_connection_url() -> str | None:
+    if not _in_airflow_process() or importlib.util.find_spec("airflow") is None:
+        return None
+    from airflow.sdk import Connection
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    try:
+        conn = Connection.get(AIRFLOW_CONN_ID)
+    except AirflowNotFoundException:
+        return None
+    return _connection_to_url(conn)
+
+
+def _connection_to_url(conn: Any) -> str:
+    from sqlalchemy.engine import URL
+
+    conn_type = (conn.conn_type or "").lower()
+    if conn_type in ("postgres", "postgresql"):
+        url = URL.create(
+            "postgresql+psycopg",
+            username=conn.login or None,
+            password=conn.password or None,
+            host=conn.host or None,
+            port=conn.port or None,
+            database=conn.schema or None,
+        )
+        return url.render_as_string(hide_password=False)
+    if conn_type == "sqlite":
+        # A JSON/UI connection keeps the file path in ``host``; a ``sqlite:////path`` URI leaves it in ``schema``.
+        path = conn.host or conn.schema
+        if not path:
+            raise ConfigError(f"Airflow connection {AIRFLOW_CONN_ID!r} is a sqlite connection without a file path")
+        return f"sqlite:///{path}"
+    raise ConfigError(
+        f"Airflow connection {AIRFLOW_CONN_ID!r} has type {conn.conn_type!r}; the warehouse needs a "
+        "postgres or sqlite connection"
+    )
+
+
+def resolve_url(url: str | None = None) -> WarehouseURL:
+    """The warehouse URL and where it came from (an explicit ``url`` argument counts as ``env``)."""
+    explicit = url or os.environ.get(ENV_VAR)
+    if explicit:
+        return WarehouseURL(normalise_url(explicit), "env")
+    from_airflow = _airflow_connection_url()
+    if from_airflow:
+        return WarehouseURL(normalise_url(from_airflow), "airflow")
+    path = Path.cwd() / DEFAULT_SQLITE_PATH
+    return WarehouseURL(f"sqlite:///{path}", "default")
+
+
+def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any) -> Engine:
+    """An Engine for the warehouse.
+
+    On SQLite: foreign keys on, WAL journal, a busy timeout, and every transaction opened with
+    ``BEGIN IMMEDIATE`` so that concurrent writers queue for the write lock instead of failing halfway
+    (the sqlite3 driver's own deferred BEGIN is switched off). The folder of a file database is created.
+    """
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.engine import make_url
+
+    if isinstance(url, WarehouseURL):
+        resolved = url.url
+    else:
+        resolved = normalise_url(url) if url else resolve_url().url
+    parsed = make_url(resolved)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(parsed, pool_pre_ping=True, **kwargs)
+
+    database = parsed.database
+    in_memory = database in (None, "", ":memory:") or (database or "").startswith("file::memory:")
+    if not in_memory:
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S, **kwargs.pop("connect_args", {})}
+    engine = create_engine(parsed, connect_args=connect_args, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine

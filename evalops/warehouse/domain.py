@@ -1,0 +1,213 @@
+"""What the warehouse hands back: frozen dataclasses, never ORM objects.
+
+Datetimes are timezone-aware UTC. Float fields may be NaN (stored as NaN on both backends).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from evalops.fingerprint import EvalFingerprint
+
+__all__ = [
+    "ABTestResult",
+    "Alert",
+    "Baseline",
+    "BaselineLookup",
+    "EvalRun",
+    "GoldSetVersion",
+    "KBSnapshot",
+    "PairedScores",
+    "RunKey",
+    "ScoreVectors",
+]
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """The natural key of an evaluation run.
+
+    ``dag_id`` + ``dag_run_id`` identify the orchestrator run (for a CLI run, any stable pair such as
+    ``("cli", "2024-05-01-nightly")``); one DAG run scores several retriever versions on one or more
+    datasets (``"gold"`` for the labelled gold set, ``"production"`` for a sampled query log), and each is
+    its own evaluation run.
+    """
+
+    dag_id: str
+    dag_run_id: str
+    retriever: str
+    version: str
+    dataset: str = "gold"
+
+
+@dataclass(frozen=True)
+class GoldSetVersion:
+    version: str
+    name: str
+    n_queries: int
+    n_judgments: int
+    source: str | None
+    meta: Mapping[str, Any]
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class KBSnapshot:
+    snapshot_id: str
+    n_documents: int
+    content_hash: str
+    source: str | None
+    meta: Mapping[str, Any]
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    id: int
+    key: RunKey
+    logical_date: dt.datetime
+    status: str
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    fingerprint: EvalFingerprint
+    n_queries: int
+    n_failed: int
+    failed_query_ids: tuple[str, ...]
+    error: str | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    @property
+    def retriever(self) -> str:
+        return self.key.retriever
+
+    @property
+    def version(self) -> str:
+        return self.key.version
+
+
+@dataclass(frozen=True)
+class Baseline:
+    id: int
+    retriever: str
+    version: str
+    run_id: int
+    fingerprint_hash: str
+    action: str
+    is_current: bool
+    promoted_by: str
+    promoted_at: dt.datetime
+    reason: str
+    replaced_at: dt.datetime | None
+    previous_id: int | None
+
+
+@dataclass(frozen=True)
+class BaselineLookup:
+    """The answer to "the current baseline for retriever R under fingerprint F".
+
+    ``status`` is ``"current"`` (``baseline`` is comparable), ``"stale"`` (no baseline under F; ``baseline``
+    is the most recently promoted one under another fingerprint, ``changed`` names the components that
+    differ and ``explanation`` says how), or ``"missing"`` (the retriever has no baseline at all).
+    """
+
+    status: Literal["current", "stale", "missing"]
+    retriever: str
+    fingerprint_hash: str
+    baseline: Baseline | None = None
+    changed: tuple[str, ...] = ()
+    explanation: tuple[str, ...] = ()
+
+    @property
+    def is_current(self) -> bool:
+        return self.status == "current"
+
+    @property
+    def is_stale(self) -> bool:
+        return self.status == "stale"
+
+
+@dataclass(frozen=True)
+class ABTestResult:
+    """One paired comparison of a candidate run with a baseline run on one measure.
+
+    ``delta = candidate_mean - baseline_mean``; ``d_z`` is the paired effect size (mean difference over
+    the standard deviation of the differences). ``policy`` holds the comparison policy (alpha, minimum
+    effect, test, correction, ...). ``id`` and ``created_at`` are set once stored.
+    """
+
+    measure: str
+    baseline_run_id: int
+    candidate_run_id: int
+    n: int
+    baseline_mean: float
+    candidate_mean: float
+    delta: float
+    delta_ci_low: float
+    delta_ci_high: float
+    ci_level: float
+    test: str
+    p_value: float
+    p_adjusted: float
+    d_z: float
+    d_z_ci_low: float
+    d_z_ci_high: float
+    wins: int
+    ties: int
+    losses: int
+    decision: str
+    reasons: tuple[str, ...] = ()
+    policy: Mapping[str, Any] = field(default_factory=dict)
+    id: int | None = None
+    created_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class Alert:
+    id: int
+    dedup_key: str
+    kind: str
+    retriever: str
+    version: str | None
+    measure: str | None
+    fingerprint_hash: str | None
+    day: dt.date
+    severity: str
+    message: str
+    payload: Mapping[str, Any]
+    run_id: int | None
+    ab_test_id: int | None
+    created_at: dt.datetime
+    delivery_status: str
+    delivery_attempts: int
+    delivered_at: dt.datetime | None
+    delivery_error: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreVectors:
+    """The per-query scores of one run: ``values[measure][i]`` is the score of ``query_ids[i]``.
+
+    Query ids are sorted (as strings) so two runs over the same queries line up element by element.
+    """
+
+    run_id: int
+    query_ids: np.ndarray
+    values: Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class PairedScores:
+    """Aligned per-query vectors of a baseline and a candidate run on one measure, for paired tests."""
+
+    measure: str
+    baseline_run_id: int
+    candidate_run_id: int
+    query_ids: np.ndarray
+    baseline: np.ndarray
+    candidate: np.ndarray

@@ -1,0 +1,200 @@
+"""Evaluation runs: record one (upsert by its natural key) and read them back."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Table, select
+from sqlalchemy.engine import Connection, Engine
+
+from evalops.errors import InputError, WarehouseError
+from evalops.fingerprint import EvalFingerprint
+from evalops.warehouse._db import insert_for, now_utc, transaction
+from evalops.warehouse.catalog import ensure_fingerprint, fingerprint_from_row, fingerprints
+from evalops.warehouse.domain import EvalRun, RunKey
+from evalops.warehouse.models import RUN_STATUSES, EvalRunModel
+from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggregates, write_scores
+from evalops.warehouse.types import as_utc
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["find_run", "get_run", "record_run"]
+
+runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
+KEY_COLUMNS = ("dag_id", "dag_run_id", "retriever", "version", "dataset")
+
+
+def record_run(
+    engine: Engine,
+    key: RunKey,
+    *,
+    fingerprint: EvalFingerprint,
+    logical_date: dt.datetime,
+    status: str,
+    started_at: dt.datetime,
+    finished_at: dt.datetime | None = None,
+    n_queries: int = 0,
+    n_failed: int = 0,
+    failed_query_ids: Iterable[str] = (),
+    error: str | None = None,
+    scores: pd.DataFrame | None = None,
+    aggregates: pd.DataFrame | None = None,
+    ci_level: float | None = None,
+    ci_method: str | None = None,
+) -> EvalRun:
+    """Insert or update the run with this key, and optionally its scores and aggregates, atomically.
+
+    * The run row is an upsert on ``key``: the same key twice leaves one row holding the latest values.
+    * ``scores`` (long frame ``query_id, measure, value``), when given, *replaces all* the run's
+      per-query scores; when omitted the stored scores are left as they are (e.g. a "running" marker
+      written before scoring starts).
+    * ``aggregates`` (``measure, n, mean, ci_low, ci_high``) are upserted per measure and need
+      ``ci_level`` and ``ci_method``.
+
+    Everything happens in one transaction: if any part fails, nothing of this call is stored. The
+    fingerprint's gold-set version and KB snapshot must have been recorded first.
+    """
+    values = _run_values(
+        key,
+        fingerprint=fingerprint,
+        logical_date=logical_date,
+        status=status,
+        started_at=started_at,
+        finished_at=finished_at,
+        n_queries=n_queries,
+        n_failed=n_failed,
+        failed_query_ids=failed_query_ids,
+        error=error,
+    )
+    # Validate the frames before opening a transaction: bad input never touches the database.
+    score_arrays = score_columns(scores, fingerprint.measures) if scores is not None else None
+    aggregate_list = None
+    if aggregates is not None:
+        if ci_level is None or ci_method is None:
+            raise InputError("recording aggregates needs ci_level and ci_method (the CI policy)")
+        aggregate_list = aggregate_rows(aggregates, fingerprint.measures, ci_level=ci_level, ci_method=ci_method)
+
+    with transaction(engine, f"recording run {_describe(key)}") as conn:
+        ensure_fingerprint(conn, fingerprint)
+        run_id = _upsert_run(conn, values)
+        if score_arrays is not None:
+            write_scores(conn, run_id, *score_arrays, replace_all=True)
+        if aggregate_list is not None:
+            write_aggregates(conn, run_id, aggregate_list)
+        row = select_runs(conn, runs.c.id == run_id)[0]
+    return row
+
+
+def get_run(engine: Engine, run_id: int) -> EvalRun:
+    """The run with this id; ``WarehouseError`` when there is none."""
+    with transaction(engine, f"reading run {run_id}") as conn:
+        found = select_runs(conn, runs.c.id == run_id)
+    if not found:
+        raise WarehouseError(f"there is no evaluation run with id {run_id}")
+    return found[0]
+
+
+def find_run(engine: Engine, key: RunKey) -> EvalRun | None:
+    """The run with this natural key, or None."""
+    condition = [runs.c[c] == getattr(key, c) for c in KEY_COLUMNS]
+    with transaction(engine, f"looking up run {_describe(key)}") as conn:
+        found = select_runs(conn, *condition)
+    return found[0] if found else None
+
+
+def select_runs(conn: Connection, *conditions: Any, order_by: Any = None, limit: int | None = None) -> list[EvalRun]:
+    """Runs matching ``conditions`` (columns of ``eval_runs``), as domain objects."""
+    stmt = (
+        select(runs, *(fingerprints.c[c] for c in ("gold_set_version", "kb_snapshot_id", "measures", "policies")))
+        .join(fingerprints, fingerprints.c.hash == runs.c.fingerprint_hash)
+        .where(*conditions)
+        .order_by(*(order_by if order_by is not None else [runs.c.id]))
+    )
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return [run_from_row(row) for row in conn.execute(stmt).mappings()]
+
+
+def run_from_row(row: Mapping[str, Any]) -> EvalRun:
+    """The one place a stored run row becomes a domain object."""
+    fingerprint = fingerprint_from_row({**row, "hash": row["fingerprint_hash"]})
+    return EvalRun(
+        id=row["id"],
+        key=RunKey(*(row[c] for c in KEY_COLUMNS)),
+        logical_date=row["logical_date"],
+        status=row["status"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        fingerprint=fingerprint,
+        n_queries=row["n_queries"],
+        n_failed=row["n_failed"],
+        failed_query_ids=tuple(row["failed_query_ids"]),
+        error=row["error"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _upsert_run(conn: Connection, values: Mapping[str, Any]) -> int:
+    """INSERT ... ON CONFLICT (key) DO UPDATE ... RETURNING id.
+
+    On PostgreSQL the conflicting row stays locked until commit, so two writers of the same key take turns
+    and the second one's delete-then-insert of scores sees the first one's rows.
+    """
+    stmt = insert_for(conn, runs).values(**values)
+    update = {c: stmt.excluded[c] for c in values if c not in (*KEY_COLUMNS, "created_at")}
+    stmt = stmt.on_conflict_do_update(index_elements=list(KEY_COLUMNS), set_=update).returning(runs.c.id)
+    return conn.execute(stmt).scalar_one()
+
+
+def _run_values(
+    key: RunKey,
+    *,
+    fingerprint: EvalFingerprint,
+    logical_date: dt.datetime,
+    status: str,
+    started_at: dt.datetime,
+    finished_at: dt.datetime | None,
+    n_queries: int,
+    n_failed: int,
+    failed_query_ids: Iterable[str],
+    error: str | None,
+) -> dict[str, Any]:
+    if not isinstance(key, RunKey):
+        raise InputError(f"key must be a RunKey, got {type(key).__name__}")
+    for column in KEY_COLUMNS:
+        value = getattr(key, column)
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"run key {column} must be a non-empty string, got {value!r}")
+    if not isinstance(fingerprint, EvalFingerprint):
+        raise InputError(f"fingerprint must be an EvalFingerprint, got {type(fingerprint).__name__}")
+    if status not in RUN_STATUSES:
+        raise InputError(f"run status {status!r} is not one of {list(RUN_STATUSES)}")
+    failed = [str(q) for q in failed_query_ids]
+    if not 0 <= int(n_failed) <= int(n_queries) or (failed and len(failed) != int(n_failed)):
+        raise InputError(
+            f"run counts are inconsistent: n_queries={n_queries}, n_failed={n_failed}, "
+            f"{len(failed)} failed query id(s); need 0 <= n_failed <= n_queries and one id per failure"
+        )
+    now = now_utc()
+    return {
+        **{c: getattr(key, c) for c in KEY_COLUMNS},
+        "logical_date": as_utc(logical_date),
+        "status": status,
+        "started_at": as_utc(started_at),
+        "finished_at": as_utc(finished_at) if finished_at is not None else None,
+        "fingerprint_hash": fingerprint.hash,
+        "n_queries": int(n_queries),
+        "n_failed": int(n_failed),
+        "failed_query_ids": failed,
+        "error": error,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _describe(key: RunKey) -> str:
+    return f"{key.retriever}@{key.version} ({key.dataset}) of {key.dag_id}/{key.dag_run_id}"

@@ -1,0 +1,135 @@
+"""retrieve_run: failures are excluded and counted, never scored as 0; the failure budget fails loudly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalops.data import Qrels
+from evalops.errors import InputError, RetrieverError
+from evalops.retrievers import (
+    FailureBudgetExceeded,
+    FunctionRetriever,
+    Query,
+    QueryResult,
+    retrieve_run,
+)
+
+QUERIES = {f"q{i:03d}": f"text {i}" for i in range(100)}
+
+
+def failing_on(bad: set[str]):
+    def fn(queries, k):
+        return [
+            QueryResult.failure(q.id, f"query {q.id!r}: HTTP 503") if q.id in bad else [(f"{q.id}-a", 2.0), (f"{q.id}-b", 1.0)]
+            for q in queries
+        ]
+
+    return FunctionRetriever(fn)
+
+
+def test_a_clean_run_has_every_query():
+    result = retrieve_run(failing_on(set()), QUERIES, k=5, name="v1")
+    assert not result.partial and result.failed == {}
+    assert result.run.name == "v1" and len(result.run) == 200
+    assert result.summary()["answered"] == 100
+
+
+def test_failed_queries_are_excluded_counted_and_listed_within_the_budget():
+    result = retrieve_run(failing_on({"q007", "q042"}), QUERIES, k=5)
+    assert result.partial and result.failed_ids == ["q007", "q042"]
+    assert result.failed["q042"] == "query 'q042': HTTP 503"
+    assert result.failure_rate == pytest.approx(0.02)
+    assert not {"q007", "q042"} & set(result.run.query_ids.tolist())
+    s = result.summary()
+    assert (s["queries"], s["answered"], s["failed"], s["partial"]) == (100, 98, 2, True)
+
+
+def test_exclude_failed_drops_them_from_the_qrels_so_they_are_not_scored_as_zero():
+    result = retrieve_run(failing_on({"q007"}), QUERIES, k=5)
+    qrels = Qrels.from_dict({"q007": {"q007-a": 1}, "q008": {"q008-a": 1}})
+    kept = result.exclude_failed(qrels)
+    assert kept.queries.tolist() == ["q008"]
+
+
+def test_above_the_budget_it_raises_with_the_result_attached():
+    with pytest.raises(FailureBudgetExceeded) as info:
+        retrieve_run(failing_on({"q001", "q002", "q003"}), QUERIES, k=5, name="svc@2")
+    err = info.value
+    assert isinstance(err, RetrieverError)
+    assert err.result.failed_ids == ["q001", "q002", "q003"]
+    assert "retriever 'svc@2': 3 of 100 queries failed (3.0%), above the failure budget of 2.0%" in str(err)
+    assert "q001: query 'q001': HTTP 503" in str(err)
+
+
+def test_the_budget_is_configurable():
+    assert retrieve_run(failing_on({"q001", "q002", "q003"}), QUERIES, k=5, failure_budget=0.05).partial
+    with pytest.raises(FailureBudgetExceeded):
+        retrieve_run(failing_on({"q001"}), QUERIES, k=5, failure_budget=0.0)
+
+
+def test_an_empty_answer_is_kept_as_a_real_answer_not_a_failure():
+    result = retrieve_run(FunctionRetriever(lambda qs, k: [[] for _ in qs]), {"a": "x"}, k=5)
+    assert not result.partial and len(result.run) == 0
+
+
+def test_a_batch_that_raises_fails_its_queries_and_the_others_go_on():
+    class Flaky:
+        def retrieve(self, queries, k):
+            if any(q.id == "q050" for q in queries):
+                raise ConnectionError("service restarted")
+            return [[(q.id + "-a", 1.0)] for q in queries]
+
+    with pytest.raises(FailureBudgetExceeded) as info:
+        retrieve_run(Flaky(), QUERIES, k=5, batch_size=10)
+    assert info.value.result.failed_ids == [f"q{i:03d}" for i in range(50, 60)]
+    assert info.value.result.failed["q055"] == "ConnectionError: service restarted"
+    assert len(info.value.result.run) == 90
+
+
+def test_ranks_are_preserved_exactly_in_the_run():
+    order = ["z", "a", "m", "b"]
+    result = retrieve_run(FunctionRetriever(lambda qs, k: [order for _ in qs]), {"q": "x"}, k=10)
+    assert result.run.doc_ids.tolist() == order and np.isnan(result.run.scores).all()
+
+
+def test_progress_is_reported_per_batch_and_retries_and_latencies_are_collected():
+    seen: list[int] = []
+
+    def fn(queries, k):
+        return [QueryResult(q.id, (("d", 1.0),), retries=1, seconds=0.01) for q in queries]
+
+    result = retrieve_run(FunctionRetriever(fn), QUERIES, k=5, batch_size=32, on_progress=seen.append)
+    assert seen == [32, 32, 32, 4]
+    assert result.retries == 100
+    t = result.timings()
+    assert t["latency_p50"] == pytest.approx(0.01) and t["wall_seconds"] > 0
+
+
+def test_bad_arguments():
+    r = failing_on(set())
+    with pytest.raises(InputError, match="k must be at least 1"):
+        retrieve_run(r, QUERIES, k=0)
+    with pytest.raises(InputError, match="no queries"):
+        retrieve_run(r, {}, k=5)
+    with pytest.raises(InputError, match="'q1' appears more than once"):
+        retrieve_run(r, [Query("q1", "a"), Query("q1", "b")], k=5)
+    with pytest.raises(InputError, match="failure_budget"):
+        retrieve_run(r, QUERIES, k=5, failure_budget=2)
+
+
+def test_sharded_results_combine_into_the_unsharded_result_and_the_budget_applies_to_the_whole():
+    from evalops.retrievers import combine_results
+
+    r = failing_on({"q010", "q090"})
+    whole = retrieve_run(r, QUERIES, k=5, name="v")
+    items = list(QUERIES.items())
+    shards = [retrieve_run(r, dict(items[i : i + 25]), k=5, name="v", check_budget=False) for i in range(0, 100, 25)]
+    assert shards[0].failure_rate == pytest.approx(0.04)  # one shard alone is over the budget
+    combined = combine_results(shards)
+    assert combined.run.to_dict() == whole.run.to_dict()
+    assert combined.failed == whole.failed and combined.query_ids == whole.query_ids
+    with pytest.raises(FailureBudgetExceeded):
+        combine_results([retrieve_run(failing_on({"q001", "q002", "q003"}), QUERIES, k=5, check_budget=False)])
+    with pytest.raises(InputError, match="overlap"):
+        combine_results([shards[0], shards[0]])

@@ -1,0 +1,64 @@
+"""History queries over several days, versions, datasets and fingerprints."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pytest
+
+from evalops.warehouse import latest_runs, measure_history, record_aggregates, runs_under_fingerprint
+from warehouse_helpers import T0
+
+DAYS = [T0 + dt.timedelta(days=i) for i in range(3)]
+
+
+def aggregate(mean: float) -> pd.DataFrame:
+    return pd.DataFrame({"measure": ["nDCG@10"], "n": [50], "mean": [mean], "ci_low": [mean - 0.1], "ci_high": [mean + 0.1]})
+
+
+@pytest.fixture
+def history(seed, engine):
+    fp = seed.fingerprint()
+    for i, day in enumerate(DAYS):
+        for version, offset in (("v1", 0.0), ("v2", 0.05)):
+            run = seed.run(version, fingerprint=fp, dag_run_id=f"scheduled__{day.date()}", logical_date=day)
+            record_aggregates(engine, run.id, aggregate(0.5 + offset + i / 100), ci_level=0.95, ci_method="t")
+    seed.run("v2", fingerprint=fp, dag_run_id="manual__late", logical_date=DAYS[-1] + dt.timedelta(days=1), status="failed")
+    seed.run("v1", fingerprint=fp, dag_run_id="scheduled__prod", dataset="production", logical_date=DAYS[-1])
+    other = seed.fingerprint(gold="gold-v2")
+    seed.run("v1", fingerprint=other, dag_run_id="scheduled__new-gold", logical_date=DAYS[-1] + dt.timedelta(days=2))
+    return fp, other
+
+
+def test_measure_history_per_version_over_time(engine, history):
+    frame = measure_history(engine, "bm25", "nDCG@10")
+    assert len(frame) == 6
+    assert list(frame["version"]) == ["v1", "v2"] * 3
+    assert frame["mean"].round(6).tolist() == [0.5, 0.55, 0.51, 0.56, 0.52, 0.57]
+    assert str(frame["logical_date"].dt.tz) == "UTC"
+    assert frame["logical_date"].is_monotonic_increasing
+    only_v2 = measure_history(engine, "bm25", "nDCG@10", versions=["v2"], since=DAYS[1])
+    assert only_v2["mean"].round(6).tolist() == [0.56, 0.57]
+    assert measure_history(engine, "bm25", "P@5").empty
+
+
+def test_latest_run_per_version_skips_failed_runs_and_other_datasets(engine, history):
+    fp, other = history
+    frame = latest_runs(engine, retriever="bm25")
+    assert list(frame["version"]) == ["v1", "v2"]
+    assert list(frame["logical_date"]) == [DAYS[-1] + dt.timedelta(days=2), DAYS[-1]]
+    under_fp = latest_runs(engine, retriever="bm25", fingerprint_hash=fp.hash)
+    assert list(under_fp["logical_date"]) == [DAYS[-1], DAYS[-1]]
+    assert list(latest_runs(engine, dataset="production")["dag_run_id"]) == ["scheduled__prod"]
+    with_failed = latest_runs(engine, retriever="bm25", fingerprint_hash=fp.hash, statuses=("succeeded", "failed"))
+    assert with_failed.set_index("version").loc["v2", "status"] == "failed"
+
+
+def test_runs_under_a_fingerprint(engine, history):
+    fp, other = history
+    assert len(runs_under_fingerprint(engine, fp.hash)) == 8
+    assert len(runs_under_fingerprint(engine, fp.hash, dataset="gold", statuses=("succeeded",))) == 6
+    newer = runs_under_fingerprint(engine, other.hash)
+    assert list(newer["gold_set_version"]) == ["gold-v2"]
+    assert runs_under_fingerprint(engine, "0" * 64).empty

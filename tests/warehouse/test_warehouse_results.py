@@ -1,0 +1,140 @@
+"""A/B results and alerts: upserts on natural keys, fingerprint checks, de-duplication and delivery."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+
+import pytest
+
+from evalops.errors import InputError, WarehouseError
+from evalops.warehouse import (
+    ABTestResult,
+    alert_dedup_key,
+    list_alerts,
+    load_ab_tests,
+    mark_alert_delivery,
+    record_ab_tests,
+    record_alert,
+)
+from warehouse_helpers import table_counts
+
+DAY = dt.date(2024, 5, 1)
+
+
+def result(baseline_id: int, candidate_id: int, measure: str = "nDCG@10", **changes) -> ABTestResult:
+    values = dict(
+        measure=measure,
+        baseline_run_id=baseline_id,
+        candidate_run_id=candidate_id,
+        n=50,
+        baseline_mean=0.52,
+        candidate_mean=0.47,
+        delta=-0.05,
+        delta_ci_low=-0.08,
+        delta_ci_high=-0.02,
+        ci_level=0.95,
+        test="paired-t",
+        p_value=0.003,
+        p_adjusted=0.006,
+        d_z=-0.41,
+        d_z_ci_low=-0.7,
+        d_z_ci_high=-0.12,
+        wins=10,
+        ties=15,
+        losses=25,
+        decision="regression",
+        reasons=("p_adjusted < alpha", "delta below -min_effect"),
+        policy={"alpha": 0.05, "min_effect": 0.02, "correction": "holm"},
+    )
+    return ABTestResult(**{**values, **changes})
+
+
+def test_ab_results_round_trip_and_upsert(seed, engine):
+    base, cand = seed.run("v1"), seed.run("v2")
+    stored = record_ab_tests(engine, [result(base.id, cand.id), result(base.id, cand.id, "P@5", p_value=math.nan)])
+    assert all(s.id is not None and s.created_at.tzinfo is not None for s in stored)
+    first = stored[0]
+    assert dataclasses.replace(first, id=None, created_at=None) == result(base.id, cand.id)
+    assert math.isnan(stored[1].p_value)
+
+    counts = table_counts(engine)
+    again = record_ab_tests(engine, [result(base.id, cand.id, decision="no_change", reasons=())])
+    assert table_counts(engine) == counts
+    assert again[0].id == first.id and again[0].decision == "no_change" and again[0].reasons == ()
+
+    frame = load_ab_tests(engine, candidate_run_id=cand.id)
+    assert list(frame["measure"]) == ["P@5", "nDCG@10"]
+    assert list(frame["decision"]) == ["regression", "no_change"]
+
+
+def test_ab_results_across_fingerprints_are_refused(seed, engine):
+    base = seed.run("v1")
+    other = seed.run("v2", fingerprint=seed.fingerprint(kb="kb-2"))
+    with pytest.raises(WarehouseError, match="changed: kb_snapshot_id"):
+        record_ab_tests(engine, [result(base.id, other.id)])
+    assert table_counts(engine)["ab_tests"] == 0
+
+
+def test_ab_results_need_a_fingerprint_measure(seed, engine):
+    base, cand = seed.run("v1"), seed.run("v2")
+    with pytest.raises(InputError, match="MAP"):
+        record_ab_tests(engine, [result(base.id, cand.id), result(base.id, cand.id, "MAP")])
+    assert table_counts(engine)["ab_tests"] == 0
+
+
+def test_an_alert_is_recorded_once_per_key_and_day(seed, engine):
+    run = seed.run("v2")
+    kwargs = dict(
+        kind="regression",
+        retriever="bm25",
+        version="v2",
+        measure="nDCG@10",
+        fingerprint_hash=run.fingerprint.hash,
+        day=DAY,
+        severity="critical",
+        message="nDCG@10 dropped by 0.05",
+        payload={"delta": -0.05},
+        run_id=run.id,
+    )
+    alert, created = record_alert(engine, **kwargs)
+    assert created and alert.delivery_status == "pending" and alert.delivery_attempts == 0
+    assert alert.dedup_key == alert_dedup_key("regression", "bm25", "v2", "nDCG@10", run.fingerprint.hash, DAY)
+    again, created_again = record_alert(engine, **{**kwargs, "message": "re-run"})
+    assert not created_again and again.id == alert.id and again.message == alert.message
+    next_day, created_next = record_alert(engine, **{**kwargs, "day": DAY + dt.timedelta(days=1)})
+    assert created_next and next_day.id != alert.id
+    assert table_counts(engine)["alerts"] == 2
+
+
+def test_delivery_is_marked_after_storing(seed, engine):
+    alert, _ = record_alert(engine, kind="validation", retriever="bm25", day=DAY, severity="warning", message="m")
+    failed = mark_alert_delivery(engine, alert.id, delivered=False, error="HTTP 503 from webhook")
+    assert (failed.delivery_status, failed.delivery_error, failed.delivery_attempts) == (
+        "undelivered",
+        "HTTP 503 from webhook",
+        1,
+    )
+    assert list(list_alerts(engine, delivery_status="undelivered")["id"]) == [alert.id]
+    at = dt.datetime(2024, 5, 1, 7, tzinfo=dt.UTC)
+    sent = mark_alert_delivery(engine, alert.id, delivered=True, at=at)
+    assert (sent.delivery_status, sent.delivered_at, sent.delivery_error, sent.delivery_attempts) == (
+        "delivered",
+        at,
+        None,
+        2,
+    )
+    assert list_alerts(engine, delivery_status="undelivered").empty
+    assert alert.dedup_key == "validation|bm25|-|-|-|2024-05-01"
+
+
+def test_bad_alert_calls_are_refused(engine):
+    with pytest.raises(InputError, match="severity"):
+        record_alert(engine, kind="k", retriever="r", day=DAY, severity="loud", message="m")
+    with pytest.raises(InputError, match="date"):
+        record_alert(engine, kind="k", retriever="r", day=dt.datetime(2024, 5, 1), severity="info", message="m")
+    with pytest.raises(InputError, match="error"):
+        mark_alert_delivery(engine, 1, delivered=False)
+    with pytest.raises(WarehouseError, match="no alert"):
+        mark_alert_delivery(engine, 12345, delivered=True)
