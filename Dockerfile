@@ -21,7 +21,7 @@ ENV PYTHONUNBUFFERED=1 \
 
 # Group 0 owns the writable folders, so the image also runs under another uid (AIRFLOW_UID, OpenShift).
 RUN useradd --uid "${AIRFLOW_UID}" --gid 0 --home-dir /opt/airflow --create-home --shell /bin/bash airflow \
- && mkdir -p /opt/airflow/logs /opt/airflow/auth /opt/evalops/reports /opt/evalops/.evalops \
+ && mkdir -p /opt/airflow/logs /opt/airflow/auth /opt/evalops/reports /opt/evalops/work /opt/evalops/.evalops \
  && chown -R "${AIRFLOW_UID}:0" /opt/airflow /opt/evalops \
  && chmod -R g+rwX /opt/airflow /opt/evalops
 

@@ -83,8 +83,9 @@ def _has_env(pid: str, marker: bytes) -> bool:
 class AirflowStandalone:
     """One ``airflow standalone`` (LocalExecutor, SimpleAuthManager) in its own ``AIRFLOW_HOME``.
 
-    ``env`` holds extra variables for the DAGs (warehouse URL, include paths); every ``AIRFLOW*``
-    variable of the calling environment is dropped so a developer's ``~/airflow`` never leaks in.
+    ``env`` holds extra variables for the DAGs (warehouse URL, include paths); every ``AIRFLOW*`` and
+    ``EVALOPS_*`` variable of the calling environment is dropped, so neither a developer's ``~/airflow``
+    nor their evalops settings leak in.
     """
 
     def __init__(self, *, home: Path, dags_folder: Path, metadata_url: str, metadata_async_url: str,
@@ -106,7 +107,7 @@ class AirflowStandalone:
 
     def _environment(self, metadata_url: str, metadata_async_url: str,
                      extra: dict[str, str]) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "EVALOPS_"))}
         venv_bin = str(Path(sys.executable).parent)
         passwords_file = self.home / "passwords.json"
         # Pre-seeded credentials: the auth manager only generates passwords for users missing from the file.

@@ -147,6 +147,8 @@ def test_airflow_runs_the_project_dags_and_include_with_examples_off():
         assert env["EVALOPS_HOME"] == "/opt/evalops", name
         assert "./dags:/opt/evalops/dags:ro" in service["volumes"], name
         assert "./include:/opt/evalops/include:ro" in service["volumes"], name
+        # Mapped score shards hand their results to compare through this folder: one volume for all.
+        assert f"evalops-work:{env['EVALOPS_WORK_DIR']}" in service["volumes"], name
     command = services["airflow-init"]["command"]
     assert command == ["bash", "/opt/evalops/deploy/airflow-init.sh"]
     init_script = (REPO / "deploy" / "airflow-init.sh").read_text()
