@@ -102,6 +102,7 @@ class AirflowStandalone:
         self._env = self._environment(metadata_url, metadata_async_url, env or {})
         self._token: str | None = None
         self.stopped_by: signal.Signals | None = None  # the signal after which nothing of ours was left
+        self.escalated: dict[str, list[str]] = {}  # signal name -> command lines still running before it
         # Every wait also ends here, so a slow step fails with logs before the test's hard timeout.
         self.deadline: float | None = None
 
@@ -204,11 +205,21 @@ class AirflowStandalone:
         for sig, wait in ((signal.SIGINT, sigint_wait), (signal.SIGTERM, sigterm_wait),
                           (signal.SIGKILL, sigkill_wait)):
             if sig is not signal.SIGINT:
+                self.escalated.setdefault(sig.name, self._command_lines())
                 self._signal_all(sig)
             if self._wait_gone(wait):
                 self.stopped_by = sig
                 return []
         return self.owned_pids()
+
+    def _command_lines(self) -> list[str]:
+        lines = []
+        for pid in self.owned_pids():
+            try:
+                lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip())
+            except OSError:
+                continue
+        return lines
 
     def _signal_all(self, sig: signal.Signals) -> None:
         for pid in self.owned_pids():

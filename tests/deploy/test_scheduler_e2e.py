@@ -69,8 +69,9 @@ def standalone(tmp_path: Path, fresh_database: Callable[[str], str]) -> Iterator
         assert not leftover, f"airflow processes survived SIGINT/SIGTERM/SIGKILL: {leftover}"
         for airflow in started:
             if airflow.stopped_by not in (None, signal.SIGINT):
-                warnings.warn(f"airflow standalone ignored SIGINT; stopped by {airflow.stopped_by.name}\n"
-                              f"{airflow.log_tail(30)}", stacklevel=1)
+                # Airflow 3.3.2's dag-processor often hangs in its own SIGINT/SIGTERM handler here.
+                warnings.warn(f"airflow standalone needed {airflow.stopped_by.name}; still running before "
+                              f"each escalation: {airflow.escalated}", stacklevel=1)
 
 
 def _trigger_by_knowledge_base_event(airflow: AirflowStandalone, dag_id: str, *, timeout: float) -> dict:

@@ -50,6 +50,7 @@ def test_sigint_to_the_group_is_enough_for_a_well_behaved_tree(tmp_path):
         leftover = standalone.stop(sigint_wait=10)
     assert leftover == []
     assert standalone.stopped_by is signal.SIGINT
+    assert standalone.escalated == {}
 
 
 def test_stop_escalates_to_sigkill_and_reaches_processes_that_left_the_session(tmp_path):
@@ -65,6 +66,8 @@ def test_stop_escalates_to_sigkill_and_reaches_processes_that_left_the_session(t
         leftover = standalone.stop(sigint_wait=0.5, sigterm_wait=0.5)
     assert leftover == []
     assert standalone.stopped_by is signal.SIGKILL
+    assert set(standalone.escalated) == {"SIGTERM", "SIGKILL"}
+    assert sorted(standalone.escalated["SIGKILL"]) == sorted(["sleep 600", "sleep 600", f"sh -c {script}"])
     assert [pid for pid in pids if not _is_dead(pid)] == []
 
 
