@@ -1,0 +1,219 @@
+"""``evalops validate``, ``evalops snapshot`` and ``evalops sample-logs``: the data-contract commands.
+
+Exit codes: 0 valid / done, 1 the data breaks its contract (the summary says how), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evalops.cli._common import dump_json, progress, reports_errors
+from evalops.errors import ConfigError, InputError
+
+DEFAULT_GOLDSET = Path("include") / "goldset"
+DOCS_HELP = "Folder for the Great Expectations Data Docs HTML ($EVALOPS_DATA_DOCS, else .evalops/data_docs)."
+
+
+def _docs_dir(docs_dir: str | None, no_docs: bool) -> str | None:
+    if no_docs:
+        return None
+    return docs_dir or os.environ.get("EVALOPS_DATA_DOCS") or os.path.join(".evalops", "data_docs")
+
+
+def _emit(fmt: str, reports: list[Any], extra: dict[str, Any] | None = None) -> None:
+    if fmt == "json":
+        click.echo(dump_json({"ok": all(r.ok for r in reports), "reports": [r.to_dict() for r in reports], **(extra or {})}))
+    else:
+        for report in reports:
+            click.echo(report.summary())
+
+
+@click.command()
+@click.argument("dataset", required=False, type=click.Path(path_type=Path))
+@click.option("--corpus", type=click.Path(exists=True, path_type=Path),
+              help="Knowledge base to check judged docs against (a corpus.jsonl, a folder of documents or a "
+                   "manifest). Default: DATASET/corpus.jsonl.")
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@click.option("--default-type", type=click.Choice(["semantic", "keyword", "no_answer"]),
+              help="Type of queries whose record has none (for collections such as scifact).")
+@click.option("--default-language", help="Language of queries whose record has none (e.g. en).")
+@click.option("--min-queries", type=int, default=50, show_default=True)
+@click.option("--require-type", "require_types", multiple=True,
+              type=click.Choice(["semantic", "keyword", "no_answer"]),
+              help="A query type that must be present (repeatable). Default: all three.")
+@click.option("--no-answer-share", nargs=2, type=float, default=(0.05, 0.30), show_default=True,
+              metavar="MIN MAX", help="Bounds on the share of no_answer queries.")
+@click.option("--grades", default="0,1,2", show_default=True, help="Allowed grades, comma-separated.")
+@click.option("--docs-dir", help=DOCS_HELP)
+@click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@reports_errors
+def validate(dataset: Path | None, corpus: Path | None, split: str, default_type: str | None,
+             default_language: str | None, min_queries: int, require_types: tuple[str, ...],
+             no_answer_share: tuple[float, float], grades: str, docs_dir: str | None, no_docs: bool, fmt: str) -> None:
+    """Validate a gold set (a BEIR, jsonl or csv folder; default include/goldset) and its knowledge base.
+
+    Prints the contract summaries. Exit 0 when both are valid, 1 when either is not (including a file
+    that cannot be read as a gold set).
+    """
+    from evalops.goldset import GoldSetRules, load_gold_set, validate_gold_set, validate_knowledge_base
+    from evalops.knowledge import load_snapshot
+
+    folder = dataset or DEFAULT_GOLDSET
+    if not folder.exists():
+        raise click.BadParameter(f"{folder} does not exist", param_hint="DATASET")
+    try:
+        grade_set = tuple(int(g) for g in grades.split(",") if g.strip())
+    except ValueError:
+        raise click.BadParameter(f"{grades!r} is not a comma-separated list of integers", param_hint="--grades") from None
+    rules = GoldSetRules(min_queries=min_queries, required_types=require_types or GoldSetRules().required_types,
+                         no_answer_share=no_answer_share, allowed_grades=grade_set)
+    kb_path = corpus or folder / "corpus.jsonl"
+    if not kb_path.exists():
+        raise click.BadParameter(f"no {kb_path}; name the knowledge base with --corpus", param_hint="--corpus")
+    docs = _docs_dir(docs_dir, no_docs)
+    try:
+        gold = load_gold_set(folder, split=split, default_type=default_type, default_language=default_language)
+        snapshot = load_snapshot(kb_path)
+    except InputError as exc:
+        click.echo(f"invalid: {exc}")
+        sys.exit(1)
+    reports = []
+    if snapshot.has_text:
+        reports.append(validate_knowledge_base(snapshot, docs_dir=docs, raise_on_failure=False))
+    reports.append(validate_gold_set(gold, snapshot, rules, docs_dir=docs, raise_on_failure=False))
+    _emit(fmt, reports, {"gold_set_version": gold.version, "snapshot_id": snapshot.snapshot_id})
+    sys.exit(0 if all(r.ok for r in reports) else 1)
+
+
+@click.command()
+@click.argument("corpus")
+@click.option("--table", help="Table name when CORPUS is a SQLAlchemy URL.")
+@click.option("--id-column", default="doc_id", show_default=True)
+@click.option("--text-column", default="text", show_default=True)
+@click.option("--title-column", help="Optional title column of the SQL table.")
+@click.option("--diff", "other", help="Another snapshot source (corpus, folder or manifest) to diff against (as the old one).")
+@click.option("--save-manifest", type=click.Path(path_type=Path), help="Write the ids and content hashes as JSON.")
+@click.option("--validate", "check", is_flag=True, help="Also run the knowledge-base contract (exit 1 if it fails).")
+@click.option("--docs-dir", help=DOCS_HELP)
+@click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@reports_errors
+def snapshot(corpus: str, table: str | None, id_column: str, text_column: str, title_column: str | None,
+             other: str | None, save_manifest: Path | None, check: bool, docs_dir: str | None, no_docs: bool,
+             fmt: str) -> None:
+    """Print the snapshot id of a knowledge base (BEIR corpus, folder of documents, SQL table or manifest)."""
+    from evalops.knowledge import load_snapshot
+
+    sql = {"id_column": id_column, "text_column": text_column, "title_column": title_column} if "://" in corpus else {}
+    snap = load_snapshot(corpus, table=table, **sql)
+    payload: dict[str, Any] = snap.describe()
+    lines = [f"snapshot {snap.snapshot_id}: {len(snap)} documents from {snap.source}"]
+    if other:
+        diff = load_snapshot(other, table=table, **sql).diff(snap)
+        payload["diff"] = diff.to_dict()
+        lines.append("diff " + diff.summary())
+    if save_manifest:
+        snap.save_manifest(save_manifest)
+        payload["manifest"] = str(save_manifest)
+        lines.append(f"manifest written to {save_manifest}")
+    ok = True
+    if check:
+        from evalops.goldset import validate_knowledge_base
+
+        report = validate_knowledge_base(snap, docs_dir=_docs_dir(docs_dir, no_docs), raise_on_failure=False)
+        payload["validation"] = report.to_dict()
+        lines.append(report.summary())
+        ok = report.ok
+    click.echo(dump_json(payload) if fmt == "json" else "\n".join(lines))
+    sys.exit(0 if ok else 1)
+
+
+def _interval(day: date, start: str | None, end: str | None) -> tuple[datetime, datetime]:
+    def parse(text: str, name: str) -> datetime:
+        try:
+            value = datetime.fromisoformat(text)
+        except ValueError:
+            raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint=name) from None
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+    lo = parse(start, "--interval-start") if start else datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    hi = parse(end, "--interval-end") if end else lo + timedelta(days=1)
+    return lo, hi
+
+
+@click.command("sample-logs")
+@click.option("--date", "day", required=True, type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="Logical date of the run (seeds the sample; the data interval is that UTC day by default).")
+@click.option("--logs", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of date-partitioned JSONL/Parquet logs.")
+@click.option("--url", help="SQLAlchemy URL of a database holding the logs (with --table).")
+@click.option("--table", help="Log table name for --url.")
+@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
+@click.option("--version", "versions", multiple=True, required=True, help="A known retriever version (repeatable).")
+@click.option("--size", type=int, default=500, show_default=True, help="Distinct queries to sample.")
+@click.option("--min-effect", type=float,
+              help="Size the sample by power analysis instead: the smallest paired effect d_z to detect.")
+@click.option("--alpha", type=float, default=0.05, show_default=True)
+@click.option("--power", "power_target", type=float, default=0.8, show_default=True)
+@click.option("--cap", type=int, default=2000, show_default=True, help="Upper bound on the sample size.")
+@click.option("--segment-column", default="segment", show_default=True)
+@click.option("--max-malformed-share", type=float, default=0.01, show_default=True)
+@click.option("--interval-start", help="Start of the data interval (ISO-8601; default: the date, 00:00 UTC).")
+@click.option("--interval-end", help="End of the data interval, exclusive (default: start + 1 day).")
+@click.option("--docs-dir", help=DOCS_HELP)
+@click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@reports_errors
+def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | None, out: Path,
+                versions: tuple[str, ...], size: int, min_effect: float | None, alpha: float, power_target: float,
+                cap: int, segment_column: str, max_malformed_share: float, interval_start: str | None,
+                interval_end: str | None, docs_dir: str | None, no_docs: bool, fmt: str) -> None:
+    """Validate one window of query logs, scrub and de-duplicate it, and write the day's seeded sample.
+
+    Writes sample.jsonl, queries.jsonl, weak_qrels.tsv, annotation_queue.csv and manifest.json to OUT.
+    Exit 1 (writing nothing) when the window breaks its contract.
+    """
+    from evalops.errors import ValidationError
+    from evalops.goldset import QueryLogRules
+    from evalops.querylog import SampleSizePolicy, draw_log_sample, read_log_table, read_log_window
+
+    if (logs is None) == (url is None):
+        raise click.UsageError("give exactly one of --logs DIR or --url URL (with --table)")
+    logical = day.date()
+    start, end = _interval(logical, interval_start, interval_end)
+    rules = QueryLogRules(start, end, versions, max_malformed_share=max_malformed_share, segment_column=segment_column)
+    policy = SampleSizePolicy(size=None if min_effect else size, min_detectable_effect=min_effect,
+                              alpha=alpha, power=power_target, cap=cap)
+    with progress("sampling query logs", total=4) as advance:
+        if logs is not None:
+            window = read_log_window(logs, start, end, segment_column=segment_column)
+        else:
+            if not table:
+                raise ConfigError("--url needs --table")
+            window = read_log_table(url, table, start, end, segment_column=segment_column)
+        advance(1)
+        try:
+            result = draw_log_sample(window, rules, logical_date=logical, size=policy,
+                                     docs_dir=_docs_dir(docs_dir, no_docs), progress=lambda _m: advance(1))
+        except ValidationError as exc:
+            click.echo(exc.summary)
+            sys.exit(1)
+    paths = result.write(out)
+    if fmt == "json":
+        click.echo(dump_json({**result.manifest(), "files": {k: str(v) for k, v in paths.items()}}))
+        return
+    click.echo(result.report.summary())
+    click.echo(f"sample for {result.logical_date} (seed {result.seed}): {len(result.sample)} units, "
+               f"{len(result.query_ids)} distinct queries ({result.size_reason}); {result.dropped_rows} of "
+               f"{result.rows} rows dropped as malformed")
+    click.echo(result.strata.to_string(index=False))
+    click.echo(f"weak judgments: {len(result.weak_qrels)}; annotation queue: {len(result.annotation_queue)} queries; "
+               f"personal data scrubbed: {result.pii_found or 'none'}")
+    click.echo(f"written to {out}")

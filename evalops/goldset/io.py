@@ -1,0 +1,261 @@
+"""Load and save gold sets: a BEIR folder, TREC qrels plus a queries file, or JSONL/CSV tables.
+
+Layouts (``load_gold_set`` detects the folder kind; ``save_gold_set`` writes the same ones):
+
+* ``beir``: ``queries.jsonl`` + ``qrels/<split>.tsv`` (or ``qrels.tsv``). Query records are
+  ``{"_id", "text", "metadata": {"type", "language", "tags"}}``; ``type``/``language``/``tags`` may also
+  be top-level fields.
+* ``jsonl``: ``queries.jsonl`` + ``judgments.jsonl`` (``{"query_id", "doc_id", "grade"}`` per line).
+* ``csv``: ``queries.csv`` (``query_id,text,type,language,tags`` with tags joined by ``|``) +
+  ``judgments.csv`` (``query_id,doc_id,grade``).
+* TREC: ``load_gold_set_trec(qrels, queries)`` with TREC (or BEIR) qrels and a queries file in ``.jsonl``,
+  ``.csv`` or ``.tsv`` (``query_id<TAB>text``, no header, as for TREC topics / MS MARCO).
+
+Judgment files go through ``evalops.formats`` (which refuses duplicate pairs with the file and line).
+A query without a type is an error unless ``default_type`` says what a whole collection is (for example
+``"semantic"`` for scifact): the type decides which expectations apply, so it is never guessed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalops.errors import FormatError, InputError
+from evalops.formats import read_jsonl, read_qrels, write_beir_qrels, write_jsonl, write_trec_qrels
+from evalops.formats.beir import find_beir_qrels
+from evalops.goldset.model import QUERY_TYPES, UNKNOWN_LANGUAGE, GoldSet
+
+__all__ = ["load_gold_set", "load_gold_set_trec", "save_gold_set", "save_gold_set_trec", "detect_layout"]
+
+LAYOUTS = ("beir", "jsonl", "csv")
+
+
+def detect_layout(folder: str | os.PathLike[str], split: str = "test") -> str:
+    """``beir``, ``jsonl`` or ``csv`` for a gold-set folder; ``FormatError`` when it is none of them."""
+    f = Path(folder)
+    if not f.is_dir():
+        raise FormatError("not a directory; expected a gold-set folder (BEIR, jsonl or csv layout)", path=str(f))
+    if (f / "judgments.jsonl").is_file():
+        return "jsonl"
+    if (f / "judgments.csv").is_file():
+        return "csv"
+    if (f / "qrels" / f"{split}.tsv").is_file() or (f / "qrels.tsv").is_file():
+        return "beir"
+    raise FormatError(
+        f"no judgments found: expected qrels/{split}.tsv or qrels.tsv (BEIR), judgments.jsonl or judgments.csv",
+        path=str(f),
+    )
+
+
+def load_gold_set(
+    path: str | os.PathLike[str],
+    *,
+    split: str = "test",
+    default_type: str | None = None,
+    default_language: str | None = None,
+) -> GoldSet:
+    """Load a gold-set folder in any of the layouts in the module docs."""
+    f = Path(path)
+    layout = detect_layout(f, split)
+    if layout == "beir":
+        queries = _read_queries(f / "queries.jsonl", default_type, default_language)
+        judgments = read_qrels(find_beir_qrels(f, split)).to_frame()
+    elif layout == "jsonl":
+        queries = _read_queries(f / "queries.jsonl", default_type, default_language)
+        judgments = _read_judgments_jsonl(f / "judgments.jsonl")
+    else:
+        queries = _read_queries(f / "queries.csv", default_type, default_language)
+        judgments = _read_csv(f / "judgments.csv", ("query_id", "doc_id", "grade"))
+    return GoldSet.from_frames(queries, judgments, source=str(f))
+
+
+def load_gold_set_trec(
+    qrels: str | os.PathLike[str],
+    queries: str | os.PathLike[str],
+    *,
+    default_type: str | None = None,
+    default_language: str | None = None,
+) -> GoldSet:
+    """Load TREC (or BEIR TSV) qrels plus a queries file (``.jsonl``, ``.csv`` or ``.tsv``)."""
+    qframe = _read_queries(Path(queries), default_type, default_language)
+    judgments = read_qrels(qrels).to_frame()
+    return GoldSet.from_frames(qframe, judgments, source=str(qrels))
+
+
+# -- queries ----------------------------------------------------------------------------------------
+def _check_default_type(default_type: str | None) -> None:
+    if default_type is not None and default_type not in QUERY_TYPES:
+        raise InputError(f"default_type {default_type!r} is not one of {list(QUERY_TYPES)}")
+
+
+def _missing_type(path: Path, line: int | None, qid: str) -> FormatError:
+    return FormatError(
+        f"query {qid!r} has no type; add \"type\" ({', '.join(QUERY_TYPES)}) to its record or metadata, "
+        "or pass default_type (--default-type) when every query of the collection has the same type",
+        path=str(path),
+        line=line,
+    )
+
+
+def _read_queries(path: Path, default_type: str | None, default_language: str | None) -> pd.DataFrame:
+    _check_default_type(default_type)
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return _read_queries_jsonl(path, default_type, default_language)
+    if suffix == ".csv":
+        frame = _read_csv(path, ("query_id", "text"))
+        line_of_row = {i: i + 2 for i in range(len(frame))}  # header is line 1
+    elif suffix == ".tsv":
+        frame = _read_queries_tsv(path)
+        line_of_row = {i: i + 1 for i in range(len(frame))}
+    else:
+        raise FormatError("unknown queries file type; use .jsonl, .csv or .tsv", path=str(path))
+    if "type" not in frame.columns:
+        frame["type"] = ""
+    for i, (qid, qtype) in enumerate(zip(frame["query_id"], frame["type"])):
+        if not qtype:
+            if default_type is None:
+                raise _missing_type(path, line_of_row[i], qid)
+            frame.loc[i, "type"] = default_type
+    if "language" not in frame.columns:
+        frame["language"] = ""
+    frame["language"] = frame["language"].replace("", default_language or UNKNOWN_LANGUAGE)
+    return frame
+
+
+def _field(record: dict[str, Any], key: str) -> Any:
+    if key in record and record[key] is not None:
+        return record[key]
+    meta = record.get("metadata")
+    return meta.get(key) if isinstance(meta, dict) else None
+
+
+def _read_queries_jsonl(path: Path, default_type: str | None, default_language: str | None) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    for lineno, record in read_jsonl(path):
+        qid = record.get("_id", record.get("query_id"))
+        if qid is None:
+            raise FormatError(f"record has no '_id' (or 'query_id') field (have {sorted(record)})", path=str(path), line=lineno)
+        qtype = _field(record, "type")
+        if not qtype:
+            if default_type is None:
+                raise _missing_type(path, lineno, str(qid))
+            qtype = default_type
+        rows.append(
+            {
+                "query_id": str(qid),
+                "text": record.get("text"),
+                "type": str(qtype),
+                "language": _field(record, "language") or default_language or UNKNOWN_LANGUAGE,
+                "tags": _field(record, "tags") or (),
+            }
+        )
+    return pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "tags"])
+
+
+def _read_queries_tsv(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise FormatError("file not found", path=str(path))
+    ids: list[str] = []
+    texts: list[str] = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.rstrip("\r\n")
+            if not line.strip():
+                continue
+            parts = line.split("\t", 1)
+            if len(parts) != 2:
+                raise FormatError("expected query_id<TAB>text", path=str(path), line=lineno)
+            ids.append(parts[0].strip())
+            texts.append(parts[1])
+    return pd.DataFrame({"query_id": ids, "text": texts})
+
+
+def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
+    if not path.is_file():
+        raise FormatError("file not found", path=str(path))
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise FormatError(f"could not be parsed as CSV ({exc})", path=str(path)) from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise FormatError(f"missing column(s) {missing} in the header; have {list(frame.columns)}", path=str(path), line=1)
+    if "grade" in required:
+        grades = pd.to_numeric(frame["grade"], errors="coerce")
+        bad = grades.isna() | (grades != grades.round())
+        if bool(bad.any()):
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise FormatError(f"grade {frame['grade'].iloc[row]!r} is not an integer", path=str(path), line=row + 2)
+        frame["grade"] = grades.astype("int64")
+    return frame
+
+
+def _read_judgments_jsonl(path: Path) -> pd.DataFrame:
+    rows: list[tuple[str, str, int]] = []
+    for lineno, record in read_jsonl(path):
+        missing = [k for k in ("query_id", "doc_id", "grade") if record.get(k) is None]
+        if missing:
+            raise FormatError(f"record lacks {missing}", path=str(path), line=lineno)
+        grade = record["grade"]
+        if isinstance(grade, bool) or not isinstance(grade, int | float) or grade != int(grade):
+            raise FormatError(f"grade {grade!r} is not an integer", path=str(path), line=lineno)
+        rows.append((str(record["query_id"]), str(record["doc_id"]), int(grade)))
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "grade"])
+
+
+# -- saving -----------------------------------------------------------------------------------------
+def _query_records(gold: GoldSet, beir: bool) -> list[dict[str, Any]]:
+    out = []
+    for qid, text, qtype, lang, tags in gold.queries[["query_id", "text", "type", "language", "tags"]].itertuples(
+        index=False
+    ):
+        meta = {"type": qtype, "language": lang, "tags": list(tags)}
+        out.append({"_id": qid, "text": text, "metadata": meta} if beir else {"query_id": qid, "text": text, **meta})
+    return out
+
+
+def _queries_csv_frame(gold: GoldSet) -> pd.DataFrame:
+    frame = gold.queries[["query_id", "text", "type", "language", "tags"]].copy()
+    frame["tags"] = ["|".join(t) for t in frame["tags"]]
+    return frame
+
+
+def save_gold_set(gold: GoldSet, folder: str | os.PathLike[str], layout: str = "beir", split: str = "test") -> Path:
+    """Write ``gold`` into ``folder`` in one of ``beir``, ``jsonl`` or ``csv`` (see module docs)."""
+    if layout not in LAYOUTS:
+        raise InputError(f"unknown gold-set layout {layout!r}; use one of {list(LAYOUTS)}")
+    f = Path(folder)
+    f.mkdir(parents=True, exist_ok=True)
+    if layout == "beir":
+        (f / "qrels").mkdir(exist_ok=True)
+        write_jsonl(_query_records(gold, beir=True), f / "queries.jsonl")
+        write_beir_qrels(gold.qrels, f / "qrels" / f"{split}.tsv")
+    elif layout == "jsonl":
+        write_jsonl(_query_records(gold, beir=False), f / "queries.jsonl")
+        j = gold.judgments
+        write_jsonl(
+            ({"query_id": q, "doc_id": d, "grade": int(g)} for q, d, g in zip(j["query_id"], j["doc_id"], j["grade"])),
+            f / "judgments.jsonl",
+        )
+    else:
+        _queries_csv_frame(gold).to_csv(f / "queries.csv", index=False)
+        gold.judgments.to_csv(f / "judgments.csv", index=False)
+    return f
+
+
+def save_gold_set_trec(gold: GoldSet, qrels: str | os.PathLike[str], queries: str | os.PathLike[str]) -> None:
+    """Write TREC qrels plus a ``.jsonl`` or ``.csv`` queries file (a ``.tsv`` could not hold the types)."""
+    qpath = Path(queries)
+    suffix = qpath.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        raise InputError(f"{qpath}: save queries as .jsonl or .csv; {suffix or 'that'} cannot hold type, language and tags")
+    write_trec_qrels(gold.qrels, qrels)
+    if suffix == ".jsonl":
+        write_jsonl(_query_records(gold, beir=False), qpath)
+    else:
+        _queries_csv_frame(gold).to_csv(qpath, index=False)

@@ -1,0 +1,199 @@
+"""The gold set: queries with a type, a language and tags, plus graded judgments.
+
+A gold set is held as two DataFrames so that a broken one can still be represented and validated (duplicate
+ids, unknown types, stale doc ids are contract failures that the validation suite reports, not crashes in a
+constructor):
+
+* ``queries``: ``query_id`` (str), ``text`` (str), ``type`` (``semantic`` | ``keyword`` | ``no_answer``),
+  ``language`` (a BCP-47 tag such as ``en`` or ``zh``; ``und`` when unknown), ``tags`` (tuple of str);
+* ``judgments``: ``query_id`` (str), ``doc_id`` (str), ``grade`` (int).
+
+Conventions owned here:
+
+* A ``no_answer`` query has no relevant judgment (grade > 0). It may have grade-0 judgments: documents an
+  annotator looked at and found not to answer it. Those keep the query visible in ``qrels``.
+* ``version`` is a content hash: the first 16 hex digits of SHA-256 over the queries sorted by id and the
+  judgments sorted by (query id, doc id), each row serialised as JSON. Row order, file format and file
+  path do not change it; any change to an id, text, type, language, tag set or grade does.
+* Implicit feedback (clicks, citations) is never part of a gold set; see ``evalops.querylog``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalops.data import Qrels
+from evalops.errors import InputError
+
+__all__ = ["GoldSet", "Query", "QUERY_TYPES", "QUERY_COLUMNS", "JUDGMENT_COLUMNS", "content_digest"]
+
+QUERY_TYPES: tuple[str, ...] = ("semantic", "keyword", "no_answer")
+QUERY_COLUMNS: tuple[str, ...] = ("query_id", "text", "type", "language", "tags")
+JUDGMENT_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "grade")
+UNKNOWN_LANGUAGE = "und"
+
+
+def content_digest(payload: Any) -> str:
+    """First 16 hex digits of SHA-256 over the compact, key-sorted JSON of ``payload``."""
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One gold query. ``tags`` is a tuple so that a Query is hashable."""
+
+    query_id: str
+    text: str
+    type: str
+    language: str = UNKNOWN_LANGUAGE
+    tags: tuple[str, ...] = ()
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ()
+    if isinstance(value, str):
+        return tuple(t.strip() for t in value.split("|") if t.strip())
+    return tuple(str(t) for t in value)
+
+
+def _text(value: Any) -> str:
+    # None/NaN become "" so the frame stays a string column; the suite reports it as empty query text.
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return str(value)
+
+
+@dataclass(frozen=True, eq=False)
+class GoldSet:
+    """Queries and judgments. Build with ``from_frames`` / ``from_records``; load with ``evalops.goldset.io``.
+
+    ``source`` names where it came from (a path), for messages and reports; it is not part of ``version``.
+    """
+
+    queries: pd.DataFrame
+    judgments: pd.DataFrame
+    source: str | None = None
+
+    # -- construction -------------------------------------------------------------------------------
+    @classmethod
+    def from_frames(
+        cls, queries: pd.DataFrame, judgments: pd.DataFrame, source: str | None = None
+    ) -> GoldSet:
+        """From a queries frame (``query_id``, ``text``, ``type``; optional ``language``, ``tags``) and a
+        judgments frame (``query_id``, ``doc_id``, ``grade``). Missing columns raise ``InputError``."""
+        where = source or "gold set"
+        missing = [c for c in ("query_id", "text", "type") if c not in queries.columns]
+        if missing:
+            raise InputError(f"{where}: queries lack column(s) {missing}; have {list(queries.columns)}")
+        missing = [c for c in JUDGMENT_COLUMNS if c not in judgments.columns]
+        if missing:
+            raise InputError(f"{where}: judgments lack column(s) {missing}; have {list(judgments.columns)}")
+        n = len(queries)
+        language = queries["language"] if "language" in queries.columns else [UNKNOWN_LANGUAGE] * n
+        tags = queries["tags"] if "tags" in queries.columns else [()] * n
+        q = pd.DataFrame(
+            {
+                "query_id": pd.Series([str(v) for v in queries["query_id"]], dtype=object),
+                "text": pd.Series([_text(v) for v in queries["text"]], dtype=object),
+                "type": pd.Series([_text(v) for v in queries["type"]], dtype=object),
+                "language": pd.Series([_text(v) or UNKNOWN_LANGUAGE for v in language], dtype=object),
+                "tags": pd.Series([_tags(v) for v in tags], dtype=object),
+            }
+        )
+        grades = pd.to_numeric(judgments["grade"], errors="coerce")
+        bad = grades.isna() | (grades != grades.round())
+        if bool(bad.any()):
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"{where}: judgment row {row + 1} has grade {judgments['grade'].astype(object).iloc[row]!r}; "
+                "grades must be integers"
+            )
+        j = pd.DataFrame(
+            {
+                "query_id": pd.Series([str(v) for v in judgments["query_id"]], dtype=object),
+                "doc_id": pd.Series([str(v) for v in judgments["doc_id"]], dtype=object),
+                "grade": grades.astype(np.int64).to_numpy(),
+            }
+        )
+        return cls(q, j, source)
+
+    @classmethod
+    def from_records(
+        cls,
+        queries: Iterable[Query | Mapping[str, Any]],
+        judgments: Iterable[tuple[str, str, int] | Mapping[str, Any]],
+        source: str | None = None,
+    ) -> GoldSet:
+        """From ``Query`` objects (or dicts) and ``(query_id, doc_id, grade)`` tuples (or dicts)."""
+        qrows = [q.__dict__ if isinstance(q, Query) else dict(q) for q in queries]
+        jrows = [dict(zip(JUDGMENT_COLUMNS, j)) if isinstance(j, Sequence) else dict(j) for j in judgments]
+        qframe = pd.DataFrame(qrows, columns=list(QUERY_COLUMNS)) if not qrows else pd.DataFrame(qrows)
+        jframe = pd.DataFrame(jrows, columns=list(JUDGMENT_COLUMNS)) if not jrows else pd.DataFrame(jrows)
+        return cls.from_frames(qframe, jframe, source)
+
+    # -- views --------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def __repr__(self) -> str:
+        return (
+            f"GoldSet({len(self.queries)} queries, {len(self.judgments)} judgments, "
+            f"version={self.version}, source={self.source!r})"
+        )
+
+    @property
+    def query_ids(self) -> list[str]:
+        """Every gold query id, in file order (including queries without any judgment)."""
+        return self.queries["query_id"].tolist()
+
+    @property
+    def qrels(self) -> Qrels:
+        """The judgments as ``Qrels``. Raises ``FormatError`` on a duplicate (query, doc) pair; validate first."""
+        j = self.judgments
+        return Qrels(
+            j["query_id"].to_numpy(dtype=object),
+            j["doc_id"].to_numpy(dtype=object),
+            j["grade"].to_numpy(dtype=np.int64),
+            source=self.source,
+        )
+
+    @property
+    def version(self) -> str:
+        """Content hash independent of row order (see module docs)."""
+        q = self.queries
+        qrows = sorted(
+            [qid, text, qtype, lang, sorted(tags)]
+            for qid, text, qtype, lang, tags in zip(q["query_id"], q["text"], q["type"], q["language"], q["tags"])
+        )
+        j = self.judgments
+        jrows = sorted([qid, did, int(g)] for qid, did, g in zip(j["query_id"], j["doc_id"], j["grade"]))
+        return content_digest({"queries": qrows, "judgments": jrows})
+
+    def relevant_counts(self) -> pd.Series:
+        """Number of relevant judgments (grade > 0) per query id, 0 for queries with none."""
+        rel = self.judgments[self.judgments["grade"] > 0]
+        counts = rel.groupby("query_id").size()
+        return self.queries["query_id"].map(counts).fillna(0).astype(np.int64).rename("relevant_judgments")
+
+    def type_counts(self) -> dict[str, int]:
+        return {str(k): int(v) for k, v in self.queries["type"].value_counts().sort_index().items()}
+
+    def describe(self) -> dict[str, Any]:
+        """A small JSON-able summary: counts by type and language, judgments, version."""
+        return {
+            "source": self.source,
+            "version": self.version,
+            "queries": len(self.queries),
+            "judgments": len(self.judgments),
+            "types": self.type_counts(),
+            "languages": {str(k): int(v) for k, v in self.queries["language"].value_counts().sort_index().items()},
+        }

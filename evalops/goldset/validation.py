@@ -1,0 +1,108 @@
+"""Validate the gold set, the knowledge-base snapshot and a query-log window against their contracts.
+
+Each ``validate_*`` function runs its suite (``evalops.goldset.checks``) through Great Expectations,
+writes Data Docs HTML to ``docs_dir`` (``None`` writes none) and returns a ``ValidationReport``.
+With ``raise_on_failure=True`` (the default, what a pipeline wants) a failed contract raises
+``evalops.errors.ValidationError(summary, failures, docs_path)`` instead; nothing is written anywhere
+else. Pass ``raise_on_failure=False`` to inspect the report (the CLI does, to print it and set the exit code).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from evalops.goldset.checks import gold_set_tables, knowledge_base_tables, query_log_tables
+from evalops.goldset.model import GoldSet
+from evalops.goldset.report import ValidationReport
+from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalops.knowledge.snapshot import KnowledgeBaseSnapshot
+
+__all__ = ["validate_gold_set", "validate_knowledge_base", "validate_query_logs", "DEFAULT_DOCS_DIR"]
+
+DEFAULT_DOCS_DIR = os.path.join(".evalops", "data_docs")
+
+Docs = str | os.PathLike[str] | None
+
+
+def _finish(report: ValidationReport, raise_on_failure: bool) -> ValidationReport:
+    return report.raise_if_failed() if raise_on_failure else report
+
+
+def validate_gold_set(
+    gold: GoldSet,
+    snapshot: KnowledgeBaseSnapshot | None,
+    rules: GoldSetRules | None = None,
+    *,
+    docs_dir: Docs = DEFAULT_DOCS_DIR,
+    raise_on_failure: bool = True,
+) -> ValidationReport:
+    """The gold-set contract; every judged doc must exist in ``snapshot``.
+
+    ``snapshot=None`` skips only that check and says so in the report's notes (use it when the knowledge
+    base is not at hand, never in the pipeline).
+    """
+    from evalops.goldset._gx import run_tables
+
+    rules = rules or GoldSetRules()
+    ids = snapshot.doc_ids if snapshot is not None else None
+    snap_id = snapshot.snapshot_id if snapshot is not None else None
+    tables = gold_set_tables(gold, ids, snap_id, rules)
+    checked, failures, docs = run_tables("gold_set", tables, docs_dir)
+    notes = [] if snapshot is not None else ["no knowledge-base snapshot given: judged doc ids were not checked"]
+    subject = f"gold set {gold.source or '(in memory)'} (version {gold.version}, {len(gold)} queries)"
+    if snap_id:
+        subject += f" against knowledge base {snap_id}"
+    rule_dict = rules.to_dict() | {"snapshot_id": snap_id}
+    report = ValidationReport("gold set", subject, checked, failures, rule_dict, docs, notes)
+    return _finish(report, raise_on_failure)
+
+
+def validate_knowledge_base(
+    snapshot: KnowledgeBaseSnapshot,
+    rules: KnowledgeBaseRules | None = None,
+    *,
+    docs_dir: Docs = DEFAULT_DOCS_DIR,
+    raise_on_failure: bool = True,
+) -> ValidationReport:
+    """The knowledge-base contract: unique ids, non-empty text, not empty."""
+    from evalops.errors import InputError
+    from evalops.goldset._gx import run_tables
+
+    if not snapshot.has_text:
+        raise InputError(f"{snapshot.source}: a manifest has no document text to validate; load the corpus itself")
+    rules = rules or KnowledgeBaseRules()
+    checked, failures, docs = run_tables("knowledge_base", knowledge_base_tables(snapshot.docs, rules), docs_dir)
+    subject = f"knowledge base {snapshot.source or '(in memory)'} (snapshot {snapshot.snapshot_id}, {len(snapshot)} documents)"
+    report = ValidationReport("knowledge base", subject, checked, failures, rules.to_dict(), docs)
+    return _finish(report, raise_on_failure)
+
+
+def validate_query_logs(
+    frame: pd.DataFrame,
+    rules: QueryLogRules,
+    *,
+    problems: pd.Series | None = None,
+    source: str | None = None,
+    docs_dir: Docs = DEFAULT_DOCS_DIR,
+    raise_on_failure: bool = True,
+) -> ValidationReport:
+    """The query-log contract on one window (see ``QueryLogRules``). ``problems`` is the per-row reason
+    from ``evalops.querylog.row_problems`` (computed here when not given)."""
+    from evalops.goldset._gx import run_tables
+    from evalops.querylog.problems import row_problems
+
+    if problems is None:
+        problems = row_problems(frame, rules)
+    checked, failures, docs = run_tables("query_logs", query_log_tables(frame, problems, rules), docs_dir)
+    bad = int(problems.notna().sum())
+    subject = (
+        f"query logs {source or '(in memory)'} for [{rules.start.isoformat()}, {rules.end.isoformat()}) "
+        f"({len(frame)} rows, {bad} malformed)"
+    )
+    report = ValidationReport("query log", subject, checked, failures, rules.to_dict(), docs)
+    return _finish(report, raise_on_failure)

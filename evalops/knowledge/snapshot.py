@@ -1,0 +1,222 @@
+"""A knowledge-base snapshot: every document id with a content hash (and the text, for built-in retrievers).
+
+Conventions owned here:
+
+* ``content_hash`` of a document = first 16 hex digits of SHA-256 over the JSON array ``[title, text]``
+  (UTF-8, no ASCII escaping). A changed title is a changed document, because retrievers index it.
+* ``snapshot_id`` = first 16 hex digits of SHA-256 over the ``[doc_id, content_hash]`` pairs sorted by id.
+  It is independent of row order and of where the documents came from.
+* A snapshot may hold a duplicated id (a SQL table without a key, say): the validation suite reports it.
+  ``diff`` refuses such a snapshot, because "the" content of the id is undefined.
+* A snapshot loaded from a manifest has ids and hashes but no text (``has_text`` is False); it can be
+  diffed and used to check that judged documents exist, but not indexed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalops.errors import FormatError, InputError
+from evalops.goldset.model import content_digest
+
+__all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_hashes"]
+
+MANIFEST_KIND = "evalops.knowledge-base-manifest"
+
+
+def _missing(value: Any) -> bool:
+    """None or NaN (pandas turns None into NaN in string columns)."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def content_hash(title: str, text: str) -> str:
+    """The content hash of one document (see module docs)."""
+    data = json.dumps([title, text], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
+def content_hashes(titles: Any, texts: Any) -> np.ndarray:
+    """``content_hash`` for parallel sequences of titles and texts (None counts as "")."""
+    return np.array([content_hash(ti or "", te or "") for ti, te in zip(titles, texts)], dtype=object)
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    """What changed from ``old`` to ``new``: sorted id lists."""
+
+    old_id: str
+    new_id: str
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    unchanged: int
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "old": self.old_id,
+            "new": self.new_id,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+        }
+
+    def summary(self, examples: int = 5) -> str:
+        def few(ids: list[str]) -> str:
+            shown = ", ".join(ids[:examples])
+            return f" ({shown}{', ...' if len(ids) > examples else ''})" if ids else ""
+
+        return (
+            f"{self.old_id} -> {self.new_id}: {len(self.added)} added{few(self.added)}, "
+            f"{len(self.removed)} removed{few(self.removed)}, {len(self.changed)} changed{few(self.changed)}, "
+            f"{self.unchanged} unchanged"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class KnowledgeBaseSnapshot:
+    """Documents (``doc_id``, ``title``, ``text``, ``content_hash``) of one knowledge-base state."""
+
+    docs: pd.DataFrame
+    source: str | None = None
+    has_text: bool = True
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        source: str | None = None,
+        id_col: str = "doc_id",
+        title_col: str | None = "title",
+        text_col: str = "text",
+    ) -> KnowledgeBaseSnapshot:
+        """From a DataFrame of documents; computes the content hashes. A missing title column means ""."""
+        missing = [c for c in (id_col, text_col) if c not in frame.columns]
+        if missing:
+            raise InputError(f"{source or 'documents'}: missing column(s) {missing}; have {list(frame.columns)}")
+        titles = frame[title_col] if title_col and title_col in frame.columns else [""] * len(frame)
+        docs = pd.DataFrame(
+            {
+                "doc_id": pd.Series([str(v) for v in frame[id_col]], dtype=object),
+                "title": pd.Series(["" if _missing(v) else str(v) for v in titles], dtype=object),
+                "text": pd.Series([None if _missing(v) else str(v) for v in frame[text_col]], dtype=object),
+            }
+        )
+        docs["content_hash"] = content_hashes(docs["title"], docs["text"])
+        return cls(docs, source)
+
+    @classmethod
+    def from_manifest(cls, path: str | os.PathLike[str]) -> KnowledgeBaseSnapshot:
+        """Read a manifest written by ``save_manifest`` (ids and hashes, no text)."""
+        p = Path(path)
+        try:
+            payload = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise FormatError("file not found", path=str(p)) from None
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=str(p)) from None
+        if not isinstance(payload, dict) or payload.get("kind") != MANIFEST_KIND:
+            raise FormatError(f"not a knowledge-base manifest (expected \"kind\": {MANIFEST_KIND!r})", path=str(p))
+        pairs = payload.get("docs", [])
+        docs = pd.DataFrame(
+            {
+                "doc_id": pd.Series([str(d) for d, _ in pairs], dtype=object),
+                "title": pd.Series([None] * len(pairs), dtype=object),
+                "text": pd.Series([None] * len(pairs), dtype=object),
+                "content_hash": pd.Series([str(h) for _, h in pairs], dtype=object),
+            }
+        )
+        snap = cls(docs, payload.get("source") or str(p), has_text=False)
+        if payload.get("snapshot_id") != snap.snapshot_id:
+            raise FormatError(
+                f"manifest says snapshot {payload.get('snapshot_id')!r} but its documents hash to "
+                f"{snap.snapshot_id!r}; the file was edited or truncated",
+                path=str(p),
+            )
+        return snap
+
+    # -- views --------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __repr__(self) -> str:
+        return f"KnowledgeBaseSnapshot({len(self.docs)} docs, id={self.snapshot_id}, source={self.source!r})"
+
+    @cached_property
+    def snapshot_id(self) -> str:
+        """Computed once: a snapshot's frame is not to be modified after construction."""
+        pairs = sorted(zip(self.docs["doc_id"].tolist(), self.docs["content_hash"].tolist()))
+        return content_digest([list(p) for p in pairs])
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        return self.docs["doc_id"].to_numpy(dtype=object)
+
+    def contains(self, doc_ids: Any) -> np.ndarray:
+        """Boolean mask: which of ``doc_ids`` exist in this snapshot."""
+        return pd.Series(list(doc_ids), dtype=object).isin(self.docs["doc_id"]).to_numpy()
+
+    def duplicate_ids(self) -> list[str]:
+        dup = self.docs["doc_id"].duplicated(keep=False)
+        return sorted(set(self.docs.loc[dup, "doc_id"]))
+
+    def corpus(self) -> pd.DataFrame:
+        """``doc_id``, ``title``, ``text`` (the shape of ``evalops.formats.read_beir_corpus``)."""
+        if not self.has_text:
+            raise InputError(f"{self.source}: this snapshot was loaded from a manifest and has no document text")
+        return self.docs[["doc_id", "title", "text"]].copy()
+
+    def describe(self) -> dict[str, Any]:
+        return {"snapshot_id": self.snapshot_id, "source": self.source, "documents": len(self.docs)}
+
+    # -- comparison and storage -----------------------------------------------------------------------
+    def _hash_by_id(self) -> pd.Series:
+        dups = self.duplicate_ids()
+        if dups:
+            raise InputError(
+                f"{self.source or 'snapshot'}: document id(s) {dups[:5]} appear more than once; "
+                "a diff needs unique ids (run `evalops validate` to see every problem)"
+            )
+        return pd.Series(self.docs["content_hash"].to_numpy(), index=self.docs["doc_id"].to_numpy())
+
+    def diff(self, new: KnowledgeBaseSnapshot) -> SnapshotDiff:
+        """Documents added, removed and changed going from this snapshot to ``new``."""
+        old_h = self._hash_by_id()
+        new_h = new._hash_by_id()
+        common = old_h.index.intersection(new_h.index)
+        changed_mask = old_h.loc[common].to_numpy() != new_h.loc[common].to_numpy()
+        return SnapshotDiff(
+            old_id=self.snapshot_id,
+            new_id=new.snapshot_id,
+            added=sorted(new_h.index.difference(old_h.index).tolist()),
+            removed=sorted(old_h.index.difference(new_h.index).tolist()),
+            changed=sorted(common[changed_mask].tolist()),
+            unchanged=int((~changed_mask).sum()),
+        )
+
+    def save_manifest(self, path: str | os.PathLike[str]) -> Path:
+        """Write ids and content hashes (no text) as JSON, enough to diff against later."""
+        p = Path(path)
+        pairs = sorted(zip(self.docs["doc_id"].tolist(), self.docs["content_hash"].tolist()))
+        payload = {
+            "kind": MANIFEST_KIND,
+            "snapshot_id": self.snapshot_id,
+            "source": self.source,
+            "documents": len(pairs),
+            "docs": [list(pair) for pair in pairs],
+        }
+        p.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+        return p
