@@ -18,7 +18,7 @@ import pytest
 from standalone_harness import AirflowStandalone
 
 # The waits share a budget (BUDGET_S) that ends well before the hard timeout, so a slow step fails with the
-# Airflow logs in its message, and teardown (at most ~45 s of signals) still fits.
+# Airflow logs in its message, and teardown (at most ~35 s of signals) still fits.
 BUDGET_S = 270
 pytestmark = [pytest.mark.scheduler, pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(BUDGET_S + 90)]
 
