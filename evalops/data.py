@@ -18,8 +18,9 @@ Conventions owned here:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, fields
+from itertools import chain
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -30,34 +31,143 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Qrels", "Run"]
 
+_T = TypeVar("_T")
+
 
 def _as_str_array(values: Iterable[Any]) -> np.ndarray:
-    arr = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=object)
+    """A 1-d object array of ``str``. Already-string arrays pass through without a per-element loop."""
+    import pandas as pd
+
+    arr = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)
     if arr.ndim != 1:
         arr = arr.reshape(-1)
-    return np.array([str(v) for v in arr], dtype=object) if arr.size and not _all_str(arr) else arr
+    if arr.dtype != object:
+        arr = arr.astype(object) if arr.dtype.kind in "UT" else np.array([str(v) for v in arr.tolist()], dtype=object)
+    if arr.size and pd.api.types.infer_dtype(arr, skipna=False) != "string":
+        arr = np.array([str(v) for v in arr], dtype=object)
+    return arr
 
 
-def _all_str(arr: np.ndarray) -> bool:
-    return all(type(v) is str for v in arr)
+def _first_duplicate(query_codes: np.ndarray, query_ids: np.ndarray, doc_ids: np.ndarray) -> tuple[str, str] | None:
+    """Return one (query, doc) pair that occurs twice, or None.
 
-
-def _first_duplicate(query_ids: np.ndarray, doc_ids: np.ndarray) -> tuple[str, str] | None:
-    """Return one (query, doc) pair that occurs twice, or None. Vectorised: sort then compare neighbours."""
+    Vectorised and exact: doc ids are hashed to 64 bits and combined with the query codes, and the keys
+    sorted; only rows whose keys collide are compared as strings (so a hash collision is never reported
+    as a duplicate). Cost is about one hash pass over the doc ids, not a string sort.
+    """
     if len(query_ids) < 2:
         return None
-    keys = np.char.add(np.char.add(query_ids.astype(str), "\x00"), doc_ids.astype(str))
-    order = np.argsort(keys, kind="stable")
+    import pandas as pd
+
+    d_hash = pd.util.hash_array(doc_ids, categorize=False)
+    keys = d_hash ^ (query_codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    order = np.argsort(keys)
     sorted_keys = keys[order]
-    dup = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
-    if dup.size == 0:
+    same = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    if same.size == 0:
         return None
-    i = order[dup[0]]
-    return str(query_ids[i]), str(doc_ids[i])
+    seen: set[tuple[str, str]] = set()
+    candidates = np.unique(np.concatenate([order[same], order[same + 1]]))
+    for i in candidates.tolist():  # only rows with colliding keys: a handful, not the whole run
+        pair = (query_ids[i], doc_ids[i])
+        if pair in seen:
+            return str(pair[0]), str(pair[1])
+        seen.add(pair)
+    return None
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques): codes number the distinct values in order of first appearance."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)
+    return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
+
+
+class _Coded:
+    """Mixin: integer query codes, computed once and cached (the metric kernels and checks share them)."""
+
+    query_ids: np.ndarray
+
+    def _query_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, unique query ids in first-appearance order); ``query_ids == uniques[codes]``."""
+        cached = self.__dict__.get("_codes")
+        if cached is None:
+            cached = _factorize(self.query_ids)
+            object.__setattr__(self, "_codes", cached)
+        return cached
+
+
+def check_scoring(query_codes: np.ndarray, query_ids: np.ndarray, scores: np.ndarray, where: str) -> None:
+    """Raise ``InputError`` if a query mixes scored and unscored (NaN) documents (no ranking rule fits).
+
+    ``query_ids[query_codes]`` are the rows' query ids; ``where`` names the source in the message.
+    """
+    unscored = np.isnan(scores)
+    if not unscored.any() or unscored.all():
+        return
+    n_unscored = np.bincount(query_codes, weights=unscored, minlength=len(query_ids))
+    n_rows = np.bincount(query_codes, minlength=len(query_ids))
+    mixed = np.flatnonzero((n_unscored > 0) & (n_unscored < n_rows))
+    if mixed.size:
+        raise InputError(
+            f"{where}: query {query_ids[mixed[0]]!r} mixes scored and unscored documents; "
+            "give every document a score, or none (to keep the retriever's order)"
+        )
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    import pandas as pd
+
+    return np.array(sorted(pd.unique(values)), dtype=object)
+
+
+def _member_mask(values: np.ndarray, wanted: Iterable[str]) -> np.ndarray:
+    import pandas as pd
+
+    wanted_ids = pd.unique(np.array([str(w) for w in wanted], dtype=object))
+    return pd.Index(wanted_ids).get_indexer(values) >= 0
+
+
+def _flatten_nested(
+    nested: Mapping[Any, Mapping[Any, Any]],
+) -> tuple[np.ndarray, np.ndarray, list[Any], tuple[np.ndarray, np.ndarray] | None]:
+    """``{qid: {docid: value}}`` -> (query ids, doc ids, values, query codes or None).
+
+    No Python loop per element. When every id is already a string, (query, doc) pairs are unique by
+    construction (dict keys), so the query codes are returned and the duplicate check can be skipped;
+    otherwise str() could make two keys equal (1 and "1") and codes are None.
+    """
+    keys = list(nested.keys())
+    inner = list(nested.values())
+    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    total = int(lengths.sum())
+    all_str = not (set(map(type, keys)) - {str}) and not (set(map(type, chain.from_iterable(inner))) - {str})
+    unique_keys = np.array(keys if all_str else [str(q) for q in keys], dtype=object)
+    queries = np.repeat(unique_keys, lengths)
+    docs = np.fromiter(chain.from_iterable(inner), dtype=object, count=total)
+    values = list(chain.from_iterable(d.values() for d in inner))
+    codes = None
+    if all_str:
+        present = lengths > 0  # a query with no documents has no rows, so no code
+        renumber = np.cumsum(present) - 1
+        codes = (np.repeat(renumber, lengths), unique_keys[present])
+    return queries, docs, values, codes
+
+
+def _build(cls: type[_T], codes: tuple[np.ndarray, np.ndarray] | None, **values: Any) -> _T:
+    """Construct ``cls`` from dict input; known query codes skip the (impossible) duplicate check."""
+    if codes is None:
+        return cls(**values)
+    obj = cls.__new__(cls)
+    for f in fields(cls):  # type: ignore[arg-type]
+        object.__setattr__(obj, f.name, values.get(f.name, f.default))
+    obj._normalise(codes)  # type: ignore[attr-defined]
+    return obj
 
 
 @dataclass(frozen=True, eq=False)
-class Qrels:
+class Qrels(_Coded):
     """Relevance judgments: parallel arrays of query id, doc id and integer grade.
 
     ``source`` names where the judgments came from (a path), for error messages and reports.
@@ -70,20 +180,30 @@ class Qrels:
     _query_order: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self._normalise(None)
+
+    def _normalise(self, codes: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Validate and normalise the arrays. ``codes`` given: pairs are known unique (dict input)."""
         q = _as_str_array(self.query_ids)
         d = _as_str_array(self.doc_ids)
         g = np.asarray(self.grades)
         if not (len(q) == len(d) == len(g)):
             raise InputError("query_ids, doc_ids and grades must have the same length")
         if g.size and not np.issubdtype(g.dtype, np.integer):
-            gf = np.asarray(g, dtype=float)
+            try:
+                gf = np.asarray(g, dtype=float)
+            except (TypeError, ValueError):
+                gf = np.array([np.nan])
             if not np.all(np.isfinite(gf)) or not np.all(gf == np.round(gf)):
                 raise InputError(f"{self.source or 'qrels'}: relevance grades must be integers")
             g = gf.astype(np.int64)
         object.__setattr__(self, "query_ids", q)
         object.__setattr__(self, "doc_ids", d)
         object.__setattr__(self, "grades", g.astype(np.int64, copy=False))
-        dup = _first_duplicate(q, d)
+        if codes is not None:
+            object.__setattr__(self, "_codes", codes)
+            return
+        dup = _first_duplicate(self._query_codes()[0], q, d)
         if dup is not None:
             raise FormatError(
                 f"query {dup[0]!r} judges document {dup[1]!r} more than once; keep one judgment per pair",
@@ -94,15 +214,13 @@ class Qrels:
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]], source: str | None = None) -> Qrels:
         """From ``{qid: {docid: grade}}`` (the pytrec_eval / ranx shape)."""
-        qs: list[str] = []
-        ds: list[str] = []
-        gs: list[int] = []
-        for qid, docs in qrels.items():
-            for did, grade in docs.items():
-                qs.append(str(qid))
-                ds.append(str(did))
-                gs.append(grade)
-        return cls(np.array(qs, dtype=object), np.array(ds, dtype=object), np.array(gs, dtype=np.int64), source)
+        qs, ds, gs, codes = _flatten_nested(qrels)
+        try:
+            # no dtype: 1.5 must reach the integer check instead of being truncated to 1
+            grades = np.array(gs) if gs else np.zeros(0, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            grades = np.array(gs, dtype=object)  # let the constructor name the problem
+        return _build(cls, codes, query_ids=qs, doc_ids=ds, grades=grades, source=source)
 
     @classmethod
     def from_frame(
@@ -133,7 +251,7 @@ class Qrels:
     @property
     def queries(self) -> np.ndarray:
         """Sorted unique query ids (every judged query, including those with no relevant document)."""
-        return np.unique(self.query_ids.astype(str)).astype(object)
+        return _sorted_unique(self.query_ids)
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -147,12 +265,12 @@ class Qrels:
         return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "grade": self.grades})
 
     def restrict(self, query_ids: Iterable[str]) -> Qrels:
-        keep = np.isin(self.query_ids.astype(str), np.asarray(list(query_ids), dtype=str))
+        keep = _member_mask(self.query_ids, query_ids)
         return Qrels(self.query_ids[keep], self.doc_ids[keep], self.grades[keep], self.source)
 
 
 @dataclass(frozen=True, eq=False)
-class Run:
+class Run(_Coded):
     """A ranked run: parallel arrays of query id, doc id and score (``NaN`` = no score).
 
     The arrays are kept in input order. Ranking happens in the metric layer (score descending, ties by
@@ -167,6 +285,10 @@ class Run:
     source: str | None = None
 
     def __post_init__(self) -> None:
+        self._normalise(None)
+
+    def _normalise(self, codes: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Validate and normalise the arrays. ``codes`` given: pairs are known unique (dict input)."""
         q = _as_str_array(self.query_ids)
         d = _as_str_array(self.doc_ids)
         try:
@@ -183,39 +305,29 @@ class Run:
         object.__setattr__(self, "query_ids", q)
         object.__setattr__(self, "doc_ids", d)
         object.__setattr__(self, "scores", s)
-        dup = _first_duplicate(q, d)
-        if dup is not None:
-            raise DuplicateDocumentError(dup[0], dup[1], self.source or self.name)
+        if codes is not None:
+            object.__setattr__(self, "_codes", codes)
+        else:
+            dup = _first_duplicate(self._query_codes()[0], q, d)
+            if dup is not None:
+                raise DuplicateDocumentError(dup[0], dup[1], self.source or self.name)
         if s.size:
-            self._check_score_mix(q, s)
+            self._check_score_mix(s)
 
-    def _check_score_mix(self, q: np.ndarray, s: np.ndarray) -> None:
-        nan = np.isnan(s)
-        if not nan.any() or nan.all():
-            return
-        uq, inv = np.unique(q.astype(str), return_inverse=True)
-        n_nan = np.bincount(inv, weights=nan, minlength=len(uq))
-        n_all = np.bincount(inv, minlength=len(uq))
-        mixed = np.flatnonzero((n_nan > 0) & (n_nan < n_all))
-        if mixed.size:
-            raise InputError(
-                f"{self.source or self.name}: query {uq[mixed[0]]!r} mixes scored and unscored documents; "
-                "give every document a score, or none (to keep the retriever's order)"
-            )
+    def _check_score_mix(self, s: np.ndarray) -> None:
+        codes, uniques = self._query_codes()
+        check_scoring(codes, uniques, s, self.source or self.name)
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None) -> Run:
-        """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
-        qs: list[str] = []
-        ds: list[str] = []
-        ss: list[float] = []
-        for qid, docs in run.items():
-            for did, score in docs.items():
-                qs.append(str(qid))
-                ds.append(str(did))
-                ss.append(np.nan if score is None else float(score))
-        return cls(np.array(qs, dtype=object), np.array(ds, dtype=object), np.array(ss, dtype=np.float64), name, source)
+        """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape). A ``None`` score means unscored."""
+        qs, ds, values, codes = _flatten_nested(run)
+        try:
+            scores = np.array(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            scores = np.array(values, dtype=object)  # None -> NaN; the constructor names anything else
+        return _build(cls, codes, query_ids=qs, doc_ids=ds, scores=scores, name=name, source=source)
 
     @classmethod
     def from_ranked(
@@ -274,7 +386,7 @@ class Run:
     @property
     def queries(self) -> np.ndarray:
         """Sorted unique query ids that have at least one retrieved document."""
-        return np.unique(self.query_ids.astype(str)).astype(object)
+        return _sorted_unique(self.query_ids)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
@@ -288,5 +400,5 @@ class Run:
         return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores})
 
     def restrict(self, query_ids: Iterable[str]) -> Run:
-        keep = np.isin(self.query_ids.astype(str), np.asarray(list(query_ids), dtype=str))
+        keep = _member_mask(self.query_ids, query_ids)
         return Run(self.query_ids[keep], self.doc_ids[keep], self.scores[keep], self.name, self.source)

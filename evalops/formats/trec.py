@@ -62,19 +62,23 @@ def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
         [None, None, None, "int", "float", None],
         RUN_LAYOUT,
     )
-    row = _first_duplicate_row(cols["query_id"], cols["doc_id"])
-    if row is not None:
-        line = line_number_of_row(Path(path), row, skip_header=False)
-        err = DuplicateDocumentError(str(cols["query_id"][row]), str(cols["doc_id"][row]), f"{path}:{line}")
-        raise err
     if name is None:
         name = str(cols["tag"][0]) if len(cols["tag"]) else Path(path).stem
-    return Run(cols["query_id"], cols["doc_id"], cols["score"], name=name, source=str(path))
+    try:
+        return Run(cols["query_id"], cols["doc_id"], cols["score"], name=name, source=str(path))
+    except DuplicateDocumentError:
+        # Only on error: find the line of the second occurrence so the message points at it.
+        row = _first_duplicate_row(cols["query_id"], cols["doc_id"])
+        line = line_number_of_row(Path(path), row, skip_header=False) if row is not None else None
+        raise DuplicateDocumentError(
+            str(cols["query_id"][row]), str(cols["doc_id"][row]), f"{path}:{line}"
+        ) from None
 
 
 def ranking_order(run: Run) -> np.ndarray:
-    """Indices that put ``run`` in evaluation order: by query id, then score descending, ties by doc id
-    descending (trec_eval). A query without scores keeps its input order."""
+    """Indices that put ``run`` in evaluation order: by query id, then score descending (compared at float32
+    precision, as trec_eval stores scores), ties by doc id descending. A query without scores keeps its
+    input order. This is the order ``evalops.metrics`` ranks by, so written ranks agree with the scores."""
     n = len(run)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -82,7 +86,9 @@ def ranking_order(run: Run) -> np.ndarray:
 
     q_codes, _ = pd.factorize(run.query_ids, sort=True)
     d_codes, _ = pd.factorize(run.doc_ids, sort=True)
-    scores = np.where(np.isnan(run.scores), 0.0, run.scores)
+    from evalops.metrics.ranking import as_trec_eval_scores
+
+    scores = np.where(np.isnan(run.scores), 0.0, as_trec_eval_scores(run.scores))
     position = np.arange(n)
     unscored = np.isnan(run.scores)
     # For unscored rows the score key is constant, the doc key neutral, and the input position decides.

@@ -110,3 +110,11 @@ def test_real_scifact_run_reads_whole(shared_data):
     assert len(run) == 29966
     assert run.name == "bm25s-k1_0.9-b_0.4"
     assert np.all(np.isfinite(run.scores))
+
+
+def test_run_writer_ties_scores_equal_at_float32_like_trec_eval(tmp_path):
+    # 1.00000001 and 1.0 are the same C float, so trec_eval ties them and breaks by doc id descending.
+    run = Run.from_dict({"q": {"a": 1.00000001, "b": 1.0}})
+    out = tmp_path / "out.run"
+    write_trec_run(run, out)
+    assert [line.split()[2] for line in out.read_text().splitlines()] == ["b", "a"]

@@ -1,0 +1,269 @@
+"""``evalops compare`` (paired A/B test of run files) and ``evalops power`` (power and sample size)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from evalops.cli._common import dump_json, progress, reports_errors
+
+__all__ = ["compare", "compare_run_files", "power"]
+
+QUERY_SELECTIONS = ("all", "answered-by-both")
+OUTPUT_FORMAT = click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+    help="Output format.",
+)
+ALTERNATIVE = click.option(
+    "--alternative", type=click.Choice(["two-sided", "less", "greater"]), default="two-sided", show_default=True,
+    help="two-sided, less (only look for drops) or greater (only look for gains).",
+)
+ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+
+
+@click.command("compare")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("baseline", metavar="BASELINE_RUN")
+@click.argument("candidates", metavar="CANDIDATE_RUN...", nargs=-1, required=True)
+@click.option("-m", "--measure", "measures", multiple=True, required=True,
+              help="A measure in ir_measures syntax (nDCG@10, P@5, RR, AP, ...). Repeat for more.")
+@click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization"]), default="t", show_default=True,
+              help="Paired test: Student t, Wilcoxon signed-rank, or randomization (sign-flip).")
+@ALPHA
+@click.option("--min-effect", type=float, default=0.2, show_default=True,
+              help="Minimum |d_z| (mean delta / sd of deltas) for a regression or improvement.")
+@click.option("--min-delta", type=float, default=0.0, show_default=True,
+              help="Minimum |mean delta| in the measure's own units (e.g. 0.01 nDCG).")
+@click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+              help="Multiple-comparison correction across every measure x candidate: Holm or Benjamini-Hochberg.")
+@ALTERNATIVE
+@click.option("--zero-method", type=click.Choice(["wilcox", "pratt", "zsplit"]), default="wilcox",
+              show_default=True, help="How the Wilcoxon test treats queries with equal scores.")
+@click.option("--ci", "ci_method", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True,
+              help="Bootstrap interval of the mean delta.")
+@click.option("--resamples", type=int, default=10_000, show_default=True,
+              help="Bootstrap resamples and Monte Carlo sign vectors.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and randomization.")
+@click.option("--queries", type=click.Choice(QUERY_SELECTIONS), default="all", show_default=True,
+              help="all: every judged query (one a run did not answer scores 0, as trec_eval -c); "
+                   "answered-by-both: only the judged queries every run answered.")
+@click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
+              help="Judged queries without a relevant document: leave them out (exclude) or score them 0.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit with status 1 when any comparison is a regression (for CI gates).")
+@OUTPUT_FORMAT
+@reports_errors
+def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tuple[str, ...], test: str,
+            alpha: float, min_effect: float, min_delta: float, correction: str, alternative: str,
+            zero_method: str, ci_method: str, resamples: int, seed: int, queries: str, no_answer: str,
+            fail_on_regression: bool, fmt: str) -> None:
+    """Paired comparison of CANDIDATE_RUN(s) with BASELINE_RUN on the queries of QRELS.
+
+    Every measure of every candidate is tested on the same queries, the p-values are corrected across all
+    of them, and each gets a decision: regression, improvement, no_change or inconclusive. A regression
+    needs BOTH an adjusted p below alpha AND an effect of at least --min-effect (and --min-delta).
+    """
+    from evalops.stats import Policy
+
+    policy = Policy(alpha=alpha, alternative=alternative, min_effect=min_effect, min_delta=min_delta,
+                    correction=correction, test=test, zero_method=zero_method, ci_method=ci_method,
+                    n_resamples=resamples, seed=seed)
+    report = compare_run_files(qrels, baseline, candidates, measures, policy, queries, no_answer)
+    if fmt == "json":
+        click.echo(dump_json(report))
+    else:
+        _print_table(report)
+    if fail_on_regression and report["summary"]["regression"]:
+        sys.exit(1)
+
+
+def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tuple[str, ...],
+                      measures: tuple[str, ...], policy: Any, queries: str = "all",
+                      no_answer: str = "exclude") -> dict[str, Any]:
+    """Read, score and compare run files; the JSON report of ``evalops compare``."""
+    import numpy as np
+
+    from evalops.formats import read_qrels, read_run
+    from evalops.metrics import Policy as MetricsPolicy
+    from evalops.metrics import evaluate, parse_measures
+    from evalops.stats import adjust_and_decide, align
+    from evalops.stats import compare as compare_pair
+
+    parsed = parse_measures(measures)  # a typo fails before any file is read
+    metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
+    gold = read_qrels(qrels_path)
+    runs = [read_run(path) for path in (baseline_path, *candidate_paths)]
+    n_gold = len(gold.queries)
+    if queries == "answered-by-both":
+        answered = set(gold.queries.tolist())
+        for run in runs:
+            answered &= set(run.queries.tolist())
+        gold = gold.restrict(sorted(answered))
+    scored = []
+    for run, path in zip(runs, (baseline_path, *candidate_paths)):
+        with progress(f"scoring {run.name or path}", total=len(gold.queries)) as advance:
+            done = 0
+
+            def report(finished: int, total: int) -> None:
+                nonlocal done
+                advance(finished - done)
+                done = finished
+
+            scored.append(evaluate(gold, run, parsed, metrics_policy, progress=report))
+
+    base = scored[0]
+    comparisons = []
+    for result, run, path in zip(scored[1:], runs[1:], candidate_paths):
+        for name in base.per_query:
+            b, c = base.per_query[name], result.per_query[name]
+            # NaN marks a query the no-answer policy left out of this measure (the same queries for both
+            # runs, since they share the qrels); the rest pair up by query id
+            b_keep, c_keep = ~np.isnan(b), ~np.isnan(c)
+            paired = align((base.query_ids[b_keep], b[b_keep]), (result.query_ids[c_keep], c[c_keep]),
+                           baseline_name=runs[0].name or baseline_path, candidate_name=run.name or path)
+            comparisons.append(compare_pair(paired, measure=name, policy=policy,
+                                            baseline_name=runs[0].name or baseline_path,
+                                            candidate_name=run.name or path))
+    decided = adjust_and_decide(comparisons, policy)
+    summary = {label: sum(c.decision == label for c in decided)
+               for label in ("regression", "improvement", "no_change", "inconclusive")}
+    return {
+        "qrels": qrels_path,
+        "baseline": {"run": baseline_path, "name": runs[0].name},
+        "candidates": [{"run": path, "name": run.name} for run, path in zip(runs[1:], candidate_paths)],
+        "queries": {
+            "selection": queries,
+            "judged": n_gold,
+            "compared": len(gold.queries),
+            "no_answer_policy": no_answer,
+        },
+        "policy": policy.to_dict(),
+        "comparisons": [c.to_dict() for c in decided],
+        "summary": summary,
+    }
+
+
+_STYLE = {"regression": "bold red", "improvement": "bold green", "no_change": "", "inconclusive": "yellow"}
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+
+
+def _print_table(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    # Piped output gets a fixed wide layout instead of rich's 80-column default, which would wrap every cell.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    policy = report["policy"]
+    many = len(report["candidates"]) > 1
+    level = f"{1 - policy['alpha']:.0%}"
+    names = ", ".join(c["name"] or c["run"] for c in report["candidates"])
+    table = Table(title=f"{names}  vs  {report['baseline']['name'] or report['baseline']['run']}", show_edge=False)
+    headers = ["measure", *(["candidate"] if many else []), "n", "baseline", "candidate", f"delta [{level} CI]",
+               "rel %", "p adj", f"d_z [{level} CI]", "W/T/L", "decision"]
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("measure", "candidate", "decision") else "right")
+    for c in report["comparisons"]:
+        ci = "" if c["delta_ci_low"] is None else f" [{c['delta_ci_low']:+.3f}, {c['delta_ci_high']:+.3f}]"
+        dz = "-" if c["effect_size_dz"] is None else f"{c['effect_size_dz']:+.2f}"
+        if c["effect_size_ci"] is not None:
+            dz += f" [{c['effect_size_ci'][0]:+.2f}, {c['effect_size_ci'][1]:+.2f}]"
+        row = [
+            c["measure"], *([c["candidate"]] if many else []), str(c["n"]), _num(c["baseline_mean"]),
+            _num(c["candidate_mean"]), ("-" if c["delta"] is None else f"{c['delta']:+.4f}") + ci,
+            "-" if c["relative_change"] is None else f"{c['relative_change']:+.1f}",
+            _p(c["p_adjusted"]), dz, f"{c['wins']}/{c['ties']}/{c['losses']}", c["decision"],
+        ]
+        table.add_row(*row, style=_STYLE[c["decision"]])
+    console.print(table)
+    q = report["queries"]
+    selection = ("every judged query (unanswered ones score 0)" if q["selection"] == "all"
+                 else f"the {q['compared']} of {q['judged']} judged queries every run answered")
+    rule = f"regression = adjusted p < {policy['alpha']:g} and |d_z| >= {policy['min_effect']:g}"
+    if policy["min_delta"]:
+        rule += f" and |delta| >= {policy['min_delta']:g}"
+    console.print(
+        f"queries: {selection}; test: {policy['test']} ({policy['alternative']}); {policy['correction']} correction "
+        f"over {len(report['comparisons'])} comparisons; {rule}",
+        style="dim", highlight=False, markup=False,
+    )
+    # The table holds the numbers; below it, the rule's conclusion in words (every reason: --format json),
+    # one line for all comparisons that reached the same conclusion.
+    conclusions: dict[tuple[str, str], list[str]] = {}
+    for c in report["comparisons"]:
+        label = f"{c['measure']}" + (f" ({c['candidate']})" if many else "")
+        conclusions.setdefault((c["decision"], c["reasons"][-1]), []).append(label)
+    for (decision, reason), labels in conclusions.items():
+        console.print(f"{', '.join(labels)}: {decision}: {reason}", highlight=False, markup=False)
+    for c in report["comparisons"]:
+        if c["decision"] == "regression" and c["worst_queries"]:
+            worst = ", ".join(f"{w['query_id']} {w['baseline']:.3f}->{w['candidate']:.3f}" for w in c["worst_queries"])
+            label = f"{c['measure']}" + (f" ({c['candidate']})" if many else "")
+            console.print(f"{label}, largest drops: {worst}", style="dim", highlight=False, markup=False)
+
+
+@click.command("power")
+@click.option("--effect", type=float, default=None, help="|d_z| to detect: mean delta / sd of the per-query deltas.")
+@click.option("--n", "n", type=int, default=None, help="Number of queries (pairs).")
+@click.option("--power", "target", type=float, default=None, help="Target power (default 0.8 when solving for n or the effect).")
+@ALPHA
+@ALTERNATIVE
+@OUTPUT_FORMAT
+@reports_errors
+def power(effect: float | None, n: int | None, target: float | None, alpha: float, alternative: str,
+          fmt: str) -> None:
+    """Power and sample size of the paired t-test, exact through the noncentral t.
+
+    Give two of --effect, --n, --power and get the third: --effect with --n gives the power; --effect
+    alone (or with --power) gives the number of queries needed; --n with --power gives the smallest
+    detectable |d_z|.
+    """
+    from evalops.errors import InputError
+    from evalops.stats import (
+        minimum_detectable_effect,
+        paired_power,
+        paired_sample_size,
+        two_sample_normal_sample_size,
+    )
+
+    if effect is not None and n is not None and target is not None:
+        raise InputError("give two of --effect, --n and --power, not all three")
+    if effect is not None and n is not None:
+        solved, result = "power", {"effect": abs(effect), "n": n, "power": paired_power(effect, n, alpha, alternative)}
+    elif effect is not None:
+        target = 0.8 if target is None else target
+        solved = "n"
+        result = {"effect": abs(effect), "n": paired_sample_size(effect, target, alpha, alternative), "power": target}
+    elif n is not None:
+        target = 0.8 if target is None else target
+        solved = "effect"
+        result = {"effect": minimum_detectable_effect(n, target, alpha, alternative), "n": n, "power": target}
+    else:
+        raise InputError("give --effect (with --n or --power), or --n with --power")
+    payload: dict[str, Any] = {"solved_for": solved, **result, "alpha": alpha, "alternative": alternative,
+                               "design": "paired t-test, exact noncentral t"}
+    if solved == "n" and alternative == "two-sided":
+        payload["two_sample_normal_n_per_group"] = two_sample_normal_sample_size(result["effect"], target, alpha)
+    if fmt == "json":
+        click.echo(dump_json(payload))
+        return
+    lines = {
+        "power": f"power {payload['power']:.4f} to detect |d_z| = {payload['effect']:g} with {n} queries",
+        "n": f"{payload['n']} queries give power >= {payload['power']:g} to detect |d_z| = {payload['effect']:g}",
+        "effect": f"{n} queries detect |d_z| >= {payload['effect']:.4f} with power {payload['power']:g}",
+    }
+    click.echo(f"{lines[solved]} (paired t-test, {alternative}, alpha = {alpha:g}; exact noncentral t)")
+    if "two_sample_normal_n_per_group" in payload:
+        click.echo(
+            f"note: the two-sample normal formula n = 2((z_a/2 + z_b)/d)^2 would say "
+            f"{payload['two_sample_normal_n_per_group']} per group; it ignores the pairing and is not the answer "
+            "for a paired design"
+        )

@@ -1,0 +1,139 @@
+"""``evalops evaluate QRELS RUN -m MEASURE ...``: score one run file against judgments."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+import click
+
+from evalops.cli._common import FORMAT_OPTION, dump_json, progress, reports_errors
+
+__all__ = ["evaluate"]
+
+SHOWN_IDS = 5  # how many query ids a table footer lists before "..."
+
+
+@click.command("evaluate")
+@click.argument("qrels", metavar="QRELS")
+@click.argument("run", metavar="RUN")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    required=True,
+    help="A measure in ir_measures syntax, e.g. nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, AP, RR, R-Prec. Repeat for more.",
+)
+@click.option("--per-query", is_flag=True, help="Also output the value of every query.")
+@FORMAT_OPTION
+@click.option(
+    "--no-answer",
+    type=click.Choice(["exclude", "zero"]),
+    default="exclude",
+    show_default=True,
+    help="Gold queries without a relevant document: leave them out of the means (exclude) or score them 0 "
+    "as trec_eval does (zero).",
+)
+@reports_errors
+def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, fmt: str, no_answer: str) -> None:
+    """Score RUN (a TREC run file) against QRELS (TREC qrels, BEIR qrels TSV or BEIR folder).
+
+    Values match trec_eval (ties by doc id descending; a query missing from the run scores 0).
+    """
+    from evalops.formats import read_qrels, read_run
+    from evalops.metrics import Policy, evaluate as evaluate_run, parse_measures
+
+    parsed = parse_measures(measures)  # a typo fails before any file is read
+    policy = Policy(no_answer=no_answer)  # type: ignore[arg-type]
+    gold = read_qrels(qrels)
+    ranked = read_run(run)
+    with progress("scoring queries", total=len(gold.queries)) as advance:
+        done = 0
+
+        def report(finished: int, total: int) -> None:
+            nonlocal done
+            advance(finished - done)
+            done = finished
+
+        result = evaluate_run(gold, ranked, parsed, policy, progress=report)
+
+    if fmt == "json":
+        click.echo(dump_json(result.to_json(per_query=per_query)))
+    elif fmt == "csv":
+        click.echo(_csv(result, per_query), nl=False)
+    else:
+        _table(result, per_query, qrels, run)
+
+
+def _csv(result: Any, per_query: bool) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if per_query:
+        writer.writerow(["query_id", "measure", "value"])
+        for row in result.to_frame().itertuples(index=False):
+            writer.writerow([row.query_id, row.measure, repr(float(row.value))])
+    else:
+        fields = ["n", "mean", "std", "min", "max", "ci_low", "ci_high"]
+        writer.writerow(["measure", *fields])
+        for name, agg in result.aggregates.items():
+            values = agg.to_dict()
+            writer.writerow([name, *("" if _missing(values[f]) else repr(values[f]) for f in fields)])
+    return buffer.getvalue()
+
+
+def _missing(value: float) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _fmt(value: float) -> str:
+    return "-" if _missing(value) else f"{value:.4f}"
+
+
+def _ids(ids: tuple[str, ...] | list[str]) -> str:
+    shown = ", ".join(ids[:SHOWN_IDS])
+    return shown + (f", ... (+{len(ids) - SHOWN_IDS})" if len(ids) > SHOWN_IDS else "")
+
+
+def _table(result: Any, per_query: bool, qrels_path: str, run_path: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    names = list(result.per_query)
+    if per_query:
+        queries = Table(title="per query", show_edge=False)
+        queries.add_column("query")
+        for name in names:
+            queries.add_column(name, justify="right")
+        columns = [result.per_query[name].tolist() for name in names]
+        for i, qid in enumerate(result.query_ids.tolist()):
+            queries.add_row(qid, *(_fmt(col[i]) for col in columns))
+        console.print(queries)
+
+    summary = Table(title=f"{result.run_name or run_path}  vs  {qrels_path}", show_edge=False)
+    for header in ("measure", "mean", "95% CI", "std", "min", "max", "n"):
+        summary.add_column(header, justify="left" if header == "measure" else "right")
+    for name, agg in result.aggregates.items():
+        ci = "-" if _missing(agg.ci_low) else f"[{agg.ci_low:.4f}, {agg.ci_high:.4f}]"
+        summary.add_row(name, _fmt(agg.mean), ci, _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
+    console.print(summary)
+
+    notes = [f"ties: {result.policy.ties}"]
+    verb = "left out of the means" if result.policy.no_answer == "exclude" else "scored 0"
+    by_ids: dict[tuple[str, ...], list[str]] = {}
+    for name, ids in result.no_answer_ids.items():
+        if ids:
+            by_ids.setdefault(tuple(ids), []).append(name)
+    for ids, names in by_ids.items():
+        which = "" if len(names) == len(result.no_answer_ids) else f" for {', '.join(names)}"
+        notes.append(f"no relevant document{which} ({len(ids)} queries, {verb}; see --no-answer): {_ids(ids)}")
+    if result.missing_from_run_ids:
+        missing = result.missing_from_run_ids
+        notes.append(f"missing from the run ({len(missing)} queries, scored 0): {_ids(missing)}")
+    if result.ignored_run_query_ids:
+        notes.append(f"run queries without judgments (ignored): {len(result.ignored_run_query_ids)}")
+    for note in notes:
+        console.print(note, style="dim", highlight=False, markup=False)

@@ -1,0 +1,56 @@
+"""IR measures that match trec_eval: a measure registry and parser, numpy kernels, and ``evaluate``.
+
+    >>> from evalops.metrics import evaluate
+    >>> result = evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["nDCG@10", "P@1"])
+    >>> result.aggregates["P@1"].mean
+    1.0
+
+Layers: ``measures`` declares each measure (name, parameters, formula) and ``parse`` reads names in the
+ir_measures grammar; ``ranking`` places the run's judged documents (the trec_eval ranking rule);
+``kernels`` computes per-query values over a queries x depth grade matrix; ``evaluation`` applies the
+policies and aggregates.
+"""
+
+from evalops.metrics.evaluation import evaluate
+from evalops.metrics.measures import (
+    ALIASES,
+    MEASURE_TYPES,
+    AveragePrecision,
+    ContextPrecision,
+    F1,
+    Measure,
+    NDCG,
+    Param,
+    Precision,
+    Recall,
+    ReciprocalRank,
+    RPrecision,
+    Success,
+)
+from evalops.metrics.parse import parse_measure, parse_measures
+from evalops.metrics.policy import NO_ANSWER_CHOICES, Policy
+from evalops.metrics.result import Aggregate, EvaluationResult, summarize
+
+__all__ = [
+    "evaluate",
+    "EvaluationResult",
+    "Aggregate",
+    "summarize",
+    "Policy",
+    "NO_ANSWER_CHOICES",
+    "Measure",
+    "Param",
+    "parse_measure",
+    "parse_measures",
+    "MEASURE_TYPES",
+    "ALIASES",
+    "Precision",
+    "Recall",
+    "F1",
+    "NDCG",
+    "ReciprocalRank",
+    "AveragePrecision",
+    "Success",
+    "RPrecision",
+    "ContextPrecision",
+]

@@ -1,0 +1,93 @@
+"""Per-query values of each measure: build the queries x depth grade matrix in chunks, run the kernels.
+
+The matrix is only as deep as the measures need: the largest cutoff when every measure has one, else the
+deepest rank at which the run placed a document with a positive grade (nothing deeper changes any value).
+Queries are processed in chunks of about ``CHUNK_CELLS`` matrix cells, so memory stays bounded however
+deep the run is, and a progress callback can report each chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from evalops.metrics import kernels
+from evalops.metrics.gold import Gold
+from evalops.metrics.measures import Measure
+from evalops.metrics.ranking import Hits
+
+__all__ = ["per_query_values", "CHUNK_CELLS"]
+
+CHUNK_CELLS = 1 << 21
+
+# measure name -> kernel call on (measure, grade matrix, ideal matrix, R at the measure's threshold)
+Kernel = Callable[[Measure, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+KERNELS: dict[str, Kernel] = {
+    "P": lambda m, g, ideal, r: kernels.precision(g, m.cutoff, m["rel"]),
+    "R": lambda m, g, ideal, r: kernels.recall(g, m.cutoff, r, m["rel"]),
+    "F1": lambda m, g, ideal, r: kernels.f1(g, m.cutoff, r, m["rel"]),
+    "nDCG": lambda m, g, ideal, r: kernels.ndcg(g, m.cutoff, ideal, m["gain"]),
+    "RR": lambda m, g, ideal, r: kernels.reciprocal_rank(g, m.cutoff, m["rel"]),
+    "AP": lambda m, g, ideal, r: kernels.average_precision(g, m.cutoff, r, m["rel"]),
+    "Success": lambda m, g, ideal, r: kernels.success(g, m.cutoff, m["rel"]),
+    "R-Prec": lambda m, g, ideal, r: kernels.r_precision(g, r, m["rel"]),
+    "ContextPrecision": lambda m, g, ideal, r: kernels.context_precision(g, m.cutoff, m["rel"]),
+}
+
+
+def _depths(measures: Sequence[Measure], hits: Hits, ideal_rank: np.ndarray) -> tuple[int, int]:
+    deepest_hit = int(hits.rank.max()) + 1 if hits.rank.size else 0
+    cutoffs = [m.cutoff for m in measures]
+    depth = deepest_hit if None in cutoffs else min(deepest_hit, max(c for c in cutoffs if c is not None))
+    ndcg = [m.cutoff for m in measures if m.NAME == "nDCG"]
+    deepest_ideal = int(ideal_rank.max()) + 1 if ideal_rank.size else 0
+    if not ndcg:
+        ideal_depth = 0
+    elif None in ndcg:
+        ideal_depth = deepest_ideal
+    else:
+        ideal_depth = min(deepest_ideal, max(c for c in ndcg if c is not None))
+    return max(depth, 1), max(ideal_depth, 1)
+
+
+def _fill(rows: int, depth: int, q: np.ndarray, pos: np.ndarray, grade: np.ndarray) -> np.ndarray:
+    matrix = np.zeros((rows, depth), dtype=np.int64)
+    keep = pos < depth
+    matrix[q[keep], pos[keep]] = grade[keep]
+    return matrix
+
+
+def per_query_values(
+    measures: Sequence[Measure],
+    gold: Gold,
+    hits: Hits,
+    progress: Callable[[int, int], None] | None = None,
+    chunk_cells: int = CHUNK_CELLS,
+) -> dict[Measure, np.ndarray]:
+    """One float64 vector per measure, aligned with ``gold.query_ids`` (every gold query, no policy yet)."""
+    n = len(gold)
+    ideal_q, ideal_rank, ideal_grade = gold.ideal()
+    depth, ideal_depth = _depths(measures, hits, ideal_rank)
+    n_rel = {t: gold.n_relevant(t) for t in {m.relevance_threshold for m in measures}}
+    out = {m: np.zeros(n, dtype=np.float64) for m in measures}
+
+    order = np.argsort(hits.qidx, kind="stable")
+    hit_q, hit_rank, hit_grade = hits.qidx[order], hits.rank[order], hits.grade[order]
+    rows = max(1, chunk_cells // max(depth, ideal_depth))
+    edges = np.arange(0, n + rows, rows).clip(max=n)
+    hit_edges = np.searchsorted(hit_q, edges)
+    ideal_edges = np.searchsorted(ideal_q, edges)
+    for c in range(len(edges) - 1):  # a loop over chunks of queries, not over queries
+        lo, hi = int(edges[c]), int(edges[c + 1])
+        if hi <= lo:
+            continue
+        h = slice(hit_edges[c], hit_edges[c + 1])
+        grades = _fill(hi - lo, depth, hit_q[h] - lo, hit_rank[h], hit_grade[h])
+        i = slice(ideal_edges[c], ideal_edges[c + 1])
+        ideal = _fill(hi - lo, ideal_depth, ideal_q[i] - lo, ideal_rank[i], ideal_grade[i])
+        for m in measures:
+            out[m][lo:hi] = KERNELS[m.NAME](m, grades, ideal, n_rel[m.relevance_threshold][lo:hi])
+        if progress is not None:
+            progress(hi, n)
+    return out

@@ -1,0 +1,70 @@
+"""``evaluate(qrels, run, measures)``: per-query values and aggregates that match trec_eval."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from evalops.data import Run
+from evalops.errors import InputError
+from evalops.metrics.compute import per_query_values
+from evalops.metrics.gold import as_gold
+from evalops.metrics.measures import Measure
+from evalops.metrics.parse import parse_measures
+from evalops.metrics.policy import Policy
+from evalops.metrics.ranking import locate_hits
+from evalops.metrics.result import EvaluationResult, summarize
+
+__all__ = ["evaluate"]
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    measures: Iterable[str | Measure] | str | Measure,
+    policy: Policy | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvaluationResult:
+    """Score ``run`` against ``qrels`` with each measure.
+
+    ``qrels``: ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade).
+    ``run``: ``Run``, ``{qid: {docid: score}}`` or a DataFrame (query_id, doc_id[, score]).
+    ``measures``: names such as ``"nDCG@10"`` (see :mod:`evalops.metrics.measures`) or ``Measure`` objects.
+    ``progress(done, total)`` is called after each chunk of gold queries is scored.
+
+    Every gold query counts; one missing from the run scores 0. Run queries without judgments are
+    ignored and counted. Gold queries with no relevant document follow ``policy.no_answer``. The
+    input is never modified; nothing is printed or rounded.
+    """
+    policy = policy or Policy()
+    if not isinstance(policy, Policy):
+        raise InputError(f"policy must be an evalops.metrics.Policy, not {type(policy).__name__}")
+    parsed = parse_measures([measures] if isinstance(measures, (str, Measure)) else measures)
+    gold = as_gold(qrels)
+    if len(gold) == 0:
+        raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
+    hits = locate_hits(gold, run)
+    values = per_query_values(parsed, gold, hits, progress)
+
+    no_answer_mask = {m: gold.n_relevant(m.relevance_threshold) == 0 for m in parsed}
+    if policy.no_answer == "exclude":
+        keep = ~np.logical_and.reduce([no_answer_mask[m] for m in parsed])
+        for m in parsed:
+            values[m][no_answer_mask[m]] = np.nan
+    else:
+        keep = np.ones(len(gold), dtype=bool)
+
+    per_query = {str(m): values[m][keep] for m in parsed}
+    return EvaluationResult(
+        measures=parsed,
+        query_ids=gold.query_ids[keep],
+        per_query=per_query,
+        aggregates={name: summarize(v) for name, v in per_query.items()},
+        policy=policy,
+        no_answer_ids={str(m): tuple(gold.query_ids[no_answer_mask[m]].tolist()) for m in parsed},
+        missing_from_run_ids=tuple(gold.query_ids[hits.retrieved == 0].tolist()),
+        ignored_run_query_ids=tuple(sorted(hits.ignored_query_ids.tolist())),
+        run_name=run.name if isinstance(run, Run) else None,
+    )

@@ -1,0 +1,279 @@
+"""The measures evalops computes, declared in one place: name, description, parameters, cutoff rule.
+
+A measure is an immutable value such as ``P(rel=2)@5``. It prints as its canonical string (parameters at
+their default are left out, the rest in declaration order), and equality and hashing use that string, so
+measures work as dict keys and round-trip through a database column. Names and grammar follow
+ir_measures. The numeric kernels live in :mod:`evalops.metrics.kernels`; this module holds no arithmetic.
+
+Conventions shared by every measure (stated once here):
+
+* Ranking: score descending, ties by doc id descending (trec_eval compares docnos with ``strcmp``); a
+  query without scores keeps the retriever's order. ``rank`` below is 1-based.
+* ``rel_i`` is 1 when the document at rank i has grade >= ``rel`` (trec_eval's relevance level), else 0.
+  Unjudged documents are non-relevant.
+* ``R`` is the number of judged documents of the query with grade >= ``rel`` (from the qrels, never from
+  the run). A ratio whose denominator is 0 is 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal
+
+from evalops.errors import MeasureError
+
+__all__ = [
+    "Param",
+    "Measure",
+    "Precision",
+    "Recall",
+    "F1",
+    "NDCG",
+    "ReciprocalRank",
+    "AveragePrecision",
+    "Success",
+    "RPrecision",
+    "ContextPrecision",
+    "MEASURE_TYPES",
+    "ALIASES",
+    "measure_type",
+]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared measure parameter: its type, default, and the values it allows."""
+
+    name: str
+    kind: type
+    default: Any
+    description: str
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+
+    def check(self, measure: str, value: Any) -> Any:
+        """Return ``value`` if allowed for ``measure``, else raise ``MeasureError`` saying what is allowed."""
+        if self.kind is int and isinstance(value, bool) or not isinstance(value, self.kind):
+            raise MeasureError(
+                f"{measure}: parameter {self.name}={value!r} must be {self.kind.__name__} ({self.description})"
+            )
+        if self.choices is not None and value not in self.choices:
+            allowed = ", ".join(map(str, self.choices))
+            raise MeasureError(f"{measure}: parameter {self.name}={value!r} is not one of {allowed}")
+        if self.minimum is not None and value < self.minimum:
+            raise MeasureError(f"{measure}: parameter {self.name}={value!r} must be >= {self.minimum}")
+        return value
+
+
+REL = Param("rel", int, 1, "minimum grade that counts as relevant (trec_eval -l)", minimum=1)
+GAIN = Param("gain", str, "linear", "gain of a document with grade g: linear = g, exp = 2^g - 1", ("linear", "exp"))
+
+Cutoff = Literal["required", "optional", "none"]
+
+
+class Measure:
+    """Base class. Subclasses declare ``NAME``, ``PARAMS``, ``CUTOFF`` and a docstring with the formula.
+
+    ``Precision(cutoff=5, rel=2)`` builds ``P(rel=2)@5``; ``m @ 10`` gives the same measure at another
+    cutoff and ``m(rel=2)`` changes parameters.
+    """
+
+    NAME: ClassVar[str]
+    DESCRIPTION: ClassVar[str]
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    CUTOFF: ClassVar[Cutoff] = "optional"
+    TREC_EVAL: ClassVar[str | None] = None  # the trec_eval measure reproduced exactly, if any
+
+    __slots__ = ("_cutoff", "_params", "_canonical")
+
+    def __init__(self, cutoff: int | None = None, **params: Any) -> None:
+        declared = {p.name: p for p in self.PARAMS}
+        unknown = sorted(set(params) - set(declared))
+        if unknown:
+            valid = ", ".join(declared) or "none"
+            raise MeasureError(f"{self.NAME}: unknown parameter(s) {', '.join(unknown)}; valid parameters: {valid}")
+        values = {name: p.check(self.NAME, params.get(name, p.default)) for name, p in declared.items()}
+        if cutoff is not None:
+            if self.CUTOFF == "none":
+                raise MeasureError(f"{self.NAME} takes no cutoff (write {self.NAME}, not {self.NAME}@{cutoff})")
+            if isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1:
+                raise MeasureError(f"{self.NAME}: cutoff {cutoff!r} must be a positive integer")
+        elif self.CUTOFF == "required":
+            raise MeasureError(f"{self.NAME} needs a cutoff, for example {self.NAME}@10")
+        self._cutoff = cutoff
+        self._params: Mapping[str, Any] = MappingProxyType(values)
+        self._canonical = self._render()
+
+    # -- value semantics ---------------------------------------------------------------------------
+    def _render(self) -> str:
+        shown = [f"{p.name}={self._params[p.name]}" for p in self.PARAMS if self._params[p.name] != p.default]
+        text = self.NAME + (f"({','.join(shown)})" if shown else "")
+        return text + (f"@{self._cutoff}" if self._cutoff is not None else "")
+
+    def __str__(self) -> str:
+        return self._canonical
+
+    def __repr__(self) -> str:
+        return f"Measure({self._canonical!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Measure) and other._canonical == self._canonical
+
+    def __hash__(self) -> int:
+        return hash(self._canonical)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, "_canonical"):
+            raise AttributeError("measures are immutable")
+        object.__setattr__(self, name, value)
+
+    def __matmul__(self, cutoff: int) -> Measure:
+        return type(self)(cutoff, **self._params)
+
+    def __call__(self, **params: Any) -> Measure:
+        return type(self)(self._cutoff, **{**self._params, **params})
+
+    def __getitem__(self, name: str) -> Any:
+        return self._params[name]
+
+    # -- what the evaluator needs ------------------------------------------------------------------
+    @property
+    def cutoff(self) -> int | None:
+        return self._cutoff
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self._params
+
+    @property
+    def relevance_threshold(self) -> int:
+        """The grade a document needs to count as relevant; a query with none is a "no-answer" query."""
+        return int(self._params.get("rel", 1))
+
+
+class Precision(Measure):
+    """P@k = (sum_{i<=k} rel_i) / k. Divides by k even when fewer than k documents were retrieved."""
+
+    NAME = "P"
+    DESCRIPTION = "precision in the top k"
+    PARAMS = (REL,)
+    CUTOFF = "required"
+    TREC_EVAL = "P.k"
+
+
+class Recall(Measure):
+    """R@k = (sum_{i<=k} rel_i) / R."""
+
+    NAME = "R"
+    DESCRIPTION = "fraction of the relevant documents retrieved in the top k"
+    PARAMS = (REL,)
+    CUTOFF = "required"
+    TREC_EVAL = "recall.k"
+
+
+class F1(Measure):
+    """F1@k = 2 * P@k * R@k / (P@k + R@k), 0 when both are 0."""
+
+    NAME = "F1"
+    DESCRIPTION = "harmonic mean of P@k and R@k"
+    PARAMS = (REL,)
+    CUTOFF = "required"
+
+
+class NDCG(Measure):
+    """nDCG@k = DCG@k / IDCG@k, with DCG@k = sum_{i<=k} gain(g_i) / log2(i + 1).
+
+    gain(g) = g (``gain=linear``, trec_eval's ``ndcg_cut``) or 2^g - 1 (``gain=exp``); documents with
+    grade <= 0 and unjudged documents have gain 0. IDCG@k is the DCG of the query's judged grades sorted
+    descending (the ideal ranking comes from the qrels, never from the retrieved list). Without a cutoff
+    the whole ranking counts (trec_eval's ``ndcg``). 0 when IDCG is 0.
+    """
+
+    NAME = "nDCG"
+    DESCRIPTION = "normalised discounted cumulative gain"
+    PARAMS = (GAIN,)
+    CUTOFF = "optional"
+    TREC_EVAL = "ndcg_cut.k (ndcg without a cutoff)"
+
+    @property
+    def relevance_threshold(self) -> int:
+        return 1  # any positive grade has a gain
+
+
+class ReciprocalRank(Measure):
+    """RR@k = 1 / (rank of the first relevant document), 0 when none is in the top k (or retrieved)."""
+
+    NAME = "RR"
+    DESCRIPTION = "reciprocal rank of the first relevant document"
+    PARAMS = (REL,)
+    CUTOFF = "optional"
+    TREC_EVAL = "recip_rank (without a cutoff)"
+
+
+class AveragePrecision(Measure):
+    """AP@k = (sum_{i<=k} rel_i * P@i) / R. Without a cutoff, the whole ranking (trec_eval ``map``)."""
+
+    NAME = "AP"
+    DESCRIPTION = "average precision"
+    PARAMS = (REL,)
+    CUTOFF = "optional"
+    TREC_EVAL = "map (map_cut.k with a cutoff)"
+
+
+class Success(Measure):
+    """Success@k = 1 if some document in the top k is relevant, else 0."""
+
+    NAME = "Success"
+    DESCRIPTION = "whether a relevant document is in the top k"
+    PARAMS = (REL,)
+    CUTOFF = "required"
+    TREC_EVAL = "success.k"
+
+
+class RPrecision(Measure):
+    """R-Prec = (sum_{i<=R} rel_i) / R: precision at rank R, the query's number of relevant documents."""
+
+    NAME = "R-Prec"
+    DESCRIPTION = "precision at rank R (R = number of relevant documents)"
+    PARAMS = (REL,)
+    CUTOFF = "none"
+    TREC_EVAL = "Rprec"
+
+
+class ContextPrecision(Measure):
+    """ContextPrecision@k = (sum_{i<=k} P@i * rel_i) / (sum_{i<=k} rel_i), 0 when no relevant is in the top k.
+
+    The RAGAS definition: unlike AP, the denominator is the number of relevant documents retrieved in the
+    top k, not R.
+    """
+
+    NAME = "ContextPrecision"
+    DESCRIPTION = "RAGAS context precision"
+    PARAMS = (REL,)
+    CUTOFF = "required"
+
+
+MEASURE_TYPES: dict[str, type[Measure]] = {
+    m.NAME: m
+    for m in (Precision, Recall, F1, NDCG, ReciprocalRank, AveragePrecision, Success, RPrecision, ContextPrecision)
+}
+
+# alias -> canonical name. Cutoffs and parameters carry over (MRR@10 is RR@10).
+ALIASES: dict[str, str] = {"MRR": "RR", "MAP": "AP", "Hit": "Success", "Rprec": "R-Prec"}
+
+
+def measure_type(name: str) -> type[Measure]:
+    """The measure class for a name or alias; ``MeasureError`` listing the valid names otherwise."""
+    canonical = ALIASES.get(name, name)
+    try:
+        return MEASURE_TYPES[canonical]
+    except KeyError:
+        raise MeasureError(f"unknown measure {name!r}; {valid_names_hint()}") from None
+
+
+def valid_names_hint() -> str:
+    names = ", ".join(MEASURE_TYPES)
+    aliases = ", ".join(f"{a} = {c}" for a, c in ALIASES.items())
+    return f"valid measures: {names} (aliases: {aliases}); e.g. nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, AP, R-Prec"

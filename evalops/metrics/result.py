@@ -1,0 +1,123 @@
+"""The result of an evaluation: aligned per-query vectors, aggregates, and the policies that produced them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalops.metrics.measures import Measure
+from evalops.metrics.policy import Policy
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["Aggregate", "EvaluationResult", "summarize"]
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Summary of one measure over the evaluated queries.
+
+    ``std`` uses ddof=1; the interval is the 95% Student-t interval of the mean,
+    mean +/- t(0.975, n-1) * std / sqrt(n). With n < 2 std and the interval are NaN; with n = 0 all are.
+    """
+
+    n: int
+    mean: float
+    std: float
+    min: float
+    max: float
+    ci_low: float
+    ci_high: float
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def summarize(values: np.ndarray, confidence: float = 0.95) -> Aggregate:
+    """Aggregate a per-query vector, skipping NaN (queries excluded by the no-answer policy)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    n = int(v.size)
+    if n == 0:
+        nan = float("nan")
+        return Aggregate(0, nan, nan, nan, nan, nan, nan)
+    mean = float(v.mean())
+    if n < 2:
+        nan = float("nan")
+        return Aggregate(n, mean, nan, float(v.min()), float(v.max()), nan, nan)
+    from scipy import stats
+
+    std = float(v.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * std / float(np.sqrt(n))
+    return Aggregate(n, mean, std, float(v.min()), float(v.max()), mean - half, mean + half)
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationResult:
+    """Per-query values and aggregates of each measure, keyed by canonical measure string.
+
+    ``query_ids`` (sorted) are the evaluated gold queries; every ``per_query`` vector is aligned with them.
+    Under the ``exclude`` no-answer policy a query with no relevant document for any requested measure is
+    not in ``query_ids``; when measures use different ``rel`` thresholds, a query that is no-answer for only
+    some of them holds NaN for those (and the aggregate's ``n`` leaves it out).
+
+    * ``no_answer_ids``: per measure, gold queries with no judged document at its relevance threshold
+      (excluded under ``exclude``, scored 0 under ``zero``);
+    * ``missing_from_run_ids``: gold queries the run did not answer (scored 0);
+    * ``ignored_run_query_ids``: run queries with no judgments (not evaluated).
+    """
+
+    measures: tuple[Measure, ...]
+    query_ids: np.ndarray
+    per_query: Mapping[str, np.ndarray]
+    aggregates: Mapping[str, Aggregate]
+    policy: Policy
+    no_answer_ids: Mapping[str, tuple[str, ...]]
+    missing_from_run_ids: tuple[str, ...]
+    ignored_run_query_ids: tuple[str, ...]
+    run_name: str | None = None
+
+    def mean(self, measure: str | Measure) -> float:
+        return self.aggregates[str(measure)].mean
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long format: one row per (query_id, measure, value); excluded (NaN) values are left out."""
+        import pandas as pd
+
+        frames = []
+        for name, values in self.per_query.items():
+            keep = ~np.isnan(values)
+            frames.append(pd.DataFrame({"query_id": self.query_ids[keep], "measure": name, "value": values[keep]}))
+        if not frames:
+            return pd.DataFrame({"query_id": [], "measure": [], "value": []})
+        return pd.concat(frames, ignore_index=True)
+
+    def policies(self) -> dict[str, Any]:
+        """The policies in force and what they were applied to (the ``policies`` block of ``to_json``)."""
+        return {
+            **self.policy.to_dict(),
+            "no_answer_queries": {m: list(ids) for m, ids in self.no_answer_ids.items()},
+            "missing_from_run_queries": list(self.missing_from_run_ids),
+            "ignored_run_queries": len(self.ignored_run_query_ids),
+        }
+
+    def to_json(self, per_query: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict: ``{"measures": {m: aggregate}, "per_query": {qid: {m: value}}, "policies": ...}``.
+
+        ``per_query`` is present only when asked for; excluded (NaN) values are left out of it. Values are
+        plain floats, unrounded; NaN aggregates (n < 2) stay NaN for the caller to encode (strict JSON: null).
+        """
+        out: dict[str, Any] = {"measures": {m: a.to_dict() for m, a in self.aggregates.items()}}
+        if per_query:
+            table: dict[str, dict[str, float]] = {qid: {} for qid in self.query_ids.tolist()}
+            for name, values in self.per_query.items():
+                for qid, value in zip(self.query_ids.tolist(), values.tolist()):
+                    if value == value:
+                        table[qid][name] = value
+            out["per_query"] = table
+        out["policies"] = self.policies()
+        return out

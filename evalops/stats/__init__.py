@@ -1,0 +1,84 @@
+"""Paired statistics for comparing two retriever versions on the same queries, and the regression rule.
+
+Everything here is a pure function over aligned per-query vectors (``delta = candidate - baseline``):
+no I/O, no printing, no rounding, randomness passed in as a seed or ``numpy.random.Generator``.
+
+* alignment by query id: ``align`` -> ``Paired``;
+* tests: ``paired_t_test`` (vectorised kernel ``paired_t``), ``wilcoxon_test``,
+  ``paired_randomization_test``; bootstrap CI of the mean delta: ``paired_bootstrap_ci``;
+* effect sizes: ``cohens_dz``, ``dz_confidence_interval``, ``hedges_correction``, ``relative_change``,
+  ``win_tie_loss``;
+* power: ``paired_power``, ``paired_sample_size``, ``minimum_detectable_effect``;
+* correction: ``adjust_p_values`` (``holm``, ``benjamini_hochberg``);
+* the rule: ``Policy``, ``Evidence``, ``decide``; the record: ``compare``, ``adjust_and_decide``.
+"""
+
+from __future__ import annotations
+
+from evalops.stats._base import ALTERNATIVES, DZ_CAP, TestResult
+from evalops.stats.align import MISSING_POLICIES, Paired, align
+from evalops.stats.bootstrap import Interval, bootstrap_interval, bootstrap_means, paired_bootstrap_ci
+from evalops.stats.compare import Comparison, QueryChange, adjust_and_decide, compare
+from evalops.stats.correction import CORRECTIONS, adjust_p_values, benjamini_hochberg, holm
+from evalops.stats.decision import DECISIONS, TESTS, Decision, Evidence, Policy, PolicyError, decide
+from evalops.stats.effect import (
+    WinTieLoss,
+    cohens_dz,
+    dz_confidence_interval,
+    hedges_correction,
+    relative_change,
+    win_tie_loss,
+)
+from evalops.stats.power import (
+    minimum_detectable_effect,
+    paired_power,
+    paired_sample_size,
+    two_sample_normal_sample_size,
+)
+from evalops.stats.randomization import paired_randomization_test, sign_flip_count
+from evalops.stats.ttest import paired_t, paired_t_test
+from evalops.stats.wilcoxon import ZERO_METHODS, wilcoxon_test
+
+__all__ = [
+    "ALTERNATIVES",
+    "CORRECTIONS",
+    "DECISIONS",
+    "DZ_CAP",
+    "MISSING_POLICIES",
+    "TESTS",
+    "ZERO_METHODS",
+    "Comparison",
+    "Decision",
+    "Evidence",
+    "Interval",
+    "Paired",
+    "Policy",
+    "PolicyError",
+    "QueryChange",
+    "TestResult",
+    "WinTieLoss",
+    "adjust_and_decide",
+    "adjust_p_values",
+    "align",
+    "benjamini_hochberg",
+    "bootstrap_interval",
+    "bootstrap_means",
+    "cohens_dz",
+    "compare",
+    "decide",
+    "dz_confidence_interval",
+    "hedges_correction",
+    "holm",
+    "minimum_detectable_effect",
+    "paired_bootstrap_ci",
+    "paired_power",
+    "paired_randomization_test",
+    "paired_sample_size",
+    "paired_t",
+    "paired_t_test",
+    "relative_change",
+    "sign_flip_count",
+    "two_sample_normal_sample_size",
+    "wilcoxon_test",
+    "win_tie_loss",
+]

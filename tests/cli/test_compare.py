@@ -1,0 +1,155 @@
+"""``evalops compare`` and ``evalops power``: JSON shape, the table, exit codes, clean errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from evalops.cli import main
+from evalops.stats import holm, paired_sample_size, paired_t_test
+
+RECORD_KEYS = [
+    "measure", "baseline", "candidate", "n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low",
+    "delta_ci_high", "relative_change", "test", "test_method", "statistic", "p_value", "p_adjusted",
+    "effect_size_dz", "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "decision", "reasons",
+    "worst_queries", "notes",
+]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def scifact(shared_data):
+    folder = shared_data / "scifact"
+    return (str(folder / "qrels.tsv"), str(folder / "runs" / "bm25.trec"),
+            str(folder / "runs" / "itsumida-te3large-zerank1-top15.trec"))
+
+
+@pytest.fixture(scope="module")
+def report(scifact):
+    out = invoke("compare", *scifact, "-m", "nDCG@10", "-m", "P@10", "-m", "RR", "--queries", "answered-by-both",
+                 "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert out.stderr == ""  # piped: no progress bar
+    return json.loads(out.stdout)
+
+
+def test_json_shape_on_the_real_scifact_runs(report, scifact):
+    assert list(report) == ["qrels", "baseline", "candidates", "queries", "policy", "comparisons", "summary"]
+    assert report["baseline"] == {"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4"}
+    assert report["candidates"] == [{"run": scifact[2], "name": "itsumida-te3large-zerank1"}]
+    assert report["queries"] == {"selection": "answered-by-both", "judged": 300, "compared": 30,
+                                 "no_answer_policy": "exclude"}
+    assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_effect": 0.2, "min_delta": 0.0,
+                                "correction": "holm", "test": "t", "zero_method": "wilcox", "ci_method": "bca",
+                                "n_resamples": 10_000, "seed": 0}
+    assert [c["measure"] for c in report["comparisons"]] == ["nDCG@10", "P@10", "RR"]
+    for record in report["comparisons"]:
+        assert list(record) == RECORD_KEYS
+        assert record["n"] == 30
+        assert record["wins"] + record["ties"] + record["losses"] == 30
+        assert isinstance(record["reasons"], list) and record["reasons"]
+        assert len(record["effect_size_ci"]) == 2
+        assert all(set(w) == {"query_id", "baseline", "candidate", "delta"} for w in record["worst_queries"])
+    assert sum(report["summary"].values()) == 3
+
+
+def test_numbers_are_the_library_numbers(report, scifact):
+    from evalops.formats import read_qrels, read_run
+    from evalops.metrics import evaluate
+
+    ndcg = report["comparisons"][0]
+    # the data's README: 0.7524 (BM25) and 0.8183 on the 30 queries both runs answered
+    assert ndcg["baseline_mean"] == pytest.approx(0.7524, abs=5e-5)
+    assert ndcg["candidate_mean"] == pytest.approx(0.8183, abs=5e-5)
+    gold, base, cand = read_qrels(scifact[0]), read_run(scifact[1]), read_run(scifact[2])
+    gold = gold.restrict(cand.queries)
+    b = evaluate(gold, base, ["nDCG@10"]).per_query["nDCG@10"]
+    c = evaluate(gold, cand, ["nDCG@10"]).per_query["nDCG@10"]
+    assert ndcg["p_value"] == pytest.approx(paired_t_test(b, c).p_value)
+    raw = [r["p_value"] for r in report["comparisons"]]
+    np.testing.assert_allclose([r["p_adjusted"] for r in report["comparisons"]], holm(raw))
+
+
+def test_table_is_readable(scifact):
+    out = invoke("compare", *scifact, "-m", "nDCG@10", "-m", "AP", "--queries", "answered-by-both")
+    assert out.exit_code == 0
+    lines = out.stdout.splitlines()
+    header = next(line for line in lines if "measure" in line)
+    for column in ("n", "baseline", "candidate", "delta [95% CI]", "rel %", "p adj", "d_z [95% CI]", "W/T/L",
+                   "decision"):
+        assert column in header
+    row = next(line for line in lines if line.lstrip().startswith("nDCG@10 "))
+    assert "0.7524" in row and "0.8183" in row and "+8.8" in row
+    assert all(len(line) <= 200 for line in lines)
+    assert "the 30 of 300 judged queries every run answered" in out.stdout
+    assert "holm correction over 2 comparisons" in out.stdout
+
+
+def test_fail_on_regression_sets_the_exit_code(scifact):
+    # over all 300 judged queries the candidate's 270 unanswered ones score 0: a clear regression
+    flagged = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--format", "json")
+    assert flagged.exit_code == 1
+    assert json.loads(flagged.stdout)["summary"]["regression"] == 1
+    quiet = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--queries", "answered-by-both")
+    assert quiet.exit_code == 0
+
+
+def test_every_candidate_and_measure_is_one_family(scifact):
+    qrels, base, cand = scifact
+    out = invoke("compare", qrels, base, cand, base, "-m", "nDCG@10", "-m", "P@5", "--format", "json",
+                 "--test", "wilcoxon", "--correction", "bh", "--queries", "answered-by-both")
+    payload = json.loads(out.stdout)
+    assert len(payload["comparisons"]) == 4
+    raw = np.array([r["p_value"] for r in payload["comparisons"]])
+    assert all(r["test"] == "wilcoxon" for r in payload["comparisons"])
+    # the baseline against itself: every delta is zero
+    itself = [r for r in payload["comparisons"] if r["candidate"] == "bm25s-k1_0.9-b_0.4"]
+    assert all(r["decision"] == "no_change" and r["p_value"] == 1.0 for r in itself)
+    assert all(r["p_adjusted"] >= p for r, p in zip(payload["comparisons"], raw))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "nDGC@10"], "nDGC"),
+        (["-m", "nDCG@10", "--alpha", "1.5"], "alpha must be between 0 and 1"),
+        (["-m", "nDCG@10", "--min-effect", "-1"], "min_effect"),
+        (["-m", "nDCG@10", "--resamples", "5"], "n_resamples"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(scifact, args, message):
+    out = invoke("compare", *scifact, *args)
+    assert out.exit_code == 2
+    assert out.stderr.startswith("error: ") and message in out.stderr
+    assert "Traceback" not in out.output
+
+
+def test_missing_file_is_a_clean_error(scifact, tmp_path):
+    out = invoke("compare", scifact[0], scifact[1], str(tmp_path / "nope.trec"), "-m", "nDCG@10")
+    assert out.exit_code == 2 and "nope.trec" in out.stderr
+
+
+def test_power_solves_for_what_is_missing():
+    n = invoke("power", "--effect", "0.3")
+    assert n.exit_code == 0
+    assert n.stdout.startswith("90 queries give power >= 0.8 to detect |d_z| = 0.3")
+    assert "175 per group" in n.stdout  # the two-sample normal formula, shown as the wrong answer
+    p = json.loads(invoke("power", "--effect", "0.3", "--n", "100", "--format", "json").stdout)
+    assert p["solved_for"] == "power" and p["power"] == pytest.approx(0.8439, abs=1e-4)
+    mde = json.loads(invoke("power", "--n", "300", "--power", "0.8", "--format", "json").stdout)
+    assert mde["solved_for"] == "effect" and mde["effect"] == pytest.approx(0.1623, abs=1e-4)
+    one = json.loads(invoke("power", "--effect", "0.2", "--alternative", "less", "--format", "json").stdout)
+    assert one["n"] == paired_sample_size(0.2, alternative="less") == 156
+
+
+@pytest.mark.parametrize("args", [[], ["--effect", "0.3", "--n", "50", "--power", "0.8"], ["--power", "0.8"],
+                                  ["--effect", "0.3", "--alpha", "2"]])
+def test_power_needs_two_of_three(args):
+    out = invoke("power", *args)
+    assert out.exit_code == 2 and out.stderr.startswith("error: ")

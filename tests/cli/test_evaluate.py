@@ -1,0 +1,150 @@
+"""``evalops evaluate``: output formats, clean errors, progress only on a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalops.cli import main
+from evalops.formats import read_qrels, read_run
+from evalops.metrics import Policy, evaluate
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def small(tmp_path):
+    qrels = write(tmp_path, "qrels.txt", "q1 0 a 1\nq1 0 b 2\nq2 0 c 1\nq3 0 x 0\n")
+    run = write(tmp_path, "run.trec", "q1 Q0 a 1 2.0 t\nq1 Q0 z 2 1.0 t\nq3 Q0 x 1 1.0 t\nq9 Q0 a 1 1.0 t\n")
+    return str(qrels), str(run)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, ["evaluate", *args], catch_exceptions=False)
+
+
+def test_json_output_equals_the_library_result(shared_data):
+    qrels = shared_data / "scifact" / "qrels.tsv"
+    run = shared_data / "scifact" / "runs" / "bm25.trec"
+    out = invoke(str(qrels), str(run), "-m", "nDCG@10", "-m", "MRR", "--format", "json", "--per-query")
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    expected = evaluate(read_qrels(qrels), read_run(run), ["nDCG@10", "RR"]).to_json(per_query=True)
+    assert payload == expected
+    assert list(payload) == ["measures", "per_query", "policies"]
+    assert out.stderr == ""  # piped: no progress bar
+
+
+def test_json_without_per_query_and_the_zero_policy(small):
+    out = invoke(*small, "-m", "P@1", "--format", "json", "--no-answer", "zero")
+    payload = json.loads(out.stdout)
+    assert list(payload) == ["measures", "policies"]
+    assert payload["measures"]["P@1"]["n"] == 3
+    assert payload["measures"]["P@1"]["mean"] == pytest.approx(1 / 3)
+    assert payload["policies"]["no_answer"] == "zero"
+    assert payload["policies"]["missing_from_run_queries"] == ["q2"]
+    assert payload["policies"]["ignored_run_queries"] == 1
+    single = invoke(*small, "-m", "P@1", "--format", "json")  # default exclude: q3 (no answer) is left out
+    assert json.loads(single.stdout)["measures"]["P@1"]["n"] == 2
+
+
+def test_json_encodes_undefined_statistics_as_null(tmp_path):
+    qrels = write(tmp_path, "q.txt", "q1 0 a 1\n")
+    run = write(tmp_path, "r.trec", "q1 Q0 a 1 1.0 t\n")
+    payload = json.loads(invoke(str(qrels), str(run), "-m", "RR", "--format", "json").stdout)
+    assert payload["measures"]["RR"] == {
+        "n": 1, "mean": 1.0, "std": None, "min": 1.0, "max": 1.0, "ci_low": None, "ci_high": None,
+    }  # fmt: skip
+
+
+def test_csv_outputs(small):
+    summary = list(csv.DictReader(io.StringIO(invoke(*small, "-m", "P@1", "-m", "RR", "--format", "csv").stdout)))
+    assert [row["measure"] for row in summary] == ["P@1", "RR"]
+    assert summary[0]["n"] == "2" and float(summary[0]["mean"]) == 0.5
+    rows = list(csv.DictReader(io.StringIO(invoke(*small, "-m", "RR", "--format", "csv", "--per-query").stdout)))
+    assert rows == [
+        {"query_id": "q1", "measure": "RR", "value": "1.0"},
+        {"query_id": "q2", "measure": "RR", "value": "0.0"},
+    ]
+
+
+def test_table_is_readable_and_states_the_policies(small):
+    out = invoke(*small, "-m", "nDCG@10", "-m", "P@1", "--per-query")
+    assert out.exit_code == 0
+    text = out.stdout
+    for fragment in ("nDCG@10", "P@1", "95% CI", "q1", "1.0000", "ties: score desc at float32 precision, docid desc (trec_eval)"):
+        assert fragment in text
+    assert "no relevant document (1 queries, left out of the means" in text
+    assert "missing from the run (1 queries, scored 0): q2" in text
+    assert "run queries without judgments (ignored): 1" in text
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["-m", "ndcg@10"], "error: unknown measure 'ndcg'; valid measures: P, R, F1, nDCG"),
+        (["-m", "P"], "error: P needs a cutoff"),
+    ],
+)
+def test_bad_measures_fail_cleanly(small, args, fragment):
+    out = invoke(*small, *args)
+    assert out.exit_code == 2
+    assert out.stderr.startswith(fragment)
+    assert "Traceback" not in out.output
+
+
+def test_malformed_and_duplicate_run_lines_are_reported_with_their_line(tmp_path, small):
+    qrels, _ = small
+    bad = write(tmp_path, "bad.trec", "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 high t\n")
+    out = invoke(qrels, str(bad), "-m", "P@1")
+    assert out.exit_code == 2
+    assert f"{bad}:2:" in out.stderr and "'high' is not a number" in out.stderr
+    dup = write(tmp_path, "dup.trec", "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq1 Q0 a 3 0.5 t\n")
+    out = invoke(qrels, str(dup), "-m", "P@1")
+    assert out.exit_code == 2
+    assert "query 'q1' lists document 'a' more than once" in out.stderr
+    missing = invoke(qrels, str(tmp_path / "nope.trec"), "-m", "P@1")
+    assert missing.exit_code == 2 and "file not found" in missing.stderr
+
+
+def test_measure_option_is_required(small):
+    out = CliRunner().invoke(main, ["evaluate", *small])
+    assert out.exit_code == 2 and "--measure" in out.output
+
+
+def test_progress_reports_every_gold_query(small, monkeypatch):
+    import evalops.cli.evaluate as command
+
+    seen: dict[str, int] = {"advanced": 0}
+
+    @contextlib.contextmanager
+    def fake_progress(description, total):
+        seen["total"] = total
+
+        def advance(n=1):
+            seen["advanced"] += n
+
+        yield advance
+
+    monkeypatch.setattr(command, "progress", fake_progress)
+    assert invoke(*small, "-m", "P@1").exit_code == 0
+    assert seen == {"total": 3, "advanced": 3}
+
+
+def test_the_zero_policy_reproduces_trec_eval_means(shared_data):
+    qrels = shared_data / "nfcorpus-orig-test"
+    run = shared_data / "nfcorpus-orig-test" / "runs" / "bm25.trec"
+    out = invoke(str(qrels), str(run), "-m", "P(rel=2)@10", "--format", "json", "--no-answer", "zero")
+    payload = json.loads(out.stdout)
+    direct = evaluate(read_qrels(qrels), read_run(run), ["P(rel=2)@10"], Policy(no_answer="zero"))
+    assert payload["measures"]["P(rel=2)@10"]["n"] == len(read_qrels(qrels).queries) == direct.aggregates["P(rel=2)@10"].n
