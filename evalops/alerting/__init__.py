@@ -1,0 +1,38 @@
+"""Alerting: pure rules that turn a run's findings into alerts, and notifiers that deliver them.
+
+Rules (:mod:`.rules`) never do I/O. Delivery (:func:`deliver_alerts`) stores every alert before sending it,
+so a failing notifier leaves the alert stored and marked undelivered.
+"""
+
+from evalops.alerting.delivery import AlertStore, DeliveryOutcome, StoredAlert, deliver_alerts
+from evalops.alerting.model import Alert, AlertKind, Severity, dedup_key
+from evalops.alerting.notifiers import (
+    EmailNotifier,
+    LogNotifier,
+    NotificationError,
+    Notifier,
+    WebhookNotifier,
+    resolve_webhook_url,
+)
+from evalops.alerting.rules import AlertContext, regression_alerts, retriever_alert, validation_alert
+
+__all__ = [
+    "Alert",
+    "AlertContext",
+    "AlertKind",
+    "AlertStore",
+    "DeliveryOutcome",
+    "EmailNotifier",
+    "LogNotifier",
+    "NotificationError",
+    "Notifier",
+    "Severity",
+    "StoredAlert",
+    "WebhookNotifier",
+    "dedup_key",
+    "deliver_alerts",
+    "regression_alerts",
+    "resolve_webhook_url",
+    "retriever_alert",
+    "validation_alert",
+]

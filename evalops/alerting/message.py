@@ -1,0 +1,97 @@
+"""Plain-text alert bodies. One format serves the task log, the chat webhook and the e-mail.
+
+Numbers are printed, never rounded in storage: means and deltas with 4 decimals, p-values with 2
+significant digits (scientific below 0.001), d_z with 2 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["regression_message", "worst_query_rows", "format_p"]
+
+
+def format_p(p: Any) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "n/a"
+    p = float(p)
+    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def _f(value: Any, digits: int = 4, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
+
+
+def worst_query_rows(
+    worst: Sequence[Any],
+    query_text: Mapping[str, str],
+    scrub: Callable[[str], str],
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Normalise a comparison's worst queries to dicts with scrubbed text.
+
+    Accepts rows as mappings (``query_id``, ``baseline``, ``candidate``) or as ``(query_id, baseline,
+    candidate)`` tuples. ``delta`` is candidate minus baseline.
+    """
+    rows: list[dict[str, Any]] = []
+    for item in list(worst)[:limit]:
+        if isinstance(item, Mapping):
+            qid = str(item.get("query_id"))
+            base = item.get("baseline")
+            cand = item.get("candidate")
+        else:
+            qid, base, cand = str(item[0]), item[1], item[2]
+        base = None if base is None else float(base)
+        cand = None if cand is None else float(cand)
+        delta = None if base is None or cand is None else cand - base
+        text = query_text.get(qid)
+        rows.append(
+            {
+                "query_id": qid,
+                "baseline": base,
+                "candidate": cand,
+                "delta": delta,
+                "text": scrub(text) if text is not None else None,
+            }
+        )
+    return rows
+
+
+def regression_message(
+    *,
+    title: str,
+    context: Any,
+    measure: str,
+    numbers: Mapping[str, Any],
+    reasons: Sequence[str],
+    policy: Mapping[str, Any],
+    worst: Sequence[Mapping[str, Any]],
+) -> str:
+    n = numbers
+    lines = [
+        title,
+        f"retriever: {context.retriever}   version: {context.version}   baseline version: "
+        f"{context.baseline_version or 'n/a'}   query set: {context.query_set}",
+        f"{measure}: {_f(n['baseline_mean'])} -> {_f(n['candidate_mean'])}   "
+        f"delta {_f(n['delta'], signed=True)} (95% CI {_f(n['delta_ci_low'], signed=True)} .. "
+        f"{_f(n['delta_ci_high'], signed=True)})",
+        f"p = {format_p(n['p_value'])}   adjusted p = {format_p(n['p_adjusted'])}   "
+        f"d_z = {_f(n['effect_size_dz'], 2, signed=True)}   n = {n['n']}   "
+        f"wins/ties/losses = {n['wins']}/{n['ties']}/{n['losses']}",
+    ]
+    if policy:
+        lines.append("policy: " + ", ".join(f"{k}={v}" for k, v in policy.items()))
+    if reasons:
+        lines.append("why: " + "; ".join(reasons))
+    if worst:
+        lines.append("worst queries (baseline -> candidate):")
+        for row in worst:
+            text = f'  "{row["text"]}"' if row.get("text") else ""
+            lines.append(f"  {row['query_id']}: {_f(row['baseline'])} -> {_f(row['candidate'])}{text}")
+    lines.append(f"fingerprint: {context.fingerprint}")
+    lines.append(f"report: {context.report_location or 'not written'}")
+    return "\n".join(lines)

@@ -1,0 +1,185 @@
+"""Notifiers: where an alert goes after it is stored. Each has one method, ``send(alert)``.
+
+* :class:`LogNotifier` writes the alert to the Python log; inside an Airflow task that is the task log.
+* :class:`WebhookNotifier` posts ``{"text": message}`` (the Slack incoming-webhook shape, also accepted by
+  Mattermost, Rocket.Chat and Google Chat) with httpx. The URL is a secret (it carries the token): it is
+  never logged and never appears in an error message.
+* :class:`EmailNotifier` sends through Airflow's SMTP connection (``apache-airflow-providers-smtp``).
+
+A notifier that cannot deliver raises :class:`NotificationError`; :func:`evalops.alerting.deliver_alerts`
+catches it and marks the stored alert undelivered, so a dead webhook never loses an alert.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import os
+import sys
+from typing import Any, Protocol
+
+from evalops.alerting.model import Alert
+from evalops.errors import EvalopsError
+
+__all__ = [
+    "Notifier",
+    "NotificationError",
+    "LogNotifier",
+    "WebhookNotifier",
+    "EmailNotifier",
+    "resolve_webhook_url",
+]
+
+log = logging.getLogger("evalops.alerts")
+
+
+class NotificationError(EvalopsError):
+    """A notifier could not deliver an alert. The message never contains a secret (URL, token)."""
+
+
+class Notifier(Protocol):
+    name: str
+
+    def send(self, alert: Alert) -> None:
+        """Deliver one alert or raise NotificationError."""
+
+
+class LogNotifier:
+    """Writes the alert to the log at WARNING (the Airflow task log when run in a task)."""
+
+    name = "log"
+
+    def __init__(self, logger: logging.Logger | None = None):
+        self._log = logger or log
+
+    def send(self, alert: Alert) -> None:
+        self._log.warning("evalops alert [%s]\n%s", alert.kind, alert.message)
+
+
+class _DropRecordsContaining(logging.Filter):
+    """Drops log records whose text contains a secret (httpx logs every request URL at INFO)."""
+
+    def __init__(self, secret: str):
+        super().__init__()
+        self._secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            return self._secret not in record.getMessage()
+        except Exception:  # a record that cannot be formatted is not ours to judge
+            return True
+
+
+class WebhookNotifier:
+    """POSTs the alert to a Slack-compatible incoming webhook.
+
+    ``transport`` is an optional ``httpx.BaseTransport`` for tests; production uses the default one.
+    Any non-2xx status, timeout or connection failure raises :class:`NotificationError`.
+    """
+
+    name = "webhook"
+
+    def __init__(self, url: str, *, timeout: float = 10.0, transport: Any = None):
+        if not url.startswith(("http://", "https://")):
+            raise NotificationError("the webhook URL must start with http:// or https://")
+        self._url = url
+        self._timeout = timeout
+        self._transport = transport
+
+    def __repr__(self) -> str:  # the URL is a secret
+        return "WebhookNotifier(url=<redacted>)"
+
+    def payload(self, alert: Alert) -> dict[str, Any]:
+        return {"text": alert.message}
+
+    def send(self, alert: Alert) -> None:
+        import httpx
+
+        httpx_log = logging.getLogger("httpx")
+        guard = _DropRecordsContaining(self._url)
+        httpx_log.addFilter(guard)
+        try:
+            with httpx.Client(timeout=self._timeout, transport=self._transport) as client:
+                response = client.post(self._url, json=self.payload(alert))
+        except httpx.TimeoutException:
+            raise NotificationError(f"webhook timed out after {self._timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            # httpx messages may quote the URL; name only the failure class.
+            raise NotificationError(f"webhook unreachable ({type(exc).__name__})") from None
+        finally:
+            httpx_log.removeFilter(guard)
+        if not 200 <= response.status_code < 300:
+            raise NotificationError(f"webhook answered HTTP {response.status_code}")
+
+
+class EmailNotifier:
+    """Sends the alert by e-mail through an Airflow SMTP connection (default ``smtp_default``)."""
+
+    name = "email"
+
+    def __init__(self, to: list[str], *, conn_id: str = "smtp_default"):
+        if not to:
+            raise NotificationError("EmailNotifier needs at least one recipient")
+        self._to = list(to)
+        self._conn_id = conn_id
+
+    def send(self, alert: Alert) -> None:
+        try:
+            from airflow.providers.smtp.hooks.smtp import SmtpHook
+
+            body = f"<pre>{html.escape(alert.message)}</pre>"
+            with SmtpHook(smtp_conn_id=self._conn_id) as hook:
+                hook.send_email_smtp(to=self._to, subject=f"[evalops] {alert.title}", html_content=body)
+        except Exception as exc:  # SMTP and connection errors come in many types; all mean "not delivered"
+            raise NotificationError(f"e-mail via {self._conn_id!r} failed ({type(exc).__name__})") from None
+
+
+def resolve_webhook_url(
+    env_var: str = "EVALOPS_WEBHOOK_URL", conn_id: str | None = "evalops_webhook"
+) -> str | None:
+    """The webhook URL from the environment variable, else from the Airflow connection, else None.
+
+    The connection is looked up only inside Airflow (when a task has imported ``airflow.sdk``); outside
+    it, set the environment variable.
+
+    The connection may hold the full URL in ``host`` (``https://hooks.slack.com/services/T/B/X``), or the
+    base in ``host`` and the token path in ``password`` (the Slack provider's layout), or ``url`` in its
+    extra. Whatever is found is registered with Airflow's secret masker when Airflow is present.
+    """
+    url = os.environ.get(env_var) or None
+    if url is None and conn_id:
+        url = _url_from_airflow_connection(conn_id)
+    if url:
+        _mask(url)
+    return url
+
+
+def _url_from_airflow_connection(conn_id: str) -> str | None:
+    # Only inside Airflow (a task has imported it): importing Airflow costs seconds on the CLI path.
+    if "airflow.sdk" not in sys.modules:
+        return None
+    from airflow.sdk import BaseHook
+
+    try:
+        conn = BaseHook.get_connection(conn_id)
+    except Exception:  # not defined, or no Airflow context: the webhook is optional
+        return None
+    extra = conn.extra_dejson or {}
+    if extra.get("url") or extra.get("webhook_url"):
+        return str(extra.get("url") or extra.get("webhook_url"))
+    host = conn.host or ""
+    if not host:
+        return None
+    if not host.startswith(("http://", "https://")):
+        host = f"{conn.schema or 'https'}://{host}" + (f":{conn.port}" if conn.port else "")
+    if conn.password:
+        return host.rstrip("/") + "/" + conn.password.lstrip("/")
+    return host
+
+
+def _mask(secret: str) -> None:
+    if "airflow.sdk" not in sys.modules:
+        return
+    from airflow.sdk.log import mask_secret
+
+    mask_secret(secret)

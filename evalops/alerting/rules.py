@@ -1,0 +1,201 @@
+"""Alert rules: pure functions from what a run found to the alerts it must raise.
+
+* A **regression** alert is raised for a (version, measure) exactly when the paired comparison's decision,
+  taken by :mod:`evalops.stats` under the configured regression policy, is ``regression``. An
+  ``improvement``, ``no_change`` or ``inconclusive`` decision raises nothing: alerting on noise is what
+  gets alerts muted.
+* A **validation** alert is raised when a data contract (gold set, knowledge-base snapshot, query logs)
+  stops the run.
+* A **retriever** alert is raised when a version could not be scored (failed) or was scored with some
+  queries excluded (partial).
+
+Rules never do I/O. Query text is passed in already scrubbed of personal data, or together with the
+scrubber to apply; the rule applies it before the text reaches the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalops.alerting.message import regression_message, worst_query_rows
+from evalops.alerting.model import Alert, AlertKind, Severity
+
+__all__ = ["AlertContext", "regression_alerts", "validation_alert", "retriever_alert", "comparison_field"]
+
+
+@dataclass(frozen=True)
+class AlertContext:
+    """Where a comparison comes from: the candidate, its baseline, the fingerprint, the day and the report."""
+
+    retriever: str
+    version: str
+    baseline_version: str | None
+    fingerprint: str
+    day: str
+    report_location: str | None = None
+    query_set: str = "gold"
+
+
+def comparison_field(comparison: Any, name: str, default: Any = None) -> Any:
+    """Read one field of a comparison record, whether it is a mapping (as stored) or an object (as computed)."""
+    if isinstance(comparison, Mapping):
+        return comparison.get(name, default)
+    return getattr(comparison, name, default)
+
+
+def regression_alerts(
+    comparisons: Mapping[str, Any],
+    context: AlertContext,
+    *,
+    policy: Mapping[str, Any],
+    query_text: Mapping[str, str],
+    scrub: Callable[[str], str],
+    max_worst_queries: int = 5,
+) -> list[Alert]:
+    """One alert per measure whose comparison decided ``regression``; an empty list otherwise.
+
+    ``comparisons`` maps a canonical measure name to its comparison record (the ``evalops.stats`` compare
+    result or its stored dict). ``policy`` is the regression policy the decision was taken under; it is
+    quoted in the message and kept in ``details``. ``query_text`` maps query id to raw text; ``scrub``
+    removes personal data from it.
+    """
+    alerts: list[Alert] = []
+    for measure, comparison in comparisons.items():
+        if comparison_field(comparison, "decision") != "regression":
+            continue
+        worst = worst_query_rows(
+            comparison_field(comparison, "worst_queries") or [], query_text, scrub, max_worst_queries
+        )
+        numbers = {
+            name: _plain(comparison_field(comparison, name))
+            for name in (
+                "n",
+                "baseline_mean",
+                "candidate_mean",
+                "delta",
+                "delta_ci_low",
+                "delta_ci_high",
+                "p_value",
+                "p_adjusted",
+                "effect_size_dz",
+                "wins",
+                "ties",
+                "losses",
+            )
+        }
+        reasons = [str(r) for r in (comparison_field(comparison, "reasons") or [])]
+        title = (
+            f"Regression: {context.retriever} {context.version} on {measure} "
+            f"({_num(numbers['baseline_mean'])} -> {_num(numbers['candidate_mean'])})"
+        )
+        message = regression_message(
+            title=title,
+            context=context,
+            measure=measure,
+            numbers=numbers,
+            reasons=reasons,
+            policy=policy,
+            worst=worst,
+        )
+        alerts.append(
+            Alert(
+                kind=AlertKind.REGRESSION,
+                severity=Severity.CRITICAL,
+                day=context.day,
+                title=title,
+                message=message,
+                retriever=context.retriever,
+                version=context.version,
+                measure=measure,
+                fingerprint=context.fingerprint,
+                report_location=context.report_location,
+                details={
+                    **numbers,
+                    "baseline_version": context.baseline_version,
+                    "query_set": context.query_set,
+                    "reasons": reasons,
+                    "policy": dict(policy),
+                    "worst_queries": worst,
+                },
+            )
+        )
+    return alerts
+
+
+def validation_alert(
+    *,
+    stage: str,
+    summary: str,
+    day: str,
+    source: str | None = None,
+    docs_path: str | None = None,
+) -> Alert:
+    """The alert for a data contract that stopped the run (``stage`` is gold_set, knowledge_base or query_logs).
+
+    Its kind is ``validation_failed:<stage>`` and it concerns every retriever (``*``), so it is
+    de-duplicated per (stage, day): the same broken file seen by a retry or a re-run is one alert.
+    """
+    title = f"Validation failed: {stage}" + (f" ({source})" if source else "")
+    lines = [title, "The run stopped before scoring; no metric rows were written.", "", summary.strip()]
+    if docs_path and docs_path not in summary:
+        lines += ["", f"Data Docs: {docs_path}"]
+    return Alert(
+        kind=AlertKind.validation(stage),
+        severity=Severity.CRITICAL,
+        day=day,
+        title=title,
+        message="\n".join(lines),
+        details={"stage": stage, "source": source, "docs_path": docs_path, "summary": summary},
+    )
+
+
+def retriever_alert(
+    *,
+    retriever: str,
+    version: str,
+    fingerprint: str | None,
+    day: str,
+    error: str | None = None,
+    failed_query_ids: Iterable[str] = (),
+    n_queries: int | None = None,
+) -> Alert:
+    """The alert for a version that failed to score (``error`` set) or was scored partially.
+
+    A partial run excludes its failed queries from every mean (they are never scored as zero), so its
+    numbers cover fewer queries than the gold set: the alert says how many and which.
+    """
+    failed = sorted(str(q) for q in failed_query_ids)
+    kind = AlertKind.RETRIEVER_FAILED if error is not None else AlertKind.RETRIEVER_PARTIAL
+    if error is not None:
+        title = f"Retriever failed: {retriever} {version}"
+        body = [title, f"error: {error}"]
+    else:
+        of = f" of {n_queries}" if n_queries is not None else ""
+        title = f"Retriever partial: {retriever} {version} ({len(failed)}{of} queries failed)"
+        body = [title, "Failed queries are excluded from the scores, not counted as zero."]
+    if failed:
+        shown = ", ".join(failed[:20]) + (" ..." if len(failed) > 20 else "")
+        body.append(f"failed queries: {shown}")
+    return Alert(
+        kind=kind,
+        severity=Severity.CRITICAL if error is not None else Severity.WARNING,
+        day=day,
+        title=title,
+        message="\n".join(body),
+        retriever=retriever,
+        version=version,
+        fingerprint=fingerprint,
+        details={"error": error, "failed_query_ids": failed, "n_queries": n_queries},
+    )
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars become Python numbers so ``details`` stays JSON-serialisable."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
+
+
+def _num(value: Any) -> str:
+    return "n/a" if value is None else f"{float(value):.4f}"

@@ -1,0 +1,47 @@
+"""The use cases of evalops: what one evaluation run does, step by step. DAG tasks and the CLI call these.
+
+Every step takes the :class:`~evalops.config.Config` and the :class:`RunContext` first, does its I/O (data
+files, retrievers, the warehouse, notifiers), and returns ids or small dicts, never data, so it can run as
+an Airflow task whose XCom stays small.
+
+The package imports its modules lazily: ``import evalops.pipeline`` is cheap (the DAG files' retry policy
+and the in-process runner import it before Airflow starts tasks).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> module inside evalops.pipeline
+_EXPORTS: dict[str, str] = {
+    "RunContext": "context",
+    "migrate_warehouse": "store",
+    "snapshot_knowledge_base": "inputs",
+    "validate_inputs": "inputs",
+    "sample_query_logs": "inputs",
+    "describe_knowledge_base": "inputs",
+    "plan_run": "planning",
+    "shard_specs": "planning",
+    "score_shard": "scoring",
+    "compare_version": "comparing",
+    "decide_run": "deciding",
+    "raise_alerts": "alerts",
+    "publish_report": "publishing",
+    "IncompleteRunError": "errors",
+    "promote": "promotion",
+    "run_local": "local",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalops.pipeline' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"evalops.pipeline.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,91 @@
+"""Raise the run's alerts: a regression on the gold set, and a version that failed or was scored partially.
+
+Only the alert measures (``Config.alert_measures``, by default the first configured measure) raise
+regression alerts; a regression on another measure is in the report. Production-sample comparisons (weak
+labels) are reported but never alerted on: implicit feedback is a hint, not a judgment. Every alert is
+stored before it is sent (see ``evalops.alerting``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from evalops.alerting import Alert, AlertContext, regression_alerts, retriever_alert
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.deciding import load_decisions
+from evalops.pipeline.notify import deliver
+from evalops.pipeline.store import engine_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+
+__all__ = ["raise_alerts", "report_location"]
+
+
+def report_location(cfg: Config, run: RunContext) -> str:
+    from evalops.reports import report_dir_for
+
+    return str(report_dir_for(cfg.report_dir, run.label) / "report.html")
+
+
+def _scrub(text: str) -> str:
+    from evalops.querylog import scrub
+
+    return scrub(text).text
+
+
+def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[dict[str, Any]]) -> list[Alert]:
+    from evalops.pipeline.queries import gold_queries
+    from evalops.pipeline.registry import alerting_measures
+
+    wanted = set(alerting_measures(cfg))
+    by_candidate: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in decisions:
+        if record["dataset"] == "gold" and record["comparison"]["measure"] in wanted:
+            by_candidate.setdefault((record["retriever"], record["version"]), []).append(record)
+    if not any(r["comparison"]["decision"] == "regression" for rs in by_candidate.values() for r in rs):
+        return []
+    texts = gold_queries(cfg).texts
+    policy = dataclasses.asdict(cfg.regression)
+    alerts: list[Alert] = []
+    for (retriever, version), records in sorted(by_candidate.items()):
+        first = records[0]
+        context = AlertContext(retriever=retriever, version=version, baseline_version=first["baseline_version"],
+                               fingerprint=first["fingerprint"], day=run.day,
+                               report_location=report_location(cfg, run))
+        comparisons = {r["comparison"]["measure"]: r["comparison"] for r in records}
+        ids = {r["comparison"]["measure"]: (r["candidate_run_id"], r["ab_test_id"]) for r in records}
+        for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=_scrub):
+            run_id, ab_id = ids[alert.measure]
+            alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": run_id, "ab_test_id": ab_id}))
+    return alerts
+
+
+def retriever_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[Alert]:
+    from evalops.warehouse import get_run
+
+    engine = engine_for(cfg)
+    alerts = []
+    for spec in versions:
+        stored = get_run(engine, spec["run_id"])
+        if stored.status not in ("failed", "partial"):
+            continue
+        alert = retriever_alert(
+            retriever=spec["retriever"], version=spec["version"], fingerprint=spec["fingerprint"], day=run.day,
+            error=stored.error if stored.status == "failed" else None,
+            failed_query_ids=stored.failed_query_ids, n_queries=stored.n_queries,
+        )
+        alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": spec["run_id"],
+                                                          "dataset": spec["dataset"]}))
+    return alerts
+
+
+def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Build, store and send the run's alerts. Returns ``[{"kind", "title", "delivered", "new"}]``."""
+    alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run)) + retriever_alerts_for(cfg, run, versions)
+    return [
+        {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered, "new": o.created,
+         "dedup_key": o.alert.dedup_key}
+        for o in deliver(cfg, alerts)
+    ]

@@ -1,0 +1,197 @@
+"""Finish one version's run and compare it with its baseline.
+
+``compare_version`` (mapped over the versions):
+
+1. gathers the version's shard files and applies the failure policy to the whole version: any shard
+   ``error`` or a failed share above ``Config.failure_budget`` makes the run ``failed`` (no scores kept);
+   other failures make it ``partial`` (failed queries excluded, never scored as 0); else ``succeeded``;
+2. stores the run with all its per-query scores and the per-measure aggregates (mean and 95% Student-t
+   interval, ``evalops.metrics.summarize``) in one transaction, replacing what a previous attempt wrote;
+3. promotes it when it is the re-score of a stale baseline (and it succeeded);
+4. runs the paired comparison of every measure against the baseline run (``evalops.stats.compare``) and
+   writes the records to the work folder. Queries are paired by id; when either run is partial, only the
+   queries both scored are compared, and the comparison's notes say how many were left out.
+
+The comparisons are decided in ``deciding``, which corrects the p-values across every measure and version
+of the run together, as a family; a per-version task cannot see the family.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.registry import canonical_measures
+from evalops.pipeline.store import engine_for
+from evalops.pipeline.workdir import comparison_file, shard_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalops.config import Config
+    from evalops.stats import Comparison
+
+__all__ = ["VersionOutcome", "collect_version", "compare_version", "comparison_to_dict", "comparison_from_dict",
+           "CI_LEVEL", "CI_METHOD"]
+
+log = logging.getLogger(__name__)
+
+CI_LEVEL = 0.95
+CI_METHOD = "student-t"
+
+
+@dataclass(frozen=True, eq=False)
+class VersionOutcome:
+    """A version's scores gathered from its shards, and the status the failure policy gives it."""
+
+    frame: pd.DataFrame
+    n_queries: int
+    failed: dict[str, str]
+    errors: list[str]
+    status: str
+    error: str | None
+
+
+def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
+    import pandas as pd
+
+    frames, failed, errors = [], {}, []
+    for shard in range(n_shards):
+        path = shard_file(cfg, run, run_id, shard)
+        meta_path = path.with_suffix(".json")
+        if not path.exists() or not meta_path.exists():
+            raise FileNotFoundError(
+                f"{path}: shard {shard + 1}/{n_shards} of run {run_id} has no scores; its score task did not "
+                f"finish (or the work folder {cfg.work_dir} is not shared between workers)"
+            )
+        frames.append(pd.read_parquet(path))
+        meta = json.loads(meta_path.read_text())
+        failed.update(meta["failed"])
+        if meta["error"]:
+            errors.append(meta["error"])
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+    share = len(failed) / n_queries if n_queries else 0.0
+    if errors:
+        status, error = "failed", errors[0]
+    elif share > cfg.failure_budget:
+        status = "failed"
+        error = (f"{len(failed)} of {n_queries} queries failed ({share:.1%}), above the failure budget of "
+                 f"{cfg.failure_budget:.1%}; first: " + "; ".join(f"{q}: {failed[q]}" for q in sorted(failed)[:3]))
+    elif n_queries == 0:
+        status, error = "failed", "there are no judged queries to score"
+    else:
+        status, error = ("partial" if failed else "succeeded"), None
+    if status == "failed":
+        frame = frame.iloc[0:0]
+    return VersionOutcome(frame, n_queries, failed, errors, status, error)
+
+
+def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    from evalops.metrics import summarize
+
+    rows = []
+    for measure in measures:
+        values = frame.loc[frame["measure"] == measure, "value"].to_numpy(dtype=float)
+        agg = summarize(values, confidence=CI_LEVEL)
+        rows.append({"measure": measure, "n": agg.n, "mean": agg.mean, "ci_low": agg.ci_low, "ci_high": agg.ci_high})
+    return pd.DataFrame(rows)
+
+
+def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str, Any]:
+    """Steps 1-4 of the module docstring for one version spec. Returns ids and counts."""
+    from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
+
+    engine = engine_for(cfg)
+    measures = canonical_measures(cfg)
+    own = collect_version(cfg, run, spec["run_id"], spec["n_shards"], spec["n_queries"])
+    planned = get_run(engine, spec["run_id"])
+    fingerprint = get_fingerprint(engine, spec["fingerprint"])
+    record_run(
+        engine, planned.key, fingerprint=fingerprint, logical_date=run.anchor, status=own.status,
+        started_at=planned.started_at, finished_at=dt.datetime.now(dt.timezone.utc), n_queries=own.n_queries,
+        n_failed=len(own.failed), failed_query_ids=sorted(own.failed), error=own.error, scores=own.frame,
+        aggregates=None if own.status == "failed" else _aggregates(own.frame, measures),
+        ci_level=CI_LEVEL, ci_method=CI_METHOD,
+    )
+    if spec.get("rescore_reason") and own.status == "succeeded":
+        promote_baseline(engine, spec["run_id"], by="evalops", reason=spec["rescore_reason"])
+        log.info("%s: re-scored stale baseline promoted (run %s)", spec["label"], spec["run_id"])
+
+    result = {"run_id": spec["run_id"], "status": own.status, "comparisons": 0}
+    notes: list[str] = []
+    comparisons: list[Comparison] = []
+    base_id = spec.get("baseline_run_id")
+    if base_id is None:
+        notes.append(spec.get("baseline_note") or "no baseline to compare with")
+    elif own.status == "failed":
+        notes.append("not compared: the version could not be scored")
+    else:
+        if spec.get("baseline_today"):
+            base = collect_version(cfg, run, base_id, spec["n_shards"], spec["n_queries"])
+            base_frame, base_partial, base_failed = base.frame, bool(base.failed), base.status == "failed"
+        else:
+            base_run = get_run(engine, base_id)
+            base_frame, base_partial, base_failed = load_scores(engine, base_id), base_run.n_failed > 0, False
+        if base_failed:
+            notes.append(f"not compared: the baseline {spec['baseline_version']} could not be scored in this run")
+        else:
+            comparisons = _compare(cfg, run, spec, base_frame, own.frame, measures,
+                                   missing="intersection" if (base_partial or own.failed) else "error")
+    path = comparison_file(cfg, run, spec["run_id"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "candidate_run_id": spec["run_id"],
+        "baseline_run_id": base_id,
+        "notes": notes,
+        "comparisons": [comparison_to_dict(c) for c in comparisons],
+    }))
+    result["comparisons"] = len(comparisons)
+    return result
+
+
+def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
+             measures: list[str], missing: str) -> list[Comparison]:
+    from evalops.stats import align, compare
+
+    policy = cfg.stats_policy(run.seed)
+    b_name = f"{spec['retriever']}@{spec['baseline_version']}"
+    c_name = f"{spec['retriever']}@{spec['version']}"
+    out = []
+    for measure in measures:
+        b = base[base["measure"] == measure]
+        c = cand[cand["measure"] == measure]
+        paired = align((b["query_id"].tolist(), b["value"].tolist()), (c["query_id"].tolist(), c["value"].tolist()),
+                       missing=missing, baseline_name=b_name, candidate_name=c_name)
+        out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name))
+    return out
+
+
+def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
+    """Every field of an ``evalops.stats.Comparison`` as JSON (the policy as its dict)."""
+    out = {f.name: getattr(comparison, f.name) for f in dataclasses.fields(comparison) if f.name != "policy"}
+    out["worst_queries"] = [dataclasses.asdict(q) for q in comparison.worst_queries]
+    out["effect_size_ci"] = None if comparison.effect_size_ci is None else list(comparison.effect_size_ci)
+    out["reasons"] = list(comparison.reasons)
+    out["notes"] = list(comparison.notes)
+    out["policy"] = comparison.policy.to_dict()
+    return out
+
+
+def comparison_from_dict(data: dict[str, Any]) -> Comparison:
+    """The inverse of :func:`comparison_to_dict`."""
+    from evalops.stats import Comparison, Policy, QueryChange
+
+    values = dict(data)
+    values["policy"] = Policy(**values["policy"])
+    values["worst_queries"] = tuple(QueryChange(**q) for q in values["worst_queries"])
+    values["effect_size_ci"] = None if values["effect_size_ci"] is None else tuple(values["effect_size_ci"])
+    values["reasons"] = tuple(values["reasons"])
+    values["notes"] = tuple(values["notes"])
+    return Comparison(**values)

@@ -1,0 +1,89 @@
+"""Which run this is: the identity, the day, the data window and the seed of one evaluation run.
+
+Built from an Airflow task context (:meth:`RunContext.from_airflow`) or for a CLI run
+(:meth:`RunContext.for_day`). Conventions owned here:
+
+* The **run key** is ``(dag_id, run_id)``. A re-run or retry of the same DAG run writes to the same key,
+  so its warehouse writes are upserts of the same rows.
+* The **day** is the UTC date of the logical date; an asset-triggered run has none, so its ``run_after``
+  is used instead.
+* The **window** of query logs is the run's data interval (the daily schedule runs at 00:00 UTC, so it
+  is the previous UTC day, matching the logs' date partitions). When the interval is missing or empty
+  (asset triggers, manual runs), it is the UTC day before the anchor's date.
+* The **seed** of every random draw (log sampling, randomization tests) is the day as ``YYYYMMDD``, so a
+  re-run of a day draws the same sample and a different day a different one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RunContext"]
+
+UTC = dt.timezone.utc
+
+
+def _utc(value: Any) -> dt.datetime | None:
+    """A plain ``datetime`` in UTC. Airflow hands out pendulum ``DateTime`` subclasses, which serialise
+    differently downstream (Great Expectations saw its suites "change" between two JSON dumps)."""
+    if value is None:
+        return None
+    if not isinstance(value, dt.datetime):
+        raise TypeError(f"expected a datetime, got {type(value).__name__}")
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return dt.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                       value.microsecond, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    dag_id: str
+    run_id: str
+    anchor: dt.datetime
+    window_start: dt.datetime
+    window_end: dt.datetime
+    trigger: str = "manual"
+
+    @property
+    def day(self) -> str:
+        return self.anchor.date().isoformat()
+
+    @property
+    def seed(self) -> int:
+        return int(self.anchor.strftime("%Y%m%d"))
+
+    @property
+    def label(self) -> str:
+        """A short name for logs and reports."""
+        return f"{self.dag_id}/{self.run_id}"
+
+    @classmethod
+    def for_day(cls, day: dt.date | str, *, dag_id: str = "cli", run_id: str | None = None) -> RunContext:
+        """The run the daily schedule makes at 00:00 UTC on ``day``: its log window is the day before."""
+        date = dt.date.fromisoformat(day) if isinstance(day, str) else day
+        anchor = dt.datetime.combine(date, dt.time(0), tzinfo=UTC)
+        return cls(dag_id, run_id or f"cli__{date.isoformat()}", anchor, anchor - dt.timedelta(days=1), anchor,
+                   "manual")
+
+    @classmethod
+    def from_airflow(cls, context: Mapping[str, Any]) -> RunContext:
+        """From a task's ``get_current_context()`` (only plain attribute reads; no Airflow import)."""
+        dag_run = context["dag_run"]
+        logical = _utc(context.get("logical_date") or getattr(dag_run, "logical_date", None))
+        run_after = _utc(getattr(dag_run, "run_after", None))
+        anchor = logical or run_after
+        if anchor is None:
+            raise ValueError("the DAG run has neither a logical date nor run_after")
+        start = _utc(context.get("data_interval_start"))
+        end = _utc(context.get("data_interval_end"))
+        if start is None or end is None or end <= start:
+            end = dt.datetime.combine(anchor.date(), dt.time(0), tzinfo=UTC)
+            start = end - dt.timedelta(days=1)
+        run_type = getattr(dag_run, "run_type", None)
+        run_type = str(getattr(run_type, "value", run_type) or "").lower()
+        trigger = "asset" if "asset" in run_type else "schedule" if "scheduled" in run_type else "manual"
+        dag_id = getattr(dag_run, "dag_id", None) or context["dag"].dag_id
+        return cls(str(dag_id), str(dag_run.run_id), anchor, start, end, trigger)

@@ -1,0 +1,53 @@
+"""Run the whole evaluation in this process, step by step, without Airflow (``evalops run``).
+
+The steps are the ones the DAG's tasks call, in the DAG's order; shards run one after the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from evalops.pipeline.alerts import raise_alerts
+from evalops.pipeline.comparing import compare_version
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.deciding import decide_run
+from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, validate_inputs
+from evalops.pipeline.planning import plan_run, shard_specs
+from evalops.pipeline.publishing import publish_report
+from evalops.pipeline.scoring import score_shard
+from evalops.pipeline.store import migrate_warehouse
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+
+__all__ = ["run_local"]
+
+
+def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every step of one run. Returns the version specs, the alerts and the report path.
+
+    A failed input contract raises (after storing its alert), as the DAG's task would.
+    """
+    say = progress or (lambda _msg: None)
+    say("migrating the warehouse")
+    migrate_warehouse(cfg, run)
+    say("snapshotting the knowledge base")
+    snapshot_id = snapshot_knowledge_base(cfg, run)
+    say("validating the gold set")
+    gold_version = validate_inputs(cfg, run, snapshot_id)
+    say("sampling the query logs")
+    log_sample = sample_query_logs(cfg, run, snapshot_id)
+    versions = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
+    shards = shard_specs(cfg, run, versions)
+    for spec in shards:
+        say(f"scoring {spec['label']}")
+        score_shard(cfg, run, spec)
+    for spec in versions:
+        say(f"comparing {spec['label']}")
+        compare_version(cfg, run, spec)
+    decide_run(cfg, run, versions)
+    alerts = raise_alerts(cfg, run, versions)
+    say("writing the report")
+    report = publish_report(cfg, run, versions, alerts)
+    return {"versions": versions, "alerts": alerts, "report": report}

@@ -1,0 +1,189 @@
+"""Plan a run: which versions to score on which query sets, and what each one is compared against.
+
+Rules owned here:
+
+* **Gold set.** Every deployed version is scored. A retriever's baseline is looked up under today's
+  fingerprint. When it is **stale** (the gold set, the knowledge base, the measures or a policy changed),
+  its version is re-scored in this run (even when it is no longer deployed) and the candidates are
+  compared with that fresh run; the stored baseline is never compared across fingerprints. When the
+  retriever has **no** baseline, nothing is compared and the report says to promote one.
+* **Production queries.** Sampled log queries with implicit-feedback labels are a separate query set with
+  its own fingerprint (the sample's version replaces the gold-set version). Every day's sample differs, so
+  a candidate is compared with the baseline version scored on the same sample in the same run.
+* Each (version, query set) is one warehouse run, created here as ``running`` under the run key, so a
+  re-run of the DAG run writes the same rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import TYPE_CHECKING, Any
+
+from evalops.errors import ConfigError
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.queries import gold_queries, production_queries
+from evalops.pipeline.registry import fingerprint_for, load_registry_for
+from evalops.pipeline.store import engine_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+
+__all__ = ["plan_run", "shard_specs", "shard_bounds", "GOLD", "PRODUCTION"]
+
+GOLD = "gold"
+PRODUCTION = "production"
+
+
+def plan_run(
+    cfg: Config, run: RunContext, snapshot_id: str, gold_set_version: str, log_sample: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The version specs of this run (small dicts for XCom; see the module docstring)."""
+    from evalops.warehouse import RunKey, find_baseline, record_gold_set_version, record_run
+
+    cfg.stats_policy(run.seed)  # a bad regression policy stops the run here, before anything is scored
+    engine = engine_for(cfg)
+    registry = load_registry_for(cfg)
+    deployed = registry.deployed()
+    if not deployed:
+        files = ", ".join(str(p) for p in cfg.registry_files())
+        raise ConfigError(f"{files}: no retriever version is deployed (set `deployed: true` on at least one)")
+    gold_fp = fingerprint_for(cfg, gold_set_version, snapshot_id)
+    n_gold = len(_gold_query_ids(cfg))
+
+    prod_fp = None
+    n_prod = int(log_sample.get("judged") or 0)
+    if n_prod and log_sample.get("version"):
+        prod_fp = fingerprint_for(cfg, log_sample["version"], snapshot_id, labels="implicit-feedback")
+        record_gold_set_version(
+            engine, log_sample["version"], name=f"production-sample {run.day}", n_queries=n_prod,
+            n_judgments=len(production_queries(log_sample["folder"]).qrels), source=log_sample["folder"],
+            meta={"kind": "production log sample", "window": log_sample.get("window")},
+        )
+
+    started = dt.datetime.now(dt.timezone.utc)
+
+    def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
+        key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)
+        row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running",
+                         started_at=started, n_queries=n)
+        return row.id
+
+    specs: list[dict[str, Any]] = []
+    for retriever in sorted({e.name for e in deployed}):
+        lookup = find_baseline(engine, retriever, gold_fp)
+        versions = [e.version for e in deployed if e.name == retriever]
+        baseline_version = lookup.baseline.version if lookup.baseline is not None else None
+        note, rescore_reason = _baseline_note(lookup, retriever, baseline_version)
+        if lookup.is_stale and baseline_version not in versions:
+            if _registered(registry, retriever, baseline_version):
+                versions.append(baseline_version)
+            else:
+                note += f"; version {baseline_version} is no longer in the registry, so it cannot be re-scored"
+                rescore_reason = None
+                baseline_version = None
+
+        gold_runs = {v: open_run(retriever, v, GOLD, gold_fp, n_gold) for v in versions}
+        if lookup.is_current:
+            baseline_run_id, today = lookup.baseline.run_id, False
+        elif rescore_reason is not None:
+            baseline_run_id, today = gold_runs[baseline_version], True
+        else:
+            baseline_run_id, today = None, False
+        for v in versions:
+            specs.append(_spec(
+                run, retriever, v, GOLD, gold_runs[v], gold_fp.hash, snapshot_id, gold_set_version, n_gold,
+                cfg, baseline_version, baseline_run_id, today, note,
+                rescore_reason if (v == baseline_version and rescore_reason) else None,
+                stored_baseline_run_id=lookup.baseline.run_id if lookup.baseline is not None else None,
+            ))
+
+        if prod_fp is not None:
+            prod_versions = list(versions)
+            if baseline_version and baseline_version not in prod_versions:
+                prod_versions.append(baseline_version)
+            prod_runs = {v: open_run(retriever, v, PRODUCTION, prod_fp, n_prod) for v in prod_versions}
+            base_prod = prod_runs.get(baseline_version) if baseline_version else None
+            for v in prod_versions:
+                specs.append(_spec(
+                    run, retriever, v, PRODUCTION, prod_runs[v], prod_fp.hash, snapshot_id, log_sample["version"],
+                    n_prod, cfg, baseline_version, base_prod, True,
+                    "compared with the baseline version on the same log sample", None,
+                    sample_folder=log_sample["folder"],
+                ))
+    return specs
+
+
+def _registered(registry: Any, retriever: str, version: str | None) -> bool:
+    return version is not None and any(e.name == retriever and e.version == version for e in registry)
+
+
+def _baseline_note(lookup: Any, retriever: str, baseline_version: str | None) -> tuple[str, str | None]:
+    """Words for the report, and the promotion reason when the stale baseline is re-scored."""
+    if lookup.is_current:
+        b = lookup.baseline
+        when = f"{b.promoted_at:%Y-%m-%d}"
+        return f"baseline {retriever} {b.version} (run {b.run_id}, promoted {when} by {b.promoted_by})", None
+    if lookup.is_stale:
+        why = "; ".join(lookup.explanation) or ", ".join(lookup.changed)
+        reason = f"stored baseline {retriever} {baseline_version} (run {lookup.baseline.run_id}) is stale ({why})"
+        return reason + f"; re-scored {baseline_version} in this run", reason + "; re-scored under the new fingerprint"
+    return (f"{retriever} has no baseline yet, so nothing is compared; promote a run with the promote_baseline "
+            "DAG or 'evalops promote'"), None
+
+
+def _spec(run: RunContext, retriever: str, version: str, dataset: str, run_id: int, fingerprint: str,
+          snapshot_id: str, query_set_version: str, n_queries: int, cfg: Config, baseline_version: str | None,
+          baseline_run_id: int | None, baseline_today: bool, note: str, rescore_reason: str | None,
+          sample_folder: str | None = None, stored_baseline_run_id: int | None = None) -> dict[str, Any]:
+    role = "baseline" if version == baseline_version else "candidate" if baseline_version else "deployed"
+    return {
+        "label": f"{retriever}@{version} {dataset}",
+        "retriever": retriever,
+        "version": version,
+        "dataset": dataset,
+        "role": role,
+        "run_id": run_id,
+        "fingerprint": fingerprint,
+        "snapshot_id": snapshot_id,
+        "query_set_version": query_set_version,
+        "n_queries": n_queries,
+        "n_shards": _n_shards(n_queries, cfg.shard_size),
+        "baseline_version": baseline_version,
+        "baseline_run_id": None if baseline_run_id == run_id else baseline_run_id,
+        "baseline_today": baseline_today,
+        "stored_baseline_run_id": stored_baseline_run_id,
+        "baseline_note": note,
+        "rescore_reason": rescore_reason,
+        "sample_folder": sample_folder,
+    }
+
+
+def _n_shards(n_queries: int, shard_size: int) -> int:
+    return 1 if shard_size <= 0 or n_queries <= shard_size else math.ceil(n_queries / shard_size)
+
+
+def shard_bounds(n_queries: int, n_shards: int, shard: int) -> tuple[int, int]:
+    """``[start, stop)`` of shard ``shard`` over the sorted query ids: equal sizes, the remainder spread
+    over the first shards, so every query is in exactly one shard."""
+    base, extra = divmod(n_queries, n_shards)
+    start = shard * base + min(shard, extra)
+    return start, start + base + (1 if shard < extra else 0)
+
+
+def shard_specs(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One spec per (version, query set, shard): what the mapped ``score`` task receives."""
+    out = []
+    for spec in versions:
+        for shard in range(spec["n_shards"]):
+            out.append({
+                **{k: spec[k] for k in ("retriever", "version", "dataset", "run_id", "snapshot_id", "sample_folder",
+                                        "n_queries", "n_shards")},
+                "shard": shard,
+                "label": f"{spec['label']} {shard + 1}/{spec['n_shards']}",
+            })
+    return out
+
+
+def _gold_query_ids(cfg: Config) -> list[str]:
+    return gold_queries(cfg).query_ids

@@ -1,0 +1,203 @@
+"""Publish the run report (markdown + HTML) from what the warehouse and the decisions say.
+
+After writing the report the step fails the run when a version could not be scored on the gold set:
+the report and the alert exist, and the DAG run is red, so nobody mistakes it for a clean day.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from evalops.errors import ConfigError
+from evalops.pipeline.errors import IncompleteRunError
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.deciding import load_decisions
+from evalops.pipeline.store import engine_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+    from evalops.reports import ReportData
+
+__all__ = ["IncompleteRunError", "build_report_data", "publish_report"]
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _aggregates(engine: Any, run_id: int, measures: list[str]) -> dict[str, dict[str, Any]]:
+    """The run's aggregates in the configured measure order."""
+    from evalops.warehouse import load_aggregates
+
+    found = {
+        str(r.measure): {"mean": _num(r.mean), "ci_low": _num(r.ci_low), "ci_high": _num(r.ci_high), "n": int(r.n)}
+        for r in load_aggregates(engine, run_id).itertuples(index=False)
+    }
+    return {m: found[m] for m in measures if m in found}
+
+
+def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
+    from evalops.querylog import scrub
+
+    rows = []
+    for q in comparison["worst_queries"][:limit]:
+        text = texts.get(q["query_id"])
+        rows.append({**q, "text": scrub(text).text if text else None})
+    return rows
+
+
+def build_report_data(
+    cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
+) -> ReportData:
+    from evalops.pipeline.queries import gold_queries, production_queries
+    from evalops.pipeline.registry import canonical_measures
+    from evalops.reports import ABResult, ReportData, VersionScores
+    from evalops.warehouse import get_fingerprint, get_run
+
+    engine = engine_for(cfg)
+    measures = canonical_measures(cfg)
+    rows: list[VersionScores] = []
+    stored_baselines: set[int] = set()
+    for spec in versions:
+        stored = get_run(engine, spec["run_id"])
+        rows.append(VersionScores(
+            spec["retriever"], spec["version"], spec["role"], spec["dataset"],
+            _aggregates(engine, spec["run_id"], measures),
+            status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec["run_id"]),
+        ))
+        base = spec.get("baseline_run_id")
+        if base is not None and not spec.get("baseline_today") and base not in stored_baselines:
+            stored_baselines.add(base)
+            b = get_run(engine, base)
+            rows.append(VersionScores(
+                b.key.retriever, b.key.version, f"baseline (stored run {base})", b.key.dataset,
+                _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
+                run_key=str(base),
+            ))
+
+    texts: dict[str, dict[str, str]] = {}
+    ab: list[ABResult] = []
+    notes: list[str] = []
+    for record in load_decisions(cfg, run):
+        c = record["comparison"]
+        if record["dataset"] not in texts:
+            sample = next((s.get("sample_folder") for s in versions if s["dataset"] == record["dataset"]), None)
+            texts[record["dataset"]] = (gold_queries(cfg) if record["dataset"] == "gold"
+                                        else production_queries(sample)).texts
+        ab.append(ABResult(
+            retriever=record["retriever"], baseline_version=record["baseline_version"] or "?",
+            candidate_version=record["version"], measure=c["measure"], query_set=record["dataset"], n=c["n"],
+            baseline_mean=c["baseline_mean"], candidate_mean=c["candidate_mean"], delta=c["delta"],
+            delta_ci_low=c["delta_ci_low"], delta_ci_high=c["delta_ci_high"], p_value=c["p_value"],
+            p_adjusted=c["p_adjusted"], effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"],
+            losses=c["losses"], decision=c["decision"], reasons=list(c["reasons"]),
+            worst_queries=_worst_with_text(c, texts[record["dataset"]]),
+        ))
+        notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
+                  for n in c["notes"]]
+
+    gold_specs = [s for s in versions if s["dataset"] == "gold"]
+    fp = get_fingerprint(engine, gold_specs[0]["fingerprint"]) if gold_specs else None
+    components: dict[str, Any] = fp.to_dict() if fp is not None else {}
+    prod = next((s for s in versions if s["dataset"] == "production"), None)
+    if prod is not None:
+        components["production_sample_version"] = prod["query_set_version"]
+        components["production_fingerprint"] = prod["fingerprint"]
+    policies = {
+        **{f"regression.{k}": v for k, v in dataclasses.asdict(cfg.regression).items()},
+        "failure_budget": cfg.failure_budget,
+        "shard_size": cfg.shard_size or "one shard per version",
+        "aggregate CI": "95% Student-t interval of the mean",
+    }
+    return ReportData(
+        run_key=run.label,
+        day=run.day,
+        generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        fingerprint=fp.hash if fp is not None else "-",
+        fingerprint_components=components,
+        policies=policies,
+        versions=rows,
+        ab_results=ab,
+        changes=_changes(cfg, engine, versions)
+        + sorted({s["baseline_note"] for s in gold_specs if s["baseline_version"] is None}),
+        stale_baselines=sorted({s["rescore_reason"] for s in versions if s.get("rescore_reason")}),
+        alerts=list(alerts),
+        notes=notes,
+    )
+
+
+def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[str]:
+    """What differs from each retriever's stored baseline run: the knowledge base (documents added,
+    removed, changed), the gold set, and the candidate versions' registry parameters."""
+    from evalops.knowledge import KnowledgeBaseSnapshot
+    from evalops.pipeline.registry import load_registry_for
+    from evalops.pipeline.workdir import manifest_file
+    from evalops.warehouse import get_run
+
+    out: list[str] = []
+    registry = load_registry_for(cfg)
+    seen: set[tuple[str, ...]] = set()
+    for spec in versions:
+        # the stored baseline (current or stale), not today's re-score of it
+        if spec["dataset"] != "gold" or spec.get("stored_baseline_run_id") is None:
+            continue
+        base = get_run(engine, spec["stored_baseline_run_id"])
+        key = (spec["retriever"], str(base.id))
+        if key not in seen:
+            seen.add(key)
+            bfp = base.fingerprint
+            if bfp.kb_snapshot_id != spec["snapshot_id"]:
+                old, new = manifest_file(cfg, bfp.kb_snapshot_id), manifest_file(cfg, spec["snapshot_id"])
+                if old.exists() and new.exists():
+                    diff = KnowledgeBaseSnapshot.from_manifest(old).diff(KnowledgeBaseSnapshot.from_manifest(new))
+                    out.append(f"knowledge base {diff.summary()}")
+                else:
+                    out.append(f"knowledge base snapshot {bfp.kb_snapshot_id} → {spec['snapshot_id']}")
+            if bfp.gold_set_version != spec["query_set_version"]:
+                out.append(f"gold set version {bfp.gold_set_version} → {spec['query_set_version']}")
+        if spec["role"] == "candidate" and spec["baseline_version"]:
+            try:
+                cand = registry.get(spec["retriever"], spec["version"]).to_record()["params"]
+                prev = registry.get(spec["retriever"], spec["baseline_version"]).to_record()["params"]
+            except ConfigError:  # an entry left the registry; the version names still say what changed
+                cand = prev = None
+            what = f"{spec['retriever']} {spec['baseline_version']} → {spec['version']}"
+            if cand is not None and cand != prev:
+                keys = sorted(k for k in set(cand) | set(prev) if cand.get(k) != prev.get(k))
+                what += ": " + ", ".join(f"{k} {_show(prev.get(k))} → {_show(cand.get(k))}" for k in keys)
+            out.append(what)
+    return out
+
+
+def _show(value: Any) -> str:
+    return "(unset)" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def publish_report(
+    cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]] | None = None
+) -> str:
+    """Write the report; returns the HTML path. Raises :class:`IncompleteRunError` afterwards when a gold
+    version failed to score."""
+    from evalops.reports import write_report
+
+    paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
+    failed = [s["label"] for s in versions if s["dataset"] == "gold" and _status(cfg, s["run_id"]) == "failed"]
+    if failed:
+        raise IncompleteRunError(
+            f"{', '.join(failed)} could not be scored (see the alert and {paths.html}); the other versions' "
+            "results are stored"
+        )
+    return str(paths.html)
+
+
+def _status(cfg: Config, run_id: int) -> str:
+    from evalops.warehouse import get_run
+
+    return get_run(engine_for(cfg), run_id).status

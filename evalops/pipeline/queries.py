@@ -1,0 +1,60 @@
+"""The query sets a run scores: the gold set, and the day's production sample with its weak labels.
+
+Only judged queries are scored (a query without any judgment cannot be evaluated). Query ids are sorted
+as strings; shards are contiguous slices of that order (``planning.shard_bounds``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+    from evalops.data import Qrels
+
+__all__ = ["QuerySet", "gold_queries", "production_queries", "query_set_for"]
+
+
+@dataclass(frozen=True, eq=False)
+class QuerySet:
+    query_ids: list[str]
+    texts: dict[str, str]
+    qrels: Qrels
+    source: str
+
+    def slice(self, start: int, stop: int) -> QuerySet:
+        ids = self.query_ids[start:stop]
+        return QuerySet(ids, {q: self.texts[q] for q in ids}, self.qrels.restrict(ids), self.source)
+
+
+def _judged(texts: dict[str, str], qrels: Qrels, source: str) -> QuerySet:
+    judged = set(qrels.query_ids.tolist())
+    ids = sorted(q for q in texts if q in judged)
+    return QuerySet(ids, {q: texts[q] for q in ids}, qrels.restrict(ids), source)
+
+
+def gold_queries(cfg: Config) -> QuerySet:
+    from evalops.goldset import load_gold_set
+
+    gold = load_gold_set(cfg.gold_set)
+    texts = dict(zip(gold.queries["query_id"].tolist(), gold.queries["text"].tolist()))
+    return _judged(texts, gold.qrels, str(cfg.gold_set))
+
+
+def production_queries(folder: str | Path) -> QuerySet:
+    """The sample written by ``sample_query_logs``: ``queries.jsonl`` (scrubbed) and ``weak_qrels.tsv``."""
+    from evalops.formats import read_beir_qrels, read_beir_queries
+
+    folder = Path(folder)
+    texts = read_beir_queries(folder / "queries.jsonl")
+    return _judged(texts, read_beir_qrels(folder / "weak_qrels.tsv"), str(folder))
+
+
+def query_set_for(cfg: Config, dataset: str, sample_folder: str | None) -> QuerySet:
+    if dataset == "gold":
+        return gold_queries(cfg)
+    if not sample_folder:
+        raise ValueError("a production query set needs the sample folder")
+    return production_queries(sample_folder)

@@ -1,0 +1,59 @@
+"""The registry and the evaluation conditions as this configuration defines them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+    from evalops.fingerprint import EvalFingerprint
+    from evalops.retrievers import Registry
+
+__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "alerting_measures", "metric_policy",
+           "fingerprint_for"]
+
+
+def load_registry_for(cfg: Config) -> Registry:
+    from evalops.retrievers import load_registry
+
+    return load_registry(*cfg.registry_files())
+
+
+def known_log_versions(cfg: Config) -> tuple[str, ...]:
+    """Every registered version, as ``version`` and as ``name@version`` (logs may use either spelling), and
+    the labels listed in ``Config.log_versions``."""
+    names: set[str] = set(cfg.log_versions)
+    for entry in load_registry_for(cfg):
+        names.update((entry.version, entry.key))
+    return tuple(sorted(names))
+
+
+def canonical_measures(cfg: Config) -> list[str]:
+    """The configured measures as canonical strings (``MRR@10`` becomes ``RR@10``), in config order."""
+    from evalops.metrics import parse_measures
+
+    return [str(m) for m in parse_measures(list(cfg.measures))]
+
+
+def alerting_measures(cfg: Config) -> list[str]:
+    """The canonical measures whose regression raises an alert (``alert_measures``, default the first)."""
+    from evalops.metrics import parse_measures
+
+    chosen = list(cfg.alert_measures) or [cfg.measures[0]]
+    return [str(m) for m in parse_measures(chosen)]
+
+
+def metric_policy():
+    """The metric conformance policy every run uses (the ``evalops.metrics`` defaults, stated explicitly)."""
+    from evalops.metrics import Policy
+
+    return Policy()
+
+
+def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels: str = "gold") -> EvalFingerprint:
+    """The eval fingerprint: gold-set (or log-sample) version, snapshot, measures, and every policy that
+    changes a per-query number (metric conformance, retrieval depth k, the kind of labels)."""
+    from evalops.fingerprint import EvalFingerprint
+
+    policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels}
+    return EvalFingerprint.of(gold_set_version, snapshot_id, canonical_measures(cfg), policies)

@@ -1,0 +1,96 @@
+"""Score one shard of one version: retrieve, evaluate per query, write the shard's file.
+
+The failure policy is applied to the whole version, not per shard, so sharding never changes the result:
+
+* a shard retrieves with no failure budget of its own and records every failed query (excluded from its
+  scores, never scored as 0);
+* ``comparing.collect_version`` then applies ``Config.failure_budget`` to the version's total.
+
+A retriever that cannot be built or called at all (a missing credential, a service down for every query)
+makes the shard's ``error``; the version then fails. Only unexpected exceptions escape, so Airflow retries
+the task for those.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from evalops.errors import EvalopsError
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.planning import shard_bounds
+from evalops.pipeline.queries import QuerySet, query_set_for
+from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
+from evalops.pipeline.workdir import shard_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalops.config import Config
+
+__all__ = ["score_shard", "score_queries"]
+
+log = logging.getLogger(__name__)
+
+
+def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Retrieve and evaluate ``queries`` with the version in ``spec``.
+
+    Returns the long score frame (``query_id, measure, value``) and the outcome: the queries asked, the
+    failed ones with their reasons, an ``error`` when the retriever could not run at all, and timings.
+    """
+    import pandas as pd
+
+    from evalops.metrics import evaluate
+    from evalops.pipeline.inputs import current_snapshot
+    from evalops.retrievers import build_retriever, retrieve_run
+
+    empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
+                          "value": pd.Series([], dtype=float)})
+    outcome: dict[str, Any] = {"query_ids": queries.query_ids, "failed": {}, "error": None, "timings": {}}
+    if not queries.query_ids:
+        return empty, outcome
+    snapshot = current_snapshot(cfg, spec["snapshot_id"])
+    try:
+        registry = load_registry_for(cfg)
+        entry = registry.get(spec["retriever"], spec["version"])
+        retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
+        result = retrieve_run(retriever, queries.texts, k=cfg.k, name=f"{spec['retriever']}@{spec['version']}",
+                              failure_budget=1.0)
+    except EvalopsError as exc:
+        outcome["error"] = f"{type(exc).__name__}: {exc}"
+        outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
+        return empty, outcome
+    outcome["failed"] = dict(result.failed)
+    outcome["timings"] = result.timings()
+    if len(result.failed) == len(queries.query_ids):
+        return empty, outcome
+    evaluation = evaluate(result.exclude_failed(queries.qrels), result.run, canonical_measures(cfg), metric_policy())
+    return evaluation.to_frame(), outcome
+
+
+def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str, Any]:
+    """Score shard ``spec["shard"]`` of ``spec["n_shards"]`` and write ``shard-NNNNN.parquet`` + ``.json``.
+
+    Returns ``{"run_id", "shard", "queries", "failed", "error"}`` (counts and a flag, never data).
+    """
+    started = time.perf_counter()
+    queries = query_set_for(cfg, spec["dataset"], spec.get("sample_folder"))
+    if len(queries.query_ids) != spec["n_queries"]:
+        raise EvalopsError(
+            f"{queries.source}: {len(queries.query_ids)} judged queries now, {spec['n_queries']} when the run was "
+            "planned; the query set changed during the run"
+        )
+    start, stop = shard_bounds(spec["n_queries"], spec["n_shards"], spec["shard"])
+    frame, outcome = score_queries(cfg, spec, queries.slice(start, stop))
+    outcome.update(shard=spec["shard"], n_shards=spec["n_shards"], seconds=time.perf_counter() - started)
+    path = shard_file(cfg, run, spec["run_id"], spec["shard"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(path, index=False)
+    path.with_suffix(".json").write_text(json.dumps(outcome, default=str))
+    log.info("%s: %d queries, %d failed%s", spec["label"], len(outcome["query_ids"]), len(outcome["failed"]),
+             f", error: {outcome['error']}" if outcome["error"] else "")
+    return {"run_id": spec["run_id"], "shard": spec["shard"], "queries": len(outcome["query_ids"]),
+            "failed": len(outcome["failed"]), "error": bool(outcome["error"])}

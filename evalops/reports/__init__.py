@@ -1,0 +1,19 @@
+"""Run reports: markdown and self-contained HTML (charts inlined as base64 PNG), one directory per run.
+
+matplotlib is imported only when a chart is drawn.
+"""
+
+from evalops.reports.model import ABResult, ReportData, VersionScores
+from evalops.reports.render import render_html, render_markdown
+from evalops.reports.write import ReportPaths, report_dir_for, write_report
+
+__all__ = [
+    "ABResult",
+    "ReportData",
+    "ReportPaths",
+    "VersionScores",
+    "render_html",
+    "render_markdown",
+    "report_dir_for",
+    "write_report",
+]

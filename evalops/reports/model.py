@@ -1,0 +1,85 @@
+"""What a run report contains, as plain data. The pipeline fills it from the warehouse; renderers only read.
+
+Query text in ``worst_queries`` may come from production logs: it is untrusted, and every renderer escapes
+it (HTML entities in HTML; HTML entities and table pipes in markdown, which many viewers render as HTML).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["VersionScores", "ABResult", "ReportData"]
+
+
+@dataclass(frozen=True)
+class VersionScores:
+    """The aggregates of one version on one query set (``gold`` or ``production``).
+
+    ``aggregates`` maps a measure to ``{"mean", "ci_low", "ci_high", "n"}``. ``status`` is the scoring
+    status (``complete``, ``partial``, ``failed``); ``n_failed`` queries were excluded, never scored as 0.
+    """
+
+    retriever: str
+    version: str
+    role: str
+    query_set: str
+    aggregates: dict[str, dict[str, Any]]
+    status: str = "complete"
+    n_queries: int | None = None
+    n_failed: int = 0
+    run_key: str | None = None
+
+
+@dataclass(frozen=True)
+class ABResult:
+    """One paired comparison, candidate against baseline, on one measure and query set.
+
+    ``worst_queries`` rows are dicts with ``query_id``, ``baseline``, ``candidate``, ``delta`` and ``text``.
+    """
+
+    retriever: str
+    baseline_version: str
+    candidate_version: str
+    measure: str
+    query_set: str
+    n: int
+    baseline_mean: float
+    candidate_mean: float
+    delta: float
+    delta_ci_low: float | None
+    delta_ci_high: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    effect_size_dz: float | None
+    wins: int
+    ties: int
+    losses: int
+    decision: str
+    reasons: list[str] = field(default_factory=list)
+    worst_queries: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one run report shows.
+
+    ``fingerprint_components`` names what the fingerprint hashes (gold-set version, knowledge-base
+    snapshot, measures, cutoffs, policies); ``policies`` holds every policy in force (metric policies and
+    the regression policy). ``changes`` lists, in words, what changed since the stored baseline;
+    ``stale_baselines`` says which baselines were re-scored in this run and why.
+    """
+
+    run_key: str
+    day: str
+    generated_at: str
+    fingerprint: str
+    fingerprint_components: dict[str, Any]
+    policies: dict[str, Any]
+    versions: list[VersionScores]
+    ab_results: list[ABResult]
+    changes: list[str] = field(default_factory=list)
+    stale_baselines: list[str] = field(default_factory=list)
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    title: str = "evalops run report"

@@ -1,0 +1,194 @@
+"""The report's content as format-neutral sections of text and tables; the renderers only escape and lay out.
+
+Keeping content here means the markdown and the HTML report can never disagree about what they say.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalops.reports.model import ABResult, ReportData, VersionScores
+
+__all__ = ["Section", "Table", "report_sections", "fmt_num", "fmt_p"]
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Section:
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    bullets: list[str] = field(default_factory=list)
+    tables: list[tuple[str, Table]] = field(default_factory=list)  # (caption, table)
+    charts: list[str] = field(default_factory=list)  # names of charts rendered here
+
+
+def fmt_num(value: Any, digits: int = 4, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
+
+
+def fmt_p(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    v = float(value)
+    return f"{v:.3g}" if v >= 1e-3 else f"{v:.1e}"
+
+
+def _ci(lo: Any, hi: Any, signed: bool = False) -> str:
+    if lo is None or hi is None:
+        return ""
+    return f" [{fmt_num(lo, signed=signed)}, {fmt_num(hi, signed=signed)}]"
+
+
+def _measures(versions: list[VersionScores]) -> list[str]:
+    seen: dict[str, None] = {}
+    for v in versions:
+        for m in v.aggregates:
+            seen.setdefault(m, None)
+    return list(seen)
+
+
+def _version_table(versions: list[VersionScores]) -> Table:
+    measures = _measures(versions)
+    rows = []
+    for v in versions:
+        n = "–" if v.n_queries is None else str(v.n_queries)
+        if v.n_failed:
+            n += f" ({v.n_failed} failed, excluded)"
+        cells = [v.retriever, v.version, v.role, v.status, n]
+        for m in measures:
+            agg = v.aggregates.get(m)
+            cells.append("–" if not agg else fmt_num(agg.get("mean")) + _ci(agg.get("ci_low"), agg.get("ci_high")))
+        rows.append(cells)
+    return Table(["retriever", "version", "role", "status", "queries"] + [f"{m} (95% CI)" for m in measures], rows)
+
+
+def _ab_table(results: list[ABResult]) -> Table:
+    rows = [
+        [
+            r.retriever,
+            f"{r.baseline_version} → {r.candidate_version}",
+            r.measure,
+            str(r.n),
+            fmt_num(r.baseline_mean),
+            fmt_num(r.candidate_mean),
+            fmt_num(r.delta, signed=True) + _ci(r.delta_ci_low, r.delta_ci_high, signed=True),
+            fmt_p(r.p_value),
+            fmt_p(r.p_adjusted),
+            fmt_num(r.effect_size_dz, 2, signed=True),
+            f"{r.wins}/{r.ties}/{r.losses}",
+            r.decision.upper() if r.decision == "regression" else r.decision,
+        ]
+        for r in results
+    ]
+    header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta (95% CI)",
+              "p", "adjusted p", "d_z", "W/T/L", "decision"]
+    return Table(header, rows)
+
+
+def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]]:
+    """Worst queries for each candidate's first measure (the primary one) on each query set, and for every
+    other gold-set regression."""
+    shown: list[tuple[str, Table]] = []
+    firsts: set[tuple[str, str, str]] = set()
+    for r in results:
+        key = (r.retriever, r.candidate_version, r.query_set)
+        primary = key not in firsts
+        firsts.add(key)
+        if not r.worst_queries or not (primary or (r.decision == "regression" and r.query_set == "gold")):
+            continue
+        rows = [
+            [str(w.get("query_id")), fmt_num(w.get("baseline")), fmt_num(w.get("candidate")),
+             fmt_num(w.get("delta"), signed=True), str(w.get("text") or "")]
+            for w in r.worst_queries[:limit]
+        ]
+        caption = (
+            f"{r.retriever} {r.candidate_version} vs {r.baseline_version} on {r.measure}, {r.query_set} queries "
+            f"({r.decision})"
+        )
+        shown.append((caption, Table(["query", "baseline", "candidate", "delta", "text"], rows)))
+    return shown
+
+
+def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
+    sections: list[Section] = []
+    summary = Section("Summary")
+    summary.paragraphs.append(
+        f"Run `{data.run_key}` for {data.day}, generated {data.generated_at}. Fingerprint `{data.fingerprint}`."
+    )
+    if data.alerts:
+        summary.bullets += [
+            f"ALERT ({a.get('kind')}): {a.get('title')}"
+            + ("" if a.get("delivered", True) else " — stored, not delivered")
+            for a in data.alerts
+        ]
+    else:
+        summary.bullets.append("No alerts.")
+    sections.append(summary)
+
+    changed = Section("What changed since the baseline")
+    changed.bullets += data.stale_baselines + data.changes
+    if not changed.bullets:
+        changed.bullets.append("Nothing: same fingerprint, same versions as the stored baselines.")
+    sections.append(changed)
+
+    fp = Section("Fingerprint and policies")
+    components = [[k, _plain(v)] for k, v in data.fingerprint_components.items()]
+    fp.tables.append(("Fingerprint components", Table(["component", "value"], components)))
+    fp.tables.append(("Policies", Table(["policy", "value"], [[k, _plain(v)] for k, v in data.policies.items()])))
+    sections.append(fp)
+
+    gold = [v for v in data.versions if v.query_set == "gold"]
+    prod = [v for v in data.versions if v.query_set != "gold"]
+    measures = Section("Measures per version (gold set)")
+    if gold:
+        measures.tables.append(("", _version_table(gold)))
+        measures.charts.append("means")
+    else:
+        measures.paragraphs.append("No version was scored on the gold set.")
+    sections.append(measures)
+
+    if prod:
+        production = Section("Production queries (implicit-feedback labels)")
+        production.paragraphs.append(
+            "Sampled production queries judged by clicks and citations (weak labels). Kept apart from the "
+            "gold set: these numbers are not comparable with the table above."
+        )
+        production.tables.append(("", _version_table(prod)))
+        sections.append(production)
+
+    ab = Section("A/B results against the baseline")
+    gold_ab = [r for r in data.ab_results if r.query_set == "gold"]
+    prod_ab = [r for r in data.ab_results if r.query_set != "gold"]
+    if gold_ab:
+        ab.tables.append(("Gold set", _ab_table(gold_ab)))
+        ab.charts.append("deltas")
+    if prod_ab:
+        ab.tables.append(("Production queries (implicit-feedback labels)", _ab_table(prod_ab)))
+    if not data.ab_results:
+        ab.paragraphs.append("No candidate was compared (every deployed version is its retriever's baseline).")
+    sections.append(ab)
+
+    worst = _worst_tables(data.ab_results, worst_limit)
+    if worst:
+        sections.append(Section("Worst queries", tables=worst))
+
+    if data.notes:
+        sections.append(Section("Notes", bullets=list(data.notes)))
+    return sections
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)

@@ -1,0 +1,57 @@
+"""Write one run's report (markdown, HTML and chart PNGs) into its own directory."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalops.reports.charts import delta_chart_png, means_chart_png
+from evalops.reports.model import ReportData
+from evalops.reports.render import render_html, render_markdown
+
+__all__ = ["ReportPaths", "write_report", "report_dir_for"]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    directory: Path
+    markdown: Path
+    html: Path
+
+
+def report_dir_for(root: str | os.PathLike[str], run_key: str) -> Path:
+    """``root/<run key made filesystem-safe>``: one directory per run, overwritten by a re-run of it."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", run_key).strip("._") or "run"
+    return Path(root) / safe
+
+
+def write_report(data: ReportData, root: str | os.PathLike[str]) -> ReportPaths:
+    """Render and write ``report.md``, ``report.html`` and the chart PNGs. Writes are atomic per file
+    (temp file + rename), so a reader never sees half a report."""
+    directory = report_dir_for(root, data.run_key)
+    directory.mkdir(parents=True, exist_ok=True)
+    charts = {
+        name: png
+        for name, png in (
+            ("means", means_chart_png(data.versions)),
+            ("deltas", delta_chart_png([r for r in data.ab_results if r.query_set == "gold"])),
+        )
+        if png
+    }
+    chart_files = {}
+    for name, png in charts.items():
+        _atomic_write(directory / f"{name}.png", png)
+        chart_files[name] = f"{name}.png"
+    md = directory / "report.md"
+    page = directory / "report.html"
+    _atomic_write(md, render_markdown(data, chart_files).encode("utf-8"))
+    _atomic_write(page, render_html(data, charts).encode("utf-8"))
+    return ReportPaths(directory, md, page)
+
+
+def _atomic_write(path: Path, content: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(content)
+    os.replace(tmp, path)

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from evalops.alerting import AlertKind, dedup_key, regression_alerts, retriever_alert, validation_alert
+
+POLICY = {"alpha": 0.05, "min_effect_dz": 0.2, "min_delta": 0.01, "correction": "holm"}
+TEXT = {"q7": "refund for order ORDER-2024, mail me at jane.doe@example.com", "q9": "support hours"}
+
+
+def scrub(text: str) -> str:
+    return text.replace("jane.doe@example.com", "[EMAIL]")
+
+
+def test_only_regression_decisions_raise_alerts(context, comparison_factory):
+    comparisons = {
+        "nDCG@10": comparison_factory("regression"),
+        "P@5": comparison_factory("inconclusive"),
+        "R@100": comparison_factory("no_change"),
+        "RR@10": comparison_factory("improvement"),
+    }
+    alerts = regression_alerts(comparisons, context, policy=POLICY, query_text=TEXT, scrub=scrub)
+    assert [a.measure for a in alerts] == ["nDCG@10"]
+    assert alerts[0].kind == AlertKind.REGRESSION
+
+
+def test_message_carries_everything_an_on_call_engineer_needs(context, comparison_factory):
+    (alert,) = regression_alerts(
+        {"nDCG@10": comparison_factory()}, context, policy=POLICY, query_text=TEXT, scrub=scrub
+    )
+    m = alert.message
+    for expected in (
+        "handbook-search",
+        "v3-degraded",
+        "baseline version: v1",
+        "nDCG@10: 0.6125 -> 0.4875",
+        "delta -0.1250 (95% CI -0.1700 .. -0.0800)",
+        "p = 1.2e-04",
+        "adjusted p = 4.8e-04",
+        "d_z = -0.71",
+        "n = 64",
+        "wins/ties/losses = 3/20/41",
+        "q7: 1.0000 -> 0.0000",
+        "ORDER-2024",
+        "fingerprint: fp0123456789abcdef",
+        "report: /tmp/reports/run-2/report.html",
+        "alpha=0.05",
+    ):
+        assert expected in m, expected
+    assert "jane.doe@example.com" not in m and "[EMAIL]" in m
+    assert alert.details["worst_queries"][0]["delta"] == pytest.approx(-1.0)
+    assert alert.details["policy"] == POLICY
+
+
+def test_comparison_may_be_an_object(context, comparison_factory):
+    record = SimpleNamespace(**comparison_factory())
+    (alert,) = regression_alerts({"nDCG@10": record}, context, policy=POLICY, query_text={}, scrub=scrub)
+    assert alert.details["n"] == 64
+
+
+def test_worst_queries_as_tuples(context, comparison_factory):
+    record = comparison_factory(worst_queries=[("q9", 0.8, 0.1)])
+    (alert,) = regression_alerts({"m": record}, context, policy=POLICY, query_text=TEXT, scrub=scrub)
+    assert alert.details["worst_queries"][0]["text"] == "support hours"
+
+
+def test_dedup_key_is_per_version_measure_fingerprint_and_day(context, comparison_factory):
+    def key(**changes):
+        ctx = context.__class__(**{**context.__dict__, **changes})
+        (a,) = regression_alerts({"nDCG@10": comparison_factory()}, ctx, policy=POLICY, query_text={}, scrub=scrub)
+        return a.dedup_key
+
+    base = key()
+    assert key() == base
+    assert key(report_location="/elsewhere") == base  # where the report is does not make a new alert
+    assert key(version="v4") != base
+    assert key(fingerprint="other") != base
+    assert key(day="2024-06-03") != base
+    other_measure = regression_alerts(
+        {"P@5": comparison_factory()}, context, policy=POLICY, query_text={}, scrub=scrub
+    )[0].dedup_key
+    assert other_measure != base
+
+
+def test_dedup_key_format():
+    assert dedup_key("regression", "r", "v2", "nDCG@10", "fp", "2024-06-02") == "regression|r|v2|nDCG@10|fp|2024-06-02"
+    assert dedup_key("k", "r", None, None, None, "d") == "k|r|-|-|-|d"
+
+
+def test_validation_alert():
+    a = validation_alert(stage="gold_set", summary="expect unique query ids: 2 rows failed", day="2024-06-02",
+                         source="include/goldset")
+    assert a.kind == "validation_failed:gold_set" and a.retriever == "*"
+    logs = validation_alert(stage="query_logs", summary="bad", day="2024-06-02")
+    assert logs.dedup_key != a.dedup_key  # two contracts failing on one day are two alerts
+    assert "no metric rows were written" in a.message
+    assert "2 rows failed" in a.message
+    same = validation_alert(stage="gold_set", summary="different wording", day="2024-06-02", source="include/goldset")
+    assert same.dedup_key == a.dedup_key
+
+
+def test_retriever_alerts_failed_and_partial():
+    failed = retriever_alert(retriever="r", version="v", fingerprint="f", day="d", error="connection refused")
+    partial = retriever_alert(retriever="r", version="v", fingerprint="f", day="d",
+                              failed_query_ids=["q2", "q1"], n_queries=60)
+    assert failed.kind == AlertKind.RETRIEVER_FAILED and "connection refused" in failed.message
+    assert partial.kind == AlertKind.RETRIEVER_PARTIAL
+    assert "2 of 60 queries failed" in partial.title
+    assert "q1, q2" in partial.message
+    assert failed.dedup_key != partial.dedup_key
+
+
+def test_alert_identity_matches_the_warehouse_key(context, comparison_factory):
+    import datetime as dt
+
+    from evalops.warehouse import alert_dedup_key
+
+    (regression,) = regression_alerts({"nDCG@10": comparison_factory()}, context, policy=POLICY, query_text={},
+                                      scrub=scrub)
+    stage = validation_alert(stage="gold_set", summary="x", day="2024-06-02")
+    for alert in (regression, stage):
+        assert alert.dedup_key == alert_dedup_key(alert.kind, alert.retriever, alert.version, alert.measure,
+                                                  alert.fingerprint, dt.date.fromisoformat(alert.day))

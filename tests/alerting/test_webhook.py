@@ -1,0 +1,92 @@
+"""Webhook delivery against a real HTTP server on 127.0.0.1, including the server being down."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from evalops.alerting import (
+    LogNotifier,
+    NotificationError,
+    WebhookNotifier,
+    deliver_alerts,
+    resolve_webhook_url,
+    validation_alert,
+)
+from tests.alerting.hook_server import SECRET_PATH, dead_url, hook_server, url_of
+
+@pytest.fixture
+def server():
+    with hook_server() as running:
+        yield running
+
+
+@pytest.fixture
+def alert():
+    return validation_alert(stage="query_logs", summary="12% malformed rows (max 5%)", day="2024-06-02",
+                            source="include/logs")
+
+
+def test_delivers_slack_payload(server, alert, store):
+    outcomes = deliver_alerts([alert], store, [WebhookNotifier(url_of(server))])
+    assert outcomes[0].delivered and not outcomes[0].errors
+    path, content_type, payload = server.received[0]
+    assert path == SECRET_PATH
+    assert content_type == "application/json"
+    assert payload == {"text": alert.message}
+    assert store.rows[alert.dedup_key]["delivered"] is True
+
+
+def test_server_down_keeps_alert_stored_and_undelivered(alert, store, caplog):
+    url = dead_url()
+    caplog.set_level(logging.DEBUG)
+    outcomes = deliver_alerts([alert], store, [LogNotifier(), WebhookNotifier(url, timeout=2)])
+    assert outcomes[0].delivered is False
+    row = store.rows[alert.dedup_key]
+    assert row["alert"] == alert and row["delivered"] is False
+    assert row["error"].startswith("webhook: webhook unreachable")
+    assert "s3cr3t" not in row["error"]
+    assert "s3cr3t" not in caplog.text
+    assert "query_logs" in caplog.text  # the log notifier still wrote it
+
+
+def test_http_error_status_is_undelivered_and_retried_next_time(server, alert, store):
+    server.status = 500
+    first = deliver_alerts([alert], store, [WebhookNotifier(url_of(server))])
+    assert first[0].delivered is False and "HTTP 500" in first[0].errors[0]
+    server.status = 200
+    second = deliver_alerts([alert], store, [WebhookNotifier(url_of(server))])
+    assert second[0].delivered is True and second[0].created is False
+    assert len(store.rows) == 1
+    assert len(server.received) == 2
+    third = deliver_alerts([alert], store, [WebhookNotifier(url_of(server))])
+    assert third[0].skipped and len(server.received) == 2  # delivered once: not sent again
+
+
+def test_timeout_is_undelivered(server, alert, store):
+    server.delay = 1.5
+    outcomes = deliver_alerts([alert], store, [WebhookNotifier(url_of(server), timeout=0.3)])
+    assert outcomes[0].delivered is False
+    assert "timed out" in outcomes[0].errors[0]
+
+
+def test_url_never_logged_on_success(server, alert, store, caplog):
+    caplog.set_level(logging.DEBUG)
+    notifier = WebhookNotifier(url_of(server))
+    deliver_alerts([alert], store, [notifier])
+    assert server.received
+    assert "s3cr3t" not in caplog.text
+    assert "s3cr3t" not in repr(notifier)
+
+
+def test_rejects_non_http_url():
+    with pytest.raises(NotificationError, match="http"):
+        WebhookNotifier("ftp://example.invalid/x")
+
+
+def test_url_resolved_from_environment(monkeypatch):
+    monkeypatch.setenv("EVALOPS_WEBHOOK_URL", "https://hooks.example.test/x")
+    assert resolve_webhook_url() == "https://hooks.example.test/x"
+    monkeypatch.delenv("EVALOPS_WEBHOOK_URL")
+    assert resolve_webhook_url(conn_id=None) is None

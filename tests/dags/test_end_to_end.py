@@ -1,0 +1,135 @@
+"""The evaluation DAG end to end, in-process on SQLite: two days, a re-run, then a knowledge-base change.
+
+One scenario (one child process, five ``dag.test()`` runs) backs every test in this module:
+
+1. day 1 (2024-05-31): the shipped registry (handbook-search 1.0 deployed);
+2. promote_baseline for 1.0 (run "latest");
+3. day 2 (2024-06-01): the candidates deployed too (2.0-hybrid, and 2.0-truncated with a planted
+   regression: half the index);
+4. day 2 again: must not change a single row count;
+5. day 3 (2024-06-02): one knowledge-base document edited, so the stored baseline is stale.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from tests.dags.conftest import DAGS, INCLUDE, make_home
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+DAY1, DAY2, DAY3 = (dt.datetime(2024, 5, 31 + i, tzinfo=dt.timezone.utc) if i == 0 else
+                    dt.datetime(2024, 6, i, tzinfo=dt.timezone.utc) for i in range(3))
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    from evalops.config import load_config
+    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.pipeline.demo import plan_demo
+
+    root = tmp_path_factory.mktemp("e2e")
+    env = make_home(root)
+    kb = root / "kb_changed"
+    kb.mkdir()
+    lines = (INCLUDE / "knowledge_base" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    doc = json.loads(lines[0])
+    doc["text"] += " Updated: this policy was revised."
+    (kb / "corpus.jsonl").write_text("\n".join([json.dumps(doc, ensure_ascii=False)] + lines[1:]) + "\n",
+                                     encoding="utf-8")
+
+    cfg = load_config(root, environ=env)
+    plan = plan_demo(cfg, DAY1, DAY2, dags=DAGS)
+    day2 = plan.steps[-1]
+    steps = plan.steps + [
+        day2,
+        {"dag_id": "retrieval_eval", "logical_date": DAY3.isoformat(),
+         "env": {**day2["env"], "EVALOPS_KNOWLEDGE_BASE": str(kb)}},
+    ]
+    results = run_steps_in_subprocess(DAGS, steps, workdir=root / "airflow", log_path=root / "airflow.log",
+                                      env=env, inherit_evalops_env=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("EVALOPS_WAREHOUSE_URL", raising=False)  # the warehouse is the scenario's SQLite file
+        yield {"cfg": load_config(root, environ=env), "results": results, "plan": plan, "root": root}
+
+
+def _engine(scenario):
+    from evalops.pipeline.store import engine_for
+
+    return engine_for(scenario["cfg"])
+
+
+def _run(scenario, day: dt.datetime, version: str, dataset: str = "gold"):
+    from evalops.warehouse import RunKey, find_run
+
+    run_id = next(r["run_id"] for r in scenario["results"]
+                  if r["dag_id"] == "retrieval_eval" and r["logical_date"] == day.isoformat())
+    return find_run(_engine(scenario), RunKey("retrieval_eval", run_id, "handbook-search", version, dataset))
+
+
+def _decisions(scenario, day: dt.datetime, version: str) -> dict[str, str]:
+    from evalops.warehouse import load_ab_tests
+
+    frame = load_ab_tests(_engine(scenario), candidate_run_id=_run(scenario, day, version).id)
+    return dict(zip(frame["measure"], frame["decision"]))
+
+
+def test_every_dag_run_succeeds(scenario):
+    assert [(r["dag_id"], r["state"]) for r in scenario["results"]] == [
+        ("retrieval_eval", "success"), ("promote_baseline", "success"), ("retrieval_eval", "success"),
+        ("retrieval_eval", "success"), ("retrieval_eval", "success"),
+    ]
+
+
+def test_regressed_candidate_is_flagged_and_the_better_one_is_not(scenario):
+    truncated = _decisions(scenario, DAY2, "2.0-truncated")
+    hybrid = _decisions(scenario, DAY2, "2.0-hybrid")
+    assert truncated["nDCG@10"] == "regression"
+    assert "regression" not in hybrid.values()
+    assert _decisions(scenario, DAY2, "1.0")["nDCG@10"] == "no_change"  # the baseline version against itself
+
+
+def test_warehouse_holds_runs_scores_ab_results_and_one_alert_after_day_two(scenario):
+    counts = scenario["results"][2]["counts"]
+    assert counts["eval_runs"] >= 3 + 1  # day 2's three gold runs and day 1's
+    assert counts["query_scores"] > 0 and counts["run_aggregates"] > 0
+    assert counts["ab_tests"] >= 9  # three measures x three versions on the gold set
+    assert counts["alerts"] == 1
+    from evalops.warehouse import list_alerts
+
+    alerts = list_alerts(_engine(scenario), since=DAY2.date())
+    first = alerts[alerts["day"] == DAY2.date()]
+    assert list(first["kind"]) == ["regression"] and list(first["version"]) == ["2.0-truncated"]
+    assert "handbook-search" in first["message"].iloc[0] and "nDCG@10" in first["message"].iloc[0]
+
+
+def test_rerunning_day_two_changes_no_row_count(scenario):
+    after_day2, after_rerun = scenario["results"][2]["counts"], scenario["results"][3]["counts"]
+    assert after_rerun == after_day2
+
+
+def test_knowledge_base_change_rescores_the_stale_baseline_and_the_report_says_so(scenario):
+    from evalops.pipeline.context import RunContext
+    from evalops.pipeline.alerts import report_location
+    from evalops.warehouse import find_baseline, load_ab_tests
+
+    rescored = _run(scenario, DAY3, "1.0")
+    assert rescored.status == "succeeded"
+    assert rescored.fingerprint.kb_snapshot_id != _run(scenario, DAY2, "1.0").fingerprint.kb_snapshot_id
+    lookup = find_baseline(_engine(scenario), "handbook-search", rescored.fingerprint)
+    assert lookup.status == "current" and lookup.baseline.run_id == rescored.id
+    assert "stale" in lookup.baseline.reason and "kb_snapshot_id" in lookup.baseline.reason
+    # the candidates are compared with the re-scored run, never across fingerprints
+    ab = load_ab_tests(_engine(scenario), candidate_run_id=_run(scenario, DAY3, "2.0-truncated").id)
+    assert set(ab["baseline_run_id"]) == {rescored.id}
+
+    day3 = next(r for r in scenario["results"] if r["logical_date"] == DAY3.isoformat())
+    run = RunContext("retrieval_eval", day3["run_id"], DAY3, DAY3, DAY3)
+    report = (report_location(scenario["cfg"], run)).replace("report.html", "report.md")
+    text = open(report, encoding="utf-8").read()
+    assert "stored baseline handbook-search 1.0" in text and "is stale (kb_snapshot_id" in text
+    assert "re-scored under the new fingerprint" in text
+    assert "1 changed" in text  # the knowledge-base diff since the baseline

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import base64
+import re
+import sys
+
+import pytest
+
+from evalops.reports import ABResult, ReportData, VersionScores, render_html, render_markdown, write_report
+
+EVIL = '<script>alert("x")</script> | `rm` & <img src=x onerror=1>'
+
+
+def _ab(version: str, decision: str, delta: float, query_set: str = "gold", measure: str = "nDCG@10") -> ABResult:
+    return ABResult(
+        retriever="handbook", baseline_version="v1", candidate_version=version, measure=measure,
+        query_set=query_set, n=64, baseline_mean=0.6, candidate_mean=0.6 + delta, delta=delta,
+        delta_ci_low=delta - 0.04, delta_ci_high=delta + 0.04, p_value=0.0004, p_adjusted=0.0012,
+        effect_size_dz=delta * 5, wins=5, ties=30, losses=29, decision=decision,
+        reasons=["adjusted p < alpha"],
+        worst_queries=[{"query_id": "p17", "baseline": 1.0, "candidate": 0.0, "delta": -1.0, "text": EVIL}],
+    )
+
+
+@pytest.fixture
+def data() -> ReportData:
+    agg = {"nDCG@10": {"mean": 0.6, "ci_low": 0.55, "ci_high": 0.65, "n": 64},
+           "R@100": {"mean": 0.9, "ci_low": 0.85, "ci_high": 0.95, "n": 64}}
+    return ReportData(
+        run_key="manual__2024-06-02T03:00:00+00:00",
+        day="2024-06-02",
+        generated_at="2024-06-02T03:04:05+00:00",
+        fingerprint="fp-abc123",
+        fingerprint_components={"gold_set_version": "gs-111", "kb_snapshot": "kb-222",
+                                "measures": ["nDCG@10", "R@100"]},
+        policies={"ties": "doc id descending", "no_answer": "exclude", "alpha": 0.05, "min_effect_dz": 0.2},
+        versions=[
+            VersionScores("handbook", "v1", "baseline", "gold", agg, n_queries=64),
+            VersionScores("handbook", "v2-hybrid", "candidate", "gold", agg, n_queries=64),
+            VersionScores("handbook", "v3-degraded", "candidate", "gold", agg, status="partial", n_queries=63,
+                          n_failed=1),
+            VersionScores("handbook", "v1", "baseline", "production", agg, n_queries=40),
+        ],
+        ab_results=[_ab("v2-hybrid", "improvement", 0.05), _ab("v3-degraded", "regression", -0.12),
+                    _ab("v3-degraded", "no_change", -0.01, query_set="production")],
+        changes=["knowledge base kb-000 -> kb-222: 3 added, 1 removed, 2 changed documents"],
+        stale_baselines=["handbook v1: stored baseline is stale (kb_snapshot changed); re-scored in this run"],
+        alerts=[{"kind": "regression", "title": "Regression: handbook v3-degraded on nDCG@10", "delivered": False}],
+    )
+
+
+def test_html_escapes_untrusted_query_text(data):
+    page = render_html(data)
+    assert "<script>" not in page and "onerror=1>" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert page.count("<script") == 0
+
+
+def test_markdown_escapes_untrusted_query_text(data):
+    md = render_markdown(data)
+    assert "<script>" not in md
+    assert "&lt;script>" in md and "&lt;img" in md
+    row = next(line for line in md.splitlines() if line.startswith("| p17"))
+    # the pipe in the text is escaped, so the row keeps exactly 5 cells
+    assert len(re.findall(r"(?<!\\)\|", row)) == 6
+
+
+@pytest.mark.parametrize("render", [render_markdown, render_html])
+def test_report_has_every_required_part(data, render):
+    text = render(data)
+    for expected in ("fp-abc123", "gs-111", "kb-222", "no_answer", "exclude", "alpha", "0.05",
+                     "v2-hybrid", "v3-degraded", "REGRESSION", "improvement", "p17",
+                     "re-scored in this run", "3 added, 1 removed", "implicit-feedback",
+                     "1 failed, excluded", "not delivered"):
+        assert expected in text, expected
+
+
+def test_production_results_are_kept_apart(data):
+    md = render_markdown(data)
+    gold_part, prod_part = md.split("## Production queries", 1)
+    assert "| handbook | v1 | baseline | complete | 40 |" in prod_part
+    assert "| 40 |" not in gold_part
+
+
+def test_written_html_is_self_contained_with_a_png_chart(data, tmp_path):
+    paths = write_report(data, tmp_path)
+    page = paths.html.read_text()
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 2
+    assert base64.b64decode(images[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not re.search(r'(src|href)="(http|//)', page)
+    md = paths.markdown.read_text()
+    assert "(means.png)" in md and (paths.directory / "means.png").read_bytes()[:4] == b"\x89PNG"
+    assert paths.directory == tmp_path / "manual__2024-06-02T03_00_00_00_00"
+    # a re-run of the same run key overwrites, it does not add files
+    before = sorted(p.name for p in paths.directory.iterdir())
+    write_report(data, tmp_path)
+    assert sorted(p.name for p in paths.directory.iterdir()) == before
+
+
+def test_report_without_comparisons(data):
+    first_day = ReportData(**{**data.__dict__, "ab_results": [], "alerts": [], "changes": [], "stale_baselines": []})
+    md = render_markdown(first_day)
+    assert "No alerts." in md and "No candidate was compared" in md
+    assert "Nothing: same fingerprint" in md
+
+
+def test_importing_reports_does_not_import_matplotlib():
+    import subprocess
+
+    code = "import evalops.reports, sys; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
