@@ -114,8 +114,6 @@ def test_harness_fixture_dag_runs_on_a_knowledge_base_event(standalone, fresh_da
     ]
 
 
-@pytest.mark.skipif(not (REPO / "dags" / f"{EVAL_DAG}.py").exists(),
-                    reason="dags/retrieval_eval.py has not landed on this branch yet")
 def test_knowledge_base_event_runs_the_evaluation_dag_into_the_postgres_warehouse(
         standalone, fresh_database, tmp_path):
     import sqlalchemy as sa
