@@ -5,11 +5,12 @@
 
 Writes one partition per UTC day, ``OUT/date=YYYY-MM-DD/part-000.jsonl`` (or ``.parquet``). Each row:
 
-    {"timestamp": "2025-03-01T08:15:02.123Z", "query": "...", "retriever_version": "hybrid-rrf-v2",
+    {"timestamp": "2025-03-01T08:15:02.123Z", "query": "...", "retriever_version": "handbook-search@2.0-hybrid",
      "segment": "web", "session_id": "...", "user_id": "...", "latency_ms": 84,
      "clicked_doc_ids": [...], "cited_doc_ids": [...]}
 
-* Two retriever versions, ``bm25-v1`` and ``hybrid-rrf-v2`` (``--versions`` renames them); the second's
+* Two retriever versions, ``handbook-search@1.0`` and ``handbook-search@2.0-hybrid`` (the registry keys;
+  ``--versions`` renames them); the second's
   share of traffic ramps from 30% to 70% over the period (a rollout). Segments: ``web``, ``mobile``, ``agent-assist``.
 * Queries are variants of the gold queries (with clicks and citations drawn from their judged-relevant
   chunks), templated look-ups of error codes and model numbers, and long-tail queries with no feedback.
@@ -32,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-VERSIONS = ("bm25-v1", "hybrid-rrf-v2")
+# The registry keys of include/retrievers.yaml, so the logs name versions the way the registry does.
+VERSIONS = ("handbook-search@1.0", "handbook-search@2.0-hybrid")
 SEGMENTS = ("web", "mobile", "agent-assist")
 SEGMENT_SHARE = (0.55, 0.30, 0.15)
 # Rows per hour follow a daytime curve (UTC; the traffic is worldwide, so it never drops to zero).
@@ -193,7 +195,7 @@ def generate_day(day: date, rows: int, seed: int = 0, days_total: int = 30, day_
             elif bad == "yesterday":
                 record["timestamp"] = (ts - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
             elif bad == "unknown_version":
-                record["retriever_version"] = "bm25-v0-canary"
+                record["retriever_version"] = "handbook-search@0.9-canary"
             else:
                 record["clicked_doc_ids"] = "travel-04"
         lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))

@@ -88,32 +88,28 @@ def plan_demo(
 
 def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]:
     """The demo's own query logs: the sample generator's deterministic output for the ``LOG_DAYS`` days
-    before day 2 (written once under the demo folder), and the version labels the generator writes.
-    Without the generator the demo skips production queries."""
+    before day 2, written once under the demo folder (again when the generator changes). The generator
+    labels traffic with the registry's keys. Without the generator the demo skips production queries."""
     generator = cfg.home / "include" / "generate_query_logs.py"
     if not generator.is_file():
         return {"EVALOPS_LOG_SAMPLE_SIZE": "0"}
-    import importlib.util
+    import hashlib
+    import shutil
     import subprocess
     import sys
 
     out = workdir / "query_logs"
     start = (day_two - dt.timedelta(days=LOG_DAYS)).date().isoformat()
-    stamp = out / f".generated-{start}-{LOG_DAYS}"
+    digest = hashlib.sha256(generator.read_bytes()).hexdigest()[:12]
+    stamp = out / f".generated-{start}-{LOG_DAYS}-{digest}"
     if not stamp.exists():
+        shutil.rmtree(out, ignore_errors=True)
         done = subprocess.run([sys.executable, str(generator), "--out", str(out), "--start", start,
                                "--days", str(LOG_DAYS)], capture_output=True, text=True)
         if done.returncode != 0:
             raise ConfigError(f"{generator} could not write the demo's query logs: {done.stderr.strip()[-500:]}")
         stamp.write_text("")
-    env = {"EVALOPS_QUERY_LOGS": str(out)}
-    spec = importlib.util.spec_from_file_location("evalops_demo_log_generator", generator)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    labels = getattr(module, "VERSIONS", ())
-    if labels:  # the generator labels traffic with deployment names, not registry versions
-        env["EVALOPS_LOG_VERSIONS"] = ",".join([*cfg.log_versions, *labels])
-    return env
+    return {"EVALOPS_QUERY_LOGS": str(out)}
 
 
 def _absolute_paths(params: Any, base: Path) -> Any:

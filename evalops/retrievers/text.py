@@ -56,16 +56,20 @@ def _jieba():
     return jieba.dt
 
 
+CHINESE_MODES = ("jieba", "bigram", "whole")
+
+
 class Tokenizer:
     """Callable ``text -> list of tokens``; see the module docstring for the rules.
 
     ``stem`` and ``stopwords`` switch the English stemmer and both stop-word lists; ``chinese`` is
-    ``"jieba"`` or ``"bigram"``.
+    ``"jieba"`` (word segmentation), ``"bigram"`` (overlapping character pairs) or ``"whole"`` (each run of
+    Chinese characters is one token, as a whitespace tokenizer would leave it: no segmentation at all).
     """
 
     def __init__(self, *, stem: bool = True, stopwords: bool = True, chinese: str = "jieba"):
-        if chinese not in ("jieba", "bigram"):
-            raise ConfigError(f"tokenizer: chinese must be 'jieba' or 'bigram', not {chinese!r}")
+        if chinese not in CHINESE_MODES:
+            raise ConfigError(f"tokenizer: chinese must be one of {', '.join(map(repr, CHINESE_MODES))}, not {chinese!r}")
         self.stem = stem
         self.stopwords = stopwords
         self.chinese = chinese
@@ -85,6 +89,8 @@ class Tokenizer:
     def _chinese_tokens(self, run: str) -> list[str]:
         if self.chinese == "bigram":
             return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+        if self.chinese == "whole":
+            return [run]
         return _jieba().lcut(run)
 
     def __call__(self, text: str) -> list[str]:

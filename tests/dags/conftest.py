@@ -15,10 +15,6 @@ REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "include"
 DAGS = REPO / "dags"
 
-# The sample logs label the versions that served them with deployment names, not registry versions.
-SAMPLE_LOG_VERSIONS = "bm25-v1,hybrid-rrf-v2"
-
-
 def make_home(root: Path, log_start: str = "2024-05-29", log_days: int = 4) -> dict[str, str]:
     """A home with generated query logs; returns the environment that points evalops at it."""
     root.mkdir(parents=True, exist_ok=True)
@@ -31,7 +27,6 @@ def make_home(root: Path, log_start: str = "2024-05-29", log_days: int = 4) -> d
         "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"),
         "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
         "EVALOPS_QUERY_LOGS": str(logs),
-        "EVALOPS_LOG_VERSIONS": SAMPLE_LOG_VERSIONS,
         "EVALOPS_RETRY_DELAY_SECONDS": "1",
     }
 

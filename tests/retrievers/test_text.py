@@ -40,8 +40,15 @@ def test_mixed_language_text_keeps_both():
 
 
 def test_unknown_chinese_mode_is_a_config_error():
-    with pytest.raises(ConfigError, match="chinese must be 'jieba' or 'bigram'"):
+    with pytest.raises(ConfigError, match="chinese must be one of 'jieba', 'bigram', 'whole'"):
         Tokenizer(chinese="pinyin")
+
+
+def test_whole_mode_keeps_each_chinese_run_as_one_token():
+    # The first release's tokenizer: no segmentation, so a query word inside a longer run never matches.
+    tokens = Tokenizer(chinese="whole")("退货政策 refund 运费")
+    assert "退货政策" in tokens and "运费" in tokens and "refund" in tokens
+    assert "退货" not in tokens
 
 
 def test_jieba_loads_offline_and_prints_nothing(tmp_path):
