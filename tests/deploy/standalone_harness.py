@@ -1,0 +1,363 @@
+"""Run a real ``airflow standalone`` for one test, talk to its REST API, and stop it without leftovers.
+
+The process is started in a new session (``setsid``), so every component it spawns (scheduler,
+dag-processor, triggerer, api-server, LocalExecutor workers, task supervisors) shares its session id even
+when a task supervisor moves to its own process group. A process that escapes the session entirely is
+still recognised as ours by the unique ``AIRFLOW_HOME`` in its environment.
+
+Shutdown escalates: SIGINT to the process group (standalone's own clean stop), then SIGTERM, then
+SIGKILL to every process that is still ours, each after a bounded wait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+import httpx
+
+__all__ = ["AirflowStandalone", "StandaloneError", "free_port", "wait_for"]
+
+REPO = Path(__file__).resolve().parents[2]
+USERNAME = "evalops"
+COMPONENTS = ("metadatabase", "scheduler", "triggerer", "dag_processor")
+FAILING = ("failed", "up_for_retry", "upstream_failed")
+
+T = TypeVar("T")
+
+
+class StandaloneError(RuntimeError):
+    """Airflow did not reach the expected state; the message carries the tail of its logs."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(probe: Callable[[], T | None], *, timeout: float, interval: float, what: str,
+              on_timeout: Callable[[], str], deadline: float | None = None) -> T:
+    """Call ``probe`` until it returns something other than None; raise with diagnostics after ``timeout``
+    seconds, or at the absolute ``deadline`` (``time.monotonic()``) when that comes first."""
+    start = time.monotonic()
+    end = start + timeout if deadline is None else min(start + timeout, deadline)
+    while True:
+        result = probe()
+        if result is not None:
+            return result
+        if time.monotonic() > end:
+            raise StandaloneError(f"gave up after {time.monotonic() - start:.0f} s waiting for {what}\n"
+                                  f"{on_timeout()}")
+        time.sleep(interval)
+
+
+def _proc_stat(pid: str) -> tuple[str, int] | None:
+    """(state, session id) of a process, or None when it has gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name may hold spaces and parentheses: the fields after it start past the last ')'.
+    fields = stat[stat.rindex(")") + 2:].split()
+    return fields[0], int(fields[3])
+
+
+def _has_env(pid: str, marker: bytes) -> bool:
+    try:
+        return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+class AirflowStandalone:
+    """One ``airflow standalone`` (LocalExecutor, SimpleAuthManager) in its own ``AIRFLOW_HOME``.
+
+    ``env`` holds extra variables for the DAGs (warehouse URL, include paths); every ``AIRFLOW*`` and
+    ``EVALOPS_*`` variable of the calling environment is dropped, so neither a developer's ``~/airflow``
+    nor their evalops settings leak in.
+    """
+
+    def __init__(self, *, home: Path, dags_folder: Path, metadata_url: str, metadata_async_url: str,
+                 env: dict[str, str] | None = None,
+                 command: tuple[str, ...] = ("airflow", "standalone")) -> None:
+        self.home = home
+        self.command = command
+        self.dags_folder = dags_folder.resolve()
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = home / "standalone.log"
+        self.password = secrets.token_urlsafe(16)
+        self.process: subprocess.Popen[bytes] | None = None
+        self._env = self._environment(metadata_url, metadata_async_url, env or {})
+        self._token: str | None = None
+        self.stopped_by: signal.Signals | None = None  # the signal after which nothing of ours was left
+        self.escalated: dict[str, list[str]] = {}  # signal name -> command lines still running before it
+        # Every wait also ends here, so a slow step fails with logs before the test's hard timeout.
+        self.deadline: float | None = None
+
+    def _environment(self, metadata_url: str, metadata_async_url: str,
+                     extra: dict[str, str]) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "EVALOPS_"))}
+        venv_bin = str(Path(sys.executable).parent)
+        passwords_file = self.home / "passwords.json"
+        # Pre-seeded credentials: the auth manager only generates passwords for users missing from the file.
+        passwords_file.write_text(json.dumps({USERNAME: self.password}))
+        env.update({
+            "PATH": f"{venv_bin}{os.pathsep}{env.get('PATH', '')}",
+            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p),
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            # LocalExecutor forks one worker per parallelism slot (default 32); a few suffice here.
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.base_url}/execution/",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USERNAME}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": metadata_url,
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": metadata_async_url,
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API__BASE_URL": self.base_url,
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API__SECRET_KEY": secrets.token_hex(16),
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+            # The log servers default to fixed ports (8793/8794) that concurrent runs would fight over.
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+        })
+        env.update(extra)
+        return env
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                list(self.command), cwd=self.home, env=self._env,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,  # setsid: the new session and process group are ours alone
+            )
+
+    def wait_healthy(self, timeout: float = 150.0) -> dict:
+        """Wait until the metadata DB, scheduler, triggerer and dag-processor all report healthy."""
+
+        def probe() -> dict | None:
+            self._raise_if_exited("becoming healthy")
+            try:
+                health = httpx.get(f"{self.base_url}/api/v2/monitor/health", timeout=5).json()
+            except (httpx.HTTPError, ValueError):
+                return None
+            healthy = all(health.get(c, {}).get("status") == "healthy" for c in COMPONENTS)
+            return health if healthy else None
+
+        return wait_for(probe, timeout=timeout, interval=1.0, what="airflow standalone to become healthy",
+                        on_timeout=self.diagnostics, deadline=self.deadline)
+
+    def _raise_if_exited(self, doing: str) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            raise StandaloneError(
+                f"airflow standalone exited with code {self.process.returncode} while {doing}\n"
+                + self.diagnostics()
+            )
+
+    def owned_pids(self) -> list[int]:
+        """Live processes that belong to this standalone: its session, or its unique AIRFLOW_HOME."""
+        if self.process is None:
+            return []
+        self.process.poll()  # reap the leader so it does not linger as a zombie
+        sid = self.process.pid
+        marker = f"AIRFLOW_HOME={self.home}".encode()
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            stat = _proc_stat(entry)
+            if stat is None or stat[0] in ("Z", "X"):
+                continue
+            if stat[1] == sid or _has_env(entry, marker):
+                pids.append(int(entry))
+        return pids
+
+    def stop(self, *, sigint_wait: float = 20.0, sigterm_wait: float = 10.0,
+             sigkill_wait: float = 5.0) -> list[int]:
+        """Stop everything; return the pids still alive afterwards (empty when the stop was clean)."""
+        if self.process is None:
+            return []
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+        for sig, wait in ((signal.SIGINT, sigint_wait), (signal.SIGTERM, sigterm_wait),
+                          (signal.SIGKILL, sigkill_wait)):
+            if sig is not signal.SIGINT:
+                self.escalated.setdefault(sig.name, self._command_lines())
+                self._signal_all(sig)
+            if self._wait_gone(wait):
+                self.stopped_by = sig
+                return []
+        return self.owned_pids()
+
+    def _command_lines(self) -> list[str]:
+        lines = []
+        for pid in self.owned_pids():
+            try:
+                lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip())
+            except OSError:
+                continue
+        return lines
+
+    def _signal_all(self, sig: signal.Signals) -> None:
+        for pid in self.owned_pids():
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def _wait_gone(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while self.owned_pids():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.25)
+        if self.process is not None:
+            self.process.wait(timeout=5)
+        return True
+
+    # -- REST API ----------------------------------------------------------------------------------
+
+    def token(self) -> str:
+        """A bearer token from ``POST /auth/token`` with the pre-seeded admin credentials."""
+        if self._token is None:
+            response = httpx.post(f"{self.base_url}/auth/token",
+                                  json={"username": USERNAME, "password": self.password}, timeout=10)
+            if response.status_code != 201:
+                raise StandaloneError(f"POST /auth/token returned {response.status_code}: {response.text}\n"
+                                      + self.diagnostics())
+            self._token = response.json()["access_token"]
+        return self._token
+
+    def request(self, method: str, path: str, *, expect: Iterable[int] = (200,), **kwargs) -> httpx.Response:
+        """An authenticated REST call; a status outside ``expect`` raises with the response and log tail."""
+        headers = {"Authorization": f"Bearer {self.token()}"}
+        response = httpx.request(method, f"{self.base_url}{path}", headers=headers, timeout=30, **kwargs)
+        if response.status_code not in tuple(expect):
+            raise StandaloneError(f"{method} {path} returned {response.status_code}: {response.text}\n"
+                                  + self.diagnostics())
+        return response
+
+    def wait_for_dag(self, dag_id: str, timeout: float = 90.0) -> dict:
+        """Wait until the dag-processor has parsed ``dag_id``; fail at once on a DAG import error."""
+
+        def probe() -> dict | None:
+            self._raise_if_exited(f"parsing {dag_id}")
+            errors = self.request("GET", "/api/v2/importErrors").json()["import_errors"]
+            if errors:
+                raise StandaloneError("DAG import errors:\n" + "\n".join(
+                    f"{e['filename']}: {e['stack_trace']}" for e in errors))
+            response = self.request("GET", f"/api/v2/dags/{dag_id}", expect=(200, 404))
+            return response.json() if response.status_code == 200 else None
+
+        return wait_for(probe, timeout=timeout, interval=2.0, what=f"DAG {dag_id} to be parsed",
+                        on_timeout=self.diagnostics, deadline=self.deadline)
+
+    def unpause(self, dag_id: str) -> None:
+        body = self.request("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": False}).json()
+        if body["is_paused"]:
+            raise StandaloneError(f"PATCH /api/v2/dags/{dag_id} left the DAG paused: {body}")
+
+    def asset_id(self, name: str) -> int:
+        """The id of the asset named ``name`` (the events endpoint takes ids, not names)."""
+        assets = self.request("GET", "/api/v2/assets", params={"name_pattern": name}).json()["assets"]
+        matches = [a["id"] for a in assets if a["name"] == name]
+        if len(matches) != 1:
+            raise StandaloneError(f"expected one asset named {name!r}, the API lists {assets}")
+        return matches[0]
+
+    def post_asset_event(self, name: str, extra: dict) -> dict:
+        """``POST /api/v2/assets/events``: what a knowledge-base pipeline calls after an update."""
+        return self.request("POST", "/api/v2/assets/events", expect=(200,),
+                            json={"asset_id": self.asset_id(name), "extra": extra}).json()
+
+    def wait_for_run(self, dag_id: str, *, run_type: str, timeout: float) -> dict:
+        """Wait until a run of ``run_type`` exists and has finished (success or failed); return it.
+
+        A task that fails or is waiting for a retry ends the wait at once: retries only add minutes
+        before the same failure, and the task log is what the reader needs.
+        """
+
+        def probe() -> dict | None:
+            self._raise_if_exited(f"waiting for a {run_type} run of {dag_id}")
+            runs = self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns",
+                                params={"run_type": run_type}).json()["dag_runs"]
+            for run in runs:
+                if run["state"] in ("success", "failed"):
+                    return run
+                broken = [f"{ti['task_id']}[{ti['map_index']}]={ti['state']}"
+                          for ti in self.task_instances(dag_id, run["dag_run_id"]) if ti["state"] in FAILING]
+                if broken:
+                    raise StandaloneError(f"run {run['dag_run_id']} of {dag_id} has failing tasks: {broken}\n"
+                                          f"{self.run_summary(dag_id)}\n{self.diagnostics()}")
+            return None
+
+        return wait_for(probe, timeout=timeout, interval=2.0, what=f"a finished {run_type} run of {dag_id}",
+                        on_timeout=lambda: self.run_summary(dag_id) + "\n" + self.diagnostics(),
+                        deadline=self.deadline)
+
+    def task_instances(self, dag_id: str, run_id: str) -> list[dict]:
+        return self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances",
+                            params={"limit": 1000}).json()["task_instances"]
+
+    def triggering_events(self, dag_id: str, run_id: str) -> list[dict]:
+        """The asset events that triggered a run, as the scheduler recorded them."""
+        return self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/upstreamAssetEvents"
+                            ).json()["asset_events"]
+
+    def run_summary(self, dag_id: str) -> str:
+        """Every run of ``dag_id`` with its task-instance states, for failure messages."""
+        lines = []
+        try:
+            runs = self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns").json()["dag_runs"]
+            for run in runs:
+                lines.append(f"run {run['dag_run_id']} type={run['run_type']} state={run['state']}")
+                tis = self.task_instances(dag_id, run["dag_run_id"])
+                lines.extend(f"  {ti['task_id']}[{ti['map_index']}] {ti['state']} try={ti['try_number']}"
+                             for ti in tis)
+        except (StandaloneError, httpx.HTTPError) as exc:
+            lines.append(f"(could not list runs: {exc.__class__.__name__})")
+        return "\n".join(lines) or f"(no runs of {dag_id})"
+
+    # -- diagnostics -------------------------------------------------------------------------------
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no standalone log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def task_log_tails(self, lines: int = 40) -> str:
+        logs = sorted((self.home / "logs").glob("dag_id=*/**/*.log"), key=lambda p: p.stat().st_mtime)
+        parts = []
+        for path in logs[-4:]:
+            text = path.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"--- {path.relative_to(self.home)} ---\n" + "\n".join(text))
+        return "\n".join(parts) or "(no task logs)"
+
+    def diagnostics(self) -> str:
+        return (f"--- airflow standalone log (tail) ---\n{self.log_tail()}\n"
+                f"--- task logs (tail) ---\n{self.task_log_tails()}")

@@ -1,0 +1,85 @@
+"""The harness's shutdown, checked on stand-in process trees (no Airflow): it must never leave one behind."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+from standalone_harness import AirflowStandalone, wait_for
+
+URL = "postgresql+psycopg://unused@127.0.0.1:1/unused"  # never connected to: the stand-ins ignore it
+
+
+def _standalone(home: Path, *command: str) -> AirflowStandalone:
+    home.mkdir(exist_ok=True)
+    return AirflowStandalone(home=home, dags_folder=home, metadata_url=URL, metadata_async_url=URL,
+                             command=command)
+
+
+def _stat_fields(pid: int) -> list[str]:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2:].split()  # [state, ppid, pgrp, session, ...]
+
+
+def _session(pid: int) -> int:
+    return int(_stat_fields(pid)[3])
+
+
+def _is_dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for init to reap it (it runs nothing any more)."""
+    try:
+        return _stat_fields(pid)[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def _wait_for_pids(standalone: AirflowStandalone, count: int) -> list[int]:
+    return wait_for(lambda: (p if len(p := standalone.owned_pids()) >= count else None), timeout=10,
+                    interval=0.05, what=f"{count} stand-in processes", on_timeout=standalone.log_tail)
+
+
+def test_sigint_to_the_group_is_enough_for_a_well_behaved_tree(tmp_path):
+    # Python rather than sh: a non-interactive shell starts background jobs with SIGINT ignored.
+    tree = "import subprocess; [p.wait() for p in [subprocess.Popen(['sleep', '600']) for _ in range(2)]]"
+    standalone = _standalone(tmp_path, sys.executable, "-c", tree)
+    standalone.start()
+    try:
+        assert len(_wait_for_pids(standalone, 3)) == 3
+    finally:
+        leftover = standalone.stop(sigint_wait=10)
+    assert leftover == []
+    assert standalone.stopped_by is signal.SIGINT
+    assert standalone.escalated == {}
+
+
+def test_stop_escalates_to_sigkill_and_reaches_processes_that_left_the_session(tmp_path):
+    # Every process ignores SIGINT and SIGTERM; one detaches with setsid, as a task's subprocess may.
+    script = 'trap "" INT TERM; setsid sleep 600 & sleep 600 & wait'
+    standalone = _standalone(tmp_path, "sh", "-c", script)
+    standalone.start()
+    try:
+        pids = _wait_for_pids(standalone, 3)
+        escaped = [pid for pid in pids if _session(pid) != standalone.process.pid]
+        assert len(escaped) == 1, "the setsid child must be found through its AIRFLOW_HOME, not its session"
+    finally:
+        leftover = standalone.stop(sigint_wait=0.5, sigterm_wait=0.5)
+    assert leftover == []
+    assert standalone.stopped_by is signal.SIGKILL
+    assert set(standalone.escalated) == {"SIGTERM", "SIGKILL"}
+    assert sorted(standalone.escalated["SIGKILL"]) == sorted(["sleep 600", "sleep 600", f"sh -c {script}"])
+    assert [pid for pid in pids if not _is_dead(pid)] == []
+
+
+def test_a_stranger_with_another_airflow_home_is_not_ours(tmp_path):
+    ours = _standalone(tmp_path / "a", "sleep", "600")
+    other = _standalone(tmp_path / "b", "sleep", "600")
+    ours.start()
+    other.start()
+    try:
+        mine = _wait_for_pids(ours, 1)
+        theirs = _wait_for_pids(other, 1)
+        assert set(mine).isdisjoint(theirs)
+    finally:
+        assert ours.stop(sigint_wait=5) == []
+        assert other.stop(sigint_wait=5) == []
