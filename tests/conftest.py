@@ -32,3 +32,29 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture
+def postgres_schema():
+    """``(engine, schema)``: a fresh, uniquely named schema on ``EVALOPS_TEST_POSTGRES_URL``, dropped after.
+
+    Skips when the variable is unset; when it is set and the server is down, creating the schema fails
+    the test rather than skipping it.
+    """
+    import uuid
+
+    import sqlalchemy as sa
+
+    url = os.environ.get("EVALOPS_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
+    engine = sa.create_engine(url)
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with engine.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield engine, schema
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()

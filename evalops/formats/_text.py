@@ -14,14 +14,10 @@ import numpy as np
 
 from evalops.errors import FormatError
 
-__all__ = ["read_columns", "source_name"]
+__all__ = ["read_columns", "line_number_of_row"]
 
 # A column check: returns None when the token is fine, else what is wrong with it.
 TokenCheck = Callable[[str], str | None]
-
-
-def source_name(path: str | os.PathLike[str]) -> str:
-    return str(path)
 
 
 def _is_int(token: str) -> str | None:

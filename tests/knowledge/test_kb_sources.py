@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from pathlib import Path
 
 import pytest
@@ -72,22 +70,11 @@ def test_sql_errors_name_the_table(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_table() -> None:
-    url = os.environ.get("EVALOPS_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
-    engine = sa.create_engine(url)
-    schema = f"kb_{uuid.uuid4().hex[:10]}"
-    with engine.begin() as conn:  # fails (not skips) when the server is down
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        _docs_table(engine, "chunks", ROWS, schema=schema)
-        snap = snapshot_from_sql(engine, "chunks", id_column="id", text_column="body", title_column="heading", schema=schema)
-        assert sorted(snap.docs["doc_id"]) == ["a", "b"]
-    finally:
-        with engine.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
+def test_postgres_table(postgres_schema) -> None:
+    engine, schema = postgres_schema
+    _docs_table(engine, "chunks", ROWS, schema=schema)
+    snap = snapshot_from_sql(engine, "chunks", id_column="id", text_column="body", title_column="heading", schema=schema)
+    assert sorted(snap.docs["doc_id"]) == ["a", "b"]
 
 
 def test_load_snapshot_dispatch(tmp_path: Path, repo_root: Path) -> None:

@@ -144,36 +144,22 @@ def test_sql_table_window(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_table_window() -> None:
-    import os
-    import uuid
-
-    url = os.environ.get("EVALOPS_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
-    engine = sa.create_engine(url)
-    schema = f"logs_{uuid.uuid4().hex[:10]}"
-    with engine.begin() as conn:  # fails (not skips) when the server is down
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        meta = sa.MetaData(schema=schema)
-        table = sa.Table("query_log", meta, sa.Column("timestamp", sa.DateTime(timezone=True)), sa.Column("query", sa.String),
-                         sa.Column("retriever_version", sa.String), sa.Column("segment", sa.String),
-                         sa.Column("clicked_doc_ids", sa.String))
-        meta.create_all(engine)
-        plus8 = timezone(timedelta(hours=8))
-        with engine.begin() as conn:
-            conn.execute(table.insert(), [
-                {"timestamp": datetime(2025, 3, 5, 7, 59, tzinfo=plus8), "query": "before", "retriever_version": "v",
-                 "segment": "web", "clicked_doc_ids": None},  # 2025-03-04 23:59 UTC
-                {"timestamp": datetime(2025, 3, 5, 8, 0, tzinfo=plus8), "query": "first", "retriever_version": "v",
-                 "segment": "web", "clicked_doc_ids": '["d1"]'},
-            ])
-        frame = read_log_table(engine, "query_log", START, END, schema=schema).frame
-        assert frame["query"].tolist() == ["first"]
-        assert frame["timestamp"].iloc[0] == pd.Timestamp("2025-03-05T00:00:00Z")
-        assert frame["clicked_doc_ids"].iloc[0] == ["d1"]
-    finally:
-        with engine.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
+def test_postgres_table_window(postgres_schema) -> None:
+    engine, schema = postgres_schema
+    meta = sa.MetaData(schema=schema)
+    table = sa.Table("query_log", meta, sa.Column("timestamp", sa.DateTime(timezone=True)), sa.Column("query", sa.String),
+                     sa.Column("retriever_version", sa.String), sa.Column("segment", sa.String),
+                     sa.Column("clicked_doc_ids", sa.String))
+    meta.create_all(engine)
+    plus8 = timezone(timedelta(hours=8))
+    with engine.begin() as conn:
+        conn.execute(table.insert(), [
+            {"timestamp": datetime(2025, 3, 5, 7, 59, tzinfo=plus8), "query": "before", "retriever_version": "v",
+             "segment": "web", "clicked_doc_ids": None},  # 2025-03-04 23:59 UTC
+            {"timestamp": datetime(2025, 3, 5, 8, 0, tzinfo=plus8), "query": "first", "retriever_version": "v",
+             "segment": "web", "clicked_doc_ids": '["d1"]'},
+        ])
+    frame = read_log_table(engine, "query_log", START, END, schema=schema).frame
+    assert frame["query"].tolist() == ["first"]
+    assert frame["timestamp"].iloc[0] == pd.Timestamp("2025-03-05T00:00:00Z")
+    assert frame["clicked_doc_ids"].iloc[0] == ["d1"]
