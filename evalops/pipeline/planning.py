@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
 from evalops.errors import ConfigError
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.queries import gold_queries, production_queries
 from evalops.pipeline.registry import fingerprint_for, load_registry_for
 from evalops.pipeline.store import engine_for
@@ -55,6 +56,8 @@ def plan_run(
     if not deployed:
         files = ", ".join(str(p) for p in cfg.registry_files())
         raise ConfigError(f"{files}: no retriever version is deployed (set `deployed: true` on at least one)")
+    for entry in deployed:
+        entry.check_files()
 
     prod_fp = None
     n_prod = int(log_sample.get("judged") or 0)
@@ -67,11 +70,12 @@ def plan_run(
         )
 
     started = dt.datetime.now(dt.timezone.utc)
+    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run)}
 
     def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)
         row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running",
-                         started_at=started, n_queries=n)
+                         started_at=started, n_queries=n, contracts=contracts)
         return row.id
 
     specs: list[dict[str, Any]] = []
