@@ -102,17 +102,19 @@ class GoldSetSettings(_Section):
     are reported as not applicable. ``rules`` are the gold-set contract's thresholds.
     """
 
-    path: Path | None = None
+    path: Path | None = Field(None, description="a BEIR folder, a JSONL/CSV gold-set folder, or TREC qrels")
     queries: Path | None = Field(None, description="TREC layout: the queries file beside the qrels `path`")
-    default_type: _QUERY_TYPES | None = None
-    default_language: str | None = None
+    default_type: _QUERY_TYPES | None = Field(None, description="type of queries without one: semantic, keyword "
+                                                                "or no_answer (none: untyped)")
+    default_language: str | None = Field(None, description="language of queries without one (BCP-47)")
     rules: GoldSetRules = Field(default_factory=GoldSetRules)
 
 
 class KnowledgeBaseSettings(_Section):
     """The knowledge base: a BEIR ``corpus.jsonl`` (or its folder), a folder of documents, or a manifest."""
 
-    path: Path | None = None
+    path: Path | None = Field(None, description="BEIR corpus.jsonl (or its folder), a folder of documents, or a "
+                                                "manifest")
     rules: KnowledgeBaseRules = Field(default_factory=KnowledgeBaseRules)
 
 
@@ -120,9 +122,11 @@ class QueryLogThresholds(_Section):
     """The configurable thresholds of the query-log contract (the rest of ``QueryLogRules`` is the run's
     window and the registry's versions)."""
 
-    max_malformed_share: float = _rules_field(QueryLogRules, "max_malformed_share")
-    segment_column: str = _rules_field(QueryLogRules, "segment_column")
-    min_rows: int = _rules_field(QueryLogRules, "min_rows")
+    max_malformed_share: float = Field(_rules_field(QueryLogRules, "max_malformed_share"),
+                                       description="share of malformed log rows dropped before the window is refused")
+    segment_column: str = Field(_rules_field(QueryLogRules, "segment_column"),
+                                description="the log column that stratifies the sample with the version")
+    min_rows: int = Field(_rules_field(QueryLogRules, "min_rows"), description="fewer rows refuse the window")
 
     def rules(self, start: Any, end: Any, known_versions: tuple[str, ...]) -> QueryLogRules:
         return QueryLogRules(start=start, end=end, known_versions=known_versions, **self.model_dump())
@@ -131,7 +135,8 @@ class QueryLogThresholds(_Section):
 class QueryLogSettings(_Section):
     """Date-partitioned production query logs; absent (or a missing folder) means no production queries."""
 
-    path: Path | None = None
+    path: Path | None = Field(None, description="date-partitioned logs folder (unset or missing: no production "
+                                                "queries)")
     rules: QueryLogThresholds = Field(default_factory=QueryLogThresholds)
 
 
@@ -139,22 +144,22 @@ class RegressionSettings(_Section):
     """The configured regression policy; :meth:`Config.stats_policy` turns it into ``evalops.stats.Policy``,
     which checks the values."""
 
-    alpha: float = 0.05
-    alternative: str = "two-sided"
-    min_effect: float = 0.2
-    min_delta: float = 0.01
-    correction: str = "holm"
-    test: str = "t"
+    alpha: float = Field(0.05, description="significance level of the family-corrected test")
+    alternative: str = Field("two-sided", description="two-sided, less (drops only) or greater")
+    min_effect: float = Field(0.2, description="minimum |d_z| of a regression")
+    min_delta: float = Field(0.01, description="minimum |mean delta| of a regression, in the measure's units")
+    correction: str = Field("holm", description="multiple-comparison correction: holm or bh")
+    test: str = Field("t", description="paired test: t, wilcoxon or randomization")
 
 
 class AlertingSettings(_Section):
     """Where alerts go. The webhook URL is a secret: only the *name* of its variable is a setting."""
 
-    webhook_env: str = "EVALOPS_WEBHOOK_URL"
-    webhook_conn_id: str | None = "evalops_webhook"
-    webhook_timeout: float = Field(10.0, gt=0)
-    email_to: tuple[str, ...] = ()
-    smtp_conn_id: str = "smtp_default"
+    webhook_env: str = Field("EVALOPS_WEBHOOK_URL", description="the variable holding the webhook URL (a secret)")
+    webhook_conn_id: str | None = Field("evalops_webhook", description="Airflow connection of the webhook")
+    webhook_timeout: float = Field(10.0, gt=0, description="seconds per webhook request")
+    email_to: tuple[str, ...] = Field((), description="alert e-mail recipients (none: no e-mail)")
+    smtp_conn_id: str = Field("smtp_default", description="Airflow SMTP connection")
 
 
 class Config(BaseSettings):
@@ -172,13 +177,14 @@ class Config(BaseSettings):
     query_logs: QueryLogSettings = Field(default_factory=QueryLogSettings)
     registry: Path = Field(Path("retrievers.yaml"), description="the registry of retriever versions")
     retrievers_overlay: Path | None = Field(None, description="a second registry file read after `registry`")
-    report_dir: Path = Path(".evalops/reports")
+    report_dir: Path = Field(Path(".evalops/reports"), description="one report folder per run")
     work_dir: Path = Field(Path(".evalops/work"), description="a run's intermediate files (shared storage for "
                                                               "multi-machine executors)")
     data_docs: Path | None = Field(None, description="Data Docs folder (default: <work_dir>/data_docs)")
     warehouse_url: str | None = Field(None, description="SQLAlchemy URL (default: Airflow connection "
                                                         "`evalops_warehouse`, else SQLite in .evalops/)")
-    measures: tuple[str, ...] = ("nDCG@10", "RR@10", "R@100")
+    measures: tuple[str, ...] = Field(("nDCG@10", "RR@10", "R@100"), description="measures scored (ir_measures "
+                                                                           "names)")
     alert_measures: tuple[str, ...] = Field((), description="measures that alert (default: the first)")
     k: int = Field(100, ge=1, description="retrieval depth")
     shard_size: int = Field(0, ge=0, description="queries per score shard (0 = one shard per version)")
@@ -575,6 +581,16 @@ def _section_type(annotation: Any, key: str) -> Any:
     return annotation
 
 
+_RULE_DOCS = {
+    "min_queries": "fewer gold queries fail the contract",
+    "required_types": "query types that must each occur (typed gold sets only)",
+    "no_answer_share": "bounds on the share of no_answer queries (typed gold sets only)",
+    "allowed_grades": "auto (the data's own integer range, recorded) or a list that is enforced",
+    "min_documents": "fewer documents fail the contract",
+    "max_empty_share": "share of documents without text tolerated, as a warning naming them",
+}
+
+
 def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, str, Any, str]]:
     """``(dotted key, environment variable, default, description)`` of every setting, nested keys
     included: the source of the documentation's settings table."""
@@ -586,7 +602,7 @@ def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator
                 continue
             default = f.default if f.default is not dataclasses.MISSING else None
             key = prefix + (f.name,)
-            yield ".".join(key), "EVALOPS_" + "__".join(key).upper(), default, ""
+            yield ".".join(key), "EVALOPS_" + "__".join(key).upper(), default, _RULE_DOCS.get(f.name, "")
         return
     for name, field in model.model_fields.items():
         if name == "home":
@@ -606,6 +622,7 @@ def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator
 def settings_table() -> str:
     """The settings table of the documentation (markdown), generated from :class:`Config`."""
     aliases = {".".join(p): v for v, p in LEGACY_ENV.items()}
+    aliases.update({f"{key}.path": f"EVALOPS_{key.upper()}" for key in _PATH_KEYS})
     rows = ["| setting (YAML key) | environment variable | default | meaning |", "|---|---|---|---|"]
     for key, var, default, doc in iter_settings():
         if isinstance(default, Path):
