@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "sample-logs": "validate:sample_logs",
     "retrieve": "retrieve:retrieve",
     "retrievers": "retrieve:retrievers",
+    "init": "init:init",
     "run": "pipeline:run",
     "demo": "pipeline:demo",
     "report": "pipeline:report",

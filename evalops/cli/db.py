@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from pathlib import Path
 import getpass
 import json
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalops.cli._common import FORMAT_OPTION, dump_json, reports_errors
+from evalops.cli._project import PROJECT_OPTION
 from evalops.errors import InputError, WarehouseError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,9 +27,16 @@ URL_OPTION = click.option(
 )
 
 
-def _engine(url: str | None):
+def _engine(url: str | None, project: Path | None = None, *, required: bool = False):
+    """The warehouse of ``--url``, else of the project (``--project`` or the one around the current folder),
+    else the warehouse package's default."""
+    from evalops.config import find_project
     from evalops.warehouse import create_warehouse_engine, resolve_url
 
+    if url is None and (project is not None or required or find_project() is not None):
+        from evalops.cli._project import project_config
+
+        url = project_config(project).resolved_warehouse_url()
     resolved = resolve_url(url)
     return create_warehouse_engine(resolved), resolved
 
@@ -113,6 +122,7 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
 @click.option("--fingerprint", "fingerprint_hash", help="Only runs under this fingerprint hash.")
 @click.option("--baselines", is_flag=True, help="Show the promotion and rollback history instead.")
 @URL_OPTION
+@PROJECT_OPTION
 @FORMAT_OPTION
 @reports_errors
 def history(
@@ -124,9 +134,10 @@ def history(
     fingerprint_hash: str | None,
     baselines: bool,
     url: str | None,
+    project: Path | None,
     fmt: str,
 ) -> None:
-    """Metrics history from the warehouse.
+    """Metrics history from the project's warehouse.
 
     Without --measure: the latest run of every retriever version. With --measure: that measure per run
     over time. With --baselines: who promoted or rolled back which baseline, when and why.
@@ -134,7 +145,7 @@ def history(
     from evalops.warehouse import baseline_history, find_fingerprint_hash, latest_runs, measure_history
 
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
-    engine, _ = _engine(url)
+    engine, _ = _engine(url, project, required=True)
     try:
         if fingerprint_hash:
             fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)

@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
 import click
 
 from evalops.cli._common import reports_errors, stderr_is_terminal
+from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.errors import InputError
-
-CONFIG_OPTION = click.option(
-    "--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-    help="A YAML configuration file (default: $EVALOPS_CONFIG or ./evalops.yaml; see README).",
-)
-
-
-def _config(config_file: str | None):
-    from evalops.config import load_config
-
-    return load_config(Path.cwd(), config_file=config_file)
 
 
 def _say(message: str) -> None:
@@ -32,14 +23,16 @@ def _say(message: str) -> None:
 
 @click.command()
 @click.option("--date", "day", default=None, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
+@PROJECT_OPTION
 @CONFIG_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @reports_errors
-def run(day, config_file, as_json):
-    """Run one evaluation (every step of the DAG, in this process, without Airflow) for DAY's window."""
+def run(day, project, config_file, as_json):
+    """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
+    window."""
     from evalops.pipeline import RunContext, run_local
 
-    cfg = _config(config_file)
+    cfg = project_config(project, config_file)
     try:
         date = dt.date.fromisoformat(day) if day else dt.datetime.now(dt.timezone.utc).date()
     except ValueError:
@@ -71,10 +64,13 @@ def demo():
     """
     import time
 
+    from evalops.config import load_config
     from evalops.pipeline.demo import demo_summary, plan_demo, run_demo
+    from evalops.project import demo_project
 
     started = time.perf_counter()
-    cfg = _config(None)
+    environ = {k: v for k, v in os.environ.items() if k not in ("EVALOPS_HOME", "EVALOPS_CONFIG")}
+    cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)
     click.echo("evalops demo: the retrieval_eval DAG for two days, in-process (Airflow dag.test), "
                f"warehouse {cfg.resolved_warehouse_url()}")
@@ -113,11 +109,12 @@ def demo():
 @click.command()
 @click.argument("run_key", required=False)
 @click.option("--html", "as_html", is_flag=True, help="Print the HTML report's path instead of the markdown.")
+@PROJECT_OPTION
 @CONFIG_OPTION
 @reports_errors
-def report(run_key, as_html, config_file):
+def report(run_key, as_html, project, config_file):
     """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report)."""
-    cfg = _config(config_file)
+    cfg = project_config(project, config_file)
     root = cfg.report_dir
     folders = sorted((p for p in root.glob("*") if (p / "report.md").is_file()), key=lambda p: p.stat().st_mtime)
     if run_key:

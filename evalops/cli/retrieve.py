@@ -19,7 +19,7 @@ REGISTRY_OPTION = click.option(
     "registry_file",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="Your registry file, read after include/retrievers.yaml (default: $EVALOPS_RETRIEVERS).",
+    help="A registry file, read after the project's registry (when run inside an evalops project).",
 )
 
 

@@ -14,16 +14,18 @@ from typing import Any
 import click
 
 from evalops.cli._common import dump_json, progress, reports_errors
+from evalops.cli._project import PROJECT_OPTION
 from evalops.errors import ConfigError, InputError
 
-DEFAULT_GOLDSET = Path("include") / "goldset"
-DOCS_HELP = "Folder for the Great Expectations Data Docs HTML ($EVALOPS_DATA_DOCS, else .evalops/data_docs)."
+DOCS_HELP = "Folder for the Great Expectations Data Docs HTML (default: the project's data_docs setting)."
 
 
-def _docs_dir(docs_dir: str | None, no_docs: bool) -> str | None:
+def _docs_dir(docs_dir: str | None, no_docs: bool, cfg: Any = None) -> str | None:
     if no_docs:
         return None
-    return docs_dir or os.environ.get("EVALOPS_DATA_DOCS") or os.path.join(".evalops", "data_docs")
+    if docs_dir:
+        return docs_dir
+    return str(cfg.data_docs) if cfg is not None else os.path.join(".evalops", "data_docs")
 
 
 def _emit(fmt: str, reports: list[Any], extra: dict[str, Any] | None = None) -> None:
@@ -41,39 +43,56 @@ def _emit(fmt: str, reports: list[Any], extra: dict[str, Any] | None = None) -> 
                    "manifest). Default: DATASET/corpus.jsonl.")
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--default-type", type=click.Choice(["semantic", "keyword", "no_answer"]),
-              help="Type of queries whose record has none (for collections such as scifact).")
+              help="Type of queries whose record has none (default: leave them untyped).")
 @click.option("--default-language", help="Language of queries whose record has none (e.g. en).")
-@click.option("--min-queries", type=int, default=50, show_default=True)
+@click.option("--min-queries", type=int, default=None, help="Minimum number of queries (default 50).")
 @click.option("--require-type", "require_types", multiple=True,
               type=click.Choice(["semantic", "keyword", "no_answer"]),
-              help="A query type that must be present (repeatable). Default: all three.")
-@click.option("--no-answer-share", nargs=2, type=float, default=(0.05, 0.30), show_default=True,
-              metavar="MIN MAX", help="Bounds on the share of no_answer queries.")
-@click.option("--grades", default="0,1,2", show_default=True, help="Allowed grades, comma-separated.")
+              help="A query type that must be present (repeatable). Default: all three (typed gold sets only).")
+@click.option("--no-answer-share", nargs=2, type=float, default=None,
+              metavar="MIN MAX", help="Bounds on the share of no_answer queries (default 0.05 0.30).")
+@click.option("--grades", default=None, help="Allowed grades, comma-separated (default: auto, the data's range).")
 @click.option("--docs-dir", help=DOCS_HELP)
 @click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
+@PROJECT_OPTION
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @reports_errors
 def validate(dataset: Path | None, corpus: Path | None, split: str, default_type: str | None,
-             default_language: str | None, min_queries: int, require_types: tuple[str, ...],
-             no_answer_share: tuple[float, float], grades: str, docs_dir: str | None, no_docs: bool, fmt: str) -> None:
-    """Validate a gold set (a BEIR, jsonl or csv folder; default include/goldset) and its knowledge base.
+             default_language: str | None, min_queries: int | None, require_types: tuple[str, ...],
+             no_answer_share: tuple[float, float] | None, grades: str | None, docs_dir: str | None, no_docs: bool,
+             project: Path | None, fmt: str) -> None:
+    """Validate a gold set and its knowledge base.
 
-    Prints the contract summaries. Exit 0 when both are valid, 1 when either is not (including a file
-    that cannot be read as a gold set).
+    Without DATASET: every gold set and the knowledge base of the project, under the project's rules. With
+    DATASET (a BEIR, jsonl or csv folder): that folder, under the rules the options give (a plain BEIR
+    collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 1 when
+    anything is not (including a file that cannot be read as a gold set).
     """
     from evalops.goldset import GoldSetRules, load_gold_set, validate_gold_set, validate_knowledge_base
     from evalops.knowledge import load_snapshot
 
-    folder = dataset or DEFAULT_GOLDSET
+    if dataset is None:
+        _validate_project(project, docs_dir, no_docs, fmt)
+        return
+    folder = dataset
     if not folder.exists():
         raise click.BadParameter(f"{folder} does not exist", param_hint="DATASET")
+    overrides: dict[str, Any] = {}
+    if grades is not None:
+        try:
+            overrides["allowed_grades"] = tuple(int(g) for g in grades.split(",") if g.strip())
+        except ValueError:
+            raise click.BadParameter(f"{grades!r} is not a comma-separated list of integers", param_hint="--grades") from None
+    if min_queries is not None:
+        overrides["min_queries"] = min_queries
+    if require_types:
+        overrides["required_types"] = require_types
+    if no_answer_share is not None:
+        overrides["no_answer_share"] = no_answer_share
     try:
-        grade_set = tuple(int(g) for g in grades.split(",") if g.strip())
-    except ValueError:
-        raise click.BadParameter(f"{grades!r} is not a comma-separated list of integers", param_hint="--grades") from None
-    rules = GoldSetRules(min_queries=min_queries, required_types=require_types or GoldSetRules().required_types,
-                         no_answer_share=no_answer_share, allowed_grades=grade_set)
+        rules = GoldSetRules(**overrides)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
     kb_path = corpus or folder / "corpus.jsonl"
     if not kb_path.exists():
         raise click.BadParameter(f"no {kb_path}; name the knowledge base with --corpus", param_hint="--corpus")
@@ -89,6 +108,32 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
         reports.append(validate_knowledge_base(snapshot, docs_dir=docs, raise_on_failure=False))
     reports.append(validate_gold_set(gold, snapshot, rules, docs_dir=docs, raise_on_failure=False))
     _emit(fmt, reports, {"gold_set_version": gold.version, "snapshot_id": snapshot.snapshot_id})
+    sys.exit(0 if all(r.ok for r in reports) else 1)
+
+
+def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool, fmt: str) -> None:
+    """Every gold set of the project against its knowledge base, under the project's rules."""
+    from evalops.cli._project import project_config
+    from evalops.goldset import validate_gold_set, validate_knowledge_base
+    from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
+
+    cfg = project_config(project)
+    docs = _docs_dir(docs_dir, no_docs, cfg)
+    try:
+        snapshot = load_knowledge_base(cfg)
+        golds = {name: load_gold_set_for(cfg, name) for name in cfg.require_gold_sets()}
+    except InputError as exc:
+        click.echo(f"invalid: {exc}")
+        sys.exit(1)
+    reports = []
+    if snapshot.has_text:
+        reports.append(validate_knowledge_base(snapshot, cfg.knowledge_base.rules, docs_dir=docs,
+                                               raise_on_failure=False))
+    for name, gold in golds.items():
+        reports.append(validate_gold_set(gold, snapshot, cfg.gold_sets[name].rules, docs_dir=docs,
+                                         raise_on_failure=False))
+    _emit(fmt, reports, {"gold_set_versions": {n: g.version for n, g in golds.items()},
+                         "snapshot_id": snapshot.snapshot_id})
     sys.exit(0 if all(r.ok for r in reports) else 1)
 
 

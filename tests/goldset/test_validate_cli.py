@@ -19,20 +19,30 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_default_is_the_sample_gold_set(repo_root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.chdir(repo_root)
+def test_default_is_the_projects_gold_set(repo_root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(repo_root / "include")  # any folder of the project finds it
     code, out = run("--docs-dir", str(tmp_path / "docs"))
     assert code == 0, out
     assert "knowledge base contract passed" in out and "gold set contract passed" in out
     assert (tmp_path / "docs" / "index.html").is_file()
 
 
-def test_scifact_needs_its_rules(shared_data: Path) -> None:
+def test_a_plain_beir_folder_validates_without_flags(shared_data: Path) -> None:
     code, out = run(str(shared_data / "scifact"), "--no-docs")
-    assert code == 1 and "has no type" in out
+    assert code == 0, out
+    assert "not applicable: each query type present (no query types)" in out
     code, out = run(str(shared_data / "scifact"), "--no-docs", "--default-type", "semantic",
                     "--require-type", "semantic", "--no-answer-share", "0", "0.3")
     assert code == 0, out
+    code, out = run(str(shared_data / "scifact"), "--no-docs", "--default-type", "semantic")
+    assert code == 1 and "each query type present" in out
+
+
+def test_outside_a_project_it_says_how_to_make_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALOPS_HOME", raising=False)
+    code, out = run()
+    assert code != 0 and "no evalops project here" in out and "evalops init" in out
 
 
 def test_stale_judgment_exits_1_and_names_it(repo_root: Path, tmp_path: Path) -> None:
