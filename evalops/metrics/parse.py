@@ -1,11 +1,11 @@
 """Parse measure names in the ir_measures grammar.
 
     measure  := NAME [ "(" param { "," param } ")" ] [ "@" CUTOFF ]
-    param    := KEY "=" VALUE          VALUE is an integer or a bare word (exp, linear)
+    param    := KEY "=" VALUE          VALUE is an integer or a bare word (exp, linear, True, False)
     NAME     := letters, digits, "-" and "_", starting with a letter (P, nDCG, R-Prec, Success)
     CUTOFF   := positive integer
 
-Whitespace between tokens is ignored. Aliases (MRR, MAP, Hit, Rprec) map to the canonical measure, so
+Whitespace between tokens is ignored. Aliases (MRR, MAP, Hit, Rprec, bpref) map to the canonical measure, so
 ``parse_measure("MRR@10") == parse_measure("RR@10")`` and both print as ``RR@10``.
 """
 
