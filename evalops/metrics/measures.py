@@ -59,6 +59,7 @@ class Param:
     description: str
     choices: tuple[Any, ...] | None = None
     minimum: int | None = None
+    maximum: int | None = None
 
     def check(self, measure: str, value: Any) -> Any:
         """Return ``value`` if allowed for ``measure``, else raise ``MeasureError`` saying what is allowed."""
@@ -73,6 +74,8 @@ class Param:
             raise MeasureError(f"{measure}: parameter {self.name}={value!r} is not one of {allowed}")
         if self.minimum is not None and value < self.minimum:
             raise MeasureError(f"{measure}: parameter {self.name}={value!r} must be >= {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise MeasureError(f"{measure}: parameter {self.name}={value!r} must be <= {self.maximum}")
         return value
 
 
@@ -343,8 +346,15 @@ MEASURE_TYPES: dict[str, type[Measure]] = {
 ALIASES: dict[str, str] = {"MRR": "RR", "MAP": "AP", "Hit": "Success", "Rprec": "R-Prec", "bpref": "Bpref"}
 
 
-def measure_type(name: str) -> type[Measure]:
-    """The measure class for a name or alias; ``MeasureError`` listing the valid names otherwise."""
+def measure_type(name: str, types: Mapping[str, type[Measure]] | None = None) -> type[Measure]:
+    """The measure class for a name or alias; ``MeasureError`` listing the valid names otherwise.
+
+    ``types`` is another registry (name -> class, e.g. the context measures); its own names only."""
+    if types is not None:
+        try:
+            return types[name]
+        except KeyError:
+            raise MeasureError(f"unknown measure {name!r}; valid measures: {', '.join(types)}") from None
     canonical = ALIASES.get(name, name)
     try:
         return MEASURE_TYPES[canonical]
