@@ -1,14 +1,15 @@
 """Computing the context measures: per-query functions over texts, and a batch over a whole run.
 
-Texts are tokenized once each and coded as integer arrays over one vocabulary; an n-gram is the bytes of
-n consecutive token codes, so n-grams compare exactly (no hashing). The formulas are on the measure
+Texts are tokenized once each and coded as integer arrays over one vocabulary, and every n-gram gets an
+exact integer id (see ``_Coded``), so the measures are set operations on small integer arrays. The formulas are on the measure
 classes in :mod:`evalops.context.measures`; the array functions below follow them term by term.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -40,35 +41,60 @@ def parse_context_measures(measures: Iterable[str | Measure] | str | Measure) ->
     return parsed
 
 
-class _Coder:
-    """Token -> integer code, one vocabulary for the contexts and the queries of one computation."""
+class _Coded:
+    """Texts tokenized once and coded: every token an integer (one vocabulary for all the texts), every
+    n-gram an integer, exactly (no hashing).
 
-    def __init__(self, tokenize: Tokenize) -> None:
-        self.tokenize = tokenize
-        self.vocabulary: dict[Hashable, int] = {}
+    The n-gram starting at position i gets its id step by step: the (j+1)-gram's id is the dense rank of
+    the pair (j-gram id, code of token i + j), over all the texts at once; n-grams never run past the end
+    of their text. ``shingles(t, n)`` adds one more id per text shorter than n tokens: the text itself.
+    """
 
-    def __call__(self, text: str) -> np.ndarray:
-        vocab = self.vocabulary
-        setdefault = vocab.setdefault
-        tokens = self.tokenize(text)
-        return np.fromiter((setdefault(t, len(vocab)) for t in tokens), dtype=np.int32, count=len(tokens))
+    def __init__(self, texts: Sequence[str], tokenize: Tokenize) -> None:
+        import pandas as pd
 
+        tokens = [tokenize(text) for text in texts]
+        self.lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        self.end = np.cumsum(self.lengths)
+        self.start = self.end - self.lengths
+        flat = np.fromiter(chain.from_iterable(tokens), dtype=object, count=int(self.end[-1]) if len(texts) else 0)
+        self.codes = pd.factorize(flat)[0].astype(np.int64) if len(flat) else np.zeros(0, dtype=np.int64)
+        self._text_end = np.repeat(self.end, self.lengths)  # end of the text each position belongs to
+        self._grams: list[np.ndarray] = [self.codes]  # _grams[j - 1][i]: id of the j-gram at i, -1 if none
 
-def _ngrams(codes: np.ndarray, n: int) -> np.ndarray:
-    """The n-grams of consecutive codes as fixed-size byte strings (empty if fewer than n codes)."""
-    if len(codes) < n:
-        return np.zeros(0, dtype=np.dtype((np.void, 4 * n)))
-    windows = np.lib.stride_tricks.sliding_window_view(codes, n)
-    return np.ascontiguousarray(windows).view(np.dtype((np.void, 4 * n))).ravel()
+    def _gram_ids(self, n: int) -> np.ndarray:
+        import pandas as pd
 
+        while len(self._grams) < n:
+            j = len(self._grams)
+            previous = self._grams[-1]
+            ids = np.full(len(self.codes), -1, dtype=np.int64)
+            valid = np.flatnonzero(np.arange(len(self.codes)) + j < self._text_end)
+            key = previous[valid] * (len(self.codes) + 1) + self.codes[valid + j]  # < N^2 + N: exact in int64
+            ids[valid] = pd.factorize(key)[0]
+            self._grams.append(ids)
+        return self._grams[n - 1]
 
-def _shingles(codes: np.ndarray, n: int) -> np.ndarray:
-    """A context's shingle set; shorter than n tokens, the context itself (padded) is its one shingle."""
-    if len(codes) < n:
-        padded = np.full(n, -1, dtype=np.int32)
-        padded[: len(codes)] = codes
-        return padded.view(np.dtype((np.void, 4 * n)))
-    return np.unique(_ngrams(codes, n))
+    def size(self, t: int) -> int:
+        return int(self.lengths[t])
+
+    def tokens(self, t: int) -> np.ndarray:
+        return self.codes[self.start[t] : self.end[t]]
+
+    def ngrams(self, t: int, n: int) -> np.ndarray:
+        """Ids of text t's n-grams, in order (with repeats); none if it has fewer than n tokens."""
+        if self.lengths[t] < n:
+            return np.zeros(0, dtype=np.int64)
+        return self._gram_ids(n)[self.start[t] : self.end[t] - n + 1]
+
+    def shingles(self, t: int, n: int) -> np.ndarray:
+        """Text t's distinct n-grams; a text shorter than n is one shingle, itself."""
+        length = int(self.lengths[t])
+        if length >= n:
+            return np.unique(self.ngrams(t, n))
+        whole = self._gram_ids(length)[self.start[t]] if length else 0  # the length-gram that is the text
+        total = len(self.codes) + 1
+        return np.array([total * (1 + length) + whole], dtype=np.int64)  # apart from every n-gram id
 
 
 def _ratio(num: float, den: float) -> float:
@@ -118,23 +144,22 @@ def context_tokens(contexts: Sequence[str], tokenize: Tokenize = default_tokeniz
 
 def redundancy(contexts: Sequence[str], n: int = 5, tokenize: Tokenize = default_tokenize) -> float:
     """Redundancy(n)@k of one query (see :class:`evalops.context.measures.Redundancy`)."""
-    coder = _Coder(tokenize)
-    return _redundancy([_ngrams(coder(text), n) for text in contexts])
+    coded = _Coded(contexts, tokenize)
+    return _redundancy([coded.ngrams(t, n) for t in range(len(contexts))])
 
 
 def near_duplicate_share(
     contexts: Sequence[str], shingle: int = 5, jaccard: int = 80, tokenize: Tokenize = default_tokenize
 ) -> float:
     """NearDuplicates(shingle, jaccard)@k of one query (see :class:`evalops.context.measures.NearDuplicates`)."""
-    coder = _Coder(tokenize)
-    return _near_duplicate_share([_shingles(coder(text), shingle) for text in contexts], jaccard)
+    coded = _Coded(contexts, tokenize)
+    return _near_duplicate_share([coded.shingles(t, shingle) for t in range(len(contexts))], jaccard)
 
 
 def query_coverage(query: str, contexts: Sequence[str], tokenize: Tokenize = default_tokenize) -> float:
     """QueryCoverage@k of one query (see :class:`evalops.context.measures.QueryCoverage`)."""
-    coder = _Coder(tokenize)
-    coded = [coder(text) for text in contexts]
-    return _coverage(coder(query), coded)
+    coded = _Coded([query, *contexts], tokenize)
+    return _coverage(coded.tokens(0), [coded.tokens(t) for t in range(1, len(contexts) + 1)])
 
 
 def relevant_token_share(
@@ -193,41 +218,36 @@ def context_values(
             f"the knowledge-base texts lack {len(missing)} ranked document(s) ({shown}"
             f"{', ...' if len(missing) > 5 else ''}); give the snapshot the run was retrieved from"
         )
-    coder = _Coder(tokenize)
-    codes = {d: coder(texts[d]) for d in dict.fromkeys(d for docs in contexts.values() for d in docs)}
-    ngram_cache: dict[tuple[str, int], np.ndarray] = {}
-    shingle_cache: dict[tuple[str, int], np.ndarray] = {}
+    docs = list(dict.fromkeys(d for docs in contexts.values() for d in docs))
+    coded = _Coded([texts[d] for d in docs] + [queries[q] for q in query_ids], tokenize)
+    slot = {d: t for t, d in enumerate(docs)}
+    top_slots = {q: [slot[d] for d in contexts[q]] for q in query_ids}
+    shingle_cache: dict[tuple[int, int], np.ndarray] = {}
 
-    def ngrams(doc: str, n: int) -> np.ndarray:
-        key = (doc, n)
-        if key not in ngram_cache:
-            ngram_cache[key] = _ngrams(codes[doc], n)
-        return ngram_cache[key]
-
-    def shingles(doc: str, n: int) -> np.ndarray:
-        key = (doc, n)
-        if key not in shingle_cache:
-            shingle_cache[key] = _shingles(codes[doc], n) if len(codes[doc]) < n else np.unique(ngrams(doc, n))
-        return shingle_cache[key]
+    def shingles(t: int, n: int) -> np.ndarray:
+        if (t, n) not in shingle_cache:
+            shingle_cache[(t, n)] = coded.shingles(t, n)
+        return shingle_cache[(t, n)]
 
     per_query: dict[str, np.ndarray] = {}
     for m in parsed:
         k = m.cutoff
         out = np.zeros(len(query_ids), dtype=np.float64)
         for i, q in enumerate(query_ids):
-            top = contexts[q][:k]
+            top = top_slots[q][:k]
             if m.NAME == "Tokens":
-                out[i] = sum(len(codes[d]) for d in top)
+                out[i] = sum(coded.size(t) for t in top)
             elif m.NAME == "Redundancy":
-                out[i] = _redundancy([ngrams(d, m["n"]) for d in top])
+                out[i] = _redundancy([coded.ngrams(t, m["n"]) for t in top])
             elif m.NAME == "NearDuplicates":
-                out[i] = _near_duplicate_share([shingles(d, m["shingle"]) for d in top], m["jaccard"])
+                out[i] = _near_duplicate_share([shingles(t, m["shingle"]) for t in top], m["jaccard"])
             elif m.NAME == "QueryCoverage":
-                out[i] = _coverage(coder(queries[q]), [codes[d] for d in top])
+                out[i] = _coverage(coded.tokens(len(docs) + i), [coded.tokens(t) for t in top])
             else:  # RelevantTokenShare
                 grades = qrels.get(q, {}) if qrels is not None else {}
-                sizes = [len(codes[d]) for d in top]
-                rel = [grades.get(d, 0) >= m["rel"] for d in top]
-                out[i] = _ratio(sum(s for s, r in zip(sizes, rel) if r), sum(sizes))
+                rel = m["rel"]
+                sizes = [coded.size(t) for t in top]
+                relevant = [grades.get(d, 0) >= rel for d in contexts[q][:k]]
+                out[i] = _ratio(sum(s for s, r in zip(sizes, relevant) if r), sum(sizes))
         per_query[str(m)] = out
     return ContextValues(parsed, np.array(query_ids, dtype=object), per_query)

@@ -28,7 +28,8 @@ Tokenize = Callable[[str], Sequence[Hashable]]
 # CJK Unified Ideographs (+ extension A, compatibility), hiragana and katakana, and the supplementary
 # ideograph planes (extensions B and later).
 CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_TOKEN = re.compile(rf"[{CJK_RANGES}]|(?:(?![{CJK_RANGES}])[^\W_])+")
+# one CJK character, or a run of word characters that are neither "_" nor CJK
+_TOKEN = re.compile(rf"[{CJK_RANGES}]|[^\W_{CJK_RANGES}]+")
 
 
 def default_tokenize(text: str) -> list[str]:

@@ -196,3 +196,14 @@ def test_the_cutoff_limits_the_contexts():
     values = context_values(["Tokens@1", "Tokens@3", "Tokens@100"], QUERIES, RANKED, TEXTS)
     assert values.per_query["Tokens@1"][0] == 8.0
     assert values.per_query["Tokens@3"][0] == values.per_query["Tokens@100"][0] == 18.0
+
+
+def test_any_tokenizer_even_one_of_integers():
+    def characters(text):
+        return [ord(c) for c in text if not c.isspace()]  # e.g. a model's token ids
+
+    values = context_values(["Tokens@2", "Redundancy(n=2)@2", "QueryCoverage@2"], {"q": "ab"}, {"q": ["x", "y"]},
+                            {"x": "a b a b", "y": "c"}, tokenize=characters)
+    assert values.per_query["Tokens@2"].tolist() == [5.0]
+    assert values.per_query["Redundancy(n=2)@2"].tolist() == [pytest.approx(1 / 3)]  # ab ba ab
+    assert values.per_query["QueryCoverage@2"].tolist() == [1.0]
