@@ -89,3 +89,14 @@ def test_judged_measures_leave_the_input_unchanged():
     run = {q: dict(d) for q, d in RUN.items()}
     evaluate(qrels, run, ["Judged@10", "Bpref", "AP(judged_only=True)"])
     assert qrels == QRELS and run == RUN
+
+
+def test_judged_breaks_ties_at_the_cutoff_as_every_other_measure_does():
+    """ir_measures' own Judged provider sorts ties by doc id ascending, unlike its trec_eval measures;
+    evalops ranks once, so Judged@1 and P@1 look at the same document (d2: doc id descending)."""
+    qrels = {"q": {"d1": 1}}
+    run = {"q": {"d1": 1.0, "d2": 1.0}}
+    result = evaluate(qrels, run, ["Judged@1", "P@1", "Judged@2"])
+    assert result.per_query["Judged@1"].tolist() == [0.0]
+    assert result.per_query["P@1"].tolist() == [0.0]
+    assert result.per_query["Judged@2"].tolist() == [0.5]
