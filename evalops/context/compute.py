@@ -23,6 +23,7 @@ __all__ = [
     "ContextValues",
     "context_values",
     "parse_context_measures",
+    "parse_any_measure",
     "context_tokens",
     "redundancy",
     "near_duplicate_share",
@@ -39,6 +40,23 @@ def parse_context_measures(measures: Iterable[str | Measure] | str | Measure) ->
         if type(m) not in CONTEXT_MEASURE_TYPES.values():
             raise InputError(f"{m} is not a context measure; valid: {', '.join(CONTEXT_MEASURE_TYPES)}")
     return parsed
+
+
+def parse_any_measure(name: str | Measure) -> Measure:
+    """An IR measure (``nDCG@10``) or a context measure (``Tokens@10``), from its name: what the
+    statistics and the alerting rule need to read a stored measure's direction (``higher_is_better``)."""
+    from evalops.errors import MeasureError
+    from evalops.metrics.parse import parse_measure
+
+    if isinstance(name, Measure):
+        return name
+    try:
+        return parse_measure(name)
+    except MeasureError as ir_error:
+        try:
+            return parse_measure(name, CONTEXT_MEASURE_TYPES)
+        except MeasureError:
+            raise ir_error from None
 
 
 class _Coded:

@@ -207,3 +207,21 @@ def test_any_tokenizer_even_one_of_integers():
     assert values.per_query["Tokens@2"].tolist() == [5.0]
     assert values.per_query["Redundancy(n=2)@2"].tolist() == [pytest.approx(1 / 3)]  # ab ba ab
     assert values.per_query["QueryCoverage@2"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize(
+    "name, higher",
+    [("nDCG@10", True), ("Judged@10", True), ("Tokens@10", False), ("Redundancy(n=3)@5", False),
+     ("QueryCoverage@10", True), ("MRR@10", True)],
+)
+def test_any_stored_measure_name_gives_its_direction(name, higher):
+    from evalops.context import parse_any_measure
+
+    assert parse_any_measure(name).higher_is_better is higher
+
+
+def test_an_unknown_name_reports_the_ir_measures():
+    from evalops.context import parse_any_measure
+
+    with pytest.raises(MeasureError, match="valid measures: P, R"):
+        parse_any_measure("Nope@10")
