@@ -11,7 +11,7 @@ from evalops.data import Run
 from evalops.errors import InputError
 from evalops.metrics.compute import judged_values, needs_judged, per_query_values
 from evalops.metrics.gold import as_gold
-from evalops.metrics.judged import locate_judged
+from evalops.metrics.judged import locate_judged, relevant_hits
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.policy import Policy
@@ -48,11 +48,16 @@ def evaluate(
     gold = as_gold(qrels)
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
-    hits = locate_hits(gold, run)
     usual = [m for m in parsed if not needs_judged(m)]
-    values = per_query_values(usual, gold, hits, progress) if usual else {}
-    if len(usual) < len(parsed):
-        values.update(judged_values([m for m in parsed if needs_judged(m)], gold, locate_judged(gold, run)))
+    if len(usual) < len(parsed):  # rank every judged document once; the relevant ones are a subset
+        judged = locate_judged(gold, run)
+        hits = relevant_hits(judged)
+        values = judged_values([m for m in parsed if needs_judged(m)], gold, judged)
+    else:
+        hits = locate_hits(gold, run)
+        values = {}
+    if usual:
+        values.update(per_query_values(usual, gold, hits, progress))
 
     no_relevant = {t: gold.n_relevant(t) == 0 for t in {m.relevance_threshold for m in parsed}}
     never = np.zeros(len(gold), dtype=bool)

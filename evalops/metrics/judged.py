@@ -16,7 +16,7 @@ import numpy as np
 from evalops.metrics.gold import Gold, _position_in_group
 from evalops.metrics.ranking import Hits, locate_hits
 
-__all__ = ["locate_judged", "condensed_hits"]
+__all__ = ["locate_judged", "condensed_hits", "relevant_hits"]
 
 
 def locate_judged(gold: Gold, run: Any) -> Hits:
@@ -41,3 +41,10 @@ def condensed_hits(judged: Hits) -> Hits:
     qidx, grade = judged.qidx[keep], judged.grade[keep]  # already sorted by query, then rank
     retrieved = np.bincount(qidx, minlength=len(judged.retrieved))
     return Hits(qidx, _position_in_group(qidx), grade, retrieved, judged.ignored_query_ids)
+
+
+def relevant_hits(judged: Hits) -> Hits:
+    """What :func:`locate_hits` returns (the documents with a positive grade), from ``locate_judged``'s
+    output, so an evaluation that needs both ranks the run once."""
+    keep = judged.grade > 0
+    return Hits(judged.qidx[keep], judged.rank[keep], judged.grade[keep], judged.retrieved, judged.ignored_query_ids)

@@ -47,6 +47,10 @@ def _check_all(qrels: dict, given_shapes: dict, run: dict, levels=(1, 2)) -> Non
             if m.startswith("nDCG") and level != 1:
                 continue  # nDCG has no threshold: its gain is the grade
             expected[_param(m, **params, judged_only=True)] = condensed[m]
+        # the usual measures in the same call: they then come from the same ranking pass
+        usual = pytrec_per_query(qrels, run, ["P@5", "R@100", "AP", "RR", "R-Prec"], relevance_level=level)
+        expected.update({_param(m, **params) if params else m: v for m, v in usual.items()})
+    expected.update(pytrec_per_query(qrels, run, ["nDCG@10", "nDCG"]))
     for shape, given in given_shapes.items():
         result = evaluate(qrels, given, list(expected), ZERO)
         assert len(result.query_ids) == len(qrels), shape
