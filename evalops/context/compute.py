@@ -1,8 +1,9 @@
 """Computing the context measures: per-query functions over texts, and a batch over a whole run.
 
 Texts are tokenized once each and coded as integer arrays over one vocabulary, and every n-gram gets an
-exact integer id (see ``_Coded``), so the measures are set operations on small integer arrays. The formulas are on the measure
-classes in :mod:`evalops.context.measures`; the array functions below follow them term by term.
+exact integer id (see ``_Coded``), so the measures are set operations on small integer arrays. The
+formulas are on the measure classes in :mod:`evalops.context.measures`; the array functions below follow
+them term by term.
 """
 
 from __future__ import annotations

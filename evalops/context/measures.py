@@ -25,7 +25,9 @@ __all__ = [
 
 N = Param("n", int, 5, "n-gram length in tokens (words; characters for CJK text)", minimum=1)
 SHINGLE = Param("shingle", int, 5, "shingle length in tokens", minimum=1)
-JACCARD = Param("jaccard", int, 80, "Jaccard similarity (percent) from which two contexts are near-duplicates", minimum=1, maximum=100)
+JACCARD = Param(
+    "jaccard", int, 80, "Jaccard similarity (percent) from which two contexts are near-duplicates", minimum=1, maximum=100
+)
 
 
 class Tokens(Measure):

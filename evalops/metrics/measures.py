@@ -365,4 +365,5 @@ def measure_type(name: str, types: Mapping[str, type[Measure]] | None = None) ->
 def valid_names_hint() -> str:
     names = ", ".join(MEASURE_TYPES)
     aliases = ", ".join(f"{a} = {c}" for a, c in ALIASES.items())
-    return f"valid measures: {names} (aliases: {aliases}); e.g. nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, nDCG(judged_only=True)@10, AP, R-Prec, Judged@10, Bpref"
+    examples = "nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, nDCG(judged_only=True)@10, AP, R-Prec, Judged@10, Bpref"
+    return f"valid measures: {names} (aliases: {aliases}); e.g. {examples}"

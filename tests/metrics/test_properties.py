@@ -82,7 +82,9 @@ def test_shuffling_input_lines_changes_nothing(qrels, run, random):
 @SETTINGS
 @given(qrels_strategy, run_strategy)
 def test_a_run_of_judged_documents_only_is_its_own_condensed_list(qrels, run):
-    judged = {q: {d: s for d, s in docs.items() if qrels.get(q, {}).get(d, -1) >= 0} for q, docs in run.items()}
+    judged = {
+        q: {d: s for d, s in docs.items() if qrels.get(q, {}).get(d, -1) >= 0} for q, docs in run.items()
+    }
     full = ["nDCG@5", "AP", "P@3", "RR", "R-Prec"]
     condensed = [m.replace("@", "(judged_only=True)@") if "@" in m else f"{m}(judged_only=True)" for m in full]
     zero = Policy(no_answer="zero")
