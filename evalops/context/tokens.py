@@ -5,7 +5,7 @@ The default counts what a reader (and, roughly, a model's context window) pays f
 * every CJK character (Han ideographs, kana) is one token: Chinese has no spaces, and a characters / 4
   estimate undercounts it about fourfold;
 * every maximal run of other letters and digits is one token (a word; ``don't`` is two, ``COVID-19``
-  two);
+  two; Korean, written with spaces, counts by words too);
 * punctuation, symbols and whitespace are not tokens.
 
 Tokens are case-folded, so ``Vitamin`` and ``vitamin`` are the same token for n-grams and query terms,

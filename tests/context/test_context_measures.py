@@ -225,3 +225,23 @@ def test_an_unknown_name_reports_the_ir_measures():
 
     with pytest.raises(MeasureError, match="valid measures: P, R"):
         parse_any_measure("Nope@10")
+
+
+def test_korean_counts_by_words():
+    assert default_tokenize("한국어 텍스트") == ["한국어", "텍스트"]
+
+
+def test_empty_inputs():
+    values = context_values(["Tokens@5", "NearDuplicates@5", "Redundancy@5"], {}, {}, {})
+    assert values.query_ids.tolist() == []
+    assert all(v.size == 0 for v in values.per_query.values())
+    empty_texts = context_values(
+        ["Tokens@5", "Redundancy@5", "NearDuplicates@5", "QueryCoverage@5"], {"q": ""}, {"q": ["a", "b"]},
+        {"a": "", "b": "..."},
+    )
+    assert {m: v.tolist() for m, v in empty_texts.per_query.items()} == {
+        "Tokens@5": [0.0],
+        "Redundancy@5": [0.0],
+        "NearDuplicates@5": [0.5],  # two empty contexts are the same text
+        "QueryCoverage@5": [0.0],
+    }
