@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "retrieve": "retrieve:retrieve",
     "retrievers": "retrieve:retrievers",
     "run": "pipeline:run",
+    "gate": "gate:gate",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
 }

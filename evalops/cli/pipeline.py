@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from evalops.cli._common import reports_errors, stderr_is_terminal
+from evalops.cli._common import output_options, reports_errors, stderr_is_terminal
+from evalops.cli.gate import JUNIT_HELP, finish_run, gated_run
 from evalops.errors import InputError
 
 CONFIG_OPTION = click.option(
@@ -33,28 +32,17 @@ def _say(message: str) -> None:
 @click.command()
 @click.option("--date", "day", default=None, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
 @CONFIG_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--fail-on-regression", is_flag=True, help="Exit 4 when the run raised a regression alert (for CI).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, help=JUNIT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@output_options()
 @reports_errors
-def run(day, config_file, as_json):
+def run(day, config_file, fail_on_regression, junit_xml, as_json, fmt, output_path):
     """Run one evaluation (every step of the DAG, in this process, without Airflow) for DAY's window."""
-    from evalops.pipeline import RunContext, run_local
-
     cfg = _config(config_file)
-    try:
-        date = dt.date.fromisoformat(day) if day else dt.datetime.now(dt.timezone.utc).date()
-    except ValueError:
-        raise InputError(f"--date {day!r} is not a date; use YYYY-MM-DD") from None
-    result = run_local(cfg, RunContext.for_day(date), progress=_say)
-    if as_json:
-        click.echo(json.dumps({"report": result["report"], "alerts": result["alerts"],
-                               "versions": [{k: s[k] for k in ("retriever", "version", "dataset", "run_id")}
-                                            for s in result["versions"]]}, indent=2))
-        return
-    for alert in result["alerts"]:
-        click.echo(f"ALERT  {alert['title']}")
-    if not result["alerts"]:
-        click.echo("no alerts")
-    click.echo(f"report: {result['report']}")
+    run_ctx, result, incomplete = gated_run(cfg, day)
+    finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
+               fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False)
 
 
 def _fmt(value, spec: str) -> str:

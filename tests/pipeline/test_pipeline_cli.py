@@ -5,6 +5,7 @@ import os
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 
 
 def test_report_prints_the_newest_markdown_report(tmp_path, monkeypatch):
@@ -25,16 +26,16 @@ def test_report_prints_the_newest_markdown_report(tmp_path, monkeypatch):
 def test_report_without_reports_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["report"])
-    assert result.exit_code == 2 and "no report yet" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "no report yet" in result.output
 
 
 def test_run_rejects_a_bad_date(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["run", "--date", "yesterday"])
-    assert result.exit_code == 2 and "not a date; use YYYY-MM-DD" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "not a date; use YYYY-MM-DD" in result.output
 
 
 def test_demo_outside_the_project_folder_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["demo"])
-    assert result.exit_code == 2 and "run the demo from the project folder" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "run the demo from the project folder" in result.output
