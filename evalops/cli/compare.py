@@ -84,13 +84,10 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
                       measures: tuple[str, ...], policy: Any, queries: str = "all",
                       no_answer: str = "exclude") -> dict[str, Any]:
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
-    import numpy as np
-
+    from evalops.abtest import compare_evaluations
     from evalops.formats import read_qrels, read_run
     from evalops.metrics import Policy as MetricsPolicy
     from evalops.metrics import evaluate, parse_measures
-    from evalops.stats import adjust_and_decide, align
-    from evalops.stats import compare as compare_pair
 
     parsed = parse_measures(measures)  # a typo fails before any file is read
     metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
@@ -114,20 +111,8 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
 
             scored.append(evaluate(gold, run, parsed, metrics_policy, progress=report))
 
-    base = scored[0]
-    comparisons = []
-    for result, run, path in zip(scored[1:], runs[1:], candidate_paths):
-        for name in base.per_query:
-            b, c = base.per_query[name], result.per_query[name]
-            # NaN marks a query the no-answer policy left out of this measure (the same queries for both
-            # runs, since they share the qrels); the rest pair up by query id
-            b_keep, c_keep = ~np.isnan(b), ~np.isnan(c)
-            paired = align((base.query_ids[b_keep], b[b_keep]), (result.query_ids[c_keep], c[c_keep]),
-                           baseline_name=runs[0].name or baseline_path, candidate_name=run.name or path)
-            comparisons.append(compare_pair(paired, measure=name, policy=policy,
-                                            baseline_name=runs[0].name or baseline_path,
-                                            candidate_name=run.name or path))
-    decided = adjust_and_decide(comparisons, policy)
+    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=runs[0].name or baseline_path,
+                                  candidate_names=[run.name or path for run, path in zip(runs[1:], candidate_paths)])
     summary = {label: sum(c.decision == label for c in decided)
                for label in ("regression", "improvement", "no_change", "inconclusive")}
     return {
