@@ -102,9 +102,15 @@ def demo():
 @click.argument("run_key", required=False)
 @click.option("--html", "as_html", is_flag=True, help="Print the HTML report's path instead of the markdown.")
 @CONFIG_OPTION
+@output_options(formats=("markdown", "json"), default="markdown")
 @reports_errors
-def report(run_key, as_html, config_file):
-    """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report)."""
+def report(run_key, as_html, config_file, fmt, output_path):
+    """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report).
+
+    Read only: it never creates .evalops/. --format json prints the report's folder and files.
+    """
+    from evalops.cli._common import Output, emit
+
     cfg = _config(config_file)
     root = cfg.report_dir
     folders = sorted((p for p in root.glob("*") if (p / "report.md").is_file()), key=lambda p: p.stat().st_mtime)
@@ -117,7 +123,14 @@ def report(run_key, as_html, config_file):
         raise InputError(f"{root}: no report{' for ' + run_key if run_key else ''} yet; run `evalops run` or "
                          "the DAG first")
     folder = folders[-1]
-    if as_html:
-        click.echo(str(folder / "report.html"))
+    files = {"run": folder.name, "folder": str(folder), "markdown": str(folder / "report.md"),
+             "html": str(folder / "report.html")}
+    if fmt == "json":
+        emit(Output(data=files), fmt, output_path)
+        return
+    text = str(folder / "report.html") + "\n" if as_html else (folder / "report.md").read_text(encoding="utf-8")
+    if output_path is not None:
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        output_path.write_text(text, encoding="utf-8")
     else:
-        sys.stdout.write((folder / "report.md").read_text(encoding="utf-8"))
+        sys.stdout.write(text)
