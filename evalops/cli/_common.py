@@ -145,7 +145,7 @@ def _markdown(output: Output) -> str:
     else:
         lines.append(output.empty)
     if output.notes:
-        lines += ["", *(markdown_cell(note) for note in output.notes)]
+        lines += ["", *("- " + markdown_cell(note) for note in output.notes)]
     return "\n".join(lines) + "\n"
 
 

@@ -74,6 +74,7 @@ def retrieve(retriever, dataset, k, output, registry_file, split, failure_budget
         if callable(close):
             close()
     if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
         write_trec_run(result.run, output, tag=tag or entry.key)
     else:
         with tempfile.TemporaryDirectory() as tmp:

@@ -63,7 +63,7 @@ def test_csv_json_markdown_and_table():
     assert json.loads(_emitted("json")) == OUT.data
     md = _emitted("markdown").splitlines()
     assert md[:5] == ["**t**", "", "| name | value |", "|---|---|", r"| a\|b | 0.5000 |"]
-    assert md[5] == "| &lt;i&gt;x&lt;/i&gt; next |  |" and md[-1] == "a note"
+    assert md[5] == "| &lt;i&gt;x&lt;/i&gt; next |  |" and md[-1] == "- a note"
     table = _emitted("table")
     assert "a|b" in table and "0.5000" in table and "a note" in table
 
