@@ -2,8 +2,8 @@
 
 The layout is the common one CI systems read (GitHub, GitLab, Jenkins, Azure): ``<testsuites>`` holding
 one ``<testsuite>`` per run, with ``tests``, ``failures``, ``errors`` and ``skipped`` counts. A case's
-outcome becomes a ``<failure type="regression">``, an ``<error type="version_failed">`` or a
-``<skipped>`` child whose ``message`` holds the decision, the delta and its CI; its text holds the
+outcome becomes a ``<failure type="regression">``, an ``<error type="version_failed">`` (or
+``type="bad_input"`` for a run stopped by its inputs) or a ``<skipped>`` child whose ``message`` holds the decision, the delta and its CI; its text holds the
 comparison's reasons. Written with :mod:`xml.etree.ElementTree`, which escapes every attribute and text
 (retriever names, versions and reasons are user text). Characters XML 1.0 cannot hold are replaced.
 """
@@ -26,6 +26,7 @@ __all__ = ["junit_xml", "write_junit_xml"]
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 _CHILD = {"failure": ("failure", "regression"), "error": ("error", "version_failed"), "skipped": ("skipped", None)}
+_ERROR_TYPES = {"bad_input": "bad_input"}
 
 
 def _clean(text: object) -> str:
@@ -49,13 +50,14 @@ def junit_xml(cases: Sequence[GateCase], suite: str, properties: Mapping[str, ob
             ET.SubElement(props, "property", {"name": _clean(name), "value": _clean(value)})
     for case in cases:
         element = ET.SubElement(testsuite, "testcase", {
-            "classname": _clean(f"{case.retriever}@{case.version}"), "name": _clean(case.measure), "time": "0",
+            "classname": _clean(f"{case.retriever}@{case.version}" if case.version else case.retriever),
+            "name": _clean(case.measure), "time": "0",
         })
         if case.outcome in _CHILD:
             tag, kind = _CHILD[case.outcome]
             child = ET.SubElement(element, tag, {"message": _clean(case.message)})
             if kind:
-                child.set("type", kind)
+                child.set("type", _ERROR_TYPES.get(case.decision or "", kind))
             if case.details:
                 child.text = _clean(case.details)
         else:

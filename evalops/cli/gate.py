@@ -112,6 +112,19 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         sys.exit(code)
 
 
+def _write_input_error(junit_xml: Path | None, exc: Exception) -> None:
+    """A run stopped by its inputs is one JUnit error case, so CI shows why (the exit code is still 3)."""
+    if junit_xml is None:
+        return
+    from evalops.gate import GateCase
+    from evalops.junit import write_junit_xml
+
+    message = exc.summary if hasattr(exc, "summary") else str(exc)
+    case = GateCase(retriever="evalops", version="", measure="inputs", outcome="error", decision="bad_input",
+                    message=message.splitlines()[0] if message else type(exc).__name__, details=message)
+    write_junit_xml(junit_xml, [case], suite="evalops inputs", timestamp=dt.datetime.now(dt.timezone.utc))
+
+
 JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file, for CI."
 
 
@@ -135,7 +148,13 @@ def gate(day: str | None, config_file: str | None, fail_on_regression: bool, jun
     """
     from evalops.config import load_config
 
-    cfg = load_config(Path.cwd(), config_file=config_file)
-    run, result, incomplete = gated_run(cfg, day)
+    from evalops.errors import InputError, ValidationError
+
+    try:
+        cfg = load_config(Path.cwd(), config_file=config_file)
+        run, result, incomplete = gated_run(cfg, day)
+    except (InputError, ValidationError) as exc:
+        _write_input_error(junit_xml, exc)
+        raise
     finish_run(cfg, run, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
                fmt=fmt, output_path=output_path, gate_summary=True)

@@ -135,14 +135,27 @@ def test_a_version_that_cannot_be_scored_is_an_error_case_and_exit_5(project, tm
     assert suite.get("errors") == "3" and suite.get("failures") == "1"
 
 
-def test_bad_input_exits_3_and_writes_no_junit(project, tmp_path):
+def test_bad_input_exits_3_with_one_junit_error_and_nothing_scored(project, tmp_path):
+    from sqlalchemy import create_engine, text
+
     home, env = project
-    env = {**env, "EVALOPS_GOLD_SET": str(tmp_path / "missing")}
+    missing = tmp_path / "missing"
+    env = {**env, "EVALOPS_GOLD_SET": str(missing)}
     junit = tmp_path / "junit.xml"
+    engine = create_engine(env["EVALOPS_WAREHOUSE_URL"])
+    with engine.connect() as conn:
+        before = conn.execute(text("SELECT count(*) FROM eval_runs")).scalar_one()
     result = CliRunner().invoke(main, ["gate", "--date", DAY2, "--junit-xml", str(junit)], env=env)
     assert result.exit_code == ExitCode.BAD_INPUT == 3, result.output
-    assert result.output.startswith("error: ") or "error: " in result.output
-    assert not junit.exists()
+    assert "error: " in result.output and str(missing) in result.output
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM eval_runs")).scalar_one() == before
+    engine.dispose()
+    suite, cases = _cases(junit)
+    (case,) = cases
+    assert (case.get("classname"), case.get("name")) == ("evalops", "inputs")
+    error = case.find("error")
+    assert error.get("type") == "bad_input" and str(missing) in error.get("message")
 
 
 def test_usage_errors_keep_click_s_code(project):
