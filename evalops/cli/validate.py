@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import Output, dump_json, emit, output_options, progress, reports_errors
+from evalops.cli._common import FORMATS, Output, emit, output_options, progress, reports_errors
 from evalops.errors import ConfigError, InputError
 from evalops.exitcodes import ExitCode
 
@@ -187,7 +187,8 @@ def _interval(day: date, start: str | None, end: str | None) -> tuple[datetime, 
 @click.option("--interval-end", help="End of the data interval, exclusive (default: start + 1 day).")
 @click.option("--docs-dir", help=DOCS_HELP)
 @click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
+              help="Output format of the summary (the sample itself goes to -o DIR).")
 @reports_errors
 def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | None, out: Path,
                 versions: tuple[str, ...], size: int, min_effect: float | None, alpha: float, power_target: float,
@@ -224,14 +225,17 @@ def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | 
             click.echo(exc.summary)
             sys.exit(ExitCode.BAD_INPUT)
     paths = result.write(out)
-    if fmt == "json":
-        click.echo(dump_json({**result.manifest(), "files": {k: str(v) for k, v in paths.items()}}))
-        return
-    click.echo(result.report.summary())
-    click.echo(f"sample for {result.logical_date} (seed {result.seed}): {len(result.sample)} units, "
-               f"{len(result.query_ids)} distinct queries ({result.size_reason}); {result.dropped_rows} of "
-               f"{result.rows} rows dropped as malformed")
-    click.echo(result.strata.to_string(index=False))
-    click.echo(f"weak judgments: {len(result.weak_qrels)}; annotation queue: {len(result.annotation_queue)} queries; "
-               f"personal data scrubbed: {result.pii_found or 'none'}")
-    click.echo(f"written to {out}")
+    head = [result.report.summary(),
+            f"sample for {result.logical_date} (seed {result.seed}): {len(result.sample)} units, "
+            f"{len(result.query_ids)} distinct queries ({result.size_reason}); {result.dropped_rows} of "
+            f"{result.rows} rows dropped as malformed"]
+    tail = [f"weak judgments: {len(result.weak_qrels)}; annotation queue: {len(result.annotation_queue)} queries; "
+            f"personal data scrubbed: {result.pii_found or 'none'}", f"written to {out}"]
+
+    def draw(console: Any) -> None:
+        for line in [*head, result.strata.to_string(index=False), *tail]:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    strata = result.strata.to_dict("records")
+    emit(Output(data={**result.manifest(), "files": {k: str(v) for k, v in paths.items()}},
+                columns=tuple(result.strata.columns), rows=strata, notes=[*head[1:], *tail], draw=draw), fmt)
