@@ -55,7 +55,8 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
 
     counts = {o: sum(c.outcome == o for c in cases) for o in ("failure", "error", "skipped", "passed")}
     verdict = "PASSED" if code == ExitCode.SUCCESS else f"FAILED (exit {int(code)}, {ExitCode(code).name.lower()})"
-    lines = [f"gate {verdict}: {len(cases)} checks, {counts['failure']} regressions, {counts['error']} failed, "
+    regressions = f"{counts['failure']} regression{'' if counts['failure'] == 1 else 's'}"
+    lines = [f"gate {verdict}: {len(cases)} checks, {regressions}, {counts['error']} failed, "
              f"{counts['skipped']} inconclusive, {counts['passed']} passed"]
     for case in cases:
         if case.outcome != "passed":
