@@ -154,7 +154,8 @@ def _format_cell(output: Output, column: str, value: Any) -> str:
         return output.cell(column, value)
     value = plain(value)
     if isinstance(value, float):
-        return f"{value:.4f}"
+        # four decimals, except for small values (p-values) that would print as 0.0000
+        return f"{value:.2e}" if value != 0 and abs(value) < 1e-3 else f"{value:.4f}"
     return _text(value)
 
 
