@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "retrievers": "retrieve:retrievers",
     "init": "init:init",
     "run": "pipeline:run",
+    "gate": "gate:gate",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
 }
