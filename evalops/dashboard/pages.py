@@ -33,11 +33,21 @@ class NotFound(LookupError):
 
 @dataclass(frozen=True)
 class DashboardSettings:
-    """``alert_measures``: the measures the overview shows (default: each retriever's first measure)."""
+    """``alert_measures``: the measures the overview shows first and the trend page opens on (default:
+    every measure); ``measures``: the order measures are listed in (default: the fingerprint's)."""
 
     alert_measures: tuple[str, ...] = ()
+    measures: tuple[str, ...] = ()
     title: str = "evalops"
-    worst_limit: int = 10
+    worst_limit: int = 10  # shown in the worst-queries table; the rest of the losses fold out below it
+    worse_limit: int = 300
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> DashboardSettings:
+        """The configured alert measures (the first measure when none is set), as the alerting uses them."""
+        from evalops.pipeline.registry import alerting_measures, canonical_measures
+
+        return cls(alert_measures=tuple(alerting_measures(cfg)), measures=tuple(canonical_measures(cfg)))
 
 
 def _num(v: Any) -> float | None:
@@ -63,10 +73,15 @@ def _day(v: dt.datetime | dt.date | None) -> str:
     return "–" if v is None else f"{v:%Y-%m-%d}"
 
 
+def _ordered(settings: DashboardSettings, known: list[str]) -> list[str]:
+    first = [m for m in settings.measures if m in known]
+    return first + [m for m in known if m not in first]
+
+
 def _alert_measures(settings: DashboardSettings, measures: dict[str, list[str]], retriever: str) -> list[str]:
-    known = measures.get(retriever, [])
+    known = _ordered(settings, measures.get(retriever, []))
     chosen = [m for m in settings.alert_measures if m in known]
-    return chosen or known[:1]
+    return chosen or known
 
 
 def _current_baselines(engine: Engine) -> dict[str, set[str]]:
@@ -118,6 +133,7 @@ def overview_page(engine: Engine, links: Links, settings: DashboardSettings) -> 
             "when": _day(run["logical_date"]),
             "finished": _when(run["finished_at"]),
             "n_queries": run["n_queries"],
+            "n_used": next((aggs[run["run_id"]][m]["n"] for m in shown if m in aggs[run["run_id"]]), None),
             "n_failed": run["n_failed"],
             "cells": cells,
             "open_alerts": len(open_alerts),
@@ -132,7 +148,8 @@ def overview_page(engine: Engine, links: Links, settings: DashboardSettings) -> 
 def _alert_row(a: dict[str, Any], links: Links) -> dict[str, Any]:
     return {
         "day": _day(a["day"]), "kind": a["kind"], "severity": a["severity"], "retriever": a["retriever"],
-        "version": a["version"] or "–", "measure": a["measure"] or "–", "message": a["message"],
+        "version": a["version"] or "–", "measure": a["measure"] or "–",
+        "title": (a["message"].strip().splitlines() or [""])[0], "message": a["message"],
         "delivery": a["delivery_status"], "attempts": a["delivery_attempts"],
         "ab_href": links.ab(a["ab_test_id"]) if a.get("ab_test_id") else None,
         "report_href": (a.get("payload") or {}).get("report_location"),
@@ -180,16 +197,26 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
     if timing_rows:
         lat_series = []
         for v in sorted({r["version"] for r in timing_rows}):
-            for label, column in (("p50", "latency_p50_ms"), ("p95", "latency_p95_ms")):
+            mine = [r for r in timing_rows if r["version"] == v]
+            # Adapters that answer in batches (the built-ins) time the batch, not each query: their line is
+            # the wall time per query instead of percentiles.
+            measured = any(_num(r["latency_p50_ms"]) is not None for r in mine)
+            for r in mine:
+                wall, n = _num(r["wall_seconds"]), r["n_queries"] or 0
+                r["per_query_ms"] = wall * 1000.0 / n if wall is not None and n else None
+            columns = (("p50", "latency_p50_ms"), ("p95", "latency_p95_ms")) if measured else (
+                ("wall time per query", "per_query_ms"),)
+            for label, column in columns:
                 pts = [svg.Point(r["logical_date"], _num(r[column]) if _num(r[column]) is not None else math.nan,
-                                 title=f"{v} {_day(r['logical_date'])}: {label} {fmt(r[column], '.1f')} ms, "
+                                 title=f"{v} {_day(r['logical_date'])}: {label} {fmt(r[column], '.2f')} ms, "
                                        f"{r['timing_failed']} failed")
-                       for r in timing_rows if r["version"] == v]
+                       for r in mine]
                 lat_series.append(svg.Series(f"{v} {label}", pts, colors.get(v, svg.PALETTE[-1])))
         latency = svg.line_chart(lat_series, (), y_label="latency (ms)", y_format="{:.1f}", height=240,
                                  title=f"{retriever}: retrieval latency")
     table = [{"when": _day(r["logical_date"]), "version": r["version"], "mean": fmt(r["mean"]),
               "interval": f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]", "n": r["n"], "status": r["status"],
+              "n_failed": r["n_failed"],
               "decision": r["decision"], "ab_href": links.ab(r["ab_id"]) if r["ab_id"] else None}
              for r in reversed(rows[-40:])]
     marker_rows = [{"day": _day(m.x), "kind": svg.MARKER_STYLE.get(m.kind, ("", "", m.kind))[2], "label": m.label,
@@ -200,7 +227,7 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
         "ranges": [{"days": d, "label": f"{d} days" if d else "all", "href": links.trend(retriever, measure, dataset, d),
                     "active": d == days} for d in TREND_RANGES],
         "measure_links": [{"name": m, "href": links.trend(retriever, m, dataset, days), "active": m == measure}
-                          for m in measures[retriever]],
+                          for m in _ordered(settings, measures[retriever])],
         "dataset_links": [{"name": d, "href": links.trend(retriever, measure, d, days), "active": d == dataset}
                           for d in ("gold", "production")],
         "retriever_links": [{"name": r, "href": links.trend(r, _alert_measures(settings, measures, r)[0], dataset, days),
@@ -251,7 +278,7 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
     queries = detail["queries"]
     deltas = [q["delta"] for q in queries if q["delta"] is not None]
     worst = sorted((q for q in queries if q["delta"] is not None), key=lambda q: (q["delta"], q["query_id"]))
-    worst = [q for q in worst if q["delta"] < 0][: settings.worst_limit]
+    worst = [q for q in worst if q["delta"] < 0][: settings.worse_limit]
     level = _num(ab["ci_level"]) or 0.95
     measure, dataset = ab["measure"], cand["dataset"]
     words = (
@@ -291,6 +318,7 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         "wins": ab["wins"], "ties": ab["ties"], "losses": ab["losses"],
         "worst": [{"query_id": q["query_id"], "text": q["text"], "baseline": fmt(q["baseline"]),
                    "candidate": fmt(q["candidate"]), "delta": fmt(q["delta"], "+.3f")} for q in worst],
+        "worst_limit": settings.worst_limit,
         "trend_href": links.trend(cand["retriever"], measure, dataset),
         "report_href": links.report(cand["dag_id"], cand["dag_run_id"]),
         "retriever": cand["retriever"], "candidate": cand["version"], "baseline": base["version"],

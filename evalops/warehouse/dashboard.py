@@ -202,7 +202,7 @@ def dashboard_timings(
 ) -> list[dict[str, Any]]:
     """Latency percentiles and failure counts of every run with recorded timings, oldest first."""
     stmt = (_run_select(timings.c.latency_p50_ms, timings.c.latency_p95_ms, timings.c.latency_max_ms,
-                        timings.c.n_failed.label("timing_failed"))
+                        timings.c.wall_seconds, timings.c.n_failed.label("timing_failed"))
             .join(timings, timings.c.run_id == runs.c.id)
             .where(runs.c.retriever == retriever, runs.c.dataset == dataset)
             .order_by(runs.c.logical_date, runs.c.version, runs.c.id))
