@@ -8,6 +8,7 @@ Every route is a GET; nothing here writes to the warehouse.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,22 +48,23 @@ def create_app(
     prefix: str = "",
     settings: DashboardSettings | None = None,
     report_dir: str | Path | None = None,
+    dependencies: Sequence[Any] = (),
 ) -> FastAPI:
     """The dashboard app. ``engine`` may be a callable returning the engine (resolved on first request), so
     the Airflow plugin can be imported without touching the database. ``prefix`` is where the app is
-    mounted (links are built under it). ``report_dir`` serves the run reports under ``/reports``."""
+    mounted (links are built under it). ``report_dir`` serves the run reports under ``/reports``.
+    ``dependencies`` guard every page and report (the plugin passes Airflow's authentication); only the
+    stylesheet is served without them."""
     from fastapi import FastAPI
-    from fastapi.responses import HTMLResponse, RedirectResponse
+    from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
     from fastapi.staticfiles import StaticFiles
 
     settings = settings or DashboardSettings()
     reports = Path(report_dir) if report_dir is not None else None
     links = AppLinks(prefix, reports=reports is not None)
-    app = FastAPI(title="evalops dashboard", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="evalops dashboard", docs_url=None, redoc_url=None, openapi_url=None,
+                  dependencies=list(dependencies))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
-    if reports is not None:
-        reports.mkdir(parents=True, exist_ok=True)
-        app.mount("/reports", StaticFiles(directory=str(reports), html=True), name="reports")
     state: dict[str, Any] = {}
 
     def get_engine() -> Engine:
@@ -113,6 +115,15 @@ def create_app(
                delivery_status: str | None = None) -> HTMLResponse:
         return page(*alerts_page(get_engine(), links, settings, retriever=retriever, kind=kind,
                                  severity=severity, delivery_status=delivery_status))
+
+    @app.get("/reports/{name:path}", response_model=None)
+    def report_file(name: str) -> FileResponse | HTMLResponse:
+        # A route, not a static mount, so the dependencies (authentication) guard the reports too.
+        root = reports.resolve() if reports is not None else None
+        path = (root / name).resolve() if root is not None else None
+        if path is None or root not in path.parents or not path.is_file():
+            return not_found(NotFound(f"no report file {name!r}"))
+        return FileResponse(path)
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
