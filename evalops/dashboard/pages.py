@@ -70,7 +70,7 @@ def _when(v: dt.datetime | None) -> str:
 
 
 def _day(v: dt.datetime | dt.date | None) -> str:
-    return "–" if v is None else f"{v:%Y-%m-%d}"
+    return "–" if v is None else v.isoformat()[:10]
 
 
 def _ordered(settings: DashboardSettings, known: list[str]) -> list[str]:
@@ -179,25 +179,38 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
     rows, since = _cut(wh.dashboard_trend(engine, retriever, measure, dataset=dataset), days)
     versions = sorted({r["version"] for r in rows})
     colors = {v: svg.PALETTE[i % len(svg.PALETTE)] for i, v in enumerate(versions)}
+    markers = _markers(engine, links, rows, retriever, measure, dataset, since)
+    alert_days = {m.x for m in markers if m.kind == "alert"}
+    by_version: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_version.setdefault(r["version"], []).append(r)
     series = []
     for v in versions:
-        pts = [svg.Point(r["logical_date"], _num(r["mean"]) if _num(r["mean"]) is not None else math.nan,
-                         _num(r["ci_low"]), _num(r["ci_high"]),
-                         href=links.ab(r["ab_id"]) if r["ab_id"] else None,
-                         title=f"{v} {_day(r['logical_date'])}: {measure} {fmt(r['mean'])} "
-                               f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], n={r['n']}"
-                               + (f", {r['decision']} vs baseline" if r["decision"] else ""))
-               for r in rows if r["version"] == v]
+        mine = by_version[v]
+        long = len(mine) > svg.MAX_POINTS
+        pts = []
+        for i, (before, r) in enumerate(_pairs(mine)):
+            notable = r["logical_date"] in alert_days or r["decision"] != before["decision"]
+            drawn = not long or notable or i == len(mine) - 1  # only drawn points need a title and a link
+            mean = _num(r["mean"])
+            pts.append(svg.Point(
+                r["logical_date"], math.nan if mean is None else mean, _num(r["ci_low"]), _num(r["ci_high"]),
+                href=links.ab(r["ab_id"]) if drawn and r["ab_id"] else None,
+                title=(f"{v} {_day(r['logical_date'])}: {measure} {fmt(mean)} [{fmt(r['ci_low'])}, "
+                       f"{fmt(r['ci_high'])}], n={r['n']}" + (f", {r['decision']} vs baseline" if r["decision"] else "")
+                       ) if drawn else "",
+                notable=notable))
         series.append(svg.Series(v, pts, colors[v]))
-    markers = _markers(engine, links, rows, retriever, measure, dataset, since)
     chart = svg.line_chart(series, markers, y_label=f"{measure} ({dataset})",
                            title=f"{retriever}: {measure} on the {dataset} queries")
     timing_rows, _ = _cut(wh.dashboard_timings(engine, retriever, dataset=dataset), days)
     latency = None
     if timing_rows:
         lat_series = []
-        for v in sorted({r["version"] for r in timing_rows}):
-            mine = [r for r in timing_rows if r["version"] == v]
+        timing_by_version: dict[str, list[dict[str, Any]]] = {}
+        for r in timing_rows:
+            timing_by_version.setdefault(r["version"], []).append(r)
+        for v, mine in sorted(timing_by_version.items()):
             # Adapters that answer in batches (the built-ins) time the batch, not each query: their line is
             # the wall time per query instead of percentiles.
             measured = any(_num(r["latency_p50_ms"]) is not None for r in mine)
@@ -207,10 +220,12 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
             columns = (("p50", "latency_p50_ms"), ("p95", "latency_p95_ms")) if measured else (
                 ("wall time per query", "per_query_ms"),)
             for label, column in columns:
+                long = len(mine) > svg.MAX_POINTS
                 pts = [svg.Point(r["logical_date"], _num(r[column]) if _num(r[column]) is not None else math.nan,
-                                 title=f"{v} {_day(r['logical_date'])}: {label} {fmt(r[column], '.2f')} ms, "
-                                       f"{r['timing_failed']} failed")
-                       for r in mine]
+                                 title="" if long and i < len(mine) - 1 else
+                                 f"{v} {_day(r['logical_date'])}: {label} {fmt(r[column], '.2f')} ms, "
+                                 f"{r['timing_failed']} failed")
+                       for i, r in enumerate(mine)]
                 lat_series.append(svg.Series(f"{v} {label}", pts, colors.get(v, svg.PALETTE[-1])))
         latency = svg.line_chart(lat_series, (), y_label="latency (ms)", y_format="{:.1f}", height=240,
                                  title=f"{retriever}: retrieval latency")
@@ -233,6 +248,12 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
         "retriever_links": [{"name": r, "href": links.trend(r, _alert_measures(settings, measures, r)[0], dataset, days),
                              "active": r == retriever} for r in sorted(measures)],
     }
+
+
+def _pairs(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each row with the one before it (the first with itself): a long series marks where its decision
+    changed."""
+    return list(zip(rows[:1] + rows[:-1], rows))
 
 
 def _markers(engine: Engine, links: Links, rows: list[dict[str, Any]], retriever: str, measure: str, dataset: str,

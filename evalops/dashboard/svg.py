@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-__all__ = ["Marker", "Point", "Series", "histogram", "line_chart", "PALETTE"]
+__all__ = ["MAX_POINTS", "Marker", "Point", "Series", "histogram", "line_chart", "PALETTE"]
+
+MAX_POINTS = 62  # per series; longer series draw points only where notable (see line_chart)
 
 # Colour-blind-safe (Okabe-Ito) order.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
@@ -35,6 +37,7 @@ class Point:
     hi: float | None = None
     href: str | None = None
     title: str = ""
+    notable: bool = False  # drawn as a point even when the series is too long for a point per run
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,12 @@ def line_chart(
     y_label: str = "",
     y_format: str = "{:.3f}",
     title: str = "",
+    max_points: int = MAX_POINTS,
 ) -> Markup:
-    """Lines over time with interval bands (``lo``/``hi``), clickable points and vertical event markers."""
+    """Lines over time with interval bands (``lo``/``hi``), clickable points and vertical event markers.
+
+    A series longer than ``max_points`` is drawn as its line and band, with points only where ``notable``
+    (and at its last run), so a year of daily runs stays a page of tens of kilobytes, not megabytes."""
     xs = [_ts(p.x) for s in series for p in s.points] + [_ts(m.x) for m in markers]
     ys = [v for s in series for p in s.points for v in (p.y, p.lo, p.hi) if _finite(v)]
     f = _Frame(width, height)
@@ -149,8 +156,11 @@ def line_chart(
             out.append(f'<polygon class="band" points="{upper} {lower}" fill="{s.color}" fill-opacity="0.15"/>')
         if len(pts) > 1:
             path = " ".join(f"{f.sx(_ts(p.x)):.1f},{f.sy(p.y):.1f}" for p in pts)
-            out.append(f'<polyline class="line" points="{path}" fill="none" stroke="{s.color}" stroke-width="2"/>')
-        radius = 4 if len(pts) <= 60 else 2.5
+            out.append(f'<polyline class="line" points="{path}" fill="none" stroke="{s.color}" stroke-width="2">'
+                       f"<title>{escape(s.name)}: {len(pts)} runs</title></polyline>")
+        radius = 4 if len(pts) <= 60 else 3
+        if len(pts) > max_points:
+            pts = [p for p in pts[:-1] if p.notable] + pts[-1:]
         for p in pts:
             dot = (f'<circle class="point" data-series="{escape(s.name)}" cx="{f.sx(_ts(p.x)):.1f}" '
                    f'cy="{f.sy(p.y):.1f}" r="{radius}" fill="{s.color}"><title>{escape(p.title)}</title></circle>')

@@ -103,12 +103,20 @@ def record_run_timing(
                                                 set_={k: v for k, v in values.items() if k != "run_id"}))
 
 
-def _run_select(*extra: Any) -> Any:
-    return select(*_RUN_COLUMNS, *extra).join(fingerprints, fingerprints.c.hash == runs.c.fingerprint_hash)
+# What a trend needs of each run (a year of ten versions is 3,650 rows: every column read costs).
+_SLIM_COLUMNS = (runs.c.id.label("run_id"), runs.c.version, runs.c.logical_date, runs.c.status, runs.c.n_queries,
+                 runs.c.n_failed, fingerprints.c.gold_set_version, fingerprints.c.kb_snapshot_id)
+
+
+def _run_select(*extra: Any, slim: bool = False) -> Any:
+    return (select(*(_SLIM_COLUMNS if slim else _RUN_COLUMNS), *extra)
+            .join(fingerprints, fingerprints.c.hash == runs.c.fingerprint_hash))
 
 
 def _rows(conn: Connection, stmt: Any) -> list[dict[str, Any]]:
-    return [dict(r) for r in conn.execute(stmt).mappings()]
+    result = conn.execute(stmt)
+    keys = list(result.keys())
+    return [dict(zip(keys, row)) for row in result]
 
 
 def dashboard_latest_runs(engine: Engine) -> list[dict[str, Any]]:
@@ -183,7 +191,7 @@ def dashboard_trend(
               .join(measures_table, measures_table.c.id == ab_tests.c.measure_id)
               .where(measures_table.c.name == measure).group_by(ab_tests.c.candidate_run_id).subquery())
     stmt = (_run_select(aggregates.c.n, aggregates.c.mean, aggregates.c.ci_low, aggregates.c.ci_high,
-                        ab_ids.c.ab_id, ab_tests.c.decision)
+                        ab_ids.c.ab_id, ab_tests.c.decision, slim=True)
             .join(aggregates, aggregates.c.run_id == runs.c.id)
             .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
             .outerjoin(ab_ids, ab_ids.c.candidate_run_id == runs.c.id)
@@ -202,7 +210,7 @@ def dashboard_timings(
 ) -> list[dict[str, Any]]:
     """Latency percentiles and failure counts of every run with recorded timings, oldest first."""
     stmt = (_run_select(timings.c.latency_p50_ms, timings.c.latency_p95_ms, timings.c.latency_max_ms,
-                        timings.c.wall_seconds, timings.c.n_failed.label("timing_failed"))
+                        timings.c.wall_seconds, timings.c.n_failed.label("timing_failed"), slim=True)
             .join(timings, timings.c.run_id == runs.c.id)
             .where(runs.c.retriever == retriever, runs.c.dataset == dataset)
             .order_by(runs.c.logical_date, runs.c.version, runs.c.id))
