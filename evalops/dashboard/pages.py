@@ -266,7 +266,7 @@ def _markers(engine: Engine, links: Links, rows: list[dict[str, Any]], retriever
         return lo is not None and lo <= x <= hi
 
     for p in wh.dashboard_promotions(engine, retriever):
-        if p["dataset"] == dataset and inside(p["logical_date"]):
+        if inside(p["logical_date"]):  # a promotion concerns the version on every query set
             kind = "promotion" if p["action"] == "promote" else "rollback"
             out.append(svg.Marker(p["logical_date"], kind, f"{p['version']} by {p['promoted_by']}: {p['reason']}"))
     by_day: dict[dt.datetime, tuple[str, str]] = {}
