@@ -18,6 +18,7 @@ from evalops.dashboard.pages import (
     NotFound,
     ab_page,
     alerts_page,
+    datadocs_page,
     overview_page,
     runs_page,
     trend_page,
@@ -124,6 +125,29 @@ def create_app(
         if path is None or root not in path.parents or not path.is_file():
             return not_found(NotFound(f"no report file {name!r}"))
         return FileResponse(path)
+
+    @app.get("/datadocs", response_class=HTMLResponse)
+    def datadocs() -> HTMLResponse:
+        return page(*datadocs_page(get_engine(), links, settings))
+
+    @app.get("/datadocs/files/{name:path}", response_model=None)
+    def datadocs_file(name: str) -> FileResponse | HTMLResponse:
+        from evalops.dashboard.datadocs import offline_page, resolve_inside
+
+        root = settings.data_docs
+        if root is not None and name.endswith(".html"):
+            html = offline_page(root, name, links.static("datadocs.css"))
+            if html is not None:
+                return HTMLResponse(html, headers={
+                    # the rewritten pages keep GX's inline styles; they hold no script
+                    "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; "
+                                               "img-src 'self' data:; font-src 'self'; base-uri 'none'",
+                    "X-Content-Type-Options": "nosniff"})
+        elif root is not None and name.startswith("static/"):
+            path = resolve_inside(root, name)
+            if path is not None:
+                return FileResponse(path)
+        return not_found(NotFound(f"no Data Docs file {name!r}"))
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:

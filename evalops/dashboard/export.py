@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalops.dashboard.links import TREND_RANGES, ExportLinks
-from evalops.dashboard.pages import DashboardSettings, ab_page, alerts_page, overview_page, runs_page, trend_page
+from evalops.dashboard.pages import (
+    DashboardSettings,
+    ab_page,
+    alerts_page,
+    datadocs_page,
+    overview_page,
+    runs_page,
+    trend_page,
+)
 from evalops.dashboard.render import STATIC, render_page
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,7 +62,30 @@ def export_site(engine: Engine, folder: str | Path, *, settings: DashboardSettin
             write(links.ab(comparison["id"]), ab_page(engine, links, settings, comparison["id"]))
     write(links.runs(), runs_page(engine, links, settings))
     write(links.alerts(), alerts_page(engine, links, settings))
+    write(links.datadocs(), datadocs_page(engine, links, settings))
+    _export_data_docs(settings, out, written)
     shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)
     if reports is not None:
         shutil.copytree(reports, out / "reports", dirs_exist_ok=True)
     return written
+
+
+def _export_data_docs(settings: DashboardSettings, out: Path, written: list[Path]) -> None:
+    """The kept validation pages, rewritten for offline reading, and the GX site's local assets."""
+    from evalops.dashboard.datadocs import list_validations, offline_page
+
+    root = settings.data_docs
+    if root is None or not Path(root).is_dir():
+        return
+    for validation in list_validations(root):
+        relative = validation["path"]
+        up = "../" * len(Path(relative).parts)  # from the page back to the export's top folder
+        html = offline_page(root, relative, f"{up}static/datadocs.css")
+        if html is None:
+            continue
+        path = out / "datadocs" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+        written.append(path)
+    if (Path(root) / "static").is_dir():
+        shutil.copytree(Path(root) / "static", out / "datadocs" / "static", dirs_exist_ok=True)

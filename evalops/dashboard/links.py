@@ -39,6 +39,12 @@ class Links:
     def report(self, dag_id: str, dag_run_id: str) -> str | None:
         return None
 
+    def datadocs(self, day: str | None = None) -> str:
+        raise NotImplementedError
+
+    def datadocs_file(self, relative: str) -> str:
+        raise NotImplementedError
+
 
 class AppLinks(Links):
     def __init__(self, prefix: str = "", reports: bool = False):
@@ -70,6 +76,12 @@ class AppLinks(Links):
     def report(self, dag_id: str, dag_run_id: str) -> str | None:
         return self._url(f"reports/{report_folder(dag_id, dag_run_id)}/report.html") if self.has_reports else None
 
+    def datadocs(self, day: str | None = None) -> str:
+        return self._url("datadocs") + (f"#day-{day}" if day else "")
+
+    def datadocs_file(self, relative: str) -> str:
+        return self._url(f"datadocs/files/{relative}")
+
 
 class ExportLinks(Links):
     """Relative file names; every page sits in the export's top folder."""
@@ -99,6 +111,12 @@ class ExportLinks(Links):
 
     def report(self, dag_id: str, dag_run_id: str) -> str | None:
         return f"reports/{report_folder(dag_id, dag_run_id)}/report.html" if self.has_reports else None
+
+    def datadocs(self, day: str | None = None) -> str:
+        return "datadocs.html" + (f"#day-{day}" if day else "")
+
+    def datadocs_file(self, relative: str) -> str:
+        return f"datadocs/{relative}"
 
 
 def report_folder(dag_id: str, dag_run_id: str) -> str:

@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard import svg
@@ -21,7 +22,7 @@ from evalops.warehouse import dashboard as wh
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
-__all__ = ["DashboardSettings", "ab_page", "alerts_page", "overview_page", "runs_page", "trend_page", "NotFound"]
+__all__ = ["DashboardSettings", "ab_page", "datadocs_page", "alerts_page", "overview_page", "runs_page", "trend_page", "NotFound"]
 
 Page = tuple[str, dict[str, Any]]
 ALERT_WINDOW_DAYS = 7
@@ -39,6 +40,7 @@ class DashboardSettings:
     alert_measures: tuple[str, ...] = ()
     measures: tuple[str, ...] = ()
     title: str = "evalops"
+    data_docs: Path | None = None  # the Great Expectations Data Docs folder the runs validate into
     worst_limit: int = 10  # shown in the worst-queries table; the rest of the losses fold out below it
     worse_limit: int = 300
 
@@ -47,7 +49,8 @@ class DashboardSettings:
         """The configured alert measures (the first measure when none is set), as the alerting uses them."""
         from evalops.pipeline.registry import alerting_measures, canonical_measures
 
-        return cls(alert_measures=tuple(alerting_measures(cfg)), measures=tuple(canonical_measures(cfg)))
+        return cls(alert_measures=tuple(alerting_measures(cfg)), measures=tuple(canonical_measures(cfg)),
+                   data_docs=Path(cfg.work_dir) / "data_docs")
 
 
 def _num(v: Any) -> float | None:
@@ -362,6 +365,7 @@ def runs_page(engine: Engine, links: Links, settings: DashboardSettings, **filte
              "p50": fmt(r["latency_p50_ms"], ".1f"), "p95": fmt(r["latency_p95_ms"], ".1f"),
              "finished": _when(r["finished_at"]), "error": r["error"], "run_id": r["run_id"],
              "dag_run": f"{r['dag_id']}/{r['dag_run_id']}",
+             "datadocs_href": links.datadocs(_day(r["started_at"])) if settings.data_docs else None,
              "report_href": links.report(r["dag_id"], r["dag_run_id"])} for r in found]
     options = _options(wh.dashboard_latest_runs(engine), ("retriever", "version", "dataset"))
     options["status"] = ["succeeded", "partial", "failed", "running"]
@@ -382,3 +386,13 @@ def alerts_page(engine: Engine, links: Links, settings: DashboardSettings, **fil
 
 def _options(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[str, list[str]]:
     return {c: sorted({str(r[c]) for r in rows if r.get(c) is not None}) for c in columns}
+
+
+def datadocs_page(engine: Engine, links: Links, settings: DashboardSettings) -> Page:
+    from evalops.dashboard.datadocs import list_validations
+
+    days: dict[str, list[dict[str, Any]]] = {}
+    for v in list_validations(settings.data_docs):
+        days.setdefault(_day(v["when"]), []).append({
+            **v, "when": _when(v["when"]), "href": links.datadocs_file(v["path"])})
+    return "datadocs.html", {"page": "datadocs", "days": list(days.items()), "folder": str(settings.data_docs or "")}

@@ -65,6 +65,11 @@ def test_export_opens_from_file_without_network_and_shows_the_same_charts(filled
     page.wait_for_load_state()
     assert page.locator(".decision-line").inner_text() == "regression"
     assert page.url.startswith("file://")
+    page.goto((out / "datadocs.html").as_uri())
+    page.locator("table.datadocs a").first.click()
+    page.wait_for_load_state()
+    assert page.locator("table").count() > 0 and page.url.startswith("file://")
+    assert page.locator("link[rel=stylesheet]").evaluate_all("ls => ls.every(l => l.sheet !== null)")
     context.close()
     assert errors == [] and all(u.startswith("file://") for u in asked), (errors, asked)
 

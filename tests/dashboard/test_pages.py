@@ -63,3 +63,20 @@ def test_an_empty_warehouse_says_so(tmp_path):
     assert "holds no runs yet" in empty.get("/").text
     assert empty.get("/trends").status_code == 404
     assert empty.get("/runs").status_code == 200 and empty.get("/alerts").status_code == 200
+
+
+def test_data_docs_are_listed_and_served_without_scripts_or_cdns(client, filled):
+    import re
+
+    listing = client.get("/datadocs")
+    pages = re.findall(r'href="(/datadocs/files/validations/[^"]+\.html)"', listing.text)
+    assert len(pages) >= 1 and len(set(pages)) == len(pages)
+    for page in pages:
+        html = client.get(page).text
+        assert "<script" not in html.lower()
+        assert not re.search(r'<(link|img|script)\b[^>]*(href|src)="(https?:)?//', html)
+        for asset in re.findall(r'<link[^>]*href="([^"]+\.css)"', html):
+            url = asset if asset.startswith("/") else page.rsplit("/", 1)[0] + "/" + asset
+            assert client.get(url).status_code == 200, url
+    runs = client.get("/runs").text
+    assert 'href="/datadocs#day-' in runs
