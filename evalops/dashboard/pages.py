@@ -155,7 +155,6 @@ def _alert_row(a: dict[str, Any], links: Links) -> dict[str, Any]:
         "title": (a["message"].strip().splitlines() or [""])[0], "message": a["message"],
         "delivery": a["delivery_status"], "attempts": a["delivery_attempts"],
         "ab_href": links.ab(a["ab_test_id"]) if a.get("ab_test_id") else None,
-        "report_href": (a.get("payload") or {}).get("report_location"),
     }
 
 
