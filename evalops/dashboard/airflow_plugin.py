@@ -30,9 +30,18 @@ def _config() -> Any:
 
 
 def _engine() -> Any:
-    from evalops.warehouse import create_warehouse_engine
+    from evalops.errors import EvalopsError
+    from evalops.warehouse import create_warehouse_engine, resolve_url
 
-    return create_warehouse_engine(_config().resolved_warehouse_url())
+    try:
+        return create_warehouse_engine(_config().resolved_warehouse_url())
+    except EvalopsError:
+        # The warehouse may be named without the project's configuration (EVALOPS_WAREHOUSE_URL or the
+        # evalops_warehouse connection); only then is the configuration's error not the answer.
+        named = resolve_url()
+        if named.source == "default":
+            raise
+        return create_warehouse_engine(named)
 
 
 def _authenticated() -> list[Any]:

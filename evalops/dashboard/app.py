@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard.links import AppLinks
+from evalops.errors import EvalopsError
 from evalops.dashboard.pages import (
     DashboardSettings,
     NotFound,
@@ -81,6 +82,14 @@ def create_app(
                                        "form-action 'self'; base-uri 'none'; frame-ancestors 'self'",
             "X-Content-Type-Options": "nosniff",
         })
+
+    @app.exception_handler(EvalopsError)
+    def evalops_error(_request: Any, exc: EvalopsError) -> HTMLResponse:
+        # A warehouse that cannot be reached or read, a bad configuration: say so, no traceback.
+        html = render_page("error.html", {"page": "error", "heading": "The dashboard cannot read the warehouse",
+                                          "message": f"{type(exc).__name__}: {exc}"}, links,
+                           settings, None)
+        return HTMLResponse(html, status_code=503)
 
     def not_found(exc: NotFound) -> HTMLResponse:
         return page("error.html", {"page": "error", "message": str(exc)}, status=404)

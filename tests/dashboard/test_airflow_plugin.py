@@ -56,3 +56,37 @@ def test_pages_answer_401_without_a_token_and_links_stay_under_the_prefix(filled
     hrefs = re.findall(r'href="([^"]+)"', page.text)
     assert hrefs and all(h.startswith("/evalops/") or h.startswith("data:") for h in hrefs), hrefs
     assert len(_authenticated()) == 1
+
+
+_API_SERVER_PROBE = """
+from airflow.api_fastapi.app import create_app
+from fastapi.testclient import TestClient
+client = TestClient(create_app())
+print(client.get("/evalops/").status_code, client.get("/evalops/runs").text.count('class="run-row'))
+"""
+
+
+@pytest.mark.slow
+def test_the_airflow_api_server_mounts_the_plugin(filled, tmp_path):
+    """Airflow's own api-server app (in a child process, its own AIRFLOW_HOME): the plugin's pages answer
+    401 to nobody and the warehouse's runs to a logged-in user (the simple auth manager's all-admins mode
+    stands in for a token here; the standalone test uses a real one)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "EVALOPS_"))}
+    env.update({"AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                "EVALOPS_WAREHOUSE_URL": str(filled["engine"].url.render_as_string(hide_password=False))})
+    migrate = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600)
+    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    replies = {}
+    for all_admins in ("False", "True"):
+        probe = subprocess.run([sys.executable, "-c", _API_SERVER_PROBE], cwd=tmp_path, capture_output=True,
+                               text=True, timeout=600,
+                               env={**env, "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": all_admins})
+        assert probe.returncode == 0, probe.stderr[-2000:]
+        replies[all_admins] = probe.stdout.split()[-2:]
+    assert replies["False"][0] == "401"
+    assert replies["True"] == ["200", "8"]

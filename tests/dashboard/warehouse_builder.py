@@ -40,8 +40,10 @@ def _plant_logs(logs: Path, day: str) -> None:
     part = next((logs / f"date={day}").glob("*.jsonl"))
     lines = part.read_text(encoding="utf-8").splitlines()
     first = json.loads(lines[0])
-    record = {**first, "query": f"air purifier filter light blinking orange {PAYLOAD}", "clicked_doc_ids": PROD_TEMPLATE_DOCS,
-              "cited_doc_ids": PROD_TEMPLATE_DOCS, "timestamp": first["timestamp"].replace("00:0", "00:0", 1)}
+    # A copy of the first record (same time, session, version) asking a hostile question, with feedback on the
+    # documents the truncated index dropped, so it is judged, scored and among the regression's worst.
+    record = {**first, "query": f"air purifier filter light blinking orange {PAYLOAD}",
+              "clicked_doc_ids": PROD_TEMPLATE_DOCS, "cited_doc_ids": PROD_TEMPLATE_DOCS}
     part.write_text("\n".join([lines[0], json.dumps(record, ensure_ascii=False), *lines[1:]]) + "\n",
                     encoding="utf-8")
 
