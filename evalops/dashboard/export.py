@@ -19,8 +19,8 @@ from evalops.dashboard.pages import (
     datadocs_page,
     overview_page,
     runs_page,
-    trend_page,
 )
+from evalops.dashboard.trends import trend_page
 from evalops.dashboard.render import STATIC, render_page
 
 if TYPE_CHECKING:  # pragma: no cover
