@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "gate": "gate:gate",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
+    "dashboard": "dashboard:dashboard",
 }
 
 
