@@ -7,12 +7,8 @@ from pathlib import Path
 import click
 
 from evalops.cli._common import reports_errors
+from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
 from evalops.errors import ConfigError
-
-CONFIG_OPTION = click.option(
-    "--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-    help="A YAML configuration file (default: $EVALOPS_CONFIG or ./evalops.yaml; see README).",
-)
 
 
 @click.command()
@@ -22,17 +18,23 @@ CONFIG_OPTION = click.option(
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option("--export", "export_dir", type=click.Path(file_okay=False), default=None,
               help="Write the dashboard as static files into this folder (they open from file://) and exit.")
-@click.option("--url", default=None, help="Warehouse URL (default: the configuration's, the embedded SQLite).")
+@click.option("--url", default=None, help="Warehouse URL (default: the project's, the embedded SQLite).")
+@PROJECT_OPTION
 @CONFIG_OPTION
 @reports_errors
-def dashboard(host: str, port: int, export_dir: str | None, url: str | None, config_file: str | None) -> None:
+def dashboard(host: str, port: int, export_dir: str | None, url: str | None, project: Path | None,
+              config_file: str | None) -> None:
     """Open the history dashboard: each measure over time per version, with promotions, knowledge-base and
     gold-set changes and alerts on the timeline, and every A/B comparison down to its worst queries."""
-    from evalops.config import load_config
+    from evalops.cli._project import project_config
+    from evalops.config import find_project, load_config
     from evalops.dashboard import DashboardSettings
     from evalops.warehouse import create_warehouse_engine, current_revision, resolve_url
 
-    cfg = load_config(Path.cwd(), config_file=config_file)
+    if project is not None or config_file is not None or find_project() is not None:
+        cfg = project_config(project, config_file)
+    else:  # --url alone, outside a project
+        cfg = load_config(Path.cwd())
     resolved = resolve_url(url or cfg.resolved_warehouse_url())
     engine = create_warehouse_engine(resolved)
     if current_revision(engine) is None:

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 from tests.dashboard.conftest import free_port
 
 pytestmark = pytest.mark.slow
@@ -104,4 +105,4 @@ def test_dashboard_on_an_empty_warehouse_is_a_clear_error(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["dashboard", "--url", f"sqlite:///{tmp_path / 'none.db'}", "--export",
                                        str(tmp_path / "out")])
-    assert result.exit_code == 2 and "is empty; run `evalops run`" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "is empty; run `evalops run`" in result.output
