@@ -67,10 +67,11 @@ class CachedJudge:
         self.store.save(((k, j) for k, j in fresh.items() if j.ok), offline=self.fingerprint.offline)
         out = []
         for i, key in enumerate(keys):
-            if key in found:
-                out.append(replace(found[key], cached=True, input_tokens=0, output_tokens=0, cost=0.0, retries=0))
-            else:
+            if key in fresh and first[key] == i:
                 out.append(fresh[key])
-        self.hits += len(items) - len(todo)
-        self.misses += len(todo)
+            else:  # a stored label, or a repeat of an item sent once in this batch: it cost nothing here
+                j = found[key] if key in found else fresh[key]
+                out.append(replace(j, cached=True, input_tokens=0, output_tokens=0, cost=0.0, retries=0))
+        self.misses += len(first)
+        self.hits += len(items) - len(first)
         return out
