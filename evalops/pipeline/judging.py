@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config, JudgeSettings
     from evalops.judges.base import Judge
 
-__all__ = ["build_judge", "judge_versions", "JUDGE_POLICY"]
+__all__ = ["build_judge", "judge_report", "judge_versions", "JUDGE_POLICY"]
 
 log = logging.getLogger(__name__)
 
@@ -264,3 +264,61 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
     decided = adjust_and_decide(comparisons, policy) if comparisons else []
     return {"versions": summary, "comparisons": [c.to_dict() for c in decided], "excluded_queries": excluded,
             "queries": len(keep), "graded": graded, "per_query": per_version}
+
+
+def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any], list[str]]:
+    """(A/B rows, policies, notes) of the run's judge steps for the report; empty when the judge is off.
+
+    Every row names the judge and its kind in the query set ("gold, judge fake-judge [LLM]") and a
+    comparison the gate keeps descriptive says so first in its reasons, whatever its decision.
+    """
+    if cfg.judge.kind == "off":
+        return [], {}, []
+    from evalops.pipeline.store import engine_for
+    from evalops.reports import ABResult
+    from evalops.warehouse.judgments import load_judge_runs
+
+    frame = load_judge_runs(engine_for(cfg), run.run_id)
+    rows: list[Any] = []
+    policies: dict[str, Any] = {}
+    notes: list[str] = []
+    for rec in frame.to_dict("records") if len(frame) else []:
+        if rec["dag_id"] != run.dag_id:
+            continue
+        judge = rec["judge"]
+        scope = rec["scope"]
+        who = f"{judge['model']} [{judge['kind']}]"
+        gate = rec["gate"]
+        policies[f"judge ({scope})"] = (f"{who}, prompt {rec['prompt']}, {rec['items']} labels: {rec['requests']} "
+                                       f"requested, {rec['cache_hits']} cached, {rec['missing']} missing; "
+                                       f"{rec['input_tokens']} input + {rec['output_tokens']} output tokens, "
+                                       f"cost {rec['cost']:.4f}")
+        policies[f"judge gate ({scope})"] = gate["reason"]
+        agreement = rec.get("agreement") or {}
+        if agreement.get("n"):
+            langs = ", ".join(f"{lang} {v['kappa'] if v['kappa'] is None else round(v['kappa'], 3)} (n={v['n']})"
+                              for lang, v in agreement.get("per_language", {}).items())
+            kappa = agreement.get("kappa")
+            notes.append(f"judge agreement on {scope}: {agreement['kind']} kappa "
+                         f"{'n/a' if kappa is None else round(kappa, 3)} over {agreement['n']} pairs with human grades"
+                         + (f"; per language: {langs}" if langs else "") + f"; confusion {agreement['confusion']}")
+        results = rec["results"] or {}
+        if results.get("withheld"):
+            notes.append(f"judge results on {scope} withheld: {results['withheld']}")
+        if results.get("excluded_queries"):
+            notes.append(f"judge on {scope}: {len(results['excluded_queries'])} queries excluded for a missing label")
+        for c in results.get("comparisons", []):
+            retriever, _, base = c["baseline"].rpartition("@")
+            reasons = list(c["reasons"])
+            if gate["status"] != "alerting":
+                reasons.insert(0, "descriptive only: " + gate["reason"])
+            rows.append(ABResult(
+                retriever=retriever, baseline_version=base, candidate_version=c["candidate"].rpartition("@")[2],
+                measure=c["measure"], query_set=f"{scope}, judge {who}", n=c["n"], baseline_mean=c["baseline_mean"],
+                candidate_mean=c["candidate_mean"], delta=c["delta"], delta_ci_low=c["delta_ci_low"],
+                delta_ci_high=c["delta_ci_high"], p_value=c["p_value"], p_adjusted=c["p_adjusted"],
+                effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"], losses=c["losses"],
+                decision=c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})",
+                reasons=reasons, worst_queries=[],
+            ))
+    return rows, policies, notes

@@ -112,3 +112,22 @@ def test_the_offline_judge_runs_with_no_server(tmp_path):
     # Two samples of a deterministic judge agree perfectly.
     assert row["agreement"]["self_consistency"]["krippendorff_alpha"] == pytest.approx(1.0)
     assert out["judged"]["scopes"]["gold"]["gate"] in ("alerting", "descriptive")
+
+
+def test_the_report_shows_judge_results_labelled_and_gated(tmp_path):
+    from evalops.config import load_config
+    from evalops.pipeline import RunContext, promote, run_local
+
+    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
+           "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"), "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
+           "EVALOPS_LOG_SAMPLE_SIZE": "0", "EVALOPS_JUDGE__KIND": "lexical"}
+    cfg = load_config(tmp_path, environ=env)
+    run_local(cfg, RunContext.for_day("2024-05-31"))
+    promote(cfg, retriever="handbook-search", run="latest", reason="day one", promoted_by="tests")
+    cfg2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS": str(_deploy_candidate(tmp_path))})
+    run_local(cfg2, RunContext.for_day("2024-06-01"))
+    report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
+    assert "judge:ContextPrecision@5" in report
+    assert "lexical (offline, no model)" in report
+    assert "descriptive" in report  # the lexical judge does not reach kappa 0.6 on the sample gold set
+    assert "judge agreement on gold" in report
