@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "run": "pipeline:run",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
+    "generate-queries": "generate:generate_queries",
 }
 
 

@@ -166,6 +166,8 @@ def _build(project: Path, dag_id: str):
         scored >> compared
         judged = judge(versions)
         compared >> judged
-        judged >> publish_report(versions, alert(versions, decide(versions, compared)))
+        alerts = alert(versions, decide(versions, compared))
+        judged >> alerts  # judge-label regressions past the agreement gate alert too
+        publish_report(versions, alerts)
 
     return retrieval_eval_dag()

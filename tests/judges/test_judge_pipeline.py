@@ -3,6 +3,8 @@ scored with judge labels from the fake OpenAI-compatible server, cached in the w
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -114,11 +116,14 @@ def test_the_offline_judge_runs_with_no_server(tmp_path):
     assert out["judged"]["scopes"]["gold"]["gate"] in ("alerting", "descriptive")
 
 
-def test_the_report_shows_judge_results_labelled_and_gated(tmp_path):
+@pytest.mark.parametrize("threshold, alerts", [("0.6", False), ("-1", True)])
+def test_the_report_shows_judge_results_labelled_and_gated(tmp_path, threshold, alerts):
     from evalops.config import load_config
     from evalops.pipeline import RunContext, promote, run_local
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse import list_alerts
 
-    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
+    env = {"EVALOPS_JUDGE__AGREEMENT_THRESHOLD": threshold, "EVALOPS_HOME": str(tmp_path), "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
            "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"), "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
            "EVALOPS_LOG_SAMPLE_SIZE": "0", "EVALOPS_JUDGE__KIND": "lexical"}
     cfg = load_config(tmp_path, environ=env)
@@ -129,5 +134,11 @@ def test_the_report_shows_judge_results_labelled_and_gated(tmp_path):
     report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
     assert "judge:ContextPrecision@5" in report
     assert "lexical (offline, no model)" in report
-    assert "descriptive" in report  # the lexical judge does not reach kappa 0.6 on the sample gold set
     assert "judge agreement on gold" in report
+    judge_alerts = [a for a in list_alerts(engine_for(cfg2)).to_dict("records") if str(a["measure"]).startswith("judge:")]
+    if not alerts:
+        assert "descriptive" in report  # the lexical judge does not reach kappa 0.6 on the sample gold set
+        assert judge_alerts == []
+    else:  # a gate every judge passes: the planted regression alerts on judge labels
+        assert judge_alerts and {a["version"] for a in judge_alerts} == {"2.0-truncated"}
+        assert all('"status": "alerting"' in json.dumps(a["payload"]) for a in judge_alerts)
