@@ -131,6 +131,14 @@ class _Retryable(Exception):
         self.reason = reason
 
 
+class _Failed(Exception):
+    """A request error that retrying cannot fix."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "..."
@@ -224,6 +232,9 @@ class OpenAIJudge:
                 with attempt:
                     attempts += 1
                     response = self._send(body, deadline)
+        except _Failed as exc:
+            self.usage.add(requests=attempts, retries=attempts - 1)
+            return Judgment.failure(exc.reason, retries=attempts - 1)
         except RetryError as exc:
             last = exc.last_attempt.exception()
             reason = last.reason if isinstance(last, _Retryable) else str(last)
@@ -245,6 +256,8 @@ class OpenAIJudge:
             raise _Retryable("timeout") from None
         except httpx.TransportError as exc:
             raise _Retryable(f"connection error ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:  # a malformed URL, too many redirects, an undecodable body: not retried
+            raise _Failed(f"request failed ({type(exc).__name__})") from None
         if response.status_code == 429:
             raise _Retryable("rate limited (HTTP 429)")
         if response.status_code >= 500:

@@ -162,7 +162,7 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
              "output_tokens": sum(j.output_tokens for j in judgments),
              "cost": float(sum(j.cost for j in judgments))}
 
-    agreement = _agreement(queries, labels, s, pool) if dataset != PRODUCTION else None
+    agreement = _agreement(queries, labels, s, pool, _languages(cfg, dataset)) if dataset != PRODUCTION else None
     from evalops.judges.agreement import AgreementGate
 
     gate_kappa = agreement.get("kappa") if agreement else None
@@ -186,13 +186,12 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
 
 
 def _agreement(queries: Any, labels: dict[tuple[str, str], list[float | None]], s: Any,
-               pool: list[tuple[str, str]]) -> dict[str, Any]:
+               pool: list[tuple[str, str]], language: dict[str, str]) -> dict[str, Any]:
     from evalops.judges.agreement import agreement, krippendorff_alpha
 
     qrels = queries.qrels
     human = {(str(q), str(d)): int(g) for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(),
                                                         qrels.grades.tolist())}
-    language = _languages(queries)
     pairs = [p for p in pool if p in human]
     first = [labels[p][0] for p in pairs]
     out = agreement([human[p] for p in pairs], [np.nan if v is None else v for v in first], graded=s.graded,
@@ -207,23 +206,12 @@ def _agreement(queries: Any, labels: dict[tuple[str, str], list[float | None]], 
     return out
 
 
-def _languages(queries: Any) -> dict[str, str]:
-    import json
-    from pathlib import Path
+def _languages(cfg: Config, dataset: str) -> dict[str, str]:
+    """Query id -> language (BCP-47) of a gold set's queries."""
+    from evalops.pipeline.inputs import load_gold_set_for
 
-    # The gold set's queries carry a language; the query set only has texts, so read it back when present.
-    source = Path(queries.source)
-    path = source / "queries.jsonl" if source.is_dir() else None
-    out: dict[str, str] = {}
-    if path is not None and path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                qid = str(row.get("_id", row.get("query_id", "")))
-                lang = row.get("language") or (row.get("metadata") or {}).get("language")
-                if lang:
-                    out[qid] = str(lang)
-    return out
+    queries = load_gold_set_for(cfg, dataset).queries
+    return dict(zip(queries["query_id"].astype(str).tolist(), queries["language"].astype(str).tolist()))
 
 
 def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: dict[str, dict[str, list[str]]],

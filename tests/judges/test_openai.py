@@ -148,3 +148,18 @@ def test_settings_are_checked():
         OpenAISettings.from_mapping({"model": "m", "api_key": "sk"})
     with pytest.raises(ConfigError, match="base_url and a model"):
         OpenAIJudge(OpenAISettings(), api_key="")
+
+
+def test_a_request_error_that_retrying_cannot_fix_is_missing_at_once(fake_server):
+    import httpx
+
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        raise httpx.TooManyRedirects("loop", request=request)
+
+    judge = OpenAIJudge(OpenAISettings(base_url="http://judge.invalid/v1", model="m"), api_key="k",
+                        transport=httpx.MockTransport(handler))
+    [j] = judge.judge([ITEM])
+    assert j.label is None and "request failed (TooManyRedirects)" in j.missing and len(calls) == 1
