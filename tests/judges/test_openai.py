@@ -163,3 +163,22 @@ def test_a_request_error_that_retrying_cannot_fix_is_missing_at_once(fake_server
                         transport=httpx.MockTransport(handler))
     [j] = judge.judge([ITEM])
     assert j.label is None and "request failed (TooManyRedirects)" in j.missing and len(calls) == 1
+
+
+@pytest.mark.parametrize("item, label", [
+    (JudgeItem("context_relevance_graded", "vitamin d bone", context="Vitamin D and bone."), 3.0),
+    (JudgeItem("context_relevance_reference", "q", reference="Vitamin D helps bone.", context="vitamin d helps bone"), 1.0),
+    (JudgeItem("context_recall", "q", reference="Vitamin D helps bone. Iron cures scurvy.",
+               contexts=("Vitamin D helps bone growth.", "Other text.")), 0.5),
+    (JudgeItem("faithfulness", "q", answer="Bone needs vitamin D. The moon is cheese.",
+               contexts=("vitamin D for bone",)), 0.5),
+    (JudgeItem("answer_relevance", "vitamin d", answer="Vitamin D is made in skin."), 5.0),
+])
+def test_every_task_round_trips_through_the_server(fake_server, item, label):
+    with judge_for(fake_server) as judge:
+        [j] = judge.judge([item])
+    assert j.label == pytest.approx(label)
+    assert fake_server.bodies[0]["response_format"]["json_schema"]["name"] == item.task
+    if item.task in ("faithfulness", "context_recall"):
+        key = "claims" if item.task == "faithfulness" else "statements"
+        assert len(j.detail[key]) == 2
