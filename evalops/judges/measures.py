@@ -20,10 +20,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["average_repeats", "judge_qrels", "judge_variance", "ragas_context_precision"]
 
@@ -67,6 +69,8 @@ def average_repeats(frame: pd.DataFrame, value: str = "value", by: Sequence[str]
 
 def judge_variance(frame: pd.DataFrame, value: str = "value", by: Sequence[str] = ("query_id",)) -> dict[str, Any]:
     """The variance the judge adds: the mean over queries of the variance across samples, and its share."""
+    import pandas as pd
+
     per_query = frame.groupby(list(by))[value].var(ddof=1).dropna()
     between = average_repeats(frame, value, by)[value].var(ddof=1)
     within = float(per_query.mean()) if len(per_query) else 0.0
