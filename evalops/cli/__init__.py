@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "demo": "pipeline:demo",
     "report": "pipeline:report",
     "dashboard": "dashboard:dashboard",
+    "generate-queries": "generate:generate_queries",
 }
 
 
