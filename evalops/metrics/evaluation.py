@@ -7,17 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from evalops.data import Run
+from evalops.data import Run, RunTable
 from evalops.errors import InputError
 from evalops.metrics.compute import per_query_values
-from evalops.metrics.gold import as_gold
+from evalops.metrics.gold import Gold, as_gold
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.policy import Policy
-from evalops.metrics.ranking import locate_hits
+from evalops.metrics.ranking import Hits, locate_hits
 from evalops.metrics.result import EvaluationResult, summarize
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "evaluate_hits"]
 
 
 def evaluate(
@@ -30,7 +30,8 @@ def evaluate(
     """Score ``run`` against ``qrels`` with each measure.
 
     ``qrels``: ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade).
-    ``run``: ``Run``, ``{qid: {docid: score}}`` or a DataFrame (query_id, doc_id[, score]).
+    ``run``: ``Run``, ``RunTable`` (from :func:`evalops.formats.read_run_table`), ``{qid: {docid: score}}``
+    or a DataFrame (query_id, doc_id[, score]).
     ``measures``: names such as ``"nDCG@10"`` (see :mod:`evalops.metrics.measures`) or ``Measure`` objects.
     ``progress(done, total)`` is called after each chunk of gold queries is scored.
 
@@ -46,6 +47,22 @@ def evaluate(
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
     hits = locate_hits(gold, run)
+    return evaluate_hits(
+        gold, hits, parsed, policy, progress=progress, run_name=run.name if isinstance(run, (Run, RunTable)) else None
+    )
+
+
+def evaluate_hits(
+    gold: Gold,
+    hits: Hits,
+    measures: Iterable[str | Measure],
+    policy: Policy | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    run_name: str | None = None,
+) -> EvaluationResult:
+    """The second half of :func:`evaluate`: per-query values, policies and aggregates from located hits."""
+    policy = policy or Policy()
+    parsed = parse_measures(list(measures))
     values = per_query_values(parsed, gold, hits, progress)
 
     no_answer_mask = {m: gold.n_relevant(m.relevance_threshold) == 0 for m in parsed}
@@ -66,5 +83,5 @@ def evaluate(
         no_answer_ids={str(m): tuple(gold.query_ids[no_answer_mask[m]].tolist()) for m in parsed},
         missing_from_run_ids=tuple(gold.query_ids[hits.retrieved == 0].tolist()),
         ignored_run_query_ids=tuple(sorted(hits.ignored_query_ids.tolist())),
-        run_name=run.name if isinstance(run, Run) else None,
+        run_name=run_name,
     )

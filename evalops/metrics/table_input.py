@@ -1,0 +1,165 @@
+"""Runs read from files (:class:`~evalops.data.RunTable`): ranked straight from the reader's integer codes.
+
+The join between the run and the judged documents is one Arrow hash lookup of the doc dictionary in the
+judged doc ids (``index_in``, exact string equality), then integer work: no hash of every row's doc id,
+no sort of every row's key, no Python string per row. Only the documents that tie with a relevant one
+are turned into Python strings (the tie rule compares doc ids).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from evalops.data import RunTable
+from evalops.metrics.gold import Gold
+from evalops.metrics.ranking import (
+    Hits,
+    as_trec_eval_scores,
+    descending_order,
+    index_of,
+    ranks_in_segments,
+    segment_bounds,
+    starts_mask,
+)
+
+__all__ = ["hits_from_table", "merge_hits", "evaluate_run_file"]
+
+
+def hits_from_table(gold: Gold, table: RunTable) -> Hits:
+    """Rank the table's judged documents (the same ``Hits`` as ``locate_hits(gold, table.to_run())``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes = table.query_codes
+    uniques = table.query_ids
+    n = len(codes)
+    gold_of_code = index_of(gold.query_ids, uniques)
+    scores = as_trec_eval_scores(table.scores)
+    lengths = np.bincount(codes, minlength=len(uniques))
+    start, end = segment_bounds(lengths)
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # queries are numbered by first appearance
+    starts = starts_mask(start, n) if grouped else None
+    order = descending_order(scores, starts, lambda: codes)
+    scores_desc = scores if order is None else scores[order]
+
+    code_of_gold = np.full(len(gold), -1, dtype=np.int64)
+    in_gold = gold_of_code >= 0
+    code_of_gold[gold_of_code[in_gold]] = np.flatnonzero(in_gold)
+    retrieved = np.append(lengths, 0)[code_of_gold]
+
+    pairs = np.flatnonzero((gold.grades > 0) & (code_of_gold[gold.qidx] >= 0))
+    row = np.zeros(0, dtype=np.int64)
+    pair_pos = np.zeros(0, dtype=np.int64)
+    if pairs.size and n:
+        judged = pa.array(gold.doc_ids[pairs], type=pa.string())
+        # every string gets the position of its first occurrence among the judged doc ids
+        canon_pair = pc.index_in(judged, value_set=judged).to_numpy().astype(np.int64)
+        lut = pc.index_in(table.doc_dictionary, value_set=judged)
+        if isinstance(lut, pa.ChunkedArray):
+            lut = lut.combine_chunks()
+        lut = lut.fill_null(-1).to_numpy().astype(np.int64)
+        m = np.int64(len(pairs))
+        pair_key = gold.qidx[pairs].astype(np.int64) * m + canon_pair
+        row_doc = lut[table.doc_codes]
+        cand = np.flatnonzero(row_doc >= 0)
+        gq = gold_of_code[codes[cand]]
+        keep = gq >= 0
+        cand, gq = cand[keep], gq[keep]
+        row_key = gq * m + row_doc[cand]
+        by_key = np.argsort(pair_key)
+        sorted_keys = pair_key[by_key]
+        at = np.minimum(np.searchsorted(sorted_keys, row_key), len(sorted_keys) - 1)
+        found = sorted_keys[at] == row_key
+        row = cand[found]
+        pair_pos = by_key[at[found]]
+        keep_order = np.argsort(pair_pos, kind="stable")
+        row, pair_pos = row[keep_order], pair_pos[keep_order]
+    pairs = pairs[pair_pos]
+    segment = codes[row].astype(np.int64)
+
+    def docs_at(positions: np.ndarray) -> np.ndarray:
+        return table.doc_ids(positions if order is None else order[positions])
+
+    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], table.doc_ids(row), docs_at)
+    return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
+
+
+def merge_hits(parts: list[Hits], n_gold: int) -> Hits:
+    """Hits of disjoint query blocks of one run, as one (each query lies wholly in one block)."""
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Hits(empty, empty, empty, np.zeros(n_gold, dtype=np.int64), np.zeros(0, dtype=object))
+    retrieved = np.zeros(n_gold, dtype=np.int64)
+    for part in parts:
+        retrieved += part.retrieved
+    return Hits(
+        np.concatenate([p.qidx for p in parts]),
+        np.concatenate([p.rank for p in parts]),
+        np.concatenate([p.grade for p in parts]),
+        retrieved,
+        np.concatenate([p.ignored_query_ids for p in parts]),
+    )
+
+
+def evaluate_run_file(
+    qrels: Any,
+    run: str | os.PathLike[str],
+    measures: Iterable[Any],
+    policy: Any = None,
+    *,
+    memory_budget: int | None = None,
+    allow_empty: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> Any:
+    """``evaluate`` on a TREC run file, read within ``memory_budget`` bytes (default 1 GB).
+
+    A file whose in-memory reading would exceed the budget is streamed by query blocks (one pass when
+    grouped by query, else two); the per-query values are the same either way. ``-`` reads standard
+    input. ``notice`` hears how the file was read.
+    """
+    from evalops.errors import FormatError, InputError
+    from evalops.formats._source import as_source
+    from evalops.formats.stream import DEFAULT_MEMORY_BUDGET, NotGrouped, Reread, needs_streaming, run_blocks
+    from evalops.formats.trec import read_run_table
+    from evalops.metrics.evaluation import evaluate, evaluate_hits
+    from evalops.metrics.gold import as_gold
+
+    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
+    source = as_source(run)
+    if not needs_streaming(source, budget):
+        table = read_run_table(source, allow_empty=allow_empty)
+        return evaluate(qrels, table, measures, policy, progress=progress)
+    gold = as_gold(qrels)
+    if len(gold) == 0:
+        raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
+    name = None
+
+    def collect(grouped: bool) -> tuple[list[Hits], int]:
+        nonlocal name
+        parts, rows = [], 0
+        for block in run_blocks(source, budget, grouped=grouped, notice=notice):
+            parts.append(hits_from_table(gold, block))
+            rows += len(block)
+            name = block.name
+        return parts, rows
+
+    try:
+        parts, rows = collect(True)
+    except NotGrouped:
+        parts, rows = collect(False)  # says so through ``notice``
+    except Reread:
+        table = read_run_table(source, allow_empty=allow_empty)
+        return evaluate(gold, table, measures, policy, progress=progress)
+    if rows == 0 and not allow_empty:
+        raise FormatError(
+            "the run is empty (no ranked documents); check the retriever's output, or allow an empty run "
+            "explicitly (--allow-empty)",
+            path=source.name,
+        )
+    hits = merge_hits(parts, len(gold))
+    return evaluate_hits(gold, hits, measures, policy, progress=progress, run_name=name)
