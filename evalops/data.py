@@ -251,7 +251,10 @@ class Qrels(_Coded):
         grade_col: str = "grade",
         source: str | None = None,
     ) -> Qrels:
-        """From a DataFrame with one row per judgment."""
+        """From a DataFrame with one row per judgment. The grade column may also be called ``relevance``
+        (the ir_measures name) when there is no ``grade`` column."""
+        if grade_col == "grade" and "grade" not in frame.columns and "relevance" in frame.columns:
+            grade_col = "relevance"
         missing = [c for c in (query_col, doc_col, grade_col) if c not in frame.columns]
         if missing:
             raise InputError(

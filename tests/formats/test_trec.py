@@ -139,3 +139,23 @@ def test_run_writer_ties_scores_equal_at_float32_like_trec_eval(tmp_path):
     out = tmp_path / "out.run"
     write_trec_run(run, out)
     assert [line.split()[2] for line in out.read_text().splitlines()] == ["b", "a"]
+
+
+def test_qrels_frame_may_name_the_grade_column_relevance():
+    import pandas as pd
+
+    from evalops.metrics import evaluate
+
+    frame = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["d1", "d2"], "relevance": [1, 0]})
+    result = evaluate(frame, {"1": {"d2": 2.0, "d1": 1.0}}, ["P@1", "RR"])
+    assert result.aggregates["P@1"].mean == 0.0 and result.aggregates["RR"].mean == 0.5
+
+
+def test_standard_input_is_read_once(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    data = b"1 Q0 d1 1 0.5 t\n1 Q0 d2 2 0.4 t\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    r = read_run("-")
+    assert r.to_dict() == {"1": {"d1": 0.5, "d2": 0.4}} and r.source == "<stdin>"
