@@ -120,7 +120,7 @@ def _number(layout: Layout, token: bytes) -> float | int | str:
         if not np.isfinite(value):
             return f"{layout.value_name}: {shown!r} is not a finite number (scores must be finite)"
         return value
-    if value != round(value):
+    if not np.isfinite(value) or value != round(value):
         return f"{layout.value_name}: {shown!r} is not an integer"
     grade = int(token) if re.fullmatch(rb"[+-]?\d+", token) else int(value)
     if not INT32_MIN <= grade <= INT32_MAX:
