@@ -452,7 +452,7 @@ class RunTable:
 
     ``query_ids[query_codes]`` are the rows' query ids (codes number queries in order of first
     appearance); ``doc_dictionary[doc_codes]`` their doc ids (``doc_dictionary`` is a pyarrow string
-    array; one doc id may have several codes, but two rows of one query name the same document exactly
+    array, or a numpy object array for small files; one doc id may have several codes, but two rows of one query name the same document exactly
     when their codes are equal). ``scores`` are finite (float32 when read at trec_eval's precision).
     Pairs are unique. The metric layer ranks it directly; :meth:`to_run` gives a :class:`Run`.
     """
@@ -470,13 +470,9 @@ class RunTable:
 
     def doc_ids(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Doc ids of ``rows`` (every row when None) as an object array of str."""
-        import pyarrow as pa
+        from evalops.formats._table import doc_strings
 
-        codes = self.doc_codes if rows is None else self.doc_codes[rows]
-        if len(codes) == 0:
-            return np.zeros(0, dtype=object)
-        taken = self.doc_dictionary.take(pa.array(codes))
-        return np.asarray(taken.to_numpy(zero_copy_only=False), dtype=object)
+        return doc_strings(self.doc_dictionary, self.doc_codes if rows is None else self.doc_codes[rows])
 
     def to_run(self) -> Run:
         codes = (self.query_codes.astype(np.int64), self.query_ids)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from evalops.errors import FormatError
+from evalops.formats._arrow import from_numpy, numeric, strings
 from evalops.formats._source import Source
 
 __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
@@ -33,7 +34,8 @@ __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _WHITESPACE = b" \t\x0b\x0c"
-_BLOCK = 1 << 22  # Arrow block size: smaller blocks keep the parser's working memory down
+_BLOCK = 1 << 22
+SMALL_FILE = 4 << 20  # bytes; below this the exact parser alone is quicker than importing pyarrow  # Arrow block size: smaller blocks keep the parser's working memory down
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,19 @@ class Columns:
         import pyarrow as pa
 
         codes = self.doc_codes if rows is None else self.doc_codes[rows]
-        if len(codes) == 0:
-            return np.zeros(0, dtype=object)
-        taken = self.doc_dictionary.take(pa.array(codes))
-        return np.asarray(taken.to_numpy(zero_copy_only=False), dtype=object)
+        return doc_strings(self.doc_dictionary, codes)
 
     def query_id_rows(self) -> np.ndarray:
         return self.query_ids[self.query_codes]
+
+
+def doc_strings(dictionary: Any, codes: np.ndarray) -> np.ndarray:
+    """``dictionary[codes]`` as an object array of str; ``dictionary`` is numpy (exact parser) or Arrow."""
+    if isinstance(dictionary, np.ndarray):
+        return dictionary[codes]
+    if len(codes) == 0:
+        return np.zeros(0, dtype=object)
+    return strings(dictionary.take(from_numpy(codes)))
 
 
 # -- the exact parser ------------------------------------------------------------------------------
@@ -174,14 +182,14 @@ def read_table_exact(source: Source, layout: Layout) -> Columns:
         d_codes.append(d_index.setdefault(d, len(d_index)))
         values.append(value)
         lines.append(lineno)
-    import pyarrow as pa
-
     dtype = np.int64 if layout.value_kind == "grade" else np.float64
+    dictionary = np.empty(len(d_index), dtype=object)
+    dictionary[:] = list(d_index)
     return Columns(
         query_codes=np.array(q_codes, dtype=np.int32),
         query_ids=np.array(list(q_index), dtype=object),
         doc_codes=np.array(d_codes, dtype=np.int64),
-        doc_dictionary=pa.array(list(d_index), type=pa.string()),
+        doc_dictionary=dictionary,
         values=np.array(values, dtype=dtype),
         tag=tag,
         lines=np.array(lines, dtype=np.int64),
@@ -311,13 +319,13 @@ def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, 
     values_col = table.column(vf)
     if layout.value_kind == "score":
         if float32:
-            values = pc.cast(values_col, pa.float32(), safe=False).to_numpy()
+            values = _numpy(pc.cast(values_col, pa.float32(), safe=False), np.float32)
         else:
-            values = values_col.to_numpy()
+            values = _numpy(values_col, np.float64)
         if values.size and not np.isfinite(values).all():
             return None
     else:
-        values = values_col.to_numpy()
+        values = _numpy(values_col, np.int64)
         if values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
             return None
     del values_col
@@ -339,6 +347,11 @@ def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, 
     ), spans
 
 
+def _numpy(column: Any, dtype: Any) -> np.ndarray:
+    """A numeric chunked array as one numpy array (``ChunkedArray.to_numpy`` would import pandas)."""
+    return numeric(column).astype(dtype, copy=False)
+
+
 def _unify_queries(chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Global query codes from Arrow's per-block dictionaries; also which queries span several blocks."""
     import pyarrow as pa
@@ -348,14 +361,14 @@ def _unify_queries(chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.nd
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object), np.zeros(0, dtype=bool)
     dictionaries = [c.dictionary for c in chunks]
     encoded = pc.dictionary_encode(pa.concat_arrays(dictionaries))
-    global_of_local = encoded.indices.to_numpy().astype(np.int32)
-    query_ids = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    global_of_local = numeric(encoded.indices).astype(np.int32)
+    query_ids = strings(encoded.dictionary)
     parts = []
     start = 0
     for c in chunks:
         remap = global_of_local[start : start + len(c.dictionary)]
         start += len(c.dictionary)
-        parts.append(remap[c.indices.to_numpy()])
+        parts.append(remap[numeric(c.indices)])
     codes = np.concatenate(parts)
     spans = np.bincount(global_of_local, minlength=len(query_ids)) > 1
     used = np.bincount(codes, minlength=len(query_ids)) > 0
@@ -374,7 +387,7 @@ def _doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
     total = sum(sizes)
     dtype = np.int32 if total < 2**31 else np.int64
     offsets = np.cumsum([0, *sizes[:-1]])
-    codes = np.concatenate([c.indices.to_numpy().astype(dtype) + dtype(o) for c, o in zip(chunks, offsets)])
+    codes = np.concatenate([numeric(c.indices).astype(dtype) + dtype(o) for c, o in zip(chunks, offsets)])
     return codes, pa.chunked_array([c.dictionary for c in chunks], type=pa.string())
 
 
@@ -397,8 +410,8 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
             import pyarrow as pa
             import pyarrow.compute as pc
 
-            taken = columns.doc_dictionary.take(pa.array(columns.doc_codes[rows]))
-            doc[rows] = pc.dictionary_encode(taken).combine_chunks().indices.to_numpy()
+            taken = columns.doc_dictionary.take(from_numpy(columns.doc_codes[rows]))
+            doc[rows] = numeric(pc.dictionary_encode(taken).combine_chunks().indices)
     keys = (columns.query_codes.astype(np.int64) << np.int64(32)) | doc
     ordered = np.sort(keys)
     same = ordered[1:] == ordered[:-1]
@@ -418,8 +431,12 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
 
 
 def read_table(source: Source, layout: Layout, *, float32: bool = False) -> tuple[Columns, int | None]:
-    """(columns, row of the first duplicate pair or None). The fast path when it applies, else exact."""
-    fast = _read_fast(source, layout, float32)
+    """(columns, row of the first duplicate pair or None). The fast path when it applies, else exact.
+
+    Small plain files go straight to the exact parser: it is quicker than importing pyarrow for them.
+    """
+    small = source.compression is None and source.size < SMALL_FILE
+    fast = None if small else _read_fast(source, layout, float32)
     if fast is not None:
         columns, spans = fast
     else:

@@ -21,6 +21,7 @@ import numpy as np
 
 from evalops.data import RunTable
 from evalops.errors import DuplicateDocumentError, FormatError, InputError
+from evalops.formats._arrow import numeric, strings
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
     Columns,
@@ -103,7 +104,7 @@ def _batches(source: Source, plan: tuple[bytes, int, bool], block_bytes: int, la
                     pc.min(pc.utf8_length(words)).as_py() == 0 or pc.any(pc.match_substring_regex(words, forbidden)).as_py()
                 ):
                     raise _Refused()
-            scores = batch.column(vf).to_numpy()
+            scores = numeric(batch.column(vf))
             if scores.size and not np.isfinite(scores).all():
                 raise _Refused()
             yield batch.column(q), batch.column(d), scores
@@ -144,7 +145,7 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
         n = len(q)
         if n == 0:
             continue
-        idx = q.indices.to_numpy()
+        idx = numeric(q.indices)
         change = np.flatnonzero(idx[1:] != idx[:-1])
         cut = int(change[-1]) + 1 if change.size else 0  # rows [cut, n) are the batch's last query
         if cut == 0:
@@ -188,7 +189,7 @@ def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, b
             for q, d, scores in _batches(source, plan, block_bytes, layout):
                 words = q.dictionary.to_pylist()
                 bucket_of_word = np.array([zlib.crc32(w.encode()) % buckets for w in words], dtype=np.int64)
-                bucket = bucket_of_word[q.indices.to_numpy()]
+                bucket = bucket_of_word[numeric(q.indices)]
                 rows = np.arange(row, row + len(q), dtype=np.int64)
                 row += len(q)
                 q_plain, d_plain = pc.cast(q, pa.string()), pc.cast(d, pa.string())
@@ -206,20 +207,20 @@ def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, b
             table = ipc.open_file(p).read_all()
             if table.num_rows == 0:
                 continue
-            order = np.argsort(table.column("row").to_numpy(), kind="stable")  # file order within the bucket
+            order = np.argsort(numeric(table.column("row")), kind="stable")  # file order within the bucket
             table = table.take(pa.array(order))
             q = pc.dictionary_encode(table.column("q")).combine_chunks()
             d = pc.dictionary_encode(table.column("d")).combine_chunks()
-            scores = table.column("s").to_numpy()
-            query_codes = q.indices.to_numpy().astype(np.int32)
-            query_ids = np.asarray(q.dictionary.to_numpy(zero_copy_only=False), dtype=object)
-            columns = Columns(query_codes, query_ids, d.indices.to_numpy().astype(np.int64), d.dictionary,
+            scores = numeric(table.column("s"))
+            query_codes = numeric(q.indices).astype(np.int32)
+            query_ids = strings(q.dictionary)
+            columns = Columns(query_codes, query_ids, numeric(d.indices).astype(np.int64), d.dictionary,
                               scores.astype(np.float32), None, None, True)
             duplicate = first_duplicate_row(columns, None)
             if duplicate is not None:
                 qid = str(query_ids[query_codes[duplicate]])
                 did = str(columns.doc_ids(np.array([duplicate]))[0])
-                line = line_of_row(source, layout, int(table.column("row").to_numpy()[duplicate]))
+                line = line_of_row(source, layout, int(numeric(table.column("row"))[duplicate]))
                 raise DuplicateDocumentError(qid, did, f"{source.name}:{line}")
             yield RunTable(query_codes, query_ids, columns.doc_codes, d.dictionary, columns.values, name, source.name)
 

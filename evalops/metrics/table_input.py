@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from evalops.data import RunTable
+from evalops.formats._arrow import numeric
 from evalops.metrics.gold import Gold
 from evalops.metrics.ranking import (
     Hits,
@@ -31,9 +33,6 @@ __all__ = ["hits_from_table", "merge_hits", "evaluate_run_file"]
 
 def hits_from_table(gold: Gold, table: RunTable) -> Hits:
     """Rank the table's judged documents (the same ``Hits`` as ``locate_hits(gold, table.to_run())``)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     codes = table.query_codes
     uniques = table.query_ids
     n = len(codes)
@@ -55,13 +54,9 @@ def hits_from_table(gold: Gold, table: RunTable) -> Hits:
     row = np.zeros(0, dtype=np.int64)
     pair_pos = np.zeros(0, dtype=np.int64)
     if pairs.size and n:
-        judged = pa.array(gold.doc_ids[pairs], type=pa.string())
-        # every string gets the position of its first occurrence among the judged doc ids
-        canon_pair = pc.index_in(judged, value_set=judged).to_numpy().astype(np.int64)
-        lut = pc.index_in(table.doc_dictionary, value_set=judged)
-        if isinstance(lut, pa.ChunkedArray):
-            lut = lut.combine_chunks()
-        lut = lut.fill_null(-1).to_numpy().astype(np.int64)
+        # every judged doc id is numbered by its first occurrence among the judged doc ids, and every
+        # dictionary entry gets that number (-1: not judged relevant)
+        canon_pair, lut = _judged_lookup(gold.doc_ids[pairs], table.doc_dictionary)
         m = np.int64(len(pairs))
         pair_key = gold.qidx[pairs].astype(np.int64) * m + canon_pair
         row_doc = lut[table.doc_codes]
@@ -86,6 +81,26 @@ def hits_from_table(gold: Gold, table: RunTable) -> Hits:
 
     rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], table.doc_ids(row), docs_at)
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
+
+
+def _judged_lookup(judged_docs: np.ndarray, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(number of each judged doc id, number of each dictionary entry or -1), exact string equality."""
+    if isinstance(dictionary, np.ndarray):  # a small file read by the exact parser: no Arrow needed
+        first: dict[str, int] = {}
+        for i, doc in enumerate(judged_docs.tolist()):
+            first.setdefault(doc, i)
+        canon = np.fromiter(map(first.__getitem__, judged_docs.tolist()), dtype=np.int64, count=len(judged_docs))
+        lut = np.fromiter(map(first.get, dictionary.tolist(), repeat(-1)), dtype=np.int64, count=len(dictionary))
+        return canon, lut
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    judged = pa.array(judged_docs, type=pa.string())
+    canon = numeric(pc.index_in(judged, value_set=judged)).astype(np.int64)
+    found = pc.index_in(dictionary, value_set=judged)
+    if isinstance(found, pa.ChunkedArray):
+        found = found.combine_chunks()
+    return canon, numeric(found.fill_null(-1)).astype(np.int64)
 
 
 def merge_hits(parts: list[Hits], n_gold: int) -> Hits:

@@ -98,7 +98,10 @@ def _columns(read):
 @pytest.mark.parametrize("layout", [RUN_LAYOUT, QRELS_LAYOUT, QRELS_TSV], ids=["run", "qrels", "beir-tsv"])
 @FUZZ
 @given(data=st.data())
-def test_fast_path_and_exact_parser_agree(tmp_path, layout, data):
+def test_fast_path_and_exact_parser_agree(tmp_path, monkeypatch, layout, data):
+    import evalops.formats._table as table
+
+    monkeypatch.setattr(table, "SMALL_FILE", 0)  # small files skip the fast path; here it must run
     fields = 6 if layout is RUN_LAYOUT else (3 if layout is QRELS_TSV else 4)
     value_at = layout.value[fields]
     text = data.draw(table_text(fields, value_at))
@@ -113,9 +116,11 @@ def test_fast_path_and_exact_parser_agree(tmp_path, layout, data):
         assert fast[1][:4] == exact[1][:4], text
 
 
-def test_fast_path_is_taken_for_well_formed_files(shared_data):
+def test_fast_path_is_taken_for_well_formed_files(shared_data, monkeypatch):
+    import evalops.formats._table as table
     from evalops.formats._table import _read_fast
 
+    monkeypatch.setattr(table, "SMALL_FILE", 0)
     source = as_source(shared_data / "scifact" / "runs" / "bm25.trec")
     assert _read_fast(source, RUN_LAYOUT, False) is not None
     fast, _ = read_table(source, RUN_LAYOUT)
@@ -326,6 +331,7 @@ def test_duplicate_beyond_an_arrow_block_is_found_with_its_line(tmp_path, monkey
     import evalops.formats._table as table
 
     monkeypatch.setattr(table, "_BLOCK", 1 << 10)  # many small blocks: queries span blocks
+    monkeypatch.setattr(table, "SMALL_FILE", 0)
     lines = [f"q{i // 50} Q0 d{i % 50} {i % 50 + 1} {100 - i % 50} run\n" for i in range(2000)]
     lines.insert(1500, "q29 Q0 d3 99 0.5 run\n")  # q29 already ranked d3 (rows 1450..1499)
     path = tmp_path / "dup.run"
