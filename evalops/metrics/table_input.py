@@ -22,7 +22,6 @@ from evalops.metrics.ranking import (
     Hits,
     as_trec_eval_scores,
     descending_order,
-    index_of,
     ranks_in_segments,
     segment_bounds,
     starts_mask,
@@ -36,7 +35,7 @@ def hits_from_table(gold: Gold, table: RunTable) -> Hits:
     codes = table.query_codes
     uniques = table.query_ids
     n = len(codes)
-    gold_of_code = index_of(gold.query_ids, uniques)
+    gold_of_code = _gold_index(gold, uniques)
     scores = as_trec_eval_scores(table.scores)
     lengths = np.bincount(codes, minlength=len(uniques))
     start, end = segment_bounds(lengths)
@@ -81,6 +80,16 @@ def hits_from_table(gold: Gold, table: RunTable) -> Hits:
 
     rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], table.doc_ids(row), docs_at)
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
+
+
+def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
+    """Position of each query id among the gold queries, -1 if absent; the lookup table is built once per
+    ``Gold`` (streamed blocks reuse it)."""
+    position = gold.__dict__.get("_position")
+    if position is None:
+        position = dict(zip(gold.query_ids.tolist(), range(len(gold.query_ids))))
+        object.__setattr__(gold, "_position", position)
+    return np.fromiter(map(position.get, query_ids.tolist(), repeat(-1)), dtype=np.int64, count=len(query_ids))
 
 
 def _judged_lookup(judged_docs: np.ndarray, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
