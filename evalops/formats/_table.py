@@ -33,7 +33,6 @@ __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
-_WHITESPACE = b" \t\x0b\x0c"
 _BLOCK = 1 << 22
 SMALL_FILE = 4 << 20  # bytes; below this the exact parser alone is quicker than importing pyarrow  # Arrow block size: smaller blocks keep the parser's working memory down
 

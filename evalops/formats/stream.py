@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops.errors import DuplicateDocumentError, FormatError, InputError
+from evalops.errors import DuplicateDocumentError, InputError
 from evalops.formats._arrow import numeric, strings
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
