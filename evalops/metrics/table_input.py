@@ -30,8 +30,13 @@ from evalops.metrics.ranking import (
 __all__ = ["hits_from_table", "merge_hits", "evaluate_run_file"]
 
 
-def hits_from_table(gold: Gold, table: RunTable) -> Hits:
-    """Rank the table's judged documents (the same ``Hits`` as ``locate_hits(gold, table.to_run())``)."""
+def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:
+    """Rank the table's judged documents (the same ``Hits`` as ``locate_hits(gold, table.to_run())``).
+
+    Work is proportional to the table and the judgments of its queries, not to the whole gold set, so
+    streamed blocks stay cheap. ``retrieved_into``: add the per-gold-query counts into this array and
+    leave ``Hits.retrieved`` empty (a block's hits then hold nothing the size of the gold set).
+    """
     codes = table.query_codes
     uniques = table.query_ids
     n = len(codes)
@@ -44,12 +49,17 @@ def hits_from_table(gold: Gold, table: RunTable) -> Hits:
     order = descending_order(scores, starts, lambda: codes)
     scores_desc = scores if order is None else scores[order]
 
-    code_of_gold = np.full(len(gold), -1, dtype=np.int64)
     in_gold = gold_of_code >= 0
-    code_of_gold[gold_of_code[in_gold]] = np.flatnonzero(in_gold)
-    retrieved = np.append(lengths, 0)[code_of_gold]
+    answered = gold_of_code[in_gold]
+    if retrieved_into is None:
+        retrieved = np.zeros(len(gold), dtype=np.int64)
+        retrieved[answered] = lengths[in_gold]
+    else:
+        retrieved_into[answered] += lengths[in_gold]
+        retrieved = np.zeros(0, dtype=np.int64)
 
-    pairs = np.flatnonzero((gold.grades > 0) & (code_of_gold[gold.qidx] >= 0))
+    judgments = _judgments_of(gold, answered)
+    pairs = judgments[gold.grades[judgments] > 0]
     row = np.zeros(0, dtype=np.int64)
     pair_pos = np.zeros(0, dtype=np.int64)
     if pairs.size and n:
@@ -82,6 +92,23 @@ def hits_from_table(gold: Gold, table: RunTable) -> Hits:
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
 
 
+def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
+    """Rows of ``gold``'s judgments that belong to the gold queries ``queries`` (one grouping, cached)."""
+    groups = gold.__dict__.get("_groups")
+    if groups is None:
+        by_query = np.argsort(gold.qidx, kind="stable")
+        bounds = np.searchsorted(gold.qidx[by_query], np.arange(len(gold) + 1))
+        groups = (by_query, bounds)
+        object.__setattr__(gold, "_groups", groups)
+    by_query, bounds = groups
+    first, counts = bounds[queries], bounds[queries + 1] - bounds[queries]
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
+    return np.sort(by_query[offsets])
+
+
 def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
     """Position of each query id among the gold queries, -1 if absent; the lookup table is built once per
     ``Gold`` (streamed blocks reuse it)."""
@@ -112,14 +139,18 @@ def _judged_lookup(judged_docs: np.ndarray, dictionary: Any) -> tuple[np.ndarray
     return canon, numeric(found.fill_null(-1)).astype(np.int64)
 
 
-def merge_hits(parts: list[Hits], n_gold: int) -> Hits:
-    """Hits of disjoint query blocks of one run, as one (each query lies wholly in one block)."""
+def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = None) -> Hits:
+    """Hits of disjoint query blocks of one run, as one (each query lies wholly in one block).
+
+    ``retrieved``: the per-gold-query counts when the blocks added them up themselves (``retrieved_into``).
+    """
+    if retrieved is None:
+        retrieved = np.zeros(n_gold, dtype=np.int64)
+        for part in parts:
+            retrieved += part.retrieved
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
-        return Hits(empty, empty, empty, np.zeros(n_gold, dtype=np.int64), np.zeros(0, dtype=object))
-    retrieved = np.zeros(n_gold, dtype=np.int64)
-    for part in parts:
-        retrieved += part.retrieved
+        return Hits(empty, empty, empty, retrieved, np.zeros(0, dtype=object))
     return Hits(
         np.concatenate([p.qidx for p in parts]),
         np.concatenate([p.rank for p in parts]),
@@ -163,11 +194,14 @@ def evaluate_run_file(
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
     name = None
 
+    retrieved = np.zeros(len(gold), dtype=np.int64)
+
     def collect(grouped: bool) -> tuple[list[Hits], int]:
         nonlocal name
         parts, rows = [], 0
+        retrieved[:] = 0
         for block in run_blocks(source, budget, grouped=grouped, notice=notice):
-            parts.append(hits_from_table(gold, block))
+            parts.append(hits_from_table(gold, block, retrieved_into=retrieved))
             rows += len(block)
             name = block.name
         return parts, rows
@@ -185,5 +219,5 @@ def evaluate_run_file(
             "explicitly (--allow-empty)",
             path=source.name,
         )
-    hits = merge_hits(parts, len(gold))
+    hits = merge_hits(parts, len(gold), retrieved)
     return evaluate_hits(gold, hits, measures, policy, progress=progress, run_name=name)
