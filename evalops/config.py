@@ -33,8 +33,14 @@ log_versions                 EVALOPS_LOG_VERSIONS (comma)    none (version label
 failure_budget               EVALOPS_FAILURE_BUDGET          0.02 (share of failed queries tolerated)
 regression.alpha             EVALOPS_ALPHA                   0.05
 regression.alternative       EVALOPS_ALTERNATIVE             two-sided (or less, greater)
-regression.min_effect        EVALOPS_MIN_EFFECT              0.2 (minimum |d_z|)
-regression.min_delta         EVALOPS_MIN_DELTA               0.01 (minimum |delta|)
+regression.min_delta         EVALOPS_MIN_DELTA               0.01 (the margin, in the measure's units)
+regression.margins           EVALOPS_MARGINS (m=x,...)       none (per-measure margins, e.g. P@5=0.02)
+regression.alert_on          EVALOPS_ALERT_ON                warning (or critical, either)
+regression.interval          EVALOPS_INTERVAL                t (or bootstrap)
+regression.query_drop        EVALOPS_QUERY_DROP              0.5 (a query losing more is counted)
+regression.alert_on_query_drops EVALOPS_ALERT_ON_QUERY_DROPS false (alert on significantly many)
+regression.min_coverage      EVALOPS_MIN_COVERAGE            0.9 (share of judged queries answered)
+regression.min_effect        EVALOPS_MIN_EFFECT              removed: refused, replaced by min_delta
 regression.correction        EVALOPS_CORRECTION              holm (or bh)
 regression.test              EVALOPS_TEST                    t (or wilcoxon, randomization)
 alerting.webhook_env         (names the variable)            EVALOPS_WEBHOOK_URL
@@ -65,15 +71,22 @@ __all__ = ["Config", "RegressionSettings", "AlertingSettings", "load_config", "E
 class RegressionSettings:
     """The configured regression policy; :meth:`Config.stats_policy` turns it into ``evalops.stats.Policy``,
     which checks the values (a bad one is a ``ConfigError`` when a run plans, before anything is scored).
-    A drop is a regression when the corrected p-value is below ``alpha``, |d_z| is at least ``min_effect``
-    and |delta| at least ``min_delta``."""
+    The rule reads the family-adjusted interval of the delta against the margin ``min_delta`` (per measure:
+    ``margins``); see ``evalops.stats.decision``. ``min_effect`` is no longer a setting: a value given is
+    refused by the policy with a message naming its replacement."""
 
     alpha: float = 0.05
     alternative: str = "two-sided"
-    min_effect: float = 0.2
     min_delta: float = 0.01
+    margins: Mapping[str, float] = field(default_factory=dict)
+    alert_on: str = "warning"
     correction: str = "holm"
     test: str = "t"
+    interval: str = "t"
+    query_drop: float = 0.5
+    alert_on_query_drops: bool = False
+    min_coverage: float = 0.9
+    min_effect: float | None = None
 
 
 @dataclass(frozen=True)
@@ -129,8 +142,10 @@ class Config:
 
         r = self.regression
         try:
-            return Policy(alpha=r.alpha, alternative=r.alternative, min_effect=r.min_effect,
-                          min_delta=r.min_delta, correction=r.correction, test=r.test, seed=seed)
+            return Policy(alpha=r.alpha, alternative=r.alternative, min_delta=r.min_delta, margins=dict(r.margins),
+                          alert_on=r.alert_on, correction=r.correction, test=r.test, interval=r.interval,
+                          query_drop=r.query_drop, alert_on_query_drops=r.alert_on_query_drops,
+                          min_coverage=r.min_coverage, seed=seed, min_effect=r.min_effect)
         except PolicyError as exc:
             raise ConfigError(f"configuration ({self.source}): regression policy: {exc}") from None
 
@@ -169,8 +184,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "EVALOPS_LOG_VERSIONS": ("log_versions", "list"),
     "EVALOPS_ALPHA": ("regression.alpha", "float"),
     "EVALOPS_ALTERNATIVE": ("regression.alternative", "str"),
-    "EVALOPS_MIN_EFFECT": ("regression.min_effect", "float"),
+    "EVALOPS_MIN_EFFECT": ("regression.min_effect", "float"),  # refused by the policy (replaced by min_delta)
     "EVALOPS_MIN_DELTA": ("regression.min_delta", "float"),
+    "EVALOPS_MARGINS": ("regression.margins", "floatmap"),
+    "EVALOPS_ALERT_ON": ("regression.alert_on", "str"),
+    "EVALOPS_INTERVAL": ("regression.interval", "str"),
+    "EVALOPS_QUERY_DROP": ("regression.query_drop", "float"),
+    "EVALOPS_ALERT_ON_QUERY_DROPS": ("regression.alert_on_query_drops", "bool"),
+    "EVALOPS_MIN_COVERAGE": ("regression.min_coverage", "float"),
     "EVALOPS_CORRECTION": ("regression.correction", "str"),
     "EVALOPS_TEST": ("regression.test", "str"),
     "EVALOPS_WEBHOOK_CONN_ID": ("alerting.webhook_conn_id", "str"),
@@ -286,10 +307,23 @@ def _coerce(value: Any, kind: str, where: str) -> Any:
             if not isinstance(items, (list, tuple)):
                 raise ValueError
             return tuple(str(v).strip() for v in items if str(v).strip())
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+                return value.strip().lower() in ("true", "1", "yes")
+            raise ValueError
+        if kind == "floatmap":
+            if isinstance(value, str):
+                value = dict(item.split("=", 1) for item in value.split(",") if item.strip())
+            if not isinstance(value, Mapping):
+                raise ValueError
+            return {str(k).strip(): float(v) for k, v in value.items()}
     except (TypeError, ValueError):
         pass
     expected = {"str": "a string", "path": "a path", "int": "an integer", "float": "a number",
-                "list": "a list (or a comma-separated string)"}[kind]
+                "list": "a list (or a comma-separated string)", "bool": "true or false",
+                "floatmap": "a mapping of measure to number (or measure=number,...)"}[kind]
     raise ConfigError(f"{where}: expected {expected}, got {value!r}")
 
 

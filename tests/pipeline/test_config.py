@@ -22,13 +22,13 @@ def test_yaml_then_environment_wins(tmp_path):
         "gold_set: /data/gold\nk: 50\nmeasures: [nDCG@10, P@5]\nregression:\n  alpha: 0.01\n  correction: bh\n"
         "alerting:\n  email_to: [oncall@example.com]\n"
     )
-    cfg = load_config(tmp_path, environ={"EVALOPS_K": "20", "EVALOPS_MIN_EFFECT": "0.3",
+    cfg = load_config(tmp_path, environ={"EVALOPS_K": "20", "EVALOPS_MIN_DELTA": "0.03",
                                          "EVALOPS_REPORT_DIR": "out/reports"})
     assert cfg.gold_set == Path("/data/gold")
     assert cfg.k == 20
     assert cfg.measures == ("nDCG@10", "P@5")
     assert cfg.regression.alpha == 0.01 and cfg.regression.correction == "bh"
-    assert cfg.regression.min_effect == 0.3
+    assert cfg.regression.min_delta == 0.03
     assert cfg.alerting.email_to == ("oncall@example.com",)
     assert cfg.report_dir == tmp_path / "out" / "reports"
     assert "evalops.yaml" in cfg.source and "EVALOPS_K" in cfg.source
@@ -79,7 +79,21 @@ def test_bad_regression_policy_is_refused_by_the_stats_policy(tmp_path, yaml_tex
 
 
 def test_stats_policy_carries_every_setting_and_the_seed(tmp_path):
-    cfg = load_config(tmp_path, environ={"EVALOPS_ALPHA": "0.01", "EVALOPS_CORRECTION": "bh"})
+    cfg = load_config(tmp_path, environ={"EVALOPS_ALPHA": "0.01", "EVALOPS_CORRECTION": "bh",
+                                         "EVALOPS_MARGINS": "P@5=0.02", "EVALOPS_ALERT_ON": "either",
+                                         "EVALOPS_ALERT_ON_QUERY_DROPS": "true", "EVALOPS_MIN_COVERAGE": "0.8"})
     policy = cfg.stats_policy(20240601)
-    assert (policy.alpha, policy.correction, policy.min_effect, policy.min_delta, policy.seed) == (
-        0.01, "bh", 0.2, 0.01, 20240601)
+    assert (policy.alpha, policy.correction, policy.min_delta, policy.seed) == (0.01, "bh", 0.01, 20240601)
+    assert policy.margins == {"P@5": 0.02} and policy.margin("P@5") == 0.02 and policy.margin("nDCG@10") == 0.01
+    assert (policy.alert_on, policy.alert_on_query_drops, policy.min_coverage) == ("either", True, 0.8)
+
+
+def test_min_effect_is_refused_with_what_replaced_it(tmp_path):
+    from evalops.errors import ConfigError
+
+    for environ in ({"EVALOPS_MIN_EFFECT": "0.2"},):
+        with pytest.raises(ConfigError, match="min_effect .* was removed: materiality is now min_delta"):
+            load_config(tmp_path, environ=environ).stats_policy(0)
+    (tmp_path / "evalops.yaml").write_text("regression:\n  min_effect: 0.3\n")
+    with pytest.raises(ConfigError, match="Replace min_effect with min_delta"):
+        load_config(tmp_path, environ={}).stats_policy(0)
