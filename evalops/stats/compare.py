@@ -159,7 +159,8 @@ def run_test(baseline: np.ndarray, candidate: np.ndarray, policy: Policy,
     if policy.test == "t":
         return paired_t_test(baseline, candidate, policy.alternative)
     if policy.test == "wilcoxon":
-        return wilcoxon_test(baseline, candidate, policy.alternative, zero_method=policy.zero_method)
+        return wilcoxon_test(baseline, candidate, policy.alternative, zero_method=policy.zero_method,
+                            correction=policy.continuity)
     return paired_randomization_test(
         baseline, candidate, policy.alternative, n_resamples=policy.n_resamples, rng=rng, workers=workers
     )

@@ -80,7 +80,8 @@ class Policy:
     min_delta: the margin in the measure's units; margins: per-measure margins that override it.
     alert_on: ``critical``, ``warning`` or ``either`` (module docstring).
     correction: ``holm`` or ``bh`` across the family; test: the reported paired test (``t``, ``wilcoxon``,
-    ``randomization``); zero_method: Wilcoxon's zero rule.
+    ``randomization``); zero_method: Wilcoxon's zero rule; continuity: its continuity correction (normal
+    approximation only).
     interval: the decision interval, ``t`` or ``bootstrap`` (``ci_method``: ``bca`` or ``percentile``).
     query_drop: a query whose delta is below -query_drop counts as lost; alert_on_query_drops: alert when
     significantly more queries are lost than gained by that much (sign test).
@@ -96,6 +97,7 @@ class Policy:
     correction: str = "holm"
     test: str = "t"
     zero_method: str = "wilcox"
+    continuity: bool = False
     interval: str = "t"
     ci_method: str = "bca"
     query_drop: float = DEFAULT_QUERY_DROP
@@ -145,6 +147,7 @@ class Policy:
             (self.ci_method in CI_METHODS, f"ci_method must be one of {', '.join(CI_METHODS)}; "
                                            f"got {self.ci_method!r}"),
             (positive(self.query_drop), f"query_drop must be a positive number; got {self.query_drop!r}"),
+            (isinstance(self.continuity, bool), f"continuity must be true or false; got {self.continuity!r}"),
             (isinstance(self.alert_on_query_drops, bool),
              f"alert_on_query_drops must be true or false; got {self.alert_on_query_drops!r}"),
             (isinstance(self.min_coverage, float) and 0.0 <= self.min_coverage <= 1.0,
