@@ -47,7 +47,7 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[dict[str
     if not any(r["comparison"]["decision"] == "regression" for rs in by_candidate.values() for r in rs):
         return []
     texts = gold_queries(cfg).texts
-    policy = dataclasses.asdict(cfg.regression)
+    policy = {k: v for k, v in dataclasses.asdict(cfg.regression).items() if k != "min_effect"}
     alerts: list[Alert] = []
     for (retriever, version), records in sorted(by_candidate.items()):
         first = records[0]
