@@ -99,6 +99,9 @@ def build_report_data(
             p_adjusted=c["p_adjusted"], effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"],
             losses=c["losses"], decision=c["decision"], reasons=list(c["reasons"]),
             worst_queries=_worst_with_text(c, texts[record["dataset"]]),
+            **{k: c.get(k) for k in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
+                                     "interval_level", "margin", "family_size")},
+            family=record.get("family"),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]
@@ -111,7 +114,7 @@ def build_report_data(
         components["production_sample_version"] = prod["query_set_version"]
         components["production_fingerprint"] = prod["fingerprint"]
     policies = {
-        **{f"regression.{k}": v for k, v in dataclasses.asdict(cfg.regression).items()},
+        **{f"regression.{k}": v for k, v in dataclasses.asdict(cfg.regression).items() if k != "min_effect"},
         "failure_budget": cfg.failure_budget,
         "shard_size": cfg.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",
