@@ -270,8 +270,11 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
                degenerate: str | None, deltas: Sequence[float] = (), p_value: float = 1.0,
                p_adjusted: float | None = None, test: str = "t", coverage: Coverage | None = None,
                queries_lost: int = 0, queries_gained: int = 0, query_drops_p: float = 1.0, family_size: int = 1,
-               discoveries: int = 1, look: int | None = None, workers: int = 1) -> RuleOutcome:
+               discoveries: int = 1, look: int | None = None, workers: int = 1,
+               size_hint: bool = True) -> RuleOutcome:
     """The decision interval of one comparison at its family's level, and the rule's decision on it.
+
+    ``size_hint=False`` skips the number of queries an undecided comparison would need (simulations).
 
     ``look`` (1, 2, ...) is set for a comparison repeated on fresh data every day: its error is spent over
     the looks (``evalops.stats.rule.spending_tail``) on top of the family's correction.
@@ -301,7 +304,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     )
     verdict = decide(evidence, policy)
     needed = None
-    if verdict.reason_code == "underpowered" and sd and degenerate is None:
+    if size_hint and verdict.reason_code == "underpowered" and sd and degenerate is None:
         # only an undecided comparison needs the number of queries that would decide it
         needed = _queries_needed(sd, margin, policy.alpha, policy.alternative, family_size)
         verdict = decide(replace(evidence, queries_needed=needed), policy)
@@ -310,7 +313,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
 
 
 def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None, family_size: int = 1,
-                  discoveries: int = 1, look: int | None = None) -> RuleOutcome:
+                  discoveries: int = 1, look: int | None = None, size_hint: bool = True) -> RuleOutcome:
     """The rule on a vector of per-query deltas alone (t-test p reported): for simulations and benchmarks."""
     d = np.asarray(deltas, dtype=np.float64).reshape(-1)
     shape = DeltaShape.of(np.zeros_like(d), d)
@@ -324,7 +327,7 @@ def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None,
                       sd=float(shape.sd) if n >= 2 else None, degenerate=degenerate, deltas=d,
                       p_value=result.p_value, queries_lost=lost, queries_gained=gained,
                       query_drops_p=sign_test_p(lost, gained), family_size=family_size, discoveries=discoveries,
-                      look=look)
+                      look=look, size_hint=size_hint)
 
 
 def decide_in_family(comp: Comparison, policy: Policy, *, family_size: int, discoveries: int = 1,
