@@ -370,5 +370,6 @@ def _with_drops(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
     if decided.label != "regression" and policy.alert_on_query_drops and ev.query_drops_p < limit:
         return Decision("regression", (*decided.reasons, words + ": significantly many queries failed badly"),
                         "warning", "query_drops", None, decided.margin)
-    return Decision(decided.label, (*decided.reasons, words), decided.severity, decided.criterion,
-                    decided.reason_code, decided.margin)
+    # reported before the conclusion, which stays the last reason
+    return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,
+                    decided.criterion, decided.reason_code, decided.margin)
