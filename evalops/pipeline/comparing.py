@@ -151,6 +151,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         else:
             coverage = _coverage(spec["n_queries"], base_answered, own.n_queries - len(own.failed))
             notes.append(coverage.describe())
+            log.info("%s: %s", spec["label"], coverage.describe())
             comparisons = _compare(cfg, run, spec, base_frame, own.frame, measures, coverage,
                                    missing="intersection" if coverage.judged > min(
                                        coverage.baseline_answered, coverage.candidate_answered) else "error")

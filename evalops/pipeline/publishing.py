@@ -43,6 +43,14 @@ def _aggregates(engine: Any, run_id: int, measures: list[str]) -> dict[str, dict
     return {m: found[m] for m in measures if m in found}
 
 
+def _coverage_words(coverage: dict[str, Any] | None) -> str | None:
+    if not coverage:
+        return None
+    from evalops.stats import Coverage
+
+    return Coverage(**coverage).describe()
+
+
 def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
     from evalops.querylog import scrub
 
@@ -101,7 +109,7 @@ def build_report_data(
             worst_queries=_worst_with_text(c, texts[record["dataset"]]),
             **{k: c.get(k) for k in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
                                      "interval_level", "margin", "family_size")},
-            family=record.get("family"),
+            family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]

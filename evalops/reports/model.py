@@ -70,6 +70,7 @@ class ABResult:
     margin: float | None = None
     family_size: int | None = None
     family: str | None = None
+    coverage: str | None = None
 
 
 @dataclass(frozen=True)

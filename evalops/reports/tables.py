@@ -180,6 +180,13 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     ab = Section("A/B results against the baseline")
     gold_ab = [r for r in data.ab_results if r.query_set == "gold"]
     prod_ab = [r for r in data.ab_results if r.query_set != "gold"]
+    # before any number: how many judged queries each side answered, and how the rest were treated
+    seen: set[str] = set()
+    for r in data.ab_results:
+        line = f"{r.retriever} {r.candidate_version} ({r.query_set}): {r.coverage}" if r.coverage else None
+        if line and line not in seen:
+            seen.add(line)
+            ab.paragraphs.append(line)
     if gold_ab:
         ab.tables.append(("Gold set", _ab_table(gold_ab)))
         ab.charts.append("deltas")

@@ -22,6 +22,8 @@ def _ab(version: str, decision: str, delta: float, query_set: str = "gold", meas
         severity="critical" if decision == "regression" else None,
         criterion="material" if decision == "regression" else None, interval_low=delta - 0.05,
         interval_high=delta + 0.05, interval_level=1 - 0.05 / 3, margin=0.01, family_size=3, family="gold",
+        coverage="baseline answered 64 of 64 judged queries (100%), candidate 64 of 64 (100%); every judged query "
+                 "was answered by both",
     )
 
 
@@ -78,6 +80,9 @@ def test_report_has_every_required_part(data, render):
                      "decision interval", "98.33%", "REGRESSION (critical) (material)", "3 (gold)",
                      "a material drop (critical)"):
         assert expected in text, expected
+    # before any number of the A/B section: how many queries each side answered
+    ab = text[text.index("A/B results against the baseline"):]
+    assert ab.index("baseline answered 64 of 64 judged queries") < ab.index("0.6000")
 
 
 def test_production_results_are_kept_apart(data):
