@@ -99,7 +99,7 @@ def regression_alerts(
         severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL
         reasons = [str(r) for r in (comparison_field(comparison, "reasons") or [])]
         title = (
-            f"Regression ({severity}): {context.retriever} {context.version} on {measure} "
+            f"Regression: {context.retriever} {context.version} on {measure} "
             f"({_num(numbers['baseline_mean'])} -> {_num(numbers['candidate_mean'])})"
         )
         message = regression_message(

@@ -24,7 +24,9 @@ COMMANDS: dict[str, str] = {
     "sample-logs": "validate:sample_logs",
     "retrieve": "retrieve:retrieve",
     "retrievers": "retrieve:retrievers",
+    "init": "init:init",
     "run": "pipeline:run",
+    "gate": "gate:gate",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
 }

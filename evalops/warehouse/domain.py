@@ -81,6 +81,7 @@ class EvalRun:
     error: str | None
     created_at: dt.datetime
     updated_at: dt.datetime
+    contracts: Mapping[str, Any] | None = None
 
     @property
     def retriever(self) -> str:

@@ -44,6 +44,7 @@ def record_run(
     aggregates: pd.DataFrame | None = None,
     ci_level: float | None = None,
     ci_method: str | None = None,
+    contracts: Mapping[str, Any] | None = None,
 ) -> EvalRun:
     """Insert or update the run with this key, and optionally its scores and aggregates, atomically.
 
@@ -53,6 +54,8 @@ def record_run(
       written before scoring starts).
     * ``aggregates`` (``measure, n, mean, ci_low, ci_high``) are upserted per measure and need
       ``ci_level`` and ``ci_method``.
+    * ``contracts``, when given, records the data contracts' rules and outcomes the run was made under;
+      when omitted the stored ones are kept.
 
     Everything happens in one transaction: if any part fails, nothing of this call is stored. The
     fingerprint's gold-set version and KB snapshot must have been recorded first.
@@ -69,6 +72,8 @@ def record_run(
         failed_query_ids=failed_query_ids,
         error=error,
     )
+    if contracts is not None:
+        values["contracts"] = dict(contracts)
     # Validate the frames before opening a transaction: bad input never touches the database.
     score_arrays = score_columns(scores, fingerprint.measures) if scores is not None else None
     aggregate_list = None
@@ -135,6 +140,7 @@ def run_from_row(row: Mapping[str, Any]) -> EvalRun:
         error=row["error"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        contracts=row.get("contracts"),
     )
 
 

@@ -130,7 +130,7 @@ def test_severity_criterion_interval_margin_and_family_are_in_the_alert(context,
                                 interval_high=-0.002, interval_level=1 - 0.05 / 3, family_size=3, alert=True,
                                 reasons=["the interval lies below 0 but reaches past -0.01: a significant drop"])
     (alert,) = regression_alerts({"nDCG@10": record}, context, policy=POLICY, query_text=TEXT, scrub=scrub)
-    assert alert.severity == "warning" and alert.title.startswith("Regression (warning):")
+    assert alert.severity == "warning" and alert.title.startswith("Regression:")
     m = alert.message
     assert "severity: warning   criterion: significant (significant drop, size uncertain" in m
     assert "decision interval: -0.1900 .. -0.0020 at 98.33%   margin: 0.01   family size: 3" in m

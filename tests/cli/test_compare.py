@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 from evalops.stats import holm, paired_sample_size, paired_t_test
 
 RECORD_KEYS = [
@@ -113,7 +114,7 @@ def test_fail_on_regression_sets_the_exit_code(scifact):
     # accepting any coverage, the unanswered queries scored 0 make a clear, critical regression
     flagged = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--min-coverage", "0",
                      "--format", "json")
-    assert flagged.exit_code == 1
+    assert flagged.exit_code == ExitCode.REGRESSION
     payload = json.loads(flagged.stdout)
     assert payload["summary"]["regression"] == 1 and payload["comparisons"][0]["severity"] == "critical"
 
@@ -145,14 +146,14 @@ def test_every_candidate_and_measure_is_one_family(scifact):
 )
 def test_bad_input_is_a_one_line_error(scifact, args, message):
     out = invoke("compare", *scifact, *args)
-    assert out.exit_code == 2
+    assert out.exit_code == ExitCode.BAD_INPUT
     assert out.stderr.startswith("error: ") and message in out.stderr
     assert "Traceback" not in out.output
 
 
 def test_missing_file_is_a_clean_error(scifact, tmp_path):
     out = invoke("compare", scifact[0], scifact[1], str(tmp_path / "nope.trec"), "-m", "nDCG@10")
-    assert out.exit_code == 2 and "nope.trec" in out.stderr
+    assert out.exit_code == ExitCode.BAD_INPUT and "nope.trec" in out.stderr
 
 
 def test_power_solves_for_what_is_missing():
@@ -172,4 +173,4 @@ def test_power_solves_for_what_is_missing():
                                   ["--effect", "0.3", "--alpha", "2"]])
 def test_power_needs_two_of_three(args):
     out = invoke("power", *args)
-    assert out.exit_code == 2 and out.stderr.startswith("error: ")
+    assert out.exit_code == ExitCode.BAD_INPUT and out.stderr.startswith("error: ")

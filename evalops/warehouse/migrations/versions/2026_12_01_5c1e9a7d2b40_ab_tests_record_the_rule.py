@@ -1,7 +1,7 @@
 """ab_tests record the regression rule's reading: severity, criterion, reason code, margin, interval, family
 
 Revision ID: 5c1e9a7d2b40
-Revises: 07f3ed2060d6
+Revises: 5b1c2d3e4f60
 Create Date: 2026-12-01 10:30:00.000000
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 
 
 revision: str = '5c1e9a7d2b40'
-down_revision: str | Sequence[str] | None = '07f3ed2060d6'
+down_revision: str | Sequence[str] | None = '5b1c2d3e4f60'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
