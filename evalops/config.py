@@ -142,14 +142,22 @@ class QueryLogSettings(_Section):
 
 class RegressionSettings(_Section):
     """The configured regression policy; :meth:`Config.stats_policy` turns it into ``evalops.stats.Policy``,
-    which checks the values."""
+    which checks the values. The rule reads the family-adjusted interval of the delta against the margin
+    ``min_delta`` (per measure: ``margins``); see ``evalops.stats.decision``. ``min_effect`` is no longer a
+    setting: a value given is refused by the policy with a message naming its replacement."""
 
-    alpha: float = Field(0.05, description="significance level of the family-corrected test")
+    alpha: float = Field(0.05, description="error rate of the family (two-sided: alpha/2 per side)")
     alternative: str = Field("two-sided", description="two-sided, less (drops only) or greater")
-    min_effect: float = Field(0.2, description="minimum |d_z| of a regression")
-    min_delta: float = Field(0.01, description="minimum |mean delta| of a regression, in the measure's units")
+    min_delta: float = Field(0.01, description="the margin of a material change, in the measure's units")
+    margins: dict[str, float] = Field(default_factory=dict, description="per-measure margins, e.g. {P@5: 0.02}")
+    alert_on: str = Field("warning", description="which regressions notify: critical, warning (and up) or either")
     correction: str = Field("holm", description="multiple-comparison correction: holm or bh")
-    test: str = Field("t", description="paired test: t, wilcoxon or randomization")
+    test: str = Field("t", description="reported paired test: t, wilcoxon or randomization")
+    interval: str = Field("t", description="decision interval of the mean delta: t or bootstrap")
+    query_drop: float = Field(0.5, description="a query whose delta is below -query_drop counts as lost")
+    alert_on_query_drops: bool = Field(False, description="alert when significantly many queries are lost")
+    min_coverage: float = Field(0.9, description="share of the judged queries each side must answer")
+    min_effect: float | None = Field(None, description="removed (refused): replaced by min_delta")
 
 
 class AlertingSettings(_Section):

@@ -5,10 +5,10 @@
     def test_new_index_does_not_regress(qrels, baseline_run, candidate_run):
         assert_no_regression(baseline_run, candidate_run, qrels=qrels, measures=["nDCG@10", "R@100"])
 
-It applies the same rule as ``evalops compare`` and the pipeline (paired test, Holm correction across every
-measure, minimum effect; see ``evalops.stats.Policy``) and raises ``AssertionError`` with the decision in
-words. Only a ``regression`` fails: ``inconclusive`` (too few queries to tell) passes, and the returned
-comparisons say so.
+It applies the same rule as ``evalops compare`` and the pipeline (family-adjusted intervals of the mean
+delta against a margin in the measure's units; see ``evalops.stats.Policy``) and raises ``AssertionError``
+with the decision in words. Only a ``regression`` the policy's ``alert_on`` notifies fails:
+``inconclusive`` (too few queries to tell) passes, and the returned comparisons say so.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def assert_no_regression(
         base = evaluate(gold, _read(baseline, read_run), parsed, metrics_policy)
         cand = evaluate(gold, _read(candidate, read_run), parsed, metrics_policy)
         decided = compare_evaluations(base, [cand], policy)
-    regressions = [c for c in decided if c.decision == "regression"]
+    regressions = [c for c in decided if c.alert]  # a regression that alert_on notifies
     if regressions:
         raise AssertionError(
             f"{len(regressions)} of {len(decided)} comparisons regressed:\n  "

@@ -50,7 +50,7 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[dict[str
     texts: dict[str, str] = {}
     for dataset in sorted({r["dataset"] for rs in by_candidate.values() for r in rs}):
         texts.update(gold_queries(cfg, dataset).texts)
-    policy = cfg.regression.model_dump()
+    policy = cfg.regression.model_dump(exclude={"min_effect"})
     alerts: list[Alert] = []
     for (retriever, version), records in sorted(by_candidate.items()):
         first = records[0]

@@ -45,6 +45,14 @@ def _aggregates(engine: Any, run_id: int, measures: list[str]) -> dict[str, dict
     return {m: found[m] for m in measures if m in found}
 
 
+def _coverage_words(coverage: dict[str, Any] | None) -> str | None:
+    if not coverage:
+        return None
+    from evalops.stats import Coverage
+
+    return Coverage(**coverage).describe()
+
+
 def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
     from evalops.querylog import scrub
 
@@ -129,6 +137,9 @@ def build_report_data(
             p_adjusted=c["p_adjusted"], effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"],
             losses=c["losses"], decision=c["decision"], reasons=list(c["reasons"]),
             worst_queries=_worst_with_text(c, texts[record["dataset"]]),
+            **{k: c.get(k) for k in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
+                                     "interval_level", "margin", "family_size")},
+            family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]
@@ -141,7 +152,7 @@ def build_report_data(
         components["production_sample_version"] = prod["query_set_version"]
         components["production_fingerprint"] = prod["fingerprint"]
     policies = {
-        **{f"regression.{k}": v for k, v in cfg.regression.model_dump().items()},
+        **{f"regression.{k}": v for k, v in cfg.regression.model_dump(exclude={"min_effect"}).items()},
         "failure_budget": cfg.failure_budget,
         "shard_size": cfg.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",

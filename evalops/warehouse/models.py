@@ -247,6 +247,17 @@ class ABTestModel(Base):
     reasons: Mapped[list[Any]]
     policy: Mapped[dict[str, Any]]
     created_at: Mapped[dt.datetime]
+    # the regression rule's reading: severity and criterion of a decision, why an inconclusive one is
+    # undecided, and the family-adjusted interval of the delta it was read from against the margin
+    severity: Mapped[str | None] = mapped_column(String(20))
+    criterion: Mapped[str | None] = mapped_column(String(50))
+    reason_code: Mapped[str | None] = mapped_column(String(50))
+    margin: Mapped[float | None]
+    interval_low: Mapped[float | None]
+    interval_high: Mapped[float | None]
+    interval_level: Mapped[float | None]
+    family_size: Mapped[int | None]
+    family: Mapped[str | None] = mapped_column(String(50))
 
 
 class AlertModel(Base):

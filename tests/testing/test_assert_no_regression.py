@@ -38,7 +38,7 @@ def test_a_planted_drop_fails_with_the_decision_in_words(scifact):
     message = str(caught.value)
     assert message.startswith("1 of 2 comparisons regressed") or message.startswith("2 of 2 comparisons regressed")
     assert "regression: nDCG@10" in message and "delta -0." in message and "95% CI" in message
-    assert "a regression" in message  # the rule's own reason, in words
+    assert "a material drop (critical)" in message  # the rule's own reason, in words
 
 
 def test_per_query_scores_of_one_measure():
