@@ -26,6 +26,7 @@ PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
     "http": {
         "url": ("str", True),
         "timeout": ("number", False),
+        "stall_timeout": ("number", False),
         "concurrency": ("int", False),
         "max_retries": ("int", False),
         "backoff": ("number", False),
