@@ -42,6 +42,9 @@ alerting.webhook_conn_id     EVALOPS_WEBHOOK_CONN_ID         evalops_webhook
 alerting.webhook_timeout     EVALOPS_WEBHOOK_TIMEOUT         10 (seconds)
 alerting.email_to            EVALOPS_ALERT_EMAIL (comma)     none (no e-mail)
 alerting.smtp_conn_id        EVALOPS_SMTP_CONN_ID            smtp_default
+alerting.retry_max_age_days  EVALOPS_ALERT_RETRY_MAX_AGE_DAYS 7 (older undelivered alerts are given up)
+alerting.retry_backoff       EVALOPS_ALERT_RETRY_BACKOFF     300 (seconds before the first retry; doubles)
+run_lease_seconds            EVALOPS_RUN_LEASE_SECONDS       3600 (twice a 30-minute task timeout)
 ==========================  ==============================  =========================================
 
 The webhook URL itself is a secret: it is read from the variable named by ``alerting.webhook_env`` or the
@@ -83,6 +86,8 @@ class AlertingSettings:
     webhook_timeout: float = 10.0
     email_to: tuple[str, ...] = ()
     smtp_conn_id: str = "smtp_default"
+    retry_max_age_days: float = 7.0
+    retry_backoff: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,7 @@ class Config:
     log_sample_size: int = 200
     log_versions: tuple[str, ...] = ()
     failure_budget: float = 0.02
+    run_lease_seconds: float = 3600.0
     regression: RegressionSettings = field(default_factory=RegressionSettings)
     alerting: AlertingSettings = field(default_factory=AlertingSettings)
     source: str = "defaults"
@@ -177,6 +183,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "EVALOPS_WEBHOOK_TIMEOUT": ("alerting.webhook_timeout", "float"),
     "EVALOPS_ALERT_EMAIL": ("alerting.email_to", "list"),
     "EVALOPS_SMTP_CONN_ID": ("alerting.smtp_conn_id", "str"),
+    "EVALOPS_ALERT_RETRY_MAX_AGE_DAYS": ("alerting.retry_max_age_days", "float"),
+    "EVALOPS_ALERT_RETRY_BACKOFF": ("alerting.retry_backoff", "float"),
+    "EVALOPS_RUN_LEASE_SECONDS": ("run_lease_seconds", "float"),
 }
 
 _DEFAULT_PATHS = {
@@ -189,7 +198,7 @@ _DEFAULT_PATHS = {
 }
 _TOP_KEYS = set(_DEFAULT_PATHS) | {
     "retrievers_overlay", "warehouse_url", "measures", "alert_measures", "k", "shard_size", "log_sample_size",
-    "log_versions", "failure_budget", "regression", "alerting",
+    "log_versions", "failure_budget", "regression", "alerting", "run_lease_seconds",
 }
 _TYPES: dict[str, str] = {key: kind for key, kind in ENV_VARS.values()}
 _TYPES.update({"alerting.webhook_env": "str", **{k: "path" for k in _DEFAULT_PATHS}})
@@ -317,6 +326,7 @@ def _build(base: Path, values: dict[str, Any], source: str) -> Config:
         shard_size=values.get("shard_size", Config.shard_size),
         log_sample_size=values.get("log_sample_size", Config.log_sample_size),
         failure_budget=values.get("failure_budget", Config.failure_budget),
+        run_lease_seconds=values.get("run_lease_seconds", Config.run_lease_seconds),
         log_versions=tuple(values.get("log_versions") or ()),
         regression=reg,
         alerting=alerting,
@@ -348,6 +358,10 @@ def _check(cfg: Config) -> None:
     unknown = [m for m in cfg.alert_measures if m not in cfg.measures]
     if unknown:
         problems.append(f"alert_measures {unknown} are not among the measures {list(cfg.measures)}")
+    if not cfg.run_lease_seconds > 0:
+        problems.append(f"run_lease_seconds must be positive, got {cfg.run_lease_seconds}")
+    if not cfg.alerting.retry_max_age_days > 0 or cfg.alerting.retry_backoff < 0:
+        problems.append("alerting.retry_max_age_days must be positive and alerting.retry_backoff >= 0")
     if cfg.alerting.webhook_timeout <= 0:
         problems.append("alerting.webhook_timeout must be positive")
     if problems:

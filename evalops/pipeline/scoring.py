@@ -23,6 +23,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
+from evalops.pipeline.store import run_lease
 from evalops.pipeline.workdir import shard_file
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,10 +47,12 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple
     from evalops.metrics import evaluate
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
+    from evalops.retrievers.deadline import CircuitBreaker
 
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
                           "value": pd.Series([], dtype=float)})
-    outcome: dict[str, Any] = {"query_ids": queries.query_ids, "failed": {}, "error": None, "timings": {}}
+    outcome: dict[str, Any] = {"query_ids": queries.query_ids, "failed": {}, "error": None, "timings": {},
+                               "retries": 0}
     if not queries.query_ids:
         return empty, outcome
     snapshot = current_snapshot(cfg, spec["snapshot_id"])
@@ -57,13 +60,17 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple
         registry = load_registry_for(cfg)
         entry = registry.get(spec["retriever"], spec["version"])
         retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
+        # The breaker is sized for the whole version: once this shard alone has lost more queries than the
+        # version's budget allows, the version fails whatever the other shards do, so stop calling.
+        breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
         result = retrieve_run(retriever, queries.texts, k=cfg.k, name=f"{spec['retriever']}@{spec['version']}",
-                              failure_budget=1.0)
+                              failure_budget=1.0, breaker=breaker)
     except EvalopsError as exc:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
         return empty, outcome
     outcome["failed"] = dict(result.failed)
+    outcome["retries"] = result.retries
     outcome["timings"] = result.timings()
     if len(result.failed) == len(queries.query_ids):
         return empty, outcome
@@ -84,7 +91,8 @@ def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str,
             "planned; the query set changed during the run"
         )
     start, stop = shard_bounds(spec["n_queries"], spec["n_shards"], spec["shard"])
-    frame, outcome = score_queries(cfg, spec, queries.slice(start, stop))
+    with run_lease(cfg, [spec["run_id"]]):  # the heartbeat: a killed task stops renewing it
+        frame, outcome = score_queries(cfg, spec, queries.slice(start, stop))
     outcome.update(shard=spec["shard"], n_shards=spec["n_shards"], seconds=time.perf_counter() - started)
     path = shard_file(cfg, run, spec["run_id"], spec["shard"])
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
+import logging
+import threading
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, StoredAlert
@@ -13,7 +17,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.config import Config
 
-__all__ = ["engine_for", "migrate_warehouse", "warehouse_counts", "WarehouseAlertStore"]
+__all__ = ["engine_for", "migrate_warehouse", "run_lease", "warehouse_counts", "WarehouseAlertStore"]
+
+log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=8)
@@ -49,6 +55,35 @@ def warehouse_counts(cfg: Config) -> dict[str, int]:
     with engine.connect() as conn:
         return {name: conn.execute(select(func.count()).select_from(table)).scalar_one()
                 for name, table in sorted(Base.metadata.tables.items()) if name in existing}
+
+
+@contextlib.contextmanager
+def run_lease(cfg: Config, run_ids: Iterable[int]) -> Iterator[None]:
+    """Keep these ``running`` runs alive while the block runs: renew their lease now and then every quarter
+    lease in a background thread (the heartbeat). A task that is killed stops renewing, the lease expires,
+    and the next run marks the run ``abandoned``."""
+    from evalops.warehouse import renew_lease
+
+    engine = engine_for(cfg)
+    ids = sorted({int(i) for i in run_ids})
+    seconds = cfg.run_lease_seconds
+    renew_lease(engine, ids, seconds)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(seconds / 4):
+            try:
+                renew_lease(engine, ids, seconds)
+            except Exception as exc:  # a missed beat is not fatal; the next one may succeed
+                log.warning("could not renew the lease of runs %s: %s", ids, exc)
+
+    thread = threading.Thread(target=beat, name="evalops-lease", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
 
 
 class WarehouseAlertStore:

@@ -43,7 +43,7 @@ from evalops.warehouse.domain import (
 )
 from evalops.warehouse.history import latest_runs, measure_history, runs_under_fingerprint
 from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
-from evalops.warehouse.runs import find_run, get_run, record_run
+from evalops.warehouse.runs import abandon_expired_runs, find_run, get_run, record_run, renew_lease
 from evalops.warehouse.scores import (
     load_aggregates,
     load_paired_scores,
@@ -99,6 +99,8 @@ __all__ = [
     "record_gold_set_version",
     "record_kb_snapshot",
     "record_run",
+    "renew_lease",
+    "abandon_expired_runs",
     "resolve_url",
     "rollback_baseline",
     "runs_under_fingerprint",

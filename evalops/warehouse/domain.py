@@ -81,6 +81,9 @@ class EvalRun:
     error: str | None
     created_at: dt.datetime
     updated_at: dt.datetime
+    n_retries: int = 0
+    lease_expires_at: dt.datetime | None = None
+    abandoned_at: dt.datetime | None = None
 
     @property
     def retriever(self) -> str:
