@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "run": "pipeline:run",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
+    "alerts": "alerts:alerts",
 }
 
 

@@ -36,7 +36,11 @@ def _say(message: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @reports_errors
 def run(day, config_file, as_json):
-    """Run one evaluation (every step of the DAG, in this process, without Airflow) for DAY's window."""
+    """Run one evaluation (every step of the DAG, in this process, without Airflow) for DAY's window.
+
+    Exits with the undelivered-alerts code when an alert stays undelivered (or unknown) after sending;
+    `evalops alerts retry` and every later run send it again."""
+    from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
     from evalops.pipeline import RunContext, run_local
 
     cfg = _config(config_file)
@@ -49,12 +53,15 @@ def run(day, config_file, as_json):
         click.echo(json.dumps({"report": result["report"], "alerts": result["alerts"],
                                "versions": [{k: s[k] for k in ("retriever", "version", "dataset", "run_id")}
                                             for s in result["versions"]]}, indent=2))
-        return
-    for alert in result["alerts"]:
-        click.echo(f"ALERT  {alert['title']}")
-    if not result["alerts"]:
-        click.echo("no alerts")
-    click.echo(f"report: {result['report']}")
+    else:
+        for alert in result["alerts"]:
+            state = "" if alert.get("delivered", True) else f"  ({alert.get('delivery_status', 'undelivered')})"
+            click.echo(f"ALERT  {alert['title']}{state}")
+        if not result["alerts"]:
+            click.echo("no alerts")
+        click.echo(f"report: {result['report']}")
+    if any(not a.get("delivered", True) for a in result["alerts"]):
+        sys.exit(UNDELIVERED_ALERTS_EXIT)
 
 
 def _fmt(value, spec: str) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, StoredAlert
+from evalops.alerting.delivery import NotifierState
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -97,7 +98,7 @@ class WarehouseAlertStore:
         self._engine = engine
 
     def record_alert(self, alert: Alert) -> StoredAlert:
-        from evalops.warehouse import record_alert
+        from evalops.warehouse import alert_deliveries, record_alert
 
         stored, created = record_alert(
             self._engine,
@@ -113,9 +114,40 @@ class WarehouseAlertStore:
             run_id=alert.details.get("run_id"),
             ab_test_id=alert.details.get("ab_test_id"),
         )
-        return StoredAlert(stored.id, created=created, delivered=stored.delivery_status == "delivered")
+        return self._stored(stored, created, alert_deliveries(self._engine, [stored.id])[stored.id])
 
-    def mark_alert_delivery(self, alert_id: int | str, *, delivered: bool, error: str | None) -> None:
+    @staticmethod
+    def _stored(stored: Any, created: bool, rows: dict[str, dict[str, Any]]) -> StoredAlert:
+        states = {name: NotifierState(r["status"], r["attempts"], r["next_attempt_at"]) for name, r in rows.items()}
+        return StoredAlert(stored.id, created=created, delivered=stored.delivery_status == "delivered",
+                           deliveries=states, created_at=stored.created_at)
+
+    def mark_notifier_delivery(self, alert_id: int | str, notifier: str, *, status: str, error: str | None,
+                               next_attempt_at: dt.datetime | None) -> None:
+        from evalops.warehouse import mark_notifier_delivery
+
+        mark_notifier_delivery(self._engine, int(alert_id), notifier, status=status, error=error,
+                               next_attempt_at=next_attempt_at)
+
+    def mark_alert_delivery(self, alert_id: int | str, *, status: str, error: str | None) -> None:
         from evalops.warehouse import mark_alert_delivery
 
-        mark_alert_delivery(self._engine, int(alert_id), delivered=delivered, error=error)
+        mark_alert_delivery(self._engine, int(alert_id), status=status, error=error)
+
+    def retryable_alerts(self, created_since: dt.datetime) -> list[tuple[Alert, StoredAlert]]:
+        from evalops.warehouse import alert_deliveries, retryable_alerts
+
+        stored = retryable_alerts(self._engine, created_since)
+        rows = alert_deliveries(self._engine, [a.id for a in stored])
+        return [(alert_from_stored(a), self._stored(a, False, rows[a.id])) for a in stored]
+
+
+def alert_from_stored(stored: Any) -> Alert:
+    """The :class:`Alert` a stored row was recorded from (the payload keeps the title and the details)."""
+    payload = dict(stored.payload or {})
+    title = payload.pop("title", stored.kind)
+    location = payload.pop("report_location", None)
+    return Alert(kind=stored.kind, severity=stored.severity, day=stored.day.isoformat(), title=title,
+                 message=stored.message, retriever=stored.retriever, version=stored.version,
+                 measure=stored.measure, fingerprint=stored.fingerprint_hash, report_location=location,
+                 details=payload)

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 
 from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse.abtests import load_ab_tests, record_ab_tests
-from evalops.warehouse.alerts import alert_dedup_key, list_alerts, mark_alert_delivery, record_alert
+from evalops.warehouse.alerts import (
+    alert_dedup_key,
+    alert_deliveries,
+    list_alerts,
+    mark_alert_delivery,
+    mark_notifier_delivery,
+    record_alert,
+    retryable_alerts,
+)
 from evalops.warehouse.baselines import baseline_history, find_baseline, promote_baseline, rollback_baseline
 from evalops.warehouse.catalog import (
     find_fingerprint_hash,
@@ -99,6 +107,9 @@ __all__ = [
     "record_gold_set_version",
     "record_kb_snapshot",
     "record_run",
+    "alert_deliveries",
+    "mark_notifier_delivery",
+    "retryable_alerts",
     "renew_lease",
     "abandon_expired_runs",
     "resolve_url",
