@@ -167,10 +167,14 @@ class HttpRetriever:
         return resp
 
     def _scrub(self, text: str) -> str:
+        """No credential, URL secret or personal data (a server may echo the query) in an error text."""
+        from evalops.querylog.scrub import scrub
+        from evalops.secrets import mask_text
+
         for s in self._secrets:
             if s.reveal():
                 text = text.replace(s.reveal(), "***")
-        return text
+        return scrub(mask_text(text)).text
 
     def _fail(self, query: Query, why: str, retries: int, started: float) -> QueryResult:
         return QueryResult.failure(query.id, self._scrub(f"query {query.id!r}: {why}"), retries, time.perf_counter() - started)

@@ -93,14 +93,20 @@ class RetrieverEntry:
     def key(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self, *, masked: bool = True) -> dict[str, Any]:
+        """The entry as plain data. ``masked`` (the default, for anything written or shown) replaces every
+        secret in ``params`` with ``***`` (:mod:`evalops.secrets`: secret-named fields, URL credentials,
+        key-named query parameters)."""
+        from evalops.secrets import mask_value
+
+        params = _plain(self.params)
         return {
             "name": self.name,
             "version": self.version,
             "adapter": self.adapter,
             "deployed": self.deployed,
             "owner": self.owner,
-            "params": _plain(self.params),
+            "params": mask_value(params) if masked else params,
             "source": self.source,
         }
 
