@@ -15,12 +15,13 @@ and masks every string that holds a URL.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MASK", "is_secret_name", "mask_text", "mask_url", "mask_value"]
+__all__ = ["MASK", "MaskingFilter", "install_log_masking", "is_secret_name", "mask_text", "mask_url", "mask_value"]
 
 MASK = "***"
 
@@ -83,3 +84,25 @@ def mask_value(value: Any, name: str | None = None) -> Any:
     if isinstance(value, str):
         return mask_text(value)
     return value
+
+
+class MaskingFilter(logging.Filter):
+    """Rewrites a log record whose text holds a URL with secrets (httpx logs every request URL at INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # a record that cannot be formatted is not ours to judge
+            return True
+        masked = mask_text(text)
+        if masked != text:
+            record.msg, record.args = masked, ()
+        return True
+
+
+def install_log_masking(logger_names: tuple[str, ...] = ("httpx", "httpcore")) -> None:
+    """Attach one :class:`MaskingFilter` to each of these loggers (idempotent)."""
+    for name in logger_names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, MaskingFilter) for f in logger.filters):
+            logger.addFilter(MaskingFilter())

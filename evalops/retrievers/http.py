@@ -108,6 +108,9 @@ class HttpRetriever:
     ):
         import httpx
 
+        from evalops.secrets import install_log_masking
+
+        install_log_masking()  # httpx logs each request's URL, credentials and all
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"http: url must start with http:// or https://, got {url!r}")
         if concurrency < 1 or timeout <= 0 or (stall_timeout is not None and stall_timeout <= 0):

@@ -141,3 +141,46 @@ def dead_port() -> int:
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+class SearchService:
+    """An HTTP retriever that answers every query with the same ``doc_ids`` (rank order), after failing the
+    first ``fail_first`` requests with a 503 (so retries happen). Keeps every request's headers and body."""
+
+    def __init__(self, doc_ids: list[str], fail_first: int = 0):
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+                with outer._lock:
+                    n = len(outer.requests)
+                    outer.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
+                if n < fail_first:
+                    payload, code = b'{"error": "warming up"}', 503
+                else:
+                    k = int(body.get("k", 10))
+                    results = [{"doc_id": d, "score": float(len(doc_ids) - i)} for i, d in enumerate(doc_ids[:k])]
+                    payload, code = json.dumps({"query_id": body.get("query_id"), "results": results}).encode(), 200
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
