@@ -7,8 +7,10 @@ The failure policy is applied to the whole version, not per shard, so sharding n
 * ``comparing.collect_version`` then applies ``Config.failure_budget`` to the version's total.
 
 A retriever that cannot be built or called at all (a missing credential, a service down for every query)
-makes the shard's ``error``; the version then fails. Only unexpected exceptions escape, so Airflow retries
-the task for those.
+makes the shard's ``error``; the version then fails. A version that fails to *load* fails the same way,
+whatever the exception (a binary run file, a broken entry point): loading is deterministic, so retrying
+the task would fail again, and the other versions are scored and stored regardless. Only unexpected
+exceptions during scoring escape, so Airflow retries the task for those.
 """
 
 from __future__ import annotations
@@ -59,7 +61,13 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple
     try:
         registry = load_registry_for(cfg)
         entry = registry.get(spec["retriever"], spec["version"])
-        retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
+        try:
+            retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
+        except EvalopsError:
+            raise
+        except Exception as exc:  # see the module docstring: a version that cannot load is a failed version
+            raise EvalopsError(f"{entry.source}: version {spec['version']} could not be loaded: "
+                               f"{type(exc).__name__}: {exc}") from exc
         # The breaker is sized for the whole version: once this shard alone has lost more queries than the
         # version's budget allows, the version fails whatever the other shards do, so stop calling.
         breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
