@@ -41,6 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from evalops.limits import QUERY_ID_MAX_LENGTH
 from evalops.warehouse.types import NaNFloat, UTCDateTime
 
 __all__ = [
@@ -170,7 +171,7 @@ class QueryScoreModel(Base):
     # time at 100,000 rows), and measure ids come from the append-only measures table in the same
     # transaction. The run FK stays: it owns the rows (ON DELETE CASCADE).
     measure_id: Mapped[int] = mapped_column(primary_key=True)
-    query_id: Mapped[str] = mapped_column(String(500), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(QUERY_ID_MAX_LENGTH), primary_key=True)
     value: Mapped[float | None]
 
 
