@@ -69,7 +69,11 @@ class LogNotifier:
         self._log = logger or log
 
     def send(self, alert: Alert) -> None:
-        self._log.warning("evalops alert [%s]\n%s", alert.kind, alert.message)
+        from evalops.alerting.message import MESSAGE_LIMIT
+        from evalops.safetext import plain
+
+        self._log.warning("evalops alert [%s]\n%s", plain(alert.kind, 100), plain(alert.message, MESSAGE_LIMIT,
+                                                                                 keep_newlines=True))
 
 
 class _DropRecordsContaining(logging.Filter):
@@ -153,9 +157,13 @@ class EmailNotifier:
         try:
             from airflow.providers.smtp.hooks.smtp import SmtpHook
 
-            body = f"<pre>{html.escape(alert.message)}</pre>"
+            from evalops.alerting.message import MESSAGE_LIMIT
+            from evalops.safetext import plain
+
+            body = f"<pre>{html.escape(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))}</pre>"
             with SmtpHook(smtp_conn_id=self._conn_id) as hook:
-                hook.send_email_smtp(to=self._to, subject=f"[evalops] {alert.title}", html_content=body)
+                hook.send_email_smtp(to=self._to, subject=f"[evalops] {plain(alert.title, 200)}", html_content=body,
+                                     custom_headers={"Idempotency-Key": idempotency_key(alert)})
         except Exception as exc:  # SMTP and connection errors come in many types; all mean "not delivered"
             raise NotificationError(f"e-mail via {self._conn_id!r} failed ({type(exc).__name__})") from None
 

@@ -147,7 +147,7 @@ class SearchService:
     """An HTTP retriever that answers every query with the same ``doc_ids`` (rank order), after failing the
     first ``fail_first`` requests with a 503 (so retries happen). Keeps every request's headers and body."""
 
-    def __init__(self, doc_ids: list[str], fail_first: int = 0):
+    def __init__(self, doc_ids: list[str], fail_first: int = 0, fail_ids: frozenset[str] = frozenset()):
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         outer = self
@@ -158,7 +158,7 @@ class SearchService:
                 with outer._lock:
                     n = len(outer.requests)
                     outer.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
-                if n < fail_first:
+                if n < fail_first or body.get("query_id") in fail_ids:
                     payload, code = b'{"error": "warming up"}', 503
                 else:
                     k = int(body.get("k", 10))
