@@ -17,8 +17,9 @@ __all__ = ["DEFAULT_LIMIT", "markdown_inline", "plain", "truncate"]
 DEFAULT_LIMIT = 500
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
-_CONTROL_AND_NEWLINES = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")  # all but tab and newline
+_BREAKS = re.compile(r"[\t\n\r\x0b\x0c]")
+
 # What can start markup inside a line of markdown: links and images (``[``, ``]``, ``!``), ``*`` emphasis and
 # strike-through, code spans, table cells and the escape character itself. ``&`` and ``<`` (entities and
 # inline HTML) become HTML entities, which every viewer shows as the characters.
@@ -26,20 +27,19 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]!|~])")
 
 
 def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
-    """``text`` cut to ``limit`` characters, ending with ``… [N more characters]`` when it was cut."""
+    """``text`` cut to ``limit`` characters, ending with ``… (N more characters)`` when it was cut."""
     if len(text) <= limit:
         return text
-    return text[:limit] + f"… [{len(text) - limit} more characters]"
+    return text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
 def plain(text: str, limit: int | None = DEFAULT_LIMIT, *, keep_newlines: bool = False) -> str:
-    """``text`` without control and bidi characters (newlines become spaces unless kept), then truncated."""
-    text = str(text)
-    if keep_newlines:
-        text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    else:
-        text = re.sub(f"[\x00\x7f-\x9f{_BIDI}]", "", text)  # invisible ones go; breaks become spaces
-        text = _CONTROL_AND_NEWLINES.sub(" ", text)
+    """``text`` without control and bidi characters (line breaks and tabs become spaces unless
+    ``keep_newlines``), then truncated to ``limit`` characters."""
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    if not keep_newlines:
+        text = _BREAKS.sub(" ", text)
+    text = _CONTROL.sub("", text)
     return truncate(text, limit) if limit is not None else text
 
 

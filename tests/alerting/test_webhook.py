@@ -80,7 +80,7 @@ def test_slack_text_cannot_mention_a_channel_or_make_a_link(server, store):
     text = server.received[0][2]["text"]
     assert "<" not in text and ">" not in text and "<!" not in text
     assert "&lt;!channel&gt; &lt;http://evil|click&gt; &amp;" in text
-    assert "\u202e" not in text and len(text) < 4000 and "more characters]" in text
+    assert "\u202e" not in text and len(text) < 4000 and "more characters)" in text
 
 
 def test_url_never_logged_on_success(server, alert, store, caplog):
