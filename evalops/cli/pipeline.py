@@ -79,12 +79,13 @@ def demo():
     import time
 
     from evalops.pipeline.demo import demo_summary, plan_demo, run_demo
+    from evalops.secrets import mask_url
 
     started = time.perf_counter()
     cfg = _config(None)
     plan = plan_demo(cfg)
     click.echo("evalops demo: the retrieval_eval DAG for two days, in-process (Airflow dag.test), "
-               f"warehouse {cfg.resolved_warehouse_url()}")
+               f"warehouse {mask_url(cfg.resolved_warehouse_url())}")
     click.echo(f"  day 1: deployed {', '.join(f'{r} {v}' for r, v in plan.baselines)}; then promote_baseline")
     click.echo(f"  day 2: also deploys {', '.join(f'{r} {v}' for r, v in plan.candidates)}")
     results = run_demo(cfg, plan)

@@ -42,6 +42,7 @@ from evalops.errors import ConfigError, RetrieverError
 from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
 from evalops.retrievers.deadline import CircuitBreaker, deadline_transport, request_deadline
+from evalops.secrets import mask_url
 
 __all__ = ["HttpRetriever", "MalformedResponse", "RetryPolicy", "parse_response"]
 
@@ -112,7 +113,7 @@ class HttpRetriever:
 
         install_log_masking()  # httpx logs each request's URL, credentials and all
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"http: url must start with http:// or https://, got {url!r}")
+            raise ConfigError(f"http: url must start with http:// or https://, got {mask_url(url)!r}")
         if concurrency < 1 or timeout <= 0 or (stall_timeout is not None and stall_timeout <= 0):
             raise ConfigError(
                 f"http: concurrency must be >= 1 and timeout, stall_timeout > 0 (got {concurrency}, {timeout}, "
@@ -145,8 +146,6 @@ class HttpRetriever:
         self._httpx = httpx
 
     def __repr__(self) -> str:
-        from evalops.secrets import mask_url
-
         return f"HttpRetriever({mask_url(self.url)!r}, concurrency={self.concurrency}, timeout={self.timeout})"
 
     def close(self) -> None:
