@@ -41,6 +41,7 @@ RUN "${VIRTUAL_ENV}/bin/uv" pip install --no-cache --no-deps --python "${VIRTUAL
  && rm -rf build evalops.egg-info
 
 # Baked in for Kubernetes; docker-compose mounts the working copies over them.
+COPY evalops.yaml ./
 COPY dags ./dags
 COPY include ./include
 COPY deploy/airflow-init.sh ./deploy/

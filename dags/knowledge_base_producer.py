@@ -1,45 +1,5 @@
-"""
-### knowledge_base_producer: an example knowledge-base pipeline that announces a new snapshot
+"""The knowledge_base_producer airflow DAG of this evalops project (the logic lives in evalops.dags.knowledge_base_producer)."""
 
-Whatever rebuilds your knowledge base (re-chunking, re-embedding, a nightly sync) ends by emitting the
-`knowledge-base` asset; `retrieval_eval` is scheduled on it and starts within seconds. This example only
-fingerprints the knowledge base folder and attaches the snapshot id to the event.
+from evalops.dags.knowledge_base_producer import knowledge_base_producer
 
-A pipeline outside Airflow makes the same announcement over the REST API (see the README):
-`POST /api/v2/assets/events` with `{"asset_id": <id>, "extra": {...}}` and a bearer token from
-`POST /auth/token`.
-"""
-
-from __future__ import annotations
-
-import datetime as dt
-from pathlib import Path
-
-from airflow.sdk import Asset, Metadata, dag, task
-
-PROJECT = Path(__file__).resolve().parent.parent
-KNOWLEDGE_BASE = Asset("knowledge-base")
-
-
-@dag(
-    dag_id="knowledge_base_producer",
-    schedule=None,
-    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
-    catchup=False,
-    tags=["evalops", "example", "producer"],
-    default_args={"owner": "evalops", "retries": 1, "retry_delay": dt.timedelta(seconds=30)},
-    doc_md=__doc__,
-)
-def knowledge_base_producer():
-    @task(outlets=[KNOWLEDGE_BASE])
-    def publish_snapshot():
-        from evalops import pipeline
-        from evalops.config import load_config
-
-        snapshot = pipeline.describe_knowledge_base(load_config(home=PROJECT))
-        yield Metadata(KNOWLEDGE_BASE, snapshot)
-
-    publish_snapshot()
-
-
-knowledge_base_producer()
+dag = knowledge_base_producer(__file__)

@@ -1,121 +1,317 @@
-"""evalops configuration: where the data is, where results go, and the policies a run uses.
+"""evalops settings: where a project's data is, where results go, and the policies a run uses.
 
-Sources, later ones winning: built-in defaults < a YAML file < environment variables. Relative paths are
-resolved against the **home** directory: ``EVALOPS_HOME``, else the ``home`` argument (the DAG passes its
-project folder, the CLI the current directory). The YAML file is ``EVALOPS_CONFIG``, else ``evalops.yaml``
-in the home directory when it exists.
+One settings object, :class:`Config`, built on pydantic-settings. Sources, later ones winning:
 
-==========================  ==============================  =========================================
-setting (YAML key)           environment variable            default
-==========================  ==============================  =========================================
-gold_set                     EVALOPS_GOLD_SET                include/goldset
-knowledge_base               EVALOPS_KNOWLEDGE_BASE          include/knowledge_base
-query_logs                   EVALOPS_QUERY_LOGS              .evalops/logs (where the sample generator
-                                                             writes; absent = no production queries)
-retrievers                   EVALOPS_REGISTRY                include/retrievers.yaml
-retrievers_overlay           EVALOPS_RETRIEVERS              none (the user's registry file, read after
-                                                             the project's; its entries win)
-report_dir                   EVALOPS_REPORT_DIR              .evalops/reports
-work_dir                     EVALOPS_WORK_DIR                .evalops/work (a run's intermediate files:
-                                                             log sample, score shards; must be shared
-                                                             storage when tasks run on several machines)
-warehouse_url                EVALOPS_WAREHOUSE_URL           Airflow conn ``evalops_warehouse``, else
-                                                             sqlite:///<home>/.evalops/warehouse.db
-measures                     EVALOPS_MEASURES (comma list)   nDCG@10, RR@10, R@100
-alert_measures               EVALOPS_ALERT_MEASURES (comma)  the first measure (a regression on another
-                                                             measure is reported, not alerted)
-k                            EVALOPS_K                       100
-shard_size                   EVALOPS_SHARD_SIZE              0 (0 = one shard per version)
-log_sample_size              EVALOPS_LOG_SAMPLE_SIZE         200
-log_versions                 EVALOPS_LOG_VERSIONS (comma)    none (version labels the logs may carry
-                                                             besides the registry's name@version and
-                                                             version)
-failure_budget               EVALOPS_FAILURE_BUDGET          0.02 (share of failed queries tolerated)
-regression.alpha             EVALOPS_ALPHA                   0.05
-regression.alternative       EVALOPS_ALTERNATIVE             two-sided (or less, greater)
-regression.min_effect        EVALOPS_MIN_EFFECT              0.2 (minimum |d_z|)
-regression.min_delta         EVALOPS_MIN_DELTA               0.01 (minimum |delta|)
-regression.correction        EVALOPS_CORRECTION              holm (or bh)
-regression.test              EVALOPS_TEST                    t (or wilcoxon, randomization)
-alerting.webhook_env         (names the variable)            EVALOPS_WEBHOOK_URL
-alerting.webhook_conn_id     EVALOPS_WEBHOOK_CONN_ID         evalops_webhook
-alerting.webhook_timeout     EVALOPS_WEBHOOK_TIMEOUT         10 (seconds)
-alerting.email_to            EVALOPS_ALERT_EMAIL (comma)     none (no e-mail)
-alerting.smtp_conn_id        EVALOPS_SMTP_CONN_ID            smtp_default
-alerting.retry_max_age_days  EVALOPS_ALERT_RETRY_MAX_AGE_DAYS 7 (older undelivered alerts are given up)
-alerting.retry_backoff       EVALOPS_ALERT_RETRY_BACKOFF     300 (seconds before the first retry; doubles)
-run_lease_seconds            EVALOPS_RUN_LEASE_SECONDS       3600 (twice a 30-minute task timeout)
-==========================  ==============================  =========================================
+1. the defaults declared below (and in the contract rules of ``evalops.goldset.rules``);
+2. the project's ``evalops.yaml`` (or ``EVALOPS_CONFIG``);
+3. the project's ``.env`` file (``EVALOPS_*`` lines only);
+4. environment variables: ``EVALOPS_<KEY>`` for a top-level key and ``EVALOPS_<KEY>__<SUB>`` for a
+   nested one (``EVALOPS_GOLD_SET__DEFAULT_TYPE=semantic``,
+   ``EVALOPS_GOLD_SET__RULES__MIN_QUERIES=30``); the older flat names (``EVALOPS_ALPHA``,
+   ``EVALOPS_ALERT_EMAIL``, ...) are aliases of their nested keys (:data:`LEGACY_ENV`). A nested variable
+   wins over its flat alias.
 
-The webhook URL itself is a secret: it is read from the variable named by ``alerting.webhook_env`` or the
-Airflow connection at send time, never stored in this object or written to a log.
+**The project** is the folder that holds ``evalops.yaml`` (``evalops init`` writes one). Relative paths
+resolve against it. :func:`find_project` walks up from a folder to the nearest ``evalops.yaml``;
+``EVALOPS_HOME`` names the project explicitly.
+
+``EVALOPS_GOLD_SET``, ``EVALOPS_KNOWLEDGE_BASE`` and ``EVALOPS_QUERY_LOGS`` may hold a plain path: it is
+the ``path`` of that key (a JSON object sets the whole key). List settings (``measures``,
+``alerting.email_to``, ...) take a JSON list or a comma-separated string.
+
+A project may hold several gold sets (``gold_sets: {name: {path, default_type, rules}}``); ``gold_set`` is
+the one named ``gold``. Each is its own query set in the warehouse, with its own fingerprint, baselines and
+alerts. The settings table of the documentation is :func:`settings_table`.
+
+Secrets are never settings: the webhook URL is read from the variable named by ``alerting.webhook_env``
+(or an Airflow connection) when an alert is sent, and never stored in this object or written anywhere.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from evalops.errors import ConfigError
+from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
-__all__ = ["Config", "RegressionSettings", "AlertingSettings", "load_config", "ENV_VARS"]
+__all__ = [
+    "AlertingSettings",
+    "Config",
+    "GoldSetSettings",
+    "KnowledgeBaseSettings",
+    "LEGACY_ENV",
+    "PROJECT_FILE",
+    "QueryLogSettings",
+    "QueryLogThresholds",
+    "RegressionSettings",
+    "find_project",
+    "load_config",
+    "settings_table",
+]
+
+PROJECT_FILE = "evalops.yaml"
+DEFAULT_GOLD_SET = "gold"
+PRODUCTION = "production"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+_QUERY_TYPES = Literal["semantic", "keyword", "no_answer"]
+
+# Flat environment variables of earlier releases -> the nested key they set.
+LEGACY_ENV: dict[str, tuple[str, ...]] = {
+    "EVALOPS_ALPHA": ("regression", "alpha"),
+    "EVALOPS_ALTERNATIVE": ("regression", "alternative"),
+    "EVALOPS_MIN_EFFECT": ("regression", "min_effect"),
+    "EVALOPS_MIN_DELTA": ("regression", "min_delta"),
+    "EVALOPS_CORRECTION": ("regression", "correction"),
+    "EVALOPS_TEST": ("regression", "test"),
+    "EVALOPS_WEBHOOK_CONN_ID": ("alerting", "webhook_conn_id"),
+    "EVALOPS_WEBHOOK_TIMEOUT": ("alerting", "webhook_timeout"),
+    "EVALOPS_ALERT_EMAIL": ("alerting", "email_to"),
+    "EVALOPS_SMTP_CONN_ID": ("alerting", "smtp_conn_id"),
+    "EVALOPS_ALERT_RETRY_BACKOFF": ("alerting", "retry_backoff"),
+    "EVALOPS_ALERT_RETRY_MAX_AGE_DAYS": ("alerting", "retry_max_age_days"),
+    "EVALOPS_RETRIEVERS": ("retrievers_overlay",),
+}
+# Keys whose environment variable may be a plain path instead of a JSON object.
+_PATH_KEYS = ("gold_set", "knowledge_base", "query_logs")
+# Variables that are not settings of this object (read by their own modules, or names of secrets).
+# EVALOPS_RETRY_DELAY_SECONDS is read when a DAG file is parsed, where the settings are not loaded.
+# The warehouse timeouts are read by evalops.warehouse.config, where every engine is made.
+_NOT_SETTINGS = {"EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_WEBHOOK_URL", "EVALOPS_SHARED_DATA",
+                 "EVALOPS_TEST_POSTGRES_URL", "EVALOPS_RETRY_DELAY_SECONDS",
+                 "EVALOPS_WAREHOUSE_CONNECT_TIMEOUT", "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT",
+                 "EVALOPS_WAREHOUSE_IDLE_TIMEOUT", "EVALOPS_WAREHOUSE_BUSY_TIMEOUT"}
 
 
-@dataclass(frozen=True)
-class RegressionSettings:
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _rules_field(rules_cls: type, name: str) -> Any:
+    """The default of one field of a contract's rules dataclass (declared once, there)."""
+    return rules_cls.__dataclass_fields__[name].default
+
+
+class GoldSetSettings(_Section):
+    """One gold set: a BEIR / JSONL / CSV folder, or a TREC qrels file with ``queries`` beside it.
+
+    ``default_type`` is the query type of every query that does not carry one (``semantic`` for most
+    public collections); without it, an untyped collection is valid and the type-dependent expectations
+    are reported as not applicable. ``rules`` are the gold-set contract's thresholds.
+    """
+
+    path: Path | None = Field(None, description="a BEIR folder, a JSONL/CSV gold-set folder, or TREC qrels")
+    queries: Path | None = Field(None, description="TREC layout: the queries file beside the qrels `path`")
+    default_type: _QUERY_TYPES | None = Field(None, description="type of queries without one: semantic, keyword "
+                                                                "or no_answer (none: untyped)")
+    default_language: str | None = Field(None, description="language of queries without one (BCP-47)")
+    rules: GoldSetRules = Field(default_factory=GoldSetRules)
+
+
+class KnowledgeBaseSettings(_Section):
+    """The knowledge base: a BEIR ``corpus.jsonl`` (or its folder), a folder of documents, or a manifest."""
+
+    path: Path | None = Field(None, description="BEIR corpus.jsonl (or its folder), a folder of documents, or a "
+                                                "manifest")
+    rules: KnowledgeBaseRules = Field(default_factory=KnowledgeBaseRules)
+
+
+class QueryLogThresholds(_Section):
+    """The configurable thresholds of the query-log contract (the rest of ``QueryLogRules`` is the run's
+    window and the registry's versions)."""
+
+    max_malformed_share: float = Field(_rules_field(QueryLogRules, "max_malformed_share"),
+                                       description="share of malformed log rows dropped before the window is refused")
+    segment_column: str = Field(_rules_field(QueryLogRules, "segment_column"),
+                                description="the log column that stratifies the sample with the version")
+    min_rows: int = Field(_rules_field(QueryLogRules, "min_rows"), description="fewer rows refuse the window")
+
+    def rules(self, start: Any, end: Any, known_versions: tuple[str, ...]) -> QueryLogRules:
+        return QueryLogRules(start=start, end=end, known_versions=known_versions, **self.model_dump())
+
+
+class QueryLogSettings(_Section):
+    """Date-partitioned production query logs; absent (or a missing folder) means no production queries."""
+
+    path: Path | None = Field(None, description="date-partitioned logs folder (unset or missing: no production "
+                                                "queries)")
+    rules: QueryLogThresholds = Field(default_factory=QueryLogThresholds)
+
+
+class RegressionSettings(_Section):
     """The configured regression policy; :meth:`Config.stats_policy` turns it into ``evalops.stats.Policy``,
-    which checks the values (a bad one is a ``ConfigError`` when a run plans, before anything is scored).
-    A drop is a regression when the corrected p-value is below ``alpha``, |d_z| is at least ``min_effect``
-    and |delta| at least ``min_delta``."""
+    which checks the values."""
 
-    alpha: float = 0.05
-    alternative: str = "two-sided"
-    min_effect: float = 0.2
-    min_delta: float = 0.01
-    correction: str = "holm"
-    test: str = "t"
+    alpha: float = Field(0.05, description="significance level of the family-corrected test")
+    alternative: str = Field("two-sided", description="two-sided, less (drops only) or greater")
+    min_effect: float = Field(0.2, description="minimum |d_z| of a regression")
+    min_delta: float = Field(0.01, description="minimum |mean delta| of a regression, in the measure's units")
+    correction: str = Field("holm", description="multiple-comparison correction: holm or bh")
+    test: str = Field("t", description="paired test: t, wilcoxon or randomization")
 
 
-@dataclass(frozen=True)
-class AlertingSettings:
-    webhook_env: str = "EVALOPS_WEBHOOK_URL"
-    webhook_conn_id: str | None = "evalops_webhook"
-    webhook_timeout: float = 10.0
-    email_to: tuple[str, ...] = ()
-    smtp_conn_id: str = "smtp_default"
-    retry_max_age_days: float = 7.0
-    retry_backoff: float = 300.0
+class AlertingSettings(_Section):
+    """Where alerts go. The webhook URL is a secret: only the *name* of its variable is a setting."""
+
+    webhook_env: str = Field("EVALOPS_WEBHOOK_URL", description="the variable holding the webhook URL (a secret)")
+    webhook_conn_id: str | None = Field("evalops_webhook", description="Airflow connection of the webhook")
+    webhook_timeout: float = Field(10.0, gt=0, description="seconds per webhook request")
+    email_to: tuple[str, ...] = Field((), description="alert e-mail recipients (none: no e-mail)")
+    smtp_conn_id: str = Field("smtp_default", description="Airflow SMTP connection")
+    retry_backoff: float = Field(300.0, ge=0, description="seconds before an undelivered alert is re-sent "
+                                                          "to a notifier (doubles with each attempt)")
+    retry_max_age_days: float = Field(7.0, gt=0, description="days after which an undelivered alert is "
+                                                             "no longer re-sent")
 
 
-@dataclass(frozen=True)
-class Config:
-    home: Path
-    gold_set: Path
-    knowledge_base: Path
-    query_logs: Path
-    retrievers: Path
-    report_dir: Path
-    work_dir: Path
-    retrievers_overlay: Path | None = None
-    warehouse_url: str | None = None
-    measures: tuple[str, ...] = ("nDCG@10", "RR@10", "R@100")
-    alert_measures: tuple[str, ...] = ()
-    k: int = 100
-    shard_size: int = 0
-    log_sample_size: int = 200
-    log_versions: tuple[str, ...] = ()
-    failure_budget: float = 0.02
-    run_lease_seconds: float = 3600.0
-    regression: RegressionSettings = field(default_factory=RegressionSettings)
-    alerting: AlertingSettings = field(default_factory=AlertingSettings)
-    source: str = "defaults"
+class Config(BaseSettings):
+    """The settings of one project. Build it with :func:`load_config`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="EVALOPS_", env_nested_delimiter="__", extra="forbid", frozen=True,
+        case_sensitive=False, validate_default=True,
+    )
+
+    home: Path = Field(default_factory=Path.cwd, description="the project folder; relative paths start here")
+    gold_set: GoldSetSettings | None = Field(None, description="the gold set named `gold`")
+    gold_sets: dict[str, GoldSetSettings] = Field(default_factory=dict, description="further gold sets by name")
+    knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
+    query_logs: QueryLogSettings = Field(default_factory=QueryLogSettings)
+    registry: Path = Field(Path("retrievers.yaml"), description="the registry of retriever versions")
+    retrievers_overlay: Path | None = Field(None, description="a second registry file read after `registry`")
+    report_dir: Path = Field(Path(".evalops/reports"), description="one report folder per run")
+    work_dir: Path = Field(Path(".evalops/work"), description="a run's intermediate files (shared storage for "
+                                                              "multi-machine executors)")
+    data_docs: Path | None = Field(None, description="Data Docs folder (default: <work_dir>/data_docs)")
+    warehouse_url: str | None = Field(None, description="SQLAlchemy URL (default: Airflow connection "
+                                                        "`evalops_warehouse`, else SQLite in .evalops/)")
+    measures: tuple[str, ...] = Field(("nDCG@10", "RR@10", "R@100"), description="measures scored (ir_measures "
+                                                                           "names)")
+    alert_measures: tuple[str, ...] = Field((), description="measures that alert (default: the first)")
+    k: int = Field(100, ge=1, description="retrieval depth")
+    shard_size: int = Field(0, ge=0, description="queries per score shard (0 = one shard per version)")
+    log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
+    log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
+    failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
+    run_lease_seconds: float = Field(3600.0, gt=0, description="lease of a `running` run, renewed while it "
+                                                                "scores; expired = `abandoned` by the next run")
+    regression: RegressionSettings = Field(default_factory=RegressionSettings)
+    alerting: AlertingSettings = Field(default_factory=AlertingSettings)
+
+    _source: str = PrivateAttr("defaults")
+
+    # Set by load_config for the duration of one build (pydantic-settings reads sources at __init__).
+    _build: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings):
+        build = cls._build
+        environ = build.get("environ", os.environ)
+        return (
+            init_settings,
+            _EnvSource(settings_cls, environ),
+            _LegacyEnvSource(settings_cls, environ),
+            _EnvSource(settings_cls, build.get("dotenv", {})),
+            _LegacyEnvSource(settings_cls, build.get("dotenv", {})),
+            _MappingSource(settings_cls, build.get("yaml", {})),
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "retrievers" in data:
+            raise ValueError("the key 'retrievers' is now 'registry' (the registry file of retriever versions)")
+        return data
+
+    @field_validator("measures", "alert_measures", "log_versions", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        return _split(value)
+
+    @field_validator("gold_sets")
+    @classmethod
+    def _gold_set_names(cls, value: dict[str, GoldSetSettings]) -> dict[str, GoldSetSettings]:
+        for name in value:
+            if not _NAME.match(name) or name == PRODUCTION:
+                raise ValueError(f"gold set name {name!r} must be 1-40 lower-case letters, digits, '-' or '_', "
+                                 f"and not {PRODUCTION!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Config:
+        home = self.home.expanduser().resolve()
+        set_ = object.__setattr__
+        set_(self, "home", home)
+
+        def at(p: Path | None) -> Path | None:
+            if p is None:
+                return None
+            p = p.expanduser()
+            return p if p.is_absolute() else home / p
+
+        for key in ("registry", "retrievers_overlay", "report_dir", "work_dir", "data_docs"):
+            set_(self, key, at(getattr(self, key)))
+        if self.gold_set is not None and DEFAULT_GOLD_SET in self.gold_sets:
+            raise ValueError(f"gold_set and gold_sets.{DEFAULT_GOLD_SET} both define the gold set "
+                             f"{DEFAULT_GOLD_SET!r}; keep one")
+        sets = {DEFAULT_GOLD_SET: self.gold_set} if self.gold_set is not None else {}
+        sets.update(self.gold_sets)
+        resolved = {name: g.model_copy(update={"path": at(g.path), "queries": at(g.queries)})
+                    for name, g in sorted(sets.items())}
+        set_(self, "gold_sets", resolved)
+        set_(self, "gold_set", resolved.get(DEFAULT_GOLD_SET))
+        set_(self, "knowledge_base", self.knowledge_base.model_copy(update={"path": at(self.knowledge_base.path)}))
+        set_(self, "query_logs", self.query_logs.model_copy(update={"path": at(self.query_logs.path)}))
+        if self.data_docs is None:
+            set_(self, "data_docs", self.work_dir / "data_docs")
+        if not self.measures:
+            raise ValueError("measures must name at least one measure")
+        unknown = [m for m in self.alert_measures if m not in self.measures]
+        if unknown:
+            raise ValueError(f"alert_measures {list(unknown)} are not among the measures {list(self.measures)}")
+        return self
+
+    # -- views ------------------------------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        """Where the values came from, for messages: ``defaults < FILE < env: VAR, ...``."""
+        return self._source
+
+    def gold_set_named(self, name: str) -> GoldSetSettings:
+        """The gold set ``name``; a ``ConfigError`` naming the configured ones when there is none."""
+        if name not in self.gold_sets:
+            have = ", ".join(self.gold_sets) or "none"
+            raise ConfigError(f"configuration ({self.source}): no gold set named {name!r} (configured: {have}); "
+                              f"set gold_set.path in {self.home / PROJECT_FILE}")
+        found = self.gold_sets[name]
+        if found.path is None:
+            raise ConfigError(f"configuration ({self.source}): gold set {name!r} has no path; set "
+                              f"{'gold_set' if name == DEFAULT_GOLD_SET else 'gold_sets.' + name}.path")
+        return found
+
+    def require_gold_sets(self) -> dict[str, GoldSetSettings]:
+        """Every configured gold set, refused when there is none (a run needs one)."""
+        if not self.gold_sets:
+            raise ConfigError(f"configuration ({self.source}): no gold set is configured; set gold_set.path in "
+                              f"{self.home / PROJECT_FILE} (a BEIR folder, or TREC qrels with `queries`)")
+        return {name: self.gold_set_named(name) for name in self.gold_sets}
+
+    def knowledge_base_path(self) -> Path:
+        if self.knowledge_base.path is None:
+            raise ConfigError(f"configuration ({self.source}): knowledge_base.path is not set; point it at a BEIR "
+                              f"corpus.jsonl, a folder of documents, or a manifest in {self.home / PROJECT_FILE}")
+        return self.knowledge_base.path
 
     def resolved_warehouse_url(self) -> str:
-        """The warehouse URL: this config's, else the warehouse package's resolution (environment,
-        Airflow connection), with its cwd-relative SQLite default replaced by one under ``home``."""
+        """The warehouse URL: this config's, else the Airflow connection, else SQLite under ``home``."""
         from evalops.warehouse.config import resolve_url
 
         if self.warehouse_url:
@@ -126,82 +322,111 @@ class Config:
         return resolved.url
 
     def registry_files(self) -> list[Path]:
-        """The registry files in reading order: the project's, then the user's overlay when set."""
-        return [self.retrievers] + ([self.retrievers_overlay] if self.retrievers_overlay else [])
+        """The registry files in reading order: the project's, then the overlay when set."""
+        return [self.registry] + ([self.retrievers_overlay] if self.retrievers_overlay else [])
 
     def stats_policy(self, seed: int = 0):
         """The :class:`evalops.stats.Policy` of this configuration, seeded (a run's seed is its day)."""
         from evalops.stats import Policy, PolicyError
 
-        r = self.regression
         try:
-            return Policy(alpha=r.alpha, alternative=r.alternative, min_effect=r.min_effect,
-                          min_delta=r.min_delta, correction=r.correction, test=r.test, seed=seed)
+            return Policy(**self.regression.model_dump(), seed=seed)
         except PolicyError as exc:
             raise ConfigError(f"configuration ({self.source}): regression policy: {exc}") from None
 
+    def contract_rules(self) -> dict[str, Any]:
+        """The thresholds of every data contract in force (recorded with each run, printed in reports)."""
+        return {
+            "gold_sets": {name: {"default_type": g.default_type, **g.rules.to_dict()}
+                          for name, g in self.gold_sets.items()},
+            "knowledge_base": self.knowledge_base.rules.to_dict(),
+            "query_logs": self.query_logs.rules.model_dump(),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (paths as strings), for logs and reports. Holds no secret."""
-        out = asdict(self)
-        for key, value in out.items():
-            if isinstance(value, Path):
-                out[key] = str(value)
-        out["measures"] = list(self.measures)
-        out["alert_measures"] = list(self.alert_measures)
-        out["log_versions"] = list(self.log_versions)
-        out["alerting"]["email_to"] = list(self.alerting.email_to)
+        out = json.loads(self.model_dump_json())
+        out["source"] = self.source
         return out
 
     def with_overrides(self, **changes: Any) -> Config:
-        return replace(self, **changes)
+        return self.model_copy(update=changes)
 
 
-# environment variable -> (dotted key, type)
-ENV_VARS: dict[str, tuple[str, str]] = {
-    "EVALOPS_GOLD_SET": ("gold_set", "path"),
-    "EVALOPS_KNOWLEDGE_BASE": ("knowledge_base", "path"),
-    "EVALOPS_QUERY_LOGS": ("query_logs", "path"),
-    "EVALOPS_REGISTRY": ("retrievers", "path"),
-    "EVALOPS_RETRIEVERS": ("retrievers_overlay", "path"),
-    "EVALOPS_REPORT_DIR": ("report_dir", "path"),
-    "EVALOPS_WORK_DIR": ("work_dir", "path"),
-    "EVALOPS_WAREHOUSE_URL": ("warehouse_url", "str"),
-    "EVALOPS_MEASURES": ("measures", "list"),
-    "EVALOPS_ALERT_MEASURES": ("alert_measures", "list"),
-    "EVALOPS_K": ("k", "int"),
-    "EVALOPS_SHARD_SIZE": ("shard_size", "int"),
-    "EVALOPS_LOG_SAMPLE_SIZE": ("log_sample_size", "int"),
-    "EVALOPS_FAILURE_BUDGET": ("failure_budget", "float"),
-    "EVALOPS_LOG_VERSIONS": ("log_versions", "list"),
-    "EVALOPS_ALPHA": ("regression.alpha", "float"),
-    "EVALOPS_ALTERNATIVE": ("regression.alternative", "str"),
-    "EVALOPS_MIN_EFFECT": ("regression.min_effect", "float"),
-    "EVALOPS_MIN_DELTA": ("regression.min_delta", "float"),
-    "EVALOPS_CORRECTION": ("regression.correction", "str"),
-    "EVALOPS_TEST": ("regression.test", "str"),
-    "EVALOPS_WEBHOOK_CONN_ID": ("alerting.webhook_conn_id", "str"),
-    "EVALOPS_WEBHOOK_TIMEOUT": ("alerting.webhook_timeout", "float"),
-    "EVALOPS_ALERT_EMAIL": ("alerting.email_to", "list"),
-    "EVALOPS_SMTP_CONN_ID": ("alerting.smtp_conn_id", "str"),
-    "EVALOPS_ALERT_RETRY_MAX_AGE_DAYS": ("alerting.retry_max_age_days", "float"),
-    "EVALOPS_ALERT_RETRY_BACKOFF": ("alerting.retry_backoff", "float"),
-    "EVALOPS_RUN_LEASE_SECONDS": ("run_lease_seconds", "float"),
-}
+# -- sources ---------------------------------------------------------------------------------------
+def _split(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        return tuple(v.strip() for v in text.split(",") if v.strip())
+    return value
 
-_DEFAULT_PATHS = {
-    "gold_set": "include/goldset",
-    "knowledge_base": "include/knowledge_base",
-    "query_logs": ".evalops/logs",
-    "retrievers": "include/retrievers.yaml",
-    "report_dir": ".evalops/reports",
-    "work_dir": ".evalops/work",
-}
-_TOP_KEYS = set(_DEFAULT_PATHS) | {
-    "retrievers_overlay", "warehouse_url", "measures", "alert_measures", "k", "shard_size", "log_sample_size",
-    "log_versions", "failure_budget", "regression", "alerting", "run_lease_seconds",
-}
-_TYPES: dict[str, str] = {key: kind for key, kind in ENV_VARS.values()}
-_TYPES.update({"alerting.webhook_env": "str", **{k: "path" for k in _DEFAULT_PATHS}})
+
+class _EnvSource(EnvSettingsSource):
+    """``EVALOPS_*`` variables (nested with ``__``) from a given mapping; plain paths for the path keys and
+    comma lists for list keys."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
+        self._environ = {k: v for k, v in environ.items() if k.upper().startswith("EVALOPS_")
+                         and k.upper() not in _NOT_SETTINGS and k.upper() not in LEGACY_ENV}
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._environ.items() if v != ""}
+
+    def decode_complex_value(self, field_name: str, field: Any, value: Any) -> Any:
+        if field_name in _PATH_KEYS and isinstance(value, str) and not value.lstrip().startswith("{"):
+            return {"path": value}
+        if isinstance(value, str) and not value.lstrip().startswith(("[", "{")):
+            return _split(value)
+        return super().decode_complex_value(field_name, field, value)
+
+
+class _LegacyEnvSource(PydanticBaseSettingsSource):
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
+        super().__init__(settings_cls)
+        self._environ = environ
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for var, path in LEGACY_ENV.items():
+            raw = self._environ.get(var)
+            if raw is None or raw == "":
+                continue
+            node = out
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = _split(raw) if path[-1] == "email_to" else raw
+        return out
+
+
+class _MappingSource(PydanticBaseSettingsSource):
+    def __init__(self, settings_cls: type[BaseSettings], values: Mapping[str, Any]):
+        super().__init__(settings_cls)
+        self._values = dict(values)
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return self._values
+
+
+# -- loading ---------------------------------------------------------------------------------------
+def find_project(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The nearest folder at or above ``start`` (default: the current folder) holding ``evalops.yaml``."""
+    here = Path(start or Path.cwd()).expanduser().resolve()
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_FILE).is_file():
+            return folder
+    return None
 
 
 def load_config(
@@ -210,45 +435,76 @@ def load_config(
     config_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Config:
-    """Build the configuration (see the module docstring for the sources and their order).
+    """Build the settings of the project at ``home`` (``EVALOPS_HOME`` wins; default: the current folder).
 
-    A malformed file or value raises :class:`ConfigError` naming the source, the key and what is expected.
+    A malformed file or value raises :class:`ConfigError` naming the source (file and line, or the
+    variable), the key and what is expected.
     """
-    env = os.environ if environ is None else environ
+    env = dict(os.environ if environ is None else environ)
     base = Path(env.get("EVALOPS_HOME") or home or Path.cwd()).expanduser().resolve()
-    values: dict[str, Any] = {}
     sources = ["defaults"]
-
+    yaml_values: dict[str, Any] = {}
+    lines: dict[tuple[str, ...], int] = {}
     path = config_file or env.get("EVALOPS_CONFIG")
-    if path is None and (base / "evalops.yaml").is_file():
-        path = base / "evalops.yaml"
+    if path is None and (base / PROJECT_FILE).is_file():
+        path = base / PROJECT_FILE
+    file_path: Path | None = None
     if path is not None:
         file_path = Path(path).expanduser()
         if not file_path.is_absolute():
             file_path = base / file_path
-        values.update(_read_yaml(file_path))
+        yaml_values, lines = _read_yaml(file_path)
         sources.append(str(file_path))
+    dotenv = _read_dotenv(base / ".env")
+    if dotenv:
+        sources.append(str(base / ".env"))
+    used = sorted(k for k in env if k.upper().startswith("EVALOPS_") and k.upper() not in _NOT_SETTINGS and env[k] != "")
+    if used:
+        sources.append("env: " + ", ".join(used))
+    for name, label in [(k, "environment variable") for k in env] + [(k, f"{base / '.env'}: variable") for k in dotenv]:
+        upper = name.upper()
+        if upper.startswith("EVALOPS_") and "__" in upper and upper not in _NOT_SETTINGS:
+            head = upper.removeprefix("EVALOPS_").split("__", 1)[0].lower()
+            if head not in Config.model_fields:
+                raise ConfigError(f"{label} {upper}: unknown setting {head!r}; known: "
+                                  + ", ".join(k for k in Config.model_fields if k != "home"))
+    Config._build = {"environ": env, "dotenv": dotenv, "yaml": yaml_values}
+    try:
+        cfg = Config(home=base)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, file_path, lines, env, dotenv, base)) from None
+    finally:
+        Config._build = {}
+    cfg._source = " < ".join(sources)
+    return cfg
 
-    env_used = []
-    for var, (key, kind) in ENV_VARS.items():
-        raw = env.get(var)
-        if raw is None or raw == "":
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    out = {}
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
             continue
-        values[key] = _coerce(raw, kind, f"environment variable {var}")
-        env_used.append(var)
-    if env_used:
-        sources.append("env: " + ", ".join(env_used))
-    return _build(base, values, " < ".join(sources))
+        key, _, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip().strip("'\"")
+        if key.upper().startswith("EVALOPS_"):
+            out[key] = value
+    return out
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
     import yaml
 
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
     try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -256,113 +512,135 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the configuration must be a mapping of settings, got {type(data).__name__}")
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in _TOP_KEYS:
-            raise ConfigError(f"{path}: unknown setting {key!r}; known settings: {sorted(_TOP_KEYS)}")
-        if key in ("regression", "alerting"):
-            if not isinstance(value, dict):
-                raise ConfigError(f"{path}: {key!r} must be a mapping")
-            for sub, subvalue in value.items():
-                dotted = f"{key}.{sub}"
-                if dotted not in _TYPES:
-                    known = sorted(k.split(".", 1)[1] for k in _TYPES if k.startswith(key + "."))
-                    raise ConfigError(f"{path}: unknown setting {dotted!r}; known: {known}")
-                flat[dotted] = _coerce(subvalue, _TYPES[dotted], f"{path}: {dotted}")
-        else:
-            flat[key] = _coerce(value, _TYPES[key], f"{path}: {key}")
-    return flat
+    lines: dict[tuple[str, ...], int] = {}
+
+    def walk(n: Any, prefix: tuple[str, ...]) -> None:
+        if isinstance(n, yaml.MappingNode):
+            for key_node, value_node in n.value:
+                key = prefix + (str(key_node.value),)
+                lines[key] = key_node.start_mark.line + 1
+                walk(value_node, key)
+
+    walk(node, ())
+    return data, lines
 
 
-def _coerce(value: Any, kind: str, where: str) -> Any:
-    try:
-        if kind in ("str", "path"):
-            if value is None:
-                return None
-            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-                raise ValueError
-            return str(value)
-        if kind == "int":
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError
-            return int(value)
-        if kind == "float":
-            if isinstance(value, bool):
-                raise ValueError
-            return float(value)
-        if kind == "list":
-            items = value.split(",") if isinstance(value, str) else value
-            if not isinstance(items, (list, tuple)):
-                raise ValueError
-            return tuple(str(v).strip() for v in items if str(v).strip())
-    except (TypeError, ValueError):
-        pass
-    expected = {"str": "a string", "path": "a path", "int": "an integer", "float": "a number",
-                "list": "a list (or a comma-separated string)"}[kind]
-    raise ConfigError(f"{where}: expected {expected}, got {value!r}")
-
-
-def _build(base: Path, values: dict[str, Any], source: str) -> Config:
-    def path(key: str) -> Path:
-        p = Path(values.get(key) or _DEFAULT_PATHS[key]).expanduser()
-        return p if p.is_absolute() else base / p
-
-    reg = RegressionSettings(**{k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("regression.")})
-    alert_values = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("alerting.")}
-    alerting = AlertingSettings(**alert_values)
-    cfg = Config(
-        home=base,
-        gold_set=path("gold_set"),
-        knowledge_base=path("knowledge_base"),
-        query_logs=path("query_logs"),
-        retrievers=path("retrievers"),
-        report_dir=path("report_dir"),
-        work_dir=path("work_dir"),
-        retrievers_overlay=_optional_path(base, values.get("retrievers_overlay")),
-        warehouse_url=values.get("warehouse_url"),
-        measures=tuple(values.get("measures") or Config.measures),
-        alert_measures=tuple(values.get("alert_measures") or ()),
-        k=values.get("k", Config.k),
-        shard_size=values.get("shard_size", Config.shard_size),
-        log_sample_size=values.get("log_sample_size", Config.log_sample_size),
-        failure_budget=values.get("failure_budget", Config.failure_budget),
-        run_lease_seconds=values.get("run_lease_seconds", Config.run_lease_seconds),
-        log_versions=tuple(values.get("log_versions") or ()),
-        regression=reg,
-        alerting=alerting,
-        source=source,
-    )
-    _check(cfg)
-    return cfg
-
-
-def _optional_path(base: Path, value: str | None) -> Path | None:
-    if not value:
-        return None
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else base / p
-
-
-def _check(cfg: Config) -> None:
+def _explain(exc: ValidationError, file_path: Path | None, lines: dict[tuple[str, ...], int],
+             env: Mapping[str, str], dotenv: Mapping[str, str], base: Path) -> str:
     problems = []
-    if not 0 <= cfg.failure_budget < 1:
-        problems.append(f"failure_budget must be a share in [0, 1), got {cfg.failure_budget}")
-    if cfg.k < 1:
-        problems.append(f"k must be at least 1, got {cfg.k}")
-    if cfg.shard_size < 0:
-        problems.append(f"shard_size must be >= 0 (0 = no sharding), got {cfg.shard_size}")
-    if cfg.log_sample_size < 0:
-        problems.append(f"log_sample_size must be >= 0, got {cfg.log_sample_size}")
-    if not cfg.measures:
-        problems.append("measures must name at least one measure")
-    unknown = [m for m in cfg.alert_measures if m not in cfg.measures]
-    if unknown:
-        problems.append(f"alert_measures {unknown} are not among the measures {list(cfg.measures)}")
-    if not cfg.run_lease_seconds > 0:
-        problems.append(f"run_lease_seconds must be positive, got {cfg.run_lease_seconds}")
-    if not cfg.alerting.retry_max_age_days > 0 or cfg.alerting.retry_backoff < 0:
-        problems.append("alerting.retry_max_age_days must be positive and alerting.retry_backoff >= 0")
-    if cfg.alerting.webhook_timeout <= 0:
-        problems.append("alerting.webhook_timeout must be positive")
-    if problems:
-        raise ConfigError(f"configuration ({cfg.source}): " + "; ".join(problems))
+    for err in exc.errors():
+        loc = tuple(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+        loc = tuple(p for p in loc if p not in ("json-or-python", "lax-or-strict"))
+        key = ".".join(loc) or "(settings)"
+        where = _where(loc, file_path, lines, env, dotenv, base)
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
+            parent = loc[:-1]
+            known = sorted(_known_keys(parent))
+            message = f"unknown setting {key!r}" + (f"; known: {', '.join(known)}" if known else "")
+        elif "input" in err and err["type"] not in ("missing",):
+            message = f"{key}: {message} (got {err['input']!r})" if not isinstance(err["input"], dict) else \
+                f"{key}: {message}"
+        else:
+            message = f"{key}: {message}"
+        problems.append(f"{where}: {message}")
+    return "; ".join(problems)
+
+
+def _where(loc: tuple[str, ...], file_path: Path | None, lines: dict[tuple[str, ...], int],
+           env: Mapping[str, str], dotenv: Mapping[str, str], base: Path) -> str:
+    for mapping, label in ((env, "environment variable"), (dotenv, f"{base / '.env'}: variable")):
+        names = sorted(k.upper() for k in mapping if mapping[k] != "")
+        for depth in range(len(loc), 0, -1):
+            nested = "EVALOPS_" + "__".join(loc[:depth]).upper()
+            hits = [n for n in names if n == nested or n.startswith(nested + "__")]
+            if hits:
+                return f"{label} {max(hits, key=len)}"
+            legacy = [v for v, p in LEGACY_ENV.items() if p == loc[:depth] and mapping.get(v)]
+            if legacy:
+                return f"{label} {legacy[0]}"
+    for depth in range(len(loc), 0, -1):
+        if loc[:depth] in lines and file_path is not None:
+            return f"{file_path}:{lines[loc[:depth]]}"
+    if loc and loc[0] == "gold_set" and ("gold_set",) not in lines and file_path is not None:
+        return str(file_path)
+    return f"configuration ({file_path or 'defaults and environment'})"
+
+
+def _known_keys(parent: tuple[str, ...]) -> list[str]:
+    model: Any = Config
+    for key in parent:
+        fields = getattr(model, "model_fields", None) or getattr(model, "__dataclass_fields__", None)
+        if not fields:
+            return []
+        if key not in fields:
+            # a dict of sections (gold_sets.<name>)
+            return list(GoldSetSettings.model_fields) if model is Config and parent[0] == "gold_sets" else []
+        annotation = fields[key].annotation if hasattr(fields[key], "annotation") else fields[key].type
+        model = _section_type(annotation, key)
+    fields = getattr(model, "model_fields", None) or getattr(model, "__dataclass_fields__", None) or {}
+    return [k for k in fields if k != "home"]
+
+
+def _section_type(annotation: Any, key: str) -> Any:
+    by_key = {"gold_set": GoldSetSettings, "knowledge_base": KnowledgeBaseSettings, "query_logs": QueryLogSettings,
+              "regression": RegressionSettings, "alerting": AlertingSettings}
+    if key in by_key:
+        return by_key[key]
+    if key == "rules":
+        return None
+    return annotation
+
+
+_RULE_DOCS = {
+    "min_queries": "fewer gold queries fail the contract",
+    "required_types": "query types that must each occur (typed gold sets only)",
+    "no_answer_share": "bounds on the share of no_answer queries (typed gold sets only)",
+    "allowed_grades": "auto (the data's own integer range, recorded) or a list that is enforced",
+    "min_documents": "fewer documents fail the contract",
+    "max_empty_share": "share of documents without text tolerated, as a warning naming them",
+}
+
+
+def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, str, Any, str]]:
+    """``(dotted key, environment variable, default, description)`` of every setting, nested keys
+    included: the source of the documentation's settings table."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(model):
+        for f in dataclasses.fields(model):
+            if f.name in ("start", "end", "known_versions", "required_columns"):
+                continue
+            default = f.default if f.default is not dataclasses.MISSING else None
+            key = prefix + (f.name,)
+            yield ".".join(key), "EVALOPS_" + "__".join(key).upper(), default, _RULE_DOCS.get(f.name, "")
+        return
+    for name, field in model.model_fields.items():
+        if name == "home":
+            continue
+        key = prefix + (name,)
+        sub = field.annotation
+        nested = next((t for t in (GoldSetSettings, KnowledgeBaseSettings, QueryLogSettings, QueryLogThresholds,
+                                   RegressionSettings, AlertingSettings, GoldSetRules, KnowledgeBaseRules)
+                       if sub is t or sub == t | None), None)
+        if nested is not None and name != "gold_sets":
+            yield from iter_settings(nested, key)
+            continue
+        default = field.get_default(call_default_factory=True)
+        yield ".".join(key), "EVALOPS_" + "__".join(key).upper(), default, field.description or ""
+
+
+def settings_table() -> str:
+    """The settings table of the documentation (markdown), generated from :class:`Config`."""
+    aliases = {".".join(p): v for v, p in LEGACY_ENV.items()}
+    aliases.update({f"{key}.path": f"EVALOPS_{key.upper()}" for key in _PATH_KEYS})
+    rows = ["| setting (YAML key) | environment variable | default | meaning |", "|---|---|---|---|"]
+    for key, var, default, doc in iter_settings():
+        if isinstance(default, Path):
+            default = str(default)
+        elif isinstance(default, tuple):
+            default = ", ".join(map(str, default)) or "none"
+        shown = "none" if default in (None, "") else str(default)
+        env = f"`{var}`" + (f" (or `{aliases[key]}`)" if key in aliases else "")
+        rows.append(f"| `{key}` | {env} | {shown} | {doc} |")
+    return "\n".join(rows)

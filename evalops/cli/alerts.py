@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
 from evalops.cli._common import reports_errors
-
-CONFIG_OPTION = click.option(
-    "--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-    help="A YAML configuration file (default: $EVALOPS_CONFIG or ./evalops.yaml; see README).",
-)
+from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 
 
 @click.group()
@@ -24,18 +19,18 @@ def alerts() -> None:
 @alerts.command("retry")
 @click.option("--force", is_flag=True, help="Ignore the backoff: retry every undelivered alert now.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcomes as JSON.")
+@PROJECT_OPTION
 @CONFIG_OPTION
 @reports_errors
-def retry(force, as_json, config_file):
+def retry(force, as_json, project, config_file):
     """Send again the stored alerts that are undelivered or unknown (timed out), younger than the maximum
     age (alerting.retry_max_age_days), whose backoff has passed. Exits with the undelivered-alerts code when
     some stay undelivered."""
     from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
-    from evalops.config import load_config
     from evalops.pipeline.notify import retry_undelivered
     from evalops.pipeline.store import migrate_warehouse
 
-    cfg = load_config(Path.cwd(), config_file=config_file)
+    cfg = project_config(project, config_file)
     migrate_warehouse(cfg)
     outcomes = retry_undelivered(cfg, force=force)
     rows = [{"dedup_key": o.alert.dedup_key, "title": o.alert.title, "delivery_status": o.status,

@@ -7,15 +7,15 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import dump_json, progress, reports_errors
+from evalops.cli._common import Output, emit, output_options, progress, reports_errors
 
 __all__ = ["compare", "compare_run_files", "power"]
 
 QUERY_SELECTIONS = ("all", "answered-by-both")
-OUTPUT_FORMAT = click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-    help="Output format.",
-)
+OUTPUT_FORMAT = output_options()
+COMPARISON_COLUMNS = ("measure", "baseline", "candidate", "n", "baseline_mean", "candidate_mean", "delta",
+                      "delta_ci_low", "delta_ci_high", "relative_change", "test", "p_value", "p_adjusted",
+                      "effect_size_dz", "wins", "ties", "losses", "decision")
 ALTERNATIVE = click.option(
     "--alternative", type=click.Choice(["two-sided", "less", "greater"]), default="two-sided", show_default=True,
     help="two-sided, less (only look for drops) or greater (only look for gains).",
@@ -52,13 +52,13 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 @click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
               help="Judged queries without a relevant document: leave them out (exclude) or score them 0.")
 @click.option("--fail-on-regression", is_flag=True,
-              help="Exit with status 1 when any comparison is a regression (for CI gates).")
+              help="Exit with status 4 when any comparison is a regression (for CI gates).")
 @OUTPUT_FORMAT
 @reports_errors
 def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tuple[str, ...], test: str,
             alpha: float, min_effect: float, min_delta: float, correction: str, alternative: str,
             zero_method: str, ci_method: str, resamples: int, seed: int, queries: str, no_answer: str,
-            fail_on_regression: bool, fmt: str) -> None:
+            fail_on_regression: bool, fmt: str, output_path: Any) -> None:
     """Paired comparison of CANDIDATE_RUN(s) with BASELINE_RUN on the queries of QRELS.
 
     Every measure of every candidate is tested on the same queries, the p-values are corrected across all
@@ -71,25 +71,23 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
                     correction=correction, test=test, zero_method=zero_method, ci_method=ci_method,
                     n_resamples=resamples, seed=seed)
     report = compare_run_files(qrels, baseline, candidates, measures, policy, queries, no_answer)
-    if fmt == "json":
-        click.echo(dump_json(report))
-    else:
-        _print_table(report)
+    notes = [f"{c['measure']} ({c['candidate']}): {c['decision']}: {c['reasons'][-1]}" for c in report["comparisons"]]
+    emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=report["comparisons"], notes=notes,
+                draw=lambda console: _print_table(console, report)), fmt, output_path)
     if fail_on_regression and report["summary"]["regression"]:
-        sys.exit(1)
+        from evalops.exitcodes import ExitCode
+
+        sys.exit(ExitCode.REGRESSION)
 
 
 def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tuple[str, ...],
                       measures: tuple[str, ...], policy: Any, queries: str = "all",
                       no_answer: str = "exclude") -> dict[str, Any]:
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
-    import numpy as np
-
+    from evalops.abtest import compare_evaluations
     from evalops.formats import read_qrels, read_run
     from evalops.metrics import Policy as MetricsPolicy
     from evalops.metrics import evaluate, parse_measures
-    from evalops.stats import adjust_and_decide, align
-    from evalops.stats import compare as compare_pair
 
     parsed = parse_measures(measures)  # a typo fails before any file is read
     metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
@@ -113,20 +111,8 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
 
             scored.append(evaluate(gold, run, parsed, metrics_policy, progress=report))
 
-    base = scored[0]
-    comparisons = []
-    for result, run, path in zip(scored[1:], runs[1:], candidate_paths):
-        for name in base.per_query:
-            b, c = base.per_query[name], result.per_query[name]
-            # NaN marks a query the no-answer policy left out of this measure (the same queries for both
-            # runs, since they share the qrels); the rest pair up by query id
-            b_keep, c_keep = ~np.isnan(b), ~np.isnan(c)
-            paired = align((base.query_ids[b_keep], b[b_keep]), (result.query_ids[c_keep], c[c_keep]),
-                           baseline_name=runs[0].name or baseline_path, candidate_name=run.name or path)
-            comparisons.append(compare_pair(paired, measure=name, policy=policy,
-                                            baseline_name=runs[0].name or baseline_path,
-                                            candidate_name=run.name or path))
-    decided = adjust_and_decide(comparisons, policy)
+    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=runs[0].name or baseline_path,
+                                  candidate_names=[run.name or path for run, path in zip(runs[1:], candidate_paths)])
     summary = {label: sum(c.decision == label for c in decided)
                for label in ("regression", "improvement", "no_change", "inconclusive")}
     return {
@@ -156,12 +142,9 @@ def _p(value: float) -> str:
     return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
-def _print_table(report: dict[str, Any]) -> None:
-    from rich.console import Console
+def _print_table(console: Any, report: dict[str, Any]) -> None:
     from rich.table import Table
 
-    # Piped output gets a fixed wide layout instead of rich's 80-column default, which would wrap every cell.
-    console = Console() if sys.stdout.isatty() else Console(width=200)
     policy = report["policy"]
     many = len(report["candidates"]) > 1
     level = f"{1 - policy['alpha']:.0%}"
@@ -219,7 +202,7 @@ def _print_table(report: dict[str, Any]) -> None:
 @OUTPUT_FORMAT
 @reports_errors
 def power(effect: float | None, n: int | None, target: float | None, alpha: float, alternative: str,
-          fmt: str) -> None:
+          fmt: str, output_path: Any) -> None:
     """Power and sample size of the paired t-test, exact through the noncentral t.
 
     Give two of --effect, --n, --power and get the third: --effect with --n gives the power; --effect
@@ -252,18 +235,18 @@ def power(effect: float | None, n: int | None, target: float | None, alpha: floa
                                "design": "paired t-test, exact noncentral t"}
     if solved == "n" and alternative == "two-sided":
         payload["two_sample_normal_n_per_group"] = two_sample_normal_sample_size(result["effect"], target, alpha)
-    if fmt == "json":
-        click.echo(dump_json(payload))
-        return
     lines = {
         "power": f"power {payload['power']:.4f} to detect |d_z| = {payload['effect']:g} with {n} queries",
         "n": f"{payload['n']} queries give power >= {payload['power']:g} to detect |d_z| = {payload['effect']:g}",
         "effect": f"{n} queries detect |d_z| >= {payload['effect']:.4f} with power {payload['power']:g}",
     }
-    click.echo(f"{lines[solved]} (paired t-test, {alternative}, alpha = {alpha:g}; exact noncentral t)")
+    text = [f"{lines[solved]} (paired t-test, {alternative}, alpha = {alpha:g}; exact noncentral t)"]
     if "two_sample_normal_n_per_group" in payload:
-        click.echo(
+        text.append(
             f"note: the two-sample normal formula n = 2((z_a/2 + z_b)/d)^2 would say "
             f"{payload['two_sample_normal_n_per_group']} per group; it ignores the pairing and is not the answer "
             "for a paired design"
         )
+    emit(Output(data=payload, columns=tuple(payload), rows=[payload], notes=text[1:],
+                draw=lambda console: [console.print(t, highlight=False, markup=False, soft_wrap=True) for t in text]),
+         fmt, output_path)

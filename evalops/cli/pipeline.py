@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import json
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from evalops.cli._common import reports_errors, stderr_is_terminal
+from evalops.cli._common import output_options, reports_errors, stderr_is_terminal
+from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.cli.gate import JUNIT_HELP, finish_run, gated_run
 from evalops.errors import InputError
-
-CONFIG_OPTION = click.option(
-    "--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-    help="A YAML configuration file (default: $EVALOPS_CONFIG or ./evalops.yaml; see README).",
-)
-
-
-def _config(config_file: str | None):
-    from evalops.config import load_config
-
-    return load_config(Path.cwd(), config_file=config_file)
 
 
 def _say(message: str) -> None:
@@ -32,36 +22,23 @@ def _say(message: str) -> None:
 
 @click.command()
 @click.option("--date", "day", default=None, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
+@PROJECT_OPTION
 @CONFIG_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--fail-on-regression", is_flag=True, help="Exit 4 when the run raised a regression alert (for CI).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, help=JUNIT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@output_options()
 @reports_errors
-def run(day, config_file, as_json):
-    """Run one evaluation (every step of the DAG, in this process, without Airflow) for DAY's window.
+def run(day, project, config_file, fail_on_regression, junit_xml, as_json, fmt, output_path):
+    """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
+    window.
 
-    Exits with the undelivered-alerts code when an alert stays undelivered (or unknown) after sending;
-    `evalops alerts retry` and every later run send it again."""
-    from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
-    from evalops.pipeline import RunContext, run_local
-
-    cfg = _config(config_file)
-    try:
-        date = dt.date.fromisoformat(day) if day else dt.datetime.now(dt.timezone.utc).date()
-    except ValueError:
-        raise InputError(f"--date {day!r} is not a date; use YYYY-MM-DD") from None
-    result = run_local(cfg, RunContext.for_day(date), progress=_say)
-    if as_json:
-        click.echo(json.dumps({"report": result["report"], "alerts": result["alerts"],
-                               "versions": [{k: s[k] for k in ("retriever", "version", "dataset", "run_id")}
-                                            for s in result["versions"]]}, indent=2))
-    else:
-        for alert in result["alerts"]:
-            state = "" if alert.get("delivered", True) else f"  ({alert.get('delivery_status', 'undelivered')})"
-            click.echo(f"ALERT  {alert['title']}{state}")
-        if not result["alerts"]:
-            click.echo("no alerts")
-        click.echo(f"report: {result['report']}")
-    if any(not a.get("delivered", True) for a in result["alerts"]):
-        sys.exit(UNDELIVERED_ALERTS_EXIT)
+    Exits 6 when an alert stays undelivered (or unknown) after sending; `evalops alerts retry` and every
+    later run send it again."""
+    cfg = project_config(project, config_file)
+    run_ctx, result, incomplete = gated_run(cfg, day)
+    finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
+               fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False)
 
 
 def _fmt(value, spec: str) -> str:
@@ -78,11 +55,14 @@ def demo():
     """
     import time
 
+    from evalops.config import load_config
     from evalops.pipeline.demo import demo_summary, plan_demo, run_demo
+    from evalops.project import demo_project
     from evalops.secrets import mask_url
 
     started = time.perf_counter()
-    cfg = _config(None)
+    environ = {k: v for k, v in os.environ.items() if k not in ("EVALOPS_HOME", "EVALOPS_CONFIG")}
+    cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)
     click.echo("evalops demo: the retrieval_eval DAG for two days, in-process (Airflow dag.test), "
                f"warehouse {mask_url(cfg.resolved_warehouse_url())}")
@@ -121,11 +101,18 @@ def demo():
 @click.command()
 @click.argument("run_key", required=False)
 @click.option("--html", "as_html", is_flag=True, help="Print the HTML report's path instead of the markdown.")
+@PROJECT_OPTION
 @CONFIG_OPTION
+@output_options(formats=("markdown", "json"), default="markdown")
 @reports_errors
-def report(run_key, as_html, config_file):
-    """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report)."""
-    cfg = _config(config_file)
+def report(run_key, as_html, project, config_file, fmt, output_path):
+    """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report).
+
+    Read only: it never creates .evalops/. --format json prints the report's folder and files.
+    """
+    from evalops.cli._common import Output, emit
+
+    cfg = project_config(project, config_file)
     root = cfg.report_dir
     folders = sorted((p for p in root.glob("*") if (p / "report.md").is_file()), key=lambda p: p.stat().st_mtime)
     if run_key:
@@ -137,7 +124,14 @@ def report(run_key, as_html, config_file):
         raise InputError(f"{root}: no report{' for ' + run_key if run_key else ''} yet; run `evalops run` or "
                          "the DAG first")
     folder = folders[-1]
-    if as_html:
-        click.echo(str(folder / "report.html"))
+    files = {"run": folder.name, "folder": str(folder), "markdown": str(folder / "report.md"),
+             "html": str(folder / "report.html")}
+    if fmt == "json":
+        emit(Output(data=files), fmt, output_path)
+        return
+    text = str(folder / "report.html") + "\n" if as_html else (folder / "report.md").read_text(encoding="utf-8")
+    if output_path is not None:
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        output_path.write_text(text, encoding="utf-8")
     else:
-        sys.stdout.write((folder / "report.md").read_text(encoding="utf-8"))
+        sys.stdout.write(text)

@@ -110,7 +110,7 @@ def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.Pa
     failures: list[Failure] = []
     for table in tables:
         batch = source.add_dataframe_asset(table.name).add_batch_definition_whole_dataframe("whole")
-        suite = ctx.suites.add(gx.ExpectationSuite(name=f"{suite_prefix}.{table.name}"))
+        suite = ctx.suites.add(gx.ExpectationSuite(name=f"{suite_prefix}.{table.name}", notes=table.suite_notes))
         by_id: dict[str, Check] = {}
         for check in table.checks:
             expectation = suite.add_expectation(_expectation(check))

@@ -43,9 +43,35 @@ class Check:
 
 @dataclass(frozen=True)
 class Table:
+    """A frame and its checks. ``not_applicable`` lists ``(rule, why)`` of the contract's checks that do not
+    apply to this data (reported as such in the summary and the Data Docs, never passed or failed)."""
+
     name: str
     frame: pd.DataFrame
     checks: list[Check]
+    not_applicable: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def suite_notes(self) -> str | None:
+        if not self.not_applicable:
+            return None
+        return "Not applicable to this data: " + "; ".join(f"{rule} ({why})" for rule, why in self.not_applicable)
+
+
+# Checks that depend on query types; on a gold set without types they do not apply.
+TYPED_RULES: tuple[str, ...] = (
+    "known query types",
+    "each query type present",
+    "no_answer share within bounds",
+    "no_answer queries have no relevant judgment",
+    "answerable queries have a relevant judgment",
+)
+NO_QUERY_TYPES = "no query types"
+
+
+def is_untyped(gold: GoldSet) -> bool:
+    """True when no query carries a type: a plain collection (BEIR, TREC) with no ``default_type``."""
+    return bool(len(gold.queries)) and not (gold.queries["type"].astype(str) != "").any()
 
 
 def _offending(values: pd.Series, bad: np.ndarray | pd.Series) -> pd.Series:
@@ -76,6 +102,7 @@ def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, 
         }
     )
     lo, hi = rules.no_answer_share
+    untyped = is_untyped(gold)
     query_checks = [
         Check("unique query ids", "ExpectColumnValuesToBeUnique", {"column": "query_id"}),
         Check(
@@ -111,6 +138,10 @@ def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, 
             {"column": "answerable_without_relevant_judgment"},
         ),
     ]
+    not_applicable: tuple[tuple[str, str], ...] = ()
+    if untyped:
+        query_checks = [c for c in query_checks if c.rule not in TYPED_RULES]
+        not_applicable = tuple((rule, NO_QUERY_TYPES) for rule in TYPED_RULES)
     known_queries = j["query_id"].isin(q["query_id"])
     judgments = pd.DataFrame(
         {
@@ -124,8 +155,8 @@ def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, 
         Check(
             "grades in the allowed set",
             "ExpectColumnValuesToBeInSet",
-            {"column": "grade", "value_set": list(rules.allowed_grades)},
-            expected=f"one of {list(rules.allowed_grades)}",
+            {"column": "grade", "value_set": allowed_grades(gold, rules)},
+            expected=grade_rule_in_words(gold, rules),
         ),
         Check("no duplicate (query, doc) pairs", "ExpectCompoundColumnsToBeUnique", {"column_list": ["query_id", "doc_id"]}),
         Check("judged queries exist in the queries", "ExpectColumnValuesToBeNull", {"column": "query_id_not_in_queries"}),
@@ -140,17 +171,50 @@ def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, 
                 {"column": "doc_id_missing_from_kb"},
             )
         )
-    return [Table("gold_queries", queries, query_checks), Table("gold_judgments", judgments, judgment_checks)]
+    return [Table("gold_queries", queries, query_checks, not_applicable),
+            Table("gold_judgments", judgments, judgment_checks)]
+
+
+def observed_grades(gold: GoldSet) -> tuple[int, int] | None:
+    g = gold.judgments["grade"]
+    return (int(g.min()), int(g.max())) if len(g) else None
+
+
+def allowed_grades(gold: GoldSet, rules: GoldSetRules) -> list[int]:
+    """The grade set the check enforces: the explicit list, or under ``auto`` the data's own integer range."""
+    if rules.allowed_grades != "auto":
+        return list(rules.allowed_grades)
+    seen = observed_grades(gold)
+    return list(range(seen[0], seen[1] + 1)) if seen else [0]
+
+
+def grade_rule_in_words(gold: GoldSet, rules: GoldSetRules) -> str:
+    if rules.allowed_grades != "auto":
+        return f"one of {list(rules.allowed_grades)}"
+    seen = observed_grades(gold)
+    return "auto: integers in the data's own range" + (f" {seen[0]}..{seen[1]}" if seen else "")
 
 
 # -- knowledge base ---------------------------------------------------------------------------------
+def empty_document_ids(docs: pd.DataFrame) -> list[str]:
+    """Ids of documents whose text is missing or blank (in file order)."""
+    text = docs["text"].fillna("").astype(str)
+    blank = ~text.str.contains(NON_BLANK, regex=True)
+    return docs.loc[blank.to_numpy(), "doc_id"].astype(str).tolist()
+
+
 def knowledge_base_tables(docs: pd.DataFrame, rules: KnowledgeBaseRules) -> list[Table]:
-    """``kb_documents``: unique ids, non-empty text, at least ``min_documents`` rows."""
+    """``kb_documents``: unique ids, non-empty text (up to ``max_empty_share`` empty documents are
+    tolerated, and reported as a warning), at least ``min_documents`` rows."""
     frame = docs[["doc_id", "text"]]
+    share = rules.max_empty_share
+    tolerated = f"at most {share:.2%} of documents empty" if share else None
+    mostly = {"mostly": 1.0 - share} if share else {}
     checks = [
         Check("unique document ids", "ExpectColumnValuesToBeUnique", {"column": "doc_id"}),
-        Check("document text present", "ExpectColumnValuesToNotBeNull", {"column": "text"}),
-        Check("non-empty document text", "ExpectColumnValuesToMatchRegex", {"column": "text", "regex": NON_BLANK}),
+        Check("document text present", "ExpectColumnValuesToNotBeNull", {"column": "text", **mostly}, tolerated),
+        Check("non-empty document text", "ExpectColumnValuesToMatchRegex",
+              {"column": "text", "regex": NON_BLANK, **mostly}, tolerated),
         Check(
             "minimum number of documents",
             "ExpectTableRowCountToBeBetween",

@@ -12,8 +12,10 @@ Layouts (``load_gold_set`` detects the folder kind; ``save_gold_set`` writes the
   ``.csv`` or ``.tsv`` (``query_id<TAB>text``, no header, as for TREC topics / MS MARCO).
 
 Judgment files go through ``evalops.formats`` (which refuses duplicate pairs with the file and line).
-A query without a type is an error unless ``default_type`` says what a whole collection is (for example
-``"semantic"`` for scifact): the type decides which expectations apply, so it is never guessed.
+A query without a type takes ``default_type`` when one is given (what a whole collection is, for example
+``"semantic"`` for scifact); otherwise it stays untyped (``""``). The type decides which expectations
+apply, so it is never guessed: a collection without types is valid, and the type-dependent expectations
+are reported as not applicable to it.
 """
 
 from __future__ import annotations
@@ -92,15 +94,6 @@ def _check_default_type(default_type: str | None) -> None:
         raise InputError(f"default_type {default_type!r} is not one of {list(QUERY_TYPES)}")
 
 
-def _missing_type(path: Path, line: int | None, qid: str) -> FormatError:
-    return FormatError(
-        f"query {qid!r} has no type; add \"type\" ({', '.join(QUERY_TYPES)}) to its record or metadata, "
-        "or pass default_type (--default-type) when every query of the collection has the same type",
-        path=str(path),
-        line=line,
-    )
-
-
 def _read_queries(path: Path, default_type: str | None, default_language: str | None) -> pd.DataFrame:
     _check_default_type(default_type)
     suffix = path.suffix.lower()
@@ -108,19 +101,14 @@ def _read_queries(path: Path, default_type: str | None, default_language: str | 
         return _read_queries_jsonl(path, default_type, default_language)
     if suffix == ".csv":
         frame = _read_csv(path, ("query_id", "text"))
-        line_of_row = {i: i + 2 for i in range(len(frame))}  # header is line 1
     elif suffix == ".tsv":
         frame = _read_queries_tsv(path)
-        line_of_row = {i: i + 1 for i in range(len(frame))}
     else:
         raise FormatError("unknown queries file type; use .jsonl, .csv or .tsv", path=str(path))
     if "type" not in frame.columns:
         frame["type"] = ""
-    for i, (qid, qtype) in enumerate(zip(frame["query_id"], frame["type"])):
-        if not qtype:
-            if default_type is None:
-                raise _missing_type(path, line_of_row[i], qid)
-            frame.loc[i, "type"] = default_type
+    if default_type is not None:
+        frame["type"] = frame["type"].fillna("").replace("", default_type)
     if "language" not in frame.columns:
         frame["language"] = ""
     frame["language"] = frame["language"].replace("", default_language or UNKNOWN_LANGUAGE)
@@ -140,11 +128,7 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
         qid = record.get("_id", record.get("query_id"))
         if qid is None:
             raise FormatError(f"record has no '_id' (or 'query_id') field (have {sorted(record)})", path=str(path), line=lineno)
-        qtype = _field(record, "type")
-        if not qtype:
-            if default_type is None:
-                raise _missing_type(path, lineno, str(qid))
-            qtype = default_type
+        qtype = _field(record, "type") or default_type or ""
         rows.append(
             {
                 "query_id": str(qid),

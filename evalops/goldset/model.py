@@ -31,10 +31,10 @@ import pandas as pd
 
 from evalops.data import Qrels
 from evalops.errors import InputError
+from evalops.goldset.rules import QUERY_TYPES
 
 __all__ = ["GoldSet", "Query", "QUERY_TYPES", "QUERY_COLUMNS", "JUDGMENT_COLUMNS", "content_digest"]
 
-QUERY_TYPES: tuple[str, ...] = ("semantic", "keyword", "no_answer")
 QUERY_COLUMNS: tuple[str, ...] = ("query_id", "text", "type", "language", "tags")
 JUDGMENT_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "grade")
 UNKNOWN_LANGUAGE = "und"

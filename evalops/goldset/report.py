@@ -88,6 +88,8 @@ class ValidationReport:
     rules: dict[str, Any] = field(default_factory=dict)
     docs_path: str | None = None
     notes: list[str] = field(default_factory=list)
+    not_applicable: list[dict[str, str]] = field(default_factory=list)  # [{"rule", "reason"}]
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -101,6 +103,8 @@ class ValidationReport:
         verdict = f"passed ({self.checked} expectations)" if self.ok else f"FAILED {len(self.failures)} of {self.checked} expectations"
         lines = [f"{self.contract} contract {verdict}: {self.subject}"]
         lines += [f.line() for f in self.failures]
+        lines += [f"- not applicable: {n['rule']} ({n['reason']})" for n in self.not_applicable]
+        lines += [f"warning: {w}" for w in self.warnings]
         lines += [f"note: {n}" for n in self.notes]
         if self.docs_path:
             lines.append(f"Data Docs: {self.docs_path}")
@@ -122,4 +126,6 @@ class ValidationReport:
             "rules": self.rules,
             "docs_path": self.docs_path,
             "notes": self.notes,
+            "not_applicable": self.not_applicable,
+            "warnings": self.warnings,
         }

@@ -7,9 +7,12 @@ from datetime import datetime
 from typing import Any
 
 from evalops.errors import ConfigError
-from evalops.goldset.model import QUERY_TYPES
 
 __all__ = ["GoldSetRules", "KnowledgeBaseRules", "QueryLogRules", "LOG_REQUIRED_COLUMNS"]
+
+# The query types of a gold set (``evalops.goldset.model`` holds the queries; the type list lives here so that
+# the settings can read the rules without importing pandas).
+QUERY_TYPES: tuple[str, ...] = ("semantic", "keyword", "no_answer")
 
 # Columns every query-log row must carry (the segment column is added from the rules).
 LOG_REQUIRED_COLUMNS: tuple[str, ...] = ("timestamp", "query", "retriever_version")
@@ -23,13 +26,21 @@ class GoldSetRules:
     * ``required_types``: each of these query types must occur at least once (a gold set made only of easy
       keyword lookups says nothing about paraphrases);
     * ``no_answer_share``: inclusive bounds on the share of ``no_answer`` queries;
-    * ``allowed_grades``: the grade scale of the judgments.
+    * ``allowed_grades``: the grade scale of the judgments: ``"auto"`` (the default) accepts the data's
+      own integer range and records it (TREC collections grade 0-4, some use -1); an explicit list is
+      enforced, so a team that wants typos refused can say so.
+
+    ``required_types`` and ``no_answer_share`` (and the two checks that tie judgments to a query's type)
+    apply only to a typed gold set; on a collection without query types they are reported as not
+    applicable.
     """
+
+    __pydantic_config__ = {"extra": "forbid"}  # read by the settings object; no pydantic import here
 
     min_queries: int = 50
     required_types: tuple[str, ...] = QUERY_TYPES
     no_answer_share: tuple[float, float] = (0.05, 0.30)
-    allowed_grades: tuple[int, ...] = (0, 1, 2)
+    allowed_grades: str | tuple[int, ...] = "auto"
 
     def __post_init__(self) -> None:
         if self.min_queries < 1:
@@ -40,10 +51,22 @@ class GoldSetRules:
         lo, hi = self.no_answer_share
         if not (0.0 <= lo <= hi <= 1.0):
             raise ConfigError(f"no_answer_share must satisfy 0 <= min <= max <= 1, got {self.no_answer_share}")
-        if not self.allowed_grades:
-            raise ConfigError("allowed_grades must not be empty")
+        grades = self.allowed_grades
+        if isinstance(grades, str) and grades.strip() != "auto":  # "0,1,2" or "[0, 1, 2]" (environment)
+            try:
+                grades = tuple(int(g) for g in grades.strip().strip("[]").split(",") if g.strip())
+            except ValueError:
+                pass
+        if isinstance(grades, str):
+            if grades.strip() != "auto":
+                raise ConfigError(f"allowed_grades must be 'auto' or a list of integer grades, got {grades!r}")
+            object.__setattr__(self, "allowed_grades", "auto")
+        else:
+            if not grades or any(isinstance(g, bool) or int(g) != g for g in grades):
+                raise ConfigError(f"allowed_grades must be 'auto' or a non-empty list of integers, got {grades!r}")
+            object.__setattr__(self, "allowed_grades", tuple(int(g) for g in grades))
         object.__setattr__(self, "required_types", tuple(self.required_types))
-        object.__setattr__(self, "allowed_grades", tuple(int(g) for g in self.allowed_grades))
+        object.__setattr__(self, "no_answer_share", tuple(float(v) for v in self.no_answer_share))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,9 +74,22 @@ class GoldSetRules:
 
 @dataclass(frozen=True)
 class KnowledgeBaseRules:
-    """``min_documents``: a snapshot with fewer documents is refused (an empty export is a failure)."""
+    """``min_documents``: a snapshot with fewer documents is refused (an empty export is a failure).
+
+    ``max_empty_share``: documents without text (some classic collections have a handful) are a warning
+    naming their ids while their share stays at or below this; above it the contract fails.
+    """
+
+    __pydantic_config__ = {"extra": "forbid"}
 
     min_documents: int = 1
+    max_empty_share: float = 0.01
+
+    def __post_init__(self) -> None:
+        if self.min_documents < 0:
+            raise ConfigError(f"min_documents must be >= 0, got {self.min_documents}")
+        if not 0.0 <= self.max_empty_share < 1.0:
+            raise ConfigError(f"max_empty_share must be a share in [0, 1), got {self.max_empty_share}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,7 +12,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from evalops.goldset.checks import gold_set_tables, knowledge_base_tables, query_log_tables
+from evalops.goldset.checks import (
+    empty_document_ids,
+    gold_set_tables,
+    is_untyped,
+    knowledge_base_tables,
+    observed_grades,
+    query_log_tables,
+)
 from evalops.goldset.model import GoldSet
 from evalops.goldset.report import ValidationReport
 from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
@@ -57,8 +64,11 @@ def validate_gold_set(
     subject = f"gold set {gold.source or '(in memory)'} (version {gold.version}, {len(gold)} queries)"
     if snap_id:
         subject += f" against knowledge base {snap_id}"
-    rule_dict = rules.to_dict() | {"snapshot_id": snap_id}
-    report = ValidationReport("gold set", subject, checked, failures, rule_dict, docs, notes)
+    seen = observed_grades(gold)
+    rule_dict = rules.to_dict() | {"snapshot_id": snap_id, "observed_grades": list(seen) if seen else None,
+                                   "query_types": "none" if is_untyped(gold) else gold.type_counts()}
+    not_applicable = [{"rule": rule, "reason": why} for t in tables for rule, why in t.not_applicable]
+    report = ValidationReport("gold set", subject, checked, failures, rule_dict, docs, notes, not_applicable)
     return _finish(report, raise_on_failure)
 
 
@@ -78,7 +88,13 @@ def validate_knowledge_base(
     rules = rules or KnowledgeBaseRules()
     checked, failures, docs = run_tables("knowledge_base", knowledge_base_tables(snapshot.docs, rules), docs_dir)
     subject = f"knowledge base {snapshot.source or '(in memory)'} (snapshot {snapshot.snapshot_id}, {len(snapshot)} documents)"
-    report = ValidationReport("knowledge base", subject, checked, failures, rules.to_dict(), docs)
+    warnings = []
+    empty = empty_document_ids(snapshot.docs)
+    if empty and not failures:
+        shown = ", ".join(repr(d) for d in empty[:10]) + (f" and {len(empty) - 10} more" if len(empty) > 10 else "")
+        warnings.append(f"{len(empty)} of {len(snapshot)} documents have no text ({len(empty) / len(snapshot):.2%}, "
+                        f"within max_empty_share {rules.max_empty_share:.2%}): {shown}")
+    report = ValidationReport("knowledge base", subject, checked, failures, rules.to_dict(), docs, warnings=warnings)
     return _finish(report, raise_on_failure)
 
 

@@ -8,16 +8,20 @@
 Layers: ``measures`` declares each measure (name, parameters, formula) and ``parse`` reads names in the
 ir_measures grammar; ``ranking`` places the run's judged documents (the trec_eval ranking rule);
 ``kernels`` computes per-query values over a queries x depth grade matrix; ``evaluation`` applies the
-policies and aggregates.
+policies and aggregates. ``judged`` ranks the judged non-relevant documents too (Judged@k, bpref,
+condensed lists), ``coverage`` compares two runs' judged coverage, ``topk`` lists a run's top k.
 """
 
+from evalops.metrics.coverage import JudgedCoverage, judged_coverage
 from evalops.metrics.evaluation import evaluate
 from evalops.metrics.measures import (
     ALIASES,
     MEASURE_TYPES,
     AveragePrecision,
+    Bpref,
     ContextPrecision,
     F1,
+    Judged,
     Measure,
     NDCG,
     Param,
@@ -30,6 +34,7 @@ from evalops.metrics.measures import (
 from evalops.metrics.parse import parse_measure, parse_measures
 from evalops.metrics.policy import NO_ANSWER_CHOICES, Policy
 from evalops.metrics.result import Aggregate, EvaluationResult, summarize
+from evalops.metrics.topk import top_k
 
 __all__ = [
     "evaluate",
@@ -53,4 +58,9 @@ __all__ = [
     "Success",
     "RPrecision",
     "ContextPrecision",
+    "Judged",
+    "Bpref",
+    "judged_coverage",
+    "JudgedCoverage",
+    "top_k",
 ]

@@ -4,6 +4,10 @@ The matrix is only as deep as the measures need: the largest cutoff when every m
 deepest rank at which the run placed a document with a positive grade (nothing deeper changes any value).
 Queries are processed in chunks of about ``CHUNK_CELLS`` matrix cells, so memory stays bounded however
 deep the run is, and a progress callback can report each chunk.
+
+Measures that need the judged non-relevant documents too (Judged@k, bpref, ``judged_only`` variants) are
+computed by :func:`judged_values` from :func:`evalops.metrics.judged.locate_judged`'s output; the
+``judged_only`` variants run the same kernels on the condensed list.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import numpy as np
 
 from evalops.metrics import kernels
 from evalops.metrics.gold import Gold
+from evalops.metrics.judged import condensed_hits
 from evalops.metrics.measures import Measure
 from evalops.metrics.ranking import Hits
 
-__all__ = ["per_query_values", "CHUNK_CELLS"]
+__all__ = ["per_query_values", "judged_values", "needs_judged", "CHUNK_CELLS"]
 
 CHUNK_CELLS = 1 << 21
 
@@ -34,6 +39,12 @@ KERNELS: dict[str, Kernel] = {
     "R-Prec": lambda m, g, ideal, r: kernels.r_precision(g, r, m["rel"]),
     "ContextPrecision": lambda m, g, ideal, r: kernels.context_precision(g, m.cutoff, m["rel"]),
 }
+JUDGED_KINDS = frozenset({"Judged", "Bpref"})
+
+
+def needs_judged(measure: Measure) -> bool:
+    """Whether ``measure`` needs every judged document of the run, not only the relevant ones."""
+    return measure.NAME in JUDGED_KINDS or measure.judged_only
 
 
 def _depths(measures: Sequence[Measure], hits: Hits, ideal_rank: np.ndarray) -> tuple[int, int]:
@@ -90,4 +101,24 @@ def per_query_values(
             out[m][lo:hi] = KERNELS[m.NAME](m, grades, ideal, n_rel[m.relevance_threshold][lo:hi])
         if progress is not None:
             progress(hi, n)
+    return out
+
+
+def judged_values(measures: Sequence[Measure], gold: Gold, judged: Hits) -> dict[Measure, np.ndarray]:
+    """Per-query vectors of the measures for which :func:`needs_judged` holds, aligned with ``gold``.
+
+    ``judged`` comes from :func:`evalops.metrics.judged.locate_judged` (every retrieved judged document,
+    sorted by query, then rank).
+    """
+    out: dict[Measure, np.ndarray] = {}
+    for m in measures:
+        if m.NAME == "Judged":
+            out[m] = kernels.judged_share(judged.qidx, judged.rank, judged.retrieved, m.cutoff)
+        elif m.NAME == "Bpref":
+            rel = m["rel"]
+            n_nonrel = gold.n_relevant(0) - gold.n_relevant(rel)
+            out[m] = kernels.bpref(judged.qidx, judged.grade, gold.n_relevant(rel), n_nonrel, rel)
+    condensed = [m for m in measures if m.judged_only]
+    if condensed:
+        out.update(per_query_values(condensed, gold, condensed_hits(judged)))
     return out

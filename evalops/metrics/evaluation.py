@@ -9,8 +9,9 @@ import numpy as np
 
 from evalops.data import Run
 from evalops.errors import InputError
-from evalops.metrics.compute import per_query_values
+from evalops.metrics.compute import judged_values, needs_judged, per_query_values
 from evalops.metrics.gold import as_gold
+from evalops.metrics.judged import locate_judged, relevant_hits
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.policy import Policy
@@ -35,7 +36,9 @@ def evaluate(
     ``progress(done, total)`` is called after each chunk of gold queries is scored.
 
     Every gold query counts; one missing from the run scores 0. Run queries without judgments are
-    ignored and counted. Gold queries with no relevant document follow ``policy.no_answer``. The
+    ignored and counted. Gold queries with no relevant document follow ``policy.no_answer`` (except
+    for Judged@k, which does not need one). Unjudged documents are non-relevant, unless a measure says
+    ``judged_only=True`` (they are then removed from the ranking first); ``result.policies()`` names it. The
     input is never modified; nothing is printed or rounded.
     """
     policy = policy or Policy()
@@ -45,10 +48,20 @@ def evaluate(
     gold = as_gold(qrels)
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
-    hits = locate_hits(gold, run)
-    values = per_query_values(parsed, gold, hits, progress)
+    usual = [m for m in parsed if not needs_judged(m)]
+    if len(usual) < len(parsed):  # rank every judged document once; the relevant ones are a subset
+        judged = locate_judged(gold, run)
+        hits = relevant_hits(judged)
+        values = judged_values([m for m in parsed if needs_judged(m)], gold, judged)
+    else:
+        hits = locate_hits(gold, run)
+        values = {}
+    if usual:
+        values.update(per_query_values(usual, gold, hits, progress))
 
-    no_answer_mask = {m: gold.n_relevant(m.relevance_threshold) == 0 for m in parsed}
+    no_relevant = {t: gold.n_relevant(t) == 0 for t in {m.relevance_threshold for m in parsed}}
+    never = np.zeros(len(gold), dtype=bool)
+    no_answer_mask = {m: no_relevant[m.relevance_threshold] if m.NO_ANSWER_APPLIES else never for m in parsed}
     if policy.no_answer == "exclude":
         keep = ~np.logical_and.reduce([no_answer_mask[m] for m in parsed])
         for m in parsed:

@@ -9,6 +9,10 @@ cut off: no kernel needs them, because P@k divides by ``k`` itself, not by the m
 documents per query (from the qrels), ``ideal`` a matrix of each query's judged grades sorted descending.
 A ratio whose denominator is 0 is 0. The formulas are documented on the measure classes in
 :mod:`evalops.metrics.measures`; the code below follows them term by term. No Python loop per query.
+
+Two kernels work on the run's judged documents as flat arrays instead (``judged_share``, ``bpref``):
+``qidx`` the gold query of each retrieved judged document, ``rank`` its 0-based rank in the run,
+``grade`` its grade; for ``bpref`` sorted by query, then rank.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ __all__ = [
     "dcg",
     "ndcg",
     "context_precision",
+    "judged_share",
+    "bpref",
 ]
 
 
@@ -115,3 +121,28 @@ def ndcg(grades: np.ndarray, k: int | None, ideal: np.ndarray, gain: str = "line
 def context_precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
     relevant = _relevant(grades, k, rel)
     return _ratio(_precision_where_relevant(relevant).sum(axis=1), np.count_nonzero(relevant, axis=1))
+
+
+def judged_share(qidx: np.ndarray, rank: np.ndarray, retrieved: np.ndarray, k: int) -> np.ndarray:
+    """Judged@k: judged documents among the top k over min(k, documents retrieved); 0 if none retrieved."""
+    count = np.bincount(qidx[rank < k], minlength=len(retrieved))
+    return _ratio(count, np.minimum(retrieved, k))
+
+
+def bpref(qidx: np.ndarray, grade: np.ndarray, n_rel: np.ndarray, n_nonrel: np.ndarray, rel: int = 1) -> np.ndarray:
+    """bpref per query from the retrieved judged documents (sorted by query, then rank).
+
+    ``n_nonrel`` is N, the number of judged non-relevant documents per query (0 <= grade < rel). Documents
+    with a negative grade are skipped (trec_eval's "in the pool, unjudged").
+    """
+    nonrel = (grade >= 0) & (grade < rel)
+    relevant = grade >= rel
+    seen = np.cumsum(nonrel, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)
+    before_query = np.repeat(seen[starts] - nonrel[starts], np.diff(np.r_[starts, len(qidx)]))
+    above = (seen - before_query)[relevant]  # judged non-relevant ranked above each relevant document
+    q = qidx[relevant]
+    r = np.asarray(n_rel)[q]
+    cap = np.minimum(np.asarray(n_nonrel)[q], r)
+    term = 1.0 - _ratio(np.minimum(above, r), cap)  # above == 0 gives 1 (cap may be 0 then)
+    return _ratio(np.bincount(q, weights=term, minlength=len(n_rel)), n_rel)

@@ -13,6 +13,11 @@ Conventions shared by every measure (stated once here):
   Unjudged documents are non-relevant.
 * ``R`` is the number of judged documents of the query with grade >= ``rel`` (from the qrels, never from
   the run). A ratio whose denominator is 0 is 0.
+* ``judged_only=True`` (trec_eval ``-J``, Sakai's condensed list, written ``nDCG'`` in the literature):
+  the documents without a judgment of grade >= 0 are removed from the ranking first, the rest move up
+  and keep their order, and the measure is computed on that list. A negative grade is trec_eval's "in the
+  pool but not judged", so it is removed too. ``R`` and the ideal ranking do not change.
+* Every measure declares its direction (``higher_is_better``); all measures here are higher-is-better.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ __all__ = [
     "Success",
     "RPrecision",
     "ContextPrecision",
+    "Judged",
+    "Bpref",
     "MEASURE_TYPES",
     "ALIASES",
     "measure_type",
@@ -52,9 +59,12 @@ class Param:
     description: str
     choices: tuple[Any, ...] | None = None
     minimum: int | None = None
+    maximum: int | None = None
 
     def check(self, measure: str, value: Any) -> Any:
         """Return ``value`` if allowed for ``measure``, else raise ``MeasureError`` saying what is allowed."""
+        if self.kind is bool and isinstance(value, str) and value.lower() in ("true", "false"):
+            value = value.lower() == "true"  # the grammar's bare words True / False
         if self.kind is int and isinstance(value, bool) or not isinstance(value, self.kind):
             raise MeasureError(
                 f"{measure}: parameter {self.name}={value!r} must be {self.kind.__name__} ({self.description})"
@@ -64,10 +74,15 @@ class Param:
             raise MeasureError(f"{measure}: parameter {self.name}={value!r} is not one of {allowed}")
         if self.minimum is not None and value < self.minimum:
             raise MeasureError(f"{measure}: parameter {self.name}={value!r} must be >= {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise MeasureError(f"{measure}: parameter {self.name}={value!r} must be <= {self.maximum}")
         return value
 
 
 REL = Param("rel", int, 1, "minimum grade that counts as relevant (trec_eval -l)", minimum=1)
+JUDGED_ONLY = Param(
+    "judged_only", bool, False, "drop unjudged documents from the ranking first (condensed list, trec_eval -J)"
+)
 GAIN = Param("gain", str, "linear", "gain of a document with grade g: linear = g, exp = 2^g - 1", ("linear", "exp"))
 
 Cutoff = Literal["required", "optional", "none"]
@@ -85,6 +100,10 @@ class Measure:
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     CUTOFF: ClassVar[Cutoff] = "optional"
     TREC_EVAL: ClassVar[str | None] = None  # the trec_eval measure reproduced exactly, if any
+    HIGHER_IS_BETTER: ClassVar[bool] = True
+    # False for a measure that does not depend on the query having a relevant document (Judged@k)
+    NO_ANSWER_APPLIES: ClassVar[bool] = True
+    UNJUDGED_RULE: ClassVar[str] = "non-relevant"
 
     __slots__ = ("_cutoff", "_params", "_canonical")
 
@@ -148,6 +167,23 @@ class Measure:
         return self._params
 
     @property
+    def higher_is_better(self) -> bool:
+        """The direction of the measure, for the statistics and the alerting rule."""
+        return self.HIGHER_IS_BETTER
+
+    @property
+    def judged_only(self) -> bool:
+        """Whether the measure is computed on the condensed list (unjudged documents removed)."""
+        return bool(self._params.get("judged_only", False))
+
+    @property
+    def unjudged_rule(self) -> str:
+        """How the measure treats the run's unjudged documents (named in every result's policies)."""
+        if self.judged_only:
+            return "removed from the ranking (condensed list, trec_eval -J)"
+        return self.UNJUDGED_RULE
+
+    @property
     def relevance_threshold(self) -> int:
         """The grade a document needs to count as relevant; a query with none is a "no-answer" query."""
         return int(self._params.get("rel", 1))
@@ -158,7 +194,7 @@ class Precision(Measure):
 
     NAME = "P"
     DESCRIPTION = "precision in the top k"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "required"
     TREC_EVAL = "P.k"
 
@@ -168,7 +204,7 @@ class Recall(Measure):
 
     NAME = "R"
     DESCRIPTION = "fraction of the relevant documents retrieved in the top k"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "required"
     TREC_EVAL = "recall.k"
 
@@ -178,7 +214,7 @@ class F1(Measure):
 
     NAME = "F1"
     DESCRIPTION = "harmonic mean of P@k and R@k"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "required"
 
 
@@ -193,7 +229,7 @@ class NDCG(Measure):
 
     NAME = "nDCG"
     DESCRIPTION = "normalised discounted cumulative gain"
-    PARAMS = (GAIN,)
+    PARAMS = (GAIN, JUDGED_ONLY)
     CUTOFF = "optional"
     TREC_EVAL = "ndcg_cut.k (ndcg without a cutoff)"
 
@@ -207,7 +243,7 @@ class ReciprocalRank(Measure):
 
     NAME = "RR"
     DESCRIPTION = "reciprocal rank of the first relevant document"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "optional"
     TREC_EVAL = "recip_rank (without a cutoff)"
 
@@ -217,7 +253,7 @@ class AveragePrecision(Measure):
 
     NAME = "AP"
     DESCRIPTION = "average precision"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "optional"
     TREC_EVAL = "map (map_cut.k with a cutoff)"
 
@@ -227,7 +263,7 @@ class Success(Measure):
 
     NAME = "Success"
     DESCRIPTION = "whether a relevant document is in the top k"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "required"
     TREC_EVAL = "success.k"
 
@@ -237,7 +273,7 @@ class RPrecision(Measure):
 
     NAME = "R-Prec"
     DESCRIPTION = "precision at rank R (R = number of relevant documents)"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "none"
     TREC_EVAL = "Rprec"
 
@@ -251,21 +287,74 @@ class ContextPrecision(Measure):
 
     NAME = "ContextPrecision"
     DESCRIPTION = "RAGAS context precision"
-    PARAMS = (REL,)
+    PARAMS = (REL, JUDGED_ONLY)
     CUTOFF = "required"
+
+
+class Judged(Measure):
+    """Judged@k = (number of documents in the top k that have a judgment) / min(k, n_ret), as in ir_measures.
+
+    A judgment is any qrels line for the query, whatever its grade. ``n_ret`` is the number of documents
+    the run returned for the query, so a run shorter than k is not penalised (ir_measures' rule); a query
+    the run did not answer scores 0. Not subject to the no-answer policy: a query with no relevant
+    document still has a judged coverage. The ranking is evalops' (trec_eval's), so ties at the cutoff are
+    broken exactly as for the other measures.
+    """
+
+    NAME = "Judged"
+    DESCRIPTION = "share of the top k that has a judgment (judged coverage)"
+    CUTOFF = "required"
+    NO_ANSWER_APPLIES = False
+    UNJUDGED_RULE = "counted as unjudged (the measure's subject)"
+
+
+class Bpref(Measure):
+    """bpref = (1 / R) * sum over judged relevant retrieved d of (1 - min(n_d, R) / min(N, R)), trec_eval's.
+
+    ``n_d`` is the number of judged non-relevant documents (0 <= grade < rel) ranked above d, ``N`` the
+    number of judged non-relevant documents of the query (from the qrels); the term is 1 when ``n_d`` is 0.
+    Unjudged documents (and negative grades, trec_eval's "in the pool but unjudged") are skipped, so
+    bpref is its own condensed-list measure. 0 when R is 0 (Buckley and Voorhees, SIGIR 2004).
+    """
+
+    NAME = "Bpref"
+    DESCRIPTION = "binary preference: judged relevant documents ranked above judged non-relevant ones"
+    PARAMS = (REL,)
+    CUTOFF = "none"
+    TREC_EVAL = "bpref"
+    UNJUDGED_RULE = "skipped (bpref compares judged documents only)"
 
 
 MEASURE_TYPES: dict[str, type[Measure]] = {
     m.NAME: m
-    for m in (Precision, Recall, F1, NDCG, ReciprocalRank, AveragePrecision, Success, RPrecision, ContextPrecision)
+    for m in (
+        Precision,
+        Recall,
+        F1,
+        NDCG,
+        ReciprocalRank,
+        AveragePrecision,
+        Success,
+        RPrecision,
+        ContextPrecision,
+        Judged,
+        Bpref,
+    )
 }
 
 # alias -> canonical name. Cutoffs and parameters carry over (MRR@10 is RR@10).
-ALIASES: dict[str, str] = {"MRR": "RR", "MAP": "AP", "Hit": "Success", "Rprec": "R-Prec"}
+ALIASES: dict[str, str] = {"MRR": "RR", "MAP": "AP", "Hit": "Success", "Rprec": "R-Prec", "bpref": "Bpref"}
 
 
-def measure_type(name: str) -> type[Measure]:
-    """The measure class for a name or alias; ``MeasureError`` listing the valid names otherwise."""
+def measure_type(name: str, types: Mapping[str, type[Measure]] | None = None) -> type[Measure]:
+    """The measure class for a name or alias; ``MeasureError`` listing the valid names otherwise.
+
+    ``types`` is another registry (name -> class, e.g. the context measures); its own names only."""
+    if types is not None:
+        try:
+            return types[name]
+        except KeyError:
+            raise MeasureError(f"unknown measure {name!r}; valid measures: {', '.join(types)}") from None
     canonical = ALIASES.get(name, name)
     try:
         return MEASURE_TYPES[canonical]
@@ -276,4 +365,5 @@ def measure_type(name: str) -> type[Measure]:
 def valid_names_hint() -> str:
     names = ", ".join(MEASURE_TYPES)
     aliases = ", ".join(f"{a} = {c}" for a, c in ALIASES.items())
-    return f"valid measures: {names} (aliases: {aliases}); e.g. nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, AP, R-Prec"
+    examples = "nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, nDCG(judged_only=True)@10, AP, R-Prec, Judged@10, Bpref"
+    return f"valid measures: {names} (aliases: {aliases}); e.g. {examples}"

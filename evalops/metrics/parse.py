@@ -1,18 +1,18 @@
 """Parse measure names in the ir_measures grammar.
 
     measure  := NAME [ "(" param { "," param } ")" ] [ "@" CUTOFF ]
-    param    := KEY "=" VALUE          VALUE is an integer or a bare word (exp, linear)
+    param    := KEY "=" VALUE          VALUE is an integer or a bare word (exp, linear, True, False)
     NAME     := letters, digits, "-" and "_", starting with a letter (P, nDCG, R-Prec, Success)
     CUTOFF   := positive integer
 
-Whitespace between tokens is ignored. Aliases (MRR, MAP, Hit, Rprec) map to the canonical measure, so
+Whitespace between tokens is ignored. Aliases (MRR, MAP, Hit, Rprec, bpref) map to the canonical measure, so
 ``parse_measure("MRR@10") == parse_measure("RR@10")`` and both print as ``RR@10``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from evalops.errors import MeasureError
 from evalops.metrics.measures import Measure, measure_type, valid_names_hint
@@ -47,8 +47,11 @@ def _malformed(text: str, why: str) -> MeasureError:
     )
 
 
-def parse_measure(text: str | Measure) -> Measure:
-    """Parse one measure name (a ``Measure`` passes through). Raises ``MeasureError`` listing valid names."""
+def parse_measure(text: str | Measure, types: Mapping[str, type[Measure]] | None = None) -> Measure:
+    """Parse one measure name (a ``Measure`` passes through). Raises ``MeasureError`` listing valid names.
+
+    ``types``: another registry of measure classes in the same grammar (the context measures'); by
+    default the IR measures and their aliases."""
     if isinstance(text, Measure):
         return text
     if not isinstance(text, str):
@@ -69,7 +72,7 @@ def parse_measure(text: str | Measure) -> Measure:
         return v
 
     name = expect("name")
-    cls = measure_type(name)
+    cls = measure_type(name, types)
     params: dict[str, object] = {}
     if i < len(tokens) and tokens[i][1] == "(":
         i += 1
@@ -97,11 +100,13 @@ def parse_measure(text: str | Measure) -> Measure:
     return cls(cutoff, **params)
 
 
-def parse_measures(texts: Iterable[str | Measure]) -> tuple[Measure, ...]:
+def parse_measures(
+    texts: Iterable[str | Measure], types: Mapping[str, type[Measure]] | None = None
+) -> tuple[Measure, ...]:
     """Parse several names, dropping repeats (``MRR@10`` and ``RR@10`` are one measure), keeping order."""
     seen: dict[Measure, None] = {}
     for text in texts:
-        seen.setdefault(parse_measure(text), None)
+        seen.setdefault(parse_measure(text, types), None)
     if not seen:
         raise MeasureError(f"no measure given; {valid_names_hint()}")
     return tuple(seen)

@@ -103,6 +103,7 @@ class EvaluationResult:
             "no_answer_queries": {m: list(ids) for m, ids in self.no_answer_ids.items()},
             "missing_from_run_queries": list(self.missing_from_run_ids),
             "ignored_run_queries": len(self.ignored_run_query_ids),
+            "unjudged_documents": {str(m): m.unjudged_rule for m in self.measures},
         }
 
     def to_json(self, per_query: bool = False) -> dict[str, Any]:

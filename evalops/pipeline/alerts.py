@@ -12,6 +12,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, AlertContext, regression_alerts, retriever_alert
+from evalops.config import PRODUCTION
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
 from evalops.pipeline.notify import deliver, retry_undelivered
@@ -42,12 +43,14 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[dict[str
     wanted = set(alerting_measures(cfg))
     by_candidate: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for record in decisions:
-        if record["dataset"] == "gold" and record["comparison"]["measure"] in wanted:
+        if record["dataset"] != PRODUCTION and record["comparison"]["measure"] in wanted:
             by_candidate.setdefault((record["retriever"], record["version"]), []).append(record)
     if not any(r["comparison"]["decision"] == "regression" for rs in by_candidate.values() for r in rs):
         return []
-    texts = gold_queries(cfg).texts
-    policy = dataclasses.asdict(cfg.regression)
+    texts: dict[str, str] = {}
+    for dataset in sorted({r["dataset"] for rs in by_candidate.values() for r in rs}):
+        texts.update(gold_queries(cfg, dataset).texts)
+    policy = cfg.regression.model_dump()
     alerts: list[Alert] = []
     for (retriever, version), records in sorted(by_candidate.items()):
         first = records[0]

@@ -60,7 +60,7 @@ def plan_demo(
     baselines = [(e.name, e.version) for e in registry.deployed()]
     candidates = [(e.name, e.version) for e in registry if not e.deployed and e.name in {b for b, _ in baselines}]
     if not baselines:
-        raise ConfigError(f"{cfg.retrievers}: no deployed version to use as the day-1 baseline")
+        raise ConfigError(f"{cfg.registry}: no deployed version to use as the day-1 baseline")
     workdir = cfg.home / ".evalops" / "demo"
     workdir.mkdir(parents=True, exist_ok=True)
     overlay = workdir / "retrievers-day2.yaml"

@@ -8,16 +8,19 @@ written to the metric tables.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import validation_alert
+from evalops.config import DEFAULT_GOLD_SET
 from evalops.errors import InputError, ValidationError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.notify import deliver
 from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import log_sample_folder, manifest_file
+from evalops.pipeline.workdir import log_sample_folder, manifest_file, run_folder
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -51,13 +54,40 @@ def _contract(cfg: Config, run: RunContext, stage: str, source: str) -> Iterator
 def load_knowledge_base(cfg: Config) -> KnowledgeBaseSnapshot:
     from evalops.knowledge import load_snapshot
 
-    return load_snapshot(cfg.knowledge_base)
+    return load_snapshot(cfg.knowledge_base_path())
 
 
-def load_gold_set_for(cfg: Config) -> GoldSet:
-    from evalops.goldset import load_gold_set
+def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
+    """The gold set ``name`` as configured: a folder (BEIR, JSONL, CSV) or TREC qrels with ``queries``."""
+    from evalops.goldset import load_gold_set, load_gold_set_trec
 
-    return load_gold_set(cfg.gold_set)
+    spec = cfg.gold_set_named(name)
+    options = {"default_type": spec.default_type, "default_language": spec.default_language}
+    if spec.queries is not None:
+        return load_gold_set_trec(spec.path, spec.queries, **options)
+    if spec.path.is_file():
+        raise InputError(f"{spec.path}: a gold set file needs its queries; set "
+                         f"{'gold_set' if name == DEFAULT_GOLD_SET else 'gold_sets.' + name}.queries to the queries "
+                         "file (.jsonl, .csv or .tsv), or point path at a BEIR folder")
+    return load_gold_set(spec.path, **options)
+
+
+def contracts_file(cfg: Config, run: RunContext) -> Path:
+    """The run's contract outcomes (rules in force, not-applicable checks, warnings), for the report."""
+    return run_folder(cfg, run) / "contracts.json"
+
+
+def _record_contract(cfg: Config, run: RunContext, key: str, report: Any) -> None:
+    path = contracts_file(cfg, run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[key] = {k: v for k, v in report.to_dict().items() if k != "failures"}
+    path.write_text(json.dumps(data, default=str, indent=1))
+
+
+def load_contracts(cfg: Config, run: RunContext) -> dict[str, Any]:
+    path = contracts_file(cfg, run)
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def describe_knowledge_base(cfg: Config) -> dict[str, Any]:
@@ -73,10 +103,13 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     from evalops.goldset import validate_knowledge_base
     from evalops.warehouse import record_kb_snapshot
 
-    source = str(cfg.knowledge_base)
+    source = str(cfg.knowledge_base_path())
     with _contract(cfg, run, "knowledge_base", source):
         snapshot = load_knowledge_base(cfg)
-        validate_knowledge_base(snapshot, docs_dir=cfg.work_dir / "data_docs")
+        report = validate_knowledge_base(snapshot, cfg.knowledge_base.rules, docs_dir=cfg.data_docs)
+    for warning in report.warnings:
+        log.warning("knowledge base %s: %s", source, warning)
+    _record_contract(cfg, run, "knowledge_base", report)
     record_kb_snapshot(
         engine_for(cfg),
         snapshot.snapshot_id,
@@ -93,30 +126,41 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     return snapshot.snapshot_id
 
 
-def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> str:
-    """Validate the gold set against the snapshot (every judged doc must exist in it); record its version.
+def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str, str]:
+    """Validate every gold set against the snapshot (every judged doc must exist in it) under its rules;
+    record each version.
 
-    Returns the gold-set version. Also refuses a knowledge base that changed since the snapshot step.
+    Returns ``{gold set name: version}``. Every gold set is validated before any is recorded, so one bad
+    gold set stops the run with nothing written. Also refuses a knowledge base that changed since the
+    snapshot step.
     """
     from evalops.goldset import validate_gold_set
     from evalops.warehouse import record_gold_set_version
 
-    source = str(cfg.gold_set)
-    with _contract(cfg, run, "gold_set", source):
-        snapshot = current_snapshot(cfg, snapshot_id)
-        gold = load_gold_set_for(cfg)
-        report = validate_gold_set(gold, snapshot, docs_dir=cfg.work_dir / "data_docs")
-    record_gold_set_version(
-        engine_for(cfg),
-        gold.version,
-        name=cfg.gold_set.name,
-        n_queries=len(gold),
-        n_judgments=len(gold.judgments),
-        source=source,
-        meta={"types": gold.type_counts(), "checked_expectations": report.checked},
-    )
-    log.info("gold set %s: version %s, %d queries", source, gold.version, len(gold))
-    return gold.version
+    validated = []
+    for name, spec in cfg.require_gold_sets().items():
+        source = str(spec.path)
+        with _contract(cfg, run, "gold_set", source):
+            snapshot = current_snapshot(cfg, snapshot_id)
+            gold = load_gold_set_for(cfg, name)
+            report = validate_gold_set(gold, snapshot, spec.rules, docs_dir=cfg.data_docs)
+        validated.append((name, spec, gold, report))
+    versions = {}
+    for name, spec, gold, report in validated:
+        _record_contract(cfg, run, f"gold_set:{name}", report)
+        record_gold_set_version(
+            engine_for(cfg),
+            gold.version,
+            name=name if name != DEFAULT_GOLD_SET else spec.path.name,
+            n_queries=len(gold),
+            n_judgments=len(gold.judgments),
+            source=str(spec.path),
+            meta={"types": gold.type_counts(), "checked_expectations": report.checked, "rules": report.rules,
+                  "not_applicable": report.not_applicable},
+        )
+        log.info("gold set %s (%s): version %s, %d queries", name, spec.path, gold.version, len(gold))
+        versions[name] = gold.version
+    return versions
 
 
 def current_snapshot(cfg: Config, snapshot_id: str) -> KnowledgeBaseSnapshot:
@@ -124,7 +168,7 @@ def current_snapshot(cfg: Config, snapshot_id: str) -> KnowledgeBaseSnapshot:
     snapshot = load_knowledge_base(cfg)
     if snapshot.snapshot_id != snapshot_id:
         raise InputError(
-            f"{cfg.knowledge_base}: the knowledge base changed during the run (snapshot {snapshot_id} became "
+            f"{cfg.knowledge_base_path()}: the knowledge base changed during the run (snapshot {snapshot_id} became "
             f"{snapshot.snapshot_id}); the next run will evaluate the new one"
         )
     return snapshot
@@ -136,23 +180,25 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
     Returns ``{"folder": path, "queries": n, "judged": n, "version": hash}``; ``queries`` is 0 when the
     sample is switched off (``log_sample_size: 0``) or the logs folder does not exist.
     """
+    logs = cfg.query_logs.path
     if cfg.log_sample_size == 0:
         return {"folder": None, "queries": 0, "judged": 0, "version": None, "reason": "log_sample_size is 0"}
-    if not cfg.query_logs.exists():
-        log.warning("no query logs at %s: production queries are not scored", cfg.query_logs)
+    if logs is None:
         return {"folder": None, "queries": 0, "judged": 0, "version": None,
-                "reason": f"no query logs at {cfg.query_logs}"}
-    from evalops.goldset import QueryLogRules
+                "reason": "query_logs.path is not set"}
+    if not logs.exists():
+        log.warning("no query logs at %s: production queries are not scored", logs)
+        return {"folder": None, "queries": 0, "judged": 0, "version": None, "reason": f"no query logs at {logs}"}
     from evalops.querylog import draw_log_sample, read_log_window
 
     from evalops.pipeline.registry import known_log_versions
 
-    source = str(cfg.query_logs)
+    source = str(logs)
     with _contract(cfg, run, "query_logs", source):
-        rules = QueryLogRules(start=run.window_start, end=run.window_end, known_versions=known_log_versions(cfg))
-        window = read_log_window(cfg.query_logs, run.window_start, run.window_end)
+        rules = cfg.query_logs.rules.rules(run.window_start, run.window_end, known_log_versions(cfg))
+        window = read_log_window(logs, run.window_start, run.window_end)
         sample = draw_log_sample(window, rules, logical_date=run.anchor, size=cfg.log_sample_size,
-                                 docs_dir=cfg.work_dir / "data_docs")
+                                 docs_dir=cfg.data_docs)
     folder = log_sample_folder(cfg, run)
     sample.write(folder)
     judged = len(set(sample.weak_qrels.query_ids.tolist())) if len(sample.weak_qrels) else 0

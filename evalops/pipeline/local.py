@@ -12,6 +12,7 @@ from evalops.pipeline.alerts import raise_alerts
 from evalops.pipeline.comparing import compare_version
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import decide_run
+from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, validate_inputs
 from evalops.pipeline.planning import plan_run, shard_specs
 from evalops.pipeline.publishing import publish_report
@@ -27,7 +28,8 @@ __all__ = ["run_local"]
 def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Every step of one run. Returns the version specs, the alerts and the report path.
 
-    A failed input contract raises (after storing its alert), as the DAG's task would.
+    A failed input contract raises (after storing its alert), as the DAG's task would. A gold version that
+    could not be scored raises ``IncompleteRunError`` after the report, carrying this result as ``.result``.
     """
     say = progress or (lambda _msg: None)
     say("migrating the warehouse")
@@ -49,5 +51,11 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     decide_run(cfg, run, versions)
     alerts = raise_alerts(cfg, run, versions)
     say("writing the report")
-    report = publish_report(cfg, run, versions, alerts)
+    try:
+        report = publish_report(cfg, run, versions, alerts)
+    except IncompleteRunError as exc:
+        from evalops.pipeline.alerts import report_location
+
+        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run)}
+        raise
     return {"versions": versions, "alerts": alerts, "report": report}

@@ -21,8 +21,10 @@ import logging
 import math
 from typing import TYPE_CHECKING, Any
 
+from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
 from evalops.errors import ConfigError
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.queries import gold_queries, production_queries
 from evalops.pipeline.registry import fingerprint_for, load_registry_for
 from evalops.pipeline.store import engine_for
@@ -34,17 +36,23 @@ log = logging.getLogger(__name__)
 
 __all__ = ["plan_run", "shard_specs", "shard_bounds", "GOLD", "PRODUCTION"]
 
-GOLD = "gold"
-PRODUCTION = "production"
+GOLD = DEFAULT_GOLD_SET
 
 
 def plan_run(
-    cfg: Config, run: RunContext, snapshot_id: str, gold_set_version: str, log_sample: dict[str, Any]
+    cfg: Config, run: RunContext, snapshot_id: str, gold_set_versions: dict[str, str] | str,
+    log_sample: dict[str, Any],
 ) -> list[dict[str, Any]]:
-    """The version specs of this run (small dicts for XCom; see the module docstring)."""
+    """The version specs of this run (small dicts for XCom; see the module docstring).
+
+    ``gold_set_versions`` maps each gold set's name to its version (``validate_inputs``); each gold set is
+    its own query set (warehouse ``dataset``), with its own fingerprint, baselines and alerts.
+    """
     from evalops.warehouse import RunKey, abandon_expired_runs, find_baseline, record_gold_set_version, record_run
 
     cfg.stats_policy(run.seed)  # a bad regression policy stops the run here, before anything is scored
+    if isinstance(gold_set_versions, str):
+        gold_set_versions = {DEFAULT_GOLD_SET: gold_set_versions}
     engine = engine_for(cfg)
     abandoned = abandon_expired_runs(engine)
     if abandoned:
@@ -54,8 +62,8 @@ def plan_run(
     if not deployed:
         files = ", ".join(str(p) for p in cfg.registry_files())
         raise ConfigError(f"{files}: no retriever version is deployed (set `deployed: true` on at least one)")
-    gold_fp = fingerprint_for(cfg, gold_set_version, snapshot_id)
-    n_gold = len(_gold_query_ids(cfg))
+    for entry in deployed:
+        entry.check_files()
 
     prod_fp = None
     n_prod = int(log_sample.get("judged") or 0)
@@ -68,52 +76,64 @@ def plan_run(
         )
 
     started = dt.datetime.now(dt.timezone.utc)
+    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run)}
 
     def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)
         row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running",
-                         started_at=started, n_queries=n, lease_seconds=cfg.run_lease_seconds)
+                         started_at=started, n_queries=n, contracts=contracts, lease_seconds=cfg.run_lease_seconds)
         return row.id
 
     specs: list[dict[str, Any]] = []
     for retriever in sorted({e.name for e in deployed}):
-        lookup = find_baseline(engine, retriever, gold_fp)
-        versions = [e.version for e in deployed if e.name == retriever]
-        baseline_version = lookup.baseline.version if lookup.baseline is not None else None
-        note, rescore_reason = _baseline_note(lookup, retriever, baseline_version)
-        if lookup.is_stale and baseline_version not in versions:
-            if _registered(registry, retriever, baseline_version):
-                versions.append(baseline_version)
-            else:
-                note += f"; version {baseline_version} is no longer in the registry, so it cannot be re-scored"
-                rescore_reason = None
-                baseline_version = None
+        deployed_versions = [e.version for e in deployed if e.name == retriever]
+        production_baseline: str | None = None
+        production_versions: list[str] = list(deployed_versions)
+        for dataset, gold_version in gold_set_versions.items():
+            gold_fp = fingerprint_for(cfg, gold_version, snapshot_id)
+            n_gold = len(gold_queries(cfg, dataset).query_ids)
+            lookup = find_baseline(engine, retriever, gold_fp)
+            versions = list(deployed_versions)
+            baseline_version = lookup.baseline.version if lookup.baseline is not None else None
+            note, rescore_reason = _baseline_note(lookup, retriever, baseline_version)
+            if lookup.is_stale and baseline_version not in versions:
+                if _registered(registry, retriever, baseline_version):
+                    versions.append(baseline_version)
+                else:
+                    note += f"; version {baseline_version} is no longer in the registry, so it cannot be re-scored"
+                    rescore_reason = None
+                    baseline_version = None
+            if len(gold_set_versions) > 1:
+                note = f"gold set {dataset}: {note}"
 
-        gold_runs = {v: open_run(retriever, v, GOLD, gold_fp, n_gold) for v in versions}
-        if lookup.is_current:
-            baseline_run_id, today = lookup.baseline.run_id, False
-        elif rescore_reason is not None:
-            baseline_run_id, today = gold_runs[baseline_version], True
-        else:
-            baseline_run_id, today = None, False
-        for v in versions:
-            specs.append(_spec(
-                run, retriever, v, GOLD, gold_runs[v], gold_fp.hash, snapshot_id, gold_set_version, n_gold,
-                cfg, baseline_version, baseline_run_id, today, note,
-                rescore_reason if (v == baseline_version and rescore_reason) else None,
-                stored_baseline_run_id=lookup.baseline.run_id if lookup.baseline is not None else None,
-            ))
+            gold_runs = {v: open_run(retriever, v, dataset, gold_fp, n_gold) for v in versions}
+            if lookup.is_current:
+                baseline_run_id, today = lookup.baseline.run_id, False
+            elif rescore_reason is not None:
+                baseline_run_id, today = gold_runs[baseline_version], True
+            else:
+                baseline_run_id, today = None, False
+            for v in versions:
+                specs.append(_spec(
+                    run, retriever, v, dataset, gold_runs[v], gold_fp.hash, snapshot_id, gold_version, n_gold,
+                    cfg, baseline_version, baseline_run_id, today, note,
+                    rescore_reason if (v == baseline_version and rescore_reason) else None,
+                    stored_baseline_run_id=lookup.baseline.run_id if lookup.baseline is not None else None,
+                ))
+            if production_baseline is None:
+                production_baseline = baseline_version
+                production_versions = list(versions)
 
         if prod_fp is not None:
-            prod_versions = list(versions)
-            if baseline_version and baseline_version not in prod_versions:
-                prod_versions.append(baseline_version)
+            prod_versions = list(production_versions)
+            if production_baseline and production_baseline not in prod_versions:
+                prod_versions.append(production_baseline)
             prod_runs = {v: open_run(retriever, v, PRODUCTION, prod_fp, n_prod) for v in prod_versions}
-            base_prod = prod_runs.get(baseline_version) if baseline_version else None
+            base_prod = prod_runs.get(production_baseline) if production_baseline else None
             for v in prod_versions:
                 specs.append(_spec(
                     run, retriever, v, PRODUCTION, prod_runs[v], prod_fp.hash, snapshot_id, log_sample["version"],
-                    n_prod, cfg, baseline_version, base_prod, True,
+                    n_prod, cfg, production_baseline, base_prod, True,
                     "compared with the baseline version on the same log sample", None,
                     sample_folder=log_sample["folder"],
                 ))
@@ -190,6 +210,3 @@ def shard_specs(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) ->
             })
     return out
 
-
-def _gold_query_ids(cfg: Config) -> list[str]:
-    return gold_queries(cfg).query_ids

@@ -12,8 +12,10 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from evalops.config import PRODUCTION
 from evalops.errors import ConfigError
 from evalops.pipeline.errors import IncompleteRunError
+from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
 from evalops.pipeline.store import engine_for
@@ -53,6 +55,25 @@ def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: i
     return rows
 
 
+def contract_policies(contracts: dict[str, Any]) -> dict[str, str]:
+    """The rules in force of each data contract, one report row each (``contracts.json`` of the run)."""
+    out = {}
+    for key, outcome in sorted(contracts.items()):
+        rules = {k: v for k, v in (outcome.get("rules") or {}).items() if k != "snapshot_id" and v is not None}
+        out[f"contract {key.replace(':', ' ')}"] = "; ".join(f"{k} {_show(v)}" for k, v in rules.items())
+    return out
+
+
+def contract_notes(contracts: dict[str, Any]) -> list[str]:
+    """Expectations that did not apply to the data, and contract warnings, in words."""
+    out = []
+    for key, outcome in sorted(contracts.items()):
+        name = key.replace(":", " ")
+        out += [f"{name} contract: not applicable: {n['rule']} ({n['reason']})" for n in outcome.get("not_applicable", [])]
+        out += [f"{name} contract: warning: {w}" for w in outcome.get("warnings", [])]
+    return out
+
+
 def build_report_data(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
 ) -> ReportData:
@@ -90,7 +111,7 @@ def build_report_data(
         c = record["comparison"]
         if record["dataset"] not in texts:
             sample = next((s.get("sample_folder") for s in versions if s["dataset"] == record["dataset"]), None)
-            texts[record["dataset"]] = (gold_queries(cfg) if record["dataset"] == "gold"
+            texts[record["dataset"]] = (gold_queries(cfg, record["dataset"]) if record["dataset"] != PRODUCTION
                                         else production_queries(sample)).texts
         ab.append(ABResult(
             retriever=record["retriever"], baseline_version=record["baseline_version"] or "?",
@@ -104,19 +125,21 @@ def build_report_data(
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]
 
-    gold_specs = [s for s in versions if s["dataset"] == "gold"]
+    gold_specs = [s for s in versions if s["dataset"] != PRODUCTION]
     fp = get_fingerprint(engine, gold_specs[0]["fingerprint"]) if gold_specs else None
     components: dict[str, Any] = fp.to_dict() if fp is not None else {}
-    prod = next((s for s in versions if s["dataset"] == "production"), None)
+    prod = next((s for s in versions if s["dataset"] == PRODUCTION), None)
     if prod is not None:
         components["production_sample_version"] = prod["query_set_version"]
         components["production_fingerprint"] = prod["fingerprint"]
     policies = {
-        **{f"regression.{k}": v for k, v in dataclasses.asdict(cfg.regression).items()},
+        **{f"regression.{k}": v for k, v in cfg.regression.model_dump().items()},
         "failure_budget": cfg.failure_budget,
         "shard_size": cfg.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",
+        **contract_policies(load_contracts(cfg, run)),
     }
+    notes = contract_notes(load_contracts(cfg, run)) + notes
     return ReportData(
         run_key=run.label,
         day=run.day,
@@ -147,7 +170,7 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
     seen: set[tuple[str, ...]] = set()
     for spec in versions:
         # the stored baseline (current or stale), not today's re-score of it
-        if spec["dataset"] != "gold" or spec.get("stored_baseline_run_id") is None:
+        if spec["dataset"] == PRODUCTION or spec.get("stored_baseline_run_id") is None:
             continue
         base = get_run(engine, spec["stored_baseline_run_id"])
         key = (spec["retriever"], str(base.id))
@@ -189,7 +212,7 @@ def publish_report(
     from evalops.reports import write_report
 
     paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
-    failed = [s["label"] for s in versions if s["dataset"] == "gold" and _status(cfg, s["run_id"]) == "failed"]
+    failed = [s["label"] for s in versions if s["dataset"] != PRODUCTION and _status(cfg, s["run_id"]) == "failed"]
     if failed:
         raise IncompleteRunError(
             f"{', '.join(failed)} could not be scored (see the alert and {paths.html}); the other versions' "

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
+
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.data import Qrels
@@ -35,12 +37,12 @@ def _judged(texts: dict[str, str], qrels: Qrels, source: str) -> QuerySet:
     return QuerySet(ids, {q: texts[q] for q in ids}, qrels.restrict(ids), source)
 
 
-def gold_queries(cfg: Config) -> QuerySet:
-    from evalops.goldset import load_gold_set
+def gold_queries(cfg: Config, name: str = DEFAULT_GOLD_SET) -> QuerySet:
+    from evalops.pipeline.inputs import load_gold_set_for
 
-    gold = load_gold_set(cfg.gold_set)
+    gold = load_gold_set_for(cfg, name)
     texts = dict(zip(gold.queries["query_id"].tolist(), gold.queries["text"].tolist()))
-    return _judged(texts, gold.qrels, str(cfg.gold_set))
+    return _judged(texts, gold.qrels, str(cfg.gold_set_named(name).path))
 
 
 def production_queries(folder: str | Path) -> QuerySet:
@@ -53,8 +55,9 @@ def production_queries(folder: str | Path) -> QuerySet:
 
 
 def query_set_for(cfg: Config, dataset: str, sample_folder: str | None) -> QuerySet:
-    if dataset == "gold":
-        return gold_queries(cfg)
+    """The query set of a warehouse ``dataset``: a gold set by its name, or the production sample."""
+    if dataset != PRODUCTION:
+        return gold_queries(cfg, dataset)
     if not sample_folder:
         raise ValueError("a production query set needs the sample folder")
     return production_queries(sample_folder)

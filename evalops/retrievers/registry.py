@@ -122,15 +122,14 @@ def load_registry(*paths: str | os.PathLike[str]) -> Registry:
 
 
 def default_registry_paths(user: str | os.PathLike[str] | None = None) -> list[Path]:
-    """The project's ``include/retrievers.yaml`` (under the working directory, else beside the evalops
-    package in a source checkout), then the user's file: ``user`` or ``$EVALOPS_RETRIEVERS``."""
+    """The registry files of the project around the working directory (its ``registry`` and overlay
+    settings), then ``user``. Outside a project, only ``user``."""
+    from evalops.config import find_project, load_config
+
     paths: list[Path] = []
-    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        candidate = root / "include" / "retrievers.yaml"
-        if candidate.is_file():
-            paths.append(candidate)
-            break
-    user = user or os.environ.get("EVALOPS_RETRIEVERS")
+    home = find_project()
+    if home is not None:
+        paths.extend(p for p in load_config(home).registry_files() if p.is_file())
     if user:
         paths.append(Path(user))
     return paths

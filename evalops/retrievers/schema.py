@@ -93,6 +93,18 @@ class RetrieverEntry:
     def key(self) -> str:
         return f"{self.name}@{self.version}"
 
+    def check_files(self) -> None:
+        """Refuse an entry whose run file does not exist (a ``ConfigError`` naming the registry file and line,
+        the key and what to fix); called before a run writes anything."""
+        if self.adapter != "run_file" or "path" not in self.params:
+            return
+        path = Path(str(self.params["path"])).expanduser()
+        path = path if path.is_absolute() else self.base_dir / path
+        if not path.is_file():
+            raise ConfigError(f"{self.source}: retriever {self.key}: params.path {path} does not exist; write the "
+                              "run file there, fix the path (relative paths start at the registry's folder), or "
+                              "set deployed: false")
+
     def to_record(self, *, masked: bool = True) -> dict[str, Any]:
         """The entry as plain data. ``masked`` (the default, for anything written or shown) replaces every
         secret in ``params`` with ``***`` (:mod:`evalops.secrets`: secret-named fields, URL credentials,

@@ -154,6 +154,8 @@ class EvalRunModel(Base):
     n_failed: Mapped[int]
     failed_query_ids: Mapped[list[Any]]
     error: Mapped[str | None] = mapped_column(Text)
+    # The data contracts' rules in force and their outcome (not-applicable checks, warnings) for this run.
+    contracts: Mapped[dict[str, Any] | None]
     created_at: Mapped[dt.datetime]
     updated_at: Mapped[dt.datetime]
     # Extra attempts the retriever adapter made (transient failures retried), summed over the run's queries.

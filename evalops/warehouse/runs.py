@@ -47,6 +47,7 @@ def record_run(
     aggregates: pd.DataFrame | None = None,
     ci_level: float | None = None,
     ci_method: str | None = None,
+    contracts: Mapping[str, Any] | None = None,
     n_retries: int = 0,
     lease_seconds: float | None = None,
 ) -> EvalRun:
@@ -58,7 +59,8 @@ def record_run(
       written before scoring starts).
     * ``aggregates`` (``measure, n, mean, ci_low, ci_high``) are upserted per measure and need
       ``ci_level`` and ``ci_method``.
-
+    * ``contracts``, when given, records the data contracts' rules and outcomes the run was made under;
+      when omitted the stored ones are kept.
     * A ``running`` run gets a lease of ``lease_seconds`` (default :data:`DEFAULT_LEASE_SECONDS`) that
       :func:`renew_lease` extends; a finished run has none. See :func:`abandon_expired_runs`.
 
@@ -77,6 +79,8 @@ def record_run(
         failed_query_ids=failed_query_ids,
         error=error,
     )
+    if contracts is not None:
+        values["contracts"] = dict(contracts)
     if int(n_retries) < 0:
         raise InputError(f"n_retries must be >= 0, got {n_retries}")
     values["n_retries"] = int(n_retries)
@@ -150,6 +154,7 @@ def run_from_row(row: Mapping[str, Any]) -> EvalRun:
         error=row["error"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        contracts=row.get("contracts"),
         n_retries=row["n_retries"],
         lease_expires_at=row["lease_expires_at"],
         abandoned_at=row["abandoned_at"],

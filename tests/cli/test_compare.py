@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 from evalops.stats import holm, paired_sample_size, paired_t_test
 
 RECORD_KEYS = [
@@ -94,7 +95,7 @@ def test_table_is_readable(scifact):
 def test_fail_on_regression_sets_the_exit_code(scifact):
     # over all 300 judged queries the candidate's 270 unanswered ones score 0: a clear regression
     flagged = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--format", "json")
-    assert flagged.exit_code == 1
+    assert flagged.exit_code == ExitCode.REGRESSION
     assert json.loads(flagged.stdout)["summary"]["regression"] == 1
     quiet = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--queries", "answered-by-both")
     assert quiet.exit_code == 0
@@ -125,14 +126,14 @@ def test_every_candidate_and_measure_is_one_family(scifact):
 )
 def test_bad_input_is_a_one_line_error(scifact, args, message):
     out = invoke("compare", *scifact, *args)
-    assert out.exit_code == 2
+    assert out.exit_code == ExitCode.BAD_INPUT
     assert out.stderr.startswith("error: ") and message in out.stderr
     assert "Traceback" not in out.output
 
 
 def test_missing_file_is_a_clean_error(scifact, tmp_path):
     out = invoke("compare", scifact[0], scifact[1], str(tmp_path / "nope.trec"), "-m", "nDCG@10")
-    assert out.exit_code == 2 and "nope.trec" in out.stderr
+    assert out.exit_code == ExitCode.BAD_INPUT and "nope.trec" in out.stderr
 
 
 def test_power_solves_for_what_is_missing():
@@ -152,4 +153,4 @@ def test_power_solves_for_what_is_missing():
                                   ["--effect", "0.3", "--alpha", "2"]])
 def test_power_needs_two_of_three(args):
     out = invoke("power", *args)
-    assert out.exit_code == 2 and out.stderr.startswith("error: ")
+    assert out.exit_code == ExitCode.BAD_INPUT and out.stderr.startswith("error: ")

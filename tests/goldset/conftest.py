@@ -27,7 +27,7 @@ JUDGMENTS = [
     ("q10", "d12", 0),
 ]
 DOCS = [f"d{i}" for i in range(1, 13)]
-RULES = GoldSetRules(min_queries=10, no_answer_share=(0.05, 0.30))
+RULES = GoldSetRules(min_queries=10, no_answer_share=(0.05, 0.30), allowed_grades=(0, 1, 2))
 
 
 def gold_frames() -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -29,11 +29,10 @@ def test_trec_round_trip(gold: GoldSet, suffix: str, tmp_path: Path) -> None:
     assert load_gold_set_trec(tmp_path / "qrels.txt", tmp_path / f"queries{suffix}").version == gold.version
 
 
-def test_trec_queries_as_tsv_need_a_default_type(tmp_path: Path) -> None:
+def test_trec_queries_as_tsv_are_untyped_unless_a_default_type_is_given(tmp_path: Path) -> None:
     (tmp_path / "qrels.txt").write_text("1 0 d1 1\n2 0 d2 1\n")
     (tmp_path / "topics.tsv").write_text("1\tfirst query\n\n2\tsecond query\n")
-    with pytest.raises(FormatError, match=r"topics\.tsv:1: query '1' has no type"):
-        load_gold_set_trec(tmp_path / "qrels.txt", tmp_path / "topics.tsv")
+    assert set(load_gold_set_trec(tmp_path / "qrels.txt", tmp_path / "topics.tsv").queries["type"]) == {""}
     gold = load_gold_set_trec(tmp_path / "qrels.txt", tmp_path / "topics.tsv", default_type="semantic", default_language="en")
     assert gold.queries["text"].tolist() == ["first query", "second query"]
     assert set(gold.queries["type"]) == {"semantic"} and set(gold.queries["language"]) == {"en"}
@@ -56,11 +55,11 @@ def test_beir_query_metadata_and_top_level_fields(tmp_path: Path) -> None:
     assert [tuple(t) for t in gold.queries["tags"]] == [("t1",), ("t2", "t3")]
 
 
-def test_missing_type_names_file_and_line(tmp_path: Path) -> None:
+def test_a_query_without_a_type_stays_untyped_or_takes_the_default(tmp_path: Path) -> None:
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\na\td1\t1\n")
     (tmp_path / "queries.jsonl").write_text('{"_id": "a", "text": "x", "metadata": {"type": "keyword"}}\n\n{"_id": "b", "text": "y"}\n')
-    with pytest.raises(FormatError, match=r"queries\.jsonl:3: query 'b' has no type"):
-        load_gold_set(tmp_path)
+    assert load_gold_set(tmp_path).queries["type"].tolist() == ["keyword", ""]
+    assert load_gold_set(tmp_path, default_type="semantic").queries["type"].tolist() == ["keyword", "semantic"]
 
 
 def test_unknown_default_type_is_refused(tmp_path: Path) -> None:

@@ -58,3 +58,45 @@ def test_a_removed_scifact_document_is_a_stale_judgment(scifact: tuple[GoldSet, 
     assert snap.diff(smaller).removed == [judged]
     report = validate_gold_set(gold, smaller, SCIFACT_RULES, docs_dir=None, raise_on_failure=False)
     assert len(report.failures) == 1 and report.failures[0].examples == [judged]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("collection, grades", [("scifact", [1, 1]), ("nfcorpus-orig-test", [1, 2])])
+def test_a_plain_collection_validates_under_the_default_rules(shared_data: Path, collection: str, grades: list,
+                                                              tmp_path: Path) -> None:
+    """No types, no flags: the type-dependent expectations are not applicable (named, never passed or
+    failed), and the grade scale is the data's own, recorded."""
+    from evalops.goldset.checks import TYPED_RULES
+
+    folder = shared_data / collection
+    gold = load_gold_set(folder)
+    assert set(gold.queries["type"]) == {""}
+    report = validate_gold_set(gold, snapshot_from_beir(folder), GoldSetRules(), docs_dir=tmp_path / "docs")
+    assert report.ok, report.summary()
+    assert [n["rule"] for n in report.not_applicable] == list(TYPED_RULES)
+    assert {n["reason"] for n in report.not_applicable} == {"no query types"}
+    assert "not applicable: each query type present (no query types)" in report.summary()
+    assert report.rules["allowed_grades"] == "auto" and report.rules["observed_grades"] == grades
+    assert report.rules["query_types"] == "none"
+    pages = "".join(p.read_text(errors="replace") for p in (tmp_path / "docs").rglob("*.html"))
+    assert "Not applicable to this data" in pages and "no query types" in pages
+
+
+def test_explicit_grades_are_enforced(shared_data: Path) -> None:
+    gold = load_gold_set(shared_data / "nfcorpus-orig-test")
+    from evalops.goldset.checks import gold_set_tables
+
+    tables = gold_set_tables(gold, None, None, GoldSetRules(allowed_grades=(0, 1)))
+    check = next(c for t in tables for c in t.checks if c.rule == "grades in the allowed set")
+    assert check.kwargs["value_set"] == [0, 1] and check.expected == "one of [0, 1]"
+
+
+def test_a_partly_typed_gold_set_fails_known_types() -> None:
+    from evalops.goldset.checks import gold_set_tables, is_untyped
+
+    gold = GoldSet.from_records(
+        [{"query_id": "a", "text": "x", "type": "semantic"}, {"query_id": "b", "text": "y", "type": ""}],
+        [("a", "d", 1), ("b", "d", 1)])
+    assert not is_untyped(gold)
+    rules = [c.rule for t in gold_set_tables(gold, None, None, GoldSetRules(min_queries=1)) for c in t.checks]
+    assert "known query types" in rules

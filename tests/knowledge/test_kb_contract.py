@@ -48,3 +48,23 @@ def test_manifest_cannot_be_validated(tmp_path: Path) -> None:
     path = snap(["a"], ["x"]).save_manifest(tmp_path / "m.json")
     with pytest.raises(InputError, match="no document text"):
         validate_knowledge_base(KnowledgeBaseSnapshot.from_manifest(path), docs_dir=None)
+
+
+def test_a_few_empty_documents_are_a_warning_with_their_ids():
+    texts = ["text"] * 199 + [""]
+    ids = [f"d{i}" for i in range(200)]
+    report = validate_knowledge_base(snap(ids, texts), docs_dir=None, raise_on_failure=False)
+    assert report.ok
+    assert report.warnings and "'d199'" in report.warnings[0] and "1 of 200 documents have no text" in report.warnings[0]
+    assert "warning: 1 of 200" in report.summary()
+
+
+def test_too_many_empty_documents_fail():
+    texts = ["text"] * 190 + [""] * 10
+    ids = [f"d{i}" for i in range(200)]
+    report = validate_knowledge_base(snap(ids, texts), KnowledgeBaseRules(max_empty_share=0.01), docs_dir=None,
+                                     raise_on_failure=False)
+    assert "non-empty document text" in report.failed_rules
+    lenient = validate_knowledge_base(snap(ids, texts), KnowledgeBaseRules(max_empty_share=0.1), docs_dir=None,
+                                      raise_on_failure=False)
+    assert lenient.ok and lenient.warnings

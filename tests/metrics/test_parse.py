@@ -34,6 +34,13 @@ CANONICAL = [
     "R-Prec(rel=2)",
     "ContextPrecision@5",
     "ContextPrecision(rel=2)@5",
+    "Judged@10",
+    "Bpref",
+    "Bpref(rel=2)",
+    "nDCG(judged_only=True)@10",
+    "nDCG(gain=exp,judged_only=True)@10",
+    "P(rel=2,judged_only=True)@5",
+    "AP(judged_only=True)",
 ]
 
 
@@ -154,3 +161,40 @@ def test_repr_and_base_class():
     m = parse_measure("R-Prec")
     assert isinstance(m, RPrecision) and isinstance(m, Measure)
     assert repr(m) == "Measure('R-Prec')"
+
+
+@pytest.mark.parametrize(
+    "given, canonical",
+    [
+        ("bpref", "Bpref"),
+        ("nDCG(judged_only=true)@10", "nDCG(judged_only=True)@10"),
+        ("nDCG(judged_only=False)@10", "nDCG@10"),
+        ("P(judged_only=TRUE, rel=2)@5", "P(rel=2,judged_only=True)@5"),
+    ],
+)
+def test_judged_spellings_print_canonically(given, canonical):
+    assert str(parse_measure(given)) == canonical
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("Judged", "needs a cutoff"),
+        ("Bpref@10", "takes no cutoff"),
+        ("nDCG(judged_only=yes)@10", "must be bool"),
+        ("nDCG(judged_only=1)@10", "must be bool"),
+        ("Judged(judged_only=True)@10", "unknown parameter"),
+        ("Bpref(judged_only=True)", "unknown parameter"),
+    ],
+)
+def test_judged_measure_errors_say_what_is_allowed(text, fragment):
+    with pytest.raises(MeasureError, match=fragment):
+        parse_measure(text)
+
+
+def test_every_measure_declares_its_direction():
+    from evalops.metrics import MEASURE_TYPES
+
+    for cls in MEASURE_TYPES.values():
+        m = cls(10) if cls.CUTOFF != "none" else cls()
+        assert m.higher_is_better is True, cls.NAME

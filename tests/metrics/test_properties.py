@@ -14,6 +14,8 @@ QUERIES = [f"q{i}" for i in range(6)]
 ALL_MEASURES = [
     "P@1", "P@3", "P@20", "R@2", "R@20", "F1@3", "nDCG@3", "nDCG", "nDCG(gain=exp)@5",
     "RR", "RR@2", "AP", "AP@3", "Success@2", "R-Prec", "ContextPrecision@4", "P(rel=2)@3", "AP(rel=2)",
+    "Judged@1", "Judged@5", "Bpref", "Bpref(rel=2)", "nDCG(judged_only=True)@5", "AP(judged_only=True)",
+    "P(rel=2,judged_only=True)@3", "RR(judged_only=True)", "R-Prec(judged_only=True)",
 ]  # fmt: skip
 
 grades = st.integers(min_value=-1, max_value=3)
@@ -75,3 +77,21 @@ def test_shuffling_input_lines_changes_nothing(qrels, run, random):
         assert got.query_ids.tolist() == expected.query_ids.tolist()
         for name in expected.per_query:
             np.testing.assert_array_equal(got.per_query[name], expected.per_query[name], err_msg=name)
+
+
+@SETTINGS
+@given(qrels_strategy, run_strategy)
+def test_a_run_of_judged_documents_only_is_its_own_condensed_list(qrels, run):
+    judged = {
+        q: {d: s for d, s in docs.items() if qrels.get(q, {}).get(d, -1) >= 0} for q, docs in run.items()
+    }
+    full = ["nDCG@5", "AP", "P@3", "RR", "R-Prec"]
+    condensed = [m.replace("@", "(judged_only=True)@") if "@" in m else f"{m}(judged_only=True)" for m in full]
+    zero = Policy(no_answer="zero")
+    on_judged = evaluate(qrels, judged, full, zero)
+    as_condensed = evaluate(qrels, run, condensed, zero)
+    for f, c in zip(full, condensed):
+        np.testing.assert_allclose(as_condensed.per_query[c], on_judged.per_query[f], rtol=0, atol=1e-12, err_msg=c)
+    coverage = evaluate(qrels, {q: d for q, d in judged.items() if d}, ["Judged@5"], zero).per_query["Judged@5"]
+    answered = np.isin(on_judged.query_ids, [q for q, d in judged.items() if d])
+    np.testing.assert_array_equal(coverage[answered], 1.0)

@@ -53,6 +53,7 @@ def test_json_shape_is_exactly_the_documented_one():
         "no_answer_queries": {"nDCG@10": ["q4"], "RR": ["q4"]},
         "missing_from_run_queries": ["q4"],
         "ignored_run_queries": 1,
+        "unjudged_documents": {"nDCG@10": "non-relevant", "RR": "non-relevant"},
     }
     with_queries = result.to_json(per_query=True)
     assert list(with_queries) == ["measures", "per_query", "policies"]

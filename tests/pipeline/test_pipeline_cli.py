@@ -5,36 +5,81 @@ import os
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 
 
-def test_report_prints_the_newest_markdown_report(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def _project(tmp_path):
+    (tmp_path / "evalops.yaml").write_text("gold_set: {path: goldset}\nknowledge_base: {path: corpus.jsonl}\n")
+    return tmp_path
+
+
+def test_report_prints_the_newest_markdown_report_from_any_folder_of_the_project(tmp_path, monkeypatch):
+    _project(tmp_path)
     for age, (name, text) in enumerate((("retrieval_eval_b", "# new\n"), ("retrieval_eval_a", "# old\n"))):
         folder = tmp_path / ".evalops" / "reports" / name
         folder.mkdir(parents=True)
         (folder / "report.md").write_text(text)
         (folder / "report.html").write_text("<html></html>")
         os.utime(folder, (1_700_000_000 - age * 60, 1_700_000_000 - age * 60))
+    monkeypatch.chdir(tmp_path / ".evalops" / "reports")
     runner = CliRunner()
     newest = runner.invoke(main, ["report"])
     assert newest.exit_code == 0 and newest.output == "# new\n"
     named = runner.invoke(main, ["report", "retrieval_eval/a", "--html"])
     assert named.exit_code == 0 and named.output.strip().endswith("retrieval_eval_a/report.html")
+    monkeypatch.chdir(tmp_path.parent)
+    outside = runner.invoke(main, ["report", "--project", str(tmp_path)])
+    assert outside.exit_code == 0 and outside.output == "# new\n"
 
 
 def test_report_without_reports_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(_project(tmp_path))
     result = CliRunner().invoke(main, ["report"])
-    assert result.exit_code == 2 and "no report yet" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "no report yet" in result.output
+
+
+def test_outside_a_project_commands_say_how_to_make_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for args in (["run", "--date", "2024-06-01"], ["report"], ["history"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == ExitCode.BAD_INPUT and "no evalops project here" in result.output, (
+            args, result.output)
+        assert "evalops init" in result.output
+    result = CliRunner().invoke(main, ["run", "--project", str(tmp_path / "nowhere")])
+    assert result.exit_code != 0 and "not an evalops project" in result.output
 
 
 def test_run_rejects_a_bad_date(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(_project(tmp_path))
     result = CliRunner().invoke(main, ["run", "--date", "yesterday"])
-    assert result.exit_code == 2 and "not a date; use YYYY-MM-DD" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "not a date; use YYYY-MM-DD" in result.output
 
 
-def test_demo_outside_the_project_folder_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["demo"])
-    assert result.exit_code == 2 and "run the demo from the project folder" in result.output
+def test_the_demo_project_is_the_checkout_whatever_the_folder(tmp_path, monkeypatch, repo_root):
+    from evalops.project import demo_project
+
+    monkeypatch.chdir(_project(tmp_path))
+    assert demo_project() == repo_root
+
+
+def test_init_writes_a_project_and_refuses_to_overwrite_it(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main, ["init", str(tmp_path / "mine"), "--gold-set", "data", "--knowledge-base",
+                                  "data/corpus.jsonl"])
+    assert result.exit_code == 0, result.output
+    root = tmp_path / "mine"
+    for rel in ("evalops.yaml", "retrievers.yaml", ".gitignore", "README.md", "dags/retrieval_eval.py",
+                "dags/promote_baseline.py", "dags/knowledge_base_producer.py"):
+        assert (root / rel).is_file(), rel
+    assert "include" not in (root / "evalops.yaml").read_text() + (root / "retrievers.yaml").read_text()
+    assert "handbook" not in (root / "retrievers.yaml").read_text()
+    dag = (root / "dags" / "retrieval_eval.py").read_text()
+    assert "from evalops.dags.retrieval_eval import retrieval_eval" in dag and len(dag.splitlines()) < 8
+    again = runner.invoke(main, ["init", str(root)])
+    assert again.exit_code != 0 and "exists already" in again.output
+
+    from evalops.retrievers import load_registry
+
+    registry = load_registry(root / "retrievers.yaml")
+    assert sorted({e.adapter for e in registry}) == ["builtin", "http", "python", "run_file"]
+    assert [e.key for e in registry.deployed()] == ["bm25@1.0"]

@@ -1,0 +1,50 @@
+"""Which project a command works on: ``--project DIR``, else ``EVALOPS_HOME``, else the nearest folder at or
+above the current one that holds ``evalops.yaml`` (as git finds its repository)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from evalops.errors import ConfigError
+
+PROJECT_OPTION = click.option(
+    "--project", "project", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="The evalops project folder (default: the nearest folder at or above the current one holding "
+         "evalops.yaml; $EVALOPS_HOME).",
+)
+CONFIG_OPTION = click.option(
+    "--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+    help="A settings file to use instead of the project's evalops.yaml ($EVALOPS_CONFIG).",
+)
+
+
+def project_home(project: Path | None, *, config_file: str | None = None) -> Path:
+    """The project folder, or a ``ConfigError`` saying how to make one."""
+    from evalops.config import PROJECT_FILE, find_project
+
+    if project is not None:
+        root = project.expanduser().resolve()
+        if not (root / PROJECT_FILE).is_file() and config_file is None:
+            raise ConfigError(f"{root}: not an evalops project (no {PROJECT_FILE}); create one with "
+                              f"`evalops init {project}`")
+        return root
+    if os.environ.get("EVALOPS_HOME"):
+        return Path(os.environ["EVALOPS_HOME"]).expanduser().resolve()
+    if config_file is not None or os.environ.get("EVALOPS_CONFIG"):
+        return Path.cwd()
+    found = find_project()
+    if found is None:
+        raise ConfigError(f"no evalops project here: no {PROJECT_FILE} in {Path.cwd()} or any folder above it; "
+                          "create one with `evalops init DIR`, or pass --project DIR")
+    return found
+
+
+def project_config(project: Path | None, config_file: str | None = None):
+    """The settings of the project this command works on."""
+    from evalops.config import load_config
+
+    home = project_home(project, config_file=config_file)
+    return load_config(home, config_file=config_file, environ={**os.environ, "EVALOPS_HOME": str(home)})

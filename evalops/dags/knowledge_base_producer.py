@@ -1,0 +1,54 @@
+"""
+### knowledge_base_producer: an example knowledge-base pipeline that announces a new snapshot
+
+Whatever rebuilds your knowledge base (re-chunking, re-embedding, a nightly sync) ends by emitting the
+`knowledge-base` asset; `retrieval_eval` is scheduled on it and starts within seconds. This example only
+fingerprints the knowledge base folder and attaches the snapshot id to the event.
+
+A pipeline outside Airflow makes the same announcement over the REST API (see the README):
+`POST /api/v2/assets/events` with `{"asset_id": <id>, "extra": {...}}` and a bearer token from
+`POST /auth/token`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from airflow.sdk import Asset, Metadata, dag, task
+
+KNOWLEDGE_BASE = Asset("knowledge-base")
+
+__all__ = ["knowledge_base_producer"]
+
+
+def knowledge_base_producer(dag_file: str, dag_id: str = "knowledge_base_producer"):
+    """The example producer DAG of the project ``dag_file`` (a file in its ``dags/`` folder) belongs to."""
+    project = Path(dag_file).resolve().parent.parent
+    built = _build(project, dag_id)
+    built.fileloc = str(Path(dag_file).resolve())
+    return built
+
+
+def _build(project: Path, dag_id: str):
+    @dag(
+        dag_id=dag_id,
+        schedule=None,
+        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+        catchup=False,
+        tags=["evalops", "example", "producer"],
+        default_args={"owner": "evalops", "retries": 1, "retry_delay": dt.timedelta(seconds=30)},
+        doc_md=__doc__,
+    )
+    def producer_dag():
+        @task(outlets=[KNOWLEDGE_BASE])
+        def publish_snapshot():
+            from evalops import pipeline
+            from evalops.config import load_config
+
+            snapshot = pipeline.describe_knowledge_base(load_config(home=project))
+            yield Metadata(KNOWLEDGE_BASE, snapshot)
+
+        publish_snapshot()
+
+    return producer_dag()

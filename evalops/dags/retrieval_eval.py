@@ -1,0 +1,163 @@
+"""
+### retrieval_eval: did any deployed retriever version get worse, by how much, on which queries?
+
+Runs every day at 00:00 UTC (its data interval is the previous UTC day, as the query logs are
+partitioned) **and** whenever the `knowledge-base` asset is updated (by the
+`knowledge_base_producer` DAG or `POST /api/v2/assets/events`).
+
+1. `migrate_warehouse`: bring the metrics warehouse to the current schema.
+2. `snapshot_knowledge_base`: content-hash the knowledge base; record the snapshot.
+3. `validate_inputs`: Great Expectations on the gold set and the snapshot. A failure stores an alert and
+   stops the run before anything is scored (no retry: bad data does not fix itself).
+4. `sample_query_logs`: seeded sample of the run's log window, validated and PII-scrubbed.
+5. `plan`: the eval fingerprint, the deployed versions from the registry, each retriever's baseline. A
+   stale baseline (knowledge base or gold set changed) is re-scored in this run.
+6. `score`: mapped over versions x query shards; per-query metrics go to the warehouse.
+7. `compare`: mapped over versions; stores each version's run and aggregates, then runs the paired
+   tests against the baseline.
+8. `decide`: corrects the p-values across every measure x version (Holm) and stores the A/B results.
+9. `alert`: regressions and failed/partial versions (stored first, then sent; a dead webhook leaves the
+   alert undelivered).
+10. `publish_report`: markdown + HTML report; fails the run if a version could not be scored.
+
+Settings come from the project's `evalops.yaml` and `EVALOPS_*` environment variables (see
+`evalops/config.py`). XCom carries ids and small specs, never data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+from airflow.sdk import (
+    Asset,
+    AssetOrTimeSchedule,
+    CronTriggerTimetable,
+    ExceptionRetryPolicy,
+    RetryAction,
+    RetryRule,
+    dag,
+    task,
+)
+
+__all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "NO_RETRY_ON_BAD_INPUT"]
+
+KNOWLEDGE_BASE = Asset("knowledge-base")
+
+# Tests and the demo shorten the wait between attempts; production keeps a minute.
+RETRY_DELAY = dt.timedelta(seconds=float(os.environ.get("EVALOPS_RETRY_DELAY_SECONDS", "60")))
+
+# Bad input, and a version that already failed its own retries, do not get better on retry.
+NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
+    rules=[
+        RetryRule(
+            exception=[
+                "evalops.errors.InputError",
+                "evalops.errors.ValidationError",
+                "evalops.pipeline.errors.IncompleteRunError",
+            ],
+            action=RetryAction.FAIL,
+            reason="bad input: fix the data; retrying cannot help",
+        ),
+    ]
+)
+
+
+def project_of(dag_file: str | os.PathLike[str]) -> Path:
+    """The project a DAG file belongs to: the folder above its ``dags/`` folder."""
+    return Path(dag_file).resolve().parent.parent
+
+
+def _call(project: Path, step: str, *args):
+    """Run one pipeline step with the project's settings and this DAG run's context. All imports are here."""
+    from airflow.sdk import get_current_context
+
+    from evalops import pipeline
+    from evalops.config import load_config
+
+    run = pipeline.RunContext.from_airflow(get_current_context())
+    return getattr(pipeline, step)(load_config(home=project), run, *args)
+
+
+def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_eval"):
+    """The ``retrieval_eval`` DAG of the project that ``dag_file`` (a file in its ``dags/`` folder) belongs
+    to. Call it from that file: ``dag = retrieval_eval(__file__)``."""
+    project = project_of(dag_file)
+    built = _build(project, dag_id)
+    built.fileloc = str(Path(dag_file).resolve())  # workers re-parse the project's file, not this module
+    return built
+
+
+def _build(project: Path, dag_id: str):
+    @dag(
+        dag_id=dag_id,
+        schedule=AssetOrTimeSchedule(
+            timetable=CronTriggerTimetable("0 0 * * *", timezone="UTC", interval=dt.timedelta(days=1)),
+            assets=[KNOWLEDGE_BASE],
+        ),
+        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+        catchup=False,
+        max_active_runs=1,
+        tags=["evalops", "retrieval", "evaluation"],
+        default_args={
+            "owner": "evalops",
+            "retries": 2,
+            "retry_delay": RETRY_DELAY,
+            "retry_policy": NO_RETRY_ON_BAD_INPUT,
+        },
+        doc_md=__doc__,
+    )
+    def retrieval_eval_dag():
+        @task
+        def migrate_warehouse() -> str:
+            return _call(project, "migrate_warehouse")
+
+        @task
+        def snapshot_knowledge_base(_migrated: str) -> str:
+            return _call(project, "snapshot_knowledge_base")
+
+        @task
+        def validate_inputs(snapshot_id: str) -> dict:
+            return _call(project, "validate_inputs", snapshot_id)
+
+        @task
+        def sample_query_logs(snapshot_id: str) -> dict:
+            return _call(project, "sample_query_logs", snapshot_id)
+
+        @task
+        def plan(snapshot_id: str, gold_set_versions: dict, log_sample: dict) -> list[dict]:
+            return _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample)
+
+        @task
+        def shard(versions: list[dict]) -> list[dict]:
+            return _call(project, "shard_specs", versions)
+
+        @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
+        def score(spec: dict) -> dict:
+            return _call(project, "score_shard", spec)
+
+        @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
+        def compare(spec: dict) -> dict:
+            return _call(project, "compare_version", spec)
+
+        @task
+        def decide(versions: list[dict], _compared: list[dict]) -> dict:
+            return _call(project, "decide_run", versions)
+
+        @task
+        def alert(versions: list[dict], _decided: dict) -> list[dict]:
+            return _call(project, "raise_alerts", versions)
+
+        @task
+        def publish_report(versions: list[dict], alerts: list[dict]) -> str:
+            return _call(project, "publish_report", versions, alerts)
+
+        snapshot_id = snapshot_knowledge_base(migrate_warehouse())
+        versions = plan(snapshot_id, validate_inputs(snapshot_id), sample_query_logs(snapshot_id))
+        scored = score.expand(spec=shard(versions))
+        compared = compare.expand(spec=versions)
+        scored >> compared
+        publish_report(versions, alert(versions, decide(versions, compared)))
+
+    return retrieval_eval_dag()

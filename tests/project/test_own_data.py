@@ -1,0 +1,153 @@
+"""A project of your own, as a new user makes it: ``evalops init``, a BEIR collection copied beside it, two
+versions (the built-in BM25 and a run file), ``evalops run``, ``history`` and ``report``, and the same
+project under Airflow. On SciFact (binary, 300 queries) and the NFCorpus split (graded 1-2)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalops.cli import main
+
+pytestmark = pytest.mark.slow
+
+DAY = "2024-06-01"
+
+
+def _registry(run_file: str) -> str:
+    return f"""\
+retrievers:
+  - name: search
+    version: "bm25"
+    adapter: builtin
+    deployed: true
+    owner: me
+    params: {{kind: bm25}}
+  - name: search
+    version: "run-file"
+    adapter: run_file
+    deployed: true
+    owner: me
+    params: {{path: {run_file}, missing: empty}}
+"""
+
+
+def make_project(tmp_path: Path, shared_data: Path, collection: str, run_file: str) -> Path:
+    """``evalops init`` a folder, copy the collection elsewhere, and point the project at it."""
+    data = tmp_path / "data" / collection
+    shutil.copytree(shared_data / collection, data)
+    root = tmp_path / "proj"
+    result = CliRunner().invoke(main, ["init", str(root)])
+    assert result.exit_code == 0, result.output
+    text = (root / "evalops.yaml").read_text()
+    text = text.replace('  path: "goldset"', f'  path: "{data}"').replace(
+        '  path: "knowledge_base"', f'  path: "{data / "corpus.jsonl"}"')
+    (root / "evalops.yaml").write_text(text)
+    (root / "retrievers.yaml").write_text(_registry(str(data / "runs" / run_file)))
+    return root
+
+
+def cli(*args: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch):
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("EVALOPS_") and key != "EVALOPS_SHARED_DATA":
+            monkeypatch.delenv(key)
+
+
+@pytest.mark.parametrize("collection, run_file, grades", [
+    ("scifact", "itsumida-te3large-zerank1-top15.trec", "1..1"),
+    ("nfcorpus-orig-test", "bm25.trec", "1..2"),
+])
+def test_init_run_history_report_on_a_real_collection(tmp_path, shared_data, monkeypatch, collection, run_file,
+                                                      grades):
+    root = make_project(tmp_path, shared_data, collection, run_file)
+    (root / "sub").mkdir()
+
+    code, out = cli("validate", "--no-docs", cwd=root / "sub", monkeypatch=monkeypatch)
+    assert code == 0, out
+    assert "not applicable: each query type present (no query types)" in out
+
+    code, out = cli("run", "--date", DAY, cwd=root / "sub", monkeypatch=monkeypatch)
+    assert code == 0, out
+    assert "report:" in out
+
+    code, out = cli("history", "--format", "json", cwd=root, monkeypatch=monkeypatch)
+    assert code == 0, out
+    rows = json.loads(out)
+    assert sorted((r["retriever"], r["version"]) for r in rows) == [("search", "bm25"), ("search", "run-file")]
+    assert all(r["status"] in ("succeeded", "partial") for r in rows)
+
+    code, report = cli("report", "--project", str(root), cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 0, report
+    assert "contract gold_set gold" in report and "min_queries 50" in report
+    assert f"observed_grades" in report and "allowed_grades \"auto\"" in report
+    assert "not applicable: each query type present (no query types)" in report
+    assert "handbook" not in report  # the demo's retriever never reaches a project of your own
+
+    from evalops.config import load_config
+    from evalops.warehouse import create_warehouse_engine, get_run
+
+    cfg = load_config(root, environ={})
+    engine = create_warehouse_engine(cfg.resolved_warehouse_url())
+    try:
+        stored = [get_run(engine, r["run_id"]) for r in rows]
+    finally:
+        engine.dispose()
+    for run in stored:  # the rules in force are recorded with every run
+        assert run.contracts["rules"]["gold_sets"]["gold"]["allowed_grades"] == "auto"
+        outcome = run.contracts["outcomes"]["gold_set:gold"]
+        assert outcome["not_applicable"][0]["reason"] == "no query types"
+        assert "..".join(map(str, outcome["rules"]["observed_grades"])) == grades
+
+
+def test_bad_settings_write_nothing(tmp_path, shared_data, monkeypatch):
+    root = make_project(tmp_path, shared_data, "scifact", "bm25.trec")
+    yaml_path = root / "evalops.yaml"
+    good = yaml_path.read_text()
+    cases = [
+        (good.replace("# rules:\n    # min_queries: 50", "rules:\n    min_queries: lots"),
+         f"{yaml_path}:", "gold_set.rules.min_queries"),
+        (good + "colour: blue\n", f"{yaml_path}:", "unknown setting 'colour'"),
+    ]
+    for text, where, what in cases:
+        yaml_path.write_text(text)
+        code, out = cli("run", "--date", DAY, cwd=root, monkeypatch=monkeypatch)
+        assert code != 0 and where in out and what in out, out
+        assert not (root / ".evalops" / "warehouse.db").exists()
+    yaml_path.write_text(good)
+    (root / "retrievers.yaml").write_text(_registry(str(tmp_path / "missing.trec")))
+    code, out = cli("run", "--date", DAY, cwd=root, monkeypatch=monkeypatch)
+    assert code != 0 and "missing.trec" in out, out
+    from evalops.config import load_config
+    from evalops.pipeline.store import warehouse_counts
+
+    counts = warehouse_counts(load_config(root, environ={})) if (root / ".evalops" / "warehouse.db").exists() else {}
+    assert counts.get("query_scores", 0) == 0 and counts.get("eval_runs", 0) == 0, counts
+
+
+@pytest.mark.airflow
+def test_the_project_runs_under_airflow(tmp_path, shared_data):
+    from evalops.config import load_config
+    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.pipeline.store import warehouse_counts
+
+    root = make_project(tmp_path, shared_data, "nfcorpus-orig-test", "bm25.trec")
+    results = run_steps_in_subprocess(
+        root / "dags", [{"dag_id": "retrieval_eval", "logical_date": f"{DAY}T00:00:00+00:00"}],
+        workdir=tmp_path / "airflow", log_path=tmp_path / "airflow.log",
+        env={"EVALOPS_HOME": str(root), "EVALOPS_RETRY_DELAY_SECONDS": "1"}, inherit_evalops_env=False)
+    assert [r["state"] for r in results] == ["success"], (tmp_path / "airflow.log").read_text()[-3000:]
+    counts = warehouse_counts(load_config(root, environ={}))
+    assert counts["eval_runs"] == 2 and counts["query_scores"] > 0
