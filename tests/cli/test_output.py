@@ -98,10 +98,11 @@ def test_evaluate_in_every_format_to_a_file(tmp_path):
 @pytest.mark.parametrize("args", [["history"], ["history", "bm25", "-m", "nDCG@10"], ["report"],
                                   ["report", "--format", "json"]])
 def test_read_only_commands_never_create_the_evalops_folder(tmp_path, monkeypatch, args):
+    (tmp_path / "evalops.yaml").write_text("gold_set: {path: goldset}\n")  # a new project, never run
     monkeypatch.chdir(tmp_path)
     env = {k: None for k in ("EVALOPS_WAREHOUSE_URL", "EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_REPORT_DIR",
                              "AIRFLOW_CONN_EVALOPS_WAREHOUSE")}
     result = CliRunner().invoke(main, args, env=env)
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert "nothing has been recorded" in result.output or "no report yet" in result.output
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["evalops.yaml"]
