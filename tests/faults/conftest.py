@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 # A hang guard, not a duration assertion: a case that hangs fails instead of blocking the suite.
 WATCHDOG_SECONDS = 120

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from servers import Webhook, dead_port
+from tests.faults.servers import Webhook, dead_port
 
 from evalops.alerting import LogNotifier, WebhookNotifier, deliver_alerts, retry_alerts, validation_alert
 from evalops.pipeline.store import WarehouseAlertStore

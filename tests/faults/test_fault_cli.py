@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from servers import SearchService, Webhook, dead_port
+from tests.faults.servers import SearchService, Webhook, dead_port
 
 from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
 from evalops.cli import main
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600, method="thread")]  # a hang guard for two pipeline runs
 
 INCLUDE = Path(__file__).resolve().parents[2] / "include"
 

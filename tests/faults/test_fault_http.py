@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from servers import BlackHole, Dripper, dead_port
+from tests.faults.servers import BlackHole, Dripper, dead_port
 
 from evalops.retrievers import HttpRetriever, Query, RetryPolicy, retrieve_run
 from evalops.retrievers.scoring import FailureBudgetExceeded

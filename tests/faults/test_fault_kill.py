@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from servers import Webhook, dead_port
+from tests.faults.servers import Webhook, dead_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600, method="thread")]  # a hang guard for two pipeline runs
 
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "include"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from servers import BlackHole
+from tests.faults.servers import BlackHole
 
 from evalops.errors import ConfigError, WarehouseError
 from evalops.warehouse import create_warehouse_engine
