@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "demo": "pipeline:demo",
     "report": "pipeline:report",
     "alerts": "alerts:alerts",
+    "dashboard": "dashboard:dashboard",
 }
 
 

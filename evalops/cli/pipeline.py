@@ -51,12 +51,13 @@ def demo():
     """Two days of the evaluation DAG on the sample data in include/, on the embedded SQLite warehouse.
 
     Day 1 scores the deployed baseline and promotes it; day 2 deploys a better candidate (hybrid) and one
-    with a planted regression. Run it from the project folder; it takes about a minute.
+    with a planted regression. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
+    the dashboard has a month of history. Run it from the project folder; it takes a few minutes.
     """
     import time
 
     from evalops.config import load_config
-    from evalops.pipeline.demo import demo_summary, plan_demo, run_demo
+    from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill, run_demo
     from evalops.project import demo_project
     from evalops.secrets import mask_url
 
@@ -68,6 +69,9 @@ def demo():
                f"warehouse {mask_url(cfg.resolved_warehouse_url())}")
     click.echo(f"  day 1: deployed {', '.join(f'{r} {v}' for r, v in plan.baselines)}; then promote_baseline")
     click.echo(f"  day 2: also deploys {', '.join(f'{r} {v}' for r, v in plan.candidates)}")
+    days = run_backfill(cfg, plan, progress=lambda d: click.echo(f"  backfill {d}  evalops run", err=True))
+    if days:
+        click.echo(f"  backfilled {days[0]} .. {days[-1]} with `evalops run` (no Airflow)")
     results = run_demo(cfg, plan)
     summary = demo_summary(cfg, plan, results)
     for dag_id, day, state in summary["states"]:
@@ -96,6 +100,8 @@ def demo():
     click.echo("\nwarehouse rows: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     click.echo(f"report: {summary['report']}")
     click.echo(f"Airflow log: {plan.workdir / 'airflow.log'}   ({time.perf_counter() - started:.0f} s)")
+    click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
+               "or `evalops dashboard --export site/` for static files)")
 
 
 @click.command()

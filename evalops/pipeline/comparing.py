@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.registry import canonical_measures
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, shard_file
@@ -122,6 +123,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         aggregates=None if own.status == "failed" else _aggregates(own.frame, measures),
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
     )
+    record_run_facts(cfg, run, spec, n_failed=len(own.failed))
     if spec.get("rescore_reason") and own.status == "succeeded":
         promote_baseline(engine, spec["run_id"], by="evalops", reason=spec["rescore_reason"])
         log.info("%s: re-scored stale baseline promoted (run %s)", spec["label"], spec["run_id"])

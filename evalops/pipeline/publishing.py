@@ -97,9 +97,18 @@ def build_report_data(
         base = spec.get("baseline_run_id")
         if base is not None and not spec.get("baseline_today") and base not in stored_baselines:
             stored_baselines.add(base)
-            b = get_run(engine, base)
+    # One row per version: a stored baseline whose version was also scored today labels today's row; one
+    # not scored today gets its own row.
+    for base in sorted(stored_baselines):
+        b = get_run(engine, base)
+        label = f"baseline (comparisons use stored run {base}, {b.logical_date:%Y-%m-%d})"
+        today = [i for i, r in enumerate(rows) if (r.retriever, r.version, r.query_set) == (
+            b.key.retriever, b.key.version, b.key.dataset)]
+        for i in today:
+            rows[i] = dataclasses.replace(rows[i], role=label)
+        if not today:
             rows.append(VersionScores(
-                b.key.retriever, b.key.version, f"baseline (stored run {base})", b.key.dataset,
+                b.key.retriever, b.key.version, label, b.key.dataset,
                 _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
                 run_key=str(base), n_retries=b.n_retries,
             ))

@@ -60,7 +60,11 @@ def _version_table(versions: list[VersionScores]) -> Table:
     measures = _measures(versions)
     rows = []
     for v in versions:
+        # the n the measures averaged over (no-answer queries may be excluded by policy), of the judged queries
+        used = {a.get("n") for a in v.aggregates.values() if a and a.get("n") is not None}
         n = "–" if v.n_queries is None else str(v.n_queries)
+        if len(used) == 1 and v.n_queries is not None and min(used) < v.n_queries:
+            n = f"{used.pop()} of {v.n_queries}"
         if v.n_failed:
             n += f" ({v.n_failed} failed, excluded)"
         if v.n_retries:

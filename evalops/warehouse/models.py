@@ -56,6 +56,8 @@ __all__ = [
     "MeasureModel",
     "NAMING_CONVENTION",
     "QueryScoreModel",
+    "QueryTextModel",
+    "RunTimingModel",
     "RUN_STATUSES",
     "RunAggregateModel",
     "DELIVERY_STATUSES",
@@ -298,3 +300,31 @@ class AlertDeliveryModel(Base):
     next_attempt_at: Mapped[dt.datetime | None]
     delivered_at: Mapped[dt.datetime | None]
     error: Mapped[str | None] = mapped_column(Text)
+
+
+class QueryTextModel(Base):
+    """The text of each scored query, once per query set version (gold-set version or production sample).
+
+    Production text is stored as the log sample wrote it (PII-scrubbed); it is untrusted and every reader
+    escapes it for its medium.
+    """
+
+    __tablename__ = "query_texts"
+
+    query_set_version: Mapped[str] = mapped_column(String(128), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(QUERY_ID_MAX_LENGTH), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class RunTimingModel(Base):
+    """Retrieval latency (milliseconds, over the answered queries) and failure count of one run."""
+
+    __tablename__ = "run_timings"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True)
+    latency_p50_ms: Mapped[float | None]
+    latency_p95_ms: Mapped[float | None]
+    latency_max_ms: Mapped[float | None]
+    wall_seconds: Mapped[float | None]
+    n_failed: Mapped[int]
+    recorded_at: Mapped[dt.datetime]

@@ -19,7 +19,9 @@ TABLES = {
     "kb_snapshots",
     "measures",
     "query_scores",
+    "query_texts",
     "run_aggregates",
+    "run_timings",
 }
 
 
