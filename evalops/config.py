@@ -171,6 +171,37 @@ class AlertingSettings(_Section):
                                                              "no longer re-sent")
 
 
+class JudgeSettings(_Section):
+    """The judge of retrieved contexts (``evalops.judges``): off, the offline lexical judge, or an
+    OpenAI-compatible endpoint. The key is never a setting: it is read from ``api_key_env`` or the
+    Airflow connection ``airflow_conn_id``."""
+
+    kind: Literal["off", "lexical", "openai"] = Field("off", description="off, lexical (offline, no model) or openai")
+    base_url: str = Field("", description="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
+    model: str = Field("", description="the judge model")
+    api_key_env: str = Field("OPENAI_API_KEY", description="the variable holding the judge's API key (a secret)")
+    airflow_conn_id: str | None = Field(None, description="Airflow connection holding the key (password) and URL")
+    temperature: float = Field(0.0, ge=0, description="sampling temperature")
+    seed: int | None = Field(0, description="decoding seed (sample i uses seed + i)")
+    output_mode: Literal["json_schema", "json_object", "text"] = Field("json_schema",
+                                                                       description="structured-output mode")
+    max_concurrency: int = Field(8, ge=1, description="judge requests in flight")
+    request_timeout: float = Field(30.0, gt=0, description="seconds per judge request")
+    deadline_seconds: float = Field(900.0, gt=0, description="seconds for one judge step")
+    max_retries: int = Field(4, ge=0, description="retries on 429, 5xx and timeouts (with jitter)")
+    max_tokens_per_run: int | None = Field(None, description="input + output token budget per run (none: no cap)")
+    max_cost_per_run: float | None = Field(None, description="cost budget per run (none: no cap)")
+    price_input_per_1k: float = Field(0.0, ge=0, description="price per 1,000 input tokens")
+    price_output_per_1k: float = Field(0.0, ge=0, description="price per 1,000 output tokens")
+    top_k: int = Field(5, ge=1, description="contexts judged per query and version")
+    graded: bool = Field(False, description="graded (0-3) judge labels instead of binary")
+    production_queries: int = Field(100, ge=0, description="sampled production queries judged per run")
+    samples: int = Field(1, ge=1, description="repeated judgments per item (self-consistency)")
+    agreement_threshold: float = Field(0.6, ge=-1, le=1, description="kappa with the gold set above which "
+                                       "judge-label results may alert")
+    missing_budget: float = Field(0.05, ge=0, le=1, description="share of missing judge labels tolerated")
+
+
 class Config(BaseSettings):
     """The settings of one project. Build it with :func:`load_config`."""
 
@@ -204,6 +235,7 @@ class Config(BaseSettings):
                                                                 "scores; expired = `abandoned` by the next run")
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
     _source: str = PrivateAttr("defaults")
 
@@ -621,7 +653,7 @@ def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator
         key = prefix + (name,)
         sub = field.annotation
         nested = next((t for t in (GoldSetSettings, KnowledgeBaseSettings, QueryLogSettings, QueryLogThresholds,
-                                   RegressionSettings, AlertingSettings, GoldSetRules, KnowledgeBaseRules)
+                                   RegressionSettings, AlertingSettings, JudgeSettings, GoldSetRules, KnowledgeBaseRules)
                        if sub is t or sub == t | None), None)
         if nested is not None and name != "gold_sets":
             yield from iter_settings(nested, key)

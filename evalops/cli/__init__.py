@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "report": "pipeline:report",
     "alerts": "alerts:alerts",
     "dashboard": "dashboard:dashboard",
+    "generate-queries": "generate:generate_queries",
 }
 
 

@@ -35,20 +35,33 @@ SHOWN_IDS = 5  # how many query ids a table footer lists before "..."
     help="Gold queries without a relevant document: leave them out of the means (exclude) or score them 0 "
     "as trec_eval does (zero).",
 )
+@click.option("--allow-empty", is_flag=True, help="Accept an empty run file (every query scores 0) instead of failing.")
+@click.option(
+    "--memory-budget",
+    default="1GB",
+    show_default=True,
+    help="Peak memory for reading the run (e.g. 512MB, 2GB). A larger run is streamed by query blocks.",
+)
 @reports_errors
 def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, fmt: str, output_path: Any,
-             no_answer: str) -> None:
+             no_answer: str, allow_empty: bool, memory_budget: str) -> None:
     """Score RUN (a TREC run file) against QRELS (TREC qrels, BEIR qrels TSV or BEIR folder).
 
-    Values match trec_eval (ties by doc id descending; a query missing from the run scores 0).
+    Either may be `-` (standard input) or compressed (.gz, .zst). Values match trec_eval (ties by doc id
+    descending; a query missing from the run scores 0).
     """
-    from evalops.formats import read_qrels, read_run
-    from evalops.metrics import Policy, evaluate as evaluate_run, parse_measures
+    from evalops.errors import InputError
+    from evalops.formats import read_qrels
+    from evalops.formats.stream import parse_memory_budget
+    from evalops.metrics import Policy, parse_measures
+    from evalops.metrics.table_input import evaluate_run_file
 
+    if qrels == "-" and run == "-":
+        raise InputError("QRELS and RUN cannot both be standard input (-); give one of them as a file")
     parsed = parse_measures(measures)  # a typo fails before any file is read
+    budget = parse_memory_budget(memory_budget)
     policy = Policy(no_answer=no_answer)  # type: ignore[arg-type]
     gold = read_qrels(qrels)
-    ranked = read_run(run)
     with progress("scoring queries", total=len(gold.queries)) as advance:
         done = 0
 
@@ -57,7 +70,10 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
             advance(finished - done)
             done = finished
 
-        result = evaluate_run(gold, ranked, parsed, policy, progress=report)
+        result = evaluate_run_file(
+            gold, run, parsed, policy, memory_budget=budget, allow_empty=allow_empty, progress=report,
+            notice=lambda message: click.echo(message, err=True),
+        )
 
     if per_query:
         columns: tuple[str, ...] = ("query_id", "measure", "value")

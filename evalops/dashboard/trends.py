@@ -88,7 +88,7 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
                                  f"{r['timing_failed']} failed")
                        for i, r in enumerate(mine)]
                 lat_series.append(svg.Series(f"{v} {label}", pts, colors.get(v, svg.PALETTE[-1])))
-        latency = svg.line_chart(lat_series, (), y_label="latency (ms)", y_format="{:.1f}", height=240,
+        latency = svg.line_chart(lat_series, (), y_label="latency (ms)", y_format="{:.3g}", height=240,
                                  title=f"{retriever}: retrieval latency")
     table = [{"when": _day(r["logical_date"]), "version": r["version"], "mean": fmt(r["mean"]),
               "interval": f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]", "n": r["n"], "status": r["status"],

@@ -92,6 +92,10 @@ def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -
     """
     retried = retry_undelivered(cfg)
     alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run)) + retriever_alerts_for(cfg, run, versions)
+    # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
+    from evalops.pipeline.judging import judge_alerts_for
+
+    alerts += judge_alerts_for(cfg, run, versions)
     out = [
         {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered, "delivery_status": o.status,
          "new": o.created, "dedup_key": o.alert.dedup_key}

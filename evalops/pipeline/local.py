@@ -14,6 +14,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import decide_run
 from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, validate_inputs
+from evalops.pipeline.judging import judge_versions
 from evalops.pipeline.planning import plan_run, shard_specs
 from evalops.pipeline.publishing import publish_report
 from evalops.pipeline.scoring import score_shard
@@ -26,7 +27,7 @@ __all__ = ["run_local"]
 
 
 def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Every step of one run. Returns the version specs, the alerts and the report path.
+    """Every step of one run. Returns the version specs, the alerts, the report path and the judge summary.
 
     A failed input contract raises (after storing its alert), as the DAG's task would. A gold version that
     could not be scored raises ``IncompleteRunError`` after the report, carrying this result as ``.result``.
@@ -48,6 +49,8 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     for spec in versions:
         say(f"comparing {spec['label']}")
         compare_version(cfg, run, spec)
+    say("judging the top contexts")
+    judged = judge_versions(cfg, run, versions)
     decide_run(cfg, run, versions)
     alerts = raise_alerts(cfg, run, versions)
     say("writing the report")
@@ -56,6 +59,6 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     except IncompleteRunError as exc:
         from evalops.pipeline.alerts import report_location
 
-        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run)}
+        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run), "judged": judged}
         raise
-    return {"versions": versions, "alerts": alerts, "report": report}
+    return {"versions": versions, "alerts": alerts, "report": report, "judged": judged}

@@ -149,6 +149,11 @@ def build_report_data(
         **contract_policies(load_contracts(cfg, run)),
     }
     notes = contract_notes(load_contracts(cfg, run)) + notes
+    # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
+    from evalops.pipeline.judging import judge_report
+
+    judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
+    ab, policies, notes = ab + judge_rows, {**policies, **judge_policies}, notes + judge_notes
     return ReportData(
         run_key=run.label,
         day=run.day,

@@ -15,6 +15,7 @@ Layout::
         |               |
       measures (small lookup table of canonical measure strings)
     ab_tests (baseline run vs candidate run, per measure)    alerts (de-duplicated, with delivery status)
+    judgments (the judge cache, content-addressed)   judge_runs (a judge step's usage, agreement and results)
 
 ``query_scores`` is the big table (100,000+ rows per run): an integer run id, an integer measure id, the
 query id and a ``NaNFloat``; its primary key (run_id, measure_id, query_id) is the natural key, so a
@@ -52,6 +53,8 @@ __all__ = [
     "EvalFingerprintModel",
     "EvalRunModel",
     "GoldSetVersionModel",
+    "JudgeRunModel",
+    "JudgmentModel",
     "KBSnapshotModel",
     "MeasureModel",
     "NAMING_CONVENTION",
@@ -328,3 +331,56 @@ class RunTimingModel(Base):
     wall_seconds: Mapped[float | None]
     n_failed: Mapped[int]
     recorded_at: Mapped[dt.datetime]
+
+
+class JudgmentModel(Base):
+    """The judgment cache: one judge label, keyed by everything that could change it.
+
+    The key is (query text hash, document content hash, judge model, prompt ``name@version``, decoding
+    settings as canonical JSON, sample index); a re-run with the same key costs no request. Only labels
+    are stored: a missing label (a refusal, a timeout) is retried on the next run, never cached.
+    """
+
+    __tablename__ = "judgments"
+
+    query_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    document_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    judge_model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    prompt: Mapped[str] = mapped_column(String(100), primary_key=True)
+    decoding: Mapped[str] = mapped_column(String(200), primary_key=True)
+    sample: Mapped[int] = mapped_column(primary_key=True)
+    label: Mapped[float | None]
+    detail: Mapped[dict[str, Any]]
+    offline: Mapped[bool] = mapped_column(Boolean)
+    input_tokens: Mapped[int]
+    output_tokens: Mapped[int]
+    cost: Mapped[float]
+    created_at: Mapped[dt.datetime]
+
+
+class JudgeRunModel(Base):
+    """One judge step of one DAG run (``scope`` names the task and the queries judged, e.g. ``production``):
+    the judge, the requests, cache hits, missing labels, tokens and cost, the agreement with the gold set,
+    the gate's decision and the judge-label results per version."""
+
+    __tablename__ = "judge_runs"
+    __table_args__ = (UniqueConstraint("dag_id", "dag_run_id", "scope"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dag_id: Mapped[str] = mapped_column(String(250))
+    dag_run_id: Mapped[str] = mapped_column(String(250))
+    scope: Mapped[str] = mapped_column(String(200))
+    judge: Mapped[dict[str, Any]]
+    prompt: Mapped[str] = mapped_column(String(100))
+    items: Mapped[int]
+    requests: Mapped[int]
+    cache_hits: Mapped[int]
+    missing: Mapped[int]
+    missing_reasons: Mapped[dict[str, Any]]
+    input_tokens: Mapped[int]
+    output_tokens: Mapped[int]
+    cost: Mapped[float]
+    gate: Mapped[dict[str, Any]]
+    agreement: Mapped[dict[str, Any] | None]
+    results: Mapped[dict[str, Any]]
+    created_at: Mapped[dt.datetime]

@@ -83,7 +83,7 @@ def test_evaluation_dag_shape(dagbag):
     assert d["timetable"] == "AssetOrTimeSchedule"
     assert d["tasks"] == sorted([
         "migrate_warehouse", "snapshot_knowledge_base", "validate_inputs", "sample_query_logs", "plan", "shard",
-        "score", "compare", "decide", "alert", "publish_report",
+        "score", "compare", "judge", "decide", "alert", "publish_report",
     ])
 
 

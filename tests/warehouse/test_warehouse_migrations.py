@@ -17,6 +17,8 @@ TABLES = {
     "eval_runs",
     "gold_set_versions",
     "kb_snapshots",
+    "judge_runs",
+    "judgments",
     "measures",
     "query_scores",
     "query_texts",

@@ -5,7 +5,7 @@ alerts may be ``unknown`` (a timed-out delivery the receiver may have got); ``al
 delivery state per notifier.
 
 Revision ID: 5b8e21c4d9a7
-Revises: 5d1a8e0c3b7f
+Revises: 729886bfdb99
 Create Date: 2026-12-01 10:20:00
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "5b8e21c4d9a7"
-down_revision: str | Sequence[str] | None = "5d1a8e0c3b7f"
+down_revision: str | Sequence[str] | None = "729886bfdb99"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
