@@ -98,4 +98,4 @@ def test_a_version_that_fails_to_load_is_a_failed_version_and_the_others_are_sto
     assert by_version == {"1.0": "succeeded", "7.0-binary": "failed"}  # nothing left running
     alerts = list_alerts(engine)
     assert list(alerts["kind"]) == ["retriever_failed"] and list(alerts["version"]) == ["7.0-binary"]
-    assert "could not be loaded" in alerts["message"].iloc[0]
+    assert str(binary) in alerts["message"].iloc[0]  # the error names the file that could not be read
