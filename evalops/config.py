@@ -75,14 +75,19 @@ LEGACY_ENV: dict[str, tuple[str, ...]] = {
     "EVALOPS_WEBHOOK_TIMEOUT": ("alerting", "webhook_timeout"),
     "EVALOPS_ALERT_EMAIL": ("alerting", "email_to"),
     "EVALOPS_SMTP_CONN_ID": ("alerting", "smtp_conn_id"),
+    "EVALOPS_ALERT_RETRY_BACKOFF": ("alerting", "retry_backoff"),
+    "EVALOPS_ALERT_RETRY_MAX_AGE_DAYS": ("alerting", "retry_max_age_days"),
     "EVALOPS_RETRIEVERS": ("retrievers_overlay",),
 }
 # Keys whose environment variable may be a plain path instead of a JSON object.
 _PATH_KEYS = ("gold_set", "knowledge_base", "query_logs")
 # Variables that are not settings of this object (read by their own modules, or names of secrets).
 # EVALOPS_RETRY_DELAY_SECONDS is read when a DAG file is parsed, where the settings are not loaded.
+# The warehouse timeouts are read by evalops.warehouse.config, where every engine is made.
 _NOT_SETTINGS = {"EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_WEBHOOK_URL", "EVALOPS_SHARED_DATA",
-                 "EVALOPS_TEST_POSTGRES_URL", "EVALOPS_RETRY_DELAY_SECONDS"}
+                 "EVALOPS_TEST_POSTGRES_URL", "EVALOPS_RETRY_DELAY_SECONDS",
+                 "EVALOPS_WAREHOUSE_CONNECT_TIMEOUT", "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT",
+                 "EVALOPS_WAREHOUSE_IDLE_TIMEOUT", "EVALOPS_WAREHOUSE_BUSY_TIMEOUT"}
 
 
 class _Section(BaseModel):
@@ -168,6 +173,10 @@ class AlertingSettings(_Section):
     webhook_timeout: float = Field(10.0, gt=0, description="seconds per webhook request")
     email_to: tuple[str, ...] = Field((), description="alert e-mail recipients (none: no e-mail)")
     smtp_conn_id: str = Field("smtp_default", description="Airflow SMTP connection")
+    retry_backoff: float = Field(300.0, ge=0, description="seconds before an undelivered alert is re-sent "
+                                                          "to a notifier (doubles with each attempt)")
+    retry_max_age_days: float = Field(7.0, gt=0, description="days after which an undelivered alert is "
+                                                             "no longer re-sent")
 
 
 class JudgeSettings(_Section):
@@ -230,6 +239,8 @@ class Config(BaseSettings):
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
+    run_lease_seconds: float = Field(3600.0, gt=0, description="lease of a `running` run, renewed while it "
+                                                                "scores; expired = `abandoned` by the next run")
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)

@@ -52,7 +52,9 @@ class ExitCode(enum.IntEnum):
         "gold version failed (the other versions are still scored, stored and reported)."
     )
     UNDELIVERED_ALERTS = 6, (
-        "Reserved: an alert was stored but could not be delivered to a notifier."
+        "An alert was stored but stays undelivered (or unknown: a timed-out delivery) at a notifier: "
+        "``run`` and ``gate`` after sending, ``alerts retry`` after retrying. Every later run and "
+        "``evalops alerts retry`` send it again."
     )
     WAREHOUSE_ERROR = 7, (
         "The warehouse refused or could not complete a write or a lookup (``WarehouseError``), e.g. a "

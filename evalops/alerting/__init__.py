@@ -4,14 +4,23 @@ Rules (:mod:`.rules`) never do I/O. Delivery (:func:`deliver_alerts`) stores eve
 so a failing notifier leaves the alert stored and marked undelivered.
 """
 
-from evalops.alerting.delivery import AlertStore, DeliveryOutcome, StoredAlert, deliver_alerts
+from evalops.alerting.delivery import (
+    AlertStore,
+    DeliveryOutcome,
+    NotifierState,
+    StoredAlert,
+    deliver_alerts,
+    retry_alerts,
+)
 from evalops.alerting.model import Alert, AlertKind, Severity, dedup_key
 from evalops.alerting.notifiers import (
+    DeliveryUnknown,
     EmailNotifier,
     LogNotifier,
     NotificationError,
     Notifier,
     WebhookNotifier,
+    idempotency_key,
     resolve_webhook_url,
 )
 from evalops.alerting.rules import AlertContext, regression_alerts, retriever_alert, validation_alert
@@ -22,6 +31,8 @@ __all__ = [
     "AlertKind",
     "AlertStore",
     "DeliveryOutcome",
+    "DeliveryUnknown",
+    "NotifierState",
     "EmailNotifier",
     "LogNotifier",
     "NotificationError",
@@ -33,6 +44,8 @@ __all__ = [
     "deliver_alerts",
     "regression_alerts",
     "resolve_webhook_url",
+    "retry_alerts",
+    "idempotency_key",
     "retriever_alert",
     "validation_alert",
 ]

@@ -1,21 +1,63 @@
-"""Store first, then notify: the order that makes a dead notifier unable to lose an alert.
+"""Store first, then notify, per notifier: the order that makes a dead notifier unable to lose an alert,
+and a retry unable to double one.
 
 :func:`deliver_alerts` records each alert in the store (idempotent on its de-dup key), then hands it to
-every notifier, then marks it delivered or undelivered with the errors. An alert that was already
-delivered (same key: a retry or a re-run of the same day) is not sent again; one that is stored but
-undelivered is retried.
+every notifier that does not have it yet, and records the outcome *per notifier*:
+
+* ``delivered`` — the notifier accepted it; it is never sent there again (a retry, a re-run of the day);
+* ``undelivered`` — it certainly did not arrive (connection refused, HTTP 500, ...);
+* ``unknown`` — the request went out and timed out: it may have arrived. It is retried like an
+  undelivered one, but the retry says so (``details["redelivery"] = "unknown"``, a first line in the text)
+  and carries the same ``Idempotency-Key``, so a receiver that has it drops the copy.
+
+The alert's own status is ``delivered`` when every notifier has it, else ``undelivered`` when some
+notifier certainly lacks it, else ``unknown``.
+
+:func:`retry_alerts` sends again every stored alert that is not delivered, no older than ``max_age``,
+whose backoff has passed: before notifier attempt n+1 it waits ``backoff · 2^(n-1)`` after attempt n.
+Every run calls it, and so does ``evalops alerts retry``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from evalops.alerting.model import Alert
-from evalops.alerting.notifiers import NotificationError, Notifier
+from evalops.alerting.notifiers import DeliveryUnknown, NotificationError, Notifier
 
-__all__ = ["AlertStore", "StoredAlert", "DeliveryOutcome", "deliver_alerts"]
+__all__ = [
+    "AlertStore",
+    "DeliveryOutcome",
+    "NotifierState",
+    "StoredAlert",
+    "UNDELIVERED_ALERTS_EXIT",
+    "deliver_alerts",
+    "overall_status",
+    "retry_alerts",
+]
+
+try:  # the one table of exit codes
+    from evalops.exitcodes import ExitCode
+
+    UNDELIVERED_ALERTS_EXIT = int(ExitCode.UNDELIVERED_ALERTS)
+except ImportError:  # pragma: no cover - until the table is in this tree
+    UNDELIVERED_ALERTS_EXIT = 6
+
+DEFAULT_BACKOFF = dt.timedelta(minutes=5)
+DEFAULT_MAX_AGE = dt.timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class NotifierState:
+    """What the store knows about one alert at one notifier."""
+
+    status: str  # delivered | undelivered | unknown
+    attempts: int = 0
+    next_attempt_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -25,16 +67,26 @@ class StoredAlert:
     alert_id: int | str
     created: bool
     delivered: bool
+    deliveries: Mapping[str, NotifierState] = field(default_factory=dict)
+    created_at: dt.datetime | None = None
 
 
 class AlertStore(Protocol):
     """The warehouse side of alerting (the pipeline adapts the warehouse repository to it)."""
 
     def record_alert(self, alert: Alert) -> StoredAlert:
-        """Insert the alert, or return the existing row with the same de-dup key."""
+        """Insert the alert, or return the existing row with the same de-dup key (with its deliveries)."""
 
-    def mark_alert_delivery(self, alert_id: int | str, *, delivered: bool, error: str | None) -> None:
-        """Record the outcome of a delivery attempt."""
+    def mark_notifier_delivery(
+        self, alert_id: int | str, notifier: str, *, status: str, error: str | None, next_attempt_at: dt.datetime | None
+    ) -> None:
+        """Record the outcome of one attempt at one notifier."""
+
+    def mark_alert_delivery(self, alert_id: int | str, *, status: str, error: str | None) -> None:
+        """Record the alert's overall delivery status."""
+
+    def retryable_alerts(self, created_since: dt.datetime) -> list[tuple[Alert, StoredAlert]]:
+        """Stored alerts not delivered (pending, undelivered, unknown) created at or after ``created_since``."""
 
 
 @dataclass
@@ -45,27 +97,91 @@ class DeliveryOutcome:
     delivered: bool
     skipped: bool = False
     errors: list[str] = field(default_factory=list)
+    status: str = "delivered"
+    per_notifier: dict[str, str] = field(default_factory=dict)
 
 
-def deliver_alerts(alerts: Sequence[Alert], store: AlertStore, notifiers: Sequence[Notifier]) -> list[DeliveryOutcome]:
-    """Record, then send, every alert. Returns one outcome per alert; never raises for a notifier failure.
+def overall_status(states: Mapping[str, str]) -> str:
+    """``delivered`` if every notifier has it, else ``undelivered`` if any certainly lacks it, else ``unknown``."""
+    values = set(states.values())
+    if values <= {"delivered"}:
+        return "delivered"
+    return "undelivered" if values & {"undelivered", "pending"} else "unknown"
 
-    An alert counts as delivered when every notifier accepted it. Errors are recorded per notifier name
-    (``webhook: webhook answered HTTP 500``) and never contain the notifier's secrets.
-    """
+
+def _redelivery(alert: Alert, previous: str) -> Alert:
+    note = (f"[evalops: re-sent alert {alert.dedup_key}; the previous attempt timed out and may have arrived "
+            "— drop this copy if you have it]")
+    return dataclasses.replace(alert, message=f"{note}\n{alert.message}",
+                               details={**alert.details, "redelivery": previous})
+
+
+def _send_one(
+    alert: Alert, stored: StoredAlert, store: AlertStore, notifiers: Sequence[Notifier], *,
+    now: dt.datetime, backoff: dt.timedelta, respect_backoff: bool,
+) -> DeliveryOutcome:
+    states = {n.name: stored.deliveries.get(n.name) for n in notifiers}
+    per: dict[str, str] = {}
+    errors: list[str] = []
+    attempted = False
+    for notifier in notifiers:
+        state = states[notifier.name]
+        if state is not None and state.status == "delivered":
+            per[notifier.name] = "delivered"
+            continue
+        if respect_backoff and state is not None and state.next_attempt_at is not None and state.next_attempt_at > now:
+            per[notifier.name] = state.status  # not yet: its backoff has not passed
+            continue
+        attempted = True
+        message = _redelivery(alert, "unknown") if state is not None and state.status == "unknown" else alert
+        try:
+            notifier.send(message)
+        except DeliveryUnknown as exc:
+            status, error = "unknown", f"{notifier.name}: {exc}"
+        except NotificationError as exc:
+            status, error = "undelivered", f"{notifier.name}: {exc}"
+        else:
+            status, error = "delivered", None
+        attempts = (state.attempts if state is not None else 0) + 1
+        next_at = None if status == "delivered" else now + backoff * 2 ** (attempts - 1)
+        store.mark_notifier_delivery(stored.alert_id, notifier.name, status=status, error=error, next_attempt_at=next_at)
+        per[notifier.name] = status
+        if error:
+            errors.append(error)
+    status = overall_status(per)
+    if attempted:
+        store.mark_alert_delivery(stored.alert_id, status=status, error="; ".join(errors) or None)
+    return DeliveryOutcome(alert, stored.alert_id, stored.created, status == "delivered", errors=errors,
+                           status=status, per_notifier=per)
+
+
+def deliver_alerts(
+    alerts: Sequence[Alert], store: AlertStore, notifiers: Sequence[Notifier], *,
+    now: dt.datetime | None = None, backoff: dt.timedelta = DEFAULT_BACKOFF,
+) -> list[DeliveryOutcome]:
+    """Record, then send, every alert to every notifier that lacks it. Returns one outcome per alert; never
+    raises for a notifier failure. Errors are recorded per notifier name (``webhook: webhook answered HTTP
+    500``) and never contain the notifier's secrets. An alert found again (same key) goes only where it has
+    not arrived, at once (the backoff applies to :func:`retry_alerts`)."""
+    when = now or dt.datetime.now(dt.timezone.utc)
     outcomes: list[DeliveryOutcome] = []
     for alert in alerts:
         stored = store.record_alert(alert)
         if stored.delivered:
             outcomes.append(DeliveryOutcome(alert, stored.alert_id, stored.created, True, skipped=True))
             continue
-        errors: list[str] = []
-        for notifier in notifiers:
-            try:
-                notifier.send(alert)
-            except NotificationError as exc:
-                errors.append(f"{notifier.name}: {exc}")
-        delivered = not errors
-        store.mark_alert_delivery(stored.alert_id, delivered=delivered, error="; ".join(errors) or None)
-        outcomes.append(DeliveryOutcome(alert, stored.alert_id, stored.created, delivered, errors=errors))
+        outcomes.append(_send_one(alert, stored, store, notifiers, now=when, backoff=backoff, respect_backoff=False))
+    return outcomes
+
+
+def retry_alerts(
+    store: AlertStore, notifiers: Sequence[Notifier], *, now: dt.datetime | None = None,
+    backoff: dt.timedelta = DEFAULT_BACKOFF, max_age: dt.timedelta = DEFAULT_MAX_AGE, force: bool = False,
+) -> list[DeliveryOutcome]:
+    """Send again every stored alert that is not delivered and is younger than ``max_age``, to the
+    notifiers that lack it and whose backoff has passed (``force`` ignores the backoff)."""
+    when = now or dt.datetime.now(dt.timezone.utc)
+    outcomes = []
+    for alert, stored in store.retryable_alerts(when - max_age):
+        outcomes.append(_send_one(alert, stored, store, notifiers, now=when, backoff=backoff, respect_backoff=not force))
     return outcomes

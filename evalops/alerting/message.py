@@ -10,7 +10,20 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["regression_message", "worst_query_rows", "format_p"]
+from evalops.safetext import plain
+
+__all__ = ["regression_message", "worst_query_rows", "format_p", "slack_text", "QUERY_TEXT_LIMIT", "MESSAGE_LIMIT"]
+
+QUERY_TEXT_LIMIT = 200  # characters of one query's text in an alert
+MESSAGE_LIMIT = 3500  # characters of a whole message (Slack cuts a text block near 4,000)
+
+
+def slack_text(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` safe for Slack's mrkdwn: control and bidi characters dropped, cut at ``limit`` with a
+    marker, then ``&``, ``<`` and ``>`` escaped as Slack requires, so no ``<!channel>``, ``<@user>`` or
+    ``<http://...|label>`` can be formed by untrusted text."""
+    text = plain(text, limit, keep_newlines=True)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def format_p(p: Any) -> str:
@@ -55,7 +68,7 @@ def worst_query_rows(
                 "baseline": base,
                 "candidate": cand,
                 "delta": delta,
-                "text": scrub(text) if text is not None else None,
+                "text": plain(scrub(text), QUERY_TEXT_LIMIT) if text is not None else None,
             }
         )
     return rows

@@ -1,17 +1,22 @@
 """Notifiers: where an alert goes after it is stored. Each has one method, ``send(alert)``.
 
 * :class:`LogNotifier` writes the alert to the Python log; inside an Airflow task that is the task log.
-* :class:`WebhookNotifier` posts ``{"text": message}`` (the Slack incoming-webhook shape, also accepted by
-  Mattermost, Rocket.Chat and Google Chat) with httpx. The URL is a secret (it carries the token): it is
-  never logged and never appears in an error message.
+* :class:`WebhookNotifier` posts ``{"text": message, "alert_key": key}`` (the Slack incoming-webhook shape,
+  also accepted by Mattermost, Rocket.Chat and Google Chat) with httpx, and the same key in an
+  ``Idempotency-Key`` header, so a receiver can drop a duplicate (:func:`idempotency_key`: one alert has
+  one key, however often it is sent). The text is escaped for Slack's markup (:func:`slack_text`). The URL
+  is a secret (it carries the token): it is never logged and never appears in an error message.
 * :class:`EmailNotifier` sends through Airflow's SMTP connection (``apache-airflow-providers-smtp``).
 
 A notifier that cannot deliver raises :class:`NotificationError`; :func:`evalops.alerting.deliver_alerts`
-catches it and marks the stored alert undelivered, so a dead webhook never loses an alert.
+catches it and marks the stored alert undelivered, so a dead webhook never loses an alert. A timeout after
+the request was sent raises :class:`DeliveryUnknown` instead: the receiver may well have the alert, so it is
+marked ``unknown`` and the retry says it is one (``redelivery`` in the payload, a first line in the text).
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import logging
 import os
@@ -24,6 +29,8 @@ from evalops.errors import EvalopsError
 __all__ = [
     "Notifier",
     "NotificationError",
+    "DeliveryUnknown",
+    "idempotency_key",
     "LogNotifier",
     "WebhookNotifier",
     "EmailNotifier",
@@ -35,6 +42,15 @@ log = logging.getLogger("evalops.alerts")
 
 class NotificationError(EvalopsError):
     """A notifier could not deliver an alert. The message never contains a secret (URL, token)."""
+
+
+class DeliveryUnknown(NotificationError):
+    """The request went out but no answer came back in time: the alert may or may not have arrived."""
+
+
+def idempotency_key(alert: Alert) -> str:
+    """The alert's key for receivers: ``evalops-`` + 32 hex digits of SHA-256 over its de-dup key."""
+    return "evalops-" + hashlib.sha256(alert.dedup_key.encode("utf-8")).hexdigest()[:32]
 
 
 class Notifier(Protocol):
@@ -53,7 +69,11 @@ class LogNotifier:
         self._log = logger or log
 
     def send(self, alert: Alert) -> None:
-        self._log.warning("evalops alert [%s]\n%s", alert.kind, alert.message)
+        from evalops.alerting.message import MESSAGE_LIMIT
+        from evalops.safetext import plain
+
+        self._log.warning("evalops alert [%s]\n%s", plain(alert.kind, 100), plain(alert.message, MESSAGE_LIMIT,
+                                                                                 keep_newlines=True))
 
 
 class _DropRecordsContaining(logging.Filter):
@@ -90,7 +110,12 @@ class WebhookNotifier:
         return "WebhookNotifier(url=<redacted>)"
 
     def payload(self, alert: Alert) -> dict[str, Any]:
-        return {"text": alert.message}
+        from evalops.alerting.message import slack_text
+
+        body: dict[str, Any] = {"text": slack_text(alert.message), "alert_key": idempotency_key(alert)}
+        if alert.details.get("redelivery"):
+            body["redelivery"] = alert.details["redelivery"]
+        return body
 
     def send(self, alert: Alert) -> None:
         import httpx
@@ -100,9 +125,14 @@ class WebhookNotifier:
         httpx_log.addFilter(guard)
         try:
             with httpx.Client(timeout=self._timeout, transport=self._transport) as client:
-                response = client.post(self._url, json=self.payload(alert))
+                response = client.post(self._url, json=self.payload(alert),
+                                       headers={"Idempotency-Key": idempotency_key(alert)})
+        except httpx.ConnectTimeout:  # nothing was sent
+            raise NotificationError(f"webhook did not accept a connection within {self._timeout:g} s") from None
         except httpx.TimeoutException:
-            raise NotificationError(f"webhook timed out after {self._timeout:g} s") from None
+            raise DeliveryUnknown(
+                f"webhook timed out after {self._timeout:g} s; the alert may have arrived"
+            ) from None
         except httpx.HTTPError as exc:
             # httpx messages may quote the URL; name only the failure class.
             raise NotificationError(f"webhook unreachable ({type(exc).__name__})") from None
@@ -127,9 +157,13 @@ class EmailNotifier:
         try:
             from airflow.providers.smtp.hooks.smtp import SmtpHook
 
-            body = f"<pre>{html.escape(alert.message)}</pre>"
+            from evalops.alerting.message import MESSAGE_LIMIT
+            from evalops.safetext import plain
+
+            body = f"<pre>{html.escape(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))}</pre>"
             with SmtpHook(smtp_conn_id=self._conn_id) as hook:
-                hook.send_email_smtp(to=self._to, subject=f"[evalops] {alert.title}", html_content=body)
+                hook.send_email_smtp(to=self._to, subject=f"[evalops] {plain(alert.title, 200)}", html_content=body,
+                                     custom_headers={"Idempotency-Key": idempotency_key(alert)})
         except Exception as exc:  # SMTP and connection errors come in many types; all mean "not delivered"
             raise NotificationError(f"e-mail via {self._conn_id!r} failed ({type(exc).__name__})") from None
 

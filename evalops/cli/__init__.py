@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "gate": "gate:gate",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
+    "alerts": "alerts:alerts",
     "dashboard": "dashboard:dashboard",
     "generate-queries": "generate:generate_queries",
 }

@@ -76,10 +76,15 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     from evalops.exitcodes import ExitCode
     from evalops.gate import cases_for_run, gate_exit_code
 
+    from evalops.exitcodes import most_severe
+
     cases = cases_for_run(cfg, run, result)
     code = gate_exit_code(cases)
     if not fail_on_regression and code == ExitCode.REGRESSION:
         code = ExitCode.SUCCESS
+    undelivered = [a for a in result["alerts"] if not a.get("delivered", True)]
+    if undelivered:  # stored, retried by every later run and by `evalops alerts retry`
+        code = most_severe(code, ExitCode.UNDELIVERED_ALERTS)
     if junit_xml is not None:
         from evalops.junit import write_junit_xml
 
@@ -87,7 +92,9 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
                         properties={"day": run.day, "report": result["report"]},
                         timestamp=dt.datetime.now(dt.timezone.utc))
     alerts = result["alerts"]
-    lines = ([] if gate_summary else [f"ALERT  {a['title']}" for a in alerts] + ([] if alerts else ["no alerts"]))
+    lines = ([] if gate_summary else [
+        f"ALERT  {a['title']}" + ("" if a.get("delivered", True) else f"  ({a.get('delivery_status', 'undelivered')})")
+        for a in alerts] + ([] if alerts else ["no alerts"]))
     if gate_summary or fail_on_regression or junit_xml is not None:
         lines += _summary_lines(cases, code)
     if incomplete is not None:

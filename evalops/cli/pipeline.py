@@ -31,7 +31,10 @@ def _say(message: str) -> None:
 @reports_errors
 def run(day, project, config_file, fail_on_regression, junit_xml, as_json, fmt, output_path):
     """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
-    window."""
+    window.
+
+    Exits 6 when an alert stays undelivered (or unknown) after sending; `evalops alerts retry` and every
+    later run send it again."""
     cfg = project_config(project, config_file)
     run_ctx, result, incomplete = gated_run(cfg, day)
     finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
@@ -56,13 +59,14 @@ def demo():
     from evalops.config import load_config
     from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill, run_demo
     from evalops.project import demo_project
+    from evalops.secrets import mask_url
 
     started = time.perf_counter()
     environ = {k: v for k, v in os.environ.items() if k not in ("EVALOPS_HOME", "EVALOPS_CONFIG")}
     cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)
     click.echo("evalops demo: the retrieval_eval DAG for two days, in-process (Airflow dag.test), "
-               f"warehouse {cfg.resolved_warehouse_url()}")
+               f"warehouse {mask_url(cfg.resolved_warehouse_url())}")
     click.echo(f"  day 1: deployed {', '.join(f'{r} {v}' for r, v in plan.baselines)}; then promote_baseline")
     click.echo(f"  day 2: also deploys {', '.join(f'{r} {v}' for r, v in plan.candidates)}")
     days = run_backfill(cfg, plan, progress=lambda d: click.echo(f"  backfill {d}  evalops run", err=True))

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evalops.goldset.model import QUERY_TYPES, GoldSet
+from evalops.limits import QUERY_ID_MAX_LENGTH
 from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
 __all__ = ["Check", "Table", "gold_set_tables", "knowledge_base_tables", "query_log_tables", "NON_BLANK"]
@@ -104,6 +105,12 @@ def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, 
     untyped = is_untyped(gold)
     query_checks = [
         Check("unique query ids", "ExpectColumnValuesToBeUnique", {"column": "query_id"}),
+        Check(
+            "query ids fit the warehouse",
+            "ExpectColumnValueLengthsToBeBetween",
+            {"column": "query_id", "min_value": 1, "max_value": QUERY_ID_MAX_LENGTH},
+            expected=f"1 to {QUERY_ID_MAX_LENGTH} characters",
+        ),
         Check("non-empty query text", "ExpectColumnValuesToMatchRegex", {"column": "text", "regex": NON_BLANK}),
         Check("known query types", "ExpectColumnValuesToBeInSet", {"column": "type", "value_set": list(QUERY_TYPES)}),
         Check(

@@ -15,7 +15,7 @@ from evalops.alerting import Alert, AlertContext, regression_alerts, retriever_a
 from evalops.config import PRODUCTION
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
-from evalops.pipeline.notify import deliver
+from evalops.pipeline.notify import deliver, retry_undelivered
 from evalops.pipeline.store import engine_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,14 +85,26 @@ def retriever_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, 
 
 
 def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Build, store and send the run's alerts. Returns ``[{"kind", "title", "delivered", "new"}]``."""
+    """Retry earlier undelivered alerts, then build, store and send the run's alerts.
+
+    Returns ``[{"kind", "title", "delivered", "delivery_status", "new", "dedup_key"}]`` for this run's
+    alerts, plus the retried ones that are still not delivered (``"retried": True``).
+    """
+    retried = retry_undelivered(cfg)
     alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run)) + retriever_alerts_for(cfg, run, versions)
     # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
     from evalops.pipeline.judging import judge_alerts_for
 
     alerts += judge_alerts_for(cfg, run, versions)
-    return [
-        {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered, "new": o.created,
-         "dedup_key": o.alert.dedup_key}
+    out = [
+        {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered, "delivery_status": o.status,
+         "new": o.created, "dedup_key": o.alert.dedup_key}
         for o in deliver(cfg, alerts)
     ]
+    keys = {a["dedup_key"] for a in out}
+    out += [
+        {"kind": o.alert.kind, "title": o.alert.title, "delivered": False, "delivery_status": o.status,
+         "new": False, "dedup_key": o.alert.dedup_key, "retried": True}
+        for o in retried if not o.delivered and o.alert.dedup_key not in keys
+    ]
+    return out

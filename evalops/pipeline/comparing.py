@@ -59,12 +59,13 @@ class VersionOutcome:
     errors: list[str]
     status: str
     error: str | None
+    retries: int = 0
 
 
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
     import pandas as pd
 
-    frames, failed, errors = [], {}, []
+    frames, failed, errors, retries = [], {}, [], 0
     for shard in range(n_shards):
         path = shard_file(cfg, run, run_id, shard)
         meta_path = path.with_suffix(".json")
@@ -76,6 +77,7 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         frames.append(pd.read_parquet(path))
         meta = json.loads(meta_path.read_text())
         failed.update(meta["failed"])
+        retries += int(meta.get("retries") or 0)
         if meta["error"]:
             errors.append(meta["error"])
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
@@ -92,7 +94,7 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         status, error = ("partial" if failed else "succeeded"), None
     if status == "failed":
         frame = frame.iloc[0:0]
-    return VersionOutcome(frame, n_queries, failed, errors, status, error)
+    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries)
 
 
 def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -122,7 +124,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         started_at=planned.started_at, finished_at=dt.datetime.now(dt.timezone.utc), n_queries=own.n_queries,
         n_failed=len(own.failed), failed_query_ids=sorted(own.failed), error=own.error, scores=own.frame,
         aggregates=None if own.status == "failed" else _aggregates(own.frame, measures),
-        ci_level=CI_LEVEL, ci_method=CI_METHOD,
+        ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
     )
     record_run_facts(cfg, run, spec, n_failed=len(own.failed))
     if spec.get("rescore_reason") and own.status == "succeeded":

@@ -68,7 +68,7 @@ def plan_demo(
     workdir = cfg.home / ".evalops" / "demo"
     workdir.mkdir(parents=True, exist_ok=True)
     overlay = workdir / "retrievers-day2.yaml"
-    entries = [e.to_record() for e in registry if (e.name, e.version) in candidates]
+    entries = [e.to_record(masked=False) for e in registry if (e.name, e.version) in candidates]
     for entry in entries:
         entry.pop("source", None)
         entry["deployed"] = True

@@ -44,7 +44,10 @@ def record_run_facts(cfg: Config, run: RunContext, spec: dict[str, Any], n_faile
 
     engine = engine_for(cfg)
     queries = query_set_for(cfg, spec["dataset"], spec.get("sample_folder"))
-    record_query_texts(engine, spec["query_set_version"], queries.texts)
+    from evalops.querylog import scrub
+
+    # Gold text is scrubbed too: nothing evalops writes may hold personal data or a secret.
+    record_query_texts(engine, spec["query_set_version"], {q: scrub(t).text for q, t in queries.texts.items()})
     latencies, wall = shard_latencies(cfg, run, spec["run_id"], spec["n_shards"])
     lat = np.asarray(latencies, dtype=float) * 1000.0
     record_run_timing(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from evalops.pipeline.store import WarehouseAlertStore, engine_for
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["deliver", "notifiers_for"]
+__all__ = ["deliver", "notifiers_for", "retry_undelivered"]
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +43,29 @@ def deliver(cfg: Config, alerts: Sequence[Alert]) -> list[DeliveryOutcome]:
     """Store every alert in the warehouse, then send it (see :func:`evalops.alerting.deliver_alerts`)."""
     if not alerts:
         return []
-    outcomes = deliver_alerts(alerts, WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg))
+    outcomes = deliver_alerts(alerts, WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg),
+                              backoff=dt.timedelta(seconds=cfg.alerting.retry_backoff))
+    _log(outcomes)
+    return outcomes
+
+
+def retry_undelivered(cfg: Config, *, force: bool = False) -> list[DeliveryOutcome]:
+    """Send again the stored alerts that are not delivered (see :func:`evalops.alerting.retry_alerts`):
+    every run does this first, and ``evalops alerts retry`` does it on demand."""
+    from evalops.alerting.delivery import retry_alerts
+
+    a = cfg.alerting
+    outcomes = retry_alerts(WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg),
+                            backoff=dt.timedelta(seconds=a.retry_backoff),
+                            max_age=dt.timedelta(days=a.retry_max_age_days), force=force)
+    _log(outcomes, retry=True)
+    return outcomes
+
+
+def _log(outcomes: Sequence[DeliveryOutcome], retry: bool = False) -> None:
     for o in outcomes:
         if o.errors:
-            log.warning("alert %s stored but not delivered: %s", o.alert.dedup_key, "; ".join(o.errors))
-    return outcomes
+            log.warning("alert %s stored but %s%s: %s", o.alert.dedup_key, o.status,
+                        " after a retry" if retry else "", "; ".join(o.errors))
+        elif retry and o.status == "delivered":
+            log.info("alert %s delivered on retry", o.alert.dedup_key)

@@ -17,6 +17,7 @@ Rules owned here:
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,8 @@ from evalops.pipeline.store import engine_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
+
+log = logging.getLogger(__name__)
 
 __all__ = ["plan_run", "shard_specs", "shard_bounds", "GOLD", "PRODUCTION"]
 
@@ -45,12 +48,15 @@ def plan_run(
     ``gold_set_versions`` maps each gold set's name to its version (``validate_inputs``); each gold set is
     its own query set (warehouse ``dataset``), with its own fingerprint, baselines and alerts.
     """
-    from evalops.warehouse import RunKey, find_baseline, record_gold_set_version, record_run
+    from evalops.warehouse import RunKey, abandon_expired_runs, find_baseline, record_gold_set_version, record_run
 
     cfg.stats_policy(run.seed)  # a bad regression policy stops the run here, before anything is scored
     if isinstance(gold_set_versions, str):
         gold_set_versions = {DEFAULT_GOLD_SET: gold_set_versions}
     engine = engine_for(cfg)
+    abandoned = abandon_expired_runs(engine)
+    if abandoned:
+        log.warning("marked %d run(s) whose lease expired as abandoned: %s", len(abandoned), abandoned)
     registry = load_registry_for(cfg)
     deployed = registry.deployed()
     if not deployed:
@@ -75,7 +81,7 @@ def plan_run(
     def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)
         row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running",
-                         started_at=started, n_queries=n, contracts=contracts)
+                         started_at=started, n_queries=n, contracts=contracts, lease_seconds=cfg.run_lease_seconds)
         return row.id
 
     specs: list[dict[str, Any]] = []

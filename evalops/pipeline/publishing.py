@@ -100,6 +100,7 @@ def build_report_data(
             spec["retriever"], spec["version"], spec["role"], spec["dataset"],
             _aggregates(engine, spec["run_id"], measures),
             status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec["run_id"]),
+            n_retries=stored.n_retries,
         ))
         base = spec.get("baseline_run_id")
         if base is not None and not spec.get("baseline_today") and base not in stored_baselines:
@@ -117,7 +118,7 @@ def build_report_data(
             rows.append(VersionScores(
                 b.key.retriever, b.key.version, label, b.key.dataset,
                 _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
-                run_key=str(base),
+                run_key=str(base), n_retries=b.n_retries,
             ))
 
     texts: dict[str, dict[str, str]] = {}

@@ -7,8 +7,10 @@ The failure policy is applied to the whole version, not per shard, so sharding n
 * ``comparing.collect_version`` then applies ``Config.failure_budget`` to the version's total.
 
 A retriever that cannot be built or called at all (a missing credential, a service down for every query)
-makes the shard's ``error``; the version then fails. Only unexpected exceptions escape, so Airflow retries
-the task for those.
+makes the shard's ``error``; the version then fails. A version that fails to *load* fails the same way,
+whatever the exception (a binary run file, a broken entry point): loading is deterministic, so retrying
+the task would fail again, and the other versions are scored and stored regardless. Only unexpected
+exceptions during scoring escape, so Airflow retries the task for those.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
+from evalops.pipeline.store import run_lease
 from evalops.pipeline.workdir import shard_file
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,24 +49,36 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple
     from evalops.metrics import evaluate
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
+    from evalops.retrievers.deadline import CircuitBreaker
 
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
                           "value": pd.Series([], dtype=float)})
-    outcome: dict[str, Any] = {"query_ids": queries.query_ids, "failed": {}, "error": None, "timings": {}}
+    outcome: dict[str, Any] = {"query_ids": queries.query_ids, "failed": {}, "error": None, "timings": {},
+                               "retries": 0}
     if not queries.query_ids:
         return empty, outcome
     snapshot = current_snapshot(cfg, spec["snapshot_id"])
     try:
         registry = load_registry_for(cfg)
         entry = registry.get(spec["retriever"], spec["version"])
-        retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
+        try:
+            retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
+        except EvalopsError:
+            raise
+        except Exception as exc:  # see the module docstring: a version that cannot load is a failed version
+            raise EvalopsError(f"{entry.source}: version {spec['version']} could not be loaded: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        # The breaker is sized for the whole version: once this shard alone has lost more queries than the
+        # version's budget allows, the version fails whatever the other shards do, so stop calling.
+        breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
         result = retrieve_run(retriever, queries.texts, k=cfg.k, name=f"{spec['retriever']}@{spec['version']}",
-                              failure_budget=1.0)
+                              failure_budget=1.0, breaker=breaker)
     except EvalopsError as exc:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
         return empty, outcome
     outcome["failed"] = dict(result.failed)
+    outcome["retries"] = result.retries
     outcome["timings"] = result.timings()
     outcome["latencies"] = dict(result.latencies)  # pooled over shards by pipeline.facts
     if len(result.failed) == len(queries.query_ids):
@@ -85,7 +100,8 @@ def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str,
             "planned; the query set changed during the run"
         )
     start, stop = shard_bounds(spec["n_queries"], spec["n_shards"], spec["shard"])
-    frame, outcome = score_queries(cfg, spec, queries.slice(start, stop))
+    with run_lease(cfg, [spec["run_id"]]):  # the heartbeat: a killed task stops renewing it
+        frame, outcome = score_queries(cfg, spec, queries.slice(start, stop))
     outcome.update(shard=spec["shard"], n_shards=spec["n_shards"], seconds=time.perf_counter() - started)
     path = shard_file(cfg, run, spec["run_id"], spec["shard"])
     path.parent.mkdir(parents=True, exist_ok=True)

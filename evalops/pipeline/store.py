@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
+import logging
+import threading
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, StoredAlert
+from evalops.alerting.delivery import NotifierState
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
     from evalops.config import Config
 
-__all__ = ["engine_for", "migrate_warehouse", "warehouse_counts", "WarehouseAlertStore"]
+__all__ = ["engine_for", "migrate_warehouse", "run_lease", "warehouse_counts", "WarehouseAlertStore"]
+
+log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=8)
@@ -51,6 +58,35 @@ def warehouse_counts(cfg: Config) -> dict[str, int]:
                 for name, table in sorted(Base.metadata.tables.items()) if name in existing}
 
 
+@contextlib.contextmanager
+def run_lease(cfg: Config, run_ids: Iterable[int]) -> Iterator[None]:
+    """Keep these ``running`` runs alive while the block runs: renew their lease now and then every quarter
+    lease in a background thread (the heartbeat). A task that is killed stops renewing, the lease expires,
+    and the next run marks the run ``abandoned``."""
+    from evalops.warehouse import renew_lease
+
+    engine = engine_for(cfg)
+    ids = sorted({int(i) for i in run_ids})
+    seconds = cfg.run_lease_seconds
+    renew_lease(engine, ids, seconds)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(seconds / 4):
+            try:
+                renew_lease(engine, ids, seconds)
+            except Exception as exc:  # a missed beat is not fatal; the next one may succeed
+                log.warning("could not renew the lease of runs %s: %s", ids, exc)
+
+    thread = threading.Thread(target=beat, name="evalops-lease", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
 class WarehouseAlertStore:
     """:class:`evalops.alerting.AlertStore` on the warehouse's ``alerts`` table.
 
@@ -62,7 +98,7 @@ class WarehouseAlertStore:
         self._engine = engine
 
     def record_alert(self, alert: Alert) -> StoredAlert:
-        from evalops.warehouse import record_alert
+        from evalops.warehouse import alert_deliveries, record_alert
 
         stored, created = record_alert(
             self._engine,
@@ -78,9 +114,40 @@ class WarehouseAlertStore:
             run_id=alert.details.get("run_id"),
             ab_test_id=alert.details.get("ab_test_id"),
         )
-        return StoredAlert(stored.id, created=created, delivered=stored.delivery_status == "delivered")
+        return self._stored(stored, created, alert_deliveries(self._engine, [stored.id])[stored.id])
 
-    def mark_alert_delivery(self, alert_id: int | str, *, delivered: bool, error: str | None) -> None:
+    @staticmethod
+    def _stored(stored: Any, created: bool, rows: dict[str, dict[str, Any]]) -> StoredAlert:
+        states = {name: NotifierState(r["status"], r["attempts"], r["next_attempt_at"]) for name, r in rows.items()}
+        return StoredAlert(stored.id, created=created, delivered=stored.delivery_status == "delivered",
+                           deliveries=states, created_at=stored.created_at)
+
+    def mark_notifier_delivery(self, alert_id: int | str, notifier: str, *, status: str, error: str | None,
+                               next_attempt_at: dt.datetime | None) -> None:
+        from evalops.warehouse import mark_notifier_delivery
+
+        mark_notifier_delivery(self._engine, int(alert_id), notifier, status=status, error=error,
+                               next_attempt_at=next_attempt_at)
+
+    def mark_alert_delivery(self, alert_id: int | str, *, status: str, error: str | None) -> None:
         from evalops.warehouse import mark_alert_delivery
 
-        mark_alert_delivery(self._engine, int(alert_id), delivered=delivered, error=error)
+        mark_alert_delivery(self._engine, int(alert_id), status=status, error=error)
+
+    def retryable_alerts(self, created_since: dt.datetime) -> list[tuple[Alert, StoredAlert]]:
+        from evalops.warehouse import alert_deliveries, retryable_alerts
+
+        stored = retryable_alerts(self._engine, created_since)
+        rows = alert_deliveries(self._engine, [a.id for a in stored])
+        return [(alert_from_stored(a), self._stored(a, False, rows[a.id])) for a in stored]
+
+
+def alert_from_stored(stored: Any) -> Alert:
+    """The :class:`Alert` a stored row was recorded from (the payload keeps the title and the details)."""
+    payload = dict(stored.payload or {})
+    title = payload.pop("title", stored.kind)
+    location = payload.pop("report_location", None)
+    return Alert(kind=stored.kind, severity=stored.severity, day=stored.day.isoformat(), title=title,
+                 message=stored.message, retriever=stored.retriever, version=stored.version,
+                 measure=stored.measure, fingerprint=stored.fingerprint_hash, report_location=location,
+                 details=payload)

@@ -18,6 +18,27 @@ phone           other phone numbers: an optional ``+country`` code, an optional 
                 then 2-4 digit groups separated by space, dot or dash, 7-15 digits in all
 ==============  ==============================================================================  ============
 
+Secrets and network addresses, applied first (a key's digits must not be half-eaten as a phone number):
+
+==============  ==============================================================================  ============
+kind            what matches                                                                    placeholder
+==============  ==============================================================================  ============
+secret_pair     ``password=…``, ``passwd:…``, ``secret=…``, ``token=…``, ``api_key=…``,          ``name=<SECRET>``
+                ``access_key=…``, ``client_secret=…`` (the name is kept, the value replaced)
+api_key         common key formats: ``sk-…``/``sk_live_…`` (OpenAI, Stripe), ``AKIA…``/``ASIA…``  ``<SECRET>``
+                (AWS), ``ghp_…``/``gho_…``/``github_pat_…`` (GitHub), ``xox?-…`` (Slack),
+                ``AIza…`` (Google), JSON web tokens, ``Bearer <token>``
+ipv4            dotted quads, each part 0-255                                                   ``<IP>``
+ipv6            colon-hex groups that :mod:`ipaddress` accepts as an IPv6 address               ``<IP>``
+high_entropy    a token of 20+ letters, digits and ``+/_-=`` mixing letters and digits, with    ``<SECRET>``
+                Shannon entropy of at least 3.5 bits per character (random keys and tokens,
+                not words); evalops' own ids (``log-<hex>``) are left alone
+==============  ==============================================================================  ============
+
+Plug-ins: :func:`register_recognizer` adds any object with ``analyze(text) -> [(start, end, kind)]`` (an
+adapter over Presidio's pattern recognizers is :class:`PresidioRecognizers`, from the optional
+``presidio`` extra); their matches are replaced by ``<KIND>`` after the built-in patterns ran.
+
 Digits joined to letters (``ORDER-2024``, ``ORDER-2024-0315``, ``AX-350``, ``PB-20000``) and decimals
 are never matched: every pattern needs a boundary that is not a word character, nor a dash or dot right
 after one. A digit run containing an ISO date (``2025-03-01``) is neither a phone nor a card number.
@@ -25,12 +46,25 @@ after one. A digit run containing an ISO date (``2025-03-01``) is neither a phon
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-__all__ = ["scrub", "scrub_many", "PII_KINDS", "ScrubResult"]
+__all__ = [
+    "PII_KINDS",
+    "PresidioRecognizers",
+    "Recognizer",
+    "ScrubResult",
+    "SECRET_KINDS",
+    "clear_recognizers",
+    "register_recognizer",
+    "scrub",
+    "scrub_many",
+]
 
 # Boundaries: not inside a Latin word, a number, an e-mail address, a dash/dot-joined code or a decimal.
 # ASCII classes on purpose: Chinese text runs straight into numbers ("手机号是13812345678"), and
@@ -48,6 +82,27 @@ CARD = re.compile(_B + r"\d(?:[ -]?\d){12,18}" + _E)
 CN_MOBILE = re.compile(_B + r"(?:(?:\+|00)?86[ -]?)?1[3-9]\d(?:[ -]?\d{4}){2}" + _E)
 PHONE = re.compile(_B + r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}" + _E)
 
+_SECRET_NAMES = r"(?:password|passwd|pwd|secret|client[_-]?secret|token|access[_-]?token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key)"
+SECRET_PAIR = re.compile(rf"(?i)(?<![A-Za-z0-9])({_SECRET_NAMES}\s*([=:])\s*)(\"[^\"]*\"|'[^']*'|[^\s&,;]+)")
+API_KEY = re.compile(
+    r"(?<![A-Za-z0-9])(?:"
+    r"sk[-_](?:live[-_]|test[-_]|proj[-_])?[A-Za-z0-9_-]{16,}"
+    r"|(?:rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{30,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r")(?![A-Za-z0-9])"
+    r"|(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*"
+)
+IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)")
+IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3})(?![\w:])(?:%[A-Za-z0-9]+)?")
+TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{20,}(?![A-Za-z0-9+/_=-])")
+_OWN_ID = re.compile(r"^log-[0-9a-f]+$")
+
+SECRET_KINDS: tuple[str, ...] = ("secret_pair", "api_key", "ipv4", "ipv6", "high_entropy")
 PII_KINDS: tuple[str, ...] = ("email", "cn_id_card", "card", "cn_mobile", "phone")
 _PLACEHOLDER = {
     "email": "<EMAIL>",
@@ -55,9 +110,16 @@ _PLACEHOLDER = {
     "card": "<CARD>",
     "cn_mobile": "<PHONE>",
     "phone": "<PHONE>",
+    "api_key": "<SECRET>",
+    "ipv4": "<IP>",
+    "ipv6": "<IP>",
+    "high_entropy": "<SECRET>",
 }
-# Cheap pre-test: text without '@' and without a run of 7+ digit-ish characters has nothing to scrub.
+# Cheap pre-test for the personal-data patterns: text without '@' and without a run of 7+ digit-ish
+# characters has no e-mail, card, ID or phone number.
 _CANDIDATE = re.compile(r"@|\d[\d ().+-]{5,}\d")
+# ... and for the secret patterns: a separator a pair or an address needs, or a long token.
+_SECRET_CANDIDATE = re.compile(r"[=:]|\d\.\d|[A-Za-z0-9+/_=-]{16,}")
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -106,6 +168,41 @@ def _is_phone(value: str) -> bool:
     return 7 <= _digit_count(value) <= 15 and not _ISO_DATE.search(value)
 
 
+def _is_ipv6(value: str) -> bool:
+    if len(value.replace(":", "")) < 4:  # "a::b", "::1": too short to identify anyone
+        return False
+    try:
+        ipaddress.IPv6Address(value.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _is_random_token(value: str) -> bool:
+    if _OWN_ID.match(value):
+        return False
+    has_digit = any(ch.isdigit() for ch in value)
+    has_alpha = any(ch.isalpha() for ch in value)
+    return has_digit and has_alpha and _entropy(value) >= 3.5
+
+
+def _secret_pair(counts: Counter[str]) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        # After a colon, a plain word is prose ("password: how do I reset it"), not a value.
+        if match.group(2) == ":" and match.group(3).isalpha():
+            return match.group(0)
+        counts["secret_pair"] += 1
+        return match.group(1) + "<SECRET>"
+
+    return replace
+
+
 _STEPS: tuple[tuple[str, re.Pattern[str], Callable[[str], bool] | None], ...] = (
     ("email", EMAIL, None),
     ("cn_id_card", CN_ID_CARD, None),
@@ -115,13 +212,95 @@ _STEPS: tuple[tuple[str, re.Pattern[str], Callable[[str], bool] | None], ...] = 
 )
 
 
+_SECRET_STEPS: tuple[tuple[str, re.Pattern[str], Callable[[str], bool] | None], ...] = (
+    ("api_key", API_KEY, None),
+    ("ipv4", IPV4, None),
+    ("ipv6", IPV6, _is_ipv6),
+    ("high_entropy", TOKEN, _is_random_token),
+)
+
+
+class Recognizer(Protocol):
+    """A scrubber plug-in: the spans of ``text`` to replace, each with its kind (``<KIND>`` is written)."""
+
+    def analyze(self, text: str) -> Iterable[tuple[int, int, str]]: ...
+
+
+_RECOGNIZERS: list[Recognizer] = []
+
+
+def register_recognizer(recognizer: Recognizer) -> None:
+    """Add a plug-in applied by every :func:`scrub` in this process, after the built-in patterns."""
+    _RECOGNIZERS.append(recognizer)
+
+
+def clear_recognizers() -> None:
+    _RECOGNIZERS.clear()
+
+
+class PresidioRecognizers:
+    """Presidio's pattern recognizers (``pip install evalops[presidio]``) as one :class:`Recognizer`.
+
+    Only pattern recognizers are used: they need no NLP model (the name recognizer needs a spaCy model,
+    which evalops never downloads). ``recognizers`` defaults to Presidio's predefined pattern recognizers
+    for the ``entities`` given (default: credit cards, IBANs, IP addresses, US SSNs, crypto wallets).
+    """
+
+    DEFAULT_ENTITIES = ("CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "US_SSN", "CRYPTO")
+
+    def __init__(self, recognizers: Sequence[Any] | None = None, entities: Sequence[str] = DEFAULT_ENTITIES,
+                 min_score: float = 0.5):
+        if recognizers is None:
+            from presidio_analyzer import predefined_recognizers as pr  # optional extra
+
+            classes = [getattr(pr, n) for n in dir(pr) if n.endswith("Recognizer")]
+            recognizers = [c() for c in classes if isinstance(c, type) and issubclass(c, pr.PatternRecognizer)
+                           and set(getattr(c(), "supported_entities", [])) & set(entities)]
+        self._recognizers = list(recognizers)
+        self._entities = list(entities)
+        self._min_score = min_score
+
+    def analyze(self, text: str) -> list[tuple[int, int, str]]:
+        spans = []
+        for recognizer in self._recognizers:
+            wanted = [e for e in recognizer.supported_entities if e in self._entities]
+            if not wanted:
+                continue
+            for r in recognizer.analyze(text, wanted, None):
+                if r.score >= self._min_score:
+                    spans.append((r.start, r.end, r.entity_type.lower()))
+        return spans
+
+
+def _apply_recognizers(text: str, counts: Counter[str]) -> str:
+    spans: list[tuple[int, int, str]] = []
+    for recognizer in _RECOGNIZERS:
+        spans.extend(recognizer.analyze(text))
+    if not spans:
+        return text
+    out, pos = [], 0
+    for start, end, kind in sorted(spans):
+        if start < pos or end <= start:
+            continue  # overlaps an earlier span
+        out += [text[pos:start], f"<{kind.upper()}>"]
+        counts[kind] += 1
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def scrub(text: str) -> ScrubResult:
-    """Replace personal data in ``text`` with placeholders; count what was found by kind."""
+    """Replace personal data and secrets in ``text`` with placeholders; count what was found by kind."""
     counts: Counter[str] = Counter()
-    if not _CANDIDATE.search(text):
-        return ScrubResult(text, counts)
-    for kind, pattern, accept in _STEPS:
-        text = pattern.sub(_replacer(kind, counts, accept), text)
+    if _SECRET_CANDIDATE.search(text):
+        text = SECRET_PAIR.sub(_secret_pair(counts), text)
+        for kind, pattern, accept in _SECRET_STEPS:
+            text = pattern.sub(_replacer(kind, counts, accept), text)
+    if _CANDIDATE.search(text):
+        for kind, pattern, accept in _STEPS:
+            text = pattern.sub(_replacer(kind, counts, accept), text)
+    if _RECOGNIZERS:
+        text = _apply_recognizers(text, counts)
     return ScrubResult(text, counts)
 
 

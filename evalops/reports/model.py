@@ -29,6 +29,7 @@ class VersionScores:
     n_queries: int | None = None
     n_failed: int = 0
     run_key: str | None = None
+    n_retries: int = 0  # extra attempts the retriever adapter made for transient failures
 
 
 @dataclass(frozen=True)

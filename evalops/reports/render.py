@@ -1,8 +1,10 @@
 """Markdown and self-contained HTML renderings of a run report.
 
-Every piece of text is escaped for its format: production query text is untrusted. HTML gets entity
-escaping everywhere (``html.escape`` with quotes); markdown gets ``&`` and ``<`` escaped too (GitHub and
-most viewers render inline HTML), plus escaped table pipes and backticks and flattened newlines.
+Every piece of text is escaped for its format: production query text is untrusted. Both formats first
+drop control and bidi characters and cut long text with a marker (:mod:`evalops.safetext`). HTML gets
+entity escaping everywhere (``html.escape`` with quotes); markdown gets ``&`` and ``<`` as entities (GitHub
+and most viewers render inline HTML), and link, image, emphasis, pipe and backtick syntax backslash-escaped,
+so a query like ``[phish](http://...)`` or ``![px](http://...)`` is shown, never linked or loaded.
 Charts are PNG bytes: inlined as base64 ``data:`` URIs in HTML, referenced as sibling files in markdown.
 """
 
@@ -13,9 +15,12 @@ import html
 from collections.abc import Mapping
 
 from evalops.reports.model import ReportData
+from evalops.safetext import markdown_inline, plain
 from evalops.reports.tables import Table, report_sections
 
 __all__ = ["render_markdown", "render_html", "md_escape"]
+
+TEXT_LIMIT = 2000  # characters per cell or line; a 20,000-character query is cut with a marker
 
 _CHART_ALT = {"means": "Measures per version", "deltas": "Candidate minus baseline with 95% CI"}
 
@@ -26,14 +31,15 @@ def _no_html(text: str) -> str:
 
 
 def md_escape(text: str) -> str:
-    """Escape text for a markdown table cell or line: markup, pipes, backticks, newlines."""
-    out = _no_html(str(text))
-    return out.replace("|", "\\|").replace("`", "\\`").replace("\r", " ").replace("\n", " ")
+    """Escape text for a markdown table cell or line (:func:`evalops.safetext.markdown_inline`): no link,
+    image, emphasis, HTML, pipe or backtick survives; control and bidi characters go; long text is cut."""
+    return markdown_inline(str(text), TEXT_LIMIT)
 
 
 def _md_inline(text: str) -> str:
-    """Our own sentences may use `code` spans; only their markup is escaped."""
-    return _no_html(text).replace("\n", " ")
+    """Our own sentences may use `code` spans; every other markup character is escaped."""
+    parts = plain(text, TEXT_LIMIT).split("`")
+    return "`".join(part if i % 2 else md_escape(part) for i, part in enumerate(parts))
 
 
 def _md_table(table: Table) -> list[str]:
@@ -79,7 +85,7 @@ img{max-width:100%}
 
 
 def _h(text: str) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(plain(str(text), TEXT_LIMIT), quote=True)
 
 
 def _html_inline(text: str) -> str:

@@ -67,6 +67,8 @@ def _version_table(versions: list[VersionScores]) -> Table:
             n = f"{used.pop()} of {v.n_queries}"
         if v.n_failed:
             n += f" ({v.n_failed} failed, excluded)"
+        if v.n_retries:
+            n += f" ({v.n_retries} retries)"
         cells = [v.retriever, v.version, v.role, v.status, n]
         for m in measures:
             agg = v.aggregates.get(m)

@@ -12,10 +12,17 @@ Response (200, JSON)::
 ``doc_id`` is a string (an integer is accepted and read as its decimal string); ``score`` is a number,
 ``null`` or absent (then the list order is the ranking); see :mod:`evalops.retrievers.base`.
 
+Deadlines: ``timeout`` is the overall deadline of one attempt (connect, send, wait, read the whole body),
+enforced on every socket operation (:mod:`evalops.retrievers.deadline`), so a server that drips a byte a
+second fails at the deadline. ``stall_timeout`` (default ``min(timeout, 5)``) is the stall detector: no
+byte for that long fails the attempt at once.
+
 Retry policy: a timeout, a connection error, a 5xx and a 429 are retried up to ``max_retries`` times,
 waiting ``min(backoff_max, backoff · 2^(n-1))`` before retry n (a ``Retry-After`` in seconds on a 429 or
-503 is honoured, capped at ``backoff_max``). Any other 4xx is the request's fault and is not retried. A
-malformed answer (not JSON, wrong shape) and any other httpx error are not retried either. Concurrency: a thread pool of
+503 is honoured, capped at ``backoff_max``). A 3xx (redirects are not followed) and any other 4xx are not
+transient and are not retried. A malformed answer (not JSON, wrong shape) and any other httpx error are not
+retried either. With a :class:`~evalops.retrievers.deadline.CircuitBreaker` attached (``retrieve_run``
+attaches one), no call and no retry is made once the breaker is open. Concurrency: a thread pool of
 ``concurrency`` workers sharing one keep-alive connection pool (httpx is imported when the retriever is
 built). The auth header value is a :class:`~evalops.retrievers.auth.Secret`; it is never logged and is
 scrubbed from every error message.
@@ -34,6 +41,8 @@ from typing import Any
 from evalops.errors import ConfigError, RetrieverError
 from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
+from evalops.retrievers.deadline import CircuitBreaker, deadline_transport, request_deadline
+from evalops.secrets import mask_url
 
 __all__ = ["HttpRetriever", "MalformedResponse", "RetryPolicy", "parse_response"]
 
@@ -90,6 +99,7 @@ class HttpRetriever:
         url: str,
         *,
         timeout: float = 10.0,
+        stall_timeout: float | None = None,
         concurrency: int = 8,
         retry: RetryPolicy | None = None,
         auth: AuthHeader | None = None,
@@ -99,12 +109,20 @@ class HttpRetriever:
     ):
         import httpx
 
+        from evalops.secrets import install_log_masking
+
+        install_log_masking()  # httpx logs each request's URL, credentials and all
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"http: url must start with http:// or https://, got {url!r}")
-        if concurrency < 1 or timeout <= 0:
-            raise ConfigError(f"http: concurrency must be >= 1 and timeout > 0 (got {concurrency}, {timeout})")
+            raise ConfigError(f"http: url must start with http:// or https://, got {mask_url(url)!r}")
+        if concurrency < 1 or timeout <= 0 or (stall_timeout is not None and stall_timeout <= 0):
+            raise ConfigError(
+                f"http: concurrency must be >= 1 and timeout, stall_timeout > 0 (got {concurrency}, {timeout}, "
+                f"{stall_timeout})"
+            )
         self.url = url
         self.timeout = float(timeout)
+        self.stall_timeout = min(self.timeout, float(stall_timeout) if stall_timeout is not None else 5.0)
+        self.breaker: CircuitBreaker | None = None
         self.concurrency = int(concurrency)
         self.retry = retry or RetryPolicy()
         self.body = dict(body or {})
@@ -116,16 +134,19 @@ class HttpRetriever:
             headers[name] = secret.reveal()
             # Scrub the whole header value and, with a scheme, the bare token too.
             self._secrets = [secret, *(Secret(t) for t in secret.reveal().split(" ", 1)[1:])]
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        if transport is None:
+            transport = deadline_transport(limits=limits)
         self._client = httpx.Client(
-            timeout=self.timeout,
+            timeout=httpx.Timeout(self.stall_timeout),
             headers=headers,
             transport=transport,
-            limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
+            limits=limits,
         )
         self._httpx = httpx
 
     def __repr__(self) -> str:
-        return f"HttpRetriever({self.url!r}, concurrency={self.concurrency}, timeout={self.timeout})"
+        return f"HttpRetriever({mask_url(self.url)!r}, concurrency={self.concurrency}, timeout={self.timeout})"
 
     def close(self) -> None:
         self._client.close()
@@ -136,11 +157,26 @@ class HttpRetriever:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def attach_breaker(self, breaker: CircuitBreaker | None) -> None:
+        """Stop calling the service once ``breaker`` is open (see the module docstring)."""
+        self.breaker = breaker
+
+    def _post(self, payload: Mapping[str, Any]) -> Any:
+        """One attempt under the overall deadline; the body is read inside it."""
+        with request_deadline(self.timeout):
+            with self._client.stream("POST", self.url, json=payload) as resp:
+                resp.read()
+        return resp
+
     def _scrub(self, text: str) -> str:
+        """No credential, URL secret or personal data (a server may echo the query) in an error text."""
+        from evalops.querylog.scrub import scrub
+        from evalops.secrets import mask_text
+
         for s in self._secrets:
             if s.reveal():
                 text = text.replace(s.reveal(), "***")
-        return text
+        return scrub(mask_text(text)).text
 
     def _fail(self, query: Query, why: str, retries: int, started: float) -> QueryResult:
         return QueryResult.failure(query.id, self._scrub(f"query {query.id!r}: {why}"), retries, time.perf_counter() - started)
@@ -150,12 +186,19 @@ class HttpRetriever:
         started = time.perf_counter()
         payload = {**self.body, "query_id": query.id, "query": query.text, "k": k}
         attempt = 0
+        breaker = self.breaker
         while True:
+            if breaker is not None and breaker.open:
+                return QueryResult.failure(query.id, breaker.reason(), attempt, time.perf_counter() - started)
             retry_after = None
+            attempt_started = time.monotonic()
             try:
-                resp = self._client.post(self.url, json=payload)
+                resp = self._post(payload)
             except httpx.TimeoutException:
-                problem = f"timed out after {self.timeout:g} s"
+                if time.monotonic() - attempt_started >= self.timeout * 0.99:
+                    problem = f"exceeded the overall deadline of {self.timeout:g} s (a slow or dripping response)"
+                else:
+                    problem = f"stalled: no data for {self.stall_timeout:g} s"
             except httpx.TransportError as exc:
                 problem = f"connection failed ({type(exc).__name__})"
             except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded: not worth retrying
@@ -165,11 +208,14 @@ class HttpRetriever:
                 if 200 <= status < 300:
                     return self._parse(query, resp, attempt, started)
                 snippet = resp.text[:200].replace("\n", " ")
+                if 300 <= status < 400:
+                    return self._fail(query, f"HTTP {status} (a redirect, not followed and not retried): {snippet}",
+                                      attempt, started)
                 if 400 <= status < 500 and status != 429:
                     return self._fail(query, f"HTTP {status} (a client error, not retried): {snippet}", attempt, started)
                 problem = f"HTTP {status}: {snippet}"
                 retry_after = resp.headers.get("retry-after") if status in (429, 503) else None
-            if attempt >= self.retry.max_retries:
+            if attempt >= self.retry.max_retries or (breaker is not None and breaker.open):
                 return self._fail(query, f"{problem} (gave up after {attempt + 1} attempts)", attempt, started)
             attempt += 1
             wait = self.retry.wait(attempt, retry_after)
@@ -191,8 +237,14 @@ class HttpRetriever:
         return QueryResult(query.id, tuple(ranked), None, retries, time.perf_counter() - started)
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
+        def one(q: Query) -> QueryResult:
+            result = self._one(q, k)
+            if self.breaker is not None:
+                self.breaker.record(result.ok)
+            return result
+
         if len(queries) <= 1 or self.concurrency == 1:
-            return [self._one(q, k) for q in queries]
+            return [one(q) for q in queries]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(queries)), thread_name_prefix="evalops-http") as pool:
-            return list(pool.map(lambda q: self._one(q, k), queries))
+            return list(pool.map(one, queries))
 

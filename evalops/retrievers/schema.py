@@ -26,6 +26,7 @@ PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
     "http": {
         "url": ("str", True),
         "timeout": ("number", False),
+        "stall_timeout": ("number", False),
         "concurrency": ("int", False),
         "max_retries": ("int", False),
         "backoff": ("number", False),
@@ -104,14 +105,20 @@ class RetrieverEntry:
                               "run file there, fix the path (relative paths start at the registry's folder), or "
                               "set deployed: false")
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self, *, masked: bool = True) -> dict[str, Any]:
+        """The entry as plain data. ``masked`` (the default, for anything written or shown) replaces every
+        secret in ``params`` with ``***`` (:mod:`evalops.secrets`: secret-named fields, URL credentials,
+        key-named query parameters)."""
+        from evalops.secrets import mask_value
+
+        params = _plain(self.params)
         return {
             "name": self.name,
             "version": self.version,
             "adapter": self.adapter,
             "deployed": self.deployed,
             "owner": self.owner,
-            "params": _plain(self.params),
+            "params": mask_value(params) if masked else params,
             "source": self.source,
         }
 

@@ -10,6 +10,10 @@ Policy owned here (it travels with every :class:`RetrievalResult`):
 * A run with any failure is ``partial``. When the failed share exceeds ``failure_budget`` (default 2 %),
   :class:`FailureBudgetExceeded` is raised: the version must not be scored on what is left.
 * A batch whose ``retrieve`` call raises fails all of its queries with the exception's message.
+* Circuit breaker: once more queries failed than the budget allows (``floor(failure_budget × n)``), the
+  run cannot be scored whatever follows, so the remaining queries are failed without calling the retriever
+  ("not called: the circuit breaker opened ..."). Adapters with ``attach_breaker`` (HTTP) also stop
+  in-flight retries. A dead service thus costs about one round of retries, not one per query.
 * Sharded scoring (query shards on several workers): run each shard with ``check_budget=False``, then
   :func:`combine_results` the shards, which applies the budget to the whole query set.
 """
@@ -26,6 +30,7 @@ import numpy as np
 from evalops.data import Qrels, Run
 from evalops.errors import InputError, RetrieverError
 from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results
+from evalops.retrievers.deadline import CircuitBreaker
 
 __all__ = [
     "DEFAULT_FAILURE_BUDGET",
@@ -137,12 +142,15 @@ def retrieve_run(
     batch_size: int = 64,
     on_progress: Callable[[int], None] | None = None,
     check_budget: bool = True,
+    breaker: CircuitBreaker | None = None,
 ) -> RetrievalResult:
     """Ask ``retriever`` for the top ``k`` of every query, in batches of ``batch_size``.
 
     ``on_progress(n)`` is called after each batch with the number of queries it finished (the CLI passes
     a progress bar's ``advance``). Raises :class:`FailureBudgetExceeded` when the failed share exceeds
     ``failure_budget`` (unless ``check_budget`` is False, for a shard); see the module docstring.
+    ``breaker`` replaces the default circuit breaker (``failure_budget`` over these queries); a shard
+    passes one sized for the whole version.
     """
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
@@ -153,23 +161,29 @@ def retrieve_run(
     failed: dict[str, str] = {}
     latencies: dict[str, float] = {}
     retries = 0
+    if breaker is None and check_budget and failure_budget < 1:
+        breaker = CircuitBreaker(len(qs), failure_budget)
+    attach = getattr(retriever, "attach_breaker", None)
+    if callable(attach):
+        attach(breaker)
     start = time.perf_counter()
-    for lo in range(0, len(qs), max(1, batch_size)):
-        batch = qs[lo : lo + max(1, batch_size)]
-        try:
-            results = coerce_results(batch, retriever.retrieve(batch, k), k)
-        except Exception as exc:  # a failing batch must not stop the others; the budget decides
-            results = [QueryResult.failure(q.id, f"{type(exc).__name__}: {exc}") for q in batch]
-        for r in results:
-            retries += r.retries
-            if r.seconds is not None:
-                latencies[r.query_id] = r.seconds
-            if r.ok:
-                ranked[r.query_id] = r.ranked
-            else:
-                failed[r.query_id] = r.error  # type: ignore[assignment]
-        if on_progress is not None:
-            on_progress(len(batch))
+    try:
+        for lo in range(0, len(qs), max(1, batch_size)):
+            batch = qs[lo : lo + max(1, batch_size)]
+            results = _batch(retriever, batch, k, breaker)
+            for r in results:
+                retries += r.retries
+                if r.seconds is not None:
+                    latencies[r.query_id] = r.seconds
+                if r.ok:
+                    ranked[r.query_id] = r.ranked
+                else:
+                    failed[r.query_id] = r.error  # type: ignore[assignment]
+            if on_progress is not None:
+                on_progress(len(batch))
+    finally:
+        if callable(attach):
+            attach(None)
     result = RetrievalResult(
         run=Run.from_ranked(ranked, name=name),
         query_ids=tuple(q.id for q in qs),
@@ -183,6 +197,21 @@ def retrieve_run(
     if check_budget and result.failure_rate > failure_budget:
         raise FailureBudgetExceeded(result)
     return result
+
+
+def _batch(retriever: Retriever, batch: list[Query], k: int, breaker: CircuitBreaker | None) -> list[QueryResult]:
+    if breaker is not None and breaker.open:
+        return [QueryResult.failure(q.id, breaker.reason()) for q in batch]
+    counted = callable(getattr(retriever, "attach_breaker", None))  # the adapter records its own outcomes
+    try:
+        results = coerce_results(batch, retriever.retrieve(batch, k), k)
+    except Exception as exc:  # a failing batch must not stop the others; the budget decides
+        results = [QueryResult.failure(q.id, f"{type(exc).__name__}: {exc}") for q in batch]
+        counted = False
+    if breaker is not None and not counted:
+        for r in results:
+            breaker.record(r.ok)
+    return results
 
 
 def combine_results(shards: Sequence[RetrievalResult], *, check_budget: bool = True) -> RetrievalResult:

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 
 from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse.abtests import comparison_look, load_ab_tests, record_ab_tests
-from evalops.warehouse.alerts import alert_dedup_key, list_alerts, mark_alert_delivery, record_alert
+from evalops.warehouse.alerts import (
+    alert_dedup_key,
+    alert_deliveries,
+    list_alerts,
+    mark_alert_delivery,
+    mark_notifier_delivery,
+    record_alert,
+    retryable_alerts,
+)
 from evalops.warehouse.baselines import baseline_history, find_baseline, promote_baseline, rollback_baseline
 from evalops.warehouse.catalog import (
     find_fingerprint_hash,
@@ -43,7 +51,7 @@ from evalops.warehouse.domain import (
 )
 from evalops.warehouse.history import latest_runs, measure_history, runs_under_fingerprint
 from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
-from evalops.warehouse.runs import find_run, get_run, record_run
+from evalops.warehouse.runs import abandon_expired_runs, find_run, get_run, record_run, renew_lease
 from evalops.warehouse.scores import (
     load_aggregates,
     load_paired_scores,
@@ -100,6 +108,11 @@ __all__ = [
     "record_gold_set_version",
     "record_kb_snapshot",
     "record_run",
+    "alert_deliveries",
+    "mark_notifier_delivery",
+    "retryable_alerts",
+    "renew_lease",
+    "abandon_expired_runs",
     "resolve_url",
     "rollback_baseline",
     "runs_under_fingerprint",

@@ -2,6 +2,10 @@
 
 The de-duplication key is ``kind|retriever|version|measure|fingerprint|day``: the same regression found
 again on the same day (a retry, a re-run) is the same alert and is not sent twice.
+
+Delivery is recorded twice over: per notifier in ``alert_deliveries`` (so a retry goes only where the alert
+did not arrive) and as the alert's overall ``delivery_status`` (``pending``, ``delivered``,
+``undelivered`` or ``unknown``: a timed-out attempt the receiver may have got).
 """
 
 from __future__ import annotations
@@ -15,16 +19,25 @@ from sqlalchemy import Table, select, update
 from evalops.errors import InputError, WarehouseError
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.domain import Alert
-from evalops.warehouse.models import AlertModel
+from evalops.warehouse.models import DELIVERY_STATUSES, AlertDeliveryModel, AlertModel
 from evalops.warehouse.types import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-__all__ = ["alert_dedup_key", "list_alerts", "mark_alert_delivery", "record_alert"]
+__all__ = [
+    "alert_dedup_key",
+    "alert_deliveries",
+    "list_alerts",
+    "mark_alert_delivery",
+    "mark_notifier_delivery",
+    "record_alert",
+    "retryable_alerts",
+]
 
 alerts: Table = AlertModel.__table__  # type: ignore[assignment]
+deliveries: Table = AlertDeliveryModel.__table__  # type: ignore[assignment]
 SEVERITIES = ("info", "warning", "critical")
 
 
@@ -90,9 +103,18 @@ def record_alert(
 
 
 def mark_alert_delivery(
-    engine: Engine, alert_id: int, *, delivered: bool, error: str | None = None, at: dt.datetime | None = None
+    engine: Engine, alert_id: int, *, delivered: bool | None = None, status: str | None = None,
+    error: str | None = None, at: dt.datetime | None = None,
 ) -> Alert:
-    """Record the outcome of one delivery attempt (``error`` says why it failed)."""
+    """Record the overall outcome of one delivery attempt (``error`` says why it failed). Give ``status``
+    (one of the delivery statuses) or ``delivered`` (True for ``delivered``, False for ``undelivered``)."""
+    if status is None:
+        if delivered is None:
+            raise InputError("mark_alert_delivery needs a status or delivered=True/False")
+        status = "delivered" if delivered else "undelivered"
+    if status not in DELIVERY_STATUSES or status == "pending":
+        raise InputError(f"delivery status {status!r} is not one of delivered, undelivered, unknown")
+    delivered = status == "delivered"
     if not delivered and not error:
         raise InputError("an undelivered alert needs the error that stopped its delivery")
     when = as_utc(at) if at is not None else now_utc()
@@ -101,7 +123,7 @@ def mark_alert_delivery(
             update(alerts)
             .where(alerts.c.id == alert_id)
             .values(
-                delivery_status="delivered" if delivered else "undelivered",
+                delivery_status=status,
                 delivery_attempts=alerts.c.delivery_attempts + 1,
                 delivered_at=when if delivered else None,
                 delivery_error=None if delivered else error,
@@ -111,6 +133,52 @@ def mark_alert_delivery(
             raise WarehouseError(f"there is no alert with id {alert_id}")
         row = conn.execute(select(alerts).where(alerts.c.id == alert_id)).mappings().one()
     return _alert(row)
+
+
+def mark_notifier_delivery(
+    engine: Engine, alert_id: int, notifier: str, *, status: str, error: str | None = None,
+    next_attempt_at: dt.datetime | None = None, at: dt.datetime | None = None,
+) -> None:
+    """Record one attempt at one notifier (an upsert on ``(alert_id, notifier)``; attempts count up)."""
+    if status not in ("delivered", "undelivered", "unknown"):
+        raise InputError(f"delivery status {status!r} is not one of delivered, undelivered, unknown")
+    when = as_utc(at) if at is not None else now_utc()
+    values = {
+        "alert_id": int(alert_id), "notifier": notifier, "status": status, "attempts": 1,
+        "last_attempt_at": when, "next_attempt_at": as_utc(next_attempt_at) if next_attempt_at else None,
+        "delivered_at": when if status == "delivered" else None, "error": error,
+    }
+    with transaction(engine, f"recording the delivery of alert {alert_id} to {notifier}") as conn:
+        stmt = insert_for(conn, deliveries).values(**values)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["alert_id", "notifier"],
+            set_={**{c: stmt.excluded[c] for c in values if c not in ("alert_id", "notifier", "attempts")},
+                  "attempts": deliveries.c.attempts + 1},
+        )
+        conn.execute(stmt)
+
+
+def alert_deliveries(engine: Engine, alert_ids: list[int]) -> dict[int, dict[str, dict[str, Any]]]:
+    """``{alert_id: {notifier: {"status", "attempts", "next_attempt_at", "error", ...}}}`` for these alerts."""
+    out: dict[int, dict[str, dict[str, Any]]] = {int(i): {} for i in alert_ids}
+    if not alert_ids:
+        return out
+    with transaction(engine, "reading alert deliveries") as conn:
+        rows = conn.execute(select(deliveries).where(deliveries.c.alert_id.in_([int(i) for i in alert_ids])))
+        for row in rows.mappings():
+            out[row["alert_id"]][row["notifier"]] = dict(row)
+    return out
+
+
+def retryable_alerts(engine: Engine, created_since: dt.datetime) -> list[Alert]:
+    """Alerts not delivered (pending, undelivered, unknown) created at or after ``created_since``, oldest first."""
+    stmt = (
+        select(alerts)
+        .where(alerts.c.delivery_status != "delivered", alerts.c.created_at >= as_utc(created_since))
+        .order_by(alerts.c.created_at, alerts.c.id)
+    )
+    with transaction(engine, "reading alerts to retry") as conn:
+        return [_alert(row) for row in conn.execute(stmt).mappings()]
 
 
 def list_alerts(

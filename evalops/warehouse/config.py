@@ -9,6 +9,19 @@ The URL is resolved in this order (the first that applies wins; ``resolve_url`` 
    or when ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` is set, and only when Airflow is installed;
 3. SQLite at ``.evalops/warehouse.db`` under the current directory (the folder is created).
 
+Timeouts, so that a warehouse that accepts connections and never answers cannot block a run (each can
+be set by its environment variable, in seconds; a value already in the URL's query string wins):
+
+================================  ======================================  =======
+what                              variable                                default
+================================  ======================================  =======
+connect (PostgreSQL)              ``EVALOPS_WAREHOUSE_CONNECT_TIMEOUT``   10
+one statement (PostgreSQL)        ``EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT`` 600
+idle in a transaction (PostgreSQL) ``EVALOPS_WAREHOUSE_IDLE_TIMEOUT``     600
+waiting for the write lock        ``EVALOPS_WAREHOUSE_BUSY_TIMEOUT``      60
+(SQLite busy timeout)
+================================  ======================================  =======
+
 Supported backends: PostgreSQL (psycopg 3) and SQLite. Both support ``ON CONFLICT`` upserts and partial
 unique indexes, which idempotent writes and the one-current-baseline rule depend on.
 """
@@ -41,6 +54,41 @@ ENV_VAR = "EVALOPS_WAREHOUSE_URL"
 AIRFLOW_CONN_ID = "evalops_warehouse"
 DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
 SQLITE_BUSY_TIMEOUT_S = 60.0
+TIMEOUT_DEFAULTS = {
+    "EVALOPS_WAREHOUSE_CONNECT_TIMEOUT": 10.0,
+    "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT": 600.0,
+    "EVALOPS_WAREHOUSE_IDLE_TIMEOUT": 600.0,
+    "EVALOPS_WAREHOUSE_BUSY_TIMEOUT": SQLITE_BUSY_TIMEOUT_S,
+}
+
+
+def warehouse_timeout(var: str) -> float:
+    """The timeout named by ``var`` (seconds), from the environment or its default; must be positive."""
+    raw = os.environ.get(var)
+    if raw is None or not raw.strip():
+        return TIMEOUT_DEFAULTS[var]
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{var} must be a number of seconds, got {raw!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise ConfigError(f"{var} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def _postgres_connect_args(parsed: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """libpq's connect_timeout and the server-side statement and idle-in-transaction timeouts."""
+    args = dict(given)
+    query = parsed.query
+    if "connect_timeout" not in query and "connect_timeout" not in args:
+        args["connect_timeout"] = max(1, round(warehouse_timeout("EVALOPS_WAREHOUSE_CONNECT_TIMEOUT")))
+    options = [args.get("options") or query.get("options") or ""]
+    for setting, var in (("statement_timeout", "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT"),
+                         ("idle_in_transaction_session_timeout", "EVALOPS_WAREHOUSE_IDLE_TIMEOUT")):
+        if setting not in options[0]:
+            options.append(f"-c {setting}={int(warehouse_timeout(var) * 1000)}")
+    args["options"] = " ".join(o for o in options if o)
+    return args
 
 
 @dataclass(frozen=True)
@@ -133,6 +181,7 @@ def resolve_url(url: str | None = None) -> WarehouseURL:
 def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any) -> Engine:
     """An Engine for the warehouse.
 
+    On PostgreSQL: a connect timeout and statement and idle-in-transaction timeouts (module docstring).
     On SQLite: foreign keys on, WAL journal, a busy timeout, and every transaction opened with
     ``BEGIN IMMEDIATE`` so that concurrent writers queue for the write lock instead of failing halfway
     (the sqlite3 driver's own deferred BEGIN is switched off). The folder of a file database is created.
@@ -146,13 +195,16 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any
         resolved = normalise_url(url) if url else resolve_url().url
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(parsed, pool_pre_ping=True, **kwargs)
+        connect_args = _postgres_connect_args(parsed, kwargs.pop("connect_args", {}))
+        kwargs.setdefault("pool_timeout", warehouse_timeout("EVALOPS_WAREHOUSE_CONNECT_TIMEOUT"))
+        return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
 
     database = parsed.database
     in_memory = database in (None, "", ":memory:") or (database or "").startswith("file::memory:")
     if not in_memory:
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S, **kwargs.pop("connect_args", {})}
+    busy = warehouse_timeout("EVALOPS_WAREHOUSE_BUSY_TIMEOUT")
+    connect_args = {"timeout": busy, **kwargs.pop("connect_args", {})}
     engine = create_engine(parsed, connect_args=connect_args, **kwargs)
 
     @event.listens_for(engine, "connect")
@@ -160,7 +212,7 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any
         dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy * 1000)}")
         if not in_memory:
             cursor.execute("PRAGMA journal_mode=WAL")
         cursor.close()

@@ -82,6 +82,9 @@ class EvalRun:
     created_at: dt.datetime
     updated_at: dt.datetime
     contracts: Mapping[str, Any] | None = None
+    n_retries: int = 0
+    lease_expires_at: dt.datetime | None = None
+    abandoned_at: dt.datetime | None = None
 
     @property
     def retriever(self) -> str:

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, and_, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import InputError, WarehouseError
@@ -21,7 +21,10 @@ from evalops.warehouse.types import as_utc
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["find_run", "get_run", "record_run"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "abandon_expired_runs", "find_run", "get_run", "record_run", "renew_lease"]
+
+# Twice the default task timeout of the DAG's score and compare tasks (30 minutes).
+DEFAULT_LEASE_SECONDS = 2 * 30 * 60
 
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 KEY_COLUMNS = ("dag_id", "dag_run_id", "retriever", "version", "dataset")
@@ -45,6 +48,8 @@ def record_run(
     ci_level: float | None = None,
     ci_method: str | None = None,
     contracts: Mapping[str, Any] | None = None,
+    n_retries: int = 0,
+    lease_seconds: float | None = None,
 ) -> EvalRun:
     """Insert or update the run with this key, and optionally its scores and aggregates, atomically.
 
@@ -56,6 +61,8 @@ def record_run(
       ``ci_level`` and ``ci_method``.
     * ``contracts``, when given, records the data contracts' rules and outcomes the run was made under;
       when omitted the stored ones are kept.
+    * A ``running`` run gets a lease of ``lease_seconds`` (default :data:`DEFAULT_LEASE_SECONDS`) that
+      :func:`renew_lease` extends; a finished run has none. See :func:`abandon_expired_runs`.
 
     Everything happens in one transaction: if any part fails, nothing of this call is stored. The
     fingerprint's gold-set version and KB snapshot must have been recorded first.
@@ -74,6 +81,13 @@ def record_run(
     )
     if contracts is not None:
         values["contracts"] = dict(contracts)
+    if int(n_retries) < 0:
+        raise InputError(f"n_retries must be >= 0, got {n_retries}")
+    values["n_retries"] = int(n_retries)
+    values["abandoned_at"] = None
+    values["lease_expires_at"] = (
+        values["updated_at"] + dt.timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS) if status == "running" else None
+    )
     # Validate the frames before opening a transaction: bad input never touches the database.
     score_arrays = score_columns(scores, fingerprint.measures) if scores is not None else None
     aggregate_list = None
@@ -141,6 +155,9 @@ def run_from_row(row: Mapping[str, Any]) -> EvalRun:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         contracts=row.get("contracts"),
+        n_retries=row["n_retries"],
+        lease_expires_at=row["lease_expires_at"],
+        abandoned_at=row["abandoned_at"],
     )
 
 
@@ -204,3 +221,43 @@ def _run_values(
 
 def _describe(key: RunKey) -> str:
     return f"{key.retriever}@{key.version} ({key.dataset}) of {key.dag_id}/{key.dag_run_id}"
+
+
+def renew_lease(engine: Engine, run_ids: Iterable[int], seconds: float = DEFAULT_LEASE_SECONDS) -> int:
+    """Extend the lease of these runs that are still ``running`` (a task's heartbeat); returns how many."""
+    ids = [int(i) for i in run_ids]
+    if not ids:
+        return 0
+    now = now_utc()
+    with transaction(engine, f"renewing the lease of runs {ids}") as conn:
+        result = conn.execute(
+            update(runs).where(runs.c.id.in_(ids), runs.c.status == "running")
+            .values(lease_expires_at=now + dt.timedelta(seconds=seconds))
+        )
+    return result.rowcount
+
+
+def abandon_expired_runs(engine: Engine, *, now: dt.datetime | None = None) -> list[int]:
+    """Mark every ``running`` run whose lease has expired as ``abandoned`` (with the time); returns their ids.
+
+    A run killed mid-way (SIGKILL, a lost worker) leaves a ``running`` row; the next run calls this, so
+    such rows never linger and are never read as results (readers only see finished statuses).
+    """
+    when = as_utc(now) if now is not None else now_utc()
+    with transaction(engine, "marking abandoned runs") as conn:
+        expired = conn.execute(
+            select(runs.c.id).where(
+                runs.c.status == "running",
+                or_(runs.c.lease_expires_at < when,
+                    and_(runs.c.lease_expires_at.is_(None),
+                         runs.c.updated_at < when - dt.timedelta(seconds=DEFAULT_LEASE_SECONDS))),
+            )
+        ).scalars().all()
+        if expired:
+            conn.execute(
+                update(runs).where(runs.c.id.in_(expired), runs.c.status == "running")
+                .values(status="abandoned", abandoned_at=when, finished_at=when, lease_expires_at=None,
+                        error="abandoned: its lease expired before the run finished (the process was killed "
+                              "or lost)", updated_at=when)
+            )
+    return list(expired)

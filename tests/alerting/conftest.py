@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from evalops.alerting import Alert, AlertContext, StoredAlert
+from evalops.alerting.delivery import NotifierState
 
 
 @dataclass
@@ -16,16 +18,30 @@ class MemoryAlertStore:
 
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def record_alert(self, alert: Alert) -> StoredAlert:
-        row = self.rows.get(alert.dedup_key)
-        if row is not None:
-            return StoredAlert(alert.dedup_key, created=False, delivered=row["delivered"])
-        self.rows[alert.dedup_key] = {"alert": alert, "delivered": False, "error": None, "attempts": 0}
-        return StoredAlert(alert.dedup_key, created=True, delivered=False)
+    def _stored(self, key: str, created: bool) -> StoredAlert:
+        row = self.rows[key]
+        return StoredAlert(key, created=created, delivered=row["status"] == "delivered",
+                           deliveries=dict(row["deliveries"]), created_at=row["created_at"])
 
-    def mark_alert_delivery(self, alert_id, *, delivered: bool, error: str | None) -> None:
+    def record_alert(self, alert: Alert) -> StoredAlert:
+        if alert.dedup_key in self.rows:
+            return self._stored(alert.dedup_key, False)
+        self.rows[alert.dedup_key] = {"alert": alert, "status": "pending", "delivered": False, "error": None,
+                                      "attempts": 0, "deliveries": {}, "created_at": dt.datetime.now(dt.timezone.utc)}
+        return self._stored(alert.dedup_key, True)
+
+    def mark_notifier_delivery(self, alert_id, notifier, *, status, error, next_attempt_at) -> None:
         row = self.rows[alert_id]
-        row.update(delivered=delivered, error=error, attempts=row["attempts"] + 1)
+        before = row["deliveries"].get(notifier)
+        row["deliveries"][notifier] = NotifierState(status, (before.attempts if before else 0) + 1, next_attempt_at)
+
+    def mark_alert_delivery(self, alert_id, *, status: str, error: str | None) -> None:
+        row = self.rows[alert_id]
+        row.update(status=status, delivered=status == "delivered", error=error, attempts=row["attempts"] + 1)
+
+    def retryable_alerts(self, created_since):
+        return [(row["alert"], self._stored(key, False)) for key, row in self.rows.items()
+                if row["status"] != "delivered" and row["created_at"] >= created_since]
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from evalops.alerting import (
     NotificationError,
     WebhookNotifier,
     deliver_alerts,
+    idempotency_key,
     resolve_webhook_url,
     validation_alert,
 )
@@ -34,7 +35,7 @@ def test_delivers_slack_payload(server, alert, store):
     path, content_type, payload = server.received[0]
     assert path == SECRET_PATH
     assert content_type == "application/json"
-    assert payload == {"text": alert.message}
+    assert payload == {"text": alert.message, "alert_key": idempotency_key(alert)}
     assert store.rows[alert.dedup_key]["delivered"] is True
 
 
@@ -64,11 +65,22 @@ def test_http_error_status_is_undelivered_and_retried_next_time(server, alert, s
     assert third[0].skipped and len(server.received) == 2  # delivered once: not sent again
 
 
-def test_timeout_is_undelivered(server, alert, store):
+def test_a_timeout_is_unknown_not_undelivered(server, alert, store):
     server.delay = 1.5
     outcomes = deliver_alerts([alert], store, [WebhookNotifier(url_of(server), timeout=0.3)])
-    assert outcomes[0].delivered is False
-    assert "timed out" in outcomes[0].errors[0]
+    assert outcomes[0].delivered is False and outcomes[0].status == "unknown"
+    assert "timed out" in outcomes[0].errors[0] and "may have arrived" in outcomes[0].errors[0]
+    assert store.rows[alert.dedup_key]["status"] == "unknown"
+
+
+def test_slack_text_cannot_mention_a_channel_or_make_a_link(server, store):
+    evil = validation_alert(stage="query_logs", summary="<!channel> <http://evil|click> & \u202e" + "x" * 20000,
+                            day="2024-06-02", source="include/logs")
+    deliver_alerts([evil], store, [WebhookNotifier(url_of(server))])
+    text = server.received[0][2]["text"]
+    assert "<" not in text and ">" not in text and "<!" not in text
+    assert "&lt;!channel&gt; &lt;http://evil|click&gt; &amp;" in text
+    assert "\u202e" not in text and len(text) < 4000 and "more characters)" in text
 
 
 def test_url_never_logged_on_success(server, alert, store, caplog):

@@ -42,7 +42,7 @@ def test_gold_tables_derive_offending_ids(make_frames, rules: GoldSetRules) -> N
 def test_gold_tables_without_snapshot_skip_only_the_stale_check(gold: GoldSet, rules: GoldSetRules) -> None:
     tables = gold_set_tables(gold, None, None, rules)
     names = [c.rule for t in tables for c in t.checks]
-    assert len(names) == 11 and not any("knowledge-base" in n for n in names)
+    assert len(names) == 12 and not any("knowledge-base" in n for n in names)
 
 
 def test_kb_and_log_checks_cover_the_contract() -> None:

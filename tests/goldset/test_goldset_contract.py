@@ -69,7 +69,13 @@ def query_id_typo(q: pd.DataFrame, j: pd.DataFrame) -> Frames:
     return q, _set(j, (j.query_id == "q1") & (j.doc_id == "d2"), "query_id", "q01")
 
 
+def query_id_too_long(q: pd.DataFrame, j: pd.DataFrame) -> Frames:
+    long_id = "q" * 501  # the warehouse stores query ids of up to 500 characters
+    return _set(q, q.query_id == "q3", "query_id", long_id), _set(j, j.query_id == "q3", "query_id", long_id)
+
+
 CASES: list[tuple[str, Callable[[pd.DataFrame, pd.DataFrame], Frames], str]] = [
+    ("query id too long for the warehouse", query_id_too_long, "query ids fit the warehouse"),
     ("duplicate query id", dup_query_id, "unique query ids"),
     ("blank query text", blank_text, "non-empty query text"),
     ("null query text", null_text, "non-empty query text"),
@@ -87,8 +93,8 @@ CASES: list[tuple[str, Callable[[pd.DataFrame, pd.DataFrame], Frames], str]] = [
 def test_the_valid_gold_set_passes(gold: GoldSet, snapshot: KnowledgeBaseSnapshot, rules: GoldSetRules) -> None:
     report = validate_gold_set(gold, snapshot, rules, docs_dir=None)
     assert report.ok, report.summary()
-    assert report.checked == 12
-    assert "passed (12 expectations)" in report.summary()
+    assert report.checked == 13
+    assert "passed (13 expectations)" in report.summary()
 
 
 @pytest.mark.parametrize(("label", "breaker", "rule"), CASES, ids=[c[0] for c in CASES])
@@ -149,5 +155,5 @@ def test_failure_raises_validation_error_with_summary_and_data_docs(
 def test_without_a_snapshot_the_stale_check_is_reported_as_skipped(gold: GoldSet, rules: GoldSetRules) -> None:
     report = validate_gold_set(gold, None, rules, docs_dir=None)
     assert report.ok
-    assert report.checked == 11
+    assert report.checked == 12
     assert any("not checked" in n for n in report.notes)

@@ -67,8 +67,27 @@ def test_slow_responses_past_the_timeout_fail_after_retries(service):
         results = r.retrieve(QUERIES[:2], 5)
     assert [x.ok for x in results] == [False, False]
     assert results[0].retries == 1
-    assert "query 'q0': timed out after 0.1 s (gave up after 2 attempts)" == results[0].error
+    assert results[0].error == (
+        "query 'q0': exceeded the overall deadline of 0.1 s (a slow or dripping response) (gave up after 2 attempts)"
+    )
     assert svc.requests == 4  # two queries x (1 try + 1 retry)
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 400, 404, 422])
+def test_redirects_and_client_errors_are_not_retried(service, status):
+    svc = service(lambda body, h: (status, {"error": "no"}))
+    with HttpRetriever(svc.url, retry=FAST) as r:
+        (res,) = r.retrieve(QUERIES[:1], 5)
+    assert not res.ok and res.retries == 0 and svc.requests == 1
+    assert f"HTTP {status}" in res.error and "not retried" in res.error
+
+
+@pytest.mark.parametrize("status", [429, 500, 502, 503])
+def test_server_errors_and_throttling_are_retried(service, status):
+    svc = service(lambda body, h: (status, {"error": "busy"}))
+    with HttpRetriever(svc.url, retry=FAST) as r:
+        (res,) = r.retrieve(QUERIES[:1], 5)
+    assert not res.ok and res.retries == 3 and svc.requests == 4
 
 
 def test_timeouts_are_excluded_and_counted_not_scored_as_empty(service):

@@ -57,9 +57,38 @@ def test_above_the_budget_it_raises_with_the_result_attached():
         retrieve_run(failing_on({"q001", "q002", "q003"}), QUERIES, k=5, name="svc@2")
     err = info.value
     assert isinstance(err, RetrieverError)
-    assert err.result.failed_ids == ["q001", "q002", "q003"]
-    assert "retriever 'svc@2': 3 of 100 queries failed (3.0%), above the failure budget of 2.0%" in str(err)
+    # The first batch (64 queries) spends the budget; the circuit breaker then calls no more.
+    failed = err.result.failed
+    assert [q for q in err.result.failed_ids if "HTTP 503" in failed[q]] == ["q001", "q002", "q003"]
+    assert sorted(q for q in failed if failed[q].startswith("not called")) == [f"q{i:03d}" for i in range(64, 100)]
+    assert "retriever 'svc@2': 39 of 100 queries failed (39.0%), above the failure budget of 2.0%" in str(err)
     assert "q001: query 'q001': HTTP 503" in str(err)
+
+
+def test_the_circuit_breaker_stops_calling_once_the_budget_cannot_be_met():
+    asked = []
+
+    def fn(queries, k):
+        asked.extend(q.id for q in queries)
+        return [QueryResult.failure(q.id, "HTTP 503") for q in queries]
+
+    with pytest.raises(FailureBudgetExceeded) as info:
+        retrieve_run(FunctionRetriever(fn), QUERIES, k=5, batch_size=1, failure_budget=0.05)
+    assert asked == [f"q{i:03d}" for i in range(6)]  # 5 allowed, the 6th opens the breaker
+    assert info.value.result.failed["q099"] == (
+        "not called: the circuit breaker opened after 6 failed queries (the failure budget allows 5)"
+    )
+
+
+def test_no_breaker_without_a_budget_check():
+    asked = []
+
+    def fn(queries, k):
+        asked.extend(q.id for q in queries)
+        return [QueryResult.failure(q.id, "HTTP 503") for q in queries]
+
+    result = retrieve_run(FunctionRetriever(fn), QUERIES, k=5, batch_size=10, check_budget=False)
+    assert len(asked) == 100 and len(result.failed) == 100
 
 
 def test_the_budget_is_configurable():
@@ -80,11 +109,10 @@ def test_a_batch_that_raises_fails_its_queries_and_the_others_go_on():
                 raise ConnectionError("service restarted")
             return [[(q.id + "-a", 1.0)] for q in queries]
 
-    with pytest.raises(FailureBudgetExceeded) as info:
-        retrieve_run(Flaky(), QUERIES, k=5, batch_size=10)
-    assert info.value.result.failed_ids == [f"q{i:03d}" for i in range(50, 60)]
-    assert info.value.result.failed["q055"] == "ConnectionError: service restarted"
-    assert len(info.value.result.run) == 90
+    result = retrieve_run(Flaky(), QUERIES, k=5, batch_size=10, failure_budget=0.10)
+    assert result.failed_ids == [f"q{i:03d}" for i in range(50, 60)]
+    assert result.failed["q055"] == "ConnectionError: service restarted"
+    assert len(result.run) == 90
 
 
 def test_ranks_are_preserved_exactly_in_the_run():

@@ -11,6 +11,7 @@ from evalops.warehouse.models import Base
 TABLES = {
     "ab_tests",
     "alerts",
+    "alert_deliveries",
     "baselines",
     "eval_fingerprints",
     "eval_runs",

@@ -1,0 +1,63 @@
+"""A webhook that is slow, times out, then succeeds: the alert arrives under one key, and its state is right."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from tests.faults.servers import Webhook, dead_port
+
+from evalops.alerting import LogNotifier, WebhookNotifier, deliver_alerts, retry_alerts, validation_alert
+from evalops.pipeline.store import WarehouseAlertStore
+from evalops.warehouse import alert_deliveries, create_warehouse_engine, list_alerts, upgrade
+
+
+@pytest.fixture
+def engine(tmp_path):
+    eng = create_warehouse_engine(f"sqlite:///{tmp_path / 'wh.db'}")
+    upgrade(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def alert():
+    return validation_alert(stage="gold_set", summary="3 duplicate judgments", day="2024-06-02", source="gold/")
+
+
+def test_slow_then_timed_out_then_delivered_reaches_the_receiver_under_one_key(engine, alert):
+    hook = Webhook([("slow", 2.0), ("ok",)])
+    store = WarehouseAlertStore(engine)
+    notifiers = [LogNotifier(), WebhookNotifier(hook.url, timeout=0.5)]
+    try:
+        first = deliver_alerts([alert], store, notifiers)
+        assert first[0].status == "unknown" and first[0].per_notifier == {"log": "delivered", "webhook": "unknown"}
+        (row,) = list_alerts(engine).itertuples()
+        assert row.delivery_status == "unknown"
+
+        now = dt.datetime.now(dt.timezone.utc)
+        assert retry_alerts(store, notifiers, now=now)[0].status == "unknown"  # backoff: not yet sent again
+        assert len(hook.received) == 1
+        later = retry_alerts(store, notifiers, now=now + dt.timedelta(minutes=6))
+        assert later[0].status == "delivered"
+        assert retry_alerts(store, notifiers, now=now + dt.timedelta(hours=1)) == []  # nothing left to retry
+    finally:
+        hook.stop()
+    assert len(hook.received) == 2 and len(hook.distinct_keys()) == 1
+    first_body, second_body = (r["body"] for r in hook.received)
+    assert first_body["alert_key"] == second_body["alert_key"] == hook.received[0]["key"]
+    assert "redelivery" not in first_body and second_body["redelivery"] == "unknown"
+    assert second_body["text"].startswith("[evalops: re-sent alert")
+    states = alert_deliveries(engine, [row.id])[row.id]
+    assert states["webhook"]["status"] == "delivered" and states["webhook"]["attempts"] == 2
+    assert states["log"]["attempts"] == 1  # the log had it the first time: never sent there again
+    assert list_alerts(engine).iloc[0]["delivery_status"] == "delivered"
+
+
+def test_a_dead_webhook_is_undelivered_and_given_up_after_the_maximum_age(engine, alert):
+    store = WarehouseAlertStore(engine)
+    dead = [WebhookNotifier(f"http://127.0.0.1:{dead_port()}/hook", timeout=1)]
+    assert deliver_alerts([alert], store, dead)[0].status == "undelivered"
+    far = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=8)
+    assert retry_alerts(store, dead, now=far, max_age=dt.timedelta(days=7)) == []
+    assert list_alerts(engine).iloc[0]["delivery_status"] == "undelivered"
