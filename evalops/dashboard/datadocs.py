@@ -7,9 +7,8 @@ stylesheet or image from another host is removed, and the GX site's own local st
 of ours are linked instead. The result tables are plain HTML in the pages, so they read the same; only the
 interactive widgets (filters, Vega charts) are lost.
 
-GX's site builder removes the pages of results its (ephemeral, in-memory) store no longer holds, so only
-the latest validation of each contract survives a run; keeping one page per validation needs a
-persistent results store (or a copy after each checkpoint) in ``evalops.goldset``.
+``evalops.goldset._gx`` builds each validation's site apart and copies it in, so the folder keeps one page
+per validation (GX's site builder alone would keep only the latest).
 """
 
 from __future__ import annotations

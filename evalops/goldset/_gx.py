@@ -2,8 +2,13 @@
 
 One ephemeral context per call (creating one costs milliseconds; the import, ≈6 s, is paid once per
 process). Each table gets its own suite, validation definition and checkpoint; the checkpoint's
-``UpdateDataDocsAction`` writes the Data Docs HTML to ``docs_dir`` when one is given. Progress bars and
+``UpdateDataDocsAction`` writes the Data Docs HTML when ``docs_dir`` is given. Progress bars and
 analytics are off.
+
+**History.** GX's site builder deletes the pages of results its (here in-memory) store no longer holds, so
+a site written in place keeps only the latest validation. Each call therefore builds its site in a fresh
+folder and copies it into ``docs_dir``, which accumulates one page per validation (``validations/<suite>/
+<table>/<run>/<timestamp>/``); its ``index.html`` is the latest call's.
 """
 
 from __future__ import annotations
@@ -98,12 +103,30 @@ def _failure(check: Check, table: str, result: Any) -> Failure:
 
 def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.PathLike[str] | None) -> tuple[int, list[Failure], str | None]:
     """Validate every table; return (expectations checked, failures, Data Docs index path or None)."""
-    import great_expectations as gx
 
     docs = Path(docs_dir).resolve() if docs_dir is not None else None
+    build = None
     if docs is not None:
+        import tempfile
+
         docs.mkdir(parents=True, exist_ok=True)
-    ctx = _context(docs)
+        build = Path(tempfile.mkdtemp(prefix=".site-", dir=docs))
+    try:
+        return _run(suite_prefix, tables, docs, build)
+    finally:
+        if build is not None:
+            import shutil
+
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
+         build: Path | None) -> tuple[int, list[Failure], str | None]:
+    import shutil
+
+    import great_expectations as gx
+
+    ctx = _context(build)
     source = ctx.data_sources.add_pandas("evalops")
     result_format = {"result_format": "SUMMARY", "partial_unexpected_count": _PARTIAL_SCAN}
     checked = 0
@@ -140,5 +163,8 @@ def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.Pa
             if check is None:  # pragma: no cover - GX kept our ids in every version we tested
                 check = Check(str((result.expectation_config.meta or {}).get("rule")), result.expectation_config.type)
             failures.append(_failure(check, table.name, result))
-    index = str(docs / "index.html") if docs is not None and (docs / "index.html").is_file() else None
-    return checked, failures, index
+    if docs is None or build is None:
+        return checked, failures, None
+    shutil.copytree(build, docs, dirs_exist_ok=True)  # earlier validations' pages stay
+    index = docs / "index.html"
+    return checked, failures, str(index) if index.is_file() else None
