@@ -34,11 +34,12 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
 from evalops.errors import ConfigError
 from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
@@ -193,6 +194,10 @@ class Config(BaseSettings):
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
+    task_timeout: float = Field(DEFAULT_TASK_TIMEOUT, gt=0, description="seconds before Airflow fails a task "
+                                "attempt (read when a DAG file is parsed: environment or evalops.yaml)")
+    task_timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(
+        default_factory=dict, description="per-task overrides of task_timeout, by task id")
 
     _source: str = PrivateAttr("defaults")
 

@@ -41,12 +41,14 @@ from airflow.sdk import (
     task,
 )
 
+from evalops.dags._parse import apply_task_timeouts, retry_delay
+
 __all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "NO_RETRY_ON_BAD_INPUT"]
 
 KNOWLEDGE_BASE = Asset("knowledge-base")
 
 # Tests and the demo shorten the wait between attempts; production keeps a minute.
-RETRY_DELAY = dt.timedelta(seconds=float(os.environ.get("EVALOPS_RETRY_DELAY_SECONDS", "60")))
+RETRY_DELAY = retry_delay()
 
 # Bad input, and a version that already failed its own retries, do not get better on retry.
 NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
@@ -84,7 +86,7 @@ def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_ev
     """The ``retrieval_eval`` DAG of the project that ``dag_file`` (a file in its ``dags/`` folder) belongs
     to. Call it from that file: ``dag = retrieval_eval(__file__)``."""
     project = project_of(dag_file)
-    built = _build(project, dag_id)
+    built = apply_task_timeouts(_build(project, dag_id), project)
     built.fileloc = str(Path(dag_file).resolve())  # workers re-parse the project's file, not this module
     return built
 
