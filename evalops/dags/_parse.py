@@ -95,5 +95,7 @@ def apply_task_timeouts(built: Any, project: Path, environ: Mapping[str, str] | 
     added to a DAG later gets the default without further wiring. Returns ``built``."""
     timeouts = task_timeouts(project, list(built.task_dict), environ)
     for task_id, op in built.task_dict.items():
+        if hasattr(op, "response_timeout"):
+            continue  # a human-in-the-loop task waits by its own response_timeout, deferred
         op.execution_timeout = timeouts[task_id]
     return built

@@ -18,7 +18,9 @@ partitioned) **and** whenever the `knowledge-base` asset is updated (by the
 8. `decide`: corrects the p-values across every measure x version (Holm) and stores the A/B results.
 9. `alert`: regressions and failed/partial versions (stored first, then sent; a dead webhook leaves the
    alert undelivered).
-10. `publish_report`: markdown + HTML report; fails the run if a version could not be scored.
+10. `publish_report`: markdown + HTML report; fails the run if a version could not be scored. Emits the
+    `retrieval-eval-results` asset with what the run decided (versions, decisions, alerts, report path),
+    which `promote_on_results` consumes.
 
 Settings come from the project's `evalops.yaml` and `EVALOPS_*` environment variables (see
 `evalops/config.py`). XCom carries ids and small specs, never data.
@@ -43,9 +45,11 @@ from airflow.sdk import (
 
 from evalops.dags._parse import apply_task_timeouts, retry_delay
 
-__all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "NO_RETRY_ON_BAD_INPUT"]
+__all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "RESULTS", "NO_RETRY_ON_BAD_INPUT"]
 
 KNOWLEDGE_BASE = Asset("knowledge-base")
+# Emitted by publish_report with what the run concluded (see evalops.pipeline.results).
+RESULTS = Asset("retrieval-eval-results")
 
 # Tests and the demo shorten the wait between attempts; production keeps a minute.
 RETRY_DELAY = retry_delay()
@@ -151,9 +155,11 @@ def _build(project: Path, dag_id: str):
         def alert(versions: list[dict], _decided: dict) -> list[dict]:
             return _call(project, "raise_alerts", versions)
 
-        @task
-        def publish_report(versions: list[dict], alerts: list[dict]) -> str:
-            return _call(project, "publish_report", versions, alerts)
+        @task(outlets=[RESULTS])
+        def publish_report(versions: list[dict], alerts: list[dict], outlet_events=None) -> str:
+            report = _call(project, "publish_report", versions, alerts)
+            outlet_events[RESULTS].extra = _call(project, "result_event", versions, alerts, report)
+            return report
 
         snapshot_id = snapshot_knowledge_base(migrate_warehouse())
         versions = plan(snapshot_id, validate_inputs(snapshot_id), sample_query_logs(snapshot_id))

@@ -12,9 +12,9 @@ Spec (JSON)::
      "steps": [{"dag_id": "retrieval_eval", "logical_date": "2024-06-02T03:00:00+00:00",
                 "env": {"EVALOPS_RETRIEVERS": "..."}, "conf": {...}}, ...]}
 
-The result, printed as the last line of stdout, is a JSON list with each step's ``run_id``, ``state`` and
+The result, printed as the last line of stdout, is a JSON list with each step's ``run_id``, ``state``,
 the warehouse's row count per table after the step (``counts``), which is how the demo and the tests
-show that a re-run writes nothing new.
+show that a re-run writes nothing new, and the asset events the run emitted (``asset_events``).
 The run id is stable per (DAG, logical date) because ``run_after`` is set to the logical date, so running
 the same step again is a re-run of the same DAG run (Airflow clears and re-executes its tasks).
 """
@@ -87,8 +87,25 @@ def run_steps(dags_folder: str | os.PathLike[str], steps: list[Mapping[str, Any]
             counts = _warehouse_counts()
         state = getattr(dag_run.state, "value", dag_run.state)
         results.append({"dag_id": step["dag_id"], "logical_date": step["logical_date"], "run_id": dag_run.run_id,
-                        "state": str(state), "counts": counts})
+                        "state": str(state), "counts": counts,
+                        "asset_events": _asset_events(step["dag_id"], dag_run.run_id)})
     return results
+
+
+def _asset_events(dag_id: str, run_id: str) -> list[dict[str, Any]]:
+    """The asset events the DAG run emitted: ``[{"asset": name, "extra": {...}}]``."""
+    from sqlalchemy import select
+
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.execute(
+            select(AssetModel.name, AssetEvent.extra).join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+            .where(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == run_id)
+            .order_by(AssetEvent.id)
+        ).all()
+    return [{"asset": name, "extra": dict(extra or {})} for name, extra in rows]
 
 
 def _warehouse_counts() -> dict[str, int]:

@@ -24,7 +24,8 @@ HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s"
 
 # What of evalops a DAG file may load when it is parsed.
 ALLOWED_EVALOPS = {"evalops", "evalops.dags", "evalops.dags._parse", "evalops.dags.retrieval_eval",
-                   "evalops.dags.promote_baseline", "evalops.dags.knowledge_base_producer", "evalops.errors",
+                   "evalops.dags.promote_baseline", "evalops.dags.knowledge_base_producer",
+                   "evalops.dags.promote_on_results", "evalops.errors",
                    "evalops.pipeline", "evalops.pipeline.errors"}
 
 pytestmark = pytest.mark.airflow
@@ -62,7 +63,8 @@ for dag_id, d in bag.dags.items():
         "retries": {{t.task_id: t.retries for t in d.tasks}},
         "timetable": type(d.timetable).__name__,
         "tasks": sorted(t.task_id for t in d.tasks),
-        "timeouts": {{t.task_id: t.execution_timeout and t.execution_timeout.total_seconds() for t in d.tasks}},
+        "timeouts": {{t.task_id: (t.execution_timeout or getattr(t, "response_timeout", None)).total_seconds()
+                     for t in d.tasks}},
     }}
 print(json.dumps({{"errors": {{k: str(v)[-500:] for k, v in bag.import_errors.items()}}, "dags": dags}}))
 """
@@ -101,7 +103,9 @@ def test_every_task_has_an_execution_timeout(dagbag):
     from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
 
     for dag_id, d in dagbag["dags"].items():
-        assert d["timeouts"] == {t: DEFAULT_TASK_TIMEOUT for t in d["tasks"]}, dag_id
+        # a human-in-the-loop task waits (deferred) by its own response_timeout instead
+        expected = {t: 24 * 3600.0 if t == "approve" else DEFAULT_TASK_TIMEOUT for t in d["tasks"]}
+        assert d["timeouts"] == expected, dag_id
 
 
 def test_task_timeout_and_per_task_overrides_come_from_the_environment(tmp_path):
@@ -139,3 +143,29 @@ print(json.dumps({{"heavy": [m for m in {HEAVY!r} if m in sys.modules], "added":
     assert result["heavy"] == []
     evalops_modules = {m for m in result["added"] if m.split(".")[0] == "evalops"}
     assert evalops_modules <= ALLOWED_EVALOPS, sorted(evalops_modules - ALLOWED_EVALOPS)
+
+
+def test_the_project_dag_files_are_the_generated_ones():
+    from evalops.dags import DAG_FILES as FACTORIES, dag_file_text
+
+    assert set(FACTORIES) == set(DAG_FILES)
+    for name in FACTORIES:
+        assert (REPO / "dags" / name).read_text(encoding="utf-8") == dag_file_text(name), name
+
+
+def test_publish_report_emits_the_results_asset_and_the_consumer_is_scheduled_on_it(tmp_path):
+    code = """
+import json
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag(dag_folder=%r)
+producer = bag.dags["retrieval_eval"].task_dict["publish_report"]
+consumer = bag.dags["promote_on_results"]
+print(json.dumps({"outlets": [a.name for a in producer.outlets],
+                  "schedule": sorted(a.name for a in consumer.timetable.asset_condition.objects),
+                  "approve": type(consumer.task_dict["approve"]).__name__,
+                  "approve_timeout": consumer.task_dict["approve"].execution_timeout is None}))
+""" % str(REPO / "dags")
+    found = _run(code, tmp_path)
+    assert found["outlets"] == ["retrieval-eval-results"]
+    assert found["schedule"] == ["retrieval-eval-results"]
+    assert found["approve"] == "ApprovalOperator" and found["approve_timeout"]

@@ -133,3 +133,22 @@ def test_knowledge_base_change_rescores_the_stale_baseline_and_the_report_says_s
     assert "stored baseline handbook-search 1.0" in text and "is stale (kb_snapshot_id" in text
     assert "re-scored under the new fingerprint" in text
     assert "1 changed" in text  # the knowledge-base diff since the baseline
+
+
+def test_publish_report_emits_the_results_asset_with_the_decisions(scenario):
+    from evalops.pipeline.results import clear_candidates
+
+    day2 = scenario["results"][2]
+    events = [e for e in day2["asset_events"] if e["asset"] == "retrieval-eval-results"]
+    assert len(events) == 1
+    extra = events[0]["extra"]
+    assert extra["schema"] == 1 and extra["run"]["run_id"] == day2["run_id"]
+    assert extra["report"].endswith("report.html")
+    decided = {(d["version"], d["measure"]): d["decision"] for d in extra["decisions"] if d["dataset"] == "gold"}
+    assert decided == {(v, m): d for v in ("1.0", "2.0-hybrid", "2.0-truncated")
+                       for m, d in _decisions(scenario, DAY2, v).items()}
+    assert [a["kind"] for a in extra["alerts"]] == ["regression"]
+    assert extra["all_clear"] is False  # 2.0-truncated regressed
+    assert {c["version"] for c in clear_candidates(extra)} == {"2.0-hybrid"}
+    assert {v["run_id"] for v in extra["versions"] if v["version"] == "2.0-hybrid" and v["dataset"] == "gold"} == {
+        _run(scenario, DAY2, "2.0-hybrid").id}
