@@ -22,6 +22,11 @@ partitioned) **and** whenever the `knowledge-base` asset is updated (by the
     `retrieval-eval-results` asset with what the run decided (versions, decisions, alerts, report path),
     which `promote_on_results` consumes.
 
+**Ad-hoc run.** Trigger with the param `candidate` set to a registry entry (the keys of an entry of
+`retrievers.yaml`, checked by the same schema): only that version is scored, against its retriever's
+current baseline, and no baseline changes. The triggering asset event's extra (which snapshot, which
+source) is recorded with each warehouse run (`eval_runs.contracts["trigger"]`) and shown in the report.
+
 Settings come from the project's `evalops.yaml` and `EVALOPS_*` environment variables (see
 `evalops/config.py`). XCom carries ids and small specs, never data.
 """
@@ -37,6 +42,7 @@ from airflow.sdk import (
     AssetOrTimeSchedule,
     CronTriggerTimetable,
     ExceptionRetryPolicy,
+    Param,
     RetryAction,
     RetryRule,
     dag,
@@ -75,7 +81,7 @@ def project_of(dag_file: str | os.PathLike[str]) -> Path:
     return Path(dag_file).resolve().parent.parent
 
 
-def _call(project: Path, step: str, *args):
+def _call(project: Path, step: str, *args, **kwargs):
     """Run one pipeline step with the project's settings and this DAG run's context. All imports are here."""
     from airflow.sdk import get_current_context
 
@@ -83,7 +89,7 @@ def _call(project: Path, step: str, *args):
     from evalops.config import load_config
 
     run = pipeline.RunContext.from_airflow(get_current_context())
-    return getattr(pipeline, step)(load_config(home=project), run, *args)
+    return getattr(pipeline, step)(load_config(home=project), run, *args, **kwargs)
 
 
 def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_eval"):
@@ -112,6 +118,14 @@ def _build(project: Path, dag_id: str):
             "retry_delay": RETRY_DELAY,
             "retry_policy": NO_RETRY_ON_BAD_INPUT,
         },
+        params={
+            "candidate": Param(
+                None, type=["null", "object"],
+                description="Ad-hoc run: one registry entry (name, version, adapter, deployed, owner, params, as "
+                            "in retrievers.yaml) scored against its retriever's current baseline instead of the "
+                            "deployed versions. Empty: a regular run.",
+            ),
+        },
         doc_md=__doc__,
     )
     def retrieval_eval_dag():
@@ -132,8 +146,9 @@ def _build(project: Path, dag_id: str):
             return _call(project, "sample_query_logs", snapshot_id)
 
         @task
-        def plan(snapshot_id: str, gold_set_versions: dict, log_sample: dict) -> list[dict]:
-            return _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample)
+        def plan(snapshot_id: str, gold_set_versions: dict, log_sample: dict, params=None) -> list[dict]:
+            candidate = (params or {}).get("candidate") or None
+            return _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample, candidate=candidate)
 
         @task
         def shard(versions: list[dict]) -> list[dict]:

@@ -38,12 +38,14 @@ GOLD = DEFAULT_GOLD_SET
 
 def plan_run(
     cfg: Config, run: RunContext, snapshot_id: str, gold_set_versions: dict[str, str] | str,
-    log_sample: dict[str, Any],
+    log_sample: dict[str, Any], candidate: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The version specs of this run (small dicts for XCom; see the module docstring).
 
     ``gold_set_versions`` maps each gold set's name to its version (``validate_inputs``); each gold set is
-    its own query set (warehouse ``dataset``), with its own fingerprint, baselines and alerts.
+    its own query set (warehouse ``dataset``), with its own fingerprint, baselines and alerts. With a
+    ``candidate`` (a registry entry, see :mod:`evalops.pipeline.adhoc`) only that version is scored,
+    against its retriever's current baseline.
     """
     from evalops.warehouse import RunKey, find_baseline, record_gold_set_version, record_run
 
@@ -51,8 +53,13 @@ def plan_run(
     if isinstance(gold_set_versions, str):
         gold_set_versions = {DEFAULT_GOLD_SET: gold_set_versions}
     engine = engine_for(cfg)
-    registry = load_registry_for(cfg)
-    deployed = registry.deployed()
+    adhoc = None
+    if candidate:
+        from evalops.pipeline.adhoc import record_candidate
+
+        adhoc = record_candidate(cfg, run, candidate)
+    registry = load_registry_for(cfg, run)
+    deployed = [registry.get(adhoc.name, adhoc.version)] if adhoc is not None else registry.deployed()
     if not deployed:
         files = ", ".join(str(p) for p in cfg.registry_files())
         raise ConfigError(f"{files}: no retriever version is deployed (set `deployed: true` on at least one)")
@@ -70,7 +77,8 @@ def plan_run(
         )
 
     started = dt.datetime.now(dt.timezone.utc)
-    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run)}
+    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run),
+                 "trigger": run.trigger_record(), "adhoc_candidate": adhoc.key if adhoc is not None else None}
 
     def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)

@@ -74,6 +74,21 @@ def contract_notes(contracts: dict[str, Any]) -> list[str]:
     return out
 
 
+def trigger_notes(cfg: Config, run: RunContext) -> list[str]:
+    """How the run was started: the triggering asset events with their extra, and an ad-hoc candidate."""
+    from evalops.pipeline.adhoc import recorded_candidate
+
+    out = [f"triggered by the asset event {e['asset']}"
+           + (f" of {e['source_dag_id']}/{e['source_run_id']}" if e.get("source_dag_id") else "")
+           + f" with extra {json.dumps(e['extra'], ensure_ascii=False, sort_keys=True)}"
+           for e in run.trigger_events]
+    candidate = recorded_candidate(cfg, run)
+    if candidate is not None:
+        out.append(f"ad-hoc run: only the candidate {candidate.key} from the run's params was scored, against "
+                   "its retriever's current baseline; no baseline was changed")
+    return out
+
+
 def build_report_data(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
 ) -> ReportData:
@@ -138,7 +153,7 @@ def build_report_data(
         "aggregate CI": "95% Student-t interval of the mean",
         **contract_policies(load_contracts(cfg, run)),
     }
-    notes = contract_notes(load_contracts(cfg, run)) + notes
+    notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
     return ReportData(
         run_key=run.label,
         day=run.day,

@@ -4,7 +4,7 @@
 deployment gate, a notification) can act on the result without reading the warehouse. The extra is plain
 JSON, small (one entry per version and per measure decision), and versioned by ``schema``:
 
-``{"schema": 1, "run": {dag_id, run_id, day, trigger, triggered_by}, "versions": [{retriever, version,
+``{"schema": 1, "run": {dag_id, run_id, day, trigger, triggered_by: [asset events]}, "versions": [{retriever, version,
 dataset, role, run_id, status, baseline_version}], "decisions": [{retriever, version, dataset, measure,
 baseline_version, decision}], "alerts": [{kind, title, delivered}], "report": path,
 "all_clear": bool}``
@@ -31,7 +31,7 @@ CLEAR_DECISIONS = frozenset({"improvement", "no_change"})
 
 
 def result_event(cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]],
-                 report: str, trigger: dict[str, Any] | None = None) -> dict[str, Any]:
+                 report: str) -> dict[str, Any]:
     """The asset event's extra for this run (see the module docstring)."""
     from evalops.pipeline.deciding import load_decisions
     from evalops.pipeline.store import engine_for
@@ -54,7 +54,7 @@ def result_event(cfg: Config, run: RunContext, versions: list[dict[str, Any]], a
     event = {
         "schema": SCHEMA,
         "run": {"dag_id": run.dag_id, "run_id": run.run_id, "day": run.day, "trigger": run.trigger,
-                "triggered_by": trigger or {}},
+                "triggered_by": run.trigger_record()["asset_events"]},
         "versions": shown,
         "decisions": decisions,
         "alerts": [{"kind": a.get("kind"), "title": a.get("title"), "delivered": a.get("delivered")}

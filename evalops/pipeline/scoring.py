@@ -35,8 +35,10 @@ __all__ = ["score_shard", "score_queries"]
 log = logging.getLogger(__name__)
 
 
-def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Retrieve and evaluate ``queries`` with the version in ``spec``.
+def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunContext | None = None
+                  ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Retrieve and evaluate ``queries`` with the version in ``spec`` (from the registry of ``run``, which
+    holds the run's ad-hoc candidate if it has one).
 
     Returns the long score frame (``query_id, measure, value``) and the outcome: the queries asked, the
     failed ones with their reasons, an ``error`` when the retriever could not run at all, and timings.
@@ -54,7 +56,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple
         return empty, outcome
     snapshot = current_snapshot(cfg, spec["snapshot_id"])
     try:
-        registry = load_registry_for(cfg)
+        registry = load_registry_for(cfg, run)
         entry = registry.get(spec["retriever"], spec["version"])
         retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
         result = retrieve_run(retriever, queries.texts, k=cfg.k, name=f"{spec['retriever']}@{spec['version']}",
@@ -84,7 +86,7 @@ def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str,
             "planned; the query set changed during the run"
         )
     start, stop = shard_bounds(spec["n_queries"], spec["n_shards"], spec["shard"])
-    frame, outcome = score_queries(cfg, spec, queries.slice(start, stop))
+    frame, outcome = score_queries(cfg, spec, queries.slice(start, stop), run)
     outcome.update(shard=spec["shard"], n_shards=spec["n_shards"], seconds=time.perf_counter() - started)
     path = shard_file(cfg, run, spec["run_id"], spec["shard"])
     path.parent.mkdir(parents=True, exist_ok=True)
