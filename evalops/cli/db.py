@@ -49,12 +49,24 @@ def db() -> None:
 @db.command()
 @URL_OPTION
 @click.option("--revision", default="head", show_default=True, help="Alembic revision to upgrade to.")
+@click.option("--sql", "as_sql", is_flag=True,
+              help="Print the SQL of the upgrade instead of running it (nothing is executed or connected to).")
+@click.option("--from", "from_revision", default=None,
+              help="With --sql: the revision the database is at (default: an empty database).")
 @reports_errors
-def upgrade(url: str | None, revision: str) -> None:
+def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | None) -> None:
     """Apply the warehouse migrations (safe to run again; it is what the DAG's first task does)."""
     from evalops.warehouse import current_revision
     from evalops.warehouse import upgrade as upgrade_schema
 
+    if as_sql:
+        from evalops.warehouse import resolve_url
+        from evalops.warehouse.migrate import upgrade_sql
+
+        click.echo(upgrade_sql(resolve_url(url).url, revision, start=from_revision), nl=False)
+        return
+    if from_revision is not None:
+        raise InputError("--from only applies with --sql (a live upgrade starts from the database's revision)")
     engine, resolved = _engine(url)
     try:
         before = current_revision(engine)
@@ -111,6 +123,47 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
     finally:
         engine.dispose()
     click.echo(f"warehouse {resolved.masked()}: downgraded to {revision}")
+
+
+@db.command("history")
+@URL_OPTION
+@FORMAT_OPTION
+@reports_errors
+def migration_history(url: str | None, fmt: str) -> None:
+    """List the schema revisions, newest first, marking the head and the warehouse's current one."""
+    from evalops.warehouse.migrate import migration_history as revisions
+
+    engine, _ = _engine(url)
+    try:
+        found = revisions(engine)
+    finally:
+        engine.dispose()
+    if fmt == "json":
+        click.echo(dump_json(found))
+        return
+    for r in found:
+        marks = ", ".join(m for m, on in (("head", r["is_head"]), ("current", r["is_current"])) if on)
+        click.echo(f"{r['down_revision'] or '<base>'} -> {r['revision']}{f' ({marks})' if marks else ''}, "
+                   f"{r['message']}")
+
+
+@db.command()
+@URL_OPTION
+@click.argument("revision")
+@reports_errors
+def stamp(url: str | None, revision: str) -> None:
+    """Record REVISION as the warehouse's schema revision without running migrations (for a schema
+    created or repaired by hand; "base" clears it)."""
+    from evalops.warehouse import current_revision
+    from evalops.warehouse.migrate import stamp as stamp_schema
+
+    engine, resolved = _engine(url)
+    try:
+        stamp_schema(engine, revision)
+        after = current_revision(engine)
+    finally:
+        engine.dispose()
+    click.echo(f"warehouse {resolved.masked()}: stamped at {after or 'base'}")
 
 
 @click.command()
