@@ -174,6 +174,9 @@ def stamp(url: str | None, revision: str) -> None:
 @click.option("--since", type=click.DateTime(), help="Only runs with a logical date on or after this (UTC).")
 @click.option("--fingerprint", "fingerprint_hash", help="Only runs under this fingerprint hash.")
 @click.option("--baselines", is_flag=True, help="Show the promotion and rollback history instead.")
+@click.option("--superseded", "include_superseded", is_flag=True,
+              help="With --measure: also the earlier results of a version for a logical date that a later run "
+                   "replaced (marked superseded).")
 @URL_OPTION
 @PROJECT_OPTION
 @FORMAT_OPTION
@@ -186,14 +189,16 @@ def history(
     since: dt.datetime | None,
     fingerprint_hash: str | None,
     baselines: bool,
+    include_superseded: bool,
     url: str | None,
     project: Path | None,
     fmt: str,
 ) -> None:
     """Metrics history from the project's warehouse.
 
-    Without --measure: the latest run of every retriever version. With --measure: that measure per run
-    over time. With --baselines: who promoted or rolled back which baseline, when and why.
+    Without --measure: the latest run of every retriever version. With --measure: that measure over time,
+    one result per version and logical date (the latest run for that date; --superseded adds the earlier
+    ones). With --baselines: who promoted or rolled back which baseline, when and why.
     """
     from evalops.warehouse import baseline_history, find_fingerprint_hash, latest_runs, measure_history
 
@@ -217,6 +222,7 @@ def history(
                 versions=versions or None,
                 fingerprint_hash=fingerprint_hash,
                 since=since_utc,
+                include_superseded=include_superseded,
             )
         else:
             view = "runs"
@@ -306,7 +312,7 @@ TABLE_COLUMNS = {
     "runs": ("run_id", "retriever", "version", "dataset", "logical_date", "status", "fingerprint_hash",
              "n_queries", "n_failed"),
     "measure": ("logical_date", "version", "run_id", "status", "fingerprint_hash", "measure", "n", "mean",
-                "ci_low", "ci_high"),
+                "ci_low", "ci_high", "superseded_by"),
     "baselines": ("id", "retriever", "version", "run_id", "fingerprint_hash", "action", "is_current",
                   "promoted_by", "promoted_at", "reason"),
 }

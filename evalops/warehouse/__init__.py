@@ -41,7 +41,7 @@ from evalops.warehouse.domain import (
     RunKey,
     ScoreVectors,
 )
-from evalops.warehouse.history import latest_runs, measure_history, runs_under_fingerprint
+from evalops.warehouse.history import latest_per_logical_date, latest_runs, measure_history, runs_under_fingerprint
 from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
 from evalops.warehouse.runs import find_run, get_run, record_run
 from evalops.warehouse.scores import (
@@ -83,6 +83,7 @@ __all__ = [
     "get_kb_snapshot",
     "get_run",
     "head_revisions",
+    "latest_per_logical_date",
     "latest_runs",
     "list_alerts",
     "load_ab_tests",

@@ -146,3 +146,33 @@ def test_the_alembic_cli_works_from_the_repository(tmp_path):
         assert _versions(engine, VERSION_TABLE) == [head_revisions()[0]]
     finally:
         engine.dispose()
+
+
+def test_history_shows_one_result_per_date_unless_asked_for_the_superseded(url):
+    import datetime as dt
+
+    import pandas as pd
+
+    from evalops.warehouse import record_aggregates
+    from warehouse_helpers import Seeder
+
+    invoke("db", "upgrade")
+    engine = create_warehouse_engine(url)
+    try:
+        seed = Seeder(engine)
+        fp = seed.fingerprint()
+        day = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+        ids = []
+        for dag_run_id, mean in (("manual__1", 0.4), ("manual__2", 0.42)):
+            run = seed.run("v1", fingerprint=fp, dag_run_id=dag_run_id, logical_date=day)
+            record_aggregates(engine, run.id, pd.DataFrame({"measure": ["nDCG@10"], "n": [5], "mean": [mean],
+                                                            "ci_low": [0.3], "ci_high": [0.5]}),
+                              ci_level=0.95, ci_method="t")
+            ids.append(run.id)
+    finally:
+        engine.dispose()
+    shown = json.loads(invoke("history", "bm25", "-m", "nDCG@10", "--format", "json"))
+    assert [r["run_id"] for r in shown] == [ids[1]]
+    every = json.loads(invoke("history", "bm25", "-m", "nDCG@10", "--superseded", "--format", "json"))
+    assert [(r["run_id"], r["superseded"], r["superseded_by"]) for r in every] == [
+        (ids[0], True, ids[1]), (ids[1], False, None)]
