@@ -92,6 +92,19 @@ def _call(project: Path, step: str, *args, **kwargs):
     return getattr(pipeline, step)(load_config(home=project), run, *args, **kwargs)
 
 
+def _failure_callback(project: Path):
+    """The DAG-level failure callback: one evalops alert naming the failed task, its try and its log URL,
+    delivered even when the warehouse is down (see :class:`evalops.alerting.airflow_notifier.EvalopsNotifier`;
+    imported when the callback runs, not when the DAG file is parsed)."""
+
+    def on_failure(context):
+        from evalops.alerting.airflow_notifier import EvalopsNotifier
+
+        EvalopsNotifier(project=project)(context)
+
+    return on_failure
+
+
 def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_eval"):
     """The ``retrieval_eval`` DAG of the project that ``dag_file`` (a file in its ``dags/`` folder) belongs
     to. Call it from that file: ``dag = retrieval_eval(__file__)``."""
@@ -126,6 +139,7 @@ def _build(project: Path, dag_id: str):
                             "deployed versions. Empty: a regular run.",
             ),
         },
+        on_failure_callback=_failure_callback(project),
         doc_md=__doc__,
     )
     def retrieval_eval_dag():

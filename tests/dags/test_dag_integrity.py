@@ -63,6 +63,7 @@ for dag_id, d in bag.dags.items():
         "retries": {{t.task_id: t.retries for t in d.tasks}},
         "timetable": type(d.timetable).__name__,
         "tasks": sorted(t.task_id for t in d.tasks),
+        "on_failure": d.has_on_failure_callback,
         "timeouts": {{t.task_id: (t.execution_timeout or getattr(t, "response_timeout", None)).total_seconds()
                      for t in d.tasks}},
     }}
@@ -93,6 +94,7 @@ def test_tags_retries_docs_and_no_catchup(dagbag):
 def test_evaluation_dag_shape(dagbag):
     d = dagbag["dags"]["retrieval_eval"]
     assert d["timetable"] == "AssetOrTimeSchedule"
+    assert d["on_failure"] is True  # any task failure alerts, warehouse or not
     assert d["tasks"] == sorted([
         "migrate_warehouse", "snapshot_knowledge_base", "validate_inputs", "sample_query_logs", "plan", "shard",
         "score", "compare", "decide", "alert", "publish_report",
