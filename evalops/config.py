@@ -179,9 +179,10 @@ class Config(BaseSettings):
     registry: Path = Field(Path("retrievers.yaml"), description="the registry of retriever versions")
     retrievers_overlay: Path | None = Field(None, description="a second registry file read after `registry`")
     report_dir: Path = Field(Path(".evalops/reports"), description="one report folder per run")
-    work_dir: Path = Field(Path(".evalops/work"), description="a run's intermediate files (shared storage for "
-                                                              "multi-machine executors)")
-    data_docs: Path | None = Field(None, description="Data Docs folder (default: <work_dir>/data_docs)")
+    work_dir: str = Field(".evalops/work", description="a run's intermediate files: a folder or an fsspec URL "
+                          "(s3://..., gs://...; shared storage for multi-machine executors)")
+    data_docs: Path | None = Field(None, description="Data Docs folder (default: <work_dir>/data_docs; .evalops/data_docs "
+                                   "when work_dir is a URL)")
     warehouse_url: str | None = Field(None, description="SQLAlchemy URL (default: Airflow connection "
                                                         "`evalops_warehouse`, else SQLite in .evalops/)")
     measures: tuple[str, ...] = Field(("nDCG@10", "RR@10", "R@100"), description="measures scored (ir_measures "
@@ -251,8 +252,11 @@ class Config(BaseSettings):
             p = p.expanduser()
             return p if p.is_absolute() else home / p
 
-        for key in ("registry", "retrievers_overlay", "report_dir", "work_dir", "data_docs"):
+        for key in ("registry", "retrievers_overlay", "report_dir", "data_docs"):
             set_(self, key, at(getattr(self, key)))
+        remote_work = "://" in self.work_dir and not self.work_dir.startswith("file://")
+        if not remote_work:
+            set_(self, "work_dir", str(at(Path(self.work_dir.removeprefix("file://")))))
         if self.gold_set is not None and DEFAULT_GOLD_SET in self.gold_sets:
             raise ValueError(f"gold_set and gold_sets.{DEFAULT_GOLD_SET} both define the gold set "
                              f"{DEFAULT_GOLD_SET!r}; keep one")
@@ -264,8 +268,8 @@ class Config(BaseSettings):
         set_(self, "gold_set", resolved.get(DEFAULT_GOLD_SET))
         set_(self, "knowledge_base", self.knowledge_base.model_copy(update={"path": at(self.knowledge_base.path)}))
         set_(self, "query_logs", self.query_logs.model_copy(update={"path": at(self.query_logs.path)}))
-        if self.data_docs is None:
-            set_(self, "data_docs", self.work_dir / "data_docs")
+        if self.data_docs is None:  # Great Expectations writes Data Docs to a local folder
+            set_(self, "data_docs", (home / ".evalops" / "data_docs") if remote_work else Path(self.work_dir) / "data_docs")
         if not self.measures:
             raise ValueError("measures must name at least one measure")
         unknown = [m for m in self.alert_measures if m not in self.measures]

@@ -176,7 +176,7 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
     removed, changed), the gold set, and the candidate versions' registry parameters."""
     from evalops.knowledge import KnowledgeBaseSnapshot
     from evalops.pipeline.registry import load_registry_for
-    from evalops.pipeline.workdir import manifest_file
+    from evalops.pipeline.workdir import local_copy, manifest_file
     from evalops.warehouse import get_run
 
     out: list[str] = []
@@ -194,7 +194,8 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
             if bfp.kb_snapshot_id != spec["snapshot_id"]:
                 old, new = manifest_file(cfg, bfp.kb_snapshot_id), manifest_file(cfg, spec["snapshot_id"])
                 if old.exists() and new.exists():
-                    diff = KnowledgeBaseSnapshot.from_manifest(old).diff(KnowledgeBaseSnapshot.from_manifest(new))
+                    diff = KnowledgeBaseSnapshot.from_manifest(local_copy(old)).diff(
+                        KnowledgeBaseSnapshot.from_manifest(local_copy(new)))
                     out.append(f"knowledge base {diff.summary()}")
                 else:
                     out.append(f"knowledge base snapshot {bfp.kb_snapshot_id} → {spec['snapshot_id']}")

@@ -23,7 +23,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
-from evalops.pipeline.workdir import shard_file
+from evalops.pipeline.workdir import shard_file, write_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -89,8 +89,7 @@ def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str,
     frame, outcome = score_queries(cfg, spec, queries.slice(start, stop), run)
     outcome.update(shard=spec["shard"], n_shards=spec["n_shards"], seconds=time.perf_counter() - started)
     path = shard_file(cfg, run, spec["run_id"], spec["shard"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(path, index=False)
+    write_frame(path, frame)
     path.with_suffix(".json").write_text(json.dumps(outcome, default=str))
     log.info("%s: %d queries, %d failed%s", spec["label"], len(outcome["query_ids"]), len(outcome["failed"]),
              f", error: {outcome['error']}" if outcome["error"] else "")
