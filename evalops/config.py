@@ -143,14 +143,22 @@ class QueryLogSettings(_Section):
 
 class RegressionSettings(_Section):
     """The configured regression policy; :meth:`Config.stats_policy` turns it into ``evalops.stats.Policy``,
-    which checks the values."""
+    which checks the values. The rule reads the family-adjusted interval of the delta against the margin
+    ``min_delta`` (per measure: ``margins``); see ``evalops.stats.decision``. ``min_effect`` is no longer a
+    setting: a value given is refused by the policy with a message naming its replacement."""
 
-    alpha: float = Field(0.05, description="significance level of the family-corrected test")
+    alpha: float = Field(0.05, description="error rate of the family (two-sided: alpha/2 per side)")
     alternative: str = Field("two-sided", description="two-sided, less (drops only) or greater")
-    min_effect: float = Field(0.2, description="minimum |d_z| of a regression")
-    min_delta: float = Field(0.01, description="minimum |mean delta| of a regression, in the measure's units")
+    min_delta: float = Field(0.01, description="the margin of a material change, in the measure's units")
+    margins: dict[str, float] = Field(default_factory=dict, description="per-measure margins, e.g. {P@5: 0.02}")
+    alert_on: str = Field("warning", description="which regressions notify: critical, warning (and up) or either")
     correction: str = Field("holm", description="multiple-comparison correction: holm or bh")
-    test: str = Field("t", description="paired test: t, wilcoxon or randomization")
+    test: str = Field("t", description="reported paired test: t, wilcoxon or randomization")
+    interval: str = Field("t", description="decision interval of the mean delta: t or bootstrap")
+    query_drop: float = Field(0.5, description="a query whose delta is below -query_drop counts as lost")
+    alert_on_query_drops: bool = Field(False, description="alert when significantly many queries are lost")
+    min_coverage: float = Field(0.9, description="share of the judged queries each side must answer")
+    min_effect: float | None = Field(None, description="removed (refused): replaced by min_delta")
 
 
 class AlertingSettings(_Section):
@@ -161,6 +169,37 @@ class AlertingSettings(_Section):
     webhook_timeout: float = Field(10.0, gt=0, description="seconds per webhook request")
     email_to: tuple[str, ...] = Field((), description="alert e-mail recipients (none: no e-mail)")
     smtp_conn_id: str = Field("smtp_default", description="Airflow SMTP connection")
+
+
+class JudgeSettings(_Section):
+    """The judge of retrieved contexts (``evalops.judges``): off, the offline lexical judge, or an
+    OpenAI-compatible endpoint. The key is never a setting: it is read from ``api_key_env`` or the
+    Airflow connection ``airflow_conn_id``."""
+
+    kind: Literal["off", "lexical", "openai"] = Field("off", description="off, lexical (offline, no model) or openai")
+    base_url: str = Field("", description="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
+    model: str = Field("", description="the judge model")
+    api_key_env: str = Field("OPENAI_API_KEY", description="the variable holding the judge's API key (a secret)")
+    airflow_conn_id: str | None = Field(None, description="Airflow connection holding the key (password) and URL")
+    temperature: float = Field(0.0, ge=0, description="sampling temperature")
+    seed: int | None = Field(0, description="decoding seed (sample i uses seed + i)")
+    output_mode: Literal["json_schema", "json_object", "text"] = Field("json_schema",
+                                                                       description="structured-output mode")
+    max_concurrency: int = Field(8, ge=1, description="judge requests in flight")
+    request_timeout: float = Field(30.0, gt=0, description="seconds per judge request")
+    deadline_seconds: float = Field(900.0, gt=0, description="seconds for one judge step")
+    max_retries: int = Field(4, ge=0, description="retries on 429, 5xx and timeouts (with jitter)")
+    max_tokens_per_run: int | None = Field(None, description="input + output token budget per run (none: no cap)")
+    max_cost_per_run: float | None = Field(None, description="cost budget per run (none: no cap)")
+    price_input_per_1k: float = Field(0.0, ge=0, description="price per 1,000 input tokens")
+    price_output_per_1k: float = Field(0.0, ge=0, description="price per 1,000 output tokens")
+    top_k: int = Field(5, ge=1, description="contexts judged per query and version")
+    graded: bool = Field(False, description="graded (0-3) judge labels instead of binary")
+    production_queries: int = Field(100, ge=0, description="sampled production queries judged per run")
+    samples: int = Field(1, ge=1, description="repeated judgments per item (self-consistency)")
+    agreement_threshold: float = Field(0.6, ge=-1, le=1, description="kappa with the gold set above which "
+                                       "judge-label results may alert")
+    missing_budget: float = Field(0.05, ge=0, le=1, description="share of missing judge labels tolerated")
 
 
 class Config(BaseSettings):
@@ -195,6 +234,7 @@ class Config(BaseSettings):
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
     task_timeout: float = Field(DEFAULT_TASK_TIMEOUT, gt=0, description="seconds before Airflow fails a task "
                                 "attempt (read when a DAG file is parsed: environment or evalops.yaml)")
     task_timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(
@@ -619,7 +659,7 @@ def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator
         key = prefix + (name,)
         sub = field.annotation
         nested = next((t for t in (GoldSetSettings, KnowledgeBaseSettings, QueryLogSettings, QueryLogThresholds,
-                                   RegressionSettings, AlertingSettings, GoldSetRules, KnowledgeBaseRules)
+                                   RegressionSettings, AlertingSettings, JudgeSettings, GoldSetRules, KnowledgeBaseRules)
                        if sub is t or sub == t | None), None)
         if nested is not None and name != "gold_sets":
             yield from iter_settings(nested, key)

@@ -29,7 +29,7 @@ from evalops.errors import DuplicateDocumentError, FormatError, InputError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Qrels", "Run"]
+__all__ = ["Qrels", "Run", "RunTable"]
 
 _T = TypeVar("_T")
 
@@ -116,7 +116,9 @@ def check_scoring(query_codes: np.ndarray, query_ids: np.ndarray, scores: np.nda
         )
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
+def _sorted_unique(values: np.ndarray, codes: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    if codes is not None:  # the unique ids are already known
+        return np.array(sorted(codes[1].tolist()), dtype=object)
     import pandas as pd
 
     return np.array(sorted(pd.unique(values)), dtype=object)
@@ -212,6 +214,24 @@ class Qrels(_Coded):
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod
+    def _trusted(
+        cls,
+        query_ids: np.ndarray,
+        doc_ids: np.ndarray,
+        grades: np.ndarray,
+        source: str | None,
+        codes: tuple[np.ndarray, np.ndarray],
+    ) -> Qrels:
+        """From a reader that has already checked everything (str ids, int64 grades, unique pairs)."""
+        obj = cls.__new__(cls)
+        for name, value in (("query_ids", query_ids), ("doc_ids", doc_ids), ("grades", grades)):
+            object.__setattr__(obj, name, value)
+        object.__setattr__(obj, "source", source)
+        object.__setattr__(obj, "_query_order", None)
+        object.__setattr__(obj, "_codes", codes)
+        return obj
+
+    @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]], source: str | None = None) -> Qrels:
         """From ``{qid: {docid: grade}}`` (the pytrec_eval / ranx shape)."""
         qs, ds, gs, codes = _flatten_nested(qrels)
@@ -231,7 +251,10 @@ class Qrels(_Coded):
         grade_col: str = "grade",
         source: str | None = None,
     ) -> Qrels:
-        """From a DataFrame with one row per judgment."""
+        """From a DataFrame with one row per judgment. The grade column may also be called ``relevance``
+        (the ir_measures name) when there is no ``grade`` column."""
+        if grade_col == "grade" and "grade" not in frame.columns and "relevance" in frame.columns:
+            grade_col = "relevance"
         missing = [c for c in (query_col, doc_col, grade_col) if c not in frame.columns]
         if missing:
             raise InputError(
@@ -251,7 +274,7 @@ class Qrels(_Coded):
     @property
     def queries(self) -> np.ndarray:
         """Sorted unique query ids (every judged query, including those with no relevant document)."""
-        return _sorted_unique(self.query_ids)
+        return _sorted_unique(self.query_ids, self.__dict__.get("_codes"))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -320,6 +343,25 @@ class Run(_Coded):
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod
+    def _trusted(
+        cls,
+        query_ids: np.ndarray,
+        doc_ids: np.ndarray,
+        scores: np.ndarray,
+        name: str,
+        source: str | None,
+        codes: tuple[np.ndarray, np.ndarray],
+    ) -> Run:
+        """From a reader that has already checked everything (str ids, finite scores, unique pairs)."""
+        obj = cls.__new__(cls)
+        for key, value in (("query_ids", query_ids), ("doc_ids", doc_ids), ("scores", scores)):
+            object.__setattr__(obj, key, value)
+        object.__setattr__(obj, "name", name)
+        object.__setattr__(obj, "source", source)
+        object.__setattr__(obj, "_codes", codes)
+        return obj
+
+    @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None) -> Run:
         """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape). A ``None`` score means unscored."""
         qs, ds, values, codes = _flatten_nested(run)
@@ -386,7 +428,7 @@ class Run(_Coded):
     @property
     def queries(self) -> np.ndarray:
         """Sorted unique query ids that have at least one retrieved document."""
-        return _sorted_unique(self.query_ids)
+        return _sorted_unique(self.query_ids, self.__dict__.get("_codes"))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
@@ -402,3 +444,43 @@ class Run(_Coded):
     def restrict(self, query_ids: Iterable[str]) -> Run:
         keep = _member_mask(self.query_ids, query_ids)
         return Run(self.query_ids[keep], self.doc_ids[keep], self.scores[keep], self.name, self.source)
+
+
+@dataclass(frozen=True, eq=False)
+class RunTable:
+    """A run as a file reader delivers it: integer codes, no Python string per row.
+
+    ``query_ids[query_codes]`` are the rows' query ids (codes number queries in order of first
+    appearance); ``doc_dictionary[doc_codes]`` their doc ids (``doc_dictionary`` is a pyarrow string
+    array, or a numpy object array for small files; one doc id may have several codes, but two rows of one query name the same document exactly
+    when their codes are equal). ``scores`` are finite (float32 when read at trec_eval's precision).
+    Pairs are unique. The metric layer ranks it directly; :meth:`to_run` gives a :class:`Run`.
+    """
+
+    query_codes: np.ndarray
+    query_ids: np.ndarray
+    doc_codes: np.ndarray
+    doc_dictionary: Any
+    scores: np.ndarray
+    name: str = "run"
+    source: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.query_codes)
+
+    def doc_ids(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Doc ids of ``rows`` (every row when None) as an object array of str."""
+        from evalops.formats._table import doc_strings
+
+        return doc_strings(self.doc_dictionary, self.doc_codes if rows is None else self.doc_codes[rows])
+
+    def to_run(self) -> Run:
+        codes = (self.query_codes.astype(np.int64), self.query_ids)
+        return Run._trusted(
+            self.query_ids[self.query_codes] if len(self) else np.zeros(0, dtype=object),
+            self.doc_ids(),
+            self.scores.astype(np.float64),
+            self.name,
+            self.source,
+            codes,
+        )

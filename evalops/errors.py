@@ -11,7 +11,7 @@
     ├── RetrieverError             a retriever call failed or the failure budget was exceeded
     └── WarehouseError             the metrics warehouse refused or could not complete a write
 
-Callers catch the base classes; the CLI turns every ``EvalopsError`` into a one-line message and exit code.
+Callers catch the base classes; the CLI turns every ``EvalopsError`` into a one-line message and the exit code of ``evalops.exitcodes``.
 """
 
 from __future__ import annotations

@@ -61,6 +61,30 @@ def worst_query_rows(
     return rows
 
 
+_CRITERIA = {
+    "material": "the whole interval lies below -margin",
+    "significant": "significant drop, size uncertain (the interval is below 0 but reaches past -margin)",
+    "material_estimate": "material but not yet significant (the estimate is past -margin; alert_on: either)",
+    "query_drops": "significantly many queries lost more than query_drop",
+}
+
+
+def _rule_lines(n: Mapping[str, Any]) -> list[str]:
+    """The rule's reading: severity, the criterion that fired, the decision interval, margin and family."""
+    if n.get("severity") is None and n.get("interval_low") is None:
+        return []
+    level = n.get("interval_level")
+    family = n.get("family_size")
+    criterion = n.get("criterion")
+    return [
+        f"severity: {n.get('severity') or 'n/a'}   criterion: {criterion or 'n/a'}"
+        + (f" ({_CRITERIA[criterion]})" if criterion in _CRITERIA else ""),
+        f"decision interval: {_f(n.get('interval_low'), signed=True)} .. {_f(n.get('interval_high'), signed=True)}"
+        f" at {'n/a' if level is None else format(100 * float(level), '.4g') + '%'}   margin: "
+        f"{'n/a' if n.get('margin') is None else format(float(n['margin']), 'g')}   family size: {family or 'n/a'}",
+    ]
+
+
 def regression_message(
     *,
     title: str,
@@ -79,6 +103,7 @@ def regression_message(
         f"{measure}: {_f(n['baseline_mean'])} -> {_f(n['candidate_mean'])}   "
         f"delta {_f(n['delta'], signed=True)} (95% CI {_f(n['delta_ci_low'], signed=True)} .. "
         f"{_f(n['delta_ci_high'], signed=True)})",
+        *_rule_lines(n),
         f"p = {format_p(n['p_value'])}   adjusted p = {format_p(n['p_adjusted'])}   "
         f"d_z = {_f(n['effect_size_dz'], 2, signed=True)}   n = {n['n']}   "
         f"wins/ties/losses = {n['wins']}/{n['ties']}/{n['losses']}",

@@ -1,8 +1,10 @@
 """Alert rules: pure functions from what a run found to the alerts it must raise.
 
-* A **regression** alert is raised for a (version, measure) exactly when the paired comparison's decision,
-  taken by :mod:`evalops.stats` under the configured regression policy, is ``regression``. An
-  ``improvement``, ``no_change`` or ``inconclusive`` decision raises nothing: alerting on noise is what
+* A **regression** alert is raised for a (version, measure) exactly when the paired comparison, decided by
+  :mod:`evalops.stats` under the configured regression policy, is a ``regression`` whose severity the
+  policy's ``alert_on`` notifies (the record's ``alert`` flag: ``critical``; ``warning`` and up, the
+  default; ``either``). The alert's severity is the comparison's, and it names the criterion that fired.
+  An ``improvement``, ``no_change`` or ``inconclusive`` decision raises nothing: alerting on noise is what
   gets alerts muted.
 * A **validation** alert is raised when a data contract (gold set, knowledge-base snapshot, query logs)
   stops the run.
@@ -63,7 +65,8 @@ def regression_alerts(
     """
     alerts: list[Alert] = []
     for measure, comparison in comparisons.items():
-        if comparison_field(comparison, "decision") != "regression":
+        decision = comparison_field(comparison, "decision")
+        if decision != "regression" or not comparison_field(comparison, "alert", True):
             continue
         worst = worst_query_rows(
             comparison_field(comparison, "worst_queries") or [], query_text, scrub, max_worst_queries
@@ -83,8 +86,17 @@ def regression_alerts(
                 "wins",
                 "ties",
                 "losses",
+                "severity",
+                "criterion",
+                "margin",
+                "interval_low",
+                "interval_high",
+                "interval_level",
+                "family_size",
+                "queries_lost",
             )
         }
+        severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL
         reasons = [str(r) for r in (comparison_field(comparison, "reasons") or [])]
         title = (
             f"Regression: {context.retriever} {context.version} on {measure} "
@@ -102,7 +114,7 @@ def regression_alerts(
         alerts.append(
             Alert(
                 kind=AlertKind.REGRESSION,
-                severity=Severity.CRITICAL,
+                severity=severity,
                 day=context.day,
                 title=title,
                 message=message,

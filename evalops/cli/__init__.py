@@ -26,8 +26,11 @@ COMMANDS: dict[str, str] = {
     "retrievers": "retrieve:retrievers",
     "init": "init:init",
     "run": "pipeline:run",
+    "gate": "gate:gate",
     "demo": "pipeline:demo",
     "report": "pipeline:report",
+    "dashboard": "dashboard:dashboard",
+    "generate-queries": "generate:generate_queries",
 }
 
 

@@ -3,39 +3,217 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import functools
+import io
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from evalops.errors import EvalopsError
+from evalops.errors import EvalopsError, InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FORMAT_OPTION = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+FORMATS = ("table", "json", "csv", "markdown")
+
+
+def output_options(formats: Sequence[str] = FORMATS, default: str = "table") -> Callable[[F], F]:
+    """``--format`` and ``-o/--output PATH``, the same on every command that prints results (see :func:`emit`)."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "-o", "--output", "output_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+            help="Write the output to this file instead of stdout.",
+        )(func)
+        return click.option(
+            "--format", "fmt", type=click.Choice(list(formats)), default=default, show_default=True,
+            help="Output format: " + ", ".join(formats) + ".",
+        )(func)
+
+    return decorate
+
+
+FORMAT_OPTION = output_options()
+
+
+@dataclass
+class Output:
+    """What a command prints, in every format.
+
+    ``data`` is the stable JSON payload. ``columns`` and ``rows`` are the table that ``csv`` and ``markdown``
+    write (``csv`` every column; ``table`` and ``markdown`` the ``table_columns`` when given, each cell
+    through ``cell``), unless the command draws its own table (``draw``, which prints to the console it is
+    given). ``notes`` are lines that follow the table in ``table`` and ``markdown``.
+    """
+
+    data: Any
+    columns: Sequence[str] = ()
+    rows: Sequence[Mapping[str, Any]] = ()
+    title: str | None = None
+    notes: Sequence[str] = ()
+    draw: Callable[[Any], None] | None = None
+    table_columns: Sequence[str] | None = None
+    empty: str = "(no rows)"
+    cell: Callable[[str, Any], str] | None = None
+
+
+def emit(output: Output, fmt: str, path: Path | None = None) -> None:
+    """Print ``output`` in ``fmt`` (table, json, csv or markdown) to stdout, or write it to ``path``."""
+    if fmt == "json":
+        text = dump_json(output.data) + "\n"
+    elif fmt == "csv":
+        text = _csv(output)
+    elif fmt == "markdown":
+        text = _markdown(output)
+    else:
+        text = _table(output, to_file=path is not None)
+    if path is None:
+        if text:
+            click.echo(text, nl=False)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the output ({exc.strerror or exc})") from None
+
+
+def plain(value: Any) -> Any:
+    """A JSON/CSV-friendly scalar: NaN -> None, numpy scalars -> Python, datetimes -> ISO-8601."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _text(value: Any) -> str:
+    value = plain(value)
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_text(v) for v in value)
+    return str(value)
+
+
+def _csv(output: Output) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(output.columns)
+    for row in output.rows:
+        writer.writerow([_csv_cell(row.get(c)) for c in output.columns])
+    return buffer.getvalue()
+
+
+def _csv_cell(value: Any) -> str:
+    value = plain(value)
+    if isinstance(value, float):
+        return repr(value)
+    return _text(value)
+
+
+def markdown_cell(value: Any) -> str:
+    """Escape a value for one cell of a GitHub-flavoured markdown table (pipes, newlines, HTML)."""
+    text = _text(value)
+    for char, escaped in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("`", "\\`")):
+        text = text.replace(char, escaped)
+    return " ".join(text.split())
+
+
+def _markdown(output: Output) -> str:
+    lines = []
+    if output.title:
+        lines += [f"**{markdown_cell(output.title)}**", ""]
+    if output.rows:
+        shown = list(output.table_columns or output.columns)
+        lines.append("| " + " | ".join(markdown_cell(c) for c in shown) + " |")
+        lines.append("|" + "|".join("---" for _ in shown) + "|")
+        for row in output.rows:
+            lines.append("| " + " | ".join(markdown_cell(_format_cell(output, c, row.get(c))) for c in shown) + " |")
+    else:
+        lines.append(output.empty)
+    if output.notes:
+        lines += ["", *("- " + markdown_cell(note) for note in output.notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _format_cell(output: Output, column: str, value: Any) -> str:
+    if output.cell is not None:
+        return output.cell(column, value)
+    value = plain(value)
+    if isinstance(value, float):
+        # four decimals, except for small values (p-values) that would print as 0.0000
+        return f"{value:.2e}" if value != 0 and abs(value) < 1e-3 else f"{value:.4f}"
+    return _text(value)
+
+
+def console_for(buffer: io.StringIO | None = None):
+    """A rich console on stdout (the terminal's width on a terminal; a fixed wide layout when piped, so cells
+    do not wrap), or a plain one writing into ``buffer``."""
+    from rich.console import Console
+
+    if buffer is not None:
+        return Console(file=buffer, width=200, force_terminal=False, color_system=None, highlight=False)
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+def _table(output: Output, to_file: bool) -> str:
+    """Draws the table on stdout and returns "", or (``to_file``) returns it as plain text."""
+    buffer = io.StringIO() if to_file else None
+    console = console_for(buffer)
+    if output.draw is not None:
+        output.draw(console)
+    elif not output.rows:
+        console.print(output.empty, highlight=False, markup=False)
+    else:
+        from rich.table import Table
+
+        shown = list(output.table_columns or output.columns)
+        table = Table(title=output.title, show_edge=False)
+        for column in shown:
+            numeric = all(isinstance(plain(r.get(column)), (int, float)) and not isinstance(r.get(column), bool)
+                          for r in output.rows if plain(r.get(column)) is not None)
+            table.add_column(column, justify="right" if numeric else "left")
+        for row in output.rows:
+            table.add_row(*(_format_cell(output, c, row.get(c)) for c in shown))
+        console.print(table)
+        for note in output.notes:
+            console.print(note, highlight=False, markup=False)
+    return buffer.getvalue() if buffer is not None else ""
 
 
 def reports_errors(func: F) -> F:
-    """Turn an EvalopsError into a clear one-line message on stderr and exit code 2."""
+    """Exit with the code of :mod:`evalops.exitcodes`: an ``EvalopsError`` becomes one ``error:`` line on
+    stderr and its code (bad input, a failed version, ...); any other exception is an internal error, with
+    its traceback. click's own usage errors pass through (exit 2)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from evalops.exitcodes import ExitCode, for_exception
+
         try:
             return func(*args, **kwargs)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
         except EvalopsError as exc:
             click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(for_exception(exc))
+        except Exception:
+            click.echo("internal error (a bug in evalops; please report it with this traceback):", err=True)
+            click.echo(traceback.format_exc(), err=True, nl=False)
+            sys.exit(ExitCode.INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
 

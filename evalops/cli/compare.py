@@ -7,15 +7,16 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import dump_json, progress, reports_errors
+from evalops.cli._common import Output, emit, output_options, progress, reports_errors
 
 __all__ = ["compare", "compare_run_files", "power"]
 
 QUERY_SELECTIONS = ("all", "answered-by-both")
-OUTPUT_FORMAT = click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-    help="Output format.",
-)
+OUTPUT_FORMAT = output_options()
+COMPARISON_COLUMNS = ("measure", "baseline", "candidate", "n", "baseline_mean", "candidate_mean", "delta",
+                      "delta_ci_low", "delta_ci_high", "relative_change", "test", "p_value", "p_adjusted",
+                      "effect_size_dz", "wins", "ties", "losses", "decision", "severity", "criterion",
+                      "reason_code", "margin", "interval_low", "interval_high", "interval_level", "family_size")
 ALTERNATIVE = click.option(
     "--alternative", type=click.Choice(["two-sided", "less", "greater"]), default="two-sided", show_default=True,
     help="two-sided, less (only look for drops) or greater (only look for gains).",
@@ -32,10 +33,24 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 @click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization"]), default="t", show_default=True,
               help="Paired test: Student t, Wilcoxon signed-rank, or randomization (sign-flip).")
 @ALPHA
-@click.option("--min-effect", type=float, default=0.2, show_default=True,
-              help="Minimum |d_z| (mean delta / sd of deltas) for a regression or improvement.")
-@click.option("--min-delta", type=float, default=0.0, show_default=True,
-              help="Minimum |mean delta| in the measure's own units (e.g. 0.01 nDCG).")
+@click.option("--min-effect", type=float, default=None, hidden=True, help="Removed: use --min-delta.")
+@click.option("--min-delta", type=float, default=None,
+              help="The margin in the measure's own units (e.g. 0.01 nDCG) the rule judges materiality by "
+                   "[default: 0.01].")
+@click.option("--margin", "margins", multiple=True, metavar="MEASURE=X",
+              help="A margin for one measure (overrides --min-delta for it). Repeat for more.")
+@click.option("--alert-on", type=click.Choice(["critical", "warning", "either"]), default="warning",
+              show_default=True,
+              help="Which regressions count for --fail-on-regression: critical only, warning and up, or also "
+                   "material-but-not-yet-significant (either).")
+@click.option("--interval", type=click.Choice(["t", "bootstrap"]), default="t", show_default=True,
+              help="The decision interval of the mean delta: Student t, or the bootstrap (--ci).")
+@click.option("--min-coverage", type=float, default=0.9, show_default=True,
+              help="Share of the judged queries each run must answer; below it a comparison is inconclusive.")
+@click.option("--query-drop", type=float, default=0.5, show_default=True,
+              help="A query whose score falls by more than this counts as lost (reported with a sign test).")
+@click.option("--alert-on-query-drops", is_flag=True,
+              help="Also call it a regression when significantly many queries are lost (sign test).")
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison correction across every measure x candidate: Holm or Benjamini-Hochberg.")
 @ALTERNATIVE
@@ -52,50 +67,67 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 @click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
               help="Judged queries without a relevant document: leave them out (exclude) or score them 0.")
 @click.option("--fail-on-regression", is_flag=True,
-              help="Exit with status 1 when any comparison is a regression (for CI gates).")
+              help="Exit with status 4 when any comparison is a regression that --alert-on notifies (for CI gates).")
 @OUTPUT_FORMAT
 @reports_errors
 def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tuple[str, ...], test: str,
-            alpha: float, min_effect: float, min_delta: float, correction: str, alternative: str,
-            zero_method: str, ci_method: str, resamples: int, seed: int, queries: str, no_answer: str,
-            fail_on_regression: bool, fmt: str) -> None:
+            alpha: float, min_effect: float | None, min_delta: float | None, margins: tuple[str, ...],
+            alert_on: str, interval: str, min_coverage: float, query_drop: float, alert_on_query_drops: bool,
+            correction: str, alternative: str, zero_method: str, ci_method: str, resamples: int, seed: int,
+            queries: str, no_answer: str, fail_on_regression: bool, fmt: str, output_path: Any) -> None:
     """Paired comparison of CANDIDATE_RUN(s) with BASELINE_RUN on the queries of QRELS.
 
     Every measure of every candidate is tested on the same queries, the p-values are corrected across all
-    of them, and each gets a decision: regression, improvement, no_change or inconclusive. A regression
-    needs BOTH an adjusted p below alpha AND an effect of at least --min-effect (and --min-delta).
+    of them, and each gets a decision: regression, improvement, no_change or inconclusive, read from the
+    family-adjusted interval of the mean delta against the margin (--min-delta, in the measure's units): a
+    critical regression when the whole interval lies below -margin, a warning when it lies below 0 but
+    reaches past -margin, no_change when it lies inside +-margin.
     """
-    from evalops.stats import Policy
+    from evalops.errors import InputError
+    from evalops.stats import DEFAULT_MIN_DELTA, Policy
 
-    policy = Policy(alpha=alpha, alternative=alternative, min_effect=min_effect, min_delta=min_delta,
-                    correction=correction, test=test, zero_method=zero_method, ci_method=ci_method,
-                    n_resamples=resamples, seed=seed)
+    per_measure = {}
+    for item in margins:
+        name, sep, value = item.rpartition("=")
+        try:
+            per_measure[name] = float(value) if sep and name else None
+        except ValueError:
+            per_measure[name] = None
+        if per_measure[name] is None:
+            raise InputError(f"--margin {item!r}: expected MEASURE=NUMBER, e.g. nDCG@10=0.01")
+    policy = Policy(alpha=alpha, alternative=alternative,
+                    min_delta=DEFAULT_MIN_DELTA if min_delta is None else min_delta, margins=per_measure,
+                    alert_on=alert_on, interval=interval, min_coverage=min_coverage, query_drop=query_drop,
+                    alert_on_query_drops=alert_on_query_drops, correction=correction, test=test,
+                    zero_method=zero_method, ci_method=ci_method, n_resamples=resamples, seed=seed,
+                    min_effect=min_effect)
     report = compare_run_files(qrels, baseline, candidates, measures, policy, queries, no_answer)
-    if fmt == "json":
-        click.echo(dump_json(report))
-    else:
-        _print_table(report)
-    if fail_on_regression and report["summary"]["regression"]:
-        sys.exit(1)
+    notes = [f"{c['measure']} ({c['candidate']}): {c['decision']}: {c['reasons'][-1]}" for c in report["comparisons"]]
+    emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=report["comparisons"], notes=notes,
+                draw=lambda console: _print_table(console, report)), fmt, output_path)
+    if fail_on_regression and report["summary"]["alerts"]:
+        from evalops.exitcodes import ExitCode
+
+        sys.exit(ExitCode.REGRESSION)
 
 
 def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tuple[str, ...],
                       measures: tuple[str, ...], policy: Any, queries: str = "all",
                       no_answer: str = "exclude") -> dict[str, Any]:
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
-    import numpy as np
-
+    from evalops.abtest import compare_evaluations
     from evalops.formats import read_qrels, read_run
     from evalops.metrics import Policy as MetricsPolicy
     from evalops.metrics import evaluate, parse_measures
-    from evalops.stats import adjust_and_decide, align
-    from evalops.stats import compare as compare_pair
 
     parsed = parse_measures(measures)  # a typo fails before any file is read
     metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
     gold = read_qrels(qrels_path)
     runs = [read_run(path) for path in (baseline_path, *candidate_paths)]
     n_gold = len(gold.queries)
+    judged = set(gold.queries.tolist())
+    # a query absent from a run is unanswered; one present with any answer (even an empty one) is answered
+    answered_by = [len(judged & set(run.queries.tolist())) for run in runs]
     if queries == "answered-by-both":
         answered = set(gold.queries.tolist())
         for run in runs:
@@ -113,22 +145,17 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
 
             scored.append(evaluate(gold, run, parsed, metrics_policy, progress=report))
 
-    base = scored[0]
-    comparisons = []
-    for result, run, path in zip(scored[1:], runs[1:], candidate_paths):
-        for name in base.per_query:
-            b, c = base.per_query[name], result.per_query[name]
-            # NaN marks a query the no-answer policy left out of this measure (the same queries for both
-            # runs, since they share the qrels); the rest pair up by query id
-            b_keep, c_keep = ~np.isnan(b), ~np.isnan(c)
-            paired = align((base.query_ids[b_keep], b[b_keep]), (result.query_ids[c_keep], c[c_keep]),
-                           baseline_name=runs[0].name or baseline_path, candidate_name=run.name or path)
-            comparisons.append(compare_pair(paired, measure=name, policy=policy,
-                                            baseline_name=runs[0].name or baseline_path,
-                                            candidate_name=run.name or path))
-    decided = adjust_and_decide(comparisons, policy)
+    from evalops.stats import Coverage
+
+    treatment = ("a judged query a run did not answer scores 0 (trec_eval -c)" if queries == "all" else
+                 f"only the {len(gold.queries)} judged queries every run answered are compared")
+    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=runs[0].name or baseline_path,
+                                  candidate_names=[run.name or path for run, path in zip(runs[1:], candidate_paths)],
+                                  coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
+                                             for answered in answered_by[1:]])
     summary = {label: sum(c.decision == label for c in decided)
                for label in ("regression", "improvement", "no_change", "inconclusive")}
+    summary["alerts"] = sum(c.alert for c in decided)
     return {
         "qrels": qrels_path,
         "baseline": {"run": baseline_path, "name": runs[0].name},
@@ -138,6 +165,11 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
             "judged": n_gold,
             "compared": len(gold.queries),
             "no_answer_policy": no_answer,
+            "treatment": treatment,
+            "answered": [
+                {"run": path, "name": run.name, "answered": answered, "judged": n_gold}
+                for run, path, answered in zip(runs, (baseline_path, *candidate_paths), answered_by)
+            ],
         },
         "policy": policy.to_dict(),
         "comparisons": [c.to_dict() for c in decided],
@@ -156,19 +188,24 @@ def _p(value: float) -> str:
     return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
-def _print_table(report: dict[str, Any]) -> None:
-    from rich.console import Console
+def _print_table(console: Any, report: dict[str, Any]) -> None:
     from rich.table import Table
 
-    # Piped output gets a fixed wide layout instead of rich's 80-column default, which would wrap every cell.
-    console = Console() if sys.stdout.isatty() else Console(width=200)
     policy = report["policy"]
     many = len(report["candidates"]) > 1
+    q = report["queries"]
+    # before any number: how many judged queries each run answered, and how the rest were treated
+    for side in q["answered"]:
+        share = side["answered"] / side["judged"] if side["judged"] else 1.0
+        flag = f"  (under the minimum coverage of {policy['min_coverage']:.0%})" if share < policy["min_coverage"] else ""
+        console.print(f"{side['name'] or side['run']}: answered {side['answered']} of {side['judged']} judged "
+                      f"queries ({share:.0%}){flag}", highlight=False, markup=False)
+    console.print(f"unanswered queries: {q['treatment']}", highlight=False, markup=False)
     level = f"{1 - policy['alpha']:.0%}"
     names = ", ".join(c["name"] or c["run"] for c in report["candidates"])
     table = Table(title=f"{names}  vs  {report['baseline']['name'] or report['baseline']['run']}", show_edge=False)
     headers = ["measure", *(["candidate"] if many else []), "n", "baseline", "candidate", f"delta [{level} CI]",
-               "rel %", "p adj", f"d_z [{level} CI]", "W/T/L", "decision"]
+               "rel %", "decision interval", "margin", "p adj", f"d_z [{level} CI]", "W/T/L", "decision"]
     for header in headers:
         table.add_column(header, justify="left" if header in ("measure", "candidate", "decision") else "right")
     for c in report["comparisons"]:
@@ -176,23 +213,28 @@ def _print_table(report: dict[str, Any]) -> None:
         dz = "-" if c["effect_size_dz"] is None else f"{c['effect_size_dz']:+.2f}"
         if c["effect_size_ci"] is not None:
             dz += f" [{c['effect_size_ci'][0]:+.2f}, {c['effect_size_ci'][1]:+.2f}]"
+        interval = ("-" if c["interval_low"] is None else
+                    f"[{c['interval_low']:+.3f}, {c['interval_high']:+.3f}] at {100 * c['interval_level']:.4g}%")
+        decision = c["decision"] + (f" ({c['severity']})" if c["severity"] else "") + (
+            f" ({c['reason_code']})" if c["reason_code"] else "")
         row = [
             c["measure"], *([c["candidate"]] if many else []), str(c["n"]), _num(c["baseline_mean"]),
             _num(c["candidate_mean"]), ("-" if c["delta"] is None else f"{c['delta']:+.4f}") + ci,
-            "-" if c["relative_change"] is None else f"{c['relative_change']:+.1f}",
-            _p(c["p_adjusted"]), dz, f"{c['wins']}/{c['ties']}/{c['losses']}", c["decision"],
+            "-" if c["relative_change"] is None else f"{c['relative_change']:+.1f}", interval,
+            f"{c['margin']:g}", _p(c["p_adjusted"]), dz, f"{c['wins']}/{c['ties']}/{c['losses']}", decision,
         ]
         table.add_row(*row, style=_STYLE[c["decision"]])
     console.print(table)
-    q = report["queries"]
-    selection = ("every judged query (unanswered ones score 0)" if q["selection"] == "all"
-                 else f"the {q['compared']} of {q['judged']} judged queries every run answered")
-    rule = f"regression = adjusted p < {policy['alpha']:g} and |d_z| >= {policy['min_effect']:g}"
-    if policy["min_delta"]:
-        rule += f" and |delta| >= {policy['min_delta']:g}"
+    family = len(report["comparisons"])
+    correction = ("Bonferroni intervals (Holm family)" if policy["correction"] == "holm"
+                  else "Benjamini-Yekutieli level (BH family)")
+    sided = ("two-sided: a drop is declared at alpha/2 per side" if policy["alternative"] == "two-sided"
+             else f"one-sided ({policy['alternative']})")
     console.print(
-        f"queries: {selection}; test: {policy['test']} ({policy['alternative']}); {policy['correction']} correction "
-        f"over {len(report['comparisons'])} comparisons; {rule}",
+        f"rule: {policy['interval']}-intervals of the mean delta, {correction} over {family} comparison"
+        f"{'s' if family != 1 else ''}, alpha = {policy['alpha']:g}, {sided}; critical = whole interval past "
+        f"-margin, warning = below 0 but reaching past -margin, no_change = inside +-margin; alert_on: "
+        f"{policy['alert_on']}; reported test: {policy['test']}",
         style="dim", highlight=False, markup=False,
     )
     # The table holds the numbers; below it, the rule's conclusion in words (every reason: --format json),
@@ -219,7 +261,7 @@ def _print_table(report: dict[str, Any]) -> None:
 @OUTPUT_FORMAT
 @reports_errors
 def power(effect: float | None, n: int | None, target: float | None, alpha: float, alternative: str,
-          fmt: str) -> None:
+          fmt: str, output_path: Any) -> None:
     """Power and sample size of the paired t-test, exact through the noncentral t.
 
     Give two of --effect, --n, --power and get the third: --effect with --n gives the power; --effect
@@ -252,18 +294,18 @@ def power(effect: float | None, n: int | None, target: float | None, alpha: floa
                                "design": "paired t-test, exact noncentral t"}
     if solved == "n" and alternative == "two-sided":
         payload["two_sample_normal_n_per_group"] = two_sample_normal_sample_size(result["effect"], target, alpha)
-    if fmt == "json":
-        click.echo(dump_json(payload))
-        return
     lines = {
         "power": f"power {payload['power']:.4f} to detect |d_z| = {payload['effect']:g} with {n} queries",
         "n": f"{payload['n']} queries give power >= {payload['power']:g} to detect |d_z| = {payload['effect']:g}",
         "effect": f"{n} queries detect |d_z| >= {payload['effect']:.4f} with power {payload['power']:g}",
     }
-    click.echo(f"{lines[solved]} (paired t-test, {alternative}, alpha = {alpha:g}; exact noncentral t)")
+    text = [f"{lines[solved]} (paired t-test, {alternative}, alpha = {alpha:g}; exact noncentral t)"]
     if "two_sample_normal_n_per_group" in payload:
-        click.echo(
+        text.append(
             f"note: the two-sample normal formula n = 2((z_a/2 + z_b)/d)^2 would say "
             f"{payload['two_sample_normal_n_per_group']} per group; it ignores the pairing and is not the answer "
             "for a paired design"
         )
+    emit(Output(data=payload, columns=tuple(payload), rows=[payload], notes=text[1:],
+                draw=lambda console: [console.print(t, highlight=False, markup=False, soft_wrap=True) for t in text]),
+         fmt, output_path)

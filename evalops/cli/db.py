@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from pathlib import Path
 import getpass
+from pathlib import Path
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalops.cli._common import FORMAT_OPTION, dump_json, reports_errors
+from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION
 from evalops.errors import InputError, WarehouseError
 
@@ -27,17 +28,37 @@ URL_OPTION = click.option(
 )
 
 
-def _engine(url: str | None, project: Path | None = None, *, required: bool = False):
-    """The warehouse of ``--url``, else of the project (``--project`` or the one around the current folder),
-    else the warehouse package's default."""
+def _project_url(url: str | None, project: Path | None, required: bool) -> str | None:
+    """``--url``, else the warehouse of the project (``--project`` or the one around the current folder)."""
     from evalops.config import find_project
-    from evalops.warehouse import create_warehouse_engine, resolve_url
 
     if url is None and (project is not None or required or find_project() is not None):
         from evalops.cli._project import project_config
 
-        url = project_config(project).resolved_warehouse_url()
-    resolved = resolve_url(url)
+        return project_config(project).resolved_warehouse_url()
+    return url
+
+
+def _read_only_engine(url: str | None, project: Path | None = None):
+    """The warehouse for a command that only reads: a SQLite file that does not exist is not created."""
+    from evalops.warehouse import create_warehouse_engine, resolve_url
+
+    resolved = resolve_url(_project_url(url, project, required=True))
+    if resolved.url.startswith("sqlite:///"):
+        from sqlalchemy.engine import make_url
+
+        database = make_url(resolved.url).database
+        if database and database != ":memory:" and not database.startswith("file:") and not os.path.exists(database):
+            raise InputError(f"no warehouse at {database} ({resolved.source}): nothing has been recorded there yet; "
+                             "`evalops run` (or `evalops db upgrade`) creates it, or set --url / "
+                             "EVALOPS_WAREHOUSE_URL")
+    return create_warehouse_engine(resolved), resolved
+
+
+def _engine(url: str | None, project: Path | None = None):
+    from evalops.warehouse import create_warehouse_engine, resolve_url
+
+    resolved = resolve_url(_project_url(url, project, required=False))
     return create_warehouse_engine(resolved), resolved
 
 
@@ -82,7 +103,7 @@ def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | N
 @URL_OPTION
 @FORMAT_OPTION
 @reports_errors
-def current(url: str | None, fmt: str) -> None:
+def current(url: str | None, fmt: str, output_path: Any) -> None:
     """Show which warehouse is used, where that came from, and its schema revision."""
     from evalops.warehouse import current_revision, head_revisions
 
@@ -99,11 +120,10 @@ def current(url: str | None, fmt: str) -> None:
         "head": heads[0] if len(heads) == 1 else list(heads),
         "up_to_date": revision in heads,
     }
-    if fmt == "json":
-        click.echo(dump_json(info))
-    else:
-        for key, value in info.items():
-            click.echo(f"{key}: {value}")
+    lines = [f"{key}: {value}" for key, value in info.items()]
+    emit(Output(data=info, columns=("key", "value"), rows=[{"key": k, "value": v} for k, v in info.items()],
+                draw=lambda console: [console.print(line, highlight=False, markup=False) for line in lines]),
+         fmt, output_path)
 
 
 @db.command()
@@ -129,7 +149,7 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
 @URL_OPTION
 @FORMAT_OPTION
 @reports_errors
-def migration_history(url: str | None, fmt: str) -> None:
+def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
     """List the schema revisions, newest first, marking the head and the warehouse's current one."""
     from evalops.warehouse.migrate import migration_history as revisions
 
@@ -138,13 +158,14 @@ def migration_history(url: str | None, fmt: str) -> None:
         found = revisions(engine)
     finally:
         engine.dispose()
-    if fmt == "json":
-        click.echo(dump_json(found))
-        return
+    lines = []
     for r in found:
         marks = ", ".join(m for m, on in (("head", r["is_head"]), ("current", r["is_current"])) if on)
-        click.echo(f"{r['down_revision'] or '<base>'} -> {r['revision']}{f' ({marks})' if marks else ''}, "
-                   f"{r['message']}")
+        lines.append(f"{r['down_revision'] or '<base>'} -> {r['revision']}{f' ({marks})' if marks else ''}, "
+                     f"{r['message']}")
+    emit(Output(data=found, columns=("revision", "down_revision", "message", "is_head", "is_current"), rows=found,
+                draw=lambda console: [console.print(line, highlight=False, markup=False) for line in lines]),
+         fmt, output_path)
 
 
 @db.command()
@@ -193,8 +214,9 @@ def history(
     url: str | None,
     project: Path | None,
     fmt: str,
+    output_path: Any,
 ) -> None:
-    """Metrics history from the project's warehouse.
+    """Metrics history from the warehouse (read only: it never creates a warehouse).
 
     Without --measure: the latest run of every retriever version. With --measure: that measure over time,
     one result per version and logical date (the latest run for that date; --superseded adds the earlier
@@ -203,7 +225,7 @@ def history(
     from evalops.warehouse import baseline_history, find_fingerprint_hash, latest_runs, measure_history
 
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
-    engine, _ = _engine(url, project, required=True)
+    engine, _ = _read_only_engine(url, project)
     try:
         if fingerprint_hash:
             fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
@@ -231,7 +253,7 @@ def history(
                 frame = frame[frame["version"].isin(versions)]
     finally:
         engine.dispose()
-    _emit(frame, fmt, view)
+    _emit(frame, fmt, view, output_path)
 
 
 @click.command()
@@ -243,6 +265,7 @@ def history(
 @click.option("--fingerprint", "fingerprint_hash", help="Pick the run under this fingerprint hash.")
 @click.option("--rollback", is_flag=True, help="Restore the baseline the current one replaced.")
 @URL_OPTION
+@PROJECT_OPTION
 @FORMAT_OPTION
 @reports_errors
 def promote(
@@ -254,7 +277,9 @@ def promote(
     fingerprint_hash: str | None,
     rollback: bool,
     url: str | None,
+    project: Path | None,
     fmt: str,
+    output_path: Any,
 ) -> None:
     """Make a run the baseline of RETRIEVER (or roll the baseline back with --rollback).
 
@@ -264,7 +289,7 @@ def promote(
     from evalops.warehouse import find_fingerprint_hash, get_run, latest_runs, promote_baseline, rollback_baseline
 
     who = who or getpass.getuser()
-    engine, _ = _engine(url)
+    engine, _ = _engine(url, project)
     try:
         if rollback:
             if not fingerprint_hash:
@@ -290,13 +315,10 @@ def promote(
     finally:
         engine.dispose()
     record = {k: _plain(v) for k, v in dataclasses.asdict(baseline).items()}
-    if fmt == "json":
-        click.echo(dump_json(record))
-    else:
-        click.echo(
-            f"{baseline.retriever}: baseline is now {baseline.version} (run {baseline.run_id}, fingerprint "
-            f"{baseline.fingerprint_hash[:12]}), {baseline.action} by {baseline.promoted_by}: {baseline.reason}"
-        )
+    line = (f"{baseline.retriever}: baseline is now {baseline.version} (run {baseline.run_id}, fingerprint "
+            f"{baseline.fingerprint_hash[:12]}), {baseline.action} by {baseline.promoted_by}: {baseline.reason}")
+    emit(Output(data=record, columns=tuple(record), rows=[record],
+                draw=lambda console: console.print(line, highlight=False, markup=False)), fmt, output_path)
 
 
 def _plain(value: Any) -> Any:
@@ -318,28 +340,11 @@ TABLE_COLUMNS = {
 }
 
 
-def _emit(frame: pd.DataFrame, fmt: str, view: str) -> None:
-    import pandas as pd
-
-    if fmt == "csv":
-        click.echo(frame.to_csv(index=False), nl=False)
-        return
-    if fmt == "json":
-        click.echo(dump_json(json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))))
-        return
-    if frame.empty:
-        click.echo("(no rows)")
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    shown = frame[list(TABLE_COLUMNS[view])]
-    table = Table(show_edge=False)
-    for column in shown.columns:
-        table.add_column(column, justify="right" if pd.api.types.is_numeric_dtype(shown[column]) else "left")
-    for record in shown.to_dict("records"):
-        table.add_row(*(_cell(column, value) for column, value in record.items()))
-    Console(width=200 if not Console().is_terminal else None).print(table)
+def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None) -> None:
+    records = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))
+    rows = frame.to_dict("records")
+    emit(Output(data=records, columns=tuple(frame.columns), rows=rows if fmt in ("table", "markdown") else records,
+                table_columns=TABLE_COLUMNS[view], cell=_cell), fmt, output_path)
 
 
 def _cell(column: str, value: Any) -> str:

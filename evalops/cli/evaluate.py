@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from typing import Any
 
 import click
 
-from evalops.cli._common import FORMAT_OPTION, dump_json, progress, reports_errors
+from evalops.cli._common import FORMAT_OPTION, Output, emit, progress, reports_errors
 
 __all__ = ["evaluate"]
 
@@ -37,19 +35,33 @@ SHOWN_IDS = 5  # how many query ids a table footer lists before "..."
     help="Gold queries without a relevant document: leave them out of the means (exclude) or score them 0 "
     "as trec_eval does (zero).",
 )
+@click.option("--allow-empty", is_flag=True, help="Accept an empty run file (every query scores 0) instead of failing.")
+@click.option(
+    "--memory-budget",
+    default="1GB",
+    show_default=True,
+    help="Peak memory for reading the run (e.g. 512MB, 2GB). A larger run is streamed by query blocks.",
+)
 @reports_errors
-def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, fmt: str, no_answer: str) -> None:
+def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, fmt: str, output_path: Any,
+             no_answer: str, allow_empty: bool, memory_budget: str) -> None:
     """Score RUN (a TREC run file) against QRELS (TREC qrels, BEIR qrels TSV or BEIR folder).
 
-    Values match trec_eval (ties by doc id descending; a query missing from the run scores 0).
+    Either may be `-` (standard input) or compressed (.gz, .zst). Values match trec_eval (ties by doc id
+    descending; a query missing from the run scores 0).
     """
-    from evalops.formats import read_qrels, read_run
-    from evalops.metrics import Policy, evaluate as evaluate_run, parse_measures
+    from evalops.errors import InputError
+    from evalops.formats import read_qrels
+    from evalops.formats.stream import parse_memory_budget
+    from evalops.metrics import Policy, parse_measures
+    from evalops.metrics.table_input import evaluate_run_file
 
+    if qrels == "-" and run == "-":
+        raise InputError("QRELS and RUN cannot both be standard input (-); give one of them as a file")
     parsed = parse_measures(measures)  # a typo fails before any file is read
+    budget = parse_memory_budget(memory_budget)
     policy = Policy(no_answer=no_answer)  # type: ignore[arg-type]
     gold = read_qrels(qrels)
-    ranked = read_run(run)
     with progress("scoring queries", total=len(gold.queries)) as advance:
         done = 0
 
@@ -58,30 +70,21 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
             advance(finished - done)
             done = finished
 
-        result = evaluate_run(gold, ranked, parsed, policy, progress=report)
+        result = evaluate_run_file(
+            gold, run, parsed, policy, memory_budget=budget, allow_empty=allow_empty, progress=report,
+            notice=lambda message: click.echo(message, err=True),
+        )
 
-    if fmt == "json":
-        click.echo(dump_json(result.to_json(per_query=per_query)))
-    elif fmt == "csv":
-        click.echo(_csv(result, per_query), nl=False)
-    else:
-        _table(result, per_query, qrels, run)
-
-
-def _csv(result: Any, per_query: bool) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
     if per_query:
-        writer.writerow(["query_id", "measure", "value"])
-        for row in result.to_frame().itertuples(index=False):
-            writer.writerow([row.query_id, row.measure, repr(float(row.value))])
+        columns: tuple[str, ...] = ("query_id", "measure", "value")
+        rows = [{"query_id": r.query_id, "measure": r.measure, "value": float(r.value)}
+                for r in result.to_frame().itertuples(index=False)]
     else:
-        fields = ["n", "mean", "std", "min", "max", "ci_low", "ci_high"]
-        writer.writerow(["measure", *fields])
-        for name, agg in result.aggregates.items():
-            values = agg.to_dict()
-            writer.writerow([name, *("" if _missing(values[f]) else repr(values[f]) for f in fields)])
-    return buffer.getvalue()
+        columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
+        rows = [{"measure": name, **agg.to_dict()} for name, agg in result.aggregates.items()]
+    emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows,
+                title=f"{result.run_name or run}  vs  {qrels}",
+                draw=lambda console: _table(console, result, per_query, qrels, run)), fmt, output_path)
 
 
 def _missing(value: float) -> bool:
@@ -97,11 +100,9 @@ def _ids(ids: tuple[str, ...] | list[str]) -> str:
     return shown + (f", ... (+{len(ids) - SHOWN_IDS})" if len(ids) > SHOWN_IDS else "")
 
 
-def _table(result: Any, per_query: bool, qrels_path: str, run_path: str) -> None:
-    from rich.console import Console
+def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path: str) -> None:
     from rich.table import Table
 
-    console = Console()
     names = list(result.per_query)
     if per_query:
         queries = Table(title="per query", show_edge=False)

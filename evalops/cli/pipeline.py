@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from evalops.cli._common import reports_errors, stderr_is_terminal
+from evalops.cli._common import output_options, reports_errors, stderr_is_terminal
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.cli.gate import JUNIT_HELP, finish_run, gated_run
 from evalops.errors import InputError
 
 
@@ -25,29 +24,18 @@ def _say(message: str) -> None:
 @click.option("--date", "day", default=None, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
 @PROJECT_OPTION
 @CONFIG_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--fail-on-regression", is_flag=True, help="Exit 4 when the run raised a regression alert (for CI).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, help=JUNIT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@output_options()
 @reports_errors
-def run(day, project, config_file, as_json):
+def run(day, project, config_file, fail_on_regression, junit_xml, as_json, fmt, output_path):
     """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
     window."""
-    from evalops.pipeline import RunContext, run_local
-
     cfg = project_config(project, config_file)
-    try:
-        date = dt.date.fromisoformat(day) if day else dt.datetime.now(dt.timezone.utc).date()
-    except ValueError:
-        raise InputError(f"--date {day!r} is not a date; use YYYY-MM-DD") from None
-    result = run_local(cfg, RunContext.for_day(date), progress=_say)
-    if as_json:
-        click.echo(json.dumps({"report": result["report"], "alerts": result["alerts"],
-                               "versions": [{k: s[k] for k in ("retriever", "version", "dataset", "run_id")}
-                                            for s in result["versions"]]}, indent=2))
-        return
-    for alert in result["alerts"]:
-        click.echo(f"ALERT  {alert['title']}")
-    if not result["alerts"]:
-        click.echo("no alerts")
-    click.echo(f"report: {result['report']}")
+    run_ctx, result, incomplete = gated_run(cfg, day)
+    finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
+               fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False)
 
 
 def _fmt(value, spec: str) -> str:
@@ -60,12 +48,13 @@ def demo():
     """Two days of the evaluation DAG on the sample data in include/, on the embedded SQLite warehouse.
 
     Day 1 scores the deployed baseline and promotes it; day 2 deploys a better candidate (hybrid) and one
-    with a planted regression. Run it from the project folder; it takes about a minute.
+    with a planted regression. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
+    the dashboard has a month of history. Run it from the project folder; it takes a few minutes.
     """
     import time
 
     from evalops.config import load_config
-    from evalops.pipeline.demo import demo_summary, plan_demo, run_demo
+    from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill, run_demo
     from evalops.project import demo_project
 
     started = time.perf_counter()
@@ -76,6 +65,9 @@ def demo():
                f"warehouse {cfg.resolved_warehouse_url()}")
     click.echo(f"  day 1: deployed {', '.join(f'{r} {v}' for r, v in plan.baselines)}; then promote_baseline")
     click.echo(f"  day 2: also deploys {', '.join(f'{r} {v}' for r, v in plan.candidates)}")
+    days = run_backfill(cfg, plan, progress=lambda d: click.echo(f"  backfill {d}  evalops run", err=True))
+    if days:
+        click.echo(f"  backfilled {days[0]} .. {days[-1]} with `evalops run` (no Airflow)")
     results = run_demo(cfg, plan)
     summary = demo_summary(cfg, plan, results)
     for dag_id, day, state in summary["states"]:
@@ -104,6 +96,8 @@ def demo():
     click.echo("\nwarehouse rows: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     click.echo(f"report: {summary['report']}")
     click.echo(f"Airflow log: {plan.workdir / 'airflow.log'}   ({time.perf_counter() - started:.0f} s)")
+    click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
+               "or `evalops dashboard --export site/` for static files)")
 
 
 @click.command()
@@ -111,9 +105,15 @@ def demo():
 @click.option("--html", "as_html", is_flag=True, help="Print the HTML report's path instead of the markdown.")
 @PROJECT_OPTION
 @CONFIG_OPTION
+@output_options(formats=("markdown", "json"), default="markdown")
 @reports_errors
-def report(run_key, as_html, project, config_file):
-    """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report)."""
+def report(run_key, as_html, project, config_file, fmt, output_path):
+    """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report).
+
+    Read only: it never creates .evalops/. --format json prints the report's folder and files.
+    """
+    from evalops.cli._common import Output, emit
+
     cfg = project_config(project, config_file)
     root = cfg.report_dir
     folders = sorted((p for p in root.glob("*") if (p / "report.md").is_file()), key=lambda p: p.stat().st_mtime)
@@ -126,7 +126,14 @@ def report(run_key, as_html, project, config_file):
         raise InputError(f"{root}: no report{' for ' + run_key if run_key else ''} yet; run `evalops run` or "
                          "the DAG first")
     folder = folders[-1]
-    if as_html:
-        click.echo(str(folder / "report.html"))
+    files = {"run": folder.name, "folder": str(folder), "markdown": str(folder / "report.md"),
+             "html": str(folder / "report.html")}
+    if fmt == "json":
+        emit(Output(data=files), fmt, output_path)
+        return
+    text = str(folder / "report.html") + "\n" if as_html else (folder / "report.md").read_text(encoding="utf-8")
+    if output_path is not None:
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        output_path.write_text(text, encoding="utf-8")
     else:
-        sys.stdout.write((folder / "report.md").read_text(encoding="utf-8"))
+        sys.stdout.write(text)

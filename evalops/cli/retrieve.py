@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import os
 import sys
 import tempfile
 from pathlib import Path
 
 import click
 
-from evalops.cli._common import FORMAT_OPTION, dump_json, progress, reports_errors
+from evalops.cli._common import FORMAT_OPTION, Output, emit, progress, reports_errors
 from evalops.errors import ConfigError, InputError
 
 REGISTRY_OPTION = click.option(
@@ -77,6 +74,7 @@ def retrieve(retriever, dataset, k, output, registry_file, split, failure_budget
         if callable(close):
             close()
     if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
         write_trec_run(result.run, output, tag=tag or entry.key)
     else:
         with tempfile.TemporaryDirectory() as tmp:
@@ -103,30 +101,25 @@ def retrieve(retriever, dataset, k, output, registry_file, split, failure_budget
 @click.option("--deployed", is_flag=True, help="Only the deployed versions.")
 @FORMAT_OPTION
 @reports_errors
-def retrievers(registry_file, deployed, fmt):
+def retrievers(registry_file, deployed, fmt, output_path):
     """List the registered retriever versions (include/retrievers.yaml plus your file)."""
     from evalops.retrievers import load_default_registry
 
     registry = load_default_registry(registry_file)
     entries = registry.deployed() if deployed else list(registry)
     records = [e.to_record() for e in entries]
-    if fmt == "json":
-        click.echo(dump_json({"retrievers": records}))
-        return
     columns = ["name", "version", "adapter", "deployed", "owner", "source"]
-    if fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator=os.linesep)
-        writer.writerow(columns)
-        for r in records:
-            writer.writerow([r[c] for c in columns])
-        click.echo(buf.getvalue(), nl=False)
-        return
-    if not records:
-        click.echo("no retrievers registered" + (" as deployed" if deployed else ""))
-        return
-    rows = [[str(r[c]).lower() if c == "deployed" else str(r[c]) for c in columns] for r in records]
-    widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(columns)]
-    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
-    for row in rows:
-        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+    rows = [{c: str(r[c]).lower() if c == "deployed" else str(r[c]) for c in columns} for r in records]
+
+    def draw(console) -> None:
+        if not rows:
+            console.print("no retrievers registered" + (" as deployed" if deployed else ""), markup=False)
+            return
+        widths = [max(len(c), *(len(row[c]) for row in rows)) for c in columns]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
+        lines += ["  ".join(row[c].ljust(w) for c, w in zip(columns, widths)).rstrip() for row in rows]
+        for line in lines:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    emit(Output(data={"retrievers": records}, columns=columns, rows=rows if fmt != "csv" else records, draw=draw),
+         fmt, output_path)

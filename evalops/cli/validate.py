@@ -1,6 +1,7 @@
 """``evalops validate``, ``evalops snapshot`` and ``evalops sample-logs``: the data-contract commands.
 
-Exit codes: 0 valid / done, 1 the data breaks its contract (the summary says how), 2 a usage error.
+Exit codes (see ``evalops.exitcodes``): 0 valid / done, 3 bad input, including data that breaks its
+contract (the summary says how), 2 a usage error.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import dump_json, progress, reports_errors
+from evalops.cli._common import FORMATS, Output, emit, output_options, progress, reports_errors
 from evalops.cli._project import PROJECT_OPTION
 from evalops.errors import ConfigError, InputError
+from evalops.exitcodes import ExitCode
 
 DOCS_HELP = "Folder for the Great Expectations Data Docs HTML (default: the project's data_docs setting)."
 
@@ -28,12 +30,24 @@ def _docs_dir(docs_dir: str | None, no_docs: bool, cfg: Any = None) -> str | Non
     return str(cfg.data_docs) if cfg is not None else os.path.join(".evalops", "data_docs")
 
 
-def _emit(fmt: str, reports: list[Any], extra: dict[str, Any] | None = None) -> None:
-    if fmt == "json":
-        click.echo(dump_json({"ok": all(r.ok for r in reports), "reports": [r.to_dict() for r in reports], **(extra or {})}))
-    else:
+REPORT_COLUMNS = ("contract", "ok", "checked", "failed", "failed_rules", "subject", "docs_path")
+
+
+def _emit(fmt: str, output_path: Path | None, reports: list[Any], extra: dict[str, Any] | None = None) -> None:
+    rows = [{"contract": r.contract, "ok": r.ok, "checked": r.checked, "failed": len(r.failures),
+             "failed_rules": r.failed_rules, "subject": r.subject, "docs_path": r.docs_path} for r in reports]
+
+    def draw(console: Any) -> None:
         for report in reports:
-            click.echo(report.summary())
+            console.print(report.summary(), highlight=False, markup=False, soft_wrap=True)
+
+    emit(Output(data={"ok": all(r.ok for r in reports), "reports": [r.to_dict() for r in reports], **(extra or {})},
+                columns=REPORT_COLUMNS, rows=rows, notes=[r.summary() for r in reports if not r.ok], draw=draw),
+         fmt, output_path)
+
+
+def _exit(ok: bool) -> None:
+    sys.exit(ExitCode.SUCCESS if ok else ExitCode.BAD_INPUT)
 
 
 @click.command()
@@ -55,24 +69,24 @@ def _emit(fmt: str, reports: list[Any], extra: dict[str, Any] | None = None) -> 
 @click.option("--docs-dir", help=DOCS_HELP)
 @click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
 @PROJECT_OPTION
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_options()
 @reports_errors
 def validate(dataset: Path | None, corpus: Path | None, split: str, default_type: str | None,
              default_language: str | None, min_queries: int | None, require_types: tuple[str, ...],
              no_answer_share: tuple[float, float] | None, grades: str | None, docs_dir: str | None, no_docs: bool,
-             project: Path | None, fmt: str) -> None:
+             project: Path | None, fmt: str, output_path: Path | None) -> None:
     """Validate a gold set and its knowledge base.
 
     Without DATASET: every gold set and the knowledge base of the project, under the project's rules. With
     DATASET (a BEIR, jsonl or csv folder): that folder, under the rules the options give (a plain BEIR
-    collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 1 when
-    anything is not (including a file that cannot be read as a gold set).
+    collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 3 (bad input)
+    when anything is not, including a file that cannot be read as a gold set.
     """
     from evalops.goldset import GoldSetRules, load_gold_set, validate_gold_set, validate_knowledge_base
     from evalops.knowledge import load_snapshot
 
     if dataset is None:
-        _validate_project(project, docs_dir, no_docs, fmt)
+        _validate_project(project, docs_dir, no_docs, fmt, output_path)
         return
     folder = dataset
     if not folder.exists():
@@ -102,16 +116,17 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
         snapshot = load_snapshot(kb_path)
     except InputError as exc:
         click.echo(f"invalid: {exc}")
-        sys.exit(1)
+        sys.exit(ExitCode.BAD_INPUT)
     reports = []
     if snapshot.has_text:
         reports.append(validate_knowledge_base(snapshot, docs_dir=docs, raise_on_failure=False))
     reports.append(validate_gold_set(gold, snapshot, rules, docs_dir=docs, raise_on_failure=False))
-    _emit(fmt, reports, {"gold_set_version": gold.version, "snapshot_id": snapshot.snapshot_id})
-    sys.exit(0 if all(r.ok for r in reports) else 1)
+    _emit(fmt, output_path, reports, {"gold_set_version": gold.version, "snapshot_id": snapshot.snapshot_id})
+    _exit(all(r.ok for r in reports))
 
 
-def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool, fmt: str) -> None:
+def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool, fmt: str,
+                      output_path: Path | None) -> None:
     """Every gold set of the project against its knowledge base, under the project's rules."""
     from evalops.cli._project import project_config
     from evalops.goldset import validate_gold_set, validate_knowledge_base
@@ -124,7 +139,7 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
         golds = {name: load_gold_set_for(cfg, name) for name in cfg.require_gold_sets()}
     except InputError as exc:
         click.echo(f"invalid: {exc}")
-        sys.exit(1)
+        sys.exit(ExitCode.BAD_INPUT)
     reports = []
     if snapshot.has_text:
         reports.append(validate_knowledge_base(snapshot, cfg.knowledge_base.rules, docs_dir=docs,
@@ -132,9 +147,9 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
     for name, gold in golds.items():
         reports.append(validate_gold_set(gold, snapshot, cfg.gold_sets[name].rules, docs_dir=docs,
                                          raise_on_failure=False))
-    _emit(fmt, reports, {"gold_set_versions": {n: g.version for n, g in golds.items()},
-                         "snapshot_id": snapshot.snapshot_id})
-    sys.exit(0 if all(r.ok for r in reports) else 1)
+    _emit(fmt, output_path, reports, {"gold_set_versions": {n: g.version for n, g in golds.items()},
+                                      "snapshot_id": snapshot.snapshot_id})
+    _exit(all(r.ok for r in reports))
 
 
 @click.command()
@@ -145,14 +160,14 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
 @click.option("--title-column", help="Optional title column of the SQL table.")
 @click.option("--diff", "other", help="Another snapshot source (corpus, folder or manifest) to diff against (as the old one).")
 @click.option("--save-manifest", type=click.Path(path_type=Path), help="Write the ids and content hashes as JSON.")
-@click.option("--validate", "check", is_flag=True, help="Also run the knowledge-base contract (exit 1 if it fails).")
+@click.option("--validate", "check", is_flag=True, help="Also run the knowledge-base contract (exit 3 if it fails).")
 @click.option("--docs-dir", help=DOCS_HELP)
 @click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_options()
 @reports_errors
 def snapshot(corpus: str, table: str | None, id_column: str, text_column: str, title_column: str | None,
              other: str | None, save_manifest: Path | None, check: bool, docs_dir: str | None, no_docs: bool,
-             fmt: str) -> None:
+             fmt: str, output_path: Path | None) -> None:
     """Print the snapshot id of a knowledge base (BEIR corpus, folder of documents, SQL table or manifest)."""
     from evalops.knowledge import load_snapshot
 
@@ -176,8 +191,11 @@ def snapshot(corpus: str, table: str | None, id_column: str, text_column: str, t
         payload["validation"] = report.to_dict()
         lines.append(report.summary())
         ok = report.ok
-    click.echo(dump_json(payload) if fmt == "json" else "\n".join(lines))
-    sys.exit(0 if ok else 1)
+    row = {k: v for k, v in payload.items() if not isinstance(v, (dict, list))}
+    emit(Output(data=payload, columns=tuple(row), rows=[row], notes=lines[1:],
+                draw=lambda console: [console.print(line, highlight=False, markup=False, soft_wrap=True)
+                                      for line in lines]), fmt, output_path)
+    _exit(ok)
 
 
 def _interval(day: date, start: str | None, end: str | None) -> tuple[datetime, datetime]:
@@ -214,7 +232,8 @@ def _interval(day: date, start: str | None, end: str | None) -> tuple[datetime, 
 @click.option("--interval-end", help="End of the data interval, exclusive (default: start + 1 day).")
 @click.option("--docs-dir", help=DOCS_HELP)
 @click.option("--no-docs", is_flag=True, help="Do not write Data Docs.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
+              help="Output format of the summary (the sample itself goes to -o DIR).")
 @reports_errors
 def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | None, out: Path,
                 versions: tuple[str, ...], size: int, min_effect: float | None, alpha: float, power_target: float,
@@ -223,7 +242,7 @@ def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | 
     """Validate one window of query logs, scrub and de-duplicate it, and write the day's seeded sample.
 
     Writes sample.jsonl, queries.jsonl, weak_qrels.tsv, annotation_queue.csv and manifest.json to OUT.
-    Exit 1 (writing nothing) when the window breaks its contract.
+    Exit 3 (bad input, writing nothing) when the window breaks its contract.
     """
     from evalops.errors import ValidationError
     from evalops.goldset import QueryLogRules
@@ -249,16 +268,19 @@ def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | 
                                      docs_dir=_docs_dir(docs_dir, no_docs), progress=lambda _m: advance(1))
         except ValidationError as exc:
             click.echo(exc.summary)
-            sys.exit(1)
+            sys.exit(ExitCode.BAD_INPUT)
     paths = result.write(out)
-    if fmt == "json":
-        click.echo(dump_json({**result.manifest(), "files": {k: str(v) for k, v in paths.items()}}))
-        return
-    click.echo(result.report.summary())
-    click.echo(f"sample for {result.logical_date} (seed {result.seed}): {len(result.sample)} units, "
-               f"{len(result.query_ids)} distinct queries ({result.size_reason}); {result.dropped_rows} of "
-               f"{result.rows} rows dropped as malformed")
-    click.echo(result.strata.to_string(index=False))
-    click.echo(f"weak judgments: {len(result.weak_qrels)}; annotation queue: {len(result.annotation_queue)} queries; "
-               f"personal data scrubbed: {result.pii_found or 'none'}")
-    click.echo(f"written to {out}")
+    head = [result.report.summary(),
+            f"sample for {result.logical_date} (seed {result.seed}): {len(result.sample)} units, "
+            f"{len(result.query_ids)} distinct queries ({result.size_reason}); {result.dropped_rows} of "
+            f"{result.rows} rows dropped as malformed"]
+    tail = [f"weak judgments: {len(result.weak_qrels)}; annotation queue: {len(result.annotation_queue)} queries; "
+            f"personal data scrubbed: {result.pii_found or 'none'}", f"written to {out}"]
+
+    def draw(console: Any) -> None:
+        for line in [*head, result.strata.to_string(index=False), *tail]:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    strata = result.strata.to_dict("records")
+    emit(Output(data={**result.manifest(), "files": {k: str(v) for k, v in paths.items()}},
+                columns=tuple(result.strata.columns), rows=strata, notes=[*head[1:], *tail], draw=draw), fmt)

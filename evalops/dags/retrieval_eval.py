@@ -15,6 +15,8 @@ partitioned) **and** whenever the `knowledge-base` asset is updated (by the
 6. `score`: mapped over versions x query shards; per-query metrics go to the warehouse.
 7. `compare`: mapped over versions; stores each version's run and aggregates, then runs the paired
    tests against the baseline.
+7b. `judge`: judge labels for every version's top contexts (`evalops.pipeline.judging`; off unless
+   `judge.kind` is set), recorded in `judge_runs` with tokens, cost, agreement and the agreement gate.
 8. `decide`: corrects the p-values across every measure x version (Holm) and stores the A/B results.
 9. `alert`: regressions and failed/partial versions (stored first, then sent; a dead webhook leaves the
    alert undelivered).
@@ -177,6 +179,10 @@ def _build(project: Path, dag_id: str):
             return _call(project, "compare_version", spec)
 
         @task
+        def judge(versions: list[dict]) -> dict:  # judge labels for the top contexts (off unless judge.kind is set)
+            return _call(project, "judge_versions", versions)
+
+        @task
         def decide(versions: list[dict], _compared: list[dict]) -> dict:
             return _call(project, "decide_run", versions)
 
@@ -195,6 +201,10 @@ def _build(project: Path, dag_id: str):
         scored = score.expand(spec=shard(versions))
         compared = compare.expand(spec=versions)
         scored >> compared
-        publish_report(versions, alert(versions, decide(versions, compared)))
+        judged = judge(versions)
+        compared >> judged
+        alerts = alert(versions, decide(versions, compared))
+        judged >> alerts  # judge-label regressions past the agreement gate alert too
+        publish_report(versions, alerts)
 
     return retrieval_eval_dag()

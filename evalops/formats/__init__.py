@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 from evalops.data import Qrels, Run
-from evalops.errors import FormatError
 from evalops.formats.beir import (
     QRELS_HEADER,
     BeirDataset,
@@ -27,7 +26,16 @@ from evalops.formats.beir import (
     write_beir_queries,
 )
 from evalops.formats.jsonl import read_jsonl, write_jsonl
-from evalops.formats.trec import ranking_order, read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from evalops.formats._source import as_source
+from evalops.formats._table import _first_line
+from evalops.formats.trec import (
+    ranking_order,
+    read_run_table,
+    read_trec_qrels,
+    read_trec_run,
+    write_trec_qrels,
+    write_trec_run,
+)
 
 __all__ = [
     "BeirDataset",
@@ -43,6 +51,7 @@ __all__ = [
     "write_jsonl",
     "read_trec_qrels",
     "read_trec_run",
+    "read_run_table",
     "write_trec_qrels",
     "write_trec_run",
     "ranking_order",
@@ -51,28 +60,20 @@ __all__ = [
 ]
 
 
-def _first_line(path: Path) -> str:
-    with open(path, encoding="utf-8") as fh:
-        for raw in fh:
-            if raw.strip():
-                return raw.rstrip("\r\n")
-    return ""
-
-
 def read_qrels(path: str | os.PathLike[str], split: str = "test") -> Qrels:
-    """Read judgments from a TREC qrels file, a BEIR qrels TSV or a BEIR folder (see module docs)."""
-    p = Path(path)
-    if p.is_dir():
-        return read_beir_qrels(find_beir_qrels(p, split))
-    if not p.is_file():
-        raise FormatError("file not found", path=str(p))
-    first = _first_line(p)
-    fields = first.split("\t")
-    if [f.strip().lower() for f in fields] == list(QRELS_HEADER) or len(fields) == 3:
-        return read_beir_qrels(p)
-    return read_trec_qrels(p)
+    """Read judgments from a TREC qrels file, a BEIR qrels TSV or a BEIR folder (see module docs).
+
+    ``-`` reads standard input; ``.gz`` and ``.zst`` files are decompressed while reading."""
+    if str(path) != "-" and Path(path).is_dir():
+        return read_beir_qrels(find_beir_qrels(Path(path), split))
+    source = as_source(path)
+    first = _first_line(source) or b""
+    fields = first.split(b"\t")
+    if [f.strip().lower() for f in fields] == [h.encode() for h in QRELS_HEADER] or len(fields) == 3:
+        return read_beir_qrels(source)
+    return read_trec_qrels(source)
 
 
-def read_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
-    """Read a TREC run file (``qid Q0 docid rank score tag``)."""
-    return read_trec_run(path, name=name)
+def read_run(path: str | os.PathLike[str], name: str | None = None, *, allow_empty: bool = False) -> Run:
+    """Read a TREC run file (``qid Q0 docid rank score tag``; see :func:`read_run_table`)."""
+    return read_trec_run(path, name=name, allow_empty=allow_empty)

@@ -15,7 +15,8 @@ import numpy as np
 
 from evalops.data import Qrels
 from evalops.errors import FormatError
-from evalops.formats._text import read_columns
+from evalops.formats._source import Source, as_source
+from evalops.formats._table import Layout, read_table
 from evalops.formats.jsonl import read_jsonl, write_jsonl
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,28 +36,27 @@ __all__ = [
 
 QRELS_LAYOUT = "BEIR qrels TSV: query-id<TAB>corpus-id<TAB>score, with a header line"
 QRELS_HEADER = ("query-id", "corpus-id", "score")
+QRELS_TSV = Layout(
+    description=QRELS_LAYOUT,
+    field_counts=(3,),
+    query={3: 0},
+    doc={3: 1},
+    value={3: 2},
+    value_kind="grade",
+    value_name="score",
+    tab_separated=True,
+    header=QRELS_HEADER,
+)
 
 
-def read_beir_qrels(path: str | os.PathLike[str]) -> Qrels:
-    p = Path(path)
-    if not p.is_file():
-        raise FormatError("file not found", path=str(p))
-    with open(p, encoding="utf-8") as fh:
-        header = fh.readline().rstrip("\r\n").split("\t")
-    has_header = [h.strip().lower() for h in header] == list(QRELS_HEADER)
-    if not has_header and len(header) == 3 and not header[2].strip().lstrip("-").isdigit():
-        raise FormatError(f"unexpected header {header!r}; expected {QRELS_HEADER}", path=str(p), line=1)
-    cols = read_columns(
-        p,
-        ["query-id", "corpus-id", "score"],
-        [None, None, "int"],
-        QRELS_LAYOUT,
-        delimiter="\t",
-        skip_header=has_header,
-    )
-    qids = np.array([s.strip() for s in cols["query-id"]], dtype=object)
-    dids = np.array([s.strip() for s in cols["corpus-id"]], dtype=object)
-    return Qrels(qids, dids, cols["score"], source=str(p))
+def read_beir_qrels(path: str | os.PathLike[str] | Source) -> Qrels:
+    """Read a BEIR qrels TSV (``query-id<TAB>corpus-id<TAB>score``, header optional). Grades are integers
+    within int32; a repeated (query, document) judgment names its line."""
+    from evalops.formats.trec import qrels_from_columns
+
+    source = as_source(path)
+    columns, duplicate = read_table(source, QRELS_TSV)
+    return qrels_from_columns(source, QRELS_TSV, columns, duplicate)
 
 
 def write_beir_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:

@@ -5,33 +5,34 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from evalops.errors import FormatError
+from evalops.formats._source import Source, as_source
 
 __all__ = ["read_jsonl", "write_jsonl"]
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, record)`` for each non-blank line. Bad JSON or a non-object raises
-    ``FormatError`` naming the file and line."""
-    p = Path(path)
-    if not p.is_file():
-        raise FormatError("file not found", path=str(p))
-    with open(p, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise FormatError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(p), line=lineno) from None
-            if not isinstance(record, dict):
-                raise FormatError(
-                    f"expected a JSON object per line, found {type(record).__name__}", path=str(p), line=lineno
-                )
-            yield lineno, record
+def read_jsonl(path: str | os.PathLike[str] | Source) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, record)`` for each non-blank line. Bad JSON, a non-object, text that is not
+    UTF-8 or a damaged ``.gz``/``.zst`` raises ``FormatError`` naming the file and line. A byte order
+    mark is skipped; ``-`` reads standard input."""
+    source = as_source(path)
+    for lineno, line in source.lines():
+        if not line.strip():
+            continue
+        text = source.decode(line, lineno)
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=source.name, line=lineno) from None
+        except RecursionError:
+            raise FormatError("JSON nested too deeply", path=source.name, line=lineno) from None
+        if not isinstance(record, dict):
+            raise FormatError(
+                f"expected a JSON object per line, found {type(record).__name__}", path=source.name, line=lineno
+            )
+        yield lineno, record
 
 
 def write_jsonl(records: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> int:

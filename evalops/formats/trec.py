@@ -8,40 +8,71 @@ descending), with ranks 1..n per query.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
 import numpy as np
 
-from evalops.data import Qrels, Run
+from evalops.data import Qrels, Run, RunTable
 from evalops.errors import DuplicateDocumentError, FormatError
-from evalops.formats._text import line_number_of_row, read_columns
+from evalops.formats._source import Source, as_source
+from evalops.formats._table import Columns, Layout, line_of, read_table
 
-__all__ = ["read_trec_qrels", "write_trec_qrels", "read_trec_run", "write_trec_run", "ranking_order"]
+__all__ = [
+    "read_trec_qrels",
+    "write_trec_qrels",
+    "read_trec_run",
+    "read_run_table",
+    "write_trec_run",
+    "ranking_order",
+    "QRELS_LAYOUT",
+    "RUN_LAYOUT",
+]
 
-QRELS_LAYOUT = "TREC qrels: query_id iteration doc_id grade"
-RUN_LAYOUT = "TREC run: query_id Q0 doc_id rank score tag"
+QRELS_LAYOUT = Layout(
+    description="TREC qrels: query_id iteration doc_id grade (or query_id doc_id grade)",
+    field_counts=(3, 4),
+    query={3: 0, 4: 0},
+    doc={3: 1, 4: 2},
+    value={3: 2, 4: 3},
+    value_kind="grade",
+    value_name="grade",
+)
+RUN_LAYOUT = Layout(
+    description="TREC run: query_id Q0 doc_id rank score tag, further fields ignored",
+    field_counts=(6,),
+    query={6: 0},
+    doc={6: 2},
+    value={6: 4},
+    value_kind="score",
+    value_name="score",
+    extra_fields=True,
+    tag=5,
+)
 
 
-def _first_duplicate_row(query_ids: np.ndarray, doc_ids: np.ndarray) -> int | None:
-    import pandas as pd
-
-    dup = pd.DataFrame({"q": query_ids, "d": doc_ids}).duplicated(keep="first").to_numpy()
-    hits = np.flatnonzero(dup)
-    return int(hits[0]) if hits.size else None
-
-
-def read_trec_qrels(path: str | os.PathLike[str]) -> Qrels:
-    """Read a TREC qrels file. Grades are integers; 0 or below means judged non-relevant."""
-    cols = read_columns(path, ["query_id", "iteration", "doc_id", "grade"], [None, None, None, "int"], QRELS_LAYOUT)
-    row = _first_duplicate_row(cols["query_id"], cols["doc_id"])
-    if row is not None:
+def qrels_from_columns(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> Qrels:
+    """``Qrels`` from read columns; a repeated judgment names its line."""
+    if duplicate is not None:
+        qid = str(columns.query_ids[columns.query_codes[duplicate]])
+        did = str(columns.doc_ids(np.array([duplicate]))[0])
         raise FormatError(
-            f"query {cols['query_id'][row]!r} judges document {cols['doc_id'][row]!r} a second time; "
-            "keep one judgment per (query, document)",
-            path=str(path),
-            line=line_number_of_row(Path(path), row, skip_header=False),
+            f"query {qid!r} judges document {did!r} a second time; keep one judgment per (query, document)",
+            path=source.name,
+            line=line_of(source, layout, columns, duplicate),
         )
-    return Qrels(cols["query_id"], cols["doc_id"], cols["grade"], source=str(path))
+    return Qrels._trusted(
+        columns.query_id_rows(),
+        columns.doc_ids(),
+        columns.values.astype(np.int64, copy=False),
+        source.name,
+        (columns.query_codes.astype(np.int64), columns.query_ids),
+    )
+
+
+def read_trec_qrels(path: str | os.PathLike[str] | Source) -> Qrels:
+    """Read a TREC qrels file (4 columns, or 3 without the iteration). Grades are integers within int32;
+    0 or below means judged non-relevant. ``-`` reads standard input; ``.gz``/``.zst`` are decompressed."""
+    source = as_source(path)
+    columns, duplicate = read_table(source, QRELS_LAYOUT)
+    return qrels_from_columns(source, QRELS_LAYOUT, columns, duplicate)
 
 
 def write_trec_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
@@ -51,28 +82,51 @@ def write_trec_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
             fh.write(f"{qrels.query_ids[i]} 0 {qrels.doc_ids[i]} {int(qrels.grades[i])}\n")
 
 
-def read_trec_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
-    """Read a TREC run file. ``name`` defaults to the run tag of the first line (else the file stem).
+def read_run_table(
+    path: str | os.PathLike[str] | Source,
+    name: str | None = None,
+    *,
+    allow_empty: bool = False,
+    float32: bool = True,
+) -> RunTable:
+    """Read a TREC run file into a :class:`~evalops.data.RunTable` (codes, no Python string per row).
 
-    The rank column is read but not used for ranking, as in trec_eval: documents are ranked by score.
+    ``name`` defaults to the run tag of the first line (else the file stem). The rank column and the
+    fields after the tag are ignored, as in trec_eval: documents are ranked by score. Scores must be
+    finite. ``float32`` keeps the scores at the precision trec_eval ranks by (half the memory). An empty
+    file is an error unless ``allow_empty``.
     """
-    cols = read_columns(
-        path,
-        ["query_id", "q0", "doc_id", "rank", "score", "tag"],
-        [None, None, None, "int", "float", None],
-        RUN_LAYOUT,
-    )
+    source = as_source(path)
+    columns, duplicate = read_table(source, RUN_LAYOUT, float32=float32)
+    if duplicate is not None:
+        qid = str(columns.query_ids[columns.query_codes[duplicate]])
+        did = str(columns.doc_ids(np.array([duplicate]))[0])
+        line = line_of(source, RUN_LAYOUT, columns, duplicate)
+        raise DuplicateDocumentError(qid, did, f"{source.name}:{line}")
+    if len(columns) == 0 and not allow_empty:
+        raise FormatError(
+            "the run is empty (no ranked documents); check the retriever's output, or allow an empty run "
+            "explicitly (--allow-empty)",
+            path=source.name,
+        )
     if name is None:
-        name = str(cols["tag"][0]) if len(cols["tag"]) else Path(path).stem
-    try:
-        return Run(cols["query_id"], cols["doc_id"], cols["score"], name=name, source=str(path))
-    except DuplicateDocumentError:
-        # Only on error: find the line of the second occurrence so the message points at it.
-        row = _first_duplicate_row(cols["query_id"], cols["doc_id"])
-        line = line_number_of_row(Path(path), row, skip_header=False) if row is not None else None
-        raise DuplicateDocumentError(
-            str(cols["query_id"][row]), str(cols["doc_id"][row]), f"{path}:{line}"
-        ) from None
+        name = columns.tag or (source.path.stem if source.path is not None else "stdin")
+    return RunTable(
+        query_codes=columns.query_codes,
+        query_ids=columns.query_ids,
+        doc_codes=columns.doc_codes,
+        doc_dictionary=columns.doc_dictionary,
+        scores=columns.values,
+        name=name,
+        source=source.name,
+    )
+
+
+def read_trec_run(
+    path: str | os.PathLike[str] | Source, name: str | None = None, *, allow_empty: bool = False
+) -> Run:
+    """Read a TREC run file into a :class:`~evalops.data.Run` (see :func:`read_run_table`; scores exact)."""
+    return read_run_table(path, name, allow_empty=allow_empty, float32=False).to_run()
 
 
 def ranking_order(run: Run) -> np.ndarray:

@@ -20,6 +20,7 @@ are reported as not applicable to it.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -144,37 +145,51 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
 def _read_queries_tsv(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise FormatError("file not found", path=str(path))
+    from evalops.formats._source import as_source
+
     ids: list[str] = []
     texts: list[str] = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            parts = line.split("\t", 1)
-            if len(parts) != 2:
-                raise FormatError("expected query_id<TAB>text", path=str(path), line=lineno)
-            ids.append(parts[0].strip())
-            texts.append(parts[1])
+    # one reading boundary: BOM, decoding and decompression errors are named with the line
+    for lineno, line in as_source(path).text_lines():
+        if not line.strip():
+            continue
+        parts = line.split("\t", 1)
+        if len(parts) != 2:
+            raise FormatError("expected query_id<TAB>text", path=str(path), line=lineno)
+        ids.append(parts[0].strip())
+        texts.append(parts[1])
     return pd.DataFrame({"query_id": ids, "text": texts})
 
 
 def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     if not path.is_file():
         raise FormatError("file not found", path=str(path))
+    from evalops.formats._source import as_source
+
+    source = as_source(path)
+    data = b"".join(source.chunks())  # BOM skipped, decompressed; a damaged file is a FormatError
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise FormatError(f"could not be parsed as CSV ({exc})", path=str(path)) from None
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(f"not valid UTF-8 (at byte {exc.start}); save the file as UTF-8", path=str(path), line=line) from None
+    import io
+
+    try:
+        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8")
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise FormatError(f"could not be parsed as CSV ({str(exc).strip()})", path=str(path)) from None
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise FormatError(f"missing column(s) {missing} in the header; have {list(frame.columns)}", path=str(path), line=1)
     if "grade" in required:
         grades = pd.to_numeric(frame["grade"], errors="coerce")
-        bad = grades.isna() | (grades != grades.round())
+        bad = grades.isna() | (grades.abs() == float("inf")) | (grades != grades.round()) | (grades.abs() > 2**31 - 1)
         if bool(bad.any()):
             row = int(bad.to_numpy().nonzero()[0][0])
-            raise FormatError(f"grade {frame['grade'].iloc[row]!r} is not an integer", path=str(path), line=row + 2)
+            raise FormatError(
+                f"grade {frame['grade'].iloc[row]!r} is not an integer within the 32-bit range", path=str(path), line=row + 2
+            )
         frame["grade"] = grades.astype("int64")
     return frame
 
@@ -186,8 +201,14 @@ def _read_judgments_jsonl(path: Path) -> pd.DataFrame:
         if missing:
             raise FormatError(f"record lacks {missing}", path=str(path), line=lineno)
         grade = record["grade"]
-        if isinstance(grade, bool) or not isinstance(grade, int | float) or grade != int(grade):
-            raise FormatError(f"grade {grade!r} is not an integer", path=str(path), line=lineno)
+        if (
+            isinstance(grade, bool)
+            or not isinstance(grade, int | float)
+            or not math.isfinite(grade)
+            or grade != int(grade)
+            or not -(2**31) <= grade <= 2**31 - 1
+        ):
+            raise FormatError(f"grade {grade!r} is not an integer within the 32-bit range", path=str(path), line=lineno)
         rows.append((str(record["query_id"]), str(record["doc_id"]), int(grade)))
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "grade"])
 

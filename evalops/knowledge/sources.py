@@ -102,9 +102,9 @@ def snapshot_from_sql(
 def _is_manifest(path: Path) -> bool:
     if path.suffix.lower() != ".json":
         return False
-    with open(path, encoding="utf-8") as fh:
+    with open(path, "rb") as fh:  # bytes: a file that is not UTF-8 is not a manifest, and not a crash
         head = fh.read(200)
-    return MANIFEST_KIND in head
+    return MANIFEST_KIND.encode() in head
 
 
 def load_snapshot(source: str | os.PathLike[str], *, table: str | None = None, **sql: Any) -> KnowledgeBaseSnapshot:

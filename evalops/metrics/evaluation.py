@@ -7,18 +7,18 @@ from typing import Any
 
 import numpy as np
 
-from evalops.data import Run
+from evalops.data import Run, RunTable
 from evalops.errors import InputError
 from evalops.metrics.compute import judged_values, needs_judged, per_query_values
-from evalops.metrics.gold import as_gold
+from evalops.metrics.gold import Gold, as_gold
 from evalops.metrics.judged import locate_judged, relevant_hits
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.policy import Policy
-from evalops.metrics.ranking import locate_hits
+from evalops.metrics.ranking import Hits, locate_hits
 from evalops.metrics.result import EvaluationResult, summarize
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "evaluate_hits"]
 
 
 def evaluate(
@@ -31,7 +31,8 @@ def evaluate(
     """Score ``run`` against ``qrels`` with each measure.
 
     ``qrels``: ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade).
-    ``run``: ``Run``, ``{qid: {docid: score}}`` or a DataFrame (query_id, doc_id[, score]).
+    ``run``: ``Run``, ``RunTable`` (from :func:`evalops.formats.read_run_table`), ``{qid: {docid: score}}``
+    or a DataFrame (query_id, doc_id[, score]).
     ``measures``: names such as ``"nDCG@10"`` (see :mod:`evalops.metrics.measures`) or ``Measure`` objects.
     ``progress(done, total)`` is called after each chunk of gold queries is scored.
 
@@ -48,14 +49,39 @@ def evaluate(
     gold = as_gold(qrels)
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
-    usual = [m for m in parsed if not needs_judged(m)]
-    if len(usual) < len(parsed):  # rank every judged document once; the relevant ones are a subset
+    if any(needs_judged(m) for m in parsed):  # rank every judged document once; the relevant ones are a subset
         judged = locate_judged(gold, run)
         hits = relevant_hits(judged)
-        values = judged_values([m for m in parsed if needs_judged(m)], gold, judged)
     else:
-        hits = locate_hits(gold, run)
-        values = {}
+        judged, hits = None, locate_hits(gold, run)
+    return evaluate_hits(
+        gold, hits, parsed, policy, progress=progress, run_name=run.name if isinstance(run, (Run, RunTable)) else None,
+        judged=judged,
+    )
+
+
+def evaluate_hits(
+    gold: Gold,
+    hits: Hits,
+    measures: Iterable[str | Measure],
+    policy: Policy | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    run_name: str | None = None,
+    judged: Hits | None = None,
+) -> EvaluationResult:
+    """The second half of :func:`evaluate`: per-query values, policies and aggregates from located hits.
+
+    ``judged`` (every judged document located, :func:`evalops.metrics.judged.locate_judged`) is needed by
+    the measures that look at unjudged documents (Judged@k, bpref, ``judged_only=True``)."""
+    policy = policy or Policy()
+    parsed = parse_measures(list(measures))
+    special = [m for m in parsed if needs_judged(m)]
+    usual = [m for m in parsed if not needs_judged(m)]
+    values = {}
+    if special:
+        if judged is None:
+            raise InputError(f"{', '.join(map(str, special))} need every judged document located (pass judged=)")
+        values = judged_values(special, gold, judged)
     if usual:
         values.update(per_query_values(usual, gold, hits, progress))
 
@@ -79,5 +105,5 @@ def evaluate(
         no_answer_ids={str(m): tuple(gold.query_ids[no_answer_mask[m]].tolist()) for m in parsed},
         missing_from_run_ids=tuple(gold.query_ids[hits.retrieved == 0].tolist()),
         ignored_run_query_ids=tuple(sorted(hits.ignored_query_ids.tolist())),
-        run_name=run.name if isinstance(run, Run) else None,
+        run_name=run_name,
     )

@@ -19,16 +19,26 @@ from evalops.metrics.ranking import Hits, locate_hits
 __all__ = ["locate_judged", "condensed_hits", "relevant_hits"]
 
 
-def locate_judged(gold: Gold, run: Any) -> Hits:
-    """Every retrieved document that has a judgment: (gold query, 0-based rank in the run, grade),
-    sorted by query, then rank. ``retrieved`` is the number of documents the run returned per query."""
+def judged_gold(gold: Gold) -> tuple[Gold, int]:
+    """``gold`` with every grade shifted to be positive, so locating its "relevant" documents locates every
+    judged one; and the shift, for :func:`unshift_judged`."""
     shift = 1 - int(gold.grades.min()) if len(gold.grades) else 0
-    shifted = Gold(gold.query_ids, gold.qidx, gold.doc_ids, gold.grades + shift)
-    hits = locate_hits(shifted, run)
+    return Gold(gold.query_ids, gold.qidx, gold.doc_ids, gold.grades + shift), shift
+
+
+def unshift_judged(hits: Hits, shift: int) -> Hits:
+    """The hits located with :func:`judged_gold`, back on the real grades and sorted by query, then rank."""
     order = np.lexsort((hits.rank, hits.qidx))
     return Hits(
         hits.qidx[order], hits.rank[order], hits.grade[order] - shift, hits.retrieved, hits.ignored_query_ids
     )
+
+
+def locate_judged(gold: Gold, run: Any) -> Hits:
+    """Every retrieved document that has a judgment: (gold query, 0-based rank in the run, grade),
+    sorted by query, then rank. ``retrieved`` is the number of documents the run returned per query."""
+    shifted, shift = judged_gold(gold)
+    return unshift_judged(locate_hits(shifted, run), shift)
 
 
 def condensed_hits(judged: Hits) -> Hits:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from evalops.data import Run
+from evalops.data import Run, RunTable
 from evalops.metrics.gold import Gold, as_run
 from evalops.metrics.strhash import hash_strings, pair_keys
 
@@ -47,7 +47,12 @@ class Hits:
 
 
 def locate_hits(gold: Gold, run: Any) -> Hits:
-    """Rank the run's judged documents. ``run``: ``Run``, ``{qid: {docid: score}}`` or a DataFrame."""
+    """Rank the run's judged documents. ``run``: ``Run``, ``RunTable``, ``{qid: {docid: score}}`` or a
+    DataFrame."""
+    if isinstance(run, RunTable):
+        from evalops.metrics.table_input import hits_from_table
+
+        return hits_from_table(gold, run)
     if isinstance(run, Mapping):
         from evalops.metrics.dict_input import hits_from_dicts
 

@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "shard_specs": "planning",
     "score_shard": "scoring",
     "compare_version": "comparing",
+    "judge_versions": "judging",
     "decide_run": "deciding",
     "raise_alerts": "alerts",
     "publish_report": "publishing",

@@ -50,7 +50,7 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[dict[str
     texts: dict[str, str] = {}
     for dataset in sorted({r["dataset"] for rs in by_candidate.values() for r in rs}):
         texts.update(gold_queries(cfg, dataset).texts)
-    policy = cfg.regression.model_dump()
+    policy = cfg.regression.model_dump(exclude={"min_effect"})
     alerts: list[Alert] = []
     for (retriever, version), records in sorted(by_candidate.items()):
         first = records[0]
@@ -87,6 +87,10 @@ def retriever_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, 
 def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Build, store and send the run's alerts. Returns ``[{"kind", "title", "delivered", "new"}]``."""
     alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run)) + retriever_alerts_for(cfg, run, versions)
+    # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
+    from evalops.pipeline.judging import judge_alerts_for
+
+    alerts += judge_alerts_for(cfg, run, versions)
     return [
         {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered, "new": o.created,
          "dedup_key": o.alert.dedup_key}

@@ -9,8 +9,11 @@
    interval, ``evalops.metrics.summarize``) in one transaction, replacing what a previous attempt wrote;
 3. promotes it when it is the re-score of a stale baseline (and it succeeded);
 4. runs the paired comparison of every measure against the baseline run (``evalops.stats.compare``) and
-   writes the records to the work folder. Queries are paired by id; when either run is partial, only the
-   queries both scored are compared, and the comparison's notes say how many were left out.
+   writes the records to the work folder. Before any number, the notes say how many of the judged queries
+   each side answered (a failed query is unanswered, an empty answer is answered) and how the rest were
+   treated: queries are paired by id, and only the queries both answered are compared. A side under
+   ``regression.min_coverage`` (default 90%) of the judged queries makes every comparison ``inconclusive``
+   (``partial_run``). The baseline version itself is never compared with its own earlier run.
 
 The comparisons are decided in ``deciding``, which corrects the p-values across every measure and version
 of the run together, as a family; a per-version task cannot see the family.
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.registry import canonical_measures
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, read_frame, shard_file
@@ -120,6 +124,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         aggregates=None if own.status == "failed" else _aggregates(own.frame, measures),
         ci_level=CI_LEVEL, ci_method=CI_METHOD,
     )
+    record_run_facts(cfg, run, spec, n_failed=len(own.failed))
     if spec.get("rescore_reason") and own.status == "succeeded":
         promote_baseline(engine, spec["run_id"], by="evalops", reason=spec["rescore_reason"])
         log.info("%s: re-scored stale baseline promoted (run %s)", spec["label"], spec["run_id"])
@@ -132,18 +137,26 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         notes.append(spec.get("baseline_note") or "no baseline to compare with")
     elif own.status == "failed":
         notes.append("not compared: the version could not be scored")
+    elif spec["version"] == spec.get("baseline_version"):
+        notes.append("the baseline version itself: not compared with its own baseline run")
     else:
         if spec.get("baseline_today"):
             base = collect_version(cfg, run, base_id, spec["n_shards"], spec["n_queries"])
-            base_frame, base_partial, base_failed = base.frame, bool(base.failed), base.status == "failed"
+            base_frame, base_failed = base.frame, base.status == "failed"
+            base_answered = base.n_queries - len(base.failed)
         else:
             base_run = get_run(engine, base_id)
-            base_frame, base_partial, base_failed = load_scores(engine, base_id), base_run.n_failed > 0, False
+            base_frame, base_failed = load_scores(engine, base_id), False
+            base_answered = base_run.n_queries - base_run.n_failed
         if base_failed:
             notes.append(f"not compared: the baseline {spec['baseline_version']} could not be scored in this run")
         else:
-            comparisons = _compare(cfg, run, spec, base_frame, own.frame, measures,
-                                   missing="intersection" if (base_partial or own.failed) else "error")
+            coverage = _coverage(spec["n_queries"], base_answered, own.n_queries - len(own.failed))
+            notes.append(coverage.describe())
+            log.info("%s: %s", spec["label"], coverage.describe())
+            comparisons = _compare(cfg, run, spec, base_frame, own.frame, measures, coverage,
+                                   missing="intersection" if coverage.judged > min(
+                                       coverage.baseline_answered, coverage.candidate_answered) else "error")
     path = comparison_file(cfg, run, spec["run_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
@@ -156,8 +169,19 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
     return result
 
 
+def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
+    """How many judged queries each side answered (a failed query is unanswered; an empty answer is answered)."""
+    from evalops.stats import Coverage
+
+    both = min(baseline_answered, candidate_answered)
+    treatment = ("every judged query was answered by both" if both == judged else
+                 "a query a side did not answer is left out of the comparison (never scored as 0); the "
+                 "comparison covers the queries both answered")
+    return Coverage(judged, baseline_answered, candidate_answered, treatment)
+
+
 def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
-             measures: list[str], missing: str) -> list[Comparison]:
+             measures: list[str], coverage: Any, missing: str) -> list[Comparison]:
     from evalops.stats import align, compare
 
     policy = cfg.stats_policy(run.seed)
@@ -169,7 +193,8 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
         c = cand[cand["measure"] == measure]
         paired = align((b["query_id"].tolist(), b["value"].tolist()), (c["query_id"].tolist(), c["value"].tolist()),
                        missing=missing, baseline_name=b_name, candidate_name=c_name)
-        out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name))
+        out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
+                           coverage=coverage))
     return out
 
 
@@ -180,6 +205,7 @@ def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
     out["effect_size_ci"] = None if comparison.effect_size_ci is None else list(comparison.effect_size_ci)
     out["reasons"] = list(comparison.reasons)
     out["notes"] = list(comparison.notes)
+    out["deltas"] = list(comparison.deltas)
     out["policy"] = comparison.policy.to_dict()
     return out
 
@@ -189,9 +215,10 @@ def comparison_from_dict(data: dict[str, Any]) -> Comparison:
     from evalops.stats import Comparison, Policy, QueryChange
 
     values = dict(data)
-    values["policy"] = Policy(**values["policy"])
+    values["policy"] = Policy.from_dict(values["policy"])
     values["worst_queries"] = tuple(QueryChange(**q) for q in values["worst_queries"])
     values["effect_size_ci"] = None if values["effect_size_ci"] is None else tuple(values["effect_size_ci"])
     values["reasons"] = tuple(values["reasons"])
     values["notes"] = tuple(values["notes"])
+    values["deltas"] = tuple(values.get("deltas", ()))
     return Comparison(**values)

@@ -1,15 +1,25 @@
 """Decide every comparison of a run together, and store the A/B results.
 
-The comparisons of one run form two families: the gold set (every measure x candidate) and the production
-sample (weak labels, reported apart and never alerted on). Within a family the p-values are corrected
-together (``policy.correction``, Holm by default) and every comparison is decided again on its adjusted
-p-value (``evalops.stats.adjust_and_decide``). The decided results are upserted into ``ab_tests`` (one row
-per candidate run, baseline run and measure) and written to ``decisions.json`` for the alert and report
-steps.
+The family is the comparisons that can alert. A run's comparisons form three families, each corrected on
+its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverage level for BH; see
+``evalops.stats.rule``):
+
+* ``gold``: the alert measures (``Config.alert_measures``) x the candidate versions, on the gold set. The
+  baseline version is never a member (it is not compared with itself), so the family size is the number
+  of real comparisons and does not change with a stale re-score;
+* ``gold-descriptive``: the other measures on the gold set, reported and never alerted on;
+* ``production``: the production-sample comparisons (labelled by clicks: a hint, not a judgment),
+  descriptive. They are new data every day, so each one also spends its error over the days it has been
+  looked at (look k at alpha * 6 / (pi^2 k^2), ``evalops.stats.spending_tail``): watching every day does
+  not raise the false-alarm rate above alpha.
+
+The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
+with the family) and written to ``decisions.json`` for the alert and report steps.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import TYPE_CHECKING, Any
@@ -34,7 +44,7 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def _ab_result(comp: Comparison, baseline_run_id: int, candidate_run_id: int):
+def _ab_result(comp: Comparison, baseline_run_id: int, candidate_run_id: int, family: str):
     from evalops.warehouse import ABTestResult
 
     ci = comp.effect_size_ci or (None, None)
@@ -45,7 +55,10 @@ def _ab_result(comp: Comparison, baseline_run_id: int, candidate_run_id: int):
         ci_level=comp.policy.confidence, test=comp.test, p_value=_nan(comp.p_value),
         p_adjusted=_nan(comp.p_adjusted), d_z=_nan(comp.effect_size_dz), d_z_ci_low=_nan(ci[0]),
         d_z_ci_high=_nan(ci[1]), wins=comp.wins, ties=comp.ties, losses=comp.losses, decision=comp.decision,
-        reasons=comp.reasons, policy=comp.policy.to_dict(),
+        reasons=comp.reasons, policy=comp.policy.to_dict(), severity=comp.severity, criterion=comp.criterion,
+        reason_code=comp.reason_code, margin=comp.margin, interval_low=comp.interval_low,
+        interval_high=comp.interval_high, interval_level=comp.interval_level, family_size=comp.family_size,
+        family=family,
     )
 
 
@@ -54,7 +67,11 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
     from evalops.stats import adjust_and_decide
     from evalops.warehouse import record_ab_tests
 
+    from evalops.pipeline.registry import alerting_measures
+    from evalops.warehouse import comparison_look
+
     engine = engine_for(cfg)
+    alerting = set(alerting_measures(cfg))
     families: dict[str, list[tuple[dict[str, Any], Comparison, int]]] = {}
     for spec in versions:
         path = comparison_file(cfg, run, spec["run_id"])
@@ -62,18 +79,37 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             continue  # the version was not compared (its compare task wrote nothing)
         stored = json.loads(path.read_text())
         for item in stored["comparisons"]:
-            families.setdefault(spec["dataset"], []).append(
-                (spec, comparison_from_dict(item), stored["baseline_run_id"])
-            )
+            comp = comparison_from_dict(item)
+            family = spec["dataset"]
+            if family == "gold" and comp.measure not in alerting:
+                family = "gold-descriptive"
+            families.setdefault(family, []).append((spec, comp, stored["baseline_run_id"]))
     records, counts = [], {}
-    for dataset, members in sorted(families.items()):
-        decided = adjust_and_decide([c for _, c, _ in members])
-        stored = record_ab_tests(engine, [_ab_result(c, b, s["run_id"]) for (s, _, b), c in zip(members, decided)])
-        counts[dataset] = {}
+    for family, members in sorted(families.items()):
+        if family == "production":
+            # one look per candidate run: the days this version was compared on a production sample before
+            decided = []
+            by_run: dict[int, list[int]] = {}
+            for i, (spec, _, _) in enumerate(members):
+                by_run.setdefault(spec["run_id"], []).append(i)
+            out: dict[int, Comparison] = {}
+            for run_id, idx in by_run.items():
+                look = comparison_look(engine, run_id)
+                for i, comp in zip(idx, adjust_and_decide([members[i][1] for i in idx], look=look)):
+                    out[i] = comp
+            decided = [out[i] for i in range(len(members))]
+        else:
+            decided = adjust_and_decide([c for _, c, _ in members])
+        if family != "gold":
+            decided = [dataclasses.replace(c, alert=False) for c in decided]  # descriptive: never alerts
+        stored = record_ab_tests(engine, [_ab_result(c, b, s["run_id"], family)
+                                          for (s, _, b), c in zip(members, decided)])
+        dataset = members[0][0]["dataset"]
+        counts.setdefault(dataset, {})
         for (spec, _, base_id), comp, row in zip(members, decided, stored):
             counts[dataset][comp.decision] = counts[dataset].get(comp.decision, 0) + 1
             records.append({
-                "dataset": dataset, "retriever": spec["retriever"], "version": spec["version"],
+                "dataset": dataset, "family": family, "retriever": spec["retriever"], "version": spec["version"],
                 "baseline_version": spec["baseline_version"], "candidate_run_id": spec["run_id"],
                 "baseline_run_id": base_id, "ab_test_id": row.id, "fingerprint": spec["fingerprint"],
                 "comparison": comparison_to_dict(comp),

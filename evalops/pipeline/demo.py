@@ -23,12 +23,16 @@ from evalops.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["DemoPlan", "plan_demo", "run_demo", "demo_summary", "DAY_ONE", "DAY_TWO"]
+__all__ = ["DemoPlan", "plan_demo", "run_backfill", "run_demo", "demo_summary", "DAY_ONE", "DAY_TWO",
+           "BACKFILL_DAYS"]
 
 # Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
 DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.timezone.utc)
 DAY_TWO = DAY_ONE + dt.timedelta(days=1)
 LOG_DAYS = 30
+# Days before day 1 that `evalops demo` first scores with `evalops run` (no Airflow), so the dashboard's trend
+# has a month to show; each day's log window is the day before, inside the generated LOG_DAYS.
+BACKFILL_DAYS = 28
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,36 @@ def _absolute_paths(params: Any, base: Path) -> Any:
     if isinstance(params, list):
         return [_absolute_paths(v, base) for v in params]
     return params
+
+
+def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
+                 progress: Any = None) -> list[str]:
+    """Score the ``days`` days before day 1 in this process (what ``evalops run --date`` does), with the
+    registry as shipped and the demo's query logs; the first day's deployed versions are promoted, so every
+    later day is compared with a baseline. Re-running writes the same rows. Returns the days scored."""
+    import os
+
+    from evalops.config import load_config
+    from evalops.pipeline.context import RunContext
+    from evalops.pipeline.local import run_local
+    from evalops.pipeline.promotion import promote
+
+    env = {k: v for k, v in plan.steps[0]["env"].items() if v is not None}
+    base = {k: v for k, v in os.environ.items() if k != "EVALOPS_RETRIEVERS"}
+    day_cfg = load_config(cfg.home, environ={**base, **env, "EVALOPS_HOME": str(cfg.home)})
+    day_one = dt.date.fromisoformat(plan.steps[0]["logical_date"][:10])
+    done = []
+    for offset in range(days, 0, -1):
+        day = day_one - dt.timedelta(days=offset)
+        if progress is not None:
+            progress(day.isoformat())
+        run_local(day_cfg, RunContext.for_day(day))
+        if offset == days:
+            for retriever, version in plan.baselines:
+                promote(day_cfg, retriever=retriever, version=version, promoted_by="evalops demo",
+                        reason=f"demo backfill: {version} is the deployed version on {day.isoformat()}")
+        done.append(day.isoformat())
+    return done
 
 
 def run_demo(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:

@@ -8,4 +8,9 @@ __all__ = ["IncompleteRunError"]
 
 
 class IncompleteRunError(RetrieverError):
-    """A version could not be scored; the report was written and the alert stored. Not retried."""
+    """A version could not be scored; the report was written and the alert stored. Not retried.
+
+    ``result`` is what ``run_local`` would have returned (the versions, alerts and report), when it raised it.
+    """
+
+    result: dict | None = None

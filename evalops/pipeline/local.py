@@ -12,7 +12,9 @@ from evalops.pipeline.alerts import raise_alerts
 from evalops.pipeline.comparing import compare_version
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import decide_run
+from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, validate_inputs
+from evalops.pipeline.judging import judge_versions
 from evalops.pipeline.planning import plan_run, shard_specs
 from evalops.pipeline.publishing import publish_report
 from evalops.pipeline.scoring import score_shard
@@ -25,9 +27,10 @@ __all__ = ["run_local"]
 
 
 def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Every step of one run. Returns the version specs, the alerts and the report path.
+    """Every step of one run. Returns the version specs, the alerts, the report path and the judge summary.
 
-    A failed input contract raises (after storing its alert), as the DAG's task would.
+    A failed input contract raises (after storing its alert), as the DAG's task would. A gold version that
+    could not be scored raises ``IncompleteRunError`` after the report, carrying this result as ``.result``.
     """
     say = progress or (lambda _msg: None)
     say("migrating the warehouse")
@@ -46,8 +49,16 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     for spec in versions:
         say(f"comparing {spec['label']}")
         compare_version(cfg, run, spec)
+    say("judging the top contexts")
+    judged = judge_versions(cfg, run, versions)
     decide_run(cfg, run, versions)
     alerts = raise_alerts(cfg, run, versions)
     say("writing the report")
-    report = publish_report(cfg, run, versions, alerts)
-    return {"versions": versions, "alerts": alerts, "report": report}
+    try:
+        report = publish_report(cfg, run, versions, alerts)
+    except IncompleteRunError as exc:
+        from evalops.pipeline.alerts import report_location
+
+        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run), "judged": judged}
+        raise
+    return {"versions": versions, "alerts": alerts, "report": report, "judged": judged}

@@ -45,6 +45,14 @@ def _aggregates(engine: Any, run_id: int, measures: list[str]) -> dict[str, dict
     return {m: found[m] for m in measures if m in found}
 
 
+def _coverage_words(coverage: dict[str, Any] | None) -> str | None:
+    if not coverage:
+        return None
+    from evalops.stats import Coverage
+
+    return Coverage(**coverage).describe()
+
+
 def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
     from evalops.querylog import scrub
 
@@ -111,9 +119,18 @@ def build_report_data(
         base = spec.get("baseline_run_id")
         if base is not None and not spec.get("baseline_today") and base not in stored_baselines:
             stored_baselines.add(base)
-            b = get_run(engine, base)
+    # One row per version: a stored baseline whose version was also scored today labels today's row; one
+    # not scored today gets its own row.
+    for base in sorted(stored_baselines):
+        b = get_run(engine, base)
+        label = f"baseline (comparisons use stored run {base}, {b.logical_date:%Y-%m-%d})"
+        today = [i for i, r in enumerate(rows) if (r.retriever, r.version, r.query_set) == (
+            b.key.retriever, b.key.version, b.key.dataset)]
+        for i in today:
+            rows[i] = dataclasses.replace(rows[i], role=label)
+        if not today:
             rows.append(VersionScores(
-                b.key.retriever, b.key.version, f"baseline (stored run {base})", b.key.dataset,
+                b.key.retriever, b.key.version, label, b.key.dataset,
                 _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
                 run_key=str(base),
             ))
@@ -135,6 +152,9 @@ def build_report_data(
             p_adjusted=c["p_adjusted"], effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"],
             losses=c["losses"], decision=c["decision"], reasons=list(c["reasons"]),
             worst_queries=_worst_with_text(c, texts[record["dataset"]]),
+            **{k: c.get(k) for k in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
+                                     "interval_level", "margin", "family_size")},
+            family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]
@@ -147,13 +167,18 @@ def build_report_data(
         components["production_sample_version"] = prod["query_set_version"]
         components["production_fingerprint"] = prod["fingerprint"]
     policies = {
-        **{f"regression.{k}": v for k, v in cfg.regression.model_dump().items()},
+        **{f"regression.{k}": v for k, v in cfg.regression.model_dump(exclude={"min_effect"}).items()},
         "failure_budget": cfg.failure_budget,
         "shard_size": cfg.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",
         **contract_policies(load_contracts(cfg, run)),
     }
     notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
+    # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
+    from evalops.pipeline.judging import judge_report
+
+    judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
+    ab, policies, notes = ab + judge_rows, {**policies, **judge_policies}, notes + judge_notes
     return ReportData(
         run_key=run.label,
         day=run.day,

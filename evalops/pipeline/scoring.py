@@ -67,6 +67,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         return empty, outcome
     outcome["failed"] = dict(result.failed)
     outcome["timings"] = result.timings()
+    outcome["latencies"] = dict(result.latencies)  # pooled over shards by pipeline.facts
     if len(result.failed) == len(queries.query_ids):
         return empty, outcome
     evaluation = evaluate(result.exclude_failed(queries.qrels), result.run, canonical_measures(cfg), metric_policy())

@@ -15,7 +15,6 @@ or None), ``line``.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections.abc import Mapping
@@ -129,10 +128,10 @@ def _arrow_frame(tables: list[Any], linenos: list[int], names: Mapping[str, str]
 
 
 def _read_bytes(path: Path) -> bytes:
-    if path.name.lower().endswith(".gz"):
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    return path.read_bytes()
+    """The decompressed bytes (BOM skipped); a damaged ``.gz``/``.zst`` raises ``FormatError``."""
+    from evalops.formats._source import as_source
+
+    return b"".join(as_source(path).chunks())
 
 
 def parse_jsonl(path: Path, names: Mapping[str, str], segment_column: str) -> pd.DataFrame:
@@ -145,7 +144,10 @@ def parse_jsonl(path: Path, names: Mapping[str, str], segment_column: str) -> pd
         data = _read_bytes(path)
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start}); save the log as UTF-8", path=str(path), line=line
+        ) from None
     fast_lines: list[bytes] = []
     fast_nos: list[int] = []
     slow_lines: list[bytes] = []

@@ -62,8 +62,9 @@ class SampleSizePolicy:
 
     Give ``size``, or ``min_detectable_effect``: the smallest standardized paired effect |d_z| (mean
     per-query difference / its standard deviation) the comparison must detect. The number of queries then
-    comes from ``power_fn(min_detectable_effect, alpha, power)``, by default
-    ``evalops.stats.paired_sample_size`` (exact power of the two-sided paired t-test). ``cap`` bounds both.
+    comes from ``power_fn(min_detectable_effect, alpha, power)``, by default the regression rule's own
+    ``evalops.stats.rule_sample_size`` (exact: the probability that the rule's interval, at the level of a
+    family of ``family_size``, lies below 0 for a true drop of that size). ``cap`` bounds both.
     """
 
     size: int | None = None
@@ -72,6 +73,7 @@ class SampleSizePolicy:
     power: float = 0.8
     cap: int = 2000
     power_fn: Callable[[float, float, float], int] | None = None
+    family_size: int = 1
 
     def __post_init__(self) -> None:
         if self.size is None and self.min_detectable_effect is None:
@@ -88,7 +90,7 @@ class SampleSizePolicy:
         if self.size is not None:
             n, how = self.size, f"fixed size {self.size}"
         else:
-            power_fn = self.power_fn or _default_power_fn()
+            power_fn = self.power_fn or _default_power_fn(self.family_size)
             n = int(np.ceil(power_fn(self.min_detectable_effect, self.alpha, self.power)))
             how = (
                 f"power analysis: {n} queries to detect {self.min_detectable_effect} "
@@ -99,14 +101,17 @@ class SampleSizePolicy:
         return n, how
 
 
-def _default_power_fn() -> Callable[[float, float, float], int]:
+def _default_power_fn(family_size: int = 1) -> Callable[[float, float, float], int]:
     try:
-        from evalops.stats import paired_sample_size
+        from evalops.stats import rule_sample_size
     except ImportError:
         raise ConfigError(
             "min_detectable_effect needs a power function: pass power_fn, or install evalops.stats"
         ) from None
-    return lambda effect, alpha, power: paired_sample_size(effect, power=power, alpha=alpha)
+    # in units of the deltas' sd: a drop of |d_z| = effect, flagged when the interval lies below 0 (the
+    # margin does not enter that outcome)
+    return lambda effect, alpha, power: rule_sample_size(-effect, 1.0, effect, power=power, alpha=alpha,
+                                                         family_size=family_size, outcome="regression")
 
 
 def _largest_remainder(quota: np.ndarray, n: int) -> np.ndarray:

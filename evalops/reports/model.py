@@ -36,6 +36,9 @@ class ABResult:
     """One paired comparison, candidate against baseline, on one measure and query set.
 
     ``worst_queries`` rows are dicts with ``query_id``, ``baseline``, ``candidate``, ``delta`` and ``text``.
+    The rule's reading: ``severity``, ``criterion``, ``reason_code``, the decision interval
+    (``interval_low``/``interval_high`` at ``interval_level``), the ``margin`` and the ``family_size``
+    of the ``family`` it was corrected in.
     """
 
     retriever: str
@@ -58,6 +61,16 @@ class ABResult:
     decision: str
     reasons: list[str] = field(default_factory=list)
     worst_queries: list[dict[str, Any]] = field(default_factory=list)
+    severity: str | None = None
+    criterion: str | None = None
+    reason_code: str | None = None
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_level: float | None = None
+    margin: float | None = None
+    family_size: int | None = None
+    family: str | None = None
+    coverage: str | None = None
 
 
 @dataclass(frozen=True)

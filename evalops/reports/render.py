@@ -64,8 +64,9 @@ def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = No
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:72rem;color:#222;
-padding:0 1rem}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Source Han Sans SC",
+"PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei","Droid Sans Fallback",sans-serif;
+margin:2rem 0;color:#222;padding:0 1.5rem}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.9rem}
 th,td{border:1px solid #ccc;padding:.3rem .55rem;text-align:left;vertical-align:top}
 th{background:#f3f4f6}

@@ -60,7 +60,11 @@ def _version_table(versions: list[VersionScores]) -> Table:
     measures = _measures(versions)
     rows = []
     for v in versions:
+        # the n the measures averaged over (no-answer queries may be excluded by policy), of the judged queries
+        used = {a.get("n") for a in v.aggregates.values() if a and a.get("n") is not None}
         n = "–" if v.n_queries is None else str(v.n_queries)
+        if len(used) == 1 and v.n_queries is not None and min(used) < v.n_queries:
+            n = f"{used.pop()} of {v.n_queries}"
         if v.n_failed:
             n += f" ({v.n_failed} failed, excluded)"
         cells = [v.retriever, v.version, v.role, v.status, n]
@@ -85,13 +89,25 @@ def _ab_table(results: list[ABResult]) -> Table:
             fmt_p(r.p_adjusted),
             fmt_num(r.effect_size_dz, 2, signed=True),
             f"{r.wins}/{r.ties}/{r.losses}",
-            r.decision.upper() if r.decision == "regression" else r.decision,
+            _rule_interval(r),
+            "–" if r.margin is None else f"{r.margin:g}",
+            "–" if r.family_size is None else f"{r.family_size}" + (f" ({r.family})" if r.family else ""),
+            (r.decision.upper() if r.decision == "regression" else r.decision)
+            + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
         ]
         for r in results
     ]
     header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta (95% CI)",
-              "p", "adjusted p", "d_z", "W/T/L", "decision"]
+              "p", "adjusted p", "d_z", "W/T/L", "decision interval", "margin", "family", "decision"]
     return Table(header, rows)
+
+
+def _rule_interval(r: ABResult) -> str:
+    """The family-adjusted interval the decision was read from, with its level."""
+    if r.interval_low is None or r.interval_high is None:
+        return "–"
+    level = "" if r.interval_level is None else f" at {100 * r.interval_level:.4g}%"
+    return f"{fmt_num(r.interval_low, signed=True)} .. {fmt_num(r.interval_high, signed=True)}{level}"
 
 
 def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]]:
@@ -168,6 +184,13 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     ab = Section("A/B results against the baseline")
     gold_ab = [r for r in data.ab_results if r.query_set == "gold"]
     prod_ab = [r for r in data.ab_results if r.query_set != "gold"]
+    # before any number: how many judged queries each side answered, and how the rest were treated
+    seen: set[str] = set()
+    for r in data.ab_results:
+        line = f"{r.retriever} {r.candidate_version} ({r.query_set}): {r.coverage}" if r.coverage else None
+        if line and line not in seen:
+            seen.add(line)
+            ab.paragraphs.append(line)
     if gold_ab:
         ab.tables.append(("Gold set", _ab_table(gold_ab)))
         ab.charts.append("deltas")
@@ -175,6 +198,12 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         ab.tables.append(("Production queries (implicit-feedback labels)", _ab_table(prod_ab)))
     if not data.ab_results:
         ab.paragraphs.append("No candidate was compared (every deployed version is its retriever's baseline).")
+    else:
+        # the rule's conclusion in words, one line per comparison (the reason the decision was taken)
+        ab.bullets.extend(
+            f"{r.retriever} {r.candidate_version} {r.measure} ({r.query_set}): {r.decision}: {r.reasons[-1]}"
+            for r in data.ab_results if r.reasons
+        )
     sections.append(ab)
 
     worst = _worst_tables(data.ab_results, worst_limit)

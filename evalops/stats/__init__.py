@@ -10,7 +10,9 @@ no I/O, no printing, no rounding, randomness passed in as a seed or ``numpy.rand
   ``win_tie_loss``;
 * power: ``paired_power``, ``paired_sample_size``, ``minimum_detectable_effect``;
 * correction: ``adjust_p_values`` (``holm``, ``benjamini_hochberg``);
-* the rule: ``Policy``, ``Evidence``, ``decide``; the record: ``compare``, ``adjust_and_decide``.
+* the rule: ``Policy``, ``Evidence``, ``decide`` (margins in the measure's units, family-adjusted intervals,
+  severities); its power: ``rule_power``, ``rule_sample_size``; daily looks: ``spending_tail``;
+* the record: ``compare``, ``adjust_and_decide``, ``decide_in_family``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,25 @@ from __future__ import annotations
 from evalops.stats._base import ALTERNATIVES, DZ_CAP, TestResult
 from evalops.stats.align import MISSING_POLICIES, Paired, align
 from evalops.stats.bootstrap import Interval, bootstrap_interval, bootstrap_means, paired_bootstrap_ci
-from evalops.stats.compare import Comparison, QueryChange, adjust_and_decide, compare
+from evalops.stats.compare import Comparison, QueryChange, RuleOutcome, adjust_and_decide, compare, decide_deltas, decide_in_family, sign_test_p
+
 from evalops.stats.correction import CORRECTIONS, adjust_p_values, benjamini_hochberg, holm
-from evalops.stats.decision import DECISIONS, TESTS, Decision, Evidence, Policy, PolicyError, decide
+from evalops.stats.decision import (
+    ALERT_ON,
+    CRITERIA,
+    DECISIONS,
+    DEFAULT_MIN_DELTA,
+    REASON_CODES,
+    SEVERITIES,
+    TESTS,
+    Coverage,
+    Decision,
+    Evidence,
+    Policy,
+    PolicyError,
+    decide,
+    notifies,
+)
 from evalops.stats.effect import (
     WinTieLoss,
     cohens_dz,
@@ -35,12 +53,29 @@ from evalops.stats.power import (
     paired_sample_size,
     two_sample_normal_sample_size,
 )
+from evalops.stats.rule import RulePower, family_tail, rule_power, rule_sample_size, spending_tail
 from evalops.stats.randomization import paired_randomization_test, sign_flip_count
 from evalops.stats.ttest import paired_t, paired_t_test
 from evalops.stats.wilcoxon import ZERO_METHODS, wilcoxon_test
 
 __all__ = [
+    "ALERT_ON",
     "ALTERNATIVES",
+    "CRITERIA",
+    "DEFAULT_MIN_DELTA",
+    "REASON_CODES",
+    "SEVERITIES",
+    "Coverage",
+    "RulePower",
+    "RuleOutcome",
+    "decide_deltas",
+    "decide_in_family",
+    "family_tail",
+    "notifies",
+    "rule_power",
+    "rule_sample_size",
+    "sign_test_p",
+    "spending_tail",
     "CORRECTIONS",
     "DECISIONS",
     "DZ_CAP",

@@ -15,21 +15,26 @@ Undefined quantities are ``None`` (JSON ``null``), never NaN:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
+from scipy import stats
 
+from evalops.errors import InputError
 from evalops.stats._base import DeltaShape, TestResult, as_pair
 from evalops.stats.align import Paired
 from evalops.stats.bootstrap import paired_bootstrap_ci
 from evalops.stats.correction import adjust_p_values
-from evalops.stats.decision import Evidence, Policy, PolicyError, decide
+from evalops.stats.decision import Coverage, Decision, Evidence, Policy, PolicyError, decide, notifies
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
+from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
 from evalops.stats.ttest import paired_t_test
 from evalops.stats.wilcoxon import wilcoxon_test
 
-__all__ = ["WORST_QUERIES", "Comparison", "QueryChange", "adjust_and_decide", "compare", "run_test"]
+__all__ = ["WORST_QUERIES", "Comparison", "QueryChange", "adjust_and_decide", "compare", "decide_deltas", "decide_in_family",
+           "RuleOutcome", "apply_rule", "run_test", "sign_test_p"]
 
 WORST_QUERIES = 10
 
@@ -44,7 +49,13 @@ class QueryChange:
 
 @dataclass(frozen=True)
 class Comparison:
-    """One measure of one candidate against the baseline. ``to_dict`` is the stable JSON record."""
+    """One measure of one candidate against the baseline. ``to_dict`` is the stable JSON record.
+
+    ``delta_ci_low``/``high`` is the reported interval at ``policy.confidence`` (``policy.ci_method``
+    bootstrap); ``interval_low``/``high`` is the decision interval at the family-adjusted
+    ``interval_level`` over ``family_size`` comparisons. ``deltas`` (not in ``to_dict``) keeps the per-query
+    deltas so that a family can be decided again at its own level.
+    """
 
     measure: str
     baseline_name: str
@@ -75,15 +86,22 @@ class Comparison:
     family_size: int
     policy: Policy = field(repr=False)
     notes: tuple[str, ...] = ()
-
-    def evidence(self) -> Evidence:
-        delta_ci = None if self.delta_ci_low is None else (self.delta_ci_low, self.delta_ci_high)
-        return Evidence(
-            n=self.n, delta=self.delta, effect_size_dz=self.effect_size_dz, p_value=self.p_value,
-            p_adjusted=self.p_adjusted, direction=self.direction, delta_ci=delta_ci,  # type: ignore[arg-type]
-            effect_size_ci=self.effect_size_ci, degenerate=self.degenerate, family_size=self.family_size,
-            test=self.test,
-        )
+    delta_sd: float | None = None
+    margin: float | None = None
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_level: float | None = None
+    interval_method: str = "t"
+    severity: str | None = None
+    criterion: str | None = None
+    reason_code: str | None = None
+    alert: bool = False
+    queries_needed: int | None = None
+    queries_lost: int = 0
+    queries_gained: int = 0
+    query_drops_p: float = 1.0
+    coverage: dict[str, object] | None = None
+    deltas: tuple[float, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, object]:
         """The JSON record (plain Python types; ``None`` for undefined values)."""
@@ -92,12 +110,26 @@ class Comparison:
             "baseline": self.baseline_name,
             "candidate": self.candidate_name,
             "n": self.n,
+            "coverage": self.coverage,
             "baseline_mean": self.baseline_mean,
             "candidate_mean": self.candidate_mean,
             "delta": self.delta,
+            "delta_sd": self.delta_sd,
             "delta_ci_low": self.delta_ci_low,
             "delta_ci_high": self.delta_ci_high,
             "relative_change": self.relative_change,
+            "decision": self.decision,
+            "severity": self.severity,
+            "criterion": self.criterion,
+            "reason_code": self.reason_code,
+            "alert": self.alert,
+            "margin": self.margin,
+            "interval_low": self.interval_low,
+            "interval_high": self.interval_high,
+            "interval_level": self.interval_level,
+            "interval_method": self.interval_method,
+            "family_size": self.family_size,
+            "queries_needed": self.queries_needed,
             "test": self.test,
             "test_method": self.test_method,
             "statistic": self.statistic,
@@ -109,7 +141,9 @@ class Comparison:
             "wins": self.wins,
             "ties": self.ties,
             "losses": self.losses,
-            "decision": self.decision,
+            "queries_lost": self.queries_lost,
+            "queries_gained": self.queries_gained,
+            "query_drops_p": self.query_drops_p,
             "reasons": list(self.reasons),
             "worst_queries": [
                 {"query_id": q.query_id, "baseline": q.baseline, "candidate": q.candidate, "delta": q.delta}
@@ -125,7 +159,8 @@ def run_test(baseline: np.ndarray, candidate: np.ndarray, policy: Policy,
     if policy.test == "t":
         return paired_t_test(baseline, candidate, policy.alternative)
     if policy.test == "wilcoxon":
-        return wilcoxon_test(baseline, candidate, policy.alternative, zero_method=policy.zero_method)
+        return wilcoxon_test(baseline, candidate, policy.alternative, zero_method=policy.zero_method,
+                            correction=policy.continuity)
     return paired_randomization_test(
         baseline, candidate, policy.alternative, n_resamples=policy.n_resamples, rng=rng, workers=workers
     )
@@ -148,11 +183,14 @@ def compare(
     baseline_name: str = "baseline",
     candidate_name: str = "candidate",
     workers: int = 1,
+    coverage: Coverage | None = None,
 ) -> Comparison:
     """The comparison record of one measure, decided as a family of one.
 
     ``rng`` (a seed or a Generator) drives the bootstrap and the Monte Carlo test; by default
     ``policy.seed``. ``workers`` threads share the resampling (results do not depend on it).
+    ``coverage`` says how many judged queries each side answered (a side under ``policy.min_coverage``
+    makes the comparison ``inconclusive``, ``partial_run``).
     Use ``adjust_and_decide`` when several measures or versions are compared together.
     """
     policy = policy or Policy()
@@ -166,7 +204,7 @@ def compare(
     if dropped:
         notes.append(f"{dropped} queries scored by one side only were left out (missing={paired.missing})")
 
-    baseline_mean = candidate_mean = delta = rel = None
+    baseline_mean = candidate_mean = delta = rel = sd = None
     delta_ci = dz = dz_ci = gz = None
     degenerate = None
     if n >= 1:
@@ -176,6 +214,7 @@ def compare(
         rel = relative_change(baseline_mean, candidate_mean)
         degenerate = "all_zero" if shape.all_zero else "constant" if (shape.constant and n >= 2) else None
     if n >= 2:
+        sd = float(shape.sd)
         if degenerate is not None:
             delta_ci = (delta, delta)
         else:
@@ -187,6 +226,8 @@ def compare(
         dz_ci = (dz, dz) if degenerate is not None else dz_confidence_interval(dz, n, policy.confidence)
         gz = hedges_correction(n) * dz
     wtl = win_tie_loss(b, c)
+    d = c - b
+    lost, gained = int(np.count_nonzero(d < -policy.query_drop)), int(np.count_nonzero(d > policy.query_drop))
     comparison = Comparison(
         measure=measure, baseline_name=baseline_name, candidate_name=candidate_name, n=n,
         baseline_mean=baseline_mean, candidate_mean=candidate_mean, delta=delta,
@@ -196,16 +237,137 @@ def compare(
         p_value=result.p_value, p_adjusted=result.p_value, effect_size_dz=dz, effect_size_ci=dz_ci,
         effect_size_gz=gz, wins=wtl.wins, ties=wtl.ties, losses=wtl.losses, decision="", reasons=(),
         worst_queries=_worst(paired.query_ids, b, c), direction=result.direction, degenerate=degenerate,
-        family_size=1, policy=policy, notes=tuple(notes),
+        family_size=1, policy=policy, notes=tuple(notes), delta_sd=sd, margin=policy.margin(measure),
+        queries_lost=lost, queries_gained=gained, query_drops_p=sign_test_p(lost, gained),
+        coverage=None if coverage is None else asdict(coverage),
+        deltas=tuple(float(x) for x in (np.full(n, delta) if degenerate else d)),
     )
-    verdict = decide(comparison.evidence(), policy)
-    return replace(comparison, decision=verdict.label, reasons=verdict.reasons)
+    return decide_in_family(comparison, policy, family_size=1, discoveries=1)
 
 
-def adjust_and_decide(comparisons: Sequence[Comparison], policy: Policy | None = None) -> list[Comparison]:
-    """Correct the p-values across ``comparisons`` (one family) and decide each one again.
+def sign_test_p(lost: int, gained: int) -> float:
+    """One-sided sign test: P(at least ``lost`` of ``lost + gained`` large changes are losses | fair coin)."""
+    total = lost + gained
+    if total == 0:
+        return 1.0
+    return float(stats.binom.sf(lost - 1, total, 0.5))
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """The rule's decision on one comparison, with the interval it was read from."""
+
+    decision: Decision
+    interval: tuple[float, float] | None
+    interval_level: float
+    interval_method: str
+    margin: float
+    queries_needed: int | None
+    alert: bool
+
+
+def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | None, sd: float | None,
+               degenerate: str | None, deltas: Sequence[float] = (), p_value: float = 1.0,
+               p_adjusted: float | None = None, test: str = "t", coverage: Coverage | None = None,
+               queries_lost: int = 0, queries_gained: int = 0, query_drops_p: float = 1.0, family_size: int = 1,
+               discoveries: int = 1, look: int | None = None, workers: int = 1,
+               size_hint: bool = True) -> RuleOutcome:
+    """The decision interval of one comparison at its family's level, and the rule's decision on it.
+
+    ``size_hint=False`` skips the number of queries an undecided comparison would need (simulations).
+
+    ``look`` (1, 2, ...) is set for a comparison repeated on fresh data every day: its error is spent over
+    the looks (``evalops.stats.rule.spending_tail``) on top of the family's correction.
+    """
+    tail = family_tail(policy.alpha, policy.alternative, family_size, policy.correction, discoveries)
+    if look is not None:
+        tail = tail * spending_tail(1.0, look, "one-sided")
+    level = interval_level(tail)
+    margin = policy.margin(measure)
+    interval = None
+    method = "t" if policy.interval == "t" else policy.ci_method
+    if n >= 2 and delta is not None:
+        if degenerate is not None or policy.interval == "t":
+            interval = t_interval(delta, sd or 0.0, n, tail)
+        else:
+            d = np.asarray(deltas, dtype=np.float64)
+            boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=level, method=policy.ci_method,
+                                       n_resamples=policy.n_resamples, rng=[policy.seed, 1], workers=workers)
+            interval = (boot.low, boot.high)
+    # constant deltas: the exact sign-flip p-value of one side, the best any paired test can do with n queries
+    floor = float(2.0 ** -n) if degenerate == "constant" else None
+    evidence = Evidence(
+        n=n, delta=delta, measure=measure, sd=sd, interval=interval, interval_level=level, tail=tail,
+        interval_method=method, p_value=p_value, p_adjusted=p_adjusted, degenerate=degenerate, floor_p=floor,
+        family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
+        queries_gained=queries_gained, query_drops_p=query_drops_p,
+    )
+    verdict = decide(evidence, policy)
+    needed = None
+    if size_hint and verdict.reason_code == "underpowered" and sd and degenerate is None:
+        # only an undecided comparison needs the number of queries that would decide it
+        needed = _queries_needed(sd, margin, policy.alpha, policy.alternative, family_size)
+        verdict = decide(replace(evidence, queries_needed=needed), policy)
+    return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
+                       notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on))
+
+
+def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None, family_size: int = 1,
+                  discoveries: int = 1, look: int | None = None, size_hint: bool = True) -> RuleOutcome:
+    """The rule on a vector of per-query deltas alone (t-test p reported): for simulations and benchmarks."""
+    d = np.asarray(deltas, dtype=np.float64).reshape(-1)
+    shape = DeltaShape.of(np.zeros_like(d), d)
+    n = len(d)
+    degenerate = None
+    if n >= 1:
+        degenerate = "all_zero" if shape.all_zero else "constant" if (shape.constant and n >= 2) else None
+    result = paired_t_test(np.zeros_like(d), d, policy.alternative)
+    lost, gained = int(np.count_nonzero(d < -policy.query_drop)), int(np.count_nonzero(d > policy.query_drop))
+    return apply_rule(policy, measure=measure, n=n, delta=float(shape.mean) if n else None,
+                      sd=float(shape.sd) if n >= 2 else None, degenerate=degenerate, deltas=d,
+                      p_value=result.p_value, queries_lost=lost, queries_gained=gained,
+                      query_drops_p=sign_test_p(lost, gained), family_size=family_size, discoveries=discoveries,
+                      look=look, size_hint=size_hint)
+
+
+def decide_in_family(comp: Comparison, policy: Policy, *, family_size: int, discoveries: int = 1,
+                     look: int | None = None, workers: int = 1) -> Comparison:
+    """Decide one comparison as a member of a family of ``family_size`` (``discoveries``: BH's R)."""
+    out = apply_rule(
+        policy, measure=comp.measure, n=comp.n, delta=comp.delta, sd=comp.delta_sd, degenerate=comp.degenerate,
+        deltas=comp.deltas, p_value=comp.p_value, p_adjusted=comp.p_adjusted, test=comp.test,
+        coverage=None if comp.coverage is None else Coverage(**comp.coverage),  # type: ignore[arg-type]
+        queries_lost=comp.queries_lost, queries_gained=comp.queries_gained, query_drops_p=comp.query_drops_p,
+        family_size=family_size, discoveries=discoveries, look=look, workers=workers,
+    )
+    v = out.decision
+    return replace(
+        comp, decision=v.label, reasons=v.reasons, severity=v.severity, criterion=v.criterion,
+        reason_code=v.reason_code, margin=out.margin, family_size=family_size,
+        interval_low=None if out.interval is None else float(out.interval[0]),
+        interval_high=None if out.interval is None else float(out.interval[1]),
+        interval_level=out.interval_level, interval_method=out.interval_method, queries_needed=out.queries_needed,
+        alert=out.alert,
+    )
+
+
+@lru_cache(maxsize=1024)
+def _queries_needed(sd: float, margin: float, alpha: float, alternative: str, family_size: int) -> int | None:
+    """n for 80% power to call a drop (a gain for ``greater``) of 1.5 x margin critical under this family."""
+    side = 1.0 if alternative == "greater" else -1.0
+    try:
+        return rule_sample_size(side * 1.5 * margin, sd, margin, power=0.8, alpha=alpha, alternative=alternative,
+                                family_size=family_size)
+    except InputError:
+        return None
+
+
+def adjust_and_decide(comparisons: Sequence[Comparison], policy: Policy | None = None, *,
+                      look: int | None = None) -> list[Comparison]:
+    """Correct the p-values across ``comparisons`` (one family) and decide each one again at the family's level.
 
     All comparisons must have been computed under the same policy (``policy`` defaults to theirs).
+    ``look``: see ``decide_in_family``.
     """
     if not comparisons:
         return []
@@ -217,9 +379,9 @@ def adjust_and_decide(comparisons: Sequence[Comparison], policy: Policy | None =
                 "compare every member of a family under the same policy"
             )
     adjusted = adjust_p_values([comp.p_value for comp in comparisons], policy.correction)
+    discoveries = int((adjusted < policy.alpha).sum()) if policy.correction == "bh" else 1
     out = []
     for comp, p_adj in zip(comparisons, adjusted.tolist()):
-        comp = replace(comp, p_adjusted=float(p_adj), family_size=len(comparisons))
-        verdict = decide(comp.evidence(), policy)
-        out.append(replace(comp, decision=verdict.label, reasons=verdict.reasons))
+        comp = replace(comp, p_adjusted=float(p_adj))
+        out.append(decide_in_family(comp, policy, family_size=len(comparisons), discoveries=discoveries, look=look))
     return out

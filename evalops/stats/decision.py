@@ -1,47 +1,71 @@
 """The regression rule: from the evidence of one comparison and a policy to a decision in words.
 
-``decide(evidence, policy)`` returns ``regression``, ``improvement``, ``no_change`` or ``inconclusive``
-with the reasons. With p the *adjusted* p-value (``Evidence.p_adjusted``, the raw p for a family of one):
+Materiality is a **margin in the measure's own units** (``min_delta``, per measure in ``margins``; e.g.
+0.01 nDCG@10). The decision is read from the interval ``[lo, hi]`` of the mean delta at the family-adjusted
+level (``evalops.stats.rule``: Bonferroni ``1 - alpha/m`` for a Holm family of m, the Benjamini-Yekutieli
+level for BH; t-intervals, or the bootstrap when ``interval="bootstrap"``). With M the margin:
 
-1. n < 2: **inconclusive** (no paired test is possible).
-2. All deltas zero: **no_change**.
-3. p < alpha (significant):
-   * the test's direction disagrees with the sign of the mean delta (possible with Wilcoxon):
-     **inconclusive**;
-   * |d_z| >= ``min_effect`` AND |delta| >= ``min_delta``: **regression** (delta < 0) or
-     **improvement** (delta > 0). Both conditions are required: significance alone flags tiny changes on
-     large query sets, a large effect alone flags noise on small ones;
-   * otherwise **no_change**: real but smaller than the policy cares about.
-4. p >= alpha (not significant):
-   * with no minimum set (both 0): **no_change**;
-   * if the confidence intervals still reach a material change (d_z CI beyond ±``min_effect`` and delta
-     CI beyond ±``min_delta``, on the sides the alternative looks at): **inconclusive**, with the number
-     of queries that would give 80% power for ``min_effect``;
-   * otherwise **no_change** (a material change is ruled out at this confidence).
+===================================================  ==============  ==========  ===================
+the interval of delta                                decision        severity    criterion
+===================================================  ==============  ==========  ===================
+whole interval below -M                              regression      critical    ``material``
+inside (-M, +M) (equivalence, TOST)                  no_change       -           ``equivalence``
+below 0, reaching past -M                            regression      warning     ``significant``
+point estimate <= -M, interval reaching 0            regression      warning     ``material_estimate``
+  (only with ``alert_on="either"``)
+more than ``query_drop`` lost on significantly many  regression      warning     ``query_drops``
+  queries (only with ``alert_on_query_drops``)
+anything else                                        inconclusive    -           -
+===================================================  ==============  ==========  ===================
 
-One-sided policies only look one way: with ``alternative="less"`` an improvement is never declared.
-The confidence level of the intervals is 1 - alpha.
+Improvements are the mirror image. ``inconclusive`` says why in ``reason_code``: ``underpowered`` (with
+the number of queries that would decide it for this rule and family), ``too_few_queries`` (n < 2),
+``partial_run`` (a side answered under ``min_coverage`` of the judged queries). One-sided policies look one
+way: under ``alternative="less"`` no improvement is declared and ``no_change`` is non-inferiority (lower
+bound above -M).
+
+Cohen's d_z is reported with every comparison; it is not a gate (it is signal-to-noise, not size).
+
+``alert_on`` chooses what notifies: ``critical``; ``warning`` (the default: warning and up); ``either``
+(also the material-but-not-yet-significant case, which trades false alarms for early warning).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
-from dataclasses import asdict, dataclass
-from functools import lru_cache
+from collections.abc import Mapping
+from dataclasses import InitVar, asdict, dataclass, field
 
 from evalops.errors import InputError
-from evalops.stats._base import ALTERNATIVES, sign_flip_floor
+from evalops.stats._base import ALTERNATIVES
 from evalops.stats.bootstrap import CI_METHODS
 from evalops.stats.correction import CORRECTIONS
-from evalops.stats.power import paired_sample_size
 from evalops.stats.wilcoxon import ZERO_METHODS
 
-__all__ = ["DECISIONS", "TESTS", "Decision", "Evidence", "Policy", "PolicyError", "decide"]
+__all__ = [
+    "ALERT_ON", "CRITERIA", "DECISIONS", "DEFAULT_MIN_DELTA", "INTERVALS", "REASON_CODES", "SEVERITIES", "TESTS",
+    "Coverage", "Decision", "Evidence", "Policy", "PolicyError", "decide", "notifies",
+]
 
 DECISIONS: tuple[str, ...] = ("regression", "improvement", "no_change", "inconclusive")
+SEVERITIES: tuple[str, ...] = ("critical", "warning")
+CRITERIA: tuple[str, ...] = ("material", "significant", "material_estimate", "query_drops", "equivalence")
+REASON_CODES: tuple[str, ...] = ("underpowered", "too_few_queries", "partial_run")
+ALERT_ON: tuple[str, ...] = ("critical", "warning", "either")
 TESTS: tuple[str, ...] = ("t", "wilcoxon", "randomization")
+INTERVALS: tuple[str, ...] = ("t", "bootstrap")
+DEFAULT_MIN_DELTA = 0.01
+DEFAULT_MIN_COVERAGE = 0.9
+DEFAULT_QUERY_DROP = 0.5
 _TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "randomization test"}
-_CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+_CORRECTION_NAMES = {"holm": "Bonferroni intervals for a Holm family", "bh": "Benjamini-Yekutieli level for a BH family"}
+
+MIN_EFFECT_REMOVED = (
+    "min_effect (a minimum |d_z|) was removed: materiality is now min_delta, a margin in the measure's own "
+    "units (default 0.01; per measure under margins), judged from confidence intervals; d_z is reported, "
+    "not a gate. Replace min_effect with min_delta"
+)
 
 
 class PolicyError(InputError):
@@ -52,49 +76,82 @@ class PolicyError(InputError):
 class Policy:
     """Everything that decides a comparison; it is stored with every result.
 
-    alpha: significance level for the adjusted p-value (CI level is 1 - alpha).
-    alternative: ``two-sided``, ``less`` (only look for drops) or ``greater`` (only gains).
-    min_effect: minimum |d_z| for a regression or improvement.
-    min_delta: minimum |mean delta|, in the measure's own units (e.g. 0.01 nDCG).
-    correction: ``holm`` or ``bh`` across every measure x version compared together.
-    test: ``t``, ``wilcoxon`` or ``randomization``; zero_method: Wilcoxon's zero rule.
-    ci_method: bootstrap CI of the delta, ``bca`` or ``percentile``; n_resamples: bootstrap resamples
-    and Monte Carlo sign vectors; seed: the seed of both (a run's seed comes from its logical date).
+    alpha: the family's error rate; alternative: ``two-sided``, ``less`` (only drops) or ``greater``.
+    min_delta: the margin in the measure's units; margins: per-measure margins that override it.
+    alert_on: ``critical``, ``warning`` or ``either`` (module docstring).
+    correction: ``holm`` or ``bh`` across the family; test: the reported paired test (``t``, ``wilcoxon``,
+    ``randomization``); zero_method: Wilcoxon's zero rule; continuity: its continuity correction (normal
+    approximation only).
+    interval: the decision interval, ``t`` or ``bootstrap`` (``ci_method``: ``bca`` or ``percentile``).
+    query_drop: a query whose delta is below -query_drop counts as lost; alert_on_query_drops: alert when
+    significantly more queries are lost than gained by that much (sign test).
+    min_coverage: the share of judged queries each side must answer, else ``inconclusive`` (partial_run).
+    n_resamples: bootstrap resamples and Monte Carlo sign vectors; seed: their seed.
     """
 
     alpha: float = 0.05
     alternative: str = "two-sided"
-    min_effect: float = 0.2
-    min_delta: float = 0.0
+    min_delta: float = DEFAULT_MIN_DELTA
+    margins: Mapping[str, float] = field(default_factory=dict)
+    alert_on: str = "warning"
     correction: str = "holm"
     test: str = "t"
     zero_method: str = "wilcox"
+    continuity: bool = False
+    interval: str = "t"
     ci_method: str = "bca"
+    query_drop: float = DEFAULT_QUERY_DROP
+    alert_on_query_drops: bool = False
+    min_coverage: float = DEFAULT_MIN_COVERAGE
     n_resamples: int = 10_000
     seed: int = 0
+    min_effect: InitVar[object] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, min_effect: object) -> None:
+        if min_effect is not None:
+            raise PolicyError(MIN_EFFECT_REMOVED)
         for name in ("n_resamples", "seed"):  # numpy integers (a seed from a date, say) become plain ints
             value = getattr(self, name)
             if isinstance(value, numbers.Integral) and not isinstance(value, bool):
                 object.__setattr__(self, name, int(value))
-        for name in ("alpha", "min_effect", "min_delta"):
+        for name in ("alpha", "min_delta", "query_drop", "min_coverage"):
             value = getattr(self, name)
             if isinstance(value, numbers.Real) and not isinstance(value, bool):
                 object.__setattr__(self, name, float(value))
+        if not isinstance(self.margins, Mapping):
+            raise PolicyError(f"margins must map measure names to margins; got {self.margins!r}")
+        margins = {}
+        for measure, value in dict(self.margins).items():
+            if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+                    and math.isfinite(value)):
+                raise PolicyError(f"margins[{measure!r}] must be a positive number; got {value!r}")
+            margins[str(measure)] = float(value)
+        object.__setattr__(self, "margins", margins)
+
+        def positive(x: object) -> bool:
+            return isinstance(x, float) and x > 0 and math.isfinite(x)
+
         checks = [
-            (0.0 < self.alpha < 1.0, f"alpha must be between 0 and 1; got {self.alpha}"),
+            (isinstance(self.alpha, float) and 0.0 < self.alpha < 1.0, f"alpha must be between 0 and 1; got {self.alpha}"),
             (self.alternative in ALTERNATIVES, f"alternative must be one of {', '.join(ALTERNATIVES)}; "
                                                f"got {self.alternative!r}"),
-            (self.min_effect >= 0.0, f"min_effect is a minimum |d_z| and must be >= 0; got {self.min_effect}"),
-            (self.min_delta >= 0.0, f"min_delta is a minimum |delta| and must be >= 0; got {self.min_delta}"),
+            (positive(self.min_delta), f"min_delta is the margin in the measure's units and must be > 0 (a margin "
+                                       f"of 0 makes 'no change' impossible to show); got {self.min_delta!r}"),
+            (self.alert_on in ALERT_ON, f"alert_on must be one of {', '.join(ALERT_ON)}; got {self.alert_on!r}"),
             (self.correction in CORRECTIONS, f"correction must be one of {', '.join(CORRECTIONS)}; "
                                              f"got {self.correction!r}"),
             (self.test in TESTS, f"test must be one of {', '.join(TESTS)}; got {self.test!r}"),
             (self.zero_method in ZERO_METHODS, f"zero_method must be one of {', '.join(ZERO_METHODS)}; "
                                                f"got {self.zero_method!r}"),
+            (self.interval in INTERVALS, f"interval must be one of {', '.join(INTERVALS)}; got {self.interval!r}"),
             (self.ci_method in CI_METHODS, f"ci_method must be one of {', '.join(CI_METHODS)}; "
                                            f"got {self.ci_method!r}"),
+            (positive(self.query_drop), f"query_drop must be a positive number; got {self.query_drop!r}"),
+            (isinstance(self.continuity, bool), f"continuity must be true or false; got {self.continuity!r}"),
+            (isinstance(self.alert_on_query_drops, bool),
+             f"alert_on_query_drops must be true or false; got {self.alert_on_query_drops!r}"),
+            (isinstance(self.min_coverage, float) and 0.0 <= self.min_coverage <= 1.0,
+             f"min_coverage must be a share between 0 and 1; got {self.min_coverage!r}"),
             (isinstance(self.n_resamples, int) and self.n_resamples >= 100,
              f"n_resamples must be an integer >= 100; got {self.n_resamples!r}"),
             (isinstance(self.seed, int) and self.seed >= 0, f"seed must be a non-negative integer; got {self.seed!r}"),
@@ -103,157 +160,216 @@ class Policy:
             if not ok:
                 raise PolicyError(message)
 
+    __hash__ = None  # type: ignore[assignment]  # margins is a dict
+
     @property
     def confidence(self) -> float:
+        """The level of the reported (unadjusted) interval of the delta."""
         return 1.0 - self.alpha
 
+    def margin(self, measure: str | None) -> float:
+        """The margin of ``measure`` (its own, or ``min_delta``)."""
+        return self.margins.get(str(measure), self.min_delta) if measure is not None else self.min_delta
+
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        out = asdict(self)
+        out["margins"] = dict(self.margins)
+        return out
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, object]) -> Policy:
+        """A policy from its stored dict; a stored ``min_effect`` is refused (``MIN_EFFECT_REMOVED``)."""
+        values = dict(values)
+        if "min_effect" in values:
+            raise PolicyError(MIN_EFFECT_REMOVED)
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of the judged queries each side answered, and how the rest were treated."""
+
+    judged: int
+    baseline_answered: int
+    candidate_answered: int
+    treatment: str
+
+    def shares(self) -> tuple[float, float]:
+        if self.judged == 0:
+            return (1.0, 1.0)
+        return (self.baseline_answered / self.judged, self.candidate_answered / self.judged)
+
+    def describe(self) -> str:
+        b, c = self.shares()
+        return (f"baseline answered {self.baseline_answered} of {self.judged} judged queries ({b:.0%}), candidate "
+                f"{self.candidate_answered} of {self.judged} ({c:.0%}); {self.treatment}")
 
 
 @dataclass(frozen=True)
 class Evidence:
     """What the rule reads from one comparison.
 
-    ``direction`` is where the test statistic points (-1 worse, 0, +1 better); ``degenerate`` is
-    ``"all_zero"``, ``"constant"`` or ``None``; ``family_size`` is how many comparisons the correction
-    spanned. Intervals may be ``None`` when they were not computed.
+    ``interval`` is the decision interval of the mean delta at ``interval_level`` (family-adjusted);
+    ``tail`` its per-side error. ``degenerate`` is ``"all_zero"``, ``"constant"`` or ``None``; for constant
+    deltas ``floor_p`` is the exact sign-flip p-value of one side. ``queries_lost`` / ``queries_gained``
+    count deltas beyond -/+``query_drop``, ``query_drops_p`` their one-sided sign-test p-value.
+    ``queries_needed`` is the n at which the rule would decide (``underpowered``).
     """
 
     n: int
     delta: float | None
-    effect_size_dz: float | None
-    p_value: float
+    measure: str | None = None
+    sd: float | None = None
+    interval: tuple[float, float] | None = None
+    interval_level: float | None = None
+    tail: float | None = None
+    interval_method: str = "t"
+    p_value: float = 1.0
     p_adjusted: float | None = None
-    direction: int = 0
-    delta_ci: tuple[float, float] | None = None
-    effect_size_ci: tuple[float, float] | None = None
     degenerate: str | None = None
+    floor_p: float | None = None
     family_size: int = 1
     test: str = "t"
+    coverage: Coverage | None = None
+    queries_lost: int = 0
+    queries_gained: int = 0
+    query_drops_p: float = 1.0
+    queries_needed: int | None = None
 
 
 @dataclass(frozen=True)
 class Decision:
     label: str
     reasons: tuple[str, ...]
+    severity: str | None = None
+    criterion: str | None = None
+    reason_code: str | None = None
+    margin: float | None = None
+
+
+def notifies(decision: str, severity: str | None, criterion: str | None, alert_on: str) -> bool:
+    """Does a decided comparison raise an alert under ``alert_on``? Only regressions ever do."""
+    if decision != "regression":
+        return False
+    if criterion == "query_drops":  # opted into explicitly with alert_on_query_drops
+        return True
+    if severity == "critical":
+        return True
+    return severity == "warning" and alert_on in ("warning", "either")
 
 
 def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _significance_reason(ev: Evidence, policy: Policy, p: float, significant: bool) -> str:
-    family = (
-        f"{_CORRECTION_NAMES[policy.correction]}-adjusted over {ev.family_size} comparisons"
-        if ev.family_size > 1 else "a single comparison, nothing to adjust"
-    )
-    name = "adjusted p" if ev.family_size > 1 else "p"
-    return (
-        f"{name} = {_g(p)} {'<' if significant else '>='} alpha = {policy.alpha:g} "
-        f"({_TEST_NAMES.get(ev.test, ev.test)}, {policy.alternative}; {family})"
-    )
-
-
-def _size_reasons(ev: Evidence, policy: Policy) -> tuple[bool, list[str]]:
-    dz, delta = abs(ev.effect_size_dz or 0.0), abs(ev.delta or 0.0)
-    big_dz, big_delta = dz >= policy.min_effect, delta >= policy.min_delta
-    reasons = [f"|d_z| = {_g(dz)} {'>=' if big_dz else '<'} minimum {policy.min_effect:g}"]
-    if policy.min_delta > 0:
-        reasons.append(f"|delta| = {_g(delta)} {'>=' if big_delta else '<'} minimum {policy.min_delta:g}")
-    return big_dz and big_delta, reasons
-
-
-def _sides(alternative: str) -> tuple[int, ...]:
-    return {"two-sided": (-1, 1), "less": (-1,), "greater": (1,)}[alternative]
-
-
-def _material_change_possible(ev: Evidence, policy: Policy) -> bool:
-    """Do the intervals still reach a change as large as both minimums, on a side the policy looks at?"""
-    if ev.effect_size_ci is None or ev.delta_ci is None:
-        return True
-    for side in _sides(policy.alternative):
-        dz_edge = ev.effect_size_ci[0] if side < 0 else ev.effect_size_ci[1]
-        delta_edge = ev.delta_ci[0] if side < 0 else ev.delta_ci[1]
-        if side * dz_edge >= policy.min_effect and side * delta_edge >= policy.min_delta:
-            return True
-    return False
-
-
-@lru_cache(maxsize=256)
-def _queries_for_80_percent(min_effect: float, alpha: float, alternative: str) -> int:
-    # cached: the same policy asks the same question for every measure of every run
-    return paired_sample_size(min_effect, 0.8, alpha, alternative)
-
-
-def _constant_floor(n: int, alternative: str) -> float:
-    """The exact sign-flip p-value of n equal deltas pointing the way the alternative looks."""
-    return float(sign_flip_floor(n, -1.0 if alternative == "less" else 1.0, alternative))
+def _interval_reason(ev: Evidence, policy: Policy, margin: float) -> str:
+    lo, hi = ev.interval  # type: ignore[misc]
+    family = (f"{_CORRECTION_NAMES[policy.correction]} of {ev.family_size}" if ev.family_size > 1
+              else "a family of one")
+    method = "t-interval" if ev.interval_method == "t" else f"{ev.interval_method} bootstrap interval"
+    level = ev.interval_level if ev.interval_level is not None else 1.0 - 2.0 * (ev.tail or policy.alpha / 2.0)
+    return (f"delta = {ev.delta:+.4f}, {level:.4g} {method} [{lo:+.4f}, {hi:+.4f}] ({family}, "
+            f"{policy.alternative}); margin +-{margin:g}")
 
 
 def decide(evidence: Evidence, policy: Policy) -> Decision:
     """Apply the regression rule (module docstring) to one comparison."""
     ev = evidence
-    if ev.n < 2:
+    margin = policy.margin(ev.measure)
+    if ev.coverage is not None:
+        shares = ev.coverage.shares()
+        if min(shares) < policy.min_coverage:
+            side = "baseline" if shares[0] <= shares[1] else "candidate"
+            return Decision("inconclusive", (
+                ev.coverage.describe(),
+                f"the {side} answered {min(shares):.0%} of the judged queries, under the minimum coverage of "
+                f"{policy.min_coverage:.0%}: a partial run is not compared",
+            ), reason_code="partial_run", margin=margin)
+    if ev.n < 2 or ev.delta is None or ev.interval is None:
         return Decision("inconclusive", (
-            f"only {ev.n} paired quer{'y' if ev.n == 1 else 'ies'}; a paired comparison needs at least 2",))
+            f"only {ev.n} paired quer{'y' if ev.n == 1 else 'ies'}; a paired comparison needs at least 2",),
+            reason_code="too_few_queries", margin=margin)
     if ev.degenerate == "all_zero":
-        return Decision("no_change", (f"both versions score the same on all {ev.n} queries (every delta is 0)",))
+        return Decision("no_change", (f"both versions score the same on all {ev.n} queries (every delta is 0)",),
+                        criterion="equivalence", margin=margin)
+    reasons = [_interval_reason(ev, policy, margin)]
     p = ev.p_adjusted if ev.p_adjusted is not None else ev.p_value
-    significant = p < policy.alpha
-    reasons = [_significance_reason(ev, policy, p, significant)]
+    reasons.append(f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} ({_TEST_NAMES.get(ev.test, ev.test)}; "
+                   "reported, the interval decides)")
+    lo, hi = ev.interval
+    tail = ev.tail if ev.tail is not None else policy.alpha / 2.0
     if ev.degenerate == "constant":
-        reasons.append(f"every query changed by the same {_g(ev.delta or 0.0)} (sd = 0; d_z is capped)")
-    sign = (ev.delta > 0) - (ev.delta < 0) if ev.delta else 0
-    material, size_reasons = _size_reasons(ev, policy)
-    reasons.extend(size_reasons)
-    worse = "the candidate scores lower"
-    better = "the candidate scores higher"
+        reasons.append(f"every query changed by the same {ev.delta:+.4g} (sd = 0): the interval is the point")
+        if ev.floor_p is not None and ev.floor_p >= tail:
+            need = next(k for k in range(2, 200) if 2.0**-k < tail)
+            reasons.append(f"with every delta equal, {ev.n} queries can give at best p = {_g(ev.floor_p)} per side "
+                           f"against the {_g(tail)} needed; at least {need} are needed")
+            return Decision("inconclusive", tuple(reasons), reason_code="underpowered", margin=margin)
+    down = policy.alternative in ("two-sided", "less")
+    up = policy.alternative in ("two-sided", "greater")
 
-    if significant:
-        if ev.direction != 0 and sign != 0 and ev.direction != sign:
-            reasons.append(
-                f"the test points to a {'gain' if ev.direction > 0 else 'drop'} but the mean delta is "
-                f"{'positive' if sign > 0 else 'negative'}; the evidence disagrees with itself"
-            )
-            return Decision("inconclusive", tuple(reasons))
-        if material and sign < 0:
-            reasons.append(f"{worse}, significantly and by at least the minimum effect: a regression")
-            return Decision("regression", tuple(reasons))
-        if material and sign > 0:
-            reasons.append(f"{better}, significantly and by at least the minimum effect: an improvement")
-            return Decision("improvement", tuple(reasons))
-        reasons.append("the difference is statistically significant but smaller than the policy's minimums")
-        return Decision("no_change", tuple(reasons))
+    def done(label: str, severity: str | None, criterion: str | None, why: str) -> Decision:
+        return _with_drops(Decision(label, (*reasons, why), severity, criterion, None, margin), ev, policy)
 
-    if policy.alternative != "two-sided" and sign != 0 and sign != (-1 if policy.alternative == "less" else 1):
-        looked = "drops" if policy.alternative == "less" else "gains"
-        reasons.append(f"{better if sign > 0 else worse}, but the one-sided policy only looks for {looked}")
-        return Decision("no_change", tuple(reasons))
-    if policy.min_effect == 0 and policy.min_delta == 0:
-        reasons.append("no significant difference")
-        return Decision("no_change", tuple(reasons))
-    if ev.degenerate == "constant":
-        need = next(k for k in range(2, 64) if _constant_floor(k, policy.alternative) < policy.alpha)
-        reasons.append(
-            f"not significant: with every delta equal, {ev.n} queries can give at best p = "
-            f"{_g(_constant_floor(ev.n, policy.alternative))}; at least {need} are needed"
-        )
-        return Decision("inconclusive", tuple(reasons))
-    if _material_change_possible(ev, policy):
-        need = _queries_for_80_percent(policy.min_effect, policy.alpha, policy.alternative) if policy.min_effect else 0
-        if ev.n < need:
-            why = (f"{ev.n} queries are too few to tell (about {need} give 80% power to detect "
-                   f"|d_z| = {policy.min_effect:g})")
+    if down and hi < -margin:
+        return done("regression", "critical", "material",
+                    f"the whole interval lies below -{margin:g}: a material drop (critical)")
+    if up and lo > margin:
+        return done("improvement", "critical", "material",
+                    f"the whole interval lies above +{margin:g}: a material gain")
+    equivalent = (lo > -margin if not up else hi < margin if not down else (lo > -margin and hi < margin))
+    if equivalent:
+        if hi < 0 and down:
+            why = f"a significant drop, but the interval rules out a drop of {margin:g} or more: no material change"
+        elif lo > 0 and up:
+            why = f"a significant gain, but the interval rules out a gain of {margin:g} or more: no material change"
+        elif policy.alternative == "less":
+            why = f"the interval rules out a drop of {margin:g} or more (non-inferiority)"
+        elif policy.alternative == "greater":
+            why = f"the interval rules out a gain of {margin:g} or more"
         else:
-            why = "the observed change is borderline"
-        reasons.append(
-            f"not significant, but the {policy.confidence:.0%} confidence intervals still include a change as "
-            f"large as the minimums: {why}"
-        )
-        return Decision("inconclusive", tuple(reasons))
-    reasons.append(
-        f"no significant difference, and the {policy.confidence:.0%} confidence intervals rule out a change as "
-        "large as the minimums"
-    )
-    return Decision("no_change", tuple(reasons))
+            why = f"the interval lies inside +-{margin:g} (equivalence, TOST): no material change"
+        return done("no_change", None, "equivalence", why)
+    if down and hi < 0:
+        return done("regression", "warning", "significant",
+                    f"the interval lies below 0 but reaches past -{margin:g}: a significant drop, size uncertain "
+                    "(warning)")
+    if up and lo > 0:
+        return done("improvement", "warning", "significant",
+                    f"the interval lies above 0 but reaches past +{margin:g}: a significant gain, size uncertain")
+    if policy.alert_on == "either":
+        if down and ev.delta <= -margin:
+            return done("regression", "warning", "material_estimate",
+                        f"the estimate is past -{margin:g} but the interval reaches 0: material but not yet "
+                        "significant (warning, alert_on: either)")
+        if up and ev.delta >= margin:
+            return done("improvement", "warning", "material_estimate",
+                        f"the estimate is past +{margin:g} but the interval reaches 0: material but not yet "
+                        "significant")
+    if not down and hi < 0:  # greater-only policy, a drop
+        return done("no_change", None, None, "the one-sided policy only looks for gains")
+    if not up and lo > 0:
+        return done("no_change", None, None, "the one-sided policy only looks for drops")
+    if ev.queries_needed is not None:
+        why = (f"the interval is too wide to tell: about {ev.queries_needed} queries would decide it (80% power "
+               f"to call a drop of 1.5 x margin critical, this rule and family)")
+    else:
+        why = "the interval is too wide to tell a material change from none"
+    decided = Decision("inconclusive", (*reasons, why), None, None, "underpowered", margin)
+    return _with_drops(decided, ev, policy)
+
+
+def _with_drops(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
+    """The query-drops criterion, when the policy alerts on it and the mean rule found no regression."""
+    if ev.queries_lost == 0:
+        return decided
+    words = (f"{ev.queries_lost} quer{'y' if ev.queries_lost == 1 else 'ies'} lost more than {policy.query_drop:g} "
+             f"({ev.queries_gained} gained that much; sign test p = {_g(ev.query_drops_p)})")
+    tail = ev.tail if ev.tail is not None else policy.alpha / 2.0
+    limit = 2.0 * tail if policy.alternative == "two-sided" else tail  # one-sided sign test at alpha / m
+    if decided.label != "regression" and policy.alert_on_query_drops and ev.query_drops_p < limit:
+        return Decision("regression", (*decided.reasons, words + ": significantly many queries failed badly"),
+                        "warning", "query_drops", None, decided.margin)
+    # reported before the conclusion, which stays the last reason
+    return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,
+                    decided.criterion, decided.reason_code, decided.margin)

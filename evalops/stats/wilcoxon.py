@@ -11,18 +11,25 @@ carries either sign with probability 1/2.
   uses the information that zeros are the smallest differences);
 * ``"zsplit"``: rank all, and split each zero's rank half into W+ and half into W-.
 
-**p-value** (``method="auto"``, the same choices as ``scipy.stats.wilcoxon`` 1.17):
+**p-value** (``method="auto"``): chosen by the number of **non-zero** deltas (zeros carry no sign under
+any zero rule, so they never make the exact distribution harder):
 
-* exact null distribution of W+ when n <= 50 and there are neither ties nor zeros;
-* exact sign-flip enumeration of the signed ranks when there are ties or zeros and n <= 13;
+* exact null distribution of W+ when at most 50 deltas are non-zero, with or without ties: the signed
+  scores are the doubled ranks (integers, since average ranks are multiples of 1/2), and the distribution
+  of their positive sum is built by the shift algorithm (Streitberg & Roehmel 1986: one convolution per
+  score). Without ties and zeros it is the classic table, identical to ``scipy.stats.wilcoxon``'s exact
+  method;
 * otherwise the normal approximation: z = (W+ - mu) / sigma with mu = n_r (n_r + 1) / 4 and
   sigma^2 = (n_r (n_r + 1)(2 n_r + 1) - sum(t^3 - t) / 2) / 24, where n_r counts the ranked values and
   the sums run over tie groups (Pratt subtracts the zeros' share from mu and sigma^2, Cureton 1967),
   without continuity correction unless ``correction=True``.
 
+scipy's own ``auto`` counts zeros as a reason to approximate: with 5 non-zero deltas out of 300 it gives
+p = 0.025 where the exact answer is 2 x 2^-5 = 0.0625.
+
 Here n is the length of the delta vector including zeros, as in scipy. Degenerate cases: n < 2 and all
 deltas zero give W+ = 0, p = 1. Constant non-zero deltas are one tie group; the test gives what its
-definition gives (exact enumeration up to n = 13: 2^(1-n) two-sided; the normal approximation beyond).
+definition gives (exact up to 50 of them: 2^(1-n) two-sided; the normal approximation beyond).
 """
 
 from __future__ import annotations
@@ -32,13 +39,11 @@ from scipy import special, stats
 
 from evalops.errors import InputError
 from evalops.stats._base import TestResult, prepare
-from evalops.stats.randomization import sign_flip_count
 
-__all__ = ["ZERO_METHODS", "signed_rank_null", "wilcoxon_test"]
+__all__ = ["ZERO_METHODS", "shift_null", "signed_rank_null", "wilcoxon_test"]
 
 ZERO_METHODS: tuple[str, ...] = ("wilcox", "pratt", "zsplit")
 _EXACT_MAX_N = 50
-_ENUMERATE_MAX_N = 13
 
 
 def signed_rank_null(n: int) -> np.ndarray:
@@ -51,6 +56,38 @@ def signed_rank_null(n: int) -> np.ndarray:
     for k in range(1, n + 1):
         counts[k:] = counts[k:] + counts[:-k].copy()
     return counts / 2.0**n
+
+
+def shift_null(scores: np.ndarray) -> np.ndarray:
+    """P(S = s) for s = 0 .. sum(scores), S the sum of the integer ``scores`` each kept with probability 1/2.
+
+    The shift algorithm: start from a point mass at 0 and, for each score k, average the distribution with
+    itself shifted by k. Works in probabilities (halving at each step), so it never overflows.
+    """
+    scores = np.asarray(scores, dtype=np.int64)
+    dist = np.zeros(int(scores.sum()) + 1)
+    dist[0] = 1.0
+    top = 0
+    for k in scores.tolist():
+        shifted = dist[: top + 1].copy()
+        dist[: top + 1] *= 0.5
+        dist[k : k + top + 1] += 0.5 * shifted
+        top += k
+    return dist
+
+
+def _tied_exact_p(ranks: np.ndarray, positive: np.ndarray, alternative: str) -> float:
+    """Exact p of W+ with tied (average) ranks of the non-zero deltas: the shift algorithm on doubled ranks."""
+    scores = np.rint(2.0 * ranks).astype(np.int64)
+    w2 = int(scores[positive].sum())
+    cdf = np.cumsum(shift_null(scores))
+    lo = float(cdf[w2])
+    hi = float(1.0 - (cdf[w2 - 1] if w2 >= 1 else 0.0))
+    if alternative == "less":
+        return lo
+    if alternative == "greater":
+        return hi
+    return float(min(1.0, 2.0 * min(lo, hi)))
 
 
 def _exact_p(w_plus: float, n: int, alternative: str) -> float:
@@ -87,7 +124,6 @@ def wilcoxon_test(
     # constant deltas that differ only by rounding noise are one tie group, not n distinct ranks
     d = np.full(n, float(shape.mean)) if shape.constant else c - b
     zeros = d == 0
-    any_zero = bool(zeros.any())  # scipy's auto rule looks at zeros even when "wilcox" drops them
     if zero_method == "wilcox":
         d = d[~zeros]
         zeros = np.zeros(len(d), dtype=bool)
@@ -100,32 +136,25 @@ def wilcoxon_test(
     # Tie groups for the variance: Pratt leaves the zeros out (Cureton 1967); zsplit keeps them as a group.
     tied = np.abs(d[~zeros]) if zero_method == "pratt" else np.abs(d)
     _, tie_counts = np.unique(tied, return_counts=True)
-    has_ties = bool((tie_counts > 1).any()) or n_zero > 0
     label = f"zero_method={zero_method}"
 
+    nonzero = d != 0
+    n_nonzero = int(nonzero.sum())
     if method == "auto":
-        if n <= _EXACT_MAX_N and not has_ties and not any_zero:
-            method = "exact"
-        elif n <= _ENUMERATE_MAX_N:
-            method = "enumerate"
-        else:
-            method = "approx"
-    elif method == "exact" and has_ties:
-        method = "enumerate"
+        method = "exact" if n_nonzero <= _EXACT_MAX_N else "approx"
+    untied = n_zero == 0 and not bool((tie_counts > 1).any())
 
     # Null mean of W+: half the ranks that carry a sign (Pratt's zeros hold ranks 1..n_zero and carry none).
     mean_w = n_ranked * (n_ranked + 1) / 4.0
     if zero_method == "pratt":
         mean_w -= n_zero * (n_zero + 1) / 4.0
-    if method == "exact":
+    if method == "exact" and untied:
         p = _exact_p(w_plus, n_ranked, alternative)
         how = f"exact ({label})"
-    elif method == "enumerate":
-        # Exact with ties or zeros: enumerate the sign vectors of the signed ranks (zeros carry no sign).
-        signed = np.where(d > 0, ranks, np.where(d < 0, -ranks, 0.0))
-        count, total, _ = sign_flip_count(signed, alternative, method="exact")
-        p = count / total
-        how = f"exact sign-flip enumeration with ties ({label})"
+    elif method == "exact":
+        # zeros carry no sign: the exact distribution runs over the non-zero deltas' (tied) ranks only
+        p = _tied_exact_p(ranks[nonzero], d[nonzero] > 0, alternative)
+        how = f"exact with ties, shift algorithm over {n_nonzero} non-zero deltas ({label})"
     else:
         var = n_ranked * (n_ranked + 1) * (2 * n_ranked + 1)
         if zero_method == "pratt":

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalops.fingerprint import EvalFingerprint
-from evalops.warehouse.abtests import load_ab_tests, record_ab_tests
+from evalops.warehouse.abtests import comparison_look, load_ab_tests, record_ab_tests
 from evalops.warehouse.alerts import alert_dedup_key, list_alerts, mark_alert_delivery, record_alert
 from evalops.warehouse.baselines import baseline_history, find_baseline, promote_baseline, rollback_baseline
 from evalops.warehouse.catalog import (
@@ -86,6 +86,7 @@ __all__ = [
     "latest_per_logical_date",
     "latest_runs",
     "list_alerts",
+    "comparison_look",
     "load_ab_tests",
     "load_aggregates",
     "load_paired_scores",

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-__all__ = ["load_ab_tests", "record_ab_tests"]
+__all__ = ["comparison_look", "load_ab_tests", "record_ab_tests"]
 
 ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
 _STORED = ("id", "created_at")
@@ -86,6 +86,28 @@ def load_ab_tests(
         rows = conn.execute(stmt).mappings().all()
     columns = [f.name for f in dataclasses.fields(ABTestResult)]
     return pd.DataFrame([dataclasses.asdict(_result(r)) for r in rows], columns=columns)
+
+
+def comparison_look(engine: Engine, candidate_run_id: int) -> int:
+    """Which look this is: 1 + the earlier days on which the same retriever version was compared on the same
+    dataset (the count a daily-repeated comparison spends its error over)."""
+    from sqlalchemy import func
+
+    from evalops.warehouse.models import EvalRunModel
+
+    runs = EvalRunModel.__table__
+    with transaction(engine, "counting earlier comparisons") as conn:
+        me = conn.execute(select(runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.logical_date)
+                          .where(runs.c.id == candidate_run_id)).one_or_none()
+        if me is None:
+            raise InputError(f"run {candidate_run_id} is not in the warehouse")
+        earlier = conn.execute(
+            select(func.count(func.distinct(runs.c.logical_date)))
+            .select_from(runs.join(ab_tests, ab_tests.c.candidate_run_id == runs.c.id))
+            .where(runs.c.retriever == me.retriever, runs.c.version == me.version, runs.c.dataset == me.dataset,
+                   runs.c.logical_date < me.logical_date)
+        ).scalar_one()
+    return int(earlier) + 1
 
 
 def _select():

@@ -138,8 +138,13 @@ class ABTestResult:
     """One paired comparison of a candidate run with a baseline run on one measure.
 
     ``delta = candidate_mean - baseline_mean``; ``d_z`` is the paired effect size (mean difference over
-    the standard deviation of the differences). ``policy`` holds the comparison policy (alpha, minimum
-    effect, test, correction, ...). ``id`` and ``created_at`` are set once stored.
+    the standard deviation of the differences), reported, not a gate. ``policy`` holds the comparison policy
+    (alpha, margin, test, correction, ...). The rule's reading: ``severity`` (critical, warning or None),
+    ``criterion`` (material, significant, material_estimate, query_drops, equivalence), ``reason_code`` of
+    an inconclusive decision (underpowered, partial_run, ...), ``margin``, the decision interval
+    ``interval_low``/``interval_high`` at ``interval_level``, the ``family_size`` it was corrected over and
+    the ``family`` (``gold``: can alert; ``gold-descriptive``, ``production``). ``id`` and ``created_at``
+    are set once stored.
     """
 
     measure: str
@@ -164,6 +169,15 @@ class ABTestResult:
     decision: str
     reasons: tuple[str, ...] = ()
     policy: Mapping[str, Any] = field(default_factory=dict)
+    severity: str | None = None
+    criterion: str | None = None
+    reason_code: str | None = None
+    margin: float | None = None
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_level: float | None = None
+    family_size: int | None = None
+    family: str | None = None
     id: int | None = None
     created_at: dt.datetime | None = None
 

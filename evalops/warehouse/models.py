@@ -15,6 +15,7 @@ Layout::
         |               |
       measures (small lookup table of canonical measure strings)
     ab_tests (baseline run vs candidate run, per measure)    alerts (de-duplicated, with delivery status)
+    judgments (the judge cache, content-addressed)   judge_runs (a judge step's usage, agreement and results)
 
 ``query_scores`` is the big table (100,000+ rows per run): an integer run id, an integer measure id, the
 query id and a ``NaNFloat``; its primary key (run_id, measure_id, query_id) is the natural key, so a
@@ -51,10 +52,14 @@ __all__ = [
     "EvalFingerprintModel",
     "EvalRunModel",
     "GoldSetVersionModel",
+    "JudgeRunModel",
+    "JudgmentModel",
     "KBSnapshotModel",
     "MeasureModel",
     "NAMING_CONVENTION",
     "QueryScoreModel",
+    "QueryTextModel",
+    "RunTimingModel",
     "RUN_STATUSES",
     "RunAggregateModel",
     "DELIVERY_STATUSES",
@@ -242,6 +247,17 @@ class ABTestModel(Base):
     reasons: Mapped[list[Any]]
     policy: Mapped[dict[str, Any]]
     created_at: Mapped[dt.datetime]
+    # the regression rule's reading: severity and criterion of a decision, why an inconclusive one is
+    # undecided, and the family-adjusted interval of the delta it was read from against the margin
+    severity: Mapped[str | None] = mapped_column(String(20))
+    criterion: Mapped[str | None] = mapped_column(String(50))
+    reason_code: Mapped[str | None] = mapped_column(String(50))
+    margin: Mapped[float | None]
+    interval_low: Mapped[float | None]
+    interval_high: Mapped[float | None]
+    interval_level: Mapped[float | None]
+    family_size: Mapped[int | None]
+    family: Mapped[str | None] = mapped_column(String(50))
 
 
 class AlertModel(Base):
@@ -271,3 +287,84 @@ class AlertModel(Base):
     delivery_attempts: Mapped[int]
     delivered_at: Mapped[dt.datetime | None]
     delivery_error: Mapped[str | None] = mapped_column(Text)
+
+
+class QueryTextModel(Base):
+    """The text of each scored query, once per query set version (gold-set version or production sample).
+
+    Production text is stored as the log sample wrote it (PII-scrubbed); it is untrusted and every reader
+    escapes it for its medium.
+    """
+
+    __tablename__ = "query_texts"
+
+    query_set_version: Mapped[str] = mapped_column(String(128), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(500), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class RunTimingModel(Base):
+    """Retrieval latency (milliseconds, over the answered queries) and failure count of one run."""
+
+    __tablename__ = "run_timings"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True)
+    latency_p50_ms: Mapped[float | None]
+    latency_p95_ms: Mapped[float | None]
+    latency_max_ms: Mapped[float | None]
+    wall_seconds: Mapped[float | None]
+    n_failed: Mapped[int]
+    recorded_at: Mapped[dt.datetime]
+
+
+class JudgmentModel(Base):
+    """The judgment cache: one judge label, keyed by everything that could change it.
+
+    The key is (query text hash, document content hash, judge model, prompt ``name@version``, decoding
+    settings as canonical JSON, sample index); a re-run with the same key costs no request. Only labels
+    are stored: a missing label (a refusal, a timeout) is retried on the next run, never cached.
+    """
+
+    __tablename__ = "judgments"
+
+    query_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    document_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    judge_model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    prompt: Mapped[str] = mapped_column(String(100), primary_key=True)
+    decoding: Mapped[str] = mapped_column(String(200), primary_key=True)
+    sample: Mapped[int] = mapped_column(primary_key=True)
+    label: Mapped[float | None]
+    detail: Mapped[dict[str, Any]]
+    offline: Mapped[bool] = mapped_column(Boolean)
+    input_tokens: Mapped[int]
+    output_tokens: Mapped[int]
+    cost: Mapped[float]
+    created_at: Mapped[dt.datetime]
+
+
+class JudgeRunModel(Base):
+    """One judge step of one DAG run (``scope`` names the task and the queries judged, e.g. ``production``):
+    the judge, the requests, cache hits, missing labels, tokens and cost, the agreement with the gold set,
+    the gate's decision and the judge-label results per version."""
+
+    __tablename__ = "judge_runs"
+    __table_args__ = (UniqueConstraint("dag_id", "dag_run_id", "scope"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dag_id: Mapped[str] = mapped_column(String(250))
+    dag_run_id: Mapped[str] = mapped_column(String(250))
+    scope: Mapped[str] = mapped_column(String(200))
+    judge: Mapped[dict[str, Any]]
+    prompt: Mapped[str] = mapped_column(String(100))
+    items: Mapped[int]
+    requests: Mapped[int]
+    cache_hits: Mapped[int]
+    missing: Mapped[int]
+    missing_reasons: Mapped[dict[str, Any]]
+    input_tokens: Mapped[int]
+    output_tokens: Mapped[int]
+    cost: Mapped[float]
+    gate: Mapped[dict[str, Any]]
+    agreement: Mapped[dict[str, Any] | None]
+    results: Mapped[dict[str, Any]]
+    created_at: Mapped[dt.datetime]

@@ -6,7 +6,7 @@ import pytest
 
 from evalops.alerting import AlertKind, dedup_key, regression_alerts, retriever_alert, validation_alert
 
-POLICY = {"alpha": 0.05, "min_effect_dz": 0.2, "min_delta": 0.01, "correction": "holm"}
+POLICY = {"alpha": 0.05, "min_delta": 0.01, "alert_on": "warning", "correction": "holm"}
 TEXT = {"q7": "refund for order ORDER-2024, mail me at jane.doe@example.com", "q9": "support hours"}
 
 
@@ -123,3 +123,20 @@ def test_alert_identity_matches_the_warehouse_key(context, comparison_factory):
     for alert in (regression, stage):
         assert alert.dedup_key == alert_dedup_key(alert.kind, alert.retriever, alert.version, alert.measure,
                                                   alert.fingerprint, dt.date.fromisoformat(alert.day))
+
+
+def test_severity_criterion_interval_margin_and_family_are_in_the_alert(context, comparison_factory):
+    record = comparison_factory(severity="warning", criterion="significant", margin=0.01, interval_low=-0.19,
+                                interval_high=-0.002, interval_level=1 - 0.05 / 3, family_size=3, alert=True,
+                                reasons=["the interval lies below 0 but reaches past -0.01: a significant drop"])
+    (alert,) = regression_alerts({"nDCG@10": record}, context, policy=POLICY, query_text=TEXT, scrub=scrub)
+    assert alert.severity == "warning" and alert.title.startswith("Regression:")
+    m = alert.message
+    assert "severity: warning   criterion: significant (significant drop, size uncertain" in m
+    assert "decision interval: -0.1900 .. -0.0020 at 98.33%   margin: 0.01   family size: 3" in m
+    assert alert.details["criterion"] == "significant" and alert.details["family_size"] == 3
+
+
+def test_regressions_the_policy_does_not_notify_raise_nothing(context, comparison_factory):
+    quiet = comparison_factory(severity="warning", criterion="significant", alert=False)
+    assert regression_alerts({"nDCG@10": quiet}, context, policy=POLICY, query_text=TEXT, scrub=scrub) == []

@@ -9,13 +9,16 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 from evalops.stats import holm, paired_sample_size, paired_t_test
 
 RECORD_KEYS = [
-    "measure", "baseline", "candidate", "n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low",
-    "delta_ci_high", "relative_change", "test", "test_method", "statistic", "p_value", "p_adjusted",
-    "effect_size_dz", "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "decision", "reasons",
-    "worst_queries", "notes",
+    "measure", "baseline", "candidate", "n", "coverage", "baseline_mean", "candidate_mean", "delta", "delta_sd",
+    "delta_ci_low", "delta_ci_high", "relative_change", "decision", "severity", "criterion", "reason_code",
+    "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method", "family_size",
+    "queries_needed", "test", "test_method", "statistic", "p_value", "p_adjusted", "effect_size_dz",
+    "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost", "queries_gained",
+    "query_drops_p", "reasons", "worst_queries", "notes",
 ]
 
 
@@ -43,11 +46,17 @@ def test_json_shape_on_the_real_scifact_runs(report, scifact):
     assert list(report) == ["qrels", "baseline", "candidates", "queries", "policy", "comparisons", "summary"]
     assert report["baseline"] == {"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4"}
     assert report["candidates"] == [{"run": scifact[2], "name": "itsumida-te3large-zerank1"}]
-    assert report["queries"] == {"selection": "answered-by-both", "judged": 300, "compared": 30,
-                                 "no_answer_policy": "exclude"}
-    assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_effect": 0.2, "min_delta": 0.0,
-                                "correction": "holm", "test": "t", "zero_method": "wilcox", "ci_method": "bca",
-                                "n_resamples": 10_000, "seed": 0}
+    assert report["queries"] == {
+        "selection": "answered-by-both", "judged": 300, "compared": 30, "no_answer_policy": "exclude",
+        "treatment": "only the 30 judged queries every run answered are compared",
+        "answered": [{"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4", "answered": 300, "judged": 300},
+                     {"run": scifact[2], "name": "itsumida-te3large-zerank1", "answered": 30, "judged": 300}],
+    }
+    assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": 0.01, "margins": {},
+                                "alert_on": "warning", "correction": "holm", "test": "t", "zero_method": "wilcox",
+                                "continuity": False, "interval": "t", "ci_method": "bca", "query_drop": 0.5,
+                                "alert_on_query_drops": False, "min_coverage": 0.9, "n_resamples": 10_000,
+                                "seed": 0}
     assert [c["measure"] for c in report["comparisons"]] == ["nDCG@10", "P@10", "RR"]
     for record in report["comparisons"]:
         assert list(record) == RECORD_KEYS
@@ -56,7 +65,9 @@ def test_json_shape_on_the_real_scifact_runs(report, scifact):
         assert isinstance(record["reasons"], list) and record["reasons"]
         assert len(record["effect_size_ci"]) == 2
         assert all(set(w) == {"query_id", "baseline", "candidate", "delta"} for w in record["worst_queries"])
-    assert sum(report["summary"].values()) == 3
+    assert sum(v for k, v in report["summary"].items() if k != "alerts") == 3
+    # the candidate answered 30 of the 300 judged queries: no comparison is decided on that
+    assert all((r["decision"], r["reason_code"]) == ("inconclusive", "partial_run") for r in report["comparisons"])
 
 
 def test_numbers_are_the_library_numbers(report, scifact):
@@ -87,17 +98,25 @@ def test_table_is_readable(scifact):
     row = next(line for line in lines if line.lstrip().startswith("nDCG@10 "))
     assert "0.7524" in row and "0.8183" in row and "+8.8" in row
     assert all(len(line) <= 200 for line in lines)
-    assert "the 30 of 300 judged queries every run answered" in out.stdout
-    assert "holm correction over 2 comparisons" in out.stdout
+    assert "only the 30 judged queries every run answered are compared" in out.stdout
+    assert "Bonferroni intervals (Holm family) over 2 comparisons" in out.stdout
+    # before any number: how many judged queries each run answered
+    assert out.stdout.index("itsumida-te3large-zerank1: answered 30 of 300 judged queries (10%)") < out.stdout.index(
+        "0.7524")
 
 
 def test_fail_on_regression_sets_the_exit_code(scifact):
-    # over all 300 judged queries the candidate's 270 unanswered ones score 0: a clear regression
-    flagged = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--format", "json")
-    assert flagged.exit_code == 1
-    assert json.loads(flagged.stdout)["summary"]["regression"] == 1
-    quiet = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--queries", "answered-by-both")
-    assert quiet.exit_code == 0
+    # over all 300 judged queries the candidate's 270 unanswered ones score 0: a partial run, not a regression
+    partial = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--format", "json")
+    assert partial.exit_code == 0
+    record = json.loads(partial.stdout)["comparisons"][0]
+    assert (record["decision"], record["reason_code"]) == ("inconclusive", "partial_run")
+    # accepting any coverage, the unanswered queries scored 0 make a clear, critical regression
+    flagged = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--min-coverage", "0",
+                     "--format", "json")
+    assert flagged.exit_code == ExitCode.REGRESSION
+    payload = json.loads(flagged.stdout)
+    assert payload["summary"]["regression"] == 1 and payload["comparisons"][0]["severity"] == "critical"
 
 
 def test_every_candidate_and_measure_is_one_family(scifact):
@@ -119,20 +138,22 @@ def test_every_candidate_and_measure_is_one_family(scifact):
     [
         (["-m", "nDGC@10"], "nDGC"),
         (["-m", "nDCG@10", "--alpha", "1.5"], "alpha must be between 0 and 1"),
-        (["-m", "nDCG@10", "--min-effect", "-1"], "min_effect"),
+        (["-m", "nDCG@10", "--min-effect", "0.2"], "min_effect (a minimum |d_z|) was removed"),
+        (["-m", "nDCG@10", "--min-delta", "0"], "min_delta"),
+        (["-m", "nDCG@10", "--margin", "P@5"], "MEASURE=NUMBER"),
         (["-m", "nDCG@10", "--resamples", "5"], "n_resamples"),
     ],
 )
 def test_bad_input_is_a_one_line_error(scifact, args, message):
     out = invoke("compare", *scifact, *args)
-    assert out.exit_code == 2
+    assert out.exit_code == ExitCode.BAD_INPUT
     assert out.stderr.startswith("error: ") and message in out.stderr
     assert "Traceback" not in out.output
 
 
 def test_missing_file_is_a_clean_error(scifact, tmp_path):
     out = invoke("compare", scifact[0], scifact[1], str(tmp_path / "nope.trec"), "-m", "nDCG@10")
-    assert out.exit_code == 2 and "nope.trec" in out.stderr
+    assert out.exit_code == ExitCode.BAD_INPUT and "nope.trec" in out.stderr
 
 
 def test_power_solves_for_what_is_missing():
@@ -152,4 +173,4 @@ def test_power_solves_for_what_is_missing():
                                   ["--effect", "0.3", "--alpha", "2"]])
 def test_power_needs_two_of_three(args):
     out = invoke("power", *args)
-    assert out.exit_code == 2 and out.stderr.startswith("error: ")
+    assert out.exit_code == ExitCode.BAD_INPUT and out.stderr.startswith("error: ")

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 from evalops.formats import read_qrels, read_run
 from evalops.metrics import Policy, evaluate
 
@@ -98,7 +99,7 @@ def test_table_is_readable_and_states_the_policies(small):
 )
 def test_bad_measures_fail_cleanly(small, args, fragment):
     out = invoke(*small, *args)
-    assert out.exit_code == 2
+    assert out.exit_code == ExitCode.BAD_INPUT
     assert out.stderr.startswith(fragment)
     assert "Traceback" not in out.output
 
@@ -107,19 +108,19 @@ def test_malformed_and_duplicate_run_lines_are_reported_with_their_line(tmp_path
     qrels, _ = small
     bad = write(tmp_path, "bad.trec", "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 high t\n")
     out = invoke(qrels, str(bad), "-m", "P@1")
-    assert out.exit_code == 2
+    assert out.exit_code == ExitCode.BAD_INPUT
     assert f"{bad}:2:" in out.stderr and "'high' is not a number" in out.stderr
     dup = write(tmp_path, "dup.trec", "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq1 Q0 a 3 0.5 t\n")
     out = invoke(qrels, str(dup), "-m", "P@1")
-    assert out.exit_code == 2
+    assert out.exit_code == ExitCode.BAD_INPUT
     assert "query 'q1' lists document 'a' more than once" in out.stderr
     missing = invoke(qrels, str(tmp_path / "nope.trec"), "-m", "P@1")
-    assert missing.exit_code == 2 and "file not found" in missing.stderr
+    assert missing.exit_code == ExitCode.BAD_INPUT and "file not found" in missing.stderr
 
 
 def test_measure_option_is_required(small):
     out = CliRunner().invoke(main, ["evaluate", *small])
-    assert out.exit_code == 2 and "--measure" in out.output
+    assert out.exit_code == ExitCode.USAGE and "--measure" in out.output
 
 
 def test_progress_reports_every_gold_query(small, monkeypatch):

@@ -97,7 +97,7 @@ def test_evaluation_dag_shape(dagbag):
     assert d["on_failure"] is True  # any task failure alerts, warehouse or not
     assert d["tasks"] == sorted([
         "migrate_warehouse", "snapshot_knowledge_base", "validate_inputs", "sample_query_logs", "plan", "shard",
-        "score", "compare", "decide", "alert", "publish_report",
+        "score", "compare", "judge", "decide", "alert", "publish_report",
     ])
 
 

@@ -95,14 +95,23 @@ def test_regressed_candidate_is_flagged_and_the_better_one_is_not(scenario):
     hybrid = _decisions(scenario, DAY2, "2.0-hybrid")
     assert truncated["nDCG@10"] == "regression"
     assert "regression" not in hybrid.values()
-    assert _decisions(scenario, DAY2, "1.0")["nDCG@10"] == "no_change"  # the baseline version against itself
+    assert _decisions(scenario, DAY2, "1.0") == {}  # the baseline version is never compared with itself
+    from evalops.warehouse import load_ab_tests
+
+    frame = load_ab_tests(_engine(scenario), candidate_run_id=_run(scenario, DAY2, "2.0-truncated").id)
+    ndcg = frame[frame["measure"] == "nDCG@10"].iloc[0]
+    # the family: the alert measure x the two candidates; the other measures are descriptive
+    assert (ndcg["family"], ndcg["family_size"], ndcg["margin"]) == ("gold", 2, 0.01)
+    assert ndcg["severity"] in ("critical", "warning") and ndcg["interval_high"] < 0
+    assert ndcg["interval_level"] == pytest.approx(1 - 0.05 / 2)
+    assert set(frame.loc[frame["measure"] != "nDCG@10", "family"]) == {"gold-descriptive"}
 
 
 def test_warehouse_holds_runs_scores_ab_results_and_one_alert_after_day_two(scenario):
     counts = scenario["results"][2]["counts"]
     assert counts["eval_runs"] >= 3 + 1  # day 2's three gold runs and day 1's
     assert counts["query_scores"] > 0 and counts["run_aggregates"] > 0
-    assert counts["ab_tests"] >= 9  # three measures x three versions on the gold set
+    assert counts["ab_tests"] >= 6  # three measures x two candidate versions on the gold set
     assert counts["alerts"] == 1
     from evalops.warehouse import list_alerts
 

@@ -208,3 +208,10 @@ def test_knowledge_base_event_runs_the_evaluation_dag_into_the_postgres_warehous
         "GET", f"/api/v2/dags/{EVAL_DAG}/dagRuns/{run_id}/taskInstances/publish_report/xcomEntries/return_value",
         params={"deserialize": "true"}).json()["value"]
     assert Path(report).is_file() and Path(report).is_relative_to(tmp_path / "reports"), report
+
+    # The dashboard plugin is mounted under the api-server: 401 without a token, 200 (this run) with one.
+    import httpx
+
+    assert httpx.get(f"{airflow.base_url}/evalops/", timeout=30).status_code == 401
+    page = airflow.request("GET", "/evalops/")
+    assert page.status_code == 200 and "handbook-search" in page.text

@@ -48,10 +48,12 @@ def test_malformed_qrels_name_file_and_line(tmp_path, text, line, fragment):
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        ("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 0.4\n", 2, "expected 6 columns"),
+        ("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 0.4\n", 2, "expected 6 or more columns"),
         ("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 high t\n", 2, "score: 'high' is not a number"),
-        ("1 Q0 d1 1 0.5 t\n1 Q0 d2 two 0.4 t\n", 2, "rank: 'two' is not an integer"),
         ("1 Q0 d1 1 nan t\n", 1, "'nan' is not a number"),
+        ("1 Q0 d1 1 inf t\n", 1, "'inf' is not a number"),
+        ("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 1e400 t\n", 2, "'1e400' is not a finite number"),
+        ("1 Q0 d1 1 0.5 t\n1\tQ0 d2 2 0.4\n", 2, "expected 6 or more columns"),
     ],
 )
 def test_malformed_run_names_file_and_line(tmp_path, text, line, fragment):
@@ -75,9 +77,28 @@ def test_missing_file_is_a_format_error(tmp_path):
         read_run(tmp_path / "nope.trec")
 
 
-def test_empty_run_file_gives_an_empty_run(tmp_path):
-    r = read_trec_run(write(tmp_path, "empty.run", ""))
+def test_empty_run_file_is_an_error_unless_allowed(tmp_path):
+    p = write(tmp_path, "empty.run", "\n\n")
+    with pytest.raises(FormatError, match="the run is empty.*--allow-empty"):
+        read_trec_run(p)
+    r = read_trec_run(p, allow_empty=True)
     assert len(r) == 0 and r.name == "empty"
+
+
+def test_run_accepts_what_trec_eval_accepts(tmp_path):
+    """trec_eval ignores the rank field and any fields after the run tag."""
+    p = write(tmp_path, "r.run", "1 Q0 d1 x 3.5 tagA extra more\n1 Q0 d2 - 1.0 tagA\n2 Q0 d9 1.0 -2 tagA 7\n")
+    r = read_trec_run(p)
+    assert r.name == "tagA"
+    assert r.to_dict() == {"1": {"d1": 3.5, "d2": 1.0}, "2": {"d9": -2.0}}
+
+
+def test_qrels_with_three_columns(tmp_path):
+    q = read_trec_qrels(write(tmp_path, "q3.txt", "1 d1 2\n1 d2 0\n2 d9 1\n"))
+    assert q.to_dict() == {"1": {"d1": 2, "d2": 0}, "2": {"d9": 1}}
+    with pytest.raises(FormatError, match="expected 3 columns like the first line") as info:
+        read_trec_qrels(write(tmp_path, "mixed.txt", "1 d1 2\n1 0 d2 0\n"))
+    assert info.value.line == 2
 
 
 def test_qrels_round_trip(tmp_path):
@@ -118,3 +139,23 @@ def test_run_writer_ties_scores_equal_at_float32_like_trec_eval(tmp_path):
     out = tmp_path / "out.run"
     write_trec_run(run, out)
     assert [line.split()[2] for line in out.read_text().splitlines()] == ["b", "a"]
+
+
+def test_qrels_frame_may_name_the_grade_column_relevance():
+    import pandas as pd
+
+    from evalops.metrics import evaluate
+
+    frame = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["d1", "d2"], "relevance": [1, 0]})
+    result = evaluate(frame, {"1": {"d2": 2.0, "d1": 1.0}}, ["P@1", "RR"])
+    assert result.aggregates["P@1"].mean == 0.0 and result.aggregates["RR"].mean == 0.5
+
+
+def test_standard_input_is_read_once(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    data = b"1 Q0 d1 1 0.5 t\n1 Q0 d2 2 0.4 t\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    r = read_run("-")
+    assert r.to_dict() == {"1": {"d1": 0.5, "d2": 0.4}} and r.source == "<stdin>"

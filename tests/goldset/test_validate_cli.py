@@ -1,4 +1,4 @@
-"""`evalops validate`: exit 0 valid, 1 invalid, with the summary printed."""
+"""`evalops validate`: exit 0 valid, 3 (bad input) invalid, with the summary printed."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +36,7 @@ def test_a_plain_beir_folder_validates_without_flags(shared_data: Path) -> None:
                     "--require-type", "semantic", "--no-answer-share", "0", "0.3")
     assert code == 0, out
     code, out = run(str(shared_data / "scifact"), "--no-docs", "--default-type", "semantic")
-    assert code == 1 and "each query type present" in out
+    assert code == ExitCode.BAD_INPUT and "each query type present" in out
 
 
 def test_outside_a_project_it_says_how_to_make_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,7 +46,7 @@ def test_outside_a_project_it_says_how_to_make_one(tmp_path: Path, monkeypatch: 
     assert code != 0 and "no evalops project here" in out and "evalops init" in out
 
 
-def test_stale_judgment_exits_1_and_names_it(repo_root: Path, tmp_path: Path) -> None:
+def test_stale_judgment_is_bad_input_and_names_it(repo_root: Path, tmp_path: Path) -> None:
     folder = tmp_path / "gold"
     shutil.copytree(repo_root / "include" / "goldset", folder, symlinks=False)
     corpus = folder / "corpus.jsonl"
@@ -53,13 +54,13 @@ def test_stale_judgment_exits_1_and_names_it(repo_root: Path, tmp_path: Path) ->
     corpus.unlink()
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     code, out = run(str(folder), "--no-docs")
-    assert code == 1
+    assert code == ExitCode.BAD_INPUT
     assert "every judged doc exists in the knowledge-base snapshot" in out and "'err-ORDER-2024'" in out
 
 
 def test_json_output(repo_root: Path) -> None:
     code, out = run(str(repo_root / "include" / "goldset"), "--no-docs", "--format", "json", "--min-queries", "100")
-    assert code == 1
+    assert code == ExitCode.BAD_INPUT
     payload = json.loads(out)
     assert payload["ok"] is False
     gold = payload["reports"][1]
@@ -71,4 +72,4 @@ def test_json_output(repo_root: Path) -> None:
 def test_missing_corpus_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n")
     code, out = run(str(tmp_path))
-    assert code == 2 and "--corpus" in out
+    assert code == ExitCode.USAGE and "--corpus" in out

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 
 
 def test_snapshot_diff_and_manifest(repo_root: Path, tmp_path: Path) -> None:
@@ -30,10 +31,10 @@ def test_snapshot_diff_and_manifest(repo_root: Path, tmp_path: Path) -> None:
 def test_snapshot_validate_flag(tmp_path: Path) -> None:
     (tmp_path / "corpus.jsonl").write_text('{"_id": "a", "text": "  "}\n')
     result = CliRunner().invoke(main, ["snapshot", str(tmp_path), "--validate", "--no-docs"])
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert "non-empty document text" in result.output
 
 
 def test_missing_source_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["snapshot", str(tmp_path / "nope")])
-    assert result.exit_code == 2 and "no such file" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "no such file" in result.output

@@ -30,7 +30,7 @@ def test_yaml_then_environment_wins(tmp_path):
         "k: 50\nmeasures: [nDCG@10, P@5]\nregression:\n  alpha: 0.01\n  correction: bh\n"
         "alerting:\n  email_to: [oncall@example.com]\n"
     )
-    cfg = load_config(tmp_path, environ={"EVALOPS_K": "20", "EVALOPS_MIN_EFFECT": "0.3",
+    cfg = load_config(tmp_path, environ={"EVALOPS_K": "20", "EVALOPS_MIN_DELTA": "0.03",
                                          "EVALOPS_REPORT_DIR": "out/reports",
                                          "EVALOPS_GOLD_SET__RULES__MIN_QUERIES": "30"})
     assert cfg.gold_set.path == Path("/data/gold") and cfg.gold_set.default_type == "semantic"
@@ -39,7 +39,7 @@ def test_yaml_then_environment_wins(tmp_path):
     assert cfg.k == 20
     assert cfg.measures == ("nDCG@10", "P@5")
     assert cfg.regression.alpha == 0.01 and cfg.regression.correction == "bh"
-    assert cfg.regression.min_effect == 0.3
+    assert cfg.regression.min_delta == 0.03
     assert cfg.alerting.email_to == ("oncall@example.com",)
     assert cfg.report_dir == tmp_path / "out" / "reports"
     assert "evalops.yaml" in cfg.source and "EVALOPS_K" in cfg.source
@@ -92,7 +92,7 @@ def test_find_project_walks_up(tmp_path):
     "yaml_text, message",
     [
         ("k: ten\n", "evalops.yaml:1: k: Input should be a valid integer"),
-        ("regression:\n  alfa: 0.1\n", "evalops.yaml:2: unknown setting 'regression.alfa'; known: alpha"),
+        ("regression:\n  alfa: 0.1\n", "evalops.yaml:2: unknown setting 'regression.alfa'; known: alert_on, alert_on_query_drops, alpha"),
         ("colour: blue\n", "evalops.yaml:1: unknown setting 'colour'"),
         ("gold_set:\n  path: g\n  rules:\n    min_queries: many\n", "evalops.yaml:4: gold_set.rules.min_queries"),
         ("gold_set:\n  path: g\n  rules:\n    colour: 1\n", "unknown setting 'gold_set.rules.colour'"),
@@ -140,10 +140,26 @@ def test_bad_regression_policy_is_refused_by_the_stats_policy(tmp_path, yaml_tex
 
 
 def test_stats_policy_carries_every_setting_and_the_seed(tmp_path):
-    cfg = load_config(tmp_path, environ={"EVALOPS_ALPHA": "0.01", "EVALOPS_CORRECTION": "bh"})
+    cfg = load_config(tmp_path, environ={"EVALOPS_ALPHA": "0.01", "EVALOPS_CORRECTION": "bh",
+                                         "EVALOPS_REGRESSION__MARGINS": '{"P@5": 0.02}',
+                                         "EVALOPS_REGRESSION__ALERT_ON": "either",
+                                         "EVALOPS_REGRESSION__ALERT_ON_QUERY_DROPS": "true",
+                                         "EVALOPS_REGRESSION__MIN_COVERAGE": "0.8"})
     policy = cfg.stats_policy(20240601)
-    assert (policy.alpha, policy.correction, policy.min_effect, policy.min_delta, policy.seed) == (
-        0.01, "bh", 0.2, 0.01, 20240601)
+    assert (policy.alpha, policy.correction, policy.min_delta, policy.seed) == (0.01, "bh", 0.01, 20240601)
+    assert policy.margins == {"P@5": 0.02} and policy.margin("P@5") == 0.02 and policy.margin("nDCG@10") == 0.01
+    assert (policy.alert_on, policy.alert_on_query_drops, policy.min_coverage) == ("either", True, 0.8)
+
+
+def test_min_effect_is_refused_with_what_replaced_it(tmp_path):
+    from evalops.errors import ConfigError
+
+    for environ in ({"EVALOPS_MIN_EFFECT": "0.2"},):
+        with pytest.raises(ConfigError, match="min_effect .* was removed: materiality is now min_delta"):
+            load_config(tmp_path, environ=environ).stats_policy(0)
+    (tmp_path / "evalops.yaml").write_text("regression:\n  min_effect: 0.3\n")
+    with pytest.raises(ConfigError, match="Replace min_effect with min_delta"):
+        load_config(tmp_path, environ={}).stats_policy(0)
 
 
 def test_contract_rules_are_recordable(tmp_path):

@@ -5,6 +5,7 @@ import os
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 
 
 def _project(tmp_path):
@@ -34,14 +35,15 @@ def test_report_prints_the_newest_markdown_report_from_any_folder_of_the_project
 def test_report_without_reports_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.chdir(_project(tmp_path))
     result = CliRunner().invoke(main, ["report"])
-    assert result.exit_code != 0 and "no report yet" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "no report yet" in result.output
 
 
 def test_outside_a_project_commands_say_how_to_make_one(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for args in (["run", "--date", "2024-06-01"], ["report"], ["history"]):
         result = CliRunner().invoke(main, args)
-        assert result.exit_code != 0 and "no evalops project here" in result.output, (args, result.output)
+        assert result.exit_code == ExitCode.BAD_INPUT and "no evalops project here" in result.output, (
+            args, result.output)
         assert "evalops init" in result.output
     result = CliRunner().invoke(main, ["run", "--project", str(tmp_path / "nowhere")])
     assert result.exit_code != 0 and "not an evalops project" in result.output
@@ -50,7 +52,7 @@ def test_outside_a_project_commands_say_how_to_make_one(tmp_path, monkeypatch):
 def test_run_rejects_a_bad_date(tmp_path, monkeypatch):
     monkeypatch.chdir(_project(tmp_path))
     result = CliRunner().invoke(main, ["run", "--date", "yesterday"])
-    assert result.exit_code != 0 and "not a date; use YYYY-MM-DD" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "not a date; use YYYY-MM-DD" in result.output
 
 
 def test_the_demo_project_is_the_checkout_whatever_the_folder(tmp_path, monkeypatch, repo_root):

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 
 pytestmark = pytest.mark.slow
 
@@ -34,15 +35,15 @@ def test_sample_logs_writes_a_reproducible_sample(log_dir: Path, tmp_path: Path)
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
-def test_invalid_window_exits_1_and_writes_nothing(log_dir: Path, tmp_path: Path) -> None:
+def test_invalid_window_is_bad_input_and_writes_nothing(log_dir: Path, tmp_path: Path) -> None:
     result = invoke("--date", "2025-03-05", "--logs", str(log_dir), "--version", "handbook-search@1.0", "-o", str(tmp_path / "out"), "--no-docs")
-    assert result.exit_code == 1
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert "known retriever versions" in result.output
     assert not (tmp_path / "out").exists()
 
 
 def test_usage_errors(log_dir: Path, tmp_path: Path) -> None:
     result = invoke("--date", "2025-03-05", "--version", "v", "-o", str(tmp_path))
-    assert result.exit_code == 2 and "exactly one of --logs" in result.output
+    assert result.exit_code == ExitCode.USAGE and "exactly one of --logs" in result.output
     result = invoke("--date", "2025-01-01", "--logs", str(log_dir), "--version", "v", "-o", str(tmp_path))
-    assert result.exit_code == 2 and "no log partition" in result.output
+    assert result.exit_code == ExitCode.BAD_INPUT and "no log partition" in result.output

@@ -17,8 +17,13 @@ def _ab(version: str, decision: str, delta: float, query_set: str = "gold", meas
         query_set=query_set, n=64, baseline_mean=0.6, candidate_mean=0.6 + delta, delta=delta,
         delta_ci_low=delta - 0.04, delta_ci_high=delta + 0.04, p_value=0.0004, p_adjusted=0.0012,
         effect_size_dz=delta * 5, wins=5, ties=30, losses=29, decision=decision,
-        reasons=["adjusted p < alpha"],
+        reasons=["the whole interval lies below -0.01: a material drop (critical)"],
         worst_queries=[{"query_id": "p17", "baseline": 1.0, "candidate": 0.0, "delta": -1.0, "text": EVIL}],
+        severity="critical" if decision == "regression" else None,
+        criterion="material" if decision == "regression" else None, interval_low=delta - 0.05,
+        interval_high=delta + 0.05, interval_level=1 - 0.05 / 3, margin=0.01, family_size=3, family="gold",
+        coverage="baseline answered 64 of 64 judged queries (100%), candidate 64 of 64 (100%); every judged query "
+                 "was answered by both",
     )
 
 
@@ -71,8 +76,13 @@ def test_report_has_every_required_part(data, render):
     for expected in ("fp-abc123", "gs-111", "kb-222", "no_answer", "exclude", "alpha", "0.05",
                      "v2-hybrid", "v3-degraded", "REGRESSION", "improvement", "p17",
                      "re-scored in this run", "3 added, 1 removed", "implicit-feedback",
-                     "1 failed, excluded", "not delivered"):
+                     "1 failed, excluded", "not delivered",
+                     "decision interval", "98.33%", "REGRESSION (critical) (material)", "3 (gold)",
+                     "a material drop (critical)"):
         assert expected in text, expected
+    # before any number of the A/B section: how many queries each side answered
+    ab = text[text.index("A/B results against the baseline"):]
+    assert ab.index("baseline answered 64 of 64 judged queries") < ab.index("0.6000")
 
 
 def test_production_results_are_kept_apart(data):

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 
 
 @pytest.fixture
@@ -72,18 +73,18 @@ def test_retrieve_over_the_failure_budget_fails_loudly(beir, tmp_path, service):
     reg = http_registry(tmp_path, service(lambda body, h: (503, {"error": "down"})).url)
     out = tmp_path / "svc.trec"
     res = run("retrieve", "svc", "--dataset", str(beir), "--registry", str(reg), "-o", str(out))
-    assert res.exit_code == 2
+    assert res.exit_code == ExitCode.VERSION_FAILED
     assert res.stderr.startswith("error: retriever 'svc@3': 3 of 3 queries failed (100.0%), above the failure budget of 2.0%")
     assert not out.exists()
 
 
 def test_unknown_retriever_and_bad_registry(beir, tmp_path):
     res = run("retrieve", "nope", "--dataset", str(beir))
-    assert res.exit_code == 2 and "unknown retriever 'nope'" in res.stderr and "built-in: bm25, tfidf" in res.stderr
+    assert res.exit_code == ExitCode.BAD_INPUT and "unknown retriever 'nope'" in res.stderr and "built-in: bm25, tfidf" in res.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("retrievers:\n  - {name: x}\n")
     res = run("retrievers", "--registry", str(bad))
-    assert res.exit_code == 2 and f"{bad}:2: retriever is missing 'version'" in res.stderr
+    assert res.exit_code == ExitCode.BAD_INPUT and f"{bad}:2: retriever is missing 'version'" in res.stderr
 
 
 def test_retrievers_lists_the_registry(tmp_path, repo_root, monkeypatch):

@@ -11,7 +11,8 @@ from evalops.stats import DECISIONS, Paired, Policy, PolicyError, adjust_and_dec
 RECORD_KEYS = {
     "n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "relative_change",
     "test", "statistic", "p_value", "p_adjusted", "effect_size_dz", "effect_size_ci", "wins", "ties",
-    "losses", "decision", "reasons", "worst_queries",
+    "losses", "decision", "reasons", "worst_queries", "severity", "criterion", "reason_code", "margin",
+    "interval_low", "interval_high", "interval_level", "family_size", "coverage", "queries_lost", "alert",
 }
 
 
@@ -87,12 +88,15 @@ def test_swapping_the_versions_mirrors_the_comparison():
 def test_correction_spans_every_measure_and_version():
     weak = make_pair(n=60, shift=-0.05, seed=3)  # p = 0.033 alone
     null = make_pair(n=60, shift=0.0, seed=4)
-    policy = Policy(min_effect=0.0)
+    policy = Policy(min_delta=0.001)
     family = [compare(p, measure=m, policy=policy) for p, m in [(weak, "a"), (null, "b"), (null, "c")]]
     alone = family[0]
-    assert alone.p_value < 0.05 and alone.decision == "regression"
+    assert alone.p_value < 0.05 and alone.decision == "regression" and alone.interval_high < 0
     corrected = adjust_and_decide(family)
-    assert corrected[0].decision != "regression"  # 3 x 0.033 is not below 0.05
+    # the family's Bonferroni interval (level 1 - 0.05/3) reaches 0: no longer a regression
+    assert corrected[0].decision != "regression" and corrected[0].interval_high >= 0
+    assert corrected[0].interval_level == pytest.approx(1 - 0.05 / 3)
+    assert corrected[0].interval_low < alone.interval_low
     expected_first = min(1.0, 3 * alone.p_value)  # the smallest p is multiplied by m = 3 under Holm
     assert corrected[0].p_adjusted == pytest.approx(expected_first)
     assert all(c.family_size == 3 for c in corrected)

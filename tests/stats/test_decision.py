@@ -1,89 +1,187 @@
+import numpy as np
 import pytest
 
-from evalops.stats import Evidence, Policy, PolicyError, decide
+from evalops.stats import (
+    Coverage,
+    Evidence,
+    Policy,
+    PolicyError,
+    adjust_and_decide,
+    align,
+    compare,
+    decide,
+    decide_deltas,
+    notifies,
+)
 
-POLICY = Policy(alpha=0.05, min_effect=0.2, min_delta=0.01)
+POLICY = Policy(alpha=0.05, min_delta=0.01)
 
 
-def ev(p, dz, delta, *, n=300, direction=None, dz_ci=None, delta_ci=None, **kw):
-    if direction is None:
-        direction = 0 if delta is None else (delta > 0) - (delta < 0)
-    return Evidence(n=n, delta=delta, effect_size_dz=dz, p_value=p, p_adjusted=p, direction=direction,
-                    effect_size_ci=dz_ci, delta_ci=delta_ci, **kw)
+def ev(lo, hi, delta=None, *, n=300, **kw):
+    delta = (lo + hi) / 2 if delta is None else delta
+    return Evidence(n=n, delta=delta, measure="nDCG@10", interval=(lo, hi), interval_level=0.95, tail=0.025, **kw)
 
 
 @pytest.mark.parametrize(
-    ("evidence", "label"),
+    ("evidence", "label", "severity", "criterion", "reason_code"),
     [
-        # significant and material both ways
-        (ev(0.001, -0.35, -0.04), "regression"),
-        (ev(0.001, 0.35, 0.04), "improvement"),
-        # BOTH conditions are needed: significant but a tiny effect, or a tiny delta
-        (ev(0.001, -0.15, -0.04), "no_change"),
-        (ev(0.001, -0.35, -0.005), "no_change"),
-        # exactly at the minimums counts
-        (ev(0.01, -0.2, -0.01), "regression"),
-        # p exactly alpha is not below alpha
-        (ev(0.05, -0.5, -0.1, dz_ci=(-0.9, 0.0), delta_ci=(-0.2, 0.0)), "inconclusive"),
-        # large effect, not significant, intervals reach the minimums: too few queries
-        (ev(0.2, -0.5, -0.1, n=8, dz_ci=(-1.2, 0.3), delta_ci=(-0.25, 0.05)), "inconclusive"),
-        # not significant and the intervals rule out a material change
-        (ev(0.4, -0.05, -0.002, dz_ci=(-0.16, 0.06), delta_ci=(-0.008, 0.004)), "no_change"),
-        # ruled out by the delta interval alone (a material change needs both)
-        (ev(0.4, -0.05, -0.002, dz_ci=(-0.3, 0.2), delta_ci=(-0.008, 0.004)), "no_change"),
-        # intervals not computed: cannot rule anything out
-        (ev(0.4, -0.05, -0.002), "inconclusive"),
-        # the test's direction disagrees with the mean delta (possible with Wilcoxon)
-        (ev(0.001, -0.35, -0.04, direction=1), "inconclusive"),
-        # degenerate
-        (ev(1.0, None, None, n=1), "inconclusive"),
-        (ev(1.0, None, None, n=0), "inconclusive"),
-        (ev(1.0, 0.0, 0.0, n=40, degenerate="all_zero"), "no_change"),
-        (ev(2.0**-9, -1000.0, -0.1, n=10, degenerate="constant", dz_ci=(-1000.0, -1000.0),
-            delta_ci=(-0.1, -0.1)), "regression"),
-        (ev(0.25, -1000.0, -0.1, n=3, degenerate="constant", dz_ci=(-1000.0, -1000.0),
-            delta_ci=(-0.1, -0.1)), "inconclusive"),
+        (ev(-0.05, -0.02), "regression", "critical", "material", None),
+        (ev(0.02, 0.05), "improvement", "critical", "material", None),
+        (ev(-0.03, -0.001), "regression", "warning", "significant", None),
+        (ev(0.001, 0.03), "improvement", "warning", "significant", None),
+        (ev(-0.004, 0.006), "no_change", None, "equivalence", None),
+        (ev(-0.008, -0.001), "no_change", None, "equivalence", None),  # significant, immaterial
+        (ev(-0.03, 0.01, -0.011), "inconclusive", None, None, "underpowered"),  # material estimate, not significant
+        (ev(-0.02, 0.02), "inconclusive", None, None, "underpowered"),
+        # exactly at the margin is not inside it
+        (ev(-0.01, 0.005), "inconclusive", None, None, "underpowered"),
+        (Evidence(n=1, delta=-0.1), "inconclusive", None, None, "too_few_queries"),
+        (Evidence(n=0, delta=None), "inconclusive", None, None, "too_few_queries"),
+        (ev(0.0, 0.0, n=40, degenerate="all_zero"), "no_change", None, "equivalence", None),
+        # constant drops: the point interval, once enough queries can carry a significant sign pattern
+        (ev(-0.1, -0.1, n=10, degenerate="constant", floor_p=2.0**-10), "regression", "critical", "material", None),
+        (ev(-0.1, -0.1, n=3, degenerate="constant", floor_p=2.0**-3), "inconclusive", None, None, "underpowered"),
     ],
 )
-def test_rule_table(evidence, label):
+def test_rule_table(evidence, label, severity, criterion, reason_code):
     decision = decide(evidence, POLICY)
-    assert decision.label == label, decision.reasons
+    assert (decision.label, decision.severity, decision.criterion, decision.reason_code) == (
+        label, severity, criterion, reason_code), decision.reasons
     assert decision.reasons and all(isinstance(r, str) and r for r in decision.reasons)
+    assert decision.margin == 0.01
 
 
-def test_reasons_say_why_in_words():
-    reasons = decide(ev(0.001, -0.35, -0.04), POLICY).reasons
-    assert reasons[0].startswith("p = 0.001 < alpha = 0.05 (paired t-test, two-sided")
-    assert "|d_z| = 0.35 >= minimum 0.2" in reasons
-    assert "|delta| = 0.04 >= minimum 0.01" in reasons
-    assert reasons[-1].endswith("a regression")
-    family = decide(Evidence(n=50, delta=-0.04, effect_size_dz=-0.5, p_value=0.001, p_adjusted=0.006,
-                             direction=-1, family_size=6), POLICY).reasons
-    assert "adjusted p = 0.006" in family[0] and "Holm-adjusted over 6 comparisons" in family[0]
-    small = decide(ev(0.2, -0.5, -0.1, n=8, dz_ci=(-1.2, 0.3), delta_ci=(-0.25, 0.05)), POLICY).reasons
-    assert "about 199 give 80% power" in small[-1]
-    constant = decide(ev(0.25, -1000.0, -0.1, n=3, degenerate="constant"), POLICY).reasons
-    assert "at best p = 0.25; at least 6 are needed" in constant[-1]
+def test_either_adds_the_material_estimate_warning():
+    either = Policy(alert_on="either")
+    assert decide(ev(-0.03, 0.01, -0.011), either).criterion == "material_estimate"
+    assert decide(ev(-0.03, 0.01, -0.011), either).label == "regression"
+    assert decide(ev(-0.01, 0.03, 0.011), either).label == "improvement"
+    assert decide(ev(-0.02, 0.02, -0.001), either).label == "inconclusive"
 
 
-def test_adjusted_p_value_is_the_one_that_counts():
-    evidence = Evidence(n=100, delta=-0.05, effect_size_dz=-0.4, p_value=0.01, p_adjusted=0.08, direction=-1)
-    assert decide(evidence, POLICY).label != "regression"
+@pytest.mark.parametrize(
+    ("decision", "severity", "criterion", "alert_on", "alerts"),
+    [
+        ("regression", "critical", "material", "critical", True),
+        ("regression", "warning", "significant", "critical", False),
+        ("regression", "warning", "significant", "warning", True),
+        ("regression", "warning", "material_estimate", "either", True),
+        ("improvement", "critical", "material", "either", False),
+        ("inconclusive", None, None, "either", False),
+        ("regression", "warning", "query_drops", "critical", True),
+    ],
+)
+def test_alert_on(decision, severity, criterion, alert_on, alerts):
+    assert notifies(decision, severity, criterion, alert_on) is alerts
 
 
 def test_one_sided_policies_look_one_way():
-    less = Policy(alternative="less", min_effect=0.2)
-    assert decide(ev(0.001, -0.4, -0.05), less).label == "regression"
-    gain = decide(ev(0.9, 0.4, 0.05, dz_ci=(0.1, 0.7), delta_ci=(0.01, 0.09)), less)
-    assert gain.label == "no_change" and "only looks for drops" in gain.reasons[-1]
-    greater = Policy(alternative="greater", min_effect=0.2)
-    assert decide(ev(0.001, 0.4, 0.05), greater).label == "improvement"
+    less = Policy(alternative="less")
+    assert decide(ev(-0.05, -0.02), less).label == "regression"
+    assert decide(ev(-0.005, 0.08), less).label == "no_change"  # non-inferiority: a drop of 0.01 ruled out
+    gain = decide(ev(0.02, 0.05), less)
+    assert gain.label == "no_change" and gain.criterion == "equivalence"
+    greater = Policy(alternative="greater")
+    assert decide(ev(0.02, 0.05), greater).label == "improvement"
+    assert decide(ev(-0.05, -0.02), greater).label == "no_change"
 
 
-def test_no_minimums_means_significance_alone_decides():
-    bare = Policy(min_effect=0.0, min_delta=0.0)
-    assert decide(ev(0.03, -0.13, -0.001), bare).label == "regression"
-    assert decide(ev(0.3, -0.06, -0.001), bare).label == "no_change"
+def test_per_measure_margins():
+    policy = Policy(min_delta=0.01, margins={"P@5": 0.05})
+    assert decide(ev(-0.04, -0.02), policy).severity == "critical"  # nDCG@10: margin 0.01
+    p5 = decide(Evidence(n=300, delta=-0.03, measure="P@5", interval=(-0.04, -0.02), tail=0.025), policy)
+    assert (p5.label, p5.margin) == ("no_change", 0.05)
+
+
+def pair(b, c):
+    ids = [f"q{i:04d}" for i in range(len(b))]
+    return align(dict(zip(ids, b)), dict(zip(ids, c)))
+
+
+def test_eight_drops_of_a_thousandth_are_no_material_change():
+    b = np.full(8, 0.6)
+    comp = compare(pair(b, b - 0.001), measure="nDCG@10")
+    assert (comp.decision, comp.criterion, comp.severity) == ("no_change", "equivalence", None)
+    assert comp.effect_size_dz == -1000.0  # still reported, capped; it no longer gates anything
+    assert any("every query changed by the same -0.001" in r for r in comp.reasons)
+    assert "rules out a drop of 0.01 or more" in comp.reasons[-1]
+
+
+def test_three_hundred_near_constant_small_drops_are_no_material_change():
+    rng = np.random.default_rng(5)
+    b = rng.uniform(0.2, 0.9, 300)
+    comp = compare(pair(b, b - 0.001 + rng.normal(0, 1e-5, 300)), measure="nDCG@10")
+    assert comp.decision == "no_change" and comp.interval_high < 0  # significant, and immaterial
+    assert "a significant drop, but the interval rules out a drop of 0.01" in comp.reasons[-1]
+
+
+def test_ten_of_three_hundred_queries_losing_everything_is_a_critical_regression():
+    b = np.full(300, 0.5)
+    b[:10] = 1.0
+    c = b.copy()
+    c[:10] = 0.0
+    comp = compare(pair(b, c), measure="nDCG@10")
+    assert comp.delta == pytest.approx(-1 / 30) and comp.p_value == pytest.approx(0.0015, abs=1e-4)
+    assert (comp.decision, comp.severity, comp.criterion) == ("regression", "critical", "material")
+    assert comp.interval_high < -0.01 and comp.alert
+    assert "10 queries lost more than 0.5 (0 gained that much" in comp.reasons[-2]
+    assert "the whole interval lies below -0.01" in comp.reasons[-1]
+    # in a family of 3 the Bonferroni interval reaches past the margin: a warning, still an alert by default
+    family = adjust_and_decide([comp, comp, comp])
+    assert family[0].severity == "warning" and family[0].criterion == "significant" and family[0].alert
+    assert family[0].interval_level == pytest.approx(1 - 0.05 / 3)
+    assert not adjust_and_decide([comp, comp, comp], Policy())[0].policy.alert_on == "critical"
+
+
+def test_a_thousand_queries_losing_five_points_is_a_critical_regression():
+    rng = np.random.default_rng(11)
+    d = rng.normal(0.0, 0.34, 1000)
+    d = d - d.mean() - 0.053
+    b = np.full(1000, 0.5)
+    comp = compare(pair(b, b + d), measure="nDCG@10")
+    assert comp.p_value < 1e-5
+    assert (comp.decision, comp.severity) == ("regression", "critical")
+    assert comp.reasons[0].startswith("delta = -0.0530, 0.95 t-interval [-0.0741, -0.0319]")
+
+
+def test_inconclusive_says_how_many_queries_would_decide():
+    rng = np.random.default_rng(2)
+    d = rng.normal(0, 0.2, 100)
+    out = decide_deltas(d - d.mean(), POLICY, measure="nDCG@10")
+    assert out.decision.reason_code == "underpowered"
+    from evalops.stats import rule_sample_size
+
+    need = rule_sample_size(-0.015, float(np.std(d, ddof=1)), 0.01)
+    assert out.queries_needed == need
+    assert f"about {need} queries would decide it" in out.decision.reasons[-1]
+    bigger = decide_deltas(d - d.mean(), POLICY, measure="nDCG@10", family_size=3)
+    assert bigger.queries_needed > need  # the family's correction asks for more
+
+
+def test_query_drops_can_alert_when_the_mean_hides_them():
+    d = np.r_[np.full(12, -1.0), np.full(288, 0.05)]  # mean ~ +0.008: the mean hides 12 collapses
+    plain = decide_deltas(d, POLICY)
+    assert plain.decision.label != "regression" and not plain.alert
+    assert "12 queries lost more than 0.5" in plain.decision.reasons[-2]
+    opted = decide_deltas(d, Policy(alert_on_query_drops=True))
+    assert (opted.decision.label, opted.decision.criterion, opted.alert) == ("regression", "query_drops", True)
+
+
+def test_partial_run_is_inconclusive_before_any_number():
+    b = np.full(30, 0.8)
+    comp = compare(pair(b, b - 0.6), measure="nDCG@10", coverage=Coverage(300, 300, 30, "compared on the 30 both answered"))
+    assert (comp.decision, comp.reason_code) == ("inconclusive", "partial_run")
+    assert comp.reasons[0].startswith("baseline answered 300 of 300 judged queries (100%), candidate 30 of 300 (10%)")
+    assert not comp.alert
+    full = compare(pair(b, b - 0.6), measure="nDCG@10", coverage=Coverage(30, 30, 28, "unanswered score 0"))
+    assert full.decision == "regression"  # 93% >= 90%
+
+
+def test_min_effect_is_refused_with_what_replaced_it():
+    with pytest.raises(PolicyError, match="min_effect .* was removed: materiality is now min_delta"):
+        Policy(min_effect=0.2)
+    with pytest.raises(PolicyError, match="Replace min_effect with min_delta"):
+        Policy.from_dict({"alpha": 0.05, "min_effect": 0.2})
 
 
 @pytest.mark.parametrize(
@@ -92,12 +190,17 @@ def test_no_minimums_means_significance_alone_decides():
         ({"alpha": 0.0}, "alpha"),
         ({"alpha": 1.5}, "alpha"),
         ({"alternative": "lower"}, "alternative"),
-        ({"min_effect": -0.1}, "min_effect"),
+        ({"min_delta": 0}, "min_delta"),
         ({"min_delta": -1}, "min_delta"),
+        ({"margins": {"P@5": 0}}, "margins"),
+        ({"alert_on": "both"}, "alert_on"),
         ({"correction": "bonferroni"}, "correction"),
         ({"test": "sign"}, "test"),
         ({"zero_method": "drop"}, "zero_method"),
+        ({"interval": "wald"}, "interval"),
         ({"ci_method": "basic"}, "ci_method"),
+        ({"min_coverage": 1.5}, "min_coverage"),
+        ({"query_drop": 0}, "query_drop"),
         ({"n_resamples": 10}, "n_resamples"),
         ({"seed": -1}, "seed"),
     ],
@@ -108,14 +211,24 @@ def test_policy_validation(kwargs, message):
 
 
 def test_numpy_numbers_become_plain_python_numbers():
-    import numpy as np
-
     policy = Policy(alpha=np.float64(0.01), seed=np.int64(20260101), n_resamples=np.int32(500))
     assert type(policy.seed) is int and type(policy.n_resamples) is int and type(policy.alpha) is float
     assert policy == Policy(alpha=0.01, seed=20260101, n_resamples=500)
 
 
 def test_policy_travels_as_a_dict():
-    policy = Policy(test="wilcoxon", correction="bh", seed=20260101)
-    assert Policy(**policy.to_dict()) == policy
+    policy = Policy(test="wilcoxon", correction="bh", seed=20260101, margins={"P@5": 0.02})
+    assert Policy.from_dict(policy.to_dict()) == policy
     assert policy.confidence == pytest.approx(0.95)
+
+
+def test_bh_family_uses_the_false_coverage_level():
+    rng = np.random.default_rng(3)
+    strong = pair(np.full(200, 0.5), 0.5 + rng.normal(-0.08, 0.1, 200))
+    null = pair(np.full(200, 0.5), 0.5 + rng.normal(0.0, 0.1, 200))
+    policy = Policy(correction="bh")
+    family = adjust_and_decide([compare(p, measure=m, policy=policy) for p, m in
+                                [(strong, "a"), (null, "b"), (null, "c"), (null, "d")]])
+    discoveries = sum(c.p_adjusted < 0.05 for c in family)
+    assert discoveries >= 1
+    assert family[0].interval_level == pytest.approx(1 - discoveries * 0.05 / 4)

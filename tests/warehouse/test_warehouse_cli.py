@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.exitcodes import ExitCode
 from evalops.warehouse import RunKey, create_warehouse_engine, record_gold_set_version, record_kb_snapshot, record_run
 from evalops.fingerprint import EvalFingerprint
 
@@ -99,23 +100,24 @@ def test_promote_and_roll_back(url):
 
 
 @pytest.mark.parametrize(
-    "args, message",
+    "args, message, code",
     [
-        (["promote", "bm25", "v9", "--reason", "x"], "no succeeded gold-set run"),
-        (["promote", "bm25", "--rollback", "--reason", "x"], "--rollback needs --fingerprint"),
-        (["promote", "bm25", "--rollback", "--fingerprint", "zz", "--reason", "x"], "not a hex hash"),
-        (["history", "-m", "nDCG@10"], "needs a RETRIEVER"),
+        (["promote", "bm25", "v9", "--reason", "x"], "no succeeded gold-set run", ExitCode.WAREHOUSE_ERROR),
+        (["promote", "bm25", "--rollback", "--reason", "x"], "--rollback needs --fingerprint", ExitCode.BAD_INPUT),
+        (["promote", "bm25", "--rollback", "--fingerprint", "zz", "--reason", "x"], "not a hex hash",
+         ExitCode.BAD_INPUT),
+        (["history", "-m", "nDCG@10"], "needs a RETRIEVER", ExitCode.BAD_INPUT),
     ],
 )
-def test_user_mistakes_are_one_line_errors(url, args, message):
+def test_user_mistakes_are_one_line_errors(url, args, message, code):
     invoke("db", "upgrade")
     populate(url)
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 2
+    assert result.exit_code == code
     assert message in result.output
 
 
 def test_an_unmigrated_warehouse_says_to_upgrade(url):
     result = CliRunner().invoke(main, ["history"])
-    assert result.exit_code == 2
+    assert result.exit_code == ExitCode.BAD_INPUT
     assert "evalops db upgrade" in result.output

@@ -17,9 +17,13 @@ TABLES = {
     "eval_runs",
     "gold_set_versions",
     "kb_snapshots",
+    "judge_runs",
+    "judgments",
     "measures",
     "query_scores",
+    "query_texts",
     "run_aggregates",
+    "run_timings",
 }
 
 

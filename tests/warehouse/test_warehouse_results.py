@@ -45,8 +45,16 @@ def result(baseline_id: int, candidate_id: int, measure: str = "nDCG@10", **chan
         ties=15,
         losses=25,
         decision="regression",
-        reasons=("p_adjusted < alpha", "delta below -min_effect"),
-        policy={"alpha": 0.05, "min_effect": 0.02, "correction": "holm"},
+        reasons=("the interval lies below 0 but reaches past -0.01: a significant drop, size uncertain",),
+        policy={"alpha": 0.05, "min_delta": 0.01, "correction": "holm"},
+        severity="warning",
+        criterion="significant",
+        margin=0.01,
+        interval_low=-0.09,
+        interval_high=-0.01,
+        interval_level=1 - 0.05 / 3,
+        family_size=3,
+        family="gold",
     )
     return ABTestResult(**{**values, **changes})
 
@@ -66,6 +74,11 @@ def test_ab_results_round_trip_and_upsert(seed, engine):
 
     frame = load_ab_tests(engine, candidate_run_id=cand.id)
     assert list(frame["measure"]) == ["P@5", "nDCG@10"]
+    assert list(frame["severity"]) == ["warning", "warning"] and list(frame["family_size"]) == [3, 3]
+    assert frame["interval_level"].iloc[0] == pytest.approx(1 - 0.05 / 3)
+    inconclusive = record_ab_tests(engine, [result(base.id, cand.id, decision="inconclusive", severity=None,
+                                                   criterion=None, reason_code="partial_run")])
+    assert (inconclusive[0].severity, inconclusive[0].reason_code) == (None, "partial_run")
     assert list(frame["decision"]) == ["regression", "no_change"]
 
 

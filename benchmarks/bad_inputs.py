@@ -1,0 +1,181 @@
+"""Bad input files through the readers and the command line: tracebacks against clean one-line errors.
+
+    python benchmarks/bad_inputs.py            # readers and `evalops evaluate`
+    python benchmarks/bad_inputs.py --no-cli   # readers only (quicker)
+
+Each case writes one bad (or merely unusual) file into a temporary folder and reads it. A reader outcome
+is ``accepted`` (a documented leniency: BOM, CRLF, fields after the run tag), ``clean`` (an
+``InputError`` on one line naming the file, and the line wherever the problem is on a line), ``no line``
+(clean, but the line is missing), or ``TRACEBACK`` (any other exception). Run and qrels cases also go
+through ``evalops evaluate``: clean there means a non-zero exit, one ``error:`` line on stderr naming the
+file, and no traceback. Target: 0 tracebacks, and a line named wherever the input has lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from evalops.errors import InputError  # noqa: E402
+from evalops.formats import read_beir_corpus, read_beir_qrels, read_beir_queries, read_qrels, read_run  # noqa: E402
+
+GOOD_RUN = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n"
+GOOD_QRELS = b"q1 0 d1 1\nq1 0 d2 0\n"
+
+
+def _gold_csv(judgments: bytes) -> Callable[[Path], Any]:
+    def read(path: Path) -> Any:
+        from evalops.goldset.io import load_gold_set
+
+        folder = path.parent / (path.name + ".d")
+        folder.mkdir(exist_ok=True)
+        (folder / "queries.csv").write_text("query_id,text,type\nq1,hello,keyword\n")
+        (folder / "judgments.csv").write_bytes(judgments)
+        return load_gold_set(folder)
+
+    return read
+
+
+def _log(payload: bytes, gz: bool) -> Callable[[Path], Any]:
+    def read(path: Path) -> Any:
+        from datetime import datetime, timezone
+
+        from evalops.querylog.read import read_log_window
+
+        day = path.parent / (path.name + ".logs") / "2026-01-01"
+        day.mkdir(parents=True, exist_ok=True)
+        target = day / ("log.jsonl.gz" if gz else "log.jsonl")
+        target.write_bytes(payload)
+        start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        return read_log_window(day.parent, start, datetime(2026, 1, 2, tzinfo=timezone.utc))
+
+    return read
+
+
+# (name, file name, bytes, reader, has lines, CLI role: "run" | "qrels" | None)
+CASES: list[tuple[str, str, bytes, Any, bool, str | None]] = [
+    ("run: not UTF-8", "a.run", b"q1 Q0 d\xff 1 2 t\n", read_run, True, "run"),
+    ("run: inf score", "a.run", b"q1 Q0 d1 1 inf t\n", read_run, True, "run"),
+    ("run: 1e400 score", "a.run", GOOD_RUN + b"q1 Q0 d3 3 1e400 t\n", read_run, True, "run"),
+    ("run: nan score", "a.run", b"q1 Q0 d1 1 nan t\n", read_run, True, "run"),
+    ("run: word as score", "a.run", b"q1 Q0 d1 1 high t\n", read_run, True, "run"),
+    ("run: five fields", "a.run", GOOD_RUN + b"q1 Q0 d3 3 1.0\n", read_run, True, "run"),
+    ("run: duplicate document", "a.run", GOOD_RUN + b"q1 Q0 d1 3 0.5 t\n", read_run, True, "run"),
+    ("run: empty file", "a.run", b"", read_run, False, "run"),
+    ("run: binary garbage", "a.run", bytes(range(256)) * 4, read_run, True, "run"),
+    ("run: NUL in a line", "a.run", b"q1 Q0 d1 1 2\x00 t\n", read_run, True, "run"),
+    ("run: corrupt gzip", "a.run.gz", gzip.compress(GOOD_RUN * 100)[:-30] + b"\x00" * 10, read_run, False, "run"),
+    ("run: truncated gzip", "a.run.gz", gzip.compress(GOOD_RUN * 100)[:40], read_run, False, "run"),
+    ("run: zstd magic, garbage", "a.run.zst", b"\x28\xb5\x2f\xfd" + b"\x00" * 20, read_run, False, "run"),
+    ("run: a directory", "dir.run", b"", read_run, False, None),
+    ("run: BOM (accepted)", "a.run", b"\xef\xbb\xbf" + GOOD_RUN, read_run, False, "run"),
+    ("run: CRLF and tabs (accepted)", "a.run", b"q1\tQ0 d1 1 2.5 t\r\nq1 Q0  d2 2 1.5 t\r\n", read_run, False, "run"),
+    ("run: fields after tag (accepted)", "a.run", b"q1 Q0 d1 x 2.5 t reserved\n", read_run, False, "run"),
+    ("qrels: nan grade", "a.qrels", GOOD_QRELS + b"q1 0 d3 nan\n", read_qrels, True, "qrels"),
+    ("qrels: grade 999999999999999999999", "a.qrels", b"q1 0 d1 999999999999999999999\n", read_qrels, True, "qrels"),
+    ("qrels: grade 1.5", "a.qrels", b"q1 0 d1 1.5\n", read_qrels, True, "qrels"),
+    ("qrels: grade 1e400", "a.qrels", b"q1 0 d1 1e400\n", read_qrels, True, "qrels"),
+    ("qrels: not UTF-8", "a.qrels", b"q1 0 d\xc3\x28 1\n", read_qrels, True, "qrels"),
+    ("qrels: duplicate judgment", "a.qrels", GOOD_QRELS + b"q1 0 d1 2\n", read_qrels, True, "qrels"),
+    ("qrels: 3 then 4 columns", "a.qrels", b"q1 d1 1\nq1 0 d2 1\n", read_qrels, True, "qrels"),
+    ("BEIR qrels: duplicate judgment", "a.tsv", b"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t0\n", read_beir_qrels, True, "qrels"),
+    ("BEIR qrels: BOM (accepted)", "a.tsv", b"\xef\xbb\xbfquery-id\tcorpus-id\tscore\nq1\td1\t1\n", read_beir_qrels, False, "qrels"),
+    ("BEIR qrels: not UTF-8", "a.tsv", b"query-id\tcorpus-id\tscore\nq1\td\xff\t1\n", read_beir_qrels, True, "qrels"),
+    ("BEIR queries: not UTF-8", "q.jsonl", b'{"_id": "1", "text": "\xff"}\n', read_beir_queries, True, None),
+    ("BEIR queries: BOM (accepted)", "q.jsonl", b'\xef\xbb\xbf{"_id": "1", "text": "x"}\n', read_beir_queries, False, None),
+    ("BEIR queries: deep nesting", "q.jsonl", b"[" * 100_000 + b"\n", read_beir_queries, True, None),
+    ("BEIR queries: corrupt gzip", "q.jsonl.gz", b"\x1f\x8b\x08\x00junk", read_beir_queries, False, None),
+    ("BEIR queries: duplicate id", "q.jsonl", b'{"_id": "1", "text": "a"}\n{"_id": "1", "text": "b"}\n', read_beir_queries, True, None),
+    ("BEIR corpus: not an object", "c.jsonl", b'{"_id": "1", "text": "a"}\n[1, 2]\n', read_beir_corpus, True, None),
+    ("BEIR corpus: not UTF-8", "c.jsonl", b'{"_id": "1", "text": "\xfe"}\n', read_beir_corpus, True, None),
+    ("gold CSV: nan grade", "g", b"", _gold_csv(b"query_id,doc_id,grade\nq1,d1,nan\n"), True, None),
+    ("gold CSV: grade 1e400", "g", b"", _gold_csv(b"query_id,doc_id,grade\nq1,d1,1e400\n"), True, None),
+    ("gold CSV: not UTF-8", "g", b"", _gold_csv(b"query_id,doc_id,grade\nq1,d\xff,1\n"), True, None),
+    ("query log: corrupt .jsonl.gz", "l", b"", _log(b"\x1f\x8b\x08\x00" + b"\x00" * 30, True), False, None),
+    ("query log: not UTF-8", "l", b"", _log(b'{"query": "\xff"}\n', False), True, None),
+]
+
+
+def read_outcome(reader: Any, path: Path, has_lines: bool) -> str:
+    try:
+        got = reader(path)
+    except InputError as exc:
+        message = str(exc)
+        if "\n" in message:
+            return "multi-line"
+        if str(path) not in message and str(path.parent) not in message:
+            return f"no file ({message[:60]})"
+        if has_lines and not re.search(r":\d+[:\s]", message):
+            return "no line"
+        return "clean"
+    except Exception as exc:  # noqa: BLE001 - this is what the benchmark counts
+        return f"TRACEBACK {type(exc).__name__}"
+    del got
+    return "accepted"
+
+
+def cli_outcome(role: str, path: Path, folder: Path) -> str:
+    qrels, run = folder / "good.qrels", folder / "good.run"
+    qrels.write_bytes(GOOD_QRELS)
+    run.write_bytes(GOOD_RUN)
+    args = [str(qrels), str(path)] if role == "run" else [str(path), str(run)]
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "evalops"), "evaluate", *args, "-m", "P@5", "--format", "json"],
+        capture_output=True, text=True, cwd=REPO,
+    )
+    if "Traceback" in done.stderr:
+        return "TRACEBACK"
+    if done.returncode == 0:
+        json.loads(done.stdout)
+        return "accepted"
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    if len(lines) == 1 and lines[0].startswith("error:") and str(path) in lines[0]:
+        return "clean"
+    return f"unclear ({done.stderr.strip()[:60]})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-cli", action="store_true")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        for i, (name, file_name, data, reader, has_lines, role) in enumerate(CASES):
+            folder = base / str(i)
+            folder.mkdir()
+            path = folder / file_name
+            if file_name == "dir.run":
+                path.mkdir()
+            else:
+                path.write_bytes(data)
+            outcome = read_outcome(reader, path, has_lines)
+            cli = "-" if args.no_cli or role is None else cli_outcome(role, path, folder)
+            rows.append((name, outcome, cli))
+    width = max(len(r[0]) for r in rows) + 2
+    print(f"{'input':<{width}}{'reader':<22}{'evalops evaluate':<18}")
+    for name, outcome, cli in rows:
+        print(f"{name:<{width}}{outcome:<22}{cli:<18}")
+    outcomes = [r[1] for r in rows] + [r[2] for r in rows if r[2] != "-"]
+    tracebacks = sum(o.startswith("TRACEBACK") for o in outcomes)
+    clean = sum(o == "clean" for o in outcomes)
+    no_line = sum(o == "no line" for o in outcomes)
+    accepted = sum(o == "accepted" for o in outcomes)
+    other = len(outcomes) - tracebacks - clean - no_line - accepted
+    print(f"\n{len(rows)} inputs, {len(outcomes)} reads: {tracebacks} tracebacks, {clean} clean one-line errors "
+          f"naming file (and line), {no_line} without the line, {accepted} accepted, {other} other")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+"""The history dashboard: retrieval quality over time, per version, with its events and alerts.
+
+Three ways to open it, one set of pages (``evalops.dashboard.pages``):
+
+* ``create_app(engine)``: a read-only FastAPI app (``evalops dashboard`` serves it with uvicorn);
+* the Airflow plugin (``evalops.dashboard.airflow_plugin``) mounts the same app under ``/evalops``;
+* ``export_site(engine, folder)``: static HTML files that open from ``file://`` with no network.
+
+Charts are server-rendered SVG (``evalops.dashboard.svg``): no script, nothing fetched from elsewhere.
+"""
+
+from __future__ import annotations
+
+from evalops.dashboard.app import create_app
+from evalops.dashboard.export import export_site
+from evalops.dashboard.pages import DashboardSettings
+
+__all__ = ["DashboardSettings", "create_app", "export_site"]

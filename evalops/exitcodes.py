@@ -1,0 +1,94 @@
+"""The exit codes of every ``evalops`` command: one table, documented in the README ("Exit codes").
+
+New situations get a new member here (and a row in the README table), never a second scheme. When several
+apply to one command, :func:`most_severe` picks the one to exit with (:data:`PRECEDENCE`): the problem found
+earliest in an evaluation wins, because it makes the later verdicts incomplete; the printed summary and the
+JUnit XML still list every problem.
+
+Which exception maps to which code is decided in one place, :func:`for_exception`.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["ExitCode", "PRECEDENCE", "for_exception", "most_severe"]
+
+
+class ExitCode(enum.IntEnum):
+    """An exit code; each member's ``__doc__`` says when a command exits with it."""
+
+    def __new__(cls, value: int, doc: str) -> ExitCode:
+        member = int.__new__(cls, value)
+        member._value_ = value
+        member.__doc__ = doc
+        return member
+
+    SUCCESS = 0, (
+        "Done; for a gate: nothing that fails it (improvements, no change and inconclusive results pass)."
+    )
+    INTERNAL_ERROR = 1, (
+        "A bug in evalops (an exception it did not expect). The traceback is printed to stderr."
+    )
+    USAGE = 2, (
+        "The command line itself is wrong: an unknown option, a missing argument, a value of the wrong type. "
+        "click reports it with the command's usage line. Nothing is read or written."
+    )
+    BAD_INPUT = 3, (
+        "Input a user can fix: a malformed file, an unknown measure, a bad configuration or registry "
+        "(``InputError``, ``ConfigError``), or data that breaks its contract (``ValidationError``; "
+        "``validate``, ``snapshot --validate`` and ``sample-logs`` when the data is invalid). One ``error:`` "
+        "line (or the contract summary) names the file, the row and what to fix; nothing is written to the "
+        "warehouse."
+    )
+    REGRESSION = 4, (
+        "A regression that fails the gate: ``run --fail-on-regression`` or ``gate`` when the run raised a "
+        "regression alert (an alert measure, on the gold set), ``compare --fail-on-regression`` when any "
+        "comparison is a regression."
+    )
+    VERSION_FAILED = 5, (
+        "A retriever version could not be scored: too many of its queries failed (the failure budget), or its "
+        "retriever could not be reached. ``retrieve`` over the failure budget; ``run`` and ``gate`` when a "
+        "gold version failed (the other versions are still scored, stored and reported)."
+    )
+    UNDELIVERED_ALERTS = 6, (
+        "Reserved: an alert was stored but could not be delivered to a notifier."
+    )
+    WAREHOUSE_ERROR = 7, (
+        "The warehouse refused or could not complete a write or a lookup (``WarehouseError``), e.g. a "
+        "promotion of a version that has no succeeded run."
+    )
+
+
+PRECEDENCE: tuple[ExitCode, ...] = (
+    ExitCode.INTERNAL_ERROR,
+    ExitCode.USAGE,
+    ExitCode.BAD_INPUT,
+    ExitCode.WAREHOUSE_ERROR,
+    ExitCode.VERSION_FAILED,
+    ExitCode.REGRESSION,
+    ExitCode.UNDELIVERED_ALERTS,
+    ExitCode.SUCCESS,
+)
+"""Most severe first: the code a command exits with when several apply."""
+
+
+def most_severe(*codes: ExitCode) -> ExitCode:
+    """The code of :data:`PRECEDENCE` that comes first among ``codes`` (``SUCCESS`` when none is given)."""
+    present = set(codes)
+    return next((code for code in PRECEDENCE if code in present), ExitCode.SUCCESS)
+
+
+def for_exception(exc: BaseException) -> ExitCode:
+    """The exit code of an error evalops raised on purpose; ``INTERNAL_ERROR`` for anything else."""
+    from evalops.errors import EvalopsError, InputError, RetrieverError, ValidationError, WarehouseError
+
+    if isinstance(exc, (InputError, ValidationError)):
+        return ExitCode.BAD_INPUT
+    if isinstance(exc, RetrieverError):
+        return ExitCode.VERSION_FAILED
+    if isinstance(exc, WarehouseError):
+        return ExitCode.WAREHOUSE_ERROR
+    if isinstance(exc, EvalopsError):
+        return ExitCode.BAD_INPUT
+    return ExitCode.INTERNAL_ERROR

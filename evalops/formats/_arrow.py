@@ -1,0 +1,62 @@
+"""Arrow arrays to numpy without pandas.
+
+pyarrow's ``to_numpy`` imports pandas (about a second) even for a plain int32 array, so the reading path
+of ``evalops evaluate`` views the buffers itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["numeric", "strings", "from_numpy"]
+
+_TYPES = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float": np.float32, "double": np.float64, "halffloat": np.float16,
+}
+
+
+def numeric(array: Any) -> np.ndarray:
+    """A numeric Arrow array (or chunked array) without nulls as a numpy array (a view when possible)."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        parts = [numeric(c) for c in array.chunks]
+        if not parts:
+            return np.zeros(0, dtype=_TYPES[str(array.type)])
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if array.null_count:
+        raise ValueError("numeric() needs an array without nulls; fill them first")
+    dtype = _TYPES[str(array.type)]
+    buffer = array.buffers()[1]
+    if buffer is None or len(array) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(buffer, dtype=dtype)[array.offset : array.offset + len(array)]
+
+
+def strings(array: Any) -> np.ndarray:
+    """A string Arrow array (or chunked array) as an object array of str."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        values: list[Any] = []
+        for chunk in array.chunks:
+            values.extend(chunk.to_pylist())
+    else:
+        values = array.to_pylist()
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def from_numpy(values: np.ndarray) -> Any:
+    """A numeric numpy array as an Arrow array over the same memory (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values)
+    kind = {np.dtype(v): k for k, v in _TYPES.items()}[values.dtype]
+    arrow_type = {"float": pa.float32(), "double": pa.float64(), "halffloat": pa.float16()}.get(kind) or getattr(pa, kind)()
+    return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])

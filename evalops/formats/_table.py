@@ -1,0 +1,451 @@
+"""Delimited id/id/number tables (TREC runs and qrels, BEIR qrels TSVs) read into integer codes.
+
+Two parsers give the same result:
+
+* **the fast path**: pyarrow's CSV reader with an explicit schema. Query and document ids are
+  dictionary-encoded by Arrow as it parses, so ids arrive as the integer codes the metric kernels use;
+  numbers are converted in Arrow; the duplicate check works on the codes. No Python runs per row. It
+  takes files whose fields are separated by exactly one space (or one tab) everywhere, which is what
+  retrievers and ``trec_eval`` users write. While Arrow reads, the bytes are checked for anything else
+  (a second kind of whitespace, doubled or leading/trailing separators); any of it sends the file to
+* **the exact parser**: a line-by-line pass that splits fields the way ``trec_eval`` does (any run of
+  ASCII whitespace; tabs only for BEIR TSVs) and names the line of every problem.
+
+Anything the fast path refuses (a conversion error, a non-finite score, a field count that changes) is
+re-read by the exact parser, which either accepts it with the same result or raises a ``FormatError``
+with the line number. A duplicate found on the codes is located by counting lines up to its row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evalops.errors import FormatError
+from evalops.formats._arrow import from_numpy, numeric, strings
+from evalops.formats._source import Source
+
+__all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+_NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_BLOCK = 1 << 22
+SMALL_FILE = 4 << 20  # bytes; below this the exact parser alone is quicker than importing pyarrow  # Arrow block size: smaller blocks keep the parser's working memory down
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A table format: which fields hold what, and how many fields a line may have."""
+
+    description: str  # e.g. "TREC run: query_id Q0 doc_id rank score tag"
+    field_counts: tuple[int, ...]  # allowed counts; the last one also allows more when ``extra_fields``
+    query: dict[int, int]  # field count -> index of the query id
+    doc: dict[int, int]
+    value: dict[int, int]
+    value_kind: str  # "score" (a finite float) or "grade" (an integer within int32)
+    value_name: str
+    tab_separated: bool = False  # BEIR TSV: split on tabs only, strip each field
+    extra_fields: bool = False  # fields after the last are ignored (trec_eval's run files)
+    header: tuple[str, ...] | None = None  # a first line equal to this is skipped
+    tag: int | None = None  # the field whose first-line value names the run
+
+    def accepts(self, count: int) -> bool:
+        if count in self.field_counts:
+            return True
+        return self.extra_fields and count > max(self.field_counts)
+
+    def shape(self, count: int) -> int:
+        return count if count in self.field_counts else max(self.field_counts)
+
+    def expected(self) -> str:
+        counts = " or ".join(str(c) for c in self.field_counts)
+        return f"{counts}{' or more' if self.extra_fields else ''} columns"
+
+
+@dataclass(frozen=True, eq=False)
+class Columns:
+    """A table as codes: ``query_ids[query_codes]`` and ``doc_dictionary[doc_codes]`` are the rows' ids.
+
+    Query codes number distinct query ids in order of first appearance. Doc codes index
+    ``doc_dictionary`` (a pyarrow string array or chunked array); one doc id may have several codes (one
+    per Arrow block), but rows of one query compare equal exactly when their doc codes do.
+    """
+
+    query_codes: np.ndarray
+    query_ids: np.ndarray
+    doc_codes: np.ndarray
+    doc_dictionary: Any
+    values: np.ndarray
+    tag: str | None
+    lines: np.ndarray | None  # line number of each row (exact parser only)
+    fast: bool
+
+    def __len__(self) -> int:
+        return len(self.query_codes)
+
+    def doc_ids(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Doc ids of ``rows`` (all rows when None) as an object array of str."""
+        import pyarrow as pa
+
+        codes = self.doc_codes if rows is None else self.doc_codes[rows]
+        return doc_strings(self.doc_dictionary, codes)
+
+    def query_id_rows(self) -> np.ndarray:
+        return self.query_ids[self.query_codes]
+
+
+def doc_strings(dictionary: Any, codes: np.ndarray) -> np.ndarray:
+    """``dictionary[codes]`` as an object array of str; ``dictionary`` is numpy (exact parser) or Arrow."""
+    if isinstance(dictionary, np.ndarray):
+        return dictionary[codes]
+    if len(codes) == 0:
+        return np.zeros(0, dtype=object)
+    return strings(dictionary.take(from_numpy(codes)))
+
+
+# -- the exact parser ------------------------------------------------------------------------------
+
+
+def _split(layout: Layout, line: bytes) -> list[bytes]:
+    if layout.tab_separated:
+        return [f.strip() for f in line.split(b"\t")]
+    return line.split()
+
+
+def _number(layout: Layout, token: bytes) -> float | int | str:
+    """The value, or a message saying what is wrong with it."""
+    shown = token.decode("utf-8", "replace")
+    if not _NUMBER.match(token):
+        kind = "an integer" if layout.value_kind == "grade" else "a number"
+        return f"{layout.value_name}: {shown!r} is not {kind}"
+    value = float(token)
+    if layout.value_kind == "score":
+        if not np.isfinite(value):
+            return f"{layout.value_name}: {shown!r} is not a finite number (scores must be finite)"
+        return value
+    if not np.isfinite(value) or value != round(value):
+        return f"{layout.value_name}: {shown!r} is not an integer"
+    grade = int(token) if re.fullmatch(rb"[+-]?\d+", token) else int(value)
+    if not INT32_MIN <= grade <= INT32_MAX:
+        return f"{layout.value_name}: {shown!r} is outside the 32-bit integer range; use small integer grades"
+    return grade
+
+
+def _is_header(layout: Layout, fields: list[bytes]) -> bool:
+    return layout.header is not None and [f.strip().lower() for f in fields] == [h.encode() for h in layout.header]
+
+
+def read_table_exact(source: Source, layout: Layout) -> Columns:
+    """Parse line by line; every problem raises ``FormatError`` with the line number."""
+    q_index: dict[str, int] = {}
+    d_index: dict[str, int] = {}
+    q_codes: list[int] = []
+    d_codes: list[int] = []
+    values: list[float | int] = []
+    lines: list[int] = []
+    tag: str | None = None
+    shape: int | None = None
+    first = True
+    for lineno, line in source.lines():
+        fields = _split(layout, line)
+        if not fields or fields == [b""]:
+            continue
+        if first:
+            first = False
+            if _is_header(layout, fields):
+                continue
+        count = len(fields)
+        if not layout.accepts(count) or (shape is not None and layout.shape(count) != shape):
+            want = f"{shape} columns like the first line" if layout.accepts(count) else layout.expected()
+            shown = line[:120].decode("utf-8", "replace")
+            raise FormatError(
+                f"expected {want} ({layout.description}) but found {count}: {shown!r}", path=source.name, line=lineno
+            )
+        shape = layout.shape(count)
+        qi, di, vi = layout.query[shape], layout.doc[shape], layout.value[shape]
+        q_raw, d_raw = fields[qi], fields[di]
+        if not q_raw or not d_raw:
+            raise FormatError(f"empty {'query id' if not q_raw else 'doc id'} ({layout.description})", path=source.name, line=lineno)
+        q = source.decode(q_raw, lineno)
+        d = source.decode(d_raw, lineno)
+        value = _number(layout, fields[vi])
+        if isinstance(value, str):
+            raise FormatError(f"{value} ({layout.description})", path=source.name, line=lineno)
+        if tag is None and layout.tag is not None and shape > layout.tag:
+            tag = fields[layout.tag].decode("utf-8", "replace")
+        q_codes.append(q_index.setdefault(q, len(q_index)))
+        d_codes.append(d_index.setdefault(d, len(d_index)))
+        values.append(value)
+        lines.append(lineno)
+    dtype = np.int64 if layout.value_kind == "grade" else np.float64
+    dictionary = np.empty(len(d_index), dtype=object)
+    dictionary[:] = list(d_index)
+    return Columns(
+        query_codes=np.array(q_codes, dtype=np.int32),
+        query_ids=np.array(list(q_index), dtype=object),
+        doc_codes=np.array(d_codes, dtype=np.int64),
+        doc_dictionary=dictionary,
+        values=np.array(values, dtype=dtype),
+        tag=tag,
+        lines=np.array(lines, dtype=np.int64),
+        fast=False,
+    )
+
+
+def line_of_row(source: Source, layout: Layout, row: int) -> int | None:
+    """The line number of data row ``row`` (0-based), by an exact pass that stops there."""
+    seen = -1
+    first = True
+    for lineno, line in source.lines():
+        fields = _split(layout, line)
+        if not fields or fields == [b""]:
+            continue
+        if first:
+            first = False
+            if _is_header(layout, fields):
+                continue
+        seen += 1
+        if seen == row:
+            return lineno
+    return None
+
+
+# -- the fast path ---------------------------------------------------------------------------------
+
+
+def _first_line(source: Source) -> bytes | None:
+    gen = source.lines()
+    try:
+        for _, line in gen:
+            if line.strip():
+                return line
+    finally:
+        gen.close()
+    return None
+
+
+def _fast_plan(source: Source, layout: Layout) -> tuple[bytes, int, bool] | None:
+    """(delimiter, field count, header present) when the fast path may take the file, else None."""
+    first = _first_line(source)
+    if first is None:
+        return None
+    has_tab, has_space = b"\t" in first, b" " in first
+    if layout.tab_separated:
+        if has_space or not has_tab:
+            return None
+        delimiter = b"\t"
+    elif has_tab == has_space:
+        return None
+    else:
+        delimiter = b"\t" if has_tab else b" "
+    fields = first.split(delimiter)
+    header = _is_header(layout, fields)
+    if header:
+        return delimiter, len(fields), True
+    if not layout.accepts(len(fields)):
+        return None
+    return delimiter, len(fields), False
+
+
+def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, np.ndarray] | None:
+    """The Arrow path; None when the exact parser must decide."""
+    plan = _fast_plan(source, layout)
+    if plan is None:
+        return None
+    delimiter, count, header = plan
+    if header:
+        count = max(layout.field_counts)  # the header's own count (BEIR: 3)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as csv
+
+    shape = layout.shape(count)
+    names = [f"f{i}" for i in range(count)]
+    checked = names[:shape]  # the fields the exact parser would see; later ones are ignored by both
+    qf, df, vf = names[layout.query[shape]], names[layout.doc[shape]], names[layout.value[shape]]
+    ids = pa.dictionary(pa.int32(), pa.string())
+    value_type = pa.float64() if layout.value_kind == "score" else pa.int64()
+    types = {name: ids for name in checked}
+    types[vf] = value_type
+    if source.compression is None and source.path is not None:
+        stream: Any = str(source.path)
+    elif source.compression is None:
+        stream = pa.BufferReader(source.data)
+    else:
+        stream = source.open()
+    try:
+        table = csv.read_csv(
+            stream,
+            read_options=csv.ReadOptions(column_names=names, block_size=_BLOCK, skip_rows=1 if header else 0),
+            parse_options=csv.ParseOptions(
+                delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False
+            ),
+            convert_options=csv.ConvertOptions(
+                column_types=types,
+                include_columns=checked,
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                check_utf8=True,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError, EOFError):
+        return None  # a bad line or a damaged stream: the exact parser names it
+    finally:
+        if not isinstance(stream, str):
+            stream.close()
+    # Fields the exact parser would split differently: empty ones (doubled, leading or trailing
+    # separators) or ones holding other whitespace. Checked on the dictionaries, not the rows.
+    forbidden = "[\\t\\x0b\\x0c]" if delimiter == b" " else ("^\\s|\\s$|[\\x0b\\x0c]" if layout.tab_separated else "[ \\x0b\\x0c]")
+    for name in checked:
+        if name == vf:
+            continue
+        for chunk in table.column(name).chunks:
+            words = chunk.dictionary
+            if pc.min(pc.utf8_length(words)).as_py() == 0 or pc.any(pc.match_substring_regex(words, forbidden)).as_py():
+                return None
+    tag = None
+    if layout.tag is not None:
+        first = _first_line(source)
+        if first is not None and not header:
+            fields = first.split(delimiter)
+            tag = fields[layout.tag].decode("utf-8", "replace") if len(fields) > layout.tag else None
+
+    values_col = table.column(vf)
+    if layout.value_kind == "score":
+        if float32:
+            values = _numpy(pc.cast(values_col, pa.float32(), safe=False), np.float32)
+        else:
+            values = _numpy(values_col, np.float64)
+        if values.size and not np.isfinite(values).all():
+            return None
+    else:
+        values = _numpy(values_col, np.int64)
+        if values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
+            return None
+    del values_col
+
+    q_chunks = table.column(qf).chunks
+    d_chunks = table.column(df).chunks
+    del table
+    query_codes, query_ids, spans = _unify_queries(q_chunks)
+    doc_codes, doc_dictionary = _doc_codes(d_chunks)
+    return Columns(
+        query_codes=query_codes,
+        query_ids=query_ids,
+        doc_codes=doc_codes,
+        doc_dictionary=doc_dictionary,
+        values=values,
+        tag=tag,
+        lines=None,
+        fast=True,
+    ), spans
+
+
+def _numpy(column: Any, dtype: Any) -> np.ndarray:
+    """A numeric chunked array as one numpy array (``ChunkedArray.to_numpy`` would import pandas)."""
+    return numeric(column).astype(dtype, copy=False)
+
+
+def _unify_queries(chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Global query codes from Arrow's per-block dictionaries; also which queries span several blocks."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not chunks:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object), np.zeros(0, dtype=bool)
+    dictionaries = [c.dictionary for c in chunks]
+    encoded = pc.dictionary_encode(pa.concat_arrays(dictionaries))
+    global_of_local = numeric(encoded.indices).astype(np.int32)
+    query_ids = strings(encoded.dictionary)
+    parts = []
+    start = 0
+    for c in chunks:
+        remap = global_of_local[start : start + len(c.dictionary)]
+        start += len(c.dictionary)
+        parts.append(remap[numeric(c.indices)])
+    codes = np.concatenate(parts)
+    spans = np.bincount(global_of_local, minlength=len(query_ids)) > 1
+    used = np.bincount(codes, minlength=len(query_ids)) > 0
+    if not used.all():  # a sliced block keeps its whole dictionary: drop the ids without rows
+        renumber = (np.cumsum(used) - 1).astype(np.int32)
+        codes, query_ids, spans = renumber[codes], query_ids[used], spans[used]
+    return codes, query_ids, spans
+
+
+def _doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
+    import pyarrow as pa
+
+    if not chunks:
+        return np.zeros(0, dtype=np.int64), pa.array([], type=pa.string())
+    sizes = [len(c.dictionary) for c in chunks]
+    total = sum(sizes)
+    dtype = np.int32 if total < 2**31 else np.int64
+    offsets = np.cumsum([0, *sizes[:-1]])
+    codes = np.concatenate([numeric(c.indices).astype(dtype) + dtype(o) for c, o in zip(chunks, offsets)])
+    return codes, pa.chunked_array([c.dictionary for c in chunks], type=pa.string())
+
+
+# -- duplicates ------------------------------------------------------------------------------------
+
+
+def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | None:
+    """The first row (in file order) whose (query, doc) pair occurred before, or None.
+
+    Works on integer keys (query code, doc code). Doc codes are exact within an Arrow block; rows of the
+    few queries that span blocks (``spans``) are first re-coded by their doc id strings.
+    """
+    n = len(columns)
+    if n < 2:
+        return None
+    doc = columns.doc_codes.astype(np.int64)
+    if spans is not None and spans.any():
+        rows = np.flatnonzero(spans[columns.query_codes])
+        if rows.size:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            taken = columns.doc_dictionary.take(from_numpy(columns.doc_codes[rows]))
+            doc[rows] = numeric(pc.dictionary_encode(taken).combine_chunks().indices)
+    keys = (columns.query_codes.astype(np.int64) << np.int64(32)) | doc
+    ordered = np.sort(keys)
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return None
+    repeated = np.unique(ordered[1:][same])
+    candidates = np.flatnonzero(np.isin(keys, repeated))
+    seen: set[int] = set()
+    for row, key in zip(candidates.tolist(), keys[candidates].tolist()):
+        if key in seen:
+            return row
+        seen.add(key)
+    return None  # pragma: no cover - a repeated key always repeats in file order
+
+
+# -- entry point -----------------------------------------------------------------------------------
+
+
+def read_table(source: Source, layout: Layout, *, float32: bool = False) -> tuple[Columns, int | None]:
+    """(columns, row of the first duplicate pair or None). The fast path when it applies, else exact.
+
+    Small plain files go straight to the exact parser: it is quicker than importing pyarrow for them.
+    """
+    small = source.compression is None and source.size < SMALL_FILE
+    fast = None if small else _read_fast(source, layout, float32)
+    if fast is not None:
+        columns, spans = fast
+    else:
+        columns, spans = read_table_exact(source, layout), None
+        if float32:
+            columns = Columns(**{**columns.__dict__, "values": columns.values.astype(np.float32)})
+    return columns, first_duplicate_row(columns, spans)
+
+
+def line_of(source: Source, layout: Layout, columns: Columns, row: int) -> int | None:
+    if columns.lines is not None:
+        return int(columns.lines[row])
+    return line_of_row(source, layout, row)

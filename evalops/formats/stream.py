@@ -1,0 +1,329 @@
+"""Run files larger than a memory budget, read as blocks of whole queries.
+
+A run sorted (grouped) by query, as retrievers write them, is read in one pass: each Arrow block is cut
+after its last complete query, and the rest is carried into the next block. If a query shows up again
+after its block was closed, the file is not grouped: the reader says so and switches to a two-pass mode
+(pass one spreads the rows over a few bucket files by query, as Arrow IPC in a temporary folder; pass two
+reads one bucket at a time). Either way every query is scored from all of its rows at once, so the
+per-query values are the ones the in-memory path gives.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from evalops.data import RunTable
+from evalops.errors import DuplicateDocumentError, InputError
+from evalops.formats._arrow import numeric, strings
+from evalops.formats._source import Source, as_source
+from evalops.formats._table import (
+    Columns,
+    _doc_codes,
+    _fast_plan,
+    _unify_queries,
+    first_duplicate_row,
+    line_of_row,
+    read_table_exact,
+)
+
+__all__ = ["parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "run_blocks", "NotGrouped", "Reread"]
+
+DEFAULT_MEMORY_BUDGET = 1 << 30
+# Peak memory of the in-memory path per byte of (uncompressed) run file, measured on 10 M lines.
+IN_MEMORY_FACTOR = 3.0
+# Compressed TREC runs shrink about this much (gzip -6 on retriever output).
+COMPRESSION_RATIO = 5.0
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
+
+
+def parse_memory_budget(value: str | int) -> int:
+    """Bytes from ``"1GB"``, ``"512MB"``, ``"2g"`` or an integer."""
+    if isinstance(value, int):
+        budget = value
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*", str(value).lower())
+        if not match:
+            raise InputError(f"memory budget {value!r} is not a size; write it like 512MB or 2GB")
+        budget = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if budget < (16 << 20):
+        raise InputError(f"memory budget {value!r} is below 16MB; give at least 16MB")
+    return budget
+
+
+def estimated_peak(source: Source) -> float:
+    size = float(source.size)
+    if source.compression is not None:
+        size *= COMPRESSION_RATIO
+    return size * IN_MEMORY_FACTOR
+
+
+def needs_streaming(source: Source, budget: int) -> bool:
+    return estimated_peak(source) > budget
+
+
+def _segments(source: Source, size: int) -> Iterator[bytes]:
+    """The decompressed bytes in pieces of about ``size`` bytes, each ending at a line end."""
+    buffer = bytearray()
+    for piece in source.chunks():
+        buffer += piece
+        if len(buffer) >= size:
+            cut = buffer.rfind(b"\n")
+            if cut >= 0:
+                yield bytes(buffer[: cut + 1])
+                del buffer[: cut + 1]
+    if buffer:
+        yield bytes(buffer)
+
+
+def _batches(source: Source, plan: tuple[bytes, int, bool], block_bytes: int, layout: Any) -> Iterator[Any]:
+    """(query ids, doc ids, scores) per Arrow block; each segment of the file is parsed by the
+    multi-threaded CSV reader, so streaming reads about as fast as reading in memory."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as csv
+
+    from evalops.formats._table import _BLOCK
+
+    delimiter, count, header = plan
+    shape = layout.shape(count)
+    names = [f"f{i}" for i in range(count)]
+    checked = names[:shape]
+    ids = pa.dictionary(pa.int32(), pa.string())
+    types = {name: ids for name in checked}
+    vf = names[layout.value[shape]]
+    types[vf] = pa.float64()
+    q, d = names[layout.query[shape]], names[layout.doc[shape]]
+    forbidden = "[\\t\\x0b\\x0c]" if delimiter == b" " else "[ \\x0b\\x0c]"
+    parse = csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False)
+    convert = csv.ConvertOptions(
+        column_types=types, include_columns=checked, null_values=[], strings_can_be_null=False,
+        quoted_strings_can_be_null=False, check_utf8=True,
+    )
+    first = True
+    try:
+        for segment in _segments(source, block_bytes):
+            read = csv.ReadOptions(column_names=names, block_size=min(_BLOCK, max(1 << 16, block_bytes // 4)),
+                                   skip_rows=1 if header and first else 0)
+            first = False
+            table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse, convert_options=convert)
+            del segment
+            for name in checked:
+                if name == vf:
+                    continue
+                for chunk in table.column(name).chunks:
+                    words = chunk.dictionary
+                    if len(words) and (
+                        pc.min(pc.utf8_length(words)).as_py() == 0
+                        or pc.any(pc.match_substring_regex(words, forbidden)).as_py()
+                    ):
+                        raise _Refused()
+            for qc, dc, sc in zip(table.column(q).chunks, table.column(d).chunks, table.column(vf).chunks):
+                scores = numeric(sc)
+                if scores.size and not np.isfinite(scores).all():
+                    raise _Refused()
+                yield qc, dc, scores
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        raise _Refused() from None
+
+
+class _Refused(Exception):
+    """A block the fast reader does not take: the exact parser reads the file (and names a bad line)."""
+
+
+class _Unsorted(Exception):
+    """A query reappeared after its block was closed."""
+
+
+def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]], first_row: int, name: str) -> RunTable:
+    query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
+    doc_codes, dictionary = _doc_codes([p[1] for p in parts])
+    scores = np.concatenate([p[2] for p in parts]).astype(np.float32)
+    columns = Columns(query_codes, query_ids, doc_codes, dictionary, scores, None, None, True)
+    duplicate = first_duplicate_row(columns, spans)
+    if duplicate is not None:
+        qid = str(query_ids[query_codes[duplicate]])
+        did = str(columns.doc_ids(np.array([duplicate]))[0])
+        line = line_of_row(source, layout, first_row + duplicate)
+        raise DuplicateDocumentError(qid, did, f"{source.name}:{line}")
+    return RunTable(query_codes, query_ids, doc_codes, dictionary, scores, name, source.name)
+
+
+def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str) -> Iterator[RunTable]:
+    closed: set[str] = set()
+    pending: list[tuple[Any, Any, np.ndarray]] = []
+    row = 0  # first row of the next block
+    pending_rows = 0
+    for q, d, scores in _batches(source, plan, block_bytes, layout):
+        n = len(q)
+        if n == 0:
+            continue
+        idx = numeric(q.indices)
+        change = np.flatnonzero(idx[1:] != idx[:-1])
+        cut = int(change[-1]) + 1 if change.size else 0  # rows [cut, n) are the batch's last query
+        if cut == 0:
+            pending.append((q, d, scores))
+            pending_rows += n
+            continue
+        parts = [*pending, (q.slice(0, cut), d.slice(0, cut), scores[:cut])]
+        block = _block(source, layout, parts, row, name)
+        ids = block.query_ids.tolist()
+        if not closed.isdisjoint(ids):
+            raise _Unsorted()
+        grouped = bool(np.all(block.query_codes[1:] >= block.query_codes[:-1]))
+        if not grouped:
+            raise _Unsorted()
+        closed.update(ids)
+        row += pending_rows + cut
+        pending = [(q.slice(cut), d.slice(cut), scores[cut:])]
+        pending_rows = n - cut
+        yield block
+    if pending:
+        block = _block(source, layout, pending, row, name)
+        if not closed.isdisjoint(block.query_ids.tolist()) or not bool(
+            np.all(block.query_codes[1:] >= block.query_codes[:-1])
+        ):
+            raise _Unsorted()
+        yield block
+
+
+def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, buckets: int, name: str) -> Iterator[RunTable]:
+    """Two passes: spread rows over bucket files by query (pass one), then read each bucket (pass two)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.ipc as ipc
+
+    schema = pa.schema([("q", pa.string()), ("d", pa.string()), ("s", pa.float64()), ("row", pa.int64())])
+    with tempfile.TemporaryDirectory(prefix="evalops-buckets-") as folder:
+        paths = [os.path.join(folder, f"{b}.arrow") for b in range(buckets)]
+        writers = [ipc.new_file(p, schema) for p in paths]
+        try:
+            row = 0
+            for q, d, scores in _batches(source, plan, block_bytes, layout):
+                words = q.dictionary.to_pylist()
+                bucket_of_word = np.array([zlib.crc32(w.encode()) % buckets for w in words], dtype=np.int64)
+                bucket = bucket_of_word[numeric(q.indices)]
+                rows = np.arange(row, row + len(q), dtype=np.int64)
+                row += len(q)
+                q_plain, d_plain = pc.cast(q, pa.string()), pc.cast(d, pa.string())
+                for b in range(buckets):
+                    take = np.flatnonzero(bucket == b)
+                    if take.size:
+                        t = pa.array(take)
+                        writers[b].write_batch(pa.record_batch(
+                            [q_plain.take(t), d_plain.take(t), pa.array(scores[take]), pa.array(rows[take])], schema=schema
+                        ))
+        finally:
+            for w in writers:
+                w.close()
+        for p in paths:
+            table = ipc.open_file(p).read_all()
+            if table.num_rows == 0:
+                continue
+            order = np.argsort(numeric(table.column("row")), kind="stable")  # file order within the bucket
+            table = table.take(pa.array(order))
+            q = pc.dictionary_encode(table.column("q")).combine_chunks()
+            d = pc.dictionary_encode(table.column("d")).combine_chunks()
+            scores = numeric(table.column("s"))
+            query_codes = numeric(q.indices).astype(np.int32)
+            query_ids = strings(q.dictionary)
+            columns = Columns(query_codes, query_ids, numeric(d.indices).astype(np.int64), d.dictionary,
+                              scores.astype(np.float32), None, None, True)
+            duplicate = first_duplicate_row(columns, None)
+            if duplicate is not None:
+                qid = str(query_ids[query_codes[duplicate]])
+                did = str(columns.doc_ids(np.array([duplicate]))[0])
+                line = line_of_row(source, layout, int(numeric(table.column("row"))[duplicate]))
+                raise DuplicateDocumentError(qid, did, f"{source.name}:{line}")
+            yield RunTable(query_codes, query_ids, columns.doc_codes, d.dictionary, columns.values, name, source.name)
+
+
+class NotGrouped(InputError):
+    """The run is not grouped by query; read it with ``grouped=False`` (two passes)."""
+
+
+class Reread(Exception):
+    """A later block needs the exact parser: discard the blocks so far and read the file in memory."""
+
+
+def run_blocks(
+    path: str | os.PathLike[str] | Source,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    *,
+    grouped: bool = True,
+    name: str | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> Iterator[RunTable]:
+    """Blocks of whole queries of a TREC run file, each a :class:`RunTable`, within ``memory_budget``.
+
+    Every query's rows are in exactly one block. ``grouped=True`` reads in one pass and raises
+    :class:`NotGrouped` when a query reappears after its block (blocks already yielded must then be
+    discarded); ``grouped=False`` reads in two passes through bucket files. ``notice`` hears how the file
+    is read. Errors are the in-memory reader's, with line numbers.
+    """
+    from evalops.formats.trec import RUN_LAYOUT, read_run_table
+
+    source = as_source(path)
+    layout = RUN_LAYOUT
+    plan = _fast_plan(source, layout)
+    if plan is None or plan[2]:
+        if notice:
+            notice(f"{source.name}: not one-separator TREC lines, so it is read in memory by the exact parser")
+        yield read_run_table(source, name, allow_empty=True)
+        return
+    if name is None:
+        name = _first_tag(source, plan[0]) or (source.path.stem if source.path is not None else "stdin")
+    block_bytes = int(max(1 << 16, min(memory_budget / (IN_MEMORY_FACTOR * 16), 64 << 20)))
+    yielded = 0
+    try:
+        if grouped:
+            if notice:
+                notice(f"{source.name}: streamed in one pass, by query blocks of {_size(block_bytes)} "
+                       f"(memory budget {_size(memory_budget)})")
+            try:
+                for block in _sorted_blocks(source, layout, plan, block_bytes, name):
+                    yielded += 1
+                    yield block
+            except _Unsorted:
+                raise NotGrouped(
+                    f"{source.name}: the run is not grouped by query; it is read in two passes "
+                    "(sort it by query id for one pass)"
+                ) from None
+        else:
+            buckets = max(2, 2 * int(np.ceil(estimated_peak(source) / memory_budget)))
+            if notice:
+                notice(f"{source.name}: not grouped by query, so read in two passes ({buckets} bucket files in "
+                       "a temporary folder); sort it by query id for one pass")
+            for block in _bucketed_blocks(source, layout, plan, block_bytes, buckets, name):
+                yielded += 1
+                yield block
+    except _Refused:
+        read_table_exact(source, layout)  # raises, naming the line; if it does not, read in memory
+        if yielded:
+            raise Reread() from None
+        if notice:
+            notice(f"{source.name}: read in memory by the exact parser (a line's shape needs it)")
+        yield read_run_table(source, name, allow_empty=True)
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def _first_tag(source: Source, delimiter: bytes) -> str | None:
+    from evalops.formats._table import _first_line
+
+    first = _first_line(source)
+    if first is None:
+        return None
+    fields = first.split(delimiter)
+    return fields[5].decode("utf-8", "replace") if len(fields) > 5 else None

@@ -1,0 +1,137 @@
+"""Generated evaluation sets: question-answer pairs drafted from knowledge-base documents, for annotators.
+
+Drafts never go into the gold set. They go to the **annotation queue**: one JSONL file, one schema for
+every source of work for annotators, with a ``source`` column:
+
+==================  ===========================================================================
+column              meaning
+==================  ===========================================================================
+``item_id``         stable id: a hash of (source, query text, doc id), so writing twice adds nothing
+``source``          ``generated`` (drafted here), ``sampled_query`` (a production query to judge),
+                    ``judgment_hole`` (an unjudged document in a version's top k)
+``query``           the query text (for generated pairs, the drafted question)
+``query_id``        the production or gold query id, or null for a generated question
+``doc_id``          the document proposed as relevant (for generated pairs, the source document)
+``proposed_grade``  the grade proposed to the annotator (generated pairs: 2, "the source answers it")
+``answer``          the drafted reference answer, or null
+``origin``          who proposed it: the judge's fingerprint ("fake-judge [LLM]", "… [lexical (offline…)]")
+``created_at``      UTC timestamp (ISO 8601)
+``status``          ``pending`` until an annotator accepts or rejects it
+==================  ===========================================================================
+
+De-duplication: a drafted question is dropped when it matches a gold query or an earlier draft after
+normalisation (case-folded tokens of :func:`evalops.context.tokens.default_tokenize`), exactly or as a
+near-duplicate (Jaccard similarity of the token sets >= ``near_duplicate``, default 0.8). The reasons are
+counted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalops.context.tokens import default_tokenize
+from evalops.errors import InputError
+from evalops.judges.base import Judge, JudgeItem
+
+__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_row", "write_queue"]
+
+QUEUE_COLUMNS = ("item_id", "source", "query", "query_id", "doc_id", "proposed_grade", "answer", "origin",
+                 "created_at", "status")
+QUEUE_SOURCES = ("generated", "sampled_query", "judgment_hole")
+
+
+@dataclass
+class Drafts:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)  # doc id -> why no draft
+
+    def drop(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(default_tokenize(text))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def queue_row(*, source: str, query: str, doc_id: str | None, proposed_grade: int | None, origin: str,
+              query_id: str | None = None, answer: str | None = None, now: dt.datetime | None = None) -> dict[str, Any]:
+    if source not in QUEUE_SOURCES:
+        raise InputError(f"annotation queue source must be one of {', '.join(QUEUE_SOURCES)}, got {source!r}")
+    key = json.dumps([source, " ".join(default_tokenize(query)), doc_id], ensure_ascii=False)
+    return {"item_id": hashlib.sha256(key.encode()).hexdigest()[:16], "source": source, "query": query,
+            "query_id": query_id, "doc_id": doc_id, "proposed_grade": proposed_grade, "answer": answer,
+            "origin": origin, "created_at": (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
+            "status": "pending"}
+
+
+def draft_pairs(judge: Judge, documents: Mapping[str, str], gold_queries: Iterable[str], *,
+                near_duplicate: float = 0.8, now: dt.datetime | None = None) -> Drafts:
+    """Ask ``judge`` (prompt ``generate_qa``) for one question-answer pair per document; de-duplicate."""
+    doc_ids = list(documents)
+    answers = judge.judge([JudgeItem("generate_qa", "", context=documents[d]) for d in doc_ids])
+    seen = [_tokens(q) for q in gold_queries]
+    n_gold = len(seen)
+    out = Drafts()
+    origin = judge.fingerprint.describe()
+    for doc_id, judged in zip(doc_ids, answers):
+        if judged.missing is not None or "question" not in judged.detail:
+            out.missing[doc_id] = judged.missing or "no question drafted"
+            continue
+        question, answer = judged.detail["question"], judged.detail["answer"]
+        tokens = _tokens(question)
+        if not tokens:
+            out.drop("empty question")
+            continue
+        match = next((i for i, other in enumerate(seen) if _jaccard(tokens, other) >= near_duplicate), None)
+        if match is not None:
+            out.drop("duplicates a gold query" if match < n_gold else "duplicates another draft")
+            continue
+        seen.append(tokens)
+        out.rows.append(queue_row(source="generated", query=question, doc_id=doc_id, proposed_grade=2,
+                                  origin=origin, answer=answer, now=now))
+    return out
+
+
+def write_queue(path: Path, rows: Sequence[Mapping[str, Any]], *, gold_paths: Iterable[Path] = ()) -> int:
+    """Append ``rows`` to the queue file (JSONL, :data:`QUEUE_COLUMNS`), skipping item ids already in it.
+
+    Refuses a queue inside a gold-set folder or equal to a gold-set file: drafts are never gold. Returns
+    the number of rows added.
+    """
+    path = Path(path)
+    resolved = path.resolve()
+    for gold in gold_paths:
+        g = Path(gold).resolve()
+        if resolved == g or g in resolved.parents:
+            raise InputError(f"{path}: the annotation queue must not be inside the gold set ({g}); drafts are "
+                             "reviewed before anything enters the gold set. Choose another --queue path")
+    existing: set[str] = set()
+    if path.exists():
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise InputError(f"{path}:{n}: not a JSON line; the annotation queue holds one JSON object per line")
+            if set(row) != set(QUEUE_COLUMNS):
+                raise InputError(f"{path}:{n}: columns {sorted(row)} are not the annotation queue's "
+                                 f"{list(QUEUE_COLUMNS)}")
+            existing.add(row["item_id"])
+    fresh = [r for r in rows if r["item_id"] not in existing]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as out:
+        for row in fresh:
+            out.write(json.dumps({c: row[c] for c in QUEUE_COLUMNS}, ensure_ascii=False) + "\n")
+    return len(fresh)

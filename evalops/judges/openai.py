@@ -1,0 +1,303 @@
+"""The OpenAI-compatible chat-completions judge (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp server), over httpx.
+
+One ``POST {base_url}/chat/completions`` per item, with the task's prompt (:mod:`evalops.judges.prompts`)
+and, by ``output_mode``, ``response_format`` = ``json_schema`` (the prompt's schema, strict), ``json_object``,
+or nothing (``text``, for servers without structured output). Policies, all in :class:`OpenAISettings`:
+
+* **Key**: read from the environment variable ``api_key_env`` or the password of the Airflow connection
+  ``airflow_conn_id`` (its host is the base URL when none is set). It is sent only as the bearer token;
+  it is not part of the settings, the fingerprint, any error message or anything evalops writes.
+* **Retries**: HTTP 429, 5xx, timeouts and connection errors are retried up to ``max_retries`` times with
+  full jitter (tenacity's ``wait_random_exponential``: a random wait in [0, min(backoff_max,
+  backoff_base x 2^attempt)]), never past the deadline. Any other HTTP error is not retried.
+* **Concurrency**: at most ``max_concurrency`` requests in flight (a thread pool over one httpx client).
+* **Deadline**: ``deadline_seconds`` for a whole ``judge`` call; an item not finished by then is missing
+  ("deadline passed"). Each request also has ``request_timeout``.
+* **Budget**: ``max_tokens_per_run`` (input + output) and ``max_cost_per_run``, with ``price_input_per_1k``
+  and ``price_output_per_1k``; once spent, the remaining items are missing ("budget exhausted"). The
+  tokens are the server's ``usage`` counts. A request already in flight may finish past the budget, by at
+  most ``max_concurrency`` requests.
+* **Answers**: every answer that is not a label becomes a missing label with its reason: an HTTP error
+  after the retries, a body that is not JSON (truncated), no choices, a refusal (``message.refusal`` or
+  ``finish_reason == "content_filter"``), a truncated message (``finish_reason == "length"``), and every
+  content :func:`evalops.judges.parse.parse_answer` refuses.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from evalops.errors import ConfigError
+from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
+from evalops.judges.parse import parse_answer
+from evalops.judges.prompts import prompt_for
+
+__all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "resolve_api_key"]
+
+OUTPUT_MODES = ("json_schema", "json_object", "text")
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    airflow_conn_id: str | None = None
+    temperature: float = 0.0
+    seed: int | None = 0
+    output_mode: str = "json_schema"
+    max_output_tokens: int = 512
+    max_concurrency: int = 8
+    request_timeout: float = 30.0
+    deadline_seconds: float = 900.0
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_max: float = 8.0
+    max_tokens_per_run: int | None = None
+    max_cost_per_run: float | None = None
+    price_input_per_1k: float = 0.0
+    price_output_per_1k: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.output_mode not in OUTPUT_MODES:
+            raise ConfigError(f"judge output_mode must be one of {', '.join(OUTPUT_MODES)}, got {self.output_mode!r}")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"judge max_concurrency must be at least 1, got {self.max_concurrency}")
+        if self.max_retries < 0 or self.deadline_seconds <= 0 or self.request_timeout <= 0:
+            raise ConfigError("judge max_retries must be >= 0, deadline_seconds and request_timeout > 0")
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> OpenAISettings:
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown judge settings {unknown}; valid: {', '.join(sorted(known))}")
+        return cls(**data)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return input_tokens / 1000 * self.price_input_per_1k + output_tokens / 1000 * self.price_output_per_1k
+
+
+def resolve_api_key(settings: OpenAISettings) -> tuple[str | None, str]:
+    """(key, base_url): from the Airflow connection when one is named, else the environment variable."""
+    base_url = settings.base_url
+    if settings.airflow_conn_id:
+        try:
+            from airflow.sdk import BaseHook  # type: ignore[attr-defined]
+        except ImportError:  # pragma: no cover - older layouts
+            from airflow.hooks.base import BaseHook  # type: ignore[no-redef]
+        conn = BaseHook.get_connection(settings.airflow_conn_id)
+        if not base_url and conn.host:
+            base_url = conn.host
+        return conn.password or None, base_url
+    return os.environ.get(settings.api_key_env) or None, base_url
+
+
+class Usage:
+    """Requests, retries, tokens and cost of one judge, shared by its worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.retries = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost = 0.0
+
+    def add(self, *, requests: int = 0, retries: int = 0, input_tokens: int = 0, output_tokens: int = 0,
+            cost: float = 0.0) -> None:
+        with self._lock:
+            self.requests += requests
+            self.retries += retries
+            self.input_tokens += input_tokens
+            self.output_tokens += output_tokens
+            self.cost += cost
+
+    def to_dict(self) -> dict[str, Any]:
+        with self._lock:
+            return {"requests": self.requests, "retries": self.retries, "input_tokens": self.input_tokens,
+                    "output_tokens": self.output_tokens, "cost": self.cost}
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Failed(Exception):
+    """A request error that retrying cannot fix."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class OpenAIJudge:
+    """A :class:`~evalops.judges.base.Judge` over an OpenAI-compatible server (see the module docstring)."""
+
+    def __init__(self, settings: OpenAISettings, *, transport: Any = None, api_key: str | None = None):
+        import httpx
+
+        key, base_url = (api_key, settings.base_url) if api_key is not None else resolve_api_key(settings)
+        if not base_url or not settings.model:
+            raise ConfigError("the OpenAI-compatible judge needs a base_url and a model (judge settings)")
+        self.settings = settings
+        self.fingerprint = JudgeFingerprint(model=settings.model, offline=False, temperature=settings.temperature,
+                                            seed=settings.seed, output_mode=settings.output_mode)
+        self.usage = Usage()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        limits = httpx.Limits(max_connections=settings.max_concurrency,
+                              max_keepalive_connections=settings.max_concurrency)
+        self._client = httpx.Client(base_url=base_url.rstrip("/") + "/", headers=headers, limits=limits,
+                                    timeout=settings.request_timeout, transport=transport)
+
+    def __repr__(self) -> str:  # the key is in the client's headers only
+        return f"OpenAIJudge({self.fingerprint.describe()}, base_url={self.settings.base_url!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> OpenAIJudge:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- one batch -----------------------------------------------------------------------------------
+    def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
+        deadline = time.monotonic() + self.settings.deadline_seconds
+        if len(items) <= 1 or self.settings.max_concurrency == 1:
+            return [self._one(item, deadline) for item in items]
+        with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(items))) as pool:
+            return list(pool.map(lambda item: self._one(item, deadline), items))
+
+    def _over_budget(self) -> str | None:
+        s, u = self.settings, self.usage
+        if s.max_tokens_per_run is not None and u.input_tokens + u.output_tokens >= s.max_tokens_per_run:
+            return f"budget exhausted: {s.max_tokens_per_run} tokens per run"
+        if s.max_cost_per_run is not None and u.cost >= s.max_cost_per_run:
+            return f"budget exhausted: cost {s.max_cost_per_run} per run"
+        return None
+
+    def body(self, item: JudgeItem) -> dict[str, Any]:
+        prompt = prompt_for(item.task)
+        s = self.settings
+        body: dict[str, Any] = {"model": s.model, "messages": prompt.messages(**item.fields()),
+                                "temperature": s.temperature, "max_tokens": s.max_output_tokens}
+        if s.seed is not None:
+            # Repeated samples must differ when the temperature allows it: the sample index shifts the seed.
+            body["seed"] = s.seed + item.sample
+        if s.output_mode == "json_schema":
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": prompt.name, "schema": prompt.schema, "strict": True}}
+        elif s.output_mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def _one(self, item: JudgeItem, deadline: float) -> Judgment:
+        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+
+        if (reason := self._over_budget()) is not None:
+            return Judgment.failure(reason)
+        if time.monotonic() >= deadline:
+            return Judgment.failure("deadline passed before the request was sent")
+        s = self.settings
+        body = self.body(item)
+        attempts = 0
+
+        def past_deadline(state: Any) -> bool:
+            return time.monotonic() >= deadline
+
+        retrying = Retrying(
+            retry=retry_if_exception_type(_Retryable),
+            stop=stop_after_attempt(s.max_retries + 1) | past_deadline,
+            wait=wait_random_exponential(multiplier=s.backoff_base, max=s.backoff_max),
+            sleep=lambda seconds: time.sleep(max(0.0, min(seconds, deadline - time.monotonic()))),
+            reraise=False,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    response = self._send(body, deadline)
+        except _Failed as exc:
+            self.usage.add(requests=attempts, retries=attempts - 1)
+            return Judgment.failure(exc.reason, retries=attempts - 1)
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            reason = last.reason if isinstance(last, _Retryable) else str(last)
+            self.usage.add(requests=attempts, retries=attempts - 1)
+            if time.monotonic() >= deadline:
+                return Judgment.failure(f"deadline passed after {attempts} attempts (last: {reason})",
+                                        retries=attempts - 1)
+            return Judgment.failure(f"{reason} (after {attempts} attempts)", retries=attempts - 1)
+        self.usage.add(requests=attempts, retries=attempts - 1)
+        return self._read(item, response, attempts - 1)
+
+    def _send(self, body: dict[str, Any], deadline: float) -> Any:
+        import httpx
+
+        timeout = max(0.001, min(self.settings.request_timeout, deadline - time.monotonic()))
+        try:
+            response = self._client.post("chat/completions", json=body, timeout=timeout)
+        except httpx.TimeoutException:
+            raise _Retryable("timeout") from None
+        except httpx.TransportError as exc:
+            raise _Retryable(f"connection error ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:  # a malformed URL, too many redirects, an undecodable body: not retried
+            raise _Failed(f"request failed ({type(exc).__name__})") from None
+        if response.status_code == 429:
+            raise _Retryable("rate limited (HTTP 429)")
+        if response.status_code >= 500:
+            raise _Retryable(f"server error (HTTP {response.status_code})")
+        return response
+
+    def _read(self, item: JudgeItem, response: Any, retries: int) -> Judgment:
+        if response.status_code >= 400:
+            return Judgment.failure(f"HTTP {response.status_code}: {_short(response.text)}", retries=retries)
+        try:
+            data = response.json()
+        except ValueError:
+            return Judgment.failure("response body is not JSON (truncated or not a chat completion)", retries=retries)
+        if not isinstance(data, dict):
+            return Judgment.failure("response is not a chat completion object", retries=retries)
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        tin = int(usage.get("prompt_tokens") or 0)
+        tout = int(usage.get("completion_tokens") or 0)
+        cost = self.settings.cost(tin, tout)
+        self.usage.add(input_tokens=tin, output_tokens=tout, cost=cost)
+        spent = {"input_tokens": tin, "output_tokens": tout, "cost": cost, "retries": retries}
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return Judgment.failure("response has no choices", **spent)
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        finish = choice.get("finish_reason")
+        if message.get("refusal"):
+            return Judgment.failure(f"refused: {_short(str(message['refusal']))}", **spent)
+        if finish == "content_filter":
+            return Judgment.failure("refused (finish_reason=content_filter)", **spent)
+        if finish == "length":
+            return Judgment.failure("truncated answer (finish_reason=length)", **spent)
+        content = message.get("content")
+        if not isinstance(content, str):
+            return Judgment.failure("no message content", **spent)
+        parsed = parse_answer(prompt_for(item.task), content)
+        if parsed.missing is not None:
+            return Judgment.failure(parsed.missing, **spent)
+        return Judgment(parsed.label, None, parsed.detail, **spent)
+
+    def settings_dict(self) -> dict[str, Any]:
+        return asdict(self.settings)

@@ -1,0 +1,234 @@
+"""Runs read from files (:class:`~evalops.data.RunTable`): ranked straight from the reader's integer codes.
+
+The join between the run and the judged documents is one Arrow hash lookup of the doc dictionary in the
+judged doc ids (``index_in``, exact string equality), then integer work: no hash of every row's doc id,
+no sort of every row's key, no Python string per row. Only the documents that tie with a relevant one
+are turned into Python strings (the tie rule compares doc ids).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+
+from evalops.data import RunTable
+from evalops.formats._arrow import numeric
+from evalops.metrics.gold import Gold
+from evalops.metrics.ranking import (
+    Hits,
+    as_trec_eval_scores,
+    descending_order,
+    ranks_in_segments,
+    segment_bounds,
+    starts_mask,
+)
+
+__all__ = ["hits_from_table", "merge_hits", "evaluate_run_file"]
+
+
+def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:
+    """Rank the table's judged documents (the same ``Hits`` as ``locate_hits(gold, table.to_run())``).
+
+    Work is proportional to the table and the judgments of its queries, not to the whole gold set, so
+    streamed blocks stay cheap. ``retrieved_into``: add the per-gold-query counts into this array and
+    leave ``Hits.retrieved`` empty (a block's hits then hold nothing the size of the gold set).
+    """
+    codes = table.query_codes
+    uniques = table.query_ids
+    n = len(codes)
+    gold_of_code = _gold_index(gold, uniques)
+    scores = as_trec_eval_scores(table.scores)
+    lengths = np.bincount(codes, minlength=len(uniques))
+    start, end = segment_bounds(lengths)
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # queries are numbered by first appearance
+    starts = starts_mask(start, n) if grouped else None
+    order = descending_order(scores, starts, lambda: codes)
+    scores_desc = scores if order is None else scores[order]
+
+    in_gold = gold_of_code >= 0
+    answered = gold_of_code[in_gold]
+    if retrieved_into is None:
+        retrieved = np.zeros(len(gold), dtype=np.int64)
+        retrieved[answered] = lengths[in_gold]
+    else:
+        retrieved_into[answered] += lengths[in_gold]
+        retrieved = np.zeros(0, dtype=np.int64)
+
+    judgments = _judgments_of(gold, answered)
+    pairs = judgments[gold.grades[judgments] > 0]
+    row = np.zeros(0, dtype=np.int64)
+    pair_pos = np.zeros(0, dtype=np.int64)
+    if pairs.size and n:
+        # every judged doc id is numbered by its first occurrence among the judged doc ids, and every
+        # dictionary entry gets that number (-1: not judged relevant)
+        canon_pair, lut = _judged_lookup(gold.doc_ids[pairs], table.doc_dictionary)
+        m = np.int64(len(pairs))
+        pair_key = gold.qidx[pairs].astype(np.int64) * m + canon_pair
+        row_doc = lut[table.doc_codes]
+        cand = np.flatnonzero(row_doc >= 0)
+        gq = gold_of_code[codes[cand]]
+        keep = gq >= 0
+        cand, gq = cand[keep], gq[keep]
+        row_key = gq * m + row_doc[cand]
+        by_key = np.argsort(pair_key)
+        sorted_keys = pair_key[by_key]
+        at = np.minimum(np.searchsorted(sorted_keys, row_key), len(sorted_keys) - 1)
+        found = sorted_keys[at] == row_key
+        row = cand[found]
+        pair_pos = by_key[at[found]]
+        keep_order = np.argsort(pair_pos, kind="stable")
+        row, pair_pos = row[keep_order], pair_pos[keep_order]
+    pairs = pairs[pair_pos]
+    segment = codes[row].astype(np.int64)
+
+    def docs_at(positions: np.ndarray) -> np.ndarray:
+        return table.doc_ids(positions if order is None else order[positions])
+
+    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], table.doc_ids(row), docs_at)
+    return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
+
+
+def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
+    """Rows of ``gold``'s judgments that belong to the gold queries ``queries`` (one grouping, cached)."""
+    groups = gold.__dict__.get("_groups")
+    if groups is None:
+        by_query = np.argsort(gold.qidx, kind="stable")
+        bounds = np.searchsorted(gold.qidx[by_query], np.arange(len(gold) + 1))
+        groups = (by_query, bounds)
+        object.__setattr__(gold, "_groups", groups)
+    by_query, bounds = groups
+    first, counts = bounds[queries], bounds[queries + 1] - bounds[queries]
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
+    return np.sort(by_query[offsets])
+
+
+def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
+    """Position of each query id among the gold queries, -1 if absent; the lookup table is built once per
+    ``Gold`` (streamed blocks reuse it)."""
+    position = gold.__dict__.get("_position")
+    if position is None:
+        position = dict(zip(gold.query_ids.tolist(), range(len(gold.query_ids))))
+        object.__setattr__(gold, "_position", position)
+    return np.fromiter(map(position.get, query_ids.tolist(), repeat(-1)), dtype=np.int64, count=len(query_ids))
+
+
+def _judged_lookup(judged_docs: np.ndarray, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(number of each judged doc id, number of each dictionary entry or -1), exact string equality."""
+    if isinstance(dictionary, np.ndarray):  # a small file read by the exact parser: no Arrow needed
+        first: dict[str, int] = {}
+        for i, doc in enumerate(judged_docs.tolist()):
+            first.setdefault(doc, i)
+        canon = np.fromiter(map(first.__getitem__, judged_docs.tolist()), dtype=np.int64, count=len(judged_docs))
+        lut = np.fromiter(map(first.get, dictionary.tolist(), repeat(-1)), dtype=np.int64, count=len(dictionary))
+        return canon, lut
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    judged = pa.array(judged_docs, type=pa.string())
+    canon = numeric(pc.index_in(judged, value_set=judged)).astype(np.int64)
+    found = pc.index_in(dictionary, value_set=judged)
+    if isinstance(found, pa.ChunkedArray):
+        found = found.combine_chunks()
+    return canon, numeric(found.fill_null(-1)).astype(np.int64)
+
+
+def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = None) -> Hits:
+    """Hits of disjoint query blocks of one run, as one (each query lies wholly in one block).
+
+    ``retrieved``: the per-gold-query counts when the blocks added them up themselves (``retrieved_into``).
+    """
+    if retrieved is None:
+        retrieved = np.zeros(n_gold, dtype=np.int64)
+        for part in parts:
+            retrieved += part.retrieved
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Hits(empty, empty, empty, retrieved, np.zeros(0, dtype=object))
+    return Hits(
+        np.concatenate([p.qidx for p in parts]),
+        np.concatenate([p.rank for p in parts]),
+        np.concatenate([p.grade for p in parts]),
+        retrieved,
+        np.concatenate([p.ignored_query_ids for p in parts]),
+    )
+
+
+def evaluate_run_file(
+    qrels: Any,
+    run: str | os.PathLike[str],
+    measures: Iterable[Any],
+    policy: Any = None,
+    *,
+    memory_budget: int | None = None,
+    allow_empty: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> Any:
+    """``evaluate`` on a TREC run file, read within ``memory_budget`` bytes (default 1 GB).
+
+    A file whose in-memory reading would exceed the budget is streamed by query blocks (one pass when
+    grouped by query, else two); the per-query values are the same either way. ``-`` reads standard
+    input. ``notice`` hears how the file was read.
+    """
+    from evalops.errors import FormatError, InputError
+    from evalops.formats._source import as_source
+    from evalops.formats.stream import DEFAULT_MEMORY_BUDGET, NotGrouped, Reread, needs_streaming, run_blocks
+    from evalops.formats.trec import read_run_table
+    from evalops.metrics.evaluation import evaluate, evaluate_hits
+    from evalops.metrics.gold import as_gold
+
+    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
+    source = as_source(run)
+    if not needs_streaming(source, budget):
+        table = read_run_table(source, allow_empty=allow_empty)
+        return evaluate(qrels, table, measures, policy, progress=progress)
+    gold = as_gold(qrels)
+    if len(gold) == 0:
+        raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
+    name = None
+    from evalops.metrics.compute import needs_judged
+    from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
+    from evalops.metrics.parse import parse_measures
+
+    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
+    # Measures that look at unjudged documents need every judged one located, not only the relevant ones.
+    locate_gold, shift = judged_gold(gold) if any(needs_judged(m) for m in parsed) else (gold, None)
+
+    retrieved = np.zeros(len(gold), dtype=np.int64)
+
+    def collect(grouped: bool) -> tuple[list[Hits], int]:
+        nonlocal name
+        parts, rows = [], 0
+        retrieved[:] = 0
+        for block in run_blocks(source, budget, grouped=grouped, notice=notice):
+            parts.append(hits_from_table(locate_gold, block, retrieved_into=retrieved))
+            rows += len(block)
+            name = block.name
+        return parts, rows
+
+    try:
+        parts, rows = collect(True)
+    except NotGrouped:
+        parts, rows = collect(False)  # says so through ``notice``
+    except Reread:
+        table = read_run_table(source, allow_empty=allow_empty)
+        return evaluate(gold, table, measures, policy, progress=progress)
+    if rows == 0 and not allow_empty:
+        raise FormatError(
+            "the run is empty (no ranked documents); check the retriever's output, or allow an empty run "
+            "explicitly (--allow-empty)",
+            path=source.name,
+        )
+    hits = merge_hits(parts, len(gold), retrieved)
+    judged = None
+    if shift is not None:
+        judged = unshift_judged(hits, shift)
+        hits = relevant_hits(judged)
+    return evaluate_hits(gold, hits, parsed, policy, progress=progress, run_name=name, judged=judged)

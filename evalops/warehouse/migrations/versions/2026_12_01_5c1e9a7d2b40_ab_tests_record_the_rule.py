@@ -1,0 +1,43 @@
+"""ab_tests record the regression rule's reading: severity, criterion, reason code, margin, interval, family
+
+Revision ID: 5c1e9a7d2b40
+Revises: 729886bfdb99
+Create Date: 2026-12-01 10:30:00.000000
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+
+revision: str = '5c1e9a7d2b40'
+down_revision: str | Sequence[str] | None = '729886bfdb99'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+_COLUMNS = (
+    ('severity', sa.String(length=20)),
+    ('criterion', sa.String(length=50)),
+    ('reason_code', sa.String(length=50)),
+    ('margin', sa.Double()),
+    ('interval_low', sa.Double()),
+    ('interval_high', sa.Double()),
+    ('interval_level', sa.Double()),
+    ('family_size', sa.Integer()),
+    ('family', sa.String(length=50)),
+)
+
+
+def upgrade() -> None:
+    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
+        for name, kind in _COLUMNS:
+            batch_op.add_column(sa.Column(name, kind, nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
+        for name, _ in reversed(_COLUMNS):
+            batch_op.drop_column(name)

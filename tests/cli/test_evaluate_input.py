@@ -1,0 +1,72 @@
+"""``evalops evaluate`` input handling: standard input, compressed files, empty runs, the memory budget."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from evalops.cli import main
+
+
+def invoke(*args: str, input: bytes | None = None):
+    return CliRunner().invoke(main, ["evaluate", *args], input=input, catch_exceptions=False)
+
+
+def test_run_from_standard_input_equals_the_file(shared_data):
+    qrels = str(shared_data / "scifact" / "qrels.tsv")
+    run = shared_data / "scifact" / "runs" / "bm25.trec"
+    from_file = invoke(qrels, str(run), "-m", "nDCG@10", "--format", "json")
+    from_stdin = invoke(qrels, "-", "-m", "nDCG@10", "--format", "json", input=gzip.compress(run.read_bytes()))
+    assert from_file.exit_code == from_stdin.exit_code == 0, from_stdin.output
+    assert json.loads(from_file.output)["measures"] == json.loads(from_stdin.output)["measures"]
+
+
+def test_both_from_standard_input_is_refused(tmp_path):
+    out = CliRunner().invoke(main, ["evaluate", "-", "-", "-m", "P@5"], input=b"")
+    assert out.exit_code != 0 and "cannot both be standard input" in out.output
+
+
+def test_empty_run_needs_allow_empty(tmp_path):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run = tmp_path / "empty.trec"
+    run.write_text("")
+    refused = CliRunner().invoke(main, ["evaluate", str(qrels), str(run), "-m", "P@5"])
+    assert refused.exit_code != 0 and f"{run}: the run is empty" in refused.output
+    allowed = invoke(str(qrels), str(run), "-m", "P@5", "--allow-empty", "--format", "json")
+    assert allowed.exit_code == 0 and json.loads(allowed.output)["measures"]["P@5"]["mean"] == 0.0
+
+
+def test_memory_budget_streams_with_the_same_values(shared_data):
+    qrels = str(shared_data / "nfcorpus-orig-test")
+    run = str(shared_data / "nfcorpus-orig-test" / "runs" / "bm25.trec")
+    whole = invoke(qrels, run, "-m", "nDCG@10", "-m", "AP", "--per-query", "--format", "json")
+    streamed = invoke(qrels, run, "-m", "nDCG@10", "-m", "AP", "--per-query", "--format", "json", "--memory-budget", "16MB")
+    assert whole.exit_code == streamed.exit_code == 0
+    assert json.loads(whole.stdout) == json.loads(streamed.stdout)
+
+
+def test_bad_memory_budget_is_a_clean_error(shared_data):
+    out = CliRunner().invoke(main, ["evaluate", "a", "b", "-m", "P@5", "--memory-budget", "lots"])
+    assert out.exit_code != 0 and "memory budget 'lots' is not a size" in out.output
+
+
+@pytest.mark.parametrize("heavy", ["pandas", "scipy.stats", "sqlalchemy", "great_expectations", "airflow"])
+def test_evaluate_does_not_import_heavy_modules(shared_data, heavy):
+    code = (
+        "import sys\n"
+        "from evalops.cli import main\n"
+        "try:\n"
+        f"    main(['evaluate', {str(shared_data / 'scifact')!r}, {str(shared_data / 'scifact' / 'runs' / 'bm25.trec')!r},"
+        " '-m', 'nDCG@10', '--format', 'json'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print({heavy!r} in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr

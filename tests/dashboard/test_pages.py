@@ -1,0 +1,82 @@
+"""The pages over HTTP without a browser: escaping in the markup, clear answers for what is not there."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.dashboard.warehouse_builder import PAYLOAD
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def client(filled):
+    from evalops.dashboard import DashboardSettings, create_app
+
+    return TestClient(create_app(filled["engine"], settings=DashboardSettings.from_config(filled["cfg"]),
+                                 report_dir=filled["cfg"].report_dir))
+
+
+def _ab_ids(filled):
+    from evalops.warehouse import load_ab_tests
+
+    return [int(i) for i in load_ab_tests(filled["engine"])["id"]]
+
+
+def test_hostile_query_text_is_escaped_in_the_markup(client, filled):
+    escaped = "&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&#34;window.__pwned=2&#34;&gt;"
+    seen = 0
+    for ab_id in _ab_ids(filled):
+        html = client.get(f"/ab/{ab_id}").text
+        assert "<script" not in html and "<img" not in html
+        seen += escaped in html
+    assert seen >= 2  # the planted gold query and the planted production query
+    assert PAYLOAD not in client.get("/").text
+
+
+def test_what_is_not_there_is_a_404_page(client):
+    for path in ("/ab/999999", "/trends?retriever=nope", "/trends?measure=P@7", "/trends?dataset=web",
+                 "/reports/..%2F..%2F..%2Fetc%2Fpasswd", "/reports/nothing/report.html"):
+        reply = client.get(path)
+        assert reply.status_code == 404 and "Not found" in reply.text, path
+
+
+def test_run_rows_link_to_their_report(client, filled):
+    import re
+
+    html = client.get("/runs").text
+    links = sorted(set(re.findall(r'href="(/reports/[^"]+)"', html)))
+    assert len(links) == 2  # one report per day
+    for link in links:
+        reply = client.get(link)
+        assert reply.status_code == 200 and "handbook-search" in reply.text
+
+
+def test_an_empty_warehouse_says_so(tmp_path):
+    from evalops.dashboard import create_app
+    from evalops.warehouse import create_warehouse_engine, upgrade
+
+    engine = create_warehouse_engine(f"sqlite:///{tmp_path / 'empty.db'}")
+    upgrade(engine)
+    empty = TestClient(create_app(engine))
+    assert "holds no runs yet" in empty.get("/").text
+    assert empty.get("/trends").status_code == 404
+    assert empty.get("/runs").status_code == 200 and empty.get("/alerts").status_code == 200
+
+
+def test_data_docs_are_listed_and_served_without_scripts_or_cdns(client, filled):
+    import re
+
+    listing = client.get("/datadocs")
+    pages = re.findall(r'href="(/datadocs/files/validations/[^"]+\.html)"', listing.text)
+    assert len(pages) >= 1 and len(set(pages)) == len(pages)
+    for page in pages:
+        html = client.get(page).text
+        assert "<script" not in html.lower()
+        assert not re.search(r'<(link|img|script)\b[^>]*(href|src)="(https?:)?//', html)
+        for asset in re.findall(r'<link[^>]*href="([^"]+\.css)"', html):
+            url = asset if asset.startswith("/") else page.rsplit("/", 1)[0] + "/" + asset
+            assert client.get(url).status_code == 200, url
+    runs = client.get("/runs").text
+    assert 'href="/datadocs#day-' in runs

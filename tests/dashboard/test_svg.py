@@ -1,0 +1,42 @@
+"""The SVG builder: escaping, markers, and long series drawn without a point per run."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from evalops.dashboard import svg
+
+T0 = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+EVIL = '<script>x()</script>" onload="x()'
+
+
+def _series(n: int, name: str = "v1", notable: set[int] = frozenset()) -> svg.Series:
+    return svg.Series(name, [svg.Point(T0 + dt.timedelta(days=i), 0.5 + 0.01 * i, 0.4, 0.6, href=f"/ab/{i}",
+                                       title=f"{name} day {i}", notable=i in notable) for i in range(n)])
+
+
+def test_every_text_is_escaped():
+    out = str(svg.line_chart([_series(3, name=EVIL)], [svg.Marker(T0, "promotion", EVIL, href='javascript:x()"')],
+                             title=EVIL, y_label=EVIL))
+    assert "<script>" not in out and 'onload="x()' not in out and '"javascript:x()""' not in out
+    assert "&lt;script&gt;" in out
+
+
+def test_markers_and_points_are_drawn_with_their_links():
+    out = str(svg.line_chart([_series(5)], [svg.Marker(T0 + dt.timedelta(days=2), "kb", "snapshot abc")]))
+    assert out.count('class="point"') == 5 and out.count('href="/ab/') == 5
+    assert 'class="marker marker-kb"' in out and "knowledge base changed: snapshot abc (2024-05-03)" in out
+    assert 'class="band"' in out
+
+
+def test_a_long_series_keeps_its_notable_points_and_its_last():
+    out = str(svg.line_chart([_series(200, notable={10, 50})]))
+    assert out.count('class="point"') == 3  # days 10, 50 and the last run
+    assert out.count("<polyline") == 1 and "v1: 200 runs" in out
+
+
+def test_the_histogram_counts_every_value():
+    values = [-1.0, -0.5, 0.0, 0.0, 0.25, 1.0]
+    out = str(svg.histogram(values, bins=4))
+    counts = [int(part.split(": ")[1].split("<")[0]) for part in out.split("<title>")[1:]]
+    assert sum(counts) == len(values)

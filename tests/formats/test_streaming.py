@@ -1,0 +1,96 @@
+"""Streaming by query blocks: the same per-query values as the in-memory path, sorted or not."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from evalops.errors import DuplicateDocumentError, InputError
+from evalops.formats import read_qrels, read_run_table
+from evalops.formats.stream import parse_memory_budget, run_blocks
+from evalops.metrics import Policy, evaluate
+from evalops.metrics.table_input import evaluate_run_file
+
+MEASURES = ["nDCG@10", "P@5", "AP", "RR", "R@100", "nDCG", "R-Prec"]
+
+
+def _same(a, b):
+    assert list(a.per_query) == list(b.per_query)
+    for name in a.per_query:
+        np.testing.assert_array_equal(a.per_query[name], b.per_query[name])
+    assert a.query_ids.tolist() == b.query_ids.tolist()
+    assert a.missing_from_run_ids == b.missing_from_run_ids
+    assert a.ignored_run_query_ids == b.ignored_run_query_ids
+    assert a.run_name == b.run_name
+
+
+@pytest.mark.parametrize("collection", ["scifact", "nfcorpus-orig-test"])
+@pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
+@pytest.mark.parametrize("no_answer", ["exclude", "zero"])
+def test_streaming_and_in_memory_give_identical_per_query_values(shared_data, tmp_path, collection, shuffle, no_answer):
+    folder = shared_data / collection
+    run_path = folder / "runs" / "bm25.trec"
+    if shuffle:
+        lines = run_path.read_text().splitlines(keepends=True)
+        random.Random(7).shuffle(lines)
+        run_path = tmp_path / "shuffled.trec"
+        run_path.write_text("".join(lines))
+    gold = read_qrels(folder)
+    policy = Policy(no_answer=no_answer)
+    in_memory = evaluate(gold, read_run_table(run_path), MEASURES, policy)
+    notices: list[str] = []
+    streamed = evaluate_run_file(gold, run_path, MEASURES, policy, memory_budget=200_000, notice=notices.append)
+    _same(in_memory, streamed)
+    assert any("streamed in one pass" in n for n in notices)
+    assert any("not grouped by query, so read in two passes" in n for n in notices) == shuffle
+
+
+def test_every_query_is_in_exactly_one_block(shared_data):
+    run_path = shared_data / "scifact" / "runs" / "bm25.trec"
+    blocks = list(run_blocks(run_path, 100_000))
+    assert len(blocks) > 3
+    ids = [q for b in blocks for q in b.query_ids.tolist()]
+    assert len(ids) == len(set(ids)) == 300
+    assert sum(len(b) for b in blocks) == len(read_run_table(run_path))
+
+
+def test_streamed_duplicate_names_its_line(tmp_path):
+    lines = [f"q{i // 100} Q0 d{i % 100} {i % 100 + 1} {1000 - i} run\n" for i in range(20000)]
+    lines.insert(15050, "q150 Q0 d7 101 0.5 run\n")
+    path = tmp_path / "dup.trec"
+    path.write_text("".join(lines))
+    gold = {"q150": {"d7": 1}}
+    with pytest.raises(DuplicateDocumentError) as info:
+        evaluate_run_file(gold, path, ["P@5"], memory_budget=100_000)
+    assert f"{path}:15051" in str(info.value)
+
+
+def test_streamed_bad_line_is_named_by_the_exact_parser(tmp_path):
+    lines = [f"q{i // 100} Q0 d{i % 100} {i % 100 + 1} {1000 - i} run\n" for i in range(20000)]
+    lines[17000] = "q170 Q0 d0 1 high run\n"
+    path = tmp_path / "bad.trec"
+    path.write_text("".join(lines))
+    with pytest.raises(InputError, match=f"{path}:17001: score: 'high' is not a number"):
+        evaluate_run_file({"q1": {"d1": 1}}, path, ["P@5"], memory_budget=100_000)
+
+
+def test_empty_streamed_run_is_an_error_unless_allowed(tmp_path):
+    path = tmp_path / "empty.trec"
+    path.write_text("")
+    with pytest.raises(InputError, match="the run is empty"):
+        evaluate_run_file({"q1": {"d1": 1}}, path, ["P@5"], memory_budget=0)
+    result = evaluate_run_file({"q1": {"d1": 1}}, path, ["P@5"], memory_budget=0, allow_empty=True)
+    assert result.aggregates["P@5"].mean == 0.0
+
+
+@pytest.mark.parametrize(("text", "size"), [("1GB", 1 << 30), ("512MB", 512 << 20), ("2g", 2 << 30), ("100000000", 100000000)])
+def test_memory_budget_sizes(text, size):
+    assert parse_memory_budget(text) == size
+
+
+@pytest.mark.parametrize("text", ["lots", "-1GB", "1TB", "1kb"])
+def test_bad_memory_budget_is_an_input_error(text):
+    with pytest.raises(InputError):
+        parse_memory_budget(text)
