@@ -34,11 +34,12 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
 from evalops.errors import ConfigError
 from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
@@ -226,9 +227,10 @@ class Config(BaseSettings):
     registry: Path = Field(Path("retrievers.yaml"), description="the registry of retriever versions")
     retrievers_overlay: Path | None = Field(None, description="a second registry file read after `registry`")
     report_dir: Path = Field(Path(".evalops/reports"), description="one report folder per run")
-    work_dir: Path = Field(Path(".evalops/work"), description="a run's intermediate files (shared storage for "
-                                                              "multi-machine executors)")
-    data_docs: Path | None = Field(None, description="Data Docs folder (default: <work_dir>/data_docs)")
+    work_dir: str = Field(".evalops/work", description="a run's intermediate files: a folder or an fsspec URL "
+                          "(s3://..., gs://...; shared storage for multi-machine executors)")
+    data_docs: Path | None = Field(None, description="Data Docs folder (default: <work_dir>/data_docs; .evalops/data_docs "
+                                   "when work_dir is a URL)")
     warehouse_url: str | None = Field(None, description="SQLAlchemy URL (default: Airflow connection "
                                                         "`evalops_warehouse`, else SQLite in .evalops/)")
     measures: tuple[str, ...] = Field(("nDCG@10", "RR@10", "R@100"), description="measures scored (ir_measures "
@@ -244,6 +246,10 @@ class Config(BaseSettings):
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    task_timeout: float = Field(DEFAULT_TASK_TIMEOUT, gt=0, description="seconds before Airflow fails a task "
+                                "attempt (read when a DAG file is parsed: environment or evalops.yaml)")
+    task_timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(
+        default_factory=dict, description="per-task overrides of task_timeout, by task id")
 
     _source: str = PrivateAttr("defaults")
 
@@ -297,8 +303,11 @@ class Config(BaseSettings):
             p = p.expanduser()
             return p if p.is_absolute() else home / p
 
-        for key in ("registry", "retrievers_overlay", "report_dir", "work_dir", "data_docs"):
+        for key in ("registry", "retrievers_overlay", "report_dir", "data_docs"):
             set_(self, key, at(getattr(self, key)))
+        remote_work = "://" in self.work_dir and not self.work_dir.startswith("file://")
+        if not remote_work:
+            set_(self, "work_dir", str(at(Path(self.work_dir.removeprefix("file://")))))
         if self.gold_set is not None and DEFAULT_GOLD_SET in self.gold_sets:
             raise ValueError(f"gold_set and gold_sets.{DEFAULT_GOLD_SET} both define the gold set "
                              f"{DEFAULT_GOLD_SET!r}; keep one")
@@ -310,8 +319,8 @@ class Config(BaseSettings):
         set_(self, "gold_set", resolved.get(DEFAULT_GOLD_SET))
         set_(self, "knowledge_base", self.knowledge_base.model_copy(update={"path": at(self.knowledge_base.path)}))
         set_(self, "query_logs", self.query_logs.model_copy(update={"path": at(self.query_logs.path)}))
-        if self.data_docs is None:
-            set_(self, "data_docs", self.work_dir / "data_docs")
+        if self.data_docs is None:  # Great Expectations writes Data Docs to a local folder
+            set_(self, "data_docs", (home / ".evalops" / "data_docs") if remote_work else Path(self.work_dir) / "data_docs")
         if not self.measures:
             raise ValueError("measures must name at least one measure")
         unknown = [m for m in self.alert_measures if m not in self.measures]

@@ -70,12 +70,24 @@ def db() -> None:
 @db.command()
 @URL_OPTION
 @click.option("--revision", default="head", show_default=True, help="Alembic revision to upgrade to.")
+@click.option("--sql", "as_sql", is_flag=True,
+              help="Print the SQL of the upgrade instead of running it (nothing is executed or connected to).")
+@click.option("--from", "from_revision", default=None,
+              help="With --sql: the revision the database is at (default: an empty database).")
 @reports_errors
-def upgrade(url: str | None, revision: str) -> None:
+def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | None) -> None:
     """Apply the warehouse migrations (safe to run again; it is what the DAG's first task does)."""
     from evalops.warehouse import current_revision
     from evalops.warehouse import upgrade as upgrade_schema
 
+    if as_sql:
+        from evalops.warehouse import resolve_url
+        from evalops.warehouse.migrate import upgrade_sql
+
+        click.echo(upgrade_sql(resolve_url(url).url, revision, start=from_revision), nl=False)
+        return
+    if from_revision is not None:
+        raise InputError("--from only applies with --sql (a live upgrade starts from the database's revision)")
     engine, resolved = _engine(url)
     try:
         before = current_revision(engine)
@@ -133,6 +145,48 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
     click.echo(f"warehouse {resolved.masked()}: downgraded to {revision}")
 
 
+@db.command("history")
+@URL_OPTION
+@FORMAT_OPTION
+@reports_errors
+def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
+    """List the schema revisions, newest first, marking the head and the warehouse's current one."""
+    from evalops.warehouse.migrate import migration_history as revisions
+
+    engine, _ = _engine(url)
+    try:
+        found = revisions(engine)
+    finally:
+        engine.dispose()
+    lines = []
+    for r in found:
+        marks = ", ".join(m for m, on in (("head", r["is_head"]), ("current", r["is_current"])) if on)
+        lines.append(f"{r['down_revision'] or '<base>'} -> {r['revision']}{f' ({marks})' if marks else ''}, "
+                     f"{r['message']}")
+    emit(Output(data=found, columns=("revision", "down_revision", "message", "is_head", "is_current"), rows=found,
+                draw=lambda console: [console.print(line, highlight=False, markup=False) for line in lines]),
+         fmt, output_path)
+
+
+@db.command()
+@URL_OPTION
+@click.argument("revision")
+@reports_errors
+def stamp(url: str | None, revision: str) -> None:
+    """Record REVISION as the warehouse's schema revision without running migrations (for a schema
+    created or repaired by hand; "base" clears it)."""
+    from evalops.warehouse import current_revision
+    from evalops.warehouse.migrate import stamp as stamp_schema
+
+    engine, resolved = _engine(url)
+    try:
+        stamp_schema(engine, revision)
+        after = current_revision(engine)
+    finally:
+        engine.dispose()
+    click.echo(f"warehouse {resolved.masked()}: stamped at {after or 'base'}")
+
+
 @click.command()
 @click.argument("retriever", required=False)
 @click.option("-m", "--measure", help="Show this measure over time (mean and CI per run and version).")
@@ -141,6 +195,9 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
 @click.option("--since", type=click.DateTime(), help="Only runs with a logical date on or after this (UTC).")
 @click.option("--fingerprint", "fingerprint_hash", help="Only runs under this fingerprint hash.")
 @click.option("--baselines", is_flag=True, help="Show the promotion and rollback history instead.")
+@click.option("--superseded", "include_superseded", is_flag=True,
+              help="With --measure: also the earlier results of a version for a logical date that a later run "
+                   "replaced (marked superseded).")
 @URL_OPTION
 @PROJECT_OPTION
 @FORMAT_OPTION
@@ -153,6 +210,7 @@ def history(
     since: dt.datetime | None,
     fingerprint_hash: str | None,
     baselines: bool,
+    include_superseded: bool,
     url: str | None,
     project: Path | None,
     fmt: str,
@@ -160,8 +218,9 @@ def history(
 ) -> None:
     """Metrics history from the warehouse (read only: it never creates a warehouse).
 
-    Without --measure: the latest run of every retriever version. With --measure: that measure per run
-    over time. With --baselines: who promoted or rolled back which baseline, when and why.
+    Without --measure: the latest run of every retriever version. With --measure: that measure over time,
+    one result per version and logical date (the latest run for that date; --superseded adds the earlier
+    ones). With --baselines: who promoted or rolled back which baseline, when and why.
     """
     from evalops.warehouse import baseline_history, find_fingerprint_hash, latest_runs, measure_history
 
@@ -185,6 +244,7 @@ def history(
                 versions=versions or None,
                 fingerprint_hash=fingerprint_hash,
                 since=since_utc,
+                include_superseded=include_superseded,
             )
         else:
             view = "runs"
@@ -274,7 +334,7 @@ TABLE_COLUMNS = {
     "runs": ("run_id", "retriever", "version", "dataset", "logical_date", "status", "fingerprint_hash",
              "n_queries", "n_failed"),
     "measure": ("logical_date", "version", "run_id", "status", "fingerprint_hash", "measure", "n", "mean",
-                "ci_low", "ci_high"),
+                "ci_low", "ci_high", "superseded_by"),
     "baselines": ("id", "retriever", "version", "run_id", "fingerprint_hash", "action", "is_current",
                   "promoted_by", "promoted_at", "reason"),
 }

@@ -18,6 +18,7 @@ DAG_FILES: dict[str, tuple[str, str]] = {
     "retrieval_eval.py": ("evalops.dags.retrieval_eval", "retrieval_eval"),
     "promote_baseline.py": ("evalops.dags.promote_baseline", "promote_baseline"),
     "knowledge_base_producer.py": ("evalops.dags.knowledge_base_producer", "knowledge_base_producer"),
+    "promote_on_results.py": ("evalops.dags.promote_on_results", "promote_on_results"),
 }
 
 __all__ = ["DAG_FILES", "dag_file_text"]

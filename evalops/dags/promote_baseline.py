@@ -18,6 +18,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from evalops.dags._parse import apply_task_timeouts
+
 from airflow.sdk import Param, dag, task
 
 __all__ = ["promote_baseline"]
@@ -26,7 +28,7 @@ __all__ = ["promote_baseline"]
 def promote_baseline(dag_file: str, dag_id: str = "promote_baseline"):
     """The ``promote_baseline`` DAG of the project ``dag_file`` (a file in its ``dags/`` folder) belongs to."""
     project = Path(dag_file).resolve().parent.parent
-    built = _build(project, dag_id)
+    built = apply_task_timeouts(_build(project, dag_id), project)
     built.fileloc = str(Path(dag_file).resolve())
     return built
 

@@ -20,7 +20,14 @@ partitioned) **and** whenever the `knowledge-base` asset is updated (by the
 8. `decide`: corrects the p-values across every measure x version (Holm) and stores the A/B results.
 9. `alert`: regressions and failed/partial versions (stored first, then sent; a dead webhook leaves the
    alert undelivered).
-10. `publish_report`: markdown + HTML report; fails the run if a version could not be scored.
+10. `publish_report`: markdown + HTML report; fails the run if a version could not be scored. Emits the
+    `retrieval-eval-results` asset with what the run decided (versions, decisions, alerts, report path),
+    which `promote_on_results` consumes.
+
+**Ad-hoc run.** Trigger with the param `candidate` set to a registry entry (the keys of an entry of
+`retrievers.yaml`, checked by the same schema): only that version is scored, against its retriever's
+current baseline, and no baseline changes. The triggering asset event's extra (which snapshot, which
+source) is recorded with each warehouse run (`eval_runs.contracts["trigger"]`) and shown in the report.
 
 Settings come from the project's `evalops.yaml` and `EVALOPS_*` environment variables (see
 `evalops/config.py`). XCom carries ids and small specs, never data.
@@ -37,18 +44,23 @@ from airflow.sdk import (
     AssetOrTimeSchedule,
     CronTriggerTimetable,
     ExceptionRetryPolicy,
+    Param,
     RetryAction,
     RetryRule,
     dag,
     task,
 )
 
-__all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "NO_RETRY_ON_BAD_INPUT"]
+from evalops.dags._parse import apply_task_timeouts, retry_delay
+
+__all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "RESULTS", "NO_RETRY_ON_BAD_INPUT"]
 
 KNOWLEDGE_BASE = Asset("knowledge-base")
+# Emitted by publish_report with what the run concluded (see evalops.pipeline.results).
+RESULTS = Asset("retrieval-eval-results")
 
 # Tests and the demo shorten the wait between attempts; production keeps a minute.
-RETRY_DELAY = dt.timedelta(seconds=float(os.environ.get("EVALOPS_RETRY_DELAY_SECONDS", "60")))
+RETRY_DELAY = retry_delay()
 
 # Bad input, and a version that already failed its own retries, do not get better on retry.
 NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
@@ -71,7 +83,7 @@ def project_of(dag_file: str | os.PathLike[str]) -> Path:
     return Path(dag_file).resolve().parent.parent
 
 
-def _call(project: Path, step: str, *args):
+def _call(project: Path, step: str, *args, **kwargs):
     """Run one pipeline step with the project's settings and this DAG run's context. All imports are here."""
     from airflow.sdk import get_current_context
 
@@ -79,14 +91,27 @@ def _call(project: Path, step: str, *args):
     from evalops.config import load_config
 
     run = pipeline.RunContext.from_airflow(get_current_context())
-    return getattr(pipeline, step)(load_config(home=project), run, *args)
+    return getattr(pipeline, step)(load_config(home=project), run, *args, **kwargs)
+
+
+def _failure_callback(project: Path):
+    """The DAG-level failure callback: one evalops alert naming the failed task, its try and its log URL,
+    delivered even when the warehouse is down (see :class:`evalops.alerting.airflow_notifier.EvalopsNotifier`;
+    imported when the callback runs, not when the DAG file is parsed)."""
+
+    def on_failure(context):
+        from evalops.alerting.airflow_notifier import EvalopsNotifier
+
+        EvalopsNotifier(project=project)(context)
+
+    return on_failure
 
 
 def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_eval"):
     """The ``retrieval_eval`` DAG of the project that ``dag_file`` (a file in its ``dags/`` folder) belongs
     to. Call it from that file: ``dag = retrieval_eval(__file__)``."""
     project = project_of(dag_file)
-    built = _build(project, dag_id)
+    built = apply_task_timeouts(_build(project, dag_id), project)
     built.fileloc = str(Path(dag_file).resolve())  # workers re-parse the project's file, not this module
     return built
 
@@ -108,6 +133,15 @@ def _build(project: Path, dag_id: str):
             "retry_delay": RETRY_DELAY,
             "retry_policy": NO_RETRY_ON_BAD_INPUT,
         },
+        params={
+            "candidate": Param(
+                None, type=["null", "object"],
+                description="Ad-hoc run: one registry entry (name, version, adapter, deployed, owner, params, as "
+                            "in retrievers.yaml) scored against its retriever's current baseline instead of the "
+                            "deployed versions. Empty: a regular run.",
+            ),
+        },
+        on_failure_callback=_failure_callback(project),
         doc_md=__doc__,
     )
     def retrieval_eval_dag():
@@ -128,8 +162,9 @@ def _build(project: Path, dag_id: str):
             return _call(project, "sample_query_logs", snapshot_id)
 
         @task
-        def plan(snapshot_id: str, gold_set_versions: dict, log_sample: dict) -> list[dict]:
-            return _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample)
+        def plan(snapshot_id: str, gold_set_versions: dict, log_sample: dict, params=None) -> list[dict]:
+            candidate = (params or {}).get("candidate") or None
+            return _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample, candidate=candidate)
 
         @task
         def shard(versions: list[dict]) -> list[dict]:
@@ -155,9 +190,11 @@ def _build(project: Path, dag_id: str):
         def alert(versions: list[dict], _decided: dict) -> list[dict]:
             return _call(project, "raise_alerts", versions)
 
-        @task
-        def publish_report(versions: list[dict], alerts: list[dict]) -> str:
-            return _call(project, "publish_report", versions, alerts)
+        @task(outlets=[RESULTS])
+        def publish_report(versions: list[dict], alerts: list[dict], outlet_events=None) -> str:
+            report = _call(project, "publish_report", versions, alerts)
+            outlet_events[RESULTS].extra = _call(project, "result_event", versions, alerts, report)
+            return report
 
         snapshot_id = snapshot_knowledge_base(migrate_warehouse())
         versions = plan(snapshot_id, validate_inputs(snapshot_id), sample_query_logs(snapshot_id))

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "decide_run": "deciding",
     "raise_alerts": "alerts",
     "publish_report": "publishing",
+    "result_event": "results",
     "IncompleteRunError": "errors",
     "promote": "promotion",
     "run_local": "local",

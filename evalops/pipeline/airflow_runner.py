@@ -12,9 +12,9 @@ Spec (JSON)::
      "steps": [{"dag_id": "retrieval_eval", "logical_date": "2024-06-02T03:00:00+00:00",
                 "env": {"EVALOPS_RETRIEVERS": "..."}, "conf": {...}}, ...]}
 
-The result, printed as the last line of stdout, is a JSON list with each step's ``run_id``, ``state`` and
+The result, printed as the last line of stdout, is a JSON list with each step's ``run_id``, ``state``,
 the warehouse's row count per table after the step (``counts``), which is how the demo and the tests
-show that a re-run writes nothing new.
+show that a re-run writes nothing new, and the asset events the run emitted (``asset_events``).
 The run id is stable per (DAG, logical date) because ``run_after`` is set to the logical date, so running
 the same step again is a re-run of the same DAG run (Airflow clears and re-executes its tasks).
 """
@@ -63,7 +63,8 @@ def _env(overrides: Mapping[str, str | None]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def run_steps(dags_folder: str | os.PathLike[str], steps: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def run_steps(dags_folder: str | os.PathLike[str], steps: list[Mapping[str, Any]], *, counts: bool = True
+              ) -> list[dict[str, Any]]:
     """Create the metadata database, load the DAGs and run each step with ``dag.test()``.
 
     Must be called in a process whose ``AIRFLOW_HOME`` (and the rest of :func:`airflow_environment`) was
@@ -84,11 +85,28 @@ def run_steps(dags_folder: str | os.PathLike[str], steps: list[Mapping[str, Any]
         logical_date = dt.datetime.fromisoformat(step["logical_date"])
         with _env(step.get("env") or {}):
             dag_run = dag.test(logical_date=logical_date, run_after=logical_date, run_conf=step.get("conf"))
-            counts = _warehouse_counts()
+            found = _warehouse_counts() if counts else {}
         state = getattr(dag_run.state, "value", dag_run.state)
         results.append({"dag_id": step["dag_id"], "logical_date": step["logical_date"], "run_id": dag_run.run_id,
-                        "state": str(state), "counts": counts})
+                        "state": str(state), "counts": found,
+                        "asset_events": _asset_events(step["dag_id"], dag_run.run_id)})
     return results
+
+
+def _asset_events(dag_id: str, run_id: str) -> list[dict[str, Any]]:
+    """The asset events the DAG run emitted: ``[{"asset": name, "extra": {...}}]``."""
+    from sqlalchemy import select
+
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.execute(
+            select(AssetModel.name, AssetEvent.extra).join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+            .where(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == run_id)
+            .order_by(AssetEvent.id)
+        ).all()
+    return [{"asset": name, "extra": dict(extra or {})} for name, extra in rows]
 
 
 def _warehouse_counts() -> dict[str, int]:
@@ -107,12 +125,14 @@ def run_steps_in_subprocess(
     env: Mapping[str, str] | None = None,
     inherit_evalops_env: bool = True,
     timeout: float = 900,
+    counts: bool = True,
 ) -> list[dict[str, Any]]:
     """Run :func:`run_steps` in a child Python with a fresh Airflow home under ``workdir``.
 
     The child sees this process's environment plus ``env`` (without this process's ``EVALOPS_*``
     variables when ``inherit_evalops_env`` is false, as tests want). Airflow's (long) output goes to
-    ``log_path``. A child that fails raises ``RuntimeError`` quoting the end of the log.
+    ``log_path``. A child that fails raises ``RuntimeError`` quoting the end of the log. ``counts=False``
+    skips the warehouse row counts after each step (for a run whose warehouse is meant to be unreachable).
     """
     import subprocess
     import tempfile
@@ -121,7 +141,7 @@ def run_steps_in_subprocess(
     workdir.mkdir(parents=True, exist_ok=True)
     airflow_home = Path(tempfile.mkdtemp(prefix="airflow-", dir=workdir))
     spec = airflow_home / "steps.json"
-    spec.write_text(json.dumps({"dags_folder": str(dags_folder), "steps": list(steps)}))
+    spec.write_text(json.dumps({"dags_folder": str(dags_folder), "steps": list(steps), "counts": counts}))
     inherited = {k: v for k, v in os.environ.items() if inherit_evalops_env or not k.startswith("EVALOPS_")}
     child_env = {**inherited, **(env or {}), **airflow_environment(airflow_home, dags_folder)}
     log_path = Path(log_path)
@@ -145,7 +165,7 @@ def run_steps_in_subprocess(
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     spec = json.loads(Path(args[0]).read_text())
-    results = run_steps(spec["dags_folder"], spec["steps"])
+    results = run_steps(spec["dags_folder"], spec["steps"], counts=spec.get("counts", True))
     sys.stdout.write("\n" + json.dumps(results) + "\n")
     sys.stdout.flush()
     return 0

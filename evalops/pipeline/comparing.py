@@ -32,7 +32,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.registry import canonical_measures
 from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import comparison_file, shard_file
+from evalops.pipeline.workdir import comparison_file, read_frame, shard_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -74,7 +74,7 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
                 f"{path}: shard {shard + 1}/{n_shards} of run {run_id} has no scores; its score task did not "
                 f"finish (or the work folder {cfg.work_dir} is not shared between workers)"
             )
-        frames.append(pd.read_parquet(path))
+        frames.append(read_frame(path))
         meta = json.loads(meta_path.read_text())
         failed.update(meta["failed"])
         retries += int(meta.get("retries") or 0)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["RunContext"]
@@ -46,6 +46,13 @@ class RunContext:
     window_start: dt.datetime
     window_end: dt.datetime
     trigger: str = "manual"
+    # The asset events that triggered the run: [{"asset", "extra", "source_dag_id", "source_run_id",
+    # "timestamp"}] (JSON-ready), empty for scheduled and manual runs.
+    trigger_events: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+
+    def trigger_record(self) -> dict[str, Any]:
+        """How the run was started, as recorded with each of its warehouse runs and shown in its report."""
+        return {"type": self.trigger, "asset_events": [dict(e) for e in self.trigger_events]}
 
     @property
     def day(self) -> str:
@@ -86,4 +93,35 @@ class RunContext:
         run_type = str(getattr(run_type, "value", run_type) or "").lower()
         trigger = "asset" if "asset" in run_type else "schedule" if "scheduled" in run_type else "manual"
         dag_id = getattr(dag_run, "dag_id", None) or context["dag"].dag_id
-        return cls(str(dag_id), str(dag_run.run_id), anchor, start, end, trigger)
+        events = _asset_events(context.get("triggering_asset_events")) if trigger == "asset" else ()
+        return cls(str(dag_id), str(dag_run.run_id), anchor, start, end, trigger, events)
+
+
+def _json_ready(value: Any) -> Any:
+    """An event's extra as plain JSON values (anything else as its text)."""
+    if isinstance(value, Mapping):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _asset_events(events: Any) -> tuple[dict[str, Any], ...]:
+    """The triggering asset events of a task context (``{asset: [event, ...]}``), oldest first."""
+    if not events:
+        return ()
+    out = []
+    for key, items in events.items():
+        for e in items or ():
+            asset = getattr(getattr(e, "asset", None), "name", None) or getattr(key, "name", None) or str(key)
+            stamp = getattr(e, "timestamp", None)
+            out.append({
+                "asset": str(asset),
+                "extra": _json_ready(dict(getattr(e, "extra", None) or {})),
+                "source_dag_id": getattr(e, "source_dag_id", None),
+                "source_run_id": getattr(e, "source_run_id", None),
+                "timestamp": stamp.isoformat() if isinstance(stamp, dt.datetime) else None,
+            })
+    return tuple(sorted(out, key=lambda e: e["timestamp"] or ""))

@@ -20,7 +20,7 @@ from evalops.errors import InputError, ValidationError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.notify import deliver
 from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import log_sample_folder, manifest_file, run_folder
+from evalops.pipeline.workdir import is_local, log_sample_folder, manifest_file, run_folder, upload
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -121,7 +121,13 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     manifest = manifest_file(cfg, snapshot.snapshot_id)
     if not manifest.exists():
         manifest.parent.mkdir(parents=True, exist_ok=True)
-        snapshot.save_manifest(manifest)
+        if is_local(manifest):
+            snapshot.save_manifest(manifest)
+        else:
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as staging:
+                upload(snapshot.save_manifest(Path(staging) / manifest.name), manifest)
     log.info("knowledge base %s: snapshot %s, %d documents", source, snapshot.snapshot_id, len(snapshot))
     return snapshot.snapshot_id
 
@@ -200,7 +206,14 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
         sample = draw_log_sample(window, rules, logical_date=run.anchor, size=cfg.log_sample_size,
                                  docs_dir=cfg.data_docs)
     folder = log_sample_folder(cfg, run)
-    sample.write(folder)
+    if is_local(folder):
+        sample.write(folder)
+    else:  # remote work storage: write locally, then put the folder in place
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as staging:
+            sample.write(staging)
+            upload(Path(staging), folder)
     judged = len(set(sample.weak_qrels.query_ids.tolist())) if len(sample.weak_qrels) else 0
     log.info("query logs %s: %d rows, %d sampled queries, %d with feedback", source, sample.rows,
              len(sample.query_ids), judged)

@@ -41,12 +41,14 @@ GOLD = DEFAULT_GOLD_SET
 
 def plan_run(
     cfg: Config, run: RunContext, snapshot_id: str, gold_set_versions: dict[str, str] | str,
-    log_sample: dict[str, Any],
+    log_sample: dict[str, Any], candidate: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The version specs of this run (small dicts for XCom; see the module docstring).
 
     ``gold_set_versions`` maps each gold set's name to its version (``validate_inputs``); each gold set is
-    its own query set (warehouse ``dataset``), with its own fingerprint, baselines and alerts.
+    its own query set (warehouse ``dataset``), with its own fingerprint, baselines and alerts. With a
+    ``candidate`` (a registry entry, see :mod:`evalops.pipeline.adhoc`) only that version is scored,
+    against its retriever's current baseline.
     """
     from evalops.warehouse import RunKey, abandon_expired_runs, find_baseline, record_gold_set_version, record_run
 
@@ -57,8 +59,13 @@ def plan_run(
     abandoned = abandon_expired_runs(engine)
     if abandoned:
         log.warning("marked %d run(s) whose lease expired as abandoned: %s", len(abandoned), abandoned)
-    registry = load_registry_for(cfg)
-    deployed = registry.deployed()
+    adhoc = None
+    if candidate:
+        from evalops.pipeline.adhoc import record_candidate
+
+        adhoc = record_candidate(cfg, run, candidate)
+    registry = load_registry_for(cfg, run)
+    deployed = [registry.get(adhoc.name, adhoc.version)] if adhoc is not None else registry.deployed()
     if not deployed:
         files = ", ".join(str(p) for p in cfg.registry_files())
         raise ConfigError(f"{files}: no retriever version is deployed (set `deployed: true` on at least one)")
@@ -76,7 +83,8 @@ def plan_run(
         )
 
     started = dt.datetime.now(dt.timezone.utc)
-    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run)}
+    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run),
+                 "trigger": run.trigger_record(), "adhoc_candidate": adhoc.key if adhoc is not None else None}
 
     def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)

@@ -82,6 +82,21 @@ def contract_notes(contracts: dict[str, Any]) -> list[str]:
     return out
 
 
+def trigger_notes(cfg: Config, run: RunContext) -> list[str]:
+    """How the run was started: the triggering asset events with their extra, and an ad-hoc candidate."""
+    from evalops.pipeline.adhoc import recorded_candidate
+
+    out = [f"triggered by the asset event {e['asset']}"
+           + (f" of {e['source_dag_id']}/{e['source_run_id']}" if e.get("source_dag_id") else "")
+           + f" with extra {json.dumps(e['extra'], ensure_ascii=False, sort_keys=True)}"
+           for e in run.trigger_events]
+    candidate = recorded_candidate(cfg, run)
+    if candidate is not None:
+        out.append(f"ad-hoc run: only the candidate {candidate.key} from the run's params was scored, against "
+                   "its retriever's current baseline; no baseline was changed")
+    return out
+
+
 def build_report_data(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
 ) -> ReportData:
@@ -159,7 +174,7 @@ def build_report_data(
         "aggregate CI": "95% Student-t interval of the mean",
         **contract_policies(load_contracts(cfg, run)),
     }
-    notes = contract_notes(load_contracts(cfg, run)) + notes
+    notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
     from evalops.pipeline.judging import judge_report
 
@@ -187,7 +202,7 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
     removed, changed), the gold set, and the candidate versions' registry parameters."""
     from evalops.knowledge import KnowledgeBaseSnapshot
     from evalops.pipeline.registry import load_registry_for
-    from evalops.pipeline.workdir import manifest_file
+    from evalops.pipeline.workdir import local_copy, manifest_file
     from evalops.warehouse import get_run
 
     out: list[str] = []
@@ -205,7 +220,8 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
             if bfp.kb_snapshot_id != spec["snapshot_id"]:
                 old, new = manifest_file(cfg, bfp.kb_snapshot_id), manifest_file(cfg, spec["snapshot_id"])
                 if old.exists() and new.exists():
-                    diff = KnowledgeBaseSnapshot.from_manifest(old).diff(KnowledgeBaseSnapshot.from_manifest(new))
+                    diff = KnowledgeBaseSnapshot.from_manifest(local_copy(old)).diff(
+                        KnowledgeBaseSnapshot.from_manifest(local_copy(new)))
                     out.append(f"knowledge base {diff.summary()}")
                 else:
                     out.append(f"knowledge base snapshot {bfp.kb_snapshot_id} → {spec['snapshot_id']}")

@@ -49,7 +49,9 @@ def production_queries(folder: str | Path) -> QuerySet:
     """The sample written by ``sample_query_logs``: ``queries.jsonl`` (scrubbed) and ``weak_qrels.tsv``."""
     from evalops.formats import read_beir_qrels, read_beir_queries
 
-    folder = Path(folder)
+    from evalops.pipeline.workdir import local_copy
+
+    folder = local_copy(folder)  # the work folder may be remote storage
     texts = read_beir_queries(folder / "queries.jsonl")
     return _judged(texts, read_beir_qrels(folder / "weak_qrels.tsv"), str(folder))
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
+    from evalops.pipeline.context import RunContext
     from evalops.fingerprint import EvalFingerprint
     from evalops.retrievers import Registry
 
@@ -13,10 +14,18 @@ __all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "ale
            "fingerprint_for"]
 
 
-def load_registry_for(cfg: Config) -> Registry:
-    from evalops.retrievers import load_registry
+def load_registry_for(cfg: Config, run: RunContext | None = None) -> Registry:
+    """The project's registry; for a ``run`` with an ad-hoc candidate, with that entry added last."""
+    from evalops.retrievers import Registry, load_registry
 
-    return load_registry(*cfg.registry_files())
+    registry = load_registry(*cfg.registry_files())
+    if run is not None:
+        from evalops.pipeline.adhoc import recorded_candidate
+
+        candidate = recorded_candidate(cfg, run)
+        if candidate is not None:
+            registry = Registry([*registry, candidate])
+    return registry
 
 
 def known_log_versions(cfg: Config) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
 from evalops.pipeline.store import run_lease
-from evalops.pipeline.workdir import shard_file
+from evalops.pipeline.workdir import shard_file, write_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -38,8 +38,10 @@ __all__ = ["score_shard", "score_queries"]
 log = logging.getLogger(__name__)
 
 
-def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Retrieve and evaluate ``queries`` with the version in ``spec``.
+def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunContext | None = None
+                  ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Retrieve and evaluate ``queries`` with the version in ``spec`` (from the registry of ``run``, which
+    holds the run's ad-hoc candidate if it has one).
 
     Returns the long score frame (``query_id, measure, value``) and the outcome: the queries asked, the
     failed ones with their reasons, an ``error`` when the retriever could not run at all, and timings.
@@ -59,7 +61,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet) -> tuple
         return empty, outcome
     snapshot = current_snapshot(cfg, spec["snapshot_id"])
     try:
-        registry = load_registry_for(cfg)
+        registry = load_registry_for(cfg, run)
         entry = registry.get(spec["retriever"], spec["version"])
         try:
             retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry)
@@ -101,11 +103,10 @@ def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str,
         )
     start, stop = shard_bounds(spec["n_queries"], spec["n_shards"], spec["shard"])
     with run_lease(cfg, [spec["run_id"]]):  # the heartbeat: a killed task stops renewing it
-        frame, outcome = score_queries(cfg, spec, queries.slice(start, stop))
+        frame, outcome = score_queries(cfg, spec, queries.slice(start, stop), run)
     outcome.update(shard=spec["shard"], n_shards=spec["n_shards"], seconds=time.perf_counter() - started)
     path = shard_file(cfg, run, spec["run_id"], spec["shard"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(path, index=False)
+    write_frame(path, frame)
     path.with_suffix(".json").write_text(json.dumps(outcome, default=str))
     log.info("%s: %d queries, %d failed%s", spec["label"], len(outcome["query_ids"]), len(outcome["failed"]),
              f", error: {outcome['error']}" if outcome["error"] else "")

@@ -4,18 +4,34 @@ The warehouse holds results; the work folder holds what tasks hand to each other
 XCom: the day's log sample, the per-shard scores of each version, and the comparison records. Every path
 is a pure function of the run and the ids in a task's spec, so a retried task finds (and overwrites) its
 own files. With tasks on several machines the work folder must be shared storage.
+
+**Storage.** ``work_dir`` is a local folder (the default, ``.evalops/work``) or an fsspec URL
+(``s3://bucket/evalops``, ``gs://...``, ``memory://...`` in tests; the filesystem's package, such as
+``s3fs``, must be installed). The functions here return a ``upath.UPath`` (a ``pathlib.Path`` for a local
+folder), so the callers' ``/``, ``exists``, ``read_text``, ``write_text`` and ``mkdir`` work on either.
+Data frames go through :func:`write_frame` / :func:`read_frame`; readers that need a real local folder
+(the log sample, knowledge-base manifests) get one from :func:`local_copy`, and a local folder is put in
+place with :func:`upload`. In a DAG the same setting may be an Airflow ``ObjectStoragePath`` URL with a
+connection (``s3://aws_default@bucket/evalops``): :func:`work_root` then builds an ``ObjectStoragePath``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evalops.config import Config
 from evalops.pipeline.context import RunContext
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 __all__ = ["run_folder", "log_sample_folder", "shard_file", "shard_folder", "comparison_file", "manifest_file",
-           "safe_name"]
+           "safe_name", "work_root", "is_local", "write_frame", "read_frame", "local_copy", "upload"]
 
 
 def safe_name(text: str) -> str:
@@ -23,27 +39,115 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "_"
 
 
-def run_folder(cfg: Config, run: RunContext) -> Path:
-    return cfg.work_dir / "runs" / safe_name(run.dag_id) / safe_name(run.run_id)
+def work_root(cfg: Config) -> Any:
+    """The work folder as a path object: ``pathlib.Path`` locally, else a ``UPath`` over fsspec (an
+    Airflow ``ObjectStoragePath`` when the URL names a connection, ``scheme://conn_id@bucket/...``)."""
+    url = cfg.work_dir
+    if isinstance(url, Path) or "://" not in str(url):
+        return Path(url)
+    if "@" in str(url).split("://", 1)[1].split("/", 1)[0]:
+        from airflow.sdk import ObjectStoragePath
+
+        return ObjectStoragePath(str(url))
+    from upath import UPath
+
+    return UPath(str(url))
 
 
-def log_sample_folder(cfg: Config, run: RunContext) -> Path:
+def is_local(path: Any) -> bool:
+    return isinstance(path, Path) and type(path).__module__.startswith(("pathlib", "upath.implementations.local"))
+
+
+def run_folder(cfg: Config, run: RunContext) -> Any:
+    return work_root(cfg) / "runs" / safe_name(run.dag_id) / safe_name(run.run_id)
+
+
+def log_sample_folder(cfg: Config, run: RunContext) -> Any:
     return run_folder(cfg, run) / "log_sample"
 
 
-def shard_folder(cfg: Config, run: RunContext, run_id: int) -> Path:
+def shard_folder(cfg: Config, run: RunContext, run_id: int) -> Any:
     return run_folder(cfg, run) / "scores" / f"run-{run_id}"
 
 
-def shard_file(cfg: Config, run: RunContext, run_id: int, shard: int) -> Path:
+def shard_file(cfg: Config, run: RunContext, run_id: int, shard: int) -> Any:
     """The shard's scores (``.parquet``); its outcome sits beside it with the suffix ``.json``."""
     return shard_folder(cfg, run, run_id) / f"shard-{shard:05d}.parquet"
 
 
-def comparison_file(cfg: Config, run: RunContext, run_id: int) -> Path:
+def comparison_file(cfg: Config, run: RunContext, run_id: int) -> Any:
     return run_folder(cfg, run) / "comparisons" / f"run-{run_id}.json"
 
 
-def manifest_file(cfg: Config, snapshot_id: str) -> Path:
+def manifest_file(cfg: Config, snapshot_id: str) -> Any:
     """The knowledge-base manifest (doc ids and content hashes) of a snapshot, kept to diff against later."""
-    return cfg.work_dir / "snapshots" / f"{safe_name(snapshot_id)}.json"
+    return work_root(cfg) / "snapshots" / f"{safe_name(snapshot_id)}.json"
+
+
+def write_frame(path: Any, frame: pd.DataFrame) -> None:
+    """Write ``frame`` as Parquet to ``path`` (local or fsspec), creating its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if is_local(path):
+        frame.to_parquet(path, index=False)
+        return
+    with path.open("wb") as handle:
+        frame.to_parquet(handle, index=False)
+
+
+def read_frame(path: Any) -> pd.DataFrame:
+    import pandas as pd
+
+    if is_local(path):
+        return pd.read_parquet(path)
+    with path.open("rb") as handle:
+        return pd.read_parquet(handle)
+
+
+def _as_path(location: str | Any) -> Any:
+    if not isinstance(location, str):
+        return location
+    if "://" not in location:
+        return Path(location)
+    from upath import UPath
+
+    return UPath(location)
+
+
+def local_copy(location: str | Any) -> Path:
+    """A local file or folder with the content of ``location``: itself when local, else a copy in a cache
+    folder keyed by the URL (refreshed on every call, as a retried task may have rewritten it)."""
+    source = _as_path(location)
+    if is_local(source):
+        return Path(source)
+    key = hashlib.sha256(str(source).encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / "evalops-work-cache" / key / source.name
+    if target.exists():
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        source.fs.get(source.path.rstrip("/") + "/", str(target), recursive=True)
+    else:
+        source.fs.get(source.path, str(target))
+    return target
+
+
+def upload(local: Path, destination: Any) -> None:
+    """Put the local file or folder ``local`` at ``destination`` (a no-op when it is the same local path)."""
+    if is_local(destination):
+        if Path(destination).resolve() != Path(local).resolve():
+            if Path(local).is_dir():
+                shutil.copytree(local, destination, dirs_exist_ok=True)
+            else:
+                Path(destination).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(local, destination)
+        return
+    if Path(local).is_dir():
+        destination.mkdir(parents=True, exist_ok=True)
+        for item in sorted(Path(local).rglob("*")):
+            if item.is_file():
+                target = destination / item.relative_to(local).as_posix()
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(item.read_bytes())
+    else:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(Path(local).read_bytes())

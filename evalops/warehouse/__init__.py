@@ -49,7 +49,7 @@ from evalops.warehouse.domain import (
     RunKey,
     ScoreVectors,
 )
-from evalops.warehouse.history import latest_runs, measure_history, runs_under_fingerprint
+from evalops.warehouse.history import latest_per_logical_date, latest_runs, measure_history, runs_under_fingerprint
 from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
 from evalops.warehouse.runs import abandon_expired_runs, find_run, get_run, record_run, renew_lease
 from evalops.warehouse.scores import (
@@ -91,6 +91,7 @@ __all__ = [
     "get_kb_snapshot",
     "get_run",
     "head_revisions",
+    "latest_per_logical_date",
     "latest_runs",
     "list_alerts",
     "comparison_look",

@@ -2,6 +2,13 @@
 
 All return DataFrames with timezone-aware UTC timestamps. By default only runs that produced scores
 (``succeeded`` and ``partial``) are included; pass ``statuses`` to widen or narrow that.
+
+**One result per (version, logical date).** Two DAG runs can evaluate the same version for the same
+logical date (``airflow dags test`` twice, a manual re-trigger). The latest of them (started last, then
+the highest id) is *the* result for that date; the earlier ones are **superseded**: kept in the
+warehouse, left out of the history by default, and shown with ``include_superseded=True`` with
+``superseded = True`` and ``superseded_by`` (the run id that replaced them). A re-run or retry of the
+*same* DAG run is not a second result: it rewrites its own rows.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.warehouse.domain import EvalRun
 
-__all__ = ["RUN_COLUMNS", "latest_runs", "measure_history", "runs_frame", "runs_under_fingerprint"]
+__all__ = ["RUN_COLUMNS", "latest_per_logical_date", "latest_runs", "measure_history", "runs_frame",
+           "runs_under_fingerprint"]
 
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
@@ -35,8 +43,29 @@ RUN_COLUMNS = (
 )
 HISTORY_COLUMNS = (
     "logical_date", "retriever", "version", "dataset", "run_id", "dag_run_id", "status", "fingerprint_hash",
-    "measure", "n", "mean", "ci_low", "ci_high", "ci_level", "ci_method",
+    "measure", "n", "mean", "ci_low", "ci_high", "ci_level", "ci_method", "superseded", "superseded_by",
 )
+# The runs that compete for one (version, logical date), and which of them is the result.
+_SAME_RESULT = (runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.logical_date)
+_NEWEST_FIRST = (runs.c.started_at.desc(), runs.c.id.desc())
+
+
+def _supersession() -> tuple[Any, Any]:
+    """Window columns: ``rank`` (1 = the result for its version and logical date) and ``latest_id``."""
+    rank = func.row_number().over(partition_by=_SAME_RESULT, order_by=_NEWEST_FIRST).label("rank")
+    latest = func.first_value(runs.c.id).over(partition_by=_SAME_RESULT, order_by=_NEWEST_FIRST).label("latest_id")
+    return rank, latest
+
+
+def _mark_superseded(frame: pd.DataFrame, include_superseded: bool) -> pd.DataFrame:
+    """Turn the window columns into ``superseded`` / ``superseded_by``; drop superseded rows unless asked."""
+    superseded = frame.pop("rank") > 1
+    latest = frame.pop("latest_id")
+    frame["superseded"] = superseded.astype(bool)
+    frame["superseded_by"] = latest.where(superseded).astype("Int64")
+    if not include_superseded:
+        frame = frame[~frame["superseded"]].reset_index(drop=True)
+    return frame
 
 
 def measure_history(
@@ -50,16 +79,19 @@ def measure_history(
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
     statuses: Sequence[str] = SCORED,
+    include_superseded: bool = False,
 ) -> pd.DataFrame:
-    """One row per run and version: the measure's mean and CI over logical time (oldest first)."""
+    """One row per version and logical date: the measure's mean and CI over logical time (oldest first).
+    With ``include_superseded``, also the earlier results for the same date (``superseded`` true)."""
     import pandas as pd
 
+    rank, latest = _supersession()
     stmt = (
         select(
             runs.c.logical_date, runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.id.label("run_id"),
             runs.c.dag_run_id, runs.c.status, runs.c.fingerprint_hash, measures_table.c.name.label("measure"),
             aggregates.c.n, aggregates.c.mean, aggregates.c.ci_low, aggregates.c.ci_high, aggregates.c.ci_level,
-            aggregates.c.ci_method,
+            aggregates.c.ci_method, rank, latest,
         )
         .join(aggregates, aggregates.c.run_id == runs.c.id)
         .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
@@ -74,9 +106,37 @@ def measure_history(
     stmt = _filters(stmt, versions=versions, fingerprint_hash=fingerprint_hash, since=since, until=until)
     with transaction(engine, f"reading the {measure} history of {retriever}") as conn:
         rows = conn.execute(stmt).mappings().all()
-    frame = pd.DataFrame([dict(r) for r in rows], columns=list(HISTORY_COLUMNS))
+    frame = pd.DataFrame([dict(r) for r in rows], columns=[*HISTORY_COLUMNS[:-2], "rank", "latest_id"])
     frame["logical_date"] = pd.to_datetime(frame["logical_date"], utc=True)
-    return frame
+    return _mark_superseded(frame, include_superseded)
+
+
+def latest_per_logical_date(
+    engine: Engine,
+    *,
+    retriever: str | None = None,
+    dataset: str = "gold",
+    versions: Iterable[str] | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    statuses: Sequence[str] = SCORED,
+    include_superseded: bool = False,
+) -> pd.DataFrame:
+    """The result run of every (retriever, version, logical date), oldest first (``RUN_COLUMNS`` plus
+    ``superseded`` and ``superseded_by``); with ``include_superseded``, the earlier runs too."""
+    rank, latest = _supersession()
+    inner = select(runs.c.id, rank, latest).where(runs.c.dataset == dataset, runs.c.status.in_(list(statuses)))
+    if retriever is not None:
+        inner = inner.where(runs.c.retriever == retriever)
+    inner = _filters(inner, versions=versions, since=since, until=until).subquery()
+    with transaction(engine, "reading the runs per logical date") as conn:
+        marks = {r.id: (r.rank, r.latest_id) for r in conn.execute(select(inner))}
+        found = select_runs(conn, runs.c.id.in_(select(inner.c.id)),
+                            order_by=[runs.c.logical_date, runs.c.retriever, runs.c.version, runs.c.id])
+    frame = runs_frame(found)
+    frame["rank"] = [marks[i][0] for i in frame["run_id"]]
+    frame["latest_id"] = [marks[i][1] for i in frame["run_id"]]
+    return _mark_superseded(frame, include_superseded)
 
 
 def latest_runs(

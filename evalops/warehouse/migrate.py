@@ -1,8 +1,14 @@
-"""Alembic migrations, run programmatically (no alembic.ini needed).
+"""Alembic migrations, run programmatically (the repository's ``alembic.ini`` serves the ``alembic`` CLI).
 
 The migration scripts live in ``evalops/warehouse/migrations``; ``alembic_config`` builds the Alembic
 ``Config`` in code and hands the caller's connection to ``env.py`` through ``config.attributes``.
 ``evalops db upgrade`` calls ``upgrade``; so do the DAG's first task and ``make demo``.
+
+The schema revision is kept in the table ``evalops_alembic_version`` (:data:`VERSION_TABLE`), so a
+warehouse can share a database with Airflow, whose migrations use Alembic's default ``alembic_version``.
+A warehouse migrated by an earlier release keeps its revision in ``alembic_version``: the next upgrade
+(or any migration command) moves it over, once, in the same transaction
+(:func:`adopt_legacy_version_table`), and only when the revision found there is one of evalops' own.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine
 
 __all__ = [
+    "LEGACY_VERSION_TABLE",
     "MIGRATIONS_DIR",
+    "VERSION_TABLE",
+    "adopt_legacy_version_table",
+    "migration_history",
+    "stamp",
+    "upgrade_sql",
     "alembic_config",
     "autogenerate_revision",
     "current_revision",
@@ -31,6 +43,8 @@ __all__ = [
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 FILE_TEMPLATE = "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s"
+VERSION_TABLE = "evalops_alembic_version"
+LEGACY_VERSION_TABLE = "alembic_version"
 
 
 def alembic_config(connection: Connection | None = None, **attributes: Any) -> Config:
@@ -80,11 +94,102 @@ def autogenerate_revision(engine: Engine, message: str) -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
-    """The revision the database is at, or None for an empty (never upgraded) database."""
+    """The revision the database is at, or None for an empty (never upgraded) database. A warehouse whose
+    revision is still in the legacy table reports that revision (it moves at the next migration)."""
     from alembic.runtime.migration import MigrationContext
 
     with transaction(engine, "reading the schema revision") as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        found = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
+        if found is None:
+            legacy = _legacy_revisions(conn)
+            found = legacy[0] if len(legacy) == 1 else None
+        return found
+
+
+def _our_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    return {s.revision for s in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+
+
+def _legacy_revisions(conn: Connection) -> list[str]:
+    """evalops revisions recorded in the legacy ``alembic_version`` table (none when it is absent)."""
+    from sqlalchemy import inspect, text
+
+    if not inspect(conn).has_table(LEGACY_VERSION_TABLE):
+        return []
+    found = [r[0] for r in conn.execute(text(f"SELECT version_num FROM {LEGACY_VERSION_TABLE}"))]
+    ours = _our_revisions()
+    return [r for r in found if r in ours]
+
+
+def adopt_legacy_version_table(conn: Connection) -> str | None:
+    """Move evalops' revision from ``alembic_version`` to ``evalops_alembic_version`` (once).
+
+    Does nothing when ``evalops_alembic_version`` exists already or ``alembic_version`` holds no evalops
+    revision (an Airflow revision there is left alone). The legacy table is dropped when it is left empty.
+    Returns the revision moved, or None.
+    """
+    from sqlalchemy import inspect, text
+
+    inspector = inspect(conn)
+    if inspector.has_table(VERSION_TABLE):
+        return None
+    legacy = _legacy_revisions(conn)
+    if not legacy:
+        return None
+    if len(legacy) > 1:
+        raise WarehouseError(f"{LEGACY_VERSION_TABLE} holds several evalops revisions ({', '.join(legacy)}); "
+                             "fix it by hand, then run `evalops db stamp REVISION`")
+    revision = legacy[0]
+    conn.execute(text(f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL, "
+                      f"CONSTRAINT {VERSION_TABLE}_pkc PRIMARY KEY (version_num))"))
+    conn.execute(text(f"INSERT INTO {VERSION_TABLE} (version_num) VALUES (:rev)"), {"rev": revision})
+    conn.execute(text(f"DELETE FROM {LEGACY_VERSION_TABLE} WHERE version_num = :rev"), {"rev": revision})
+    if conn.execute(text(f"SELECT COUNT(*) FROM {LEGACY_VERSION_TABLE}")).scalar_one() == 0:
+        conn.execute(text(f"DROP TABLE {LEGACY_VERSION_TABLE}"))
+    return revision
+
+
+def stamp(engine: Engine, revision: str) -> None:
+    """Record ``revision`` as the schema's revision without running any migration (for a schema created
+    or repaired by hand; ``"base"`` clears it)."""
+    from alembic import command
+
+    with _alembic_errors(f"stamping the warehouse at {revision}"), transaction(engine, "stamping") as conn:
+        command.stamp(alembic_config(conn), revision)
+
+
+def upgrade_sql(url: str, revision: str = "head", start: str | None = None) -> str:
+    """The SQL an upgrade to ``revision`` runs (Alembic's offline mode), for a DBA to review or apply;
+    from ``start`` (a revision, default: an empty database). Nothing is executed."""
+    import io
+
+    from alembic import command
+
+    out = io.StringIO()
+    config = alembic_config()
+    config.output_buffer = out
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    target = f"{start}:{revision}" if start else revision
+    with _alembic_errors(f"writing the SQL of an upgrade to {revision}"):
+        command.upgrade(config, target, sql=True)
+    return out.getvalue()
+
+
+def migration_history(engine: Engine | None = None) -> list[dict[str, Any]]:
+    """Every revision, newest first: ``{revision, down_revision, message, is_head, is_current}``
+    (``is_current`` only with an ``engine``)."""
+    from alembic.script import ScriptDirectory
+
+    current = current_revision(engine) if engine is not None else None
+    script = ScriptDirectory.from_config(alembic_config())
+    heads = set(script.get_heads())
+    return [
+        {"revision": s.revision, "down_revision": s.down_revision, "message": s.doc,
+         "is_head": s.revision in heads, "is_current": s.revision == current}
+        for s in script.walk_revisions()
+    ]
 
 
 @contextlib.contextmanager

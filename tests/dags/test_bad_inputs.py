@@ -79,8 +79,12 @@ def test_corrupted_gold_set_stores_its_alert_and_no_metric_rows(scenario):
 def test_malformed_log_file_stores_its_alert_and_no_metric_rows(scenario):
     counts = scenario["results"][1]["counts"]
     assert all(counts[t] == 0 for t in METRIC_TABLES), counts
-    assert counts["alerts"] == 2
+    # each run's contract alert, and the DAG failure callback's alert naming the task that stopped it
+    assert counts["alerts"] == 4
     alerts = scenario["alerts"]
+    failures = alerts[alerts["kind"] == "airflow_failure"]
+    assert sorted(failures["measure"]) == ["sample_query_logs", "validate_inputs"]
+    assert all("failed (try 1 of 3)" in m for m in failures["message"])  # bad input is not retried
     logs = alerts[alerts["kind"] == "validation_failed:query_logs"]
     assert len(logs) == 1
     assert "malformed" in logs["message"].iloc[0]

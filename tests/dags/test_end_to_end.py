@@ -7,7 +7,9 @@ One scenario (one child process, five ``dag.test()`` runs) backs every test in t
 3. day 2 (2024-06-01): the candidates deployed too (2.0-hybrid, and 2.0-truncated with a planted
    regression: half the index);
 4. day 2 again: must not change a single row count;
-5. day 3 (2024-06-02): one knowledge-base document edited, so the stored baseline is stale.
+5. day 3 (2024-06-02): one knowledge-base document edited, so the stored baseline is stale;
+6. day 4 (2024-06-03): an ad-hoc run of one candidate given in the params (half the index, a planted
+   regression) against the current baseline.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from tests.dags.conftest import DAGS, INCLUDE, make_home
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
-DAY1, DAY2, DAY3 = (dt.datetime(2024, 5, 31 + i, tzinfo=dt.timezone.utc) if i == 0 else
-                    dt.datetime(2024, 6, i, tzinfo=dt.timezone.utc) for i in range(3))
+DAY1, DAY2, DAY3, DAY4 = (dt.datetime(2024, 5, 31 + i, tzinfo=dt.timezone.utc) if i == 0 else
+                          dt.datetime(2024, 6, i, tzinfo=dt.timezone.utc) for i in range(4))
+ADHOC = {"name": "handbook-search", "version": "3.0-adhoc", "adapter": "builtin", "deployed": False,
+         "owner": "someone", "params": {"kind": "bm25", "k1": 0.9, "b": 0.4, "index_fraction": 0.5}}
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +52,8 @@ def scenario(tmp_path_factory):
         day2,
         {"dag_id": "retrieval_eval", "logical_date": DAY3.isoformat(),
          "env": {**day2["env"], "EVALOPS_KNOWLEDGE_BASE": str(kb)}},
+        {"dag_id": "retrieval_eval", "logical_date": DAY4.isoformat(), "conf": {"candidate": ADHOC},
+         "env": {**day2["env"], "EVALOPS_KNOWLEDGE_BASE": str(kb), "EVALOPS_LOG_SAMPLE_SIZE": "0"}},
     ]
     results = run_steps_in_subprocess(DAGS, steps, workdir=root / "airflow", log_path=root / "airflow.log",
                                       env=env, inherit_evalops_env=False)
@@ -80,7 +86,7 @@ def _decisions(scenario, day: dt.datetime, version: str) -> dict[str, str]:
 def test_every_dag_run_succeeds(scenario):
     assert [(r["dag_id"], r["state"]) for r in scenario["results"]] == [
         ("retrieval_eval", "success"), ("promote_baseline", "success"), ("retrieval_eval", "success"),
-        ("retrieval_eval", "success"), ("retrieval_eval", "success"),
+        ("retrieval_eval", "success"), ("retrieval_eval", "success"), ("retrieval_eval", "success"),
     ]
 
 
@@ -142,3 +148,47 @@ def test_knowledge_base_change_rescores_the_stale_baseline_and_the_report_says_s
     assert "stored baseline handbook-search 1.0" in text and "is stale (kb_snapshot_id" in text
     assert "re-scored under the new fingerprint" in text
     assert "1 changed" in text  # the knowledge-base diff since the baseline
+
+
+def test_publish_report_emits_the_results_asset_with_the_decisions(scenario):
+    from evalops.pipeline.results import clear_candidates
+
+    day2 = scenario["results"][2]
+    events = [e for e in day2["asset_events"] if e["asset"] == "retrieval-eval-results"]
+    assert len(events) == 1
+    extra = events[0]["extra"]
+    assert extra["schema"] == 1 and extra["run"]["run_id"] == day2["run_id"]
+    assert extra["report"].endswith("report.html")
+    decided = {(d["version"], d["measure"]): d["decision"] for d in extra["decisions"] if d["dataset"] == "gold"}
+    assert decided == {(v, m): d for v in ("1.0", "2.0-hybrid", "2.0-truncated")
+                       for m, d in _decisions(scenario, DAY2, v).items()}
+    assert [a["kind"] for a in extra["alerts"]] == ["regression"]
+    assert extra["all_clear"] is False  # 2.0-truncated regressed
+    assert {c["version"] for c in clear_candidates(extra)} == {"2.0-hybrid"}
+    assert {v["run_id"] for v in extra["versions"] if v["version"] == "2.0-hybrid" and v["dataset"] == "gold"} == {
+        _run(scenario, DAY2, "2.0-hybrid").id}
+
+
+def test_an_adhoc_candidate_is_scored_alone_against_the_current_baseline(scenario):
+    from evalops.pipeline.alerts import report_location
+    from evalops.pipeline.context import RunContext
+    from evalops.warehouse import find_baseline
+    from evalops.warehouse._db import transaction
+    from evalops.warehouse.runs import select_runs
+    from evalops.warehouse.models import EvalRunModel
+
+    day4 = scenario["results"][5]
+    with transaction(_engine(scenario), "reading runs") as conn:
+        mine = select_runs(conn, EvalRunModel.__table__.c.dag_run_id == day4["run_id"])
+    assert sorted((r.key.version, r.key.dataset) for r in mine) == [("3.0-adhoc", "gold")]
+    adhoc = _run(scenario, DAY4, "3.0-adhoc")
+    assert adhoc.contracts["adhoc_candidate"] == "handbook-search@3.0-adhoc"
+    assert adhoc.contracts["trigger"] == {"type": "manual", "asset_events": []}
+    assert _decisions(scenario, DAY4, "3.0-adhoc")["nDCG@10"] == "regression"
+    # compared with the current baseline (day 3's re-score), which stays the baseline
+    baseline = _run(scenario, DAY3, "1.0")
+    lookup = find_baseline(_engine(scenario), "handbook-search", adhoc.fingerprint)
+    assert lookup.status == "current" and lookup.baseline.run_id == baseline.id
+    run = RunContext("retrieval_eval", day4["run_id"], DAY4, DAY4, DAY4)
+    text = open(report_location(scenario["cfg"], run).replace("report.html", "report.md"), encoding="utf-8").read()
+    assert "ad-hoc run: only the candidate handbook-search@3.0-adhoc" in text

@@ -46,6 +46,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def machine_speed_factor(reference_s: float = 3.0) -> float:
+    """How much slower this machine is right now than the idle 2-core machine the budgets were set on:
+    the time of a cold ``import airflow.sdk`` in a fresh interpreter (about 3 s there) over ``reference_s``,
+    never below 1. Waits multiply their deadlines by it, so a loaded machine gets proportionally longer."""
+    import subprocess
+    import sys
+
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import airflow.sdk"], check=True, capture_output=True, timeout=600)
+    return max(1.0, (time.monotonic() - start) / reference_s)
+
+
 def wait_for(probe: Callable[[], T | None], *, timeout: float, interval: float, what: str,
               on_timeout: Callable[[], str], deadline: float | None = None) -> T:
     """Call ``probe`` until it returns something other than None; raise with diagnostics after ``timeout``
@@ -317,6 +329,25 @@ class AirflowStandalone:
         return wait_for(probe, timeout=timeout, interval=2.0, what=f"a finished {run_type} run of {dag_id}",
                         on_timeout=lambda: self.run_summary(dag_id) + "\n" + self.diagnostics(),
                         deadline=self.deadline)
+
+    def cancel_scheduled_run(self, dag_id: str, timeout: float) -> str | None:
+        """Mark the daily run that unpausing creates (``catchup=False`` keeps the latest one) failed, so an
+        asset-triggered run does not queue behind it under ``max_active_runs=1``. Returns its run id, or
+        None when none appeared within ``timeout`` (the DAG has no time schedule)."""
+
+        def probe() -> dict | None:
+            runs = self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns",
+                                params={"run_type": "scheduled"}).json()["dag_runs"]
+            return runs[0] if runs else None
+
+        try:
+            run = wait_for(probe, timeout=timeout, interval=1.0, what=f"the daily run of {dag_id}",
+                           on_timeout=lambda: "", deadline=self.deadline)
+        except StandaloneError:
+            return None
+        if run["state"] not in ("success", "failed"):
+            self.request("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{run['dag_run_id']}", json={"state": "failed"})
+        return run["dag_run_id"]
 
     def task_instances(self, dag_id: str, run_id: str) -> list[dict]:
         return self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances",

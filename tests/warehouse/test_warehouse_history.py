@@ -62,3 +62,38 @@ def test_runs_under_a_fingerprint(engine, history):
     newer = runs_under_fingerprint(engine, other.hash)
     assert list(newer["gold_set_version"]) == ["gold-v2"]
     assert runs_under_fingerprint(engine, "0" * 64).empty
+
+
+def test_a_second_result_for_the_same_logical_date_supersedes_the_first(seed, engine):
+    from evalops.warehouse import latest_per_logical_date
+
+    fp = seed.fingerprint()
+    first = seed.run("v1", fingerprint=fp, dag_run_id="manual__a", logical_date=DAYS[0])
+    record_aggregates(engine, first.id, aggregate(0.40), ci_level=0.95, ci_method="t")
+    other_day = seed.run("v1", fingerprint=fp, dag_run_id="scheduled__b", logical_date=DAYS[1])
+    record_aggregates(engine, other_day.id, aggregate(0.45), ci_level=0.95, ci_method="t")
+    again = seed.run("v1", fingerprint=fp, dag_run_id="manual__c", logical_date=DAYS[0])  # `dags test` again
+    record_aggregates(engine, again.id, aggregate(0.42), ci_level=0.95, ci_method="t")
+    failed = seed.run("v1", fingerprint=fp, dag_run_id="manual__d", logical_date=DAYS[0], status="failed")
+    v2 = seed.run("v2", fingerprint=fp, dag_run_id="manual__a", logical_date=DAYS[0])  # another version: its own
+    record_aggregates(engine, v2.id, aggregate(0.5), ci_level=0.95, ci_method="t")
+
+    shown = measure_history(engine, "bm25", "nDCG@10", versions=["v1"])
+    assert list(shown["run_id"]) == [again.id, other_day.id]
+    assert shown["mean"].round(6).tolist() == [0.42, 0.45]
+    assert not shown["superseded"].any()
+    everything = measure_history(engine, "bm25", "nDCG@10", versions=["v1"], include_superseded=True)
+    assert sorted(everything["run_id"]) == sorted([first.id, again.id, other_day.id])
+    marked = everything.set_index("run_id")
+    assert bool(marked.loc[first.id, "superseded"]) and marked.loc[first.id, "superseded_by"] == again.id
+    assert not marked.loc[again.id, "superseded"] and pd.isna(marked.loc[again.id, "superseded_by"])
+
+    per_date = latest_per_logical_date(engine, retriever="bm25")
+    assert list(zip(per_date["version"], per_date["run_id"])) == [("v1", again.id), ("v2", v2.id),
+                                                                  ("v1", other_day.id)]
+    with_failed = latest_per_logical_date(engine, retriever="bm25", versions=["v1"], statuses=("succeeded", "failed"))
+    assert list(with_failed["run_id"]) == [failed.id, other_day.id]  # the failed re-run is the latest result
+    kept = latest_per_logical_date(engine, retriever="bm25", versions=["v1"], include_superseded=True)
+    assert set(kept[kept["superseded"]]["run_id"]) == {first.id}
+    # the latest run per version is unaffected: one row per version
+    assert list(latest_runs(engine, retriever="bm25")["run_id"]) == [other_day.id, v2.id]

@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import inspect
 
 from evalops.warehouse import create_warehouse_engine, current_revision, downgrade, head_revisions, upgrade
+from evalops.warehouse.migrate import VERSION_TABLE
 from evalops.warehouse.models import Base
 
 TABLES = {
@@ -53,7 +54,7 @@ def test_upgrade_from_empty_then_models_match_the_schema(empty_url):
         assert current_revision(engine) == head_revisions()[0]
         assert TABLES <= set(inspect(engine).get_table_names())
         with engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            context = MigrationContext.configure(conn, opts={"compare_type": True, "version_table": VERSION_TABLE})
             diffs = compare_metadata(context, Base.metadata)
         assert diffs == []
         upgrade(engine)  # upgrading an up-to-date schema is a no-op

@@ -1,8 +1,13 @@
 """Alembic environment for the evalops warehouse.
 
-Run through ``evalops.warehouse.migrate`` (which passes a live connection in ``config.attributes``).
-Without one, it connects to the URL ``evalops.warehouse.config.resolve_url`` finds. SQLite gets batch
-mode (``render_as_batch``) because it cannot ALTER most things in place.
+Run through ``evalops.warehouse.migrate`` (which passes a live connection in ``config.attributes``), or
+by the ``alembic`` command with the repository's ``alembic.ini``. Without a connection, it connects to
+``sqlalchemy.url`` when set, else to the URL ``evalops.warehouse.config.resolve_url`` finds. SQLite gets
+batch mode (``render_as_batch``) because it cannot ALTER most things in place.
+
+The revision is kept in ``evalops_alembic_version`` (not Alembic's default ``alembic_version``, which
+Airflow's own migrations use when the warehouse shares Airflow's database). A warehouse migrated before
+that is moved over first (:func:`evalops.warehouse.migrate.adopt_legacy_version_table`).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.types import TypeDecorator
 
+from evalops.warehouse.migrate import VERSION_TABLE, adopt_legacy_version_table
 from evalops.warehouse.models import Base
 
 target_metadata = Base.metadata
@@ -26,7 +32,9 @@ def _render_item(type_, obj, autogen_context):
 
 
 def _configure(connection) -> None:
+    adopt_legacy_version_table(connection)
     context.configure(
+        version_table=VERSION_TABLE,
         connection=connection,
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
@@ -40,6 +48,7 @@ def run_migrations_offline() -> None:
 
     context.configure(
         url=context.config.get_main_option("sqlalchemy.url") or resolve_url().url,
+        version_table=VERSION_TABLE,
         target_metadata=target_metadata,
         literal_binds=True,
         dialect_opts={"paramstyle": "named"},
@@ -57,7 +66,7 @@ def run_migrations_online() -> None:
         return
     from evalops.warehouse.config import create_warehouse_engine
 
-    engine = create_warehouse_engine()
+    engine = create_warehouse_engine(context.config.get_main_option("sqlalchemy.url") or None)
     try:
         with engine.begin() as connection:
             _configure(connection)
