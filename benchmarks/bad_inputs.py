@@ -1,6 +1,6 @@
 """Bad input files through the readers and the command line: tracebacks against clean one-line errors.
 
-    python benchmarks/bad_inputs.py            # readers and `evalops evaluate`
+    python benchmarks/bad_inputs.py            # readers, `evalops evaluate` and whole `evalops run`s
     python benchmarks/bad_inputs.py --no-cli   # readers only (quicker)
 
 Each case writes one bad (or merely unusual) file into a temporary folder and reads it. A reader outcome
@@ -9,6 +9,12 @@ is ``accepted`` (a documented leniency: BOM, CRLF, fields after the run tag), ``
 (clean, but the line is missing), or ``TRACEBACK`` (any other exception). Run and qrels cases also go
 through ``evalops evaluate``: clean there means a non-zero exit, one ``error:`` line on stderr naming the
 file, and no traceback. Target: 0 tracebacks, and a line named wherever the input has lines.
+
+The pipeline cases each break one input of a small project (the sample gold set and knowledge base, two
+BM25 versions) and run `evalops run` on it: the settings, the registry, a run file, the gold set, the
+knowledge base, the query logs. Each is judged on its exit code (3 bad input, 5 a failed version), on
+having no traceback and one `error:` line, and on the warehouse it leaves: bad input writes no evaluation
+run at all; a failed version leaves the other versions stored and no run `running` (no partial writes).
 """
 
 from __future__ import annotations
@@ -145,6 +151,112 @@ def cli_outcome(role: str, path: Path, folder: Path) -> str:
     return f"unclear ({done.stderr.strip()[:60]})"
 
 
+_REGISTRY = """\
+retrievers:
+  - {name: search, version: "1.0", adapter: builtin, deployed: true, owner: me, params: {kind: bm25}}
+  - {name: search, version: "2.0", adapter: builtin, deployed: true, owner: me, params: {kind: tfidf}}
+"""
+
+
+def _project(root: Path) -> Path:
+    import shutil
+
+    gold = root / "goldset"
+    shutil.copytree(REPO / "include" / "goldset", gold, ignore=shutil.ignore_patterns("corpus.jsonl"))
+    shutil.copytree(REPO / "include" / "knowledge_base", root / "kb")
+    (root / "evalops.yaml").write_text("gold_set: {path: goldset}\nknowledge_base: {path: kb}\n"
+                                       "log_sample_size: 0\n")
+    (root / "retrievers.yaml").write_text(_REGISTRY)
+    return root
+
+
+def _append(path: str, text: str) -> Callable[[Path], None]:
+    return lambda root: (root / path).write_text((root / path).read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def _write(path: str, data: bytes) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
+
+    return change
+
+
+def _with_logs(data: bytes) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        day = root / "logs" / "date=2024-05-31"
+        day.mkdir(parents=True)
+        (day / "part-0.jsonl.gz").write_bytes(data)
+        text = (root / "evalops.yaml").read_text().replace("log_sample_size: 0", "query_logs: {path: logs}")
+        (root / "evalops.yaml").write_text(text)
+
+    return change
+
+
+_RUN_FILE = '  - {name: search, version: "3.0", adapter: run_file, deployed: true, owner: me, params: {path: r.trec}}\n'
+
+# (name, the change, the expected exit code: 3 bad input, writes nothing; 5 a version failed, the rest stored)
+PIPELINE_CASES: list[tuple[str, Callable[[Path], None], int]] = [
+    ("settings: a rule of the wrong type", lambda root: (root / "evalops.yaml").write_text(
+        (root / "evalops.yaml").read_text().replace("{path: goldset}", "{path: goldset, rules: {min_queries: lots}}")),
+     3),
+    ("settings: an unknown key", _append("evalops.yaml", "colour: blue\n"), 3),
+    ("settings: not UTF-8", _write("evalops.yaml", b"gold_set: {path: \xff}\n"), 3),
+    ("registry: unknown adapter", _append("retrievers.yaml", _RUN_FILE.replace("run_file", "grpc")), 3),
+    ("registry: a missing run file", _append("retrievers.yaml", _RUN_FILE), 3),
+    ("registry: not YAML", _write("retrievers.yaml", b"retrievers: [\n"), 3),
+    ("run file: binary", lambda root: (_append("retrievers.yaml", _RUN_FILE)(root),
+                                       (root / "r.trec").write_bytes(bytes(range(256)) * 8)), 5),
+    ("gold set: queries not UTF-8", _append("goldset/queries.jsonl", '{"_id": "q\udcff", "text": "x"}\n'), 3),
+    ("gold set: a query id over 500 characters",
+     _append("goldset/queries.jsonl", '{"_id": "' + "q" * 600 + '", "text": "x", "metadata": {"type": "no_answer"}}\n'),
+     3),
+    ("gold set: a nan grade", _append("goldset/qrels/test.tsv", "q001\tdoc-x\tnan\n"), 3),
+    ("knowledge base: not UTF-8", _write("kb/corpus.jsonl", b'{"_id": "d1", "text": "\xff"}\n'), 3),
+    ("query logs: a corrupt .jsonl.gz", _with_logs(b"\x1f\x8b\x08\x00" + b"\x00" * 30), 3),
+]
+
+
+def pipeline_outcome(change: Callable[[Path], None], expected: int, root: Path) -> tuple[str, str]:
+    """(the command's outcome, the warehouse's) for one broken project."""
+    import sqlite3
+
+    project = _project(root)
+    try:
+        change(project)
+    except UnicodeEncodeError:  # a lone surrogate written as the raw byte it stands for
+        path = project / "goldset" / "queries.jsonl"
+        path.write_bytes(path.read_bytes() + b'{"_id": "q\xff", "text": "x"}\n')
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "evalops"), "run", "--project", str(project), "--date", "2024-06-01"],
+        capture_output=True, text=True, cwd=root, env={k: v for k, v in __import__("os").environ.items()
+                                                      if not k.startswith("EVALOPS_")},
+    )
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    if "Traceback" in done.stderr:
+        command = "TRACEBACK"
+    elif done.returncode != expected:
+        command = f"exit {done.returncode} (expected {expected})"
+    elif len(errors) != 1:
+        command = f"{len(errors)} error lines"
+    else:
+        command = "clean"
+    db = project / ".evalops" / "warehouse.db"
+    runs = []
+    if db.exists():
+        with sqlite3.connect(db) as conn:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'eval_runs'").fetchone():
+                runs = conn.execute("SELECT version, status FROM eval_runs").fetchall()
+    if expected == 3:
+        warehouse = "nothing written" if not runs else f"PARTIAL WRITE {runs}"
+    else:
+        statuses = dict(runs)
+        ok = (not any(s == "running" for s in statuses.values())
+              and {statuses.get("1.0"), statuses.get("2.0")} <= {"succeeded", "partial"})
+        warehouse = "others stored" if ok else f"PARTIAL WRITE {runs}"
+    return command, warehouse
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-cli", action="store_true")
@@ -168,13 +280,27 @@ def main() -> None:
     for name, outcome, cli in rows:
         print(f"{name:<{width}}{outcome:<22}{cli:<18}")
     outcomes = [r[1] for r in rows] + [r[2] for r in rows if r[2] != "-"]
+    pipeline = []
+    if not args.no_cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, (name, change, expected) in enumerate(PIPELINE_CASES):
+                root = Path(tmp) / f"p{i}"
+                root.mkdir()
+                pipeline.append((name, *pipeline_outcome(change, expected, root)))
+        width = max(len(r[0]) for r in pipeline) + 2
+        print(f"\n{'broken project input':<{width}}{'evalops run':<28}{'warehouse':<18}")
+        for name, command, warehouse in pipeline:
+            print(f"{name:<{width}}{command:<28}{warehouse:<18}")
+        outcomes += [r[1] for r in pipeline]
     tracebacks = sum(o.startswith("TRACEBACK") for o in outcomes)
     clean = sum(o == "clean" for o in outcomes)
     no_line = sum(o == "no line" for o in outcomes)
     accepted = sum(o == "accepted" for o in outcomes)
     other = len(outcomes) - tracebacks - clean - no_line - accepted
-    print(f"\n{len(rows)} inputs, {len(outcomes)} reads: {tracebacks} tracebacks, {clean} clean one-line errors "
-          f"naming file (and line), {no_line} without the line, {accepted} accepted, {other} other")
+    partial = sum(r[2].startswith("PARTIAL") for r in pipeline)
+    print(f"\n{len(rows) + len(pipeline)} inputs, {len(outcomes)} reads and runs: {tracebacks} tracebacks, {clean} "
+          f"clean one-line errors naming file (and line), {no_line} without the line, {accepted} accepted, "
+          f"{other} other; {partial} partial writes")
 
 
 if __name__ == "__main__":
