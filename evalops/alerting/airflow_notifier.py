@@ -143,15 +143,23 @@ class _DeadlineStore:
 
     def record_alert(self, alert: Alert) -> StoredAlert:
         def late(store: Any, stored: StoredAlert) -> None:
-            store.mark_alert_delivery(stored.alert_id, delivered=True,
+            store.mark_alert_delivery(stored.alert_id, status="delivered",
                                       error="stored after the deadline; sent without the warehouse")
 
         stored = self._call("store", lambda s: s.record_alert(alert), late)
         self.recorded = True
         return stored
 
-    def mark_alert_delivery(self, alert_id: int | str, *, delivered: bool, error: str | None) -> None:
-        self._call("mark", lambda s: s.mark_alert_delivery(alert_id, delivered=delivered, error=error))
+    def mark_notifier_delivery(self, alert_id: int | str, notifier: str, *, status: str, error: str | None,
+                               next_attempt_at: Any) -> None:
+        self._call("mark", lambda s: s.mark_notifier_delivery(alert_id, notifier, status=status, error=error,
+                                                              next_attempt_at=next_attempt_at))
+
+    def mark_alert_delivery(self, alert_id: int | str, *, status: str, error: str | None) -> None:
+        self._call("mark", lambda s: s.mark_alert_delivery(alert_id, status=status, error=error))
+
+    def retryable_alerts(self, created_since: Any) -> list[Any]:
+        return self._call("retryable", lambda s: s.retryable_alerts(created_since))
 
 
 class _SlackNotifier:
