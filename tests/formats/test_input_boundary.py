@@ -7,6 +7,8 @@ deterministic; ``benchmarks/bad_inputs.py`` re-measures the hand-made bad inputs
 
 from __future__ import annotations
 
+import os
+
 import gzip
 import io
 import sys
@@ -37,7 +39,7 @@ from evalops.formats.trec import QRELS_LAYOUT, RUN_LAYOUT
 CORPUS = Path(__file__).parent / "corpus"
 FUZZ = settings(
     derandomize=True,
-    max_examples=150,
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

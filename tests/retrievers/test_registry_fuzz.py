@@ -4,6 +4,8 @@ bad YAML and undecodable bytes mixed in."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from evalops.errors import InputError
 from evalops.retrievers import load_registry
 
-FUZZ = settings(derandomize=True, max_examples=200, deadline=None,
+FUZZ = settings(derandomize=True, max_examples=int(os.environ.get("FUZZ_EXAMPLES", "200")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 _SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
