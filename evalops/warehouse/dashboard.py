@@ -139,7 +139,7 @@ def dashboard_measures(engine: Engine) -> dict[str, list[str]]:
             .order_by(runs.c.retriever, runs.c.logical_date.desc(), runs.c.id.desc()))
     out: dict[str, list[str]] = {}
     with transaction(engine, "reading the measures") as conn:
-        for retriever, measures in conn.execute(stmt.distinct()):
+        for retriever, measures in conn.execute(stmt):  # newest first; duplicates are dropped here
             known = out.setdefault(retriever, [])
             known += [m for m in measures if m not in known]
     return out
