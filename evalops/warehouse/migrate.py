@@ -64,11 +64,49 @@ def head_revisions() -> tuple[str, ...]:
     return tuple(ScriptDirectory.from_config(alembic_config()).get_heads())
 
 
+@contextlib.contextmanager
+def _migrating(engine: Engine, what: str) -> Iterator[Any]:
+    """One transaction for a migration. On SQLite, foreign keys are not enforced during it: batch mode
+    changes a table by copying it and dropping the old one, which the rows that reference it would refuse.
+    The references are checked once the migration is done (``PRAGMA foreign_key_check``)."""
+    if engine.dialect.name != "sqlite":
+        with transaction(engine, what) as conn:
+            yield conn
+        return
+    with engine.connect() as raw:
+        driver = raw.connection.driver_connection  # autocommit: outside a transaction, or SQLite ignores it
+        driver.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with transaction_on(raw, what) as conn:
+                yield conn
+                broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise WarehouseError(f"{what} left {len(broken)} broken reference(s), e.g. {broken[0]}; "
+                                         "nothing was changed")
+        finally:
+            driver.execute("PRAGMA foreign_keys=ON")
+
+
+@contextlib.contextmanager
+def transaction_on(connection: Any, what: str) -> Iterator[Any]:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from evalops.warehouse._db import describe_error
+
+    try:
+        with connection.begin():
+            yield connection
+    except WarehouseError:
+        raise
+    except SQLAlchemyError as exc:
+        raise WarehouseError(f"{what} failed and was rolled back: {describe_error(exc)}") from exc
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema to ``revision`` (default: the head) in one transaction."""
     from alembic import command
 
-    with _alembic_errors(f"upgrading the warehouse schema to {revision}"), transaction(engine, "upgrading") as conn:
+    with _alembic_errors(f"upgrading the warehouse schema to {revision}"), _migrating(engine, "upgrading") as conn:
         command.upgrade(alembic_config(conn), revision)
 
 
@@ -76,7 +114,7 @@ def downgrade(engine: Engine, revision: str) -> None:
     """Step the schema back to ``revision`` (``"base"`` drops everything)."""
     from alembic import command
 
-    with _alembic_errors(f"downgrading the warehouse schema to {revision}"), transaction(engine, "downgrading") as conn:
+    with _alembic_errors(f"downgrading the warehouse schema to {revision}"), _migrating(engine, "downgrading") as conn:
         command.downgrade(alembic_config(conn), revision)
 
 
