@@ -126,3 +126,47 @@ def test_autogenerate_against_an_up_to_date_schema_finds_nothing(empty_url, tmp_
     assert f"down_revision: str | Sequence[str] | None = '{head}'" in body
     upgrade_body = body.split("def upgrade() -> None:")[1].split("def downgrade")[0]
     assert [line.strip() for line in upgrade_body.splitlines() if line.strip() and not line.strip().startswith("#")] == ["pass"]
+
+
+def test_a_warehouse_with_data_upgrades_on_sqlite(tmp_path):
+    """Batch migrations copy a table (eval_runs) that other rows reference; with foreign keys enforced that
+    copy failed on every existing SQLite warehouse. The rows survive, still referenced."""
+    import datetime as dt
+
+    import pandas as pd
+    from sqlalchemy import text
+
+    from evalops.fingerprint import EvalFingerprint
+    from evalops.warehouse import RunKey, record_gold_set_version, record_kb_snapshot, record_run
+
+    engine = create_warehouse_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    try:
+        upgrade(engine, "5c1e9a7d2b40")  # before the revision that rebuilds eval_runs
+        record_gold_set_version(engine, "g1", name="g", n_queries=2, n_judgments=2)
+        record_kb_snapshot(engine, "k1", n_documents=2, content_hash="k1")
+        fp = EvalFingerprint.of("g1", "k1", ["nDCG@10"], {"k": 10})
+        when = dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)
+        scores = pd.DataFrame({"query_id": ["q1", "q2"], "measure": ["nDCG@10"] * 2, "value": [0.5, 1.0]})
+        with engine.begin() as conn:  # an old-schema row, written as the old code wrote it
+            conn.execute(text(
+                "INSERT INTO eval_fingerprints (hash, gold_set_version, kb_snapshot_id, measures, policies, created_at) "
+                "VALUES (:h, 'g1', 'k1', '[\"nDCG@10\"]', '{\"k\": 10}', '2024-06-01 00:00:00+00:00')"), {"h": fp.hash})
+            conn.execute(text(
+                "INSERT INTO eval_runs (dag_id, dag_run_id, retriever, version, dataset, logical_date, status, "
+                "started_at, fingerprint_hash, n_queries, n_failed, failed_query_ids, created_at, updated_at) "
+                "VALUES ('d', 'r', 'bm25', '1.0', 'gold', :t, 'succeeded', :t, :h, 2, 0, '[]', :t, :t)"),
+                {"t": when.isoformat(), "h": fp.hash})
+            conn.execute(text("INSERT INTO measures (name) VALUES ('nDCG@10')"))
+            conn.execute(text("INSERT INTO query_scores (run_id, measure_id, query_id, value) "
+                              "SELECT r.id, m.id, 'q1', 0.5 FROM eval_runs r, measures m"))
+        upgrade(engine)
+        assert current_revision(engine) == head_revisions()[0]
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM query_scores")).scalar_one() == 1
+            assert conn.execute(text("SELECT n_retries FROM eval_runs")).scalar_one() == 0
+            assert conn.execute(text("PRAGMA foreign_key_check")).fetchall() == []
+            assert conn.execute(text("PRAGMA foreign_keys")).scalar_one() == 1  # enforced again afterwards
+        record_run(engine, RunKey("d", "r2", "bm25", "1.0", "gold"), fingerprint=fp, logical_date=when,
+                   status="succeeded", started_at=when, n_queries=2, scores=scores)
+    finally:
+        engine.dispose()
