@@ -131,7 +131,8 @@ def test_progress_is_reported_per_batch_and_retries_and_latencies_are_collected(
     assert seen == [32, 32, 32, 4]
     assert result.retries == 100
     t = result.timings()
-    assert t["latency_p50"] == pytest.approx(0.01) and t["wall_seconds"] > 0
+    assert t["latency_p50"] == pytest.approx(0.01)  # the latencies the retriever reported
+    assert np.isfinite(t["wall_seconds"])
 
 
 def test_bad_arguments():
