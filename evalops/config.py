@@ -241,8 +241,9 @@ class Config(BaseSettings):
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
-    run_lease_seconds: float = Field(3600.0, gt=0, description="lease of a `running` run, renewed while it "
-                                                                "scores; expired = `abandoned` by the next run")
+    run_lease_seconds: float | None = Field(None, gt=0, description="lease of a `running` run, renewed while "
+                                            "it scores; expired = `abandoned` by the next run (default: twice "
+                                            "the longest task timeout)")
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
@@ -358,6 +359,14 @@ class Config(BaseSettings):
             raise ConfigError(f"configuration ({self.source}): knowledge_base.path is not set; point it at a BEIR "
                               f"corpus.jsonl, a folder of documents, or a manifest in {self.home / PROJECT_FILE}")
         return self.knowledge_base.path
+
+    @property
+    def lease_seconds(self) -> float:
+        """The lease of a ``running`` run: ``run_lease_seconds``, else twice the longest task timeout (a task
+        that is still within its timeout never loses its run)."""
+        if self.run_lease_seconds is not None:
+            return self.run_lease_seconds
+        return 2.0 * max([self.task_timeout, *self.task_timeouts.values()])
 
     def resolved_warehouse_url(self) -> str:
         """The warehouse URL: this config's, else the Airflow connection, else SQLite under ``home``."""

@@ -89,7 +89,7 @@ def plan_run(
     def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)
         row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running",
-                         started_at=started, n_queries=n, contracts=contracts, lease_seconds=cfg.run_lease_seconds)
+                         started_at=started, n_queries=n, contracts=contracts, lease_seconds=cfg.lease_seconds)
         return row.id
 
     specs: list[dict[str, Any]] = []

@@ -67,7 +67,7 @@ def run_lease(cfg: Config, run_ids: Iterable[int]) -> Iterator[None]:
 
     engine = engine_for(cfg)
     ids = sorted({int(i) for i in run_ids})
-    seconds = cfg.run_lease_seconds
+    seconds = cfg.lease_seconds
     renew_lease(engine, ids, seconds)
     stop = threading.Event()
 
