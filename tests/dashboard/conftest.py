@@ -23,11 +23,15 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 def filled(tmp_path_factory):
     from tests.dashboard.warehouse_builder import build_warehouse
 
-    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("EVALOPS_") and k not in ("EVALOPS_SHARED_DATA", "EVALOPS_TEST_ARTIFACTS")}
+    # The build must not see a developer's settings; only while it runs (this fixture lives for the whole
+    # session, and later tests need their own variables, EVALOPS_TEST_POSTGRES_URL among them).
+    keep = ("EVALOPS_SHARED_DATA", "EVALOPS_TEST_ARTIFACTS", "EVALOPS_TEST_POSTGRES_URL")
+    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("EVALOPS_") and k not in keep}
     try:
-        yield build_warehouse(tmp_path_factory.mktemp("dashboard-home"))
+        built = build_warehouse(tmp_path_factory.mktemp("dashboard-home"))
     finally:
         os.environ.update(saved)
+    return built
 
 
 def free_port() -> int:
