@@ -99,3 +99,13 @@ def apply_task_timeouts(built: Any, project: Path, environ: Mapping[str, str] | 
             continue  # a human-in-the-loop task waits by its own response_timeout, deferred
         op.execution_timeout = timeouts[task_id]
     return built
+
+
+def for_project(dag_file: str | os.PathLike[str], build: Any, dag_id: str) -> Any:
+    """The DAG ``build(project, dag_id)`` makes for the project that ``dag_file`` (a file in its ``dags/``
+    folder) belongs to, with its task timeouts. ``fileloc`` is set to that file, because workers re-parse
+    the project's file, not the evalops module that defines the DAG."""
+    project = Path(dag_file).resolve().parent.parent
+    built = apply_task_timeouts(build(project, dag_id), project)
+    built.fileloc = str(Path(dag_file).resolve())
+    return built

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from evalops.dags._parse import apply_task_timeouts
+from evalops.dags._parse import for_project
 
 from airflow.sdk import Asset, Metadata, dag, task
 
@@ -26,10 +26,7 @@ __all__ = ["knowledge_base_producer"]
 
 def knowledge_base_producer(dag_file: str, dag_id: str = "knowledge_base_producer"):
     """The example producer DAG of the project ``dag_file`` (a file in its ``dags/`` folder) belongs to."""
-    project = Path(dag_file).resolve().parent.parent
-    built = apply_task_timeouts(_build(project, dag_id), project)
-    built.fileloc = str(Path(dag_file).resolve())
-    return built
+    return for_project(dag_file, _build, dag_id)
 
 
 def _build(project: Path, dag_id: str):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from evalops.dags._parse import apply_task_timeouts
+from evalops.dags._parse import for_project
 
 from airflow.sdk import Param, dag, task
 
@@ -27,10 +27,7 @@ __all__ = ["promote_baseline"]
 
 def promote_baseline(dag_file: str, dag_id: str = "promote_baseline"):
     """The ``promote_baseline`` DAG of the project ``dag_file`` (a file in its ``dags/`` folder) belongs to."""
-    project = Path(dag_file).resolve().parent.parent
-    built = apply_task_timeouts(_build(project, dag_id), project)
-    built.fileloc = str(Path(dag_file).resolve())
-    return built
+    return for_project(dag_file, _build, dag_id)
 
 
 def _build(project: Path, dag_id: str):

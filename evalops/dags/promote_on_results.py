@@ -22,7 +22,7 @@ from pathlib import Path
 
 from airflow.sdk import Asset, dag, task
 
-from evalops.dags._parse import apply_task_timeouts
+from evalops.dags._parse import for_project
 
 __all__ = ["promote_on_results", "RESULTS"]
 
@@ -32,10 +32,7 @@ APPROVAL_WAIT = dt.timedelta(hours=float(os.environ.get("EVALOPS_APPROVAL_HOURS"
 
 def promote_on_results(dag_file: str, dag_id: str = "promote_on_results"):
     """The example consumer DAG of the project ``dag_file`` (a file in its ``dags/`` folder) belongs to."""
-    project = Path(dag_file).resolve().parent.parent
-    built = apply_task_timeouts(_build(project, dag_id), project)
-    built.fileloc = str(Path(dag_file).resolve())
-    return built
+    return for_project(dag_file, _build, dag_id)
 
 
 def _build(project: Path, dag_id: str):

@@ -51,7 +51,7 @@ from airflow.sdk import (
     task,
 )
 
-from evalops.dags._parse import apply_task_timeouts, retry_delay
+from evalops.dags._parse import for_project, retry_delay
 
 __all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "RESULTS", "NO_RETRY_ON_BAD_INPUT"]
 
@@ -76,11 +76,6 @@ NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
         ),
     ]
 )
-
-
-def project_of(dag_file: str | os.PathLike[str]) -> Path:
-    """The project a DAG file belongs to: the folder above its ``dags/`` folder."""
-    return Path(dag_file).resolve().parent.parent
 
 
 def _call(project: Path, step: str, *args, **kwargs):
@@ -110,10 +105,7 @@ def _failure_callback(project: Path):
 def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_eval"):
     """The ``retrieval_eval`` DAG of the project that ``dag_file`` (a file in its ``dags/`` folder) belongs
     to. Call it from that file: ``dag = retrieval_eval(__file__)``."""
-    project = project_of(dag_file)
-    built = apply_task_timeouts(_build(project, dag_id), project)
-    built.fileloc = str(Path(dag_file).resolve())  # workers re-parse the project's file, not this module
-    return built
+    return for_project(dag_file, _build, dag_id)
 
 
 def _build(project: Path, dag_id: str):
