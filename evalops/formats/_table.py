@@ -19,7 +19,7 @@ with the line number. A duplicate found on the codes is located by counting line
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,15 +149,7 @@ def read_table_exact(source: Source, layout: Layout) -> Columns:
     lines: list[int] = []
     tag: str | None = None
     shape: int | None = None
-    first = True
-    for lineno, line in source.lines():
-        fields = _split(layout, line)
-        if not fields or fields == [b""]:
-            continue
-        if first:
-            first = False
-            if _is_header(layout, fields):
-                continue
+    for lineno, line, fields in _data_lines(source, layout):
         count = len(fields)
         if not layout.accepts(count) or (shape is not None and layout.shape(count) != shape):
             want = f"{shape} columns like the first line" if layout.accepts(count) else layout.expected()
@@ -198,7 +190,14 @@ def read_table_exact(source: Source, layout: Layout) -> Columns:
 
 def line_of_row(source: Source, layout: Layout, row: int) -> int | None:
     """The line number of data row ``row`` (0-based), by an exact pass that stops there."""
-    seen = -1
+    for seen, (lineno, _line, _fields) in enumerate(_data_lines(source, layout)):
+        if seen == row:
+            return lineno
+    return None
+
+
+def _data_lines(source: Source, layout: Layout) -> Iterator[tuple[int, bytes, list[bytes]]]:
+    """``(line number, line, fields)`` of every data line: blank lines and a header line skipped."""
     first = True
     for lineno, line in source.lines():
         fields = _split(layout, line)
@@ -208,10 +207,7 @@ def line_of_row(source: Source, layout: Layout, row: int) -> int | None:
             first = False
             if _is_header(layout, fields):
                 continue
-        seen += 1
-        if seen == row:
-            return lineno
-    return None
+        yield lineno, line, fields
 
 
 # -- the fast path ---------------------------------------------------------------------------------
