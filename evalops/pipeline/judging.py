@@ -5,10 +5,17 @@ One step after scoring (``judge_versions``), for every query set of the run:
 * **Which queries.** Gold queries: all of them (their human grades measure the judge's agreement).
   Production queries: a seeded sample of ``judge.production_queries`` of the day's log sample (seed = the
   run's seed), so a re-run judges the same queries.
-* **What is judged.** Each version's top ``judge.top_k`` documents (retrieved again from the version, as
-  the scoring step does), each (query, document text) pair with the ``context_relevance`` prompt (binary)
-  or ``context_relevance_graded`` (0-3), ``judge.samples`` times. Through the warehouse cache: a pair
-  already judged under the same model, prompt version and decoding costs nothing.
+* **What is judged.** Each version's top ``judge.top_k`` documents as its score step retrieved them (kept in
+  the shard outcomes; the retriever is not asked again), each (query, document text) pair with the
+  ``context_relevance`` prompt (binary) or ``context_relevance_graded`` (0-3), ``judge.samples`` times.
+  Through the warehouse cache: a pair already judged under the same model, prompt version and decoding
+  costs nothing.
+* **Answers.** A version whose retriever returns generated answers (a RAG endpoint, HTTP field
+  ``answer``) has each answer judged for faithfulness to that version's own top k contexts (the share of
+  its claims they support) and for relevance to the query (1-5): ``judge:Faithfulness`` and
+  ``judge:AnswerRelevance``, one label per query and version, averaged over repeats; a query whose label
+  is missing is excluded from that measure (counted in ``excluded_by_measure``). They are compared,
+  gated and reported like the context measures; versions without answers have none.
 * **Measures.** Per query and version: ContextPrecision@k (RAGAS), P@k and nDCG@k over the judge labels
   of the query's **pool** (every document any version put in its top k), so versions share one ideal
   ranking; repeats are averaged per query before anything is compared. A query with a missing label in
@@ -71,25 +78,35 @@ def _documents(cfg: Config, snapshot_id: str) -> dict[str, str]:
     return {d: (f"{t}\n{x}" if t else x) for d, t, x in zip(corpus["doc_id"].astype(str).tolist(), titles, texts)}
 
 
-def _top_k(cfg: Config, spec: dict[str, Any], texts: dict[str, str], k: int) -> tuple[dict[str, list[str]], dict[str, str]]:
-    from evalops.errors import EvalopsError
-    from evalops.pipeline.inputs import current_snapshot
-    from evalops.pipeline.registry import load_registry_for
-    from evalops.retrievers import build_retriever
-    from evalops.retrievers.base import Query, coerce_results
+def _retrieved(cfg: Config, run: RunContext, spec: dict[str, Any], query_ids: list[str], k: int
+               ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, str]]:
+    """(top k documents, failed queries, generated answers) of ``query_ids`` for one version, as its score
+    step retrieved them (the shard outcomes in the work folder): the judge never asks a retriever again,
+    so it judges exactly the contexts that were scored, and a RAG endpoint's answers are not regenerated."""
+    import json
 
-    queries = [Query(q, t) for q, t in texts.items()]
-    try:
-        registry = load_registry_for(cfg)
-        entry = registry.get(spec["retriever"], spec["version"])
-        retriever = build_retriever(entry, corpus=current_snapshot(cfg, spec["snapshot_id"]).corpus(),
-                                    registry=registry)
-        results = coerce_results(queries, retriever.retrieve(queries, k), k)
-    except EvalopsError as exc:
-        return {}, {q.id: f"{type(exc).__name__}: {exc}" for q in queries}
-    ranked = {r.query_id: [d for d, _ in r.ranked] for r in results if r.ok}
-    failed = {r.query_id: str(r.error) for r in results if not r.ok}
-    return ranked, failed
+    from evalops.pipeline.workdir import shard_file
+
+    wanted = set(query_ids)
+    ranked: dict[str, list[str]] = {}
+    failed: dict[str, str] = {}
+    answers: dict[str, str] = {}
+    for shard in range(int(spec["n_shards"])):
+        path = shard_file(cfg, run, spec["run_id"], shard).with_suffix(".json")
+        if not path.exists():
+            why = f"{path}: the score step of shard {shard + 1}/{spec['n_shards']} wrote no outcome"
+            return {}, {q: why for q in query_ids}, {}
+        meta = json.loads(path.read_text())
+        if meta.get("error"):
+            return {}, {q: str(meta["error"]) for q in query_ids}, {}
+        contexts = meta.get("contexts")
+        if contexts is None:
+            why = f"{path}: the score step kept no contexts (the judge was off when it ran)"
+            return {}, {q: why for q in query_ids}, {}
+        ranked.update({q: list(docs)[:k] for q, docs in contexts.items() if q in wanted})
+        failed.update({q: str(e) for q, e in meta.get("failed", {}).items() if q in wanted})
+        answers.update({q: str(a) for q, a in (meta.get("answers") or {}).items() if q in wanted})
+    return ranked, failed, answers
 
 
 def _query_texts(cfg: Config, run: RunContext, spec: dict[str, Any], n_production: int) -> tuple[dict[str, str], Any]:
@@ -141,23 +158,31 @@ def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]])
 def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt: Any, task: str, dataset: str,
                    specs: list[dict[str, Any]], documents: dict[str, str], record: Any) -> dict[str, Any]:
     from evalops.judges.base import JudgeItem, MissingBudget, summarize_missing
+    from evalops.judges.prompts import load_prompt
 
     s = cfg.judge
     k = s.top_k
     texts, queries = _query_texts(cfg, run, specs[0], s.production_queries)
     ranked: dict[str, dict[str, list[str]]] = {}
     failed: dict[str, dict[str, str]] = {}
+    answers: dict[str, dict[str, str]] = {}
     for spec in specs:
-        ranked[spec["version"]], failed[spec["version"]] = _top_k(cfg, spec, texts, k)
+        v = spec["version"]
+        ranked[v], failed[v], answers[v] = _retrieved(cfg, run, spec, list(texts), k)
     pool = sorted({(q, d) for lists in ranked.values() for q, docs in lists.items() for d in docs})
     items = [JudgeItem(task, texts[q], context=documents.get(d, ""), sample=i) for q, d in pool for i in range(s.samples)]
+    per_query = _query_items(texts, ranked, answers, documents, s.samples)
     hits_before, misses_before = judge.hits, judge.misses
-    judgments = judge.judge(items)
+    judgments = judge.judge(items + [item for _, item in per_query])
+    n_context = len(items)
     labels: dict[tuple[str, str], list[float | None]] = defaultdict(list)
     for (q, d), j in zip([p for p in pool for _ in range(s.samples)], judgments):
         labels[(q, d)].append(j.label)
+    query_labels: dict[str, dict[str, dict[str, list[float | None]]]] = {}
+    for ((measure, v, q), _), j in zip(per_query, judgments[n_context:]):
+        query_labels.setdefault(measure, {}).setdefault(v, {}).setdefault(q, []).append(j.label)
     missing = summarize_missing(judgments, MissingBudget(s.missing_budget))
-    usage = {"items": len(items), "requests": judge.misses - misses_before, "cache_hits": judge.hits - hits_before,
+    usage = {"items": len(judgments), "requests": judge.misses - misses_before, "cache_hits": judge.hits - hits_before,
              "input_tokens": sum(j.input_tokens for j in judgments),
              "output_tokens": sum(j.output_tokens for j in judgments),
              "cost": float(sum(j.cost for j in judgments))}
@@ -171,7 +196,9 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
         gate["reason"] += " (kappa from the run's gold set)"
     results: dict[str, Any] = {"policy": JUDGE_POLICY, "versions": {}, "comparisons": [], "excluded_queries": []}
     if missing.within_budget:
-        results.update(_results(cfg, run, specs, ranked, labels, k, s.graded))
+        results.update(_results(cfg, run, specs, ranked, labels, k, s.graded, query_labels))
+        results["answers"] = {v: len(a) for v, a in answers.items() if a}
+        results["prompts"] = {m: load_prompt(QUERY_MEASURES[m]).ref for m in sorted(query_labels)}
     else:
         results["withheld"] = (f"{missing.missing} of {missing.total} labels missing ({missing.share:.1%}), over "
                                f"the budget of {missing.budget:.1%}")
@@ -183,6 +210,31 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
              missing.missing, usage["input_tokens"] + usage["output_tokens"])
     return {"judge_run_id": judge_run_id, "gate": gate["status"], "kappa": gate_kappa, **usage,
             "missing": missing.missing, "withheld": "withheld" in results}
+
+
+#: Judge measures with one label per (query, version): the measure's name, and its prompt (task).
+QUERY_MEASURES = {"Faithfulness": "faithfulness", "AnswerRelevance": "answer_relevance"}
+ANSWER_MEASURES = ("Faithfulness", "AnswerRelevance")
+
+
+def _query_items(texts: dict[str, str], ranked: dict[str, dict[str, list[str]]], answers: dict[str, dict[str, str]],
+                 documents: dict[str, str], samples: int) -> list[tuple[tuple[str, str, str], Any]]:
+    """((measure, version, query id), item) for every judge label that is one per query and version: the
+    faithfulness of a version's generated answer to its own top k contexts, and the answer's relevance to
+    the query. Versions that return no answer have none."""
+    from evalops.judges.base import JudgeItem
+
+    out: list[tuple[tuple[str, str, str], Any]] = []
+    for v in sorted(answers):
+        for q, answer in sorted(answers[v].items()):
+            if q not in texts or q not in ranked[v]:
+                continue
+            contexts = tuple(documents.get(d, "") for d in ranked[v][q])
+            for i in range(samples):
+                for m in ANSWER_MEASURES:  # answer relevance does not read the contexts: keyed without them
+                    out.append(((m, v, q), JudgeItem(QUERY_MEASURES[m], texts[q], answer=answer, sample=i,
+                                                     contexts=contexts if m == "Faithfulness" else ())))
+    return out
 
 
 def _agreement(queries: Any, labels: dict[tuple[str, str], list[float | None]], s: Any,
@@ -215,7 +267,8 @@ def _languages(cfg: Config, dataset: str) -> dict[str, str]:
 
 
 def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: dict[str, dict[str, list[str]]],
-             labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool) -> dict[str, Any]:
+             labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
+             query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
     from evalops.metrics import Policy, evaluate
     from evalops.stats import adjust_and_decide, align, compare
 
@@ -237,6 +290,17 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
         result = evaluate(qrels, runs, measures, Policy(no_answer="zero"))
         per_version[v] = {m: dict(zip(result.query_ids, map(float, result.per_query[m]))) for m in measures}
         summary[v] = {m: float(np.nanmean(result.per_query[m])) if len(result.query_ids) else None for m in measures}
+    # One label per query and version (answers): a query with a missing repeat is excluded from that
+    # measure for that version, and counted; the rest are averaged over the repeats.
+    excluded_by_measure: dict[str, dict[str, int]] = {}
+    for m, by_version in sorted((query_labels or {}).items()):
+        measures.append(m)
+        for v, by_query in sorted(by_version.items()):
+            values = {q: float(np.mean(ls)) for q, ls in sorted(by_query.items()) if all(x is not None for x in ls)}
+            per_version.setdefault(v, {})[m] = values
+            summary.setdefault(v, {})[m] = float(np.mean(list(values.values()))) if values else None
+            if len(values) < len(by_query):
+                excluded_by_measure.setdefault(m, {})[v] = len(by_query) - len(values)
     comparisons = []
     policy = cfg.stats_policy(run.seed)
     for spec in specs:
@@ -244,14 +308,19 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
         if spec["role"] != "candidate" or base not in per_version or spec["version"] not in per_version:
             continue
         for m in measures:
+            if m not in per_version[base] or m not in per_version[spec["version"]]:
+                continue  # e.g. only one of the two versions returns answers
             paired = align(per_version[base][m], per_version[spec["version"]][m], missing="intersection",
                            baseline_name=base, candidate_name=spec["version"])
+            if paired.n == 0:
+                continue
             comparisons.append(compare(paired, measure=f"judge:{m}", policy=policy,
                                        baseline_name=f"{spec['retriever']}@{base}",
                                        candidate_name=f"{spec['retriever']}@{spec['version']}"))
     decided = adjust_and_decide(comparisons, policy) if comparisons else []
     return {"versions": summary, "comparisons": [c.to_dict() for c in decided], "excluded_queries": excluded,
-            "queries": len(keep), "graded": graded, "per_query": per_version}
+            "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
+            "per_query": per_version}
 
 
 def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any], list[str]]:
