@@ -16,6 +16,11 @@ One step after scoring (``judge_versions``), for every query set of the run:
   ``judge:AnswerRelevance``, one label per query and version, averaged over repeats; a query whose label
   is missing is excluded from that measure (counted in ``excluded_by_measure``). They are compared,
   gated and reported like the context measures; versions without answers have none.
+* **Context recall.** A gold query with a reference answer (the optional ``reference_answer`` query field)
+  has each version's top k judged against it with the ``context_recall`` prompt (the share of the
+  reference's statements the contexts support): ``judge:ContextRecall@k``, one label per query and
+  version, excluded, compared and reported like the answer measures. Production queries have no
+  reference answer and so no context recall.
 * **Measures.** Per query and version: ContextPrecision@k (RAGAS), P@k and nDCG@k over the judge labels
   of the query's **pool** (every document any version put in its top k), so versions share one ideal
   ranking; repeats are averaged per query before anything is compared. A query with a missing label in
@@ -171,7 +176,8 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
         ranked[v], failed[v], answers[v] = _retrieved(cfg, run, spec, list(texts), k)
     pool = sorted({(q, d) for lists in ranked.values() for q, docs in lists.items() for d in docs})
     items = [JudgeItem(task, texts[q], context=documents.get(d, ""), sample=i) for q, d in pool for i in range(s.samples)]
-    per_query = _query_items(texts, ranked, answers, documents, s.samples)
+    languages, references = _gold_fields(cfg, dataset)
+    per_query = _query_items(texts, ranked, answers, documents, s.samples, references, k)
     hits_before, misses_before = judge.hits, judge.misses
     judgments = judge.judge(items + [item for _, item in per_query])
     n_context = len(items)
@@ -187,7 +193,7 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
              "output_tokens": sum(j.output_tokens for j in judgments),
              "cost": float(sum(j.cost for j in judgments))}
 
-    agreement = _agreement(queries, labels, s, pool, _languages(cfg, dataset)) if dataset != PRODUCTION else None
+    agreement = _agreement(queries, labels, s, pool, languages) if dataset != PRODUCTION else None
     from evalops.judges.agreement import AgreementGate
 
     gate_kappa = agreement.get("kappa") if agreement else None
@@ -198,7 +204,7 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
     if missing.within_budget:
         results.update(_results(cfg, run, specs, ranked, labels, k, s.graded, query_labels))
         results["answers"] = {v: len(a) for v, a in answers.items() if a}
-        results["prompts"] = {m: load_prompt(QUERY_MEASURES[m]).ref for m in sorted(query_labels)}
+        results["prompts"] = {m: load_prompt(item.task).ref for (m, _, _), item in per_query}
     else:
         results["withheld"] = (f"{missing.missing} of {missing.total} labels missing ({missing.share:.1%}), over "
                                f"the budget of {missing.budget:.1%}")
@@ -212,27 +218,35 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
             "missing": missing.missing, "withheld": "withheld" in results}
 
 
-#: Judge measures with one label per (query, version): the measure's name, and its prompt (task).
-QUERY_MEASURES = {"Faithfulness": "faithfulness", "AnswerRelevance": "answer_relevance"}
-ANSWER_MEASURES = ("Faithfulness", "AnswerRelevance")
+#: Judge measures of generated answers (one label per query and version) and their prompts (tasks).
+ANSWER_MEASURES = {"Faithfulness": "faithfulness", "AnswerRelevance": "answer_relevance"}
 
 
 def _query_items(texts: dict[str, str], ranked: dict[str, dict[str, list[str]]], answers: dict[str, dict[str, str]],
-                 documents: dict[str, str], samples: int) -> list[tuple[tuple[str, str, str], Any]]:
+                 documents: dict[str, str], samples: int, references: dict[str, str], k: int
+                 ) -> list[tuple[tuple[str, str, str], Any]]:
     """((measure, version, query id), item) for every judge label that is one per query and version: the
-    faithfulness of a version's generated answer to its own top k contexts, and the answer's relevance to
-    the query. Versions that return no answer have none."""
+    context recall of a version's top k against the query's reference answer (gold queries that have one),
+    the faithfulness of a version's generated answer to its own top k contexts, and the answer's relevance
+    to the query (versions that return answers)."""
     from evalops.judges.base import JudgeItem
 
     out: list[tuple[tuple[str, str, str], Any]] = []
+    for v in sorted(ranked):
+        for q, docs in sorted(ranked[v].items()):
+            if q in texts and references.get(q):
+                contexts = tuple(documents.get(d, "") for d in docs)
+                out.extend(((f"ContextRecall@{k}", v, q), JudgeItem("context_recall", texts[q], contexts=contexts,
+                                                                    reference=references[q], sample=i))
+                           for i in range(samples))
     for v in sorted(answers):
         for q, answer in sorted(answers[v].items()):
             if q not in texts or q not in ranked[v]:
                 continue
             contexts = tuple(documents.get(d, "") for d in ranked[v][q])
             for i in range(samples):
-                for m in ANSWER_MEASURES:  # answer relevance does not read the contexts: keyed without them
-                    out.append(((m, v, q), JudgeItem(QUERY_MEASURES[m], texts[q], answer=answer, sample=i,
+                for m, task in ANSWER_MEASURES.items():  # answer relevance does not read the contexts
+                    out.append(((m, v, q), JudgeItem(task, texts[q], answer=answer, sample=i,
                                                      contexts=contexts if m == "Faithfulness" else ())))
     return out
 
@@ -258,12 +272,17 @@ def _agreement(queries: Any, labels: dict[tuple[str, str], list[float | None]], 
     return out
 
 
-def _languages(cfg: Config, dataset: str) -> dict[str, str]:
-    """Query id -> language (BCP-47) of a gold set's queries."""
+def _gold_fields(cfg: Config, dataset: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(query id -> language (BCP-47), query id -> reference answer) of a gold set's queries; both empty for
+    the production sample (its queries have neither)."""
+    if dataset == PRODUCTION:
+        return {}, {}
     from evalops.pipeline.inputs import load_gold_set_for
 
     queries = load_gold_set_for(cfg, dataset).queries
-    return dict(zip(queries["query_id"].astype(str).tolist(), queries["language"].astype(str).tolist()))
+    ids = queries["query_id"].astype(str).tolist()
+    references = {q: r for q, r in zip(ids, queries["reference_answer"].astype(str).tolist()) if r}
+    return dict(zip(ids, queries["language"].astype(str).tolist())), references
 
 
 def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: dict[str, dict[str, list[str]]],
@@ -360,6 +379,15 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
                          f"{'n/a' if kappa is None else round(kappa, 3)} over {agreement['n']} pairs with human grades"
                          + (f"; per language: {langs}" if langs else "") + f"; confusion {agreement['confusion']}")
         results = rec["results"] or {}
+        if results.get("prompts"):
+            policies[f"judge measures ({scope})"] = "; ".join(
+                f"judge:{m} (prompt {p})" for m, p in sorted(results["prompts"].items()))
+            if results.get("answers"):
+                policies[f"judge measures ({scope})"] += "; generated answers judged: " + ", ".join(
+                    f"{v} {n}" for v, n in sorted(results["answers"].items()))
+        for m, by_version in sorted((results.get("excluded_by_measure") or {}).items()):
+            notes.append(f"judge:{m} on {scope}: " + ", ".join(f"{v} {n} queries excluded for a missing label"
+                                                               for v, n in sorted(by_version.items())))
         if results.get("withheld"):
             notes.append(f"judge results on {scope} withheld: {results['withheld']}")
         if results.get("excluded_queries"):

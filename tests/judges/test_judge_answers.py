@@ -122,3 +122,66 @@ def test_a_version_without_answers_has_no_answer_measures(tmp_path):
     (row,) = load_judge_runs(engine_for(cfg)).to_dict("records")
     assert row["results"]["answers"] == {}
     assert "Faithfulness" not in row["results"]["versions"]["1.0"]
+
+
+def _gold_with_references(folder):
+    """The sample gold set with a reference answer on every answerable query: the first sentence of
+    the query's best judged document (so a version that retrieves that document recalls it)."""
+    import json
+    import shutil
+
+    from evalops.formats import read_beir_corpus
+
+    shutil.copytree(INCLUDE / "goldset", folder)
+    corpus = read_beir_corpus(INCLUDE / "knowledge_base" / "corpus.jsonl")
+    texts = dict(zip(corpus["doc_id"].astype(str), corpus["text"].astype(str)))
+    best: dict[str, tuple[int, str]] = {}
+    for line in (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        q, d, g = line.split("\t")
+        if int(g) > best.get(q, (0, ""))[0] and d in texts:
+            best[q] = (int(g), d)
+    lines = (folder / "queries.jsonl").read_text().splitlines()
+    out, referenced = [], {}
+    for line in lines:
+        record = json.loads(line)
+        if record["_id"] in best:
+            reference = texts[best[record["_id"]][1]].split(". ")[0] + "."
+            record["metadata"]["reference_answer"] = referenced[record["_id"]] = reference
+        out.append(json.dumps(record, ensure_ascii=False))
+    (folder / "queries.jsonl").write_text("\n".join(out) + "\n")
+    return folder, referenced
+
+
+def test_context_recall_against_reference_answers_is_scored_compared_and_reported(tmp_path):
+    from evalops.config import load_config
+    from evalops.pipeline import RunContext, promote, run_local
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse.judgments import load_judge_runs
+
+    gold, referenced = _gold_with_references(tmp_path / "goldset")
+    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_GOLD_SET": str(gold),
+           "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"), "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
+           "EVALOPS_LOG_SAMPLE_SIZE": "0", "EVALOPS_JUDGE__KIND": "lexical", "EVALOPS_JUDGE__AGREEMENT_THRESHOLD": "-1"}
+    cfg = load_config(tmp_path, environ=env)
+    run_local(cfg, RunContext.for_day("2024-05-31"))
+    promote(cfg, retriever="handbook-search", run="latest", reason="day one", promoted_by="tests")
+    shipped = yaml.safe_load((INCLUDE / "retrievers.yaml").read_text())["retrievers"]
+    truncated = next(e for e in shipped if e["version"] == "2.0-truncated")
+    (tmp_path / "candidates.yaml").write_text(yaml.safe_dump({"retrievers": [{**truncated, "deployed": True}]}))
+    cfg2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS": str(tmp_path / "candidates.yaml")})
+    day2 = RunContext.for_day("2024-06-01")
+    run_local(cfg2, day2)
+
+    (row,) = load_judge_runs(engine_for(cfg2), day2.run_id).to_dict("records")
+    results = row["results"]
+    assert results["prompts"] == {"ContextRecall@5": "context_recall@1"}
+    for v in ("1.0", "2.0-truncated"):
+        recalled = results["per_query"][v]["ContextRecall@5"]
+        assert set(recalled) == set(referenced)  # only the queries with a reference answer
+        assert all(0 <= x <= 1 for x in recalled.values())
+    # The baseline retrieves most best documents; the half index loses some of them.
+    assert results["versions"]["1.0"]["ContextRecall@5"] > results["versions"]["2.0-truncated"]["ContextRecall@5"]
+    (recall,) = [c for c in results["comparisons"] if c["measure"] == "judge:ContextRecall@5"]
+    assert recall["n"] == len(referenced) and recall["delta"] < 0
+    report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
+    assert "judge:ContextRecall@5" in report and "context_recall@1" in report
