@@ -205,6 +205,8 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
         results.update(_results(cfg, run, specs, ranked, labels, k, s.graded, query_labels))
         results["answers"] = {v: len(a) for v, a in answers.items() if a}
         results["prompts"] = {m: load_prompt(item.task).ref for (m, _, _), item in per_query}
+    if dataset == PRODUCTION:
+        results["annotation_queue"] = _queue_sampled_queries(cfg, run, texts, judge.fingerprint)
     else:
         results["withheld"] = (f"{missing.missing} of {missing.total} labels missing ({missing.share:.1%}), over "
                                f"the budget of {missing.budget:.1%}")
@@ -216,6 +218,18 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
              missing.missing, usage["input_tokens"] + usage["output_tokens"])
     return {"judge_run_id": judge_run_id, "gate": gate["status"], "kappa": gate_kappa, **usage,
             "missing": missing.missing, "withheld": "withheld" in results}
+
+
+def _queue_sampled_queries(cfg: Config, run: RunContext, texts: dict[str, str], fingerprint: Any) -> dict[str, Any]:
+    """Append the judged production queries to the annotation queue as ``sampled_query`` rows (see
+    :mod:`evalops.judges.generate`); returns where, how many were offered and how many were new."""
+    from evalops.judges.generate import default_queue, sampled_query_rows, write_queue
+
+    path = default_queue(cfg.home)
+    origin = f"production sample {run.day} (seed {run.seed}), judged by {fingerprint.describe()}"
+    rows = sampled_query_rows(texts, origin=origin)
+    added = write_queue(path, rows, gold_paths=[spec.path for spec in cfg.require_gold_sets().values()])
+    return {"path": str(path), "source": "sampled_query", "offered": len(rows), "added": added}
 
 
 #: Judge measures of generated answers (one label per query and version) and their prompts (tasks).
@@ -388,6 +402,10 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
         for m, by_version in sorted((results.get("excluded_by_measure") or {}).items()):
             notes.append(f"judge:{m} on {scope}: " + ", ".join(f"{v} {n} queries excluded for a missing label"
                                                                for v, n in sorted(by_version.items())))
+        queue = results.get("annotation_queue")
+        if queue:
+            notes.append(f"annotation queue: {queue['added']} of the {queue['offered']} judged {scope} queries added "
+                         f"as {queue['source']} rows for human labels ({queue['path']})")
         if results.get("withheld"):
             notes.append(f"judge results on {scope} withheld: {results['withheld']}")
         if results.get("excluded_queries"):

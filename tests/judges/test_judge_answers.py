@@ -185,3 +185,39 @@ def test_context_recall_against_reference_answers_is_scored_compared_and_reporte
     assert recall["n"] == len(referenced) and recall["delta"] < 0
     report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
     assert "judge:ContextRecall@5" in report and "context_recall@1" in report
+
+
+def test_the_judged_production_queries_go_to_the_annotation_queue_once(tmp_path):
+    import json
+
+    from evalops.config import load_config
+    from evalops.judges.generate import QUEUE_COLUMNS, queue_row, write_queue
+    from evalops.pipeline import RunContext, run_local
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse.judgments import load_judge_runs
+
+    env = make_home(tmp_path / "home", log_start="2024-05-29", log_days=4)
+    env.update({"EVALOPS_JUDGE__KIND": "lexical", "EVALOPS_LOG_SAMPLE_SIZE": "30",
+                "EVALOPS_JUDGE__PRODUCTION_QUERIES": "8"})
+    cfg = load_config(tmp_path / "home", environ=env)
+    queue = tmp_path / "home" / "annotation" / "queue.jsonl"
+    # A generated pair already waits in the queue: one schema, one file for every source.
+    write_queue(queue, [queue_row(source="generated", query="What is the hotel limit in Tokyo?", doc_id="travel-04",
+                                  proposed_grade=2, origin="tests", answer="USD 260 per night.")])
+    day = RunContext.for_day("2024-05-31")
+    run_local(cfg, day)
+    rows = [json.loads(line) for line in queue.read_text().splitlines()]
+    assert all(list(r) == list(QUEUE_COLUMNS) for r in rows)
+    sampled = [r for r in rows if r["source"] == "sampled_query"]
+    production = load_judge_runs(engine_for(cfg), day.run_id).set_index("scope").loc["production", "results"]
+    assert production["annotation_queue"]["added"] == len(sampled) == 8
+    assert all(r["doc_id"] is None and r["proposed_grade"] is None and r["answer"] is None and r["query_id"]
+               and r["status"] == "pending" and "production sample 2024-05-31" in r["origin"] for r in sampled)
+    assert [r["source"] for r in rows].count("generated") == 1
+    before = queue.read_text()
+    run_local(cfg, day)  # a re-run offers the same queries: nothing is queued twice
+    assert queue.read_text() == before
+    again = load_judge_runs(engine_for(cfg), day.run_id).set_index("scope").loc["production", "results"]
+    assert again["annotation_queue"] == {**production["annotation_queue"], "added": 0}
+    report = (cfg.report_dir / "cli_cli__2024-05-31" / "report.md").read_text()
+    assert "annotation queue: 0 of the 8 judged production queries added as sampled_query rows" in report
