@@ -32,7 +32,12 @@ One step after scoring (``judge_versions``), for every query set of the run:
   judge-label comparisons are ``alerting`` only when the gold kappa reaches it, otherwise
   ``descriptive``. The decision is recorded with the results; it is not a regression rule of its own.
 * **Comparisons.** Each candidate against its baseline version on the same queries, paired (the run's
-  regression policy, one family per query set), stored in ``judge_runs.results``.
+  regression policy), stored in ``judge_runs.results``. Multiple comparisons: the judge-label comparisons
+  of a query set are one stated family, ``judge-<query set>``, corrected on their own
+  (``policy.correction``): on a gold set every judge measure x candidate together; on the production
+  sample one family per candidate run that also spends its error over the days the version has been
+  compared there (the production family's look). The family, its size, members and looks are recorded
+  in ``judge_runs.results["families"]``, on every comparison, and printed in the report.
 
 Everything (judge fingerprint, prompt version, requests, cache hits, missing labels and reasons, tokens,
 cost, agreement, gate, results) is recorded per (DAG run, query set) in ``judge_runs``.
@@ -303,7 +308,7 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
              labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
              query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
     from evalops.metrics import Policy, evaluate
-    from evalops.stats import adjust_and_decide, align, compare
+    from evalops.stats import align, compare
 
     versions = list(ranked)
     common = set.intersection(*(set(r) for r in ranked.values())) if ranked else set()
@@ -334,7 +339,7 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
             summary.setdefault(v, {})[m] = float(np.mean(list(values.values()))) if values else None
             if len(values) < len(by_query):
                 excluded_by_measure.setdefault(m, {})[v] = len(by_query) - len(values)
-    comparisons = []
+    comparisons: list[tuple[dict[str, Any], Any]] = []
     policy = cfg.stats_policy(run.seed)
     for spec in specs:
         base = spec.get("baseline_version")
@@ -347,13 +352,61 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
                            baseline_name=base, candidate_name=spec["version"])
             if paired.n == 0:
                 continue
-            comparisons.append(compare(paired, measure=f"judge:{m}", policy=policy,
-                                       baseline_name=f"{spec['retriever']}@{base}",
-                                       candidate_name=f"{spec['retriever']}@{spec['version']}"))
-    decided = adjust_and_decide(comparisons, policy) if comparisons else []
-    return {"versions": summary, "comparisons": [c.to_dict() for c in decided], "excluded_queries": excluded,
+            comparisons.append((spec, compare(paired, measure=f"judge:{m}", policy=policy,
+                                              baseline_name=f"{spec['retriever']}@{base}",
+                                              candidate_name=f"{spec['retriever']}@{spec['version']}")))
+    decided, families = _decide_families(cfg, specs[0]["dataset"] if specs else "", comparisons, policy)
+    return {"versions": summary, "comparisons": decided, "families": families, "excluded_queries": excluded,
             "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
             "per_query": per_version}
+
+
+def judge_family(dataset: str) -> str:
+    """The multiple-comparison family of the judge-label comparisons on ``dataset``: ``judge-<dataset>``."""
+    return f"judge-{dataset}"
+
+
+def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str, Any], Any]], policy: Any
+                     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Correct and decide the judge-label comparisons of one query set as their own family (see
+    ``deciding``: judge labels are another instrument than the gold grades, so they neither dilute nor
+    borrow the gold family's error).
+
+    * A gold set: one family ``judge-<gold set>``, every judge measure x candidate version, corrected
+      together (``policy.correction``), like the ``gold`` family.
+    * The production sample: ``judge-production``, one family per candidate run, each spending its error
+      over the days the version has been compared on production (the look of
+      ``warehouse.comparison_look``, as the click-label production family does: a version is judged on at
+      most the days it was compared, so the spending is never too lenient).
+
+    Returns the decided comparison records (each with its ``family`` and ``look``) and the families'
+    description (members, size, correction, alpha, looks) for the warehouse and the report.
+    """
+    from evalops.stats import adjust_and_decide
+
+    family = judge_family(dataset)
+    groups: dict[int | None, list[int]] = {}
+    for i, (spec, _) in enumerate(comparisons):
+        groups.setdefault(spec["run_id"] if dataset == PRODUCTION else None, []).append(i)
+    decided: dict[int, dict[str, Any]] = {}
+    looks: dict[str, int] = {}
+    for run_id, idx in groups.items():
+        look = None
+        if run_id is not None:
+            from evalops.pipeline.store import engine_for
+            from evalops.warehouse import comparison_look
+
+            look = comparison_look(engine_for(cfg), run_id)
+        for i, comp in zip(idx, adjust_and_decide([comparisons[i][1] for i in idx], policy, look=look)):
+            decided[i] = {**comp.to_dict(), "family": family, "look": look}
+            if look is not None:
+                looks[comp.candidate_name] = look
+    records = [decided[i] for i in range(len(comparisons))]
+    description = {"name": family, "size": len(records), "correction": policy.correction, "alpha": policy.alpha,
+                   "members": [f"{r['measure']} {r['candidate']}" for r in records],
+                   "scope": ("one family per candidate run, alpha spent over its looks" if dataset == PRODUCTION
+                             else "every judge measure x candidate version"), "looks": looks}
+    return records, {family: description} if records else {}
 
 
 def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any], list[str]]:
@@ -402,6 +455,10 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
         for m, by_version in sorted((results.get("excluded_by_measure") or {}).items()):
             notes.append(f"judge:{m} on {scope}: " + ", ".join(f"{v} {n} queries excluded for a missing label"
                                                                for v, n in sorted(by_version.items())))
+        for name, fam in sorted((results.get("families") or {}).items()):
+            looks = ", ".join(f"{cand} look {n}" for cand, n in sorted(fam["looks"].items()))
+            policies[f"judge family {name}"] = (f"{fam['size']} comparisons ({fam['scope']}), {fam['correction']} "
+                                                f"at alpha {fam['alpha']}" + (f"; {looks}" if looks else ""))
         queue = results.get("annotation_queue")
         if queue:
             notes.append(f"annotation queue: {queue['added']} of the {queue['offered']} judged {scope} queries added "
@@ -423,6 +480,9 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
                 effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"], losses=c["losses"],
                 decision=c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})",
                 reasons=reasons, worst_queries=[],
+                **{key: c.get(key) for key in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
+                                               "interval_level", "margin", "family_size")},
+                family=c.get("family"),
             ))
     return rows, policies, notes
 

@@ -83,6 +83,8 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
         # The judge reuses what the score step retrieved: each query is asked once per version.
         scored = {s["label"]: s for s in out["versions"]}
         assert good.requests + bad.requests - served == sum(s["n_queries"] for s in scored.values())
+        day3 = RunContext.for_day("2024-06-02")
+        run_local(cfg2, day3)  # the second day the candidate is compared on production: its second look
 
     runs = load_judge_runs(engine_for(cfg2), day2.run_id)
     gold = runs[runs["scope"] == "gold"].iloc[0]
@@ -104,8 +106,28 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
     production = runs[runs["scope"] == "production"].iloc[0]["results"]
     assert {"judge:Faithfulness", "judge:AnswerRelevance"} <= {c["measure"] for c in production["comparisons"]}
 
+    # Multiple comparisons: each query set's judge comparisons are one stated family, Holm-corrected.
+    from evalops.stats.correction import holm
+
+    family = results["families"]["judge-gold"]
+    assert family["size"] == len(results["comparisons"]) >= 5 and family["correction"] == "holm"
+    assert all(c["family"] == "judge-gold" and c["family_size"] == family["size"] for c in results["comparisons"])
+    assert [c["p_adjusted"] for c in results["comparisons"]] == pytest.approx(
+        holm([c["p_value"] for c in results["comparisons"]]).tolist())
+    assert production["families"]["judge-production"]["looks"] == {"handbook-search@2.0-hybrid": 1}
+    later = load_judge_runs(engine_for(cfg2), day3.run_id).set_index("scope").loc["production", "results"]
+    assert later["families"]["judge-production"]["looks"] == {"handbook-search@2.0-hybrid": 2}
+    assert all(c["look"] == 2 for c in later["comparisons"])
+    # The second look spends less of alpha: a wider decision interval than the same family at look 1.
+    first = {c["measure"]: c for c in production["comparisons"]}
+    for c in later["comparisons"]:
+        assert c["interval_level"] > first[c["measure"]]["interval_level"]
+
     report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
     assert "judge:Faithfulness" in report and "judge:AnswerRelevance" in report
+    assert (f"| judge family judge-gold | {family['size']} comparisons (every judge measure x candidate version), "
+            "holm at alpha 0.05 |") in report
+    assert "judge family judge-production" in report and "handbook-search@2.0-hybrid look 1" in report
 
 
 def test_a_version_without_answers_has_no_answer_measures(tmp_path):
