@@ -210,11 +210,11 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
         results.update(_results(cfg, run, specs, ranked, labels, k, s.graded, query_labels))
         results["answers"] = {v: len(a) for v, a in answers.items() if a}
         results["prompts"] = {m: load_prompt(item.task).ref for (m, _, _), item in per_query}
-    if dataset == PRODUCTION:
-        results["annotation_queue"] = _queue_sampled_queries(cfg, run, texts, judge.fingerprint)
     else:
         results["withheld"] = (f"{missing.missing} of {missing.total} labels missing ({missing.share:.1%}), over "
                                f"the budget of {missing.budget:.1%}")
+    if dataset == PRODUCTION:
+        results["annotation_queue"] = _queue_sampled_queries(cfg, run, texts, judge.fingerprint)
     values = {"judge": judge.fingerprint.to_dict(), "prompt": prompt.ref, **usage, "missing": missing.missing,
               "missing_reasons": missing.to_dict(), "gate": gate, "agreement": agreement, "results": results}
     judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)

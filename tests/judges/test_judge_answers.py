@@ -89,6 +89,7 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
     runs = load_judge_runs(engine_for(cfg2), day2.run_id)
     gold = runs[runs["scope"] == "gold"].iloc[0]
     results = gold["results"]
+    assert "withheld" not in results and out["judged"]["scopes"]["gold"]["withheld"] is False
     assert results["answers"] == {"1.0": 86, "2.0-hybrid": 86}
     assert results["prompts"] == {"AnswerRelevance": "answer_relevance@1", "Faithfulness": "faithfulness@1"}
     v1, v2 = results["versions"]["1.0"], results["versions"]["2.0-hybrid"]
@@ -196,6 +197,7 @@ def test_context_recall_against_reference_answers_is_scored_compared_and_reporte
 
     (row,) = load_judge_runs(engine_for(cfg2), day2.run_id).to_dict("records")
     results = row["results"]
+    assert "withheld" not in results
     assert results["prompts"] == {"ContextRecall@5": "context_recall@1"}
     for v in ("1.0", "2.0-truncated"):
         recalled = results["per_query"][v]["ContextRecall@5"]
