@@ -3,10 +3,12 @@
 Layouts (``load_gold_set`` detects the folder kind; ``save_gold_set`` writes the same ones):
 
 * ``beir``: ``queries.jsonl`` + ``qrels/<split>.tsv`` (or ``qrels.tsv``). Query records are
-  ``{"_id", "text", "metadata": {"type", "language", "tags"}}``; ``type``/``language``/``tags`` may also
-  be top-level fields.
+  ``{"_id", "text", "metadata": {"type", "language", "tags", "reference_answer"}}``; the metadata fields
+  may also be top-level fields. ``reference_answer`` (optional, a string) is what a correct answer says;
+  the judge's context recall is measured against it.
 * ``jsonl``: ``queries.jsonl`` + ``judgments.jsonl`` (``{"query_id", "doc_id", "grade"}`` per line).
-* ``csv``: ``queries.csv`` (``query_id,text,type,language,tags`` with tags joined by ``|``) +
+* ``csv``: ``queries.csv`` (``query_id,text,type,language,tags`` with tags joined by ``|``, and an optional
+  ``reference_answer`` column) +
   ``judgments.csv`` (``query_id,doc_id,grade``).
 * TREC: ``load_gold_set_trec(qrels, queries)`` with TREC (or BEIR) qrels and a queries file in ``.jsonl``,
   ``.csv`` or ``.tsv`` (``query_id<TAB>text``, no header, as for TREC topics / MS MARCO).
@@ -130,6 +132,10 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
         if qid is None:
             raise FormatError(f"record has no '_id' (or 'query_id') field (have {sorted(record)})", path=str(path), line=lineno)
         qtype = _field(record, "type") or default_type or ""
+        reference = _field(record, "reference_answer")
+        if reference is not None and not isinstance(reference, str):
+            raise FormatError(f"query {str(qid)!r}: reference_answer must be a string, got {type(reference).__name__}",
+                              path=str(path), line=lineno)
         rows.append(
             {
                 "query_id": str(qid),
@@ -137,9 +143,10 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
                 "type": str(qtype),
                 "language": _field(record, "language") or default_language or UNKNOWN_LANGUAGE,
                 "tags": _field(record, "tags") or (),
+                "reference_answer": reference or "",
             }
         )
-    return pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "tags"])
+    return pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "tags", "reference_answer"])
 
 
 def _read_queries_tsv(path: Path) -> pd.DataFrame:
@@ -216,16 +223,20 @@ def _read_judgments_jsonl(path: Path) -> pd.DataFrame:
 # -- saving -----------------------------------------------------------------------------------------
 def _query_records(gold: GoldSet, beir: bool) -> list[dict[str, Any]]:
     out = []
-    for qid, text, qtype, lang, tags in gold.queries[["query_id", "text", "type", "language", "tags"]].itertuples(
-        index=False
-    ):
+    columns = ["query_id", "text", "type", "language", "tags", "reference_answer"]
+    for qid, text, qtype, lang, tags, reference in gold.queries[columns].itertuples(index=False):
         meta = {"type": qtype, "language": lang, "tags": list(tags)}
+        if reference:
+            meta["reference_answer"] = reference
         out.append({"_id": qid, "text": text, "metadata": meta} if beir else {"query_id": qid, "text": text, **meta})
     return out
 
 
 def _queries_csv_frame(gold: GoldSet) -> pd.DataFrame:
-    frame = gold.queries[["query_id", "text", "type", "language", "tags"]].copy()
+    columns = ["query_id", "text", "type", "language", "tags"]
+    if (gold.queries["reference_answer"] != "").any():
+        columns.append("reference_answer")
+    frame = gold.queries[columns].copy()
     frame["tags"] = ["|".join(t) for t in frame["tags"]]
     return frame
 

@@ -5,7 +5,9 @@ ids, unknown types, stale doc ids are contract failures that the validation suit
 constructor):
 
 * ``queries``: ``query_id`` (str), ``text`` (str), ``type`` (``semantic`` | ``keyword`` | ``no_answer``),
-  ``language`` (a BCP-47 tag such as ``en`` or ``zh``; ``und`` when unknown), ``tags`` (tuple of str);
+  ``language`` (a BCP-47 tag such as ``en`` or ``zh``; ``und`` when unknown), ``tags`` (tuple of str),
+  ``reference_answer`` (str, optional: what a correct answer says; ``""`` when the query has none; the
+  judge's context recall is measured against it);
 * ``judgments``: ``query_id`` (str), ``doc_id`` (str), ``grade`` (int).
 
 Conventions owned here:
@@ -14,7 +16,9 @@ Conventions owned here:
   annotator looked at and found not to answer it. Those keep the query visible in ``qrels``.
 * ``version`` is a content hash: the first 16 hex digits of SHA-256 over the queries sorted by id and the
   judgments sorted by (query id, doc id), each row serialised as JSON. Row order, file format and file
-  path do not change it; any change to an id, text, type, language, tag set or grade does.
+  path do not change it; any change to an id, text, type, language, tag set, reference answer or grade
+  does. A query without a reference answer hashes as it did before the field existed, so adding the field
+  to the format changed no gold set's version.
 * Implicit feedback (clicks, citations) is never part of a gold set; see ``evalops.querylog``.
 """
 
@@ -35,7 +39,7 @@ from evalops.goldset.rules import QUERY_TYPES
 
 __all__ = ["GoldSet", "Query", "QUERY_TYPES", "QUERY_COLUMNS", "JUDGMENT_COLUMNS", "content_digest"]
 
-QUERY_COLUMNS: tuple[str, ...] = ("query_id", "text", "type", "language", "tags")
+QUERY_COLUMNS: tuple[str, ...] = ("query_id", "text", "type", "language", "tags", "reference_answer")
 JUDGMENT_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "grade")
 UNKNOWN_LANGUAGE = "und"
 
@@ -55,6 +59,7 @@ class Query:
     type: str
     language: str = UNKNOWN_LANGUAGE
     tags: tuple[str, ...] = ()
+    reference_answer: str = ""
 
 
 def _tags(value: Any) -> tuple[str, ...]:
@@ -88,7 +93,8 @@ class GoldSet:
     def from_frames(
         cls, queries: pd.DataFrame, judgments: pd.DataFrame, source: str | None = None
     ) -> GoldSet:
-        """From a queries frame (``query_id``, ``text``, ``type``; optional ``language``, ``tags``) and a
+        """From a queries frame (``query_id``, ``text``, ``type``; optional ``language``, ``tags``,
+        ``reference_answer``) and a
         judgments frame (``query_id``, ``doc_id``, ``grade``). Missing columns raise ``InputError``."""
         where = source or "gold set"
         missing = [c for c in ("query_id", "text", "type") if c not in queries.columns]
@@ -100,6 +106,7 @@ class GoldSet:
         n = len(queries)
         language = queries["language"] if "language" in queries.columns else [UNKNOWN_LANGUAGE] * n
         tags = queries["tags"] if "tags" in queries.columns else [()] * n
+        reference = queries["reference_answer"] if "reference_answer" in queries.columns else [""] * n
         q = pd.DataFrame(
             {
                 "query_id": pd.Series([str(v) for v in queries["query_id"]], dtype=object),
@@ -107,6 +114,7 @@ class GoldSet:
                 "type": pd.Series([_text(v) for v in queries["type"]], dtype=object),
                 "language": pd.Series([_text(v) or UNKNOWN_LANGUAGE for v in language], dtype=object),
                 "tags": pd.Series([_tags(v) for v in tags], dtype=object),
+                "reference_answer": pd.Series([_text(v) for v in reference], dtype=object),
             }
         )
         grades = pd.to_numeric(judgments["grade"], errors="coerce")
@@ -171,8 +179,9 @@ class GoldSet:
         """Content hash independent of row order (see module docs)."""
         q = self.queries
         qrows = sorted(
-            [qid, text, qtype, lang, sorted(tags)]
-            for qid, text, qtype, lang, tags in zip(q["query_id"], q["text"], q["type"], q["language"], q["tags"])
+            [qid, text, qtype, lang, sorted(tags), *([ref] if ref else [])]
+            for qid, text, qtype, lang, tags, ref in zip(q["query_id"], q["text"], q["type"], q["language"], q["tags"],
+                                                          q["reference_answer"])
         )
         j = self.judgments
         jrows = sorted([qid, did, int(g)] for qid, did, g in zip(j["query_id"], j["doc_id"], j["grade"]))

@@ -19,6 +19,14 @@ column              meaning
 ``status``          ``pending`` until an annotator accepts or rejects it
 ==================  ===========================================================================
 
+The queue file is ``<project>/annotation/queue.jsonl`` (:func:`default_queue`) unless a caller names
+another. Sources: ``evalops generate-queries`` writes ``generated`` rows; the evaluation run's judge step
+writes the production queries it judged as ``sampled_query`` rows (:func:`sampled_query_rows`: no
+document, no proposed grade, the scrubbed query text, origin "production sample <day> ..."), so that
+annotators can label what the judge labelled and the judge's agreement can later be measured on
+production traffic too; ``judgment_hole`` rows name an unjudged document of a version's top k. The same
+query text from another day has the same ``item_id`` and is not queued twice.
+
 De-duplication: a drafted question is dropped when it matches a gold query or an earlier draft after
 normalisation (case-folded tokens of :func:`evalops.context.tokens.default_tokenize`), exactly or as a
 near-duplicate (Jaccard similarity of the token sets >= ``near_duplicate``, default 0.8). The reasons are
@@ -39,11 +47,17 @@ from evalops.context.tokens import default_tokenize
 from evalops.errors import InputError
 from evalops.judges.base import Judge, JudgeItem
 
-__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_row", "write_queue"]
+__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "default_queue", "draft_pairs", "queue_row",
+           "sampled_query_rows", "write_queue"]
 
 QUEUE_COLUMNS = ("item_id", "source", "query", "query_id", "doc_id", "proposed_grade", "answer", "origin",
                  "created_at", "status")
 QUEUE_SOURCES = ("generated", "sampled_query", "judgment_hole")
+
+
+def default_queue(home: str | Path) -> Path:
+    """The project's annotation queue: ``<home>/annotation/queue.jsonl``."""
+    return Path(home) / "annotation" / "queue.jsonl"
 
 
 @dataclass
@@ -101,6 +115,14 @@ def draft_pairs(judge: Judge, documents: Mapping[str, str], gold_queries: Iterab
         out.rows.append(queue_row(source="generated", query=question, doc_id=doc_id, proposed_grade=2,
                                   origin=origin, answer=answer, now=now))
     return out
+
+
+def sampled_query_rows(texts: Mapping[str, str], *, origin: str, now: dt.datetime | None = None
+                       ) -> list[dict[str, Any]]:
+    """``sampled_query`` rows for production queries (query id -> scrubbed text), in query id order: a query
+    to label, with no document and no proposed grade."""
+    return [queue_row(source="sampled_query", query=texts[q], query_id=q, doc_id=None, proposed_grade=None,
+                      origin=origin, now=now) for q in sorted(texts)]
 
 
 def write_queue(path: Path, rows: Sequence[Mapping[str, Any]], *, gold_paths: Iterable[Path] = ()) -> int:

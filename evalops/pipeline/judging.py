@@ -5,10 +5,22 @@ One step after scoring (``judge_versions``), for every query set of the run:
 * **Which queries.** Gold queries: all of them (their human grades measure the judge's agreement).
   Production queries: a seeded sample of ``judge.production_queries`` of the day's log sample (seed = the
   run's seed), so a re-run judges the same queries.
-* **What is judged.** Each version's top ``judge.top_k`` documents (retrieved again from the version, as
-  the scoring step does), each (query, document text) pair with the ``context_relevance`` prompt (binary)
-  or ``context_relevance_graded`` (0-3), ``judge.samples`` times. Through the warehouse cache: a pair
-  already judged under the same model, prompt version and decoding costs nothing.
+* **What is judged.** Each version's top ``judge.top_k`` documents as its score step retrieved them (kept in
+  the shard outcomes; the retriever is not asked again), each (query, document text) pair with the
+  ``context_relevance`` prompt (binary) or ``context_relevance_graded`` (0-3), ``judge.samples`` times.
+  Through the warehouse cache: a pair already judged under the same model, prompt version and decoding
+  costs nothing.
+* **Answers.** A version whose retriever returns generated answers (a RAG endpoint, HTTP field
+  ``answer``) has each answer judged for faithfulness to that version's own top k contexts (the share of
+  its claims they support) and for relevance to the query (1-5): ``judge:Faithfulness`` and
+  ``judge:AnswerRelevance``, one label per query and version, averaged over repeats; a query whose label
+  is missing is excluded from that measure (counted in ``excluded_by_measure``). They are compared,
+  gated and reported like the context measures; versions without answers have none.
+* **Context recall.** A gold query with a reference answer (the optional ``reference_answer`` query field)
+  has each version's top k judged against it with the ``context_recall`` prompt (the share of the
+  reference's statements the contexts support): ``judge:ContextRecall@k``, one label per query and
+  version, excluded, compared and reported like the answer measures. Production queries have no
+  reference answer and so no context recall.
 * **Measures.** Per query and version: ContextPrecision@k (RAGAS), P@k and nDCG@k over the judge labels
   of the query's **pool** (every document any version put in its top k), so versions share one ideal
   ranking; repeats are averaged per query before anything is compared. A query with a missing label in
@@ -20,7 +32,12 @@ One step after scoring (``judge_versions``), for every query set of the run:
   judge-label comparisons are ``alerting`` only when the gold kappa reaches it, otherwise
   ``descriptive``. The decision is recorded with the results; it is not a regression rule of its own.
 * **Comparisons.** Each candidate against its baseline version on the same queries, paired (the run's
-  regression policy, one family per query set), stored in ``judge_runs.results``.
+  regression policy), stored in ``judge_runs.results``. Multiple comparisons: the judge-label comparisons
+  of a query set are one stated family, ``judge-<query set>``, corrected on their own
+  (``policy.correction``): on a gold set every judge measure x candidate together; on the production
+  sample one family per candidate run that also spends its error over the days the version has been
+  compared there (the production family's look). The family, its size, members and looks are recorded
+  in ``judge_runs.results["families"]``, on every comparison, and printed in the report.
 
 Everything (judge fingerprint, prompt version, requests, cache hits, missing labels and reasons, tokens,
 cost, agreement, gate, results) is recorded per (DAG run, query set) in ``judge_runs``.
@@ -71,25 +88,35 @@ def _documents(cfg: Config, snapshot_id: str) -> dict[str, str]:
     return {d: (f"{t}\n{x}" if t else x) for d, t, x in zip(corpus["doc_id"].astype(str).tolist(), titles, texts)}
 
 
-def _top_k(cfg: Config, spec: dict[str, Any], texts: dict[str, str], k: int) -> tuple[dict[str, list[str]], dict[str, str]]:
-    from evalops.errors import EvalopsError
-    from evalops.pipeline.inputs import current_snapshot
-    from evalops.pipeline.registry import load_registry_for
-    from evalops.retrievers import build_retriever
-    from evalops.retrievers.base import Query, coerce_results
+def _retrieved(cfg: Config, run: RunContext, spec: dict[str, Any], query_ids: list[str], k: int
+               ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, str]]:
+    """(top k documents, failed queries, generated answers) of ``query_ids`` for one version, as its score
+    step retrieved them (the shard outcomes in the work folder): the judge never asks a retriever again,
+    so it judges exactly the contexts that were scored, and a RAG endpoint's answers are not regenerated."""
+    import json
 
-    queries = [Query(q, t) for q, t in texts.items()]
-    try:
-        registry = load_registry_for(cfg)
-        entry = registry.get(spec["retriever"], spec["version"])
-        retriever = build_retriever(entry, corpus=current_snapshot(cfg, spec["snapshot_id"]).corpus(),
-                                    registry=registry)
-        results = coerce_results(queries, retriever.retrieve(queries, k), k)
-    except EvalopsError as exc:
-        return {}, {q.id: f"{type(exc).__name__}: {exc}" for q in queries}
-    ranked = {r.query_id: [d for d, _ in r.ranked] for r in results if r.ok}
-    failed = {r.query_id: str(r.error) for r in results if not r.ok}
-    return ranked, failed
+    from evalops.pipeline.workdir import shard_file
+
+    wanted = set(query_ids)
+    ranked: dict[str, list[str]] = {}
+    failed: dict[str, str] = {}
+    answers: dict[str, str] = {}
+    for shard in range(int(spec["n_shards"])):
+        path = shard_file(cfg, run, spec["run_id"], shard).with_suffix(".json")
+        if not path.exists():
+            why = f"{path}: the score step of shard {shard + 1}/{spec['n_shards']} wrote no outcome"
+            return {}, {q: why for q in query_ids}, {}
+        meta = json.loads(path.read_text())
+        if meta.get("error"):
+            return {}, {q: str(meta["error"]) for q in query_ids}, {}
+        contexts = meta.get("contexts")
+        if contexts is None:
+            why = f"{path}: the score step kept no contexts (the judge was off when it ran)"
+            return {}, {q: why for q in query_ids}, {}
+        ranked.update({q: list(docs)[:k] for q, docs in contexts.items() if q in wanted})
+        failed.update({q: str(e) for q, e in meta.get("failed", {}).items() if q in wanted})
+        answers.update({q: str(a) for q, a in (meta.get("answers") or {}).items() if q in wanted})
+    return ranked, failed, answers
 
 
 def _query_texts(cfg: Config, run: RunContext, spec: dict[str, Any], n_production: int) -> tuple[dict[str, str], Any]:
@@ -141,28 +168,37 @@ def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]])
 def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt: Any, task: str, dataset: str,
                    specs: list[dict[str, Any]], documents: dict[str, str], record: Any) -> dict[str, Any]:
     from evalops.judges.base import JudgeItem, MissingBudget, summarize_missing
+    from evalops.judges.prompts import load_prompt
 
     s = cfg.judge
     k = s.top_k
     texts, queries = _query_texts(cfg, run, specs[0], s.production_queries)
     ranked: dict[str, dict[str, list[str]]] = {}
     failed: dict[str, dict[str, str]] = {}
+    answers: dict[str, dict[str, str]] = {}
     for spec in specs:
-        ranked[spec["version"]], failed[spec["version"]] = _top_k(cfg, spec, texts, k)
+        v = spec["version"]
+        ranked[v], failed[v], answers[v] = _retrieved(cfg, run, spec, list(texts), k)
     pool = sorted({(q, d) for lists in ranked.values() for q, docs in lists.items() for d in docs})
     items = [JudgeItem(task, texts[q], context=documents.get(d, ""), sample=i) for q, d in pool for i in range(s.samples)]
+    languages, references = _gold_fields(cfg, dataset)
+    per_query = _query_items(texts, ranked, answers, documents, s.samples, references, k)
     hits_before, misses_before = judge.hits, judge.misses
-    judgments = judge.judge(items)
+    judgments = judge.judge(items + [item for _, item in per_query])
+    n_context = len(items)
     labels: dict[tuple[str, str], list[float | None]] = defaultdict(list)
     for (q, d), j in zip([p for p in pool for _ in range(s.samples)], judgments):
         labels[(q, d)].append(j.label)
+    query_labels: dict[str, dict[str, dict[str, list[float | None]]]] = {}
+    for ((measure, v, q), _), j in zip(per_query, judgments[n_context:]):
+        query_labels.setdefault(measure, {}).setdefault(v, {}).setdefault(q, []).append(j.label)
     missing = summarize_missing(judgments, MissingBudget(s.missing_budget))
-    usage = {"items": len(items), "requests": judge.misses - misses_before, "cache_hits": judge.hits - hits_before,
+    usage = {"items": len(judgments), "requests": judge.misses - misses_before, "cache_hits": judge.hits - hits_before,
              "input_tokens": sum(j.input_tokens for j in judgments),
              "output_tokens": sum(j.output_tokens for j in judgments),
              "cost": float(sum(j.cost for j in judgments))}
 
-    agreement = _agreement(queries, labels, s, pool, _languages(cfg, dataset)) if dataset != PRODUCTION else None
+    agreement = _agreement(queries, labels, s, pool, languages) if dataset != PRODUCTION else None
     from evalops.judges.agreement import AgreementGate
 
     gate_kappa = agreement.get("kappa") if agreement else None
@@ -171,10 +207,14 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
         gate["reason"] += " (kappa from the run's gold set)"
     results: dict[str, Any] = {"policy": JUDGE_POLICY, "versions": {}, "comparisons": [], "excluded_queries": []}
     if missing.within_budget:
-        results.update(_results(cfg, run, specs, ranked, labels, k, s.graded))
+        results.update(_results(cfg, run, specs, ranked, labels, k, s.graded, query_labels))
+        results["answers"] = {v: len(a) for v, a in answers.items() if a}
+        results["prompts"] = {m: load_prompt(item.task).ref for (m, _, _), item in per_query}
     else:
         results["withheld"] = (f"{missing.missing} of {missing.total} labels missing ({missing.share:.1%}), over "
                                f"the budget of {missing.budget:.1%}")
+    if dataset == PRODUCTION:
+        results["annotation_queue"] = _queue_sampled_queries(cfg, run, texts, judge.fingerprint)
     values = {"judge": judge.fingerprint.to_dict(), "prompt": prompt.ref, **usage, "missing": missing.missing,
               "missing_reasons": missing.to_dict(), "gate": gate, "agreement": agreement, "results": results}
     judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)
@@ -183,6 +223,51 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
              missing.missing, usage["input_tokens"] + usage["output_tokens"])
     return {"judge_run_id": judge_run_id, "gate": gate["status"], "kappa": gate_kappa, **usage,
             "missing": missing.missing, "withheld": "withheld" in results}
+
+
+def _queue_sampled_queries(cfg: Config, run: RunContext, texts: dict[str, str], fingerprint: Any) -> dict[str, Any]:
+    """Append the judged production queries to the annotation queue as ``sampled_query`` rows (see
+    :mod:`evalops.judges.generate`); returns where, how many were offered and how many were new."""
+    from evalops.judges.generate import default_queue, sampled_query_rows, write_queue
+
+    path = default_queue(cfg.home)
+    origin = f"production sample {run.day} (seed {run.seed}), judged by {fingerprint.describe()}"
+    rows = sampled_query_rows(texts, origin=origin)
+    added = write_queue(path, rows, gold_paths=[spec.path for spec in cfg.require_gold_sets().values()])
+    return {"path": str(path), "source": "sampled_query", "offered": len(rows), "added": added}
+
+
+#: Judge measures of generated answers (one label per query and version) and their prompts (tasks).
+ANSWER_MEASURES = {"Faithfulness": "faithfulness", "AnswerRelevance": "answer_relevance"}
+
+
+def _query_items(texts: dict[str, str], ranked: dict[str, dict[str, list[str]]], answers: dict[str, dict[str, str]],
+                 documents: dict[str, str], samples: int, references: dict[str, str], k: int
+                 ) -> list[tuple[tuple[str, str, str], Any]]:
+    """((measure, version, query id), item) for every judge label that is one per query and version: the
+    context recall of a version's top k against the query's reference answer (gold queries that have one),
+    the faithfulness of a version's generated answer to its own top k contexts, and the answer's relevance
+    to the query (versions that return answers)."""
+    from evalops.judges.base import JudgeItem
+
+    out: list[tuple[tuple[str, str, str], Any]] = []
+    for v in sorted(ranked):
+        for q, docs in sorted(ranked[v].items()):
+            if q in texts and references.get(q):
+                contexts = tuple(documents.get(d, "") for d in docs)
+                out.extend(((f"ContextRecall@{k}", v, q), JudgeItem("context_recall", texts[q], contexts=contexts,
+                                                                    reference=references[q], sample=i))
+                           for i in range(samples))
+    for v in sorted(answers):
+        for q, answer in sorted(answers[v].items()):
+            if q not in texts or q not in ranked[v]:
+                continue
+            contexts = tuple(documents.get(d, "") for d in ranked[v][q])
+            for i in range(samples):
+                for m, task in ANSWER_MEASURES.items():  # answer relevance does not read the contexts
+                    out.append(((m, v, q), JudgeItem(task, texts[q], answer=answer, sample=i,
+                                                     contexts=contexts if m == "Faithfulness" else ())))
+    return out
 
 
 def _agreement(queries: Any, labels: dict[tuple[str, str], list[float | None]], s: Any,
@@ -206,18 +291,24 @@ def _agreement(queries: Any, labels: dict[tuple[str, str], list[float | None]], 
     return out
 
 
-def _languages(cfg: Config, dataset: str) -> dict[str, str]:
-    """Query id -> language (BCP-47) of a gold set's queries."""
+def _gold_fields(cfg: Config, dataset: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(query id -> language (BCP-47), query id -> reference answer) of a gold set's queries; both empty for
+    the production sample (its queries have neither)."""
+    if dataset == PRODUCTION:
+        return {}, {}
     from evalops.pipeline.inputs import load_gold_set_for
 
     queries = load_gold_set_for(cfg, dataset).queries
-    return dict(zip(queries["query_id"].astype(str).tolist(), queries["language"].astype(str).tolist()))
+    ids = queries["query_id"].astype(str).tolist()
+    references = {q: r for q, r in zip(ids, queries["reference_answer"].astype(str).tolist()) if r}
+    return dict(zip(ids, queries["language"].astype(str).tolist())), references
 
 
 def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: dict[str, dict[str, list[str]]],
-             labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool) -> dict[str, Any]:
+             labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
+             query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
     from evalops.metrics import Policy, evaluate
-    from evalops.stats import adjust_and_decide, align, compare
+    from evalops.stats import align, compare
 
     versions = list(ranked)
     common = set.intersection(*(set(r) for r in ranked.values())) if ranked else set()
@@ -237,21 +328,85 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
         result = evaluate(qrels, runs, measures, Policy(no_answer="zero"))
         per_version[v] = {m: dict(zip(result.query_ids, map(float, result.per_query[m]))) for m in measures}
         summary[v] = {m: float(np.nanmean(result.per_query[m])) if len(result.query_ids) else None for m in measures}
-    comparisons = []
+    # One label per query and version (answers): a query with a missing repeat is excluded from that
+    # measure for that version, and counted; the rest are averaged over the repeats.
+    excluded_by_measure: dict[str, dict[str, int]] = {}
+    for m, by_version in sorted((query_labels or {}).items()):
+        measures.append(m)
+        for v, by_query in sorted(by_version.items()):
+            values = {q: float(np.mean(ls)) for q, ls in sorted(by_query.items()) if all(x is not None for x in ls)}
+            per_version.setdefault(v, {})[m] = values
+            summary.setdefault(v, {})[m] = float(np.mean(list(values.values()))) if values else None
+            if len(values) < len(by_query):
+                excluded_by_measure.setdefault(m, {})[v] = len(by_query) - len(values)
+    comparisons: list[tuple[dict[str, Any], Any]] = []
     policy = cfg.stats_policy(run.seed)
     for spec in specs:
         base = spec.get("baseline_version")
         if spec["role"] != "candidate" or base not in per_version or spec["version"] not in per_version:
             continue
         for m in measures:
+            if m not in per_version[base] or m not in per_version[spec["version"]]:
+                continue  # e.g. only one of the two versions returns answers
             paired = align(per_version[base][m], per_version[spec["version"]][m], missing="intersection",
                            baseline_name=base, candidate_name=spec["version"])
-            comparisons.append(compare(paired, measure=f"judge:{m}", policy=policy,
-                                       baseline_name=f"{spec['retriever']}@{base}",
-                                       candidate_name=f"{spec['retriever']}@{spec['version']}"))
-    decided = adjust_and_decide(comparisons, policy) if comparisons else []
-    return {"versions": summary, "comparisons": [c.to_dict() for c in decided], "excluded_queries": excluded,
-            "queries": len(keep), "graded": graded, "per_query": per_version}
+            if paired.n == 0:
+                continue
+            comparisons.append((spec, compare(paired, measure=f"judge:{m}", policy=policy,
+                                              baseline_name=f"{spec['retriever']}@{base}",
+                                              candidate_name=f"{spec['retriever']}@{spec['version']}")))
+    decided, families = _decide_families(cfg, specs[0]["dataset"] if specs else "", comparisons, policy)
+    return {"versions": summary, "comparisons": decided, "families": families, "excluded_queries": excluded,
+            "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
+            "per_query": per_version}
+
+
+def judge_family(dataset: str) -> str:
+    """The multiple-comparison family of the judge-label comparisons on ``dataset``: ``judge-<dataset>``."""
+    return f"judge-{dataset}"
+
+
+def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str, Any], Any]], policy: Any
+                     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Correct and decide the judge-label comparisons of one query set as their own family (see
+    ``deciding``: judge labels are another instrument than the gold grades, so they neither dilute nor
+    borrow the gold family's error).
+
+    * A gold set: one family ``judge-<gold set>``, every judge measure x candidate version, corrected
+      together (``policy.correction``), like the ``gold`` family.
+    * The production sample: ``judge-production``, one family per candidate run, each spending its error
+      over the days the version has been compared on production (the look of
+      ``warehouse.comparison_look``, as the click-label production family does: a version is judged on at
+      most the days it was compared, so the spending is never too lenient).
+
+    Returns the decided comparison records (each with its ``family`` and ``look``) and the families'
+    description (members, size, correction, alpha, looks) for the warehouse and the report.
+    """
+    from evalops.stats import adjust_and_decide
+
+    family = judge_family(dataset)
+    groups: dict[int | None, list[int]] = {}
+    for i, (spec, _) in enumerate(comparisons):
+        groups.setdefault(spec["run_id"] if dataset == PRODUCTION else None, []).append(i)
+    decided: dict[int, dict[str, Any]] = {}
+    looks: dict[str, int] = {}
+    for run_id, idx in groups.items():
+        look = None
+        if run_id is not None:
+            from evalops.pipeline.store import engine_for
+            from evalops.warehouse import comparison_look
+
+            look = comparison_look(engine_for(cfg), run_id)
+        for i, comp in zip(idx, adjust_and_decide([comparisons[i][1] for i in idx], policy, look=look)):
+            decided[i] = {**comp.to_dict(), "family": family, "look": look}
+            if look is not None:
+                looks[comp.candidate_name] = look
+    records = [decided[i] for i in range(len(comparisons))]
+    description = {"name": family, "size": len(records), "correction": policy.correction, "alpha": policy.alpha,
+                   "members": [f"{r['measure']} {r['candidate']}" for r in records],
+                   "scope": ("one family per candidate run, alpha spent over its looks" if dataset == PRODUCTION
+                             else "every judge measure x candidate version"), "looks": looks}
+    return records, {family: description} if records else {}
 
 
 def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any], list[str]]:
@@ -291,6 +446,23 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
                          f"{'n/a' if kappa is None else round(kappa, 3)} over {agreement['n']} pairs with human grades"
                          + (f"; per language: {langs}" if langs else "") + f"; confusion {agreement['confusion']}")
         results = rec["results"] or {}
+        if results.get("prompts"):
+            policies[f"judge measures ({scope})"] = "; ".join(
+                f"judge:{m} (prompt {p})" for m, p in sorted(results["prompts"].items()))
+            if results.get("answers"):
+                policies[f"judge measures ({scope})"] += "; generated answers judged: " + ", ".join(
+                    f"{v} {n}" for v, n in sorted(results["answers"].items()))
+        for m, by_version in sorted((results.get("excluded_by_measure") or {}).items()):
+            notes.append(f"judge:{m} on {scope}: " + ", ".join(f"{v} {n} queries excluded for a missing label"
+                                                               for v, n in sorted(by_version.items())))
+        for name, fam in sorted((results.get("families") or {}).items()):
+            looks = ", ".join(f"{cand} look {n}" for cand, n in sorted(fam["looks"].items()))
+            policies[f"judge family {name}"] = (f"{fam['size']} comparisons ({fam['scope']}), {fam['correction']} "
+                                                f"at alpha {fam['alpha']}" + (f"; {looks}" if looks else ""))
+        queue = results.get("annotation_queue")
+        if queue:
+            notes.append(f"annotation queue: {queue['added']} of the {queue['offered']} judged {scope} queries added "
+                         f"as {queue['source']} rows for human labels ({queue['path']})")
         if results.get("withheld"):
             notes.append(f"judge results on {scope} withheld: {results['withheld']}")
         if results.get("excluded_queries"):
@@ -308,6 +480,9 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
                 effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"], losses=c["losses"],
                 decision=c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})",
                 reasons=reasons, worst_queries=[],
+                **{key: c.get(key) for key in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
+                                               "interval_level", "margin", "family_size")},
+                family=c.get("family"),
             ))
     return rows, policies, notes
 

@@ -11,6 +11,11 @@ makes the shard's ``error``; the version then fails. A version that fails to *lo
 whatever the exception (a binary run file, a broken entry point): loading is deterministic, so retrying
 the task would fail again, and the other versions are scored and stored regardless. Only unexpected
 exceptions during scoring escape, so Airflow retries the task for those.
+
+The shard's ``.json`` also keeps what the judge step reuses instead of asking the retriever again: the
+generated ``answers`` of a RAG endpoint (query id -> answer; production answers PII-scrubbed like the
+sampled queries) and, when the judge is on, the first ``judge.top_k`` documents of every answered query
+(``contexts``).
 """
 
 from __future__ import annotations
@@ -83,10 +88,25 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     outcome["retries"] = result.retries
     outcome["timings"] = result.timings()
     outcome["latencies"] = dict(result.latencies)  # pooled over shards by pipeline.facts
+    outcome["answers"] = _answers(result.answers, spec)
+    if cfg.judge.kind != "off":
+        outcome["contexts"] = result.top_documents(cfg.judge.top_k)
     if len(result.failed) == len(queries.query_ids):
         return empty, outcome
     evaluation = evaluate(result.exclude_failed(queries.qrels), result.run, canonical_measures(cfg), metric_policy())
     return evaluation.to_frame(), outcome
+
+
+def _answers(answers: dict[str, str], spec: dict[str, Any]) -> dict[str, str]:
+    """The generated answers as kept in the work folder: production answers scrubbed like their queries
+    (an answer may echo the personal data of the query it answers)."""
+    from evalops.config import PRODUCTION
+
+    if spec["dataset"] != PRODUCTION:
+        return dict(answers)
+    from evalops.querylog.scrub import scrub
+
+    return {q: scrub(a).text for q, a in answers.items()}
 
 
 def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str, Any]:

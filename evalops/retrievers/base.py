@@ -12,6 +12,9 @@ Conventions owned here:
   Equal scores are allowed; the evaluator breaks those ties by doc id descending, as trec_eval does.
 * A failure is a :class:`QueryResult` with ``error`` set. It is excluded from the run and counted, never
   turned into an empty list (an empty list is a real answer: "retrieved nothing", which scores 0).
+* A RAG endpoint may also return a generated ``answer`` (a string) with its ranked list; it is kept as
+  returned (untrusted text: escaped wherever it is shown) and judged for faithfulness and relevance. An
+  answer that is not a string fails the query, like a malformed ranked list.
 """
 
 from __future__ import annotations
@@ -52,7 +55,8 @@ class QueryResult:
     """The outcome of one query: a ranked list, or an ``error`` saying why there is none.
 
     ``retries`` counts the extra attempts an adapter made; ``seconds`` is the wall time spent on the query
-    (None when the adapter does not measure it per query).
+    (None when the adapter does not measure it per query); ``answer`` is the generated answer of a RAG
+    endpoint (None when the retriever returns none).
     """
 
     query_id: str
@@ -60,6 +64,7 @@ class QueryResult:
     error: str | None = None
     retries: int = 0
     seconds: float | None = None
+    answer: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -128,9 +133,11 @@ def coerce_result(query: Query, item: Any, k: int) -> QueryResult:
         if not item.ok:
             return item
         ranked, problem = _ranked_problem(item.ranked[:k])
+        if problem is None and item.answer is not None and not isinstance(item.answer, str):
+            problem = f"the answer must be a string or None, got {type(item.answer).__name__}"
         if problem:
             return QueryResult.failure(query.id, f"query {query.id!r}: {problem}", item.retries, item.seconds)
-        return QueryResult(query.id, ranked, None, item.retries, item.seconds)
+        return QueryResult(query.id, ranked, None, item.retries, item.seconds, item.answer)
     if isinstance(item, (str, bytes)) or not isinstance(item, Sequence):
         return QueryResult.failure(query.id, f"query {query.id!r}: expected a ranked list, got {type(item).__name__}")
     ranked, problem = _ranked_problem(list(item)[:k])

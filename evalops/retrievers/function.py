@@ -47,7 +47,8 @@ class FunctionRetriever:
                 answer = coerce_results([query], [self.fn(query.text, k)], k)[0]
         except Exception as exc:  # user code: isolate the failure to this query
             return _failure(query, exc)
-        return QueryResult(answer.query_id, answer.ranked, answer.error, answer.retries, time.perf_counter() - started)
+        return QueryResult(answer.query_id, answer.ranked, answer.error, answer.retries, time.perf_counter() - started,
+                           answer.answer)
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[Any]:
         if not self.batch or len(queries) == 1:

@@ -8,6 +8,10 @@ Response (200, JSON)::
 
     {"query_id": "q1", "results": [{"doc_id": "d7", "score": 12.3}, {"doc_id": "d2", "score": 11.0}]}
 
+A RAG endpoint may add its generated answer: ``{"query_id": "q1", "results": [...], "answer": "Refunds are
+issued within 14 days."}``. ``answer`` is optional (absent or ``null``: no answer); when present it must be
+a string, else the query fails as malformed. It is untrusted text, escaped wherever it is shown.
+
 ``query_id`` in the response is optional (when present it must match). ``results`` is in rank order;
 ``doc_id`` is a string (an integer is accepted and read as its decimal string); ``score`` is a number,
 ``null`` or absent (then the list order is the ranking); see :mod:`evalops.retrievers.base`.
@@ -44,11 +48,11 @@ from evalops.retrievers.base import Query, QueryResult
 from evalops.retrievers.deadline import CircuitBreaker, deadline_transport, request_deadline
 from evalops.secrets import mask_url
 
-__all__ = ["HttpRetriever", "MalformedResponse", "RetryPolicy", "parse_response"]
+__all__ = ["HttpRetriever", "MalformedResponse", "RetryPolicy", "parse_answer", "parse_response"]
 
 log = logging.getLogger(__name__)
 
-SCHEMA_HINT = '{"results": [{"doc_id": string, "score": number or null}, ...]}'
+SCHEMA_HINT = '{"results": [{"doc_id": string, "score": number or null}, ...], "answer": string (optional)}'
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,15 @@ def parse_response(payload: Any) -> list[tuple[str, float | None]]:
             raise MalformedResponse(f"results[{pos - 1}].score must be a number or null, got {type(score).__name__}")
         ranked.append((doc_id, None if score is None else float(score)))
     return ranked
+
+
+def parse_answer(payload: Mapping[str, Any]) -> str | None:
+    """The generated ``answer`` of a decoded response body (None when absent or null); raises
+    :class:`MalformedResponse` when it is not a string."""
+    answer = payload.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        raise MalformedResponse(f"`answer` must be a string or null, got {type(answer).__name__}; expected {SCHEMA_HINT}")
+    return answer
 
 
 class HttpRetriever:
@@ -229,12 +242,13 @@ class HttpRetriever:
             return self._fail(query, f"response is not valid JSON ({exc}); expected {SCHEMA_HINT}", retries, started)
         try:
             ranked = parse_response(payload)
+            answer = parse_answer(payload)
         except MalformedResponse as exc:
             return self._fail(query, f"malformed response: {exc}", retries, started)
         echoed = payload.get("query_id")
         if echoed is not None and str(echoed) != query.id:
             return self._fail(query, f"response is for query {echoed!r}", retries, started)
-        return QueryResult(query.id, tuple(ranked), None, retries, time.perf_counter() - started)
+        return QueryResult(query.id, tuple(ranked), None, retries, time.perf_counter() - started, answer)
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         def one(q: Query) -> QueryResult:

@@ -7,6 +7,8 @@ Policy owned here (it travels with every :class:`RetrievalResult`):
   an empty ranking, which would score 0 and look like a regression. Evaluate with
   ``result.exclude_failed(qrels)`` so the metric layer does not count it as unanswered either.
 * A query that succeeded with an empty list really retrieved nothing; it scores 0 like any unanswered query.
+* A generated answer (a RAG endpoint's ``answer``) of an answered query is kept in ``answers``; queries
+  without one are absent from it.
 * A run with any failure is ``partial``. When the failed share exceeds ``failure_budget`` (default 2 %),
   :class:`FailureBudgetExceeded` is raised: the version must not be scored on what is left.
 * A batch whose ``retrieve`` call raises fails all of its queries with the exception's message.
@@ -46,7 +48,8 @@ DEFAULT_FAILURE_BUDGET = 0.02
 
 @dataclass(frozen=True, eq=False)
 class RetrievalResult:
-    """The Run of one retriever over ``query_ids``, the failures (query id -> reason) and the timings."""
+    """The Run of one retriever over ``query_ids``, the failures (query id -> reason), the timings and the
+    generated answers (query id -> answer) of a RAG endpoint."""
 
     run: Run
     query_ids: tuple[str, ...]
@@ -56,6 +59,7 @@ class RetrievalResult:
     wall_seconds: float
     retries: int = 0
     latencies: dict[str, float] = field(default_factory=dict)
+    answers: dict[str, str] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
@@ -74,6 +78,15 @@ class RetrievalResult:
         if not self.failed:
             return qrels
         return qrels.restrict(q for q in qrels.queries.tolist() if q not in self.failed)
+
+    def top_documents(self, k: int) -> dict[str, list[str]]:
+        """The first ``k`` documents of every answered query, in the retriever's rank order."""
+        out: dict[str, list[str]] = {q: [] for q in self.query_ids if q not in self.failed}
+        for qid, doc in zip(self.run.query_ids.tolist(), self.run.doc_ids.tolist()):
+            docs = out.setdefault(str(qid), [])
+            if len(docs) < k:
+                docs.append(str(doc))
+        return out
 
     def timings(self) -> dict[str, float | None]:
         """Wall time, throughput, and per-query latency percentiles when the adapter measured them."""
@@ -160,6 +173,7 @@ def retrieve_run(
     ranked: dict[str, Sequence[tuple[str, float | None]]] = {}
     failed: dict[str, str] = {}
     latencies: dict[str, float] = {}
+    answers: dict[str, str] = {}
     retries = 0
     if breaker is None and check_budget and failure_budget < 1:
         breaker = CircuitBreaker(len(qs), failure_budget)
@@ -177,6 +191,8 @@ def retrieve_run(
                     latencies[r.query_id] = r.seconds
                 if r.ok:
                     ranked[r.query_id] = r.ranked
+                    if r.answer is not None:
+                        answers[r.query_id] = r.answer
                 else:
                     failed[r.query_id] = r.error  # type: ignore[assignment]
             if on_progress is not None:
@@ -193,6 +209,7 @@ def retrieve_run(
         wall_seconds=time.perf_counter() - start,
         retries=retries,
         latencies=latencies,
+        answers=answers,
     )
     if check_budget and result.failure_rate > failure_budget:
         raise FailureBudgetExceeded(result)
@@ -240,6 +257,7 @@ def combine_results(shards: Sequence[RetrievalResult], *, check_budget: bool = T
         wall_seconds=sum(s.wall_seconds for s in shards),
         retries=sum(s.retries for s in shards),
         latencies={q: t for s in shards for q, t in s.latencies.items()},
+        answers={q: a for s in shards for q, a in s.answers.items()},
     )
     if check_budget and result.failure_rate > result.failure_budget:
         raise FailureBudgetExceeded(result)

@@ -23,14 +23,18 @@ Handler = Callable[[dict[str, Any], Mapping[str, str]], tuple[int, Any]]
 
 
 def retriever_handler(retriever: Retriever) -> Handler:
-    """A handler answering ``{"query_id", "query", "k"}`` with ``retriever``'s top k (500 on its failure)."""
+    """A handler answering ``{"query_id", "query", "k"}`` with ``retriever``'s top k (500 on its failure),
+    and its generated ``answer`` when it returns one (a RAG endpoint)."""
 
     def handle(body: dict[str, Any], headers: Mapping[str, str]) -> tuple[int, Any]:
         query = Query(str(body["query_id"]), str(body["query"]))
         result = coerce_results([query], retriever.retrieve([query], int(body["k"])), int(body["k"]))[0]
         if not result.ok:
             return 500, {"error": result.error}
-        return 200, {"query_id": query.id, "results": [{"doc_id": d, "score": s} for d, s in result.ranked]}
+        body = {"query_id": query.id, "results": [{"doc_id": d, "score": s} for d, s in result.ranked]}
+        if result.answer is not None:
+            body["answer"] = result.answer
+        return 200, body
 
     return handle
 

@@ -22,6 +22,27 @@ def test_round_trip_keeps_the_version(gold: GoldSet, layout: str, tmp_path: Path
     assert sorted(map(tuple, loaded.queries["tags"])) == sorted(map(tuple, gold.queries["tags"]))
 
 
+@pytest.mark.parametrize("layout", ["beir", "jsonl", "csv"])
+def test_reference_answers_round_trip_in_every_layout(gold: GoldSet, layout: str, tmp_path: Path) -> None:
+    q = gold.queries.copy()
+    q["reference_answer"] = ["Two nights, \"paid\", 150 | USD."] + [""] * (len(q) - 1)
+    with_reference = GoldSet.from_frames(q, gold.judgments)
+    assert with_reference.version != gold.version
+    loaded = load_gold_set(save_gold_set(with_reference, tmp_path / layout, layout=layout))
+    assert loaded.version == with_reference.version
+    assert loaded.queries["reference_answer"].tolist() == q["reference_answer"].tolist()
+
+
+def test_a_reference_answer_that_is_not_text_names_the_file_and_line(tmp_path: Path) -> None:
+    folder = tmp_path / "g"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "a", "metadata": {"type": "semantic"}}\n'
+                                          '{"_id": "q2", "text": "b", "metadata": {"reference_answer": 7}}\n')
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    with pytest.raises(FormatError, match=r"queries.jsonl:2: query .q2.: reference_answer must be a string, got int"):
+        load_gold_set(folder)
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
 def test_trec_round_trip(gold: GoldSet, suffix: str, tmp_path: Path) -> None:
     save_gold_set_trec(gold, tmp_path / "qrels.txt", tmp_path / f"queries{suffix}")

@@ -47,12 +47,27 @@ def test_version_ignores_tag_order_and_source(make_frames) -> None:
         lambda q, j: (q, j.assign(grade=j.grade.where(j.doc_id != "d1", 1))),
         lambda q, j: (q, j.iloc[1:]),
         lambda q, j: (q.iloc[1:], j),
+        lambda q, j: (q.assign(reference_answer=["Hotels cost 150 a night."] + [""] * (len(q) - 1)), j),
     ],
-    ids=["text", "type", "language", "grade", "judgment removed", "query removed"],
+    ids=["text", "type", "language", "grade", "judgment removed", "query removed", "reference answer"],
 )
 def test_version_changes_with_content(make_frames, change) -> None:
     q, j = make_frames()
     assert GoldSet.from_frames(*change(q.copy(), j.copy())).version != GoldSet.from_frames(q, j).version
+
+
+def test_a_gold_set_without_reference_answers_keeps_the_version_it_had_before_the_field(make_frames) -> None:
+    q, j = make_frames()
+    assert "reference_answer" not in q.columns
+    gold = GoldSet.from_frames(q, j)
+    assert gold.queries["reference_answer"].tolist() == [""] * len(q)
+    assert GoldSet.from_frames(q.assign(reference_answer=""), j).version == gold.version
+    # The digest of the rows as they were hashed before reference answers existed.
+    from evalops.goldset.model import content_digest
+
+    rows = sorted([r.query_id, r.text, r.type, r.language, sorted(r.tags)] for r in q.itertuples())
+    judged = sorted([r.query_id, r.doc_id, int(r.grade)] for r in j.itertuples())
+    assert gold.version == content_digest({"queries": rows, "judgments": judged})
 
 
 def test_from_records_matches_from_frames(make_frames) -> None:

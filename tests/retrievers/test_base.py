@@ -71,6 +71,13 @@ def test_query_results_pass_through_with_their_failure_or_retries():
     assert other.error == "answer is for query 'q9', not 'q1'"
 
 
+def test_a_generated_answer_passes_through_and_one_that_is_not_text_fails_the_query():
+    ok = coerce_result(Q, QueryResult("q1", (("a", 2.0),), answer="Refunds take 14 days."), 5)
+    assert ok.ok and ok.answer == "Refunds take 14 days."
+    bad = coerce_result(Q, QueryResult("q1", (("a", 2.0),), answer={"text": "x"}), 5)  # type: ignore[arg-type]
+    assert not bad.ok and bad.error == "query 'q1': the answer must be a string or None, got dict"
+
+
 def test_a_batch_of_the_wrong_length_is_an_error():
     with pytest.raises(RetrieverError, match="returned 1 results for 2 queries"):
         coerce_results([Q, Query("q2", "x")], [[]], 5)

@@ -57,6 +57,26 @@ def test_unscored_results_and_integer_doc_ids(service):
     assert res.ranked == (("7", None), ("3", None))
 
 
+def test_a_rag_endpoint_answer_is_kept_with_its_ranked_list_through_retrieve_run(service):
+    answer_text = "Refunds take <b>14</b> days & more."
+
+    def handler(body, headers):
+        status, payload = answer(body, headers)
+        if body["query_id"] != "q3":  # q3 returns no answer; q4 an explicit null
+            payload["answer"] = None if body["query_id"] == "q4" else f"{answer_text} ({body['query_id']})"
+        return status, payload
+
+    svc = service(handler)
+    with HttpRetriever(svc.url, concurrency=3, retry=FAST) as r:
+        results = r.retrieve(QUERIES, 2)
+        run = retrieve_run(r, QUERIES, k=2)
+    assert results[0].ok and results[0].answer == f"{answer_text} (q0)"
+    assert results[0].ranked == (("q0-d0", 10.0), ("q0-d1", 9.0))
+    assert results[3].answer is None and results[4].answer is None
+    assert run.answers == {q.id: f"{answer_text} ({q.id})" for q in QUERIES if q.id not in ("q3", "q4")}
+    assert run.top_documents(1) == {q.id: [f"{q.id}-d0"] for q in QUERIES}
+
+
 def test_slow_responses_past_the_timeout_fail_after_retries(service):
     def slow(body, headers):
         time.sleep(0.6)
@@ -166,6 +186,8 @@ def test_429_is_retried_honouring_retry_after():
         ({"results": [{"doc_id": 1.5}]}, "malformed response: results[0].doc_id must be a string, got float"),
         ({"results": [{"doc_id": "a", "score": "high"}]}, "malformed response: results[0].score must be a number or null"),
         ({"query_id": "other", "results": []}, "response is for query 'other'"),
+        ({"results": [], "answer": 42}, "malformed response: `answer` must be a string or null, got int"),
+        ({"results": [], "answer": ["a"]}, "malformed response: `answer` must be a string or null, got list"),
     ],
 )
 def test_malformed_responses_name_the_query_and_are_not_retried(service, payload, expected):

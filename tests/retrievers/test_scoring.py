@@ -158,7 +158,25 @@ def test_sharded_results_combine_into_the_unsharded_result_and_the_budget_applie
     combined = combine_results(shards)
     assert combined.run.to_dict() == whole.run.to_dict()
     assert combined.failed == whole.failed and combined.query_ids == whole.query_ids
+    assert combined.top_documents(2) == whole.top_documents(2)
+    assert len(whole.top_documents(2)) == 98 and all(len(d) <= 2 for d in whole.top_documents(2).values())
     with pytest.raises(FailureBudgetExceeded):
         combine_results([retrieve_run(failing_on({"q001", "q002", "q003"}), QUERIES, k=5, check_budget=False)])
     with pytest.raises(InputError, match="overlap"):
         combine_results([shards[0], shards[0]])
+
+
+def test_generated_answers_are_collected_and_combined_across_shards():
+    from evalops.retrievers import combine_results
+
+    def fn(queries, k):
+        return [QueryResult(q.id, ((f"{q.id}-a", 1.0),), answer=f"answer to {q.text}" if q.id != "q002" else None)
+                for q in queries]
+
+    r = FunctionRetriever(fn)
+    whole = retrieve_run(r, QUERIES, k=5, name="v")
+    assert len(whole.answers) == 99 and "q002" not in whole.answers
+    assert whole.answers["q001"] == f"answer to {QUERIES['q001']}"
+    items = list(QUERIES.items())
+    shards = [retrieve_run(r, dict(items[i : i + 50]), k=5, name="v", check_budget=False) for i in (0, 50)]
+    assert combine_results(shards).answers == whole.answers
