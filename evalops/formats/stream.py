@@ -11,7 +11,6 @@ per-query values are the ones the in-memory path gives.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from evalops.data import RunTable
 from evalops.errors import DuplicateDocumentError, InputError
 from evalops.formats._arrow import numeric, strings
 from evalops.formats._source import Source, as_source
+from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget
 from evalops.formats._table import (
     Columns,
     _doc_codes,
@@ -33,28 +33,13 @@ from evalops.formats._table import (
     read_table_exact,
 )
 
-__all__ = ["parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "run_blocks", "NotGrouped", "Reread"]
+__all__ = ["parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "run_blocks", "whole_query_blocks",
+           "NotGrouped", "Reread"]
 
-DEFAULT_MEMORY_BUDGET = 1 << 30
 # Peak memory of the in-memory path per byte of (uncompressed) run file, measured on 10 M lines.
 IN_MEMORY_FACTOR = 3.0
 # Compressed TREC runs shrink about this much (gzip -6 on retriever output).
 COMPRESSION_RATIO = 5.0
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
-
-
-def parse_memory_budget(value: str | int) -> int:
-    """Bytes from ``"1GB"``, ``"512MB"``, ``"2g"`` or an integer."""
-    if isinstance(value, int):
-        budget = value
-    else:
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*", str(value).lower())
-        if not match:
-            raise InputError(f"memory budget {value!r} is not a size; write it like 512MB or 2GB")
-        budget = int(float(match.group(1)) * _UNITS[match.group(2)])
-    if budget < (16 << 20):
-        raise InputError(f"memory budget {value!r} is below 16MB; give at least 16MB")
-    return budget
 
 
 def estimated_peak(source: Source) -> float:
@@ -141,10 +126,11 @@ class _Unsorted(Exception):
     """A query reappeared after its block was closed."""
 
 
-def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]], first_row: int, name: str) -> RunTable:
+def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]], first_row: int, name: str,
+           float32: bool = True) -> RunTable:
     query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
     doc_codes, dictionary = _doc_codes([p[1] for p in parts])
-    scores = np.concatenate([p[2] for p in parts]).astype(np.float32)
+    scores = np.concatenate([p[2] for p in parts]).astype(np.float32 if float32 else np.float64)
     columns = Columns(query_codes, query_ids, doc_codes, dictionary, scores, None, None, True)
     duplicate = first_duplicate_row(columns, spans)
     if duplicate is not None:
@@ -155,7 +141,8 @@ def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]]
     return RunTable(query_codes, query_ids, doc_codes, dictionary, scores, name, source.name)
 
 
-def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str) -> Iterator[RunTable]:
+def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str, float32: bool = True
+                   ) -> Iterator[RunTable]:
     closed: set[str] = set()
     pending: list[tuple[Any, Any, np.ndarray]] = []
     row = 0  # first row of the next block
@@ -172,7 +159,7 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
             pending_rows += n
             continue
         parts = [*pending, (q.slice(0, cut), d.slice(0, cut), scores[:cut])]
-        block = _block(source, layout, parts, row, name)
+        block = _block(source, layout, parts, row, name, float32)
         ids = block.query_ids.tolist()
         if not closed.isdisjoint(ids):
             raise _Unsorted()
@@ -185,7 +172,7 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
         pending_rows = n - cut
         yield block
     if pending:
-        block = _block(source, layout, pending, row, name)
+        block = _block(source, layout, pending, row, name, float32)
         if not closed.isdisjoint(block.query_ids.tolist()) or not bool(
             np.all(block.query_codes[1:] >= block.query_codes[:-1])
         ):
@@ -193,7 +180,8 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
         yield block
 
 
-def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, buckets: int, name: str) -> Iterator[RunTable]:
+def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, buckets: int, name: str,
+                     float32: bool = True) -> Iterator[RunTable]:
     """Two passes: spread rows over bucket files by query (pass one), then read each bucket (pass two)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -234,7 +222,7 @@ def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, b
             query_codes = numeric(q.indices).astype(np.int32)
             query_ids = strings(q.dictionary)
             columns = Columns(query_codes, query_ids, numeric(d.indices).astype(np.int64), d.dictionary,
-                              scores.astype(np.float32), None, None, True)
+                              scores.astype(np.float32 if float32 else np.float64), None, None, True)
             duplicate = first_duplicate_row(columns, None)
             if duplicate is not None:
                 qid = str(query_ids[query_codes[duplicate]])
@@ -259,13 +247,15 @@ def run_blocks(
     grouped: bool = True,
     name: str | None = None,
     notice: Callable[[str], None] | None = None,
+    float32: bool = True,
 ) -> Iterator[RunTable]:
     """Blocks of whole queries of a TREC run file, each a :class:`RunTable`, within ``memory_budget``.
 
     Every query's rows are in exactly one block. ``grouped=True`` reads in one pass and raises
     :class:`NotGrouped` when a query reappears after its block (blocks already yielded must then be
     discarded); ``grouped=False`` reads in two passes through bucket files. ``notice`` hears how the file
-    is read. Errors are the in-memory reader's, with line numbers.
+    is read. ``float32``: scores at the precision trec_eval ranks by (else exact, as ``read_trec_run``).
+    Errors are the in-memory reader's, with line numbers.
     """
     from evalops.formats.trec import RUN_LAYOUT, read_run_table
 
@@ -275,7 +265,7 @@ def run_blocks(
     if plan is None or plan[2]:
         if notice:
             notice(f"{source.name}: not one-separator TREC lines, so it is read in memory by the exact parser")
-        yield read_run_table(source, name, allow_empty=True)
+        yield read_run_table(source, name, allow_empty=True, float32=float32)
         return
     if name is None:
         name = _first_tag(source, plan[0]) or (source.path.stem if source.path is not None else "stdin")
@@ -287,7 +277,7 @@ def run_blocks(
                 notice(f"{source.name}: streamed in one pass, by query blocks of {_size(block_bytes)} "
                        f"(memory budget {_size(memory_budget)})")
             try:
-                for block in _sorted_blocks(source, layout, plan, block_bytes, name):
+                for block in _sorted_blocks(source, layout, plan, block_bytes, name, float32):
                     yielded += 1
                     yield block
             except _Unsorted:
@@ -300,7 +290,7 @@ def run_blocks(
             if notice:
                 notice(f"{source.name}: not grouped by query, so read in two passes ({buckets} bucket files in "
                        "a temporary folder); sort it by query id for one pass")
-            for block in _bucketed_blocks(source, layout, plan, block_bytes, buckets, name):
+            for block in _bucketed_blocks(source, layout, plan, block_bytes, buckets, name, float32):
                 yielded += 1
                 yield block
     except _Refused:
@@ -309,7 +299,32 @@ def run_blocks(
             raise Reread() from None
         if notice:
             notice(f"{source.name}: read in memory by the exact parser (a line's shape needs it)")
-        yield read_run_table(source, name, allow_empty=True)
+        yield read_run_table(source, name, allow_empty=True, float32=float32)
+
+
+def whole_query_blocks(
+    path: str | os.PathLike[str] | Source,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    *,
+    name: str | None = None,
+    notice: Callable[[str], None] | None = None,
+    float32: bool = True,
+) -> Iterator[RunTable | None]:
+    """The blocks of :func:`run_blocks`, starting over by itself when it must: a run that turns out not
+    grouped by query is read again in two passes, and one whose later block needs the exact parser is read
+    in memory. ``None`` is yielded before a new reading: the blocks yielded so far are to be discarded."""
+    from evalops.formats.trec import read_run_table
+
+    source = as_source(path)
+    try:
+        try:
+            yield from run_blocks(source, memory_budget, name=name, notice=notice, float32=float32)
+        except NotGrouped:  # the two-pass reading says so through ``notice``
+            yield None
+            yield from run_blocks(source, memory_budget, grouped=False, name=name, notice=notice, float32=float32)
+    except Reread:
+        yield None
+        yield read_run_table(source, name, allow_empty=True, float32=float32)
 
 
 def _size(n: float) -> str:

@@ -179,7 +179,7 @@ def evaluate_run_file(
     """
     from evalops.errors import FormatError, InputError
     from evalops.formats._source import as_source
-    from evalops.formats.stream import DEFAULT_MEMORY_BUDGET, NotGrouped, Reread, needs_streaming, run_blocks
+    from evalops.formats.stream import DEFAULT_MEMORY_BUDGET, needs_streaming, whole_query_blocks
     from evalops.formats.trec import read_run_table
     from evalops.metrics.evaluation import evaluate, evaluate_hits
     from evalops.metrics.gold import as_gold
@@ -202,24 +202,15 @@ def evaluate_run_file(
     locate_gold, shift = judged_gold(gold) if any(needs_judged(m) for m in parsed) else (gold, None)
 
     retrieved = np.zeros(len(gold), dtype=np.int64)
-
-    def collect(grouped: bool) -> tuple[list[Hits], int]:
-        nonlocal name
-        parts, rows = [], 0
-        retrieved[:] = 0
-        for block in run_blocks(source, budget, grouped=grouped, notice=notice):
-            parts.append(hits_from_table(locate_gold, block, retrieved_into=retrieved))
-            rows += len(block)
-            name = block.name
-        return parts, rows
-
-    try:
-        parts, rows = collect(True)
-    except NotGrouped:
-        parts, rows = collect(False)  # says so through ``notice``
-    except Reread:
-        table = read_run_table(source, allow_empty=allow_empty)
-        return evaluate(gold, table, measures, policy, progress=progress)
+    parts: list[Hits] = []
+    rows = 0
+    for block in whole_query_blocks(source, budget, notice=notice):
+        if block is None:  # read again from the start (two passes, or in memory)
+            parts, rows, retrieved[:] = [], 0, 0
+            continue
+        parts.append(hits_from_table(locate_gold, block, retrieved_into=retrieved))
+        rows += len(block)
+        name = block.name
     if rows == 0 and not allow_empty:
         raise FormatError(
             "the run is empty (no ranked documents); check the retriever's output, or allow an empty run "

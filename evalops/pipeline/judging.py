@@ -83,7 +83,7 @@ def _top_k(cfg: Config, spec: dict[str, Any], texts: dict[str, str], k: int) -> 
         registry = load_registry_for(cfg)
         entry = registry.get(spec["retriever"], spec["version"])
         retriever = build_retriever(entry, corpus=current_snapshot(cfg, spec["snapshot_id"]).corpus(),
-                                    registry=registry)
+                                    registry=registry, memory_budget=cfg.memory_budget_bytes)
         results = coerce_results(queries, retriever.retrieve(queries, k), k)
     except EvalopsError as exc:
         return {}, {q.id: f"{type(exc).__name__}: {exc}" for q in queries}
