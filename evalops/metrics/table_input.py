@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops.formats._arrow import numeric
+from evalops.formats._arrow import from_strings, numeric
 from evalops.metrics.gold import Gold
 from evalops.metrics.ranking import (
     Hits,
@@ -128,15 +128,12 @@ def _judged_lookup(judged_docs: np.ndarray, dictionary: Any) -> tuple[np.ndarray
         canon = np.fromiter(map(first.__getitem__, judged_docs.tolist()), dtype=np.int64, count=len(judged_docs))
         lut = np.fromiter(map(first.get, dictionary.tolist(), repeat(-1)), dtype=np.int64, count=len(dictionary))
         return canon, lut
-    import pyarrow as pa
     import pyarrow.compute as pc
 
-    judged = pa.array(judged_docs, type=pa.string())
+    judged = from_strings(judged_docs)
     canon = numeric(pc.index_in(judged, value_set=judged)).astype(np.int64)
     found = pc.index_in(dictionary, value_set=judged)
-    if isinstance(found, pa.ChunkedArray):
-        found = found.combine_chunks()
-    return canon, numeric(found.fill_null(-1)).astype(np.int64)
+    return canon, numeric(found, fill=-1).astype(np.int64)
 
 
 def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = None) -> Hits:
