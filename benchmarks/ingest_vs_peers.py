@@ -22,6 +22,7 @@ write them) into ``--workdir`` and reused when present.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -49,7 +50,8 @@ def generate(folder: Path, n_queries: int, depth: int = 100, seed: int = 7, gz: 
     rng = np.random.default_rng(seed)
     corpus = n_queries * 20
     options = csv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
-    sink = pa.CompressedOutputStream(str(run_path), "gzip") if gz else pa.OSFile(str(run_path), "wb")
+    # gzip level 1: the default level compresses 3.7 GB at about 2 MB/s of output on a loaded 2-core machine
+    sink = gzip.open(str(run_path) + ".part", "wb", compresslevel=1) if gz else pa.OSFile(str(run_path), "wb")
     qsink = pa.OSFile(str(qrels_path), "wb")
     in_run = max(1, judged * 5 // 8)
     step = 50_000  # queries per slab
@@ -79,6 +81,8 @@ def generate(folder: Path, n_queries: int, depth: int = 100, seed: int = 7, gz: 
                 "d": pa.array(np.char.add("doc", docs.ravel().astype(str))),
                 "g": pa.array(rng.integers(0, 3, n * judged)),
             }), qsink, options)
+    if gz:
+        os.replace(str(run_path) + ".part", run_path)  # a killed generation leaves no truncated file behind
     return run_path, qrels_path
 
 
