@@ -11,8 +11,6 @@ per-query values are the ones the in-memory path gives.
 from __future__ import annotations
 
 import os
-import tempfile
-import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -199,6 +197,9 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
 def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, buckets: int, name: str,
                      float32: bool = True) -> Iterator[RunTable]:
     """Two passes: spread rows over bucket files by query (pass one), then read each bucket (pass two)."""
+    import tempfile  # imported here: only the two-pass reading needs it (shutil costs the one-pass path 15 ms)
+    import zlib
+
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.ipc as ipc
