@@ -20,7 +20,6 @@ from evalops.data import RunTable
 from evalops.errors import DuplicateDocumentError, InputError
 from evalops.formats._arrow import numeric, strings
 from evalops.formats._source import Source, as_source
-from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget
 from evalops.formats._table import (
     Columns,
     _doc_codes,
@@ -30,6 +29,7 @@ from evalops.formats._table import (
     line_of_row,
     read_table_exact,
 )
+from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget
 
 __all__ = ["parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "run_blocks", "whole_query_blocks",
            "NotGrouped", "Reread"]
