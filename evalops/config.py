@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
-from evalops.errors import ConfigError
+from evalops.errors import ConfigError, InputError
 from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
 __all__ = [
@@ -241,6 +241,8 @@ class Config(BaseSettings):
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
+    memory_budget: str | int = Field("1GB", description="peak memory for reading a run file (e.g. 512MB, 2GB; at "
+                                     "least 16MB); a larger run is streamed by query blocks")
     run_lease_seconds: float | None = Field(None, gt=0, description="lease of a `running` run, renewed while "
                                             "it scores; expired = `abandoned` by the next run (default: twice "
                                             "the longest task timeout)")
@@ -282,6 +284,24 @@ class Config(BaseSettings):
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         return _split(value)
+
+    @field_validator("memory_budget")
+    @classmethod
+    def _memory_budget(cls, value: str | int) -> str | int:
+        from evalops.limits import parse_memory_budget
+
+        try:
+            parse_memory_budget(value)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def memory_budget_bytes(self) -> int:
+        """``memory_budget`` in bytes, parsed as ``--memory-budget`` is."""
+        from evalops.limits import parse_memory_budget
+
+        return parse_memory_budget(self.memory_budget)
 
     @field_validator("gold_sets")
     @classmethod

@@ -229,19 +229,61 @@ def json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def clean_floats(value: Any) -> Any:
-    """Replace NaN/inf with None so the JSON output is strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: clean_floats(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_floats(v) for v in value]
-    return value
-
-
 def dump_json(payload: Any) -> str:
-    return json.dumps(clean_floats(json.loads(json.dumps(payload, default=json_default))), indent=2, allow_nan=False)
+    """``payload`` as strict JSON indented by two spaces, laid out exactly as ``json.dumps(..., indent=2)``
+    lays it out; NaN and infinities become null, numpy values plain Python (:func:`json_default`).
+
+    ``json.dumps`` with an indent runs the pure-Python encoder, which takes seconds for the per-query values
+    of 100,000 queries. Here the payload is normalised by one round trip through the C encoder and decoder
+    (non-finite numbers decoded as None), and each innermost container (no dict or list inside) is written
+    by the C encoder in one call, its item separator carrying the newline and the indent.
+    """
+    plain_payload = json.loads(json.dumps(payload, default=json_default), parse_constant=lambda _name: None)
+    parts: list[str] = []
+    _write_indented(plain_payload, "", parts.append)
+    return "".join(parts)
+
+
+_LEAF_ENCODERS: dict[str, Callable[[Any], str]] = {}
+
+
+def _leaf_encoder(indent: str) -> Callable[[Any], str]:
+    encode = _LEAF_ENCODERS.get(indent)
+    if encode is None:
+        encode = json.JSONEncoder(separators=(",\n" + indent, ": "), allow_nan=False).encode
+        _LEAF_ENCODERS[indent] = encode
+    return encode
+
+
+def _write_indented(value: Any, indent: str, write: Callable[[str], Any]) -> None:
+    """``value`` (plain JSON types only) as ``json.dumps(indent=2)`` lays it out at ``indent``."""
+    is_dict = isinstance(value, dict)
+    if not is_dict and not isinstance(value, list):
+        write(json.dumps(value, allow_nan=False))
+        return
+    if not value:
+        write("{}" if is_dict else "[]")
+        return
+    inner = indent + "  "
+    items = value.values() if is_dict else value
+    if not any(isinstance(v, (dict, list)) for v in items):
+        text = _leaf_encoder(inner)(value)
+        write(text[0] + "\n" + inner + text[1:-1] + "\n" + indent + text[-1])
+        return
+    write("{\n" if is_dict else "[\n")
+    key = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+    separator = ""
+    if is_dict:
+        for k, v in value.items():
+            write(separator + inner + key(k) + ": ")
+            _write_indented(v, inner, write)
+            separator = ",\n"
+    else:
+        for v in value:
+            write(separator + inner)
+            _write_indented(v, inner, write)
+            separator = ",\n"
+    write("\n" + indent + ("}" if is_dict else "]"))
 
 
 def stderr_is_terminal() -> bool:

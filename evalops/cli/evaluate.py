@@ -77,14 +77,21 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
 
     if per_query:
         columns: tuple[str, ...] = ("query_id", "measure", "value")
-        rows = [{"query_id": r.query_id, "measure": r.measure, "value": float(r.value)}
-                for r in result.to_frame().itertuples(index=False)]
+        rows = _per_query_rows(result) if fmt in ("csv", "markdown") else []  # json and table do not use them
     else:
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
         rows = [{"measure": name, **agg.to_dict()} for name, agg in result.aggregates.items()]
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows,
                 title=f"{result.run_name or run}  vs  {qrels}",
                 draw=lambda console: _table(console, result, per_query, qrels, run)), fmt, output_path)
+
+
+def _per_query_rows(result: Any) -> list[dict[str, Any]]:
+    """The rows of ``result.to_frame()`` (measure by measure, excluded values left out), without pandas."""
+    query_ids = result.query_ids.tolist()
+    return [{"query_id": qid, "measure": name, "value": value}
+            for name, values in result.per_query.items()
+            for qid, value in zip(query_ids, values.tolist()) if value == value]
 
 
 def _missing(value: float) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numeric", "strings", "from_numpy"]
+__all__ = ["numeric", "strings", "from_numpy", "from_strings"]
 
 _TYPES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -19,22 +19,27 @@ _TYPES = {
 }
 
 
-def numeric(array: Any) -> np.ndarray:
-    """A numeric Arrow array (or chunked array) without nulls as a numpy array (a view when possible)."""
+def numeric(array: Any, fill: Any = None) -> np.ndarray:
+    """A numeric Arrow array (or chunked array) as a numpy array (a view when possible); nulls become
+    ``fill`` (without ``fill`` an array with nulls is an error). ``fill_null`` would import pandas."""
     import pyarrow as pa
 
     if isinstance(array, pa.ChunkedArray):
-        parts = [numeric(c) for c in array.chunks]
+        parts = [numeric(c, fill) for c in array.chunks]
         if not parts:
             return np.zeros(0, dtype=_TYPES[str(array.type)])
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
-    if array.null_count:
-        raise ValueError("numeric() needs an array without nulls; fill them first")
+    if array.null_count and fill is None:
+        raise ValueError("numeric() needs an array without nulls, or a fill value")
     dtype = _TYPES[str(array.type)]
-    buffer = array.buffers()[1]
+    validity, buffer = array.buffers()[:2]
     if buffer is None or len(array) == 0:
         return np.zeros(0, dtype=dtype)
-    return np.frombuffer(buffer, dtype=dtype)[array.offset : array.offset + len(array)]
+    values = np.frombuffer(buffer, dtype=dtype)[array.offset : array.offset + len(array)]
+    if array.null_count:
+        bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+        values = np.where(bits[array.offset : array.offset + len(array)].astype(bool), values, dtype(fill))
+    return values
 
 
 def strings(array: Any) -> np.ndarray:
@@ -60,3 +65,16 @@ def from_numpy(values: np.ndarray) -> Any:
     kind = {np.dtype(v): k for k, v in _TYPES.items()}[values.dtype]
     arrow_type = {"float": pa.float32(), "double": pa.float64(), "halffloat": pa.float16()}.get(kind) or getattr(pa, kind)()
     return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])
+
+
+def from_strings(values: Any) -> Any:
+    """A sequence (or object array) of str as an Arrow string array (``pa.array`` would import pandas)."""
+    import pyarrow as pa
+
+    encoded = [v.encode("utf-8") for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    large = offsets[-1] >= 2**31
+    arrow_type = pa.large_string() if large else pa.string()
+    offsets = offsets if large else offsets.astype(np.int32)
+    return pa.Array.from_buffers(arrow_type, len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])

@@ -72,15 +72,16 @@ class Source:
         return self._size
 
     # -- reading ------------------------------------------------------------------------------------
-    def chunks(self) -> Iterator[bytes]:
-        """The decompressed bytes in pieces, BOM removed; decompression errors named with the offset."""
+    def chunks(self, size: int = CHUNK) -> Iterator[bytes]:
+        """The decompressed bytes in pieces of up to ``size`` bytes, BOM removed; decompression errors named
+        with the offset."""
         offset = 0
         first = True
         stream = self.open()
         try:
             while True:
                 try:
-                    piece = stream.read(CHUNK)
+                    piece = stream.read(size)
                 except (OSError, EOFError, ValueError) as exc:
                     raise self.decompression_error(exc, offset) from None
                 if not piece:

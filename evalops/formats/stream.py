@@ -11,9 +11,6 @@ per-query values are the ones the in-memory path gives.
 from __future__ import annotations
 
 import os
-import re
-import tempfile
-import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,29 +29,15 @@ from evalops.formats._table import (
     line_of_row,
     read_table_exact,
 )
+from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget
 
-__all__ = ["parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "run_blocks", "NotGrouped", "Reread"]
+__all__ = ["parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "run_blocks", "whole_query_blocks",
+           "NotGrouped", "Reread"]
 
-DEFAULT_MEMORY_BUDGET = 1 << 30
 # Peak memory of the in-memory path per byte of (uncompressed) run file, measured on 10 M lines.
 IN_MEMORY_FACTOR = 3.0
 # Compressed TREC runs shrink about this much (gzip -6 on retriever output).
 COMPRESSION_RATIO = 5.0
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
-
-
-def parse_memory_budget(value: str | int) -> int:
-    """Bytes from ``"1GB"``, ``"512MB"``, ``"2g"`` or an integer."""
-    if isinstance(value, int):
-        budget = value
-    else:
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*", str(value).lower())
-        if not match:
-            raise InputError(f"memory budget {value!r} is not a size; write it like 512MB or 2GB")
-        budget = int(float(match.group(1)) * _UNITS[match.group(2)])
-    if budget < (16 << 20):
-        raise InputError(f"memory budget {value!r} is below 16MB; give at least 16MB")
-    return budget
 
 
 def estimated_peak(source: Source) -> float:
@@ -68,23 +51,36 @@ def needs_streaming(source: Source, budget: int) -> bool:
     return estimated_peak(source) > budget
 
 
-def _segments(source: Source, size: int) -> Iterator[bytes]:
-    """The decompressed bytes in pieces of about ``size`` bytes, each ending at a line end."""
-    buffer = bytearray()
-    for piece in source.chunks():
-        buffer += piece
-        if len(buffer) >= size:
-            cut = buffer.rfind(b"\n")
-            if cut >= 0:
-                yield bytes(buffer[: cut + 1])
-                del buffer[: cut + 1]
-    if buffer:
-        yield bytes(buffer)
+def _segments(source: Source, size: int) -> Iterator[tuple[bytes, int, int]]:
+    """The decompressed bytes as ``(buffer, start, end)``: ``buffer[start:end]`` is whole lines, about
+    ``size`` bytes, in file order. The pieces are read ``size`` bytes at a time and parsed where they lie;
+    only the line that crosses from one piece into the next is copied (a short segment of its own)."""
+    tail = b""  # the start of a line that the next piece ends
+    for piece in source.chunks(size):
+        last = piece.rfind(b"\n")
+        if last < 0:
+            tail += piece
+            continue
+        start = 0
+        if tail:
+            first = piece.find(b"\n")
+            yield tail + piece[: first + 1], 0, len(tail) + first + 1
+            start = first + 1
+        if start <= last:
+            yield piece, start, last + 1
+        tail = piece[last + 1 :]
+    if tail:
+        yield tail, 0, len(tail)
 
 
 def _batches(source: Source, plan: tuple[bytes, int, bool], block_bytes: int, layout: Any) -> Iterator[Any]:
     """(query ids, doc ids, scores) per Arrow block; each segment of the file is parsed by the
-    multi-threaded CSV reader, so streaming reads about as fast as reading in memory."""
+    multi-threaded CSV reader, so streaming reads about as fast as reading in memory.
+
+    Only the query and doc ids are dictionary-encoded (hashed); the other fields the exact parser would
+    split (Q0, rank, tag) are read as bytes, to see that none is empty. Whitespace the exact parser would
+    split on but Arrow does not (a tab, vertical tab or form feed between space-separated fields) is looked
+    for in the raw bytes, one ``memchr`` per kind."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as csv
@@ -95,12 +91,12 @@ def _batches(source: Source, plan: tuple[bytes, int, bool], block_bytes: int, la
     shape = layout.shape(count)
     names = [f"f{i}" for i in range(count)]
     checked = names[:shape]
-    ids = pa.dictionary(pa.int32(), pa.string())
-    types = {name: ids for name in checked}
-    vf = names[layout.value[shape]]
-    types[vf] = pa.float64()
     q, d = names[layout.query[shape]], names[layout.doc[shape]]
-    forbidden = "[\\t\\x0b\\x0c]" if delimiter == b" " else "[ \\x0b\\x0c]"
+    vf = names[layout.value[shape]]
+    ids = pa.dictionary(pa.int32(), pa.string())
+    types = {name: pa.binary() for name in checked}
+    types.update({q: ids, d: ids, vf: pa.float64()})
+    forbidden = (b"\t", b"\x0b", b"\x0c") if delimiter == b" " else (b" ", b"\x0b", b"\x0c")
     parse = csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False)
     convert = csv.ConvertOptions(
         column_types=types, include_columns=checked, null_values=[], strings_can_be_null=False,
@@ -108,21 +104,24 @@ def _batches(source: Source, plan: tuple[bytes, int, bool], block_bytes: int, la
     )
     first = True
     try:
-        for segment in _segments(source, block_bytes):
+        for buffer, start, end in _segments(source, block_bytes):
+            if any(buffer.find(byte, start, end) >= 0 for byte in forbidden):
+                raise _Refused()
             read = csv.ReadOptions(column_names=names, block_size=min(_BLOCK, max(1 << 16, block_bytes // 4)),
                                    skip_rows=1 if header and first else 0)
             first = False
+            segment = pa.py_buffer(buffer).slice(start, end - start)
             table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse, convert_options=convert)
-            del segment
+            del segment, buffer
             for name in checked:
                 if name == vf:
                     continue
                 for chunk in table.column(name).chunks:
-                    words = chunk.dictionary
-                    if len(words) and (
-                        pc.min(pc.utf8_length(words)).as_py() == 0
-                        or pc.any(pc.match_substring_regex(words, forbidden)).as_py()
-                    ):
+                    if name in (q, d):
+                        lengths = pc.utf8_length(chunk.dictionary)
+                    else:
+                        lengths = pc.binary_length(chunk)
+                    if len(lengths) and pc.min(lengths).as_py() == 0:
                         raise _Refused()
             for qc, dc, sc in zip(table.column(q).chunks, table.column(d).chunks, table.column(vf).chunks):
                 scores = numeric(sc)
@@ -141,10 +140,11 @@ class _Unsorted(Exception):
     """A query reappeared after its block was closed."""
 
 
-def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]], first_row: int, name: str) -> RunTable:
+def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]], first_row: int, name: str,
+           float32: bool = True) -> RunTable:
     query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
     doc_codes, dictionary = _doc_codes([p[1] for p in parts])
-    scores = np.concatenate([p[2] for p in parts]).astype(np.float32)
+    scores = np.concatenate([p[2] for p in parts]).astype(np.float32 if float32 else np.float64)
     columns = Columns(query_codes, query_ids, doc_codes, dictionary, scores, None, None, True)
     duplicate = first_duplicate_row(columns, spans)
     if duplicate is not None:
@@ -155,7 +155,8 @@ def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]]
     return RunTable(query_codes, query_ids, doc_codes, dictionary, scores, name, source.name)
 
 
-def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str) -> Iterator[RunTable]:
+def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str, float32: bool = True
+                   ) -> Iterator[RunTable]:
     closed: set[str] = set()
     pending: list[tuple[Any, Any, np.ndarray]] = []
     row = 0  # first row of the next block
@@ -172,7 +173,7 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
             pending_rows += n
             continue
         parts = [*pending, (q.slice(0, cut), d.slice(0, cut), scores[:cut])]
-        block = _block(source, layout, parts, row, name)
+        block = _block(source, layout, parts, row, name, float32)
         ids = block.query_ids.tolist()
         if not closed.isdisjoint(ids):
             raise _Unsorted()
@@ -185,7 +186,7 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
         pending_rows = n - cut
         yield block
     if pending:
-        block = _block(source, layout, pending, row, name)
+        block = _block(source, layout, pending, row, name, float32)
         if not closed.isdisjoint(block.query_ids.tolist()) or not bool(
             np.all(block.query_codes[1:] >= block.query_codes[:-1])
         ):
@@ -193,8 +194,12 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
         yield block
 
 
-def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, buckets: int, name: str) -> Iterator[RunTable]:
+def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, buckets: int, name: str,
+                     float32: bool = True) -> Iterator[RunTable]:
     """Two passes: spread rows over bucket files by query (pass one), then read each bucket (pass two)."""
+    import tempfile  # imported here: only the two-pass reading needs it (shutil costs the one-pass path 15 ms)
+    import zlib
+
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.ipc as ipc
@@ -234,7 +239,7 @@ def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, b
             query_codes = numeric(q.indices).astype(np.int32)
             query_ids = strings(q.dictionary)
             columns = Columns(query_codes, query_ids, numeric(d.indices).astype(np.int64), d.dictionary,
-                              scores.astype(np.float32), None, None, True)
+                              scores.astype(np.float32 if float32 else np.float64), None, None, True)
             duplicate = first_duplicate_row(columns, None)
             if duplicate is not None:
                 qid = str(query_ids[query_codes[duplicate]])
@@ -259,13 +264,15 @@ def run_blocks(
     grouped: bool = True,
     name: str | None = None,
     notice: Callable[[str], None] | None = None,
+    float32: bool = True,
 ) -> Iterator[RunTable]:
     """Blocks of whole queries of a TREC run file, each a :class:`RunTable`, within ``memory_budget``.
 
     Every query's rows are in exactly one block. ``grouped=True`` reads in one pass and raises
     :class:`NotGrouped` when a query reappears after its block (blocks already yielded must then be
     discarded); ``grouped=False`` reads in two passes through bucket files. ``notice`` hears how the file
-    is read. Errors are the in-memory reader's, with line numbers.
+    is read. ``float32``: scores at the precision trec_eval ranks by (else exact, as ``read_trec_run``).
+    Errors are the in-memory reader's, with line numbers.
     """
     from evalops.formats.trec import RUN_LAYOUT, read_run_table
 
@@ -275,7 +282,7 @@ def run_blocks(
     if plan is None or plan[2]:
         if notice:
             notice(f"{source.name}: not one-separator TREC lines, so it is read in memory by the exact parser")
-        yield read_run_table(source, name, allow_empty=True)
+        yield read_run_table(source, name, allow_empty=True, float32=float32)
         return
     if name is None:
         name = _first_tag(source, plan[0]) or (source.path.stem if source.path is not None else "stdin")
@@ -287,7 +294,7 @@ def run_blocks(
                 notice(f"{source.name}: streamed in one pass, by query blocks of {_size(block_bytes)} "
                        f"(memory budget {_size(memory_budget)})")
             try:
-                for block in _sorted_blocks(source, layout, plan, block_bytes, name):
+                for block in _sorted_blocks(source, layout, plan, block_bytes, name, float32):
                     yielded += 1
                     yield block
             except _Unsorted:
@@ -300,7 +307,7 @@ def run_blocks(
             if notice:
                 notice(f"{source.name}: not grouped by query, so read in two passes ({buckets} bucket files in "
                        "a temporary folder); sort it by query id for one pass")
-            for block in _bucketed_blocks(source, layout, plan, block_bytes, buckets, name):
+            for block in _bucketed_blocks(source, layout, plan, block_bytes, buckets, name, float32):
                 yielded += 1
                 yield block
     except _Refused:
@@ -309,7 +316,32 @@ def run_blocks(
             raise Reread() from None
         if notice:
             notice(f"{source.name}: read in memory by the exact parser (a line's shape needs it)")
-        yield read_run_table(source, name, allow_empty=True)
+        yield read_run_table(source, name, allow_empty=True, float32=float32)
+
+
+def whole_query_blocks(
+    path: str | os.PathLike[str] | Source,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    *,
+    name: str | None = None,
+    notice: Callable[[str], None] | None = None,
+    float32: bool = True,
+) -> Iterator[RunTable | None]:
+    """The blocks of :func:`run_blocks`, starting over by itself when it must: a run that turns out not
+    grouped by query is read again in two passes, and one whose later block needs the exact parser is read
+    in memory. ``None`` is yielded before a new reading: the blocks yielded so far are to be discarded."""
+    from evalops.formats.trec import read_run_table
+
+    source = as_source(path)
+    try:
+        try:
+            yield from run_blocks(source, memory_budget, name=name, notice=notice, float32=float32)
+        except NotGrouped:  # the two-pass reading says so through ``notice``
+            yield None
+            yield from run_blocks(source, memory_budget, grouped=False, name=name, notice=notice, float32=float32)
+    except Reread:
+        yield None
+        yield read_run_table(source, name, allow_empty=True, float32=float32)
 
 
 def _size(n: float) -> str:

@@ -114,9 +114,10 @@ class EvaluationResult:
         """
         out: dict[str, Any] = {"measures": {m: a.to_dict() for m, a in self.aggregates.items()}}
         if per_query:
-            table: dict[str, dict[str, float]] = {qid: {} for qid in self.query_ids.tolist()}
+            query_ids = self.query_ids.tolist()
+            table: dict[str, dict[str, float]] = {qid: {} for qid in query_ids}
             for name, values in self.per_query.items():
-                for qid, value in zip(self.query_ids.tolist(), values.tolist()):
+                for qid, value in zip(query_ids, values.tolist()):
                     if value == value:
                         table[qid][name] = value
             out["per_query"] = table

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops.formats._arrow import numeric
+from evalops.formats._arrow import from_strings, numeric
 from evalops.metrics.gold import Gold
 from evalops.metrics.ranking import (
     Hits,
@@ -128,15 +128,12 @@ def _judged_lookup(judged_docs: np.ndarray, dictionary: Any) -> tuple[np.ndarray
         canon = np.fromiter(map(first.__getitem__, judged_docs.tolist()), dtype=np.int64, count=len(judged_docs))
         lut = np.fromiter(map(first.get, dictionary.tolist(), repeat(-1)), dtype=np.int64, count=len(dictionary))
         return canon, lut
-    import pyarrow as pa
     import pyarrow.compute as pc
 
-    judged = pa.array(judged_docs, type=pa.string())
+    judged = from_strings(judged_docs)
     canon = numeric(pc.index_in(judged, value_set=judged)).astype(np.int64)
     found = pc.index_in(dictionary, value_set=judged)
-    if isinstance(found, pa.ChunkedArray):
-        found = found.combine_chunks()
-    return canon, numeric(found.fill_null(-1)).astype(np.int64)
+    return canon, numeric(found, fill=-1).astype(np.int64)
 
 
 def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = None) -> Hits:
@@ -179,7 +176,7 @@ def evaluate_run_file(
     """
     from evalops.errors import FormatError, InputError
     from evalops.formats._source import as_source
-    from evalops.formats.stream import DEFAULT_MEMORY_BUDGET, NotGrouped, Reread, needs_streaming, run_blocks
+    from evalops.formats.stream import DEFAULT_MEMORY_BUDGET, needs_streaming, whole_query_blocks
     from evalops.formats.trec import read_run_table
     from evalops.metrics.evaluation import evaluate, evaluate_hits
     from evalops.metrics.gold import as_gold
@@ -202,24 +199,15 @@ def evaluate_run_file(
     locate_gold, shift = judged_gold(gold) if any(needs_judged(m) for m in parsed) else (gold, None)
 
     retrieved = np.zeros(len(gold), dtype=np.int64)
-
-    def collect(grouped: bool) -> tuple[list[Hits], int]:
-        nonlocal name
-        parts, rows = [], 0
-        retrieved[:] = 0
-        for block in run_blocks(source, budget, grouped=grouped, notice=notice):
-            parts.append(hits_from_table(locate_gold, block, retrieved_into=retrieved))
-            rows += len(block)
-            name = block.name
-        return parts, rows
-
-    try:
-        parts, rows = collect(True)
-    except NotGrouped:
-        parts, rows = collect(False)  # says so through ``notice``
-    except Reread:
-        table = read_run_table(source, allow_empty=allow_empty)
-        return evaluate(gold, table, measures, policy, progress=progress)
+    parts: list[Hits] = []
+    rows = 0
+    for block in whole_query_blocks(source, budget, notice=notice):
+        if block is None:  # read again from the start (two passes, or in memory)
+            parts, rows, retrieved[:] = [], 0, 0
+            continue
+        parts.append(hits_from_table(locate_gold, block, retrieved_into=retrieved))
+        rows += len(block)
+        name = block.name
     if rows == 0 and not allow_empty:
         raise FormatError(
             "the run is empty (no ranked documents); check the retriever's output, or allow an empty run "

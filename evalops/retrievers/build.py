@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.base import Retriever
 from evalops.retrievers.registry import Registry, RetrieverEntry
 
@@ -31,9 +32,10 @@ def _tokenizer(spec: Mapping[str, Any] | None):
 
 
 class _Builder:
-    def __init__(self, corpus: Any, registry: Registry | None):
+    def __init__(self, corpus: Any, registry: Registry | None, memory_budget: int):
         self.corpus = corpus
         self.registry = registry
+        self.memory_budget = memory_budget
         self.stack: list[str] = []
 
     def need_corpus(self, what: str) -> Any:
@@ -89,7 +91,8 @@ class _Builder:
     def _run_file(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
         from evalops.retrievers.runfile import RunFileRetriever
 
-        return RunFileRetriever(_path(p["path"], base_dir), missing=p.get("missing", "fail"))
+        return RunFileRetriever(_path(p["path"], base_dir), missing=p.get("missing", "fail"),
+                                memory_budget=self.memory_budget)
 
     def _builtin(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
         kind = p["kind"]
@@ -131,6 +134,8 @@ class _Builder:
         raise ConfigError(f"unknown builtin kind {kind!r}")
 
 
-def build_retriever(entry: RetrieverEntry, *, corpus: Any = None, registry: Registry | None = None) -> Retriever:
-    """A retriever for ``entry`` (see the module docstring)."""
-    return _Builder(corpus, registry).entry(entry)
+def build_retriever(entry: RetrieverEntry, *, corpus: Any = None, registry: Registry | None = None,
+                    memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Retriever:
+    """A retriever for ``entry`` (see the module docstring). ``memory_budget``: bytes a run file may take
+    while it is read (the ``memory_budget`` setting); a larger one is streamed by query blocks."""
+    return _Builder(corpus, registry, memory_budget).entry(entry)

@@ -12,30 +12,52 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.base import Query, QueryResult
 
 __all__ = ["RunFileRetriever"]
 
 
 class RunFileRetriever:
-    """Answers from the TREC run at ``path`` (see the module docstring for ``missing``)."""
+    """Answers from the TREC run at ``path`` (see the module docstring for ``missing``).
 
-    def __init__(self, path: str | os.PathLike[str], *, missing: str = "fail"):
-        from evalops.formats import ranking_order, read_run
+    A file whose in-memory reading would exceed ``memory_budget`` bytes (the ``memory_budget`` setting) is
+    read by blocks of whole queries (:mod:`evalops.formats.stream`), each ranked on its own; the rankings
+    are the ones the in-memory reading gives.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, missing: str = "fail",
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET):
+        from evalops.formats import read_run
+        from evalops.formats._source import as_source
+        from evalops.formats.stream import needs_streaming, whole_query_blocks
 
         if missing not in ("fail", "empty"):
             raise ConfigError(f"run_file: missing must be 'fail' or 'empty', not {missing!r}")
         self.path = Path(path)
         self.missing = missing
-        run = read_run(self.path)
-        self.name = run.name
-        order = ranking_order(run)
-        by_query: dict[str, list[tuple[str, float | None]]] = {}
-        for q, d, s in zip(run.query_ids[order].tolist(), run.doc_ids[order].tolist(), run.scores[order].tolist()):
-            by_query.setdefault(q, []).append((d, None if s != s else s))
-        self._ranked = {q: tuple(v) for q, v in by_query.items()}
+        self.memory_budget = memory_budget
+        source = as_source(self.path)
+        self.streamed = needs_streaming(source, memory_budget)
+        if not self.streamed:
+            run = read_run(source)
+            self.name = run.name
+            self._ranked = _ranked(run)
+            return
+        self._ranked = {}
+        rows = 0
+        for block in whole_query_blocks(source, memory_budget, float32=False):
+            if block is None:  # read again from the start
+                self._ranked, rows = {}, 0
+                continue
+            self._ranked.update(_ranked(block.to_run()))
+            rows += len(block)
+            self.name = block.name
+        if rows == 0:
+            read_run(source)  # raises the reader's error for an empty run
 
     def __repr__(self) -> str:
         return f"RunFileRetriever({str(self.path)!r}, {len(self._ranked)} queries, missing={self.missing!r})"
@@ -49,3 +71,14 @@ class RunFileRetriever:
             else:
                 out.append(QueryResult(q.id, (ranked or ())[:k]))
         return out
+
+
+def _ranked(run: Any) -> dict[str, tuple[tuple[str, float | None], ...]]:
+    """Each query's (doc id, score) pairs in evaluation order (NaN scores as None)."""
+    from evalops.formats import ranking_order
+
+    order = ranking_order(run)
+    by_query: dict[str, list[tuple[str, float | None]]] = {}
+    for q, d, s in zip(run.query_ids[order].tolist(), run.doc_ids[order].tolist(), run.scores[order].tolist()):
+        by_query.setdefault(q, []).append((d, None if s != s else s))
+    return {q: tuple(v) for q, v in by_query.items()}

@@ -106,3 +106,35 @@ def test_read_only_commands_never_create_the_evalops_folder(tmp_path, monkeypatc
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert "nothing has been recorded" in result.output or "no report yet" in result.output
     assert [p.name for p in tmp_path.iterdir()] == ["evalops.yaml"]
+
+
+def _reference_json(payload):
+    """What the JSON output has always been: the standard library's indent=2 layout, NaN/inf as null."""
+    from evalops.cli._common import json_default
+
+    def clean(value):
+        if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return json.dumps(clean(json.loads(json.dumps(payload, default=json_default))), indent=2, allow_nan=False)
+
+
+def test_json_output_is_laid_out_like_the_standard_library_indent():
+    import numpy as np
+
+    from evalops.cli._common import dump_json
+
+    payload = {
+        "measures": {"nDCG@10": {"n": np.int64(3), "mean": 0.5, "std": float("nan"), "ci_low": float("inf")}},
+        "per_query": {"q\u00e9 \"1\"": {"RR": 1.0, "P@5": np.float32(0.25)}, "q2": {}, "q3": {"RR": -0.0}},
+        "policies": {"no_answer_queries": {"RR": []}, "ids": ("a", "b\n"), "nested": [[1, [2, {}]], {"x": None}],
+                     "flags": [True, False, None], "big": 12345678901234567890, "tiny": 1e-7, "array": np.arange(3)},
+        "": "",
+    }
+    for value in (payload, [], {}, [float("-inf"), 1], "text", 1.5, None):
+        assert dump_json(value) == _reference_json(value)

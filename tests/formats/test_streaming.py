@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -94,3 +95,41 @@ def test_memory_budget_sizes(text, size):
 def test_bad_memory_budget_is_an_input_error(text):
     with pytest.raises(InputError):
         parse_memory_budget(text)
+
+
+@pytest.mark.parametrize("size", [7, 64, 1000])
+@pytest.mark.parametrize("ending", ["\n", ""], ids=["newline", "no-final-newline"])
+def test_segments_are_whole_lines_in_file_order(tmp_path, size, ending):
+    from evalops.formats._source import as_source
+    from evalops.formats.stream import _segments
+
+    rng = random.Random(size)
+    lines = ["q" * rng.randint(0, 90) + f" Q0 d{i} 1 1.0 run" for i in range(200)]
+    path = tmp_path / "run.trec"
+    path.write_bytes(("\n".join(lines) + ending).encode())
+    pieces = [bytes(buffer[start:end]) for buffer, start, end in _segments(as_source(path), size)]
+    assert b"".join(pieces) == path.read_bytes()
+    assert all(p.endswith(b"\n") for p in pieces[:-1]) and all(pieces)
+
+
+@pytest.mark.parametrize("odd", ["q5 Q0 d1\tx 1 2.0 run\n", "q5 Q0 d1\x0cx 1 2.0 run\n", "q5 Q0  d1 1 2.0\n",
+                                 "q5  d1 1 2.0 run\n"], ids=["tab", "form-feed", "doubled-space", "empty-field"])
+def test_a_line_the_fast_reader_would_split_otherwise_goes_to_the_exact_parser(tmp_path, odd):
+    lines = [f"q{i // 100} Q0 d{i % 100} {i % 100 + 1} {1000 - i} run\n" for i in range(20000)]
+    lines[15000] = odd
+    path = tmp_path / "odd.trec"
+    path.write_text("".join(lines))
+    gold = read_qrels_text(tmp_path, "q5 0 d1 1\nq150 0 d3 1\n")
+    try:
+        expected = evaluate(gold, read_run_table(path), ["P@5", "RR"])
+    except InputError as exc:
+        with pytest.raises(InputError, match=re.escape(str(exc))):
+            evaluate_run_file(gold, path, ["P@5", "RR"], memory_budget=100_000)
+        return
+    _same(expected, evaluate_run_file(gold, path, ["P@5", "RR"], memory_budget=100_000))
+
+
+def read_qrels_text(folder, text):
+    path = folder / "qrels.txt"
+    path.write_text(text)
+    return read_qrels(path)

@@ -195,3 +195,15 @@ def test_the_project_template_lists_every_setting_and_loads_to_the_defaults(tmp_
         defaults.model_dump(exclude={"home", "gold_set", "gold_sets", "knowledge_base", "registry", "report_dir",
                                      "work_dir", "data_docs"})
     assert isinstance(cfg, Config)
+
+
+def test_memory_budget_is_parsed_as_the_command_line_parses_it(tmp_path):
+    assert load_config(tmp_path, environ={}).memory_budget_bytes == 1 << 30
+    assert load_config(tmp_path, environ={"EVALOPS_MEMORY_BUDGET": "512MB"}).memory_budget_bytes == 512 << 20
+    (tmp_path / "evalops.yaml").write_text("memory_budget: 2GB\n")
+    assert load_config(tmp_path, environ={}).memory_budget_bytes == 2 << 30
+    (tmp_path / "evalops.yaml").write_text("memory_budget: 1000\n")
+    with pytest.raises(ConfigError, match="memory_budget.*below 16MB"):
+        load_config(tmp_path, environ={})
+    with pytest.raises(ConfigError, match="EVALOPS_MEMORY_BUDGET.*not a size; write it like 512MB"):
+        load_config(tmp_path / "q", environ={"EVALOPS_MEMORY_BUDGET": "lots"})

@@ -167,3 +167,20 @@ def test_dense_sentence_transformer_from_a_local_folder(tmp_path, small_corpus):
     reg = registry(tmp_path, entry("dense", "1", "builtin", "{kind: dense, model: models/tiny}"))
     result = retrieve_run(build_retriever(reg.resolve("dense"), corpus=small_corpus), Q, k=3)
     assert not result.partial and len(result.run) == 6
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
+def test_a_run_file_larger_than_the_memory_budget_is_streamed_with_the_same_rankings(tmp_path, shared_data, shuffle):
+    import random
+
+    lines = (shared_data / "scifact" / "runs" / "bm25.trec").read_text().splitlines(keepends=True)
+    if shuffle:
+        random.Random(3).shuffle(lines)
+    (tmp_path / "run.trec").write_text("".join(lines))
+    reg = registry(tmp_path, entry("exported", "1", "run_file", "{path: run.trec}"))
+    in_memory = build_retriever(reg.resolve("exported"))
+    streamed = build_retriever(reg.resolve("exported"), memory_budget=200_000)
+    assert not in_memory.streamed and streamed.streamed and streamed.memory_budget == 200_000
+    assert streamed.name == in_memory.name
+    queries = [Query(q, "") for q in sorted({line.split()[0] for line in lines})] + [Query("absent", "")]
+    assert streamed.retrieve(queries, 100) == in_memory.retrieve(queries, 100)
