@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, select, update
 
+from evalops.alerting.model import dedup_key
 from evalops.errors import InputError, WarehouseError
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.domain import Alert
@@ -44,9 +45,8 @@ SEVERITIES = ("info", "warning", "critical")
 def alert_dedup_key(
     kind: str, retriever: str, version: str | None, measure: str | None, fingerprint_hash: str | None, day: dt.date
 ) -> str:
-    """The natural key of an alert (missing parts are written as ``-``)."""
-    parts = [kind, retriever, version, measure, fingerprint_hash, day.isoformat()]
-    return "|".join("-" if p is None else str(p) for p in parts)
+    """The natural key of an alert: :func:`evalops.alerting.model.dedup_key` of its day."""
+    return dedup_key(kind, retriever, version, measure, fingerprint_hash, day.isoformat())
 
 
 def record_alert(
