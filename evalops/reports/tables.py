@@ -5,10 +5,10 @@ Keeping content here means the markdown and the HTML report can never disagree a
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalops import numfmt
 from evalops.reports.model import ABResult, ReportData, VersionScores
 
 __all__ = ["Section", "Table", "report_sections", "fmt_num", "fmt_p"]
@@ -29,17 +29,8 @@ class Section:
     charts: list[str] = field(default_factory=list)  # names of charts rendered here
 
 
-def fmt_num(value: Any, digits: int = 4, signed: bool = False) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
-
-
-def fmt_p(value: Any) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    v = float(value)
-    return f"{v:.3g}" if v >= 1e-3 else f"{v:.1e}"
+fmt_num = numfmt.number  # the names this module exported before evalops.numfmt
+fmt_p = numfmt.p_value
 
 
 def _ci(lo: Any, hi: Any, signed: bool = False) -> str:
@@ -89,10 +80,10 @@ def _ab_table(results: list[ABResult]) -> Table:
             fmt_num(r.delta, signed=True) + _ci(r.delta_ci_low, r.delta_ci_high, signed=True),
             fmt_p(r.p_value),
             fmt_p(r.p_adjusted),
-            fmt_num(r.effect_size_dz, 2, signed=True),
+            numfmt.effect(r.effect_size_dz),
             f"{r.wins}/{r.ties}/{r.losses}",
             _rule_interval(r),
-            "–" if r.margin is None else f"{r.margin:g}",
+            numfmt.margin(r.margin),
             "–" if r.family_size is None else f"{r.family_size}" + (f" ({r.family})" if r.family else ""),
             (r.decision.upper() if r.decision == "regression" else r.decision)
             + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
@@ -108,7 +99,7 @@ def _rule_interval(r: ABResult) -> str:
     """The family-adjusted interval the decision was read from, with its level."""
     if r.interval_low is None or r.interval_high is None:
         return "–"
-    level = "" if r.interval_level is None else f" at {100 * r.interval_level:.4g}%"
+    level = "" if r.interval_level is None else f" at {numfmt.level(r.interval_level)}"
     return f"{fmt_num(r.interval_low, signed=True)} .. {fmt_num(r.interval_high, signed=True)}{level}"
 
 
