@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalops.fingerprint import EvalFingerprint
-from evalops.warehouse.abtests import comparison_look, load_ab_tests, record_ab_tests
+from evalops.warehouse.abtests import ab_test_result, comparison_look, load_ab_tests, record_ab_tests
 from evalops.warehouse.alerts import (
     alert_dedup_key,
     alert_deliveries,
@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ABTestResult",
+    "ab_test_result",
     "Alert",
     "Baseline",
     "BaselineLookup",
