@@ -128,12 +128,12 @@ def build_report_data(
         today = [i for i, r in enumerate(rows) if (r.retriever, r.version, r.query_set) == (
             b.key.retriever, b.key.version, b.key.dataset)]
         for i in today:
-            rows[i] = dataclasses.replace(rows[i], role=label)
+            rows[i] = dataclasses.replace(rows[i], role=label, stored_baseline=True)
         if not today:
             rows.append(VersionScores(
                 b.key.retriever, b.key.version, label, b.key.dataset,
                 _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
-                run_key=str(base), n_retries=b.n_retries,
+                run_key=str(base), n_retries=b.n_retries, stored_baseline=True,
             ))
 
     texts: dict[str, dict[str, str]] = {}

@@ -31,6 +31,7 @@ class VersionScores:
     n_failed: int = 0
     run_key: str | None = None
     n_retries: int = 0  # extra attempts the retriever adapter made for transient failures
+    stored_baseline: bool = False  # the comparisons use a stored run of this version as their baseline
 
 
 @dataclass(frozen=True)

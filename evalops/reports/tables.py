@@ -11,20 +11,44 @@ from typing import Any
 from evalops import numfmt
 from evalops.reports.model import ABResult, ReportData, VersionScores
 
-__all__ = ["Section", "Table", "report_sections", "fmt_num", "fmt_p"]
+__all__ = ["Bullet", "Cell", "Section", "Table", "report_sections", "fmt_num", "fmt_p"]
+
+TONES = ("regression", "improvement")  # decisions a renderer may colour
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text and, for a decision, its ``tone`` (``regression``, ``improvement``)."""
+
+    text: str
+    tone: str | None = None
 
 
 @dataclass
 class Table:
     header: list[str]
-    rows: list[list[str]]
+    rows: list[list[Cell]]
+
+    def __post_init__(self) -> None:
+        self.rows = [[c if isinstance(c, Cell) else Cell(c) for c in row] for row in self.rows]
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One line of a list; ``kind`` ``alert`` for an alert (a renderer may mark it)."""
+
+    text: str
+    kind: str | None = None
 
 
 @dataclass
 class Section:
+    """Format-neutral content: paragraphs are our own sentences (`code` spans allowed), everything else is
+    text the renderer escapes."""
+
     title: str
     paragraphs: list[str] = field(default_factory=list)
-    bullets: list[str] = field(default_factory=list)
+    bullets: list[Bullet] = field(default_factory=list)
     tables: list[tuple[str, Table]] = field(default_factory=list)  # (caption, table)
     charts: list[str] = field(default_factory=list)  # names of charts rendered here
 
@@ -85,8 +109,9 @@ def _ab_table(results: list[ABResult]) -> Table:
             _rule_interval(r),
             numfmt.margin(r.margin),
             "–" if r.family_size is None else f"{r.family_size}" + (f" ({r.family})" if r.family else ""),
-            (r.decision.upper() if r.decision == "regression" else r.decision)
-            + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
+            Cell((r.decision.upper() if r.decision == "regression" else r.decision)
+                 + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
+                 r.decision if r.decision in TONES else None),
         ]
         for r in results
     ]
@@ -135,18 +160,18 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     )
     if data.alerts:
         summary.bullets += [
-            f"ALERT ({a.get('kind')}): {a.get('title')}"
-            + ("" if a.get("delivered", True) else " — stored, not delivered")
+            Bullet(f"ALERT ({a.get('kind')}): {a.get('title')}"
+                   + ("" if a.get("delivered", True) else " — stored, not delivered"), "alert")
             for a in data.alerts
         ]
     else:
-        summary.bullets.append("No alerts.")
+        summary.bullets.append(Bullet("No alerts."))
     sections.append(summary)
 
     changed = Section("What changed since the baseline")
-    changed.bullets += data.stale_baselines + data.changes
+    changed.bullets += [Bullet(line) for line in data.stale_baselines + data.changes]
     if not changed.bullets:
-        changed.bullets.append("Nothing: same fingerprint, same versions as the stored baselines.")
+        changed.bullets.append(Bullet("Nothing: same fingerprint, same versions as the stored baselines."))
     sections.append(changed)
 
     fp = Section("Fingerprint and policies")
@@ -194,7 +219,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     else:
         # the rule's conclusion in words, one line per comparison (the reason the decision was taken)
         ab.bullets.extend(
-            f"{r.retriever} {r.candidate_version} {r.measure} ({r.query_set}): {r.decision}: {r.reasons[-1]}"
+            Bullet(f"{r.retriever} {r.candidate_version} {r.measure} ({r.query_set}): {r.decision}: {r.reasons[-1]}")
             for r in data.ab_results if r.reasons
         )
     sections.append(ab)
@@ -204,7 +229,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         sections.append(Section("Worst queries", tables=worst))
 
     if data.notes:
-        sections.append(Section("Notes", bullets=list(data.notes)))
+        sections.append(Section("Notes", bullets=[Bullet(n) for n in data.notes]))
     return sections
 
 
