@@ -40,6 +40,7 @@ from evalops.warehouse.config import WarehouseURL, create_warehouse_engine, reso
 from evalops.warehouse.domain import (
     ABTestResult,
     Alert,
+    AlertRow,
     Baseline,
     BaselineLookup,
     EvalRun,
@@ -68,6 +69,7 @@ __all__ = [
     "ABTestResult",
     "ab_test_result",
     "Alert",
+    "AlertRow",
     "Baseline",
     "BaselineLookup",
     "EvalFingerprint",

@@ -193,7 +193,10 @@ class ABTestResult:
 
 
 @dataclass(frozen=True)
-class Alert:
+class AlertRow:
+    """A stored alert: the row of an :class:`evalops.alerting.Alert` (the one alert class) with its
+    storage and delivery state. :meth:`to_alert` gives back the alert it was recorded from."""
+
     id: int
     dedup_key: str
     kind: str
@@ -212,6 +215,21 @@ class Alert:
     delivery_attempts: int
     delivered_at: dt.datetime | None
     delivery_error: str | None
+
+    def to_alert(self) -> Any:
+        """The :class:`evalops.alerting.Alert` this row was recorded from (the payload keeps the title, the
+        report location and the details)."""
+        from evalops.alerting.model import Alert
+
+        payload = dict(self.payload or {})
+        title = payload.pop("title", self.kind)
+        location = payload.pop("report_location", None)
+        return Alert(kind=self.kind, severity=self.severity, day=self.day.isoformat(), title=title,
+                     message=self.message, retriever=self.retriever, version=self.version, measure=self.measure,
+                     fingerprint=self.fingerprint_hash, report_location=location, details=payload)
+
+
+Alert = AlertRow  # the name before AlertRow (kept for one release); the alert itself is evalops.alerting.Alert
 
 
 @dataclass(frozen=True, eq=False)
