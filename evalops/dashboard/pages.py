@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,14 +54,7 @@ class DashboardSettings:
                    data_docs=Path(cfg.work_dir) / "data_docs")
 
 
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
+_num = numfmt.defined  # a finite float or None
 
 
 def fmt(v: Any, spec: str | None = None) -> str:
