@@ -81,7 +81,8 @@ class ABResult:
         the two share, by name; ``context`` gives the rest (retriever, versions, query set, worst queries
         with their text, family, coverage in words) and may override a field (a descriptive decision)."""
         shared = {f.name: record[f.name] for f in fields(cls) if f.name in record and f.name not in context}
-        shared["reasons"] = list(shared.get("reasons", ()))
+        if "reasons" in shared:
+            shared["reasons"] = list(shared["reasons"])
         shared.pop("worst_queries", None)  # rows with the query text come from the context
         shared.pop("coverage", None)  # a dict in the record, words in the report
         return cls(**shared, **context)

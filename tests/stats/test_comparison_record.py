@@ -82,3 +82,10 @@ def test_the_report_row_is_read_from_the_record_by_name():
     assert (row.delta, row.p_adjusted, row.effect_size_dz, row.severity) == (
         comparison.delta, comparison.p_adjusted, comparison.effect_size_dz, comparison.severity)
     assert row.reasons == list(comparison.reasons) and row.coverage == "all answered" and row.worst_queries == []
+
+
+def test_the_report_row_context_may_override_a_field_of_the_record():
+    record = _comparison().to_record()
+    row = ABResult.from_record(record, retriever="bm25", baseline_version="1", candidate_version="2",
+                               query_set="gold, judge", decision="descriptive (regression)", reasons=["gated"])
+    assert (row.decision, row.reasons) == ("descriptive (regression)", ["gated"])
