@@ -17,7 +17,7 @@ Conventions owned here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -49,31 +49,47 @@ def _as_str_array(values: Iterable[Any]) -> np.ndarray:
 
 
 def _first_duplicate(query_codes: np.ndarray, query_ids: np.ndarray, doc_ids: np.ndarray) -> tuple[str, str] | None:
-    """Return one (query, doc) pair that occurs twice, or None.
-
-    Vectorised and exact: doc ids are hashed to 64 bits and combined with the query codes, and the keys
-    sorted; only rows whose keys collide are compared as strings (so a hash collision is never reported
-    as a duplicate). Cost is about one hash pass over the doc ids, not a string sort.
-    """
+    """Return one (query, doc) pair that occurs twice, or None (doc ids hashed to 64 bits with the query
+    codes; see :func:`first_repeated_row`). Cost is about one hash pass over the doc ids, not a string sort."""
     if len(query_ids) < 2:
         return None
     import pandas as pd
 
     d_hash = pd.util.hash_array(doc_ids, categorize=False)
     keys = d_hash ^ (query_codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    order = np.argsort(keys)
-    sorted_keys = keys[order]
-    same = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
-    if same.size == 0:
+    row = first_repeated_row(keys, lambda rows: zip(query_ids[rows].tolist(), doc_ids[rows].tolist()))
+    return None if row is None else (str(query_ids[row]), str(doc_ids[row]))
+
+
+def first_repeated_row(
+    keys: np.ndarray, identity: Callable[[np.ndarray], Iterable[Any]], order: np.ndarray | None = None
+) -> int | None:
+    """The first row, in input order, whose (query, doc) pair occurred in an earlier row; None if none.
+
+    The one duplicate-pair check of evalops (in-memory runs and qrels, run frames, files). ``keys`` are
+    64-bit keys of the pairs (hashes, or exact codes): equal pairs have equal keys. Only rows whose keys
+    repeat are looked at, and ``identity(rows)`` gives their exact pairs (hashable), so a hash collision is
+    never reported as a duplicate. ``order``, the argsort of ``keys``, if the caller already has it.
+    """
+    if len(keys) < 2:
         return None
-    seen: set[tuple[str, str]] = set()
-    candidates = np.unique(np.concatenate([order[same], order[same + 1]]))
-    for i in candidates.tolist():  # only rows with colliding keys: a handful, not the whole run
-        pair = (query_ids[i], doc_ids[i])
+    if order is None:
+        ordered = np.sort(keys)
+        same = ordered[1:] == ordered[:-1]
+        if not same.any():
+            return None
+        rows = np.flatnonzero(np.isin(keys, np.unique(ordered[1:][same])))
+    else:
+        same_at = np.flatnonzero(keys[order[1:]] == keys[order[:-1]])
+        if same_at.size == 0:
+            return None
+        rows = np.unique(np.concatenate([order[same_at], order[same_at + 1]]))
+    seen: set[Any] = set()
+    for row, pair in zip(rows.tolist(), identity(rows)):  # only rows with repeated keys: a handful
         if pair in seen:
-            return str(pair[0]), str(pair[1])
+            return row
         seen.add(pair)
-    return None
+    return None  # only hash collisions
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -34,9 +34,15 @@ from typing import Any
 
 from evalops.errors import InputError
 
-__all__ = ["COMPONENTS", "EvalFingerprint", "SCHEME"]
+__all__ = ["COMPONENTS", "EvalFingerprint", "RANKING_RULE_VERSION", "SCHEME"]
 
 SCHEME = "evalops-fingerprint/1"
+
+# The version of the ranking rule (``evalops.metrics.ranking.trec_eval_order``) that ranked a run and cut it
+# at k. The pipeline records it in the fingerprint's policies (``ranking_rule``), so numbers ranked under
+# another version are never compared: their baselines are stale. 1: the retrievers cut at k comparing
+# float64 scores; 2: the retrievers cut with the evaluator's rule (float32 scores, then doc id descending).
+RANKING_RULE_VERSION = 2
 COMPONENTS: tuple[str, ...] = ("gold_set_version", "kb_snapshot_id", "measures", "policies")
 
 

@@ -1,15 +1,14 @@
 """Plain-text alert bodies. One format serves the task log, the chat webhook and the e-mail.
 
-Numbers are printed, never rounded in storage: means and deltas with 4 decimals, p-values with 2
-significant digits (scientific below 0.001), d_z with 2 decimals.
+Numbers are printed by :mod:`evalops.numfmt` (the one policy of every medium), ``n/a`` when undefined.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from evalops import numfmt
 from evalops.safetext import plain
 
 __all__ = ["regression_message", "worst_query_rows", "format_p", "slack_text", "QUERY_TEXT_LIMIT", "MESSAGE_LIMIT"]
@@ -26,17 +25,16 @@ def slack_text(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+NA = "n/a"
+
+
 def format_p(p: Any) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "n/a"
-    p = float(p)
-    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
+    """:func:`evalops.numfmt.p_value`, ``n/a`` when undefined."""
+    return numfmt.p_value(p, NA)
 
 
-def _f(value: Any, digits: int = 4, signed: bool = False) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
+def _f(value: Any, digits: int = numfmt.DECIMALS, signed: bool = False) -> str:
+    return numfmt.number(value, digits, signed, NA)
 
 
 def worst_query_rows(
@@ -93,8 +91,7 @@ def _rule_lines(n: Mapping[str, Any]) -> list[str]:
         f"severity: {n.get('severity') or 'n/a'}   criterion: {criterion or 'n/a'}"
         + (f" ({_CRITERIA[criterion]})" if criterion in _CRITERIA else ""),
         f"decision interval: {_f(n.get('interval_low'), signed=True)} .. {_f(n.get('interval_high'), signed=True)}"
-        f" at {'n/a' if level is None else format(100 * float(level), '.4g') + '%'}   margin: "
-        f"{'n/a' if n.get('margin') is None else format(float(n['margin']), 'g')}   family size: {family or 'n/a'}",
+        f" at {numfmt.level(level, NA)}   margin: {numfmt.margin(n.get('margin'), NA)}   family size: {family or NA}",
     ]
 
 
@@ -118,7 +115,7 @@ def regression_message(
         f"{_f(n['delta_ci_high'], signed=True)})",
         *_rule_lines(n),
         f"p = {format_p(n['p_value'])}   adjusted p = {format_p(n['p_adjusted'])}   "
-        f"d_z = {_f(n['effect_size_dz'], 2, signed=True)}   n = {n['n']}   "
+        f"d_z = {numfmt.effect(n['effect_size_dz'], NA)}   n = {n['n']}   "
         f"wins/ties/losses = {n['wins']}/{n['ties']}/{n['losses']}",
     ]
     if policy:

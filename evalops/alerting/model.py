@@ -48,7 +48,7 @@ def dedup_key(
 
     The same regression seen again on one day under one fingerprint (a retry, a re-run) has the same key
     and is one alert; a new day or a new fingerprint is a new one. The warehouse stores alerts under exactly
-    this key (``evalops.warehouse.alert_dedup_key``); a test keeps the two in step.
+    this key (``evalops.warehouse.alert_dedup_key`` is this function of a ``datetime.date``).
     """
     return "|".join("-" if p is None else str(p) for p in (kind, retriever, version, measure, fingerprint, day))
 

@@ -24,7 +24,7 @@ from typing import Any
 from evalops.alerting.message import regression_message, worst_query_rows
 from evalops.alerting.model import Alert, AlertKind, Severity
 
-__all__ = ["AlertContext", "regression_alerts", "validation_alert", "retriever_alert", "comparison_field"]
+__all__ = ["AlertContext", "regression_alerts", "validation_alert", "retriever_alert"]
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,6 @@ class AlertContext:
     day: str
     report_location: str | None = None
     query_set: str = "gold"
-
-
-def comparison_field(comparison: Any, name: str, default: Any = None) -> Any:
-    """Read one field of a comparison record, whether it is a mapping (as stored) or an object (as computed)."""
-    if isinstance(comparison, Mapping):
-        return comparison.get(name, default)
-    return getattr(comparison, name, default)
 
 
 def regression_alerts(
@@ -65,14 +58,13 @@ def regression_alerts(
     """
     alerts: list[Alert] = []
     for measure, comparison in comparisons.items():
-        decision = comparison_field(comparison, "decision")
-        if decision != "regression" or not comparison_field(comparison, "alert", True):
+        # one shape: the comparison's JSON record (an evalops.stats.Comparison is turned into its record)
+        record: Mapping[str, Any] = comparison.to_record() if hasattr(comparison, "to_record") else comparison
+        if record.get("decision") != "regression" or not record.get("alert", True):
             continue
-        worst = worst_query_rows(
-            comparison_field(comparison, "worst_queries") or [], query_text, scrub, max_worst_queries
-        )
+        worst = worst_query_rows(record.get("worst_queries") or [], query_text, scrub, max_worst_queries)
         numbers = {
-            name: _plain(comparison_field(comparison, name))
+            name: _plain(record.get(name))
             for name in (
                 "n",
                 "baseline_mean",
@@ -97,7 +89,7 @@ def regression_alerts(
             )
         }
         severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL
-        reasons = [str(r) for r in (comparison_field(comparison, "reasons") or [])]
+        reasons = [str(r) for r in (record.get("reasons") or [])]
         title = (
             f"Regression: {context.retriever} {context.version} on {measure} "
             f"({_num(numbers['baseline_mean'])} -> {_num(numbers['candidate_mean'])})"

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from evalops import numfmt
 from evalops.cli._common import Output, emit, output_options, progress, reports_errors
 
 __all__ = ["compare", "compare_run_files", "power"]
@@ -180,12 +181,8 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
 _STYLE = {"regression": "bold red", "improvement": "bold green", "no_change": "", "inconclusive": "yellow"}
 
 
-def _num(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _p(value: float) -> str:
-    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+def _num(value: float | None, signed: bool = False) -> str:
+    return numfmt.number(value, signed=signed, missing="-")
 
 
 def _print_table(console: Any, report: dict[str, Any]) -> None:
@@ -197,11 +194,11 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
     # before any number: how many judged queries each run answered, and how the rest were treated
     for side in q["answered"]:
         share = side["answered"] / side["judged"] if side["judged"] else 1.0
-        flag = f"  (under the minimum coverage of {policy['min_coverage']:.0%})" if share < policy["min_coverage"] else ""
+        flag = f"  (under the minimum coverage of {numfmt.percent(policy['min_coverage'])})" if share < policy["min_coverage"] else ""
         console.print(f"{side['name'] or side['run']}: answered {side['answered']} of {side['judged']} judged "
-                      f"queries ({share:.0%}){flag}", highlight=False, markup=False)
+                      f"queries ({numfmt.percent(share)}){flag}", highlight=False, markup=False)
     console.print(f"unanswered queries: {q['treatment']}", highlight=False, markup=False)
-    level = f"{1 - policy['alpha']:.0%}"
+    level = numfmt.percent(1 - policy["alpha"])
     names = ", ".join(c["name"] or c["run"] for c in report["candidates"])
     table = Table(title=f"{names}  vs  {report['baseline']['name'] or report['baseline']['run']}", show_edge=False)
     headers = ["measure", *(["candidate"] if many else []), "n", "baseline", "candidate", f"delta [{level} CI]",
@@ -209,19 +206,19 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
     for header in headers:
         table.add_column(header, justify="left" if header in ("measure", "candidate", "decision") else "right")
     for c in report["comparisons"]:
-        ci = "" if c["delta_ci_low"] is None else f" [{c['delta_ci_low']:+.3f}, {c['delta_ci_high']:+.3f}]"
-        dz = "-" if c["effect_size_dz"] is None else f"{c['effect_size_dz']:+.2f}"
+        ci = "" if c["delta_ci_low"] is None else f" [{_num(c['delta_ci_low'], True)}, {_num(c['delta_ci_high'], True)}]"
+        dz = numfmt.effect(c["effect_size_dz"], "-")
         if c["effect_size_ci"] is not None:
-            dz += f" [{c['effect_size_ci'][0]:+.2f}, {c['effect_size_ci'][1]:+.2f}]"
+            dz += f" [{numfmt.effect(c['effect_size_ci'][0])}, {numfmt.effect(c['effect_size_ci'][1])}]"
         interval = ("-" if c["interval_low"] is None else
-                    f"[{c['interval_low']:+.3f}, {c['interval_high']:+.3f}] at {100 * c['interval_level']:.4g}%")
+                    f"[{_num(c['interval_low'], True)}, {_num(c['interval_high'], True)}] at {numfmt.level(c['interval_level'])}")
         decision = c["decision"] + (f" ({c['severity']})" if c["severity"] else "") + (
             f" ({c['reason_code']})" if c["reason_code"] else "")
         row = [
             c["measure"], *([c["candidate"]] if many else []), str(c["n"]), _num(c["baseline_mean"]),
-            _num(c["candidate_mean"]), ("-" if c["delta"] is None else f"{c['delta']:+.4f}") + ci,
+            _num(c["candidate_mean"]), _num(c["delta"], True) + ci,
             "-" if c["relative_change"] is None else f"{c['relative_change']:+.1f}", interval,
-            f"{c['margin']:g}", _p(c["p_adjusted"]), dz, f"{c['wins']}/{c['ties']}/{c['losses']}", decision,
+            numfmt.margin(c["margin"]), numfmt.p_value(c["p_adjusted"], "-"), dz, f"{c['wins']}/{c['ties']}/{c['losses']}", decision,
         ]
         table.add_row(*row, style=_STYLE[c["decision"]])
     console.print(table)

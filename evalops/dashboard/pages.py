@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops import numfmt
 from evalops.dashboard import svg
 from evalops.dashboard.links import Links
 from evalops.warehouse import dashboard as wh
@@ -54,19 +54,16 @@ class DashboardSettings:
                    data_docs=Path(cfg.work_dir) / "data_docs")
 
 
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
+_num = numfmt.defined  # a finite float or None
 
 
-def fmt(v: Any, spec: str = ".3f") -> str:
+def fmt(v: Any, spec: str | None = None) -> str:
+    """A mean (or, with ``spec`` ``"+"``, a delta) by :mod:`evalops.numfmt`; any other ``spec`` is a format
+    for numbers that are not scores (latencies)."""
+    if spec is None or spec == "+":
+        return numfmt.number(v, signed=spec == "+")
     v = _num(v)
-    return "–" if v is None else format(v, spec)
+    return numfmt.DASH if v is None else format(v, spec)
 
 
 def _when(v: dt.datetime | None) -> str:
@@ -124,7 +121,7 @@ def overview_page(engine: Engine, links: Links, settings: DashboardSettings) -> 
                 "interval": f"[{fmt(agg['ci_low'])}, {fmt(agg['ci_high'])}]" if agg else "",
                 "decision": comp["decision"] if comp else None,
                 "severity": comp.get("severity") if comp else None,
-                "delta": fmt(comp["delta"], "+.3f") if comp else None,
+                "delta": fmt(comp["delta"], "+") if comp else None,
                 "baseline_version": comp["baseline_version"] if comp else None,
                 "ab_href": links.ab(comp["id"]) if comp else None,
             })
@@ -173,10 +170,10 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
     words = (
         f"On the {dataset} queries (n = {ab['n']}), {cand['retriever']} {cand['version']} scored "
         f"{measure} {fmt(ab['candidate_mean'])} against {fmt(ab['baseline_mean'])} for the baseline "
-        f"{base['version']}: a difference of {fmt(ab['delta'], '+.3f')} ({level:.0%} interval "
-        f"{fmt(ab['delta_ci_low'], '+.3f')} to {fmt(ab['delta_ci_high'], '+.3f')}). "
-        f"The {ab['test']} gives p = {fmt(ab['p_value'], '.4g')} (adjusted {fmt(ab['p_adjusted'], '.4g')}); "
-        f"the paired effect size d_z is {fmt(ab['d_z'], '+.2f')}. The candidate won on {ab['wins']} queries, "
+        f"{base['version']}: a difference of {fmt(ab['delta'], '+')} ({numfmt.percent(level)} interval "
+        f"{fmt(ab['delta_ci_low'], '+')} to {fmt(ab['delta_ci_high'], '+')}). "
+        f"The {ab['test']} gives p = {numfmt.p_value(ab['p_value'])} (adjusted {numfmt.p_value(ab['p_adjusted'])}); "
+        f"the paired effect size d_z is {numfmt.effect(ab['d_z'])}. The candidate won on {ab['wins']} queries, "
         f"tied on {ab['ties']} and lost on {ab['losses']}. Decision: {ab['decision']}."
     )
     numbers = [
@@ -184,10 +181,10 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         ("baseline", f"{base['version']} (run {base['run_id']}, {_day(base['logical_date'])})"),
         ("candidate", f"{cand['version']} (run {cand['run_id']}, {_day(cand['logical_date'])})"),
         ("baseline mean", fmt(ab["baseline_mean"])), ("candidate mean", fmt(ab["candidate_mean"])),
-        ("delta", fmt(ab["delta"], "+.4f")),
-        (f"delta {level:.0%} interval", f"[{fmt(ab['delta_ci_low'], '+.4f')}, {fmt(ab['delta_ci_high'], '+.4f')}]"),
-        ("test", ab["test"]), ("p", fmt(ab["p_value"], ".4g")), ("p adjusted", fmt(ab["p_adjusted"], ".4g")),
-        ("d_z", f"{fmt(ab['d_z'], '+.3f')} [{fmt(ab['d_z_ci_low'], '+.3f')}, {fmt(ab['d_z_ci_high'], '+.3f')}]"),
+        ("delta", fmt(ab["delta"], "+")),
+        (f"delta {numfmt.percent(level)} interval", f"[{fmt(ab['delta_ci_low'], '+')}, {fmt(ab['delta_ci_high'], '+')}]"),
+        ("test", ab["test"]), ("p", numfmt.p_value(ab["p_value"])), ("p adjusted", numfmt.p_value(ab["p_adjusted"])),
+        ("d_z", f"{numfmt.effect(ab['d_z'])} [{numfmt.effect(ab['d_z_ci_low'])}, {numfmt.effect(ab['d_z_ci_high'])}]"),
         ("wins / ties / losses", f"{ab['wins']} / {ab['ties']} / {ab['losses']}"),
         ("decision", ab["decision"]),
     ]
@@ -206,7 +203,7 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
                                    title=f"distribution of per-query deltas ({len(deltas)} queries)"),
         "wins": ab["wins"], "ties": ab["ties"], "losses": ab["losses"],
         "worst": [{"query_id": q["query_id"], "text": q["text"], "baseline": fmt(q["baseline"]),
-                   "candidate": fmt(q["candidate"]), "delta": fmt(q["delta"], "+.3f")} for q in worst],
+                   "candidate": fmt(q["candidate"]), "delta": fmt(q["delta"], "+")} for q in worst],
         "worst_limit": settings.worst_limit,
         "trend_href": links.trend(cand["retriever"], measure, dataset),
         "report_href": links.report(cand["dag_id"], cand["dag_run_id"]),

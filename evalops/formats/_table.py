@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from evalops.data import first_repeated_row
 from evalops.errors import FormatError
 from evalops.formats._arrow import from_numpy, numeric, strings
 from evalops.formats._source import Source
@@ -408,18 +409,7 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
             taken = columns.doc_dictionary.take(from_numpy(columns.doc_codes[rows]))
             doc[rows] = numeric(pc.dictionary_encode(taken).combine_chunks().indices)
     keys = (columns.query_codes.astype(np.int64) << np.int64(32)) | doc
-    ordered = np.sort(keys)
-    same = ordered[1:] == ordered[:-1]
-    if not same.any():
-        return None
-    repeated = np.unique(ordered[1:][same])
-    candidates = np.flatnonzero(np.isin(keys, repeated))
-    seen: set[int] = set()
-    for row, key in zip(candidates.tolist(), keys[candidates].tolist()):
-        if key in seen:
-            return row
-        seen.add(key)
-    return None  # pragma: no cover - a repeated key always repeats in file order
+    return first_repeated_row(keys, lambda rows: keys[rows].tolist())  # the keys are exact
 
 
 # -- entry point -----------------------------------------------------------------------------------

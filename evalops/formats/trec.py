@@ -130,25 +130,11 @@ def read_trec_run(
 
 
 def ranking_order(run: Run) -> np.ndarray:
-    """Indices that put ``run`` in evaluation order: by query id, then score descending (compared at float32
-    precision, as trec_eval stores scores), ties by doc id descending. A query without scores keeps its
-    input order. This is the order ``evalops.metrics`` ranks by, so written ranks agree with the scores."""
-    n = len(run)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    import pandas as pd
+    """Indices that put ``run`` in evaluation order (:func:`evalops.metrics.ranking.trec_eval_order` by
+    query id), so written ranks agree with the scores."""
+    from evalops.metrics.ranking import trec_eval_order
 
-    q_codes, _ = pd.factorize(run.query_ids, sort=True)
-    d_codes, _ = pd.factorize(run.doc_ids, sort=True)
-    from evalops.metrics.ranking import as_trec_eval_scores
-
-    scores = np.where(np.isnan(run.scores), 0.0, as_trec_eval_scores(run.scores))
-    position = np.arange(n)
-    unscored = np.isnan(run.scores)
-    # For unscored rows the score key is constant, the doc key neutral, and the input position decides.
-    doc_key = np.where(unscored, 0, -d_codes)
-    pos_key = np.where(unscored, position, 0)
-    return np.lexsort((pos_key, doc_key, -scores, q_codes))
+    return trec_eval_order(run.scores, run.doc_ids, run.query_ids)
 
 
 def write_trec_run(run: Run, path: str | os.PathLike[str], tag: str | None = None, depth: int | None = None) -> None:

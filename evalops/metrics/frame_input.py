@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalops.data import check_scoring
+from evalops.data import check_scoring, first_repeated_row
 from evalops.errors import DuplicateDocumentError, InputError
 from evalops.metrics.strhash import hash_strings, pair_keys
 
@@ -83,13 +83,7 @@ def _reject_duplicates(codes: np.ndarray, uniques: np.ndarray, docs: Any) -> tup
     """Raise on a (query, doc) pair listed twice; return (keys, their sort order) for the join to reuse."""
     keys = pair_keys(codes, hash_strings(docs))
     order = np.argsort(keys)
-    sorted_keys = keys[order]
-    same = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
-    if same.size:  # equal keys: confirm with the strings (a hash collision is not a duplicate)
-        rows = np.unique(np.concatenate([order[same], order[same + 1]]))
-        seen: set[tuple[int, str]] = set()
-        for code, doc in zip(codes[rows].tolist(), docs.take(rows).to_pylist()):  # a handful of rows
-            if (code, doc) in seen:
-                raise DuplicateDocumentError(str(uniques[code]), doc, "run frame")
-            seen.add((code, doc))
+    row = first_repeated_row(keys, lambda rows: zip(codes[rows].tolist(), docs.take(rows).to_pylist()), order)
+    if row is not None:
+        raise DuplicateDocumentError(str(uniques[codes[row]]), docs.take([row]).to_pylist()[0], "run frame")
     return keys, order

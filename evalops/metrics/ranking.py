@@ -30,7 +30,7 @@ from evalops.data import Run, RunTable
 from evalops.metrics.gold import Gold, as_run
 from evalops.metrics.strhash import hash_strings, pair_keys
 
-__all__ = ["Hits", "locate_hits", "hits_from_columns"]
+__all__ = ["Hits", "as_trec_eval_scores", "hits_from_columns", "locate_hits", "trec_eval_order"]
 
 DocsAt = Callable[[np.ndarray], np.ndarray]
 
@@ -221,6 +221,33 @@ def as_trec_eval_scores(scores: np.ndarray) -> np.ndarray:
     array (NaN stays NaN), so exact pseudo-scores can still be stored in it.
     """
     return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+def trec_eval_order(scores: Any, doc_ids: Any, query_ids: Any = None) -> np.ndarray:
+    """Indices that put rows in trec_eval's order: the one ranking rule of evalops.
+
+    By query id ascending when ``query_ids`` is given, then score descending compared at float32 precision
+    (:func:`as_trec_eval_scores`), ties by doc id descending. Rows whose score is NaN (a query without
+    scores) keep their input order. The evaluator ranks by this rule (without sorting, in
+    :func:`hits_from_columns`); the formats write runs and the retrievers cut at k with this function, so
+    a document kept at rank k is the one the evaluator ranks at k.
+    """
+    import pandas as pd
+
+    raw = np.asarray(scores, dtype=np.float64)
+    n = len(raw)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    unscored = np.isnan(raw)
+    score_key = np.where(unscored, 0.0, -as_trec_eval_scores(raw)) + 0.0  # -0.0 and 0.0 tie, as in C
+    d_codes, _ = pd.factorize(np.asarray(doc_ids, dtype=object), sort=True)
+    # For unscored rows the score key is constant, the doc key neutral, and the input position decides.
+    doc_key = np.where(unscored, 0, -d_codes)
+    pos_key = np.where(unscored, np.arange(n), 0)
+    keys = [pos_key, doc_key, score_key]
+    if query_ids is not None:
+        keys.append(pd.factorize(np.asarray(query_ids, dtype=object), sort=True)[0])
+    return np.lexsort(keys)
 
 
 def _take(docs: Any, rows: np.ndarray) -> np.ndarray:

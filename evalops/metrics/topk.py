@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from evalops.metrics.gold import as_run
+from evalops.metrics.ranking import trec_eval_order
 
 __all__ = ["top_k"]
 
@@ -17,12 +18,10 @@ def top_k(run: Any, k: int) -> dict[str, list[str]]:
     Ranked by score descending at float32 precision, ties by doc id descending (trec_eval); a query
     without scores keeps the retriever's order. ``run``: ``Run``, ``{qid: {docid: score}}`` or a DataFrame.
     """
-    from evalops.formats.trec import ranking_order
-
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive integer, not {k!r}")
     run = as_run(run)
-    order = ranking_order(run)
+    order = trec_eval_order(run.scores, run.doc_ids, run.query_ids)
     queries = run.query_ids[order]
     docs = run.doc_ids[order]
     if len(queries) == 0:

@@ -21,7 +21,6 @@ of the run together, as a family; a per-version task cannot see the family.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import logging
@@ -165,7 +164,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         "candidate_run_id": spec["run_id"],
         "baseline_run_id": base_id,
         "notes": notes,
-        "comparisons": [comparison_to_dict(c) for c in comparisons],
+        "comparisons": [c.to_record() for c in comparisons],
     }))
     result["comparisons"] = len(comparisons)
     return result
@@ -201,26 +200,12 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
 
 
 def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
-    """Every field of an ``evalops.stats.Comparison`` as JSON (the policy as its dict)."""
-    out = {f.name: getattr(comparison, f.name) for f in dataclasses.fields(comparison) if f.name != "policy"}
-    out["worst_queries"] = [dataclasses.asdict(q) for q in comparison.worst_queries]
-    out["effect_size_ci"] = None if comparison.effect_size_ci is None else list(comparison.effect_size_ci)
-    out["reasons"] = list(comparison.reasons)
-    out["notes"] = list(comparison.notes)
-    out["deltas"] = list(comparison.deltas)
-    out["policy"] = comparison.policy.to_dict()
-    return out
+    """:meth:`evalops.stats.Comparison.to_record` (the name before it; kept for one release)."""
+    return comparison.to_record()
 
 
 def comparison_from_dict(data: dict[str, Any]) -> Comparison:
-    """The inverse of :func:`comparison_to_dict`."""
-    from evalops.stats import Comparison, Policy, QueryChange
+    """:meth:`evalops.stats.Comparison.from_record` (the name before it; kept for one release)."""
+    from evalops.stats import Comparison
 
-    values = dict(data)
-    values["policy"] = Policy.from_dict(values["policy"])
-    values["worst_queries"] = tuple(QueryChange(**q) for q in values["worst_queries"])
-    values["effect_size_ci"] = None if values["effect_size_ci"] is None else tuple(values["effect_size_ci"])
-    values["reasons"] = tuple(values["reasons"])
-    values["notes"] = tuple(values["notes"])
-    values["deltas"] = tuple(values.get("deltas", ()))
-    return Comparison(**values)
+    return Comparison.from_record(data)

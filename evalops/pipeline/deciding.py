@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from typing import TYPE_CHECKING, Any
 
-from evalops.pipeline.comparing import comparison_from_dict, comparison_to_dict
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, run_folder
@@ -40,32 +38,10 @@ def decisions_file(cfg: Config, run: RunContext):
     return run_folder(cfg, run) / "decisions.json"
 
 
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else float(value)
-
-
-def _ab_result(comp: Comparison, baseline_run_id: int, candidate_run_id: int, family: str):
-    from evalops.warehouse import ABTestResult
-
-    ci = comp.effect_size_ci or (None, None)
-    return ABTestResult(
-        measure=comp.measure, baseline_run_id=baseline_run_id, candidate_run_id=candidate_run_id, n=comp.n,
-        baseline_mean=_nan(comp.baseline_mean), candidate_mean=_nan(comp.candidate_mean), delta=_nan(comp.delta),
-        delta_ci_low=_nan(comp.delta_ci_low), delta_ci_high=_nan(comp.delta_ci_high),
-        ci_level=comp.policy.confidence, test=comp.test, p_value=_nan(comp.p_value),
-        p_adjusted=_nan(comp.p_adjusted), d_z=_nan(comp.effect_size_dz), d_z_ci_low=_nan(ci[0]),
-        d_z_ci_high=_nan(ci[1]), wins=comp.wins, ties=comp.ties, losses=comp.losses, decision=comp.decision,
-        reasons=comp.reasons, policy=comp.policy.to_dict(), severity=comp.severity, criterion=comp.criterion,
-        reason_code=comp.reason_code, margin=comp.margin, interval_low=comp.interval_low,
-        interval_high=comp.interval_high, interval_level=comp.interval_level, family_size=comp.family_size,
-        family=family,
-    )
-
-
 def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> dict[str, Any]:
     """Correct, decide and store every comparison of the run. Returns the decision counts per family."""
-    from evalops.stats import adjust_and_decide
-    from evalops.warehouse import record_ab_tests
+    from evalops.stats import Comparison, adjust_and_decide
+    from evalops.warehouse import ab_test_result, record_ab_tests
 
     from evalops.pipeline.registry import alerting_measures
     from evalops.warehouse import comparison_look
@@ -79,7 +55,7 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             continue  # the version was not compared (its compare task wrote nothing)
         stored = json.loads(path.read_text())
         for item in stored["comparisons"]:
-            comp = comparison_from_dict(item)
+            comp = Comparison.from_record(item)
             family = spec["dataset"]
             if family == "gold" and comp.measure not in alerting:
                 family = "gold-descriptive"
@@ -102,7 +78,7 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             decided = adjust_and_decide([c for _, c, _ in members])
         if family != "gold":
             decided = [dataclasses.replace(c, alert=False) for c in decided]  # descriptive: never alerts
-        stored = record_ab_tests(engine, [_ab_result(c, b, s["run_id"], family)
+        stored = record_ab_tests(engine, [ab_test_result(c, baseline_run_id=b, candidate_run_id=s["run_id"], family=family)
                                           for (s, _, b), c in zip(members, decided)])
         dataset = members[0][0]["dataset"]
         counts.setdefault(dataset, {})
@@ -112,7 +88,7 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
                 "dataset": dataset, "family": family, "retriever": spec["retriever"], "version": spec["version"],
                 "baseline_version": spec["baseline_version"], "candidate_run_id": spec["run_id"],
                 "baseline_run_id": base_id, "ab_test_id": row.id, "fingerprint": spec["fingerprint"],
-                "comparison": comparison_to_dict(comp),
+                "comparison": comp.to_record(),
             })
     path = decisions_file(cfg, run)
     path.parent.mkdir(parents=True, exist_ok=True)

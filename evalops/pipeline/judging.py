@@ -472,17 +472,11 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
             reasons = list(c["reasons"])
             if gate["status"] != "alerting":
                 reasons.insert(0, "descriptive only: " + gate["reason"])
-            rows.append(ABResult(
-                retriever=retriever, baseline_version=base, candidate_version=c["candidate"].rpartition("@")[2],
-                measure=c["measure"], query_set=f"{scope}, judge {who}", n=c["n"], baseline_mean=c["baseline_mean"],
-                candidate_mean=c["candidate_mean"], delta=c["delta"], delta_ci_low=c["delta_ci_low"],
-                delta_ci_high=c["delta_ci_high"], p_value=c["p_value"], p_adjusted=c["p_adjusted"],
-                effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"], losses=c["losses"],
+            rows.append(ABResult.from_record(
+                c, retriever=retriever, baseline_version=base, candidate_version=c["candidate"].rpartition("@")[2],
+                query_set=f"{scope}, judge {who}",
                 decision=c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})",
                 reasons=reasons, worst_queries=[],
-                **{key: c.get(key) for key in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
-                                               "interval_level", "margin", "family_size")},
-                family=c.get("family"),
             ))
     return rows, policies, notes
 

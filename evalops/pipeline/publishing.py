@@ -128,12 +128,12 @@ def build_report_data(
         today = [i for i, r in enumerate(rows) if (r.retriever, r.version, r.query_set) == (
             b.key.retriever, b.key.version, b.key.dataset)]
         for i in today:
-            rows[i] = dataclasses.replace(rows[i], role=label)
+            rows[i] = dataclasses.replace(rows[i], role=label, stored_baseline=True)
         if not today:
             rows.append(VersionScores(
                 b.key.retriever, b.key.version, label, b.key.dataset,
                 _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
-                run_key=str(base), n_retries=b.n_retries,
+                run_key=str(base), n_retries=b.n_retries, stored_baseline=True,
             ))
 
     texts: dict[str, dict[str, str]] = {}
@@ -145,16 +145,10 @@ def build_report_data(
             sample = next((s.get("sample_folder") for s in versions if s["dataset"] == record["dataset"]), None)
             texts[record["dataset"]] = (gold_queries(cfg, record["dataset"]) if record["dataset"] != PRODUCTION
                                         else production_queries(sample)).texts
-        ab.append(ABResult(
-            retriever=record["retriever"], baseline_version=record["baseline_version"] or "?",
-            candidate_version=record["version"], measure=c["measure"], query_set=record["dataset"], n=c["n"],
-            baseline_mean=c["baseline_mean"], candidate_mean=c["candidate_mean"], delta=c["delta"],
-            delta_ci_low=c["delta_ci_low"], delta_ci_high=c["delta_ci_high"], p_value=c["p_value"],
-            p_adjusted=c["p_adjusted"], effect_size_dz=c["effect_size_dz"], wins=c["wins"], ties=c["ties"],
-            losses=c["losses"], decision=c["decision"], reasons=list(c["reasons"]),
+        ab.append(ABResult.from_record(
+            c, retriever=record["retriever"], baseline_version=record["baseline_version"] or "?",
+            candidate_version=record["version"], query_set=record["dataset"],
             worst_queries=_worst_with_text(c, texts[record["dataset"]]),
-            **{k: c.get(k) for k in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
-                                     "interval_level", "margin", "family_size")},
             family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"

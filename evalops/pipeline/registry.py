@@ -61,8 +61,10 @@ def metric_policy():
 
 def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels: str = "gold") -> EvalFingerprint:
     """The eval fingerprint: gold-set (or log-sample) version, snapshot, measures, and every policy that
-    changes a per-query number (metric conformance, retrieval depth k, the kind of labels)."""
-    from evalops.fingerprint import EvalFingerprint
+    changes a per-query number (metric conformance, retrieval depth k, the kind of labels, the version of
+    the ranking rule that cut each run at k)."""
+    from evalops.fingerprint import RANKING_RULE_VERSION, EvalFingerprint
 
-    policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels}
+    policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels,
+                                "ranking_rule": RANKING_RULE_VERSION}
     return EvalFingerprint.of(gold_set_version, snapshot_id, canonical_measures(cfg), policies)

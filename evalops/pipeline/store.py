@@ -143,11 +143,5 @@ class WarehouseAlertStore:
 
 
 def alert_from_stored(stored: Any) -> Alert:
-    """The :class:`Alert` a stored row was recorded from (the payload keeps the title and the details)."""
-    payload = dict(stored.payload or {})
-    title = payload.pop("title", stored.kind)
-    location = payload.pop("report_location", None)
-    return Alert(kind=stored.kind, severity=stored.severity, day=stored.day.isoformat(), title=title,
-                 message=stored.message, retriever=stored.retriever, version=stored.version,
-                 measure=stored.measure, fingerprint=stored.fingerprint_hash, report_location=location,
-                 details=payload)
+    """The :class:`Alert` a stored row was recorded from (:meth:`evalops.warehouse.AlertRow.to_alert`)."""
+    return stored.to_alert()

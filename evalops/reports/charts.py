@@ -80,7 +80,7 @@ def means_chart_png(versions: list[VersionScores], query_set: str = "gold") -> b
             means.append(mean)
             errs[0].append(mean - lo if _finite(lo) else 0.0)
             errs[1].append(hi - mean if _finite(hi) else 0.0)
-        stored = " (stored baseline)" if v.role.startswith("baseline (stored") else ""
+        stored = " (stored baseline)" if v.stored_baseline else ""
         ax.bar(xs, means, width=width, yerr=errs, capsize=3, label=f"{v.retriever} {v.version}{stored}")
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(measures))])
     ax.set_xticklabels(measures)

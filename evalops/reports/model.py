@@ -6,7 +6,8 @@ it (HTML entities in HTML; HTML entities and table pipes in markdown, which many
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["VersionScores", "ABResult", "ReportData"]
@@ -30,6 +31,7 @@ class VersionScores:
     n_failed: int = 0
     run_key: str | None = None
     n_retries: int = 0  # extra attempts the retriever adapter made for transient failures
+    stored_baseline: bool = False  # the comparisons use a stored run of this version as their baseline
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,18 @@ class ABResult:
     family_size: int | None = None
     family: str | None = None
     coverage: str | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], **context: Any) -> ABResult:
+        """The report row of a comparison record (:meth:`evalops.stats.Comparison.to_record`): every field
+        the two share, by name; ``context`` gives the rest (retriever, versions, query set, worst queries
+        with their text, family, coverage in words) and may override a field (a descriptive decision)."""
+        shared = {f.name: record[f.name] for f in fields(cls) if f.name in record and f.name not in context}
+        if "reasons" in shared:
+            shared["reasons"] = list(shared["reasons"])
+        shared.pop("worst_queries", None)  # rows with the query text come from the context
+        shared.pop("coverage", None)  # a dict in the record, words in the report
+        return cls(**shared, **context)
 
 
 @dataclass(frozen=True)

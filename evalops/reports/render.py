@@ -1,33 +1,35 @@
-"""Markdown and self-contained HTML renderings of a run report.
+"""Markdown and self-contained HTML renderings of a run report, from Jinja2 templates (``templates/``).
 
-Every piece of text is escaped for its format: production query text is untrusted. Both formats first
-drop control and bidi characters and cut long text with a marker (:mod:`evalops.safetext`). HTML gets
-entity escaping everywhere (``html.escape`` with quotes); markdown gets ``&`` and ``<`` as entities (GitHub
-and most viewers render inline HTML), and link, image, emphasis, pipe and backtick syntax backslash-escaped,
-so a query like ``[phish](http://...)`` or ``![px](http://...)`` is shown, never linked or loaded.
+The content is :func:`evalops.reports.tables.report_sections` (data: sections, bullets with a kind, cells
+with a tone); the templates only lay it out. Every piece of text is escaped for its format: production
+query text is untrusted. Both formats first drop control and bidi characters and cut long text with a
+marker (:mod:`evalops.safetext`). HTML is autoescaped by Jinja2 everywhere; markdown goes through
+:func:`evalops.safetext.markdown_inline` (``&`` and ``<`` as entities, link, image, emphasis, pipe and
+backtick syntax backslash-escaped), so a query like ``[phish](http://...)`` is shown, never linked or loaded.
 Charts are PNG bytes: inlined as base64 ``data:`` URIs in HTML, referenced as sibling files in markdown.
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import functools
 from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalops.reports.model import ReportData
+from evalops.reports.tables import report_sections
 from evalops.safetext import markdown_inline, plain
-from evalops.reports.tables import Table, report_sections
 
-__all__ = ["render_markdown", "render_html", "md_escape"]
+if TYPE_CHECKING:  # pragma: no cover
+    import jinja2
 
+__all__ = ["TEMPLATES", "render_markdown", "render_html", "md_escape"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEXT_LIMIT = 2000  # characters per cell or line; a 20,000-character query is cut with a marker
 
 _CHART_ALT = {"means": "Measures per version", "deltas": "Candidate minus baseline with 95% CI"}
-
-
-def _no_html(text: str) -> str:
-    """``&`` and ``<`` are what can start markup; ``>`` alone cannot, so arrows stay readable."""
-    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def md_escape(text: str) -> str:
@@ -42,98 +44,46 @@ def _md_inline(text: str) -> str:
     return "`".join(part if i % 2 else md_escape(part) for i, part in enumerate(parts))
 
 
-def _md_table(table: Table) -> list[str]:
-    lines = ["| " + " | ".join(md_escape(h) for h in table.header) + " |",
-             "|" + "|".join("---" for _ in table.header) + "|"]
-    lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in table.rows]
-    return lines
+def _plain(text: object) -> str:
+    return plain(str(text), TEXT_LIMIT)
+
+
+def _code_spans(text: str):
+    """Escaped text whose own `code` spans become <code> (the backticks survive escaping unchanged)."""
+    from markupsafe import Markup, escape
+
+    parts = str(escape(_plain(text))).split("`")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
+
+
+@functools.cache
+def _environment(html: bool) -> jinja2.Environment:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=html,  # markdown is escaped by its own filters, not as HTML
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(md=md_escape, md_inline=_md_inline, plain=_plain, code_spans=_code_spans,
+                       b64=lambda png: base64.b64encode(png).decode("ascii"))
+    return env
 
 
 def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = None) -> str:
     """The report as GitHub-flavoured markdown. ``chart_files`` maps a chart name to a relative PNG path."""
-    charts = chart_files or {}
-    lines = [f"# {md_escape(data.title)}", ""]
-    for section in report_sections(data):
-        lines += [f"## {md_escape(section.title)}", ""]
-        for p in section.paragraphs:
-            lines += [_md_inline(p), ""]
-        if section.bullets:
-            lines += [f"- {md_escape(b)}" for b in section.bullets] + [""]
-        for caption, table in section.tables:
-            if caption:
-                lines += [f"**{md_escape(caption)}**", ""]
-            lines += _md_table(table) + [""]
-        for name in section.charts:
-            if name in charts:
-                lines += [f"![{_CHART_ALT.get(name, name)}]({charts[name]})", ""]
-    return "\n".join(lines).rstrip() + "\n"
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Source Han Sans SC",
-"PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei","Droid Sans Fallback",sans-serif;
-margin:2rem 0;color:#222;padding:0 1.5rem}
-table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.9rem}
-th,td{border:1px solid #ccc;padding:.3rem .55rem;text-align:left;vertical-align:top}
-th{background:#f3f4f6}
-td.regression{color:#c0392b;font-weight:700}td.improvement{color:#1e8449;font-weight:700}
-caption{text-align:left;font-weight:600;padding:.3rem 0}
-code{background:#f3f4f6;padding:0 .2rem}
-.alert{color:#c0392b;font-weight:600}
-img{max-width:100%}
-"""
-
-
-def _h(text: str) -> str:
-    return html.escape(plain(str(text), TEXT_LIMIT), quote=True)
-
-
-def _html_inline(text: str) -> str:
-    """Escape, then turn our own `code` spans into <code> (the backticks survive escaping unchanged)."""
-    parts = _h(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
-
-
-def _html_table(caption: str, table: Table) -> list[str]:
-    out = ["<table>"]
-    if caption:
-        out.append(f"<caption>{_h(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f"<th>{_h(h)}</th>" for h in table.header) + "</tr></thead><tbody>")
-    for row in table.rows:
-        cells = []
-        for c in row:
-            cls = c.lower() if c.lower() in ("regression", "improvement") else ""
-            cells.append(f'<td class="{cls}">{_h(c)}</td>' if cls else f"<td>{_h(c)}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
-    return out
+    text = _environment(False).get_template("report.md.j2").render(
+        title=data.title, sections=report_sections(data), charts=dict(chart_files or {}), chart_alt=_CHART_ALT
+    )
+    return text.rstrip() + "\n"
 
 
 def render_html(data: ReportData, charts: Mapping[str, bytes] | None = None) -> str:
     """The report as one self-contained HTML page: inline CSS, charts as base64 PNG, no external request."""
-    charts = charts or {}
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{_h(data.title)} · {_h(data.day)}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>{_h(data.title)}</h1>",
-    ]
-    for section in report_sections(data):
-        out.append(f"<h2>{_h(section.title)}</h2>")
-        out += [f"<p>{_html_inline(p)}</p>" for p in section.paragraphs]
-        if section.bullets:
-            out.append("<ul>")
-            for b in section.bullets:
-                cls = ' class="alert"' if b.startswith("ALERT") else ""
-                out.append(f"<li{cls}>{_h(b)}</li>")
-            out.append("</ul>")
-        for caption, table in section.tables:
-            out += _html_table(caption, table)
-        for name in section.charts:
-            png = charts.get(name)
-            if png:
-                b64 = base64.b64encode(png).decode("ascii")
-                out.append(f'<img alt="{_h(_CHART_ALT.get(name, name))}" src="data:image/png;base64,{b64}">')
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    return _environment(True).get_template("report.html.j2").render(
+        title=data.title, day=data.day, sections=report_sections(data), charts=dict(charts or {}),
+        chart_alt=_CHART_ALT,
+    )

@@ -5,41 +5,56 @@ Keeping content here means the markdown and the HTML report can never disagree a
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalops import numfmt
 from evalops.reports.model import ABResult, ReportData, VersionScores
 
-__all__ = ["Section", "Table", "report_sections", "fmt_num", "fmt_p"]
+__all__ = ["Bullet", "Cell", "Section", "Table", "report_sections", "fmt_num", "fmt_p"]
+
+TONES = ("regression", "improvement")  # decisions a renderer may colour
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text and, for a decision, its ``tone`` (``regression``, ``improvement``)."""
+
+    text: str
+    tone: str | None = None
 
 
 @dataclass
 class Table:
     header: list[str]
-    rows: list[list[str]]
+    rows: list[list[Cell]]
+
+    def __post_init__(self) -> None:
+        self.rows = [[c if isinstance(c, Cell) else Cell(c) for c in row] for row in self.rows]
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One line of a list; ``kind`` ``alert`` for an alert (a renderer may mark it)."""
+
+    text: str
+    kind: str | None = None
 
 
 @dataclass
 class Section:
+    """Format-neutral content: paragraphs are our own sentences (`code` spans allowed), everything else is
+    text the renderer escapes."""
+
     title: str
     paragraphs: list[str] = field(default_factory=list)
-    bullets: list[str] = field(default_factory=list)
+    bullets: list[Bullet] = field(default_factory=list)
     tables: list[tuple[str, Table]] = field(default_factory=list)  # (caption, table)
     charts: list[str] = field(default_factory=list)  # names of charts rendered here
 
 
-def fmt_num(value: Any, digits: int = 4, signed: bool = False) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
-
-
-def fmt_p(value: Any) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    v = float(value)
-    return f"{v:.3g}" if v >= 1e-3 else f"{v:.1e}"
+fmt_num = numfmt.number  # the names this module exported before evalops.numfmt
+fmt_p = numfmt.p_value
 
 
 def _ci(lo: Any, hi: Any, signed: bool = False) -> str:
@@ -89,13 +104,14 @@ def _ab_table(results: list[ABResult]) -> Table:
             fmt_num(r.delta, signed=True) + _ci(r.delta_ci_low, r.delta_ci_high, signed=True),
             fmt_p(r.p_value),
             fmt_p(r.p_adjusted),
-            fmt_num(r.effect_size_dz, 2, signed=True),
+            numfmt.effect(r.effect_size_dz),
             f"{r.wins}/{r.ties}/{r.losses}",
             _rule_interval(r),
-            "–" if r.margin is None else f"{r.margin:g}",
+            numfmt.margin(r.margin),
             "–" if r.family_size is None else f"{r.family_size}" + (f" ({r.family})" if r.family else ""),
-            (r.decision.upper() if r.decision == "regression" else r.decision)
-            + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
+            Cell((r.decision.upper() if r.decision == "regression" else r.decision)
+                 + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
+                 r.decision if r.decision in TONES else None),
         ]
         for r in results
     ]
@@ -108,7 +124,7 @@ def _rule_interval(r: ABResult) -> str:
     """The family-adjusted interval the decision was read from, with its level."""
     if r.interval_low is None or r.interval_high is None:
         return "–"
-    level = "" if r.interval_level is None else f" at {100 * r.interval_level:.4g}%"
+    level = "" if r.interval_level is None else f" at {numfmt.level(r.interval_level)}"
     return f"{fmt_num(r.interval_low, signed=True)} .. {fmt_num(r.interval_high, signed=True)}{level}"
 
 
@@ -144,18 +160,18 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     )
     if data.alerts:
         summary.bullets += [
-            f"ALERT ({a.get('kind')}): {a.get('title')}"
-            + ("" if a.get("delivered", True) else " — stored, not delivered")
+            Bullet(f"ALERT ({a.get('kind')}): {a.get('title')}"
+                   + ("" if a.get("delivered", True) else " — stored, not delivered"), "alert")
             for a in data.alerts
         ]
     else:
-        summary.bullets.append("No alerts.")
+        summary.bullets.append(Bullet("No alerts."))
     sections.append(summary)
 
     changed = Section("What changed since the baseline")
-    changed.bullets += data.stale_baselines + data.changes
+    changed.bullets += [Bullet(line) for line in data.stale_baselines + data.changes]
     if not changed.bullets:
-        changed.bullets.append("Nothing: same fingerprint, same versions as the stored baselines.")
+        changed.bullets.append(Bullet("Nothing: same fingerprint, same versions as the stored baselines."))
     sections.append(changed)
 
     fp = Section("Fingerprint and policies")
@@ -203,7 +219,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     else:
         # the rule's conclusion in words, one line per comparison (the reason the decision was taken)
         ab.bullets.extend(
-            f"{r.retriever} {r.candidate_version} {r.measure} ({r.query_set}): {r.decision}: {r.reasons[-1]}"
+            Bullet(f"{r.retriever} {r.candidate_version} {r.measure} ({r.query_set}): {r.decision}: {r.reasons[-1]}")
             for r in data.ab_results if r.reasons
         )
     sections.append(ab)
@@ -213,7 +229,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         sections.append(Section("Worst queries", tables=worst))
 
     if data.notes:
-        sections.append(Section("Notes", bullets=list(data.notes)))
+        sections.append(Section("Notes", bullets=[Bullet(n) for n in data.notes]))
     return sections
 
 

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from evalops.errors import RetrieverError
+from evalops.metrics.ranking import as_trec_eval_scores, trec_eval_order
 
 __all__ = [
     "Query",
@@ -35,7 +36,6 @@ __all__ = [
     "Retriever",
     "coerce_result",
     "coerce_results",
-    "rank_order",
     "top_k",
 ]
 
@@ -157,22 +157,19 @@ def coerce_results(queries: Sequence[Query], items: Sequence[Any], k: int) -> li
     return [coerce_result(q, item, k) for q, item in zip(queries, items)]
 
 
-def rank_order(scores: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
-    """Indices that sort by score descending, ties by doc id descending (trec_eval's order)."""
-    # lexsort sorts ascending by the last key first; reverse the whole order to get both descending.
-    return np.lexsort((doc_ids.astype(str), scores))[::-1]
-
-
 def top_k(scores: np.ndarray, doc_ids: np.ndarray, k: int, *, keep_zero: bool = False) -> Ranked:
-    """The best ``k`` documents by ``scores`` in trec_eval's order, so a cut at ``k`` agrees with evaluation.
+    """The best ``k`` documents by ``scores`` in trec_eval's order
+    (:func:`evalops.metrics.ranking.trec_eval_order`: float32 scores descending, then doc id descending),
+    so a cut at ``k`` keeps exactly the documents the evaluator ranks first.
 
     Documents scoring exactly 0 (no term in common with the query) are left out unless ``keep_zero``.
+    The scores returned are the retriever's own (not rounded).
     """
     keep = np.flatnonzero(scores != 0) if not keep_zero else np.arange(len(scores))
     if keep.size > k:
-        # Take every document tied with the k-th best score, then let rank_order decide among them.
-        kth = np.partition(scores[keep], keep.size - k)[keep.size - k]
-        keep = keep[scores[keep] >= kth]
-    order = keep[rank_order(scores[keep], doc_ids[keep])][:k]
+        # Take every document tied (at float32) with the k-th best score, then let the rule decide.
+        ranked_by = as_trec_eval_scores(scores[keep])
+        kth = np.partition(ranked_by, keep.size - k)[keep.size - k]
+        keep = keep[ranked_by >= kth]
+    order = keep[trec_eval_order(scores[keep], doc_ids[keep])][:k]
     return tuple((str(doc_ids[i]), float(scores[i])) for i in order)
-

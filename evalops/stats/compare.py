@@ -14,8 +14,8 @@ Undefined quantities are ``None`` (JSON ``null``), never NaN:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 
 import numpy as np
@@ -49,7 +49,11 @@ class QueryChange:
 
 @dataclass(frozen=True)
 class Comparison:
-    """One measure of one candidate against the baseline. ``to_dict`` is the stable JSON record.
+    """One measure of one candidate against the baseline: the one comparison record of evalops.
+
+    :meth:`to_record` / :meth:`from_record` are its JSON form (every field; undefined values are ``None``),
+    :meth:`to_dict` its public view, :func:`evalops.warehouse.ab_test_result` its warehouse row, and
+    :meth:`evalops.reports.ABResult.from_record` its report row. Adding a field is adding it here.
 
     ``delta_ci_low``/``high`` is the reported interval at ``policy.confidence`` (``policy.ci_method``
     bootstrap); ``interval_low``/``high`` is the decision interval at the family-adjusted
@@ -103,54 +107,72 @@ class Comparison:
     coverage: dict[str, object] | None = None
     deltas: tuple[float, ...] = field(default=(), repr=False)
 
+    def to_record(self) -> dict[str, object]:
+        """Every field as plain JSON (the policy as its dict, worst queries as dicts, ``None`` for undefined
+        values, never NaN): what the pipeline hands between tasks and stores. :meth:`from_record` inverts it.
+
+        Built from the dataclass fields, so a new field needs no change here."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> Comparison:
+        """The comparison of :meth:`to_record` (a field absent from an older record takes its default)."""
+        names = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(record) - set(names))
+        if unknown:
+            raise InputError(f"comparison record has unknown fields {unknown}; expected some of {sorted(names)}")
+        values: dict[str, object] = {}
+        for name, value in record.items():
+            kind = names[name].type
+            if name == "policy":
+                value = Policy.from_dict(value)  # type: ignore[arg-type]
+            elif name == "worst_queries":
+                value = tuple(QueryChange(**q) for q in value)  # type: ignore[union-attr]
+            elif isinstance(value, list):
+                value = tuple(value)
+            elif value is None and kind == "float":  # a defined-by-type float that was undefined (NaN)
+                value = float("nan")
+            values[name] = value
+        return cls(**values)  # type: ignore[arg-type]
+
     def to_dict(self) -> dict[str, object]:
-        """The JSON record (plain Python types; ``None`` for undefined values)."""
-        return {
-            "measure": self.measure,
-            "baseline": self.baseline_name,
-            "candidate": self.candidate_name,
-            "n": self.n,
-            "coverage": self.coverage,
-            "baseline_mean": self.baseline_mean,
-            "candidate_mean": self.candidate_mean,
-            "delta": self.delta,
-            "delta_sd": self.delta_sd,
-            "delta_ci_low": self.delta_ci_low,
-            "delta_ci_high": self.delta_ci_high,
-            "relative_change": self.relative_change,
-            "decision": self.decision,
-            "severity": self.severity,
-            "criterion": self.criterion,
-            "reason_code": self.reason_code,
-            "alert": self.alert,
-            "margin": self.margin,
-            "interval_low": self.interval_low,
-            "interval_high": self.interval_high,
-            "interval_level": self.interval_level,
-            "interval_method": self.interval_method,
-            "family_size": self.family_size,
-            "queries_needed": self.queries_needed,
-            "test": self.test,
-            "test_method": self.test_method,
-            "statistic": self.statistic,
-            "p_value": self.p_value,
-            "p_adjusted": self.p_adjusted,
-            "effect_size_dz": self.effect_size_dz,
-            "effect_size_ci": None if self.effect_size_ci is None else list(self.effect_size_ci),
-            "effect_size_gz": self.effect_size_gz,
-            "wins": self.wins,
-            "ties": self.ties,
-            "losses": self.losses,
-            "queries_lost": self.queries_lost,
-            "queries_gained": self.queries_gained,
-            "query_drops_p": self.query_drops_p,
-            "reasons": list(self.reasons),
-            "worst_queries": [
-                {"query_id": q.query_id, "baseline": q.baseline, "candidate": q.candidate, "delta": q.delta}
-                for q in self.worst_queries
-            ],
-            "notes": list(self.notes),
-        }
+        """The public JSON view (``evalops compare --format json``): the record under its public names
+        (``baseline``, ``candidate``), without the internals (policy, per-query deltas, direction)."""
+        record = self.to_record()
+        ordered = [n for n in _PUBLIC_ORDER if n in record] + [n for n in record if n not in _PUBLIC_ORDER]
+        return {_PUBLIC_NAMES.get(n, n): record[n] for n in ordered if n not in _INTERNAL}
+
+
+# The public view: these names first, in this order, then any other field in declaration order.
+_PUBLIC_ORDER = (
+    "measure", "baseline_name", "candidate_name", "n", "coverage", "baseline_mean", "candidate_mean", "delta",
+    "delta_sd", "delta_ci_low", "delta_ci_high", "relative_change", "decision", "severity", "criterion",
+    "reason_code", "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method",
+    "family_size", "queries_needed", "test", "test_method", "statistic", "p_value", "p_adjusted",
+    "effect_size_dz", "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost",
+    "queries_gained", "query_drops_p", "reasons", "worst_queries", "notes",
+)  # fmt: skip
+_PUBLIC_NAMES = {"baseline_name": "baseline", "candidate_name": "candidate"}
+_INTERNAL = frozenset({"policy", "deltas", "direction", "degenerate"})
+
+
+def _plain(value: object) -> object:
+    """A field value as JSON: NaN and infinities become None, tuples lists, dataclasses dicts."""
+    if isinstance(value, Policy):
+        return value.to_dict()
+    if isinstance(value, QueryChange):
+        return {k: _plain(v) for k, v in asdict(value).items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
 
 
 def run_test(baseline: np.ndarray, candidate: np.ndarray, policy: Policy,

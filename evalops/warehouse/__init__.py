@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalops.fingerprint import EvalFingerprint
-from evalops.warehouse.abtests import comparison_look, load_ab_tests, record_ab_tests
+from evalops.warehouse.abtests import ab_test_result, comparison_look, load_ab_tests, record_ab_tests
 from evalops.warehouse.alerts import (
     alert_dedup_key,
     alert_deliveries,
@@ -40,6 +40,7 @@ from evalops.warehouse.config import WarehouseURL, create_warehouse_engine, reso
 from evalops.warehouse.domain import (
     ABTestResult,
     Alert,
+    AlertRow,
     Baseline,
     BaselineLookup,
     EvalRun,
@@ -66,7 +67,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ABTestResult",
+    "ab_test_result",
     "Alert",
+    "AlertRow",
     "Baseline",
     "BaselineLookup",
     "EvalFingerprint",

@@ -18,11 +18,28 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-__all__ = ["comparison_look", "load_ab_tests", "record_ab_tests"]
+__all__ = ["ab_test_result", "comparison_look", "load_ab_tests", "record_ab_tests"]
 
 ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
 _STORED = ("id", "created_at")
 _VALUE_FIELDS = tuple(f.name for f in dataclasses.fields(ABTestResult) if f.name not in ("measure", *_STORED))
+# fields stored under another column name (the columns predate the one comparison record)
+_COLUMN = {"effect_size_dz": "d_z", "effect_size_ci_low": "d_z_ci_low", "effect_size_ci_high": "d_z_ci_high"}
+# ABTestResult fields that the comparison record does not hold (the rest are copied by name)
+_NOT_IN_RECORD = frozenset({"baseline_run_id", "candidate_run_id", "ci_level", "effect_size_ci_low",
+                            "effect_size_ci_high", "family", *_STORED})
+
+
+def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: int, family: str) -> ABTestResult:
+    """The one mapper from an :class:`evalops.stats.Comparison` to its warehouse row: every field the two
+    share, by name, from the comparison's JSON record (so ``None``, never NaN, for undefined values)."""
+    record = comparison.to_record()
+    ci = record["effect_size_ci"] or (None, None)
+    values = {f.name: record[f.name] for f in dataclasses.fields(ABTestResult) if f.name not in _NOT_IN_RECORD}
+    values["reasons"] = tuple(values["reasons"])
+    return ABTestResult(**values, baseline_run_id=baseline_run_id, candidate_run_id=candidate_run_id,
+                        ci_level=comparison.policy.confidence, effect_size_ci_low=ci[0], effect_size_ci_high=ci[1],
+                        family=family)
 
 
 def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABTestResult]:
@@ -117,7 +134,7 @@ def _select():
 
 
 def _row(result: ABTestResult, measure_id: int, created_at: Any) -> dict[str, Any]:
-    row = {name: getattr(result, name) for name in _VALUE_FIELDS}
+    row = {_COLUMN.get(name, name): getattr(result, name) for name in _VALUE_FIELDS}
     row["reasons"] = [str(r) for r in result.reasons]
     row["policy"] = dict(result.policy)
     row["measure_id"] = measure_id
@@ -127,6 +144,6 @@ def _row(result: ABTestResult, measure_id: int, created_at: Any) -> dict[str, An
 
 def _result(row: Mapping[str, Any]) -> ABTestResult:
     """The one place a stored A/B row becomes a domain object."""
-    values = {f.name: row[f.name] for f in dataclasses.fields(ABTestResult)}
+    values = {f.name: row[_COLUMN.get(f.name, f.name)] for f in dataclasses.fields(ABTestResult)}
     values["reasons"] = tuple(values["reasons"])
     return ABTestResult(**values)

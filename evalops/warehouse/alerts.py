@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, select, update
 
+from evalops.alerting.model import dedup_key
 from evalops.errors import InputError, WarehouseError
 from evalops.warehouse._db import insert_for, now_utc, transaction
-from evalops.warehouse.domain import Alert
+from evalops.warehouse.domain import AlertRow
 from evalops.warehouse.models import DELIVERY_STATUSES, AlertDeliveryModel, AlertModel
 from evalops.warehouse.types import as_utc
 
@@ -44,9 +45,8 @@ SEVERITIES = ("info", "warning", "critical")
 def alert_dedup_key(
     kind: str, retriever: str, version: str | None, measure: str | None, fingerprint_hash: str | None, day: dt.date
 ) -> str:
-    """The natural key of an alert (missing parts are written as ``-``)."""
-    parts = [kind, retriever, version, measure, fingerprint_hash, day.isoformat()]
-    return "|".join("-" if p is None else str(p) for p in parts)
+    """The natural key of an alert: :func:`evalops.alerting.model.dedup_key` of its day."""
+    return dedup_key(kind, retriever, version, measure, fingerprint_hash, day.isoformat())
 
 
 def record_alert(
@@ -63,7 +63,7 @@ def record_alert(
     payload: Mapping[str, Any] | None = None,
     run_id: int | None = None,
     ab_test_id: int | None = None,
-) -> tuple[Alert, bool]:
+) -> tuple[AlertRow, bool]:
     """Store an alert unless the same one is already stored; returns ``(alert, created)``.
 
     A new alert starts ``pending``. When ``created`` is False the stored alert is returned unchanged, so
@@ -105,7 +105,7 @@ def record_alert(
 def mark_alert_delivery(
     engine: Engine, alert_id: int, *, delivered: bool | None = None, status: str | None = None,
     error: str | None = None, at: dt.datetime | None = None,
-) -> Alert:
+) -> AlertRow:
     """Record the overall outcome of one delivery attempt (``error`` says why it failed). Give ``status``
     (one of the delivery statuses) or ``delivered`` (True for ``delivered``, False for ``undelivered``)."""
     if status is None:
@@ -170,7 +170,7 @@ def alert_deliveries(engine: Engine, alert_ids: list[int]) -> dict[int, dict[str
     return out
 
 
-def retryable_alerts(engine: Engine, created_since: dt.datetime) -> list[Alert]:
+def retryable_alerts(engine: Engine, created_since: dt.datetime) -> list[AlertRow]:
     """Alerts not delivered (pending, undelivered, unknown) created at or after ``created_since``, oldest first."""
     stmt = (
         select(alerts)
@@ -196,10 +196,10 @@ def list_alerts(
         stmt = stmt.where(alerts.c.day >= since)
     with transaction(engine, "reading alerts") as conn:
         rows = conn.execute(stmt).mappings().all()
-    columns = list(Alert.__dataclass_fields__)
+    columns = list(AlertRow.__dataclass_fields__)
     return pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
 
 
-def _alert(row: Mapping[str, Any]) -> Alert:
+def _alert(row: Mapping[str, Any]) -> AlertRow:
     """The one place a stored alert row becomes a domain object."""
-    return Alert(**{name: row[name] for name in Alert.__dataclass_fields__})
+    return AlertRow(**{name: row[name] for name in AlertRow.__dataclass_fields__})

@@ -140,7 +140,9 @@ class BaselineLookup:
 class ABTestResult:
     """One paired comparison of a candidate run with a baseline run on one measure.
 
-    ``delta = candidate_mean - baseline_mean``; ``d_z`` is the paired effect size (mean difference over
+    The warehouse row of an :class:`evalops.stats.Comparison`, under the same field names (built by
+    :func:`evalops.warehouse.ab_test_result`; ``None`` for undefined values). ``delta = candidate_mean -
+    baseline_mean``; ``effect_size_dz`` (column ``d_z``) is the paired effect size (mean difference over
     the standard deviation of the differences), reported, not a gate. ``policy`` holds the comparison policy
     (alpha, margin, test, correction, ...). The rule's reading: ``severity`` (critical, warning or None),
     ``criterion`` (material, significant, material_estimate, query_drops, equivalence), ``reason_code`` of
@@ -154,18 +156,18 @@ class ABTestResult:
     baseline_run_id: int
     candidate_run_id: int
     n: int
-    baseline_mean: float
-    candidate_mean: float
-    delta: float
-    delta_ci_low: float
-    delta_ci_high: float
+    baseline_mean: float | None
+    candidate_mean: float | None
+    delta: float | None
+    delta_ci_low: float | None
+    delta_ci_high: float | None
     ci_level: float
     test: str
-    p_value: float
-    p_adjusted: float
-    d_z: float
-    d_z_ci_low: float
-    d_z_ci_high: float
+    p_value: float | None
+    p_adjusted: float | None
+    effect_size_dz: float | None
+    effect_size_ci_low: float | None
+    effect_size_ci_high: float | None
     wins: int
     ties: int
     losses: int
@@ -184,9 +186,17 @@ class ABTestResult:
     id: int | None = None
     created_at: dt.datetime | None = None
 
+    # The names before the comparison's (kept for one release).
+    d_z = property(lambda self: self.effect_size_dz)
+    d_z_ci_low = property(lambda self: self.effect_size_ci_low)
+    d_z_ci_high = property(lambda self: self.effect_size_ci_high)
+
 
 @dataclass(frozen=True)
-class Alert:
+class AlertRow:
+    """A stored alert: the row of an :class:`evalops.alerting.Alert` (the one alert class) with its
+    storage and delivery state. :meth:`to_alert` gives back the alert it was recorded from."""
+
     id: int
     dedup_key: str
     kind: str
@@ -205,6 +215,21 @@ class Alert:
     delivery_attempts: int
     delivered_at: dt.datetime | None
     delivery_error: str | None
+
+    def to_alert(self) -> Any:
+        """The :class:`evalops.alerting.Alert` this row was recorded from (the payload keeps the title, the
+        report location and the details)."""
+        from evalops.alerting.model import Alert
+
+        payload = dict(self.payload or {})
+        title = payload.pop("title", self.kind)
+        location = payload.pop("report_location", None)
+        return Alert(kind=self.kind, severity=self.severity, day=self.day.isoformat(), title=title,
+                     message=self.message, retriever=self.retriever, version=self.version, measure=self.measure,
+                     fingerprint=self.fingerprint_hash, report_location=location, details=payload)
+
+
+Alert = AlertRow  # the name before AlertRow (kept for one release); the alert itself is evalops.alerting.Alert
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import pytest
 
@@ -54,10 +53,21 @@ def test_message_carries_everything_an_on_call_engineer_needs(context, compariso
     assert alert.details["policy"] == POLICY
 
 
-def test_comparison_may_be_an_object(context, comparison_factory):
-    record = SimpleNamespace(**comparison_factory())
-    (alert,) = regression_alerts({"nDCG@10": record}, context, policy=POLICY, query_text={}, scrub=scrub)
-    assert alert.details["n"] == 64
+def test_a_comparison_object_alerts_as_its_record(context):
+    """One shape: an evalops.stats.Comparison is read through its JSON record (no attribute sniffing)."""
+    import numpy as np
+
+    from evalops.stats import align, compare
+
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.5, 0.9, 64)
+    paired = align((list(map(str, range(64))), base.tolist()), (list(map(str, range(64))), (base - 0.2).tolist()))
+    comparison = compare(paired, measure="nDCG@10")
+    assert comparison.decision == "regression"
+    (from_object,) = regression_alerts({"nDCG@10": comparison}, context, policy=POLICY, query_text={}, scrub=scrub)
+    (from_record,) = regression_alerts({"nDCG@10": comparison.to_record()}, context, policy=POLICY,
+                                       query_text={}, scrub=scrub)
+    assert from_object == from_record and from_object.details["n"] == 64
 
 
 def test_worst_queries_as_tuples(context, comparison_factory):

@@ -198,3 +198,15 @@ def test_run_frames_with_missing_ids_or_bad_scores_are_rejected():
         evaluate(QRELS, pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": ["high"]}), ["RR"])
     with pytest.raises(InputError, match="mixes scored and unscored"):
         evaluate(QRELS, pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, None]}), ["RR"])
+
+
+def test_the_one_duplicate_pair_check_confirms_collisions_and_names_the_first_repeat():
+    from evalops.data import first_repeated_row
+
+    pairs = [("q1", "a"), ("q1", "b"), ("q2", "a"), ("q1", "b"), ("q2", "a")]
+    identity = lambda rows: [pairs[i] for i in rows]  # noqa: E731
+    collide = np.zeros(len(pairs), dtype=np.uint64)  # every key collides: only the pairs decide
+    assert first_repeated_row(collide, identity) == 3
+    assert first_repeated_row(collide, identity, np.argsort(collide, kind="stable")) == 3
+    assert first_repeated_row(collide[:3], identity) is None
+    assert first_repeated_row(np.arange(5, dtype=np.uint64), identity) is None  # distinct keys: no look

@@ -57,7 +57,7 @@ def data() -> ReportData:
 def test_html_escapes_untrusted_query_text(data):
     page = render_html(data)
     assert "<script>" not in page and "onerror=1>" not in page
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page  # Jinja2's autoescape (was html.escape's &quot;)
     assert page.count("<script") == 0
 
 
@@ -121,3 +121,38 @@ def test_importing_reports_does_not_import_matplotlib():
     code = "import evalops.reports, sys; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_sections_are_data_not_sniffed_text(data):
+    """An alert is marked because it is an alert, a decision coloured because it is one: a note that
+    starts with "ALERT" or a cell reading "improvement" is plain text."""
+    import dataclasses
+
+    page = render_html(dataclasses.replace(data, notes=["ALERT (fake): not an alert"]))
+    assert '<li class="alert">ALERT (regression): Regression: handbook v3-degraded' in page
+    assert "<li>ALERT (fake): not an alert</li>" in page
+    assert '<td class="regression">REGRESSION (critical) (material)</td>' in page
+    assert '<td class="improvement">improvement</td>' in page
+    quiet = render_html(dataclasses.replace(data, policies={"improvement": "improvement"}))
+    assert "<td>improvement</td>" in quiet  # a policy value, not a decision
+
+
+def test_markdown_and_html_come_from_the_templates(data, monkeypatch, tmp_path):
+    from evalops.reports import render
+
+    (tmp_path / "report.md.j2").write_text("custom {{ title|md }}\n")
+    (tmp_path / "report.html.j2").write_text("<b>{{ title|plain }}</b>\n")
+    monkeypatch.setattr(render, "TEMPLATES", tmp_path)
+    render._environment.cache_clear()
+    try:
+        evil = dataclasses_replace(data, title="<i>[x](y)</i>")
+        assert render_markdown(evil) == "custom &lt;i>\\[x\\](y)&lt;/i>\n"
+        assert render_html(evil) == "<b>&lt;i&gt;[x](y)&lt;/i&gt;</b>\n"
+    finally:
+        render._environment.cache_clear()
+
+
+def dataclasses_replace(data, **changes):
+    import dataclasses
+
+    return dataclasses.replace(data, **changes)

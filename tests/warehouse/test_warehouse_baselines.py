@@ -9,7 +9,7 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 
 from evalops.errors import InputError, WarehouseError
-from evalops.warehouse import baseline_history, find_baseline, promote_baseline, rollback_baseline
+from evalops.warehouse import baseline_history, find_baseline, load_paired_scores, promote_baseline, rollback_baseline
 from evalops.warehouse.models import BaselineModel
 from warehouse_helpers import T0
 
@@ -137,3 +137,27 @@ def test_baselines_are_per_retriever(seed, engine):
     assert find_baseline(engine, "bm25", fp).baseline.retriever == "bm25"
     assert find_baseline(engine, "dense", fp).baseline.retriever == "dense"
     assert find_baseline(engine, "hybrid", fp).status == "missing"
+
+
+def test_a_new_ranking_rule_makes_baselines_stale_and_they_are_not_compared(seed, engine):
+    """The retrievers' cut at k changed (float32 ties, trec_eval's rule): the pipeline's fingerprint carries
+    the rule's version, so a baseline stored under the previous rule is stale, never current."""
+    from evalops.config import Config
+    from evalops.fingerprint import RANKING_RULE_VERSION
+    from evalops.pipeline.registry import fingerprint_for
+
+    seed.fingerprint()  # records gold-v1 and kb-1
+    current = fingerprint_for(Config(), "gold-v1", "kb-1")
+    assert current.policies["ranking_rule"] == RANKING_RULE_VERSION == 2
+    before = {k: v for k, v in current.policies.items() if k != "ranking_rule"}  # as stored until now
+    old_fp = seed.fingerprint(measures=current.measures, policies=before)
+    assert old_fp.hash != current.hash
+    old_run = seed.run("v1", fingerprint=old_fp)
+    promote_baseline(engine, old_run.id, by="a", reason="r")
+
+    lookup = find_baseline(engine, "bm25", current)
+    assert lookup.status == "stale" and lookup.changed == ("policies",)
+    assert lookup.explanation == (f"policies.ranking_rule: (unset) -> {RANKING_RULE_VERSION}",)
+    new_run = seed.run("v2", fingerprint=current, dag_run_id="scheduled__2024-05-02")
+    with pytest.raises(WarehouseError, match="different fingerprints .changed: policies"):
+        load_paired_scores(engine, old_run.id, new_run.id, "nDCG@10")

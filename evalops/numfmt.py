@@ -1,0 +1,75 @@
+"""How evalops prints numbers: one policy for alerts, reports, the dashboard and the CLI.
+
+Numbers are printed, never rounded in storage. The policy:
+
+* **p-values**: 2 significant digits (``0.032``, ``0.5``), scientific below 0.001 (``1.2e-04``);
+* **means, deltas and their intervals**: 4 decimals, deltas with a sign (``+0.0123``);
+* **effect sizes** (d_z): 2 decimals with a sign (``+0.71``);
+* **levels and shares**: a percent, ``level`` with up to 4 significant digits (``98.33%``), ``percent``
+  with whole percents (``95%``); **margins**: the shortest form (``0.01``).
+
+An undefined value (``None``, NaN, infinity) prints as ``missing``: each medium passes its own marker
+(``–`` in reports and the dashboard, ``n/a`` in alerts, ``-`` in the terminal).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["DASH", "P_DIGITS", "defined", "effect", "level", "margin", "number", "p_value", "percent"]
+
+DASH = "–"
+P_DIGITS = 2  # significant digits of a p-value
+DECIMALS = 4  # decimals of a mean or a delta
+EFFECT_DECIMALS = 2  # decimals of d_z
+
+
+def defined(value: Any) -> float | None:
+    """``value`` as a float, or None when it is None, not a number, NaN or infinite."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def p_value(p: Any, missing: str = DASH) -> str:
+    """A p-value with ``P_DIGITS`` significant digits, scientific below 0.001."""
+    v = defined(p)
+    if v is None:
+        return missing
+    return f"{v:.{P_DIGITS}g}" if v >= 1e-3 else f"{v:.{P_DIGITS - 1}e}"
+
+
+def number(value: Any, digits: int = DECIMALS, signed: bool = False, missing: str = DASH) -> str:
+    """A mean or a delta (``signed``) with ``digits`` decimals."""
+    v = defined(value)
+    if v is None:
+        return missing
+    return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
+
+
+def effect(value: Any, missing: str = DASH, digits: int = EFFECT_DECIMALS) -> str:
+    """An effect size (d_z, g_z) with a sign."""
+    return number(value, digits, signed=True, missing=missing)
+
+
+def level(value: Any, missing: str = DASH) -> str:
+    """A confidence level or an interval's level as a percent (``0.98333`` -> ``98.33%``)."""
+    v = defined(value)
+    return missing if v is None else f"{100 * v:.4g}%"
+
+
+def percent(value: Any, missing: str = DASH) -> str:
+    """A share in whole percents (``0.95`` -> ``95%``)."""
+    v = defined(value)
+    return missing if v is None else f"{v:.0%}"
+
+
+def margin(value: Any, missing: str = DASH) -> str:
+    """A margin or threshold in its shortest form (``0.01``)."""
+    v = defined(value)
+    return missing if v is None else f"{v:g}"
