@@ -2,7 +2,7 @@
 
 One settings object, :class:`Config`, built on pydantic-settings. Sources, later ones winning:
 
-1. the defaults declared below (and in the contract rules of ``evalops.goldset.rules``);
+1. the defaults declared below (and in the contract rules of ``evalops.contracts.rules``);
 2. the project's ``evalops.yaml`` (or ``EVALOPS_CONFIG``);
 3. the project's ``.env`` file (``EVALOPS_*`` lines only);
 4. environment variables: ``EVALOPS_<KEY>`` for a top-level key and ``EVALOPS_<KEY>__<SUB>`` for a
@@ -41,7 +41,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 
 from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
 from evalops.errors import ConfigError
-from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
 __all__ = [
     "AlertingSettings",

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from evalops.errors import FormatError, InputError
-from evalops.goldset.model import content_digest
+from evalops.fingerprint import content_digest
 
 __all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_hashes"]
 
