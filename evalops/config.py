@@ -25,6 +25,13 @@ alerts. The settings table of the documentation is :func:`settings_table`.
 
 Secrets are never settings: the webhook URL is read from the variable named by ``alerting.webhook_env``
 (or an Airflow connection) when an alert is sent, and never stored in this object or written anywhere.
+A value that holds a password (``warehouse_url``) may instead be a file in the secrets directory
+(``EVALOPS_SECRETS_DIR``, e.g. ``/run/secrets``) named like its variable (``EVALOPS_WAREHOUSE_URL``); an
+environment variable or ``.env`` line wins over the file, the file over ``evalops.yaml``.
+
+**This module is the only reader of** ``EVALOPS_*`` **variables** (a test checks it). The few values read
+where no project is loaded (an engine is made, a DAG file is parsed) are read here too, through
+:func:`process_setting` and :func:`parse_time_settings`, by the same field declarations.
 """
 
 from __future__ import annotations
@@ -37,9 +44,14 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SecretsSettingsSource,
+    SettingsConfigDict,
+)
 
-from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
 from evalops.errors import ConfigError
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
@@ -48,17 +60,28 @@ __all__ = [
     "Config",
     "GoldSetSettings",
     "KnowledgeBaseSettings",
+    "DEFAULT_TASK_TIMEOUT",
+    "ENV_PREFIX",
     "LEGACY_ENV",
     "PROJECT_FILE",
+    "ParseSettingError",
     "QueryLogSettings",
     "QueryLogThresholds",
     "RegressionSettings",
     "find_project",
     "load_config",
+    "parse_time_settings",
+    "process_setting",
+    "project_from_environment",
+    "without_settings_variables",
     "settings_table",
 ]
 
 PROJECT_FILE = "evalops.yaml"
+ENV_PREFIX = "EVALOPS_"
+HOME_VAR, CONFIG_VAR, SECRETS_DIR_VAR = "EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_SECRETS_DIR"
+# Two hours: far above a daily run on a large gold set, far below "forever".
+DEFAULT_TASK_TIMEOUT = 7200.0
 DEFAULT_GOLD_SET = "gold"
 PRODUCTION = "production"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -82,13 +105,12 @@ LEGACY_ENV: dict[str, tuple[str, ...]] = {
 }
 # Keys whose environment variable may be a plain path instead of a JSON object.
 _PATH_KEYS = ("gold_set", "knowledge_base", "query_logs")
-# Variables that are not settings of this object (read by their own modules, or names of secrets).
-# EVALOPS_RETRY_DELAY_SECONDS is read when a DAG file is parsed, where the settings are not loaded.
-# The warehouse timeouts are read by evalops.warehouse.config, where every engine is made.
-_NOT_SETTINGS = {"EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_WEBHOOK_URL", "EVALOPS_SHARED_DATA",
-                 "EVALOPS_TEST_POSTGRES_URL", "EVALOPS_RETRY_DELAY_SECONDS",
-                 "EVALOPS_WAREHOUSE_CONNECT_TIMEOUT", "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT",
-                 "EVALOPS_WAREHOUSE_IDLE_TIMEOUT", "EVALOPS_WAREHOUSE_BUSY_TIMEOUT"}
+# Variables that say where the settings are, not what they are (read by load_config itself).
+_LOCATION_VARS = {HOME_VAR: "the project folder (default: the nearest folder above the current one holding "
+                            "evalops.yaml)",
+                  CONFIG_VAR: "a settings file to read instead of the project's evalops.yaml",
+                  SECRETS_DIR_VAR: "a folder of secret files named like their variables (e.g. "
+                                   "EVALOPS_WAREHOUSE_URL), read below the environment"}
 
 
 class _Section(BaseModel):
@@ -215,7 +237,7 @@ class Config(BaseSettings):
     """The settings of one project. Build it with :func:`load_config`."""
 
     model_config = SettingsConfigDict(
-        env_prefix="EVALOPS_", env_nested_delimiter="__", extra="forbid", frozen=True,
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True,
         case_sensitive=False, validate_default=True,
     )
 
@@ -251,6 +273,18 @@ class Config(BaseSettings):
                                 "attempt (read when a DAG file is parsed: environment or evalops.yaml)")
     task_timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="per-task overrides of task_timeout, by task id")
+    retry_delay_seconds: float = Field(60.0, gt=0, allow_inf_nan=False, description="seconds between two "
+                                       "attempts of a task (read when a DAG file is parsed)")
+    approval_hours: float = Field(24.0, gt=0, allow_inf_nan=False, description="hours the promotion DAG waits "
+                                  "for an approval before it promotes nothing (read when a DAG file is parsed)")
+    warehouse_connect_timeout: float = Field(10.0, gt=0, allow_inf_nan=False, description="seconds to connect "
+                                             "to the warehouse (PostgreSQL; also the pool's wait; environment only, read where an engine is made)")
+    warehouse_statement_timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="seconds one "
+                                               "warehouse statement may run (PostgreSQL)")
+    warehouse_idle_timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="seconds a warehouse "
+                                          "session may stay idle in a transaction (PostgreSQL)")
+    warehouse_busy_timeout: float = Field(60.0, gt=0, allow_inf_nan=False, description="seconds a writer waits "
+                                          "for the SQLite write lock")
 
     _source: str = PrivateAttr("defaults")
 
@@ -262,12 +296,17 @@ class Config(BaseSettings):
                                    file_secret_settings):
         build = cls._build
         environ = build.get("environ", os.environ)
+        secrets: tuple[PydanticBaseSettingsSource, ...] = ()
+        if build.get("secrets_dir"):
+            secrets = (SecretsSettingsSource(settings_cls, secrets_dir=build["secrets_dir"], case_sensitive=False,
+                                             env_prefix=ENV_PREFIX),)
         return (
             init_settings,
             _EnvSource(settings_cls, environ),
             _LegacyEnvSource(settings_cls, environ),
             _EnvSource(settings_cls, build.get("dotenv", {})),
             _LegacyEnvSource(settings_cls, build.get("dotenv", {})),
+            *secrets,
             _MappingSource(settings_cls, build.get("yaml", {})),
         )
 
@@ -368,17 +407,6 @@ class Config(BaseSettings):
             return self.run_lease_seconds
         return 2.0 * max([self.task_timeout, *self.task_timeouts.values()])
 
-    def resolved_warehouse_url(self) -> str:
-        """The warehouse URL: this config's, else the Airflow connection, else SQLite under ``home``."""
-        from evalops.warehouse.config import resolve_url
-
-        if self.warehouse_url:
-            return resolve_url(self.warehouse_url).url
-        resolved = resolve_url()
-        if resolved.source == "default":
-            return f"sqlite:///{self.home / '.evalops' / 'warehouse.db'}"
-        return resolved.url
-
     def registry_files(self) -> list[Path]:
         """The registry files in reading order: the project's, then the overlay when set."""
         return [self.registry] + ([self.retrievers_overlay] if self.retrievers_overlay else [])
@@ -429,8 +457,8 @@ class _EnvSource(EnvSettingsSource):
     comma lists for list keys."""
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
-        self._environ = {k: v for k, v in environ.items() if k.upper().startswith("EVALOPS_")
-                         and k.upper() not in _NOT_SETTINGS and k.upper() not in LEGACY_ENV}
+        self._environ = {k: v for k, v in environ.items() if k.upper().startswith(ENV_PREFIX)
+                         and k.upper() not in _LOCATION_VARS and k.upper() not in LEGACY_ENV}
         super().__init__(settings_cls)
 
     def _load_env_vars(self) -> Mapping[str, str | None]:
@@ -499,11 +527,11 @@ def load_config(
     variable), the key and what is expected.
     """
     env = dict(os.environ if environ is None else environ)
-    base = Path(env.get("EVALOPS_HOME") or home or Path.cwd()).expanduser().resolve()
+    base = Path(env.get(HOME_VAR) or home or Path.cwd()).expanduser().resolve()
     sources = ["defaults"]
     yaml_values: dict[str, Any] = {}
     lines: dict[tuple[str, ...], int] = {}
-    path = config_file or env.get("EVALOPS_CONFIG")
+    path = config_file or env.get(CONFIG_VAR)
     if path is None and (base / PROJECT_FILE).is_file():
         path = base / PROJECT_FILE
     file_path: Path | None = None
@@ -516,17 +544,20 @@ def load_config(
     dotenv = _read_dotenv(base / ".env")
     if dotenv:
         sources.append(str(base / ".env"))
-    used = sorted(k for k in env if k.upper().startswith("EVALOPS_") and k.upper() not in _NOT_SETTINGS and env[k] != "")
+    secrets_dir = _secrets_dir(env, base)
+    if secrets_dir is not None:
+        sources.append(f"secrets: {secrets_dir}")
+    used = sorted(k for k in env if _is_setting_variable(k) and env[k] != "")
     if used:
         sources.append("env: " + ", ".join(used))
     for name, label in [(k, "environment variable") for k in env] + [(k, f"{base / '.env'}: variable") for k in dotenv]:
         upper = name.upper()
-        if upper.startswith("EVALOPS_") and "__" in upper and upper not in _NOT_SETTINGS:
-            head = upper.removeprefix("EVALOPS_").split("__", 1)[0].lower()
+        if upper.startswith(ENV_PREFIX) and "__" in upper:
+            head = upper.removeprefix(ENV_PREFIX).split("__", 1)[0].lower()
             if head not in Config.model_fields:
                 raise ConfigError(f"{label} {upper}: unknown setting {head!r}; known: "
                                   + ", ".join(k for k in Config.model_fields if k != "home"))
-    Config._build = {"environ": env, "dotenv": dotenv, "yaml": yaml_values}
+    Config._build = {"environ": env, "dotenv": dotenv, "yaml": yaml_values, "secrets_dir": secrets_dir}
     try:
         cfg = Config(home=base)
     except ValidationError as exc:
@@ -535,6 +566,153 @@ def load_config(
         Config._build = {}
     cfg._source = " < ".join(sources)
     return cfg
+
+
+def _is_setting_variable(name: str) -> bool:
+    """Whether ``name`` sets a field of :class:`Config` (a flat alias, or ``EVALOPS_<FIELD>[__<SUB>]``)."""
+    upper = name.upper()
+    if upper in LEGACY_ENV:
+        return True
+    if not upper.startswith(ENV_PREFIX) or upper in _LOCATION_VARS:
+        return False
+    return upper.removeprefix(ENV_PREFIX).split("__", 1)[0].lower() in set(Config.model_fields) - {"home"}
+
+
+def _secrets_dir(env: Mapping[str, str], base: Path) -> Path | None:
+    raw = env.get(SECRETS_DIR_VAR)
+    if not raw:
+        return None
+    folder = Path(raw).expanduser()
+    folder = folder if folder.is_absolute() else base / folder
+    if not folder.is_dir():
+        raise ConfigError(f"environment variable {SECRETS_DIR_VAR}: {folder} is not a folder; point it at the "
+                          "folder of secret files (one file per variable, e.g. EVALOPS_WAREHOUSE_URL)")
+    return folder
+
+
+# -- values read without a project's settings ------------------------------------------------------
+class ParseSettingError(ConfigError):
+    """A setting read without the settings object is malformed (a DAG file then fails to import, naming the
+    variable or the file and key)."""
+
+
+def _positive(value: Any, where: str, unit: str = "seconds") -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ParseSettingError(f"{where}: expected a number of {unit}, got {value!r}") from None
+    if not number > 0 or number != number or number == float("inf"):
+        raise ParseSettingError(f"{where}: expected a positive number of {unit}, got {value!r}")
+    return number
+
+
+def _unit(name: str) -> str:
+    return "hours" if name.endswith("hours") else "seconds"
+
+
+def process_setting(name: str, environ: Mapping[str, str] | None = None) -> Any:
+    """The top-level setting ``name`` from the process alone: ``EVALOPS_<NAME>``, else its file in the
+    secrets directory, else the field's default. For the readers that run where no project is loaded (an
+    engine is made, a URL resolved); validated by the field's own declaration."""
+    from pydantic import TypeAdapter
+
+    env = os.environ if environ is None else environ
+    field = Config.model_fields[name]
+    var = ENV_PREFIX + name.upper()
+    raw = env.get(var)
+    if raw is None or not raw.strip():
+        raw = _secret_file(env, var)
+    if raw is None or not raw.strip():
+        return field.get_default(call_default_factory=True)
+    if field.annotation is float:
+        return _positive(raw, var, _unit(name))
+    try:
+        kind = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        return TypeAdapter(kind).validate_python(raw.strip())
+    except ValidationError as exc:
+        raise ConfigError(f"environment variable {var}: {exc.errors()[0]['msg']} (got {raw!r})") from None
+
+
+def _secret_file(env: Mapping[str, str], var: str) -> str | None:
+    folder = env.get(SECRETS_DIR_VAR)
+    if not folder:
+        return None
+    for candidate in (Path(folder).expanduser() / var, Path(folder).expanduser() / var.lower()):
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8").strip()
+    return None
+
+
+def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:
+    path = environ.get(CONFIG_VAR)
+    file = Path(path).expanduser() if path else project / PROJECT_FILE
+    if not file.is_absolute():
+        file = project / file
+    if not file.is_file():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}  # the tasks load the settings and report the error with the file and line
+    return data if isinstance(data, dict) else {}
+
+
+def parse_time_settings(project: Path, task_ids: list[str], environ: Mapping[str, str] | None = None
+                        ) -> dict[str, Any]:
+    """The values a DAG's shape depends on, read when its file is parsed, with the precedence of
+    :class:`Config` (an environment variable wins over ``evalops.yaml``; ``.env`` is not read at parse time)
+    and validated alike (a positive number): ``retry_delay_seconds``, ``approval_hours`` and
+    ``task_timeouts`` (each task id's own override, else ``task_timeout``, else the default), in seconds
+    or hours. A malformed value raises :class:`ParseSettingError` naming the variable or the file and key.
+    Loading the whole settings object here would fail the DAG file on any settings error, which the tasks
+    report better."""
+    env = os.environ if environ is None else environ
+    upper = {k.upper(): v for k, v in env.items()}
+    data = _project_file(project, env)
+    where = project / PROJECT_FILE
+
+    def one(name: str) -> float:
+        var = ENV_PREFIX + name.upper()
+        if var in upper:
+            return _positive(upper[var], var, _unit(name))
+        if data.get(name) is not None:
+            return _positive(data[name], f"{where}: {name}", _unit(name))
+        return Config.model_fields[name].default
+
+    default = one("task_timeout")
+    overrides = data.get("task_timeouts") or {}
+    if not isinstance(overrides, dict):
+        raise ParseSettingError(f"{where}: task_timeouts must map task ids to seconds")
+    prefix = f"{ENV_PREFIX}TASK_TIMEOUTS__"
+    env_overrides = {k[len(prefix):].lower(): v for k, v in upper.items() if k.startswith(prefix)}
+    timeouts: dict[str, float] = {}
+    for task_id in task_ids:
+        if task_id in env_overrides:
+            timeouts[task_id] = _positive(env_overrides[task_id], f"{prefix}{task_id.upper()}")
+        elif overrides.get(task_id) is not None:
+            timeouts[task_id] = _positive(overrides[task_id], f"{where}: task_timeouts.{task_id}")
+        else:
+            timeouts[task_id] = default
+    return {"retry_delay_seconds": one("retry_delay_seconds"), "approval_hours": one("approval_hours"),
+            "task_timeouts": timeouts}
+
+
+def project_from_environment(environ: Mapping[str, str] | None = None) -> tuple[Path | None, Path | None]:
+    """``(EVALOPS_HOME, EVALOPS_CONFIG)`` of the process (each None when unset): the project and the
+    settings file a command works on when it is not told."""
+    env = os.environ if environ is None else environ
+    home, file = env.get(HOME_VAR), env.get(CONFIG_VAR)
+    return (Path(home).expanduser().resolve() if home else None), (Path(file).expanduser() if file else None)
+
+
+def without_settings_variables(environ: Mapping[str, str], *, location_only: bool = False) -> dict[str, str]:
+    """``environ`` without its ``EVALOPS_*`` variables (``location_only``: without only the two that say
+    where the project is), for a child process or a settings load that must not inherit them."""
+    if location_only:
+        return {k: v for k, v in environ.items() if k.upper() not in (HOME_VAR, CONFIG_VAR)}
+    return {k: v for k, v in environ.items() if not k.upper().startswith(ENV_PREFIX)}
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -547,7 +725,7 @@ def _read_dotenv(path: Path) -> dict[str, str]:
             continue
         key, _, value = line.removeprefix("export ").partition("=")
         key, value = key.strip(), value.strip().strip("'\"")
-        if key.upper().startswith("EVALOPS_"):
+        if key.upper().startswith(ENV_PREFIX):
             out[key] = value
     return out
 
@@ -693,6 +871,7 @@ def settings_table() -> str:
     aliases = {".".join(p): v for v, p in LEGACY_ENV.items()}
     aliases.update({f"{key}.path": f"EVALOPS_{key.upper()}" for key in _PATH_KEYS})
     rows = ["| setting (YAML key) | environment variable | default | meaning |", "|---|---|---|---|"]
+    rows += [f"| (environment only) | `{var}` | none | {doc} |" for var, doc in _LOCATION_VARS.items()]
     for key, var, default, doc in iter_settings():
         if isinstance(default, Path):
             default = str(default)

@@ -59,9 +59,6 @@ KNOWLEDGE_BASE = Asset("knowledge-base")
 # Emitted by publish_report with what the run concluded (see evalops.pipeline.results).
 RESULTS = Asset("retrieval-eval-results")
 
-# Tests and the demo shorten the wait between attempts; production keeps a minute.
-RETRY_DELAY = retry_delay()
-
 # Bad input, and a version that already failed its own retries, do not get better on retry.
 NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
     rules=[
@@ -91,11 +88,11 @@ def _call(project: Path, step: str, *args, **kwargs):
 
 def _failure_callback(project: Path):
     """The DAG-level failure callback: one evalops alert naming the failed task, its try and its log URL,
-    delivered even when the warehouse is down (see :class:`evalops.alerting.airflow_notifier.EvalopsNotifier`;
+    delivered even when the warehouse is down (see :class:`evalops.pipeline.airflow_notifier.EvalopsNotifier`;
     imported when the callback runs, not when the DAG file is parsed)."""
 
     def on_failure(context):
-        from evalops.alerting.airflow_notifier import EvalopsNotifier
+        from evalops.pipeline.airflow_notifier import EvalopsNotifier
 
         EvalopsNotifier(project=project)(context)
 
@@ -122,7 +119,7 @@ def _build(project: Path, dag_id: str):
         default_args={
             "owner": "evalops",
             "retries": 2,
-            "retry_delay": RETRY_DELAY,
+            "retry_delay": retry_delay(project=project),  # tests and the demo shorten it
             "retry_policy": NO_RETRY_ON_BAD_INPUT,
         },
         params={

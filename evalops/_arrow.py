@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numeric", "strings", "from_numpy"]
+__all__ = ["doc_strings", "numeric", "strings", "from_numpy"]
 
 _TYPES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -60,3 +60,12 @@ def from_numpy(values: np.ndarray) -> Any:
     kind = {np.dtype(v): k for k, v in _TYPES.items()}[values.dtype]
     arrow_type = {"float": pa.float32(), "double": pa.float64(), "halffloat": pa.float16()}.get(kind) or getattr(pa, kind)()
     return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])
+
+
+def doc_strings(dictionary: Any, codes: np.ndarray) -> np.ndarray:
+    """``dictionary[codes]`` as an object array of str; ``dictionary`` is numpy (exact parser) or Arrow."""
+    if isinstance(dictionary, np.ndarray):
+        return dictionary[codes]
+    if len(codes) == 0:
+        return np.zeros(0, dtype=object)
+    return strings(dictionary.take(from_numpy(codes)))
