@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalops.config import DEFAULT_TASK_TIMEOUT, ParseSettingError, parse_time_settings
+from evalops.config.env import DEFAULT_TASK_TIMEOUT, ParseSettingError, parse_time_settings
 
 __all__ = ["DEFAULT_TASK_TIMEOUT", "approval_wait", "retry_delay", "task_timeouts", "ParseSettingError"]
 

@@ -23,6 +23,8 @@ _EXPORTS: dict[str, str] = {
     "describe_knowledge_base": "inputs",
     "plan_run": "planning",
     "shard_specs": "planning",
+    "VersionSpec": "specs",
+    "ShardSpec": "specs",
     "score_shard": "scoring",
     "compare_version": "comparing",
     "judge_versions": "judging",

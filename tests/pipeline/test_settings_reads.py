@@ -1,8 +1,8 @@
-"""Only the settings module reads ``EVALOPS_*`` variables, and the settings table names exactly the ones it
+"""Only the settings package reads ``EVALOPS_*`` variables, and the settings table names exactly the ones it
 reads.
 
 A module names an ``EVALOPS_*`` variable in order to read it (``os.environ.get``, ``in os.environ``, a
-prefix scan, a click ``envvar``...), so the check is on names: outside ``evalops/config.py`` no code (any
+prefix scan, a click ``envvar``...), so the check is on names: outside the settings package ``evalops/config`` no code (any
 string but a docstring, f-string parts included) may be a variable name or the prefix itself, except a key
 of a literal dict, which *sets* a variable for a child process or a settings load. A variable that a user
 names in a setting (a retriever's ``auth: {env: VAR}``, ``alerting.webhook_env``) is read where it is used,
@@ -21,7 +21,7 @@ from evalops import config
 from evalops.config import Config, load_config, settings_table
 
 NAME = re.compile(r"EVALOPS_[A-Z0-9_]*")
-SETTINGS_MODULE = Path("evalops/config.py")
+SETTINGS_PACKAGE = Path("evalops/config")
 # List-valued contract rules are set in evalops.yaml: a nested environment variable does not decode a list
 # into a rules dataclass yet (pydantic-settings decodes JSON for model fields only).
 NESTED_LISTS = ("rules.required_types", "rules.no_answer_share", "rules.allowed_grades")
@@ -70,11 +70,11 @@ message = "set EVALOPS_WAREHOUSE_URL to a URL"
     assert named_variables(writes) == []
 
 
-def test_only_the_settings_module_reads_evalops_variables(repo_root):
+def test_only_the_settings_package_reads_evalops_variables(repo_root):
     offenders = []
     for path in sorted((repo_root / "evalops").rglob("*.py")):
         relative = path.relative_to(repo_root)
-        if relative == SETTINGS_MODULE:
+        if relative.parent == SETTINGS_PACKAGE:
             continue
         for line, name in named_variables(path.read_text(encoding="utf-8")):
             offenders.append(f"{relative}:{line}: {name}")
@@ -88,7 +88,8 @@ def _table_variables() -> set[str]:
 
 def _read_by_the_settings_module(repo_root: Path) -> set[str]:
     """Every variable the settings module can read: the names it holds, and one per field and sub-field."""
-    named = {n for _, n in named_variables((repo_root / SETTINGS_MODULE).read_text(encoding="utf-8"))}
+    named = {n for path in sorted((repo_root / SETTINGS_PACKAGE).glob("*.py"))
+             for _, n in named_variables(path.read_text(encoding="utf-8"))}
     named |= set(config.LEGACY_ENV)
     named |= {var for _key, var, _default, _doc in config.iter_settings()}
     named.discard("EVALOPS_")

@@ -52,6 +52,24 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from evalops.config.env import (
+    _LOCATION_VARS,
+    CONFIG_VAR,
+    DEFAULT_APPROVAL_HOURS,
+    DEFAULT_RETRY_DELAY_SECONDS,
+    DEFAULT_TASK_TIMEOUT,
+    ENV_PREFIX,
+    HOME_VAR,
+    PROJECT_FILE,
+    SECRETS_DIR_VAR,
+    ParseSettingError,
+    _positive,
+    _unit,
+    parse_time_settings,
+    project_from_environment,
+    secret_file,
+    without_settings_variables,
+)
 from evalops.errors import ConfigError
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
@@ -77,11 +95,6 @@ __all__ = [
     "settings_table",
 ]
 
-PROJECT_FILE = "evalops.yaml"
-ENV_PREFIX = "EVALOPS_"
-HOME_VAR, CONFIG_VAR, SECRETS_DIR_VAR = "EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_SECRETS_DIR"
-# Two hours: far above a daily run on a large gold set, far below "forever".
-DEFAULT_TASK_TIMEOUT = 7200.0
 DEFAULT_GOLD_SET = "gold"
 PRODUCTION = "production"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -105,14 +118,6 @@ LEGACY_ENV: dict[str, tuple[str, ...]] = {
 }
 # Keys whose environment variable may be a plain path instead of a JSON object.
 _PATH_KEYS = ("gold_set", "knowledge_base", "query_logs")
-# Variables that say where the settings are, not what they are (read by load_config itself).
-_LOCATION_VARS = {HOME_VAR: "the project folder (default: the nearest folder above the current one holding "
-                            "evalops.yaml)",
-                  CONFIG_VAR: "a settings file to read instead of the project's evalops.yaml",
-                  SECRETS_DIR_VAR: "a folder of secret files named like their variables (e.g. "
-                                   "EVALOPS_WAREHOUSE_URL), read below the environment"}
-
-
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -273,9 +278,9 @@ class Config(BaseSettings):
                                 "attempt (read when a DAG file is parsed: environment or evalops.yaml)")
     task_timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="per-task overrides of task_timeout, by task id")
-    retry_delay_seconds: float = Field(60.0, gt=0, allow_inf_nan=False, description="seconds between two "
+    retry_delay_seconds: float = Field(DEFAULT_RETRY_DELAY_SECONDS, gt=0, allow_inf_nan=False, description="seconds between two "
                                        "attempts of a task (read when a DAG file is parsed)")
-    approval_hours: float = Field(24.0, gt=0, allow_inf_nan=False, description="hours the promotion DAG waits "
+    approval_hours: float = Field(DEFAULT_APPROVAL_HOURS, gt=0, allow_inf_nan=False, description="hours the promotion DAG waits "
                                   "for an approval before it promotes nothing (read when a DAG file is parsed)")
     warehouse_connect_timeout: float = Field(10.0, gt=0, allow_inf_nan=False, description="seconds to connect "
                                              "to the warehouse (PostgreSQL; also the pool's wait; environment only, read where an engine is made)")
@@ -591,25 +596,6 @@ def _secrets_dir(env: Mapping[str, str], base: Path) -> Path | None:
 
 
 # -- values read without a project's settings ------------------------------------------------------
-class ParseSettingError(ConfigError):
-    """A setting read without the settings object is malformed (a DAG file then fails to import, naming the
-    variable or the file and key)."""
-
-
-def _positive(value: Any, where: str, unit: str = "seconds") -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ParseSettingError(f"{where}: expected a number of {unit}, got {value!r}") from None
-    if not number > 0 or number != number or number == float("inf"):
-        raise ParseSettingError(f"{where}: expected a positive number of {unit}, got {value!r}")
-    return number
-
-
-def _unit(name: str) -> str:
-    return "hours" if name.endswith("hours") else "seconds"
-
-
 def process_setting(name: str, environ: Mapping[str, str] | None = None) -> Any:
     """The top-level setting ``name`` from the process alone: ``EVALOPS_<NAME>``, else its file in the
     secrets directory, else the field's default. For the readers that run where no project is loaded (an
@@ -621,7 +607,7 @@ def process_setting(name: str, environ: Mapping[str, str] | None = None) -> Any:
     var = ENV_PREFIX + name.upper()
     raw = env.get(var)
     if raw is None or not raw.strip():
-        raw = _secret_file(env, var)
+        raw = secret_file(var, env)
     if raw is None or not raw.strip():
         return field.get_default(call_default_factory=True)
     if field.annotation is float:
@@ -631,88 +617,6 @@ def process_setting(name: str, environ: Mapping[str, str] | None = None) -> Any:
         return TypeAdapter(kind).validate_python(raw.strip())
     except ValidationError as exc:
         raise ConfigError(f"environment variable {var}: {exc.errors()[0]['msg']} (got {raw!r})") from None
-
-
-def _secret_file(env: Mapping[str, str], var: str) -> str | None:
-    folder = env.get(SECRETS_DIR_VAR)
-    if not folder:
-        return None
-    for candidate in (Path(folder).expanduser() / var, Path(folder).expanduser() / var.lower()):
-        if candidate.is_file():
-            return candidate.read_text(encoding="utf-8").strip()
-    return None
-
-
-def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:
-    path = environ.get(CONFIG_VAR)
-    file = Path(path).expanduser() if path else project / PROJECT_FILE
-    if not file.is_absolute():
-        file = project / file
-    if not file.is_file():
-        return {}
-    import yaml
-
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        return {}  # the tasks load the settings and report the error with the file and line
-    return data if isinstance(data, dict) else {}
-
-
-def parse_time_settings(project: Path, task_ids: list[str], environ: Mapping[str, str] | None = None
-                        ) -> dict[str, Any]:
-    """The values a DAG's shape depends on, read when its file is parsed, with the precedence of
-    :class:`Config` (an environment variable wins over ``evalops.yaml``; ``.env`` is not read at parse time)
-    and validated alike (a positive number): ``retry_delay_seconds``, ``approval_hours`` and
-    ``task_timeouts`` (each task id's own override, else ``task_timeout``, else the default), in seconds
-    or hours. A malformed value raises :class:`ParseSettingError` naming the variable or the file and key.
-    Loading the whole settings object here would fail the DAG file on any settings error, which the tasks
-    report better."""
-    env = os.environ if environ is None else environ
-    upper = {k.upper(): v for k, v in env.items()}
-    data = _project_file(project, env)
-    where = project / PROJECT_FILE
-
-    def one(name: str) -> float:
-        var = ENV_PREFIX + name.upper()
-        if var in upper:
-            return _positive(upper[var], var, _unit(name))
-        if data.get(name) is not None:
-            return _positive(data[name], f"{where}: {name}", _unit(name))
-        return Config.model_fields[name].default
-
-    default = one("task_timeout")
-    overrides = data.get("task_timeouts") or {}
-    if not isinstance(overrides, dict):
-        raise ParseSettingError(f"{where}: task_timeouts must map task ids to seconds")
-    prefix = f"{ENV_PREFIX}TASK_TIMEOUTS__"
-    env_overrides = {k[len(prefix):].lower(): v for k, v in upper.items() if k.startswith(prefix)}
-    timeouts: dict[str, float] = {}
-    for task_id in task_ids:
-        if task_id in env_overrides:
-            timeouts[task_id] = _positive(env_overrides[task_id], f"{prefix}{task_id.upper()}")
-        elif overrides.get(task_id) is not None:
-            timeouts[task_id] = _positive(overrides[task_id], f"{where}: task_timeouts.{task_id}")
-        else:
-            timeouts[task_id] = default
-    return {"retry_delay_seconds": one("retry_delay_seconds"), "approval_hours": one("approval_hours"),
-            "task_timeouts": timeouts}
-
-
-def project_from_environment(environ: Mapping[str, str] | None = None) -> tuple[Path | None, Path | None]:
-    """``(EVALOPS_HOME, EVALOPS_CONFIG)`` of the process (each None when unset): the project and the
-    settings file a command works on when it is not told."""
-    env = os.environ if environ is None else environ
-    home, file = env.get(HOME_VAR), env.get(CONFIG_VAR)
-    return (Path(home).expanduser().resolve() if home else None), (Path(file).expanduser() if file else None)
-
-
-def without_settings_variables(environ: Mapping[str, str], *, location_only: bool = False) -> dict[str, str]:
-    """``environ`` without its ``EVALOPS_*`` variables (``location_only``: without only the two that say
-    where the project is), for a child process or a settings load that must not inherit them."""
-    if location_only:
-        return {k: v for k, v in environ.items() if k.upper() not in (HOME_VAR, CONFIG_VAR)}
-    return {k: v for k, v in environ.items() if not k.upper().startswith(ENV_PREFIX)}
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
