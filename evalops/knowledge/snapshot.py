@@ -14,7 +14,6 @@ Conventions owned here:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -40,8 +39,7 @@ def _missing(value: Any) -> bool:
 
 def content_hash(title: str, text: str) -> str:
     """The content hash of one document (see module docs)."""
-    data = json.dumps([title, text], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+    return content_digest([title, text])
 
 
 def content_hashes(titles: Any, texts: Any) -> np.ndarray:
