@@ -11,8 +11,7 @@ to validate.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evalops._lazy import lazy_getattr
 
 # public name -> module inside evalops.contracts (imported on first use: the checks need pandas, while the
 # settings only need the rules)
@@ -28,11 +27,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalops.contracts' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"evalops.contracts.{module}"), name)
+__getattr__ = lazy_getattr("evalops.contracts", _EXPORTS)
 
 
 def __dir__() -> list[str]:

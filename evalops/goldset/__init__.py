@@ -5,8 +5,7 @@ The contract a gold set must meet is :mod:`evalops.contracts`.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evalops._lazy import lazy_getattr
 
 # The query types of a gold set. Declared here, not in ``model``, so that the contract rules (read by the
 # settings) can name them without importing pandas.
@@ -29,11 +28,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalops.goldset' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"evalops.goldset.{module}"), name)
+__getattr__ = lazy_getattr("evalops.goldset", _EXPORTS)
 
 
 def __dir__() -> list[str]:
