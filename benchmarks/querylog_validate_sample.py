@@ -25,9 +25,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evalops.goldset import QueryLogRules  # noqa: E402
+from evalops.contracts import QueryLogRules  # noqa: E402
 from evalops.querylog import draw_log_sample, read_log_window, row_problems  # noqa: E402
-from evalops.querylog.problems import is_text  # noqa: E402
+from evalops.contracts.logrows import is_text  # noqa: E402
 
 DAY = datetime(2025, 3, 5, tzinfo=timezone.utc)  # a Wednesday: the generator writes the full row count
 VERSIONS = ("bm25-v1", "hybrid-rrf-v2")
@@ -97,7 +97,7 @@ def main() -> int:
     timings["validate + scrub + dedupe + sample"] = time.perf_counter() - t0
 
     # The suite alone, GX vs plain pandas, on the same frame (both compute failing rows per check).
-    from evalops.goldset import validate_query_logs
+    from evalops.contracts import validate_query_logs
 
     problems = row_problems(window.frame, rules)
     gx_runs, pd_runs = [], []

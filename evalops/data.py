@@ -486,7 +486,7 @@ class RunTable:
 
     def doc_ids(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Doc ids of ``rows`` (every row when None) as an object array of str."""
-        from evalops.formats._table import doc_strings
+        from evalops._arrow import doc_strings
 
         return doc_strings(self.doc_dictionary, self.doc_codes if rows is None else self.doc_codes[rows])
 

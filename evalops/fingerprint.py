@@ -34,7 +34,7 @@ from typing import Any
 
 from evalops.errors import InputError
 
-__all__ = ["COMPONENTS", "EvalFingerprint", "RANKING_RULE_VERSION", "SCHEME"]
+__all__ = ["COMPONENTS", "EvalFingerprint", "RANKING_RULE_VERSION", "SCHEME", "content_digest"]
 
 SCHEME = "evalops-fingerprint/1"
 
@@ -72,8 +72,14 @@ def _canonical_value(value: Any, where: str) -> Any:
     )
 
 
-def _canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+def _canonical_json(value: Any, allow_nan: bool = False) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
+
+
+def content_digest(payload: Any) -> str:
+    """First 16 hex digits of SHA-256 over the compact, key-sorted JSON of ``payload``: the version of a
+    gold set, a knowledge-base snapshot or a log sample (the components a fingerprint is made of)."""
+    return hashlib.sha256(_canonical_json(payload, allow_nan=True).encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -168,10 +168,9 @@ class EmailNotifier:
             raise NotificationError(f"e-mail via {self._conn_id!r} failed ({type(exc).__name__})") from None
 
 
-def resolve_webhook_url(
-    env_var: str = "EVALOPS_WEBHOOK_URL", conn_id: str | None = "evalops_webhook"
-) -> str | None:
-    """The webhook URL from the environment variable, else from the Airflow connection, else None.
+def resolve_webhook_url(env_var: str, conn_id: str | None = "evalops_webhook") -> str | None:
+    """The webhook URL from the environment variable ``env_var`` (the setting ``alerting.webhook_env``
+    names it), else from the Airflow connection, else None.
 
     The connection is looked up only inside Airflow (when a task has imported ``airflow.sdk``); outside
     it, set the environment variable.

@@ -23,7 +23,7 @@ CONFIG_OPTION = click.option(
 
 def project_home(project: Path | None, *, config_file: str | None = None) -> Path:
     """The project folder, or a ``ConfigError`` saying how to make one."""
-    from evalops.config import PROJECT_FILE, find_project
+    from evalops.config import PROJECT_FILE, find_project, project_from_environment
 
     if project is not None:
         root = project.expanduser().resolve()
@@ -31,9 +31,10 @@ def project_home(project: Path | None, *, config_file: str | None = None) -> Pat
             raise ConfigError(f"{root}: not an evalops project (no {PROJECT_FILE}); create one with "
                               f"`evalops init {project}`")
         return root
-    if os.environ.get("EVALOPS_HOME"):
-        return Path(os.environ["EVALOPS_HOME"]).expanduser().resolve()
-    if config_file is not None or os.environ.get("EVALOPS_CONFIG"):
+    home, env_config_file = project_from_environment()
+    if home is not None:
+        return home
+    if config_file is not None or env_config_file is not None:
         return Path.cwd()
     found = find_project()
     if found is None:
@@ -44,7 +45,7 @@ def project_home(project: Path | None, *, config_file: str | None = None) -> Pat
 
 def project_config(project: Path | None, config_file: str | None = None):
     """The settings of the project this command works on."""
-    from evalops.config import load_config
+    from evalops.config import HOME_VAR, load_config
 
     home = project_home(project, config_file=config_file)
-    return load_config(home, config_file=config_file, environ={**os.environ, "EVALOPS_HOME": str(home)})
+    return load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)})

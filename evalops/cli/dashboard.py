@@ -9,6 +9,7 @@ import click
 from evalops.cli._common import reports_errors
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
 from evalops.errors import ConfigError
+from evalops.warehouse.config import url_for as warehouse_url_for
 
 
 @click.command()
@@ -35,7 +36,7 @@ def dashboard(host: str, port: int, export_dir: str | None, url: str | None, pro
         cfg = project_config(project, config_file)
     else:  # --url alone, outside a project
         cfg = load_config(Path.cwd())
-    resolved = resolve_url(url or cfg.resolved_warehouse_url())
+    resolved = resolve_url(url or warehouse_url_for(cfg))
     engine = create_warehouse_engine(resolved)
     if current_revision(engine) is None:
         raise ConfigError(f"the warehouse {resolved.masked()} is empty; run `evalops run` or `evalops demo` first")

@@ -15,13 +15,13 @@ import click
 from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION
 from evalops.errors import InputError, WarehouseError
+from evalops.warehouse.config import url_for as warehouse_url_for
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 URL_OPTION = click.option(
     "--url",
-    envvar="EVALOPS_WAREHOUSE_URL",
     default=None,
     help="Warehouse URL. Default: $EVALOPS_WAREHOUSE_URL, else the Airflow connection evalops_warehouse, "
     "else sqlite:///.evalops/warehouse.db.",
@@ -35,7 +35,7 @@ def _project_url(url: str | None, project: Path | None, required: bool) -> str |
     if url is None and (project is not None or required or find_project() is not None):
         from evalops.cli._project import project_config
 
-        return project_config(project).resolved_warehouse_url()
+        return warehouse_url_for(project_config(project))
     return url
 
 

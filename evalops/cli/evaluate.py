@@ -54,7 +54,7 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     from evalops.formats import read_qrels
     from evalops.formats.stream import parse_memory_budget
     from evalops.metrics import Policy, parse_measures
-    from evalops.metrics.table_input import evaluate_run_file
+    from evalops.formats.stream import evaluate_run_file
 
     if qrels == "-" and run == "-":
         raise InputError("QRELS and RUN cannot both be standard input (-); give one of them as a file")

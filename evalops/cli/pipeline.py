@@ -13,6 +13,7 @@ from evalops.cli._common import output_options, reports_errors, stderr_is_termin
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.gate import JUNIT_HELP, finish_run, gated_run
 from evalops.errors import InputError
+from evalops.warehouse.config import url_for as warehouse_url_for
 
 
 def _say(message: str) -> None:
@@ -56,17 +57,17 @@ def demo():
     """
     import time
 
-    from evalops.config import load_config
+    from evalops.config import load_config, without_settings_variables
     from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill, run_demo
     from evalops.project import demo_project
     from evalops.secrets import mask_url
 
     started = time.perf_counter()
-    environ = {k: v for k, v in os.environ.items() if k not in ("EVALOPS_HOME", "EVALOPS_CONFIG")}
+    environ = without_settings_variables(os.environ, location_only=True)
     cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)
     click.echo("evalops demo: the retrieval_eval DAG for two days, in-process (Airflow dag.test), "
-               f"warehouse {mask_url(cfg.resolved_warehouse_url())}")
+               f"warehouse {mask_url(warehouse_url_for(cfg))}")
     click.echo(f"  day 1: deployed {', '.join(f'{r} {v}' for r, v in plan.baselines)}; then promote_baseline")
     click.echo(f"  day 2: also deploys {', '.join(f'{r} {v}' for r, v in plan.candidates)}")
     days = run_backfill(cfg, plan, progress=lambda d: click.echo(f"  backfill {d}  evalops run", err=True))

@@ -82,7 +82,8 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
     collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 3 (bad input)
     when anything is not, including a file that cannot be read as a gold set.
     """
-    from evalops.goldset import GoldSetRules, load_gold_set, validate_gold_set, validate_knowledge_base
+    from evalops.contracts import GoldSetRules, validate_gold_set, validate_knowledge_base
+    from evalops.goldset import load_gold_set
     from evalops.knowledge import load_snapshot
 
     if dataset is None:
@@ -129,7 +130,7 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
                       output_path: Path | None) -> None:
     """Every gold set of the project against its knowledge base, under the project's rules."""
     from evalops.cli._project import project_config
-    from evalops.goldset import validate_gold_set, validate_knowledge_base
+    from evalops.contracts import validate_gold_set, validate_knowledge_base
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
 
     cfg = project_config(project)
@@ -185,7 +186,7 @@ def snapshot(corpus: str, table: str | None, id_column: str, text_column: str, t
         lines.append(f"manifest written to {save_manifest}")
     ok = True
     if check:
-        from evalops.goldset import validate_knowledge_base
+        from evalops.contracts import validate_knowledge_base
 
         report = validate_knowledge_base(snap, docs_dir=_docs_dir(docs_dir, no_docs), raise_on_failure=False)
         payload["validation"] = report.to_dict()
@@ -245,7 +246,7 @@ def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | 
     Exit 3 (bad input, writing nothing) when the window breaks its contract.
     """
     from evalops.errors import ValidationError
-    from evalops.goldset import QueryLogRules
+    from evalops.contracts import QueryLogRules
     from evalops.querylog import SampleSizePolicy, draw_log_sample, read_log_table, read_log_window
 
     if (logs is None) == (url is None):

@@ -7,7 +7,7 @@ every successful run. The event's extra says, per version and measure, what the 
 1. `pick_candidates`: the gold-set candidates of the triggering run whose every measure is
    `improvement` or `no_change` (and that did not fail). None: the run stops here, skipped.
 2. `approve`: Airflow's human-in-the-loop approval (`ApprovalOperator`): the UI shows the candidates and
-   the report; *Reject*, or no answer within `EVALOPS_APPROVAL_HOURS` hours (default 24), promotes nothing.
+   the report; *Reject*, or no answer within `approval_hours` hours (`EVALOPS_APPROVAL_HOURS`, default 24), promotes nothing.
 3. `promote`: each approved candidate's run becomes its retriever's baseline, recorded with who approved
    and why (the triggering run and its decisions).
 
@@ -17,17 +17,15 @@ An example to adapt: a team that deploys automatically would add its deployment 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from pathlib import Path
 
 from airflow.sdk import Asset, dag, task
 
-from evalops.dags._parse import for_project
+from evalops.dags._parse import approval_wait, for_project
 
 __all__ = ["promote_on_results", "RESULTS"]
 
 RESULTS = Asset("retrieval-eval-results")
-APPROVAL_WAIT = dt.timedelta(hours=float(os.environ.get("EVALOPS_APPROVAL_HOURS", "24")))
 
 
 def promote_on_results(dag_file: str, dag_id: str = "promote_on_results"):
@@ -74,7 +72,7 @@ def _build(project: Path, dag_id: str):
                  "{% for c in ti.xcom_pull(task_ids='pick_candidates')['candidates'] %}"
                  "* {{ c.retriever }} {{ c.version }} (warehouse run {{ c.run_id }})\n{% endfor %}\n"
                  "Report: {{ ti.xcom_pull(task_ids='pick_candidates')['report'] }}",
-            response_timeout=APPROVAL_WAIT,
+            response_timeout=approval_wait(project),
         )
 
         @task

@@ -30,7 +30,7 @@ current baseline, and no baseline changes. The triggering asset event's extra (w
 source) is recorded with each warehouse run (`eval_runs.contracts["trigger"]`) and shown in the report.
 
 Settings come from the project's `evalops.yaml` and `EVALOPS_*` environment variables (see
-`evalops/config.py`). XCom carries ids and small specs, never data.
+`evalops/config`). XCom carries ids and small specs, never data.
 """
 
 from __future__ import annotations
@@ -58,9 +58,6 @@ __all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "RESULTS", "NO_RETRY_ON_BAD_INPUT
 KNOWLEDGE_BASE = Asset("knowledge-base")
 # Emitted by publish_report with what the run concluded (see evalops.pipeline.results).
 RESULTS = Asset("retrieval-eval-results")
-
-# Tests and the demo shorten the wait between attempts; production keeps a minute.
-RETRY_DELAY = retry_delay()
 
 # Bad input, and a version that already failed its own retries, do not get better on retry.
 NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
@@ -91,11 +88,11 @@ def _call(project: Path, step: str, *args, **kwargs):
 
 def _failure_callback(project: Path):
     """The DAG-level failure callback: one evalops alert naming the failed task, its try and its log URL,
-    delivered even when the warehouse is down (see :class:`evalops.alerting.airflow_notifier.EvalopsNotifier`;
+    delivered even when the warehouse is down (see :class:`evalops.pipeline.airflow_notifier.EvalopsNotifier`;
     imported when the callback runs, not when the DAG file is parsed)."""
 
     def on_failure(context):
-        from evalops.alerting.airflow_notifier import EvalopsNotifier
+        from evalops.pipeline.airflow_notifier import EvalopsNotifier
 
         EvalopsNotifier(project=project)(context)
 
@@ -122,7 +119,7 @@ def _build(project: Path, dag_id: str):
         default_args={
             "owner": "evalops",
             "retries": 2,
-            "retry_delay": RETRY_DELAY,
+            "retry_delay": retry_delay(project=project),  # tests and the demo shorten it
             "retry_policy": NO_RETRY_ON_BAD_INPUT,
         },
         params={
@@ -153,22 +150,32 @@ def _build(project: Path, dag_id: str):
         def sample_query_logs(snapshot_id: str) -> dict:
             return _call(project, "sample_query_logs", snapshot_id)
 
+        # XCom carries the specs' JSON form (VersionSpec / ShardSpec .to_xcom); each task rebuilds them
         @task
         def plan(snapshot_id: str, gold_set_versions: dict, log_sample: dict, params=None) -> list[dict]:
             candidate = (params or {}).get("candidate") or None
-            return _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample, candidate=candidate)
+            specs = _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample, candidate=candidate)
+            return [spec.to_xcom() for spec in specs]
 
         @task
         def shard(versions: list[dict]) -> list[dict]:
-            return _call(project, "shard_specs", versions)
+            from evalops.pipeline.specs import VersionSpec
+
+            specs = _call(project, "shard_specs", [VersionSpec.from_xcom(v) for v in versions])
+            return [spec.to_xcom() for spec in specs]
 
         @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
         def score(spec: dict) -> dict:
-            return _call(project, "score_shard", spec)
+            from evalops.pipeline.specs import ShardSpec
+
+            return _call(project, "score_shard", ShardSpec.from_xcom(spec))
 
         @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
         def compare(spec: dict) -> dict:
-            return _call(project, "compare_version", spec)
+            from evalops.pipeline.specs import VersionSpec
+
+            return _call(project, "compare_version", VersionSpec.from_xcom(spec).to_xcom())
+
 
         @task
         def judge(versions: list[dict]) -> dict:  # judge labels for the top contexts (off unless judge.kind is set)

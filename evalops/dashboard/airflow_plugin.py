@@ -12,7 +12,8 @@ REST API does; without one the app answers 401.
 
 from __future__ import annotations
 
-import os
+from evalops.warehouse.config import url_for as warehouse_url_for
+
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ URL_PREFIX = "/evalops"
 def _config() -> Any:
     from evalops.config import load_config
 
-    return load_config(Path(os.environ.get("EVALOPS_HOME") or Path.cwd()))
+    return load_config(Path.cwd())  # EVALOPS_HOME, when set, wins (load_config)
 
 
 def _engine() -> Any:
@@ -34,7 +35,7 @@ def _engine() -> Any:
     from evalops.warehouse import create_warehouse_engine, resolve_url
 
     try:
-        return create_warehouse_engine(_config().resolved_warehouse_url())
+        return create_warehouse_engine(warehouse_url_for(_config()))
     except EvalopsError:
         # The warehouse may be named without the project's configuration (EVALOPS_WAREHOUSE_URL or the
         # evalops_warehouse connection); only then is the configuration's error not the answer.

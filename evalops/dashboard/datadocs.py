@@ -7,7 +7,7 @@ stylesheet or image from another host is removed, and the GX site's own local st
 of ours are linked instead. The result tables are plain HTML in the pages, so they read the same; only the
 interactive widgets (filters, Vega charts) are lost.
 
-``evalops.goldset._gx`` builds each validation's site apart and copies it in, so the folder keeps one page
+``evalops.contracts._gx`` builds each validation's site apart and copies it in, so the folder keeps one page
 per validation (GX's site builder alone would keep only the latest).
 """
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from evalops.data import first_repeated_row
 from evalops.errors import FormatError
-from evalops.formats._arrow import from_numpy, numeric, strings
+from evalops._arrow import doc_strings, from_numpy, numeric, strings
 from evalops.formats._source import Source
 
 __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
@@ -97,15 +97,6 @@ class Columns:
 
     def query_id_rows(self) -> np.ndarray:
         return self.query_ids[self.query_codes]
-
-
-def doc_strings(dictionary: Any, codes: np.ndarray) -> np.ndarray:
-    """``dictionary[codes]`` as an object array of str; ``dictionary`` is numpy (exact parser) or Arrow."""
-    if isinstance(dictionary, np.ndarray):
-        return dictionary[codes]
-    if len(codes) == 0:
-        return np.zeros(0, dtype=object)
-    return strings(dictionary.take(from_numpy(codes)))
 
 
 # -- the exact parser ------------------------------------------------------------------------------

@@ -1,22 +1,20 @@
-"""Gold sets and the data contracts (gold set, knowledge-base snapshot, query logs).
+"""Gold sets: queries with their relevance judgments, and their readers and writers.
 
-Great Expectations is imported only inside the ``validate_*`` functions (the import costs about 6 s).
+The contract a gold set must meet is :mod:`evalops.contracts`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evalops._lazy import lazy_getattr
 
-# public name -> module inside evalops.goldset (imported on first use: the model and readers need pandas,
-# while the settings only need the rules)
+# The query types of a gold set. Declared here, not in ``model``, so that the contract rules (read by the
+# settings) can name them without importing pandas.
+QUERY_TYPES: tuple[str, ...] = ("semantic", "keyword", "no_answer")
+
+# public name -> module inside evalops.goldset (imported on first use: the model and readers need pandas)
 _EXPORTS: dict[str, str] = {
     "load_gold_set": "io", "load_gold_set_trec": "io", "save_gold_set": "io", "save_gold_set_trec": "io",
-    "QUERY_TYPES": "rules", "GoldSet": "model", "Query": "model",
-    "Failure": "report", "ValidationReport": "report",
-    "GoldSetRules": "rules", "KnowledgeBaseRules": "rules", "QueryLogRules": "rules",
-    "DEFAULT_DOCS_DIR": "validation", "validate_gold_set": "validation", "validate_knowledge_base": "validation",
-    "validate_query_logs": "validation",
+    "GoldSet": "model", "Query": "model",
 }
 
 __all__ = [
@@ -27,23 +25,10 @@ __all__ = [
     "load_gold_set_trec",
     "save_gold_set",
     "save_gold_set_trec",
-    "GoldSetRules",
-    "KnowledgeBaseRules",
-    "QueryLogRules",
-    "Failure",
-    "ValidationReport",
-    "validate_gold_set",
-    "validate_knowledge_base",
-    "validate_query_logs",
-    "DEFAULT_DOCS_DIR",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalops.goldset' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"evalops.goldset.{module}"), name)
+__getattr__ = lazy_getattr("evalops.goldset", _EXPORTS)
 
 
 def __dir__() -> list[str]:

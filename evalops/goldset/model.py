@@ -24,8 +24,6 @@ Conventions owned here:
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,19 +33,14 @@ import pandas as pd
 
 from evalops.data import Qrels
 from evalops.errors import InputError
-from evalops.goldset.rules import QUERY_TYPES
+from evalops.fingerprint import content_digest
+from evalops.goldset import QUERY_TYPES
 
-__all__ = ["GoldSet", "Query", "QUERY_TYPES", "QUERY_COLUMNS", "JUDGMENT_COLUMNS", "content_digest"]
+__all__ = ["GoldSet", "Query", "QUERY_TYPES", "QUERY_COLUMNS", "JUDGMENT_COLUMNS"]
 
 QUERY_COLUMNS: tuple[str, ...] = ("query_id", "text", "type", "language", "tags", "reference_answer")
 JUDGMENT_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "grade")
 UNKNOWN_LANGUAGE = "und"
-
-
-def content_digest(payload: Any) -> str:
-    """First 16 hex digits of SHA-256 over the compact, key-sorted JSON of ``payload``."""
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ Conventions owned here:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from evalops.errors import FormatError, InputError
-from evalops.goldset.model import content_digest
+from evalops.fingerprint import content_digest
 
 __all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_hashes"]
 
@@ -40,8 +39,7 @@ def _missing(value: Any) -> bool:
 
 def content_hash(title: str, text: str) -> str:
     """The content hash of one document (see module docs)."""
-    data = json.dumps([title, text], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+    return content_digest([title, text])
 
 
 def content_hashes(titles: Any, texts: Any) -> np.ndarray:

@@ -12,6 +12,7 @@ policies and aggregates. ``judged`` ranks the judged non-relevant documents too 
 condensed lists), ``coverage`` compares two runs' judged coverage, ``topk`` lists a run's top k.
 """
 
+from evalops.metrics import measures as _measures
 from evalops.metrics.coverage import JudgedCoverage, judged_coverage
 from evalops.metrics.evaluation import evaluate
 from evalops.metrics.measures import (
@@ -43,23 +44,9 @@ __all__ = [
     "summarize",
     "Policy",
     "NO_ANSWER_CHOICES",
-    "Measure",
-    "Param",
     "parse_measure",
     "parse_measures",
-    "MEASURE_TYPES",
-    "ALIASES",
-    "Precision",
-    "Recall",
-    "F1",
-    "NDCG",
-    "ReciprocalRank",
-    "AveragePrecision",
-    "Success",
-    "RPrecision",
-    "ContextPrecision",
-    "Judged",
-    "Bpref",
+    *(name for name in _measures.__all__ if name != "measure_type"),  # the measure declarations
     "judged_coverage",
     "JudgedCoverage",
     "top_k",

@@ -8,15 +8,13 @@ are turned into Python strings (the tie rule compares doc ids).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from evalops.data import RunTable
-from evalops.formats._arrow import from_strings, numeric
+from evalops._arrow import from_strings, numeric
 from evalops.metrics.gold import Gold
 from evalops.metrics.ranking import (
     Hits,
@@ -27,7 +25,7 @@ from evalops.metrics.ranking import (
     starts_mask,
 )
 
-__all__ = ["hits_from_table", "merge_hits", "evaluate_run_file"]
+__all__ = ["hits_from_table", "merge_hits"]
 
 
 def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:
@@ -155,68 +153,3 @@ def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = No
         retrieved,
         np.concatenate([p.ignored_query_ids for p in parts]),
     )
-
-
-def evaluate_run_file(
-    qrels: Any,
-    run: str | os.PathLike[str],
-    measures: Iterable[Any],
-    policy: Any = None,
-    *,
-    memory_budget: int | None = None,
-    allow_empty: bool = False,
-    progress: Callable[[int, int], None] | None = None,
-    notice: Callable[[str], None] | None = None,
-) -> Any:
-    """``evaluate`` on a TREC run file, read within ``memory_budget`` bytes (default 1 GB).
-
-    A file whose in-memory reading would exceed the budget is streamed by query blocks (one pass when
-    grouped by query, else two); the per-query values are the same either way. ``-`` reads standard
-    input. ``notice`` hears how the file was read.
-    """
-    from evalops.errors import FormatError, InputError
-    from evalops.formats._source import as_source
-    from evalops.formats.stream import DEFAULT_MEMORY_BUDGET, needs_streaming, whole_query_blocks
-    from evalops.formats.trec import read_run_table
-    from evalops.metrics.evaluation import evaluate, evaluate_hits
-    from evalops.metrics.gold import as_gold
-
-    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
-    source = as_source(run)
-    if not needs_streaming(source, budget):
-        table = read_run_table(source, allow_empty=allow_empty)
-        return evaluate(qrels, table, measures, policy, progress=progress)
-    gold = as_gold(qrels)
-    if len(gold) == 0:
-        raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
-    name = None
-    from evalops.metrics.compute import needs_judged
-    from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
-    from evalops.metrics.parse import parse_measures
-
-    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
-    # Measures that look at unjudged documents need every judged one located, not only the relevant ones.
-    locate_gold, shift = judged_gold(gold) if any(needs_judged(m) for m in parsed) else (gold, None)
-
-    retrieved = np.zeros(len(gold), dtype=np.int64)
-    parts: list[Hits] = []
-    rows = 0
-    for block in whole_query_blocks(source, budget, notice=notice):
-        if block is None:  # read again from the start (two passes, or in memory)
-            parts, rows, retrieved[:] = [], 0, 0
-            continue
-        parts.append(hits_from_table(locate_gold, block, retrieved_into=retrieved))
-        rows += len(block)
-        name = block.name
-    if rows == 0 and not allow_empty:
-        raise FormatError(
-            "the run is empty (no ranked documents); check the retriever's output, or allow an empty run "
-            "explicitly (--allow-empty)",
-            path=source.name,
-        )
-    hits = merge_hits(parts, len(gold), retrieved)
-    judged = None
-    if shift is not None:
-        judged = unshift_judged(hits, shift)
-        hits = relevant_hits(judged)
-    return evaluate_hits(gold, hits, parsed, policy, progress=progress, run_name=name, judged=judged)

@@ -10,8 +10,7 @@ and the in-process runner import it before Airflow starts tasks).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evalops._lazy import lazy_getattr
 
 # public name -> module inside evalops.pipeline
 _EXPORTS: dict[str, str] = {
@@ -23,6 +22,8 @@ _EXPORTS: dict[str, str] = {
     "describe_knowledge_base": "inputs",
     "plan_run": "planning",
     "shard_specs": "planning",
+    "VersionSpec": "specs",
+    "ShardSpec": "specs",
     "score_shard": "scoring",
     "compare_version": "comparing",
     "judge_versions": "judging",
@@ -38,11 +39,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalops.pipeline' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"evalops.pipeline.{module}"), name)
+__getattr__ = lazy_getattr("evalops.pipeline", _EXPORTS)
 
 
 def __dir__() -> list[str]:

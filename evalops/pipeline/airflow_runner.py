@@ -142,7 +142,9 @@ def run_steps_in_subprocess(
     airflow_home = Path(tempfile.mkdtemp(prefix="airflow-", dir=workdir))
     spec = airflow_home / "steps.json"
     spec.write_text(json.dumps({"dags_folder": str(dags_folder), "steps": list(steps), "counts": counts}))
-    inherited = {k: v for k, v in os.environ.items() if inherit_evalops_env or not k.startswith("EVALOPS_")}
+    from evalops.config import without_settings_variables
+
+    inherited = dict(os.environ) if inherit_evalops_env else without_settings_variables(os.environ)
     child_env = {**inherited, **(env or {}), **airflow_environment(airflow_home, dags_folder)}
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -139,7 +139,8 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
     from evalops.pipeline.promotion import promote
 
     env = {k: v for k, v in plan.steps[0]["env"].items() if v is not None}
-    base = {k: v for k, v in os.environ.items() if k != "EVALOPS_RETRIEVERS"}
+    # the overlay of a later day is not the first day's (the plan sets it for the days that deploy it)
+    base = {**os.environ, **{k: "" for k, v in plan.steps[0]["env"].items() if v is None}}
     day_cfg = load_config(cfg.home, environ={**base, **env, "EVALOPS_HOME": str(cfg.home)})
     day_one = dt.date.fromisoformat(plan.steps[0]["logical_date"][:10])
     done = []

@@ -100,7 +100,7 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
 
     Returns the snapshot id. A snapshot that cannot be read or breaks its contract stops the run.
     """
-    from evalops.goldset import validate_knowledge_base
+    from evalops.contracts import validate_knowledge_base
     from evalops.warehouse import record_kb_snapshot
 
     source = str(cfg.knowledge_base_path())
@@ -140,7 +140,7 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
     gold set stops the run with nothing written. Also refuses a knowledge base that changed since the
     snapshot step.
     """
-    from evalops.goldset import validate_gold_set
+    from evalops.contracts import validate_gold_set
     from evalops.warehouse import record_gold_set_version
 
     validated = []
@@ -223,7 +223,7 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
 
 def _sample_version(sample: Any) -> str:
     """A content hash of what production scoring uses: the sampled queries and their weak judgments."""
-    from evalops.goldset.model import content_digest
+    from evalops.fingerprint import content_digest
 
     qrels = sample.weak_qrels
     rows = sorted(zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()))

@@ -41,14 +41,15 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     gold_version = validate_inputs(cfg, run, snapshot_id)
     say("sampling the query logs")
     log_sample = sample_query_logs(cfg, run, snapshot_id)
-    versions = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
-    shards = shard_specs(cfg, run, versions)
-    for spec in shards:
-        say(f"scoring {spec['label']}")
-        score_shard(cfg, run, spec)
-    for spec in versions:
-        say(f"comparing {spec['label']}")
-        compare_version(cfg, run, spec)
+    planned = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
+    for shard in shard_specs(cfg, run, planned):
+        say(f"scoring {shard.label}")
+        score_shard(cfg, run, shard)
+    # the later steps take the XCom form, as the DAG's tasks pass it
+    versions = [spec.to_xcom() for spec in planned]
+    for spec in planned:
+        say(f"comparing {spec.label}")
+        compare_version(cfg, run, spec.to_xcom())
     say("judging the top contexts")
     judged = judge_versions(cfg, run, versions)
     decide_run(cfg, run, versions)

@@ -27,6 +27,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.queries import gold_queries, production_queries
 from evalops.pipeline.registry import fingerprint_for, load_registry_for
+from evalops.pipeline.specs import ShardSpec, VersionSpec
 from evalops.pipeline.store import engine_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,8 +43,8 @@ GOLD = DEFAULT_GOLD_SET
 def plan_run(
     cfg: Config, run: RunContext, snapshot_id: str, gold_set_versions: dict[str, str] | str,
     log_sample: dict[str, Any], candidate: dict[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """The version specs of this run (small dicts for XCom; see the module docstring).
+) -> list[VersionSpec]:
+    """The version specs of this run (see the module docstring; :meth:`VersionSpec.to_xcom` for XCom).
 
     ``gold_set_versions`` maps each gold set's name to its version (``validate_inputs``); each gold set is
     its own query set (warehouse ``dataset``), with its own fingerprint, baselines and alerts. With a
@@ -92,7 +93,7 @@ def plan_run(
                          started_at=started, n_queries=n, contracts=contracts, lease_seconds=cfg.lease_seconds)
         return row.id
 
-    specs: list[dict[str, Any]] = []
+    specs: list[VersionSpec] = []
     for retriever in sorted({e.name for e in deployed}):
         deployed_versions = [e.version for e in deployed if e.name == retriever]
         production_baseline: str | None = None
@@ -123,9 +124,11 @@ def plan_run(
                 baseline_run_id, today = None, False
             for v in versions:
                 specs.append(_spec(
-                    run, retriever, v, dataset, gold_runs[v], gold_fp.hash, snapshot_id, gold_version, n_gold,
-                    cfg, baseline_version, baseline_run_id, today, note,
-                    rescore_reason if (v == baseline_version and rescore_reason) else None,
+                    cfg, retriever=retriever, version=v, dataset=dataset, run_id=gold_runs[v],
+                    fingerprint=gold_fp.hash, snapshot_id=snapshot_id, query_set_version=gold_version,
+                    n_queries=n_gold, baseline_version=baseline_version, baseline_run_id=baseline_run_id,
+                    baseline_today=today, baseline_note=note,
+                    rescore_reason=rescore_reason if (v == baseline_version and rescore_reason) else None,
                     stored_baseline_run_id=lookup.baseline.run_id if lookup.baseline is not None else None,
                 ))
             if production_baseline is None:
@@ -140,10 +143,11 @@ def plan_run(
             base_prod = prod_runs.get(production_baseline) if production_baseline else None
             for v in prod_versions:
                 specs.append(_spec(
-                    run, retriever, v, PRODUCTION, prod_runs[v], prod_fp.hash, snapshot_id, log_sample["version"],
-                    n_prod, cfg, production_baseline, base_prod, True,
-                    "compared with the baseline version on the same log sample", None,
-                    sample_folder=log_sample["folder"],
+                    cfg, retriever=retriever, version=v, dataset=PRODUCTION, run_id=prod_runs[v],
+                    fingerprint=prod_fp.hash, snapshot_id=snapshot_id, query_set_version=log_sample["version"],
+                    n_queries=n_prod, baseline_version=production_baseline, baseline_run_id=base_prod,
+                    baseline_today=True, baseline_note="compared with the baseline version on the same log sample",
+                    rescore_reason=None, sample_folder=log_sample["folder"],
                 ))
     return specs
 
@@ -166,31 +170,19 @@ def _baseline_note(lookup: Any, retriever: str, baseline_version: str | None) ->
             "DAG or 'evalops promote'"), None
 
 
-def _spec(run: RunContext, retriever: str, version: str, dataset: str, run_id: int, fingerprint: str,
-          snapshot_id: str, query_set_version: str, n_queries: int, cfg: Config, baseline_version: str | None,
-          baseline_run_id: int | None, baseline_today: bool, note: str, rescore_reason: str | None,
-          sample_folder: str | None = None, stored_baseline_run_id: int | None = None) -> dict[str, Any]:
+def _spec(cfg: Config, *, retriever: str, version: str, dataset: str, run_id: int, fingerprint: str,
+          snapshot_id: str, query_set_version: str, n_queries: int, baseline_version: str | None,
+          baseline_run_id: int | None, baseline_today: bool, baseline_note: str, rescore_reason: str | None,
+          sample_folder: str | None = None, stored_baseline_run_id: int | None = None) -> VersionSpec:
     role = "baseline" if version == baseline_version else "candidate" if baseline_version else "deployed"
-    return {
-        "label": f"{retriever}@{version} {dataset}",
-        "retriever": retriever,
-        "version": version,
-        "dataset": dataset,
-        "role": role,
-        "run_id": run_id,
-        "fingerprint": fingerprint,
-        "snapshot_id": snapshot_id,
-        "query_set_version": query_set_version,
-        "n_queries": n_queries,
-        "n_shards": _n_shards(n_queries, cfg.shard_size),
-        "baseline_version": baseline_version,
-        "baseline_run_id": None if baseline_run_id == run_id else baseline_run_id,
-        "baseline_today": baseline_today,
-        "stored_baseline_run_id": stored_baseline_run_id,
-        "baseline_note": note,
-        "rescore_reason": rescore_reason,
-        "sample_folder": sample_folder,
-    }
+    return VersionSpec(
+        label=f"{retriever}@{version} {dataset}", retriever=retriever, version=version, dataset=dataset,
+        role=role, run_id=run_id, fingerprint=fingerprint, snapshot_id=snapshot_id,
+        query_set_version=query_set_version, n_queries=n_queries, n_shards=_n_shards(n_queries, cfg.shard_size),
+        baseline_version=baseline_version, baseline_run_id=None if baseline_run_id == run_id else baseline_run_id,
+        baseline_today=baseline_today, stored_baseline_run_id=stored_baseline_run_id, baseline_note=baseline_note,
+        rescore_reason=rescore_reason, sample_folder=sample_folder,
+    )
 
 
 def _n_shards(n_queries: int, shard_size: int) -> int:
@@ -205,16 +197,6 @@ def shard_bounds(n_queries: int, n_shards: int, shard: int) -> tuple[int, int]:
     return start, start + base + (1 if shard < extra else 0)
 
 
-def shard_specs(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def shard_specs(cfg: Config, run: RunContext, versions: list[VersionSpec]) -> list[ShardSpec]:
     """One spec per (version, query set, shard): what the mapped ``score`` task receives."""
-    out = []
-    for spec in versions:
-        for shard in range(spec["n_shards"]):
-            out.append({
-                **{k: spec[k] for k in ("retriever", "version", "dataset", "run_id", "snapshot_id", "sample_folder",
-                                        "n_queries", "n_shards")},
-                "shard": shard,
-                "label": f"{spec['label']} {shard + 1}/{spec['n_shards']}",
-            })
-    return out
-
+    return [shard for spec in versions for shard in VersionSpec.from_xcom(spec).shards()]

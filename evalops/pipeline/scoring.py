@@ -32,6 +32,7 @@ from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
 from evalops.pipeline.store import run_lease
 from evalops.pipeline.workdir import shard_file, write_frame
+from evalops.pipeline.specs import ShardSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -110,26 +111,28 @@ def _answers(answers: dict[str, str], spec: dict[str, Any]) -> dict[str, str]:
     return {q: scrub(a).text for q, a in answers.items()}
 
 
-def score_shard(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str, Any]:
-    """Score shard ``spec["shard"]`` of ``spec["n_shards"]`` and write ``shard-NNNNN.parquet`` + ``.json``.
+def score_shard(cfg: Config, run: RunContext, spec: ShardSpec | dict[str, Any]) -> dict[str, Any]:
+    """Score shard ``spec.shard`` of ``spec.n_shards`` and write ``shard-NNNNN.parquet`` + ``.json``
+    (``spec``: a :class:`ShardSpec` or its XCom form).
 
     Returns ``{"run_id", "shard", "queries", "failed", "error"}`` (counts and a flag, never data).
     """
     started = time.perf_counter()
-    queries = query_set_for(cfg, spec["dataset"], spec.get("sample_folder"))
-    if len(queries.query_ids) != spec["n_queries"]:
+    spec = ShardSpec.from_xcom(spec)
+    queries = query_set_for(cfg, spec.dataset, spec.sample_folder)
+    if len(queries.query_ids) != spec.n_queries:
         raise EvalopsError(
-            f"{queries.source}: {len(queries.query_ids)} judged queries now, {spec['n_queries']} when the run was "
+            f"{queries.source}: {len(queries.query_ids)} judged queries now, {spec.n_queries} when the run was "
             "planned; the query set changed during the run"
         )
-    start, stop = shard_bounds(spec["n_queries"], spec["n_shards"], spec["shard"])
-    with run_lease(cfg, [spec["run_id"]]):  # the heartbeat: a killed task stops renewing it
-        frame, outcome = score_queries(cfg, spec, queries.slice(start, stop), run)
-    outcome.update(shard=spec["shard"], n_shards=spec["n_shards"], seconds=time.perf_counter() - started)
-    path = shard_file(cfg, run, spec["run_id"], spec["shard"])
+    start, stop = shard_bounds(spec.n_queries, spec.n_shards, spec.shard)
+    with run_lease(cfg, [spec.run_id]):  # the heartbeat: a killed task stops renewing it
+        frame, outcome = score_queries(cfg, spec.to_xcom(), queries.slice(start, stop), run)
+    outcome.update(shard=spec.shard, n_shards=spec.n_shards, seconds=time.perf_counter() - started)
+    path = shard_file(cfg, run, spec.run_id, spec.shard)
     write_frame(path, frame)
     path.with_suffix(".json").write_text(json.dumps(outcome, default=str))
-    log.info("%s: %d queries, %d failed%s", spec["label"], len(outcome["query_ids"]), len(outcome["failed"]),
+    log.info("%s: %d queries, %d failed%s", spec.label, len(outcome["query_ids"]), len(outcome["failed"]),
              f", error: {outcome['error']}" if outcome["error"] else "")
-    return {"run_id": spec["run_id"], "shard": spec["shard"], "queries": len(outcome["query_ids"]),
+    return {"run_id": spec.run_id, "shard": spec.shard, "queries": len(outcome["query_ids"]),
             "failed": len(outcome["failed"]), "error": bool(outcome["error"])}

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, StoredAlert
 from evalops.alerting.delivery import NotifierState
+from evalops.warehouse.config import url_for as warehouse_url_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -32,7 +33,7 @@ def _engine(url: str) -> Engine:
 
 def engine_for(cfg: Config) -> Engine:
     """The warehouse engine for this configuration (cached per URL within a process)."""
-    return _engine(cfg.resolved_warehouse_url())
+    return _engine(warehouse_url_for(cfg))
 
 
 def migrate_warehouse(cfg: Config, run: Any = None) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from evalops.querylog.draw import LogSample, draw_log_sample
 from evalops.querylog.feedback import FeedbackPolicy, annotation_queue, weak_judgments, write_annotation_queue
 from evalops.querylog.normalize import SamplingUnits, build_units, log_query_id
-from evalops.querylog.problems import row_problems
+from evalops.contracts.logrows import row_problems
 from evalops.querylog.read import LogWindow, log_partitions, read_log_table, read_log_window
 from evalops.querylog.sample import SampleSizePolicy, allocate, seed_for_date, stratified_sample
 from evalops.querylog.scrub import PII_KINDS, scrub, scrub_many

@@ -29,12 +29,12 @@ import pandas as pd
 
 from evalops.data import Qrels
 from evalops.formats import write_beir_qrels, write_jsonl
-from evalops.goldset.report import ValidationReport
-from evalops.goldset.rules import QueryLogRules
-from evalops.goldset.validation import DEFAULT_DOCS_DIR, validate_query_logs
+from evalops.contracts.report import ValidationReport
+from evalops.contracts.rules import QueryLogRules
+from evalops.contracts.validation import DEFAULT_DOCS_DIR, validate_query_logs
 from evalops.querylog.feedback import FeedbackPolicy, annotation_queue, weak_judgments, write_annotation_queue
 from evalops.querylog.normalize import build_units
-from evalops.querylog.problems import row_problems
+from evalops.contracts.logrows import row_problems
 from evalops.querylog.read import LogWindow
 from evalops.querylog.sample import SampleSizePolicy, logical_date_text, seed_for_date, stratified_sample
 

@@ -2,15 +2,17 @@
 
 The URL is resolved in this order (the first that applies wins; ``resolve_url`` says which one did):
 
-1. ``EVALOPS_WAREHOUSE_URL`` (any SQLAlchemy URL; ``postgresql://`` means the psycopg 3 driver);
+1. the setting ``warehouse_url`` as the process gives it (``EVALOPS_WAREHOUSE_URL``, or its file in the
+   secrets directory; any SQLAlchemy URL; ``postgresql://`` means the psycopg 3 driver);
 2. the Airflow connection ``evalops_warehouse``, looked up through Airflow (so secrets backends and
    ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` both work). Importing Airflow costs seconds and touches
    ``AIRFLOW_HOME``, so the lookup happens only inside an Airflow process (``airflow`` already imported)
    or when ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` is set, and only when Airflow is installed;
 3. SQLite at ``.evalops/warehouse.db`` under the current directory (the folder is created).
 
-Timeouts, so that a warehouse that accepts connections and never answers cannot block a run (each can
-be set by its environment variable, in seconds; a value already in the URL's query string wins):
+Timeouts, so that a warehouse that accepts connections and never answers cannot block a run (each is a
+setting of :mod:`evalops.config` read from the environment, in seconds; a value already in the URL's
+query string wins):
 
 ================================  ======================================  =======
 what                              variable                                default
@@ -43,37 +45,23 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "AIRFLOW_CONN_ID",
     "DEFAULT_SQLITE_PATH",
-    "ENV_VAR",
     "WarehouseURL",
     "create_warehouse_engine",
     "normalise_url",
     "resolve_url",
+    "url_for",
 ]
 
-ENV_VAR = "EVALOPS_WAREHOUSE_URL"
 AIRFLOW_CONN_ID = "evalops_warehouse"
 DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
-SQLITE_BUSY_TIMEOUT_S = 60.0
-TIMEOUT_DEFAULTS = {
-    "EVALOPS_WAREHOUSE_CONNECT_TIMEOUT": 10.0,
-    "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT": 600.0,
-    "EVALOPS_WAREHOUSE_IDLE_TIMEOUT": 600.0,
-    "EVALOPS_WAREHOUSE_BUSY_TIMEOUT": SQLITE_BUSY_TIMEOUT_S,
-}
 
 
-def warehouse_timeout(var: str) -> float:
-    """The timeout named by ``var`` (seconds), from the environment or its default; must be positive."""
-    raw = os.environ.get(var)
-    if raw is None or not raw.strip():
-        return TIMEOUT_DEFAULTS[var]
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{var} must be a number of seconds, got {raw!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise ConfigError(f"{var} must be a positive number of seconds, got {raw!r}")
-    return value
+def warehouse_timeout(name: str) -> float:
+    """The warehouse timeout ``name`` (``connect``, ``statement``, ``idle`` or ``busy``), in seconds: the
+    setting ``warehouse_<name>_timeout`` as the process's environment gives it (see :mod:`evalops.config`)."""
+    from evalops.config import process_setting
+
+    return process_setting(f"warehouse_{name}_timeout")
 
 
 def _postgres_connect_args(parsed: Any, given: dict[str, Any]) -> dict[str, Any]:
@@ -81,12 +69,11 @@ def _postgres_connect_args(parsed: Any, given: dict[str, Any]) -> dict[str, Any]
     args = dict(given)
     query = parsed.query
     if "connect_timeout" not in query and "connect_timeout" not in args:
-        args["connect_timeout"] = max(1, round(warehouse_timeout("EVALOPS_WAREHOUSE_CONNECT_TIMEOUT")))
+        args["connect_timeout"] = max(1, round(warehouse_timeout("connect")))
     options = [args.get("options") or query.get("options") or ""]
-    for setting, var in (("statement_timeout", "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT"),
-                         ("idle_in_transaction_session_timeout", "EVALOPS_WAREHOUSE_IDLE_TIMEOUT")):
+    for setting, name in (("statement_timeout", "statement"), ("idle_in_transaction_session_timeout", "idle")):
         if setting not in options[0]:
-            options.append(f"-c {setting}={int(warehouse_timeout(var) * 1000)}")
+            options.append(f"-c {setting}={int(warehouse_timeout(name) * 1000)}")
     args["options"] = " ".join(o for o in options if o)
     return args
 
@@ -168,7 +155,9 @@ def _connection_to_url(conn: Any) -> str:
 
 def resolve_url(url: str | None = None) -> WarehouseURL:
     """The warehouse URL and where it came from (an explicit ``url`` argument counts as ``env``)."""
-    explicit = url or os.environ.get(ENV_VAR)
+    from evalops.config import process_setting
+
+    explicit = url or process_setting("warehouse_url")
     if explicit:
         return WarehouseURL(normalise_url(explicit), "env")
     from_airflow = _airflow_connection_url()
@@ -176,6 +165,17 @@ def resolve_url(url: str | None = None) -> WarehouseURL:
         return WarehouseURL(normalise_url(from_airflow), "airflow")
     path = Path.cwd() / DEFAULT_SQLITE_PATH
     return WarehouseURL(f"sqlite:///{path}", "default")
+
+
+def url_for(cfg: Any) -> str:
+    """The warehouse URL of a project's settings (:class:`evalops.config.Config`): its ``warehouse_url``,
+    else the Airflow connection, else SQLite in the project's ``.evalops/`` folder."""
+    if cfg.warehouse_url:
+        return resolve_url(cfg.warehouse_url).url
+    resolved = resolve_url()
+    if resolved.source == "default":
+        return f"sqlite:///{cfg.home / DEFAULT_SQLITE_PATH}"
+    return resolved.url
 
 
 def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any) -> Engine:
@@ -196,14 +196,14 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
         connect_args = _postgres_connect_args(parsed, kwargs.pop("connect_args", {}))
-        kwargs.setdefault("pool_timeout", warehouse_timeout("EVALOPS_WAREHOUSE_CONNECT_TIMEOUT"))
+        kwargs.setdefault("pool_timeout", warehouse_timeout("connect"))
         return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
 
     database = parsed.database
     in_memory = database in (None, "", ":memory:") or (database or "").startswith("file::memory:")
     if not in_memory:
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    busy = warehouse_timeout("EVALOPS_WAREHOUSE_BUSY_TIMEOUT")
+    busy = warehouse_timeout("busy")
     connect_args = {"timeout": busy, **kwargs.pop("connect_args", {})}
     engine = create_engine(parsed, connect_args=connect_args, **kwargs)
 

@@ -99,6 +99,6 @@ def test_rejects_non_http_url():
 
 def test_url_resolved_from_environment(monkeypatch):
     monkeypatch.setenv("EVALOPS_WEBHOOK_URL", "https://hooks.example.test/x")
-    assert resolve_webhook_url() == "https://hooks.example.test/x"
+    assert resolve_webhook_url("EVALOPS_WEBHOOK_URL") == "https://hooks.example.test/x"
     monkeypatch.delenv("EVALOPS_WEBHOOK_URL")
-    assert resolve_webhook_url(conn_id=None) is None
+    assert resolve_webhook_url("EVALOPS_WEBHOOK_URL", conn_id=None) is None

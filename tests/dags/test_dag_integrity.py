@@ -19,11 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 DAG_FILES = sorted(p.name for p in (REPO / "dags").glob("*.py"))
 # The retry policy imports evalops.errors and evalops.pipeline.errors (both import-free); nothing else of
 # evalops, and no heavy library, may load at parse time.
-HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s", "evalops.config",
+HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s", "evalops.config.settings",
          "evalops.pipeline.inputs", "evalops.warehouse")
 
 # What of evalops a DAG file may load when it is parsed.
-ALLOWED_EVALOPS = {"evalops", "evalops.dags", "evalops.dags._parse", "evalops.dags.retrieval_eval",
+ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.dags", "evalops.dags._parse", "evalops.dags.retrieval_eval",
                    "evalops.dags.promote_baseline", "evalops.dags.knowledge_base_producer",
                    "evalops.dags.promote_on_results", "evalops.errors",
                    "evalops.pipeline", "evalops.pipeline.errors"}

@@ -43,7 +43,7 @@ def test_timeouts_in_the_url_win_over_the_defaults():
 
 def test_a_bad_timeout_setting_is_a_config_error(monkeypatch):
     monkeypatch.setenv("EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT", "soon")
-    with pytest.raises(ConfigError, match="EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT must be a number of seconds"):
+    with pytest.raises(ConfigError, match="EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT: expected a number of seconds"):
         create_warehouse_engine("postgresql://u@127.0.0.1:1/db")
 
 

@@ -12,7 +12,7 @@ from evalops.errors import DuplicateDocumentError, InputError
 from evalops.formats import read_qrels, read_run_table
 from evalops.formats.stream import parse_memory_budget, run_blocks
 from evalops.metrics import Policy, evaluate
-from evalops.metrics.table_input import evaluate_run_file
+from evalops.formats.stream import evaluate_run_file
 
 MEASURES = ["nDCG@10", "P@5", "AP", "RR", "R@100", "nDCG", "R-Prec"]
 

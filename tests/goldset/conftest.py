@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from evalops.goldset import GoldSet, GoldSetRules
+from evalops.contracts import GoldSetRules
+from evalops.goldset import GoldSet
 from evalops.knowledge import KnowledgeBaseSnapshot
 
 # 10 queries: 6 semantic, 3 keyword, 1 no_answer (share 0.1).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalops.goldset import validate_gold_set
+from evalops.contracts import validate_gold_set
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from evalops.errors import ConfigError, ValidationError
-from evalops.goldset import GoldSet, GoldSetRules, KnowledgeBaseRules, QueryLogRules
-from evalops.goldset.checks import gold_set_tables, knowledge_base_tables, query_log_tables
-from evalops.goldset.report import Failure, ValidationReport
+from evalops.contracts import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.goldset import GoldSet
+from evalops.contracts.checks import gold_set_tables, knowledge_base_tables, query_log_tables
+from evalops.contracts.report import Failure, ValidationReport
 
 UTC = timezone.utc
 

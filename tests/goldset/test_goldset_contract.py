@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from evalops.errors import ValidationError
-from evalops.goldset import GoldSet, GoldSetRules, validate_gold_set
+from evalops.contracts import GoldSetRules, validate_gold_set
+from evalops.goldset import GoldSet
 from evalops.knowledge import KnowledgeBaseSnapshot
 
 pytestmark = pytest.mark.slow  # the first Great Expectations import costs ~6 s

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalops.goldset import GoldSet, GoldSetRules, load_gold_set, validate_gold_set, validate_knowledge_base
+from evalops.contracts import GoldSetRules, validate_gold_set, validate_knowledge_base
+from evalops.goldset import GoldSet, load_gold_set
 from evalops.knowledge import KnowledgeBaseSnapshot, snapshot_from_beir
 
 SCIFACT_RULES = GoldSetRules(min_queries=50, required_types=("semantic",), no_answer_share=(0.0, 0.3))
@@ -66,7 +67,7 @@ def test_a_plain_collection_validates_under_the_default_rules(shared_data: Path,
                                                               tmp_path: Path) -> None:
     """No types, no flags: the type-dependent expectations are not applicable (named, never passed or
     failed), and the grade scale is the data's own, recorded."""
-    from evalops.goldset.checks import TYPED_RULES
+    from evalops.contracts.checks import TYPED_RULES
 
     folder = shared_data / collection
     gold = load_gold_set(folder)
@@ -84,7 +85,7 @@ def test_a_plain_collection_validates_under_the_default_rules(shared_data: Path,
 
 def test_explicit_grades_are_enforced(shared_data: Path) -> None:
     gold = load_gold_set(shared_data / "nfcorpus-orig-test")
-    from evalops.goldset.checks import gold_set_tables
+    from evalops.contracts.checks import gold_set_tables
 
     tables = gold_set_tables(gold, None, None, GoldSetRules(allowed_grades=(0, 1)))
     check = next(c for t in tables for c in t.checks if c.rule == "grades in the allowed set")
@@ -92,7 +93,7 @@ def test_explicit_grades_are_enforced(shared_data: Path) -> None:
 
 
 def test_a_partly_typed_gold_set_fails_known_types() -> None:
-    from evalops.goldset.checks import gold_set_tables, is_untyped
+    from evalops.contracts.checks import gold_set_tables, is_untyped
 
     gold = GoldSet.from_records(
         [{"query_id": "a", "text": "x", "type": "semantic"}, {"query_id": "b", "text": "y", "type": ""}],

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalops.goldset import GoldSetRules, load_gold_set, validate_gold_set
+from evalops.contracts import GoldSetRules, validate_gold_set
+from evalops.goldset import load_gold_set
 from evalops.knowledge import snapshot_from_beir
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

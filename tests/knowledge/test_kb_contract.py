@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evalops.errors import InputError
-from evalops.goldset import KnowledgeBaseRules, validate_knowledge_base
+from evalops.contracts import KnowledgeBaseRules, validate_knowledge_base
 from evalops.knowledge import KnowledgeBaseSnapshot
 
 pytestmark = pytest.mark.slow

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
+from evalops.warehouse.config import url_for as warehouse_url_for
 
 pytestmark = pytest.mark.slow
 
@@ -100,7 +101,7 @@ def test_init_run_history_report_on_a_real_collection(tmp_path, shared_data, mon
     from evalops.warehouse import create_warehouse_engine, get_run
 
     cfg = load_config(root, environ={})
-    engine = create_warehouse_engine(cfg.resolved_warehouse_url())
+    engine = create_warehouse_engine(warehouse_url_for(cfg))
     try:
         stored = [get_run(engine, r["run_id"]) for r in rows]
     finally:

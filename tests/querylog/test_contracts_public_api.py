@@ -7,11 +7,11 @@ import importlib
 import pytest
 
 MODULES = [
-    "evalops.goldset", "evalops.goldset.model", "evalops.goldset.io", "evalops.goldset.rules", "evalops.goldset.report",
-    "evalops.goldset.checks", "evalops.goldset.validation", "evalops.knowledge", "evalops.knowledge.snapshot",
+    "evalops.goldset", "evalops.goldset.model", "evalops.goldset.io", "evalops.contracts.rules", "evalops.contracts.report",
+    "evalops.contracts.checks", "evalops.contracts.validation", "evalops.knowledge", "evalops.knowledge.snapshot",
     "evalops.knowledge.sources", "evalops.querylog", "evalops.querylog.read", "evalops.querylog.scrub",
     "evalops.querylog.normalize", "evalops.querylog.sample", "evalops.querylog.feedback", "evalops.querylog.draw",
-    "evalops.querylog.problems",
+    "evalops.contracts.logrows", "evalops.contracts",
 ]
 
 
@@ -23,7 +23,7 @@ def test_all_is_declared_and_importable(name: str) -> None:
     assert not missing, (name, missing)
 
 
-@pytest.mark.parametrize("package", ["evalops.goldset", "evalops.knowledge", "evalops.querylog"])
+@pytest.mark.parametrize("package", ["evalops.goldset", "evalops.contracts", "evalops.knowledge", "evalops.querylog"])
 def test_packages_export_their_public_functions(package: str) -> None:
     module = importlib.import_module(package)
     public = {n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n))}

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from evalops.errors import ValidationError
-from evalops.goldset import QueryLogRules, validate_query_logs
+from evalops.contracts import QueryLogRules, validate_query_logs
 
 pytestmark = pytest.mark.slow
 

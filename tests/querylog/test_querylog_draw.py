@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from evalops.errors import ValidationError
-from evalops.goldset import QueryLogRules, load_gold_set
+from evalops.contracts import QueryLogRules
+from evalops.goldset import load_gold_set
 from evalops.querylog import draw_log_sample, read_log_window
 
 pytestmark = pytest.mark.slow

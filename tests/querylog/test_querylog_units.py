@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from evalops.goldset import QueryLogRules
+from evalops.contracts import QueryLogRules
 from evalops.querylog import build_units, log_query_id, row_problems
 from evalops.querylog.normalize import display_text, query_key
 

@@ -7,12 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.goldset import QUERY_TYPES
 
 __all__ = ["GoldSetRules", "KnowledgeBaseRules", "QueryLogRules", "LOG_REQUIRED_COLUMNS"]
 
-# The query types of a gold set (``evalops.goldset.model`` holds the queries; the type list lives here so that
-# the settings can read the rules without importing pandas).
-QUERY_TYPES: tuple[str, ...] = ("semantic", "keyword", "no_answer")
 
 # Columns every query-log row must carry (the segment column is added from the rules).
 LOG_REQUIRED_COLUMNS: tuple[str, ...] = ("timestamp", "query", "retriever_version")

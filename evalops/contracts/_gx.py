@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalops.goldset.checks import Check, Table
-from evalops.goldset.report import Failure
+from evalops.contracts.checks import Check, Table
+from evalops.contracts.report import Failure
 
 __all__ = ["run_tables", "PARTIAL_EXAMPLES"]
 

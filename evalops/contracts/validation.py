@@ -1,6 +1,6 @@
 """Validate the gold set, the knowledge-base snapshot and a query-log window against their contracts.
 
-Each ``validate_*`` function runs its suite (``evalops.goldset.checks``) through Great Expectations,
+Each ``validate_*`` function runs its suite (``evalops.contracts.checks``) through Great Expectations,
 writes Data Docs HTML to ``docs_dir`` (``None`` writes none) and returns a ``ValidationReport``.
 With ``raise_on_failure=True`` (the default, what a pipeline wants) a failed contract raises
 ``evalops.errors.ValidationError(summary, failures, docs_path)`` instead; nothing is written anywhere
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from evalops.goldset.checks import (
+from evalops.contracts.checks import (
     empty_document_ids,
     gold_set_tables,
     is_untyped,
@@ -21,8 +21,8 @@ from evalops.goldset.checks import (
     query_log_tables,
 )
 from evalops.goldset.model import GoldSet
-from evalops.goldset.report import ValidationReport
-from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.contracts.report import ValidationReport
+from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -53,7 +53,7 @@ def validate_gold_set(
     ``snapshot=None`` skips only that check and says so in the report's notes (use it when the knowledge
     base is not at hand, never in the pipeline).
     """
-    from evalops.goldset._gx import run_tables
+    from evalops.contracts._gx import run_tables
 
     rules = rules or GoldSetRules()
     ids = snapshot.doc_ids if snapshot is not None else None
@@ -81,7 +81,7 @@ def validate_knowledge_base(
 ) -> ValidationReport:
     """The knowledge-base contract: unique ids, non-empty text, not empty."""
     from evalops.errors import InputError
-    from evalops.goldset._gx import run_tables
+    from evalops.contracts._gx import run_tables
 
     if not snapshot.has_text:
         raise InputError(f"{snapshot.source}: a manifest has no document text to validate; load the corpus itself")
@@ -108,9 +108,9 @@ def validate_query_logs(
     raise_on_failure: bool = True,
 ) -> ValidationReport:
     """The query-log contract on one window (see ``QueryLogRules``). ``problems`` is the per-row reason
-    from ``evalops.querylog.row_problems`` (computed here when not given)."""
-    from evalops.goldset._gx import run_tables
-    from evalops.querylog.problems import row_problems
+    from ``evalops.contracts.logrows.row_problems`` (computed here when not given)."""
+    from evalops.contracts._gx import run_tables
+    from evalops.contracts.logrows import row_problems
 
     if problems is None:
         problems = row_problems(frame, rules)

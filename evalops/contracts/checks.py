@@ -1,7 +1,7 @@
 """The three data contracts as plain data: which table, which expectation, which named rule.
 
 Each contract is a list of ``Table``s: a DataFrame prepared for validation plus its ``Check``s. A check
-names a Great Expectations 1.x expectation class and its keyword arguments; ``evalops.goldset._gx`` turns
+names a Great Expectations 1.x expectation class and its keyword arguments; ``evalops.contracts._gx`` turns
 them into a suite. Keeping the suites as data lets them be read, tested and dumped without importing
 Great Expectations (≈6 s).
 
@@ -20,7 +20,7 @@ import pandas as pd
 
 from evalops.goldset.model import QUERY_TYPES, GoldSet
 from evalops.limits import QUERY_ID_MAX_LENGTH
-from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
 __all__ = ["Check", "Table", "gold_set_tables", "knowledge_base_tables", "query_log_tables", "NON_BLANK"]
 
@@ -228,7 +228,7 @@ def knowledge_base_tables(docs: pd.DataFrame, rules: KnowledgeBaseRules) -> list
 # -- query logs -------------------------------------------------------------------------------------
 def query_log_tables(frame: pd.DataFrame, problems: pd.Series, rules: QueryLogRules) -> list[Table]:
     """``query_logs``: the window's rows (only the contract's columns) plus ``problem``, the reason each
-    row is malformed or null (see ``evalops.querylog.problems``)."""
+    row is malformed or null (see ``evalops.contracts.logrows``)."""
     present = [c for c in rules.required_columns if c in frame.columns]
     table = frame[present].copy()
     table["problem"] = problems.to_numpy(dtype=object)

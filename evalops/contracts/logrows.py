@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalops.goldset.rules import QueryLogRules
+from evalops.contracts.rules import QueryLogRules
 
 __all__ = ["row_problems", "is_text"]
 

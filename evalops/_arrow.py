@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numeric", "strings", "from_numpy", "from_strings"]
+__all__ = ["doc_strings", "numeric", "strings", "from_numpy", "from_strings"]
 
 _TYPES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -78,3 +78,12 @@ def from_strings(values: Any) -> Any:
     arrow_type = pa.large_string() if large else pa.string()
     offsets = offsets if large else offsets.astype(np.int32)
     return pa.Array.from_buffers(arrow_type, len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def doc_strings(dictionary: Any, codes: np.ndarray) -> np.ndarray:
+    """``dictionary[codes]`` as an object array of str; ``dictionary`` is numpy (exact parser) or Arrow."""
+    if isinstance(dictionary, np.ndarray):
+        return dictionary[codes]
+    if len(codes) == 0:
+        return np.zeros(0, dtype=object)
+    return strings(dictionary.take(from_numpy(codes)))

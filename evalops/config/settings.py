@@ -2,7 +2,7 @@
 
 One settings object, :class:`Config`, built on pydantic-settings. Sources, later ones winning:
 
-1. the defaults declared below (and in the contract rules of ``evalops.goldset.rules``);
+1. the defaults declared below (and in the contract rules of ``evalops.contracts.rules``);
 2. the project's ``evalops.yaml`` (or ``EVALOPS_CONFIG``);
 3. the project's ``.env`` file (``EVALOPS_*`` lines only);
 4. environment variables: ``EVALOPS_<KEY>`` for a top-level key and ``EVALOPS_<KEY>__<SUB>`` for a
@@ -25,6 +25,13 @@ alerts. The settings table of the documentation is :func:`settings_table`.
 
 Secrets are never settings: the webhook URL is read from the variable named by ``alerting.webhook_env``
 (or an Airflow connection) when an alert is sent, and never stored in this object or written anywhere.
+A value that holds a password (``warehouse_url``) may instead be a file in the secrets directory
+(``EVALOPS_SECRETS_DIR``, e.g. ``/run/secrets``) named like its variable (``EVALOPS_WAREHOUSE_URL``); an
+environment variable or ``.env`` line wins over the file, the file over ``evalops.yaml``.
+
+**This module is the only reader of** ``EVALOPS_*`` **variables** (a test checks it). The few values read
+where no project is loaded (an engine is made, a DAG file is parsed) are read here too, through
+:func:`process_setting` and :func:`parse_time_settings`, by the same field declarations.
 """
 
 from __future__ import annotations
@@ -37,28 +44,57 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SecretsSettingsSource,
+    SettingsConfigDict,
+)
 
-from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
+from evalops.config.env import (
+    _LOCATION_VARS,
+    CONFIG_VAR,
+    DEFAULT_APPROVAL_HOURS,
+    DEFAULT_RETRY_DELAY_SECONDS,
+    DEFAULT_TASK_TIMEOUT,
+    ENV_PREFIX,
+    HOME_VAR,
+    PROJECT_FILE,
+    SECRETS_DIR_VAR,
+    ParseSettingError,
+    _positive,
+    _unit,
+    parse_time_settings,
+    project_from_environment,
+    secret_file,
+    without_settings_variables,
+)
 from evalops.errors import ConfigError, InputError
-from evalops.goldset.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
 __all__ = [
     "AlertingSettings",
     "Config",
     "GoldSetSettings",
     "KnowledgeBaseSettings",
+    "DEFAULT_TASK_TIMEOUT",
+    "ENV_PREFIX",
     "LEGACY_ENV",
     "PROJECT_FILE",
+    "ParseSettingError",
     "QueryLogSettings",
     "QueryLogThresholds",
     "RegressionSettings",
     "find_project",
     "load_config",
+    "parse_time_settings",
+    "process_setting",
+    "project_from_environment",
+    "without_settings_variables",
     "settings_table",
 ]
 
-PROJECT_FILE = "evalops.yaml"
 DEFAULT_GOLD_SET = "gold"
 PRODUCTION = "production"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -82,15 +118,6 @@ LEGACY_ENV: dict[str, tuple[str, ...]] = {
 }
 # Keys whose environment variable may be a plain path instead of a JSON object.
 _PATH_KEYS = ("gold_set", "knowledge_base", "query_logs")
-# Variables that are not settings of this object (read by their own modules, or names of secrets).
-# EVALOPS_RETRY_DELAY_SECONDS is read when a DAG file is parsed, where the settings are not loaded.
-# The warehouse timeouts are read by evalops.warehouse.config, where every engine is made.
-_NOT_SETTINGS = {"EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_WEBHOOK_URL", "EVALOPS_SHARED_DATA",
-                 "EVALOPS_TEST_POSTGRES_URL", "EVALOPS_RETRY_DELAY_SECONDS",
-                 "EVALOPS_WAREHOUSE_CONNECT_TIMEOUT", "EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT",
-                 "EVALOPS_WAREHOUSE_IDLE_TIMEOUT", "EVALOPS_WAREHOUSE_BUSY_TIMEOUT"}
-
-
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -215,7 +242,7 @@ class Config(BaseSettings):
     """The settings of one project. Build it with :func:`load_config`."""
 
     model_config = SettingsConfigDict(
-        env_prefix="EVALOPS_", env_nested_delimiter="__", extra="forbid", frozen=True,
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True,
         case_sensitive=False, validate_default=True,
     )
 
@@ -253,6 +280,18 @@ class Config(BaseSettings):
                                 "attempt (read when a DAG file is parsed: environment or evalops.yaml)")
     task_timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="per-task overrides of task_timeout, by task id")
+    retry_delay_seconds: float = Field(DEFAULT_RETRY_DELAY_SECONDS, gt=0, allow_inf_nan=False, description="seconds between two "
+                                       "attempts of a task (read when a DAG file is parsed)")
+    approval_hours: float = Field(DEFAULT_APPROVAL_HOURS, gt=0, allow_inf_nan=False, description="hours the promotion DAG waits "
+                                  "for an approval before it promotes nothing (read when a DAG file is parsed)")
+    warehouse_connect_timeout: float = Field(10.0, gt=0, allow_inf_nan=False, description="seconds to connect "
+                                             "to the warehouse (PostgreSQL; also the pool's wait; environment only, read where an engine is made)")
+    warehouse_statement_timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="seconds one "
+                                               "warehouse statement may run (PostgreSQL)")
+    warehouse_idle_timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="seconds a warehouse "
+                                          "session may stay idle in a transaction (PostgreSQL)")
+    warehouse_busy_timeout: float = Field(60.0, gt=0, allow_inf_nan=False, description="seconds a writer waits "
+                                          "for the SQLite write lock")
 
     _source: str = PrivateAttr("defaults")
 
@@ -264,12 +303,17 @@ class Config(BaseSettings):
                                    file_secret_settings):
         build = cls._build
         environ = build.get("environ", os.environ)
+        secrets: tuple[PydanticBaseSettingsSource, ...] = ()
+        if build.get("secrets_dir"):
+            secrets = (SecretsSettingsSource(settings_cls, secrets_dir=build["secrets_dir"], case_sensitive=False,
+                                             env_prefix=ENV_PREFIX),)
         return (
             init_settings,
             _EnvSource(settings_cls, environ),
             _LegacyEnvSource(settings_cls, environ),
             _EnvSource(settings_cls, build.get("dotenv", {})),
             _LegacyEnvSource(settings_cls, build.get("dotenv", {})),
+            *secrets,
             _MappingSource(settings_cls, build.get("yaml", {})),
         )
 
@@ -388,17 +432,6 @@ class Config(BaseSettings):
             return self.run_lease_seconds
         return 2.0 * max([self.task_timeout, *self.task_timeouts.values()])
 
-    def resolved_warehouse_url(self) -> str:
-        """The warehouse URL: this config's, else the Airflow connection, else SQLite under ``home``."""
-        from evalops.warehouse.config import resolve_url
-
-        if self.warehouse_url:
-            return resolve_url(self.warehouse_url).url
-        resolved = resolve_url()
-        if resolved.source == "default":
-            return f"sqlite:///{self.home / '.evalops' / 'warehouse.db'}"
-        return resolved.url
-
     def registry_files(self) -> list[Path]:
         """The registry files in reading order: the project's, then the overlay when set."""
         return [self.registry] + ([self.retrievers_overlay] if self.retrievers_overlay else [])
@@ -449,8 +482,8 @@ class _EnvSource(EnvSettingsSource):
     comma lists for list keys."""
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
-        self._environ = {k: v for k, v in environ.items() if k.upper().startswith("EVALOPS_")
-                         and k.upper() not in _NOT_SETTINGS and k.upper() not in LEGACY_ENV}
+        self._environ = {k: v for k, v in environ.items() if k.upper().startswith(ENV_PREFIX)
+                         and k.upper() not in _LOCATION_VARS and k.upper() not in LEGACY_ENV}
         super().__init__(settings_cls)
 
     def _load_env_vars(self) -> Mapping[str, str | None]:
@@ -519,11 +552,11 @@ def load_config(
     variable), the key and what is expected.
     """
     env = dict(os.environ if environ is None else environ)
-    base = Path(env.get("EVALOPS_HOME") or home or Path.cwd()).expanduser().resolve()
+    base = Path(env.get(HOME_VAR) or home or Path.cwd()).expanduser().resolve()
     sources = ["defaults"]
     yaml_values: dict[str, Any] = {}
     lines: dict[tuple[str, ...], int] = {}
-    path = config_file or env.get("EVALOPS_CONFIG")
+    path = config_file or env.get(CONFIG_VAR)
     if path is None and (base / PROJECT_FILE).is_file():
         path = base / PROJECT_FILE
     file_path: Path | None = None
@@ -536,17 +569,20 @@ def load_config(
     dotenv = _read_dotenv(base / ".env")
     if dotenv:
         sources.append(str(base / ".env"))
-    used = sorted(k for k in env if k.upper().startswith("EVALOPS_") and k.upper() not in _NOT_SETTINGS and env[k] != "")
+    secrets_dir = _secrets_dir(env, base)
+    if secrets_dir is not None:
+        sources.append(f"secrets: {secrets_dir}")
+    used = sorted(k for k in env if _is_setting_variable(k) and env[k] != "")
     if used:
         sources.append("env: " + ", ".join(used))
     for name, label in [(k, "environment variable") for k in env] + [(k, f"{base / '.env'}: variable") for k in dotenv]:
         upper = name.upper()
-        if upper.startswith("EVALOPS_") and "__" in upper and upper not in _NOT_SETTINGS:
-            head = upper.removeprefix("EVALOPS_").split("__", 1)[0].lower()
+        if upper.startswith(ENV_PREFIX) and "__" in upper:
+            head = upper.removeprefix(ENV_PREFIX).split("__", 1)[0].lower()
             if head not in Config.model_fields:
                 raise ConfigError(f"{label} {upper}: unknown setting {head!r}; known: "
                                   + ", ".join(k for k in Config.model_fields if k != "home"))
-    Config._build = {"environ": env, "dotenv": dotenv, "yaml": yaml_values}
+    Config._build = {"environ": env, "dotenv": dotenv, "yaml": yaml_values, "secrets_dir": secrets_dir}
     try:
         cfg = Config(home=base)
     except ValidationError as exc:
@@ -555,6 +591,52 @@ def load_config(
         Config._build = {}
     cfg._source = " < ".join(sources)
     return cfg
+
+
+def _is_setting_variable(name: str) -> bool:
+    """Whether ``name`` sets a field of :class:`Config` (a flat alias, or ``EVALOPS_<FIELD>[__<SUB>]``)."""
+    upper = name.upper()
+    if upper in LEGACY_ENV:
+        return True
+    if not upper.startswith(ENV_PREFIX) or upper in _LOCATION_VARS:
+        return False
+    return upper.removeprefix(ENV_PREFIX).split("__", 1)[0].lower() in set(Config.model_fields) - {"home"}
+
+
+def _secrets_dir(env: Mapping[str, str], base: Path) -> Path | None:
+    raw = env.get(SECRETS_DIR_VAR)
+    if not raw:
+        return None
+    folder = Path(raw).expanduser()
+    folder = folder if folder.is_absolute() else base / folder
+    if not folder.is_dir():
+        raise ConfigError(f"environment variable {SECRETS_DIR_VAR}: {folder} is not a folder; point it at the "
+                          "folder of secret files (one file per variable, e.g. EVALOPS_WAREHOUSE_URL)")
+    return folder
+
+
+# -- values read without a project's settings ------------------------------------------------------
+def process_setting(name: str, environ: Mapping[str, str] | None = None) -> Any:
+    """The top-level setting ``name`` from the process alone: ``EVALOPS_<NAME>``, else its file in the
+    secrets directory, else the field's default. For the readers that run where no project is loaded (an
+    engine is made, a URL resolved); validated by the field's own declaration."""
+    from pydantic import TypeAdapter
+
+    env = os.environ if environ is None else environ
+    field = Config.model_fields[name]
+    var = ENV_PREFIX + name.upper()
+    raw = env.get(var)
+    if raw is None or not raw.strip():
+        raw = secret_file(var, env)
+    if raw is None or not raw.strip():
+        return field.get_default(call_default_factory=True)
+    if field.annotation is float:
+        return _positive(raw, var, _unit(name))
+    try:
+        kind = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        return TypeAdapter(kind).validate_python(raw.strip())
+    except ValidationError as exc:
+        raise ConfigError(f"environment variable {var}: {exc.errors()[0]['msg']} (got {raw!r})") from None
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -567,7 +649,7 @@ def _read_dotenv(path: Path) -> dict[str, str]:
             continue
         key, _, value = line.removeprefix("export ").partition("=")
         key, value = key.strip(), value.strip().strip("'\"")
-        if key.upper().startswith("EVALOPS_"):
+        if key.upper().startswith(ENV_PREFIX):
             out[key] = value
     return out
 
@@ -713,6 +795,7 @@ def settings_table() -> str:
     aliases = {".".join(p): v for v, p in LEGACY_ENV.items()}
     aliases.update({f"{key}.path": f"EVALOPS_{key.upper()}" for key in _PATH_KEYS})
     rows = ["| setting (YAML key) | environment variable | default | meaning |", "|---|---|---|---|"]
+    rows += [f"| (environment only) | `{var}` | none | {doc} |" for var, doc in _LOCATION_VARS.items()]
     for key, var, default, doc in iter_settings():
         if isinstance(default, Path):
             default = str(default)

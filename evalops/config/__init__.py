@@ -1,0 +1,44 @@
+"""evalops settings: one settings object, :class:`~evalops.config.settings.Config`, on pydantic-settings.
+
+The package is the only code that reads ``EVALOPS_*`` variables (a test checks it). It has two parts:
+
+* :mod:`evalops.config.settings`: the settings object, :func:`load_config`, the settings table of the
+  documentation (:func:`settings_table`) and :func:`process_setting` for the values read where no project
+  is loaded (an engine is made, a URL resolved);
+* :mod:`evalops.config.env`: the import-light part (no pydantic), for a DAG file's parse: the variables'
+  names, :func:`parse_time_settings` and :func:`project_from_environment`.
+
+Every public name of both is importable from here (``from evalops.config import Config, load_config``);
+each part is imported on first use, so that ``evalops.config.env`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LIGHT = {
+    "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",
+    "HOME_VAR", "PROJECT_FILE", "ParseSettingError", "SECRETS_DIR_VAR", "parse_time_settings",
+    "project_from_environment", "secret_file", "without_settings_variables",
+}
+
+__all__ = sorted(_LIGHT | {
+    "AlertingSettings", "Config", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings",
+    "LEGACY_ENV", "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings", "find_project",
+    "iter_settings", "load_config", "process_setting", "settings_table",
+})
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    module = importlib.import_module("evalops.config.env" if name in _LIGHT else "evalops.config.settings")
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise AttributeError(f"module 'evalops.config' has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,144 @@
+"""The settings module's import-light part: the names of its variables and the values read where the
+settings object is not loaded.
+
+A DAG file is parsed often, by the scheduler and the dag-processor; loading the settings object there
+would import pydantic-settings (about half a second). So the values a DAG's shape depends on
+(:func:`parse_time_settings`) and the project's location (:func:`project_from_environment`) are read
+here, with the same names, precedence and validation as :class:`evalops.config.Config`, whose fields
+declare their defaults from the constants below. Together with :mod:`evalops.config.settings` this is the
+only code that reads ``EVALOPS_*`` variables.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalops.errors import ConfigError
+
+__all__ = [
+    "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",
+    "HOME_VAR", "PROJECT_FILE", "ParseSettingError", "SECRETS_DIR_VAR", "parse_time_settings",
+    "project_from_environment", "secret_file", "without_settings_variables",
+]
+
+PROJECT_FILE = "evalops.yaml"
+ENV_PREFIX = "EVALOPS_"
+HOME_VAR, CONFIG_VAR, SECRETS_DIR_VAR = "EVALOPS_HOME", "EVALOPS_CONFIG", "EVALOPS_SECRETS_DIR"
+# Two hours: far above a daily run on a large gold set, far below "forever".
+DEFAULT_TASK_TIMEOUT = 7200.0
+DEFAULT_RETRY_DELAY_SECONDS = 60.0
+DEFAULT_APPROVAL_HOURS = 24.0
+_DEFAULTS = {"task_timeout": DEFAULT_TASK_TIMEOUT, "retry_delay_seconds": DEFAULT_RETRY_DELAY_SECONDS,
+             "approval_hours": DEFAULT_APPROVAL_HOURS}
+# Variables that say where the settings are, not what they are (read by load_config itself).
+_LOCATION_VARS = {HOME_VAR: "the project folder (default: the nearest folder above the current one holding "
+                            "evalops.yaml)",
+                  CONFIG_VAR: "a settings file to read instead of the project's evalops.yaml",
+                  SECRETS_DIR_VAR: "a folder of secret files named like their variables (e.g. "
+                                   "EVALOPS_WAREHOUSE_URL), read below the environment"}
+
+
+class ParseSettingError(ConfigError):
+    """A setting read without the settings object is malformed (a DAG file then fails to import, naming the
+    variable or the file and key)."""
+
+
+def _positive(value: Any, where: str, unit: str = "seconds") -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ParseSettingError(f"{where}: expected a number of {unit}, got {value!r}") from None
+    if not number > 0 or number != number or number == float("inf"):
+        raise ParseSettingError(f"{where}: expected a positive number of {unit}, got {value!r}")
+    return number
+
+
+def _unit(name: str) -> str:
+    return "hours" if name.endswith("hours") else "seconds"
+
+
+def secret_file(var: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The content of the file of the secrets directory (``EVALOPS_SECRETS_DIR``) named like ``var``."""
+    env = os.environ if environ is None else environ
+    folder = env.get(SECRETS_DIR_VAR)
+    if not folder:
+        return None
+    for candidate in (Path(folder).expanduser() / var, Path(folder).expanduser() / var.lower()):
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8").strip()
+    return None
+
+
+def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:
+    path = environ.get(CONFIG_VAR)
+    file = Path(path).expanduser() if path else project / PROJECT_FILE
+    if not file.is_absolute():
+        file = project / file
+    if not file.is_file():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}  # the tasks load the settings and report the error with the file and line
+    return data if isinstance(data, dict) else {}
+
+
+def parse_time_settings(project: Path, task_ids: list[str], environ: Mapping[str, str] | None = None
+                        ) -> dict[str, Any]:
+    """The values a DAG's shape depends on, read when its file is parsed, with the precedence of
+    :class:`Config` (an environment variable wins over ``evalops.yaml``; ``.env`` is not read at parse time)
+    and validated alike (a positive number): ``retry_delay_seconds``, ``approval_hours`` and
+    ``task_timeouts`` (each task id's own override, else ``task_timeout``, else the default), in seconds
+    or hours. A malformed value raises :class:`ParseSettingError` naming the variable or the file and key.
+    Loading the whole settings object here would fail the DAG file on any settings error, which the tasks
+    report better."""
+    env = os.environ if environ is None else environ
+    upper = {k.upper(): v for k, v in env.items()}
+    data = _project_file(project, env)
+    where = project / PROJECT_FILE
+
+    def one(name: str) -> float:
+        var = ENV_PREFIX + name.upper()
+        if var in upper:
+            return _positive(upper[var], var, _unit(name))
+        if data.get(name) is not None:
+            return _positive(data[name], f"{where}: {name}", _unit(name))
+        return _DEFAULTS[name]
+
+    default = one("task_timeout")
+    overrides = data.get("task_timeouts") or {}
+    if not isinstance(overrides, dict):
+        raise ParseSettingError(f"{where}: task_timeouts must map task ids to seconds")
+    prefix = f"{ENV_PREFIX}TASK_TIMEOUTS__"
+    env_overrides = {k[len(prefix):].lower(): v for k, v in upper.items() if k.startswith(prefix)}
+    timeouts: dict[str, float] = {}
+    for task_id in task_ids:
+        if task_id in env_overrides:
+            timeouts[task_id] = _positive(env_overrides[task_id], f"{prefix}{task_id.upper()}")
+        elif overrides.get(task_id) is not None:
+            timeouts[task_id] = _positive(overrides[task_id], f"{where}: task_timeouts.{task_id}")
+        else:
+            timeouts[task_id] = default
+    return {"retry_delay_seconds": one("retry_delay_seconds"), "approval_hours": one("approval_hours"),
+            "task_timeouts": timeouts}
+
+
+def project_from_environment(environ: Mapping[str, str] | None = None) -> tuple[Path | None, Path | None]:
+    """``(EVALOPS_HOME, EVALOPS_CONFIG)`` of the process (each None when unset): the project and the
+    settings file a command works on when it is not told."""
+    env = os.environ if environ is None else environ
+    home, file = env.get(HOME_VAR), env.get(CONFIG_VAR)
+    return (Path(home).expanduser().resolve() if home else None), (Path(file).expanduser() if file else None)
+
+
+def without_settings_variables(environ: Mapping[str, str], *, location_only: bool = False) -> dict[str, str]:
+    """``environ`` without its ``EVALOPS_*`` variables (``location_only``: without only the two that say
+    where the project is), for a child process or a settings load that must not inherit them."""
+    if location_only:
+        return {k: v for k, v in environ.items() if k.upper() not in (HOME_VAR, CONFIG_VAR)}
+    return {k: v for k, v in environ.items() if not k.upper().startswith(ENV_PREFIX)}

@@ -1,0 +1,34 @@
+"""The data contracts: the gold set, the knowledge-base snapshot and the query logs.
+
+Each contract is a table of checks (``checks``) built from explicit thresholds (``rules``) and run through
+Great Expectations (``_gx``), which is imported only inside the ``validate_*`` functions (the import
+costs about 6 s). The outcome is a :class:`ValidationReport` (``report``). The query-log row checks that
+decide which rows a window drops are ``logrows``.
+
+The package imports ``evalops.goldset`` (the gold set it checks); no data package imports it back except
+to validate.
+"""
+
+from __future__ import annotations
+
+from evalops._lazy import lazy_getattr
+
+# public name -> module inside evalops.contracts (imported on first use: the checks need pandas, while the
+# settings only need the rules)
+_EXPORTS: dict[str, str] = {
+    "Failure": "report", "ValidationReport": "report",
+    "GoldSetRules": "rules", "KnowledgeBaseRules": "rules", "QueryLogRules": "rules",
+    "LOG_REQUIRED_COLUMNS": "rules",
+    "DEFAULT_DOCS_DIR": "validation", "validate_gold_set": "validation", "validate_knowledge_base": "validation",
+    "validate_query_logs": "validation",
+    "row_problems": "logrows",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+__getattr__ = lazy_getattr("evalops.contracts", _EXPORTS)
+
+
+def __dir__() -> list[str]:
+    return __all__
