@@ -16,9 +16,6 @@ from pathlib import Path
 # Edges allowed for now, each with the reason and what removes it. The test fails when an allowed edge is
 # gone, so that the allowance is removed with it.
 PENDING: dict[tuple[str, str], str] = {
-    ("evalops.metrics", "evalops.formats"): (
-        "metrics.topk ranks with formats.trec.ranking_order; one trec_eval_order in evalops.metrics.ranking, "
-        "used by the formats, replaces it"),
     ("evalops.alerting", "evalops.pipeline"): (
         "evalops.alerting.airflow_notifier is the import path of EvalopsNotifier (now in evalops.pipeline) of "
         "earlier releases, kept for one release because DAG files import it"),
