@@ -134,7 +134,6 @@ class AirflowStandalone:
         # Without components, one ``command`` (standalone) starts everything.
         self.components = tuple(components) or (Component("standalone", tuple(command)),)
         self.health = tuple(health)
-        self.log_path = home / f"{self.components[0].name}.log"
         self.password = secrets.token_urlsafe(16)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self._env = self._environment(metadata_url, metadata_async_url, env or {})
@@ -186,6 +185,10 @@ class AirflowStandalone:
     def process(self) -> subprocess.Popen[bytes] | None:
         """The first component's process (standalone itself when there is only that one)."""
         return self.processes.get(self.components[0].name)
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_of(self.components[0].name)
 
     def log_of(self, name: str) -> Path:
         return self.home / f"{name}.log"
