@@ -343,6 +343,12 @@ def test_celery_executor_spreads_the_shards_over_two_workers_with_the_local_run_
     hosts = sorted(ti["hostname"] for ti in shards)
     assert len(shards) >= -(-86 // CELERY_SHARD_SIZE), hosts
     assert set(hosts) == set(CELERY_WORKERS), f"score shards by worker: {hosts}"
+    # ... and each worker's own log shows it received exactly the shards the database attributes to it.
+    for name in CELERY_WORKERS:
+        log = airflow.log_of(name).read_text(errors="replace")
+        ran = {ti["map_index"] for ti in shards
+               if f"run_id={run_id}/task_id=score/map_index={ti['map_index']}/" in log}
+        assert ran == {ti["map_index"] for ti in shards if ti["hostname"] == name}, (name, ran, hosts)
     # Every task of the run went through the Celery workers, none through a local executor.
     assert {ti["hostname"] for ti in airflow.task_instances(EVAL_DAG, run_id) if ti["state"] == "success"
             } <= set(CELERY_WORKERS)
