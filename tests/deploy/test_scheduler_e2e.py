@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 import pytest
-from standalone_harness import COMPONENTS, AirflowStandalone, Component, machine_speed_factor
+from standalone_harness import COMPONENTS, HOSTNAME_ENV, AirflowStandalone, Component, machine_speed_factor
 
 # The waits share a budget: BUDGET_S on an idle 2-core machine, times the machine's measured slowness right
 # now (machine_speed_factor), so a loaded machine gets proportionally longer and a slow step still fails
@@ -241,7 +241,7 @@ def _celery_components(airflow: AirflowStandalone) -> list[Component]:
         Component(name, ("airflow", "celery", "worker", "--celery-hostname", f"{name}@%h", "--concurrency", "1",
                          "--pid", str(airflow.home / f"{name}.pid"), "--skip-serve-logs",
                          "--without-gossip", "--without-mingle"),
-                  env={"HARNESS_HOSTNAME": name})
+                  env={HOSTNAME_ENV: name})
         for name in CELERY_WORKERS
     ]
     return [Component("scheduler", ("airflow", "scheduler")),
@@ -264,14 +264,14 @@ def _flushed_redis(url: str) -> str:
 
 
 def _stored_results(url: str, where: str, params: dict) -> dict[str, dict]:
-    """Every stored number of the runs selected by ``where``: the aggregates (mean, CI) per (retriever,
-    version, dataset, measure) and the per-query values per (retriever, version, dataset, measure, query)."""
+    """Every stored number of the runs selected by ``where``: (status, queries) per (retriever, version,
+    dataset), the aggregates (n, mean, interval) per measure too, and the per-query values per query too."""
     import sqlalchemy as sa
 
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            status = conn.execute(sa.text(f"SELECT retriever, version, dataset, status FROM eval_runs r "
+            status = conn.execute(sa.text(f"SELECT retriever, version, dataset, status, n_queries FROM eval_runs r "
                                           f"WHERE {where}"), params).all()
             aggregates = conn.execute(sa.text(
                 "SELECT r.retriever, r.version, r.dataset, m.name, a.n, a.mean, a.ci_low, a.ci_high, a.ci_level, "
@@ -285,7 +285,7 @@ def _stored_results(url: str, where: str, params: dict) -> dict[str, dict]:
     finally:
         engine.dispose()
     return {
-        "runs": {tuple(r[:3]): r[3] for r in status},
+        "runs": {tuple(r[:3]): tuple(r[3:]) for r in status},
         "aggregates": {tuple(r[:4]): tuple(r[4:]) for r in aggregates},
         "scores": {tuple(r[:5]): r[5] for r in scores},
     }
@@ -338,10 +338,14 @@ def test_celery_executor_spreads_the_shards_over_two_workers_with_the_local_run_
     run = airflow.wait_for_run(EVAL_DAG, run_type="manual", timeout=300 * speed)
     assert run["dag_run_id"] == run_id and run["state"] == "success", airflow.run_summary(EVAL_DAG)
 
+    on_celery = _stored_results(warehouse, "r.dag_id = :dag AND r.dag_run_id = :run", {"dag": EVAL_DAG, "run": run_id})
+    assert on_celery["runs"] and {status for status, _ in on_celery["runs"].values()} == {"succeeded"}, on_celery
+
     # Each worker ran at least one shard: the task instances' hostnames, as the metadata database has them.
     shards = [ti for ti in airflow.task_instances(EVAL_DAG, run_id) if ti["task_id"] == "score"]
     hosts = sorted(ti["hostname"] for ti in shards)
-    assert len(shards) >= -(-86 // CELERY_SHARD_SIZE), hosts
+    expected = sum(-(-n // CELERY_SHARD_SIZE) for _, n in on_celery["runs"].values())
+    assert len(shards) == expected > len(CELERY_WORKERS), hosts
     assert set(hosts) == set(CELERY_WORKERS), f"score shards by worker: {hosts}"
     # ... and each worker's own log shows it received exactly the shards the database attributes to it.
     for name in CELERY_WORKERS:
@@ -355,9 +359,7 @@ def test_celery_executor_spreads_the_shards_over_two_workers_with_the_local_run_
 
     # The same day run locally (`evalops run`, shards one after the other) stores the same numbers.
     _local_run(tmp_path / "local", project_env(tmp_path / "local", local_warehouse), timeout=600 * speed)
-    on_celery = _stored_results(warehouse, "r.dag_id = :dag AND r.dag_run_id = :run", {"dag": EVAL_DAG, "run": run_id})
     local = _stored_results(local_warehouse, "r.dag_id = 'cli'", {})
-    assert on_celery["runs"] and set(on_celery["runs"].values()) == {"succeeded"}, on_celery["runs"]
     assert on_celery["runs"] == local["runs"]
     assert on_celery["scores"] and on_celery["aggregates"]
     assert on_celery["aggregates"] == local["aggregates"]
