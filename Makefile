@@ -5,9 +5,12 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 UV_VERSION := 0.13.8
-# The stamp records the hash of the lock and of pyproject.toml; a different hash means a stale venv.
+# The venv holds requirements.lock plus the Celery executor's add-on lock (the deployment image's set), so the
+# scheduler tests can run the DAG on Celery workers.
+LOCKS  := requirements.lock deploy/requirements-celery.lock
+# The stamp records the hash of the locks and of pyproject.toml; a different hash means a stale venv.
 STAMP  := $(VENV)/.evalops-lock.sha256
-LOCK_HASH := $(shell cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
+LOCK_HASH := $(shell cat $(LOCKS) pyproject.toml | sha256sum | cut -d' ' -f1)
 
 .PHONY: venv demo test test-fast lock bench clean help
 
@@ -21,10 +24,10 @@ venv:
 	@if [ -x $(BIN)/python ] && [ -f $(STAMP) ] && [ "$$(cat $(STAMP))" = "$(LOCK_HASH)" ]; then \
 		echo "venv is current ($(VENV))"; \
 	else \
-		echo "building $(VENV) from requirements.lock ..."; \
+		echo "building $(VENV) from $(LOCKS) ..."; \
 		[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || exit 1; \
 		$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)" || exit 1; \
-		$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements.lock || exit 1; \
+		$(BIN)/uv pip sync --quiet --python $(BIN)/python $(LOCKS) || exit 1; \
 		$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . || exit 1; \
 		echo "$(LOCK_HASH)" > $(STAMP); \
 	fi
@@ -44,10 +47,11 @@ BENCHMARKS := metrics_vs_peers stats_speed stats_power stats_rule warehouse_io q
 bench: venv
 	@for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(BIN)/python benchmarks/$$b.py || exit 1; done
 
-# Regenerates the lock. Needs uv (it is installed in the venv by `make venv`).
+# Regenerates the locks (the Celery add-on is compiled against the main one). Needs uv (installed by `make venv`).
 lock: venv
 	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra gx --extra retrievers --extra reports --extra dev \
 		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header -o requirements.lock
+	UV=$(BIN)/uv bash deploy/lock-celery.sh
 
 clean:
 	rm -rf $(VENV) .evalops .pytest_cache

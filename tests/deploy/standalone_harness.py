@@ -1,11 +1,15 @@
-"""Run a real ``airflow standalone`` for one test, talk to its REST API, and stop it without leftovers.
+"""Run a real Airflow for one test, talk to its REST API, and stop it without leftovers.
 
-The process is started in a new session (``setsid``), so every component it spawns (scheduler,
-dag-processor, triggerer, api-server, LocalExecutor workers, task supervisors) shares its session id even
-when a task supervisor moves to its own process group. A process that escapes the session entirely is
-still recognised as ours by the unique ``AIRFLOW_HOME`` in its environment.
+Either one ``airflow standalone`` (LocalExecutor), or, with ``components``, the components one by one
+(``airflow db migrate`` first), which is how a CeleryExecutor deployment with its ``airflow celery worker``
+processes runs (standalone forces the LocalExecutor).
 
-Shutdown escalates: SIGINT to the process group (standalone's own clean stop), then SIGTERM, then
+Each process is started in a new session (``setsid``), so everything it spawns (scheduler, dag-processor,
+api-server, executor workers, task supervisors) shares its session id even when a task supervisor moves to
+its own process group. A process that escapes the session entirely is still recognised as ours by the
+unique ``AIRFLOW_HOME`` in its environment.
+
+Shutdown escalates: SIGINT to each process group (the components' own clean stop), then SIGTERM, then
 SIGKILL to every process that is still ours, each after a bounded wait.
 """
 
@@ -19,24 +23,42 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 import httpx
 
-__all__ = ["AirflowStandalone", "StandaloneError", "free_port", "wait_for"]
+__all__ = ["AirflowStandalone", "Component", "StandaloneError", "component_hostname", "free_port", "wait_for"]
 
 REPO = Path(__file__).resolve().parents[2]
 USERNAME = "evalops"
 COMPONENTS = ("metadatabase", "scheduler", "triggerer", "dag_processor")
 FAILING = ("failed", "up_for_retry", "upstream_failed")
+# A component's own name for itself, read by component_hostname (``[core] hostname_callable``).
+HOSTNAME_ENV = "HARNESS_HOSTNAME"
 
 T = TypeVar("T")
 
 
 class StandaloneError(RuntimeError):
     """Airflow did not reach the expected state; the message carries the tail of its logs."""
+
+
+@dataclass(frozen=True)
+class Component:
+    """One long-running Airflow process: its name (and log file), its command line, its extra variables."""
+
+    name: str
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def component_hostname() -> str:
+    """``[core] hostname_callable`` for several workers on one machine: the ``HARNESS_HOSTNAME`` of the
+    process (each worker gets its own), so a task instance's ``hostname`` names the worker that ran it."""
+    return os.environ.get(HOSTNAME_ENV) or socket.getfqdn()
 
 
 def free_port() -> int:
@@ -102,15 +124,18 @@ class AirflowStandalone:
 
     def __init__(self, *, home: Path, dags_folder: Path, metadata_url: str, metadata_async_url: str,
                  env: dict[str, str] | None = None,
-                 command: tuple[str, ...] = ("airflow", "standalone")) -> None:
+                 command: tuple[str, ...] = ("airflow", "standalone"),
+                 components: Sequence[Component] = (),
+                 health: Sequence[str] = COMPONENTS) -> None:
         self.home = home
-        self.command = command
         self.dags_folder = dags_folder.resolve()
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log_path = home / "standalone.log"
+        # Without components, one ``command`` (standalone) starts everything.
+        self.components = tuple(components) or (Component("standalone", tuple(command)),)
+        self.health = tuple(health)
         self.password = secrets.token_urlsafe(16)
-        self.process: subprocess.Popen[bytes] | None = None
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self._env = self._environment(metadata_url, metadata_async_url, env or {})
         self._token: str | None = None
         self.stopped_by: signal.Signals | None = None  # the signal after which nothing of ours was left
@@ -156,16 +181,41 @@ class AirflowStandalone:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The first component's process (standalone itself when there is only that one)."""
+        return self.processes.get(self.components[0].name)
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_of(self.components[0].name)
+
+    def log_of(self, name: str) -> Path:
+        return self.home / f"{name}.log"
+
+    def initialize(self, timeout: float) -> None:
+        """``airflow db migrate``, as standalone does before it starts the components (the metadata
+        database must exist before the scheduler and api-server connect)."""
+        result = subprocess.run(["airflow", "db", "migrate"], cwd=self.home, env=self._env,
+                                stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+                                start_new_session=True)
+        if result.returncode != 0:
+            raise StandaloneError(f"airflow db migrate exited with code {result.returncode}:\n"
+                                  + result.stdout.decode(errors="replace")[-4000:]
+                                  + result.stderr.decode(errors="replace")[-4000:])
+
     def start(self) -> None:
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                list(self.command), cwd=self.home, env=self._env,
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,  # setsid: the new session and process group are ours alone
-            )
+        for component in self.components:
+            with open(self.log_of(component.name), "wb") as log:
+                self.processes[component.name] = subprocess.Popen(
+                    list(component.argv), cwd=self.home, env={**self._env, **component.env},
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True,  # setsid: the new session and process group are ours alone
+                )
 
     def wait_healthy(self, timeout: float = 150.0) -> dict:
-        """Wait until the metadata DB, scheduler, triggerer and dag-processor all report healthy."""
+        """Wait until the metadata DB and the ``health`` components (by default the scheduler, triggerer
+        and dag-processor) all report healthy."""
 
         def probe() -> dict | None:
             self._raise_if_exited("becoming healthy")
@@ -173,25 +223,39 @@ class AirflowStandalone:
                 health = httpx.get(f"{self.base_url}/api/v2/monitor/health", timeout=5).json()
             except (httpx.HTTPError, ValueError):
                 return None
-            healthy = all(health.get(c, {}).get("status") == "healthy" for c in COMPONENTS)
+            healthy = all((health.get(c) or {}).get("status") == "healthy" for c in self.health)
             return health if healthy else None
 
-        return wait_for(probe, timeout=timeout, interval=1.0, what="airflow standalone to become healthy",
+        return wait_for(probe, timeout=timeout, interval=1.0, what="airflow to become healthy",
                         on_timeout=self.diagnostics, deadline=self.deadline)
 
+    def wait_for_log(self, name: str, text: str, timeout: float) -> None:
+        """Wait until component ``name`` has written ``text`` to its log (a worker's "ready")."""
+
+        def probe() -> bool | None:
+            self._raise_if_exited(f"waiting for {name} to log {text!r}")
+            try:
+                return True if text in self.log_of(name).read_text(errors="replace") else None
+            except OSError:
+                return None
+
+        wait_for(probe, timeout=timeout, interval=1.0, what=f"{name} to log {text!r}",
+                 on_timeout=self.diagnostics, deadline=self.deadline)
+
     def _raise_if_exited(self, doing: str) -> None:
-        if self.process is not None and self.process.poll() is not None:
-            raise StandaloneError(
-                f"airflow standalone exited with code {self.process.returncode} while {doing}\n"
-                + self.diagnostics()
-            )
+        for name, process in self.processes.items():
+            if process.poll() is not None:
+                raise StandaloneError(
+                    f"airflow {name} exited with code {process.returncode} while {doing}\n" + self.diagnostics()
+                )
 
     def owned_pids(self) -> list[int]:
-        """Live processes that belong to this standalone: its session, or its unique AIRFLOW_HOME."""
-        if self.process is None:
+        """Live processes that belong to this Airflow: its components' sessions, or its unique AIRFLOW_HOME."""
+        if not self.processes:
             return []
-        self.process.poll()  # reap the leader so it does not linger as a zombie
-        sid = self.process.pid
+        for process in self.processes.values():
+            process.poll()  # reap the leaders so they do not linger as zombies
+        sessions = {process.pid for process in self.processes.values()}
         marker = f"AIRFLOW_HOME={self.home}".encode()
         pids = []
         for entry in os.listdir("/proc"):
@@ -200,20 +264,21 @@ class AirflowStandalone:
             stat = _proc_stat(entry)
             if stat is None or stat[0] in ("Z", "X"):
                 continue
-            if stat[1] == sid or _has_env(entry, marker):
+            if stat[1] in sessions or _has_env(entry, marker):
                 pids.append(int(entry))
         return pids
 
     def stop(self, *, sigint_wait: float = 20.0, sigterm_wait: float = 10.0,
              sigkill_wait: float = 5.0) -> list[int]:
         """Stop everything; return the pids still alive afterwards (empty when the stop was clean)."""
-        if self.process is None:
+        if not self.processes:
             return []
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
+        for process in self.processes.values():
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
         for sig, wait in ((signal.SIGINT, sigint_wait), (signal.SIGTERM, sigterm_wait),
                           (signal.SIGKILL, sigkill_wait)):
             if sig is not signal.SIGINT:
@@ -246,8 +311,8 @@ class AirflowStandalone:
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.25)
-        if self.process is not None:
-            self.process.wait(timeout=5)
+        for process in self.processes.values():
+            process.wait(timeout=5)
         return True
 
     # -- REST API ----------------------------------------------------------------------------------
@@ -375,11 +440,15 @@ class AirflowStandalone:
     # -- diagnostics -------------------------------------------------------------------------------
 
     def log_tail(self, lines: int = 60) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return "(no standalone log)"
-        return "\n".join(text.splitlines()[-lines:])
+        """The last ``lines`` of each component's log (standalone's alone when it is the only one)."""
+        parts = []
+        for component in self.components:
+            try:
+                text = "\n".join(self.log_of(component.name).read_text(errors="replace").splitlines()[-lines:])
+            except OSError:
+                text = f"(no {component.name} log)"
+            parts.append(text if len(self.components) == 1 else f"--- {component.name} ---\n{text}")
+        return "\n".join(parts)
 
     def task_log_tails(self, lines: int = 40) -> str:
         logs = sorted((self.home / "logs").glob("dag_id=*/**/*.log"), key=lambda p: p.stat().st_mtime)
@@ -390,5 +459,5 @@ class AirflowStandalone:
         return "\n".join(parts) or "(no task logs)"
 
     def diagnostics(self) -> str:
-        return (f"--- airflow standalone log (tail) ---\n{self.log_tail()}\n"
+        return (f"--- airflow log (tail) ---\n{self.log_tail()}\n"
                 f"--- task logs (tail) ---\n{self.task_log_tails()}")

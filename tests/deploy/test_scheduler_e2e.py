@@ -7,6 +7,7 @@ only meet in a running scheduler.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 import uuid
@@ -18,7 +19,7 @@ import subprocess
 import sys
 
 import pytest
-from standalone_harness import AirflowStandalone, machine_speed_factor
+from standalone_harness import COMPONENTS, HOSTNAME_ENV, AirflowStandalone, Component, machine_speed_factor
 
 # The waits share a budget: BUDGET_S on an idle 2-core machine, times the machine's measured slowness right
 # now (machine_speed_factor), so a loaded machine gets proportionally longer and a slow step still fails
@@ -72,16 +73,23 @@ def standalone(tmp_path: Path, fresh_database: Callable[[str], str], speed: floa
     # Waits end here, leaving the rest of the hard timeout for a stop that may need all three signals.
     deadline = time.monotonic() + BUDGET_S * speed
 
-    def start(*, dags_folder: Path, env: dict[str, str]) -> AirflowStandalone:
-        metadata = fresh_database("airflow")
+    def start(*, dags_folder: Path, env: dict[str, str],
+              components: Callable[[AirflowStandalone], list[Component]] | None = None,
+              health: tuple[str, ...] = COMPONENTS, metadata: str | None = None) -> AirflowStandalone:
+        """``components`` (given the harness, for its home and ports) replaces standalone with those
+        processes, started after ``airflow db migrate``."""
+        metadata = metadata or fresh_database("airflow")
         home = tmp_path / f"airflow_home_{len(started)}"
         home.mkdir()
         airflow = AirflowStandalone(
-            home=home, dags_folder=dags_folder, env=env,
+            home=home, dags_folder=dags_folder, env=env, health=health,
             metadata_url=_with_driver(metadata, "psycopg"),
             metadata_async_url=_with_driver(metadata, "psycopg_async"),
         )
         airflow.deadline = deadline
+        if components is not None:
+            airflow.components = tuple(components(airflow))
+            airflow.initialize(timeout=max(1.0, deadline - time.monotonic()))
         started.append(airflow)  # registered before start(): a failed start-up is still torn down
         airflow.start()
         airflow.wait_healthy(timeout=150 * speed)
@@ -215,3 +223,144 @@ def test_knowledge_base_event_runs_the_evaluation_dag_into_the_postgres_warehous
     assert httpx.get(f"{airflow.base_url}/evalops/", timeout=30).status_code == 401
     page = airflow.request("GET", "/evalops/")
     assert page.status_code == 200 and "handbook-search" in page.text
+
+
+# -- the CeleryExecutor: two workers on the machine's Redis -----------------------------------------------
+
+REDIS_URL = "redis://127.0.0.1:6379/13"  # a database number of this test's own, flushed when it starts
+CELERY_WORKERS = ("worker-a", "worker-b")
+CELERY_DAY = "2024-06-01"
+CELERY_SHARD_SIZE = 20  # the 86 gold queries as 5 shards, more than the two workers run at once
+CELERY_HEALTH = ("metadatabase", "scheduler", "dag_processor")  # no triggerer: nothing here defers
+
+
+def _celery_components(airflow: AirflowStandalone) -> list[Component]:
+    """Scheduler, dag-processor and api-server as standalone runs them, and two Celery workers with one
+    slot each, their own node names, pid files and task-instance hostnames (``component_hostname``)."""
+    workers = [
+        Component(name, ("airflow", "celery", "worker", "--celery-hostname", f"{name}@%h", "--concurrency", "1",
+                         "--pid", str(airflow.home / f"{name}.pid"), "--skip-serve-logs",
+                         "--without-gossip", "--without-mingle"),
+                  env={HOSTNAME_ENV: name})
+        for name in CELERY_WORKERS
+    ]
+    return [Component("scheduler", ("airflow", "scheduler")),
+            Component("dag-processor", ("airflow", "dag-processor")),
+            Component("api-server", ("airflow", "api-server")), *workers]
+
+
+def _flushed_redis(url: str) -> str:
+    """Empty the broker database, so no message of an earlier run reaches these workers."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=30)
+    try:
+        client.flushdb()
+    except redis.exceptions.ConnectionError as exc:
+        pytest.fail(f"the Celery test needs Redis at {url}: {exc}")
+    finally:
+        client.close()
+    return url
+
+
+def _stored_results(url: str, where: str, params: dict) -> dict[str, dict]:
+    """Every stored number of the runs selected by ``where``: (status, queries) per (retriever, version,
+    dataset), the aggregates (n, mean, interval) per measure too, and the per-query values per query too."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            status = conn.execute(sa.text(f"SELECT retriever, version, dataset, status, n_queries FROM eval_runs r "
+                                          f"WHERE {where}"), params).all()
+            aggregates = conn.execute(sa.text(
+                "SELECT r.retriever, r.version, r.dataset, m.name, a.n, a.mean, a.ci_low, a.ci_high, a.ci_level, "
+                "       a.ci_method "
+                "FROM run_aggregates a JOIN eval_runs r ON r.id = a.run_id JOIN measures m ON m.id = a.measure_id "
+                f"WHERE {where}"), params).all()
+            scores = conn.execute(sa.text(
+                "SELECT r.retriever, r.version, r.dataset, m.name, s.query_id, s.value "
+                "FROM query_scores s JOIN eval_runs r ON r.id = s.run_id JOIN measures m ON m.id = s.measure_id "
+                f"WHERE {where}"), params).all()
+    finally:
+        engine.dispose()
+    return {
+        "runs": {tuple(r[:3]): tuple(r[3:]) for r in status},
+        "aggregates": {tuple(r[:4]): tuple(r[4:]) for r in aggregates},
+        "scores": {tuple(r[:5]): r[5] for r in scores},
+    }
+
+
+def _local_run(tmp_path: Path, env: dict[str, str], timeout: float) -> None:
+    """``evalops run`` for CELERY_DAY: every step in one process, shards one after the other."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "EVALOPS_"))}
+    result = subprocess.run([str(Path(sys.executable).parent / "evalops"), "run", "--date", CELERY_DAY, "--json"],
+                            cwd=REPO, env={**clean, **env}, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"evalops run exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
+
+
+def test_celery_executor_spreads_the_shards_over_two_workers_with_the_local_run_s_results(
+        standalone, fresh_database, tmp_path, speed):
+    broker = _flushed_redis(REDIS_URL)
+    metadata = fresh_database("airflow")
+    warehouse, local_warehouse = fresh_database("warehouse"), fresh_database("warehouse")
+
+    def project_env(root: Path, url: str) -> dict[str, str]:
+        return {
+            "EVALOPS_HOME": str(REPO),
+            "EVALOPS_WAREHOUSE_URL": url,
+            "EVALOPS_REPORT_DIR": str(root / "reports"),
+            "EVALOPS_WORK_DIR": str(root / "work"),  # one folder both workers see (they share this machine)
+            "EVALOPS_QUERY_LOGS": str(root / "no-query-logs"),
+            "EVALOPS_SHARD_SIZE": str(CELERY_SHARD_SIZE),
+        }
+
+    airflow = standalone(dags_folder=REPO / "dags", metadata=metadata, health=CELERY_HEALTH,
+                         components=_celery_components, env={
+        **project_env(tmp_path / "celery", warehouse),
+        "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+        "AIRFLOW__CELERY__BROKER_URL": broker,
+        "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + _with_driver(metadata, "psycopg"),
+        "AIRFLOW__CELERY__WORKER_PREFETCH_MULTIPLIER": "1",  # a busy worker holds no shard another could run
+        "AIRFLOW__CORE__HOSTNAME_CALLABLE": "standalone_harness.component_hostname",
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(HERE)]),  # HERE: component_hostname for every process
+    })
+    for name in CELERY_WORKERS:  # both consume before any shard is queued
+        airflow.wait_for_log(name, " ready.", timeout=150 * speed)
+
+    dag = airflow.wait_for_dag(EVAL_DAG, timeout=90 * speed)
+    assert dag["is_paused"]
+    airflow.unpause(EVAL_DAG)
+    airflow.cancel_scheduled_run(EVAL_DAG, timeout=30 * speed)  # today's daily run would queue ours
+    run_id = f"celery__{CELERY_DAY}"
+    airflow.request("POST", f"/api/v2/dags/{EVAL_DAG}/dagRuns",
+                    json={"dag_run_id": run_id, "logical_date": f"{CELERY_DAY}T00:00:00Z", "conf": {}})
+    run = airflow.wait_for_run(EVAL_DAG, run_type="manual", timeout=300 * speed)
+    assert run["dag_run_id"] == run_id and run["state"] == "success", airflow.run_summary(EVAL_DAG)
+
+    on_celery = _stored_results(warehouse, "r.dag_id = :dag AND r.dag_run_id = :run", {"dag": EVAL_DAG, "run": run_id})
+    assert on_celery["runs"] and {status for status, _ in on_celery["runs"].values()} == {"succeeded"}, on_celery
+
+    # Each worker ran at least one shard: the task instances' hostnames, as the metadata database has them.
+    shards = [ti for ti in airflow.task_instances(EVAL_DAG, run_id) if ti["task_id"] == "score"]
+    hosts = sorted(ti["hostname"] for ti in shards)
+    expected = sum(-(-n // CELERY_SHARD_SIZE) for _, n in on_celery["runs"].values())
+    assert len(shards) == expected > len(CELERY_WORKERS), hosts
+    assert set(hosts) == set(CELERY_WORKERS), f"score shards by worker: {hosts}"
+    # ... and each worker's own log shows it received exactly the shards the database attributes to it.
+    for name in CELERY_WORKERS:
+        log = airflow.log_of(name).read_text(errors="replace")
+        ran = {ti["map_index"] for ti in shards
+               if f"run_id={run_id}/task_id=score/map_index={ti['map_index']}/" in log}
+        assert ran == {ti["map_index"] for ti in shards if ti["hostname"] == name}, (name, ran, hosts)
+    # Every task of the run went through the Celery workers, none through a local executor.
+    assert {ti["hostname"] for ti in airflow.task_instances(EVAL_DAG, run_id) if ti["state"] == "success"
+            } <= set(CELERY_WORKERS)
+
+    # The same day run locally (`evalops run`, shards one after the other) stores the same numbers.
+    _local_run(tmp_path / "local", project_env(tmp_path / "local", local_warehouse), timeout=600 * speed)
+    local = _stored_results(local_warehouse, "r.dag_id = 'cli'", {})
+    assert on_celery["runs"] == local["runs"]
+    assert on_celery["scores"] and on_celery["aggregates"]
+    assert on_celery["aggregates"] == local["aggregates"]
+    assert on_celery["scores"] == local["scores"]

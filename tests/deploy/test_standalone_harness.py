@@ -34,20 +34,49 @@ def _is_dead(pid: int) -> bool:
         return True
 
 
+# Waits end on a state; these deadlines only bound a real hang, so a loaded machine never fails them.
+WAIT_S = 120
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
+
+
+def _wait_for_tree(standalone: AirflowStandalone, commands: list[str]) -> list[int]:
+    """Wait until our live processes run exactly ``commands`` (a child forked but not yet exec'd still runs
+    its parent's command line, and a signal then would hit the parent's handlers, not the child's)."""
+
+    def probe() -> list[int] | None:
+        pids = standalone.owned_pids()
+        return pids if sorted(_command_line(p) for p in pids) == sorted(commands) else None
+
+    return wait_for(probe, timeout=WAIT_S, interval=0.05, what=f"the stand-in processes {commands}",
+                    on_timeout=lambda: f"{[_command_line(p) for p in standalone.owned_pids()]}\n"
+                                       f"{standalone.log_tail()}")
+
+
 def _wait_for_pids(standalone: AirflowStandalone, count: int) -> list[int]:
-    return wait_for(lambda: (p if len(p := standalone.owned_pids()) >= count else None), timeout=10,
+    return wait_for(lambda: (p if len(p := standalone.owned_pids()) >= count else None), timeout=WAIT_S,
                     interval=0.05, what=f"{count} stand-in processes", on_timeout=standalone.log_tail)
 
 
 def test_sigint_to_the_group_is_enough_for_a_well_behaved_tree(tmp_path):
-    # Python rather than sh: a non-interactive shell starts background jobs with SIGINT ignored.
-    tree = "import subprocess; [p.wait() for p in [subprocess.Popen(['sleep', '600']) for _ in range(2)]]"
+    # Python rather than sh: a non-interactive shell starts background jobs with SIGINT ignored. The tree
+    # says "ready" once both children run `sleep` (Popen returns after the exec) and it is about to wait:
+    # a SIGINT before that could land in a child between fork and exec, which Python's handler swallows.
+    tree = ("import subprocess; children = [subprocess.Popen(['sleep', '600']) for _ in range(2)]; "
+            "print('ready', flush=True); [p.wait() for p in children]")
     standalone = _standalone(tmp_path, sys.executable, "-c", tree)
     standalone.start()
     try:
-        assert len(_wait_for_pids(standalone, 3)) == 3
+        standalone.wait_for_log("standalone", "ready", timeout=WAIT_S)
+        assert len(_wait_for_tree(standalone, ["sleep 600", "sleep 600", f"{sys.executable} -c {tree}"])) == 3
     finally:
-        leftover = standalone.stop(sigint_wait=10)
+        # Ends as soon as the tree is gone; the long bound only leaves a loaded machine time to get there.
+        leftover = standalone.stop(sigint_wait=WAIT_S)
     assert leftover == []
     assert standalone.stopped_by is signal.SIGINT
     assert standalone.escalated == {}
@@ -59,11 +88,16 @@ def test_stop_escalates_to_sigkill_and_reaches_processes_that_left_the_session(t
     standalone = _standalone(tmp_path, "sh", "-c", script)
     standalone.start()
     try:
-        pids = _wait_for_pids(standalone, 3)
-        escaped = [pid for pid in pids if _session(pid) != standalone.process.pid]
+        # Both children must have exec'd `sleep` (setsid's own exec comes after it left the session).
+        pids = _wait_for_tree(standalone, ["sleep 600", "sleep 600", f"sh -c {script}"])
+        escaped = wait_for(
+            lambda: (e if len(e := [p for p in pids if _session(p) != standalone.process.pid]) == 1 else None),
+            timeout=WAIT_S, interval=0.05, what="the setsid child to leave the session",
+            on_timeout=standalone.log_tail)
         assert len(escaped) == 1, "the setsid child must be found through its AIRFLOW_HOME, not its session"
     finally:
-        leftover = standalone.stop(sigint_wait=0.5, sigterm_wait=0.5)
+        # The tree ignores SIGINT and SIGTERM: those waits are short on purpose; SIGKILL's is a bound.
+        leftover = standalone.stop(sigint_wait=0.5, sigterm_wait=0.5, sigkill_wait=WAIT_S)
     assert leftover == []
     assert standalone.stopped_by is signal.SIGKILL
     assert set(standalone.escalated) == {"SIGTERM", "SIGKILL"}
@@ -81,5 +115,5 @@ def test_a_stranger_with_another_airflow_home_is_not_ours(tmp_path):
         theirs = _wait_for_pids(other, 1)
         assert set(mine).isdisjoint(theirs)
     finally:
-        assert ours.stop(sigint_wait=5) == []
-        assert other.stop(sigint_wait=5) == []
+        assert ours.stop(sigint_wait=WAIT_S) == []
+        assert other.stop(sigint_wait=WAIT_S) == []

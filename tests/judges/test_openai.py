@@ -86,10 +86,16 @@ def test_a_timeout_is_retried_then_missing():
 
 
 def test_the_deadline_makes_late_items_missing():
-    with FakeChatServer(latency=0.3) as server, judge_for(server, deadline_seconds=0.5, max_concurrency=1) as judge:
+    # The first reply is immediate and the second outlasts the deadline, so which items finish depends on
+    # the order of events, not on how fast a loaded machine serves them (the deadline only bounds the first).
+    late = Reply(200, completion('{"relevant": true}'), delay=60.0)
+    script = [Reply(200, completion('{"relevant": true}')), late, late, late]
+    with FakeChatServer(script=script) as server, judge_for(server, deadline_seconds=3.0, max_concurrency=1) as judge:
         out = judge.judge([ITEM] * 4)
     assert out[0].label == 1.0
-    assert all(j.label is None and "deadline" in j.missing for j in out[2:])
+    assert out[1].label is None and "deadline passed after 1 attempts" in out[1].missing, out[1].missing
+    assert all(j.label is None and "deadline passed before the request was sent" in j.missing for j in out[2:])
+    assert server.requests == 2
 
 
 def test_the_token_budget_stops_requests(fake_server):
