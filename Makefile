@@ -15,7 +15,7 @@ help:
 	@echo "make demo   - run the evaluation loop on the embedded SQLite warehouse with the sample data"
 	@echo "make test   - run the test suite"
 	@echo "make bench  - run the benchmarks (see docs/benchmarks.md)"
-	@echo "make docs   - build the documentation site into site/ (strict: a warning fails)"
+	@echo "make docs   - build the documentation site into build/site (strict: a warning fails)"
 	@echo "make lock   - regenerate requirements.lock from pyproject.toml"
 
 venv:
@@ -46,7 +46,7 @@ bench: venv
 	@for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(BIN)/python benchmarks/$$b.py || exit 1; done
 
 docs: venv
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # Regenerates the lock. Needs uv (it is installed in the venv by `make venv`).
 lock: venv
