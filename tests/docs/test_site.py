@@ -94,3 +94,15 @@ def test_a_mistake_fails_the_strict_build(tmp_path, index, pages, expected):
     done = _build(config, tmp_path / "site")
     log = done.stdout + done.stderr
     assert done.returncode != 0 and expected in log, log[-4000:]
+
+
+def test_the_readme_links_resolve_and_stay_short(repo_root):
+    """The README is outside the site, so its links are checked here: each relative one names a file."""
+    import re
+
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme)
+    local = [t.split("#", 1)[0] for t in targets if not re.match(r"[a-z]+:", t)]
+    assert local and all((repo_root / t).is_file() for t in local), [t for t in local if not (repo_root / t).is_file()]
+    assert readme.startswith("# evalops\n\n```bash\nmake demo\nmake test\n```\n")
+    assert len(readme.splitlines()) < 250
