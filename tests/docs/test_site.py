@@ -9,6 +9,7 @@ check that the configuration really turns each mistake into a failure.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,8 @@ def test_the_site_builds_strict_without_warnings(tmp_path):
     assert "fonts.googleapis.com" not in index and "fonts.gstatic.com" not in index
     api = (tmp_path / "site" / "api" / "metrics" / "index.html").read_text(encoding="utf-8")
     assert 'id="evalops.metrics.evaluate"' in api  # the API pages are generated from the docstrings
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "api").rglob("index.html")]
+    assert not [p for p in pages if re.search(r":(func|class|mod|meth|data):<code>", p)]  # docs/hooks/rst_roles.py
 
 
 def test_the_build_needs_no_network():
@@ -98,8 +101,6 @@ def test_a_mistake_fails_the_strict_build(tmp_path, index, pages, expected):
 
 def test_the_readme_links_resolve_and_stay_short(repo_root):
     """The README is outside the site, so its links are checked here: each relative one names a file."""
-    import re
-
     readme = (repo_root / "README.md").read_text(encoding="utf-8")
     targets = re.findall(r"\]\(([^)\s]+)\)", readme)
     local = [t.split("#", 1)[0] for t in targets if not re.match(r"[a-z]+:", t)]
