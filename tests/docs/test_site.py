@@ -70,7 +70,7 @@ def _small_site(tmp_path: Path, index: str, extra_pages: dict[str, str] | None =
     for name, text in (extra_pages or {}).items():
         (docs / name).write_text(text, encoding="utf-8")
         nav.append(name)
-    config.update(docs_dir=str(docs), nav=nav)
+    config.update(docs_dir=str(docs), nav=nav, hooks=[str(REPO / hook) for hook in config.get("hooks", [])])
     handlers = config["plugins"][[_plugin_names({"plugins": [p]}) == {"mkdocstrings"}
                                   for p in config["plugins"]].index(True)]["mkdocstrings"]["handlers"]
     handlers["python"]["paths"] = [str(REPO)]
