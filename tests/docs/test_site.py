@@ -49,6 +49,11 @@ def test_the_site_builds_strict_without_warnings(tmp_path):
     assert "fonts.googleapis.com" not in index and "fonts.gstatic.com" not in index
     api = (tmp_path / "site" / "api" / "metrics" / "index.html").read_text(encoding="utf-8")
     assert 'id="evalops.metrics.evaluate"' in api  # the API pages are generated from the docstrings
+    from evalops.cli import COMMANDS
+
+    cli = (tmp_path / "site" / "cli-reference" / "index.html").read_text(encoding="utf-8")
+    assert all(f'id="evalops-{name}"' in cli for name in COMMANDS), "a command is missing from the CLI reference"
+    assert 'id="evalops-db-upgrade"' in cli and "Usage: evalops db upgrade" in cli  # sub-commands of groups too
     pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "api").rglob("index.html")]
     assert not [p for p in pages if re.search(r":(func|class|mod|meth|data):<code>", p)]  # docs/hooks/rst_roles.py
 
