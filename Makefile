@@ -12,12 +12,13 @@ LOCKS  := requirements.lock deploy/requirements-celery.lock
 STAMP  := $(VENV)/.evalops-lock.sha256
 LOCK_HASH := $(shell cat $(LOCKS) pyproject.toml | sha256sum | cut -d' ' -f1)
 
-.PHONY: venv demo test test-fast lock bench clean help
+.PHONY: venv demo test test-fast lock bench docs clean help
 
 help:
 	@echo "make demo   - run the evaluation loop on the embedded SQLite warehouse with the sample data"
 	@echo "make test   - run the test suite"
-	@echo "make bench  - run the benchmarks (see README)"
+	@echo "make bench  - run the benchmarks (see docs/benchmarks.md)"
+	@echo "make docs   - build the documentation site into build/site (strict: a warning fails)"
 	@echo "make lock   - regenerate requirements.lock from pyproject.toml"
 
 venv:
@@ -41,15 +42,18 @@ test: venv
 test-fast: venv
 	$(BIN)/python -m pytest -m "not airflow and not scheduler and not slow" $(PYTEST_ARGS)
 
-# Each benchmark compares evalops with a peer in the same run and prints the ratio (see README, Benchmarks).
+# Each benchmark compares evalops with a peer in the same run and prints the ratio (see docs/benchmarks.md).
 BENCHMARKS := metrics_vs_peers stats_speed stats_power stats_rule warehouse_io querylog_validate_sample http_throughput context_measures dashboard_pages judge_throughput ingest_vs_peers bad_inputs dag_parse fuzz_long
 
 bench: venv
 	@for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(BIN)/python benchmarks/$$b.py || exit 1; done
 
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
 # Regenerates the locks (the Celery add-on is compiled against the main one). Needs uv (installed by `make venv`).
 lock: venv
-	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra gx --extra retrievers --extra reports --extra dev \
+	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra gx --extra retrievers --extra reports --extra docs --extra dev \
 		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header -o requirements.lock
 	UV=$(BIN)/uv bash deploy/lock-celery.sh
 

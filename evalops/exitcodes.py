@@ -1,6 +1,6 @@
-"""The exit codes of every ``evalops`` command: one table, documented in the README ("Exit codes").
+"""The exit codes of every ``evalops`` command: one table, documented in docs/cli.md ("Exit codes").
 
-New situations get a new member here (and a row in the README table), never a second scheme. When several
+New situations get a new member here (and a row in the table of docs/cli.md), never a second scheme. When several
 apply to one command, :func:`most_severe` picks the one to exit with (:data:`PRECEDENCE`): the problem found
 earliest in an evaluation wins, because it makes the later verdicts incomplete; the printed summary and the
 JUnit XML still list every problem.

@@ -5,7 +5,8 @@ Whatever rebuilds your knowledge base (re-chunking, re-embedding, a nightly sync
 `knowledge-base` asset; `retrieval_eval` is scheduled on it and starts within seconds. This example only
 fingerprints the knowledge base folder and attaches the snapshot id to the event.
 
-A pipeline outside Airflow makes the same announcement over the REST API (see the README):
+A pipeline outside Airflow makes the same announcement over the REST API (see docs/deployment.md,
+"How a knowledge-base pipeline triggers a run"):
 `POST /api/v2/assets/events` with `{"asset_id": <id>, "extra": {...}}` and a bearer token from
 `POST /auth/token`.
 """

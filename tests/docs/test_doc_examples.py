@@ -1,6 +1,7 @@
-"""Every Python and ``evalops`` example in the README runs.
+"""Every Python and ``evalops`` example in the README and in the documentation site runs.
 
-What counts as an example (fenced blocks, in README order):
+The pages are read in the order a reader meets them: README.md, then the pages of ``mkdocs.yml``'s nav
+(``docs/``). What counts as an example (fenced blocks, in that order):
 
 * a ``python`` block: executed as a script, each in a fresh namespace (so it must import and define what
   it uses); a ``test_*`` function it defines is called too (the pytest-helper example);
@@ -21,7 +22,7 @@ A block is annotated by an HTML comment on the line before its opening fence (in
 * ``<!-- docs-test: exit 3 -->``: the block's ``evalops`` commands must exit with that code (a documented
   failure).
 
-All examples share one sandbox folder, in README order, so a later example sees what an earlier one
+All examples share one sandbox folder, in that order, so a later example sees what an earlier one
 wrote (the gate's run is what ``history`` and ``promote`` read). The sandbox is the demo's project (this
 repository's ``evalops.yaml``) and holds ``include/`` (the sample data), ``../shared`` (the real collections), ``rechunked/`` (the sample gold set with the
 judged chunk ``err-ORDER-2024`` removed from its knowledge base, for the failing ``validate``) and
@@ -45,7 +46,24 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+
+
+def _nav_pages(node) -> list[str]:
+    """The markdown files of a mkdocs nav, in reading order."""
+    if isinstance(node, str):
+        return [node] if node.endswith(".md") else []
+    if isinstance(node, dict):
+        return [page for value in node.values() for page in _nav_pages(value)]
+    if isinstance(node, list):
+        return [page for item in node for page in _nav_pages(item)]
+    return []
+
+
+def documented_pages() -> list[Path]:
+    """README.md, then every page of the site's nav (the API pages hold no examples but are read too)."""
+    site = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    docs_dir = REPO / site.get("docs_dir", "docs")
+    return [REPO / "README.md", *(docs_dir / page for page in _nav_pages(site["nav"]))]
 
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 MARKER = re.compile(r"^<!--\s*docs-test:\s*(?P<directive>.*?)\s*-->$")
@@ -62,10 +80,11 @@ class Block:
     lang: str
     text: str
     directive: str | None
+    file: str = "README.md"  # relative to the repository
 
     @property
     def id(self) -> str:
-        return f"README.md:{self.line}:{self.lang or 'plain'}"
+        return f"{self.file}:{self.line}:{self.lang or 'plain'}"
 
 
 @dataclass
@@ -74,7 +93,7 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
 
 
-def read_blocks(text: str) -> list[Block]:
+def read_blocks(text: str, file: str = "README.md") -> list[Block]:
     """The fenced blocks of a markdown text, with the docs-test directive of the line above each."""
     lines = text.splitlines()
     blocks, i = [], 0
@@ -95,7 +114,7 @@ def read_blocks(text: str) -> list[Block]:
         while prev >= 0 and not lines[prev].strip():
             prev -= 1
         marker = MARKER.match(lines[prev].strip()) if prev >= 0 else None
-        blocks.append(Block(start + 1, lang, "\n".join(body), marker["directive"] if marker else None))
+        blocks.append(Block(start + 1, lang, "\n".join(body), marker["directive"] if marker else None, file))
     return blocks
 
 
@@ -177,10 +196,10 @@ def run_commands(commands: list[str], expected: int, outcome: Outcome, where: st
 
 
 def run_python(block: Block, outcome: Outcome) -> None:
-    namespace: dict[str, object] = {"__name__": "readme_example"}
+    namespace: dict[str, object] = {"__name__": "doc_example"}
     try:
-        code = "\n" * (block.line) + block.text  # tracebacks name the README's own line numbers
-        exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own examples
+        code = "\n" * (block.line) + block.text  # tracebacks name the page's own line numbers
+        exec(compile(code, block.file, "exec"), namespace)  # noqa: S102 - the documentation's own examples
         for name, value in list(namespace.items()):
             if name.startswith("test_") and callable(value):
                 value()
@@ -212,7 +231,8 @@ def _sandbox(root: Path, shared_data: Path) -> Path:
     return project
 
 
-BLOCKS = read_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [block for page in documented_pages()
+          for block in read_blocks(page.read_text(encoding="utf-8"), str(page.relative_to(REPO)))]
 
 
 def _runnable(commands: list[str]) -> bool:
@@ -244,8 +264,8 @@ EXAMPLES = [b for b in BLOCKS if _kind(b)]
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory, shared_data):
-    """Run every example once, in README order, in one sandbox; the outcome of each block by id."""
-    project = _sandbox(tmp_path_factory.mktemp("readme"), shared_data)
+    """Run every example once, in reading order, in one sandbox; the outcome of each block by id."""
+    project = _sandbox(tmp_path_factory.mktemp("docs"), shared_data)
     cleared = {k: None for k in os.environ if k.startswith(("EVALOPS_", "AIRFLOW_CONN_EVALOPS"))}
     cleared.pop("EVALOPS_SHARED_DATA", None)
     results: dict[str, Outcome] = {}
@@ -273,7 +293,7 @@ def outcomes(tmp_path_factory, shared_data):
 
 
 @pytest.mark.parametrize("block", EXAMPLES, ids=[b.id for b in EXAMPLES])
-def test_readme_example_runs(block, outcomes):
+def test_doc_example_runs(block, outcomes):
     directive = block.directive or ""
     if directive.startswith("skip"):
         reason = directive.partition(":")[2].strip()
@@ -304,3 +324,13 @@ def test_the_extraction_itself():
     assert _split("A=1 evalops x   --y 2   # note") == ({"A": "1"}, ["evalops", "x", "--y", "2"])
     assert shell_commands(second.text, prompts_only=True) == ["evalops z"] and second.directive is None
     assert _kind(third) is None and _kind(Block(1, "bash", "make demo\ncurl x", None)) is None
+    assert first.id == "README.md:3:bash" and read_blocks(text, "docs/cli.md")[0].id == "docs/cli.md:3:bash"
+
+
+def test_every_page_of_the_site_is_read():
+    pages = documented_pages()
+    assert pages[0].name == "README.md" and all(page.is_file() for page in pages), pages
+    nav_free = {p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md")} - {
+        p.relative_to(REPO).as_posix() for p in pages}
+    assert not nav_free, f"pages outside mkdocs.yml's nav are neither built nor tested: {sorted(nav_free)}"
+    assert len({b.file for b in EXAMPLES}) > 5  # the examples are spread over the pages, not only the README
