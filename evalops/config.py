@@ -163,6 +163,9 @@ class RegressionSettings(_Section):
     query_drop: float = Field(0.5, description="a query whose delta is below -query_drop counts as lost")
     alert_on_query_drops: bool = Field(False, description="alert when significantly many queries are lost")
     min_coverage: float = Field(0.9, description="share of the judged queries each side must answer")
+    max_judged_coverage_drop: float = Field(0.1, description="how much lower (absolute Judged@k) the candidate's "
+                                                             "judged coverage may be before a regression is "
+                                                             "inconclusive (unjudged_documents)")
     min_effect: float | None = Field(None, description="removed (refused): replaced by min_delta")
 
 

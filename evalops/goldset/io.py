@@ -3,10 +3,11 @@
 Layouts (``load_gold_set`` detects the folder kind; ``save_gold_set`` writes the same ones):
 
 * ``beir``: ``queries.jsonl`` + ``qrels/<split>.tsv`` (or ``qrels.tsv``). Query records are
-  ``{"_id", "text", "metadata": {"type", "language", "tags"}}``; ``type``/``language``/``tags`` may also
-  be top-level fields.
+  ``{"_id", "text", "metadata": {"type", "language", "tags", "split"}}``; ``type``/``language``/``tags``/
+  ``split`` may also be top-level fields. ``split`` is the query's (``dev`` for tuning or ``test``; absent
+  means ``test``), not BEIR's per-file qrels split; another value is refused with the file and line.
 * ``jsonl``: ``queries.jsonl`` + ``judgments.jsonl`` (``{"query_id", "doc_id", "grade"}`` per line).
-* ``csv``: ``queries.csv`` (``query_id,text,type,language,tags`` with tags joined by ``|``) +
+* ``csv``: ``queries.csv`` (``query_id,text,type,language,tags[,split]`` with tags joined by ``|``) +
   ``judgments.csv`` (``query_id,doc_id,grade``).
 * TREC: ``load_gold_set_trec(qrels, queries)`` with TREC (or BEIR) qrels and a queries file in ``.jsonl``,
   ``.csv`` or ``.tsv`` (``query_id<TAB>text``, no header, as for TREC topics / MS MARCO).
@@ -113,7 +114,18 @@ def _read_queries(path: Path, default_type: str | None, default_language: str | 
     if "language" not in frame.columns:
         frame["language"] = ""
     frame["language"] = frame["language"].replace("", default_language or UNKNOWN_LANGUAGE)
+    if "split" in frame.columns:  # row n of the file is line n + 1 (the header is line 1)
+        frame["split"] = [_split(v, path, i + 2) for i, v in enumerate(frame["split"].fillna(""))]
     return frame
+
+
+def _split(value: Any, path: Path, line: int) -> str:
+    from evalops.goldset.model import check_split
+
+    try:
+        return check_split(value, "query")
+    except InputError as exc:
+        raise FormatError(str(exc).removeprefix("query: "), path=str(path), line=line) from None
 
 
 def _field(record: dict[str, Any], key: str) -> Any:
@@ -137,9 +149,10 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
                 "type": str(qtype),
                 "language": _field(record, "language") or default_language or UNKNOWN_LANGUAGE,
                 "tags": _field(record, "tags") or (),
+                "split": _split(_field(record, "split"), path, lineno),
             }
         )
-    return pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "tags"])
+    return pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "tags", "split"])
 
 
 def _read_queries_tsv(path: Path) -> pd.DataFrame:
@@ -216,17 +229,21 @@ def _read_judgments_jsonl(path: Path) -> pd.DataFrame:
 # -- saving -----------------------------------------------------------------------------------------
 def _query_records(gold: GoldSet, beir: bool) -> list[dict[str, Any]]:
     out = []
-    for qid, text, qtype, lang, tags in gold.queries[["query_id", "text", "type", "language", "tags"]].itertuples(
-        index=False
-    ):
+    for qid, text, qtype, lang, tags, split in gold.queries[
+        ["query_id", "text", "type", "language", "tags", "split"]
+    ].itertuples(index=False):
         meta = {"type": qtype, "language": lang, "tags": list(tags)}
+        if split != "test":  # absent means test
+            meta["split"] = split
         out.append({"_id": qid, "text": text, "metadata": meta} if beir else {"query_id": qid, "text": text, **meta})
     return out
 
 
 def _queries_csv_frame(gold: GoldSet) -> pd.DataFrame:
-    frame = gold.queries[["query_id", "text", "type", "language", "tags"]].copy()
+    frame = gold.queries[["query_id", "text", "type", "language", "tags", "split"]].copy()
     frame["tags"] = ["|".join(t) for t in frame["tags"]]
+    if (frame["split"] == "test").all():
+        frame = frame.drop(columns="split")  # absent means test
     return frame
 
 

@@ -8,7 +8,7 @@ column              meaning
 ==================  ===========================================================================
 ``item_id``         stable id: a hash of (source, query text, doc id), so writing twice adds nothing
 ``source``          ``generated`` (drafted here), ``sampled_query`` (a production query to judge),
-                    ``judgment_hole`` (an unjudged document in a version's top k)
+                    ``hole`` (an unjudged document in a compared version's top k, evalops.holes)
 ``query``           the query text (for generated pairs, the drafted question)
 ``query_id``        the production or gold query id, or null for a generated question
 ``doc_id``          the document proposed as relevant (for generated pairs, the source document)
@@ -39,11 +39,11 @@ from evalops.context.tokens import default_tokenize
 from evalops.errors import InputError
 from evalops.judges.base import Judge, JudgeItem
 
-__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_row", "write_queue"]
+__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_path", "queue_row", "write_queue"]
 
 QUEUE_COLUMNS = ("item_id", "source", "query", "query_id", "doc_id", "proposed_grade", "answer", "origin",
                  "created_at", "status")
-QUEUE_SOURCES = ("generated", "sampled_query", "judgment_hole")
+QUEUE_SOURCES = ("generated", "sampled_query", "hole")
 
 
 @dataclass
@@ -101,6 +101,11 @@ def draft_pairs(judge: Judge, documents: Mapping[str, str], gold_queries: Iterab
         out.rows.append(queue_row(source="generated", query=question, doc_id=doc_id, proposed_grade=2,
                                   origin=origin, answer=answer, now=now))
     return out
+
+
+def queue_path(cfg: Any) -> Path:
+    """The project's annotation queue: ``<project>/annotation/queue.jsonl``."""
+    return Path(cfg.home) / "annotation" / "queue.jsonl"
 
 
 def write_queue(path: Path, rows: Sequence[Mapping[str, Any]], *, gold_paths: Iterable[Path] = ()) -> int:

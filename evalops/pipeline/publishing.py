@@ -97,6 +97,35 @@ def trigger_notes(cfg: Config, run: RunContext) -> list[str]:
     return out
 
 
+def _tuning_warnings(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[str]:
+    """The report's warning for tuning on the test set (``evalops.segments.tuning_warnings``)."""
+    import json
+
+    from evalops.errors import ConfigError
+    from evalops.pipeline.registry import alerting_measures, load_registry_for
+    from evalops.pipeline.workdir import comparison_file
+    from evalops.segments import tuning_warnings
+
+    registry = load_registry_for(cfg, run)
+    policy = cfg.stats_policy(run.seed)
+    wanted = alerting_measures(cfg)
+    out: list[str] = []
+    for spec in versions:
+        path = comparison_file(cfg, run, spec["run_id"])
+        splits = json.loads(path.read_text()).get("splits") if path.exists() else None
+        if not splits or not spec.get("baseline_version"):
+            continue
+        try:
+            changed = (registry.get(spec["retriever"], spec["version"]).params
+                       != registry.get(spec["retriever"], spec["baseline_version"]).params)
+        except ConfigError:  # a baseline version no longer in the registry: its parameters are unknown
+            changed = True
+        dev = {m: v for m, v in splits["dev"].items() if m in wanted}
+        out += tuning_warnings(dev, splits["test"], {m: policy.margin(m) for m in wanted}, params_changed=changed,
+                               label=f"{spec['retriever']} {spec['version']} ({spec['dataset']})")
+    return out
+
+
 def build_report_data(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
 ) -> ReportData:
@@ -105,8 +134,10 @@ def build_report_data(
     from evalops.reports import ABResult, ReportData, VersionScores
     from evalops.warehouse import get_fingerprint, get_run
 
+    from evalops.holes import beside_judged
+
     engine = engine_for(cfg)
-    measures = canonical_measures(cfg)
+    measures = beside_judged(canonical_measures(cfg), cfg.k)  # judged coverage next to each measure
     rows: list[VersionScores] = []
     stored_baselines: set[int] = set()
     for spec in versions:
@@ -156,6 +187,7 @@ def build_report_data(
             **{k: c.get(k) for k in ("severity", "criterion", "reason_code", "interval_low", "interval_high",
                                      "interval_level", "margin", "family_size")},
             family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
+            judged_coverage=c.get("judged_coverage"), segments=list(record.get("segments") or []),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]
@@ -176,9 +208,11 @@ def build_report_data(
     }
     notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
+    from evalops.pipeline.holes import load_holes
     from evalops.pipeline.judging import judge_report
 
     judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
+    warnings = _tuning_warnings(cfg, run, versions)
     ab, policies, notes = ab + judge_rows, {**policies, **judge_policies}, notes + judge_notes
     return ReportData(
         run_key=run.label,
@@ -193,6 +227,8 @@ def build_report_data(
         + sorted({s["baseline_note"] for s in gold_specs if s["baseline_version"] is None}),
         stale_baselines=sorted({s["rescore_reason"] for s in versions if s.get("rescore_reason")}),
         alerts=list(alerts),
+        holes=load_holes(cfg, run),
+        warnings=warnings,
         notes=notes,
     )
 

@@ -24,7 +24,7 @@ from evalops.errors import EvalopsError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
-from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
+from evalops.pipeline.registry import load_registry_for, metric_policy, scored_measures
 from evalops.pipeline.store import run_lease
 from evalops.pipeline.workdir import shard_file, write_frame
 
@@ -48,6 +48,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     """
     import pandas as pd
 
+    from evalops.holes import cutoff_of, unjudged_top
     from evalops.metrics import evaluate
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
@@ -85,7 +86,11 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     outcome["latencies"] = dict(result.latencies)  # pooled over shards by pipeline.facts
     if len(result.failed) == len(queries.query_ids):
         return empty, outcome
-    evaluation = evaluate(result.exclude_failed(queries.qrels), result.run, canonical_measures(cfg), metric_policy())
+    qrels = result.exclude_failed(queries.qrels)
+    measures = scored_measures(cfg)
+    evaluation = evaluate(qrels, result.run, measures, metric_policy())
+    # the unjudged documents of the top k, for judged coverage in comparisons and the holes queue
+    outcome["unjudged"] = unjudged_top(qrels, result.run, max(cutoff_of(m, cfg.k) for m in measures))
     return evaluation.to_frame(), outcome
 
 

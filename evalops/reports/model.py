@@ -72,6 +72,8 @@ class ABResult:
     family_size: int | None = None
     family: str | None = None
     coverage: str | None = None
+    judged_coverage: dict[str, Any] | None = None  # Judged@k of both sides at the measure's cutoff
+    segments: list[dict[str, Any]] = field(default_factory=list)  # per query type, language, ... (evalops.segments)
 
 
 @dataclass(frozen=True)
@@ -97,3 +99,5 @@ class ReportData:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     title: str = "evalops run report"
+    holes: dict[str, Any] = field(default_factory=dict)  # the unjudged documents queued (evalops.pipeline.holes)
+    warnings: list[str] = field(default_factory=list)  # e.g. tuned on dev, no gain on test (evalops.segments)

@@ -96,12 +96,79 @@ def _ab_table(results: list[ABResult]) -> Table:
             "–" if r.family_size is None else f"{r.family_size}" + (f" ({r.family})" if r.family else ""),
             (r.decision.upper() if r.decision == "regression" else r.decision)
             + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
+            _judged(r.judged_coverage),
         ]
         for r in results
     ]
     header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta (95% CI)",
-              "p", "adjusted p", "d_z", "W/T/L", "decision interval", "margin", "family", "decision"]
+              "p", "adjusted p", "d_z", "W/T/L", "decision interval", "margin", "family", "decision",
+              "judged coverage"]
     return Table(header, rows)
+
+
+def _judged(j: dict[str, Any] | None) -> str:
+    """Judged@k of both sides at the measure's cutoff, their difference and the unjudged documents."""
+    if not j:
+        return "–"
+    return (f"{j['measure']} {fmt_num(j['baseline'], 3)} → {fmt_num(j['candidate'], 3)} "
+            f"({fmt_num(j['difference'], 3, signed=True)}; {j['unjudged_documents']} unjudged)")
+
+
+_FACET_TITLES = {"type": "query type", "language": "language", "split": "split (dev / test)",
+                 "segment": "log segment"}
+
+
+def _segments_section(results: list[ABResult]) -> Section | None:
+    """The comparisons within each segment, one table per facet and query set; each names its family."""
+    by_facet: dict[tuple[str, str], list[tuple[ABResult, dict[str, Any]]]] = {}
+    for r in results:
+        for row in r.segments:
+            by_facet.setdefault((r.query_set, row["facet"]), []).append((r, row))
+    if not by_facet:
+        return None
+    section = Section("Results per segment")
+    section.paragraphs.append(
+        "Each comparison read within each query type, language, split and log segment. Descriptive: these "
+        "never alert. The comparisons of one facet for one candidate form one family, corrected together "
+        "(named under each table); judged coverage (Judged@k at the measure's cutoff) is shown beside each."
+    )
+    for (query_set, facet), pairs in sorted(by_facet.items(), key=lambda kv: (kv[0][0] != "gold", kv[0])):
+        rows = [[r.retriever, f"{r.baseline_version} → {r.candidate_version}", row["measure"], row["segment"],
+                 str(row["n"]), fmt_num(row["baseline_mean"]), fmt_num(row["candidate_mean"]),
+                 fmt_num(row["delta"], signed=True) + _ci(row["delta_ci_low"], row["delta_ci_high"], signed=True),
+                 fmt_p(row["p_adjusted"]), row["decision"] + (f" ({row['reason_code']})" if row.get("reason_code") else ""),
+                 "–" if row.get("judged_baseline") is None else
+                 f"{fmt_num(row['judged_baseline'], 3)} → {fmt_num(row['judged_candidate'], 3)}"]
+                for r, row in pairs]
+        families = sorted({row["family"] for _, row in pairs})
+        section.tables.append((
+            f"Per {_FACET_TITLES.get(facet, facet)} ({query_set}); families: " + "; ".join(families),
+            Table(["retriever", "baseline → candidate", "measure", facet, "n", "baseline", "candidate",
+                   "delta (95% CI)", "adjusted p", "decision", "judged coverage"], rows)))
+    return section
+
+
+def _holes_section(holes: dict[str, Any], limit: int = 10) -> Section | None:
+    """The unjudged documents of the compared versions sent to the annotation queue, highest priority first."""
+    sets = holes.get("query_sets") or {}
+    if not sets:
+        return None
+    section = Section("Holes in the judgments")
+    policy = holes.get("policy") or {}
+    section.paragraphs.append(
+        f"Unjudged documents in the top {policy.get('cutoff', '?')} of the compared versions count as "
+        f"non-relevant. {holes.get('rows', 0)} are in the annotation queue (source hole; "
+        f"{holes.get('added', 0)} new): {holes.get('queue', '')}. Priority: {policy.get('priority', '')}."
+    )
+    for dataset, retrievers in sorted(sets.items()):
+        for retriever, entry in sorted(retrievers.items()):
+            rows = [[str(h["query_id"]), str(h["doc_id"]), fmt_num(h["priority"], 3), ", ".join(h["versions"]),
+                     "–" if h.get("proposed_grade") is None else str(h["proposed_grade"])]
+                    for h in entry.get("top", [])[:limit]]
+            judge = f"; proposed grades by {entry['judged_by']}" if entry.get("judged_by") else ""
+            section.tables.append((f"{retriever} ({dataset}): {entry['holes']} holes{judge}",
+                                   Table(["query", "document", "priority", "in versions", "proposed grade"], rows)))
+    return section
 
 
 def _rule_interval(r: ABResult) -> str:
@@ -150,6 +217,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         ]
     else:
         summary.bullets.append("No alerts.")
+    summary.bullets += [f"WARNING: {w}" for w in data.warnings]
     sections.append(summary)
 
     changed = Section("What changed since the baseline")
@@ -211,6 +279,14 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     worst = _worst_tables(data.ab_results, worst_limit)
     if worst:
         sections.append(Section("Worst queries", tables=worst))
+
+    per_segment = _segments_section(data.ab_results)
+    if per_segment is not None:
+        sections.append(per_segment)
+
+    holes = _holes_section(data.holes)
+    if holes is not None:
+        sections.append(holes)
 
     if data.notes:
         sections.append(Section("Notes", bullets=list(data.notes)))

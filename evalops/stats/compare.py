@@ -26,7 +26,7 @@ from evalops.stats._base import DeltaShape, TestResult, as_pair
 from evalops.stats.align import Paired
 from evalops.stats.bootstrap import paired_bootstrap_ci
 from evalops.stats.correction import adjust_p_values
-from evalops.stats.decision import Coverage, Decision, Evidence, Policy, PolicyError, decide, notifies
+from evalops.stats.decision import Coverage, Decision, Evidence, JudgedShift, Policy, PolicyError, decide, notifies
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
@@ -102,6 +102,7 @@ class Comparison:
     query_drops_p: float = 1.0
     coverage: dict[str, object] | None = None
     deltas: tuple[float, ...] = field(default=(), repr=False)
+    judged_coverage: dict[str, object] | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The JSON record (plain Python types; ``None`` for undefined values)."""
@@ -150,6 +151,7 @@ class Comparison:
                 for q in self.worst_queries
             ],
             "notes": list(self.notes),
+            "judged_coverage": self.judged_coverage,
         }
 
 
@@ -184,13 +186,16 @@ def compare(
     candidate_name: str = "candidate",
     workers: int = 1,
     coverage: Coverage | None = None,
+    judged: JudgedShift | None = None,
 ) -> Comparison:
     """The comparison record of one measure, decided as a family of one.
 
     ``rng`` (a seed or a Generator) drives the bootstrap and the Monte Carlo test; by default
     ``policy.seed``. ``workers`` threads share the resampling (results do not depend on it).
     ``coverage`` says how many judged queries each side answered (a side under ``policy.min_coverage``
-    makes the comparison ``inconclusive``, ``partial_run``).
+    makes the comparison ``inconclusive``, ``partial_run``). ``judged`` is the judged coverage of both sides at
+    the measure's cutoff (a candidate less judged than the policy allows is not called a regression,
+    ``unjudged_documents``).
     Use ``adjust_and_decide`` when several measures or versions are compared together.
     """
     policy = policy or Policy()
@@ -241,6 +246,7 @@ def compare(
         queries_lost=lost, queries_gained=gained, query_drops_p=sign_test_p(lost, gained),
         coverage=None if coverage is None else asdict(coverage),
         deltas=tuple(float(x) for x in (np.full(n, delta) if degenerate else d)),
+        judged_coverage=None if judged is None else judged.to_dict(),
     )
     return decide_in_family(comparison, policy, family_size=1, discoveries=1)
 
@@ -271,7 +277,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
                p_adjusted: float | None = None, test: str = "t", coverage: Coverage | None = None,
                queries_lost: int = 0, queries_gained: int = 0, query_drops_p: float = 1.0, family_size: int = 1,
                discoveries: int = 1, look: int | None = None, workers: int = 1,
-               size_hint: bool = True) -> RuleOutcome:
+               size_hint: bool = True, judged: JudgedShift | None = None) -> RuleOutcome:
     """The decision interval of one comparison at its family's level, and the rule's decision on it.
 
     ``size_hint=False`` skips the number of queries an undecided comparison would need (simulations).
@@ -300,7 +306,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         n=n, delta=delta, measure=measure, sd=sd, interval=interval, interval_level=level, tail=tail,
         interval_method=method, p_value=p_value, p_adjusted=p_adjusted, degenerate=degenerate, floor_p=floor,
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
-        queries_gained=queries_gained, query_drops_p=query_drops_p,
+        queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
     )
     verdict = decide(evidence, policy)
     needed = None
@@ -339,6 +345,7 @@ def decide_in_family(comp: Comparison, policy: Policy, *, family_size: int, disc
         coverage=None if comp.coverage is None else Coverage(**comp.coverage),  # type: ignore[arg-type]
         queries_lost=comp.queries_lost, queries_gained=comp.queries_gained, query_drops_p=comp.query_drops_p,
         family_size=family_size, discoveries=discoveries, look=look, workers=workers,
+        judged=None if comp.judged_coverage is None else JudgedShift.from_dict(comp.judged_coverage),
     )
     v = out.decision
     return replace(
