@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HOLE_POLICY", "Hole", "beside_judged", "cutoff_of", "hole_rows", "judged_measure", "judged_measures", "judged_shift",
+__all__ = ["HOLE_POLICY", "Hole", "beside_judged", "cutoff_of", "hole_rows", "judged_measure", "judged_measures", "judged_shift", "run_judged",
            "prioritise_holes", "rank_weight", "unjudged_top"]
 
 HOLE_POLICY = {
@@ -109,6 +109,24 @@ def judged_shift(measure: str, baseline: Mapping[str, float], candidate: Mapping
     c = math.fsum(float(candidate[q]) for q in keep) / len(keep)
     holes = sum(1 for q in keep for _, r in unjudged.get(q, ()) if r < k)
     return JudgedShift(judged_measure(measure, k), b, c, holes)
+
+
+def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str], default_k: int = 100) -> dict:
+    """The judged coverage of ``candidate`` against ``baseline`` at each measure's cutoff, over every gold
+    query (``evalops.metrics.judged_coverage``): ``{measure: JudgedShift}``, for comparisons of run files."""
+    from evalops.metrics import judged_coverage
+    from evalops.stats import JudgedShift
+
+    by_cutoff: dict[int, Any] = {}
+    out = {}
+    for measure in measures:
+        k = cutoff_of(str(measure), default_k)
+        if k not in by_cutoff:
+            cov = judged_coverage(qrels, baseline, candidate, k)
+            d = cov.to_dict()
+            by_cutoff[k] = JudgedShift(cov.measure, float(d["baseline"]), float(d["candidate"]), cov.unjudged_documents)
+        out[str(measure)] = by_cutoff[k]
+    return out
 
 
 def rank_weight(rank: int | None, k: int) -> float:
