@@ -94,6 +94,7 @@ def regression_alerts(
                 "interval_level",
                 "family_size",
                 "queries_lost",
+                "judged_coverage",
             )
         }
         severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL
