@@ -38,10 +38,11 @@ HOLE_POLICY = {
 
 
 def cutoff_of(measure: str, default_k: int) -> int:
-    """The cutoff of ``measure`` (``nDCG@10`` -> 10); a measure over the whole ranking uses ``default_k``."""
-    from evalops.metrics import parse_measures
+    """The cutoff of ``measure`` (``nDCG@10`` -> 10, ``Tokens@5`` -> 5); a measure over the whole ranking
+    uses ``default_k``."""
+    from evalops.context import parse_any_measure
 
-    cutoff = getattr(parse_measures([measure])[0], "cutoff", None)
+    cutoff = getattr(parse_any_measure(measure), "cutoff", None)
     return int(cutoff) if cutoff else int(default_k)
 
 

@@ -89,6 +89,7 @@ def segment_comparisons(base: Any, cand: Any, attributes: Mapping[str, Mapping[s
     """
     import math
 
+    from evalops.context import parse_any_measure
     from evalops.stats import adjust_and_decide, align, compare
 
     rows: list[dict[str, Any]] = []
@@ -108,7 +109,8 @@ def segment_comparisons(base: Any, cand: Any, attributes: Mapping[str, Mapping[s
                 paired = align({q: bmap[q] for q in both}, {q: cmap[q] for q in both},
                                baseline_name=baseline_name, candidate_name=candidate_name)
                 members.append(compare(paired, measure=measure, policy=policy, baseline_name=baseline_name,
-                                       candidate_name=candidate_name))
+                                       candidate_name=candidate_name,
+                                       higher_is_better=parse_any_measure(measure).higher_is_better))
                 keys.append((segment, measure, both))
         decided = adjust_and_decide(members, policy)
         family = f"{facet} segments of {candidate_name}: {len(decided)} comparisons ({policy.correction})"

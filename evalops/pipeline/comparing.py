@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes
-from evalops.pipeline.registry import canonical_measures, scored_measures
+from evalops.pipeline.registry import compared_measures, scored_measures
 from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, read_frame, shard_file
@@ -124,7 +124,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
     from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
 
     engine = engine_for(cfg)
-    measures = canonical_measures(cfg)
+    measures = compared_measures(cfg)
     own = collect_version(cfg, run, spec["run_id"], spec["n_shards"], spec["n_queries"])
     planned = get_run(engine, spec["run_id"])
     fingerprint = get_fingerprint(engine, spec["fingerprint"])
@@ -212,9 +212,13 @@ def _segments(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataF
               measures: list[str], attributes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """The comparison within each segment (``evalops.segments``), judged coverage beside each measure."""
     from evalops.holes import judged_measure
+    from evalops.pipeline.registry import context_measures
 
     judged = {}
+    context = set(context_measures(cfg))
     for measure in measures:
+        if measure in context:
+            continue  # a context measure reads texts, not judgments
         jm = judged_measure(measure, cfg.k)
         jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
         judged[measure] = (dict(zip(jb["query_id"], jb["value"])), dict(zip(jc["query_id"], jc["value"])))
@@ -237,8 +241,12 @@ def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
 def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str
              ) -> list[Comparison]:
+    from evalops.context import parse_any_measure
     from evalops.holes import cutoff_of, judged_measure, judged_shift
+    from evalops.pipeline.registry import context_measures
     from evalops.stats import align, compare
+
+    context = set(context_measures(cfg))
 
     policy = cfg.stats_policy(run.seed)
     b_name = f"{spec['retriever']}@{spec['baseline_version']}"
@@ -251,12 +259,17 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
                        missing=missing, baseline_name=b_name, candidate_name=c_name)
         # judged coverage at the measure's cutoff over the compared queries (None for a baseline stored
         # before Judged@k was scored: the comparison then carries none)
-        jm = judged_measure(measure, cfg.k)
-        jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
-        judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])), dict(zip(jc["query_id"], jc["value"])),
-                              unjudged, cutoff_of(measure, cfg.k), queries=paired.query_ids.tolist())
+        # (a context measure reads texts, not judgments: it carries none)
+        direction = parse_any_measure(measure).higher_is_better
+        judged = None
+        if measure not in context:
+            jm = judged_measure(measure, cfg.k)
+            jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
+            judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])),
+                                  dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
+                                  queries=paired.query_ids.tolist())
         out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
-                           coverage=coverage, judged=judged))
+                           coverage=coverage, judged=judged, higher_is_better=direction))
     return out
 
 

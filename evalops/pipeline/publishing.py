@@ -130,14 +130,15 @@ def build_report_data(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
 ) -> ReportData:
     from evalops.pipeline.queries import gold_queries, production_queries
-    from evalops.pipeline.registry import canonical_measures
+    from evalops.pipeline.registry import canonical_measures, context_measures
     from evalops.reports import ABResult, ReportData, VersionScores
     from evalops.warehouse import get_fingerprint, get_run
 
     from evalops.holes import beside_judged
 
     engine = engine_for(cfg)
-    measures = beside_judged(canonical_measures(cfg), cfg.k)  # judged coverage next to each measure
+    # judged coverage next to each measure, then the context measures
+    measures = beside_judged(canonical_measures(cfg), cfg.k) + context_measures(cfg)
     rows: list[VersionScores] = []
     stored_baselines: set[int] = set()
     for spec in versions:
@@ -188,6 +189,7 @@ def build_report_data(
                                      "interval_level", "margin", "family_size")},
             family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
             judged_coverage=c.get("judged_coverage"), segments=list(record.get("segments") or []),
+            higher_is_better=c.get("higher_is_better", True),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]

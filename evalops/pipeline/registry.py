@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.fingerprint import EvalFingerprint
     from evalops.retrievers import Registry
 
-__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "scored_measures", "alerting_measures", "metric_policy",
+__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
            "fingerprint_for"]
 
 
@@ -44,13 +44,26 @@ def canonical_measures(cfg: Config) -> list[str]:
     return [str(m) for m in parse_measures(list(cfg.measures))]
 
 
+def context_measures(cfg: Config) -> list[str]:
+    """The configured context-efficiency measures (``evalops.context``) as canonical strings."""
+    from evalops.context import parse_context_measures
+
+    return [str(m) for m in parse_context_measures(list(cfg.context_measures))] if cfg.context_measures else []
+
+
+def compared_measures(cfg: Config) -> list[str]:
+    """What each candidate is compared on: the configured measures, then the context measures."""
+    return canonical_measures(cfg) + context_measures(cfg)
+
+
 def scored_measures(cfg: Config) -> list[str]:
-    """What every version is scored on: the configured measures, then Judged@k at each of their cutoffs
-    (judged coverage, ``evalops.holes``), which every comparison carries and no rule compares."""
+    """What every version is scored on: the configured measures, Judged@k at each of their cutoffs (judged
+    coverage, ``evalops.holes``, which every comparison carries and no rule compares), then the context
+    measures."""
     from evalops.holes import judged_measures
 
     measures = canonical_measures(cfg)
-    return measures + judged_measures(measures, cfg.k)
+    return measures + judged_measures(measures, cfg.k) + context_measures(cfg)
 
 
 def alerting_measures(cfg: Config) -> list[str]:

@@ -74,6 +74,7 @@ class ABResult:
     coverage: str | None = None
     judged_coverage: dict[str, Any] | None = None  # Judged@k of both sides at the measure's cutoff
     segments: list[dict[str, Any]] = field(default_factory=list)  # per query type, language, ... (evalops.segments)
+    higher_is_better: bool = True  # a context measure such as Tokens@k is lower-is-better
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,9 @@ def _version_table(versions: list[VersionScores]) -> Table:
     rows = []
     for v in versions:
         # the n the measures averaged over (no-answer queries may be excluded by policy), of the judged queries
-        used = {a.get("n") for a in v.aggregates.values() if a and a.get("n") is not None}
+        # (judged coverage counts every judged query, no-answer ones too: it does not say what the measures used)
+        used = {a.get("n") for m, a in v.aggregates.items()
+                if a and a.get("n") is not None and not m.startswith("Judged@")}
         n = "–" if v.n_queries is None else str(v.n_queries)
         if len(used) == 1 and v.n_queries is not None and min(used) < v.n_queries:
             n = f"{used.pop()} of {v.n_queries}"
@@ -82,7 +84,7 @@ def _ab_table(results: list[ABResult]) -> Table:
         [
             r.retriever,
             f"{r.baseline_version} → {r.candidate_version}",
-            r.measure,
+            r.measure + ("" if r.higher_is_better else " (lower is better)"),
             str(r.n),
             fmt_num(r.baseline_mean),
             fmt_num(r.candidate_mean),

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import InitVar, asdict, dataclass, field
+from dataclasses import InitVar, asdict, dataclass, field, replace
 
 from evalops.errors import InputError
 from evalops.stats._base import ALTERNATIVES
@@ -286,6 +286,7 @@ class Evidence:
     query_drops_p: float = 1.0
     queries_needed: int | None = None
     judged: JudgedShift | None = None
+    higher_is_better: bool = True
 
 
 @dataclass(frozen=True)
@@ -324,7 +325,20 @@ def _interval_reason(ev: Evidence, policy: Policy, margin: float) -> str:
 
 
 def decide(evidence: Evidence, policy: Policy) -> Decision:
-    """Apply the regression rule (module docstring) to one comparison."""
+    """Apply the regression rule (module docstring) to one comparison.
+
+    A lower-is-better measure (``higher_is_better=False``: context tokens, redundancy) is read as its
+    reduction: the rule sees ``-delta`` and the mirrored interval, so a drop in tokens is an improvement and
+    a rise a regression."""
+    if not evidence.higher_is_better:
+        lo_hi = None if evidence.interval is None else (-evidence.interval[1], -evidence.interval[0])
+        # queries_lost / queries_gained already count in the measure's direction (``compare``)
+        mirrored = replace(evidence, higher_is_better=True, interval=lo_hi,
+                           delta=None if evidence.delta is None else -evidence.delta)
+        decided = decide(mirrored, policy)
+        note = "lower is better: the rule reads the reduction (baseline - candidate) as the gain"
+        return Decision(decided.label, (note, *decided.reasons), decided.severity, decided.criterion,
+                        decided.reason_code, decided.margin)
     return _with_judged(_decide(evidence, policy), evidence, policy)
 
 

@@ -34,7 +34,7 @@ def planted_project(tmp_path, repo_root):
                 for r, d in enumerate(docs):
                     out.write(f"{q} Q0 {d} {r + 1} {100 - r} planted\n")
 
-    def make(gold, baseline, candidate, measures, name="planted"):
+    def make(gold, baseline, candidate, measures, name="planted", extra=""):
         from evalops.pipeline import RunContext, run_local
         from evalops.pipeline.promotion import promote
 
@@ -47,7 +47,7 @@ def planted_project(tmp_path, repo_root):
             + entry.format(n=name, v="2.0", p="candidate.trec"))
         (tmp_path / "evalops.yaml").write_text(
             f"gold_set: {{path: gold}}\nknowledge_base: {{path: {kb}}}\nregistry: retrievers.yaml\n"
-            f"measures: [{', '.join(measures)}]\nlog_sample_size: 0\n")
+            f"measures: [{', '.join(measures)}]\nlog_sample_size: 0\n{extra}")
         cfg = load_config(tmp_path, environ={})
         run_local(cfg, RunContext.for_day("2024-06-01"))
         promote(cfg, retriever=name, version="1.0", promoted_by="test", reason="the deployed version")

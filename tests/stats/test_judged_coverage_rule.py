@@ -51,3 +51,15 @@ def test_the_threshold_is_the_policy_and_only_a_regression_is_withheld():
 def test_a_bad_threshold_is_refused(bad):
     with pytest.raises(PolicyError, match="max_judged_coverage_drop"):
         Policy(max_judged_coverage_drop=bad)
+
+
+def test_a_lower_is_better_measure_is_read_as_its_reduction():
+    rising = _drop(shift=0.05)  # the candidate's values are higher: more tokens
+    up = compare(rising, measure="Tokens@10", higher_is_better=False)
+    assert up.decision == "regression" and up.delta > 0  # the record keeps candidate - baseline
+    assert up.reasons[0].startswith("lower is better")
+    assert all(w.delta > 0 for w in up.worst_queries)  # the worst queries are the largest rises
+    down = compare(_drop(shift=-0.05), measure="Tokens@10", higher_is_better=False)
+    assert down.decision == "improvement"
+    [again] = adjust_and_decide([up])
+    assert again.decision == "regression" and again.higher_is_better is False
