@@ -177,7 +177,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
                 test_summary = _split_summary(base_frame, own.frame, measures, test_ids)
             in_test = (lambda f: f[~f["query_id"].isin(dev_ids)]) if dev_ids else (lambda f: f)
             missing = "intersection" if coverage.judged > min(coverage.baseline_answered,
-                                                              coverage.candidate_answered) or dev_ids else "error"
+                                                              coverage.candidate_answered) else "error"
             comparisons = _compare(cfg, run, spec, in_test(base_frame), in_test(own.frame), measures, coverage,
                                    own.unjudged, missing=missing)
             segments = _segments(cfg, run, spec, base_frame, own.frame, measures, attributes)
@@ -257,9 +257,8 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
         c = cand[cand["measure"] == measure]
         paired = align((b["query_id"].tolist(), b["value"].tolist()), (c["query_id"].tolist(), c["value"].tolist()),
                        missing=missing, baseline_name=b_name, candidate_name=c_name)
-        # judged coverage at the measure's cutoff over the compared queries (None for a baseline stored
-        # before Judged@k was scored: the comparison then carries none)
-        # (a context measure reads texts, not judgments: it carries none)
+        # judged coverage at the measure's cutoff over the compared queries (none for a baseline stored
+        # before Judged@k was scored, and none for a context measure, which reads texts, not judgments)
         direction = parse_any_measure(measure).higher_is_better
         judged = None
         if measure not in context:
@@ -297,4 +296,5 @@ def comparison_from_dict(data: dict[str, Any]) -> Comparison:
     values["notes"] = tuple(values["notes"])
     values["deltas"] = tuple(values.get("deltas", ()))
     values.setdefault("judged_coverage", None)
+    values.setdefault("higher_is_better", True)
     return Comparison(**values)

@@ -97,6 +97,16 @@ def trigger_notes(cfg: Config, run: RunContext) -> list[str]:
     return out
 
 
+def _segment_aggregates(cfg: Config, run: RunContext, run_id: int) -> list[dict[str, Any]]:
+    """A version's means per segment, as its compare step wrote them (``evalops.segments``)."""
+    import json
+
+    from evalops.pipeline.workdir import comparison_file
+
+    path = comparison_file(cfg, run, run_id)
+    return list(json.loads(path.read_text()).get("segment_aggregates") or []) if path.exists() else []
+
+
 def _tuning_warnings(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[str]:
     """The report's warning for tuning on the test set (``evalops.segments.tuning_warnings``)."""
     import json
@@ -147,7 +157,7 @@ def build_report_data(
             spec["retriever"], spec["version"], spec["role"], spec["dataset"],
             _aggregates(engine, spec["run_id"], measures),
             status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec["run_id"]),
-            n_retries=stored.n_retries,
+            n_retries=stored.n_retries, segments=_segment_aggregates(cfg, run, spec["run_id"]),
         ))
         base = spec.get("baseline_run_id")
         if base is not None and not spec.get("baseline_today") and base not in stored_baselines:

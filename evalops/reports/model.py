@@ -30,6 +30,7 @@ class VersionScores:
     n_failed: int = 0
     run_key: str | None = None
     n_retries: int = 0  # extra attempts the retriever adapter made for transient failures
+    segments: list[dict[str, Any]] = field(default_factory=list)  # means per query type, language, ... (evalops.segments)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,29 @@ def _version_table(versions: list[VersionScores]) -> Table:
     return Table(["retriever", "version", "role", "status", "queries"] + [f"{m} (95% CI)" for m in measures], rows)
 
 
+def _segment_mean_tables(versions: list[VersionScores]) -> list[tuple[str, Table]]:
+    """Each version's means per query type (then language, split), one table per facet."""
+    out = []
+    for facet in ("type", "language", "split"):
+        rows_of = [(v, [r for r in v.segments if r["facet"] == facet]) for v in versions]
+        if not any(rows for _, rows in rows_of):
+            continue
+        measures = list(dict.fromkeys(r["measure"] for _, rows in rows_of for r in rows))
+        segments = list(dict.fromkeys(r["segment"] for _, rows in rows_of for r in rows))
+        table = []
+        for v, rows in rows_of:
+            by = {(r["segment"], r["measure"]): r for r in rows}
+            for segment in segments:
+                if not any((segment, m) in by for m in measures):
+                    continue
+                n = next((by[(segment, m)]["n"] for m in measures if (segment, m) in by), None)
+                table.append([v.retriever, v.version, segment, "–" if n is None else str(n)]
+                             + [fmt_num(by[(segment, m)]["mean"]) if (segment, m) in by else "–" for m in measures])
+        out.append((f"Per {_FACET_TITLES.get(facet, facet)}",
+                    Table(["retriever", "version", facet, "n"] + measures, table)))
+    return out
+
+
 def _ab_table(results: list[ABResult]) -> Table:
     rows = [
         [
@@ -240,6 +263,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     if gold:
         measures.tables.append(("", _version_table(gold)))
         measures.charts.append("means")
+        measures.tables += _segment_mean_tables(gold)
     else:
         measures.paragraphs.append("No version was scored on the gold set.")
     sections.append(measures)
