@@ -80,7 +80,7 @@ def _version_table(versions: list[VersionScores]) -> Table:
 
 
 def _segment_mean_tables(versions: list[VersionScores]) -> list[tuple[str, Table]]:
-    """Each version's means per query type (then language, split), one table per facet."""
+    """Each version's means per query type (then language, split), one table per facet, by segment."""
     out = []
     for facet in ("type", "language", "split"):
         rows_of = [(v, [r for r in v.segments if r["facet"] == facet]) for v in versions]
@@ -95,10 +95,10 @@ def _segment_mean_tables(versions: list[VersionScores]) -> list[tuple[str, Table
                 if not any((segment, m) in by for m in measures):
                     continue
                 n = next((by[(segment, m)]["n"] for m in measures if (segment, m) in by), None)
-                table.append([v.retriever, v.version, segment, "–" if n is None else str(n)]
+                table.append([segment, v.retriever, v.version, "–" if n is None else str(n)]
                              + [fmt_num(by[(segment, m)]["mean"]) if (segment, m) in by else "–" for m in measures])
         out.append((f"Per {_FACET_TITLES.get(facet, facet)}",
-                    Table(["retriever", "version", facet, "n"] + measures, table)))
+                    Table([facet, "retriever", "version", "n"] + measures, table)))
     return out
 
 

@@ -95,3 +95,15 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     # a second run of the same day adds nothing to the queue
     run_local(cfg, day2)
     assert len((tmp_path / "annotation" / "queue.jsonl").read_text().splitlines()) == len(lines)
+
+
+def test_a_configured_judge_proposes_grades_for_the_holes_and_the_gold_set_is_untouched(repo_root, planted_project):
+    thinned, baseline, candidate, removed = _plant(load_gold_set(repo_root / "include" / "goldset"),
+                                                   planted_project.pads)
+    cfg, day2, result = planted_project(thinned, baseline, candidate, ["nDCG@5"], extra="judge: {kind: lexical}\n")
+    lines = [json.loads(line) for line in (cfg.home / "annotation" / "queue.jsonl").read_text().splitlines()]
+    graded = [r for r in lines if r["proposed_grade"] is not None]
+    assert len(graded) == len(lines)  # the lexical judge labels every pair it is given
+    assert {r["proposed_grade"] for r in graded} <= {0, 1}
+    assert all("proposed by lexical" in r["origin"] for r in graded)
+    assert load_gold_set(cfg.home / "gold").version == thinned.version  # never merged into the gold set

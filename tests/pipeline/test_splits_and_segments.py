@@ -60,4 +60,4 @@ def test_dev_queries_are_not_alerted_on_and_a_dev_only_gain_is_warned(repo_root,
     assert "Results per segment" in report and "Per query type (gold)" in report
     assert "Judged@10" in report
     # each version's means per query type, the baseline's too
-    assert "| tuned | 1.0 | semantic |" in report and "| tuned | 2.0 | keyword |" in report
+    assert "| semantic | tuned | 1.0 |" in report and "| keyword | tuned | 2.0 |" in report
