@@ -83,10 +83,13 @@ def assert_no_regression(
 
         parsed = parse_measures(names)
         metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
+        from evalops.holes import run_judged
+
         gold = _read(qrels, read_qrels)
-        base = evaluate(gold, _read(baseline, read_run), parsed, metrics_policy)
-        cand = evaluate(gold, _read(candidate, read_run), parsed, metrics_policy)
-        decided = compare_evaluations(base, [cand], policy)
+        base_run, cand_run = _read(baseline, read_run), _read(candidate, read_run)
+        base = evaluate(gold, base_run, parsed, metrics_policy)
+        cand = evaluate(gold, cand_run, parsed, metrics_policy)
+        decided = compare_evaluations(base, [cand], policy, judged=[run_judged(gold, base_run, cand_run, base.per_query)])
     regressions = [c for c in decided if c.alert]  # a regression that alert_on notifies
     if regressions:
         raise AssertionError(

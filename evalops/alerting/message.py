@@ -95,6 +95,16 @@ def _rule_lines(n: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _judged_lines(n: Mapping[str, Any]) -> list[str]:
+    """Judged coverage of both sides at the measure's cutoff (``evalops.holes``), when the comparison has it."""
+    j = n.get("judged_coverage")
+    if not j:
+        return []
+    return [f"judged coverage ({j['measure']}): baseline {_f(j['baseline'], 3)} -> candidate {_f(j['candidate'], 3)} "
+            f"({_f(j['difference'], 3, signed=True)}); {j['unjudged_documents']} unjudged documents in the "
+            "candidate's top k"]
+
+
 def regression_message(
     *,
     title: str,
@@ -114,6 +124,7 @@ def regression_message(
         f"delta {_f(n['delta'], signed=True)} (95% CI {_f(n['delta_ci_low'], signed=True)} .. "
         f"{_f(n['delta_ci_high'], signed=True)})",
         *_rule_lines(n),
+        *_judged_lines(n),
         f"p = {format_p(n['p_value'])}   adjusted p = {format_p(n['p_adjusted'])}   "
         f"d_z = {numfmt.effect(n['effect_size_dz'], NA)}   n = {n['n']}   "
         f"wins/ties/losses = {n['wins']}/{n['ties']}/{n['losses']}",

@@ -86,6 +86,7 @@ def regression_alerts(
                 "interval_level",
                 "family_size",
                 "queries_lost",
+                "judged_coverage",
             )
         }
         severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL

@@ -48,6 +48,9 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
               help="The decision interval of the mean delta: Student t, or the bootstrap (--ci).")
 @click.option("--min-coverage", type=float, default=0.9, show_default=True,
               help="Share of the judged queries each run must answer; below it a comparison is inconclusive.")
+@click.option("--max-judged-coverage-drop", type=float, default=0.1, show_default=True,
+              help="How much lower (absolute Judged@k at the measure's cutoff) a candidate's judged coverage may "
+                   "be than the baseline's before a regression is inconclusive (unjudged_documents).")
 @click.option("--query-drop", type=float, default=0.5, show_default=True,
               help="A query whose score falls by more than this counts as lost (reported with a sign test).")
 @click.option("--alert-on-query-drops", is_flag=True,
@@ -73,7 +76,8 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 @reports_errors
 def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tuple[str, ...], test: str,
             alpha: float, min_effect: float | None, min_delta: float | None, margins: tuple[str, ...],
-            alert_on: str, interval: str, min_coverage: float, query_drop: float, alert_on_query_drops: bool,
+            alert_on: str, interval: str, min_coverage: float, max_judged_coverage_drop: float, query_drop: float,
+            alert_on_query_drops: bool,
             correction: str, alternative: str, zero_method: str, ci_method: str, resamples: int, seed: int,
             queries: str, no_answer: str, fail_on_regression: bool, fmt: str, output_path: Any) -> None:
     """Paired comparison of CANDIDATE_RUN(s) with BASELINE_RUN on the queries of QRELS.
@@ -98,7 +102,8 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
             raise InputError(f"--margin {item!r}: expected MEASURE=NUMBER, e.g. nDCG@10=0.01")
     policy = Policy(alpha=alpha, alternative=alternative,
                     min_delta=DEFAULT_MIN_DELTA if min_delta is None else min_delta, margins=per_measure,
-                    alert_on=alert_on, interval=interval, min_coverage=min_coverage, query_drop=query_drop,
+                    alert_on=alert_on, interval=interval, min_coverage=min_coverage,
+                    max_judged_coverage_drop=max_judged_coverage_drop, query_drop=query_drop,
                     alert_on_query_drops=alert_on_query_drops, correction=correction, test=test,
                     zero_method=zero_method, ci_method=ci_method, n_resamples=resamples, seed=seed,
                     min_effect=min_effect)
@@ -118,6 +123,7 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
     from evalops.abtest import compare_evaluations
     from evalops.formats import read_qrels, read_run
+    from evalops.holes import run_judged
     from evalops.metrics import Policy as MetricsPolicy
     from evalops.metrics import evaluate, parse_measures
 
@@ -153,7 +159,8 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
     decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=runs[0].name or baseline_path,
                                   candidate_names=[run.name or path for run, path in zip(runs[1:], candidate_paths)],
                                   coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
-                                             for answered in answered_by[1:]])
+                                             for answered in answered_by[1:]],
+                                  judged=[run_judged(gold, runs[0], run, scored[0].per_query) for run in runs[1:]])
     summary = {label: sum(c.decision == label for c in decided)
                for label in ("regression", "improvement", "no_change", "inconclusive")}
     summary["alerts"] = sum(c.alert for c in decided)

@@ -29,7 +29,7 @@ def generate_queries(project, config_file, n_documents, seed, queue, judge_kind,
     document as the proposed judgment). Nothing is written to the gold set."""
     import numpy as np
 
-    from evalops.judges.generate import default_queue, draft_pairs, write_queue
+    from evalops.judges.generate import draft_pairs, queue_path, write_queue
     from evalops.judges.lexical import LexicalJudge
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
     from evalops.pipeline.judging import build_judge
@@ -52,7 +52,7 @@ def generate_queries(project, config_file, n_documents, seed, queue, judge_kind,
         close = getattr(judge, "close", None)
         if close is not None:
             close()
-    path = queue or default_queue(cfg.home)
+    path = queue or queue_path(cfg)
     added = write_queue(path, drafts.rows, gold_paths=gold_paths)
     click.echo(dump_json({"queue": str(path), "documents": len(chosen), "drafted": len(drafts.rows),
                           "added": added, "dropped": drafts.dropped, "missing": drafts.missing,

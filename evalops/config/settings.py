@@ -190,6 +190,9 @@ class RegressionSettings(_Section):
     query_drop: float = Field(0.5, description="a query whose delta is below -query_drop counts as lost")
     alert_on_query_drops: bool = Field(False, description="alert when significantly many queries are lost")
     min_coverage: float = Field(0.9, description="share of the judged queries each side must answer")
+    max_judged_coverage_drop: float = Field(0.1, description="how much lower (absolute Judged@k) the candidate's "
+                                                             "judged coverage may be before a regression is "
+                                                             "inconclusive (unjudged_documents)")
     min_effect: float | None = Field(None, description="removed (refused): replaced by min_delta")
 
 
@@ -263,6 +266,8 @@ class Config(BaseSettings):
     measures: tuple[str, ...] = Field(("nDCG@10", "RR@10", "R@100"), description="measures scored (ir_measures "
                                                                            "names)")
     alert_measures: tuple[str, ...] = Field((), description="measures that alert (default: the first)")
+    context_measures: tuple[str, ...] = Field((), description="context-efficiency measures scored and compared "
+                                                              "(descriptive), e.g. Tokens@10, Redundancy@10")
     k: int = Field(100, ge=1, description="retrieval depth")
     shard_size: int = Field(0, ge=0, description="queries per score shard (0 = one shard per version)")
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
@@ -324,7 +329,7 @@ class Config(BaseSettings):
             raise ValueError("the key 'retrievers' is now 'registry' (the registry file of retriever versions)")
         return data
 
-    @field_validator("measures", "alert_measures", "log_versions", mode="before")
+    @field_validator("measures", "alert_measures", "context_measures", "log_versions", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         return _split(value)
@@ -391,6 +396,14 @@ class Config(BaseSettings):
         unknown = [m for m in self.alert_measures if m not in self.measures]
         if unknown:
             raise ValueError(f"alert_measures {list(unknown)} are not among the measures {list(self.measures)}")
+        if self.context_measures:
+            from evalops.context.compute import parse_context_measures
+            from evalops.errors import InputError
+
+            try:
+                parse_context_measures(list(self.context_measures))
+            except InputError as exc:  # a MeasureError names the bad measure
+                raise ValueError(f"context_measures: {exc}") from None
         return self
 
     # -- views ------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from evalops import numfmt
 from evalops.dashboard import svg
 from evalops.dashboard.links import Links
+from evalops.holes import judged_measure
 from evalops.warehouse import dashboard as wh
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +45,7 @@ class DashboardSettings:
     data_docs: Path | None = None  # the Great Expectations Data Docs folder the runs validate into
     worst_limit: int = 10  # shown in the worst-queries table; the rest of the losses fold out below it
     worse_limit: int = 300
+    k: int = 100  # the retrieval depth: the Judged@k of a measure without a cutoff
 
     @classmethod
     def from_config(cls, cfg: Any) -> DashboardSettings:
@@ -51,7 +53,7 @@ class DashboardSettings:
         from evalops.pipeline.registry import alerting_measures, canonical_measures
 
         return cls(alert_measures=tuple(alerting_measures(cfg)), measures=tuple(canonical_measures(cfg)),
-                   data_docs=Path(cfg.work_dir) / "data_docs")
+                   data_docs=Path(cfg.work_dir) / "data_docs", k=cfg.k)
 
 
 _num = numfmt.defined  # a finite float or None
@@ -115,8 +117,10 @@ def overview_page(engine: Engine, links: Links, settings: DashboardSettings) -> 
         for m in shown:
             agg = aggs[run["run_id"]].get(m)
             comp = by_measure.get(m)
+            judged = None if m.startswith("Judged@") else aggs[run["run_id"]].get(judged_measure(m, settings.k))
             cells.append({
                 "measure": m,
+                "judged": fmt(judged["mean"]) if judged else None,  # judged coverage at the measure's cutoff
                 "mean": fmt(agg and agg["mean"]),
                 "interval": f"[{fmt(agg['ci_low'])}, {fmt(agg['ci_high'])}]" if agg else "",
                 "decision": comp["decision"] if comp else None,
@@ -191,6 +195,11 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
     for optional in ("severity", "criterion", "reason_code"):  # columns a newer schema may carry
         if ab.get(optional) is not None:
             numbers.append((optional, ab[optional]))
+    judged = ab.get("judged_coverage")
+    if judged:
+        numbers.append((f"judged coverage ({judged['measure']})",
+                        f"{fmt(judged['baseline'])} → {fmt(judged['candidate'])} ({fmt(judged['difference'], '+.3f')}; "
+                        f"{judged['unjudged_documents']} unjudged documents in the candidate's top k)"))
     fp = detail["fingerprint"]
     fingerprint = [("hash", fp["hash"]), ("gold-set / query-set version", fp["gold_set_version"]),
                    ("knowledge-base snapshot", fp["kb_snapshot_id"]), ("measures", ", ".join(fp["measures"])),
@@ -208,7 +217,24 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         "trend_href": links.trend(cand["retriever"], measure, dataset),
         "report_href": links.report(cand["dag_id"], cand["dag_run_id"]),
         "retriever": cand["retriever"], "candidate": cand["version"], "baseline": base["version"],
+        "segments": _segment_tables(ab.get("segments") or []),
     }
+
+
+def _segment_tables(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The comparison within each segment (``evalops.segments``), one table per facet with its family."""
+    tables: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        t = tables.setdefault(r["facet"], {"facet": r["facet"], "families": set(), "rows": []})
+        t["families"].add(r.get("family") or "")
+        t["rows"].append({
+            "segment": r["segment"], "n": r["n"], "baseline": fmt(r.get("baseline_mean")),
+            "candidate": fmt(r.get("candidate_mean")), "delta": fmt(r.get("delta"), "+.3f"),
+            "p_adjusted": fmt(r.get("p_adjusted"), ".3g"), "decision": r.get("decision"),
+            "judged": "–" if r.get("judged_baseline") is None else
+            f"{fmt(r['judged_baseline'])} → {fmt(r['judged_candidate'])}",
+        })
+    return [{**t, "families": "; ".join(sorted(t["families"]))} for t in tables.values()]
 
 
 def _show(v: Any) -> str:

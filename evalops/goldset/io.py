@@ -3,12 +3,14 @@
 Layouts (``load_gold_set`` detects the folder kind; ``save_gold_set`` writes the same ones):
 
 * ``beir``: ``queries.jsonl`` + ``qrels/<split>.tsv`` (or ``qrels.tsv``). Query records are
-  ``{"_id", "text", "metadata": {"type", "language", "tags", "reference_answer"}}``; the metadata fields
-  may also be top-level fields. ``reference_answer`` (optional, a string) is what a correct answer says;
-  the judge's context recall is measured against it.
+  ``{"_id", "text", "metadata": {"type", "language", "tags", "reference_answer", "split"}}``; the metadata
+  fields may also be top-level fields. ``reference_answer`` (optional, a string) is what a correct answer
+  says; the judge's context recall is measured against it. ``split`` is the query's (``dev`` for tuning or
+  ``test``; absent means ``test``), not BEIR's per-file qrels split; another value is refused with the file
+  and line.
 * ``jsonl``: ``queries.jsonl`` + ``judgments.jsonl`` (``{"query_id", "doc_id", "grade"}`` per line).
-* ``csv``: ``queries.csv`` (``query_id,text,type,language,tags`` with tags joined by ``|``, and an optional
-  ``reference_answer`` column) +
+* ``csv``: ``queries.csv`` (``query_id,text,type,language,tags`` with tags joined by ``|``, and optional
+  ``reference_answer`` and ``split`` columns) +
   ``judgments.csv`` (``query_id,doc_id,grade``).
 * TREC: ``load_gold_set_trec(qrels, queries)`` with TREC (or BEIR) qrels and a queries file in ``.jsonl``,
   ``.csv`` or ``.tsv`` (``query_id<TAB>text``, no header, as for TREC topics / MS MARCO).
@@ -115,7 +117,18 @@ def _read_queries(path: Path, default_type: str | None, default_language: str | 
     if "language" not in frame.columns:
         frame["language"] = ""
     frame["language"] = frame["language"].replace("", default_language or UNKNOWN_LANGUAGE)
+    if "split" in frame.columns:  # row n of the file is line n + 1 (the header is line 1)
+        frame["split"] = [_split(v, path, i + 2) for i, v in enumerate(frame["split"].fillna(""))]
     return frame
+
+
+def _split(value: Any, path: Path, line: int) -> str:
+    from evalops.goldset.model import check_split
+
+    try:
+        return check_split(value, "query")
+    except InputError as exc:
+        raise FormatError(str(exc).removeprefix("query: "), path=str(path), line=line) from None
 
 
 def _field(record: dict[str, Any], key: str) -> Any:
@@ -144,9 +157,10 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
                 "language": _field(record, "language") or default_language or UNKNOWN_LANGUAGE,
                 "tags": _field(record, "tags") or (),
                 "reference_answer": reference or "",
+                "split": _split(_field(record, "split"), path, lineno),
             }
         )
-    return pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "tags", "reference_answer"])
+    return pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "tags", "reference_answer", "split"])
 
 
 def _read_queries_tsv(path: Path) -> pd.DataFrame:
@@ -223,21 +237,25 @@ def _read_judgments_jsonl(path: Path) -> pd.DataFrame:
 # -- saving -----------------------------------------------------------------------------------------
 def _query_records(gold: GoldSet, beir: bool) -> list[dict[str, Any]]:
     out = []
-    columns = ["query_id", "text", "type", "language", "tags", "reference_answer"]
-    for qid, text, qtype, lang, tags, reference in gold.queries[columns].itertuples(index=False):
+    columns = ["query_id", "text", "type", "language", "tags", "reference_answer", "split"]
+    for qid, text, qtype, lang, tags, reference, split in gold.queries[columns].itertuples(index=False):
         meta = {"type": qtype, "language": lang, "tags": list(tags)}
         if reference:
             meta["reference_answer"] = reference
+        if split != "test":  # absent means test
+            meta["split"] = split
         out.append({"_id": qid, "text": text, "metadata": meta} if beir else {"query_id": qid, "text": text, **meta})
     return out
 
 
 def _queries_csv_frame(gold: GoldSet) -> pd.DataFrame:
-    columns = ["query_id", "text", "type", "language", "tags"]
+    columns = ["query_id", "text", "type", "language", "tags", "split"]
     if (gold.queries["reference_answer"] != "").any():
-        columns.append("reference_answer")
+        columns.insert(5, "reference_answer")
     frame = gold.queries[columns].copy()
     frame["tags"] = ["|".join(t) for t in frame["tags"]]
+    if (frame["split"] == "test").all():
+        frame = frame.drop(columns="split")  # absent means test
     return frame
 
 

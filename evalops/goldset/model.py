@@ -8,6 +8,7 @@ constructor):
   ``language`` (a BCP-47 tag such as ``en`` or ``zh``; ``und`` when unknown), ``tags`` (tuple of str),
   ``reference_answer`` (str, optional: what a correct answer says; ``""`` when the query has none; the
   judge's context recall is measured against it);
+  ``split`` (``dev``: for tuning, never alerted on; ``test``: the evaluation set; absent means ``test``);
 * ``judgments``: ``query_id`` (str), ``doc_id`` (str), ``grade`` (int).
 
 Conventions owned here:
@@ -16,9 +17,9 @@ Conventions owned here:
   annotator looked at and found not to answer it. Those keep the query visible in ``qrels``.
 * ``version`` is a content hash: the first 16 hex digits of SHA-256 over the queries sorted by id and the
   judgments sorted by (query id, doc id), each row serialised as JSON. Row order, file format and file
-  path do not change it; any change to an id, text, type, language, tag set, reference answer or grade
-  does. A query without a reference answer hashes as it did before the field existed, so adding the field
-  to the format changed no gold set's version.
+  path do not change it; any change to an id, text, type, language, tag set, reference answer, split or
+  grade does. A query without a reference answer and in the ``test`` split hashes as it did before those
+  fields existed, so adding them to the format changed no gold set's version.
 * Implicit feedback (clicks, citations) is never part of a gold set; see ``evalops.querylog``.
 """
 
@@ -36,9 +37,12 @@ from evalops.errors import InputError
 from evalops.fingerprint import content_digest
 from evalops.goldset import QUERY_TYPES
 
-__all__ = ["GoldSet", "Query", "QUERY_TYPES", "QUERY_COLUMNS", "JUDGMENT_COLUMNS"]
+__all__ = ["GoldSet", "Query", "QUERY_TYPES", "QUERY_COLUMNS", "QUERY_SPLITS", "DEFAULT_SPLIT", "JUDGMENT_COLUMNS",
+           "check_split"]
 
-QUERY_COLUMNS: tuple[str, ...] = ("query_id", "text", "type", "language", "tags", "reference_answer")
+QUERY_COLUMNS: tuple[str, ...] = ("query_id", "text", "type", "language", "tags", "reference_answer", "split")
+QUERY_SPLITS: tuple[str, ...] = ("dev", "test")
+DEFAULT_SPLIT = "test"
 JUDGMENT_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "grade")
 UNKNOWN_LANGUAGE = "und"
 
@@ -53,6 +57,17 @@ class Query:
     language: str = UNKNOWN_LANGUAGE
     tags: tuple[str, ...] = ()
     reference_answer: str = ""
+    split: str = DEFAULT_SPLIT
+
+
+def check_split(value: Any, where: str) -> str:
+    """A query's split: ``dev`` or ``test`` (absent or empty: ``test``); anything else names ``where``."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
+        return DEFAULT_SPLIT
+    if isinstance(value, str) and value.strip().lower() in QUERY_SPLITS:
+        return value.strip().lower()
+    raise InputError(f"{where}: split is {value!r}; a query's split must be 'dev' (tuning) or 'test' (evaluation); "
+                     "remove it for 'test'")
 
 
 def _tags(value: Any) -> tuple[str, ...]:
@@ -100,6 +115,8 @@ class GoldSet:
         language = queries["language"] if "language" in queries.columns else [UNKNOWN_LANGUAGE] * n
         tags = queries["tags"] if "tags" in queries.columns else [()] * n
         reference = queries["reference_answer"] if "reference_answer" in queries.columns else [""] * n
+        splits = queries["split"] if "split" in queries.columns else [DEFAULT_SPLIT] * n
+        splits = [check_split(v, f"{where}: query row {i + 1}") for i, v in enumerate(splits)]
         q = pd.DataFrame(
             {
                 "query_id": pd.Series([str(v) for v in queries["query_id"]], dtype=object),
@@ -108,6 +125,7 @@ class GoldSet:
                 "language": pd.Series([_text(v) or UNKNOWN_LANGUAGE for v in language], dtype=object),
                 "tags": pd.Series([_tags(v) for v in tags], dtype=object),
                 "reference_answer": pd.Series([_text(v) for v in reference], dtype=object),
+                "split": pd.Series(splits, dtype=object),
             }
         )
         grades = pd.to_numeric(judgments["grade"], errors="coerce")
@@ -172,9 +190,10 @@ class GoldSet:
         """Content hash independent of row order (see module docs)."""
         q = self.queries
         qrows = sorted(
-            [qid, text, qtype, lang, sorted(tags), *([ref] if ref else [])]
-            for qid, text, qtype, lang, tags, ref in zip(q["query_id"], q["text"], q["type"], q["language"], q["tags"],
-                                                          q["reference_answer"])
+            [qid, text, qtype, lang, sorted(tags), *([ref] if ref else []),
+             *([] if split == DEFAULT_SPLIT else [["split", split]])]  # a list: never equal to a reference text
+            for qid, text, qtype, lang, tags, ref, split in zip(q["query_id"], q["text"], q["type"], q["language"],
+                                                                 q["tags"], q["reference_answer"], q["split"])
         )
         j = self.judgments
         jrows = sorted([qid, did, int(g)] for qid, did, g in zip(j["query_id"], j["doc_id"], j["grade"]))
@@ -185,6 +204,10 @@ class GoldSet:
         rel = self.judgments[self.judgments["grade"] > 0]
         counts = rel.groupby("query_id").size()
         return self.queries["query_id"].map(counts).fillna(0).astype(np.int64).rename("relevant_judgments")
+
+    def split_of(self) -> dict[str, str]:
+        """Each query id's split (``dev`` or ``test``)."""
+        return dict(zip(self.queries["query_id"].tolist(), self.queries["split"].tolist()))
 
     def type_counts(self) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.queries["type"].value_counts().sort_index().items()}

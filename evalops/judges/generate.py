@@ -8,7 +8,7 @@ column              meaning
 ==================  ===========================================================================
 ``item_id``         stable id: a hash of (source, query text, doc id), so writing twice adds nothing
 ``source``          ``generated`` (drafted here), ``sampled_query`` (a production query to judge),
-                    ``judgment_hole`` (an unjudged document in a version's top k)
+                    ``hole`` (an unjudged document in a compared version's top k, evalops.holes)
 ``query``           the query text (for generated pairs, the drafted question)
 ``query_id``        the production or gold query id, or null for a generated question
 ``doc_id``          the document proposed as relevant (for generated pairs, the source document)
@@ -47,12 +47,12 @@ from evalops.context.tokens import default_tokenize
 from evalops.errors import InputError
 from evalops.judges.base import Judge, JudgeItem
 
-__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "default_queue", "draft_pairs", "queue_row",
+__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_path", "queue_row",
            "sampled_query_rows", "write_queue"]
 
 QUEUE_COLUMNS = ("item_id", "source", "query", "query_id", "doc_id", "proposed_grade", "answer", "origin",
                  "created_at", "status")
-QUEUE_SOURCES = ("generated", "sampled_query", "judgment_hole")
+QUEUE_SOURCES = ("generated", "sampled_query", "hole")
 
 
 def default_queue(home: str | Path) -> Path:
@@ -123,6 +123,11 @@ def sampled_query_rows(texts: Mapping[str, str], *, origin: str, now: dt.datetim
     to label, with no document and no proposed grade."""
     return [queue_row(source="sampled_query", query=texts[q], query_id=q, doc_id=None, proposed_grade=None,
                       origin=origin, now=now) for q in sorted(texts)]
+
+
+def queue_path(cfg: Any) -> Path:
+    """The project's annotation queue: ``<project>/annotation/queue.jsonl``."""
+    return Path(cfg.home) / "annotation" / "queue.jsonl"
 
 
 def write_queue(path: Path, rows: Sequence[Mapping[str, Any]], *, gold_paths: Iterable[Path] = ()) -> int:

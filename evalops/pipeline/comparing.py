@@ -15,6 +15,11 @@
    ``regression.min_coverage`` (default 90%) of the judged queries makes every comparison ``inconclusive``
    (``partial_run``). The baseline version itself is never compared with its own earlier run.
 
+Each comparison carries the judged coverage of both sides at the measure's cutoff (``evalops.holes``).
+Gold queries with ``split: dev`` are left out of these comparisons (the pipeline alerts on ``test`` only);
+their mean deltas are kept beside the test ones for the tuning warning. The comparisons are also read per
+query type, language, split and log segment (``evalops.segments``; descriptive, one family per facet).
+
 The comparisons are decided in ``deciding``, which corrects the p-values across every measure and version
 of the run together, as a family; a per-version task cannot see the family.
 """
@@ -24,12 +29,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.facts import record_run_facts
-from evalops.pipeline.registry import canonical_measures
+from evalops.pipeline.queries import query_attributes
+from evalops.pipeline.registry import compared_measures, scored_measures
+from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, read_frame, shard_file
 
@@ -59,12 +66,13 @@ class VersionOutcome:
     status: str
     error: str | None
     retries: int = 0
+    unjudged: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
 
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
     import pandas as pd
 
-    frames, failed, errors, retries = [], {}, [], 0
+    frames, failed, errors, retries, unjudged = [], {}, [], 0, {}
     for shard in range(n_shards):
         path = shard_file(cfg, run, run_id, shard)
         meta_path = path.with_suffix(".json")
@@ -77,6 +85,7 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         meta = json.loads(meta_path.read_text())
         failed.update(meta["failed"])
         retries += int(meta.get("retries") or 0)
+        unjudged.update({q: [(str(d), int(r)) for d, r in docs] for q, docs in (meta.get("unjudged") or {}).items()})
         if meta["error"]:
             errors.append(meta["error"])
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
@@ -92,8 +101,8 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
     else:
         status, error = ("partial" if failed else "succeeded"), None
     if status == "failed":
-        frame = frame.iloc[0:0]
-    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries)
+        frame, unjudged = frame.iloc[0:0], {}
+    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries, unjudged)
 
 
 def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -114,7 +123,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
     from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
 
     engine = engine_for(cfg)
-    measures = canonical_measures(cfg)
+    measures = compared_measures(cfg)
     own = collect_version(cfg, run, spec["run_id"], spec["n_shards"], spec["n_queries"])
     planned = get_run(engine, spec["run_id"])
     fingerprint = get_fingerprint(engine, spec["fingerprint"])
@@ -122,7 +131,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         engine, planned.key, fingerprint=fingerprint, logical_date=run.anchor, status=own.status,
         started_at=planned.started_at, finished_at=dt.datetime.now(dt.timezone.utc), n_queries=own.n_queries,
         n_failed=len(own.failed), failed_query_ids=sorted(own.failed), error=own.error, scores=own.frame,
-        aggregates=None if own.status == "failed" else _aggregates(own.frame, measures),
+        aggregates=None if own.status == "failed" else _aggregates(own.frame, scored_measures(cfg)),
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
     )
     record_run_facts(cfg, run, spec, n_failed=len(own.failed))
@@ -133,6 +142,10 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
     result = {"run_id": spec["run_id"], "status": own.status, "comparisons": 0}
     notes: list[str] = []
     comparisons: list[Comparison] = []
+    segments: list[dict[str, Any]] = []
+    dev_summary: dict[str, Any] = {}
+    test_summary: dict[str, Any] = {}
+    attributes = query_attributes(cfg, spec["dataset"], spec.get("sample_folder"))
     base_id = spec.get("baseline_run_id")
     if base_id is None:
         notes.append(spec.get("baseline_note") or "no baseline to compare with")
@@ -155,9 +168,18 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
             coverage = _coverage(spec["n_queries"], base_answered, own.n_queries - len(own.failed))
             notes.append(coverage.describe())
             log.info("%s: %s", spec["label"], coverage.describe())
-            comparisons = _compare(cfg, run, spec, base_frame, own.frame, measures, coverage,
-                                   missing="intersection" if coverage.judged > min(
-                                       coverage.baseline_answered, coverage.candidate_answered) else "error")
+            test_ids, dev_ids = split_queries(attributes)
+            if dev_ids:
+                notes.append(f"alerting on the {len(test_ids)} test queries; the {len(dev_ids)} dev (tuning) queries "
+                             "are compared apart and never alerted on")
+                dev_summary = _split_summary(base_frame, own.frame, measures, dev_ids)
+                test_summary = _split_summary(base_frame, own.frame, measures, test_ids)
+            in_test = (lambda f: f[~f["query_id"].isin(dev_ids)]) if dev_ids else (lambda f: f)
+            missing = "intersection" if coverage.judged > min(coverage.baseline_answered,
+                                                              coverage.candidate_answered) else "error"
+            comparisons = _compare(cfg, run, spec, in_test(base_frame), in_test(own.frame), measures, coverage,
+                                   own.unjudged, missing=missing)
+            segments = _segments(cfg, run, spec, base_frame, own.frame, measures, attributes)
     path = comparison_file(cfg, run, spec["run_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
@@ -165,9 +187,43 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         "baseline_run_id": base_id,
         "notes": notes,
         "comparisons": [c.to_record() for c in comparisons],
+        # per segment (evalops.segments): this version's means, and each comparison read within segments
+        "segment_aggregates": [] if own.status == "failed" else segment_aggregates(own.frame, attributes, measures),
+        "segments": segments,
+        "splits": {"dev": dev_summary, "test": test_summary} if dev_summary else {},
     }))
     result["comparisons"] = len(comparisons)
     return result
+
+
+def _split_summary(base: pd.DataFrame, cand: pd.DataFrame, measures: list[str], queries: set[str]) -> dict[str, Any]:
+    """Mean delta per measure over the paired ``queries`` (the dev / test reading of the tuning warning)."""
+    out = {}
+    for measure in measures:
+        b = base[(base["measure"] == measure) & base["query_id"].isin(queries)].set_index("query_id")["value"]
+        c = cand[(cand["measure"] == measure) & cand["query_id"].isin(queries)].set_index("query_id")["value"]
+        both = (c - b).dropna()
+        out[measure] = {"n": int(len(both)), "delta": float(both.mean()) if len(both) else None}
+    return out
+
+
+def _segments(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
+              measures: list[str], attributes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """The comparison within each segment (``evalops.segments``), judged coverage beside each measure."""
+    from evalops.holes import judged_measure
+    from evalops.pipeline.registry import context_measures
+
+    judged = {}
+    context = set(context_measures(cfg))
+    for measure in measures:
+        if measure in context:
+            continue  # a context measure reads texts, not judgments
+        jm = judged_measure(measure, cfg.k)
+        jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
+        judged[measure] = (dict(zip(jb["query_id"], jb["value"])), dict(zip(jc["query_id"], jc["value"])))
+    return segment_comparisons(base, cand, attributes, measures, cfg.stats_policy(run.seed),
+                               baseline_name=f"{spec['retriever']}@{spec['baseline_version']}",
+                               candidate_name=f"{spec['retriever']}@{spec['version']}", judged=judged)
 
 
 def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
@@ -182,8 +238,14 @@ def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
 
 
 def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
-             measures: list[str], coverage: Any, missing: str) -> list[Comparison]:
+             measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str
+             ) -> list[Comparison]:
+    from evalops.context import parse_any_measure
+    from evalops.holes import cutoff_of, judged_measure, judged_shift
+    from evalops.pipeline.registry import context_measures
     from evalops.stats import align, compare
+
+    context = set(context_measures(cfg))
 
     policy = cfg.stats_policy(run.seed)
     b_name = f"{spec['retriever']}@{spec['baseline_version']}"
@@ -194,8 +256,18 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
         c = cand[cand["measure"] == measure]
         paired = align((b["query_id"].tolist(), b["value"].tolist()), (c["query_id"].tolist(), c["value"].tolist()),
                        missing=missing, baseline_name=b_name, candidate_name=c_name)
+        # judged coverage at the measure's cutoff over the compared queries (none for a baseline stored
+        # before Judged@k was scored, and none for a context measure, which reads texts, not judgments)
+        direction = parse_any_measure(measure).higher_is_better
+        judged = None
+        if measure not in context:
+            jm = judged_measure(measure, cfg.k)
+            jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
+            judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])),
+                                  dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
+                                  queries=paired.query_ids.tolist())
         out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
-                           coverage=coverage))
+                           coverage=coverage, judged=judged, higher_is_better=direction))
     return out
 
 

@@ -14,7 +14,8 @@ its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverag
   not raise the false-alarm rate above alpha.
 
 The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
-with the family) and written to ``decisions.json`` for the alert and report steps.
+with the family and the judged coverage) and written to ``decisions.json`` for the alert and report steps.
+The unjudged documents of the compared versions then go to the annotation queue (``pipeline.holes``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.holes import queue_holes
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, run_folder
 
@@ -49,11 +51,14 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
     engine = engine_for(cfg)
     alerting = set(alerting_measures(cfg))
     families: dict[str, list[tuple[dict[str, Any], Comparison, int]]] = {}
+    segments: dict[tuple[int, str], list[dict[str, Any]]] = {}  # (candidate run, measure) -> per-segment rows
     for spec in versions:
         path = comparison_file(cfg, run, spec["run_id"])
         if not path.exists():
             continue  # the version was not compared (its compare task wrote nothing)
         stored = json.loads(path.read_text())
+        for row in stored.get("segments", []):
+            segments.setdefault((spec["run_id"], row["measure"]), []).append(row)
         for item in stored["comparisons"]:
             comp = Comparison.from_record(item)
             family = spec["dataset"]
@@ -78,7 +83,8 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             decided = adjust_and_decide([c for _, c, _ in members])
         if family != "gold":
             decided = [dataclasses.replace(c, alert=False) for c in decided]  # descriptive: never alerts
-        stored = record_ab_tests(engine, [ab_test_result(c, baseline_run_id=b, candidate_run_id=s["run_id"], family=family)
+        stored = record_ab_tests(engine, [ab_test_result(c, baseline_run_id=b, candidate_run_id=s["run_id"], family=family,
+                                                         segments=segments.get((s["run_id"], c.measure), []))
                                           for (s, _, b), c in zip(members, decided)])
         dataset = members[0][0]["dataset"]
         counts.setdefault(dataset, {})
@@ -89,10 +95,12 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
                 "baseline_version": spec["baseline_version"], "candidate_run_id": spec["run_id"],
                 "baseline_run_id": base_id, "ab_test_id": row.id, "fingerprint": spec["fingerprint"],
                 "comparison": comp.to_record(),
+                "segments": segments.get((spec["run_id"], comp.measure), []),
             })
     path = decisions_file(cfg, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records))
+    queue_holes(cfg, run, versions)  # the unjudged documents the comparisons depend on, as annotation work
     return counts
 
 

@@ -97,16 +97,58 @@ def trigger_notes(cfg: Config, run: RunContext) -> list[str]:
     return out
 
 
+def _segment_aggregates(cfg: Config, run: RunContext, run_id: int) -> list[dict[str, Any]]:
+    """A version's means per segment, as its compare step wrote them (``evalops.segments``)."""
+    import json
+
+    from evalops.pipeline.workdir import comparison_file
+
+    path = comparison_file(cfg, run, run_id)
+    return list(json.loads(path.read_text()).get("segment_aggregates") or []) if path.exists() else []
+
+
+def _tuning_warnings(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[str]:
+    """The report's warning for tuning on the test set (``evalops.segments.tuning_warnings``)."""
+    import json
+
+    from evalops.errors import ConfigError
+    from evalops.pipeline.registry import alerting_measures, load_registry_for
+    from evalops.pipeline.workdir import comparison_file
+    from evalops.segments import tuning_warnings
+
+    registry = load_registry_for(cfg, run)
+    policy = cfg.stats_policy(run.seed)
+    wanted = alerting_measures(cfg)
+    out: list[str] = []
+    for spec in versions:
+        path = comparison_file(cfg, run, spec["run_id"])
+        splits = json.loads(path.read_text()).get("splits") if path.exists() else None
+        if not splits or not spec.get("baseline_version"):
+            continue
+        try:
+            changed = (registry.get(spec["retriever"], spec["version"]).params
+                       != registry.get(spec["retriever"], spec["baseline_version"]).params)
+        except ConfigError:  # a baseline version no longer in the registry: its parameters are unknown
+            changed = True
+        dev = {m: v for m, v in splits["dev"].items() if m in wanted}
+        out += tuning_warnings(dev, splits["test"], {m: policy.margin(m) for m in wanted}, params_changed=changed,
+                               label=f"{spec['retriever']} {spec['version']} ({spec['dataset']})")
+    return out
+
+
 def build_report_data(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
 ) -> ReportData:
     from evalops.pipeline.queries import gold_queries, production_queries
-    from evalops.pipeline.registry import canonical_measures
+    from evalops.pipeline.registry import canonical_measures, context_measures
     from evalops.reports import ABResult, ReportData, VersionScores
     from evalops.warehouse import get_fingerprint, get_run
 
+    from evalops.holes import beside_judged
+
     engine = engine_for(cfg)
-    measures = canonical_measures(cfg)
+    # judged coverage next to each measure, then the context measures
+    measures = beside_judged(canonical_measures(cfg), cfg.k) + context_measures(cfg)
     rows: list[VersionScores] = []
     stored_baselines: set[int] = set()
     for spec in versions:
@@ -115,7 +157,7 @@ def build_report_data(
             spec["retriever"], spec["version"], spec["role"], spec["dataset"],
             _aggregates(engine, spec["run_id"], measures),
             status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec["run_id"]),
-            n_retries=stored.n_retries,
+            n_retries=stored.n_retries, segments=_segment_aggregates(cfg, run, spec["run_id"]),
         ))
         base = spec.get("baseline_run_id")
         if base is not None and not spec.get("baseline_today") and base not in stored_baselines:
@@ -150,6 +192,8 @@ def build_report_data(
             candidate_version=record["version"], query_set=record["dataset"],
             worst_queries=_worst_with_text(c, texts[record["dataset"]]),
             family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
+            judged_coverage=c.get("judged_coverage"), segments=list(record.get("segments") or []),
+            higher_is_better=c.get("higher_is_better", True),
         ))
         notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
                   for n in c["notes"]]
@@ -170,9 +214,11 @@ def build_report_data(
     }
     notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
+    from evalops.pipeline.holes import load_holes
     from evalops.pipeline.judging import judge_report
 
     judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
+    warnings = _tuning_warnings(cfg, run, versions)
     ab, policies, notes = ab + judge_rows, {**policies, **judge_policies}, notes + judge_notes
     return ReportData(
         run_key=run.label,
@@ -187,6 +233,8 @@ def build_report_data(
         + sorted({s["baseline_note"] for s in gold_specs if s["baseline_version"] is None}),
         stale_baselines=sorted({s["rescore_reason"] for s in versions if s.get("rescore_reason")}),
         alerts=list(alerts),
+        holes=load_holes(cfg, run),
+        warnings=warnings,
         notes=notes,
     )
 

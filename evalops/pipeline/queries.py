@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.data import Qrels
 
-__all__ = ["QuerySet", "gold_queries", "production_queries", "query_set_for"]
+__all__ = ["QuerySet", "gold_queries", "production_queries", "query_attributes", "query_set_for"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +43,34 @@ def gold_queries(cfg: Config, name: str = DEFAULT_GOLD_SET) -> QuerySet:
     gold = load_gold_set_for(cfg, name)
     texts = dict(zip(gold.queries["query_id"].tolist(), gold.queries["text"].tolist()))
     return _judged(texts, gold.qrels, str(cfg.gold_set_named(name).path))
+
+
+def query_attributes(cfg: Config, dataset: str, sample_folder: str | None = None) -> dict[str, dict[str, str]]:
+    """Per query id, what its results are also read by: ``type``, ``language`` and ``split`` of a gold query;
+    the log ``segment`` (web, mobile, agent-assist, ...) of a production query, when the log has one."""
+    if dataset != PRODUCTION:
+        from evalops.pipeline.inputs import load_gold_set_for
+
+        q = load_gold_set_for(cfg, dataset).queries
+        return {qid: {"type": t or "untyped", "language": lang, "split": split}
+                for qid, t, lang, split in zip(q["query_id"], q["type"], q["language"], q["split"])}
+    if not sample_folder:
+        return {}
+    import json
+
+    from evalops.pipeline.workdir import local_copy
+
+    path = local_copy(sample_folder) / "sample.jsonl"
+    column = getattr(cfg.query_logs.rules, "segment_column", "segment")
+    out: dict[str, dict[str, str]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                segment = row.get(column)
+                if row.get("query_id") is not None and segment not in (None, ""):
+                    out[str(row["query_id"])] = {"segment": str(segment)}
+    return out
 
 
 def production_queries(folder: str | Path) -> QuerySet:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.fingerprint import EvalFingerprint
     from evalops.retrievers import Registry
 
-__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "alerting_measures", "metric_policy",
+__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
            "fingerprint_for"]
 
 
@@ -44,6 +44,28 @@ def canonical_measures(cfg: Config) -> list[str]:
     return [str(m) for m in parse_measures(list(cfg.measures))]
 
 
+def context_measures(cfg: Config) -> list[str]:
+    """The configured context-efficiency measures (``evalops.context``) as canonical strings."""
+    from evalops.context import parse_context_measures
+
+    return [str(m) for m in parse_context_measures(list(cfg.context_measures))] if cfg.context_measures else []
+
+
+def compared_measures(cfg: Config) -> list[str]:
+    """What each candidate is compared on: the configured measures, then the context measures."""
+    return canonical_measures(cfg) + context_measures(cfg)
+
+
+def scored_measures(cfg: Config) -> list[str]:
+    """What every version is scored on: the configured measures, Judged@k at each of their cutoffs (judged
+    coverage, ``evalops.holes``, which every comparison carries and no rule compares), then the context
+    measures."""
+    from evalops.holes import judged_measures
+
+    measures = canonical_measures(cfg)
+    return measures + judged_measures(measures, cfg.k) + context_measures(cfg)
+
+
 def alerting_measures(cfg: Config) -> list[str]:
     """The canonical measures whose regression raises an alert (``alert_measures``, default the first)."""
     from evalops.metrics import parse_measures
@@ -67,4 +89,4 @@ def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels
 
     policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels,
                                 "ranking_rule": RANKING_RULE_VERSION}
-    return EvalFingerprint.of(gold_set_version, snapshot_id, canonical_measures(cfg), policies)
+    return EvalFingerprint.of(gold_set_version, snapshot_id, scored_measures(cfg), policies)

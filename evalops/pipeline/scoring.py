@@ -29,7 +29,7 @@ from evalops.errors import EvalopsError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
-from evalops.pipeline.registry import canonical_measures, load_registry_for, metric_policy
+from evalops.pipeline.registry import context_measures, load_registry_for, metric_policy, scored_measures
 from evalops.pipeline.store import run_lease
 from evalops.pipeline.workdir import shard_file, write_frame
 from evalops.pipeline.specs import ShardSpec
@@ -54,6 +54,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     """
     import pandas as pd
 
+    from evalops.holes import cutoff_of, unjudged_top
     from evalops.metrics import evaluate
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
@@ -95,8 +96,36 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         outcome["contexts"] = result.top_documents(cfg.judge.top_k)
     if len(result.failed) == len(queries.query_ids):
         return empty, outcome
-    evaluation = evaluate(result.exclude_failed(queries.qrels), result.run, canonical_measures(cfg), metric_policy())
-    return evaluation.to_frame(), outcome
+    qrels = result.exclude_failed(queries.qrels)
+    context = context_measures(cfg)
+    measures = [m for m in scored_measures(cfg) if m not in context]
+    evaluation = evaluate(qrels, result.run, measures, metric_policy())
+    # the unjudged documents of the top k, for judged coverage in comparisons and the holes queue
+    outcome["unjudged"] = unjudged_top(qrels, result.run, max(cutoff_of(m, cfg.k) for m in measures))
+    frame = evaluation.to_frame()
+    if context:
+        frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
+    return frame, outcome
+
+
+def _context_frame(cfg: Config, spec: dict[str, Any], queries: QuerySet, qrels: Any, result: Any,
+                   measures: list[str]) -> pd.DataFrame:
+    """The context measures of the answered queries, from the knowledge-base snapshot's text of their top k."""
+    import pandas as pd
+
+    from evalops.context import context_values, parse_context_measures
+    from evalops.metrics.topk import top_k
+    from evalops.pipeline.judging import _documents
+
+    depth = max(m.cutoff for m in parse_context_measures(measures))
+    ranked = top_k(result.run, depth)
+    answered = {q: t for q, t in queries.texts.items() if q not in result.failed}
+    texts = _documents(cfg, spec["snapshot_id"])
+    values = context_values(measures, answered, ranked, texts, qrels=qrels.to_dict())
+    ids = values.query_ids.tolist()
+    return pd.DataFrame({"query_id": [q for _ in measures for q in ids],
+                         "measure": [m for m in measures for _ in ids],
+                         "value": [float(v) for m in measures for v in values.per_query[m]]})
 
 
 def _answers(answers: dict[str, str], spec: dict[str, Any]) -> dict[str, str]:

@@ -32,6 +32,7 @@ class VersionScores:
     run_key: str | None = None
     n_retries: int = 0  # extra attempts the retriever adapter made for transient failures
     stored_baseline: bool = False  # the comparisons use a stored run of this version as their baseline
+    segments: list[dict[str, Any]] = field(default_factory=list)  # means per query type, language, ... (evalops.segments)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class ABResult:
     family_size: int | None = None
     family: str | None = None
     coverage: str | None = None
+    judged_coverage: dict[str, Any] | None = None  # Judged@k of both sides at the measure's cutoff
+    segments: list[dict[str, Any]] = field(default_factory=list)  # per query type, language, ... (evalops.segments)
+    higher_is_better: bool = True  # a context measure such as Tokens@k is lower-is-better
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], **context: Any) -> ABResult:
@@ -111,3 +115,5 @@ class ReportData:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     title: str = "evalops run report"
+    holes: dict[str, Any] = field(default_factory=dict)  # the unjudged documents queued (evalops.pipeline.holes)
+    warnings: list[str] = field(default_factory=list)  # e.g. tuned on dev, no gain on test (evalops.segments)

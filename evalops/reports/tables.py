@@ -76,7 +76,9 @@ def _version_table(versions: list[VersionScores]) -> Table:
     rows = []
     for v in versions:
         # the n the measures averaged over (no-answer queries may be excluded by policy), of the judged queries
-        used = {a.get("n") for a in v.aggregates.values() if a and a.get("n") is not None}
+        # (judged coverage counts every judged query, no-answer ones too: it does not say what the measures used)
+        used = {a.get("n") for m, a in v.aggregates.items()
+                if a and a.get("n") is not None and not m.startswith("Judged@")}
         n = "–" if v.n_queries is None else str(v.n_queries)
         if len(used) == 1 and v.n_queries is not None and min(used) < v.n_queries:
             n = f"{used.pop()} of {v.n_queries}"
@@ -92,12 +94,35 @@ def _version_table(versions: list[VersionScores]) -> Table:
     return Table(["retriever", "version", "role", "status", "queries"] + [f"{m} (95% CI)" for m in measures], rows)
 
 
+def _segment_mean_tables(versions: list[VersionScores]) -> list[tuple[str, Table]]:
+    """Each version's means per query type (then language, split), one table per facet, by segment."""
+    out = []
+    for facet in ("type", "language", "split"):
+        rows_of = [(v, [r for r in v.segments if r["facet"] == facet]) for v in versions]
+        if not any(rows for _, rows in rows_of):
+            continue
+        measures = list(dict.fromkeys(r["measure"] for _, rows in rows_of for r in rows))
+        segments = list(dict.fromkeys(r["segment"] for _, rows in rows_of for r in rows))
+        table = []
+        for v, rows in rows_of:
+            by = {(r["segment"], r["measure"]): r for r in rows}
+            for segment in segments:
+                if not any((segment, m) in by for m in measures):
+                    continue
+                n = next((by[(segment, m)]["n"] for m in measures if (segment, m) in by), None)
+                table.append([segment, v.retriever, v.version, "–" if n is None else str(n)]
+                             + [fmt_num(by[(segment, m)]["mean"]) if (segment, m) in by else "–" for m in measures])
+        out.append((f"Per {_FACET_TITLES.get(facet, facet)}",
+                    Table([facet, "retriever", "version", "n"] + measures, table)))
+    return out
+
+
 def _ab_table(results: list[ABResult]) -> Table:
     rows = [
         [
             r.retriever,
             f"{r.baseline_version} → {r.candidate_version}",
-            r.measure,
+            r.measure + ("" if r.higher_is_better else " (lower is better)"),
             str(r.n),
             fmt_num(r.baseline_mean),
             fmt_num(r.candidate_mean),
@@ -112,12 +137,79 @@ def _ab_table(results: list[ABResult]) -> Table:
             Cell((r.decision.upper() if r.decision == "regression" else r.decision)
                  + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
                  r.decision if r.decision in TONES else None),
+            _judged(r.judged_coverage),
         ]
         for r in results
     ]
     header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta (95% CI)",
-              "p", "adjusted p", "d_z", "W/T/L", "decision interval", "margin", "family", "decision"]
+              "p", "adjusted p", "d_z", "W/T/L", "decision interval", "margin", "family", "decision",
+              "judged coverage"]
     return Table(header, rows)
+
+
+def _judged(j: dict[str, Any] | None) -> str:
+    """Judged@k of both sides at the measure's cutoff, their difference and the unjudged documents."""
+    if not j:
+        return "–"
+    return (f"{j['measure']} {fmt_num(j['baseline'], 3)} → {fmt_num(j['candidate'], 3)} "
+            f"({fmt_num(j['difference'], 3, signed=True)}; {j['unjudged_documents']} unjudged)")
+
+
+_FACET_TITLES = {"type": "query type", "language": "language", "split": "split (dev / test)",
+                 "segment": "log segment"}
+
+
+def _segments_section(results: list[ABResult]) -> Section | None:
+    """The comparisons within each segment, one table per facet and query set; each names its family."""
+    by_facet: dict[tuple[str, str], list[tuple[ABResult, dict[str, Any]]]] = {}
+    for r in results:
+        for row in r.segments:
+            by_facet.setdefault((r.query_set, row["facet"]), []).append((r, row))
+    if not by_facet:
+        return None
+    section = Section("Results per segment")
+    section.paragraphs.append(
+        "Each comparison read within each query type, language, split and log segment. Descriptive: these "
+        "never alert. The comparisons of one facet for one candidate form one family, corrected together "
+        "(named under each table); judged coverage (Judged@k at the measure's cutoff) is shown beside each."
+    )
+    for (query_set, facet), pairs in sorted(by_facet.items(), key=lambda kv: (kv[0][0] != "gold", kv[0])):
+        rows = [[r.retriever, f"{r.baseline_version} → {r.candidate_version}", row["measure"], row["segment"],
+                 str(row["n"]), fmt_num(row["baseline_mean"]), fmt_num(row["candidate_mean"]),
+                 fmt_num(row["delta"], signed=True) + _ci(row["delta_ci_low"], row["delta_ci_high"], signed=True),
+                 fmt_p(row["p_adjusted"]), row["decision"] + (f" ({row['reason_code']})" if row.get("reason_code") else ""),
+                 "–" if row.get("judged_baseline") is None else
+                 f"{fmt_num(row['judged_baseline'], 3)} → {fmt_num(row['judged_candidate'], 3)}"]
+                for r, row in pairs]
+        families = sorted({row["family"] for _, row in pairs})
+        section.tables.append((
+            f"Per {_FACET_TITLES.get(facet, facet)} ({query_set}); families: " + "; ".join(families),
+            Table(["retriever", "baseline → candidate", "measure", facet, "n", "baseline", "candidate",
+                   "delta (95% CI)", "adjusted p", "decision", "judged coverage"], rows)))
+    return section
+
+
+def _holes_section(holes: dict[str, Any], limit: int = 10) -> Section | None:
+    """The unjudged documents of the compared versions sent to the annotation queue, highest priority first."""
+    sets = holes.get("query_sets") or {}
+    if not sets:
+        return None
+    section = Section("Holes in the judgments")
+    policy = holes.get("policy") or {}
+    section.paragraphs.append(
+        f"Unjudged documents in the top {policy.get('cutoff', '?')} of the compared versions count as "
+        f"non-relevant. {holes.get('rows', 0)} are in the annotation queue (source hole; "
+        f"{holes.get('added', 0)} new): {holes.get('queue', '')}. Priority: {policy.get('priority', '')}."
+    )
+    for dataset, retrievers in sorted(sets.items()):
+        for retriever, entry in sorted(retrievers.items()):
+            rows = [[str(h["query_id"]), str(h["doc_id"]), fmt_num(h["priority"], 3), ", ".join(h["versions"]),
+                     "–" if h.get("proposed_grade") is None else str(h["proposed_grade"])]
+                    for h in entry.get("top", [])[:limit]]
+            judge = f"; proposed grades by {entry['judged_by']}" if entry.get("judged_by") else ""
+            section.tables.append((f"{retriever} ({dataset}): {entry['holes']} holes{judge}",
+                                   Table(["query", "document", "priority", "in versions", "proposed grade"], rows)))
+    return section
 
 
 def _rule_interval(r: ABResult) -> str:
@@ -166,6 +258,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         ]
     else:
         summary.bullets.append(Bullet("No alerts."))
+    summary.bullets += [Bullet(f"WARNING: {w}", "warning") for w in data.warnings]
     sections.append(summary)
 
     changed = Section("What changed since the baseline")
@@ -186,6 +279,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     if gold:
         measures.tables.append(("", _version_table(gold)))
         measures.charts.append("means")
+        measures.tables += _segment_mean_tables(gold)
     else:
         measures.paragraphs.append("No version was scored on the gold set.")
     sections.append(measures)
@@ -227,6 +321,14 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     worst = _worst_tables(data.ab_results, worst_limit)
     if worst:
         sections.append(Section("Worst queries", tables=worst))
+
+    per_segment = _segments_section(data.ab_results)
+    if per_segment is not None:
+        sections.append(per_segment)
+
+    holes = _holes_section(data.holes)
+    if holes is not None:
+        sections.append(holes)
 
     if data.notes:
         sections.append(Section("Notes", bullets=[Bullet(n) for n in data.notes]))

@@ -26,7 +26,7 @@ from evalops.stats._base import DeltaShape, TestResult, as_pair
 from evalops.stats.align import Paired
 from evalops.stats.bootstrap import paired_bootstrap_ci
 from evalops.stats.correction import adjust_p_values
-from evalops.stats.decision import Coverage, Decision, Evidence, Policy, PolicyError, decide, notifies
+from evalops.stats.decision import Coverage, Decision, Evidence, JudgedShift, Policy, PolicyError, decide, notifies
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
@@ -106,6 +106,8 @@ class Comparison:
     query_drops_p: float = 1.0
     coverage: dict[str, object] | None = None
     deltas: tuple[float, ...] = field(default=(), repr=False)
+    judged_coverage: dict[str, object] | None = None
+    higher_is_better: bool = True
 
     def to_record(self) -> dict[str, object]:
         """Every field as plain JSON (the policy as its dict, worst queries as dicts, ``None`` for undefined
@@ -206,13 +208,18 @@ def compare(
     candidate_name: str = "candidate",
     workers: int = 1,
     coverage: Coverage | None = None,
+    judged: JudgedShift | None = None,
+    higher_is_better: bool = True,
 ) -> Comparison:
     """The comparison record of one measure, decided as a family of one.
 
     ``rng`` (a seed or a Generator) drives the bootstrap and the Monte Carlo test; by default
     ``policy.seed``. ``workers`` threads share the resampling (results do not depend on it).
     ``coverage`` says how many judged queries each side answered (a side under ``policy.min_coverage``
-    makes the comparison ``inconclusive``, ``partial_run``).
+    makes the comparison ``inconclusive``, ``partial_run``). ``judged`` is the judged coverage of both sides at
+    the measure's cutoff (a candidate less judged than the policy allows is not called a regression,
+    ``unjudged_documents``). ``higher_is_better=False`` (a context measure such as tokens) makes the rule
+    read the reduction as the gain; the record's numbers stay candidate minus baseline.
     Use ``adjust_and_decide`` when several measures or versions are compared together.
     """
     policy = policy or Policy()
@@ -250,6 +257,11 @@ def compare(
     wtl = win_tie_loss(b, c)
     d = c - b
     lost, gained = int(np.count_nonzero(d < -policy.query_drop)), int(np.count_nonzero(d > policy.query_drop))
+    worst = _worst(paired.query_ids, b, c)
+    if not higher_is_better:  # a loss is a rise; the worst queries are the largest rises
+        lost, gained = gained, lost
+        worst = tuple(QueryChange(w.query_id, -w.baseline, -w.candidate, -w.delta)
+                      for w in _worst(paired.query_ids, -b, -c))
     comparison = Comparison(
         measure=measure, baseline_name=baseline_name, candidate_name=candidate_name, n=n,
         baseline_mean=baseline_mean, candidate_mean=candidate_mean, delta=delta,
@@ -258,11 +270,12 @@ def compare(
         relative_change=rel, test=result.test, test_method=result.method, statistic=result.statistic,
         p_value=result.p_value, p_adjusted=result.p_value, effect_size_dz=dz, effect_size_ci=dz_ci,
         effect_size_gz=gz, wins=wtl.wins, ties=wtl.ties, losses=wtl.losses, decision="", reasons=(),
-        worst_queries=_worst(paired.query_ids, b, c), direction=result.direction, degenerate=degenerate,
+        worst_queries=worst, direction=result.direction, degenerate=degenerate,
         family_size=1, policy=policy, notes=tuple(notes), delta_sd=sd, margin=policy.margin(measure),
         queries_lost=lost, queries_gained=gained, query_drops_p=sign_test_p(lost, gained),
         coverage=None if coverage is None else asdict(coverage),
         deltas=tuple(float(x) for x in (np.full(n, delta) if degenerate else d)),
+        judged_coverage=None if judged is None else judged.to_dict(), higher_is_better=higher_is_better,
     )
     return decide_in_family(comparison, policy, family_size=1, discoveries=1)
 
@@ -293,7 +306,8 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
                p_adjusted: float | None = None, test: str = "t", coverage: Coverage | None = None,
                queries_lost: int = 0, queries_gained: int = 0, query_drops_p: float = 1.0, family_size: int = 1,
                discoveries: int = 1, look: int | None = None, workers: int = 1,
-               size_hint: bool = True) -> RuleOutcome:
+               size_hint: bool = True, judged: JudgedShift | None = None,
+               higher_is_better: bool = True) -> RuleOutcome:
     """The decision interval of one comparison at its family's level, and the rule's decision on it.
 
     ``size_hint=False`` skips the number of queries an undecided comparison would need (simulations).
@@ -322,7 +336,8 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         n=n, delta=delta, measure=measure, sd=sd, interval=interval, interval_level=level, tail=tail,
         interval_method=method, p_value=p_value, p_adjusted=p_adjusted, degenerate=degenerate, floor_p=floor,
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
-        queries_gained=queries_gained, query_drops_p=query_drops_p,
+        queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
+        higher_is_better=higher_is_better,
     )
     verdict = decide(evidence, policy)
     needed = None
@@ -361,6 +376,8 @@ def decide_in_family(comp: Comparison, policy: Policy, *, family_size: int, disc
         coverage=None if comp.coverage is None else Coverage(**comp.coverage),  # type: ignore[arg-type]
         queries_lost=comp.queries_lost, queries_gained=comp.queries_gained, query_drops_p=comp.query_drops_p,
         family_size=family_size, discoveries=discoveries, look=look, workers=workers,
+        judged=None if comp.judged_coverage is None else JudgedShift.from_dict(comp.judged_coverage),
+        higher_is_better=comp.higher_is_better,
     )
     v = out.decision
     return replace(

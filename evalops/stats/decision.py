@@ -20,9 +20,19 @@ anything else                                        inconclusive    -          
 
 Improvements are the mirror image. ``inconclusive`` says why in ``reason_code``: ``underpowered`` (with
 the number of queries that would decide it for this rule and family), ``too_few_queries`` (n < 2),
-``partial_run`` (a side answered under ``min_coverage`` of the judged queries). One-sided policies look one
+``partial_run`` (a side answered under ``min_coverage`` of the judged queries), ``unjudged_documents`` (see
+below). One-sided policies look one
 way: under ``alternative="less"`` no improvement is declared and ``no_change`` is non-inferiority (lower
 bound above -M).
+
+**Unjudged documents.** An unjudged document counts as non-relevant, so a candidate that retrieves
+documents the annotators never saw is scored low exactly when it differs most from the baseline. A
+comparison carries the judged coverage of both sides (``JudgedShift``: Judged@k at the measure's cutoff, the
+share of the top k that has a judgment). When the candidate's coverage is lower than the baseline's by
+more than ``max_judged_coverage_drop`` (absolute, default 0.1), a ``regression`` is not called: the
+comparison is ``inconclusive`` with ``reason_code = "unjudged_documents"`` and says how many documents
+would need judging. Only a regression is withheld: the bias lowers the candidate's score, so an improvement
+or a no-change read from it stands.
 
 Cohen's d_z is reported with every comparison; it is not a gate (it is signal-to-noise, not size).
 
@@ -35,7 +45,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import InitVar, asdict, dataclass, field
+from dataclasses import InitVar, asdict, dataclass, field, replace
 
 from evalops.errors import InputError
 from evalops.stats._base import ALTERNATIVES
@@ -45,19 +55,20 @@ from evalops.stats.wilcoxon import ZERO_METHODS
 
 __all__ = [
     "ALERT_ON", "CRITERIA", "DECISIONS", "DEFAULT_MIN_DELTA", "INTERVALS", "REASON_CODES", "SEVERITIES", "TESTS",
-    "Coverage", "Decision", "Evidence", "Policy", "PolicyError", "decide", "notifies",
+    "Coverage", "Decision", "Evidence", "JudgedShift", "Policy", "PolicyError", "decide", "notifies",
 ]
 
 DECISIONS: tuple[str, ...] = ("regression", "improvement", "no_change", "inconclusive")
 SEVERITIES: tuple[str, ...] = ("critical", "warning")
 CRITERIA: tuple[str, ...] = ("material", "significant", "material_estimate", "query_drops", "equivalence")
-REASON_CODES: tuple[str, ...] = ("underpowered", "too_few_queries", "partial_run")
+REASON_CODES: tuple[str, ...] = ("underpowered", "too_few_queries", "partial_run", "unjudged_documents")
 ALERT_ON: tuple[str, ...] = ("critical", "warning", "either")
 TESTS: tuple[str, ...] = ("t", "wilcoxon", "randomization")
 INTERVALS: tuple[str, ...] = ("t", "bootstrap")
 DEFAULT_MIN_DELTA = 0.01
 DEFAULT_MIN_COVERAGE = 0.9
 DEFAULT_QUERY_DROP = 0.5
+DEFAULT_MAX_JUDGED_COVERAGE_DROP = 0.1
 _TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "randomization test"}
 _CORRECTION_NAMES = {"holm": "Bonferroni intervals for a Holm family", "bh": "Benjamini-Yekutieli level for a BH family"}
 
@@ -86,6 +97,8 @@ class Policy:
     query_drop: a query whose delta is below -query_drop counts as lost; alert_on_query_drops: alert when
     significantly more queries are lost than gained by that much (sign test).
     min_coverage: the share of judged queries each side must answer, else ``inconclusive`` (partial_run).
+    max_judged_coverage_drop: how much lower (absolute) the candidate's judged coverage may be than the
+    baseline's before a regression is withheld as ``inconclusive`` (unjudged_documents).
     n_resamples: bootstrap resamples and Monte Carlo sign vectors; seed: their seed.
     """
 
@@ -103,6 +116,7 @@ class Policy:
     query_drop: float = DEFAULT_QUERY_DROP
     alert_on_query_drops: bool = False
     min_coverage: float = DEFAULT_MIN_COVERAGE
+    max_judged_coverage_drop: float = DEFAULT_MAX_JUDGED_COVERAGE_DROP
     n_resamples: int = 10_000
     seed: int = 0
     min_effect: InitVar[object] = None
@@ -114,7 +128,7 @@ class Policy:
             value = getattr(self, name)
             if isinstance(value, numbers.Integral) and not isinstance(value, bool):
                 object.__setattr__(self, name, int(value))
-        for name in ("alpha", "min_delta", "query_drop", "min_coverage"):
+        for name in ("alpha", "min_delta", "query_drop", "min_coverage", "max_judged_coverage_drop"):
             value = getattr(self, name)
             if isinstance(value, numbers.Real) and not isinstance(value, bool):
                 object.__setattr__(self, name, float(value))
@@ -152,6 +166,8 @@ class Policy:
              f"alert_on_query_drops must be true or false; got {self.alert_on_query_drops!r}"),
             (isinstance(self.min_coverage, float) and 0.0 <= self.min_coverage <= 1.0,
              f"min_coverage must be a share between 0 and 1; got {self.min_coverage!r}"),
+            (isinstance(self.max_judged_coverage_drop, float) and 0.0 <= self.max_judged_coverage_drop <= 1.0,
+             f"max_judged_coverage_drop must be a share between 0 and 1; got {self.max_judged_coverage_drop!r}"),
             (isinstance(self.n_resamples, int) and self.n_resamples >= 100,
              f"n_resamples must be an integer >= 100; got {self.n_resamples!r}"),
             (isinstance(self.seed, int) and self.seed >= 0, f"seed must be a non-negative integer; got {self.seed!r}"),
@@ -206,6 +222,40 @@ class Coverage:
 
 
 @dataclass(frozen=True)
+class JudgedShift:
+    """Judged coverage of both sides at a measure's cutoff (``measure`` names it, e.g. ``Judged@10``).
+
+    ``baseline`` / ``candidate``: mean Judged@k over the compared queries; ``unjudged_documents``: the
+    candidate's unjudged (query, document) pairs in those top k, the documents that would need judging.
+    """
+
+    measure: str
+    baseline: float
+    candidate: float
+    unjudged_documents: int
+
+    @property
+    def difference(self) -> float:
+        """Candidate minus baseline (negative: the candidate's top k is less judged)."""
+        return self.candidate - self.baseline
+
+    def to_dict(self) -> dict[str, object]:
+        return {"measure": self.measure, "baseline": self.baseline, "candidate": self.candidate,
+                "difference": self.difference, "unjudged_documents": self.unjudged_documents}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, object]) -> JudgedShift:
+        return cls(str(values["measure"]), float(values["baseline"]),  # type: ignore[arg-type]
+                   float(values["candidate"]), int(values["unjudged_documents"]))  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        n = self.unjudged_documents
+        return (f"judged coverage {self.measure}: baseline {self.baseline:.0%}, candidate {self.candidate:.0%} "
+                f"({self.difference:+.2f}); {n} document{'' if n == 1 else 's'} in the candidate's top k "
+                f"{'is' if n == 1 else 'are'} unjudged")
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What the rule reads from one comparison.
 
@@ -235,6 +285,8 @@ class Evidence:
     queries_gained: int = 0
     query_drops_p: float = 1.0
     queries_needed: int | None = None
+    judged: JudgedShift | None = None
+    higher_is_better: bool = True
 
 
 @dataclass(frozen=True)
@@ -273,7 +325,43 @@ def _interval_reason(ev: Evidence, policy: Policy, margin: float) -> str:
 
 
 def decide(evidence: Evidence, policy: Policy) -> Decision:
-    """Apply the regression rule (module docstring) to one comparison."""
+    """Apply the regression rule (module docstring) to one comparison.
+
+    A lower-is-better measure (``higher_is_better=False``: context tokens, redundancy) is read as its
+    reduction: the rule sees ``-delta`` and the mirrored interval, so a drop in tokens is an improvement and
+    a rise a regression."""
+    if not evidence.higher_is_better:
+        lo_hi = None if evidence.interval is None else (-evidence.interval[1], -evidence.interval[0])
+        # queries_lost / queries_gained already count in the measure's direction (``compare``)
+        mirrored = replace(evidence, higher_is_better=True, interval=lo_hi,
+                           delta=None if evidence.delta is None else -evidence.delta)
+        decided = decide(mirrored, policy)
+        note = "lower is better: the rule reads the reduction (baseline - candidate) as the gain"
+        return Decision(decided.label, (note, *decided.reasons), decided.severity, decided.criterion,
+                        decided.reason_code, decided.margin)
+    return _with_judged(_decide(evidence, policy), evidence, policy)
+
+
+def _with_judged(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
+    """Judged coverage: reported with every decided comparison; a regression on a candidate whose top k is
+    less judged than the baseline's by more than the policy allows is withheld (``unjudged_documents``)."""
+    if ev.judged is None or decided.reason_code in ("partial_run", "too_few_queries"):
+        return decided
+    j = ev.judged
+    words = j.describe()
+    if decided.label == "regression" and j.difference < -policy.max_judged_coverage_drop:
+        return Decision("inconclusive", (
+            *decided.reasons[:-1], words, decided.reasons[-1],
+            f"unjudged documents: the candidate's judged coverage is {-j.difference:.2f} below the baseline's, more "
+            f"than the {policy.max_judged_coverage_drop:g} allowed; its unjudged documents count as non-relevant, "
+            f"so the drop may be theirs. Judge the {j.unjudged_documents} unjudged document"
+            f"{'' if j.unjudged_documents == 1 else 's'} (annotation queue, source hole) to decide it",
+        ), None, None, "unjudged_documents", decided.margin)
+    return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,
+                    decided.criterion, decided.reason_code, decided.margin)
+
+
+def _decide(evidence: Evidence, policy: Policy) -> Decision:
     ev = evidence
     margin = policy.margin(ev.measure)
     if ev.coverage is not None:

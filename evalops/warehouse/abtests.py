@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, select
@@ -27,10 +27,11 @@ _VALUE_FIELDS = tuple(f.name for f in dataclasses.fields(ABTestResult) if f.name
 _COLUMN = {"effect_size_dz": "d_z", "effect_size_ci_low": "d_z_ci_low", "effect_size_ci_high": "d_z_ci_high"}
 # ABTestResult fields that the comparison record does not hold (the rest are copied by name)
 _NOT_IN_RECORD = frozenset({"baseline_run_id", "candidate_run_id", "ci_level", "effect_size_ci_low",
-                            "effect_size_ci_high", "family", *_STORED})
+                            "effect_size_ci_high", "family", "segments", *_STORED})
 
 
-def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: int, family: str) -> ABTestResult:
+def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: int, family: str,
+                   segments: Sequence[Mapping[str, Any]] | None = None) -> ABTestResult:
     """The one mapper from an :class:`evalops.stats.Comparison` to its warehouse row: every field the two
     share, by name, from the comparison's JSON record (so ``None``, never NaN, for undefined values)."""
     record = comparison.to_record()
@@ -39,7 +40,7 @@ def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: i
     values["reasons"] = tuple(values["reasons"])
     return ABTestResult(**values, baseline_run_id=baseline_run_id, candidate_run_id=candidate_run_id,
                         ci_level=comparison.policy.confidence, effect_size_ci_low=ci[0], effect_size_ci_high=ci[1],
-                        family=family)
+                        family=family, segments=list(segments or []))
 
 
 def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABTestResult]:

@@ -6,7 +6,7 @@ Datetimes are timezone-aware UTC. Float fields may be NaN (stored as NaN on both
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -148,8 +148,12 @@ class ABTestResult:
     ``criterion`` (material, significant, material_estimate, query_drops, equivalence), ``reason_code`` of
     an inconclusive decision (underpowered, partial_run, ...), ``margin``, the decision interval
     ``interval_low``/``interval_high`` at ``interval_level``, the ``family_size`` it was corrected over and
-    the ``family`` (``gold``: can alert; ``gold-descriptive``, ``production``). ``id`` and ``created_at``
-    are set once stored.
+    the ``family`` (``gold``: can alert; ``gold-descriptive``, ``production``). ``judged_coverage``: Judged@k
+    of both sides at the measure's cutoff, their difference and the candidate's unjudged documents (the
+    threshold that withholds a regression is ``policy["max_judged_coverage_drop"]``); ``segments``: the
+    comparison within each query type, language, split and log segment (``evalops.segments``, descriptive,
+    each row naming its family). ``id`` and
+    ``created_at`` are set once stored.
     """
 
     measure: str
@@ -183,6 +187,8 @@ class ABTestResult:
     interval_level: float | None = None
     family_size: int | None = None
     family: str | None = None
+    judged_coverage: Mapping[str, Any] | None = None
+    segments: Sequence[Mapping[str, Any]] | None = None
     id: int | None = None
     created_at: dt.datetime | None = None
 

@@ -269,6 +269,10 @@ class ABTestModel(Base):
     interval_level: Mapped[float | None]
     family_size: Mapped[int | None]
     family: Mapped[str | None] = mapped_column(String(50))
+    # Judged@k of both sides at the measure's cutoff, the difference and the unjudged documents (evalops.holes)
+    judged_coverage: Mapped[dict[str, Any] | None]
+    # the comparison within each segment (query type, language, split, log segment; evalops.segments)
+    segments: Mapped[list[Any] | None]
 
 
 class AlertModel(Base):

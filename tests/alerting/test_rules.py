@@ -150,3 +150,15 @@ def test_severity_criterion_interval_margin_and_family_are_in_the_alert(context,
 def test_regressions_the_policy_does_not_notify_raise_nothing(context, comparison_factory):
     quiet = comparison_factory(severity="warning", criterion="significant", alert=False)
     assert regression_alerts({"nDCG@10": quiet}, context, policy=POLICY, query_text=TEXT, scrub=scrub) == []
+
+
+def test_the_alert_prints_the_judged_coverage_and_its_threshold(context, comparison_factory):
+    judged = {"measure": "Judged@10", "baseline": 0.8, "candidate": 0.75, "difference": -0.05,
+              "unjudged_documents": 17}
+    record = comparison_factory(severity="critical", criterion="material", alert=True, judged_coverage=judged)
+    policy = {**POLICY, "max_judged_coverage_drop": 0.1}
+    (alert,) = regression_alerts({"nDCG@10": record}, context, policy=policy, query_text=TEXT, scrub=scrub)
+    assert ("judged coverage (Judged@10): baseline 0.800 -> candidate 0.750 (-0.050); 17 unjudged documents in "
+            "the candidate's top k") in alert.message
+    assert "max_judged_coverage_drop=0.1" in alert.message
+    assert alert.details["judged_coverage"] == judged

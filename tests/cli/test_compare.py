@@ -18,7 +18,7 @@ RECORD_KEYS = [
     "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method", "family_size",
     "queries_needed", "test", "test_method", "statistic", "p_value", "p_adjusted", "effect_size_dz",
     "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost", "queries_gained",
-    "query_drops_p", "reasons", "worst_queries", "notes",
+    "query_drops_p", "reasons", "worst_queries", "notes", "judged_coverage", "higher_is_better",
 ]
 
 
@@ -55,7 +55,8 @@ def test_json_shape_on_the_real_scifact_runs(report, scifact):
     assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": 0.01, "margins": {},
                                 "alert_on": "warning", "correction": "holm", "test": "t", "zero_method": "wilcox",
                                 "continuity": False, "interval": "t", "ci_method": "bca", "query_drop": 0.5,
-                                "alert_on_query_drops": False, "min_coverage": 0.9, "n_resamples": 10_000,
+                                "alert_on_query_drops": False, "min_coverage": 0.9, "max_judged_coverage_drop": 0.1,
+                                "n_resamples": 10_000,
                                 "seed": 0}
     assert [c["measure"] for c in report["comparisons"]] == ["nDCG@10", "P@10", "RR"]
     for record in report["comparisons"]:

@@ -80,3 +80,18 @@ def test_data_docs_are_listed_and_served_without_scripts_or_cdns(client, filled)
             assert client.get(url).status_code == 200, url
     runs = client.get("/runs").text
     assert 'href="/datadocs#day-' in runs
+
+
+def test_the_ab_page_shows_results_per_segment_and_judged_coverage(client, filled):
+    from evalops.warehouse import load_ab_tests
+
+    stored = load_ab_tests(filled["engine"])
+    gold = stored[(stored["family"] == "gold")].iloc[0]
+    html = client.get(f"/ab/{int(gold['id'])}").text
+    assert 'id="segments"' in html and "<h3>type</h3>" in html and "<h3>language</h3>" in html
+    for row in gold["segments"]:
+        assert f"<td>{row['segment']}</td>" in html
+    assert "type segments of handbook-search@" in html  # each table names its family
+    assert f"judged coverage ({gold['judged_coverage']['measure']})" in html
+    overview = client.get("/").text
+    assert 'class="muted judged"' in overview

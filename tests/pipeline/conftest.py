@@ -13,3 +13,46 @@ def _no_evalops_environment(monkeypatch):
     for key in list(os.environ):
         if key.startswith("EVALOPS_") and key != "EVALOPS_SHARED_DATA":
             monkeypatch.delenv(key)
+
+
+@pytest.fixture
+def planted_project(tmp_path, repo_root):
+    """A project over the sample knowledge base whose retriever ``name`` has two versions read from TREC runs
+    (``1.0`` deployed baseline, ``2.0`` candidate, both deployed): ``make(gold, baseline, candidate, measures)``
+    writes it, runs day 1, promotes 1.0 and runs day 2; returns (config, day-2 context, day-2 result)."""
+    import json
+
+    from evalops.config import load_config
+    from evalops.goldset import save_gold_set
+
+    kb = repo_root / "include" / "knowledge_base"
+    pads = [json.loads(line)["_id"] for line in (kb / "corpus.jsonl").read_text().splitlines()[:12]]
+
+    def write_run(path, ranked):
+        with path.open("w") as out:
+            for q, docs in ranked.items():
+                for r, d in enumerate(docs):
+                    out.write(f"{q} Q0 {d} {r + 1} {100 - r} planted\n")
+
+    def make(gold, baseline, candidate, measures, name="planted", extra=""):
+        from evalops.pipeline import RunContext, run_local
+        from evalops.pipeline.promotion import promote
+
+        save_gold_set(gold, tmp_path / "gold")
+        write_run(tmp_path / "baseline.trec", baseline)
+        write_run(tmp_path / "candidate.trec", candidate)
+        entry = "  - {{name: {n}, version: '{v}', adapter: run_file, deployed: true, owner: s, params: {{path: {p}}}}}\n"
+        (tmp_path / "retrievers.yaml").write_text(
+            "retrievers:\n" + entry.format(n=name, v="1.0", p="baseline.trec")
+            + entry.format(n=name, v="2.0", p="candidate.trec"))
+        (tmp_path / "evalops.yaml").write_text(
+            f"gold_set: {{path: gold}}\nknowledge_base: {{path: {kb}}}\nregistry: retrievers.yaml\n"
+            f"measures: [{', '.join(measures)}]\nlog_sample_size: 0\n{extra}")
+        cfg = load_config(tmp_path, environ={})
+        run_local(cfg, RunContext.for_day("2024-06-01"))
+        promote(cfg, retriever=name, version="1.0", promoted_by="test", reason="the deployed version")
+        day2 = RunContext.for_day("2024-06-02")
+        return cfg, day2, run_local(cfg, day2)
+
+    make.pads = pads
+    return make

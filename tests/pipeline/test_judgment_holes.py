@@ -1,0 +1,109 @@
+"""A candidate that finds relevant but unjudged documents: the rule withholds the regression and the
+holes go to the annotation queue, the planted ones first."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from evalops.goldset import GoldSet, load_gold_set
+
+pytestmark = pytest.mark.slow
+
+
+def _plant(gold: GoldSet, pads: list[str]):
+    """Remove the judgments of every positive document but the lowest-graded one of each query with two or
+    more; the candidate ranks exactly those removed documents first (a better ranking under the full gold
+    set), the baseline the judgments kept. Returns the thinned gold set, both runs and the removed pairs."""
+    j = gold.judgments.sort_values(["query_id", "grade", "doc_id"], ascending=[True, False, True])
+    removed, keep, baseline, candidate = set(), [], {}, {}
+    for q, rows in j.groupby("query_id", sort=True):
+        docs = list(zip(rows["doc_id"], rows["grade"]))
+        positives = [d for d, g in docs if g > 0]
+        gone = positives[:-1] if len(positives) >= 2 else []
+        removed |= {(q, d) for d in gone}
+        kept = [d for d, _ in docs if d not in gone]
+        keep += [(q, d, g) for d, g in docs if d not in gone]
+        own_pads = [p for p in pads if p not in dict(docs)][:3]
+        baseline[q] = kept + own_pads
+        candidate[q] = (gone or kept) + own_pads
+    import pandas as pd
+
+    judgments = pd.DataFrame(keep, columns=["query_id", "doc_id", "grade"])
+    return GoldSet.from_frames(gold.queries, judgments, source="thinned"), baseline, candidate, removed
+
+
+def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(tmp_path, repo_root, planted_project):
+    from evalops.pipeline import run_local
+    from evalops.pipeline.deciding import load_decisions
+    from evalops.pipeline.comparing import comparison_from_dict
+    from evalops.pipeline.holes import load_holes
+    from evalops.pipeline.store import engine_for
+    from evalops.stats import adjust_and_decide
+    from evalops.warehouse import load_ab_tests
+
+    thinned, baseline, candidate, removed = _plant(load_gold_set(repo_root / "include" / "goldset"),
+                                                   planted_project.pads)
+    assert len(removed) > 40
+    cfg, day2, result = planted_project(thinned, baseline, candidate, ["nDCG@5", "R@10"])
+
+    [record] = [r for r in load_decisions(cfg, day2) if r["comparison"]["measure"] == "nDCG@5"]
+    comp = record["comparison"]
+    assert (comp["decision"], comp["reason_code"]) == ("inconclusive", "unjudged_documents")
+    judged = comp["judged_coverage"]
+    assert judged["measure"] == "Judged@5"
+    assert judged["difference"] < -0.1
+    assert judged["unjudged_documents"] >= len(removed)  # the removed ones and the candidate's pads in its top 5
+    assert any("Judge the" in r and "unjudged documents" in r for r in comp["reasons"])
+
+    # today's rule (no threshold on judged coverage) calls the same comparison a regression
+    before = comparison_from_dict(comp)
+    lax = dataclasses.replace(before.policy, max_judged_coverage_drop=1.0)
+    [old] = [c for c in adjust_and_decide([dataclasses.replace(before, policy=lax)], lax)]
+    assert old.decision == "regression"
+
+    # the warehouse keeps the judged coverage and the policy's threshold with the comparison
+    stored = load_ab_tests(engine_for(cfg), candidate_run_id=record["candidate_run_id"])
+    row = stored[stored["measure"] == "nDCG@5"].iloc[0]
+    assert row["reason_code"] == "unjudged_documents"
+    assert row["judged_coverage"]["difference"] == pytest.approx(judged["difference"])
+    assert row["policy"]["max_judged_coverage_drop"] == 0.1
+
+    # the queue: every hole once, the removed documents first
+    lines = [json.loads(line) for line in (tmp_path / "annotation" / "queue.jsonl").read_text().splitlines()]
+    assert {r["source"] for r in lines} == {"hole"}
+    pairs = [(r["query_id"], r["doc_id"]) for r in lines]
+    assert len(pairs) == len(set(pairs))
+    assert set(pairs[:len(removed)]) == removed
+    assert len(pairs) > len(removed)  # the pads are holes too, after the planted documents
+    summary = load_holes(cfg, day2)
+    assert summary["policy"]["cutoff"] == 5
+    assert summary["query_sets"]["gold"]["planted"]["holes"] == len(pairs)
+
+    # the report shows the judged coverage of each comparison, the threshold and the holes
+    from pathlib import Path
+
+    report = (Path(result["report"]).parent / "report.md").read_text()
+    assert "judged coverage" in report and "unjudged_documents" in report
+    assert "regression.max_judged_coverage_drop" in report
+    assert "Holes in the judgments" in report
+    first = pairs[0]
+    assert f"| {first[0]} | {first[1]} |" in report
+
+    # a second run of the same day adds nothing to the queue
+    run_local(cfg, day2)
+    assert len((tmp_path / "annotation" / "queue.jsonl").read_text().splitlines()) == len(lines)
+
+
+def test_a_configured_judge_proposes_grades_for_the_holes_and_the_gold_set_is_untouched(repo_root, planted_project):
+    thinned, baseline, candidate, removed = _plant(load_gold_set(repo_root / "include" / "goldset"),
+                                                   planted_project.pads)
+    cfg, day2, result = planted_project(thinned, baseline, candidate, ["nDCG@5"], extra="judge: {kind: lexical}\n")
+    lines = [json.loads(line) for line in (cfg.home / "annotation" / "queue.jsonl").read_text().splitlines()]
+    graded = [r for r in lines if r["proposed_grade"] is not None]
+    assert len(graded) == len(lines)  # the lexical judge labels every pair it is given
+    assert {r["proposed_grade"] for r in graded} <= {0, 1}
+    assert all("proposed by lexical" in r["origin"] for r in graded)
+    assert load_gold_set(cfg.home / "gold").version == thinned.version  # never merged into the gold set
