@@ -50,6 +50,7 @@ def queue_holes(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) ->
     from evalops.judges.generate import queue_path, write_queue
     from evalops.pipeline.queries import gold_queries
     from evalops.pipeline.registry import alerting_measures
+    from evalops.querylog.scrub import scrub
 
     k = cutoff_of(alerting_measures(cfg)[0], cfg.k)
     specs = [s for s in versions if s["dataset"] != PRODUCTION]
@@ -71,7 +72,9 @@ def queue_holes(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) ->
         queries = gold_queries(cfg, dataset)
         labels, judge_name = _judge_holes(cfg, members[0]["snapshot_id"], holes, queries.texts)
         origin = f"{dataset}: {retriever} " + ", ".join(f"{c} vs {b}" for b, c in pairs) + f", top {k}"
-        found = hole_rows(holes, queries.texts, origin=origin, labels=labels, judge=judge_name)
+        # the queue is a file evalops writes: gold query texts go in scrubbed, as in every other output
+        texts = {h.query_id: scrub(queries.texts[h.query_id]).text for h in holes if h.query_id in queries.texts}
+        found = hole_rows(holes, texts, origin=origin, labels=labels, judge=judge_name)
         rows += found
         entry = summary["query_sets"].setdefault(dataset, {})
         entry[retriever] = {
