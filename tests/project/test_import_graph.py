@@ -15,11 +15,7 @@ from pathlib import Path
 
 # Edges allowed for now, each with the reason and what removes it. The test fails when an allowed edge is
 # gone, so that the allowance is removed with it.
-PENDING: dict[tuple[str, str], str] = {
-    ("evalops.alerting", "evalops.pipeline"): (
-        "evalops.alerting.airflow_notifier is the import path of EvalopsNotifier (now in evalops.pipeline) of "
-        "earlier releases, kept for one release because DAG files import it"),
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def _node(module: str) -> str:
