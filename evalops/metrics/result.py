@@ -49,10 +49,10 @@ def summarize(values: np.ndarray, confidence: float = 0.95) -> Aggregate:
     if n < 2:
         nan = float("nan")
         return Aggregate(n, mean, nan, float(v.min()), float(v.max()), nan, nan)
-    from scipy.special import stdtrit  # the Student-t quantile scipy.stats.t.ppf computes, without scipy.stats
+    from evalops.metrics.student_t import t_quantile  # scipy.special.stdtrit's value, without importing scipy
 
     std = float(v.std(ddof=1))
-    half = float(stdtrit(n - 1, 0.5 + confidence / 2.0)) * std / float(np.sqrt(n))
+    half = t_quantile(float(n - 1), 0.5 + confidence / 2.0) * std / float(np.sqrt(n))
     return Aggregate(n, mean, std, float(v.min()), float(v.max()), mean - half, mean + half)
 
 
