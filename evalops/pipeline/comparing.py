@@ -46,8 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.stats import Comparison
 
-__all__ = ["VersionOutcome", "collect_version", "compare_version", "comparison_to_dict", "comparison_from_dict",
-           "CI_LEVEL", "CI_METHOD"]
+__all__ = ["VersionOutcome", "collect_version", "compare_version", "CI_LEVEL", "CI_METHOD"]
 
 log = logging.getLogger(__name__)
 
@@ -269,15 +268,3 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
         out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
                            coverage=coverage, judged=judged, higher_is_better=direction))
     return out
-
-
-def comparison_to_dict(comparison: Comparison) -> dict[str, Any]:
-    """:meth:`evalops.stats.Comparison.to_record` (the name before it; kept for one release)."""
-    return comparison.to_record()
-
-
-def comparison_from_dict(data: dict[str, Any]) -> Comparison:
-    """:meth:`evalops.stats.Comparison.from_record` (the name before it; kept for one release)."""
-    from evalops.stats import Comparison
-
-    return Comparison.from_record(data)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalops.pipeline.comparing import _coverage, comparison_from_dict, comparison_to_dict
+from evalops.pipeline.comparing import _coverage
+from evalops.stats import Comparison
 from evalops.stats import Policy, PolicyError, adjust_and_decide, align, compare
 
 
@@ -30,7 +31,7 @@ def test_coverage_says_how_many_each_side_answered_and_how_the_rest_were_treated
 def test_records_travel_between_tasks_with_every_field_of_the_rule():
     family = adjust_and_decide([compare(_pair(seed=s), measure="nDCG@10", policy=Policy(seed=3),
                                         coverage=_coverage(200, 200, 200)) for s in (1, 2)])
-    back = [comparison_from_dict(comparison_to_dict(c)) for c in family]
+    back = [Comparison.from_record(c.to_record()) for c in family]
     assert back == family
     assert back[0].family_size == 2 and back[0].interval_level == pytest.approx(0.975)
     # decided again from the stored record (the deltas travel with it), the result is the same
@@ -38,7 +39,7 @@ def test_records_travel_between_tasks_with_every_field_of_the_rule():
 
 
 def test_a_stored_policy_with_min_effect_is_refused():
-    record = comparison_to_dict(compare(_pair(), measure="nDCG@10"))
+    record = compare(_pair(), measure="nDCG@10").to_record()
     record["policy"]["min_effect"] = 0.2
     with pytest.raises(PolicyError, match="replaced|min_delta"):
-        comparison_from_dict(record)
+        Comparison.from_record(record)

@@ -38,7 +38,7 @@ def _plant(gold: GoldSet, pads: list[str]):
 def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(tmp_path, repo_root, planted_project):
     from evalops.pipeline import run_local
     from evalops.pipeline.deciding import load_decisions
-    from evalops.pipeline.comparing import comparison_from_dict
+    from evalops.stats import Comparison
     from evalops.pipeline.holes import load_holes
     from evalops.pipeline.store import engine_for
     from evalops.stats import adjust_and_decide
@@ -59,7 +59,7 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     assert any("Judge the" in r and "unjudged documents" in r for r in comp["reasons"])
 
     # today's rule (no threshold on judged coverage) calls the same comparison a regression
-    before = comparison_from_dict(comp)
+    before = Comparison.from_record(comp)
     lax = dataclasses.replace(before.policy, max_judged_coverage_drop=1.0)
     [old] = [c for c in adjust_and_decide([dataclasses.replace(before, policy=lax)], lax)]
     assert old.decision == "regression"
