@@ -34,8 +34,9 @@ __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
-_BLOCK = 1 << 22
-SMALL_FILE = 4 << 20  # bytes; below this the exact parser alone is quicker than importing pyarrow  # Arrow block size: smaller blocks keep the parser's working memory down
+_BLOCK = 2 << 20  # Arrow's parse block: on two cores 2 MB blocks parse about 20% faster than 4-6 MB ones
+SEGMENT = 64 << 20  # bytes of (decompressed) file per CSV read on the in-memory path
+SMALL_FILE = 4 << 20  # bytes; below this the exact parser alone is quicker than importing pyarrow
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,6 @@ class Columns:
 
     def doc_ids(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Doc ids of ``rows`` (all rows when None) as an object array of str."""
-        import pyarrow as pa
-
         codes = self.doc_codes if rows is None else self.doc_codes[rows]
         return doc_strings(self.doc_dictionary, codes)
 
@@ -239,89 +238,122 @@ def _fast_plan(source: Source, layout: Layout) -> tuple[bytes, int, bool] | None
     return delimiter, len(fields), False
 
 
-def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, np.ndarray] | None:
-    """The Arrow path; None when the exact parser must decide."""
-    plan = _fast_plan(source, layout)
-    if plan is None:
-        return None
-    delimiter, count, header = plan
-    if header:
-        count = max(layout.field_counts)  # the header's own count (BEIR: 3)
+class Refused(Exception):
+    """Input the fast path does not take: the exact parser reads it (and names a bad line, if any)."""
+
+
+def segments(source: Source, size: int) -> Iterator[tuple[bytes, int, int]]:
+    """The decompressed bytes as ``(buffer, start, end)``: ``buffer[start:end]`` is whole lines, about
+    ``size`` bytes, in file order. The pieces are read ``size`` bytes at a time and parsed where they lie;
+    only the line that crosses from one piece into the next is copied (a short segment of its own)."""
+    tail = b""  # the start of a line that the next piece ends
+    for piece in source.chunks(size):
+        last = piece.rfind(b"\n")
+        if last < 0:
+            tail += piece
+            continue
+        start = 0
+        if tail:
+            first = piece.find(b"\n")
+            yield tail + piece[: first + 1], 0, len(tail) + first + 1
+            start = first + 1
+        if start <= last:
+            yield piece, start, last + 1
+        tail = piece[last + 1 :]
+    if tail:
+        yield tail, 0, len(tail)
+
+
+def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], segment_bytes: int
+                ) -> Iterator[tuple[Any, Any, np.ndarray, bool]]:
+    """(query ids, doc ids, values, last of its segment) per Arrow block, the ids dictionary-encoded (the
+    integer codes the kernels use), the values a numpy array (float64 scores, finite; int64 grades, within
+    int32). Raises :class:`Refused` where the exact parser could read the file otherwise.
+
+    Each segment of ``segment_bytes`` is parsed by the multi-threaded CSV reader. Only the query and doc
+    ids are hashed; the other fields the exact parser splits (Q0, rank, tag, iteration) are read as bytes.
+    An empty field (a doubled, leading or trailing separator) is read as a null, so the null counts Arrow
+    keeps while it parses say whether there is one: no pass over the rows. Whitespace the exact parser
+    splits on but Arrow does not (a tab, vertical tab or form feed between space-separated fields) is
+    looked for in the raw bytes, one ``memchr`` per kind; in a BEIR TSV, whose fields the exact parser
+    strips, ids are checked for whitespace at either end (on the dictionaries, not the rows)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as csv
 
+    delimiter, count, header = plan
+    if header:
+        count = max(layout.field_counts)  # the header's own count (BEIR: 3)
     shape = layout.shape(count)
     names = [f"f{i}" for i in range(count)]
     checked = names[:shape]  # the fields the exact parser would see; later ones are ignored by both
     qf, df, vf = names[layout.query[shape]], names[layout.doc[shape]], names[layout.value[shape]]
     ids = pa.dictionary(pa.int32(), pa.string())
-    value_type = pa.float64() if layout.value_kind == "score" else pa.int64()
-    types = {name: ids for name in checked}
-    types[vf] = value_type
-    if source.compression is None and source.path is not None:
-        stream: Any = str(source.path)
-    elif source.compression is None:
-        stream = pa.BufferReader(source.data)
+    types = {name: pa.binary() for name in checked}
+    types.update({qf: ids, df: ids, vf: pa.float64() if layout.value_kind == "score" else pa.int64()})
+    if layout.tab_separated:
+        forbidden: tuple[bytes, ...] = (b"\x0b", b"\x0c")
     else:
-        stream = source.open()
+        forbidden = (b"\t", b"\x0b", b"\x0c") if delimiter == b" " else (b" ", b"\x0b", b"\x0c")
+    parse = csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False)
+    convert = csv.ConvertOptions(
+        column_types=types, include_columns=checked, null_values=[""], strings_can_be_null=True,
+        quoted_strings_can_be_null=True, check_utf8=True,
+    )
+    read_block = min(_BLOCK, max(1 << 10, segment_bytes // 4))
+    first = True
     try:
-        table = csv.read_csv(
-            stream,
-            read_options=csv.ReadOptions(column_names=names, block_size=_BLOCK, skip_rows=1 if header else 0),
-            parse_options=csv.ParseOptions(
-                delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False
-            ),
-            convert_options=csv.ConvertOptions(
-                column_types=types,
-                include_columns=checked,
-                null_values=[],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                check_utf8=True,
-            ),
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError, EOFError):
-        return None  # a bad line or a damaged stream: the exact parser names it
-    finally:
-        if not isinstance(stream, str):
-            stream.close()
-    # Fields the exact parser would split differently: empty ones (doubled, leading or trailing
-    # separators) or ones holding other whitespace. Checked on the dictionaries, not the rows.
-    forbidden = "[\\t\\x0b\\x0c]" if delimiter == b" " else ("^\\s|\\s$|[\\x0b\\x0c]" if layout.tab_separated else "[ \\x0b\\x0c]")
-    for name in checked:
-        if name == vf:
-            continue
-        for chunk in table.column(name).chunks:
-            words = chunk.dictionary
-            if pc.min(pc.utf8_length(words)).as_py() == 0 or pc.any(pc.match_substring_regex(words, forbidden)).as_py():
-                return None
+        for buffer, start, end in segments(source, segment_bytes):
+            if any(buffer.find(byte, start, end) >= 0 for byte in forbidden):
+                raise Refused()
+            read = csv.ReadOptions(column_names=names, block_size=read_block, skip_rows=1 if header and first else 0)
+            first = False
+            segment = pa.py_buffer(buffer).slice(start, end - start)
+            table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse, convert_options=convert)
+            del segment, buffer
+            if any(column.null_count for column in table.columns):
+                raise Refused()  # an empty field
+            chunks = list(zip(table.column(qf).chunks, table.column(df).chunks, table.column(vf).chunks))
+            for at, (qc, dc, vc) in enumerate(chunks, 1):
+                if layout.tab_separated and any(
+                    pc.any(pc.match_substring_regex(c.dictionary, "^\\s|\\s$")).as_py() for c in (qc, dc)
+                ):
+                    raise Refused()
+                values = numeric(vc)
+                if layout.value_kind == "score":
+                    if values.size and not np.isfinite(values).all():
+                        raise Refused()
+                elif values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
+                    raise Refused()
+                yield qc, dc, values, at == len(chunks)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        raise Refused() from None
+
+
+def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, np.ndarray] | None:
+    """The Arrow path; None when the exact parser must decide."""
+    plan = _fast_plan(source, layout)
+    if plan is None:
+        return None
+    try:
+        parts = list(fast_chunks(source, layout, plan, SEGMENT))  # (q, d, values, segment end)
+    except Refused:
+        return None
     tag = None
-    if layout.tag is not None:
+    if layout.tag is not None and not plan[2]:
         first = _first_line(source)
-        if first is not None and not header:
-            fields = first.split(delimiter)
+        if first is not None:
+            fields = first.split(plan[0])
             tag = fields[layout.tag].decode("utf-8", "replace") if len(fields) > layout.tag else None
-
-    values_col = table.column(vf)
-    if layout.value_kind == "score":
-        if float32:
-            values = _numpy(pc.cast(values_col, pa.float32(), safe=False), np.float32)
-        else:
-            values = _numpy(values_col, np.float64)
-        if values.size and not np.isfinite(values).all():
-            return None
+    if parts:
+        values = np.concatenate([p[2] for p in parts])
     else:
-        values = _numpy(values_col, np.int64)
-        if values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
-            return None
-    del values_col
-
-    q_chunks = table.column(qf).chunks
-    d_chunks = table.column(df).chunks
-    del table
-    query_codes, query_ids, spans = _unify_queries(q_chunks)
-    doc_codes, doc_dictionary = _doc_codes(d_chunks)
+        values = np.zeros(0, dtype=np.float64 if layout.value_kind == "score" else np.int64)
+    if float32 and layout.value_kind == "score":
+        values = values.astype(np.float32)
+    query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
+    doc_codes, doc_dictionary = _doc_codes([p[1] for p in parts])
+    del parts
     return Columns(
         query_codes=query_codes,
         query_ids=query_ids,
@@ -332,11 +364,6 @@ def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, 
         lines=None,
         fast=True,
     ), spans
-
-
-def _numpy(column: Any, dtype: Any) -> np.ndarray:
-    """A numeric chunked array as one numpy array (``ChunkedArray.to_numpy`` would import pandas)."""
-    return numeric(column).astype(dtype, copy=False)
 
 
 def _unify_queries(chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -394,7 +421,6 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
     if spans is not None and spans.any():
         rows = np.flatnonzero(spans[columns.query_codes])
         if rows.size:
-            import pyarrow as pa
             import pyarrow.compute as pc
 
             taken = columns.doc_dictionary.take(from_numpy(columns.doc_codes[rows]))

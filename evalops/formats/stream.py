@@ -22,8 +22,10 @@ from evalops._arrow import numeric, strings
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
     Columns,
+    Refused,
     _doc_codes,
     _fast_plan,
+    fast_chunks,
     _unify_queries,
     first_duplicate_row,
     line_of_row,
@@ -53,91 +55,6 @@ def needs_streaming(source: Source, budget: int) -> bool:
     return estimated_peak(source) > budget
 
 
-def _segments(source: Source, size: int) -> Iterator[tuple[bytes, int, int]]:
-    """The decompressed bytes as ``(buffer, start, end)``: ``buffer[start:end]`` is whole lines, about
-    ``size`` bytes, in file order. The pieces are read ``size`` bytes at a time and parsed where they lie;
-    only the line that crosses from one piece into the next is copied (a short segment of its own)."""
-    tail = b""  # the start of a line that the next piece ends
-    for piece in source.chunks(size):
-        last = piece.rfind(b"\n")
-        if last < 0:
-            tail += piece
-            continue
-        start = 0
-        if tail:
-            first = piece.find(b"\n")
-            yield tail + piece[: first + 1], 0, len(tail) + first + 1
-            start = first + 1
-        if start <= last:
-            yield piece, start, last + 1
-        tail = piece[last + 1 :]
-    if tail:
-        yield tail, 0, len(tail)
-
-
-def _batches(source: Source, plan: tuple[bytes, int, bool], block_bytes: int, layout: Any) -> Iterator[Any]:
-    """(query ids, doc ids, scores) per Arrow block; each segment of the file is parsed by the
-    multi-threaded CSV reader, so streaming reads about as fast as reading in memory.
-
-    Only the query and doc ids are dictionary-encoded (hashed); the other fields the exact parser would
-    split (Q0, rank, tag) are read as bytes, to see that none is empty. Whitespace the exact parser would
-    split on but Arrow does not (a tab, vertical tab or form feed between space-separated fields) is looked
-    for in the raw bytes, one ``memchr`` per kind."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as csv
-
-    from evalops.formats._table import _BLOCK
-
-    delimiter, count, header = plan
-    shape = layout.shape(count)
-    names = [f"f{i}" for i in range(count)]
-    checked = names[:shape]
-    q, d = names[layout.query[shape]], names[layout.doc[shape]]
-    vf = names[layout.value[shape]]
-    ids = pa.dictionary(pa.int32(), pa.string())
-    types = {name: pa.binary() for name in checked}
-    types.update({q: ids, d: ids, vf: pa.float64()})
-    forbidden = (b"\t", b"\x0b", b"\x0c") if delimiter == b" " else (b" ", b"\x0b", b"\x0c")
-    parse = csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False)
-    convert = csv.ConvertOptions(
-        column_types=types, include_columns=checked, null_values=[], strings_can_be_null=False,
-        quoted_strings_can_be_null=False, check_utf8=True,
-    )
-    first = True
-    try:
-        for buffer, start, end in _segments(source, block_bytes):
-            if any(buffer.find(byte, start, end) >= 0 for byte in forbidden):
-                raise _Refused()
-            read = csv.ReadOptions(column_names=names, block_size=min(_BLOCK, max(1 << 16, block_bytes // 4)),
-                                   skip_rows=1 if header and first else 0)
-            first = False
-            segment = pa.py_buffer(buffer).slice(start, end - start)
-            table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse, convert_options=convert)
-            del segment, buffer
-            for name in checked:
-                if name == vf:
-                    continue
-                for chunk in table.column(name).chunks:
-                    if name in (q, d):
-                        lengths = pc.utf8_length(chunk.dictionary)
-                    else:
-                        lengths = pc.binary_length(chunk)
-                    if len(lengths) and pc.min(lengths).as_py() == 0:
-                        raise _Refused()
-            for qc, dc, sc in zip(table.column(q).chunks, table.column(d).chunks, table.column(vf).chunks):
-                scores = numeric(sc)
-                if scores.size and not np.isfinite(scores).all():
-                    raise _Refused()
-                yield qc, dc, scores
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        raise _Refused() from None
-
-
-class _Refused(Exception):
-    """A block the fast reader does not take: the exact parser reads the file (and names a bad line)."""
-
-
 class _Unsorted(Exception):
     """A query reappeared after its block was closed."""
 
@@ -159,41 +76,42 @@ def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]]
 
 def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str, float32: bool = True
                    ) -> Iterator[RunTable]:
+    """One block per segment of the file: its whole queries; the rows of its last query, which may go on
+    in the next segment, are carried into the next block. Chunks are cut only there, so a chunk's
+    dictionary is in one block (a query seen in two dictionaries of a block costs the duplicate check
+    a string pass)."""
     closed: set[str] = set()
     pending: list[tuple[Any, Any, np.ndarray]] = []
     row = 0  # first row of the next block
     pending_rows = 0
-    for q, d, scores in _batches(source, plan, block_bytes, layout):
-        n = len(q)
-        if n == 0:
-            continue
-        idx = numeric(q.indices)
-        change = np.flatnonzero(idx[1:] != idx[:-1])
-        cut = int(change[-1]) + 1 if change.size else 0  # rows [cut, n) are the batch's last query
-        if cut == 0:
-            pending.append((q, d, scores))
-            pending_rows += n
-            continue
-        parts = [*pending, (q.slice(0, cut), d.slice(0, cut), scores[:cut])]
+
+    def closing(parts: list[tuple[Any, Any, np.ndarray]]) -> RunTable:
         block = _block(source, layout, parts, row, name, float32)
         ids = block.query_ids.tolist()
-        if not closed.isdisjoint(ids):
-            raise _Unsorted()
-        grouped = bool(np.all(block.query_codes[1:] >= block.query_codes[:-1]))
-        if not grouped:
+        if not closed.isdisjoint(ids) or not bool(np.all(block.query_codes[1:] >= block.query_codes[:-1])):
             raise _Unsorted()
         closed.update(ids)
+        return block
+
+    for q, d, scores, segment_end in fast_chunks(source, layout, plan, block_bytes):
+        n = len(q)
+        cut = 0
+        if segment_end and n:
+            idx = numeric(q.indices)
+            change = np.flatnonzero(idx[1:] != idx[:-1])
+            cut = int(change[-1]) + 1 if change.size else 0  # rows [cut, n) are the segment's last query
+        if cut == 0:
+            if n:
+                pending.append((q, d, scores))
+                pending_rows += n
+            continue
+        block = closing([*pending, (q.slice(0, cut), d.slice(0, cut), scores[:cut])])
         row += pending_rows + cut
         pending = [(q.slice(cut), d.slice(cut), scores[cut:])]
         pending_rows = n - cut
         yield block
     if pending:
-        block = _block(source, layout, pending, row, name, float32)
-        if not closed.isdisjoint(block.query_ids.tolist()) or not bool(
-            np.all(block.query_codes[1:] >= block.query_codes[:-1])
-        ):
-            raise _Unsorted()
-        yield block
+        yield closing(pending)
 
 
 def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, buckets: int, name: str,
@@ -212,7 +130,7 @@ def _bucketed_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, b
         writers = [ipc.new_file(p, schema) for p in paths]
         try:
             row = 0
-            for q, d, scores in _batches(source, plan, block_bytes, layout):
+            for q, d, scores, _ in fast_chunks(source, layout, plan, block_bytes):
                 words = q.dictionary.to_pylist()
                 bucket_of_word = np.array([zlib.crc32(w.encode()) % buckets for w in words], dtype=np.int64)
                 bucket = bucket_of_word[numeric(q.indices)]
@@ -312,7 +230,7 @@ def run_blocks(
             for block in _bucketed_blocks(source, layout, plan, block_bytes, buckets, name, float32):
                 yielded += 1
                 yield block
-    except _Refused:
+    except Refused:
         read_table_exact(source, layout)  # raises, naming the line; if it does not, read in memory
         if yielded:
             raise Reread() from None

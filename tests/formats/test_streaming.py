@@ -101,7 +101,7 @@ def test_bad_memory_budget_is_an_input_error(text):
 @pytest.mark.parametrize("ending", ["\n", ""], ids=["newline", "no-final-newline"])
 def test_segments_are_whole_lines_in_file_order(tmp_path, size, ending):
     from evalops.formats._source import as_source
-    from evalops.formats.stream import _segments
+    from evalops.formats._table import segments as _segments
 
     rng = random.Random(size)
     lines = ["q" * rng.randint(0, 90) + f" Q0 d{i} 1 1.0 run" for i in range(200)]
@@ -113,7 +113,10 @@ def test_segments_are_whole_lines_in_file_order(tmp_path, size, ending):
 
 
 @pytest.mark.parametrize("odd", ["q5 Q0 d1\tx 1 2.0 run\n", "q5 Q0 d1\x0cx 1 2.0 run\n", "q5 Q0  d1 1 2.0\n",
-                                 "q5  d1 1 2.0 run\n"], ids=["tab", "form-feed", "doubled-space", "empty-field"])
+                                 "q5  d1 1 2.0 run\n", " q5 Q0 d1 1 2.0\n", "q5 Q0 d1 1 2.0 \n", "q5 Q0 d1 1 2.0 run \n",
+                                 "q5 Q0 d1 1 2.0 run\r\n", "q5 Q0 d1 1 2.0 run\rq5 Q0 d2 2 1.0 run\n"],
+                         ids=["tab", "form-feed", "doubled-space", "empty-field", "leading-space", "empty-tag",
+                              "trailing-space", "crlf", "lone-cr"])
 def test_a_line_the_fast_reader_would_split_otherwise_goes_to_the_exact_parser(tmp_path, odd):
     lines = [f"q{i // 100} Q0 d{i % 100} {i % 100 + 1} {1000 - i} run\n" for i in range(20000)]
     lines[15000] = odd
