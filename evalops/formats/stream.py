@@ -1,11 +1,11 @@
 """Run files larger than a memory budget, read as blocks of whole queries.
 
-A run sorted (grouped) by query, as retrievers write them, is read in one pass: each Arrow block is cut
-after its last complete query, and the rest is carried into the next block. If a query shows up again
-after its block was closed, the file is not grouped: the reader says so and switches to a two-pass mode
-(pass one spreads the rows over a few bucket files by query, as Arrow IPC in a temporary folder; pass two
-reads one bucket at a time). Either way every query is scored from all of its rows at once, so the
-per-query values are the ones the in-memory path gives.
+A run sorted (grouped) by query, as retrievers write them, is read in one pass: each segment of the file
+(a few tens of MB) is cut after its last complete query, and the rest is carried into the next block. If
+a query shows up again after its block was closed, the file is not grouped: the reader says so and
+switches to a two-pass mode (pass one spreads the rows over a few bucket files by query, as Arrow IPC in
+a temporary folder; pass two reads one bucket at a time). Either way every query is scored from all of
+its rows at once, so the per-query values are the ones the in-memory path gives.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from evalops.formats._table import (
 from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget
 
 __all__ = [
-    "parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "run_blocks", "whole_query_blocks",
+    "parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "streams", "STREAM_ABOVE", "run_blocks",
+    "whole_query_blocks",
     "NotGrouped", "Reread", "evaluate_run_file",
 ]
 
@@ -53,6 +54,18 @@ def estimated_peak(source: Source) -> float:
 
 def needs_streaming(source: Source, budget: int) -> bool:
     return estimated_peak(source) > budget
+
+
+# Files larger than this (uncompressed) are streamed even when they would fit the budget: block by block
+# is quicker than one big table (100k x 100: 2.5 s against 4.7 s) and takes half the memory.
+STREAM_ABOVE = 32 << 20
+
+
+def streams(source: Source, budget: int) -> bool:
+    """Whether ``evaluate_run_file`` reads ``source`` by query blocks: it would not fit ``budget`` in
+    memory, or it is large enough that blocks are quicker."""
+    size = source.size * (COMPRESSION_RATIO if source.compression is not None else 1.0)
+    return needs_streaming(source, budget) or size > STREAM_ABOVE
 
 
 class _Unsorted(Exception):
@@ -248,16 +261,23 @@ def whole_query_blocks(
     float32: bool = True,
 ) -> Iterator[RunTable | None]:
     """The blocks of :func:`run_blocks`, starting over by itself when it must: a run that turns out not
-    grouped by query is read again in two passes, and one whose later block needs the exact parser is read
-    in memory. ``None`` is yielded before a new reading: the blocks yielded so far are to be discarded."""
+    grouped by query is read again in memory if it fits ``memory_budget``, else in two passes, and one
+    whose later block needs the exact parser is read in memory. ``None`` is yielded before a new reading:
+    the blocks yielded so far are to be discarded."""
     from evalops.formats.trec import read_run_table
 
     source = as_source(path)
     try:
         try:
             yield from run_blocks(source, memory_budget, name=name, notice=notice, float32=float32)
-        except NotGrouped:  # the two-pass reading says so through ``notice``
+        except NotGrouped:
             yield None
+            if not needs_streaming(source, memory_budget):
+                if notice:
+                    notice(f"{source.name}: not grouped by query, so read in memory (it fits the memory budget)")
+                yield read_run_table(source, name, allow_empty=True, float32=float32)
+                return
+            # the two-pass reading says so through ``notice``
             yield from run_blocks(source, memory_budget, grouped=False, name=name, notice=notice, float32=float32)
     except Reread:
         yield None
@@ -294,9 +314,10 @@ def evaluate_run_file(
 ) -> Any:
     """``evaluate`` on a TREC run file, read within ``memory_budget`` bytes (default 1 GB).
 
-    A file whose in-memory reading would exceed the budget is streamed by query blocks (one pass when
-    grouped by query, else two); the per-query values are the same either way. ``-`` reads standard
-    input. ``notice`` hears how the file was read.
+    A file whose in-memory reading would exceed the budget, or larger than :data:`STREAM_ABOVE`, is
+    streamed by query blocks (one pass when grouped by query; else in memory when it fits the budget, or
+    in two passes); the per-query values are the same either way. ``-`` reads standard input. ``notice``
+    hears how the file was read.
     """
     from evalops.errors import FormatError
     from evalops.formats.trec import read_run_table
@@ -306,7 +327,7 @@ def evaluate_run_file(
 
     budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
     source = as_source(run)
-    if not needs_streaming(source, budget):
+    if not streams(source, budget):
         table = read_run_table(source, allow_empty=allow_empty)
         return evaluate(qrels, table, measures, policy, progress=progress)
     gold = as_gold(qrels)

@@ -48,6 +48,28 @@ def test_streaming_and_in_memory_give_identical_per_query_values(shared_data, tm
     assert any("not grouped by query, so read in two passes" in n for n in notices) == shuffle
 
 
+@pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
+def test_a_large_file_within_the_budget_is_streamed_and_an_ungrouped_one_read_in_memory(
+        shared_data, tmp_path, monkeypatch, shuffle):
+    import evalops.formats.stream as stream
+
+    folder = shared_data / "scifact"
+    run_path = folder / "runs" / "bm25.trec"
+    if shuffle:
+        lines = run_path.read_text().splitlines(keepends=True)
+        random.Random(3).shuffle(lines)
+        run_path = tmp_path / "shuffled.trec"
+        run_path.write_text("".join(lines))
+    gold = read_qrels(folder)
+    in_memory = evaluate(gold, read_run_table(run_path), MEASURES)
+    monkeypatch.setattr(stream, "STREAM_ABOVE", 0)  # "large": streamed although 1 GB would hold it
+    notices: list[str] = []
+    _same(in_memory, evaluate_run_file(gold, run_path, MEASURES, notice=notices.append))
+    assert any("streamed in one pass" in n for n in notices)
+    assert any("not grouped by query, so read in memory" in n for n in notices) == shuffle
+    assert not any("two passes" in n for n in notices)
+
+
 def test_every_query_is_in_exactly_one_block(shared_data):
     run_path = shared_data / "scifact" / "runs" / "bm25.trec"
     blocks = list(run_blocks(run_path, 100_000))
