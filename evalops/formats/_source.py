@@ -141,12 +141,34 @@ class Source:
             ) from None
 
     def decompression_error(self, exc: BaseException, offset: int) -> FormatError:
+        """The error for a stream that failed after ``offset`` bytes of output were read in large pieces;
+        the stream is read again in small ones to say where it breaks (within 64 KB)."""
         detail = str(exc).strip() or type(exc).__name__
+        good = self._readable_prefix()
+        where = f"after {max(offset, good):,} bytes of output"
         return FormatError(
-            f"could not be decompressed as {self.compression} after {offset} bytes of output ({detail}); "
+            f"could not be decompressed as {self.compression} {where} ({detail}); "
             "the file is damaged or truncated: re-create or re-download it",
             path=self.name,
         )
+
+    def _readable_prefix(self, piece: int = 1 << 16) -> int:
+        """How many decompressed bytes can be read before the stream fails."""
+        good = 0
+        try:
+            stream = self.open()
+        except (OSError, EOFError, ValueError, FormatError):
+            return 0
+        try:
+            while True:
+                data = stream.read(piece)
+                if not data:
+                    return good
+                good += len(data)
+        except (OSError, EOFError, ValueError):
+            return good
+        finally:
+            stream.close()
 
 
 def _sniff(head: bytes) -> str | None:

@@ -223,18 +223,18 @@ def run_blocks(
     yielded = 0
     try:
         if grouped:
-            if notice:
-                notice(f"{source.name}: streamed in one pass, by query blocks of {_size(block_bytes)} "
-                       f"(memory budget {_size(memory_budget)})")
             try:
                 for block in _sorted_blocks(source, layout, plan, block_bytes, name, float32):
                     yielded += 1
                     yield block
             except _Unsorted:
                 raise NotGrouped(
-                    f"{source.name}: the run is not grouped by query; it is read in two passes "
+                    f"{source.name}: the run is not grouped by query; it is read again "
                     "(sort it by query id for one pass)"
                 ) from None
+            if notice:  # said once it is true: a run found ungrouped halfway is read again, and says how
+                notice(f"{source.name}: streamed in one pass, by query blocks of {_size(block_bytes)} "
+                       f"(memory budget {_size(memory_budget)})")
         else:
             buckets = max(2, 2 * int(np.ceil(estimated_peak(source) / memory_budget)))
             if notice:

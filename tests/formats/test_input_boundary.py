@@ -345,3 +345,17 @@ def test_duplicate_beyond_an_arrow_block_is_found_with_its_line(tmp_path, monkey
     del lines[1500]
     path.write_text("".join(lines))
     assert len(read_trec_run(path)) == 2000
+
+
+def test_a_truncated_download_says_how_far_it_could_be_read(tmp_path):
+    """The first large read fails at once on a truncated stream; the message still says where it breaks."""
+    import re
+
+    text = "".join(f"q{i // 100} Q0 d{i} {i % 100 + 1} {1000 - i % 100} run\n" for i in range(200_000)).encode()
+    packed = gzip.compress(text)
+    path = tmp_path / "run.trec.gz"
+    path.write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(FormatError, match="damaged or truncated") as info:
+        read_trec_run(path)
+    shown = int(re.search(r"after ([\d,]+) bytes of output", str(info.value)).group(1).replace(",", ""))
+    assert 0 < shown < len(text)
