@@ -41,6 +41,13 @@ __all__ = [
 
 # Peak memory of the in-memory path per byte of (uncompressed) run file, measured on 10 M lines.
 IN_MEMORY_FACTOR = 3.0
+# An ungrouped run read in memory takes about this much more than a grouped one (every Arrow block's
+# dictionary holds most of the queries): 72 MB shuffled, 386 MB against 285 MB grouped; with a margin.
+UNGROUPED_FACTOR = 2.0
+# Bucket files per budget's worth of estimated in-memory reading, in the two-pass mode: reading a bucket
+# back (sorting it into file order, encoding its ids) takes several times its share (2 per budget: 72 MB
+# at a 256 MB budget peaked at 466 MB).
+BUCKETS_PER_BUDGET = 4
 # Compressed TREC runs shrink about this much (gzip -6 on retriever output).
 COMPRESSION_RATIO = 5.0
 
@@ -236,7 +243,7 @@ def run_blocks(
                 notice(f"{source.name}: streamed in one pass, by query blocks of {_size(block_bytes)} "
                        f"(memory budget {_size(memory_budget)})")
         else:
-            buckets = max(2, 2 * int(np.ceil(estimated_peak(source) / memory_budget)))
+            buckets = max(2, BUCKETS_PER_BUDGET * int(np.ceil(estimated_peak(source) / memory_budget)))
             if notice:
                 notice(f"{source.name}: not grouped by query, so read in two passes ({buckets} bucket files in "
                        "a temporary folder); sort it by query id for one pass")
@@ -261,7 +268,8 @@ def whole_query_blocks(
     float32: bool = True,
 ) -> Iterator[RunTable | None]:
     """The blocks of :func:`run_blocks`, starting over by itself when it must: a run that turns out not
-    grouped by query is read again in memory if it fits ``memory_budget``, else in two passes, and one
+    grouped by query is read again in memory if it fits ``memory_budget`` (counted at
+    :data:`UNGROUPED_FACTOR` times a grouped run's estimate), else in two passes, and one
     whose later block needs the exact parser is read in memory. ``None`` is yielded before a new reading:
     the blocks yielded so far are to be discarded."""
     from evalops.formats.trec import read_run_table
@@ -272,7 +280,7 @@ def whole_query_blocks(
             yield from run_blocks(source, memory_budget, name=name, notice=notice, float32=float32)
         except NotGrouped:
             yield None
-            if not needs_streaming(source, memory_budget):
+            if estimated_peak(source) * UNGROUPED_FACTOR <= memory_budget:
                 if notice:
                     notice(f"{source.name}: not grouped by query, so read in memory (it fits the memory budget)")
                 yield read_run_table(source, name, allow_empty=True, float32=float32)
