@@ -38,8 +38,9 @@ class ExitCode(enum.IntEnum):
         "Input a user can fix: a malformed file, an unknown measure, a bad configuration or registry "
         "(``InputError``, ``ConfigError``), or data that breaks its contract (``ValidationError``; "
         "``validate``, ``snapshot --validate`` and ``sample-logs`` when the data is invalid). One ``error:`` "
-        "line (or the contract summary) names the file, the row and what to fix; nothing is written to the "
-        "warehouse."
+        "line (or the contract summary) names the file, the row and what to fix; nothing is scored or stored, "
+        "except that ``run`` and ``gate`` record and send a ``validation_failed`` alert when a data contract "
+        "fails (the team hears of it; a re-run does not send it twice)."
     )
     REGRESSION = 4, (
         "A regression that fails the gate: ``run --fail-on-regression`` or ``gate`` when the run raised a "

@@ -1,7 +1,7 @@
 """A project of your own: what ``evalops init DIR`` writes, and where the demo's project is.
 
 A project is a folder holding ``evalops.yaml`` (the settings, every one listed with its default),
-``retrievers.yaml`` (the registry: one example version of each adapter), ``dags/`` (three thin DAG files
+``retrievers.yaml`` (the registry: one example version of each adapter), ``dags/`` (four thin DAG files
 importing from the installed package), a ``.gitignore`` and a README stub. Settings resolve relative to
 that folder, and the ``evalops`` commands find it from any folder inside it (``evalops.config.find_project``).
 """

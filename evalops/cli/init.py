@@ -23,7 +23,7 @@ from evalops.cli._common import reports_errors
 def init(folder: Path, gold_set: str | None, queries: str | None, knowledge_base: str | None,
          default_type: str | None, force: bool) -> None:
     """Create an evalops project in FOLDER: evalops.yaml (every setting, with its default), retrievers.yaml
-    (one example of each adapter), dags/ (the three DAGs, importing from the installed package), .gitignore
+    (one example of each adapter), dags/ (the four DAGs, importing from the installed package), .gitignore
     and a README that says what to run next. Files that exist are kept."""
     import os
 
