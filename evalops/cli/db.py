@@ -221,9 +221,21 @@ def history(
     Without --measure: the latest run of every retriever version. With --measure: that measure over time,
     one result per version and logical date (the latest run for that date; --superseded adds the earlier
     ones). With --baselines: who promoted or rolled back which baseline, when and why.
-    """
-    from evalops.warehouse import baseline_history, find_fingerprint_hash, latest_runs, measure_history
 
+    Failed and partial runs are listed with their status (a failed run's measure cells are empty). A
+    retriever, dataset, version or measure the warehouse holds no run of is an error naming the stored ones.
+    """
+    from evalops.warehouse import (
+        baseline_history,
+        check_history_query,
+        find_fingerprint_hash,
+        latest_runs,
+        measure_history,
+    )
+    from evalops.warehouse.models import FINISHED_STATUSES
+
+    if measure and not retriever and not baselines:
+        raise InputError("--measure needs a RETRIEVER argument (e.g. `evalops history bm25 -m nDCG@10`)")
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
     engine, _ = _read_only_engine(url, project)
     try:
@@ -231,29 +243,37 @@ def history(
             fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
         if baselines:
             view = "baselines"
+            check_history_query(engine, retriever=retriever)
             frame = baseline_history(engine, retriever, fingerprint_hash)
-        elif measure:
-            view = "measure"
-            if not retriever:
-                raise InputError("--measure needs a RETRIEVER argument (e.g. `evalops history bm25 -m nDCG@10`)")
-            frame = measure_history(
-                engine,
-                retriever,
-                measure,
-                dataset=dataset,
-                versions=versions or None,
-                fingerprint_hash=fingerprint_hash,
-                since=since_utc,
-                include_superseded=include_superseded,
-            )
         else:
-            view = "runs"
-            frame = latest_runs(engine, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash)
-            if versions:
-                frame = frame[frame["version"].isin(versions)]
+            check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
+            if measure:
+                view = "measure"
+                frame = measure_history(
+                    engine,
+                    retriever,
+                    measure,
+                    dataset=dataset,
+                    versions=versions or None,
+                    fingerprint_hash=fingerprint_hash,
+                    since=since_utc,
+                    statuses=FINISHED_STATUSES,
+                    include_superseded=include_superseded,
+                )
+            else:
+                view = "runs"
+                frame = latest_runs(engine, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash,
+                                    statuses=FINISHED_STATUSES)
+                if versions:
+                    frame = frame[frame["version"].isin(versions)]
     finally:
         engine.dispose()
-    _emit(frame, fmt, view, output_path)
+    filters = [f"of {retriever}" if retriever else "", "" if baselines else f"on dataset {dataset}",
+               f"of version(s) {', '.join(versions)}" if versions and not baselines else "",
+               f"since {since_utc:%Y-%m-%d %H:%M} UTC" if since_utc and view == "measure" else "",
+               f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
+    what = {"runs": "no finished runs", "measure": f"no {measure} results", "baselines": "no promotions"}[view]
+    _emit(frame, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})")
 
 
 @click.command()
@@ -340,11 +360,11 @@ TABLE_COLUMNS = {
 }
 
 
-def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None) -> None:
+def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None, empty: str = "(no rows)") -> None:
     records = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))
     rows = frame.to_dict("records")
     emit(Output(data=records, columns=tuple(frame.columns), rows=rows if fmt in ("table", "markdown") else records,
-                table_columns=TABLE_COLUMNS[view], cell=_cell), fmt, output_path)
+                table_columns=TABLE_COLUMNS[view], cell=_cell, empty=empty), fmt, output_path)
 
 
 def _cell(column: str, value: Any) -> str:

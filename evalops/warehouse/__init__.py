@@ -50,7 +50,13 @@ from evalops.warehouse.domain import (
     RunKey,
     ScoreVectors,
 )
-from evalops.warehouse.history import latest_per_logical_date, latest_runs, measure_history, runs_under_fingerprint
+from evalops.warehouse.history import (
+    check_history_query,
+    latest_per_logical_date,
+    latest_runs,
+    measure_history,
+    runs_under_fingerprint,
+)
 from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
 from evalops.warehouse.runs import abandon_expired_runs, find_run, get_run, record_run, renew_lease
 from evalops.warehouse.scores import (
@@ -82,6 +88,7 @@ __all__ = [
     "WarehouseURL",
     "alert_dedup_key",
     "baseline_history",
+    "check_history_query",
     "connect",
     "create_warehouse_engine",
     "current_revision",

@@ -1,7 +1,10 @@
 """History queries: a measure over time per version, the latest run per version, runs under a fingerprint.
 
 All return DataFrames with timezone-aware UTC timestamps. By default only runs that produced scores
-(``succeeded`` and ``partial``) are included; pass ``statuses`` to widen or narrow that.
+(``succeeded`` and ``partial``) are included; pass ``statuses`` to widen or narrow that (``evalops history``
+passes ``FINISHED_STATUSES``, so a failed version is listed, with empty measure cells).
+:func:`check_history_query` refuses a retriever, dataset, version or measure the warehouse holds no run of,
+naming the stored ones, so a typo is not mistaken for "no results".
 
 **One result per (version, logical date).** Two DAG runs can evaluate the same version for the same
 logical date (``airflow dags test`` twice, a manual re-trigger). The latest of them (started last, then
@@ -17,10 +20,11 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, and_, func, literal, or_, select
 
+from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
-from evalops.warehouse.models import EvalRunModel, RunAggregateModel
+from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
 from evalops.warehouse.runs import select_runs
 from evalops.warehouse.types import as_utc
 
@@ -30,11 +34,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.warehouse.domain import EvalRun
 
-__all__ = ["RUN_COLUMNS", "latest_per_logical_date", "latest_runs", "measure_history", "runs_frame",
-           "runs_under_fingerprint"]
+__all__ = ["RUN_COLUMNS", "check_history_query", "latest_per_logical_date", "latest_runs", "measure_history",
+           "runs_frame", "runs_under_fingerprint"]
 
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
+fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
 SCORED = ("succeeded", "partial")
 RUN_COLUMNS = (
     "run_id", "dag_id", "dag_run_id", "retriever", "version", "dataset", "logical_date", "status",
@@ -82,24 +87,29 @@ def measure_history(
     include_superseded: bool = False,
 ) -> pd.DataFrame:
     """One row per version and logical date: the measure's mean and CI over logical time (oldest first).
-    With ``include_superseded``, also the earlier results for the same date (``superseded`` true)."""
+    With ``include_superseded``, also the earlier results for the same date (``superseded`` true).
+
+    A run of a status in ``statuses`` that has no scores (``failed``) is a row with empty ``n``, ``mean``
+    and CI: the version's result for that date is that it could not be scored. A scored run without the
+    measure (another fingerprint's measure set) is left out."""
     import pandas as pd
 
     rank, latest = _supersession()
+    measure_id = select(measures_table.c.id).where(measures_table.c.name == measure).scalar_subquery()
     stmt = (
         select(
             runs.c.logical_date, runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.id.label("run_id"),
-            runs.c.dag_run_id, runs.c.status, runs.c.fingerprint_hash, measures_table.c.name.label("measure"),
+            runs.c.dag_run_id, runs.c.status, runs.c.fingerprint_hash, literal(measure).label("measure"),
             aggregates.c.n, aggregates.c.mean, aggregates.c.ci_low, aggregates.c.ci_high, aggregates.c.ci_level,
             aggregates.c.ci_method, rank, latest,
         )
-        .join(aggregates, aggregates.c.run_id == runs.c.id)
-        .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
+        .select_from(runs)
+        .outerjoin(aggregates, and_(aggregates.c.run_id == runs.c.id, aggregates.c.measure_id == measure_id))
         .where(
             runs.c.retriever == retriever,
-            measures_table.c.name == measure,
             runs.c.dataset == dataset,
             runs.c.status.in_(list(statuses)),
+            or_(aggregates.c.run_id.is_not(None), runs.c.status.not_in(SCORED)),
         )
         .order_by(runs.c.logical_date, runs.c.version, runs.c.id)
     )
@@ -108,7 +118,59 @@ def measure_history(
         rows = conn.execute(stmt).mappings().all()
     frame = pd.DataFrame([dict(r) for r in rows], columns=[*HISTORY_COLUMNS[:-2], "rank", "latest_id"])
     frame["logical_date"] = pd.to_datetime(frame["logical_date"], utc=True)
+    frame["n"] = frame["n"].astype("Int64")  # empty for a failed run, not a float count
     return _mark_superseded(frame, include_superseded)
+
+
+def check_history_query(
+    engine: Engine,
+    *,
+    retriever: str | None = None,
+    dataset: str | None = None,
+    versions: Iterable[str] | None = None,
+    measure: str | None = None,
+) -> None:
+    """Raise ``InputError`` when the warehouse holds no run (of any status) of ``retriever``, of it on
+    ``dataset``, of one of ``versions``, or none scored for ``measure``; the message lists the stored values.
+
+    Nothing is checked on a warehouse without runs when no retriever is asked for (an empty history is
+    the truth there)."""
+    where: list[Any] = []
+    with transaction(engine, "reading the stored retrievers, datasets and measures") as conn:
+        if retriever is not None:
+            stored = sorted(conn.execute(select(runs.c.retriever).distinct()).scalars())
+            if retriever not in stored:
+                raise InputError(f"no run of retriever {retriever!r} is stored in the warehouse; "
+                                 f"stored retrievers: {_listing(stored, 'none (`evalops run` records them)')}")
+            where.append(runs.c.retriever == retriever)
+        of = f" of {retriever}" if retriever is not None else ""
+        if dataset is not None:
+            stored = sorted(conn.execute(select(runs.c.dataset).distinct().where(*where)).scalars())
+            if stored and dataset not in stored:
+                raise InputError(f"no run{of} on dataset {dataset!r} is stored in the warehouse; "
+                                 f"stored datasets{of}: {_listing(stored)}")
+            where.append(runs.c.dataset == dataset)
+        on = f" on dataset {dataset}" if dataset is not None else ""
+        if versions:
+            stored = sorted(conn.execute(select(runs.c.version).distinct().where(*where)).scalars())
+            unknown = [v for v in versions if v not in stored]
+            if stored and unknown:
+                raise InputError(f"no run of version(s) {', '.join(map(repr, unknown))}{of}{on} is stored; "
+                                 f"stored versions: {_listing(stored)}")
+        if measure is not None:
+            measure_lists = conn.execute(
+                select(fingerprints.c.measures).join(runs, runs.c.fingerprint_hash == fingerprints.c.hash)
+                .where(*where).order_by(runs.c.logical_date.desc(), runs.c.id.desc())
+            ).scalars()
+            stored = []
+            for names in measure_lists:  # newest fingerprint first; duplicates dropped here
+                stored += [m for m in names if m not in stored]
+            if measure not in stored:
+                raise InputError(f"measure {measure!r} is not stored{of.replace(' of ', ' for ')}{on}; stored measures: {_listing(stored)}")
+
+
+def _listing(names: Sequence[str], none: str = "none") -> str:
+    return ", ".join(names) if names else none
 
 
 def latest_per_logical_date(

@@ -87,6 +87,59 @@ def test_history_views(url):
     assert "0.6000" in table and "nDCG@10" in table
 
 
+def record_failed_run(url: str, fp: EvalFingerprint, version: str = "v3") -> None:
+    engine = create_warehouse_engine(url)
+    try:
+        record_run(engine, RunKey("retrieval_eval", "scheduled__2024-05-01", "bm25", version), fingerprint=fp,
+                   logical_date=T0 + dt.timedelta(days=1), status="failed", started_at=T0, n_queries=2, n_failed=2)
+    finally:
+        engine.dispose()
+
+
+def test_history_lists_a_failed_version_with_its_status_and_empty_measure_cells(url):
+    invoke("db", "upgrade")
+    record_failed_run(url, populate(url))
+    latest = json.loads(invoke("history", "--format", "json").output)
+    assert [(r["version"], r["status"], r["n_failed"]) for r in latest] == [
+        ("v1", "succeeded", 0), ("v2", "succeeded", 0), ("v3", "failed", 2)]
+    csv = invoke("history", "--format", "csv").output.splitlines()
+    assert len(csv) == 4 and ",v3,gold," in csv[3] and ",failed," in csv[3]
+    table = invoke("history").output
+    assert "v3" in table and "failed" in table
+
+    trend = json.loads(invoke("history", "bm25", "-m", "nDCG@10", "--format", "json").output)
+    failed = [r for r in trend if r["version"] == "v3"]
+    assert len(trend) == 3 and len(failed) == 1
+    assert failed[0]["status"] == "failed" and failed[0]["measure"] == "nDCG@10"
+    assert all(failed[0][k] is None for k in ("n", "mean", "ci_low", "ci_high"))
+    assert [r["n"] for r in trend if r["version"] != "v3"] == [2, 2]
+    header, *rows = invoke("history", "bm25", "-m", "nDCG@10", "--format", "csv").output.splitlines()
+    cells = dict(zip(header.split(","), rows[-1].split(",")))
+    assert cells["version"] == "v3" and cells["status"] == "failed"
+    assert [cells[k] for k in ("n", "mean", "ci_low", "ci_high")] == ["", "", "", ""]
+    markdown = invoke("history", "bm25", "-m", "nDCG@10", "--version", "v3", "--format", "markdown").output
+    assert "| nDCG@10 |  |  |  |  |  |" in markdown  # n, mean, CI and superseded_by empty, not 0
+    table = invoke("history", "bm25", "-m", "nDCG@10", "--version", "v3").output
+    assert "failed" in table and "0.0000" not in table and "nan" not in table.lower()
+
+
+def test_history_of_a_known_query_without_results_is_an_empty_table_with_a_note(url):
+    invoke("db", "upgrade")
+    populate(url)
+    result = invoke("history", "bm25", "-m", "nDCG@10", "--since", "2030-01-01")
+    assert result.exit_code == 0
+    assert result.output.strip() == "(no nDCG@10 results of bm25 on dataset gold since 2030-01-01 00:00 UTC)"
+    assert json.loads(invoke("history", "bm25", "-m", "nDCG@10", "--since", "2030-01-01", "--format", "json").output) == []
+    baselines = invoke("history", "bm25", "--baselines")
+    assert baselines.exit_code == 0 and baselines.output.strip() == "(no promotions of bm25)"
+
+
+def test_history_of_an_empty_warehouse_is_an_empty_table(url):
+    invoke("db", "upgrade")
+    result = invoke("history")
+    assert result.exit_code == 0 and result.output.strip() == "(no finished runs on dataset gold)"
+
+
 def test_promote_and_roll_back(url):
     invoke("db", "upgrade")
     fp = populate(url)
@@ -107,6 +160,16 @@ def test_promote_and_roll_back(url):
         (["promote", "bm25", "--rollback", "--fingerprint", "zz", "--reason", "x"], "not a hex hash",
          ExitCode.BAD_INPUT),
         (["history", "-m", "nDCG@10"], "needs a RETRIEVER", ExitCode.BAD_INPUT),
+        (["history", "bm25", "-m", "foo"],
+         "measure 'foo' is not stored for bm25 on dataset gold; stored measures: nDCG@10", ExitCode.BAD_INPUT),
+        (["history", "nosuch"], "no run of retriever 'nosuch' is stored in the warehouse; stored retrievers: bm25",
+         ExitCode.BAD_INPUT),
+        (["history", "nosuch", "-m", "nDCG@10"], "stored retrievers: bm25", ExitCode.BAD_INPUT),
+        (["history", "nosuch", "--baselines"], "stored retrievers: bm25", ExitCode.BAD_INPUT),
+        (["history", "--dataset", "prod"], "no run on dataset 'prod' is stored in the warehouse; stored datasets: gold",
+         ExitCode.BAD_INPUT),
+        (["history", "bm25", "--version", "v9"], "no run of version(s) 'v9' of bm25 on dataset gold is stored; "
+         "stored versions: v1, v2", ExitCode.BAD_INPUT),
     ],
 )
 def test_user_mistakes_are_one_line_errors(url, args, message, code):

@@ -97,3 +97,50 @@ def test_a_second_result_for_the_same_logical_date_supersedes_the_first(seed, en
     assert set(kept[kept["superseded"]]["run_id"]) == {first.id}
     # the latest run per version is unaffected: one row per version
     assert list(latest_runs(engine, retriever="bm25")["run_id"]) == [other_day.id, v2.id]
+
+
+def test_a_failed_run_is_a_measure_history_row_with_empty_cells_when_asked(engine, history):
+    from evalops.warehouse.models import FINISHED_STATUSES
+
+    frame = measure_history(engine, "bm25", "nDCG@10", versions=["v2"], statuses=FINISHED_STATUSES)
+    assert list(frame["status"]) == ["succeeded"] * 3 + ["failed"]
+    failed = frame.iloc[-1]
+    assert failed["measure"] == "nDCG@10" and pd.isna(failed["n"]) and pd.isna(failed["mean"])
+    assert pd.isna(failed["ci_low"]) and pd.isna(failed["ci_high"])
+    assert str(frame["n"].dtype) == "Int64" and frame["n"].iloc[0] == 50
+    # by default only scored runs; a scored run without the measure is never a row
+    assert list(measure_history(engine, "bm25", "nDCG@10", versions=["v2"])["status"]) == ["succeeded"] * 3
+    assert measure_history(engine, "bm25", "P@5", statuses=FINISHED_STATUSES)["status"].eq("failed").all()
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"retriever": "bm52"}, "no run of retriever 'bm52' is stored in the warehouse; stored retrievers: bm25"),
+        ({"retriever": "bm25", "dataset": "prod"},
+         "no run of bm25 on dataset 'prod' is stored in the warehouse; stored datasets of bm25: gold, production"),
+        ({"dataset": "prod"}, "no run on dataset 'prod' is stored in the warehouse; stored datasets: gold, production"),
+        ({"retriever": "bm25", "dataset": "gold", "versions": ["v1", "v3"]},
+         "no run of version(s) 'v3' of bm25 on dataset gold is stored; stored versions: v1, v2"),
+        ({"retriever": "bm25", "dataset": "gold", "measure": "ndcg@10"},
+         "measure 'ndcg@10' is not stored for bm25 on dataset gold; stored measures: P@5, nDCG@10"),
+    ],
+)
+def test_check_history_query_names_what_is_stored(engine, history, query, message):
+    from evalops.errors import InputError
+    from evalops.warehouse import check_history_query
+
+    with pytest.raises(InputError) as raised:
+        check_history_query(engine, **query)
+    assert str(raised.value) == message
+
+
+def test_check_history_query_accepts_what_is_stored_and_an_empty_warehouse(engine, seed):
+    from evalops.errors import InputError
+    from evalops.warehouse import check_history_query
+
+    check_history_query(engine, dataset="gold")  # no runs yet: an empty history, not an error
+    with pytest.raises(InputError, match="stored retrievers: none"):
+        check_history_query(engine, retriever="bm25")
+    seed.run("v1", fingerprint=seed.fingerprint(), status="failed")
+    check_history_query(engine, retriever="bm25", dataset="gold", versions=["v1"], measure="nDCG@10")
