@@ -17,7 +17,7 @@ from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
               help="Knowledge-base documents to draft from (a seeded sample).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the document sample.")
 @click.option("--queue", "queue", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The annotation queue (JSONL; default: <project>/annotation/queue.jsonl).")
+              help="The annotation queue (JSONL; default: <project>/.evalops/annotation/queue.jsonl).")
 @click.option("--judge", "judge_kind", type=click.Choice(["configured", "lexical"]), default="configured",
               show_default=True, help="The configured judge (judge.kind), or the offline lexical judge.")
 @click.option("--near-duplicate", type=click.FloatRange(0, 1), default=0.8, show_default=True,

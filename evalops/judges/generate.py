@@ -19,12 +19,12 @@ column              meaning
 ``status``          ``pending`` until an annotator accepts or rejects it
 ==================  ===========================================================================
 
-The queue file is ``<project>/annotation/queue.jsonl`` (:func:`default_queue`) unless a caller names
+The queue file is ``<project>/.evalops/annotation/queue.jsonl`` (:func:`default_queue`) unless a caller names
 another. Sources: ``evalops generate-queries`` writes ``generated`` rows; the evaluation run's judge step
 writes the production queries it judged as ``sampled_query`` rows (:func:`sampled_query_rows`: no
 document, no proposed grade, the scrubbed query text, origin "production sample <day> ..."), so that
 annotators can label what the judge labelled and the judge's agreement can later be measured on
-production traffic too; ``judgment_hole`` rows name an unjudged document of a version's top k. The same
+production traffic too; ``hole`` rows name an unjudged document of a version's top k. The same
 query text from another day has the same ``item_id`` and is not queued twice.
 
 De-duplication: a drafted question is dropped when it matches a gold query or an earlier draft after
@@ -56,8 +56,9 @@ QUEUE_SOURCES = ("generated", "sampled_query", "hole")
 
 
 def default_queue(home: str | Path) -> Path:
-    """The project's annotation queue: ``<home>/annotation/queue.jsonl``."""
-    return Path(home) / "annotation" / "queue.jsonl"
+    """The project's annotation queue: ``<home>/.evalops/annotation/queue.jsonl``, beside the other state
+    evalops writes (and so in the ``.gitignore`` that ``evalops init`` writes)."""
+    return Path(home) / ".evalops" / "annotation" / "queue.jsonl"
 
 
 @dataclass
@@ -126,8 +127,8 @@ def sampled_query_rows(texts: Mapping[str, str], *, origin: str, now: dt.datetim
 
 
 def queue_path(cfg: Any) -> Path:
-    """The project's annotation queue: ``<project>/annotation/queue.jsonl``."""
-    return Path(cfg.home) / "annotation" / "queue.jsonl"
+    """The project's annotation queue (:func:`default_queue` of ``cfg.home``)."""
+    return default_queue(cfg.home)
 
 
 def write_queue(path: Path, rows: Sequence[Mapping[str, Any]], *, gold_paths: Iterable[Path] = ()) -> int:

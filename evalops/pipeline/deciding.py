@@ -15,7 +15,7 @@ its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverag
 
 The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
 with the family and the judged coverage) and written to ``decisions.json`` for the alert and report steps.
-The unjudged documents of the compared versions then go to the annotation queue (``pipeline.holes``).
+The unjudged documents of the versions compared (those with a decided comparison) then go to the annotation queue (``pipeline.holes``).
 """
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
     path = decisions_file(cfg, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records))
-    queue_holes(cfg, run, versions)  # the unjudged documents the comparisons depend on, as annotation work
+    # the unjudged documents the decided comparisons depend on, as annotation work
+    queue_holes(cfg, run, versions, {r["candidate_run_id"] for r in records})
     return counts
 
 

@@ -2,9 +2,10 @@
 
 After the comparisons are decided (``deciding.decide_run``), for every gold query set and retriever: the
 unjudged top-k documents that each scored version recorded while it was scored (``scoring``) are pooled
-over the versions of the compared pairs, de-duplicated and ordered by how much judging them could change
+over the versions of the pairs that were compared (a decided comparison; a candidate that failed, or whose
+baseline failed, was not compared and adds nothing), de-duplicated and ordered by how much judging them could change
 the comparisons (:mod:`evalops.holes`; k is the cutoff of the first alert measure). They are appended to
-the annotation queue (``<project>/annotation/queue.jsonl``; rows already there are not added twice) and
+the annotation queue (``<project>/.evalops/annotation/queue.jsonl``; rows already there are not added twice) and
 written to ``holes.json`` in the run's work folder for the report.
 
 When a judge is configured (``judge.kind``), the holes are judged too (binary ``context_relevance``,
@@ -44,8 +45,10 @@ def _unjudged(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str, l
         return {}
 
 
-def queue_holes(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> dict[str, Any]:
-    """Queue the holes of the run's gold comparisons (module docstring). Returns counts per query set."""
+def queue_holes(cfg: Config, run: RunContext, versions: list[dict[str, Any]], compared: set[int]
+                ) -> dict[str, Any]:
+    """Queue the holes of the run's gold comparisons (module docstring): ``compared`` holds the candidate
+    run ids that have a decided comparison. Returns counts per query set."""
     from evalops.holes import HOLE_POLICY, cutoff_of, hole_rows, prioritise_holes
     from evalops.judges.generate import queue_path, write_queue
     from evalops.pipeline.queries import gold_queries
@@ -60,9 +63,7 @@ def queue_holes(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) ->
     summary: dict[str, Any] = {"policy": {**HOLE_POLICY, "cutoff": k}, "query_sets": {}}
     rows: list[dict[str, Any]] = []
     for (dataset, retriever), members in sorted(groups.items()):
-        pairs = [(s["baseline_version"], s["version"]) for s in members
-                 if s.get("baseline_version") and s["version"] != s["baseline_version"]
-                 and s.get("baseline_run_id") is not None]
+        pairs = [(s["baseline_version"], s["version"]) for s in members if s["run_id"] in compared]
         if not pairs:
             continue
         unjudged = {s["version"]: _unjudged(cfg, run, s) for s in members}

@@ -229,8 +229,8 @@ def build_report_data(
         policies=policies,
         versions=rows,
         ab_results=ab,
-        changes=_changes(cfg, engine, versions)
-        + sorted({s["baseline_note"] for s in gold_specs if s["baseline_version"] is None}),
+        changes=_changes(cfg, engine, versions),
+        no_baseline=sorted({s["baseline_note"] for s in gold_specs if s["baseline_version"] is None}),
         stale_baselines=sorted({s["rescore_reason"] for s in versions if s.get("rescore_reason")}),
         alerts=list(alerts),
         holes=load_holes(cfg, run),

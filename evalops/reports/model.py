@@ -99,7 +99,8 @@ class ReportData:
     ``fingerprint_components`` names what the fingerprint hashes (gold-set version, knowledge-base
     snapshot, measures, cutoffs, policies); ``policies`` holds every policy in force (metric policies and
     the regression policy). ``changes`` lists, in words, what changed since the stored baseline;
-    ``stale_baselines`` says which baselines were re-scored in this run and why.
+    ``stale_baselines`` says which baselines were re-scored in this run and why; ``no_baseline`` which
+    retrievers have no baseline yet (so nothing of theirs is compared).
     """
 
     run_key: str
@@ -117,3 +118,4 @@ class ReportData:
     title: str = "evalops run report"
     holes: dict[str, Any] = field(default_factory=dict)  # the unjudged documents queued (evalops.pipeline.holes)
     warnings: list[str] = field(default_factory=list)  # e.g. tuned on dev, no gain on test (evalops.segments)
+    no_baseline: list[str] = field(default_factory=list)  # retrievers with no baseline yet, in words

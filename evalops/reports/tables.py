@@ -212,6 +212,34 @@ def _holes_section(holes: dict[str, Any], limit: int = 10) -> Section | None:
     return section
 
 
+def _not_compared(data: ReportData) -> list[str]:
+    """Why versions have no A/B rows, one sentence per situation: a retriever without a baseline (the
+    planner's words), candidates that failed (named, with their failed queries), candidates whose baseline
+    failed in this run, and, when nothing else explains it, every deployed version being its baseline."""
+    results = {(r.retriever, r.candidate_version, r.query_set) for r in data.ab_results}
+    baselines = [v for v in data.versions if v.role.startswith("baseline")]
+    failed, orphaned = [], []
+    for v in data.versions:
+        if v.role != "candidate" or (v.retriever, v.version, v.query_set) in results:
+            continue
+        if v.status == "failed":
+            counts = (f"{v.n_failed} of {v.n_queries} {v.query_set} queries failed" if v.n_failed
+                      else f"{v.query_set}: scoring failed")
+            failed.append((f"{v.retriever} {v.version}", counts))
+        elif any(b.status == "failed" and (b.retriever, b.query_set) == (v.retriever, v.query_set) for b in baselines):
+            orphaned.append(f"{v.retriever} {v.version} ({v.query_set})")
+    out = list(data.no_baseline)
+    if len(failed) == 1:
+        out.append(f"{failed[0][0]} was not compared because it failed ({failed[0][1]}).")
+    elif failed:
+        out.append("Not compared because they failed: " + "; ".join(f"{n} ({c})" for n, c in failed) + ".")
+    if orphaned:
+        out.append("Not compared because their baseline failed in this run: " + "; ".join(orphaned) + ".")
+    if not data.ab_results and not out and not any(v.role in ("candidate", "deployed") for v in data.versions):
+        out.append("No candidate was compared (every deployed version is its retriever's baseline).")
+    return out
+
+
 def _rule_interval(r: ABResult) -> str:
     """The family-adjusted interval the decision was read from, with its level."""
     if r.interval_low is None or r.interval_high is None:
@@ -264,7 +292,10 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     changed = Section("What changed since the baseline")
     changed.bullets += [Bullet(line) for line in data.stale_baselines + data.changes]
     if not changed.bullets:
-        changed.bullets.append(Bullet("Nothing: same fingerprint, same versions as the stored baselines."))
+        has_baseline = any(v.role.startswith("baseline") for v in data.versions)
+        changed.bullets.append(Bullet("Nothing: same fingerprint, same versions as the stored baselines."
+                                      if has_baseline or not data.no_baseline
+                                      else "Nothing to compare with (see the A/B results)."))
     sections.append(changed)
 
     fp = Section("Fingerprint and policies")
@@ -308,9 +339,8 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         ab.charts.append("deltas")
     if prod_ab:
         ab.tables.append(("Production queries (implicit-feedback labels)", _ab_table(prod_ab)))
-    if not data.ab_results:
-        ab.paragraphs.append("No candidate was compared (every deployed version is its retriever's baseline).")
-    else:
+    ab.paragraphs += _not_compared(data)
+    if data.ab_results:
         # the rule's conclusion in words, one line per comparison (the reason the decision was taken)
         ab.bullets.extend(
             Bullet(f"{r.retriever} {r.candidate_version} {r.measure} ({r.query_set}): {r.decision}: {r.reasons[-1]}")

@@ -66,7 +66,7 @@ def test_generate_queries_command(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["documents"] == 8 and out["added"] == out["drafted"] > 0
-    lines = (tmp_path / "annotation" / "queue.jsonl").read_text().splitlines()
+    lines = (tmp_path / ".evalops" / "annotation" / "queue.jsonl").read_text().splitlines()
     assert len(lines) == out["added"] and all(json.loads(x)["source"] == "generated" for x in lines)
     again = CliRunner().invoke(main, ["generate-queries", "--project", str(tmp_path), "-n", "8", "--judge", "lexical"])
     assert json.loads(again.output)["added"] == 0

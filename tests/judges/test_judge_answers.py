@@ -224,7 +224,7 @@ def test_the_judged_production_queries_go_to_the_annotation_queue_once(tmp_path)
     env.update({"EVALOPS_JUDGE__KIND": "lexical", "EVALOPS_LOG_SAMPLE_SIZE": "30",
                 "EVALOPS_JUDGE__PRODUCTION_QUERIES": "8"})
     cfg = load_config(tmp_path / "home", environ=env)
-    queue = tmp_path / "home" / "annotation" / "queue.jsonl"
+    queue = tmp_path / "home" / ".evalops" / "annotation" / "queue.jsonl"
     # A generated pair already waits in the queue: one schema, one file for every source.
     write_queue(queue, [queue_row(source="generated", query="What is the hotel limit in Tokyo?", doc_id="travel-04",
                                   proposed_grade=2, origin="tests", answer="USD 260 per night.")])

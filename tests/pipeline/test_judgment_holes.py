@@ -72,7 +72,7 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     assert row["policy"]["max_judged_coverage_drop"] == 0.1
 
     # the queue: every hole once, the removed documents first
-    lines = [json.loads(line) for line in (tmp_path / "annotation" / "queue.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (tmp_path / ".evalops" / "annotation" / "queue.jsonl").read_text().splitlines()]
     assert {r["source"] for r in lines} == {"hole"}
     pairs = [(r["query_id"], r["doc_id"]) for r in lines]
     assert len(pairs) == len(set(pairs))
@@ -94,16 +94,64 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
 
     # a second run of the same day adds nothing to the queue
     run_local(cfg, day2)
-    assert len((tmp_path / "annotation" / "queue.jsonl").read_text().splitlines()) == len(lines)
+    assert len((tmp_path / ".evalops" / "annotation" / "queue.jsonl").read_text().splitlines()) == len(lines)
 
 
 def test_a_configured_judge_proposes_grades_for_the_holes_and_the_gold_set_is_untouched(repo_root, planted_project):
     thinned, baseline, candidate, removed = _plant(load_gold_set(repo_root / "include" / "goldset"),
                                                    planted_project.pads)
     cfg, day2, result = planted_project(thinned, baseline, candidate, ["nDCG@5"], extra="judge: {kind: lexical}\n")
-    lines = [json.loads(line) for line in (cfg.home / "annotation" / "queue.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (cfg.home / ".evalops" / "annotation" / "queue.jsonl").read_text().splitlines()]
     graded = [r for r in lines if r["proposed_grade"] is not None]
     assert len(graded) == len(lines)  # the lexical judge labels every pair it is given
     assert {r["proposed_grade"] for r in graded} <= {0, 1}
     assert all("proposed by lexical" in r["origin"] for r in graded)
     assert load_gold_set(cfg.home / "gold").version == thinned.version  # never merged into the gold set
+
+
+def test_a_failed_candidate_is_not_compared_adds_no_holes_and_the_report_says_why(tmp_path, repo_root, planted_project):
+    """A candidate that answers 3 of the gold queries fails its failure budget: it is never compared, so
+    none of the baseline's unjudged documents are queued on its account, and the report says it failed
+    (not that every version is a baseline). Day 1, with no baseline, says that once."""
+    from pathlib import Path
+
+    from evalops.config import load_config
+    from evalops.goldset import save_gold_set
+    from evalops.pipeline import IncompleteRunError, RunContext, run_local
+    from evalops.pipeline.holes import load_holes
+    from evalops.pipeline.promotion import promote
+
+    thinned, baseline, candidate, _ = _plant(load_gold_set(repo_root / "include" / "goldset"), planted_project.pads)
+    save_gold_set(thinned, tmp_path / "gold")
+    for name, ranked in (("baseline", baseline), ("candidate", dict(sorted(candidate.items())[:3]))):
+        with (tmp_path / f"{name}.trec").open("w") as out:
+            out.writelines(f"{q} Q0 {d} {r + 1} {100 - r} t\n" for q, docs in ranked.items() for r, d in enumerate(docs))
+    entry = "  - {{name: planted, version: '{v}', adapter: run_file, deployed: true, owner: s, params: {{path: {p}}}}}\n"
+    (tmp_path / "retrievers.yaml").write_text("retrievers:\n" + entry.format(v="1.0", p="baseline.trec")
+                                              + entry.format(v="2.0", p="candidate.trec"))
+    (tmp_path / "evalops.yaml").write_text(
+        f"gold_set: {{path: gold}}\nknowledge_base: {{path: {repo_root / 'include' / 'knowledge_base'}}}\n"
+        "registry: retrievers.yaml\nmeasures: [nDCG@5]\nlog_sample_size: 0\n")
+    cfg = load_config(tmp_path, environ={})
+
+    def report(day: str) -> str:
+        with pytest.raises(IncompleteRunError, match="planted@2.0") as failed:
+            run_local(cfg, RunContext.for_day(day))
+        html = Path(failed.value.result["report"])
+        assert "because it failed" in html.read_text() or day == "2024-06-01"  # the HTML says the same
+        return (html.parent / "report.md").read_text()
+
+    first = report("2024-06-01")
+    ab = first[first.index("## A/B results"):]
+    assert first.count("has no baseline yet") == 1 and "has no baseline yet" in ab
+    assert "No candidate was compared" not in first and "because it failed" not in first
+
+    promote(cfg, retriever="planted", version="1.0", promoted_by="test", reason="the deployed version")
+    second = report("2024-06-02")
+    ab = second[second.index("## A/B results"):]
+    assert "planted 2.0 was not compared because it failed (" in ab and " queries failed)" in ab
+    assert "No candidate was compared" not in second and "no baseline yet" not in second
+    assert load_holes(cfg, RunContext.for_day("2024-06-02"))["query_sets"] == {}
+    assert "Holes in the judgments" not in second
+    assert not (tmp_path / ".evalops" / "annotation" / "queue.jsonl").exists()
+    assert not (tmp_path / "annotation").exists()

@@ -62,6 +62,21 @@ def test_the_demo_project_is_the_checkout_whatever_the_folder(tmp_path, monkeypa
     assert demo_project() == repo_root
 
 
+def test_what_a_run_writes_is_in_the_gitignore_init_writes(tmp_path):
+    """The annotation queue, the reports and the work folder all sit under a folder `.gitignore` lists."""
+    from pathlib import Path
+
+    from evalops.config import load_config
+    from evalops.judges.generate import queue_path
+
+    root = tmp_path / "mine"
+    assert CliRunner().invoke(main, ["init", str(root)]).exit_code == 0
+    ignored = [root / line.rstrip("/") for line in (root / ".gitignore").read_text().splitlines() if line.endswith("/")]
+    cfg = load_config(root, environ={})
+    for path in (queue_path(cfg), Path(cfg.report_dir), Path(cfg.work_dir)):
+        assert any(folder in path.parents for folder in ignored), path
+
+
 def test_init_writes_a_project_and_refuses_to_overwrite_it(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["init", str(tmp_path / "mine"), "--gold-set", "data", "--knowledge-base",

@@ -108,11 +108,52 @@ def test_written_html_is_self_contained_with_a_png_chart(data, tmp_path):
     assert sorted(p.name for p in paths.directory.iterdir()) == before
 
 
-def test_report_without_comparisons(data):
-    first_day = ReportData(**{**data.__dict__, "ab_results": [], "alerts": [], "changes": [], "stale_baselines": []})
-    md = render_markdown(first_day)
-    assert "No alerts." in md and "No candidate was compared" in md
+def _not_compared(data: ReportData, versions: list[VersionScores], **fields) -> ReportData:
+    return ReportData(**{**data.__dict__, "ab_results": [], "alerts": [], "changes": [], "stale_baselines": [],
+                         "versions": versions, **fields})
+
+
+def test_report_when_every_deployed_version_is_a_baseline(data):
+    agg = data.versions[0].aggregates
+    only = _not_compared(data, [VersionScores("handbook", "v1", "baseline", "gold", agg, n_queries=64)])
+    md = render_markdown(only)
+    assert "No alerts." in md and "No candidate was compared (every deployed version is its retriever's baseline)." in md
     assert "Nothing: same fingerprint" in md
+
+
+def test_first_day_says_once_that_there_is_no_baseline_even_when_a_version_failed(data):
+    agg = data.versions[0].aggregates
+    note = "handbook has no baseline yet, so nothing is compared; promote a run with 'evalops promote'"
+    first_day = _not_compared(data, [
+        VersionScores("handbook", "v1", "deployed", "gold", agg, n_queries=64),
+        VersionScores("handbook", "v2", "deployed", "gold", {}, status="failed", n_queries=64, n_failed=60),
+    ], no_baseline=[note])
+    for text in (render_markdown(first_day), render_html(first_day)):
+        assert text.count("has no baseline yet") == 1
+        assert text.index("has no baseline yet") > text.index("A/B results against the baseline")
+        assert "No candidate was compared" not in text and "because it failed" not in text
+        assert "same versions as the stored baselines" not in text  # there are none
+
+
+def test_a_failed_candidate_is_named_with_its_failed_queries_not_called_a_baseline(data):
+    agg = data.versions[0].aggregates
+    failed = _not_compared(data, [
+        VersionScores("handbook", "v1", "baseline", "gold", agg, n_queries=300),
+        VersionScores("handbook", "rerank", "candidate", "gold", {}, status="failed", n_queries=300, n_failed=293),
+        VersionScores("handbook", "broken", "candidate", "gold", {}, status="failed", n_queries=300),
+    ])
+    md, page = render_markdown(failed), render_html(failed)
+    sentence = ("Not compared because they failed: handbook rerank (293 of 300 gold queries failed); "
+                "handbook broken (gold: scoring failed).")
+    for text in (md, page):
+        assert text.count(sentence) == 1
+        assert "No candidate was compared" not in text and "no baseline" not in text
+    one = _not_compared(data, failed.versions[:2])
+    assert "handbook rerank was not compared because it failed (293 of 300 gold queries failed)." in render_markdown(one)
+    # beside a candidate that was compared, the failed one is still named
+    mixed = ReportData(**{**one.__dict__, "versions": one.versions + [data.versions[1]],
+                          "ab_results": [_ab("v2-hybrid", "improvement", 0.05)]})
+    assert "handbook rerank was not compared because it failed" in render_markdown(mixed)
 
 
 def test_importing_reports_does_not_import_matplotlib():
