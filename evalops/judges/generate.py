@@ -57,8 +57,13 @@ QUEUE_SOURCES = ("generated", "sampled_query", "hole")
 
 def default_queue(home: str | Path) -> Path:
     """The project's annotation queue: ``<home>/.evalops/annotation/queue.jsonl``, beside the other state
-    evalops writes (and so in the ``.gitignore`` that ``evalops init`` writes)."""
-    return Path(home) / ".evalops" / "annotation" / "queue.jsonl"
+    evalops writes (and so in the ``.gitignore`` that ``evalops init`` writes).
+
+    A queue at the earlier place, ``<home>/annotation/queue.jsonl``, is used while there is none at the new
+    one: it holds people's work (each item's ``status``), so it is never left behind silently."""
+    queue = Path(home) / ".evalops" / "annotation" / "queue.jsonl"
+    earlier = Path(home) / "annotation" / "queue.jsonl"
+    return earlier if earlier.is_file() and not queue.exists() else queue
 
 
 @dataclass
