@@ -71,7 +71,7 @@ def plan_run(
         files = ", ".join(str(p) for p in cfg.registry_files())
         raise ConfigError(f"{files}: no retriever version is deployed (set `deployed: true` on at least one)")
     for entry in deployed:
-        entry.check_files()
+        entry.check_files(cfg.memory_budget_bytes)
 
     prod_fp = None
     n_prod = int(log_sample.get("judged") or 0)

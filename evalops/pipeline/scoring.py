@@ -8,8 +8,9 @@ The failure policy is applied to the whole version, not per shard, so sharding n
 
 A retriever that cannot be built or called at all (a missing credential, a service down for every query)
 makes the shard's ``error``; the version then fails. A version that fails to *load* fails the same way,
-whatever the exception (a binary run file, a broken entry point): loading is deterministic, so retrying
-the task would fail again, and the other versions are scored and stored regardless. Only unexpected
+whatever the exception (a broken entry point; a run file changed after planning, which checked it):
+loading is deterministic, so retrying the task would fail again, and the other versions are scored and
+stored regardless. Only unexpected
 exceptions during scoring escape, so Airflow retries the task for those.
 
 The shard's ``.json`` also keeps what the judge step reuses instead of asking the retriever again: the
@@ -79,7 +80,8 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
             raise EvalopsError(f"{entry.source}: version {spec['version']} could not be loaded: "
                                f"{type(exc).__name__}: {exc}") from exc
         # The breaker is sized for the whole version: once this shard alone has lost more queries than the
-        # version's budget allows, the version fails whatever the other shards do, so stop calling.
+        # version's budget allows, the version fails whatever the other shards do, so stop calling. It guards
+        # remote retrievers only (retrieve_run decides; a run file is read for every query).
         breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
         result = retrieve_run(retriever, queries.texts, k=cfg.k, name=f"{spec['retriever']}@{spec['version']}",
                               failure_budget=1.0, breaker=breaker)

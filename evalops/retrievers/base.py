@@ -12,6 +12,12 @@ Conventions owned here:
   Equal scores are allowed; the evaluator breaks those ties by doc id descending, as trec_eval does.
 * A failure is a :class:`QueryResult` with ``error`` set. It is excluded from the run and counted, never
   turned into an empty list (an empty list is a real answer: "retrieved nothing", which scores 0).
+* A retriever whose failures come from a remote service (an HTTP adapter) is *remote*; one that answers in
+  this process from local data (a run file, the built-in BM25 and TF-IDF) declares ``remote = False``: its
+  failures are the same on every call for the same query (a query absent from a run file), so nothing is
+  gained by not asking. A wrapper (fusion, rerank) is remote when any of its parts is. A retriever that
+  does not say is taken as remote (user code may call a service). :func:`is_remote` reads it; the scoring
+  loop's circuit breaker guards remote retrievers only.
 * A RAG endpoint may also return a generated ``answer`` (a string) with its ranked list; it is kept as
   returned (untrusted text: escaped wherever it is shown) and judged for faithfulness and relevance. An
   answer that is not a string fails the query, like a malformed ranked list.
@@ -36,6 +42,7 @@ __all__ = [
     "Retriever",
     "coerce_result",
     "coerce_results",
+    "is_remote",
     "top_k",
 ]
 
@@ -84,6 +91,12 @@ class Retriever(Protocol):
     """
 
     def retrieve(self, queries: Sequence[Query], k: int) -> Sequence[QueryResult | Sequence[Any]]: ...
+
+
+def is_remote(retriever: Any) -> bool:
+    """Whether ``retriever`` (or a reranker) may call a remote service: its ``remote`` attribute, True when it
+    has none (see the module conventions)."""
+    return bool(getattr(retriever, "remote", True))
 
 
 def _ranked_problem(items: Sequence[Any]) -> tuple[Ranked, str | None]:

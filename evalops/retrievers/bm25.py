@@ -36,6 +36,8 @@ class BM25Retriever:
     purpose (the demo's "truncated index" candidate); leave it at 1 for a real retriever.
     """
 
+    remote = False  # in-process, over local data (see evalops.retrievers.base)
+
     def __init__(
         self,
         corpus: Any,

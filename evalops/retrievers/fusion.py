@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from evalops.errors import ConfigError
-from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, top_k
+from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, is_remote, top_k
 
 __all__ = ["ReciprocalRankFusion"]
 
@@ -32,6 +32,10 @@ class ReciprocalRankFusion:
 
     def __repr__(self) -> str:
         return f"ReciprocalRankFusion({self.retrievers!r}, rrf_k={self.rrf_k}, depth={self.depth})"
+
+    @property
+    def remote(self) -> bool:
+        return any(is_remote(r) for r in self.retrievers)
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         fetch = max(k, self.depth)

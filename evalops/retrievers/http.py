@@ -107,6 +107,8 @@ def parse_answer(payload: Mapping[str, Any]) -> str | None:
 class HttpRetriever:
     """A retriever service reached over HTTP. ``transport`` (an httpx transport) replaces the network in tests."""
 
+    remote = True  # the circuit breaker guards it (see evalops.retrievers.base)
+
     def __init__(
         self,
         url: str,

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from evalops.errors import ConfigError
-from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, top_k
+from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, is_remote, top_k
 from evalops.retrievers.corpus import as_corpus
 from evalops.retrievers.text import Tokenizer
 
@@ -49,6 +49,8 @@ class LexicalOverlapReranker:
     idf(t) = ln((1 + N) / (1 + df(t))) + 1 over the corpus it is given; a token unseen in the corpus gets
     the largest idf. A reference implementation, not a strong reranker.
     """
+
+    remote = False  # in-process (see evalops.retrievers.base)
 
     def __init__(self, corpus: Any, tokenizer: Tokenizer | None = None):
         docs = as_corpus(corpus)
@@ -88,6 +90,10 @@ class RerankedRetriever:
 
     def __repr__(self) -> str:
         return f"RerankedRetriever({self.first_stage!r}, {type(self.reranker).__name__}, depth={self.depth})"
+
+    @property
+    def remote(self) -> bool:
+        return is_remote(self.first_stage) or is_remote(self.reranker)
 
     def _rerank_one(self, query: Query, first: QueryResult, k: int) -> QueryResult:
         missing = [d for d, _ in first.ranked if d not in self.text]

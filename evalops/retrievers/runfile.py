@@ -10,7 +10,7 @@ explicitly that absence means "retrieved nothing" (scored 0).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,9 @@ from evalops.errors import ConfigError
 from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.base import Query, QueryResult
 
-__all__ = ["RunFileRetriever"]
+__all__ = ["RunFileRetriever", "check_run_file"]
+
+_MISSING_HINT = "set `missing: empty` if an absent query retrieved nothing"
 
 
 class RunFileRetriever:
@@ -29,11 +31,12 @@ class RunFileRetriever:
     are the ones the in-memory reading gives.
     """
 
+    remote = False  # a local file: a query's absence is the same on every call (see evalops.retrievers.base)
+
     def __init__(self, path: str | os.PathLike[str], *, missing: str = "fail",
                  memory_budget: int = DEFAULT_MEMORY_BUDGET):
-        from evalops.formats import read_run
         from evalops.formats._source import as_source
-        from evalops.formats.stream import needs_streaming, whole_query_blocks
+        from evalops.formats.stream import needs_streaming
 
         if missing not in ("fail", "empty"):
             raise ConfigError(f"run_file: missing must be 'fail' or 'empty', not {missing!r}")
@@ -42,22 +45,13 @@ class RunFileRetriever:
         self.memory_budget = memory_budget
         source = as_source(self.path)
         self.streamed = needs_streaming(source, memory_budget)
-        if not self.streamed:
-            run = read_run(source)
-            self.name = run.name
-            self._ranked = _ranked(run)
-            return
-        self._ranked = {}
-        rows = 0
-        for block in whole_query_blocks(source, memory_budget, float32=False):
-            if block is None:  # read again from the start
-                self._ranked, rows = {}, 0
+        self._ranked: dict[str, tuple[tuple[str, float | None], ...]] = {}
+        for run in _runs(source, memory_budget):
+            if run is None:  # read again from the start
+                self._ranked = {}
                 continue
-            self._ranked.update(_ranked(block.to_run()))
-            rows += len(block)
-            self.name = block.name
-        if rows == 0:
-            read_run(source)  # raises the reader's error for an empty run
+            self._ranked.update(_ranked(run))
+            self.name = run.name
 
     def __repr__(self) -> str:
         return f"RunFileRetriever({str(self.path)!r}, {len(self._ranked)} queries, missing={self.missing!r})"
@@ -67,10 +61,42 @@ class RunFileRetriever:
         for q in queries:
             ranked = self._ranked.get(q.id)
             if ranked is None and self.missing == "fail":
-                out.append(QueryResult.failure(q.id, f"query {q.id!r} is absent from the run file {self.path}"))
+                out.append(QueryResult.failure(q.id, f"query {q.id!r} is absent from the run file {self.path} "
+                                                     f"({_MISSING_HINT})"))
             else:
                 out.append(QueryResult(q.id, (ranked or ())[:k]))
         return out
+
+
+def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
+    """Read the run file at ``path`` as :class:`RunFileRetriever` reads it, keeping nothing: raises the
+    reader's error (an ``InputError`` naming ``file:line`` and what is wrong) for a malformed or empty file."""
+    from evalops.formats._source import as_source
+
+    for _ in _runs(as_source(path), memory_budget):
+        pass
+
+
+def _runs(source: Any, memory_budget: int) -> Iterator[Any]:
+    """The run in ``source``: one Run when its in-memory reading fits ``memory_budget``, else Runs of whole
+    queries block by block (:mod:`evalops.formats.stream`), ``None`` before a new reading (discard the
+    Runs so far). An empty run raises the reader's error."""
+    from evalops.formats import read_run
+    from evalops.formats.stream import needs_streaming, whole_query_blocks
+
+    if not needs_streaming(source, memory_budget):
+        yield read_run(source)
+        return
+    rows = 0
+    for block in whole_query_blocks(source, memory_budget, float32=False):
+        if block is None:
+            rows = 0
+            yield None
+            continue
+        rows += len(block)
+        yield block.to_run()
+    if rows == 0:
+        read_run(source)  # raises the reader's error for an empty run
 
 
 def _ranked(run: Any) -> dict[str, tuple[tuple[str, float | None], ...]]:

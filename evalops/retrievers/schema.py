@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers._yaml import Marked
 
 __all__ = ["ADAPTERS", "BUILTIN_KINDS", "PARAMS", "RetrieverEntry", "parse_entry"]
@@ -93,17 +94,27 @@ class RetrieverEntry:
     def key(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def check_files(self) -> None:
-        """Refuse an entry whose run file does not exist (a ``ConfigError`` naming the registry file and line,
-        the key and what to fix); called before a run writes anything."""
+    def check_files(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
+        """Refuse an entry whose run file does not exist or is malformed (a ``ConfigError`` naming the
+        registry file and line or the run file and line, the key and what to fix); called before a run
+        writes anything, so a bad run file is bad input, not a version that failed half-way. The file is read
+        as scoring reads it (within ``memory_budget``), and nothing of it is kept."""
         if self.adapter != "run_file" or "path" not in self.params:
             return
+        from evalops.errors import InputError
+        from evalops.retrievers.runfile import check_run_file
+
         path = Path(str(self.params["path"])).expanduser()
         path = path if path.is_absolute() else self.base_dir / path
         if not path.is_file():
             raise ConfigError(f"{self.source}: retriever {self.key}: params.path {path} does not exist; write the "
                               "run file there, fix the path (relative paths start at the registry's folder), or "
                               "set deployed: false")
+        try:
+            check_run_file(path, memory_budget)
+        except InputError as exc:
+            raise ConfigError(f"{exc}; fix the run file, or set deployed: false on retriever {self.key} "
+                              f"({self.source})") from None
 
     def to_record(self, *, masked: bool = True) -> dict[str, Any]:
         """The entry as plain data. ``masked`` (the default, for anything written or shown) replaces every

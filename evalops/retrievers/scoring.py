@@ -12,10 +12,14 @@ Policy owned here (it travels with every :class:`RetrievalResult`):
 * A run with any failure is ``partial``. When the failed share exceeds ``failure_budget`` (default 2 %),
   :class:`FailureBudgetExceeded` is raised: the version must not be scored on what is left.
 * A batch whose ``retrieve`` call raises fails all of its queries with the exception's message.
-* Circuit breaker: once more queries failed than the budget allows (``floor(failure_budget × n)``), the
-  run cannot be scored whatever follows, so the remaining queries are failed without calling the retriever
-  ("not called: the circuit breaker opened ..."). Adapters with ``attach_breaker`` (HTTP) also stop
-  in-flight retries. A dead service thus costs about one round of retries, not one per query.
+* Circuit breaker, for remote retrievers only (:func:`~evalops.retrievers.base.is_remote`; the rule is
+  :func:`_breaker_for`): once more queries failed than the budget allows (``floor(failure_budget × n)``),
+  the run cannot be scored whatever follows, so the remaining queries are failed without calling the
+  retriever ("not called: the circuit breaker opened ..."). Adapters with ``attach_breaker`` (HTTP) also
+  stop in-flight retries. A dead service thus costs about one round of retries, not one per query. A local
+  retriever (a run file, BM25, TF-IDF) is asked every query whatever failed before: calling it hammers
+  nothing, and its failures are per query (a query absent from the file), so the failed count and the
+  reasons reported are the true ones, and every query it answers is scored.
 * Sharded scoring (query shards on several workers): run each shard with ``check_budget=False``, then
   :func:`combine_results` the shards, which applies the budget to the whole query set.
 """
@@ -31,7 +35,7 @@ import numpy as np
 
 from evalops.data import Qrels, Run
 from evalops.errors import InputError, RetrieverError
-from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results
+from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, is_remote
 from evalops.retrievers.deadline import CircuitBreaker
 
 __all__ = [
@@ -163,7 +167,7 @@ def retrieve_run(
     a progress bar's ``advance``). Raises :class:`FailureBudgetExceeded` when the failed share exceeds
     ``failure_budget`` (unless ``check_budget`` is False, for a shard); see the module docstring.
     ``breaker`` replaces the default circuit breaker (``failure_budget`` over these queries); a shard
-    passes one sized for the whole version.
+    passes one sized for the whole version. Either applies to a remote retriever only (:func:`_breaker_for`).
     """
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
@@ -175,8 +179,7 @@ def retrieve_run(
     latencies: dict[str, float] = {}
     answers: dict[str, str] = {}
     retries = 0
-    if breaker is None and check_budget and failure_budget < 1:
-        breaker = CircuitBreaker(len(qs), failure_budget)
+    breaker = _breaker_for(retriever, breaker, len(qs), failure_budget, check_budget)
     attach = getattr(retriever, "attach_breaker", None)
     if callable(attach):
         attach(breaker)
@@ -214,6 +217,18 @@ def retrieve_run(
     if check_budget and result.failure_rate > failure_budget:
         raise FailureBudgetExceeded(result)
     return result
+
+
+def _breaker_for(retriever: Retriever, given: CircuitBreaker | None, n: int, failure_budget: float,
+                 check_budget: bool) -> CircuitBreaker | None:
+    """The circuit breaker of a run, the one place it is decided: none for a retriever that is not remote
+    (see the module docstring), else ``given`` or, when the budget is checked, one of ``failure_budget``
+    over the ``n`` queries."""
+    if not is_remote(retriever):
+        return None
+    if given is None and check_budget and failure_budget < 1:
+        return CircuitBreaker(n, failure_budget)
+    return given
 
 
 def _batch(retriever: Retriever, batch: list[Query], k: int, breaker: CircuitBreaker | None) -> list[QueryResult]:

@@ -26,6 +26,8 @@ _BLOCK_CELLS = 20_000_000
 class TfidfRetriever:
     """TF-IDF cosine (see the module docstring). ``index_fraction`` as for BM25 (a planted regression)."""
 
+    remote = False  # in-process, over local data (see evalops.retrievers.base)
+
     def __init__(self, corpus: Any, *, tokenizer: Tokenizer | None = None, index_fraction: float = 1.0):
         self.docs = truncated(corpus, index_fraction)
         self.tokenizer = tokenizer or Tokenizer()

@@ -76,26 +76,27 @@ def test_a_dead_retriever_fails_its_version_alerts_and_fails_the_run_after_the_r
 
 
 def test_a_version_that_fails_to_load_is_a_failed_version_and_the_others_are_stored(tmp_path):
+    # A factory that raises when it is built (a run file is read when the run is planned instead, so a
+    # malformed one is bad input: tests/project/test_own_data.py)
     from evalops.config import load_config
     from evalops.pipeline import IncompleteRunError, RunContext, run_local
     from evalops.pipeline.store import engine_for
     from evalops.warehouse import list_alerts
     from evalops.warehouse.history import latest_runs
 
-    binary = tmp_path / "run.bin"
-    binary.write_bytes(b"\x00\xff\xfe\x80 not a run file\x81\n")
-    overlay = tmp_path / "binary.yaml"
+    overlay = tmp_path / "broken.yaml"
     overlay.write_text(yaml.safe_dump({"retrievers": [{
-        "name": "handbook-search", "version": "7.0-binary", "adapter": "run_file", "deployed": True,
-        "owner": "tests", "params": {"path": str(binary)},
+        "name": "handbook-search", "version": "7.0-broken", "adapter": "python", "deployed": True,
+        "owner": "tests", "params": {"entry_point": "json:loads", "factory": True},
     }]}))
     cfg = load_config(tmp_path, environ=_env(tmp_path, EVALOPS_RETRIEVERS=str(overlay)))
-    with pytest.raises(IncompleteRunError, match="7.0-binary"):
+    with pytest.raises(IncompleteRunError, match="7.0-broken"):
         run_local(cfg, RunContext.for_day("2024-05-31"))
     engine = engine_for(cfg)
     runs = latest_runs(engine, statuses=("succeeded", "partial", "failed", "running", "abandoned"))
     by_version = dict(zip(runs["version"], runs["status"]))
-    assert by_version == {"1.0": "succeeded", "7.0-binary": "failed"}  # nothing left running
+    assert by_version == {"1.0": "succeeded", "7.0-broken": "failed"}  # nothing left running
     alerts = list_alerts(engine)
-    assert list(alerts["kind"]) == ["retriever_failed"] and list(alerts["version"]) == ["7.0-binary"]
-    assert str(binary) in alerts["message"].iloc[0]  # the error names the file that could not be read
+    assert list(alerts["kind"]) == ["retriever_failed"] and list(alerts["version"]) == ["7.0-broken"]
+    message = alerts["message"].iloc[0]  # the error says why the version could not be built
+    assert "version 7.0-broken could not be loaded: TypeError" in message, message

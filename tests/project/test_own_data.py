@@ -152,3 +152,82 @@ def test_the_project_runs_under_airflow(tmp_path, shared_data):
     assert [r["state"] for r in results] == ["success"], (tmp_path / "airflow.log").read_text()[-3000:]
     counts = warehouse_counts(load_config(root, environ={}))
     assert counts["eval_runs"] == 2 and counts["query_scores"] > 0
+
+
+def _run_file_project(tmp_path: Path, shared_data: Path, run_files: dict[str, Path]) -> Path:
+    """``evalops init`` over SciFact (read in place, not copied); one run_file version per item of
+    ``run_files`` (version -> path), all deployed with ``missing: fail``."""
+    data = shared_data / "scifact"
+    root = tmp_path / "proj"
+    result = CliRunner().invoke(main, ["init", str(root), "--gold-set", str(data),
+                                       "--knowledge-base", str(data / "corpus.jsonl")])
+    assert result.exit_code == 0, result.output
+    (root / "retrievers.yaml").write_text(_run_file_registry(run_files))
+    return root
+
+
+def _run_file_registry(run_files: dict[str, Path]) -> str:
+    return "retrievers:\n" + "".join(
+        f"  - {{name: sf, version: '{v}', adapter: run_file, deployed: true, owner: me, "
+        f"params: {{path: '{p}', missing: fail}}}}\n" for v, p in run_files.items())
+
+
+def test_a_partial_run_file_is_read_for_every_query_and_fails_with_the_true_count(tmp_path, shared_data,
+                                                                                   monkeypatch):
+    """The circuit breaker is for remote services: a run file answering 30 of the 300 queries fails 270 of
+    them as absent, none 'not called', and the 30 it answers are scored."""
+    from evalops.config import load_config
+    from evalops.warehouse import create_warehouse_engine, list_alerts, load_scores
+    from evalops.warehouse.history import latest_runs
+
+    runs = shared_data / "scifact" / "runs"
+    partial = runs / "itsumida-te3large-zerank1-top15.trec"
+    root = _run_file_project(tmp_path, shared_data, {"bm25": runs / "bm25.trec", "partial": partial})
+    code, out = cli("run", "--date", DAY, cwd=root, monkeypatch=monkeypatch)
+    assert code == 5 and "sf@partial gold could not be scored" in out, out
+    engine = create_warehouse_engine(warehouse_url_for(load_config(root, environ={})))
+    try:
+        (message,) = list_alerts(engine)["message"]  # the retriever_failed alert, as the notifiers send it
+        assert "270 of 300 queries failed (90.0%), above the failure budget of 2.0%" in message, message
+        assert f"is absent from the run file {partial} (set `missing: empty`" in message
+        assert "not called" not in message and "circuit breaker" not in message
+
+        monkeypatch.setenv("EVALOPS_FAILURE_BUDGET", "0.95")  # within the budget the answered queries are kept
+        code, out = cli("run", "--date", "2024-06-02", cwd=root, monkeypatch=monkeypatch)
+        assert code == 0, out
+        rows = latest_runs(engine, statuses=("partial", "succeeded"))
+        row = rows[rows["version"] == "partial"].iloc[0]
+        assert (row["status"], int(row["n_queries"]), int(row["n_failed"])) == ("partial", 300, 270)
+        scored = set(load_scores(engine, int(row["run_id"]))["query_id"])
+    finally:
+        engine.dispose()
+    answered = {line.split()[0] for line in partial.read_text().splitlines()}
+    assert len(answered) == 30 and scored == answered
+
+
+def test_a_malformed_run_file_is_bad_input_named_by_line_and_writes_nothing(tmp_path, shared_data, monkeypatch):
+    from evalops.config import load_config
+    from evalops.pipeline.store import warehouse_counts
+
+    runs = shared_data / "scifact" / "runs"
+    root = _run_file_project(tmp_path, shared_data, {"bm25": runs / "bm25.trec"})
+    code, out = cli("run", "--date", DAY, cwd=root, monkeypatch=monkeypatch)
+    assert code == 0, out
+    before = warehouse_counts(load_config(root, environ={}))
+    assert before["eval_runs"] == 1 and before["query_scores"] > 0
+
+    lines = (runs / "bm25.trec").read_text().splitlines(keepends=True)
+    fields = lines[49].split()
+    lines[49] = " ".join([*fields[:4], "abc", *fields[5:]]) + "\n"
+    bad = tmp_path / "bad.trec"
+    bad.write_text("".join(lines))
+    binary = tmp_path / "run.bin"
+    binary.write_bytes(b"\x00\xff\xfe\x80 not a run file\x81\n")
+    for path, line, what in [(bad, 50, "score: 'abc' is not a number"), (binary, 1, "expected 6 or more columns")]:
+        (root / "retrievers.yaml").write_text(_run_file_registry({"bm25": runs / "bm25.trec", "bad": path}))
+        code, out = cli("run", "--date", "2024-06-02", cwd=root, monkeypatch=monkeypatch)
+        assert code == 3, out  # ExitCode.BAD_INPUT, not VERSION_FAILED
+        assert out.startswith(f"error: {path}:{line}: {what}"), out
+        assert "set deployed: false on retriever sf@bad" in out and "Traceback" not in out
+        assert "could not be scored" not in out and "failed queries" not in out
+        assert warehouse_counts(load_config(root, environ={})) == before  # history untouched

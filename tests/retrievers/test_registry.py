@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from evalops.errors import ConfigError
-from evalops.retrievers import load_default_registry, load_registry
+from evalops.retrievers import RunFileRetriever, load_default_registry, load_registry
 
 GOOD = """\
 retrievers:
@@ -137,3 +137,31 @@ def test_the_user_file_comes_from_the_environment(repo_root, tmp_path, monkeypat
     user = write(tmp_path, "retrievers:\n  - {name: mine, version: '1', adapter: builtin, deployed: true, owner: me, params: {kind: bm25}}\n")
     monkeypatch.setenv("EVALOPS_RETRIEVERS", str(user))
     assert "mine@1" in load_default_registry()
+
+
+def _run_file_entry(tmp_path, path):
+    reg = write(tmp_path, f"""\
+        retrievers:
+          - {{name: theirs, version: "1", adapter: run_file, deployed: true, owner: me, params: {{path: {path}}}}}
+        """)
+    return load_registry(reg).resolve("theirs@1"), reg
+
+
+@pytest.mark.parametrize("memory_budget", [1 << 30, 200_000], ids=["in-memory", "streamed"])
+def test_check_files_refuses_a_malformed_run_file_naming_its_line(tmp_path, memory_budget):
+    lines = [f"q{i // 10} Q0 d{i % 10} {i % 10 + 1} {10 - i % 10} theirs\n" for i in range(20_000)]
+    good = tmp_path / "good.trec"
+    good.write_text("".join(lines))
+    bad = tmp_path / "bad.trec"
+    assert lines[14_999] == "q1499 Q0 d9 10 1 theirs\n"
+    lines[14_999] = "q1499 Q0 d9 10 abc theirs\n"
+    bad.write_text("".join(lines))
+    entry, _ = _run_file_entry(tmp_path, good)
+    entry.check_files(memory_budget)  # a good file passes
+    assert RunFileRetriever(good, memory_budget=memory_budget).streamed == (memory_budget < 1 << 30)
+    entry, reg = _run_file_entry(tmp_path, bad)
+    with pytest.raises(ConfigError) as info:
+        entry.check_files(memory_budget)
+    message = str(info.value)
+    assert message.startswith(f"{bad}:15000: score: 'abc' is not a number"), message
+    assert f"set deployed: false on retriever theirs@1 ({reg}:2)" in message

@@ -180,3 +180,54 @@ def test_generated_answers_are_collected_and_combined_across_shards():
     items = list(QUERIES.items())
     shards = [retrieve_run(r, dict(items[i : i + 50]), k=5, name="v", check_budget=False) for i in (0, 50)]
     assert combine_results(shards).answers == whole.answers
+
+
+# --- the circuit breaker guards remote retrievers only ---------------------------------------------------
+
+MANY = {f"q{i:03d}": f"text {i}" for i in range(300)}
+
+
+def _partial_run_file(tmp_path, answered):
+    """A run file answering the queries ``answered`` (2 documents each), spread over the query set."""
+    path = tmp_path / "partial.trec"
+    path.write_text("".join(f"{q} Q0 {q}-d{r} {r + 1} {2 - r} theirs\n" for q in answered for r in range(2)))
+    return path
+
+
+def test_a_run_file_is_read_for_every_query_and_its_failures_are_the_true_count(tmp_path):
+    from evalops.retrievers import RunFileRetriever
+    from evalops.retrievers.deadline import CircuitBreaker
+
+    answered = [f"q{i:03d}" for i in range(9, 300, 10)]  # 30 of 300, most after the budget's 6th failure
+    retriever = RunFileRetriever(_partial_run_file(tmp_path, answered))
+    with pytest.raises(FailureBudgetExceeded) as info:
+        retrieve_run(retriever, MANY, k=10, name="sf@partial", batch_size=7)
+    result = info.value.result
+    assert len(result.failed) == 270 and not set(answered) & set(result.failed)
+    assert all("is absent from the run file" in why and "`missing: empty`" in why for why in result.failed.values())
+    assert sorted(set(result.run.query_ids.tolist())) == answered  # every answered query is in the run
+    assert "'sf@partial': 270 of 300 queries failed (90.0%)" in str(info.value)
+    # a shard passes a breaker sized for the whole version: it does not apply to a run file either
+    shard = retrieve_run(retriever, MANY, k=10, failure_budget=1.0, breaker=CircuitBreaker(300, 0.02))
+    assert len(shard.failed) == 270 and len(shard.run) == 60
+
+
+def test_the_breaker_still_guards_remote_retrievers_and_wrappers_over_them(tmp_path):
+    from evalops.retrievers import HttpRetriever, ReciprocalRankFusion, RunFileRetriever
+    from evalops.retrievers.base import is_remote
+
+    run_file = RunFileRetriever(_partial_run_file(tmp_path, ["q000"]))
+    asked = []
+
+    def down(queries, k):
+        asked.extend(q.id for q in queries)
+        return [QueryResult.failure(q.id, "HTTP 503") for q in queries]
+
+    service = FunctionRetriever(down)  # user code, which may call a service: remote unless it says otherwise
+    assert is_remote(service) and is_remote(HttpRetriever("http://127.0.0.1:9/x")) and not is_remote(run_file)
+    assert is_remote(ReciprocalRankFusion([run_file, service]))
+    assert not is_remote(ReciprocalRankFusion([run_file, run_file]))
+    with pytest.raises(FailureBudgetExceeded) as info:
+        retrieve_run(ReciprocalRankFusion([run_file, service]), MANY, k=5, batch_size=1)
+    assert len(asked) == 7  # 2 % of 300 allows 6; the 7th failure opens the breaker
+    assert info.value.result.failed["q299"].startswith("not called: the circuit breaker opened")
