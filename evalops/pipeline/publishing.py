@@ -295,16 +295,27 @@ def publish_report(
     from evalops.reports import write_report
 
     paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
-    failed = [s["label"] for s in versions if s["dataset"] != PRODUCTION and _status(cfg, s["run_id"]) == "failed"]
+    failed = []
+    for s in versions:
+        if s["dataset"] == PRODUCTION:
+            continue
+        stored = _stored_run(cfg, s["run_id"])
+        if stored.status == "failed":
+            failed.append(f"{s['label']} ({_first_line(stored.error)})" if stored.error else s["label"])
     if failed:
         raise IncompleteRunError(
-            f"{', '.join(failed)} could not be scored (see the alert and {paths.html}); the other versions' "
+            f"{'; '.join(failed)}: could not be scored (see the alert and {paths.html}); the other versions' "
             "results are stored"
         )
     return str(paths.html)
 
 
-def _status(cfg: Config, run_id: int) -> str:
+def _stored_run(cfg: Config, run_id: int) -> Any:
     from evalops.warehouse import get_run
 
-    return get_run(engine_for(cfg), run_id).status
+    return get_run(engine_for(cfg), run_id)
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
