@@ -412,21 +412,30 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
     """The first row (in file order) whose (query, doc) pair occurred before, or None.
 
     Works on integer keys (query code, doc code). Doc codes are exact within an Arrow block; rows of the
-    few queries that span blocks (``spans``) are first re-coded by their doc id strings.
+    few queries that span blocks (``spans``) are first re-coded by their doc id strings. A row whose doc
+    code occurs once in the table cannot repeat a pair, so only the other rows are keyed and sorted (in a
+    large run most documents are retrieved for one query of their block).
     """
     n = len(columns)
     if n < 2:
         return None
-    doc = columns.doc_codes.astype(np.int64)
+    codes = columns.doc_codes
+    candidate = np.bincount(codes)[codes] > 1
+    doc = codes.astype(np.int64)
     if spans is not None and spans.any():
         rows = np.flatnonzero(spans[columns.query_codes])
         if rows.size:
             import pyarrow.compute as pc
 
-            taken = columns.doc_dictionary.take(from_numpy(columns.doc_codes[rows]))
+            taken = columns.doc_dictionary.take(from_numpy(codes[rows]))
             doc[rows] = numeric(pc.dictionary_encode(taken).combine_chunks().indices)
-    keys = (columns.query_codes.astype(np.int64) << np.int64(32)) | doc
-    return first_repeated_row(keys, lambda rows: keys[rows].tolist())  # the keys are exact
+            candidate[rows] = True
+    rows = np.flatnonzero(candidate)  # in file order
+    if rows.size < 2:
+        return None
+    keys = (columns.query_codes[rows].astype(np.int64) << np.int64(32)) | doc[rows]
+    found = first_repeated_row(keys, lambda at: keys[at].tolist())  # the keys are exact
+    return None if found is None else int(rows[found])
 
 
 # -- entry point -----------------------------------------------------------------------------------
