@@ -223,7 +223,9 @@ def history(
     ones). With --baselines: who promoted or rolled back which baseline, when and why.
 
     Failed and partial runs are listed with their status (a failed run's measure cells are empty). A
-    retriever, dataset, version or measure the warehouse holds no run of is an error naming the stored ones.
+    retriever, dataset, version or measure the warehouse holds no run of is an error naming the stored ones,
+    and so is an option that does not apply to the view asked for (--since and --superseded go with
+    --measure), rather than being ignored.
     """
     from evalops.warehouse import (
         baseline_history,
@@ -236,6 +238,18 @@ def history(
 
     if measure and not retriever and not baselines:
         raise InputError("--measure needs a RETRIEVER argument (e.g. `evalops history bm25 -m nDCG@10`)")
+    ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
+               if given and (baselines or not measure)]
+    if baselines:
+        ignored += [name for name, given in (("--measure", bool(measure)), ("--version", bool(versions))) if given]
+    if ignored:
+        shown, them = " and ".join(ignored), "it" if len(ignored) == 1 else "them"
+        if baselines:
+            raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to --baselines (the promotion "
+                             f"history); drop {them}, or drop --baselines")
+        raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to the runs view (the latest run of "
+                         f"each version); use {them} with --measure, e.g. "
+                         "`evalops history bm25 -m nDCG@10 --since 2024-06-01`")
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
     engine, _ = _read_only_engine(url, project)
     try:
