@@ -75,13 +75,15 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
             notice=lambda message: click.echo(message, err=True),
         )
 
+    notes: list[str] = []
     if per_query:
         columns: tuple[str, ...] = ("query_id", "measure", "value")
         rows = _per_query_rows(result) if fmt in ("csv", "markdown") else []  # json and table do not use them
+        notes = [_mean_note(name, agg) for name, agg in result.aggregates.items()]  # markdown: under the rows
     else:
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
         rows = [{"measure": name, **agg.to_dict()} for name, agg in result.aggregates.items()]
-    emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows,
+    emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
                 title=f"{result.run_name or run}  vs  {qrels}",
                 draw=lambda console: _table(console, result, per_query, qrels, run)), fmt, output_path)
 
@@ -92,6 +94,12 @@ def _per_query_rows(result: Any) -> list[dict[str, Any]]:
     return [{"query_id": qid, "measure": name, "value": value}
             for name, values in result.per_query.items()
             for qid, value in zip(query_ids, values.tolist()) if value == value]
+
+
+def _mean_note(name: str, agg: Any) -> str:
+    """One measure's aggregate as a line (the per-query Markdown keeps the means)."""
+    return (f"{name}: mean {_fmt(agg.mean)}, 95% CI [{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}], "
+            f"std {_fmt(agg.std)}, n {agg.n}")
 
 
 def _missing(value: float) -> bool:

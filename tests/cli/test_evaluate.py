@@ -79,6 +79,13 @@ def test_csv_outputs(small):
     ]
 
 
+def test_per_query_markdown_keeps_the_means_under_the_rows(small):
+    text = invoke(*small, "-m", "P@1", "-m", "RR", "--format", "markdown", "--per-query").stdout
+    assert "| q1 | RR | 1.0000 |" in text
+    assert "- P@1: mean 0.5000, 95% CI [" in text and "n 2" in text
+    assert text.index("| q2 |") < text.index("- RR: mean 0.5000")
+
+
 def test_table_is_readable_and_states_the_policies(small):
     out = invoke(*small, "-m", "nDCG@10", "-m", "P@1", "--per-query")
     assert out.exit_code == 0
