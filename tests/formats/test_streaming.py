@@ -27,17 +27,24 @@ def _same(a, b):
     assert a.run_name == b.run_name
 
 
+def _bm25_run(folder, tmp_path, shuffle, seed):
+    """The collection's BM25 run, or a copy with its lines shuffled (not grouped by query)."""
+    run_path = folder / "runs" / "bm25.trec"
+    if not shuffle:
+        return run_path
+    lines = run_path.read_text().splitlines(keepends=True)
+    random.Random(seed).shuffle(lines)
+    shuffled = tmp_path / "shuffled.trec"
+    shuffled.write_text("".join(lines))
+    return shuffled
+
+
 @pytest.mark.parametrize("collection", ["scifact", "nfcorpus-orig-test"])
 @pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
 @pytest.mark.parametrize("no_answer", ["exclude", "zero"])
 def test_streaming_and_in_memory_give_identical_per_query_values(shared_data, tmp_path, collection, shuffle, no_answer):
     folder = shared_data / collection
-    run_path = folder / "runs" / "bm25.trec"
-    if shuffle:
-        lines = run_path.read_text().splitlines(keepends=True)
-        random.Random(7).shuffle(lines)
-        run_path = tmp_path / "shuffled.trec"
-        run_path.write_text("".join(lines))
+    run_path = _bm25_run(folder, tmp_path, shuffle, seed=7)
     gold = read_qrels(folder)
     policy = Policy(no_answer=no_answer)
     in_memory = evaluate(gold, read_run_table(run_path), MEASURES, policy)
@@ -54,12 +61,7 @@ def test_a_large_file_within_the_budget_is_streamed_and_an_ungrouped_one_read_in
     import evalops.formats.stream as stream
 
     folder = shared_data / "scifact"
-    run_path = folder / "runs" / "bm25.trec"
-    if shuffle:
-        lines = run_path.read_text().splitlines(keepends=True)
-        random.Random(3).shuffle(lines)
-        run_path = tmp_path / "shuffled.trec"
-        run_path.write_text("".join(lines))
+    run_path = _bm25_run(folder, tmp_path, shuffle, seed=3)
     gold = read_qrels(folder)
     in_memory = evaluate(gold, read_run_table(run_path), MEASURES)
     monkeypatch.setattr(stream, "STREAM_ABOVE", 0)  # "large": streamed although 1 GB would hold it
