@@ -64,7 +64,8 @@ def needs_streaming(source: Source, budget: int) -> bool:
 
 
 # Files larger than this (uncompressed) are streamed even when they would fit the budget: block by block
-# is quicker than one big table (100k x 100: 2.5 s against 4.7 s) and takes half the memory.
+# is quicker than one big table and takes less than half the memory (100k x 100: 2.6 s and 470 MB against
+# 5.0 s and 1.1 GB).
 STREAM_ABOVE = 32 << 20
 
 
