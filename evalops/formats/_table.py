@@ -309,7 +309,8 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
             read = csv.ReadOptions(column_names=names, block_size=read_block, skip_rows=1 if header and first else 0)
             first = False
             segment = pa.py_buffer(buffer).slice(start, end - start)
-            table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse, convert_options=convert)
+            table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse,
+                                 convert_options=convert)
             del segment, buffer
             if any(column.null_count for column in table.columns):
                 raise Refused()  # an empty field

@@ -52,11 +52,13 @@ BUCKETS_PER_BUDGET = 4
 COMPRESSION_RATIO = 5.0
 
 
+def estimated_size(source: Source) -> float:
+    """The file's uncompressed size in bytes (a compressed file counted at :data:`COMPRESSION_RATIO`)."""
+    return float(source.size) * (COMPRESSION_RATIO if source.compression is not None else 1.0)
+
+
 def estimated_peak(source: Source) -> float:
-    size = float(source.size)
-    if source.compression is not None:
-        size *= COMPRESSION_RATIO
-    return size * IN_MEMORY_FACTOR
+    return estimated_size(source) * IN_MEMORY_FACTOR
 
 
 def needs_streaming(source: Source, budget: int) -> bool:
@@ -72,8 +74,7 @@ STREAM_ABOVE = 32 << 20
 def streams(source: Source, budget: int) -> bool:
     """Whether ``evaluate_run_file`` reads ``source`` by query blocks: it would not fit ``budget`` in
     memory, or it is large enough that blocks are quicker."""
-    size = source.size * (COMPRESSION_RATIO if source.compression is not None else 1.0)
-    return needs_streaming(source, budget) or size > STREAM_ABOVE
+    return needs_streaming(source, budget) or estimated_size(source) > STREAM_ABOVE
 
 
 class _Unsorted(Exception):

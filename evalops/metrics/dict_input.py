@@ -74,7 +74,7 @@ def hits_from_dicts(gold: Gold, run: Mapping[Any, Any]) -> Hits | None:
         sub_start = np.cumsum(sub_lengths) - sub_lengths
         return sub_docs[sub_start[local] + (flat - start[seg_of])]
 
-    rank = ranks_in_segments(scores_desc, start[segment], end[segment], pair_scores, doc, docs_at)
+    rank = ranks_in_segments(scores_desc, start[segment], end[segment], pair_scores, doc.__getitem__, docs_at)
     known = set(gold_ids)
     ignored = np.array(sorted(filterfalse(known.__contains__, keys)), dtype=object)
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], lengths, ignored)

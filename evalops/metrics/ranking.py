@@ -97,13 +97,13 @@ def ranks_in_segments(
     start: np.ndarray,
     end: np.ndarray,
     score: np.ndarray,
-    doc: np.ndarray | DocsAt,
+    docs_of: DocsAt,
     docs_at: DocsAt,
 ) -> np.ndarray:
-    """0-based rank of documents with the given score/doc in segments [start, end) of ``scores_desc``.
+    """0-based rank of documents with the given scores in segments [start, end) of ``scores_desc``.
 
-    ``doc``: the documents' ids, or a function giving the ids of the documents at given positions (only
-    documents that tie with another are asked, so most ids never become Python strings)."""
+    ``docs_of(i)`` gives the ids of documents ``i`` (asked only for the documents that tie with another,
+    so most ids never become Python strings); ``docs_at(p)`` the ids at positions ``p`` of the segments."""
     first_tied = _first_not_above(scores_desc, start, end, score, strict=False)
     rank = first_tied - start
     tie_size = np.ones_like(rank)
@@ -119,8 +119,7 @@ def ranks_in_segments(
         owner = np.repeat(np.arange(tied.size), sizes)
         offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         others = docs_at(np.repeat(first_tied[tied], sizes) + offsets)
-        mine = doc(tied) if callable(doc) else doc[tied]
-        before = np.asarray(others > np.repeat(mine, sizes), dtype=bool)  # doc id descending
+        before = np.asarray(others > np.repeat(docs_of(tied), sizes), dtype=bool)  # doc id descending
         rank[tied] += np.bincount(owner, weights=before, minlength=tied.size).astype(np.int64)
     return rank
 
@@ -213,7 +212,8 @@ def hits_from_columns(
     def docs_at(positions: np.ndarray) -> np.ndarray:
         return _take(docs, positions if order is None else order[positions])
 
-    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], lambda at: _take(docs, row[at]), docs_at)
+    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row],
+                             lambda at: _take(docs, row[at]), docs_at)
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
 
 

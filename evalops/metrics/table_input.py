@@ -86,7 +86,8 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
     def docs_at(positions: np.ndarray) -> np.ndarray:
         return table.doc_ids(positions if order is None else order[positions])
 
-    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row], lambda at: table.doc_ids(row[at]), docs_at)
+    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row],
+                             lambda at: table.doc_ids(row[at]), docs_at)
     return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
 
 

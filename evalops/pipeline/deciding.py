@@ -15,7 +15,8 @@ its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverag
 
 The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
 with the family and the judged coverage) and written to ``decisions.json`` for the alert and report steps.
-The unjudged documents of the versions compared (those with a decided comparison) then go to the annotation queue (``pipeline.holes``).
+The unjudged documents of the versions compared (those with a decided comparison) then go to the
+annotation queue (``pipeline.holes``).
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 After the comparisons are decided (``deciding.decide_run``), for every gold query set and retriever: the
 unjudged top-k documents that each scored version recorded while it was scored (``scoring``) are pooled
 over the versions of the pairs that were compared (a decided comparison; a candidate that failed, or whose
-baseline failed, was not compared and adds nothing), de-duplicated and ordered by how much judging them could change
-the comparisons (:mod:`evalops.holes`; k is the cutoff of the first alert measure). They are appended to
-the annotation queue (``<project>/.evalops/annotation/queue.jsonl``; rows already there are not added twice) and
-written to ``holes.json`` in the run's work folder for the report.
+baseline failed, was not compared and adds nothing), de-duplicated and ordered by how much judging them
+could change the comparisons (:mod:`evalops.holes`; k is the cutoff of the first alert measure). They are
+appended to the annotation queue (``<project>/.evalops/annotation/queue.jsonl``; rows already there are
+not added twice) and written to ``holes.json`` in the run's work folder for the report.
 
 When a judge is configured (``judge.kind``), the holes are judged too (binary ``context_relevance``,
 through the warehouse cache) and each row's ``proposed_grade`` is the judge's label, ``origin`` naming the

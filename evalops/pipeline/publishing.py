@@ -293,6 +293,7 @@ def publish_report(
     """Write the report; returns the HTML path. Raises :class:`IncompleteRunError` afterwards when a gold
     version failed to score."""
     from evalops.reports import write_report
+    from evalops.safetext import plain  # a retriever's error is untrusted text
 
     paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
     failed = []
@@ -301,7 +302,8 @@ def publish_report(
             continue
         stored = _stored_run(cfg, s["run_id"])
         if stored.status == "failed":
-            failed.append(f"{s['label']} ({_first_line(stored.error)})" if stored.error else s["label"])
+            reason = plain(stored.error.strip().splitlines()[0], 300) if (stored.error or "").strip() else ""
+            failed.append(f"{s['label']} ({reason})" if reason else s["label"])
     if failed:
         raise IncompleteRunError(
             f"{'; '.join(failed)}: could not be scored (see the alert and {paths.html}); the other versions' "
@@ -315,7 +317,3 @@ def _stored_run(cfg: Config, run_id: int) -> Any:
 
     return get_run(engine_for(cfg), run_id)
 
-
-def _first_line(text: str, limit: int = 300) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"

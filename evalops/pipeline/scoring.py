@@ -10,8 +10,7 @@ A retriever that cannot be built or called at all (a missing credential, a servi
 makes the shard's ``error``; the version then fails. A version that fails to *load* fails the same way,
 whatever the exception (a broken entry point; a run file changed after planning, which checked it):
 loading is deterministic, so retrying the task would fail again, and the other versions are scored and
-stored regardless. Only unexpected
-exceptions during scoring escape, so Airflow retries the task for those.
+stored regardless. Only unexpected exceptions during scoring escape, so Airflow retries the task for those.
 
 The shard's ``.json`` also keeps what the judge step reuses instead of asking the retriever again: the
 generated ``answers`` of a RAG endpoint (query id -> answer; production answers PII-scrubbed like the

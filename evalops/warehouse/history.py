@@ -166,7 +166,8 @@ def check_history_query(
             for names in measure_lists:  # newest fingerprint first; duplicates dropped here
                 stored += [m for m in names if m not in stored]
             if measure not in stored:
-                raise InputError(f"measure {measure!r} is not stored{of.replace(' of ', ' for ')}{on}; stored measures: {_listing(stored)}")
+                raise InputError(f"measure {measure!r} is not stored{of.replace(' of ', ' for ')}{on}; "
+                                 f"stored measures: {_listing(stored)}")
 
 
 def _listing(names: Sequence[str], none: str = "none") -> str:
