@@ -17,6 +17,17 @@ saw is scored low exactly when it differs most from the baseline. Two pure piece
   versions rank alike changes nothing (priority 0, listed last). Ties: query id, then doc id.
 
 The holes go to the annotation queue (``evalops.judges.generate``, ``source = "hole"``) in priority order.
+
+**The holes-relevant bound** (:func:`holes_relevant_frame`, policy :data:`HOLE_BOUND`). Today's score counts
+every unjudged document non-relevant: the lowest the candidate can score. The other bound scores the same
+run again, with the same ``evaluate``, against the gold set plus every unjudged document of the candidate's
+top k (k: each measure's cutoff) at the highest grade of the gold set (1 for binary judgments, where it is
+also the lowest positive grade; with graded judgments a hole may be as good as the best judged document, so
+a lower grade would not bound the candidate's score). The baseline keeps its own
+score (its unjudged documents non-relevant), so the pair of bounds favours the candidate as much as the
+judgments can: a regression that holds under both is the candidate's, not the holes'. For gain-normalised
+measures (nDCG, AP) a relevant hole also raises the ideal ranking, so the bound is the "all holes relevant"
+judgment rather than a per-query maximum; docs/judgment-holes.md says so.
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HOLE_POLICY", "Hole", "beside_judged", "cutoff_of", "hole_rows", "judged_measure", "judged_measures", "judged_shift", "run_judged",
+__all__ = ["HOLE_BOUND", "HOLE_POLICY", "HOLES_RELEVANT", "Hole", "bound_measure", "holes_relevant_frame", "split_bound", "beside_judged", "cutoff_of", "hole_rows", "judged_measure", "judged_measures", "judged_shift", "run_judged",
            "prioritise_holes", "rank_weight", "unjudged_top"]
 
 HOLE_POLICY = {
@@ -35,6 +46,61 @@ HOLE_POLICY = {
                 "inside the alert measure's cutoff k, else 0",
     "order": "priority descending, then query id, then document id",
 }
+
+HOLES_RELEVANT = "+holes"
+"""The suffix of a measure scored under the holes-relevant bound (``nDCG@10+holes``), in the shard frames only."""
+
+HOLE_BOUND = {
+    "lower": "every unjudged document non-relevant (the score as judged)",
+    "upper": "every unjudged document in the candidate's top k (the measure's cutoff) relevant at the highest "
+             "grade of the gold set; the baseline as judged",
+    "rule": "a regression stands when it holds under both bounds; inconclusive (unjudged_documents) when the "
+            "bounds disagree",
+}
+
+
+def bound_measure(measure: str) -> str:
+    """The name of ``measure`` scored under the holes-relevant bound."""
+    return f"{measure}{HOLES_RELEVANT}"
+
+
+def split_bound(frame: Any) -> tuple[Any, Any]:
+    """A long score frame split into the scores as judged and the holes-relevant ones (their measure names
+    without the suffix)."""
+    bound = frame["measure"].astype(str).str.endswith(HOLES_RELEVANT)
+    upper = frame[bound].copy()
+    upper["measure"] = upper["measure"].str.slice(stop=-len(HOLES_RELEVANT))
+    return frame[~bound], upper
+
+
+def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_k: int, policy: Any = None) -> Any:
+    """The long frame (``query_id, measure, value``) of ``run`` scored with every unjudged document of its
+    top k counted relevant at the gold set's highest grade (module docstring), one ``evaluate`` per
+    cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged."""
+    import pandas as pd
+
+    from evalops.metrics import evaluate
+    from evalops.metrics.gold import as_gold
+
+    gold = as_gold(qrels)
+    grade = max(1, int(gold.grades.max()) if len(gold.grades) else 1)
+    judged: dict[str, dict[str, int]] = {}
+    for q, d, g in zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist(), gold.grades.tolist()):
+        judged.setdefault(q, {})[d] = int(g)
+    by_cutoff: dict[int, list[str]] = {}
+    for m in measures:
+        if str(m).startswith("Judged@"):
+            continue  # judged coverage has no bound: it counts the holes
+        by_cutoff.setdefault(cutoff_of(m, default_k), []).append(m)
+    frames = []
+    for k, names in sorted(by_cutoff.items()):
+        augmented = {q: dict(docs) for q, docs in judged.items()}
+        for q, holes in unjudged_top(judged, run, k).items():
+            augmented[q].update({d: grade for d, _ in holes})
+        frame = evaluate(augmented, run, names, policy).to_frame()
+        frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
 
 
 def cutoff_of(measure: str, default_k: int) -> int:
@@ -91,12 +157,15 @@ def unjudged_top(qrels: Any, run: Any, k: int) -> dict[str, list[tuple[str, int]
 
 
 def judged_shift(measure: str, baseline: Mapping[str, float], candidate: Mapping[str, float],
-                 unjudged: Mapping[str, Sequence[tuple[str, int]]], k: int, queries: Iterable[str] | None = None):
+                 unjudged: Mapping[str, Sequence[tuple[str, int]]], k: int, queries: Iterable[str] | None = None,
+                 bound: tuple[Mapping[str, float], Mapping[str, float]] | None = None):
     """The judged coverage of one comparison (``evalops.stats.JudgedShift``), or ``None`` when a side has no
     Judged@k values (a run stored before they were scored).
 
     ``baseline`` / ``candidate``: per-query Judged@k; ``unjudged``: the candidate's unjudged documents with
     their ranks (:func:`unjudged_top`); ``queries``: the compared queries (default: those both sides have).
+    ``bound``: the baseline's per-query scores of ``measure`` and the candidate's under the holes-relevant
+    bound (module docstring), which give the per-query deltas of that bound over the same queries.
     """
     from evalops.stats import JudgedShift
 
@@ -109,7 +178,11 @@ def judged_shift(measure: str, baseline: Mapping[str, float], candidate: Mapping
     b = math.fsum(float(baseline[q]) for q in keep) / len(keep)
     c = math.fsum(float(candidate[q]) for q in keep) / len(keep)
     holes = sum(1 for q in keep for _, r in unjudged.get(q, ()) if r < k)
-    return JudgedShift(judged_measure(measure, k), b, c, holes)
+    deltas: tuple[float, ...] = ()
+    if bound is not None:
+        base, upper = bound
+        deltas = tuple(float(upper[q]) - float(base[q]) for q in keep if q in base and q in upper)
+    return JudgedShift(judged_measure(measure, k), b, c, holes, deltas)
 
 
 def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str], default_k: int = 100) -> dict:

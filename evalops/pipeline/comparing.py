@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
+from evalops.holes import split_bound
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes
 from evalops.pipeline.registry import compared_measures, scored_measures
@@ -66,6 +67,7 @@ class VersionOutcome:
     error: str | None
     retries: int = 0
     unjudged: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    holes_relevant: pd.DataFrame | None = None  # the scores under the holes-relevant bound (evalops.holes)
 
 
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
@@ -88,6 +90,7 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         if meta["error"]:
             errors.append(meta["error"])
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+    frame, holes_relevant = split_bound(frame)  # the bound is compared, never stored as a score
     share = len(failed) / n_queries if n_queries else 0.0
     if errors:
         status, error = "failed", errors[0]
@@ -100,8 +103,8 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
     else:
         status, error = ("partial" if failed else "succeeded"), None
     if status == "failed":
-        frame, unjudged = frame.iloc[0:0], {}
-    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries, unjudged)
+        frame, unjudged, holes_relevant = frame.iloc[0:0], {}, holes_relevant.iloc[0:0]
+    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries, unjudged, holes_relevant)
 
 
 def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -177,7 +180,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
             missing = "intersection" if coverage.judged > min(coverage.baseline_answered,
                                                               coverage.candidate_answered) else "error"
             comparisons = _compare(cfg, run, spec, in_test(base_frame), in_test(own.frame), measures, coverage,
-                                   own.unjudged, missing=missing)
+                                   own.unjudged, missing=missing, holes_relevant=in_test(own.holes_relevant))
             segments = _segments(cfg, run, spec, base_frame, own.frame, measures, attributes)
     path = comparison_file(cfg, run, spec["run_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -237,8 +240,8 @@ def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
 
 
 def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
-             measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str
-             ) -> list[Comparison]:
+             measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
+             holes_relevant: pd.DataFrame | None = None) -> list[Comparison]:
     from evalops.context import parse_any_measure
     from evalops.holes import cutoff_of, judged_measure, judged_shift
     from evalops.pipeline.registry import context_measures
@@ -262,9 +265,12 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
         if measure not in context:
             jm = judged_measure(measure, cfg.k)
             jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
+            upper = None if holes_relevant is None else holes_relevant[holes_relevant["measure"] == measure]
             judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])),
                                   dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
-                                  queries=paired.query_ids.tolist())
+                                  queries=paired.query_ids.tolist(),
+                                  bound=None if upper is None or upper.empty else (
+                                      dict(zip(b["query_id"], b["value"])), dict(zip(upper["query_id"], upper["value"]))))
         out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
                            coverage=coverage, judged=judged, higher_is_better=direction))
     return out

@@ -54,7 +54,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     """
     import pandas as pd
 
-    from evalops.holes import cutoff_of, unjudged_top
+    from evalops.holes import cutoff_of, holes_relevant_frame, unjudged_top
     from evalops.metrics import evaluate
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
@@ -104,6 +104,9 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     # the unjudged documents of the top k, for judged coverage in comparisons and the holes queue
     outcome["unjudged"] = unjudged_top(qrels, result.run, max(cutoff_of(m, cfg.k) for m in measures))
     frame = evaluation.to_frame()
+    # the same run with its unjudged top-k documents counted relevant: the other bound (evalops.holes)
+    frame = pd.concat([frame, holes_relevant_frame(qrels, result.run, measures, cfg.k, metric_policy())],
+                      ignore_index=True)
     if context:
         frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
     return frame, outcome

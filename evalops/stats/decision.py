@@ -30,9 +30,14 @@ documents the annotators never saw is scored low exactly when it differs most fr
 comparison carries the judged coverage of both sides (``JudgedShift``: Judged@k at the measure's cutoff, the
 share of the top k that has a judgment). When the candidate's coverage is lower than the baseline's by
 more than ``max_judged_coverage_drop`` (absolute, default 0.1), a ``regression`` is not called: the
-comparison is ``inconclusive`` with ``reason_code = "unjudged_documents"`` and says how many documents
-would need judging. Only a regression is withheld: the bias lowers the candidate's score, so an improvement
-or a no-change read from it stands.
+regression is read again under the other bound (``JudgedShift.relevant_deltas``: the candidate scored with
+every unjudged document of its top k relevant at the gold set's highest grade, ``evalops.holes``), at the same
+level and interval method. A regression under both bounds stands, with ``reason_code = "unjudged_documents"``
+and the severity of the holes-relevant bound; when the bounds disagree the comparison is ``inconclusive``
+(``unjudged_documents``) and its reasons give the delta under each bound and how many documents would need
+judging. A comparison without the bound (stored before it was scored) is withheld as ``inconclusive``. Only
+a regression is re-read: the bias lowers the candidate's score, so an improvement or a no-change read from it
+stands.
 
 Cohen's d_z is reported with every comparison; it is not a gate (it is signal-to-noise, not size).
 
@@ -227,12 +232,20 @@ class JudgedShift:
 
     ``baseline`` / ``candidate``: mean Judged@k over the compared queries; ``unjudged_documents``: the
     candidate's unjudged (query, document) pairs in those top k, the documents that would need judging.
+    ``relevant_deltas``: the per-query deltas with every one of those documents counted relevant at the
+    gold set's highest grade (the holes-relevant bound, ``evalops.holes``); empty when it was not scored.
     """
 
     measure: str
     baseline: float
     candidate: float
     unjudged_documents: int
+    relevant_deltas: tuple[float, ...] = ()
+
+    @property
+    def relevant_delta(self) -> float | None:
+        """The mean delta under the holes-relevant bound (``None`` when it was not scored)."""
+        return math.fsum(self.relevant_deltas) / len(self.relevant_deltas) if self.relevant_deltas else None
 
     @property
     def difference(self) -> float:
@@ -240,13 +253,17 @@ class JudgedShift:
         return self.candidate - self.baseline
 
     def to_dict(self) -> dict[str, object]:
-        return {"measure": self.measure, "baseline": self.baseline, "candidate": self.candidate,
-                "difference": self.difference, "unjudged_documents": self.unjudged_documents}
+        out: dict[str, object] = {"measure": self.measure, "baseline": self.baseline, "candidate": self.candidate,
+                                  "difference": self.difference, "unjudged_documents": self.unjudged_documents}
+        if self.relevant_deltas:
+            out.update(holes_relevant_delta=self.relevant_delta, holes_relevant_deltas=list(self.relevant_deltas))
+        return out
 
     @classmethod
     def from_dict(cls, values: Mapping[str, object]) -> JudgedShift:
         return cls(str(values["measure"]), float(values["baseline"]),  # type: ignore[arg-type]
-                   float(values["candidate"]), int(values["unjudged_documents"]))  # type: ignore[arg-type]
+                   float(values["candidate"]), int(values["unjudged_documents"]),  # type: ignore[arg-type]
+                   tuple(float(x) for x in values.get("holes_relevant_deltas") or ()))  # type: ignore[union-attr]
 
     def describe(self) -> str:
         n = self.unjudged_documents
@@ -343,22 +360,68 @@ def decide(evidence: Evidence, policy: Policy) -> Decision:
 
 
 def _with_judged(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
-    """Judged coverage: reported with every decided comparison; a regression on a candidate whose top k is
-    less judged than the baseline's by more than the policy allows is withheld (``unjudged_documents``)."""
+    """Judged coverage: reported with every decided comparison. A regression on a candidate whose top k is
+    less judged than the baseline's by more than the policy allows is read again under the holes-relevant
+    bound (module docstring): it stands when the bound shows it too, else it is withheld
+    (``unjudged_documents``)."""
     if ev.judged is None or decided.reason_code in ("partial_run", "too_few_queries"):
         return decided
     j = ev.judged
     words = j.describe()
     if decided.label == "regression" and j.difference < -policy.max_judged_coverage_drop:
+        n = j.unjudged_documents
+        why = (f"unjudged_documents: the candidate's judged coverage is {-j.difference:.2f} below the baseline's, "
+               f"more than the {policy.max_judged_coverage_drop:g} allowed")
+        judge = (f"judge the {n} unjudged document{'' if n == 1 else 's'} (annotation queue, source hole) to "
+                 "narrow the bounds")
+        upper = _holes_relevant(ev, policy) if j.relevant_deltas else None
+        if upper is None:  # a comparison stored before the bound was scored: withheld, as before
+            return Decision("inconclusive", (
+                *decided.reasons[:-1], words, decided.reasons[-1],
+                f"{why}; its unjudged documents count as non-relevant, so the drop may be theirs. "
+                f"{judge[0].upper()}{judge[1:]} to decide it",
+            ), None, None, "unjudged_documents", decided.margin)
+        bounds = (f"delta {ev.delta:+.4f} with every unjudged document non-relevant, {upper[1]} with every one "
+                  "relevant (the holes-relevant bound)")
+        if upper[0].label == "regression":
+            return Decision("regression", (
+                *decided.reasons[:-1], words, decided.reasons[-1],
+                f"{why}, but the drop holds under both bounds ({bounds}): a regression "
+                f"({upper[0].severity} under the holes-relevant bound); {judge}",
+            ), upper[0].severity, upper[0].criterion, "unjudged_documents", decided.margin)
         return Decision("inconclusive", (
             *decided.reasons[:-1], words, decided.reasons[-1],
-            f"unjudged documents: the candidate's judged coverage is {-j.difference:.2f} below the baseline's, more "
-            f"than the {policy.max_judged_coverage_drop:g} allowed; its unjudged documents count as non-relevant, "
-            f"so the drop may be theirs. Judge the {j.unjudged_documents} unjudged document"
-            f"{'' if j.unjudged_documents == 1 else 's'} (annotation queue, source hole) to decide it",
+            f"{why}, and the bounds disagree ({bounds}: {upper[0].label} under the holes-relevant bound); "
+            f"{judge} to decide it",
         ), None, None, "unjudged_documents", decided.margin)
     return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,
                     decided.criterion, decided.reason_code, decided.margin)
+
+
+def _holes_relevant(ev: Evidence, policy: Policy) -> tuple[Decision, str] | None:
+    """The rule's reading of the holes-relevant bound's deltas at the comparison's own level and interval
+    method, and those words (``delta +x [lo, hi]``); ``None`` without a decision interval."""
+    import numpy as np
+
+    from evalops.stats.rule import t_interval
+
+    d = np.asarray(ev.judged.relevant_deltas, dtype=np.float64)  # type: ignore[union-attr]
+    if len(d) < 2 or ev.tail is None:
+        return None
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    degenerate = "all_zero" if not d.any() else "constant" if np.ptp(d) == 0 else None
+    if degenerate is not None or ev.interval_method == "t":
+        interval = t_interval(mean, sd, len(d), ev.tail)
+    else:
+        from evalops.stats.bootstrap import paired_bootstrap_ci
+
+        boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=ev.interval_level or 1.0 - 2.0 * ev.tail,
+                                   method=policy.ci_method, n_resamples=policy.n_resamples, rng=[policy.seed, 2])
+        interval = (boot.low, boot.high)
+    bound = replace(ev, n=len(d), delta=mean, sd=sd, interval=interval, degenerate=degenerate,
+                    floor_p=float(2.0 ** -len(d)) if degenerate == "constant" else None, judged=None,
+                    queries_lost=0, queries_gained=0, query_drops_p=1.0, queries_needed=None)
+    return _decide(bound, policy), f"delta {mean:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}]"
 
 
 def _decide(evidence: Evidence, policy: Policy) -> Decision:

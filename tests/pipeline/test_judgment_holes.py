@@ -15,8 +15,9 @@ pytestmark = pytest.mark.slow
 
 def _plant(gold: GoldSet, pads: list[str]):
     """Remove the judgments of every positive document but the lowest-graded one of each query with two or
-    more; the candidate ranks exactly those removed documents first (a better ranking under the full gold
-    set), the baseline the judgments kept. Returns the thinned gold set, both runs and the removed pairs."""
+    more; the candidate ranks exactly those removed documents first and the kept one after five pads (a
+    better ranking under the full gold set), the baseline the judgments kept. Returns the thinned gold set,
+    both runs and the removed pairs."""
     j = gold.judgments.sort_values(["query_id", "grade", "doc_id"], ascending=[True, False, True])
     removed, keep, baseline, candidate = set(), [], {}, {}
     for q, rows in j.groupby("query_id", sort=True):
@@ -28,7 +29,8 @@ def _plant(gold: GoldSet, pads: list[str]):
         keep += [(q, d, g) for d, g in docs if d not in gone]
         own_pads = [p for p in pads if p not in dict(docs)][:3]
         baseline[q] = kept + own_pads
-        candidate[q] = (gone or kept) + own_pads
+        more_pads = [p for p in pads if p not in dict(docs)][:5]
+        candidate[q] = (gone + more_pads + kept) if gone else (kept + own_pads)
     import pandas as pd
 
     judgments = pd.DataFrame(keep, columns=["query_id", "doc_id", "grade"])
@@ -56,7 +58,11 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     assert judged["measure"] == "Judged@5"
     assert judged["difference"] < -0.1
     assert judged["unjudged_documents"] >= len(removed)  # the removed ones and the candidate's pads in its top 5
-    assert any("Judge the" in r and "unjudged documents" in r for r in comp["reasons"])
+    [why] = [r for r in comp["reasons"] if r.startswith("unjudged_documents:")]
+    assert "the bounds disagree" in why and "judge the" in why and "unjudged documents" in why
+    # the candidate scored with its holes relevant does not lose: the bound is on the record with its delta
+    assert judged["holes_relevant_delta"] > -0.01 > comp["delta"]
+    assert f"delta {comp['delta']:+.4f} with every unjudged document non-relevant" in why
 
     # today's rule (no threshold on judged coverage) calls the same comparison a regression
     before = Comparison.from_record(comp)
