@@ -1,19 +1,27 @@
 """The CI gate's verdict on one evaluation run: one case per (version, measure), and the exit code.
 
-Pure: it reads the run's decided comparisons, its alerts and each version's status (as ``run_local`` and
-the warehouse give them) and returns :class:`GateCase` records. The outcome of a case:
+Pure: it reads the run's decided comparisons (from the warehouse's ``ab_tests``, where they are stored),
+its alerts and each version's status, and returns :class:`GateCase` records. What fails the gate is a
+policy, ``fail_on`` (``evalops gate --fail-on``), a set of :data:`FAIL_ON` kinds; each case has a ``kind``:
 
-==========  =====================================================================================
-failure     an alerting regression: the run raised a ``regression`` alert for this version and measure
-error       the version could not be scored (status ``failed``)
-skipped     the comparison is ``inconclusive``
-passed      everything else: improvement, no change, a regression on a measure that does not alert,
-            the baseline version itself, a version with no baseline to compare with
-==========  =====================================================================================
+==============  ======================================================================  =========
+kind            the case                                                                exit code
+==============  ======================================================================  =========
+regression      an alerting regression: the run raised a ``regression`` alert for it    4
+floor           the version's score is under an absolute floor (``floors``,             4
+                ``evalops.floors``), with or without a baseline
+failed          the version could not be scored (status ``failed``)                     5
+partial         the version was scored partially (some queries failed)                  5
+missing         a comparison the run should have decided cannot be found (fail closed)  7
+inconclusive    the comparison is ``inconclusive`` (any reason code)                    4
+==============  ======================================================================  =========
 
-The exit code is :data:`~evalops.exitcodes.ExitCode.REGRESSION` when a case failed and
-:data:`~evalops.exitcodes.ExitCode.VERSION_FAILED` when a case is an error (the latter wins, see
-:mod:`evalops.exitcodes`).
+The default, :data:`DEFAULT_FAIL_ON`, is every kind but ``inconclusive``. A case of a kind in ``fail_on``
+is a ``failure`` (an ``error`` for ``failed`` and ``missing``); an inconclusive one outside it is
+``skipped``, and everything else (improvement, no change, a regression on a measure that does not alert,
+the baseline version itself, a version with no baseline and no floor breached) ``passed``. Every case that
+is not ``passed`` names its decision and reason code in its one-line message. When several codes apply,
+:func:`evalops.exitcodes.most_severe` picks the one.
 """
 
 from __future__ import annotations
@@ -24,9 +32,32 @@ from typing import Any
 
 from evalops.exitcodes import ExitCode, most_severe
 
-__all__ = ["GateCase", "alerting_regressions", "cases_for_run", "describe_comparison", "gate_cases", "gate_exit_code"]
+__all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "GateCase", "alerting_regressions", "cases_for_run", "describe_comparison",
+           "gate_cases", "gate_exit_code", "parse_fail_on"]
 
 OUTCOMES = ("failure", "error", "skipped", "passed")
+FAIL_ON: tuple[str, ...] = ("regression", "floor", "failed", "partial", "missing", "inconclusive")
+DEFAULT_FAIL_ON: frozenset[str] = frozenset(FAIL_ON) - {"inconclusive"}
+_KIND_CODE = {"regression": ExitCode.REGRESSION, "floor": ExitCode.REGRESSION, "inconclusive": ExitCode.REGRESSION,
+              "failed": ExitCode.VERSION_FAILED, "partial": ExitCode.VERSION_FAILED,
+              "missing": ExitCode.WAREHOUSE_ERROR}
+
+
+def parse_fail_on(text: str | Iterable[str] | None) -> frozenset[str]:
+    """``--fail-on`` as a set of :data:`FAIL_ON` kinds (comma-separated; ``none`` for an empty set);
+    an unknown kind is an ``InputError`` naming the known ones."""
+    from evalops.errors import InputError
+
+    if text is None:
+        return DEFAULT_FAIL_ON
+    items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text) if t and t.strip()]
+    if items == ["none"]:
+        return frozenset()
+    unknown = [t for t in items if t not in FAIL_ON]
+    if unknown or not items:
+        raise InputError(f"--fail-on {','.join(items) or repr(text)}: unknown kind(s) {', '.join(unknown) or '(none given)'}"
+                         f"; use a comma-separated list of {', '.join(FAIL_ON)}, or none")
+    return frozenset(items)
 
 
 @dataclass(frozen=True)
@@ -43,6 +74,7 @@ class GateCase:
     delta_ci_high: float | None = None
     p_adjusted: float | None = None
     details: str = ""  # the comparison's reasons, one per line
+    kind: str | None = None  # which FAIL_ON kind the case is (None: none applies)
 
     @property
     def name(self) -> str:
@@ -70,14 +102,20 @@ def _num(value: float | None, spec: str) -> str:
 
 
 def describe_comparison(c: Mapping[str, Any]) -> str:
-    """One line: the decision, the means, the delta with its confidence interval and the adjusted p."""
+    """One line: the decision with its severity and reason code, the means, the delta with its confidence
+    interval, the delta with every unjudged document relevant (when that bound was scored) and the
+    adjusted p."""
     level = c.get("policy", {}).get("alpha")
     ci_name = f"{1 - level:.0%} CI" if isinstance(level, (int, float)) else "CI"
     ci = (f" [{ci_name} {_num(c.get('delta_ci_low'), '+.4f')}, {_num(c.get('delta_ci_high'), '+.4f')}]"
           if c.get("delta_ci_low") is not None else "")
     p = c.get("p_adjusted")
-    return (f"{c['decision']}: {c['measure']} {_num(c.get('baseline_mean'), '.4f')} -> "
-            f"{_num(c.get('candidate_mean'), '.4f')}, delta {_num(c.get('delta'), '+.4f')}{ci}, "
+    tags = ", ".join(str(x) for x in (c.get("severity"), c.get("reason_code")) if x)
+    judged = c.get("judged_coverage") or {}
+    upper = judged.get("holes_relevant_delta") if c.get("reason_code") == "unjudged_documents" else None
+    bound = "" if upper is None else f", delta {upper:+.4f} with every unjudged document relevant"
+    return (f"{c['decision']}{f' ({tags})' if tags else ''}: {c['measure']} {_num(c.get('baseline_mean'), '.4f')} -> "
+            f"{_num(c.get('candidate_mean'), '.4f')}, delta {_num(c.get('delta'), '+.4f')}{ci}{bound}, "
             f"adjusted p {_num(p, '.2g')}, n {c.get('n')}")
 
 
@@ -87,17 +125,30 @@ def gate_cases(
     alerts: Iterable[Mapping[str, Any]],
     statuses: Mapping[int, str],
     measures: Sequence[str],
+    fail_on: Iterable[str] = DEFAULT_FAIL_ON,
+    floors: Sequence[Any] = (),
 ) -> list[GateCase]:
     """The gate's cases for the gold-set versions of one run.
 
     ``versions`` are the run's version specs (``retriever``, ``version``, ``dataset``, ``run_id``,
-    ``baseline_version``), ``decisions`` the decided comparison records (``load_decisions``), ``alerts`` the
-    run's alerts, ``statuses`` each warehouse run id's status, ``measures`` the canonical measures scored.
+    ``baseline_version``, ``baseline_run_id``), ``decisions`` the decided comparison records (as
+    ``load_decisions`` gives them: ``retriever``, ``version``, ``dataset``, ``comparison``), ``alerts`` the
+    run's alerts, ``statuses`` each warehouse run id's status, ``measures`` the canonical measures scored,
+    ``fail_on`` the kinds that fail (module docstring), ``floors`` the run's floor checks
+    (:class:`evalops.floors.FloorCheck` with ``run_id``).
     """
+    fail_on = frozenset(fail_on)
     alerting = alerting_regressions(alerts)
     compared = {(d["retriever"], d["version"], d["comparison"]["measure"]): d
                 for d in decisions if d.get("dataset", "gold") == "gold"}
+    breaches = {(f.run_id, f.measure): f for f in floors if f.breached}
     cases = []
+
+    def held(kind: str, default: str = "passed") -> str:
+        if kind not in fail_on:
+            return default
+        return "error" if kind in ("failed", "missing") else "failure"
+
     for spec in versions:
         if spec.get("dataset", "gold") != "gold":
             continue
@@ -108,33 +159,61 @@ def gate_cases(
             record = compared.get(key)
             common = {"retriever": retriever, "version": version, "measure": measure, "baseline_version": baseline}
             if status == "failed":
-                cases.append(GateCase(**common, outcome="error", decision=None,
-                                      message=f"{retriever} {version} could not be scored (run {spec['run_id']} "
-                                              "failed; see the retriever_failed alert and the report)"))
+                cases.append(GateCase(**common, outcome=held("failed"), decision=None, kind="failed",
+                                      message=f"failed: {retriever} {version} could not be scored (run "
+                                              f"{spec['run_id']} failed; see the retriever_failed alert and the report)"))
                 continue
+            floor = breaches.get((spec["run_id"], measure))
+            floor_words = "" if floor is None else f"; floor breached: {floor.describe()}"
+            partial = "; the version was scored partially (failed queries left out)" if status == "partial" else ""
             if record is None:
-                why = ("the baseline version" if version == baseline
-                       else "not compared: no baseline yet (promote one)" if baseline is None
-                       else "not compared")
-                cases.append(GateCase(**common, outcome="passed", decision=None, message=why))
+                expected = baseline is not None and version != baseline and spec.get("baseline_run_id") is not None
+                if expected:
+                    message = (f"missing: the comparison against {baseline} (baseline run "
+                               f"{spec.get('baseline_run_id')}) cannot be found in the warehouse; the gate cannot tell")
+                    kind = "missing"
+                else:
+                    message = ("the baseline version" if version == baseline
+                               else "not compared: no baseline yet (promote one)" if baseline is None
+                               else "not compared")
+                    kind = None
+                outcome = held(kind) if kind else "passed"
+                if floor is not None:
+                    kind = kind if outcome != "passed" else "floor"
+                    outcome = outcome if outcome != "passed" else held("floor")
+                    message = f"floor ({floor.severity}): {floor.describe()}; {message}" if kind == "floor" else message + floor_words
+                if status == "partial" and outcome == "passed":
+                    kind, outcome = "partial", held("partial")
+                cases.append(GateCase(**common, outcome=outcome, decision=None, kind=kind,
+                                      message=("partial: " if kind == "partial" else "") + message + partial))
                 continue
             c = record["comparison"]
             decision = c["decision"]
             message = describe_comparison(c) + f" (against {baseline})"
+            kind, outcome = None, "passed"
             if decision == "regression" and key in alerting:
-                outcome = "failure"
+                kind, outcome = "regression", held("regression")
             elif decision == "inconclusive":
-                outcome = "skipped"
-            else:
-                outcome = "passed"
-                if decision == "regression":
-                    message += "; this measure does not alert"
+                kind, outcome = "inconclusive", held("inconclusive", "skipped")
+            elif decision == "regression":
+                message += "; this measure does not alert"
+            if floor is not None and outcome in ("passed", "skipped"):
+                if held("floor") != "passed":
+                    kind, outcome = "floor", held("floor")
+                    message = f"floor ({floor.severity}): {floor.describe()}; {message}"
+                else:
+                    message += floor_words
+            elif floor is not None:
+                message += floor_words
             if status == "partial":
-                message += "; the version was scored partially (failed queries left out)"
+                if outcome in ("passed", "skipped") and "partial" in fail_on:
+                    kind, outcome = "partial", held("partial")
+                    message = "partial: " + message
+                message += partial
             cases.append(GateCase(
                 **common, outcome=outcome, decision=decision, message=message, delta=c.get("delta"),
                 delta_ci_low=c.get("delta_ci_low"), delta_ci_high=c.get("delta_ci_high"),
-                p_adjusted=c.get("p_adjusted"), details="\n".join(c.get("reasons") or ()),
+                p_adjusted=c.get("p_adjusted"), details="\n".join(c.get("reasons") or ()), kind=kind,
             ))
     return cases
 
@@ -142,22 +221,35 @@ def gate_cases(
 def gate_exit_code(cases: Iterable[GateCase]) -> ExitCode:
     codes = []
     for case in cases:
-        if case.outcome == "failure":
-            codes.append(ExitCode.REGRESSION)
-        elif case.outcome == "error":
-            codes.append(ExitCode.VERSION_FAILED)
+        if case.outcome in ("failure", "error"):
+            codes.append(_KIND_CODE.get(case.kind or "", ExitCode.REGRESSION if case.outcome == "failure"
+                                        else ExitCode.VERSION_FAILED))
     return most_severe(*codes)
 
 
-def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any]) -> list[GateCase]:
+def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterable[str] = DEFAULT_FAIL_ON
+                  ) -> list[GateCase]:
     """The gate's cases of a pipeline run: ``result`` is what ``run_local`` returned (or the ``.result`` of
-    its ``IncompleteRunError``). Reads the run's decisions and each version's status from the warehouse."""
-    from evalops.pipeline.deciding import load_decisions
+    its ``IncompleteRunError``). Reads each version's status, its decided comparisons (``ab_tests``) and its
+    aggregates (for the floors) from the warehouse, so a comparison that was never stored is ``missing``."""
+    from evalops.floors import floor_checks
     from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for
-    from evalops.warehouse import get_run
+    from evalops.warehouse import get_run, load_ab_tests, load_aggregates
 
     engine = engine_for(cfg)
     statuses = {s["run_id"]: get_run(engine, s["run_id"]).status for s in result["versions"]}
-    return gate_cases(result["versions"], load_decisions(cfg, run), result["alerts"], statuses,
-                      canonical_measures(cfg))
+    decisions, floors = [], []
+    for spec in result["versions"]:
+        if spec.get("dataset", "gold") != "gold" or statuses.get(spec["run_id"]) == "failed":
+            continue
+        floors += floor_checks(cfg, spec["dataset"], spec["run_id"],
+                               load_aggregates(engine, spec["run_id"]))
+        if spec.get("baseline_run_id") is None:
+            continue
+        stored = load_ab_tests(engine, candidate_run_id=spec["run_id"], baseline_run_id=spec["baseline_run_id"])
+        for row in stored.to_dict("records"):
+            decisions.append({"retriever": spec["retriever"], "version": spec["version"], "dataset": "gold",
+                              "comparison": row})
+    return gate_cases(result["versions"], decisions, result["alerts"], statuses, canonical_measures(cfg),
+                      fail_on=fail_on, floors=floors)

@@ -2,8 +2,8 @@
 
 The layout is the common one CI systems read (GitHub, GitLab, Jenkins, Azure): ``<testsuites>`` holding
 one ``<testsuite>`` per run, with ``tests``, ``failures``, ``errors`` and ``skipped`` counts. A case's
-outcome becomes a ``<failure type="regression">``, an ``<error type="version_failed">`` (or
-``type="bad_input"`` for a run stopped by its inputs) or a ``<skipped>`` child whose ``message`` holds the decision, the delta and its CI; its text holds the
+outcome becomes a ``<failure>`` or an ``<error>`` whose ``type`` is the gate's kind (``regression``,
+``floor``, ``inconclusive``, ``partial``, ``version_failed``, ``missing``; ``bad_input`` for a run stopped by its inputs) or a ``<skipped>`` child whose ``message`` holds the decision, the delta and its CI; its text holds the
 comparison's reasons. Written with :mod:`xml.etree.ElementTree`, which escapes every attribute and text
 (retriever names, versions and reasons are user text). Characters XML 1.0 cannot hold are replaced.
 """
@@ -27,6 +27,7 @@ _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 _CHILD = {"failure": ("failure", "regression"), "error": ("error", "version_failed"), "skipped": ("skipped", None)}
 _ERROR_TYPES = {"bad_input": "bad_input"}
+_KIND_TYPES = {"failed": "version_failed"}
 
 
 def _clean(text: object) -> str:
@@ -57,7 +58,7 @@ def junit_xml(cases: Sequence[GateCase], suite: str, properties: Mapping[str, ob
             tag, kind = _CHILD[case.outcome]
             child = ET.SubElement(element, tag, {"message": _clean(case.message)})
             if kind:
-                child.set("type", _ERROR_TYPES.get(case.decision or "", kind))
+                child.set("type", _ERROR_TYPES.get(case.decision or "", _KIND_TYPES.get(case.kind, case.kind) or kind))
             if case.details:
                 child.text = _clean(case.details)
         else:

@@ -1,9 +1,10 @@
 """``evalops gate``: one evaluation run as a CI check (and the ``--fail-on-regression`` / ``--junit-xml``
 options of ``evalops run``, which share this code).
 
-The verdict is :mod:`evalops.gate`'s: a regression alert fails the gate (exit 4), a version that could not
-be scored errors it (exit 5), bad input stops it before anything is scored (exit 3); see
-:mod:`evalops.exitcodes`.
+The verdict is :mod:`evalops.gate`'s, under the ``--fail-on`` policy: by default a regression alert or a
+floor breach fails the gate (exit 4), a version that could not be scored or was scored partially errors it
+(exit 5), a comparison that cannot be found fails it closed (exit 7); bad input stops it before anything is
+scored (exit 3); see :mod:`evalops.exitcodes`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from evalops.errors import InputError
 
 __all__ = ["gate", "gated_run", "finish_run"]
 
-CASE_COLUMNS = ("retriever", "version", "measure", "outcome", "decision", "delta", "delta_ci_low",
+CASE_COLUMNS = ("retriever", "version", "measure", "outcome", "kind", "decision", "delta", "delta_ci_low",
                 "delta_ci_high", "p_adjusted", "baseline_version", "message")
 
 
@@ -56,8 +57,8 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
 
     counts = {o: sum(c.outcome == o for c in cases) for o in ("failure", "error", "skipped", "passed")}
     verdict = "PASSED" if code == ExitCode.SUCCESS else f"FAILED (exit {int(code)}, {ExitCode(code).name.lower()})"
-    regressions = f"{counts['failure']} regression{'' if counts['failure'] == 1 else 's'}"
-    lines = [f"gate {verdict}: {len(cases)} checks, {regressions}, {counts['error']} failed, "
+    failures = f"{counts['failure']} failure{'' if counts['failure'] == 1 else 's'}"
+    lines = [f"gate {verdict}: {len(cases)} checks, {failures}, {counts['error']} errors, "
              f"{counts['skipped']} inconclusive, {counts['passed']} passed"]
     for case in cases:
         if case.outcome != "passed":
@@ -67,21 +68,23 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
 
 def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception | None, *,
                fail_on_regression: bool, junit_xml: Path | None, fmt: str, output_path: Path | None,
-               gate_summary: bool) -> None:
+               gate_summary: bool, fail_on: frozenset[str] | None = None) -> None:
     """Print (or write) the run's result, write the JUnit XML, and exit with the gate's code.
 
-    Without ``fail_on_regression`` a regression does not change the exit code; a failed version always does
+    ``fail_on``: the gate's policy (``evalops.gate``, default ``DEFAULT_FAIL_ON``). Without
+    ``fail_on_regression`` (``evalops run``) only the kinds that never passed there fail it: a failed version
     (exit 5), as it always has for ``evalops run``.
     """
     from evalops.exitcodes import ExitCode
-    from evalops.gate import cases_for_run, gate_exit_code
+    from evalops.gate import DEFAULT_FAIL_ON, cases_for_run, gate_exit_code
 
     from evalops.exitcodes import most_severe
 
-    cases = cases_for_run(cfg, run, result)
+    policy = DEFAULT_FAIL_ON if fail_on is None else fail_on
+    if not fail_on_regression:
+        policy = policy & {"failed"}
+    cases = cases_for_run(cfg, run, result, fail_on=policy)
     code = gate_exit_code(cases)
-    if not fail_on_regression and code == ExitCode.REGRESSION:
-        code = ExitCode.SUCCESS
     undelivered = [a for a in result["alerts"] if not a.get("delivered", True)]
     if undelivered:  # stored, retried by every later run and by `evalops alerts retry`
         code = most_severe(code, ExitCode.UNDELIVERED_ALERTS)
@@ -142,19 +145,27 @@ JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file,
 @PROJECT_OPTION
 @CONFIG_OPTION
 @click.option("--fail-on-regression/--no-fail-on-regression", default=True, show_default=True,
-              help="Exit 4 when the run raised a regression alert.")
+              help="Apply the --fail-on policy (--no-fail-on-regression: only a failed version fails).")
+@click.option("--fail-on", "fail_on", default="regression,floor,failed,partial,missing", show_default=True,
+              help="What fails the gate, comma-separated: regression, floor, failed, partial, missing, "
+                   "inconclusive (or none).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=Path("evalops-junit.xml"),
               show_default=True, help=JUNIT_HELP)
 @output_options()
 @reports_errors
-def gate(day: str | None, project: Path | None, config_file: str | None, fail_on_regression: bool, junit_xml: Path,
-         fmt: str, output_path: Path | None) -> None:
-    """Run one evaluation (as `evalops run`) as a CI check: exit 0 when it passes, 4 on a regression alert,
-    5 when a version could not be scored, 3 on bad input; write JUnit XML and a short summary.
+def gate(day: str | None, project: Path | None, config_file: str | None, fail_on_regression: bool, fail_on: str,
+         junit_xml: Path, fmt: str, output_path: Path | None) -> None:
+    """Run one evaluation (as `evalops run`) as a CI check: exit 0 when it passes, 4 on a regression alert
+    or a floor breach, 5 when a version could not be scored or was scored partially, 7 when a comparison
+    cannot be found, 3 on bad input; write JUnit XML and a short summary.
 
-    A regression fails the gate only when it raises an alert (an alert measure, on the gold set);
-    inconclusive comparisons are reported (skipped in the JUnit XML) and pass.
+    A regression fails the gate when it raises an alert (an alert measure, on the gold set); inconclusive
+    comparisons are reported with their reason code (skipped in the JUnit XML) and pass unless --fail-on
+    names inconclusive.
     """
+    from evalops.gate import parse_fail_on
+
+    policy = parse_fail_on(fail_on)
     from evalops.cli._project import project_config
     from evalops.errors import InputError, ValidationError
 
@@ -165,4 +176,4 @@ def gate(day: str | None, project: Path | None, config_file: str | None, fail_on
         _write_input_error(junit_xml, exc)
         raise
     finish_run(cfg, run, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
-               fmt=fmt, output_path=output_path, gate_summary=True)
+               fmt=fmt, output_path=output_path, gate_summary=True, fail_on=policy)

@@ -141,6 +141,11 @@ class GoldSetSettings(_Section):
                                                                 "or no_answer (none: untyped)")
     default_language: str | None = Field(None, description="language of queries without one (BCP-47)")
     rules: GoldSetRules = Field(default_factory=GoldSetRules)
+    floors: dict[str, float] = Field(default_factory=dict, description="absolute floors per measure, e.g. "
+                                                                       "{nDCG@10: 0.30} (evalops.floors)")
+    floor_on: Literal["mean", "lower_bound"] = Field("mean", description="what a floor is checked on: the "
+                                                                         "version's mean or its 95% CI lower bound")
+    floor_severity: Literal["critical", "warning"] = Field("critical", description="severity of a floor breach")
 
 
 class KnowledgeBaseSettings(_Section):
@@ -393,6 +398,23 @@ class Config(BaseSettings):
             set_(self, "data_docs", (home / ".evalops" / "data_docs") if remote_work else Path(self.work_dir) / "data_docs")
         if not self.measures:
             raise ValueError("measures must name at least one measure")
+        from evalops.floors import parse_floors
+        from evalops.metrics import parse_measures
+
+        try:
+            configured = [str(m) for m in parse_measures(list(self.measures))]
+        except Exception:  # the measures themselves are checked where they are read
+            configured = None
+        for name, g in resolved.items():
+            if g.floors:
+                key = "gold_set" if name == DEFAULT_GOLD_SET else f"gold_sets.{name}"
+                try:
+                    floors = parse_floors(g.floors, configured)
+                except ValueError as exc:
+                    raise ValueError(f"{key}.{exc}") from None
+                resolved[name] = g.model_copy(update={"floors": floors})
+        set_(self, "gold_sets", resolved)
+        set_(self, "gold_set", resolved.get(DEFAULT_GOLD_SET))
         unknown = [m for m in self.alert_measures if m not in self.measures]
         if unknown:
             raise ValueError(f"alert_measures {list(unknown)} are not among the measures {list(self.measures)}")

@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from evalops.errors import ConfigError, EvalopsError, FormatError, RetrieverError, ValidationError, WarehouseError
+from evalops.errors import ConfigError, EvalopsError, FormatError, InputError, RetrieverError, ValidationError, WarehouseError
 from evalops.exitcodes import PRECEDENCE, ExitCode, for_exception, most_severe
-from evalops.gate import GateCase, alerting_regressions, gate_cases, gate_exit_code
+from evalops.gate import DEFAULT_FAIL_ON, GateCase, alerting_regressions, gate_cases, gate_exit_code, parse_fail_on
 from evalops.junit import junit_xml, write_junit_xml
 
 MEASURES = ["nDCG@10", "RR@10"]
@@ -45,7 +45,12 @@ def test_each_outcome():
     assert cases["2.0", "nDCG@10"].message == ("regression: nDCG@10 0.6000 -> 0.5000, delta -0.1000 "
                                                "[95% CI -0.1500, -0.0500], adjusted p 0.001, n 50 (against 1.0); "
                                                "the version was scored partially (failed queries left out)")
-    assert cases["2.0", "RR@10"].outcome == "passed" and "does not alert" in cases["2.0", "RR@10"].message
+    # a partial version fails the gate by default (kind partial), also where its comparison would pass
+    assert cases["2.0", "RR@10"].outcome == "failure" and cases["2.0", "RR@10"].kind == "partial"
+    assert cases["2.0", "RR@10"].message.startswith("partial: regression: ") and "does not alert" in cases["2.0", "RR@10"].message
+    lenient = {(c.version, c.measure): c for c in gate_cases(versions, decisions, alerts, statuses, MEASURES,
+                                                             fail_on=DEFAULT_FAIL_ON - {"partial"})}
+    assert lenient["2.0", "RR@10"].outcome == "passed" and "does not alert" in lenient["2.0", "RR@10"].message
     assert {cases["3.0", m].outcome for m in MEASURES} == {"error"}
     assert cases["4.0", "nDCG@10"].message == "not compared: no baseline yet (promote one)"
     assert cases["1.0", "RR@10"].outcome == "passed" and cases["1.0", "RR@10"].decision == "no_change"
@@ -56,6 +61,36 @@ def test_inconclusive_is_skipped_and_passes_the_gate():
     (case, _) = gate_cases([_spec("2.0", 2)], [_decision("2.0", "nDCG@10", "inconclusive")], [],
                            {2: "succeeded"}, MEASURES)
     assert case.outcome == "skipped" and gate_exit_code([case]) == ExitCode.SUCCESS
+
+
+def test_the_fail_on_policy_names_every_held_back_comparison_with_its_reason_code():
+    held = dict(_decision("2.0", "nDCG@10", "inconclusive"))
+    held["comparison"] = {**held["comparison"], "reason_code": "unjudged_documents",
+                          "judged_coverage": {"holes_relevant_delta": 0.02}}
+    (case, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES)
+    assert case.outcome == "skipped" and case.kind == "inconclusive"
+    assert case.message.startswith("inconclusive (unjudged_documents): nDCG@10")
+    assert "delta -0.1000 [95% CI" in case.message and "delta +0.0200 with every unjudged document relevant" in case.message
+    (strict, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES,
+                             fail_on=parse_fail_on("regression,inconclusive"))
+    assert strict.outcome == "failure" and gate_exit_code([strict]) == ExitCode.REGRESSION
+
+
+def test_a_comparison_that_cannot_be_found_fails_the_gate_closed():
+    spec = {**_spec("2.0", 2), "baseline_run_id": 1}
+    cases = gate_cases([spec], [], [], {2: "succeeded"}, MEASURES)
+    assert [c.outcome for c in cases] == ["error", "error"] and {c.kind for c in cases} == {"missing"}
+    assert cases[0].message.startswith("missing: the comparison against 1.0 (baseline run 1) cannot be found")
+    assert gate_exit_code(cases) == ExitCode.WAREHOUSE_ERROR
+    # the same with missing left out of the policy: not compared, and it passes
+    assert {c.outcome for c in gate_cases([spec], [], [], {2: "succeeded"}, MEASURES,
+                                          fail_on=parse_fail_on("regression"))} == {"passed"}
+
+
+def test_fail_on_refuses_an_unknown_kind():
+    with pytest.raises(InputError, match="unknown kind.*regresion.*use a comma-separated list of regression, floor"):
+        parse_fail_on("regresion,floor")
+    assert parse_fail_on("none") == frozenset() and parse_fail_on(None) == DEFAULT_FAIL_ON
 
 
 def test_alerting_regressions_read_the_dedup_key():
