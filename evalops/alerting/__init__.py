@@ -23,7 +23,7 @@ from evalops.alerting.notifiers import (
     idempotency_key,
     resolve_webhook_url,
 )
-from evalops.alerting.rules import AlertContext, regression_alerts, retriever_alert, validation_alert
+from evalops.alerting.rules import AlertContext, floor_alert, regression_alerts, retriever_alert, validation_alert
 
 __all__ = [
     "Alert",
@@ -47,5 +47,6 @@ __all__ = [
     "retry_alerts",
     "idempotency_key",
     "retriever_alert",
+    "floor_alert",
     "validation_alert",
 ]

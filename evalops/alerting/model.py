@@ -23,6 +23,7 @@ class AlertKind:
     VALIDATION_FAILED = "validation_failed"
     RETRIEVER_FAILED = "retriever_failed"
     RETRIEVER_PARTIAL = "retriever_partial"
+    FLOOR = "floor"  # a score under an absolute floor (evalops.floors)
 
     @staticmethod
     def validation(stage: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 from evalops.alerting.message import regression_message, worst_query_rows
 from evalops.alerting.model import Alert, AlertKind, Severity
 
-__all__ = ["AlertContext", "regression_alerts", "validation_alert", "retriever_alert"]
+__all__ = ["AlertContext", "floor_alert", "regression_alerts", "validation_alert", "retriever_alert"]
 
 
 @dataclass(frozen=True)
@@ -193,6 +193,19 @@ def retriever_alert(
         version=version,
         fingerprint=fingerprint,
         details={"error": error, "failed_query_ids": failed, "n_queries": n_queries},
+    )
+
+
+def floor_alert(check: Any, *, retriever: str, version: str, fingerprint: str | None, day: str,
+                dataset: str) -> Alert:
+    """The alert for a version whose score is under an absolute floor (``evalops.floors.FloorCheck``), with
+    the floor's own severity; one per (version, measure, fingerprint, day)."""
+    title = f"Floor breached: {retriever} {version} {check.measure} on {dataset}"
+    return Alert(
+        kind=AlertKind.FLOOR, severity=check.severity, day=day, title=title,
+        message="\n".join([title, check.describe(), "An absolute floor holds with or without a baseline."]),
+        retriever=retriever, version=version, measure=check.measure, fingerprint=fingerprint,
+        details={**check.to_dict(), "dataset": dataset},
     )
 
 

@@ -1,4 +1,5 @@
-"""Raise the run's alerts: a regression on the gold set, and a version that failed or was scored partially.
+"""Raise the run's alerts: a regression on the gold set, a version that failed or was scored partially, and
+a gold-set version under an absolute floor (``evalops.floors``, with or without a baseline).
 
 Only the alert measures (``Config.alert_measures``, by default the first configured measure) raise
 regression alerts; a regression on another measure is in the report. Production-sample comparisons (weak
@@ -84,6 +85,26 @@ def retriever_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, 
     return alerts
 
 
+def floor_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[Alert]:
+    """A ``floor`` alert for every gold-set version scored under one of its gold set's floors (``evalops.floors``;
+    baseline or not)."""
+    from evalops.alerting import floor_alert
+    from evalops.floors import floor_checks
+    from evalops.warehouse import get_run, load_aggregates
+
+    engine = engine_for(cfg)
+    alerts = []
+    for spec in versions:
+        if spec["dataset"] == PRODUCTION or get_run(engine, spec["run_id"]).status == "failed":
+            continue  # a failed version has its own alert
+        for check in floor_checks(cfg, spec["dataset"], spec["run_id"], load_aggregates(engine, spec["run_id"])):
+            if check.breached:
+                alert = floor_alert(check, retriever=spec["retriever"], version=spec["version"],
+                                    fingerprint=spec["fingerprint"], day=run.day, dataset=spec["dataset"])
+                alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": spec["run_id"]}))
+    return alerts
+
+
 def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Retry earlier undelivered alerts, then build, store and send the run's alerts.
 
@@ -92,6 +113,7 @@ def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -
     """
     retried = retry_undelivered(cfg)
     alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run)) + retriever_alerts_for(cfg, run, versions)
+    alerts += floor_alerts_for(cfg, run, versions)
     # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
     from evalops.pipeline.judging import judge_alerts_for
 

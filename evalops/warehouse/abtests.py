@@ -27,7 +27,7 @@ _VALUE_FIELDS = tuple(f.name for f in dataclasses.fields(ABTestResult) if f.name
 _COLUMN = {"effect_size_dz": "d_z", "effect_size_ci_low": "d_z_ci_low", "effect_size_ci_high": "d_z_ci_high"}
 # ABTestResult fields that the comparison record does not hold (the rest are copied by name)
 _NOT_IN_RECORD = frozenset({"baseline_run_id", "candidate_run_id", "ci_level", "effect_size_ci_low",
-                            "effect_size_ci_high", "family", "segments", *_STORED})
+                            "effect_size_ci_high", "family", "segments", "delta_holes_relevant", *_STORED})
 
 
 def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: int, family: str,
@@ -40,7 +40,8 @@ def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: i
     values["reasons"] = tuple(values["reasons"])
     return ABTestResult(**values, baseline_run_id=baseline_run_id, candidate_run_id=candidate_run_id,
                         ci_level=comparison.policy.confidence, effect_size_ci_low=ci[0], effect_size_ci_high=ci[1],
-                        family=family, segments=list(segments or []))
+                        family=family, segments=list(segments or []),
+                        delta_holes_relevant=(record["judged_coverage"] or {}).get("holes_relevant_delta"))
 
 
 def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABTestResult]:

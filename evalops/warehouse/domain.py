@@ -150,7 +150,9 @@ class ABTestResult:
     ``interval_low``/``interval_high`` at ``interval_level``, the ``family_size`` it was corrected over and
     the ``family`` (``gold``: can alert; ``gold-descriptive``, ``production``). ``judged_coverage``: Judged@k
     of both sides at the measure's cutoff, their difference and the candidate's unjudged documents (the
-    threshold that withholds a regression is ``policy["max_judged_coverage_drop"]``); ``segments``: the
+    threshold that withholds a regression is ``policy["max_judged_coverage_drop"]``); ``delta_holes_relevant``:
+    the delta with every unjudged document of the candidate's top k counted relevant (the other bound of
+    ``delta``, ``evalops.holes``; ``None`` when not scored); ``segments``: the
     comparison within each query type, language, split and log segment (``evalops.segments``, descriptive,
     each row naming its family). ``id`` and
     ``created_at`` are set once stored.
@@ -189,6 +191,7 @@ class ABTestResult:
     family: str | None = None
     judged_coverage: Mapping[str, Any] | None = None
     segments: Sequence[Mapping[str, Any]] | None = None
+    delta_holes_relevant: float | None = None
     id: int | None = None
     created_at: dt.datetime | None = None
 

@@ -271,6 +271,8 @@ class ABTestModel(Base):
     family: Mapped[str | None] = mapped_column(String(50))
     # Judged@k of both sides at the measure's cutoff, the difference and the unjudged documents (evalops.holes)
     judged_coverage: Mapped[dict[str, Any] | None]
+    # the delta with every unjudged document of the candidate's top k relevant (the other bound, evalops.holes)
+    delta_holes_relevant: Mapped[float | None]
     # the comparison within each segment (query type, language, split, log segment; evalops.segments)
     segments: Mapped[list[Any] | None]
 

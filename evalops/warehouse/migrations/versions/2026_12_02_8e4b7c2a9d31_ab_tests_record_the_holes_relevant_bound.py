@@ -1,0 +1,30 @@
+"""ab_tests record the delta under the holes-relevant bound (every unjudged document of the candidate's top k
+relevant; evalops.holes), beside the delta as judged
+
+Revision ID: 8e4b7c2a9d31
+Revises: 6a3f0d9c1e52
+Create Date: 2026-12-02 01:00:00.000000
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+
+revision: str = '8e4b7c2a9d31'
+down_revision: str | Sequence[str] | None = '6a3f0d9c1e52'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('delta_holes_relevant', sa.Double(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
+        batch_op.drop_column('delta_holes_relevant')

@@ -1,0 +1,179 @@
+"""Holes bound the decision both ways, and a floor fails the gate, on SciFact through ``evalops gate``.
+
+The gold set is SciFact's qrels plus the shipped BM25 run's top 10 judged non-relevant (a pool, as
+annotators build one), so BM25's top 10 is fully judged. Against BM25 as the baseline:
+
+* ``broken`` loses every relevant document and, for 40 % of the queries, returns only unjudged documents:
+  its judged coverage drops far past ``max_judged_coverage_drop``, yet the drop holds with every unjudged
+  document counted relevant, so it is a critical regression, alerts and fails the gate (exit 4);
+* ``swap`` changes nothing but three judged non-relevant documents per query, swapped for three unjudged
+  ones ranked first: a drop if they are non-relevant, a gain if relevant, so it stays
+  ``inconclusive (unjudged_documents)`` with the delta under both bounds printed.
+
+A floor above BM25's nDCG@10 fails the gate of a project with no baseline yet (exit 4, the floor named).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalops.cli import main
+from evalops.exitcodes import ExitCode
+
+pytestmark = pytest.mark.slow
+
+DAY1, DAY2 = "2024-06-01", "2024-06-02"
+
+
+def _read_run(path: Path) -> dict[str, list[str]]:
+    ranked: dict[str, list[tuple[int, str]]] = {}
+    for line in path.read_text().splitlines():
+        q, _, d, rank, *_ = line.split()
+        ranked.setdefault(q, []).append((int(rank), d))
+    return {q: [d for _, d in sorted(docs)] for q, docs in ranked.items()}
+
+
+def _write_run(path: Path, ranked: dict[str, list[str]]) -> str:
+    with path.open("w") as out:
+        for q, docs in sorted(ranked.items()):
+            out.writelines(f"{q} Q0 {d} {r + 1} {1000 - r} t\n" for r, d in enumerate(docs))
+    return str(path)
+
+
+def _project(home: Path, shared_data: Path, versions: dict[str, str], extra: str = "") -> Path:
+    entries = "".join(f"  - {{name: search, version: '{v}', adapter: run_file, deployed: true, owner: me, "
+                      f"params: {{path: '{p}', missing: empty}}}}\n" for v, p in versions.items())
+    (home / "retrievers.yaml").write_text("retrievers:\n" + entries)
+    (home / "evalops.yaml").write_text(
+        f"gold_set:\n  path: gold\n{extra}knowledge_base: {{path: '{shared_data / 'scifact' / 'corpus.jsonl'}'}}\n"
+        f"registry: retrievers.yaml\nmeasures: [nDCG@10]\nlog_sample_size: 0\n"
+        f"warehouse_url: 'sqlite:///{home / 'warehouse.db'}'\n")
+    return home
+
+
+@pytest.fixture(scope="module")
+def scifact_pool(shared_data, tmp_path_factory):
+    """(folder with the pooled gold set and the three runs, the BM25 run, the pooled judgments)."""
+    import pandas as pd
+
+    from evalops.goldset import GoldSet, load_gold_set, save_gold_set
+
+    gold = load_gold_set(shared_data / "scifact")
+    bm25 = _read_run(shared_data / "scifact" / "runs" / "bm25.trec")
+    relevant: dict[str, set[str]] = {}
+    for q, d in zip(gold.judgments["query_id"], gold.judgments["doc_id"]):
+        relevant.setdefault(str(q), set()).add(str(d))
+    pool = [(q, d, 0) for q in sorted(relevant) for d in bm25.get(q, [])[:10] if d not in relevant[q]]
+    judgments = pd.concat([gold.judgments[["query_id", "doc_id", "grade"]],
+                           pd.DataFrame(pool, columns=["query_id", "doc_id", "grade"])], ignore_index=True)
+    folder = tmp_path_factory.mktemp("scifact-pool")
+    save_gold_set(GoldSet.from_frames(gold.queries, judgments, source="scifact + bm25 pool"), folder / "gold")
+    judged = {(q, d) for q, d, _ in pool} | {(q, d) for q in relevant for d in relevant[q]}
+
+    broken, swap = {}, {}
+    for i, q in enumerate(sorted(relevant)):
+        docs = bm25.get(q, [])
+        unjudged = [d for d in docs[10:] if (q, d) not in judged]
+        non_relevant = [d for d in docs[:10] if d not in relevant[q]]
+        # broken: 40 % of the queries (2 in 5) answered with unjudged documents only; every relevant one lost
+        broken[q] = unjudged[:10] if i % 5 < 2 else non_relevant
+        # swap: the three lowest-ranked judged non-relevant documents replaced by three unjudged ones, first
+        dropped = set(non_relevant[-3:])
+        swap[q] = unjudged[:3] + [d for d in docs[:10] if d not in dropped]
+    runs = {"bm25": str(shared_data / "scifact" / "runs" / "bm25.trec"),
+            "broken": _write_run(folder / "broken.trec", broken), "swap": _write_run(folder / "swap.trec", swap)}
+    return folder, runs
+
+
+def _gate(home: Path, day: str, junit: Path, *more: str):
+    result = CliRunner().invoke(main, ["gate", "--project", str(home), "--date", day, "--junit-xml", str(junit),
+                                       "--format", "json", *more], catch_exceptions=False)
+    return result.exit_code, json.loads(result.output[result.output.index("{"):])
+
+
+def _junit(path: Path) -> dict[tuple[str, str], ET.Element]:
+    return {(c.get("classname"), c.get("name")): c for c in ET.parse(path).getroot().iter("testcase")}
+
+
+def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays_inconclusive(
+        scifact_pool, shared_data, tmp_path, monkeypatch):
+    folder, runs = scifact_pool
+    for key in [k for k in __import__("os").environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
+        monkeypatch.delenv(key)
+    home = tmp_path / "proj"
+    home.mkdir()
+    (home / "gold").symlink_to(folder / "gold")
+    _project(home, shared_data, {"1.0": runs["bm25"]})
+    code, _ = _gate(home, DAY1, tmp_path / "day1.xml")
+    assert code == ExitCode.SUCCESS
+    promoted = CliRunner().invoke(main, ["promote", "search", "1.0", "--project", str(home), "--reason", "day 1",
+                                         "--by", "tests"])
+    assert promoted.exit_code == 0, promoted.output
+
+    _project(home, shared_data, {"1.0": runs["bm25"], "broken": runs["broken"],
+                                                   "swap": runs["swap"]})
+    code, payload = _gate(home, DAY2, tmp_path / "day2.xml")
+    assert code == ExitCode.REGRESSION == 4
+    cases = {c["version"]: c for c in payload["gate"]["cases"]}
+
+    broken = cases["broken"]
+    assert (broken["outcome"], broken["kind"], broken["decision"]) == ("failure", "regression", "regression")
+    assert broken["message"].startswith("regression (critical, unjudged_documents): nDCG@10")
+    assert "with every unjudged document relevant" in broken["message"]
+    assert "the drop holds under both bounds" in broken["details"]
+    assert [a["kind"] for a in payload["alerts"] if a["dedup_key"].split("|")[2] == "broken"] == ["regression"]
+
+    swap = cases["swap"]
+    assert (swap["outcome"], swap["kind"], swap["decision"]) == ("skipped", "inconclusive", "inconclusive")
+    assert swap["message"].startswith("inconclusive (unjudged_documents): nDCG@10")
+    lower, upper = swap["delta"], float(swap["message"].split(", delta ")[2].split(" with every")[0])
+    assert lower < -0.01 and upper > 0.01  # the bounds disagree: a drop as judged, a gain with the holes relevant
+    assert "the bounds disagree" in swap["details"]
+    assert not [a for a in payload["alerts"] if a["dedup_key"].split("|")[2] == "swap"]
+
+    xml = _junit(tmp_path / "day2.xml")
+    failure = xml["search@broken", "nDCG@10"].find("failure")
+    assert failure.get("type") == "regression" and "unjudged_documents" in failure.get("message")
+    skipped = xml["search@swap", "nDCG@10"].find("skipped")
+    assert "inconclusive (unjudged_documents)" in skipped.get("message")
+    assert "with every unjudged document relevant" in skipped.get("message")
+
+    # the warehouse keeps both bounds with the comparison
+    from evalops.config import load_config
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse import load_ab_tests
+
+    stored = load_ab_tests(engine_for(load_config(home, environ={})))
+    row = stored[stored["decision"] == "inconclusive"].iloc[0]
+    assert row["delta"] == pytest.approx(lower, abs=1e-4)
+    assert row["delta_holes_relevant"] == pytest.approx(upper, abs=1e-4)
+
+
+def test_a_floor_breach_with_no_baseline_fails_the_gate(scifact_pool, shared_data, tmp_path, monkeypatch):
+    folder, runs = scifact_pool
+    for key in [k for k in __import__("os").environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
+        monkeypatch.delenv(key)
+    home = tmp_path / "proj"
+    home.mkdir()
+    (home / "gold").symlink_to(folder / "gold")
+    _project(home, shared_data, {"1.0": runs["bm25"]},
+             extra="  floors: {nDCG@10: 0.9}\n  floor_on: lower_bound\n")
+    code, payload = _gate(home, DAY1, tmp_path / "junit.xml")
+    assert code == ExitCode.REGRESSION == 4
+    [case] = payload["gate"]["cases"]
+    assert (case["outcome"], case["kind"]) == ("failure", "floor")
+    assert case["message"].startswith("floor (critical): nDCG@10 95% CI lower bound 0.")
+    assert "under the floor 0.9" in case["message"] and "no baseline yet" in case["message"]
+    failure = _junit(tmp_path / "junit.xml")["search@1.0", "nDCG@10"].find("failure")
+    assert failure.get("type") == "floor" and "nDCG@10" in failure.get("message") and "floor 0.9" in failure.get("message")
+    assert [a["kind"] for a in payload["alerts"]] == ["floor"]
+
+    # the same floor on the mean, well under BM25's nDCG@10, passes
+    _project(home, shared_data, {"1.0": runs["bm25"]}, extra="  floors: {nDCG@10: 0.3}\n")
+    code, payload = _gate(home, "2024-06-02", tmp_path / "junit2.xml")
+    assert code == ExitCode.SUCCESS, payload["gate"]
