@@ -47,6 +47,33 @@ def test_the_threshold_is_the_policy_and_only_a_regression_is_withheld():
     assert more.decision == "regression"
 
 
+def test_a_regression_that_holds_with_every_hole_relevant_stands_and_one_that_does_not_is_inconclusive():
+    paired = _drop()
+    lower = paired.candidate - paired.baseline
+    rng = np.random.default_rng(1)
+    # the holes-relevant bound: still a clear drop (the candidate lost judged relevant documents)
+    still = JudgedShift("Judged@10", 0.9, 0.6, 300, tuple(lower + 0.03 + rng.normal(0, 0.01, len(lower))))
+    comp = compare(paired, measure="nDCG@10", judged=still)
+    assert (comp.decision, comp.reason_code, comp.alert) == ("regression", "unjudged_documents", True)
+    assert comp.severity == "critical"
+    assert "the drop holds under both bounds" in comp.reasons[-1]
+    assert f"delta {comp.delta:+.4f} with every unjudged document non-relevant" in comp.reasons[-1]
+    assert comp.judged_coverage["holes_relevant_delta"] == pytest.approx(float(np.mean(still.relevant_deltas)))
+    again = adjust_and_decide([comp, comp])  # a family of two reads the bound at its own level
+    assert {(c.decision, c.reason_code, c.family_size) for c in again} == {("regression", "unjudged_documents", 2)}
+    boot = compare(paired, measure="nDCG@10", judged=still, policy=Policy(interval="bootstrap", n_resamples=2000))
+    assert (boot.decision, boot.reason_code) == ("regression", "unjudged_documents")  # the bound's own bootstrap
+    # the bound is a gain: the drop may be the holes'
+    gain = JudgedShift("Judged@10", 0.9, 0.6, 300, tuple(-lower))
+    comp = compare(paired, measure="nDCG@10", judged=gain)
+    assert (comp.decision, comp.reason_code, comp.severity, comp.alert) == (
+        "inconclusive", "unjudged_documents", None, False)
+    assert "the bounds disagree" in comp.reasons[-1] and "improvement under the holes-relevant bound" in comp.reasons[-1]
+    # a drop under the bound that is not material (inside the margin) does not stand either
+    small = JudgedShift("Judged@10", 0.9, 0.6, 300, tuple(rng.normal(-0.001, 0.001, len(lower))))
+    assert compare(paired, measure="nDCG@10", judged=small).decision == "inconclusive"
+
+
 @pytest.mark.parametrize("bad", [-0.1, 1.5, "x"])
 def test_a_bad_threshold_is_refused(bad):
     with pytest.raises(PolicyError, match="max_judged_coverage_drop"):
