@@ -144,7 +144,9 @@ def build_report_data(
     from evalops.reports import ABResult, ReportData, VersionScores
     from evalops.warehouse import get_fingerprint, get_run
 
-    from evalops.holes import beside_judged
+    from evalops.floors import floor_checks
+    from evalops.holes import HOLE_BOUND, beside_judged
+    from evalops.warehouse import load_aggregates
 
     engine = engine_for(cfg)
     # judged coverage next to each measure, then the context measures
@@ -178,6 +180,12 @@ def build_report_data(
                 run_key=str(base), n_retries=b.n_retries, stored_baseline=True,
             ))
 
+    floors = [{**check.to_dict(), "retriever": spec["retriever"], "version": spec["version"],
+               "dataset": spec["dataset"]}
+              for spec in versions if spec["dataset"] != PRODUCTION
+              and get_run(engine, spec["run_id"]).status != "failed"
+              for check in floor_checks(cfg, spec["dataset"], spec["run_id"], load_aggregates(engine, spec["run_id"]))]
+
     texts: dict[str, dict[str, str]] = {}
     ab: list[ABResult] = []
     notes: list[str] = []
@@ -210,6 +218,10 @@ def build_report_data(
         "failure_budget": cfg.failure_budget,
         "shard_size": cfg.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",
+        **{f"holes.{k}": v for k, v in HOLE_BOUND.items()},
+        **{f"floors.{name}": ", ".join(f"{m} >= {v:g}" for m, v in g.floors.items())
+           + f" (on the {g.floor_on.replace('_', ' ')}, {g.floor_severity})"
+           for name, g in cfg.gold_sets.items() if g.floors},
         **contract_policies(load_contracts(cfg, run)),
     }
     notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
@@ -234,6 +246,7 @@ def build_report_data(
         stale_baselines=sorted({s["rescore_reason"] for s in versions if s.get("rescore_reason")}),
         alerts=list(alerts),
         holes=load_holes(cfg, run),
+        floors=floors,
         warnings=warnings,
         notes=notes,
     )

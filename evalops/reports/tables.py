@@ -151,8 +151,28 @@ def _judged(j: dict[str, Any] | None) -> str:
     """Judged@k of both sides at the measure's cutoff, their difference and the unjudged documents."""
     if not j:
         return "–"
+    bound = j.get("holes_relevant_delta")
     return (f"{j['measure']} {fmt_num(j['baseline'], 3)} → {fmt_num(j['candidate'], 3)} "
-            f"({fmt_num(j['difference'], 3, signed=True)}; {j['unjudged_documents']} unjudged)")
+            f"({fmt_num(j['difference'], 3, signed=True)}; {j['unjudged_documents']} unjudged"
+            + ("" if bound is None else f"; delta with every unjudged document relevant {fmt_num(bound, 4, signed=True)}")
+            + ")")
+
+
+def _floors_section(floors: list[dict[str, Any]]) -> Section | None:
+    """Every version's absolute floors (evalops.floors): the value checked, the floor and whether it holds."""
+    if not floors:
+        return None
+    section = Section("Absolute floors")
+    breached = [f for f in floors if f["breached"]]
+    section.paragraphs.append(
+        "A floor holds with or without a baseline: the value checked (the mean, or the lower bound of its 95% "
+        "interval, per gold set's floor_on) must be at or above it. "
+        + (f"{len(breached)} breached." if breached else "Every floor holds."))
+    rows = [[f"{f['retriever']} {f['version']}", f["dataset"], f["measure"], f["on"], fmt_num(f["value"], 4),
+             fmt_num(f["floor"], 4), f"BREACHED ({f['severity']})" if f["breached"] else "holds"] for f in floors]
+    section.tables.append(("", Table(["version", "gold set", "measure", "checked on", "value", "floor", "result"],
+                                     rows)))
+    return section
 
 
 _FACET_TITLES = {"type": "query type", "language": "language", "split": "split (dev / test)",
@@ -347,6 +367,10 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
             for r in data.ab_results if r.reasons
         )
     sections.append(ab)
+
+    floors = _floors_section(data.floors)
+    if floors is not None:
+        sections.append(floors)
 
     worst = _worst_tables(data.ab_results, worst_limit)
     if worst:

@@ -143,6 +143,11 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     assert "inconclusive (unjudged_documents)" in skipped.get("message")
     assert "with every unjudged document relevant" in skipped.get("message")
 
+    # the report shows the delta under the other bound beside the judged coverage, and the bound's policy
+    report = (Path(payload["report"]).parent / "report.md").read_text()
+    assert "delta with every unjudged document relevant" in report and "holes.upper" in report
+    assert "the bounds disagree" in report and "the drop holds under both bounds" in report
+
     # the warehouse keeps both bounds with the comparison
     from evalops.config import load_config
     from evalops.pipeline.store import engine_for
@@ -172,6 +177,9 @@ def test_a_floor_breach_with_no_baseline_fails_the_gate(scifact_pool, shared_dat
     failure = _junit(tmp_path / "junit.xml")["search@1.0", "nDCG@10"].find("failure")
     assert failure.get("type") == "floor" and "nDCG@10" in failure.get("message") and "floor 0.9" in failure.get("message")
     assert [a["kind"] for a in payload["alerts"]] == ["floor"]
+    report = (Path(payload["report"]).parent / "report.md").read_text()
+    assert "Absolute floors" in report and "BREACHED (critical)" in report
+    assert "nDCG@10 >= 0.9 (on the lower bound, critical)" in report  # the floor policy, printed
 
     # the same floor on the mean, well under BM25's nDCG@10, passes
     _project(home, shared_data, {"1.0": runs["bm25"]}, extra="  floors: {nDCG@10: 0.3}\n")
