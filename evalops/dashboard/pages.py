@@ -46,14 +46,30 @@ class DashboardSettings:
     worst_limit: int = 10  # shown in the worst-queries table; the rest of the losses fold out below it
     worse_limit: int = 300
     k: int = 100  # the retrieval depth: the Judged@k of a measure without a cutoff
+    # the absolute floors (evalops.floors): (gold set, measure, floor, floor_on, severity)
+    floors: tuple[tuple[str, str, float, str, str], ...] = ()
 
     @classmethod
     def from_config(cls, cfg: Any) -> DashboardSettings:
-        """The configured alert measures (the first measure when none is set), as the alerting uses them."""
+        """The configured alert measures (the first measure when none is set), as the alerting uses them,
+        and each gold set's floors."""
         from evalops.pipeline.registry import alerting_measures, canonical_measures
 
+        floors = tuple((name, m, v, g.floor_on, g.floor_severity) for name, g in cfg.gold_sets.items()
+                       for m, v in g.floors.items())
         return cls(alert_measures=tuple(alerting_measures(cfg)), measures=tuple(canonical_measures(cfg)),
-                   data_docs=Path(cfg.work_dir) / "data_docs", k=cfg.k)
+                   data_docs=Path(cfg.work_dir) / "data_docs", k=cfg.k, floors=floors)
+
+    def floor_cell(self, dataset: str, measure: str, agg: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The floor of ``measure`` on ``dataset`` checked against a run's aggregate, for a table cell."""
+        from evalops.floors import check_floors
+
+        for name, m, floor, on, severity in self.floors:
+            if (name, m) == (dataset, measure):
+                [check] = check_floors({m: floor}, [{"measure": m, **(agg or {})}], on=on, severity=severity)
+                return {"floor": f"{floor:g}", "breached": check.breached, "title": check.describe(),
+                        "severity": severity}
+        return None
 
 
 _num = numfmt.defined  # a finite float or None
@@ -128,6 +144,7 @@ def overview_page(engine: Engine, links: Links, settings: DashboardSettings) -> 
                 "delta": fmt(comp["delta"], "+") if comp else None,
                 "baseline_version": comp["baseline_version"] if comp else None,
                 "ab_href": links.ab(comp["id"]) if comp else None,
+                "floor": settings.floor_cell(run["dataset"], m, agg),
             })
         open_alerts = [a for a in recent_alerts if a["retriever"] == run["retriever"]
                        and a["version"] in (None, run["version"]) and (a["dataset"] in (None, run["dataset"]))]

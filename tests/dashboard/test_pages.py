@@ -95,3 +95,17 @@ def test_the_ab_page_shows_results_per_segment_and_judged_coverage(client, fille
     assert f"judged coverage ({gold['judged_coverage']['measure']})" in html
     overview = client.get("/").text
     assert 'class="muted judged"' in overview
+
+
+def test_the_overview_shows_each_floor_and_whether_it_holds(filled):
+    import dataclasses
+
+    from evalops.dashboard import DashboardSettings, create_app
+
+    settings = DashboardSettings.from_config(filled["cfg"])
+    measure = settings.alert_measures[0]
+    floors = ((("gold", measure, 0.99, "mean", "critical"),), (("gold", measure, 0.01, "lower_bound", "warning"),))
+    pages = [TestClient(create_app(filled["engine"], settings=dataclasses.replace(settings, floors=f),
+                                   report_dir=filled["cfg"].report_dir)).get("/").text for f in floors]
+    assert "floor 0.99 breached (critical)" in pages[0] and f"{measure} mean" in pages[0]
+    assert "floor 0.01</span>" in pages[1] and "breached" not in pages[1].split("floor 0.01")[1][:20]
