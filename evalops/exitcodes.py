@@ -44,13 +44,15 @@ class ExitCode(enum.IntEnum):
     )
     REGRESSION = 4, (
         "A regression that fails the gate: ``run --fail-on-regression`` or ``gate`` when the run raised a "
-        "regression alert (an alert measure, on the gold set), ``compare --fail-on-regression`` when any "
-        "comparison is a regression."
+        "regression alert (an alert measure, on the gold set) or a version is under an absolute floor (with "
+        "``--fail-on inconclusive``, also an inconclusive comparison); ``compare --fail-on-regression`` when "
+        "any comparison is a regression."
     )
     VERSION_FAILED = 5, (
         "A retriever version could not be scored: too many of its queries failed (the failure budget), or its "
         "retriever could not be reached. ``retrieve`` over the failure budget; ``run`` and ``gate`` when a "
-        "gold version failed (the other versions are still scored, stored and reported)."
+        "gold version failed (the other versions are still scored, stored and reported); ``gate`` also when a "
+        "gold version was scored partially."
     )
     UNDELIVERED_ALERTS = 6, (
         "An alert was stored but stays undelivered (or unknown: a timed-out delivery) at a notifier: "
@@ -59,7 +61,8 @@ class ExitCode(enum.IntEnum):
     )
     WAREHOUSE_ERROR = 7, (
         "The warehouse refused or could not complete a write or a lookup (``WarehouseError``), e.g. a "
-        "promotion of a version that has no succeeded run."
+        "promotion of a version that has no succeeded run; ``gate`` when a comparison the run should have "
+        "decided cannot be found in the warehouse (it fails closed)."
     )
 
 

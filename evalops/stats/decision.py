@@ -372,8 +372,7 @@ def _with_judged(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
         n = j.unjudged_documents
         why = (f"unjudged_documents: the candidate's judged coverage is {-j.difference:.2f} below the baseline's, "
                f"more than the {policy.max_judged_coverage_drop:g} allowed")
-        judge = (f"judge the {n} unjudged document{'' if n == 1 else 's'} (annotation queue, source hole) to "
-                 "narrow the bounds")
+        judge = f"judge the {n} unjudged document{'' if n == 1 else 's'} (annotation queue, source hole)"
         upper = _holes_relevant(ev, policy) if j.relevant_deltas else None
         if upper is None:  # a comparison stored before the bound was scored: withheld, as before
             return Decision("inconclusive", (
@@ -387,7 +386,7 @@ def _with_judged(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
             return Decision("regression", (
                 *decided.reasons[:-1], words, decided.reasons[-1],
                 f"{why}, but the drop holds under both bounds ({bounds}): a regression "
-                f"({upper[0].severity} under the holes-relevant bound); {judge}",
+                f"({upper[0].severity} under the holes-relevant bound); {judge} to narrow the bounds",
             ), upper[0].severity, upper[0].criterion, "unjudged_documents", decided.margin)
         return Decision("inconclusive", (
             *decided.reasons[:-1], words, decided.reasons[-1],
