@@ -100,9 +100,12 @@ def _judged_lines(n: Mapping[str, Any]) -> list[str]:
     j = n.get("judged_coverage")
     if not j:
         return []
+    bound = j.get("holes_relevant_delta")
     return [f"judged coverage ({j['measure']}): baseline {_f(j['baseline'], 3)} -> candidate {_f(j['candidate'], 3)} "
             f"({_f(j['difference'], 3, signed=True)}); {j['unjudged_documents']} unjudged documents in the "
-            "candidate's top k"]
+            "candidate's top k"
+            + ("" if bound is None else f"; delta {_f(n['delta'], signed=True)} with them non-relevant, "
+                                        f"{_f(bound, signed=True)} with every one relevant (both bounds)")]
 
 
 def regression_message(

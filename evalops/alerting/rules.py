@@ -89,6 +89,9 @@ def regression_alerts(
                 "judged_coverage",
             )
         }
+        if numbers["judged_coverage"]:  # the bound's mean travels with the alert, not its per-query deltas
+            numbers["judged_coverage"] = {k: v for k, v in numbers["judged_coverage"].items()
+                                          if k != "holes_relevant_deltas"}
         severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL
         reasons = [str(r) for r in (record.get("reasons") or [])]
         title = (

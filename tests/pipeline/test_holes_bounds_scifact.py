@@ -127,6 +127,17 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     assert "with every unjudged document relevant" in broken["message"]
     assert "the drop holds under both bounds" in broken["details"]
     assert [a["kind"] for a in payload["alerts"] if a["dedup_key"].split("|")[2] == "broken"] == ["regression"]
+    from evalops.config import load_config
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse import list_alerts
+
+    engine = engine_for(load_config(home, environ={}))
+    alerts = list_alerts(engine)
+    [alert] = [a for a in alerts.itertuples(index=False) if a.kind == "regression"]
+    assert alert.version == "broken" and alert.severity == "critical"
+    assert "with them non-relevant" in alert.message and "with every one relevant (both bounds)" in alert.message
+    assert "holes_relevant_deltas" not in alert.payload["judged_coverage"]
+    assert alert.payload["judged_coverage"]["holes_relevant_delta"] < 0
 
     swap = cases["swap"]
     assert (swap["outcome"], swap["kind"], swap["decision"]) == ("skipped", "inconclusive", "inconclusive")
@@ -149,11 +160,9 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     assert "the bounds disagree" in report and "the drop holds under both bounds" in report
 
     # the warehouse keeps both bounds with the comparison
-    from evalops.config import load_config
-    from evalops.pipeline.store import engine_for
     from evalops.warehouse import load_ab_tests
 
-    stored = load_ab_tests(engine_for(load_config(home, environ={})))
+    stored = load_ab_tests(engine)
     row = stored[stored["decision"] == "inconclusive"].iloc[0]
     assert row["delta"] == pytest.approx(lower, abs=1e-4)
     assert row["delta_holes_relevant"] == pytest.approx(upper, abs=1e-4)
