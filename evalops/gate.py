@@ -168,7 +168,11 @@ def gate_cases(
             partial = "; the version was scored partially (failed queries left out)" if status == "partial" else ""
             if record is None:
                 expected = baseline is not None and version != baseline and spec.get("baseline_run_id") is not None
-                if expected:
+                if expected and statuses.get(spec["baseline_run_id"]) == "failed":
+                    message = (f"failed: not compared, the baseline {baseline} could not be scored in this run "
+                               f"(run {spec['baseline_run_id']})")
+                    kind = "failed"
+                elif expected:
                     message = (f"missing: the comparison against {baseline} (baseline run "
                                f"{spec.get('baseline_run_id')}) cannot be found in the warehouse; the gate cannot tell")
                     kind = "missing"

@@ -73,10 +73,12 @@ def split_bound(frame: Any) -> tuple[Any, Any]:
     return frame[~bound], upper
 
 
-def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_k: int, policy: Any = None) -> Any:
+def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_k: int, policy: Any = None,
+                         unjudged: Mapping[str, Sequence[tuple[str, int]]] | None = None) -> Any:
     """The long frame (``query_id, measure, value``) of ``run`` scored with every unjudged document of its
     top k counted relevant at the gold set's highest grade (module docstring), one ``evaluate`` per
-    cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged."""
+    cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged.
+    ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already."""
     import pandas as pd
 
     from evalops.metrics import evaluate
@@ -92,11 +94,14 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
         if str(m).startswith("Judged@"):
             continue  # judged coverage has no bound: it counts the holes
         by_cutoff.setdefault(cutoff_of(m, default_k), []).append(m)
+    if by_cutoff and unjudged is None:
+        unjudged = unjudged_top(judged, run, max(by_cutoff))
     frames = []
     for k, names in sorted(by_cutoff.items()):
         augmented = {q: dict(docs) for q, docs in judged.items()}
-        for q, holes in unjudged_top(judged, run, k).items():
-            augmented[q].update({d: grade for d, _ in holes})
+        for q, holes in (unjudged or {}).items():
+            if q in augmented:
+                augmented[q].update({d: grade for d, r in holes if r < k})
         frame = evaluate(augmented, run, names, policy).to_frame()
         frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
         frames.append(frame)

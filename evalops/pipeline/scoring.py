@@ -105,8 +105,8 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     outcome["unjudged"] = unjudged_top(qrels, result.run, max(cutoff_of(m, cfg.k) for m in measures))
     frame = evaluation.to_frame()
     # the same run with its unjudged top-k documents counted relevant: the other bound (evalops.holes)
-    frame = pd.concat([frame, holes_relevant_frame(qrels, result.run, measures, cfg.k, metric_policy())],
-                      ignore_index=True)
+    frame = pd.concat([frame, holes_relevant_frame(qrels, result.run, measures, cfg.k, metric_policy(),
+                                                   outcome["unjudged"])], ignore_index=True)
     if context:
         frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
     return frame, outcome

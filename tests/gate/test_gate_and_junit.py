@@ -82,6 +82,10 @@ def test_a_comparison_that_cannot_be_found_fails_the_gate_closed():
     assert [c.outcome for c in cases] == ["error", "error"] and {c.kind for c in cases} == {"missing"}
     assert cases[0].message.startswith("missing: the comparison against 1.0 (baseline run 1) cannot be found")
     assert gate_exit_code(cases) == ExitCode.WAREHOUSE_ERROR
+    # a baseline that failed in this run is why: the case is failed (exit 5), not missing
+    cases = gate_cases([spec, _spec("1.0", 1)], [], [], {1: "failed", 2: "succeeded"}, MEASURES)
+    assert {(c.version, c.kind, c.outcome) for c in cases} == {("2.0", "failed", "error"), ("1.0", "failed", "error")}
+    assert gate_exit_code(cases) == ExitCode.VERSION_FAILED
     # the same with missing left out of the policy: not compared, and it passes
     assert {c.outcome for c in gate_cases([spec], [], [], {2: "succeeded"}, MEASURES,
                                           fail_on=parse_fail_on("regression"))} == {"passed"}
