@@ -190,21 +190,41 @@ def judged_shift(measure: str, baseline: Mapping[str, float], candidate: Mapping
     return JudgedShift(judged_measure(measure, k), b, c, holes, deltas)
 
 
-def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str], default_k: int = 100) -> dict:
+def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str], default_k: int = 100,
+               baseline_scores: Any = None, policy: Any = None) -> dict:
     """The judged coverage of ``candidate`` against ``baseline`` at each measure's cutoff, over every gold
-    query (``evalops.metrics.judged_coverage``): ``{measure: JudgedShift}``, for comparisons of run files."""
+    query (``evalops.metrics.judged_coverage``): ``{measure: JudgedShift}``, for comparisons of run files.
+
+    With ``baseline_scores`` (the baseline's ``evaluate`` result under the metric ``policy``) each shift
+    also carries the per-query deltas of the holes-relevant bound (module docstring) over the queries both
+    score."""
+    import numpy as np
+
     from evalops.metrics import judged_coverage
     from evalops.stats import JudgedShift
 
+    measures = [str(m) for m in measures]
+    upper: dict[str, dict[str, float]] = {}
+    if baseline_scores is not None:
+        frame = holes_relevant_frame(qrels, candidate, measures, default_k, policy)
+        for m, q, v in zip(frame["measure"], frame["query_id"], frame["value"]):
+            upper.setdefault(str(m)[:-len(HOLES_RELEVANT)], {})[str(q)] = float(v)
     by_cutoff: dict[int, Any] = {}
     out = {}
     for measure in measures:
-        k = cutoff_of(str(measure), default_k)
+        k = cutoff_of(measure, default_k)
         if k not in by_cutoff:
             cov = judged_coverage(qrels, baseline, candidate, k)
             d = cov.to_dict()
             by_cutoff[k] = JudgedShift(cov.measure, float(d["baseline"]), float(d["candidate"]), cov.unjudged_documents)
-        out[str(measure)] = by_cutoff[k]
+        shift = by_cutoff[k]
+        if measure in upper and measure in baseline_scores.per_query:
+            base = dict(zip(baseline_scores.query_ids.tolist(), baseline_scores.per_query[measure].tolist()))
+            bound = upper[measure]
+            deltas = tuple(bound[q] - base[q] for q in sorted(set(base) & set(bound))
+                           if not (np.isnan(base[q]) or np.isnan(bound[q])))
+            shift = JudgedShift(shift.measure, shift.baseline, shift.candidate, shift.unjudged_documents, deltas)
+        out[measure] = shift
     return out
 
 

@@ -160,7 +160,8 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
                                   candidate_names=[run.name or path for run, path in zip(runs[1:], candidate_paths)],
                                   coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
                                              for answered in answered_by[1:]],
-                                  judged=[run_judged(gold, runs[0], run, scored[0].per_query) for run in runs[1:]])
+                                  judged=[run_judged(gold, runs[0], run, scored[0].per_query, baseline_scores=scored[0],
+                                                     policy=metrics_policy) for run in runs[1:]])
     summary = {label: sum(c.decision == label for c in decided)
                for label in ("regression", "improvement", "no_change", "inconclusive")}
     summary["alerts"] = sum(c.alert for c in decided)

@@ -47,6 +47,9 @@ def test_removed_judgments_show_in_the_judged_coverage(shared_data, tmp_path):
     answered = set(read_run(candidate).to_dict())
     expected = judged_coverage({q: d for q, d in thinned.items() if q in answered}, read_run(baseline),
                                read_run(candidate), 10).to_dict()
-    assert comp["judged_coverage"] == expected
+    assert {k: comp["judged_coverage"][k] for k in expected} == expected
+    # and the delta with every unjudged document of the candidate's top 10 relevant: the removed ones count again
+    bound = comp["judged_coverage"]["holes_relevant_delta"]
+    assert bound > comp["delta"] and len(comp["judged_coverage"]["holes_relevant_deltas"]) == comp["n"]
     assert comp["judged_coverage"]["difference"] < 0 and comp["judged_coverage"]["unjudged_documents"] > 0
     assert any(r.startswith("judged coverage Judged@10") for r in comp["reasons"])

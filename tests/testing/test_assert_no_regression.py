@@ -37,7 +37,7 @@ def test_a_planted_drop_fails_with_the_decision_in_words(scifact):
         assert_no_regression(baseline, candidate, qrels=str(qrels), measures=["nDCG@10", "R@100"])
     message = str(caught.value)
     assert message.startswith("1 of 2 comparisons regressed") or message.startswith("2 of 2 comparisons regressed")
-    assert "regression: nDCG@10" in message and "delta -0." in message and "95% CI" in message
+    assert "regression (critical): nDCG@10" in message and "delta -0." in message and "95% CI" in message
     assert "a material drop (critical)" in message  # the rule's own reason, in words
 
 
@@ -45,7 +45,7 @@ def test_per_query_scores_of_one_measure():
     rng = np.random.default_rng(7)
     ids = [f"q{i}" for i in range(80)]
     base = rng.uniform(0.3, 0.9, size=80)
-    with pytest.raises(AssertionError, match=r"regression: nDCG@10 0\.\d+ -> 0\.\d+, delta -0\.1"):
+    with pytest.raises(AssertionError, match=r"regression \(critical\): nDCG@10 0\.\d+ -> 0\.\d+, delta -0\.1"):
         assert_no_regression(dict(zip(ids, base)), dict(zip(ids, base - rng.uniform(0.05, 0.2, 80))),
                              measures="nDCG@10")
     (same,) = assert_no_regression((ids, base), (ids, base + rng.normal(0, 0.01, 80)), measures="nDCG@10")
@@ -91,5 +91,5 @@ def test_a_pipeline_result_fails_on_its_regression_alert(tmp_path):
     run2 = RunContext.for_day("2024-06-01")
     result = run_local(day2, run2)
     with pytest.raises(AssertionError, match=r"1 of 6 checks failed .*\n  handbook-search 2.0-truncated: "
-                                             r"regression: nDCG@10 0\.6433 -> 0\.3640"):
+                                             r"regression \(critical\): nDCG@10 0\.6433 -> 0\.3640"):
         assert_no_regression(result, config=day2, run=run2)
