@@ -66,13 +66,13 @@ def parse_floors(floors: Mapping[str, Any], measures: list[str] | None = None) -
         try:
             [parsed] = parse_measures([str(name)])
         except (InputError, ValueError) as exc:
-            raise ValueError(f"floors.{name}: {exc}") from None
+            raise ValueError(f"{name}: {exc}") from None
         canonical = str(parsed)
         if measures is not None and canonical not in measures:
-            raise ValueError(f"floors.{name}: {canonical} is not among the measures {measures}; a floor needs "
+            raise ValueError(f"{name}: {canonical} is not among the measures {measures}; a floor needs "
                              "its measure scored")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-            raise ValueError(f"floors.{name}: the floor must be a number between 0 and 1; got {value!r}")
+            raise ValueError(f"{name}: the floor must be a number between 0 and 1; got {value!r}")
         out[canonical] = float(value)
     return out
 

@@ -147,6 +147,15 @@ class GoldSetSettings(_Section):
                                                                          "version's mean or its 95% CI lower bound")
     floor_severity: Literal["critical", "warning"] = Field("critical", description="severity of a floor breach")
 
+    @field_validator("floors")
+    @classmethod
+    def _floors(cls, value: dict[str, float]) -> dict[str, float]:
+        """Measure names parsed (canonical) and floors in [0, 1]; whether each measure is scored is checked
+        with the measures (``Config``)."""
+        from evalops.floors import parse_floors
+
+        return parse_floors(value)
+
 
 class KnowledgeBaseSettings(_Section):
     """The knowledge base: a BEIR ``corpus.jsonl`` (or its folder), a folder of documents, or a manifest."""
@@ -411,7 +420,7 @@ class Config(BaseSettings):
                 try:
                     floors = parse_floors(g.floors, configured)
                 except ValueError as exc:
-                    raise ValueError(f"{key}.{exc}") from None
+                    raise ValueError(f"{key}.floors.{exc}") from None
                 resolved[name] = g.model_copy(update={"floors": floors})
         set_(self, "gold_sets", resolved)
         set_(self, "gold_set", resolved.get(DEFAULT_GOLD_SET))

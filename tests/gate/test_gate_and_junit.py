@@ -159,3 +159,35 @@ def test_the_docs_document_every_code_in_one_table():
     assert [(int(code), name) for code, name in rows] == [(int(c), c.name) for c in ExitCode]
     order = re.search(r"When several apply.*?: ([\d, ]+) \(`evalops\.exitcodes\.PRECEDENCE`\)", readme, flags=re.S)
     assert order and [int(c) for c in order[1].split(",")] == [int(c) for c in PRECEDENCE[:-1]]
+
+
+def test_a_floor_fails_with_or_without_a_baseline_and_is_checked_on_the_chosen_value():
+    from evalops.floors import check_floors
+
+    aggs = [{"measure": "nDCG@10", "mean": 0.32, "ci_low": 0.28, "ci_high": 0.36}]
+    [on_mean] = check_floors({"nDCG@10": 0.30}, aggs, on="mean", run_id=4)
+    [on_low] = check_floors({"nDCG@10": 0.30}, aggs, on="lower_bound", severity="warning", run_id=4)
+    [absent] = check_floors({"RR@10": 0.30}, aggs, run_id=4)
+    assert (on_mean.breached, on_low.breached, absent.breached) == (False, True, True)
+    assert on_low.describe() == ("nDCG@10 95% CI lower bound 0.2800 is under the floor 0.3 "
+                                 "(mean 0.3200, 95% CI [0.2800, 0.3600])")
+    assert "has no RR@10 score" in absent.describe()
+    versions = [_spec("4.0", 4, baseline=None), _spec("2.0", 2)]
+    decisions = [_decision("2.0", "nDCG@10", "improvement", 0.05)]
+    [breach_2] = check_floors({"nDCG@10": 0.9}, aggs, run_id=2)
+    cases = {(c.version, c.measure): c for c in gate_cases(versions, decisions, [], {4: "succeeded", 2: "succeeded"},
+                                                           MEASURES, floors=[on_low, breach_2])}
+    no_base = cases["4.0", "nDCG@10"]
+    assert (no_base.outcome, no_base.kind) == ("failure", "floor")
+    assert no_base.message.startswith("floor (warning): nDCG@10 95% CI lower bound 0.2800 is under the floor 0.3")
+    assert no_base.message.endswith("not compared: no baseline yet (promote one)")
+    assert (cases["2.0", "nDCG@10"].outcome, cases["2.0", "nDCG@10"].kind) == ("failure", "floor")
+    assert "improvement: nDCG@10" in cases["2.0", "nDCG@10"].message
+    assert cases["4.0", "RR@10"].outcome == "passed"  # no floor on RR@10 here
+    assert gate_exit_code(cases.values()) == ExitCode.REGRESSION
+    lenient = gate_cases(versions, decisions, [], {4: "succeeded", 2: "succeeded"}, MEASURES,
+                         floors=[on_low, breach_2], fail_on=parse_fail_on("regression"))
+    assert {c.outcome for c in lenient} == {"passed"}
+    tree = junit_xml(list(cases.values()), suite="s")
+    failure = next(c for c in tree.getroot().iter("testcase") if c.get("classname") == "search@4.0").find("failure")
+    assert failure.get("type") == "floor" and "floor 0.3" in failure.get("message")

@@ -98,6 +98,12 @@ def test_find_project_walks_up(tmp_path):
         ("gold_set:\n  path: g\n  rules:\n    colour: 1\n", "unknown setting 'gold_set.rules.colour'"),
         ("gold_set:\n  path: g\n  rules:\n    allowed_grades: lots\n", "allowed_grades must be 'auto' or a list"),
         ("gold_set:\n  path: g\n  default_type: fuzzy\n", "gold_set.default_type: Input should be 'semantic'"),
+        ("gold_set:\n  path: g\n  floors:\n    nDCG@10: 1.3\n",
+         "evalops.yaml:3: gold_set.floors: nDCG@10: the floor must be a number between 0 and 1; got 1.3"),
+        ("gold_set:\n  path: g\n  floors: {nDCG@x: 0.3}\n", "evalops.yaml:3: gold_set.floors: nDCG@x: malformed measure"),
+        ("gold_set:\n  path: g\n  floors: {P@5: 0.3}\n", "gold_set.floors.P@5: P@5 is not among the measures"),
+        ("gold_sets:\n  extra:\n    path: g\n    floors: {P@5: 0.3}\n", "gold_sets.extra.floors.P@5: P@5 is not among"),
+        ("gold_set:\n  path: g\n  floor_on: median\n", "evalops.yaml:3: gold_set.floor_on: Input should be 'mean' or 'lower_bound'"),
         ("retrievers: r.yaml\n", "the key 'retrievers' is now 'registry'"),
         ("k: [1\n", "not valid YAML"),
         ("- a\n- b\n", "must be a mapping"),
@@ -121,6 +127,14 @@ def test_bad_file_names_the_file_the_line_and_the_key(tmp_path, yaml_text, messa
 def test_bad_environment_value_names_the_variable(tmp_path, env, message):
     with pytest.raises(ConfigError, match=message):
         load_config(tmp_path, environ=env)
+
+
+def test_floors_are_read_with_canonical_measure_names(tmp_path):
+    (tmp_path / "evalops.yaml").write_text("gold_set:\n  path: g\n  floors: {MRR@10: 0.5, nDCG@10: 0.3}\n"
+                                           "  floor_on: lower_bound\nmeasures: [nDCG@10, MRR@10]\n")
+    cfg = load_config(tmp_path, environ={})
+    assert cfg.gold_set.floors == {"RR@10": 0.5, "nDCG@10": 0.3}
+    assert (cfg.gold_set.floor_on, cfg.gold_set.floor_severity) == ("lower_bound", "critical")
 
 
 def test_to_dict_has_no_secret(tmp_path):

@@ -113,7 +113,8 @@ def _a_valid_other_value(key: str, default):
                "warehouse_url": "sqlite:////tmp/elsewhere.db", "judge.agreement_threshold": "0.5",
                "run_lease_seconds": "100", "judge.max_tokens_per_run": "1000", "judge.max_cost_per_run": "5",
                "memory_budget": "512MB", "context_measures": "Tokens@10",
-               "regression.max_judged_coverage_drop": "0.2"}
+               "regression.max_judged_coverage_drop": "0.2", "gold_set.floors": '{"nDCG@10": 0.3}',
+               "gold_set.floor_on": "lower_bound", "gold_set.floor_severity": "warning"}
     if key in special:
         return special[key]
     if isinstance(default, bool):
