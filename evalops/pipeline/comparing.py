@@ -15,7 +15,10 @@
    ``regression.min_coverage`` (default 90%) of the judged queries makes every comparison ``inconclusive``
    (``partial_run``). The baseline version itself is never compared with its own earlier run.
 
-Each comparison carries the judged coverage of both sides at the measure's cutoff (``evalops.holes``).
+Each comparison carries the judged coverage of both sides at the measure's cutoff (``evalops.holes``) and
+the per-query deltas of the holes-relevant bound: the shards score each version a second time with its
+unjudged top-k documents counted relevant (``nDCG@10+holes`` rows, split off here and never stored as
+scores), paired with the baseline's scores as judged.
 Gold queries with ``split: dev`` are left out of these comparisons (the pipeline alerts on ``test`` only);
 their mean deltas are kept beside the test ones for the tuning warning. The comparisons are also read per
 query type, language, split and log segment (``evalops.segments``; descriptive, one family per facet).
