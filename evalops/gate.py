@@ -55,8 +55,9 @@ def parse_fail_on(text: str | Iterable[str] | None) -> frozenset[str]:
         return frozenset()
     unknown = [t for t in items if t not in FAIL_ON]
     if unknown or not items:
-        raise InputError(f"--fail-on {','.join(items) or repr(text)}: unknown kind(s) {', '.join(unknown) or '(none given)'}"
-                         f"; use a comma-separated list of {', '.join(FAIL_ON)}, or none")
+        given = ",".join(items) or repr(text)
+        raise InputError(f"--fail-on {given}: unknown kind(s) {', '.join(unknown) or '(none given)'}; use a "
+                         f"comma-separated list of {', '.join(FAIL_ON)}, or none")
     return frozenset(items)
 
 
@@ -161,7 +162,8 @@ def gate_cases(
             if status == "failed":
                 cases.append(GateCase(**common, outcome=held("failed"), decision=None, kind="failed",
                                       message=f"failed: {retriever} {version} could not be scored (run "
-                                              f"{spec['run_id']} failed; see the retriever_failed alert and the report)"))
+                                              f"{spec['run_id']} failed; see the retriever_failed alert and the "
+                                              "report)"))
                 continue
             floor = breaches.get((spec["run_id"], measure))
             floor_words = "" if floor is None else f"; floor breached: {floor.describe()}"
@@ -185,7 +187,8 @@ def gate_cases(
                 if floor is not None:
                     kind = kind if outcome != "passed" else "floor"
                     outcome = outcome if outcome != "passed" else held("floor")
-                    message = f"floor ({floor.severity}): {floor.describe()}; {message}" if kind == "floor" else message + floor_words
+                    message = (f"floor ({floor.severity}): {floor.describe()}; {message}" if kind == "floor"
+                               else message + floor_words)
                 if status == "partial" and outcome == "passed":
                     kind, outcome = "partial", held("partial")
                 cases.append(GateCase(**common, outcome=outcome, decision=None, kind=kind,

@@ -37,7 +37,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HOLE_BOUND", "HOLE_POLICY", "HOLES_RELEVANT", "Hole", "bound_measure", "holes_relevant_frame", "split_bound", "beside_judged", "cutoff_of", "hole_rows", "judged_measure", "judged_measures", "judged_shift", "run_judged",
+__all__ = ["HOLE_BOUND", "HOLE_POLICY", "HOLES_RELEVANT", "Hole", "bound_measure", "holes_relevant_frame",
+           "split_bound", "beside_judged", "cutoff_of", "hole_rows", "judged_measure", "judged_measures",
+           "judged_shift", "run_judged",
            "prioritise_holes", "rank_weight", "unjudged_top"]
 
 HOLE_POLICY = {

@@ -89,8 +89,8 @@ def assert_no_regression(
         base_run, cand_run = _read(baseline, read_run), _read(candidate, read_run)
         base = evaluate(gold, base_run, parsed, metrics_policy)
         cand = evaluate(gold, cand_run, parsed, metrics_policy)
-        decided = compare_evaluations(base, [cand], policy, judged=[run_judged(gold, base_run, cand_run, base.per_query,
-                                                                           baseline_scores=base, policy=metrics_policy)])
+        judged = run_judged(gold, base_run, cand_run, base.per_query, baseline_scores=base, policy=metrics_policy)
+        decided = compare_evaluations(base, [cand], policy, judged=[judged])
     regressions = [c for c in decided if c.alert]  # a regression that alert_on notifies
     if regressions:
         raise AssertionError(

@@ -273,7 +273,8 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
                                   dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
                                   queries=paired.query_ids.tolist(),
                                   bound=None if upper is None or upper.empty else (
-                                      dict(zip(b["query_id"], b["value"])), dict(zip(upper["query_id"], upper["value"]))))
+                                      dict(zip(b["query_id"], b["value"])),
+                                      dict(zip(upper["query_id"], upper["value"]))))
         out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
                            coverage=coverage, judged=judged, higher_is_better=direction))
     return out

@@ -154,7 +154,8 @@ def _judged(j: dict[str, Any] | None) -> str:
     bound = j.get("holes_relevant_delta")
     return (f"{j['measure']} {fmt_num(j['baseline'], 3)} → {fmt_num(j['candidate'], 3)} "
             f"({fmt_num(j['difference'], 3, signed=True)}; {j['unjudged_documents']} unjudged"
-            + ("" if bound is None else f"; delta with every unjudged document relevant {fmt_num(bound, 4, signed=True)}")
+            + ("" if bound is None
+               else f"; delta with every unjudged document relevant {fmt_num(bound, 4, signed=True)}")
             + ")")
 
 

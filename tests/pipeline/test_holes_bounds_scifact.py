@@ -58,7 +58,7 @@ def _project(home: Path, shared_data: Path, versions: dict[str, str], extra: str
 
 @pytest.fixture(scope="module")
 def scifact_pool(shared_data, tmp_path_factory):
-    """(folder with the pooled gold set and the three runs, the BM25 run, the pooled judgments)."""
+    """The folder holding the pooled gold set (SciFact + BM25's top 10 judged 0) and the three runs by name."""
     import pandas as pd
 
     from evalops.goldset import GoldSet, load_gold_set, save_gold_set
@@ -90,6 +90,15 @@ def scifact_pool(shared_data, tmp_path_factory):
     return folder, runs
 
 
+def _home(tmp_path: Path, scifact_pool) -> tuple[Path, dict[str, str]]:
+    """A project folder whose gold set is the pooled one (the environment is cleared by the conftest)."""
+    folder, runs = scifact_pool
+    home = tmp_path / "proj"
+    home.mkdir()
+    (home / "gold").symlink_to(folder / "gold")
+    return home, runs
+
+
 def _gate(home: Path, day: str, junit: Path, *more: str):
     result = CliRunner().invoke(main, ["gate", "--project", str(home), "--date", day, "--junit-xml", str(junit),
                                        "--format", "json", *more], catch_exceptions=False)
@@ -101,13 +110,8 @@ def _junit(path: Path) -> dict[tuple[str, str], ET.Element]:
 
 
 def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays_inconclusive(
-        scifact_pool, shared_data, tmp_path, monkeypatch):
-    folder, runs = scifact_pool
-    for key in [k for k in __import__("os").environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
-        monkeypatch.delenv(key)
-    home = tmp_path / "proj"
-    home.mkdir()
-    (home / "gold").symlink_to(folder / "gold")
+        scifact_pool, shared_data, tmp_path):
+    home, runs = _home(tmp_path, scifact_pool)
     _project(home, shared_data, {"1.0": runs["bm25"]})
     code, _ = _gate(home, DAY1, tmp_path / "day1.xml")
     assert code == ExitCode.SUCCESS
@@ -168,13 +172,8 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     assert row["delta_holes_relevant"] == pytest.approx(upper, abs=1e-4)
 
 
-def test_a_floor_breach_with_no_baseline_fails_the_gate(scifact_pool, shared_data, tmp_path, monkeypatch):
-    folder, runs = scifact_pool
-    for key in [k for k in __import__("os").environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
-        monkeypatch.delenv(key)
-    home = tmp_path / "proj"
-    home.mkdir()
-    (home / "gold").symlink_to(folder / "gold")
+def test_a_floor_breach_with_no_baseline_fails_the_gate(scifact_pool, shared_data, tmp_path):
+    home, runs = _home(tmp_path, scifact_pool)
     _project(home, shared_data, {"1.0": runs["bm25"]},
              extra="  floors: {nDCG@10: 0.9}\n  floor_on: lower_bound\n")
     code, payload = _gate(home, DAY1, tmp_path / "junit.xml")
