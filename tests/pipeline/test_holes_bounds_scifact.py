@@ -158,6 +158,11 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     assert "inconclusive (unjudged_documents)" in skipped.get("message")
     assert "with every unjudged document relevant" in skipped.get("message")
 
+    # a regression called under both bounds still queues its holes for judging
+    queue = [json.loads(line) for line in (home / ".evalops" / "annotation" / "queue.jsonl").read_text().splitlines()]
+    assert {r["source"] for r in queue} == {"hole"}
+    assert any("broken" in r["origin"] for r in queue) and any("swap" in r["origin"] for r in queue)
+
     # the report shows the delta under the other bound beside the judged coverage, and the bound's policy
     report = (Path(payload["report"]).parent / "report.md").read_text()
     assert "delta with every unjudged document relevant" in report and "holes.upper" in report
