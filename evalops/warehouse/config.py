@@ -195,6 +195,9 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any
         resolved = normalise_url(url) if url else resolve_url().url
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
+        from evalops.extras import require
+
+        require("psycopg", "postgres", "use a PostgreSQL warehouse")
         connect_args = _postgres_connect_args(parsed, kwargs.pop("connect_args", {}))
         kwargs.setdefault("pool_timeout", warehouse_timeout("connect"))
         return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
