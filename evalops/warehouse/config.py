@@ -131,7 +131,9 @@ def _connection_to_url(conn: Any) -> str:
     from sqlalchemy.engine import URL
 
     conn_type = (conn.conn_type or "").lower()
-    if conn_type in ("postgres", "postgresql"):
+    if conn_type == "evalops_warehouse" and (conn.extra_dejson or {}).get("url"):  # the provider's type
+        return str(conn.extra_dejson["url"])
+    if conn_type in ("postgres", "postgresql", "evalops_warehouse"):
         url = URL.create(
             "postgresql+psycopg",
             username=conn.login or None,
@@ -149,7 +151,7 @@ def _connection_to_url(conn: Any) -> str:
         return f"sqlite:///{path}"
     raise ConfigError(
         f"Airflow connection {AIRFLOW_CONN_ID!r} has type {conn.conn_type!r}; the warehouse needs a "
-        "postgres or sqlite connection"
+        "postgres, sqlite or evalops_warehouse connection"
     )
 
 
