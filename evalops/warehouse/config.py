@@ -131,8 +131,10 @@ def _connection_to_url(conn: Any) -> str:
     from sqlalchemy.engine import URL
 
     conn_type = (conn.conn_type or "").lower()
-    if conn_type == "evalops_warehouse" and (conn.extra_dejson or {}).get("url"):  # the provider's type
-        return str(conn.extra_dejson["url"])
+    extra = conn.extra_dejson or {}
+    given = extra.get("url") or extra.get("extra__evalops_warehouse__url")  # the provider's form field
+    if conn_type == "evalops_warehouse" and given:
+        return str(given)
     if conn_type in ("postgres", "postgresql", "evalops_warehouse"):
         url = URL.create(
             "postgresql+psycopg",

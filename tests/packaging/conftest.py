@@ -58,12 +58,25 @@ class Artefacts:
         return {n[len(root) + 1:] for n in names if n.startswith(root + "/")}
 
 
+def source_files() -> list[str]:
+    """The checkout's files as a fresh clone has them: tracked, or new and not ignored (no build leftovers:
+    setuptools would take a stale ``*.egg-info/SOURCES.txt`` as the sdist's file list)."""
+    done = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return [f for f in done.stdout.split("\0") if f and (REPO / f).is_file()]
+
+
 @pytest.fixture(scope="session")
 def artefacts(tmp_path_factory) -> Artefacts:
-    """``uv build``: the sdist, then the wheel built from the sdist (so a file missing from the sdist is
-    missing from the wheel too)."""
+    """``uv build`` of a clean copy of the source: the sdist, then the wheel built from the sdist (so a file
+    missing from the sdist is missing from the wheel too)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in source_files():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, source / name)
     out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run([uv(), "build", "--quiet", "--out-dir", str(out), str(REPO)], capture_output=True,
+    done = subprocess.run([uv(), "build", "--quiet", "--out-dir", str(out), str(source)], capture_output=True,
                           text=True, env=clean_env(), cwd=out)
     assert done.returncode == 0, done.stderr[-3000:]
     (wheel,) = out.glob("*.whl")
