@@ -51,6 +51,6 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name is None or ("." in exc.name and not module.startswith(exc.name)):
-            raise  # a submodule of an installed package is missing: a broken install, not a missing extra
+        if exc.name is None or "." in exc.name:
+            raise  # a part of an installed package is missing: a broken install, not a missing extra
         raise MissingExtraError(extra, purpose, exc.name) from None
