@@ -114,11 +114,11 @@ CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECOD
 CPU: dict[str, float] = {}  # CPU seconds (user + system) of the last process measured, under "last"
 
 
-def measure(cmd: list[str], stdout: bool = False) -> tuple[float, float, str]:
+def measure(cmd: list[str], stdout: bool = False, env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """(wall seconds, peak RSS MB, stdout) of one whole process; its CPU seconds go to ``CPU["last"]``
     (on a loaded machine the CPU time says more than the wall time, which waits for a core)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=CHILD_ENV)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=env or CHILD_ENV)
     out_chunks = []
     assert proc.stdout is not None
     for chunk in iter(lambda: proc.stdout.read(1 << 16), b""):
@@ -260,15 +260,9 @@ def _best_cpu(cmd: list[str], env: dict[str, str], repeat: int) -> tuple[float, 
     """The least CPU (user + system seconds) of ``repeat`` runs of ``cmd`` and that run's stdout."""
     best, best_out = float("inf"), ""
     for _ in range(repeat):
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=env)
-        out = proc.stdout.read()
-        err = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed:\n{err.decode()[-2000:]}")
-        cpu = usage.ru_utime + usage.ru_stime
-        if cpu < best:
-            best, best_out = cpu, out.decode()
+        _, _, out = measure(cmd, env=env)
+        if CPU["last"] < best:
+            best, best_out = CPU["last"], out
     return best, best_out
 
 
