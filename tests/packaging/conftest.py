@@ -31,10 +31,12 @@ def uv() -> str:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment of a new user's shell: no EVALOPS_*, no PYTHONPATH, no venv of this checkout."""
-    keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "UV_CACHE_DIR", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL",
-            "UV_DEFAULT_INDEX", "UV_INDEX", "SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
-    env = {k: v for k, v in os.environ.items() if k in keep}
+    """The environment of a new user's shell: no EVALOPS_*, no PYTHONPATH, no venv of this checkout; what
+    reaches the registry (uv's settings, proxies, certificates) and uv's cache are kept."""
+    keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "XDG_CACHE_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "PIP_CERT",
+            "REQUESTS_CA_BUNDLE")
+    env = {k: v for k, v in os.environ.items()
+           if k in keep or k.startswith("UV_") or k.lower() in ("http_proxy", "https_proxy", "no_proxy", "all_proxy")}
     env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
     env.update(extra)
     return env
