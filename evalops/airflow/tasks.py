@@ -139,7 +139,9 @@ def evaluation_task_group(project: str | Path, *, group_id: str = "evalops", sco
     The tasks run with the DAG run's logical date and data interval (the query-log window), retry ``retries``
     times after ``retry_delay`` (default: the project's ``retry_delay_seconds``) except on bad input, and the
     mapped ``score`` tasks run in ``score_pool`` when one is given (module docstring). The group's last task
-    fails the DAG run when a version could not be scored, as in ``retrieval_eval``.
+    fails the DAG run when a version could not be scored, as in ``retrieval_eval``. For an evalops alert on
+    any failed task, give your DAG ``on_failure_callback=EvalopsNotifier(project=...)``
+    (:class:`evalops.pipeline.airflow_notifier.EvalopsNotifier`), as ``retrieval_eval`` does.
     """
     from evalops.dags._parse import retry_delay as project_retry_delay
 
