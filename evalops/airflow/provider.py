@@ -3,6 +3,11 @@ entry point (pyproject.toml). Importing this module imports nothing from Airflow
 
 The connection types carry their form fields declaratively (``conn-fields``, ``ui-field-behaviour``), so
 Airflow's connection form shows them without importing the hooks (Airflow 3.2 and later).
+
+The dashboard plugin is listed here (``airflow providers plugins``) and loaded through the ``airflow.plugins``
+entry point: Airflow 3.3 loads providers' plugins only with ``[core] lazy_discover_providers = False``, and then
+finds the plugin twice and logs (and lists among plugin import errors) "Plugin 'evalops' already registered,
+skipping"; the one loaded serves.
 """
 
 from __future__ import annotations
