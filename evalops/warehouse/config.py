@@ -131,10 +131,11 @@ def _connection_to_url(conn: Any) -> str:
     from sqlalchemy.engine import URL
 
     conn_type = (conn.conn_type or "").lower()
-    extra = conn.extra_dejson or {}
-    given = extra.get("url") or extra.get("extra__evalops_warehouse__url")  # the provider's form field
-    if conn_type == "evalops_warehouse" and given:
-        return str(given)
+    if conn_type == "evalops_warehouse":  # the provider's type: a whole URL in its form field, else PostgreSQL
+        extra = conn.extra_dejson or {}
+        given = extra.get("url") or extra.get("extra__evalops_warehouse__url")
+        if given:
+            return str(given)
     if conn_type in ("postgres", "postgresql", "evalops_warehouse"):
         url = URL.create(
             "postgresql+psycopg",
@@ -153,7 +154,7 @@ def _connection_to_url(conn: Any) -> str:
         return f"sqlite:///{path}"
     raise ConfigError(
         f"Airflow connection {AIRFLOW_CONN_ID!r} has type {conn.conn_type!r}; the warehouse needs a "
-        "postgres, sqlite or evalops_warehouse connection"
+        "postgres or sqlite connection (or the evalops provider's evalops_warehouse type)"
     )
 
 
