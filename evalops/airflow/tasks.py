@@ -143,12 +143,14 @@ def evaluation_task_group(project: str | Path, *, group_id: str = "evalops", sco
     any failed task, give your DAG ``on_failure_callback=EvalopsNotifier(project=...)``
     (:class:`evalops.pipeline.airflow_notifier.EvalopsNotifier`), as ``retrieval_eval`` does.
     """
-    from evalops.dags._parse import retry_delay as project_retry_delay
+    from evalops.config.env import parse_time_settings
 
     root = Path(project).expanduser().resolve()
+    if retry_delay is None:  # the project's setting, read as the DAGs read it at parse time
+        retry_delay = dt.timedelta(seconds=parse_time_settings(root, [])["retry_delay_seconds"])
     default_args = {
         "retries": retries,
-        "retry_delay": retry_delay if retry_delay is not None else project_retry_delay(project=root),
+        "retry_delay": retry_delay,
         "retry_policy": NO_RETRY_ON_BAD_INPUT,
     }
     with TaskGroup(group_id=group_id, default_args=default_args,
