@@ -1,7 +1,8 @@
 # evalops on Airflow 3.3: one image for every service of docker-compose.yaml (and for Kubernetes pods).
 #
-# The install is the one `make venv` does: uv syncs the hash-checked requirements.lock into a virtualenv,
-# then installs evalops itself without dependencies. deploy/requirements-celery.lock adds the Celery
+# The install is the one `make venv` does: uv syncs the hash-checked requirements.lock (the tested set of the
+# airflow, gx, postgres, retrievers and reports extras) into a virtualenv with its bytecode compiled, then installs
+# evalops itself (the evalops-rag distribution) without dependencies. deploy/requirements-celery.lock adds the Celery
 # executor (hash-checked, resolved against requirements.lock, so no shared package moves).
 #
 #   docker compose build            # or: docker build -t evalops-airflow:local .
@@ -35,7 +36,7 @@ RUN python -m venv "${VIRTUAL_ENV}" \
  && "${VIRTUAL_ENV}/bin/uv" pip sync --no-cache --require-hashes --compile-bytecode --python "${VIRTUAL_ENV}/bin/python" \
       requirements.lock deploy/requirements-celery.lock
 
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY evalops ./evalops
 RUN "${VIRTUAL_ENV}/bin/uv" pip install --no-cache --no-deps --python "${VIRTUAL_ENV}/bin/python" . \
  && rm -rf build evalops.egg-info

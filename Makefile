@@ -1,5 +1,7 @@
 # The two commands a new user runs: `make demo` and `make test`.
 # Both build .venv from requirements.lock when it is missing or stale, and skip the install when it is current.
+# The venv is installed with its bytecode compiled: with PYTHONDONTWRITEBYTECODE set (as in many CI images) every
+# process would otherwise compile numpy, scipy, click and Airflow from source (about 2x the CPU of a small run).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -28,7 +30,7 @@ venv:
 		echo "building $(VENV) from $(LOCKS) ..."; \
 		[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || exit 1; \
 		$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)" || exit 1; \
-		$(BIN)/uv pip sync --quiet --python $(BIN)/python $(LOCKS) || exit 1; \
+		$(BIN)/uv pip sync --quiet --compile-bytecode --python $(BIN)/python $(LOCKS) || exit 1; \
 		$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e . || exit 1; \
 		echo "$(LOCK_HASH)" > $(STAMP); \
 	fi
@@ -53,7 +55,7 @@ docs: venv
 
 # Regenerates the locks (the Celery add-on is compiled against the main one). Needs uv (installed by `make venv`).
 lock: venv
-	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra gx --extra retrievers --extra reports --extra docs --extra dev \
+	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra gx --extra postgres --extra retrievers --extra reports --extra docs --extra dev \
 		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header -o requirements.lock
 	UV=$(BIN)/uv bash deploy/lock-celery.sh
 

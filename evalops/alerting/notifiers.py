@@ -198,8 +198,9 @@ def _url_from_airflow_connection(conn_id: str) -> str | None:
     except Exception:  # not defined, or no Airflow context: the webhook is optional
         return None
     extra = conn.extra_dejson or {}
-    if extra.get("url") or extra.get("webhook_url"):
-        return str(extra.get("url") or extra.get("webhook_url"))
+    given = extra.get("url") or extra.get("webhook_url") or extra.get("extra__evalops_webhook__url")  # form field
+    if given:
+        return str(given)
     host = conn.host or ""
     if not host:
         return None

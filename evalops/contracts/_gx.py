@@ -103,7 +103,9 @@ def _failure(check: Check, table: str, result: Any) -> Failure:
 
 def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.PathLike[str] | None) -> tuple[int, list[Failure], str | None]:
     """Validate every table; return (expectations checked, failures, Data Docs index path or None)."""
+    from evalops.extras import require
 
+    require("great_expectations", "gx", "validate with Great Expectations")
     docs = Path(docs_dir).resolve() if docs_dir is not None else None
     build = None
     if docs is not None:

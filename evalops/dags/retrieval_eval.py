@@ -36,54 +36,18 @@ Settings come from the project's `evalops.yaml` and `EVALOPS_*` environment vari
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 from pathlib import Path
 
-from airflow.sdk import (
-    Asset,
-    AssetOrTimeSchedule,
-    CronTriggerTimetable,
-    ExceptionRetryPolicy,
-    Param,
-    RetryAction,
-    RetryRule,
-    dag,
-    task,
-)
+from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, dag
 
+from evalops.airflow.tasks import NO_RETRY_ON_BAD_INPUT, RESULTS, evaluation_tasks
 from evalops.dags._parse import for_project, retry_delay
 
 __all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "RESULTS", "NO_RETRY_ON_BAD_INPUT"]
 
 KNOWLEDGE_BASE = Asset("knowledge-base")
-# Emitted by publish_report with what the run concluded (see evalops.pipeline.results).
-RESULTS = Asset("retrieval-eval-results")
-
-# Bad input, and a version that already failed its own retries, do not get better on retry.
-NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
-    rules=[
-        RetryRule(
-            exception=[
-                "evalops.errors.InputError",
-                "evalops.errors.ValidationError",
-                "evalops.pipeline.errors.IncompleteRunError",
-            ],
-            action=RetryAction.FAIL,
-            reason="bad input: fix the data; retrying cannot help",
-        ),
-    ]
-)
-
-
-def _call(project: Path, step: str, *args, **kwargs):
-    """Run one pipeline step with the project's settings and this DAG run's context. All imports are here."""
-    from airflow.sdk import get_current_context
-
-    from evalops import pipeline
-    from evalops.config import load_config
-
-    run = pipeline.RunContext.from_airflow(get_current_context())
-    return getattr(pipeline, step)(load_config(home=project), run, *args, **kwargs)
 
 
 def _failure_callback(project: Path):
@@ -99,13 +63,16 @@ def _failure_callback(project: Path):
     return on_failure
 
 
-def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_eval"):
+def retrieval_eval(dag_file: str | os.PathLike[str], dag_id: str = "retrieval_eval", *, score_pool: str | None = None,
+                   score_pool_slots: int = 1):
     """The ``retrieval_eval`` DAG of the project that ``dag_file`` (a file in its ``dags/`` folder) belongs
-    to. Call it from that file: ``dag = retrieval_eval(__file__)``."""
-    return for_project(dag_file, _build, dag_id)
+    to. Call it from that file: ``dag = retrieval_eval(__file__)``. ``score_pool``: the Airflow pool of the
+    mapped ``score`` tasks (see :mod:`evalops.airflow.tasks`)."""
+    return for_project(dag_file, functools.partial(_build, score_pool=score_pool, score_pool_slots=score_pool_slots),
+                       dag_id)
 
 
-def _build(project: Path, dag_id: str):
+def _build(project: Path, dag_id: str, score_pool: str | None = None, score_pool_slots: int = 1):
     @dag(
         dag_id=dag_id,
         schedule=AssetOrTimeSchedule(
@@ -134,76 +101,6 @@ def _build(project: Path, dag_id: str):
         doc_md=__doc__,
     )
     def retrieval_eval_dag():
-        @task
-        def migrate_warehouse() -> str:
-            return _call(project, "migrate_warehouse")
-
-        @task
-        def snapshot_knowledge_base(_migrated: str) -> str:
-            return _call(project, "snapshot_knowledge_base")
-
-        @task
-        def validate_inputs(snapshot_id: str) -> dict:
-            return _call(project, "validate_inputs", snapshot_id)
-
-        @task
-        def sample_query_logs(snapshot_id: str) -> dict:
-            return _call(project, "sample_query_logs", snapshot_id)
-
-        # XCom carries the specs' JSON form (VersionSpec / ShardSpec .to_xcom); each task rebuilds them
-        @task
-        def plan(snapshot_id: str, gold_set_versions: dict, log_sample: dict, params=None) -> list[dict]:
-            candidate = (params or {}).get("candidate") or None
-            specs = _call(project, "plan_run", snapshot_id, gold_set_versions, log_sample, candidate=candidate)
-            return [spec.to_xcom() for spec in specs]
-
-        @task
-        def shard(versions: list[dict]) -> list[dict]:
-            from evalops.pipeline.specs import VersionSpec
-
-            specs = _call(project, "shard_specs", [VersionSpec.from_xcom(v) for v in versions])
-            return [spec.to_xcom() for spec in specs]
-
-        @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
-        def score(spec: dict) -> dict:
-            from evalops.pipeline.specs import ShardSpec
-
-            return _call(project, "score_shard", ShardSpec.from_xcom(spec))
-
-        @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}")
-        def compare(spec: dict) -> dict:
-            from evalops.pipeline.specs import VersionSpec
-
-            return _call(project, "compare_version", VersionSpec.from_xcom(spec).to_xcom())
-
-
-        @task
-        def judge(versions: list[dict]) -> dict:  # judge labels for the top contexts (off unless judge.kind is set)
-            return _call(project, "judge_versions", versions)
-
-        @task
-        def decide(versions: list[dict], _compared: list[dict]) -> dict:
-            return _call(project, "decide_run", versions)
-
-        @task
-        def alert(versions: list[dict], _decided: dict) -> list[dict]:
-            return _call(project, "raise_alerts", versions)
-
-        @task(outlets=[RESULTS])
-        def publish_report(versions: list[dict], alerts: list[dict], outlet_events=None) -> str:
-            report = _call(project, "publish_report", versions, alerts)
-            outlet_events[RESULTS].extra = _call(project, "result_event", versions, alerts, report)
-            return report
-
-        snapshot_id = snapshot_knowledge_base(migrate_warehouse())
-        versions = plan(snapshot_id, validate_inputs(snapshot_id), sample_query_logs(snapshot_id))
-        scored = score.expand(spec=shard(versions))
-        compared = compare.expand(spec=versions)
-        scored >> compared
-        judged = judge(versions)
-        compared >> judged
-        alerts = alert(versions, decide(versions, compared))
-        judged >> alerts  # judge-label regressions past the agreement gate alert too
-        publish_report(versions, alerts)
+        evaluation_tasks(project, score_pool=score_pool, score_pool_slots=score_pool_slots)
 
     return retrieval_eval_dag()

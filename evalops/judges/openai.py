@@ -88,10 +88,9 @@ def resolve_api_key(settings: OpenAISettings) -> tuple[str | None, str]:
     """(key, base_url): from the Airflow connection when one is named, else the environment variable."""
     base_url = settings.base_url
     if settings.airflow_conn_id:
-        try:
-            from airflow.sdk import BaseHook  # type: ignore[attr-defined]
-        except ImportError:  # pragma: no cover - older layouts
-            from airflow.hooks.base import BaseHook  # type: ignore[no-redef]
+        from evalops.extras import require
+
+        BaseHook = require("airflow.sdk", "airflow", "read the judge's key from an Airflow connection").BaseHook
         conn = BaseHook.get_connection(settings.airflow_conn_id)
         if not base_url and conn.host:
             base_url = conn.host

@@ -46,9 +46,10 @@ def work_root(cfg: Config) -> Any:
     if isinstance(url, Path) or "://" not in str(url):
         return Path(url)
     if "@" in str(url).split("://", 1)[1].split("/", 1)[0]:
-        from airflow.sdk import ObjectStoragePath
+        from evalops.extras import require
 
-        return ObjectStoragePath(str(url))
+        sdk = require("airflow.sdk", "airflow", f"use a work folder through an Airflow connection ({url})")
+        return sdk.ObjectStoragePath(str(url))
     from upath import UPath
 
     return UPath(str(url))

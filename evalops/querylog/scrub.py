@@ -239,7 +239,7 @@ def clear_recognizers() -> None:
 
 
 class PresidioRecognizers:
-    """Presidio's pattern recognizers (``pip install evalops[presidio]``) as one :class:`Recognizer`.
+    """Presidio's pattern recognizers (the ``presidio`` extra) as one :class:`Recognizer`.
 
     Only pattern recognizers are used: they need no NLP model (the name recognizer needs a spaCy model,
     which evalops never downloads). ``recognizers`` defaults to Presidio's predefined pattern recognizers
@@ -251,7 +251,9 @@ class PresidioRecognizers:
     def __init__(self, recognizers: Sequence[Any] | None = None, entities: Sequence[str] = DEFAULT_ENTITIES,
                  min_score: float = 0.5):
         if recognizers is None:
-            from presidio_analyzer import predefined_recognizers as pr  # optional extra
+            from evalops.extras import require
+
+            pr = require("presidio_analyzer.predefined_recognizers", "presidio", "use Presidio's recognizers")
 
             classes = [getattr(pr, n) for n in dir(pr) if n.endswith("Recognizer")]
             recognizers = [c() for c in classes if isinstance(c, type) and issubclass(c, pr.PatternRecognizer)

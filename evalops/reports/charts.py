@@ -16,6 +16,12 @@ __all__ = ["delta_chart_png", "means_chart_png"]
 _COLOURS = {"regression": "#c0392b", "improvement": "#1e8449", "no_change": "#7f8c8d", "inconclusive": "#d68910"}
 
 
+def _figure(*args, **kwargs):
+    from evalops.extras import require
+
+    return require("matplotlib.figure", "reports", "draw the report's charts").Figure(*args, **kwargs)
+
+
 def _png(fig) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -37,9 +43,7 @@ def delta_chart_png(results: list[ABResult]) -> bytes | None:
     rows = [r for r in results if _finite(r.delta)]
     if not rows:
         return None
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7.5, 0.45 * len(rows) + 1.2))
+    fig = _figure(figsize=(7.5, 0.45 * len(rows) + 1.2))
     ax = fig.add_subplot()
     for i, r in enumerate(rows):
         colour = _COLOURS.get(r.decision, "#34495e")
@@ -62,9 +66,7 @@ def means_chart_png(versions: list[VersionScores], query_set: str = "gold") -> b
     measures = list(dict.fromkeys(m for v in shown for m in v.aggregates))
     if not shown or not measures:
         return None
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7.5, 3.6))
+    fig = _figure(figsize=(7.5, 3.6))
     ax = fig.add_subplot()
     width = 0.8 / len(shown)
     for j, v in enumerate(shown):

@@ -54,7 +54,10 @@ class AuthHeader:
             if not value:
                 raise ConfigError(f"auth: environment variable {self.env} is not set or empty")
             return value
-        from airflow.sdk import Connection  # lazy: importing Airflow costs seconds
+        from evalops.extras import require
+
+        # lazy: importing Airflow costs seconds
+        Connection = require("airflow.sdk", "airflow", f"read auth.conn_id {self.conn_id!r}").Connection
 
         try:
             conn = Connection.get(self.conn_id)

@@ -48,8 +48,9 @@ class BM25Retriever:
         tokenizer: Tokenizer | None = None,
         index_fraction: float = 1.0,
     ):
-        import bm25s
+        from evalops.extras import require
 
+        bm25s = require("bm25s", "retrievers", "use the built-in BM25 retriever")
         if method not in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
             raise ConfigError(f"bm25: unknown method {method!r}; use lucene, robertson, atire, bm25l or bm25+")
         self.docs = truncated(corpus, index_fraction)

@@ -89,12 +89,9 @@ def load_sentence_transformer(model_dir: Path, *, device: str = "cpu") -> Encode
     """An ``encode`` function from a sentence-transformers model in ``model_dir`` (offline only)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        raise ConfigError(
-            "dense: sentence-transformers is not installed; install the `dense` extra (pip install 'evalops[dense]')"
-        ) from None
+    from evalops.extras import require
+
+    SentenceTransformer = require("sentence_transformers", "dense", "use the dense retriever").SentenceTransformer
     model = SentenceTransformer(str(model_dir), device=device, local_files_only=True)
 
     def encode(texts: list[str]) -> np.ndarray:

@@ -48,7 +48,9 @@ def _jieba():
 
     with warnings.catch_warnings():  # jieba 0.42 has invalid escapes that warn when first compiled
         warnings.simplefilter("ignore", DeprecationWarning)
-        import jieba
+        from evalops.extras import require
+
+        jieba = require("jieba", "retrievers", "segment Chinese text with jieba (or set chinese: bigram)")
 
     # jieba logs its dictionary build at DEBUG straight to stderr; keep that out of CLI output.
     jieba.setLogLevel(logging.WARNING)
@@ -81,8 +83,9 @@ class Tokenizer:
     def _stem_words(self, words: list[str]) -> list[str]:
         stemmer = getattr(self._local, "stemmer", None)
         if stemmer is None:
-            import Stemmer
+            from evalops.extras import require
 
+            Stemmer = require("Stemmer", "retrievers", "stem English words (or set stem: false)")
             stemmer = self._local.stemmer = Stemmer.Stemmer("english")
         return stemmer.stemWords(words)
 

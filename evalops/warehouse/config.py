@@ -131,7 +131,12 @@ def _connection_to_url(conn: Any) -> str:
     from sqlalchemy.engine import URL
 
     conn_type = (conn.conn_type or "").lower()
-    if conn_type in ("postgres", "postgresql"):
+    if conn_type == "evalops_warehouse":  # the provider's type: a whole URL in its form field, else PostgreSQL
+        extra = conn.extra_dejson or {}
+        given = extra.get("url") or extra.get("extra__evalops_warehouse__url")
+        if given:
+            return str(given)
+    if conn_type in ("postgres", "postgresql", "evalops_warehouse"):
         url = URL.create(
             "postgresql+psycopg",
             username=conn.login or None,
@@ -149,7 +154,7 @@ def _connection_to_url(conn: Any) -> str:
         return f"sqlite:///{path}"
     raise ConfigError(
         f"Airflow connection {AIRFLOW_CONN_ID!r} has type {conn.conn_type!r}; the warehouse needs a "
-        "postgres or sqlite connection"
+        "postgres or sqlite connection (or the evalops provider's evalops_warehouse type)"
     )
 
 
@@ -195,6 +200,9 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any
         resolved = normalise_url(url) if url else resolve_url().url
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
+        from evalops.extras import require
+
+        require("psycopg", "postgres", "use a PostgreSQL warehouse")
         connect_args = _postgres_connect_args(parsed, kwargs.pop("connect_args", {}))
         kwargs.setdefault("pool_timeout", warehouse_timeout("connect"))
         return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)

@@ -24,6 +24,7 @@ HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s"
 
 # What of evalops a DAG file may load when it is parsed.
 ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.dags", "evalops.dags._parse", "evalops.dags.retrieval_eval",
+                   "evalops.airflow", "evalops.airflow.tasks",
                    "evalops.dags.promote_baseline", "evalops.dags.knowledge_base_producer",
                    "evalops.dags.promote_on_results", "evalops.errors",
                    "evalops.pipeline", "evalops.pipeline.errors"}

@@ -1,0 +1,97 @@
+"""What a user gets from ``pip install``: the built wheel in a fresh venv, run from a folder outside this checkout
+on a copy of SciFact. With the extras a user names (``[airflow,gx,retrievers,reports]``): init, validate, run,
+history, report, gate and dashboard --export. With no extra: evaluate and compare, and the message naming the
+extra for each command that needs one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+DAY = "2024-06-01"
+MEASURES = ("-m", "nDCG@10", "-m", "R@100")
+
+
+def _ok(done) -> str:
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def _assert_installed_not_checkout(venv, cwd: Path) -> None:
+    """``evalops`` comes from the venv's site-packages; neither the working directory nor ``sys.path`` holds
+    this checkout."""
+    out = _ok(venv.run("python", "-c", "import evalops, json, os, sys; "
+                       "print(json.dumps([evalops.__file__, os.getcwd(), sys.path]))", cwd=cwd))
+    module, workdir, path = json.loads(out)
+    print("evalops.__file__ =", module)
+    assert Path(module).is_relative_to(venv.root), module
+    assert not Path(workdir).is_relative_to(REPO)
+    assert not any(p and Path(p).resolve().is_relative_to(REPO) for p in path), path
+
+
+def test_the_wheel_with_its_extras_runs_a_project_of_your_own(user_venv, scifact_copy, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _assert_installed_not_checkout(user_venv, outside)
+    _ok(user_venv.run("evalops", "init", "proj", "--gold-set", scifact_copy,
+                      "--knowledge-base", scifact_copy / "corpus.jsonl", cwd=outside))
+    project = outside / "proj"
+    assert (project / "dags" / "retrieval_eval.py").is_file()
+    (project / "retrievers.yaml").write_text(
+        "retrievers:\n"
+        "  - {name: sf, version: bm25, adapter: builtin, deployed: true, owner: me, params: {kind: bm25}}\n"
+        f"  - {{name: sf, version: run, adapter: run_file, deployed: true, owner: me, "
+        f"params: {{path: '{scifact_copy / 'runs' / 'bm25.trec'}', missing: empty}}}}\n")
+
+    out = _ok(user_venv.run("evalops", "validate", cwd=project))
+    assert "Data Docs:" in out
+    out = _ok(user_venv.run("evalops", "run", "--date", DAY, cwd=project))
+    assert "report:" in out
+    rows = json.loads(_ok(user_venv.run("evalops", "history", "--format", "json", cwd=project)))
+    assert sorted(r["version"] for r in rows) == ["bm25", "run"]
+    assert all(r["status"] == "succeeded" and r["n_queries"] == 300 for r in rows), rows
+    report = _ok(user_venv.run("evalops", "report", cwd=project))
+    assert report.startswith("# evalops run report") and "Fingerprint" in report
+    out = _ok(user_venv.run("evalops", "gate", "--date", "2024-06-02", "--junit-xml", outside / "junit.xml",
+                            cwd=project))
+    assert "gate PASSED" in out and (outside / "junit.xml").is_file()
+    site = outside / "site"
+    _ok(user_venv.run("evalops", "dashboard", "--export", site, cwd=project))
+    assert "sf" in (site / "index.html").read_text()
+    assert (site / "static" / "style.css").is_file() and (site / "runs.html").is_file()
+
+
+def test_the_wheel_without_extras_evaluates_and_compares_and_names_each_missing_extra(base_venv, scifact_copy,
+                                                                                      tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _assert_installed_not_checkout(base_venv, outside)
+    qrels, runs = scifact_copy / "qrels.tsv", scifact_copy / "runs"
+    out = json.loads(_ok(base_venv.run("evalops", "evaluate", qrels, runs / "bm25.trec", *MEASURES,
+                                       "--format", "json", cwd=outside)))
+    assert 0.6 < out["measures"]["nDCG@10"]["mean"] < 0.75  # BM25 on SciFact: 0.6762 (docs/retrievers.md)
+    out = _ok(base_venv.run("evalops", "compare", qrels, runs / "bm25.trec",
+                            runs / "itsumida-te3large-zerank1-top15.trec", "-m", "nDCG@10", cwd=outside))
+    assert "nDCG@10" in out
+
+    _ok(base_venv.run("evalops", "init", "proj", "--gold-set", scifact_copy,
+                      "--knowledge-base", scifact_copy / "corpus.jsonl", cwd=outside))
+    project = outside / "proj"
+    missing = [
+        (("validate",), {}, "gx", "to validate with Great Expectations"),
+        (("retrieve", "bm25", "--dataset", scifact_copy, "-k", "10"), {}, "retrievers",
+         "to use the built-in BM25 retriever"),
+        (("db", "upgrade"), {"EVALOPS_WAREHOUSE_URL": "postgresql://evalops@127.0.0.1:9/none"}, "postgres",
+         "to use a PostgreSQL warehouse"),
+    ]
+    for args, env, extra, purpose in missing:
+        done = base_venv.run("evalops", *args, cwd=project, env=env)
+        message = f"install `evalops-rag[{extra}]` {purpose}"
+        assert done.returncode == 3, (args, done.returncode, done.stdout, done.stderr[-2000:])
+        assert message in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
