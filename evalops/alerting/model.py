@@ -23,6 +23,7 @@ class AlertKind:
     VALIDATION_FAILED = "validation_failed"
     RETRIEVER_FAILED = "retriever_failed"
     RETRIEVER_PARTIAL = "retriever_partial"
+    JUDGE_FAILED = "judge_failed"
 
     @staticmethod
     def validation(stage: str) -> str:

@@ -131,6 +131,13 @@ class FakeChatServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
+    def judging_requests(self) -> int:
+        """The requests that asked for a label: all but the preflights (``max_tokens`` 1, see
+        :meth:`evalops.judges.OpenAIJudge.preflight`), which every judge step sends once."""
+        with self._lock:
+            return sum(1 for body in self.bodies if body.get("max_tokens") != 1)
+
+    @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"

@@ -187,6 +187,8 @@ class OpenAIJudge:
         self.fingerprint = JudgeFingerprint(model=settings.model, offline=False, temperature=settings.temperature,
                                             seed=settings.seed, output_mode=settings.output_mode)
         self.usage = Usage()
+        #: called as ``on_progress(done, total, missing)`` after each item of a ``judge`` call (any thread)
+        self.on_progress: Any = None
         self.has_key = bool(key)
         self._url = endpoint_url(base_url, "chat/completions")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -244,10 +246,23 @@ class OpenAIJudge:
     # -- one batch -----------------------------------------------------------------------------------
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         deadline = time.monotonic() + self.settings.deadline_seconds
+        counts = [0, 0]  # done, missing
+        lock = threading.Lock()
+
+        def one(item: JudgeItem) -> Judgment:
+            j = self._one(item, deadline)
+            if self.on_progress is not None:
+                with lock:
+                    counts[0] += 1
+                    counts[1] += j.missing is not None
+                    done, missing = counts
+                self.on_progress(done, len(items), missing)
+            return j
+
         if len(items) <= 1 or self.settings.max_concurrency == 1:
-            return [self._one(item, deadline) for item in items]
+            return [one(item) for item in items]
         with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(items))) as pool:
-            return list(pool.map(lambda item: self._one(item, deadline), items))
+            return list(pool.map(one, items))
 
     def _over_budget(self) -> str | None:
         s, u = self.settings, self.usage
