@@ -5,8 +5,6 @@ results of the run are stored as usual."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 
 import pytest
 from click.testing import CliRunner
@@ -15,22 +13,14 @@ from evalops.cli import main
 from evalops.exitcodes import ExitCode
 from evalops.judges.fakeserver import FakeChatServer, Reply, completion
 from tests.dags.conftest import INCLUDE
+from tests.judges.conftest import closed_port
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(autouse=True)
-def _no_evalops_environment(monkeypatch):
-    for key in list(os.environ):
-        if key.startswith("EVALOPS_") and key != "EVALOPS_SHARED_DATA":
-            monkeypatch.delenv(key)
+def _no_judge_key(monkeypatch):
     monkeypatch.delenv("NO_SUCH_JUDGE_KEY", raising=False)
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def project(root, base_url, **judge):

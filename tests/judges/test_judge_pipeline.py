@@ -14,15 +14,6 @@ from tests.dags.conftest import INCLUDE, make_home
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(autouse=True)
-def _no_evalops_environment(monkeypatch):
-    import os
-
-    for key in list(os.environ):
-        if key.startswith("EVALOPS_") and key != "EVALOPS_SHARED_DATA":
-            monkeypatch.delenv(key)
-
-
 def _deploy_candidate(tmp_path):
     overlay = tmp_path / "candidates.yaml"
     shipped = yaml.safe_load((INCLUDE / "retrievers.yaml").read_text())["retrievers"]

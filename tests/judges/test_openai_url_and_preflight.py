@@ -3,22 +3,14 @@ preflight request turns an unreachable or unauthorised endpoint into one line be
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from evalops.judges import JudgeItem, OpenAIJudge, OpenAISettings
 from evalops.judges.fakeserver import FakeChatServer, Reply
 from evalops.judges.openai import endpoint_url
+from tests.judges.conftest import closed_port
 
 ITEM = JudgeItem("context_relevance", "vitamin d deficiency", context="Vitamin D deficiency and bone loss.")
-
-
-def closed_port() -> int:
-    """A port on 127.0.0.1 nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize("base, url", [
