@@ -115,9 +115,7 @@ class JudgePreflight:
 def _check(judge: Any) -> JudgePreflight:
     check = getattr(judge, "preflight", None)
     cause = check() if check is not None else None
-    if cause is not None:
-        log.error("%s", cause)
-    elif check is not None:
+    if cause is None and check is not None:
         log.info("judge preflight: %s answered", judge.fingerprint.describe())
     return JudgePreflight(cause, judge.fingerprint.to_dict())
 
@@ -235,6 +233,7 @@ def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]],
     try:
         checked = preflight if preflight is not None else _check(inner)
         if not checked.ok:
+            log.error("judge step failed: %s", checked.cause)
             for dataset in sorted(by_dataset):
                 scopes[dataset] = _record_failure(engine, run, dataset, inner.fingerprint.to_dict(), prompt.ref,
                                                   str(checked.cause), record_judge_run)
