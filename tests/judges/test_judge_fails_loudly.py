@@ -65,6 +65,15 @@ def test_a_judge_at_a_closed_port_fails_the_judge_step(tmp_path):
     # the gold-grade scores are there all the same
     assert "Measures per version (gold set)" in report and "handbook-search" in report
 
+    # the gate, on the same day: exit 8, the judge step one JUnit error case; the alert is not sent twice
+    junit = tmp_path / "junit.xml"
+    gated = CliRunner().invoke(main, ["gate", "--date", "2024-06-01", "--project", str(root), "--junit-xml",
+                                      str(junit)])
+    assert gated.exit_code == ExitCode.JUDGE_FAILED, gated.output
+    xml = junit.read_text()
+    assert '<error message="judge step failed: ' in xml and "connection refused" in xml
+    assert [a["kind"] for a in list_alerts(engine).to_dict("records")].count("judge_failed") == 1
+
 
 def test_a_judge_that_loses_more_labels_than_its_budget_fails_the_step(tmp_path):
     """The preflight passes (the server answers), then every label is unreadable: over the 5 % budget."""
