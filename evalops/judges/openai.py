@@ -221,8 +221,8 @@ class OpenAIJudge:
 
         s = self.settings
         where = mask_url(self._url)
-        no_key = "" if self.has_key else (f"; no API key was found (airflow connection {s.airflow_conn_id!r})"
-                                          if s.airflow_conn_id else f"; no API key was found (${s.api_key_env} is unset)")
+        looked = f"airflow connection {s.airflow_conn_id!r}" if s.airflow_conn_id else f"${s.api_key_env} is unset"
+        no_key = "" if self.has_key else f"; no API key was found ({looked})"
         body = {"model": s.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1,
                 "temperature": 0}
         try:
