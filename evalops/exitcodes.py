@@ -64,6 +64,12 @@ class ExitCode(enum.IntEnum):
         "promotion of a version that has no succeeded run; ``gate`` when a comparison the run should have "
         "decided cannot be found in the warehouse (it fails closed)."
     )
+    JUDGE_FAILED = 8, (
+        "The judge step failed: its preflight could not reach the judge or was refused (connection, timeout, "
+        "HTTP 401/404, ...), or a query set lost more judge labels than ``judge.missing_budget``. ``run`` and "
+        "``gate`` after the gold-grade results were scored, stored and reported; a ``judge_failed`` alert is "
+        "stored and sent and the report leads with the cause."
+    )
 
 
 PRECEDENCE: tuple[ExitCode, ...] = (
@@ -72,6 +78,7 @@ PRECEDENCE: tuple[ExitCode, ...] = (
     ExitCode.BAD_INPUT,
     ExitCode.WAREHOUSE_ERROR,
     ExitCode.VERSION_FAILED,
+    ExitCode.JUDGE_FAILED,
     ExitCode.REGRESSION,
     ExitCode.UNDELIVERED_ALERTS,
     ExitCode.SUCCESS,

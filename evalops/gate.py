@@ -40,7 +40,7 @@ FAIL_ON: tuple[str, ...] = ("regression", "floor", "failed", "partial", "missing
 DEFAULT_FAIL_ON: frozenset[str] = frozenset(FAIL_ON) - {"inconclusive"}
 _KIND_CODE = {"regression": ExitCode.REGRESSION, "floor": ExitCode.REGRESSION, "inconclusive": ExitCode.REGRESSION,
               "failed": ExitCode.VERSION_FAILED, "partial": ExitCode.VERSION_FAILED,
-              "missing": ExitCode.WAREHOUSE_ERROR}
+              "missing": ExitCode.WAREHOUSE_ERROR, "judge_failed": ExitCode.JUDGE_FAILED}
 
 
 def parse_fail_on(text: str | Iterable[str] | None) -> frozenset[str]:

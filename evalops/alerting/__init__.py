@@ -4,6 +4,7 @@ Rules (:mod:`.rules`) never do I/O. Delivery (:func:`deliver_alerts`) stores eve
 so a failing notifier leaves the alert stored and marked undelivered.
 """
 
+from evalops.alerting.cadence import ReminderPolicy, cadence, series_key
 from evalops.alerting.delivery import (
     AlertStore,
     DeliveryOutcome,
@@ -23,7 +24,14 @@ from evalops.alerting.notifiers import (
     idempotency_key,
     resolve_webhook_url,
 )
-from evalops.alerting.rules import AlertContext, floor_alert, regression_alerts, retriever_alert, validation_alert
+from evalops.alerting.rules import (
+    AlertContext,
+    floor_alert,
+    judge_failed_alert,
+    regression_alerts,
+    retriever_alert,
+    validation_alert,
+)
 
 __all__ = [
     "Alert",
@@ -33,6 +41,7 @@ __all__ = [
     "DeliveryOutcome",
     "DeliveryUnknown",
     "NotifierState",
+    "ReminderPolicy",
     "EmailNotifier",
     "LogNotifier",
     "NotificationError",
@@ -40,13 +49,16 @@ __all__ = [
     "Severity",
     "StoredAlert",
     "WebhookNotifier",
+    "cadence",
     "dedup_key",
     "deliver_alerts",
+    "judge_failed_alert",
     "regression_alerts",
     "resolve_webhook_url",
     "retry_alerts",
     "idempotency_key",
     "retriever_alert",
     "floor_alert",
+    "series_key",
     "validation_alert",
 ]

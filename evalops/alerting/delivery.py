@@ -16,6 +16,11 @@ notifier certainly lacks it, else ``unknown``.
 :func:`retry_alerts` sends again every stored alert that is not delivered, no older than ``max_age``,
 whose backoff has passed: before notifier attempt n+1 it waits ``backoff · 2^(n-1)`` after attempt n.
 Every run calls it, and so does ``evalops alerts retry``.
+
+With a :class:`~evalops.alerting.cadence.ReminderPolicy`, a regression found again is sent only when
+:func:`~evalops.alerting.cadence.cadence` says so (its severity or interval changed, or a reminder is due);
+otherwise it is stored ``suppressed`` with the reason (``details["cadence"]``) and sent nowhere, and no
+retry ever sends it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from evalops.alerting.cadence import ReminderPolicy, SentAlert, cadence, series_key
 from evalops.alerting.model import Alert
 from evalops.alerting.notifiers import DeliveryUnknown, NotificationError, Notifier
 
@@ -69,13 +75,19 @@ class StoredAlert:
     delivered: bool
     deliveries: Mapping[str, NotifierState] = field(default_factory=dict)
     created_at: dt.datetime | None = None
+    status: str | None = None  # the alert's own delivery status (``suppressed``: not to be sent)
 
 
 class AlertStore(Protocol):
     """The warehouse side of alerting (the pipeline adapts the warehouse repository to it)."""
 
-    def record_alert(self, alert: Alert) -> StoredAlert:
-        """Insert the alert, or return the existing row with the same de-dup key (with its deliveries)."""
+    def record_alert(self, alert: Alert, *, suppressed: bool = False) -> StoredAlert:
+        """Insert the alert (``suppressed``: with that status, never to be sent), or return the existing row
+        with the same de-dup key (with its deliveries)."""
+
+    def last_sent(self, alert: Alert) -> SentAlert | None:
+        """The newest alert of ``alert``'s series (:func:`series_key`) from a day before its day that was
+        not suppressed; only asked when a reminder policy is given."""
 
     def mark_notifier_delivery(
         self, alert_id: int | str, notifier: str, *, status: str, error: str | None, next_attempt_at: dt.datetime | None
@@ -99,6 +111,7 @@ class DeliveryOutcome:
     errors: list[str] = field(default_factory=list)
     status: str = "delivered"
     per_notifier: dict[str, str] = field(default_factory=dict)
+    suppressed: str | None = None  # why it was not sent (an unchanged regression already sent)
 
 
 def overall_status(states: Mapping[str, str]) -> str:
@@ -155,18 +168,40 @@ def _send_one(
                            status=status, per_notifier=per)
 
 
+def _with_cadence(alert: Alert, decision: dict[str, object]) -> Alert:
+    """The alert with its cadence decision in ``details``; a re-alert or a reminder says so in its first line."""
+    alert = dataclasses.replace(alert, details={**alert.details, "cadence": decision})
+    reason = str(decision["reason"])
+    if decision["send"] and reason != "first":
+        note = f"[evalops: sent again ({reason}); first sent {decision['first_day']}]"
+        alert = dataclasses.replace(alert, message=f"{note}\n{alert.message}")
+    return alert
+
+
 def deliver_alerts(
     alerts: Sequence[Alert], store: AlertStore, notifiers: Sequence[Notifier], *,
     now: dt.datetime | None = None, backoff: dt.timedelta = DEFAULT_BACKOFF,
+    reminders: ReminderPolicy | None = None,
 ) -> list[DeliveryOutcome]:
-    """Record, then send, every alert to every notifier that lacks it. Returns one outcome per alert; never
+    """Record, then send, every alert to every notifier that lacks it (a repeated regression only when
+    ``reminders`` says so, see the module docstring). Returns one outcome per alert; never
     raises for a notifier failure. Errors are recorded per notifier name (``webhook: webhook answered HTTP
     500``) and never contain the notifier's secrets. An alert found again (same key) goes only where it has
     not arrived, at once (the backoff applies to :func:`retry_alerts`)."""
     when = now or dt.datetime.now(dt.timezone.utc)
     outcomes: list[DeliveryOutcome] = []
     for alert in alerts:
-        stored = store.record_alert(alert)
+        decision = None
+        if reminders is not None and series_key(alert) is not None:
+            decision = cadence(alert, store.last_sent(alert), reminders)
+            alert = _with_cadence(alert, decision.to_dict())
+        stored = (store.record_alert(alert, suppressed=True) if decision is not None and not decision.send
+                  else store.record_alert(alert))
+        if stored.status == "suppressed":
+            why = decision.reason if decision is not None else "suppressed when it was first recorded"
+            outcomes.append(DeliveryOutcome(alert, stored.alert_id, stored.created, False, skipped=True,
+                                            status="suppressed", suppressed=why))
+            continue
         if stored.delivered:
             outcomes.append(DeliveryOutcome(alert, stored.alert_id, stored.created, True, skipped=True))
             continue

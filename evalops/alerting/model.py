@@ -24,6 +24,7 @@ class AlertKind:
     RETRIEVER_FAILED = "retriever_failed"
     RETRIEVER_PARTIAL = "retriever_partial"
     FLOOR = "floor"  # a score under an absolute floor (evalops.floors)
+    JUDGE_FAILED = "judge_failed"
 
     @staticmethod
     def validation(stage: str) -> str:

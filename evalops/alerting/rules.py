@@ -10,6 +10,9 @@
   stops the run.
 * A **retriever** alert is raised when a version could not be scored (failed) or was scored with some
   queries excluded (partial).
+* A **judge** alert (``judge_failed``) is raised when the judge step failed: its preflight could not reach
+  the judge or was refused, or a query set lost more labels than ``judge.missing_budget``. One per run and
+  day, for every query set that failed.
 
 Rules never do I/O. Query text is passed in already scrubbed of personal data, or together with the
 scrubber to apply; the rule applies it before the text reaches the message.
@@ -24,7 +27,7 @@ from typing import Any
 from evalops.alerting.message import regression_message, worst_query_rows
 from evalops.alerting.model import Alert, AlertKind, Severity
 
-__all__ = ["AlertContext", "floor_alert", "regression_alerts", "validation_alert", "retriever_alert"]
+__all__ = ["AlertContext", "floor_alert", "judge_failed_alert", "regression_alerts", "validation_alert", "retriever_alert"]
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,24 @@ def floor_alert(check: Any, *, retriever: str, version: str, fingerprint: str | 
         message="\n".join([title, check.describe(), "An absolute floor holds with or without a baseline."]),
         retriever=retriever, version=version, measure=check.measure, fingerprint=fingerprint,
         details={**check.to_dict(), "dataset": dataset},
+    )
+
+
+def judge_failed_alert(*, causes: Mapping[str, str], judge: str, day: str, report_location: str | None = None) -> Alert:
+    """The alert for a failed judge step: ``causes`` maps each query set whose judging failed to its cause."""
+    scopes = ", ".join(sorted(causes))
+    title = f"Judge step failed: {judge} on {scopes}"
+    lines = [title, "No judge-label results for these query sets in this run; the gold-grade results are "
+             "stored and reported as usual.", ""]
+    lines += [f"{scope}: {cause}" for scope, cause in sorted(causes.items())]
+    return Alert(
+        kind=AlertKind.JUDGE_FAILED,
+        severity=Severity.CRITICAL,
+        day=day,
+        title=title,
+        message="\n".join(lines),
+        report_location=report_location,
+        details={"judge": judge, "causes": dict(causes)},
     )
 
 

@@ -31,6 +31,12 @@ def _say(message: str) -> None:
         click.echo(f"  {message} ...", err=True)
 
 
+def _say_always(message: str) -> None:
+    """The judge's lines (its preflight failure, its progress while requesting labels): on stderr even when
+    it is not a terminal, so a CI log shows a judge step that takes minutes or cannot start."""
+    click.echo(f"  {message}", err=True)
+
+
 def parse_day(day: str | None) -> dt.date:
     try:
         return dt.date.fromisoformat(day) if day else dt.datetime.now(dt.timezone.utc).date()
@@ -45,7 +51,7 @@ def gated_run(cfg: Any, day: str | None) -> tuple[Any, dict[str, Any], Exception
 
     run = RunContext.for_day(parse_day(day))
     try:
-        return run, run_local(cfg, run, progress=_say), None
+        return run, run_local(cfg, run, progress=_say, judge_progress=_say_always), None
     except IncompleteRunError as exc:
         if exc.result is None:
             raise
@@ -76,7 +82,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     (exit 5), as it always has for ``evalops run``.
     """
     from evalops.exitcodes import ExitCode
-    from evalops.gate import DEFAULT_FAIL_ON, cases_for_run, gate_exit_code
+    from evalops.gate import DEFAULT_FAIL_ON, GateCase, cases_for_run, gate_exit_code
 
     from evalops.exitcodes import most_severe
 
@@ -85,6 +91,12 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         policy = policy & {"failed"}
     cases = cases_for_run(cfg, run, result, fail_on=policy)
     code = gate_exit_code(cases)
+    judged = result.get("judged") or {}
+    if judged.get("status") == "failed":  # the judge step failed: exit 8, and one JUnit error case
+        code = most_severe(code, ExitCode.JUDGE_FAILED)
+        cases = [*cases, GateCase(retriever="evalops", version="", measure="judge", outcome="error",
+                                  decision="judge_failed", kind="judge_failed",
+                                  message=f"judge step failed: {judged.get('cause')}")]
     undelivered = [a for a in result["alerts"] if not a.get("delivered", True)]
     if undelivered:  # stored, retried by every later run and by `evalops alerts retry`
         code = most_severe(code, ExitCode.UNDELIVERED_ALERTS)
@@ -96,7 +108,8 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
                         timestamp=dt.datetime.now(dt.timezone.utc))
     alerts = result["alerts"]
     lines = ([] if gate_summary else [
-        f"ALERT  {a['title']}" + ("" if a.get("delivered", True) else f"  ({a.get('delivery_status', 'undelivered')})")
+        f"ALERT  {a['title']}" + (f"  (not sent again: {a['suppressed']})" if a.get("suppressed") else
+                                  "" if a.get("delivered", True) else f"  ({a.get('delivery_status', 'undelivered')})")
         for a in alerts] + ([] if alerts else ["no alerts"]))
     if gate_summary or fail_on_regression or junit_xml is not None:
         lines += _summary_lines(cases, code)

@@ -222,6 +222,12 @@ class AlertingSettings(_Section):
                                                           "to a notifier (doubles with each attempt)")
     retry_max_age_days: float = Field(7.0, gt=0, description="days after which an undelivered alert is "
                                                              "no longer re-sent")
+    remind_every_days: int = Field(7, ge=1, description="an unchanged regression (same version, baseline, "
+                                   "measure and fingerprint) is sent again only this many days after it was "
+                                   "last sent; the days between store it as suppressed")
+    realert_shift: float = Field(0.02, ge=0, description="a repeated regression is sent at once when a bound of "
+                                 "its delta's interval moved more than this (in the measure's units) since "
+                                 "it was last sent, or its severity changed")
 
 
 class JudgeSettings(_Section):
@@ -241,6 +247,8 @@ class JudgeSettings(_Section):
     max_concurrency: int = Field(8, ge=1, description="judge requests in flight")
     request_timeout: float = Field(30.0, gt=0, description="seconds per judge request")
     deadline_seconds: float = Field(900.0, gt=0, description="seconds for one judge step")
+    preflight_timeout: float = Field(10.0, gt=0, description="seconds for the one-token request that checks the "
+                                     "judge's URL and key before any work (no retry)")
     max_retries: int = Field(4, ge=0, description="retries on 429, 5xx and timeouts (with jitter)")
     max_tokens_per_run: int | None = Field(None, description="input + output token budget per run (none: no cap)")
     max_cost_per_run: float | None = Field(None, description="cost budget per run (none: no cap)")
@@ -252,7 +260,8 @@ class JudgeSettings(_Section):
     samples: int = Field(1, ge=1, description="repeated judgments per item (self-consistency)")
     agreement_threshold: float = Field(0.6, ge=-1, le=1, description="kappa with the gold set above which "
                                        "judge-label results may alert")
-    missing_budget: float = Field(0.05, ge=0, le=1, description="share of missing judge labels tolerated")
+    missing_budget: float = Field(0.05, ge=0, le=1, description="share of missing judge labels tolerated; "
+                                  "more fails the judge step")
 
 
 class Config(BaseSettings):

@@ -284,7 +284,9 @@ def alerts_page(engine: Engine, links: Links, settings: DashboardSettings, **fil
     every = wh.dashboard_alerts(engine, limit=None)
     options = _options(every, ("retriever", "kind"))
     options["severity"] = ["info", "warning", "critical"]
-    options["delivery_status"] = ["pending", "delivered", "undelivered"]
+    from evalops.warehouse.models import ALERT_STATUSES
+
+    options["delivery_status"] = list(ALERT_STATUSES)
     return "alerts.html", {"page": "alerts", "rows": rows, "filters": chosen, "options": options,
                            "filter_names": ALERT_FILTERS}
 

@@ -2,7 +2,9 @@
 
 It answers like a judge model (by token overlap, the lexical judge's rules, read from the fenced fields
 of the prompt) with optional ``latency``; ``script`` holds canned replies that are served first, one per
-request, to play malformed, truncated, refused and rate-limited answers. ``requests`` counts every request.
+request, to play malformed, truncated, refused and rate-limited answers. ``requests`` counts every request;
+``paths`` keeps each request's path and query string. A request whose path (the query string aside) does
+not end in ``/chat/completions`` is answered 404.
 
     with FakeChatServer(latency=0.05) as server:
         settings = OpenAISettings(base_url=server.url, model="fake-judge")
@@ -89,6 +91,7 @@ class FakeChatServer:
         self.requests = 0
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         self._lock = threading.Lock()
         server = self
 
@@ -105,8 +108,9 @@ class FakeChatServer:
                     server.requests += 1
                     server.bodies.append(body)
                     server.headers.append(dict(self.headers))
+                    server.paths.append(self.path)
                     reply = server.script.popleft() if server.script else None
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
                     reply = Reply(404, {"error": {"message": f"no route {self.path}"}})
                 if reply is None:
                     time.sleep(server.latency)
@@ -125,6 +129,13 @@ class FakeChatServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def judging_requests(self) -> int:
+        """The requests that asked for a label: all but the preflights (``max_tokens`` 1, see
+        :meth:`evalops.judges.OpenAIJudge.preflight`), which every judge step sends once."""
+        with self._lock:
+            return sum(1 for body in self.bodies if body.get("max_tokens") != 1)
 
     @property
     def url(self) -> str:

@@ -17,6 +17,14 @@ or nothing (``text``, for servers without structured output). Policies, all in :
   and ``price_output_per_1k``; once spent, the remaining items are missing ("budget exhausted"). The
   tokens are the server's ``usage`` counts. A request already in flight may finish past the budget, by at
   most ``max_concurrency`` requests.
+* **URL**: ``chat/completions`` is joined to the base URL's path; its query string is kept (an Azure
+  OpenAI deployment ``https://x.openai.azure.com/openai/deployments/d?api-version=2024-02-01`` is called at
+  ``.../deployments/d/chat/completions?api-version=2024-02-01``), see :func:`endpoint_url`.
+* **Preflight**: :meth:`OpenAIJudge.preflight` sends one request of one output token with its own short
+  timeout (``preflight_timeout``, default 10 s, no retries) before any judging: a refused connection, a
+  timeout, HTTP 401/403 (the key), 404 (the URL or the model) or any other error answer is a one-line cause
+  and the judge step fails at once instead of after ``deadline_seconds``. HTTP 429 passes (the server
+  answered and accepted the key).
 * **Answers**: every answer that is not a label becomes a missing label with its reason: an HTTP error
   after the retries, a body that is not JSON (truncated), no choices, a refusal (``message.refusal`` or
   ``finish_reason == "content_filter"``), a truncated message (``finish_reason == "length"``), and every
@@ -38,7 +46,7 @@ from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
 from evalops.judges.parse import parse_answer
 from evalops.judges.prompts import prompt_for
 
-__all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "resolve_api_key"]
+__all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "endpoint_url", "resolve_api_key"]
 
 OUTPUT_MODES = ("json_schema", "json_object", "text")
 
@@ -56,6 +64,7 @@ class OpenAISettings:
     max_concurrency: int = 8
     request_timeout: float = 30.0
     deadline_seconds: float = 900.0
+    preflight_timeout: float = 10.0
     max_retries: int = 4
     backoff_base: float = 0.5
     backoff_max: float = 8.0
@@ -69,8 +78,9 @@ class OpenAISettings:
             raise ConfigError(f"judge output_mode must be one of {', '.join(OUTPUT_MODES)}, got {self.output_mode!r}")
         if self.max_concurrency < 1:
             raise ConfigError(f"judge max_concurrency must be at least 1, got {self.max_concurrency}")
-        if self.max_retries < 0 or self.deadline_seconds <= 0 or self.request_timeout <= 0:
-            raise ConfigError("judge max_retries must be >= 0, deadline_seconds and request_timeout > 0")
+        if self.max_retries < 0 or min(self.deadline_seconds, self.request_timeout, self.preflight_timeout) <= 0:
+            raise ConfigError("judge max_retries must be >= 0, deadline_seconds, request_timeout and "
+                              "preflight_timeout > 0")
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> OpenAISettings:
@@ -82,6 +92,15 @@ class OpenAISettings:
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return input_tokens / 1000 * self.price_input_per_1k + output_tokens / 1000 * self.price_output_per_1k
+
+
+def endpoint_url(base_url: str, path: str) -> str:
+    """``path`` joined to ``base_url`` as a URL: appended to its path, its query string kept (Azure's
+    ``?api-version=``), its fragment dropped (never sent)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/" + path.lstrip("/"), parts.query, ""))
 
 
 def resolve_api_key(settings: OpenAISettings) -> tuple[str | None, str]:
@@ -143,6 +162,17 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _transport_cause(exc: BaseException) -> str:
+    """A short cause of a connection error: ``connection refused``, ``name not resolved``, or its type."""
+    text = str(exc).lower()
+    for needle, cause in (("refused", "connection refused"), ("name or service", "host name not resolved"),
+                          ("nodename", "host name not resolved"), ("unreachable", "network unreachable"),
+                          ("ssl", "TLS handshake failed")):
+        if needle in text:
+            return cause
+    return type(exc).__name__
+
+
 class OpenAIJudge:
     """A :class:`~evalops.judges.base.Judge` over an OpenAI-compatible server (see the module docstring)."""
 
@@ -156,11 +186,15 @@ class OpenAIJudge:
         self.fingerprint = JudgeFingerprint(model=settings.model, offline=False, temperature=settings.temperature,
                                             seed=settings.seed, output_mode=settings.output_mode)
         self.usage = Usage()
+        #: called as ``on_progress(done, total, missing)`` after each item of a ``judge`` call (any thread)
+        self.on_progress: Any = None
+        self.has_key = bool(key)
+        self._url = endpoint_url(base_url, "chat/completions")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         limits = httpx.Limits(max_connections=settings.max_concurrency,
                               max_keepalive_connections=settings.max_concurrency)
-        self._client = httpx.Client(base_url=base_url.rstrip("/") + "/", headers=headers, limits=limits,
-                                    timeout=settings.request_timeout, transport=transport)
+        self._client = httpx.Client(headers=headers, limits=limits, timeout=settings.request_timeout,
+                                    transport=transport)
 
     def __repr__(self) -> str:  # the key is in the client's headers only
         return f"OpenAIJudge({self.fingerprint.describe()}, base_url={self.settings.base_url!r})"
@@ -174,13 +208,60 @@ class OpenAIJudge:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    # -- before any judging -------------------------------------------------------------------------
+    def preflight(self) -> str | None:
+        """Whether the endpoint can be reached and accepts the key: ``None``, or the one-line cause.
+
+        One chat completion of one output token, ``preflight_timeout`` seconds, no retry (see the module
+        docstring). The cause names the masked URL and, when no key was found, where one was looked for."""
+        import httpx
+
+        from evalops.secrets import mask_url
+
+        s = self.settings
+        where = mask_url(self._url)
+        looked = f"airflow connection {s.airflow_conn_id!r}" if s.airflow_conn_id else f"${s.api_key_env} is unset"
+        no_key = "" if self.has_key else f"; no API key was found ({looked})"
+        body = {"model": s.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1,
+                "temperature": 0}
+        try:
+            response = self._client.post(self._url, json=body, timeout=s.preflight_timeout)
+        except httpx.TimeoutException:
+            return f"judge preflight: no answer from {where} within {s.preflight_timeout:g} s{no_key}"
+        except httpx.TransportError as exc:
+            return f"judge preflight: cannot connect to {where} ({_transport_cause(exc)}){no_key}"
+        except httpx.HTTPError as exc:
+            return f"judge preflight: request to {where} failed ({type(exc).__name__}){no_key}"
+        code = response.status_code
+        if code < 400 or code == 429:
+            return None
+        if code in (401, 403):
+            return f"judge preflight: {where} refused the credentials (HTTP {code}){no_key}"
+        if code == 404:
+            return (f"judge preflight: {where} answered HTTP 404 (check judge.base_url and judge.model "
+                    f"{s.model!r}){no_key}")
+        return f"judge preflight: {where} answered HTTP {code}: {_short(response.text, 120)}{no_key}"
+
     # -- one batch -----------------------------------------------------------------------------------
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         deadline = time.monotonic() + self.settings.deadline_seconds
+        counts = [0, 0]  # done, missing
+        lock = threading.Lock()
+
+        def one(item: JudgeItem) -> Judgment:
+            j = self._one(item, deadline)
+            if self.on_progress is not None:
+                with lock:
+                    counts[0] += 1
+                    counts[1] += j.missing is not None
+                    done, missing = counts
+                self.on_progress(done, len(items), missing)
+            return j
+
         if len(items) <= 1 or self.settings.max_concurrency == 1:
-            return [self._one(item, deadline) for item in items]
+            return [one(item) for item in items]
         with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(items))) as pool:
-            return list(pool.map(lambda item: self._one(item, deadline), items))
+            return list(pool.map(one, items))
 
     def _over_budget(self) -> str | None:
         s, u = self.settings, self.usage
@@ -250,7 +331,7 @@ class OpenAIJudge:
 
         timeout = max(0.001, min(self.settings.request_timeout, deadline - time.monotonic()))
         try:
-            response = self._client.post("chat/completions", json=body, timeout=timeout)
+            response = self._client.post(self._url, json=body, timeout=timeout)
         except httpx.TimeoutException:
             raise _Retryable("timeout") from None
         except httpx.TransportError as exc:

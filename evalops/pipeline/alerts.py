@@ -109,7 +109,10 @@ def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -
     """Retry earlier undelivered alerts, then build, store and send the run's alerts.
 
     Returns ``[{"kind", "title", "delivered", "delivery_status", "new", "dedup_key"}]`` for this run's
-    alerts, plus the retried ones that are still not delivered (``"retried": True``).
+    alerts, plus the retried ones that are still not delivered (``"retried": True``). A regression already
+    sent and unchanged (``alerting.remind_every_days``) is in the list with ``delivery_status``
+    ``suppressed`` and ``"suppressed"`` (why it was not sent again); ``delivered`` is then True: no notifier
+    is owed it. The gate reads the list's regressions whatever their delivery.
     """
     retried = retry_undelivered(cfg)
     alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run)) + retriever_alerts_for(cfg, run, versions)
@@ -119,8 +122,9 @@ def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -
 
     alerts += judge_alerts_for(cfg, run, versions)
     out = [
-        {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered, "delivery_status": o.status,
-         "new": o.created, "dedup_key": o.alert.dedup_key}
+        {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered or o.suppressed is not None,
+         "delivery_status": o.status, "new": o.created, "dedup_key": o.alert.dedup_key,
+         **({"suppressed": o.suppressed} if o.suppressed is not None else {})}
         for o in deliver(cfg, alerts)
     ]
     keys = {a["dedup_key"] for a in out}

@@ -39,6 +39,18 @@ One step after scoring (``judge_versions``), for every query set of the run:
   compared there (the production family's look). The family, its size, members and looks are recorded
   in ``judge_runs.results["families"]``, on every comparison, and printed in the report.
 
+* **A judge that fails, fails loudly.** Before any judging (and in ``evalops run`` before any scoring,
+  :func:`preflight_judge`), an OpenAI-compatible judge gets one request of one token with its own short
+  timeout (``judge.preflight_timeout``); a refused connection, a timeout or an error answer (HTTP 401,
+  404, ...) fails the judge step at once with that one-line cause, and nothing is sent to the judge. A
+  query set whose missing labels exceed ``judge.missing_budget`` fails it too (its results withheld). A
+  failed step is recorded (``judge_runs.results["failed"]``, ``gate.status`` ``failed``), raises a
+  ``judge_failed`` alert, leads the report ("Failed steps"), and makes ``evalops run`` / ``gate`` exit 8
+  (``ExitCode.JUDGE_FAILED``); the gold-grade results of the run are stored and reported as usual.
+* **Progress.** While labels are requested, a line ``judging <query set>: <done>/<total> requests, <n>
+  missing`` at most every ``PROGRESS_SECONDS`` (and at the end) goes to the log (the task log under
+  Airflow) and to ``progress`` (``evalops run`` prints it on stderr).
+
 Everything (judge fingerprint, prompt version, requests, cache hits, missing labels and reasons, tokens,
 cost, agreement, gate, results) is recorded per (DAG run, query set) in ``judge_runs``.
 """
@@ -46,7 +58,11 @@ cost, agreement, gate, results) is recorded per (DAG run, query set) in ``judge_
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,7 +74,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config, JudgeSettings
     from evalops.judges.base import Judge
 
-__all__ = ["build_judge", "judge_alerts_for", "judge_report", "judge_versions", "JUDGE_POLICY"]
+__all__ = ["build_judge", "failed_judge_steps", "judge_alerts_for", "judge_failures", "judge_report", "judge_versions", "JudgePreflight",
+           "JUDGE_POLICY", "preflight_judge"]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +94,58 @@ def build_judge(settings: JudgeSettings) -> Judge:
         fields = set(OpenAISettings.__dataclass_fields__)
         return OpenAIJudge(OpenAISettings(**{k: v for k, v in settings.model_dump().items() if k in fields}))
     raise ConfigError(f"judge.kind is {settings.kind!r}: there is no judge to build")
+
+
+#: Seconds between two progress lines of one query set's judging.
+PROGRESS_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class JudgePreflight:
+    """The outcome of the judge's preflight: ``cause`` is None when it answered (or needs no check)."""
+
+    cause: str | None = None
+    judge: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.cause is None
+
+
+def _check(judge: Any) -> JudgePreflight:
+    check = getattr(judge, "preflight", None)
+    cause = check() if check is not None else None
+    if cause is None and check is not None:
+        log.info("judge preflight: %s answered", judge.fingerprint.describe())
+    return JudgePreflight(cause, judge.fingerprint.to_dict())
+
+
+def preflight_judge(cfg: Config) -> JudgePreflight:
+    """Check the configured judge before any work: one tiny request to an OpenAI-compatible endpoint (see
+    :meth:`evalops.judges.OpenAIJudge.preflight`); nothing to check for the lexical judge or when it is off."""
+    if cfg.judge.kind != "openai":
+        return JudgePreflight()
+    judge = build_judge(cfg.judge)
+    try:
+        return _check(judge)
+    finally:
+        judge.close()
+
+
+def _reporter(dataset: str, say: Callable[[str], None]) -> Callable[[int, int, int], None]:
+    """``on_progress(done, total, missing)`` that says a line at most every ``PROGRESS_SECONDS`` and at the end."""
+    lock = threading.Lock()
+    last = [time.monotonic()]
+
+    def report(done: int, total: int, missing: int) -> None:
+        now = time.monotonic()
+        with lock:
+            if done < total and now - last[0] < PROGRESS_SECONDS:
+                return
+            last[0] = now
+        say(f"judging {dataset}: {done}/{total} requests, {missing} missing")
+
+    return report
 
 
 def _documents(cfg: Config, snapshot_id: str) -> dict[str, str]:
@@ -130,11 +199,15 @@ def _query_texts(cfg: Config, run: RunContext, spec: dict[str, Any], n_productio
     return {q: queries.texts[q] for q in ids}, queries
 
 
-def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> dict[str, Any]:
+def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]], *,
+                   preflight: JudgePreflight | None = None, progress: Callable[[str], None] | None = None
+                   ) -> dict[str, Any]:
     """Judge every version's top k on every query set of the run; record and return a summary per set.
 
-    Returns ``{"status": "off"}`` when ``judge.kind`` is off, else ``{"status": "judged", "scopes": {...}}``
-    with small dicts (ids, counts, gate decisions) for XCom.
+    Returns ``{"status": "off"}`` when ``judge.kind`` is off, else ``{"status": "judged" | "failed",
+    "scopes": {...}}`` with small dicts (ids, counts, gate decisions) for XCom; a failed step also has
+    ``"cause"`` (one line). ``preflight`` is the outcome of an earlier :func:`preflight_judge` (``evalops
+    run`` checks before scoring); without it the judge is checked here, before any judging.
     """
     settings = cfg.judge
     if settings.kind == "off" or not versions:
@@ -144,30 +217,62 @@ def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]])
     from evalops.pipeline.store import engine_for
     from evalops.warehouse.judgments import WarehouseJudgmentStore, record_judge_run
 
+    def say(message: str) -> None:
+        log.info("%s", message)
+        if progress is not None:
+            progress(message)
+
     engine = engine_for(cfg)
-    inner = build_judge(settings)
-    judge = CachedJudge(inner, WarehouseJudgmentStore(engine))
     task = "context_relevance_graded" if settings.graded else "context_relevance"
     prompt = load_prompt(task)
-    documents = _documents(cfg, versions[0]["snapshot_id"])
     by_dataset: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for spec in versions:
         by_dataset[spec["dataset"]].append(spec)
+    inner = build_judge(settings)
     scopes: dict[str, Any] = {}
     try:
+        checked = preflight if preflight is not None else _check(inner)
+        if not checked.ok:
+            log.error("judge step failed: %s", checked.cause)
+            for dataset in sorted(by_dataset):
+                scopes[dataset] = _record_failure(engine, run, dataset, inner.fingerprint.to_dict(), prompt.ref,
+                                                  str(checked.cause), record_judge_run)
+            return {"status": "failed", "cause": checked.cause, "judge": inner.fingerprint.to_dict(),
+                    "prompt": prompt.ref, "scopes": scopes}
+        judge = CachedJudge(inner, WarehouseJudgmentStore(engine))
+        documents = _documents(cfg, versions[0]["snapshot_id"])
         for dataset, specs in sorted(by_dataset.items()):
             scopes[dataset] = _judge_dataset(cfg, run, engine, judge, prompt, task, dataset, specs, documents,
-                                             record_judge_run)
+                                             record_judge_run, say)
     finally:
         close = getattr(inner, "close", None)
         if close is not None:
             close()
-    return {"status": "judged", "judge": inner.fingerprint.to_dict(), "prompt": prompt.ref, "scopes": scopes}
+    failed = {d: s["failed"] for d, s in scopes.items() if s.get("failed")}
+    out = {"status": "failed" if failed else "judged", "judge": inner.fingerprint.to_dict(), "prompt": prompt.ref,
+           "scopes": scopes}
+    if failed:
+        out["cause"] = "; ".join(f"{d}: {c}" for d, c in sorted(failed.items()))
+    return out
+
+
+def _record_failure(engine: Any, run: RunContext, dataset: str, judge: dict[str, Any], prompt: str, cause: str,
+                    record: Any) -> dict[str, Any]:
+    """Record a judge step that judged nothing (its preflight failed) for one query set."""
+    values = {"judge": judge, "prompt": prompt, "items": 0, "requests": 0, "cache_hits": 0, "input_tokens": 0,
+              "output_tokens": 0, "cost": 0.0, "missing": 0, "missing_reasons": {}, "agreement": None,
+              "gate": {"status": "failed", "reason": cause},
+              "results": {"policy": JUDGE_POLICY, "versions": {}, "comparisons": [], "excluded_queries": [],
+                          "failed": cause}}
+    judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)
+    return {"judge_run_id": judge_run_id, "gate": "failed", "kappa": None, "items": 0, "requests": 0,
+            "cache_hits": 0, "missing": 0, "withheld": True, "failed": cause}
 
 
 def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt: Any, task: str, dataset: str,
-                   specs: list[dict[str, Any]], documents: dict[str, str], record: Any) -> dict[str, Any]:
-    from evalops.judges.base import JudgeItem, MissingBudget, summarize_missing
+                   specs: list[dict[str, Any]], documents: dict[str, str], record: Any,
+                   say: Callable[[str], None]) -> dict[str, Any]:
+    from evalops.judges.base import JudgeBudgetError, JudgeItem, MissingBudget, summarize_missing
     from evalops.judges.prompts import load_prompt
 
     s = cfg.judge
@@ -184,6 +289,10 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
     languages, references = _gold_fields(cfg, dataset)
     per_query = _query_items(texts, ranked, answers, documents, s.samples, references, k)
     hits_before, misses_before = judge.hits, judge.misses
+    inner = getattr(judge, "inner", judge)
+    if hasattr(inner, "on_progress"):
+        inner.on_progress = _reporter(dataset, say)
+    say(f"judging {dataset}: {len(items) + len(per_query)} labels (cached labels are not requested again)")
     judgments = judge.judge(items + [item for _, item in per_query])
     n_context = len(items)
     labels: dict[tuple[str, str], list[float | None]] = defaultdict(list)
@@ -213,16 +322,22 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
     else:
         results["withheld"] = (f"{missing.missing} of {missing.total} labels missing ({missing.share:.1%}), over "
                                f"the budget of {missing.budget:.1%}")
+        try:
+            MissingBudget(s.missing_budget).check(missing)
+        except JudgeBudgetError as exc:  # the one wording of an exceeded budget
+            results["failed"] = f"{exc} (judge.missing_budget)"
     if dataset == PRODUCTION:
         results["annotation_queue"] = _queue_sampled_queries(cfg, run, texts, judge.fingerprint)
     values = {"judge": judge.fingerprint.to_dict(), "prompt": prompt.ref, **usage, "missing": missing.missing,
               "missing_reasons": missing.to_dict(), "gate": gate, "agreement": agreement, "results": results}
     judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)
-    log.info("judge %s on %s: %d items, %d requests, %d cached, %d missing, %d tokens",
-             judge.fingerprint.describe(), dataset, usage["items"], usage["requests"], usage["cache_hits"],
-             missing.missing, usage["input_tokens"] + usage["output_tokens"])
+    say(f"judge {judge.fingerprint.describe()} on {dataset}: {usage['items']} items, {usage['requests']} requests, "
+        f"{usage['cache_hits']} cached, {missing.missing} missing, "
+        f"{usage['input_tokens'] + usage['output_tokens']} tokens")
+    if results.get("failed"):
+        log.error("judge step on %s failed: %s", dataset, results["failed"])
     return {"judge_run_id": judge_run_id, "gate": gate["status"], "kappa": gate_kappa, **usage,
-            "missing": missing.missing, "withheld": "withheld" in results}
+            "missing": missing.missing, "withheld": "withheld" in results, "failed": results.get("failed")}
 
 
 def _queue_sampled_queries(cfg: Config, run: RunContext, texts: dict[str, str], fingerprint: Any) -> dict[str, Any]:
@@ -465,6 +580,8 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
                          f"as {queue['source']} rows for human labels ({queue['path']})")
         if results.get("withheld"):
             notes.append(f"judge results on {scope} withheld: {results['withheld']}")
+        if results.get("failed"):
+            policies[f"judge gate ({scope})"] = f"failed: {results['failed']}"
         if results.get("excluded_queries"):
             notes.append(f"judge on {scope}: {len(results['excluded_queries'])} queries excluded for a missing label")
         for c in results.get("comparisons", []):
@@ -481,8 +598,34 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
     return rows, policies, notes
 
 
+def failed_judge_steps(cfg: Config, run: RunContext) -> list[tuple[str, str]]:
+    """(query set, one-line cause) of every failed judge step of this run."""
+    return [(scope, cause) for scope, cause, _ in _failed_steps(cfg, run)]
+
+
+def _failed_steps(cfg: Config, run: RunContext) -> list[tuple[str, str, dict[str, Any]]]:
+    """(query set, cause, judge) of every failed judge step of this run, from ``judge_runs``."""
+    if cfg.judge.kind == "off":
+        return []
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse.judgments import load_judge_runs
+
+    frame = load_judge_runs(engine_for(cfg), run.run_id)
+    return [(rec["scope"], str((rec["results"] or {})["failed"]), rec["judge"])
+            for rec in (frame.to_dict("records") if len(frame) else [])
+            if rec["dag_id"] == run.dag_id and (rec["results"] or {}).get("failed")]
+
+
+def judge_failures(cfg: Config, run: RunContext) -> list[str]:
+    """One line per failed judge step of this run (the report's "Failed steps" section leads with them)."""
+    return [f"judge step on {scope} failed: {cause}. No judge-label results for {scope} in this run; the "
+            f"gold-grade results below are complete." for scope, cause in failed_judge_steps(cfg, run)]
+
+
 def judge_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[Any]:
-    """Regression alerts from judge-label comparisons, only for query sets whose gate said ``alerting``.
+    """The ``judge_failed`` alert of a failed judge step (one for the run, naming every query set that
+    failed), and regression alerts from judge-label comparisons, only for query sets whose gate said
+    ``alerting``.
 
     Production comparisons on judge labels may alert too (unlike click labels) once the judge has passed
     the gate on the gold set. Each alert names the judge and the query set in its version field's details.
@@ -491,14 +634,19 @@ def judge_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]
         return []
     import dataclasses
 
-    from evalops.alerting import AlertContext, regression_alerts
+    from evalops.alerting import AlertContext, judge_failed_alert, regression_alerts
     from evalops.pipeline.alerts import _scrub, report_location
     from evalops.pipeline.store import engine_for
     from evalops.warehouse.judgments import load_judge_runs
 
+    failed = _failed_steps(cfg, run)
+    alerts: list[Any] = []
+    if failed:
+        alerts.append(judge_failed_alert(causes={scope: cause for scope, cause, _ in failed},
+                                         judge=f"{failed[0][2]['model']} [{failed[0][2]['kind']}]", day=run.day,
+                                         report_location=report_location(cfg, run)))
     frame = load_judge_runs(engine_for(cfg), run.run_id)
     fingerprints = {(s["dataset"], s["retriever"]): s["fingerprint"] for s in versions}
-    alerts: list[Any] = []
     for rec in frame.to_dict("records") if len(frame) else []:
         if rec["dag_id"] != run.dag_id or rec["gate"].get("status") != "alerting":
             continue

@@ -14,7 +14,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import decide_run
 from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, validate_inputs
-from evalops.pipeline.judging import judge_versions
+from evalops.pipeline.judging import judge_versions, preflight_judge
 from evalops.pipeline.planning import plan_run, shard_specs
 from evalops.pipeline.publishing import publish_report
 from evalops.pipeline.scoring import score_shard
@@ -26,15 +26,25 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["run_local"]
 
 
-def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | None = None,
+              judge_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Every step of one run. Returns the version specs, the alerts, the report path and the judge summary.
 
     A failed input contract raises (after storing its alert), as the DAG's task would. A gold version that
-    could not be scored raises ``IncompleteRunError`` after the report, carrying this result as ``.result``.
+    could not be scored, or a failed judge step, raises ``IncompleteRunError`` after the report, carrying
+    this result as ``.result``. The judge is checked (``preflight_judge``) before anything is scored, so an
+    unreachable judge costs seconds, not the scoring and ``judge.deadline_seconds``. ``judge_progress``
+    receives the judge's preflight failure and progress lines (default: ``progress``).
     """
     say = progress or (lambda _msg: None)
+    judge_say = judge_progress or say
     say("migrating the warehouse")
     migrate_warehouse(cfg, run)
+    if cfg.judge.kind == "openai":
+        say("checking the judge")
+    preflight = preflight_judge(cfg)
+    if not preflight.ok:
+        judge_say(f"{preflight.cause}; the judge step will fail (the rest of the run goes on)")
     say("snapshotting the knowledge base")
     snapshot_id = snapshot_knowledge_base(cfg, run)
     say("validating the gold set")
@@ -51,7 +61,7 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
         say(f"comparing {spec.label}")
         compare_version(cfg, run, spec.to_xcom())
     say("judging the top contexts")
-    judged = judge_versions(cfg, run, versions)
+    judged = judge_versions(cfg, run, versions, preflight=preflight, progress=judge_say)
     decide_run(cfg, run, versions)
     alerts = raise_alerts(cfg, run, versions)
     say("writing the report")

@@ -40,11 +40,17 @@ def notifiers_for(cfg: Config) -> list[Notifier]:
 
 
 def deliver(cfg: Config, alerts: Sequence[Alert]) -> list[DeliveryOutcome]:
-    """Store every alert in the warehouse, then send it (see :func:`evalops.alerting.deliver_alerts`)."""
+    """Store every alert in the warehouse, then send it (see :func:`evalops.alerting.deliver_alerts`); a
+    regression already sent and unchanged is stored ``suppressed`` until its reminder is due
+    (``alerting.remind_every_days``, ``alerting.realert_shift``; :mod:`evalops.alerting.cadence`)."""
     if not alerts:
         return []
+    from evalops.alerting.cadence import ReminderPolicy
+
+    a = cfg.alerting
     outcomes = deliver_alerts(alerts, WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg),
-                              backoff=dt.timedelta(seconds=cfg.alerting.retry_backoff))
+                              backoff=dt.timedelta(seconds=a.retry_backoff),
+                              reminders=ReminderPolicy(a.remind_every_days, a.realert_shift))
     _log(outcomes)
     return outcomes
 

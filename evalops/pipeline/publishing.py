@@ -227,7 +227,7 @@ def build_report_data(
     notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
     from evalops.pipeline.holes import load_holes
-    from evalops.pipeline.judging import judge_report
+    from evalops.pipeline.judging import judge_failures, judge_report
 
     judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
     warnings = _tuning_warnings(cfg, run, versions)
@@ -249,6 +249,7 @@ def build_report_data(
         floors=floors,
         warnings=warnings,
         notes=notes,
+        failed_steps=judge_failures(cfg, run),
     )
 
 
@@ -304,7 +305,7 @@ def publish_report(
     cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]] | None = None
 ) -> str:
     """Write the report; returns the HTML path. Raises :class:`IncompleteRunError` afterwards when a gold
-    version failed to score."""
+    version failed to score or the judge step failed (the DAG run fails; ``evalops run`` exits 5 or 8)."""
     from evalops.reports import write_report
     from evalops.safetext import plain  # a retriever's error is untrusted text
 
@@ -317,11 +318,16 @@ def publish_report(
         if stored.status == "failed":
             reason = plain(stored.error.strip().splitlines()[0], 300) if (stored.error or "").strip() else ""
             failed.append(f"{s['label']} ({reason})" if reason else s["label"])
+    problems = []
     if failed:
-        raise IncompleteRunError(
-            f"{'; '.join(failed)}: could not be scored (see the alert and {paths.html}); the other versions' "
-            "results are stored"
-        )
+        problems.append(f"{'; '.join(failed)}: could not be scored (see the alert and {paths.html}); the other "
+                        "versions' results are stored")
+    from evalops.pipeline.judging import failed_judge_steps
+
+    problems += [f"judge step on {scope} failed: {cause} (see the judge_failed alert and {paths.html})"
+                 for scope, cause in failed_judge_steps(cfg, run)]
+    if problems:
+        raise IncompleteRunError("; ".join(problems))
     return str(paths.html)
 
 

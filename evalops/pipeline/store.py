@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, StoredAlert
+from evalops.alerting.cadence import SentAlert
 from evalops.alerting.delivery import NotifierState
 from evalops.warehouse.config import url_for as warehouse_url_for
 
@@ -98,7 +99,7 @@ class WarehouseAlertStore:
     def __init__(self, engine: Engine):
         self._engine = engine
 
-    def record_alert(self, alert: Alert) -> StoredAlert:
+    def record_alert(self, alert: Alert, *, suppressed: bool = False) -> StoredAlert:
         from evalops.warehouse import alert_deliveries, record_alert
 
         stored, created = record_alert(
@@ -114,14 +115,32 @@ class WarehouseAlertStore:
             payload={"title": alert.title, "report_location": alert.report_location, **alert.details},
             run_id=alert.details.get("run_id"),
             ab_test_id=alert.details.get("ab_test_id"),
+            suppressed=suppressed,
         )
         return self._stored(stored, created, alert_deliveries(self._engine, [stored.id])[stored.id])
+
+    def last_sent(self, alert: Alert) -> SentAlert | None:
+        from evalops.alerting.cadence import series_key
+        from evalops.warehouse import last_sent_alerts
+
+        wanted = series_key(alert)
+        rows = last_sent_alerts(self._engine, kind=alert.kind, retriever=alert.retriever, version=alert.version,
+                                measure=alert.measure, fingerprint_hash=alert.fingerprint,
+                                before=dt.date.fromisoformat(alert.day))
+        for row in rows:
+            if series_key(alert_from_stored(row)) != wanted:
+                continue  # another baseline or query set
+            payload = row.payload or {}
+            first = (payload.get("cadence") or {}).get("first_day") or row.day.isoformat()
+            return SentAlert(row.id, row.day.isoformat(), row.severity, payload.get("delta_ci_low"),
+                             payload.get("delta_ci_high"), first)
+        return None
 
     @staticmethod
     def _stored(stored: Any, created: bool, rows: dict[str, dict[str, Any]]) -> StoredAlert:
         states = {name: NotifierState(r["status"], r["attempts"], r["next_attempt_at"]) for name, r in rows.items()}
         return StoredAlert(stored.id, created=created, delivered=stored.delivery_status == "delivered",
-                           deliveries=states, created_at=stored.created_at)
+                           deliveries=states, created_at=stored.created_at, status=stored.delivery_status)
 
     def mark_notifier_delivery(self, alert_id: int | str, notifier: str, *, status: str, error: str | None,
                                next_attempt_at: dt.datetime | None) -> None:

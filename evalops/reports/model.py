@@ -118,5 +118,6 @@ class ReportData:
     title: str = "evalops run report"
     holes: dict[str, Any] = field(default_factory=dict)  # the unjudged documents queued (evalops.pipeline.holes)
     warnings: list[str] = field(default_factory=list)  # e.g. tuned on dev, no gain on test (evalops.segments)
+    failed_steps: list[str] = field(default_factory=list)  # steps that failed (a judge): the report leads with them
     no_baseline: list[str] = field(default_factory=list)  # retrievers with no baseline yet, in words
     floors: list[dict[str, Any]] = field(default_factory=list)  # each version's floor checks (evalops.floors)

@@ -295,6 +295,10 @@ def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]
 
 def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     sections: list[Section] = []
+    if data.failed_steps:  # before anything else: what this run could not do
+        failed = Section("Failed steps")
+        failed.bullets += [Bullet(f"FAILED: {line}", "alert") for line in data.failed_steps]
+        sections.append(failed)
     summary = Section("Summary")
     summary.paragraphs.append(
         f"Run `{data.run_key}` for {data.day}, generated {data.generated_at}. Fingerprint `{data.fingerprint}`."
@@ -302,7 +306,8 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     if data.alerts:
         summary.bullets += [
             Bullet(f"ALERT ({a.get('kind')}): {a.get('title')}"
-                   + ("" if a.get("delivered", True) else " — stored, not delivered"), "alert")
+                   + (f" — not sent again: {a['suppressed']}" if a.get("suppressed")
+                      else "" if a.get("delivered", True) else " — stored, not delivered"), "alert")
             for a in data.alerts
         ]
     else:

@@ -21,6 +21,7 @@ from evalops.warehouse.abtests import ab_test_result, comparison_look, load_ab_t
 from evalops.warehouse.alerts import (
     alert_dedup_key,
     alert_deliveries,
+    last_sent_alerts,
     list_alerts,
     mark_alert_delivery,
     mark_notifier_delivery,
@@ -103,6 +104,7 @@ __all__ = [
     "head_revisions",
     "latest_per_logical_date",
     "latest_runs",
+    "last_sent_alerts",
     "list_alerts",
     "comparison_look",
     "load_ab_tests",

@@ -3,6 +3,10 @@
 The de-duplication key is ``kind|retriever|version|measure|fingerprint|day``: the same regression found
 again on the same day (a retry, a re-run) is the same alert and is not sent twice.
 
+An alert stored ``suppressed`` (a regression already sent, unchanged, within the reminder cadence of
+:mod:`evalops.alerting.cadence`) is never sent nor retried; :func:`last_sent_alerts` finds the alerts of a
+series that were sent.
+
 Delivery is recorded twice over: per notifier in ``alert_deliveries`` (so a retry goes only where the alert
 did not arrive) and as the alert's overall ``delivery_status`` (``pending``, ``delivered``,
 ``undelivered`` or ``unknown``: a timed-out attempt the receiver may have got).
@@ -30,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "alert_dedup_key",
     "alert_deliveries",
+    "last_sent_alerts",
     "list_alerts",
     "mark_alert_delivery",
     "mark_notifier_delivery",
@@ -63,11 +68,12 @@ def record_alert(
     payload: Mapping[str, Any] | None = None,
     run_id: int | None = None,
     ab_test_id: int | None = None,
+    suppressed: bool = False,
 ) -> tuple[AlertRow, bool]:
     """Store an alert unless the same one is already stored; returns ``(alert, created)``.
 
-    A new alert starts ``pending``. When ``created`` is False the stored alert is returned unchanged, so
-    the caller can see whether it was already delivered.
+    A new alert starts ``pending`` (``suppressed`` when it is not to be sent). When ``created`` is False the
+    stored alert is returned unchanged, so the caller can see whether it was already delivered.
     """
     if not kind or not retriever or not message:
         raise InputError("an alert needs a kind, a retriever and a message")
@@ -90,7 +96,7 @@ def record_alert(
         "run_id": run_id,
         "ab_test_id": ab_test_id,
         "created_at": now_utc(),
-        "delivery_status": "pending",
+        "delivery_status": "suppressed" if suppressed else "pending",
         "delivery_attempts": 0,
         "delivered_at": None,
         "delivery_error": None,
@@ -171,13 +177,36 @@ def alert_deliveries(engine: Engine, alert_ids: list[int]) -> dict[int, dict[str
 
 
 def retryable_alerts(engine: Engine, created_since: dt.datetime) -> list[AlertRow]:
-    """Alerts not delivered (pending, undelivered, unknown) created at or after ``created_since``, oldest first."""
+    """Alerts not delivered (pending, undelivered, unknown; never suppressed ones) created at or after
+    ``created_since``, oldest first."""
     stmt = (
         select(alerts)
-        .where(alerts.c.delivery_status != "delivered", alerts.c.created_at >= as_utc(created_since))
+        .where(alerts.c.delivery_status.not_in(("delivered", "suppressed")),
+               alerts.c.created_at >= as_utc(created_since))
         .order_by(alerts.c.created_at, alerts.c.id)
     )
     with transaction(engine, "reading alerts to retry") as conn:
+        return [_alert(row) for row in conn.execute(stmt).mappings()]
+
+
+def last_sent_alerts(
+    engine: Engine, *, kind: str, retriever: str, version: str | None, measure: str | None,
+    fingerprint_hash: str | None, before: dt.date,
+) -> list[AlertRow]:
+    """The alerts of this (kind, retriever, version, measure, fingerprint) from days before ``before`` that
+    were not suppressed, newest day first (the caller matches the rest of the series in the payload)."""
+
+    def same(column: Any, value: Any) -> Any:
+        return column.is_(None) if value is None else column == value
+
+    stmt = (
+        select(alerts)
+        .where(alerts.c.kind == kind, alerts.c.retriever == retriever, same(alerts.c.version, version),
+               same(alerts.c.measure, measure), same(alerts.c.fingerprint_hash, fingerprint_hash),
+               alerts.c.day < before, alerts.c.delivery_status != "suppressed")
+        .order_by(alerts.c.day.desc(), alerts.c.id.desc())
+    )
+    with transaction(engine, "reading the alerts sent for a regression") as conn:
         return [_alert(row) for row in conn.execute(stmt).mappings()]
 
 

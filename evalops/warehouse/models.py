@@ -63,6 +63,7 @@ __all__ = [
     "RunTimingModel",
     "RUN_STATUSES",
     "RunAggregateModel",
+    "ALERT_STATUSES",
     "DELIVERY_STATUSES",
     "BASELINE_ACTIONS",
     "AlertDeliveryModel",
@@ -84,6 +85,8 @@ FINISHED_STATUSES = ("succeeded", "partial", "failed")
 BASELINE_ACTIONS = ("promote", "rollback")
 # ``unknown``: the last attempt timed out after the request was sent, so the receiver may have it.
 DELIVERY_STATUSES = ("pending", "delivered", "undelivered", "unknown")
+# an alert's own status may also be ``suppressed``: an unchanged regression already sent (the reminder cadence)
+ALERT_STATUSES = (*DELIVERY_STATUSES, "suppressed")
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -282,7 +285,7 @@ class AlertModel(Base):
 
     __tablename__ = "alerts"
     __table_args__ = (
-        CheckConstraint(_in("delivery_status", DELIVERY_STATUSES), name="delivery_status"),
+        CheckConstraint(_in("delivery_status", ALERT_STATUSES), name="delivery_status"),
         Index(None, "delivery_status"),
     )
 

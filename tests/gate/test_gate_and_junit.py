@@ -103,12 +103,13 @@ def test_alerting_regressions_read_the_dedup_key():
 
 
 def test_the_exit_code_table():
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 6, 7, 8]
     assert set(PRECEDENCE) == set(ExitCode) and PRECEDENCE[-1] is ExitCode.SUCCESS
     assert all(member.__doc__ for member in ExitCode)
     assert most_severe() is ExitCode.SUCCESS
     assert most_severe(ExitCode.REGRESSION, ExitCode.UNDELIVERED_ALERTS) is ExitCode.REGRESSION
     assert most_severe(ExitCode.REGRESSION, ExitCode.VERSION_FAILED) is ExitCode.VERSION_FAILED
+    assert most_severe(ExitCode.REGRESSION, ExitCode.JUDGE_FAILED) is ExitCode.JUDGE_FAILED
     assert most_severe(ExitCode.VERSION_FAILED, ExitCode.BAD_INPUT) is ExitCode.BAD_INPUT
 
 

@@ -36,12 +36,12 @@ def test_the_dag_judges_two_versions_and_the_rerun_hits_the_cache(tmp_path, monk
         plan = plan_demo(cfg, DAY1, DAY2, dags=DAGS)
         first = run_steps_in_subprocess(DAGS, plan.steps, workdir=tmp_path / "airflow",
                                         log_path=tmp_path / "airflow.log", env=env, inherit_evalops_env=False)
-        after_first = server.requests
+        after_first = server.judging_requests
         engine = engine_for(load_config(tmp_path / "home", environ=env))
         stored = count_judgments(engine)
         again = run_steps_in_subprocess(DAGS, [plan.steps[-1]], workdir=tmp_path / "airflow",
                                         log_path=tmp_path / "airflow2.log", env=env, inherit_evalops_env=False)
-        assert server.requests == after_first, "the re-run of day 2 sent requests to the judge"
+        assert server.judging_requests == after_first, "the re-run of day 2 sent requests to the judge"
     assert after_first > 0 and stored > 0 and count_judgments(engine) == stored
     day2 = next(r["run_id"] for r in first if r["dag_id"] == "retrieval_eval" and r["logical_date"] == DAY2.isoformat())
     assert again[0]["run_id"] == day2

@@ -14,15 +14,6 @@ from tests.dags.conftest import INCLUDE, make_home
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(autouse=True)
-def _no_evalops_environment(monkeypatch):
-    import os
-
-    for key in list(os.environ):
-        if key.startswith("EVALOPS_") and key != "EVALOPS_SHARED_DATA":
-            monkeypatch.delenv(key)
-
-
 def _deploy_candidate(tmp_path):
     overlay = tmp_path / "candidates.yaml"
     shipped = yaml.safe_load((INCLUDE / "retrievers.yaml").read_text())["retrievers"]
@@ -54,11 +45,11 @@ def test_two_versions_scored_with_judge_labels_cached_and_costed(tmp_path, monke
         cfg2 = load_config(tmp_path / "home", environ={**env, "EVALOPS_RETRIEVERS": str(_deploy_candidate(tmp_path))})
         day2 = RunContext.for_day("2024-06-01")
         second = run_local(cfg2, day2)
-        after_second = server.requests
+        after_second = server.judging_requests
         engine = engine_for(cfg2)
         stored = count_judgments(engine)
         again = run_local(cfg2, day2)  # a re-run of the same DAG run: everything is in the cache
-        assert server.requests == after_second, "the re-run sent requests to the judge"
+        assert server.judging_requests == after_second, "the re-run sent requests to the judge"
         assert count_judgments(engine) == stored
 
     runs = load_judge_runs(engine, day2.run_id)

@@ -55,3 +55,25 @@ def test_bad_statuses_are_refused(engine):
         mark_notifier_delivery(engine, alert.id, "webhook", status="pending")
     with pytest.raises(InputError):
         mark_alert_delivery(engine, alert.id, status="lost", error="x")
+
+
+def test_a_suppressed_alert_is_stored_never_retried_and_not_a_sent_one(engine):
+    from evalops.warehouse import last_sent_alerts
+
+    def regression(day, suppressed=False, version="2.0"):
+        alert, _ = record_alert(engine, kind="regression", retriever="r", day=day, severity="critical", message="m",
+                                version=version, measure="nDCG@10", fingerprint_hash="fp", suppressed=suppressed)
+        return alert
+
+    first = regression(DAY)
+    mark_alert_delivery(engine, first.id, status="delivered")
+    quiet = regression(DAY + dt.timedelta(days=1), suppressed=True)
+    regression(DAY, version="3.0")  # another version: another series
+    assert quiet.delivery_status == "suppressed"
+    since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)
+    assert quiet.id not in [a.id for a in retryable_alerts(engine, since)]
+    sent = last_sent_alerts(engine, kind="regression", retriever="r", version="2.0", measure="nDCG@10",
+                            fingerprint_hash="fp", before=DAY + dt.timedelta(days=2))
+    assert [a.id for a in sent] == [first.id]  # the suppressed day is not a sent one
+    assert last_sent_alerts(engine, kind="regression", retriever="r", version="2.0", measure="nDCG@10",
+                            fingerprint_hash="fp", before=DAY) == []  # only days before
