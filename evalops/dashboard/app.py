@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard.links import AppLinks
 from evalops.errors import EvalopsError
+from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP
 from evalops.dashboard.pages import (
     DashboardSettings,
     NotFound,
@@ -69,6 +70,15 @@ def create_app(
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     state: dict[str, Any] = {}
 
+    @app.middleware("http")
+    async def security_headers(request: Any, call_next: Any) -> Any:
+        # Every response, whatever route made it (static files, reports, errors): no sniffing, and the
+        # dashboard's policy unless the route set its own (reports, Data Docs).
+        response = await call_next(request)
+        response.headers.setdefault("Content-Security-Policy", DASHBOARD_CSP + "; frame-ancestors 'self'")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
     def get_engine() -> Engine:
         if "engine" not in state:
             state["engine"] = engine() if callable(engine) else engine
@@ -78,8 +88,7 @@ def create_app(
         html = render_page(template, context, links, settings, default_trend(get_engine(), settings))
         return HTMLResponse(html, status_code=status, headers={
             # No script runs on these pages; say so to the browser as well.
-            "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
-                                       "form-action 'self'; base-uri 'none'; frame-ancestors 'self'",
+            "Content-Security-Policy": DASHBOARD_CSP + "; frame-ancestors 'self'",
             "X-Content-Type-Options": "nosniff",
         })
 
@@ -133,7 +142,8 @@ def create_app(
         path = (root / name).resolve() if root is not None else None
         if path is None or root not in path.parents or not path.is_file():
             return not_found(NotFound(f"no report file {name!r}"))
-        return FileResponse(path)
+        # The reports are self-contained pages with inline CSS and data: charts, and no script.
+        return FileResponse(path, headers={"Content-Security-Policy": REPORT_CSP + "; frame-ancestors 'self'"})
 
     @app.get("/datadocs", response_class=HTMLResponse)
     def datadocs() -> HTMLResponse:
@@ -148,9 +158,7 @@ def create_app(
             html = offline_page(root, name, links.static("datadocs.css"))
             if html is not None:
                 return HTMLResponse(html, headers={
-                    # the rewritten pages keep GX's inline styles; they hold no script
-                    "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; "
-                                               "img-src 'self' data:; font-src 'self'; base-uri 'none'",
+                    "Content-Security-Policy": DATA_DOCS_CSP + "; frame-ancestors 'self'",
                     "X-Content-Type-Options": "nosniff"})
         elif root is not None and name.startswith("static/"):
             path = resolve_inside(root, name)
