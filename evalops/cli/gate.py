@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import Output, emit, output_options, reports_errors, stderr_is_terminal
+from evalops.cli._common import DAY, Output, emit, output_options, reports_errors, stderr_is_terminal
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
 from evalops.errors import InputError
 
@@ -30,19 +30,12 @@ def _say(message: str) -> None:
         click.echo(f"  {message} ...", err=True)
 
 
-def parse_day(day: str | None) -> dt.date:
-    try:
-        return dt.date.fromisoformat(day) if day else dt.datetime.now(dt.timezone.utc).date()
-    except ValueError:
-        raise InputError(f"--date {day!r} is not a date; use YYYY-MM-DD") from None
-
-
-def gated_run(cfg: Any, day: str | None) -> tuple[Any, dict[str, Any], Exception | None]:
+def gated_run(cfg: Any, day: dt.date | None) -> tuple[Any, dict[str, Any], Exception | None]:
     """Run the pipeline for ``day``. Returns the run context, the result, and the ``IncompleteRunError`` a
     failed version raised (after the report), if any; any other error propagates."""
     from evalops.pipeline import IncompleteRunError, RunContext, run_local
 
-    run = RunContext.for_day(parse_day(day))
+    run = RunContext.for_day(day or dt.datetime.now(dt.timezone.utc).date())
     try:
         return run, run_local(cfg, run, progress=_say), None
     except IncompleteRunError as exc:
@@ -138,7 +131,7 @@ JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file,
 
 
 @click.command()
-@click.option("--date", "day", default=None, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
+@click.option("--date", "day", default=None, type=DAY, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
 @PROJECT_OPTION
 @CONFIG_OPTION
 @click.option("--fail-on-regression/--no-fail-on-regression", default=True, show_default=True,
@@ -147,7 +140,7 @@ JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file,
               show_default=True, help=JUNIT_HELP)
 @output_options()
 @reports_errors
-def gate(day: str | None, project: Path | None, config_file: str | None, fail_on_regression: bool, junit_xml: Path,
+def gate(day: dt.date | None, project: Path | None, config_file: str | None, fail_on_regression: bool, junit_xml: Path,
          fmt: str, output_path: Path | None) -> None:
     """Run one evaluation (as `evalops run`) as a CI check: exit 0 when it passes, 4 on a regression alert,
     5 when a version could not be scored, 3 on bad input; write JUnit XML and a short summary.

@@ -83,7 +83,9 @@ def _call(project: Path, step: str, *args, **kwargs):
     from evalops.config import load_config
 
     run = pipeline.RunContext.from_airflow(get_current_context())
-    return getattr(pipeline, step)(load_config(home=project), run, *args, **kwargs)
+    cfg = load_config(home=project)
+    cfg.apply_input_bounds()
+    return getattr(pipeline, step)(cfg, run, *args, **kwargs)
 
 
 def _failure_callback(project: Path):

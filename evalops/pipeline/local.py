@@ -17,6 +17,7 @@ from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, 
 from evalops.pipeline.judging import judge_versions
 from evalops.pipeline.planning import plan_run, shard_specs
 from evalops.pipeline.publishing import publish_report
+from evalops.pipeline.registry import check_before_run
 from evalops.pipeline.scoring import score_shard
 from evalops.pipeline.store import migrate_warehouse
 
@@ -33,6 +34,7 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     could not be scored raises ``IncompleteRunError`` after the report, carrying this result as ``.result``.
     """
     say = progress or (lambda _msg: None)
+    check_before_run(cfg)  # a bad registry entry or policy fails here, before the warehouse is touched
     say("migrating the warehouse")
     migrate_warehouse(cfg, run)
     say("snapshotting the knowledge base")
