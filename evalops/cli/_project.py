@@ -49,5 +49,5 @@ def project_config(project: Path | None, config_file: str | None = None):
 
     home = project_home(project, config_file=config_file)
     cfg = load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)})
-    cfg.apply_input_bounds()
+    cfg.apply_process_settings()
     return cfg

@@ -175,6 +175,9 @@ class QueryLogSettings(_Section):
     path: Path | None = Field(None, description="date-partitioned logs folder (unset or missing: no production "
                                                 "queries)")
     rules: QueryLogThresholds = Field(default_factory=QueryLogThresholds)
+    presidio: tuple[str, ...] = Field((), description="Presidio entities whose pattern recognizers scrub query "
+                                      "text too, e.g. IBAN_CODE, UK_NHS, US_PASSPORT (needs the presidio extra; "
+                                      "none: the built-in patterns only)")
 
 
 class RegressionSettings(_Section):
@@ -391,11 +394,22 @@ class Config(BaseSettings):
             raise ValueError(str(exc)) from None
         return value
 
-    def apply_input_bounds(self) -> None:
-        """Put ``max_line_length`` and ``max_decompressed_size`` in force for this process's readers."""
+    def apply_process_settings(self) -> None:
+        """Put the settings that act process-wide in force: ``max_line_length`` and
+        ``max_decompressed_size`` for the readers, ``query_logs.presidio`` for the scrubber (a
+        ``ConfigError`` when Presidio is asked for and not installed)."""
         from evalops.limits import set_input_bounds
+        from evalops.querylog.scrub import use_presidio
 
         set_input_bounds(self.max_line_length, self.max_decompressed_size)
+        try:
+            use_presidio(self.query_logs.presidio)
+        except ImportError:
+            raise ConfigError(f"configuration ({self.source}): query_logs.presidio asks for Presidio "
+                              f"({', '.join(self.query_logs.presidio)}), which is not installed; "
+                              "pip install 'evalops[presidio]', or remove the setting") from None
+        except ValueError as exc:
+            raise ConfigError(f"configuration ({self.source}): query_logs.presidio: {exc}") from None
 
     @property
     def memory_budget_bytes(self) -> int:

@@ -84,7 +84,7 @@ def _call(project: Path, step: str, *args, **kwargs):
 
     run = pipeline.RunContext.from_airflow(get_current_context())
     cfg = load_config(home=project)
-    cfg.apply_input_bounds()
+    cfg.apply_process_settings()
     return getattr(pipeline, step)(cfg, run, *args, **kwargs)
 
 

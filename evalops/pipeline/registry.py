@@ -34,7 +34,7 @@ def check_before_run(cfg: Config) -> None:
     ``ConfigError`` names the file, line and key. The input bounds of the settings are put in force."""
     from evalops.retrievers import load_registry
 
-    cfg.apply_input_bounds()
+    cfg.apply_process_settings()
     load_registry(*cfg.registry_files())
     scored_measures(cfg)
     cfg.stats_policy()

@@ -130,7 +130,7 @@ def test_the_bounds_are_settings(tmp_path):
     (tmp_path / "evalops.yaml").write_text("max_line_length: 1MB\nmax_decompressed_size: 2GB\n")
     cfg = load_config(tmp_path, environ={})
     try:
-        cfg.apply_input_bounds()
+        cfg.apply_process_settings()
         assert input_bounds().max_line_length == 1 << 20 and input_bounds().max_decompressed_size == 2 << 30
     finally:
         set_input_bounds(DEFAULT_MAX_LINE_LENGTH, DEFAULT_MAX_DECOMPRESSED_SIZE)
