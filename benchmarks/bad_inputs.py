@@ -11,8 +11,13 @@ through ``evalops evaluate``: clean there means a non-zero exit, one ``error:`` 
 file, and no traceback. Target: 0 tracebacks, and a line named wherever the input has lines.
 
 The pipeline cases each break one input of a small project (the sample gold set and knowledge base, two
-BM25 versions) and run `evalops run` on it: the settings, the registry, a run file, the gold set, the
-knowledge base, the query logs. Each is judged on its exit code (3 bad input, 5 a failed version), on
+BM25 versions) and run `evalops run` on it: the settings (measures, alpha, k, duplicate keys, the judge's
+URL), the registry (unknown kinds, non-http URLs), a run file, the gold set, the knowledge base, the query
+logs.
+
+The bombs go through `evalops evaluate` in a fresh process each: a gzip of 1 GiB of NUL bytes (as a run
+and as qrels), ``-`` fed from ``/dev/zero``, and a gzip of 7 M identical run lines (a duplicate on line 2).
+Each must be one ``error:`` line, exit 3, within 10 s and 400 MB of peak RSS. Each is judged on its exit code (3 bad input, 5 a failed version), on
 having no traceback and one `error:` line, and on the warehouse it leaves: bad input writes no evaluation
 run at all; a failed version leaves the other versions stored and no run `running` (no partial writes).
 """
@@ -205,8 +210,9 @@ PIPELINE_CASES: list[tuple[str, Callable[[Path], None], int]] = [
     ("registry: unknown adapter", _append("retrievers.yaml", _RUN_FILE.replace("run_file", "grpc")), 3),
     ("registry: a missing run file", _append("retrievers.yaml", _RUN_FILE), 3),
     ("registry: not YAML", _write("retrievers.yaml", b"retrievers: [\n"), 3),
+    # refused with the registry before the run (RetrieverEntry.check_files): bad input, not a failed version
     ("run file: binary", lambda root: (_append("retrievers.yaml", _RUN_FILE)(root),
-                                       (root / "r.trec").write_bytes(bytes(range(256)) * 8)), 5),
+                                       (root / "r.trec").write_bytes(bytes(range(256)) * 8)), 3),
     ("gold set: queries not UTF-8", _append("goldset/queries.jsonl", '{"_id": "q\udcff", "text": "x"}\n'), 3),
     ("gold set: a query id over 500 characters",
      _append("goldset/queries.jsonl", '{"_id": "' + "q" * 600 + '", "text": "x", "metadata": {"type": "no_answer"}}\n'),

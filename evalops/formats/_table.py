@@ -333,7 +333,7 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
         raise Refused() from None
 
 
-def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, np.ndarray] | None:
+def _read_fast(source: Source, layout: Layout) -> tuple[Columns, np.ndarray] | None:
     """The Arrow path; None when the exact parser must decide."""
     plan = _fast_plan(source, layout)
     if plan is None:
@@ -448,7 +448,7 @@ def read_table(source: Source, layout: Layout, *, float32: bool = False) -> tupl
     Small plain files go straight to the exact parser: it is quicker than importing pyarrow for them.
     """
     small = source.compression is None and source.size < SMALL_FILE
-    fast = None if small else _read_fast(source, layout, float32)
+    fast = None if small else _read_fast(source, layout)
     if fast is not None:
         columns, spans = fast
     else:
