@@ -11,8 +11,13 @@ through ``evalops evaluate``: clean there means a non-zero exit, one ``error:`` 
 file, and no traceback. Target: 0 tracebacks, and a line named wherever the input has lines.
 
 The pipeline cases each break one input of a small project (the sample gold set and knowledge base, two
-BM25 versions) and run `evalops run` on it: the settings, the registry, a run file, the gold set, the
-knowledge base, the query logs. Each is judged on its exit code (3 bad input, 5 a failed version), on
+BM25 versions) and run `evalops run` on it: the settings (measures, alpha, k, duplicate keys, the judge's
+URL), the registry (unknown kinds, non-http URLs), a run file, the gold set, the knowledge base, the query
+logs.
+
+The bombs go through `evalops evaluate` in a fresh process each: a gzip of 1 GiB of NUL bytes (as a run
+and as qrels), ``-`` fed from ``/dev/zero``, and a gzip of 7 M identical run lines (a duplicate on line 2).
+Each must be one ``error:`` line, exit 3, within 10 s and 400 MB of peak RSS. Each is judged on its exit code (3 bad input, 5 a failed version), on
 having no traceback and one `error:` line, and on the warehouse it leaves: bad input writes no evaluation
 run at all; a failed version leaves the other versions stored and no run `running` (no partial writes).
 """
@@ -205,8 +210,9 @@ PIPELINE_CASES: list[tuple[str, Callable[[Path], None], int]] = [
     ("registry: unknown adapter", _append("retrievers.yaml", _RUN_FILE.replace("run_file", "grpc")), 3),
     ("registry: a missing run file", _append("retrievers.yaml", _RUN_FILE), 3),
     ("registry: not YAML", _write("retrievers.yaml", b"retrievers: [\n"), 3),
+    # refused with the registry before the run (RetrieverEntry.check_files): bad input, not a failed version
     ("run file: binary", lambda root: (_append("retrievers.yaml", _RUN_FILE)(root),
-                                       (root / "r.trec").write_bytes(bytes(range(256)) * 8)), 5),
+                                       (root / "r.trec").write_bytes(bytes(range(256)) * 8)), 3),
     ("gold set: queries not UTF-8", _append("goldset/queries.jsonl", '{"_id": "q\udcff", "text": "x"}\n'), 3),
     ("gold set: a query id over 500 characters",
      _append("goldset/queries.jsonl", '{"_id": "' + "q" * 600 + '", "text": "x", "metadata": {"type": "no_answer"}}\n'),
@@ -214,7 +220,87 @@ PIPELINE_CASES: list[tuple[str, Callable[[Path], None], int]] = [
     ("gold set: a nan grade", _append("goldset/qrels/test.tsv", "q001\tdoc-x\tnan\n"), 3),
     ("knowledge base: not UTF-8", _write("kb/corpus.jsonl", b'{"_id": "d1", "text": "\xff"}\n'), 3),
     ("query logs: a corrupt .jsonl.gz", _with_logs(b"\x1f\x8b\x08\x00" + b"\x00" * 30), 3),
+    ("settings: measure nDCG@-1", _append("evalops.yaml", "measures: ['nDCG@-1']\n"), 3),
+    ("settings: a 100,000-digit cutoff", _append("evalops.yaml", "measures: ['P@" + "9" * 100_000 + "']\n"), 3),
+    ("settings: alpha 1.5", _append("evalops.yaml", "regression: {alpha: 1.5}\n"), 3),
+    ("settings: k 10^12", _append("evalops.yaml", "k: 1000000000000\n"), 3),
+    ("settings: a duplicate key", _append("evalops.yaml", "log_sample_size: 5\n"), 3),
+    ("settings: judge openai without base_url", _append("evalops.yaml", "judge: {kind: openai}\n"), 3),
+    ("settings: judge base_url file:///", _append("evalops.yaml", "judge: {kind: openai, base_url: 'file:///x'}\n"), 3),
+    ("registry: unknown builtin kind", _append("retrievers.yaml", _RUN_FILE.replace(
+        "adapter: run_file", "adapter: builtin").replace("path: r.trec", "kind: nosuch")), 3),
+    ("registry: http adapter at file:///etc/passwd", _append("retrievers.yaml", _RUN_FILE.replace(
+        "adapter: run_file", "adapter: http").replace("path: r.trec", "url: 'file:///etc/passwd'")), 3),
 ]
+
+
+def _nul_gzip(path: Path, size: int = 1 << 30) -> None:
+    """``size`` NUL bytes, gzip -9 (1 GiB -> about 1 MB)."""
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        block = bytes(1 << 20)
+        for _ in range(size >> 20):
+            fh.write(block)
+
+
+def _line_gzip(path: Path) -> None:
+    """7 M copies of one run line (a duplicate on line 2), gzip: 119 MB of output from about 290 KB."""
+    with gzip.open(path, "wb", compresslevel=6) as fh:
+        fh.write(b"q1 Q0 d1 1 1.0 t\n" * 7_000_000)
+
+
+# (name, file maker or None for standard input from /dev/zero, role)
+BOMBS: list[tuple[str, Callable[[Path], None] | None, str]] = [
+    ("run: 1 GiB of NUL bytes, gzip", _nul_gzip, "run"),
+    ("qrels: 1 GiB of NUL bytes, gzip", _nul_gzip, "qrels"),
+    ("run: - fed from /dev/zero", None, "run"),
+    ("run: 7 M lines, duplicate on line 2, gzip", _line_gzip, "run"),
+]
+MAX_BOMB_SECONDS, MAX_BOMB_RSS_MB = 10.0, 400.0
+
+
+def bomb_outcome(make: Callable[[Path], None] | None, role: str, folder: Path) -> tuple[str, float, float]:
+    """(outcome, wall seconds, peak RSS in MB) of `evalops evaluate` on one bomb."""
+    import time
+
+    qrels, run = folder / "good.qrels", folder / "good.run"
+    qrels.write_bytes(GOOD_QRELS)
+    run.write_bytes(GOOD_RUN)
+    bomb = folder / "bomb.gz"
+    if make is not None:
+        make(bomb)
+    target = "-" if make is None else str(bomb)
+    args = [str(qrels), target] if role == "run" else [target, str(run)]
+    stdin = open("/dev/zero", "rb") if make is None else subprocess.DEVNULL
+    started = time.perf_counter()
+    try:  # a fresh parent whose only child is the command: its RUSAGE_CHILDREN peak is the command's own
+        done = subprocess.run([sys.executable, "-c", _MEASURED, str(Path(sys.executable).parent / "evalops"),
+                               "evaluate", *args, "-m", "P@5"], stdin=stdin, capture_output=True, cwd=REPO,
+                              timeout=120)
+    except subprocess.TimeoutExpired:
+        return "NOT REFUSED in 120 s", 120.0, float("nan")
+    finally:
+        if make is None:
+            stdin.close()
+    seconds = time.perf_counter() - started
+    returncode, rss = (int(v) for v in done.stdout.decode().split())
+    rss /= 1024
+    err = done.stderr
+    text = err.decode("utf-8", "replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if "Traceback" in text:
+        return "TRACEBACK", seconds, rss
+    if returncode != 3 or len(lines) != 1 or not lines[0].startswith("error:"):
+        return f"unclear (exit {returncode}: {text.strip()[:60]})", seconds, rss
+    if seconds > MAX_BOMB_SECONDS or rss > MAX_BOMB_RSS_MB:
+        return "TOO SLOW OR TOO BIG", seconds, rss
+    return "clean", seconds, rss
+
+
+_MEASURED = """
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
 
 
 def pipeline_outcome(change: Callable[[Path], None], expected: int, root: Path) -> tuple[str, str]:
@@ -281,7 +367,18 @@ def main() -> None:
         print(f"{name:<{width}}{outcome:<22}{cli:<18}")
     outcomes = [r[1] for r in rows] + [r[2] for r in rows if r[2] != "-"]
     pipeline = []
+    bombs = []
     if not args.no_cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, (name, make, role) in enumerate(BOMBS):
+                folder = Path(tmp) / f"b{i}"
+                folder.mkdir()
+                bombs.append((name, *bomb_outcome(make, role, folder)))
+        width = max(len(r[0]) for r in bombs) + 2
+        print(f"\n{'bomb (evalops evaluate)':<{width}}{'outcome':<24}{'seconds':>8}{'peak RSS MB':>13}")
+        for name, outcome, seconds, rss in bombs:
+            print(f"{name:<{width}}{outcome:<24}{seconds:>8.1f}{rss:>13.0f}")
+        outcomes += [r[1] for r in bombs]
         with tempfile.TemporaryDirectory() as tmp:
             for i, (name, change, expected) in enumerate(PIPELINE_CASES):
                 root = Path(tmp) / f"p{i}"
@@ -298,7 +395,12 @@ def main() -> None:
     accepted = sum(o == "accepted" for o in outcomes)
     other = len(outcomes) - tracebacks - clean - no_line - accepted
     partial = sum(r[2].startswith("PARTIAL") for r in pipeline)
-    print(f"\n{len(rows) + len(pipeline)} inputs, {len(outcomes)} reads and runs: {tracebacks} tracebacks, {clean} "
+    if bombs:
+        within = sum(o == "clean" for _n, o, _s, _r in bombs)
+        print(f"\nbombs: {within} of {len(bombs)} refused with one line in <= {MAX_BOMB_SECONDS:.0f} s and <= "
+              f"{MAX_BOMB_RSS_MB:.0f} MB (slowest {max(r[2] for r in bombs):.1f} s, largest "
+              f"{max(r[3] for r in bombs):.0f} MB)")
+    print(f"\n{len(rows) + len(pipeline) + len(bombs)} inputs, {len(outcomes)} reads and runs: {tracebacks} tracebacks, {clean} "
           f"clean one-line errors naming file (and line), {no_line} without the line, {accepted} accepted, "
           f"{other} other; {partial} partial writes")
 

@@ -115,10 +115,19 @@ class _Coded:
 
 
 def check_scoring(query_codes: np.ndarray, query_ids: np.ndarray, scores: np.ndarray, where: str) -> None:
-    """Raise ``InputError`` if a query mixes scored and unscored (NaN) documents (no ranking rule fits).
+    """Raise ``InputError`` if a query mixes scored and unscored (NaN) documents (no ranking rule fits), or
+    if a score lies beyond the float32 range scores are ranked at (it would become an infinity).
 
     ``query_ids[query_codes]`` are the rows' query ids; ``where`` names the source in the message.
     """
+    limit = float(np.finfo(np.float32).max)  # scores are ranked at float32 precision (trec_eval)
+    with np.errstate(invalid="ignore"):
+        beyond = np.flatnonzero(np.abs(scores) > limit)
+    if beyond.size:
+        raise InputError(
+            f"{where}: query {query_ids[query_codes[beyond[0]]]!r} has the score {float(scores[beyond[0]])!r}, "
+            f"beyond the float32 range scores are ranked at (|score| <= {limit:.4g}); rescale the scores"
+        )
     unscored = np.isnan(scores)
     if not unscored.any() or unscored.all():
         return

@@ -31,11 +31,12 @@ class ExitCode(enum.IntEnum):
         "A bug in evalops (an exception it did not expect). The traceback is printed to stderr."
     )
     USAGE = 2, (
-        "The command line itself is wrong: an unknown option, a missing argument, a value of the wrong type. "
-        "click reports it with the command's usage line. Nothing is read or written."
+        "The command line itself is wrong: an unknown option, a missing argument, a value of the wrong type "
+        "(a ``--date`` that is empty or not a day, a ``-m`` that is not a measure). click reports it with the "
+        "command's usage line. Nothing is read or written."
     )
     BAD_INPUT = 3, (
-        "Input a user can fix: a malformed file, an unknown measure, a bad configuration or registry "
+        "Input a user can fix: a malformed file, an unknown measure in the settings, a bad configuration or registry "
         "(``InputError``, ``ConfigError``), or data that breaks its contract (``ValidationError``; "
         "``validate``, ``snapshot --validate`` and ``sample-logs`` when the data is invalid). One ``error:`` "
         "line (or the contract summary) names the file, the row and what to fix; nothing is scored or stored, "

@@ -4,15 +4,26 @@
   inputs against them, so a too-long id is refused before anything is written.
 * The memory budget for reading run files (``--memory-budget`` and the ``memory_budget`` setting): a file
   whose in-memory reading would exceed it is streamed by query blocks (:mod:`evalops.formats.stream`).
+* The bounds on hostile input (:class:`InputBounds`; the ``max_line_length`` and ``max_decompressed_size``
+  settings): every reader of :mod:`evalops.formats` stops at a line longer than the first, and at a
+  compressed file or a stream (standard input, a pipe) whose bytes exceed the second, with one error naming
+  the file and the bound. A gzip bomb of NUL bytes has no line end, so it is stopped by the first bound
+  after ``max_line_length`` bytes. A bomb of valid lines is stopped by its ratio: a compressed file whose
+  output passes :data:`RATIO_CHECKED_FROM` bytes and :data:`MAX_COMPRESSION_RATIO` times its own size is
+  refused (text runs and qrels compress 3-15 times; a repeated line compresses hundreds of times).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from evalops.errors import InputError
 
-__all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget"]
+__all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget",
+           "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
+           "RATIO_CHECKED_FROM", "input_bounds", "parse_size",
+           "set_input_bounds", "size_text"]
 
 QUERY_ID_MAX_LENGTH = 500  # query_scores.query_id
 
@@ -23,13 +34,59 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 2
 
 def parse_memory_budget(value: str | int) -> int:
     """Bytes from ``"1GB"``, ``"512MB"``, ``"2g"`` or an integer (at least 16MB)."""
-    if isinstance(value, int):
-        budget = value
+    return parse_size(value, MIN_MEMORY_BUDGET, "memory budget")
+
+
+def parse_size(value: str | int, minimum: int, what: str) -> int:
+    """Bytes from ``"1GB"``, ``"512MB"``, ``"2g"`` or an integer, at least ``minimum``; ``what`` names it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
     else:
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*", str(value).lower())
+        match = re.fullmatch(r"\s*(\d{1,15}(?:\.\d{1,15})?)\s*([kmg]?b?)\s*", str(value).lower())
         if not match:
-            raise InputError(f"memory budget {value!r} is not a size; write it like 512MB or 2GB")
-        budget = int(float(match.group(1)) * _UNITS[match.group(2)])
-    if budget < MIN_MEMORY_BUDGET:
-        raise InputError(f"memory budget {value!r} is below 16MB; give at least 16MB")
-    return budget
+            raise InputError(f"{what} {value!r} is not a size; write it like 512MB or 2GB")
+        size = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if size < minimum:
+        raise InputError(f"{what} {value!r} is below {size_text(minimum)}; give at least {size_text(minimum)}")
+    return size
+
+
+def size_text(size: int) -> str:
+    """``16MB``, ``4GB``, ``1536KB``: the largest unit that divides ``size``."""
+    for unit, factor in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size % factor == 0:
+            return f"{size // factor}{unit}"
+    return f"{size:,} bytes"
+
+
+DEFAULT_MAX_LINE_LENGTH = 16 << 20  # far above a BEIR document on one JSONL line; a NUL bomb has no line end
+MIN_MAX_LINE_LENGTH = 64 << 10
+DEFAULT_MAX_DECOMPRESSED_SIZE = 4 << 30  # about 120 M TREC run lines; a bomb of valid lines stops here
+MIN_MAX_DECOMPRESSED_SIZE = 1 << 20
+MAX_COMPRESSION_RATIO = 200
+RATIO_CHECKED_FROM = 32 << 20
+
+
+@dataclass(frozen=True)
+class InputBounds:
+    """The bounds every reader of :mod:`evalops.formats` holds input to (see the module docstring)."""
+
+    max_line_length: int = DEFAULT_MAX_LINE_LENGTH
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+
+
+_current = [InputBounds()]
+
+
+def input_bounds() -> InputBounds:
+    """The bounds in force: the defaults, or the last project's settings (:func:`set_input_bounds`)."""
+    return _current[0]
+
+
+def set_input_bounds(max_line_length: str | int, max_decompressed_size: str | int) -> InputBounds:
+    """Put the configured bounds in force for this process (the CLI and the pipeline call it with the
+    project's settings once they are loaded); returns them."""
+    bounds = InputBounds(parse_size(max_line_length, MIN_MAX_LINE_LENGTH, "max_line_length"),
+                         parse_size(max_decompressed_size, MIN_MAX_DECOMPRESSED_SIZE, "max_decompressed_size"))
+    _current[0] = bounds
+    return bounds

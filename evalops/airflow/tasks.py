@@ -48,7 +48,9 @@ def _call(project: Path, step: str, *args, **kwargs):
     from evalops.config import load_config
 
     run = pipeline.RunContext.from_airflow(get_current_context())
-    return getattr(pipeline, step)(load_config(home=project), run, *args, **kwargs)
+    cfg = load_config(home=project)
+    cfg.apply_process_settings()
+    return getattr(pipeline, step)(cfg, run, *args, **kwargs)
 
 
 def evaluation_tasks(project: Path, *, score_pool: str | None = None, score_pool_slots: int = 1) -> tuple[Any, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime as dt
 import functools
 import io
 import json
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
+from evalops import safetext
 from evalops.errors import EvalopsError, InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -192,6 +194,55 @@ def _table(output: Output, to_file: bool) -> str:
         for note in output.notes:
             console.print(note, highlight=False, markup=False)
     return buffer.getvalue() if buffer is not None else ""
+
+
+class MeasureName(click.ParamType):
+    """A measure in ir_measures syntax, parsed when the command line is (a bad one is a usage error, exit 2);
+    the value stays the string given, for the command to parse with its siblings."""
+
+    name = "measure"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from evalops.errors import MeasureError
+        from evalops.metrics import parse_measure
+
+        if isinstance(value, str) and not value.strip():
+            self.fail("is empty; give a measure such as nDCG@10", param, ctx)
+        try:
+            parse_measure(value)
+        except MeasureError as exc:
+            self.fail(str(exc), param, ctx)
+        return value
+
+
+MEASURE = MeasureName()
+FIRST_DAY, LAST_DAY = dt.date(1900, 1, 1), dt.date(9999, 12, 30)  # a run's log window is the day before it
+
+
+class Day(click.ParamType):
+    """A day as YYYY-MM-DD between 1900-01-01 and 9999-12-30; an empty value is refused (a CI variable left
+    unset must not mean today)."""
+
+    name = "YYYY-MM-DD"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, dt.date):
+            return value
+        text = str(value).strip()
+        if not text:
+            self.fail("is empty; give a day as YYYY-MM-DD (leave the option out for today, UTC)", param, ctx)
+        try:
+            day = dt.date.fromisoformat(text) if len(text) == 10 else None
+        except ValueError:
+            day = None
+        if day is None:
+            self.fail(f"{safetext.truncate(text, 40)!r} is not a day; use YYYY-MM-DD", param, ctx)
+        if not FIRST_DAY <= day <= LAST_DAY:
+            self.fail(f"{text} is outside {FIRST_DAY} .. {LAST_DAY}", param, ctx)
+        return day
+
+
+DAY = Day()
 
 
 def reports_errors(func: F) -> F:

@@ -48,4 +48,6 @@ def project_config(project: Path | None, config_file: str | None = None):
     from evalops.config import HOME_VAR, load_config
 
     home = project_home(project, config_file=config_file)
-    return load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)})
+    cfg = load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)})
+    cfg.apply_process_settings()
+    return cfg

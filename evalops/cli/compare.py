@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from evalops import numfmt
-from evalops.cli._common import Output, emit, output_options, progress, reports_errors
+from evalops.cli._common import MEASURE, Output, emit, output_options, progress, reports_errors
 
 __all__ = ["compare", "compare_run_files", "power"]
 
@@ -29,7 +29,7 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 @click.argument("qrels", metavar="QRELS")
 @click.argument("baseline", metavar="BASELINE_RUN")
 @click.argument("candidates", metavar="CANDIDATE_RUN...", nargs=-1, required=True)
-@click.option("-m", "--measure", "measures", multiple=True, required=True,
+@click.option("-m", "--measure", "measures", multiple=True, required=True, type=MEASURE,
               help="A measure in ir_measures syntax (nDCG@10, P@5, RR, AP, ...). Repeat for more.")
 @click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization"]), default="t", show_default=True,
               help="Paired test: Student t, Wilcoxon signed-rank, or randomization (sign-flip).")

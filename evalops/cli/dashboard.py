@@ -14,8 +14,9 @@ from evalops.warehouse.config import url_for as warehouse_url_for
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on (the dashboard has no login of its own: keep it local, or put it "
-                   "behind the Airflow plugin).")
+              help="Address to listen on. Any address but a loopback one needs EVALOPS_DASHBOARD_TOKEN (a bearer "
+                   "token) or EVALOPS_DASHBOARD_USER and EVALOPS_DASHBOARD_PASSWORD (basic) in the environment; "
+                   "with one set, every page asks for it.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option("--export", "export_dir", type=click.Path(file_okay=False), default=None,
               help="Write the dashboard as static files into this folder (they open from file://) and exit.")
@@ -29,8 +30,17 @@ def dashboard(host: str, port: int, export_dir: str | None, url: str | None, pro
     gold-set changes and alerts on the timeline, and every A/B comparison down to its worst queries."""
     from evalops.cli._project import project_config
     from evalops.config import find_project, load_config
+    from evalops.config.env import DASHBOARD_TOKEN_VAR, DASHBOARD_USER_VAR, dashboard_credentials
     from evalops.dashboard import DashboardSettings
+    from evalops.dashboard.auth import DashboardAuth, is_loopback
     from evalops.warehouse import create_warehouse_engine, current_revision, resolve_url
+
+    auth = DashboardAuth(*dashboard_credentials())
+    if export_dir is None and not is_loopback(host) and not auth.configured:
+        raise click.UsageError(
+            f"--host {host} serves the dashboard (reports included) beyond this machine, and it has no login of "
+            f"its own: set {DASHBOARD_TOKEN_VAR} (a bearer token) or {DASHBOARD_USER_VAR} and "
+            "EVALOPS_DASHBOARD_PASSWORD (basic credentials) in the environment, or listen on 127.0.0.1")
 
     if project is not None or config_file is not None or find_project() is not None:
         cfg = project_config(project, config_file)
@@ -52,7 +62,8 @@ def dashboard(host: str, port: int, export_dir: str | None, url: str | None, pro
 
     from evalops.dashboard import create_app
 
-    app = create_app(engine, settings=settings, report_dir=cfg.report_dir)
-    click.echo(f"evalops dashboard on http://{host}:{port}/ (warehouse {resolved.masked()}); Ctrl-C stops it",
-               err=True)
+    app = create_app(engine, settings=settings, report_dir=cfg.report_dir, auth=auth)
+    guarded = " (credentials required)" if auth.configured else ""
+    click.echo(f"evalops dashboard on http://{host}:{port}/{guarded} (warehouse {resolved.masked()}); Ctrl-C stops "
+               "it", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

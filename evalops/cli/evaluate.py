@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import FORMAT_OPTION, Output, emit, progress, reports_errors
+from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, progress, reports_errors
 
 __all__ = ["evaluate"]
 
@@ -23,6 +23,7 @@ SHOWN_IDS = 5  # how many query ids a table footer lists before "..."
     "measures",
     multiple=True,
     required=True,
+    type=MEASURE,
     help="A measure in ir_measures syntax, e.g. nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, AP, RR, R-Prec. Repeat for more.",
 )
 @click.option("--per-query", is_flag=True, help="Also output the value of every query.")

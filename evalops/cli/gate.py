@@ -16,9 +16,8 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import Output, emit, output_options, reports_errors, stderr_is_terminal
+from evalops.cli._common import DAY, Output, emit, output_options, reports_errors, stderr_is_terminal
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
-from evalops.errors import InputError
 
 __all__ = ["gate", "gated_run", "finish_run"]
 
@@ -37,19 +36,12 @@ def _say_always(message: str) -> None:
     click.echo(f"  {message}", err=True)
 
 
-def parse_day(day: str | None) -> dt.date:
-    try:
-        return dt.date.fromisoformat(day) if day else dt.datetime.now(dt.timezone.utc).date()
-    except ValueError:
-        raise InputError(f"--date {day!r} is not a date; use YYYY-MM-DD") from None
-
-
-def gated_run(cfg: Any, day: str | None) -> tuple[Any, dict[str, Any], Exception | None]:
+def gated_run(cfg: Any, day: dt.date | None) -> tuple[Any, dict[str, Any], Exception | None]:
     """Run the pipeline for ``day``. Returns the run context, the result, and the ``IncompleteRunError`` a
     failed version raised (after the report), if any; any other error propagates."""
     from evalops.pipeline import IncompleteRunError, RunContext, run_local
 
-    run = RunContext.for_day(parse_day(day))
+    run = RunContext.for_day(day or dt.datetime.now(dt.timezone.utc).date())
     try:
         return run, run_local(cfg, run, progress=_say, judge_progress=_say_always), None
     except IncompleteRunError as exc:
@@ -154,7 +146,7 @@ JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file,
 
 
 @click.command()
-@click.option("--date", "day", default=None, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
+@click.option("--date", "day", default=None, type=DAY, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
 @PROJECT_OPTION
 @CONFIG_OPTION
 @click.option("--fail-on-regression/--no-fail-on-regression", default=True, show_default=True,
@@ -166,11 +158,11 @@ JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file,
               show_default=True, help=JUNIT_HELP)
 @output_options()
 @reports_errors
-def gate(day: str | None, project: Path | None, config_file: str | None, fail_on_regression: bool, fail_on: str,
+def gate(day: dt.date | None, project: Path | None, config_file: str | None, fail_on_regression: bool, fail_on: str,
          junit_xml: Path, fmt: str, output_path: Path | None) -> None:
     """Run one evaluation (as `evalops run`) as a CI check: exit 0 when it passes, 4 on a regression alert
     or a floor breach, 5 when a version could not be scored or was scored partially, 7 when a comparison
-    cannot be found, 3 on bad input; write JUnit XML and a short summary.
+    cannot be found, 8 when the judge step failed, 3 on bad input; write JUnit XML and a short summary.
 
     A regression fails the gate when it raises an alert (an alert measure, on the gold set); inconclusive
     comparisons are reported with their reason code (skipped in the JUnit XML) and pass unless --fail-on

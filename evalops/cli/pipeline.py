@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evalops.cli._common import output_options, reports_errors, stderr_is_terminal
+from evalops.cli._common import DAY, output_options, reports_errors, stderr_is_terminal
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.gate import JUNIT_HELP, finish_run, gated_run
 from evalops.errors import InputError
@@ -22,7 +22,7 @@ def _say(message: str) -> None:
 
 
 @click.command()
-@click.option("--date", "day", default=None, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
+@click.option("--date", "day", default=None, type=DAY, help="The day to evaluate, YYYY-MM-DD (default: today, UTC).")
 @PROJECT_OPTION
 @CONFIG_OPTION
 @click.option("--fail-on-regression", is_flag=True, help="Exit 4 when the run raised a regression alert (for CI).")

@@ -20,7 +20,8 @@ from evalops.errors import ConfigError
 
 __all__ = [
     "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",
-    "HOME_VAR", "PROJECT_FILE", "ParseSettingError", "SECRETS_DIR_VAR", "parse_time_settings",
+    "DASHBOARD_PASSWORD_VAR", "DASHBOARD_TOKEN_VAR", "DASHBOARD_USER_VAR", "HOME_VAR", "PROJECT_FILE",
+    "ParseSettingError", "SECRETS_DIR_VAR", "check_url_scheme", "dashboard_credentials", "parse_time_settings",
     "project_from_environment", "secret_file", "without_settings_variables",
 ]
 
@@ -39,6 +40,24 @@ _LOCATION_VARS = {HOME_VAR: "the project folder (default: the nearest folder abo
                   CONFIG_VAR: "a settings file to read instead of the project's evalops.yaml",
                   SECRETS_DIR_VAR: "a folder of secret files named like their variables (e.g. "
                                    "EVALOPS_WAREHOUSE_URL), read below the environment"}
+
+
+_URL_SCHEMES = ("http", "https")
+
+
+def check_url_scheme(url: str) -> None:
+    """Refuse a URL that is not http(s) with a host (``file:``, ``ftp:``, a bare host name): a ``ValueError``
+    saying so. The judge's ``base_url`` and an http retriever's ``url`` are checked with it when loaded."""
+    from urllib.parse import urlsplit
+
+    from evalops.secrets import mask_url
+
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ValueError(f"{mask_url(url)!r} is not a URL ({exc})") from None
+    if parts.scheme.lower() not in _URL_SCHEMES or not parts.netloc:
+        raise ValueError(f"{mask_url(url)!r} is not an http:// or https:// URL with a host")
 
 
 class ParseSettingError(ConfigError):
@@ -70,6 +89,33 @@ def secret_file(var: str, environ: Mapping[str, str] | None = None) -> str | Non
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8").strip()
     return None
+
+
+DASHBOARD_TOKEN_VAR = "EVALOPS_DASHBOARD_TOKEN"
+DASHBOARD_USER_VAR, DASHBOARD_PASSWORD_VAR = "EVALOPS_DASHBOARD_USER", "EVALOPS_DASHBOARD_PASSWORD"
+# Secrets read from the environment (or the secrets directory) where they are used, never settings.
+_SECRET_VARS = {DASHBOARD_TOKEN_VAR: "a secret: the bearer token `evalops dashboard` asks for (required, or "
+                                     "basic credentials, to listen beyond loopback)",
+                DASHBOARD_USER_VAR: "a secret: the user of the dashboard's basic credentials (with the password)",
+                DASHBOARD_PASSWORD_VAR: "a secret: the password of the dashboard's basic credentials"}
+
+
+def dashboard_credentials(environ: Mapping[str, str] | None = None) -> tuple[str | None, tuple[str, str] | None]:
+    """``(bearer token, (user, password))`` the dashboard accepts, each None when unset: secrets, so read from
+    the environment (or the secrets directory), never from ``evalops.yaml``. A user without a password (or
+    the reverse) is refused."""
+    env = os.environ if environ is None else environ
+
+    def read(var: str) -> str | None:
+        value = env.get(var)
+        if value is None or not value.strip():
+            value = secret_file(var, env)
+        return value.strip() if value and value.strip() else None
+
+    token, user, password = read(DASHBOARD_TOKEN_VAR), read(DASHBOARD_USER_VAR), read(DASHBOARD_PASSWORD_VAR)
+    if (user is None) != (password is None):
+        raise ConfigError(f"{DASHBOARD_USER_VAR} and {DASHBOARD_PASSWORD_VAR} go together: set both or neither")
+    return token, ((user, password) if user is not None and password is not None else None)
 
 
 def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:

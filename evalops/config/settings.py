@@ -54,6 +54,7 @@ from pydantic_settings import (
 
 from evalops.config.env import (
     _LOCATION_VARS,
+    _SECRET_VARS,
     CONFIG_VAR,
     DEFAULT_APPROVAL_HOURS,
     DEFAULT_RETRY_DELAY_SECONDS,
@@ -65,12 +66,14 @@ from evalops.config.env import (
     ParseSettingError,
     _positive,
     _unit,
+    check_url_scheme,
     parse_time_settings,
     project_from_environment,
     secret_file,
     without_settings_variables,
 )
 from evalops.errors import ConfigError, InputError
+from evalops.safetext import truncate
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
 
 __all__ = [
@@ -99,6 +102,7 @@ DEFAULT_GOLD_SET = "gold"
 PRODUCTION = "production"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 _QUERY_TYPES = Literal["semantic", "keyword", "no_answer"]
+MAX_K = 100_000  # retrieval depth: far above any ranking a person or a measure reads
 
 # Flat environment variables of earlier releases -> the nested key they set.
 LEGACY_ENV: dict[str, tuple[str, ...]] = {
@@ -185,6 +189,9 @@ class QueryLogSettings(_Section):
     path: Path | None = Field(None, description="date-partitioned logs folder (unset or missing: no production "
                                                 "queries)")
     rules: QueryLogThresholds = Field(default_factory=QueryLogThresholds)
+    presidio: tuple[str, ...] = Field((), description="Presidio entities whose pattern recognizers scrub query "
+                                      "text too, e.g. IBAN_CODE, UK_NHS, US_PASSPORT (needs the presidio extra; "
+                                      "none: the built-in patterns only)")
 
 
 class RegressionSettings(_Section):
@@ -193,7 +200,7 @@ class RegressionSettings(_Section):
     ``min_delta`` (per measure: ``margins``); see ``evalops.stats.decision``. ``min_effect`` is no longer a
     setting: a value given is refused by the policy with a message naming its replacement."""
 
-    alpha: float = Field(0.05, description="error rate of the family (two-sided: alpha/2 per side)")
+    alpha: float = Field(0.05, gt=0, lt=1, description="error rate of the family (two-sided: alpha/2 per side)")
     alternative: str = Field("two-sided", description="two-sided, less (drops only) or greater")
     min_delta: float = Field(0.01, description="the margin of a material change, in the measure's units")
     margins: dict[str, float] = Field(default_factory=dict, description="per-measure margins, e.g. {P@5: 0.02}")
@@ -263,6 +270,20 @@ class JudgeSettings(_Section):
     missing_budget: float = Field(0.05, ge=0, le=1, description="share of missing judge labels tolerated; "
                                   "more fails the judge step")
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value:
+            check_url_scheme(value)
+        return value
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> JudgeSettings:
+        if self.kind == "openai" and not self.base_url and not self.airflow_conn_id:
+            raise ValueError("kind openai needs base_url (an http(s) URL such as https://api.openai.com/v1) or "
+                             "airflow_conn_id (a connection holding the URL)")
+        return self
+
 
 class Config(BaseSettings):
     """The settings of one project. Build it with :func:`load_config`."""
@@ -291,13 +312,17 @@ class Config(BaseSettings):
     alert_measures: tuple[str, ...] = Field((), description="measures that alert (default: the first)")
     context_measures: tuple[str, ...] = Field((), description="context-efficiency measures scored and compared "
                                                               "(descriptive), e.g. Tokens@10, Redundancy@10")
-    k: int = Field(100, ge=1, description="retrieval depth")
+    k: int = Field(100, ge=1, le=MAX_K, description="retrieval depth")
     shard_size: int = Field(0, ge=0, description="queries per score shard (0 = one shard per version)")
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
     memory_budget: str | int = Field("1GB", description="peak memory for reading a run file (e.g. 512MB, 2GB; at "
                                      "least 16MB); a larger run is streamed by query blocks")
+    max_line_length: str | int = Field("16MB", description="longest input line read (at least 64KB); a longer "
+                                       "one stops the reading with an error naming the file (a bomb's defence)")
+    max_decompressed_size: str | int = Field("4GB", description="most bytes read from a compressed file or a "
+                                             "stream (stdin, a pipe; at least 1MB) before it is refused")
     run_lease_seconds: float | None = Field(None, gt=0, description="lease of a `running` run, renewed while "
                                             "it scores; expired = `abandoned` by the next run (default: twice "
                                             "the longest task timeout)")
@@ -357,6 +382,18 @@ class Config(BaseSettings):
     def _comma_list(cls, value: Any) -> Any:
         return _split(value)
 
+    @field_validator("measures", "alert_measures")
+    @classmethod
+    def _measure_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from evalops.metrics import parse_measure
+
+        for name in value:
+            try:
+                parse_measure(name)
+            except InputError as exc:  # a MeasureError names the bad measure and the valid ones
+                raise ValueError(str(exc)) from None
+        return value
+
     @field_validator("memory_budget")
     @classmethod
     def _memory_budget(cls, value: str | int) -> str | int:
@@ -367,6 +404,35 @@ class Config(BaseSettings):
         except InputError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @field_validator("max_line_length", "max_decompressed_size")
+    @classmethod
+    def _input_bound(cls, value: str | int, info: Any) -> str | int:
+        from evalops.limits import MIN_MAX_DECOMPRESSED_SIZE, MIN_MAX_LINE_LENGTH, parse_size
+
+        minimum = MIN_MAX_LINE_LENGTH if info.field_name == "max_line_length" else MIN_MAX_DECOMPRESSED_SIZE
+        try:
+            parse_size(value, minimum, info.field_name)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    def apply_process_settings(self) -> None:
+        """Put the settings that act process-wide in force: ``max_line_length`` and
+        ``max_decompressed_size`` for the readers, ``query_logs.presidio`` for the scrubber (a
+        ``ConfigError`` when Presidio is asked for and not installed)."""
+        from evalops.limits import set_input_bounds
+        from evalops.querylog.scrub import use_presidio
+
+        set_input_bounds(self.max_line_length, self.max_decompressed_size)
+        try:
+            use_presidio(self.query_logs.presidio)
+        except ImportError:
+            raise ConfigError(f"configuration ({self.source}): query_logs.presidio asks for Presidio "
+                              f"({', '.join(self.query_logs.presidio)}), which is not installed; "
+                              "pip install 'evalops[presidio]', or remove the setting") from None
+        except ValueError as exc:
+            raise ConfigError(f"configuration ({self.source}): query_logs.presidio: {exc}") from None
 
     @property
     def memory_budget_bytes(self) -> int:
@@ -731,6 +797,9 @@ def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
         if isinstance(n, yaml.MappingNode):
             for key_node, value_node in n.value:
                 key = prefix + (str(key_node.value),)
+                if key in lines:  # YAML would keep the last silently
+                    raise ConfigError(f"{path}:{key_node.start_mark.line + 1}: key {'.'.join(key)!r} is repeated "
+                                      f"(first on line {lines[key]}); keep one")
                 lines[key] = key_node.start_mark.line + 1
                 walk(value_node, key)
 
@@ -752,7 +821,7 @@ def _explain(exc: ValidationError, file_path: Path | None, lines: dict[tuple[str
             known = sorted(_known_keys(parent))
             message = f"unknown setting {key!r}" + (f"; known: {', '.join(known)}" if known else "")
         elif "input" in err and err["type"] not in ("missing",):
-            message = f"{key}: {message} (got {err['input']!r})" if not isinstance(err["input"], dict) else \
+            message = f"{key}: {message} (got {truncate(repr(err['input']), 200)})" if not isinstance(err["input"], dict) else \
                 f"{key}: {message}"
         else:
             message = f"{key}: {message}"
@@ -849,6 +918,7 @@ def settings_table() -> str:
     aliases.update({f"{key}.path": f"EVALOPS_{key.upper()}" for key in _PATH_KEYS})
     rows = ["| setting (YAML key) | environment variable | default | meaning |", "|---|---|---|---|"]
     rows += [f"| (environment only) | `{var}` | none | {doc} |" for var, doc in _LOCATION_VARS.items()]
+    rows += [f"| (environment only) | `{var}` | none | {doc} |" for var, doc in _SECRET_VARS.items()]
     for key, var, default, doc in iter_settings():
         if isinstance(default, Path):
             default = str(default)

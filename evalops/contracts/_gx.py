@@ -2,8 +2,14 @@
 
 One ephemeral context per call (creating one costs milliseconds; the import, ≈6 s, is paid once per
 process). Each table gets its own suite, validation definition and checkpoint; the checkpoint's
-``UpdateDataDocsAction`` writes the Data Docs HTML when ``docs_dir`` is given. Progress bars and
-analytics are off.
+Data Docs page is built when ``docs_dir`` is given. Progress bars and analytics are off.
+
+**Hostile values.** GX writes failing values and expectation arguments into its pages as raw HTML, and those
+values are gold-set doc ids, query text and retriever versions. The page is therefore built from a copy of
+the result whose strings are HTML-escaped (:func:`_write_page`), and every page of the site is then made inert
+(no script, no event handler, nothing from another host) under a restrictive Content-Security-Policy meta
+tag (:func:`evalops.htmlpolicy.inert_page`). Without the CDN scripts the pages lose GX's filters and charts;
+the result tables are plain HTML and read the same.
 
 **History.** GX's site builder deletes the pages of results its (here in-memory) store no longer holds, so
 a site written in place keeps only the latest validation. Each call therefore builds its site in a fresh
@@ -13,6 +19,7 @@ folder and copies it into ``docs_dir``, which accumulates one page per validatio
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,11 +28,12 @@ from typing import Any
 from evalops.contracts.checks import Check, Table
 from evalops.contracts.report import Failure
 
-__all__ = ["run_tables", "PARTIAL_EXAMPLES"]
+__all__ = ["DATA_DOCS_STYLESHEET", "run_tables", "PARTIAL_EXAMPLES"]
 
 PARTIAL_EXAMPLES = 5  # distinct examples per failed expectation in the summary
 _PARTIAL_SCAN = 20  # failing values GX collects to pick the distinct examples from
 _SITE = "evalops_local"
+DATA_DOCS_STYLESHEET = "static/styles/data_docs_default_styles.css"  # the GX site's own, local
 
 
 def _context(docs_dir: Path | None) -> Any:
@@ -101,6 +109,51 @@ def _failure(check: Check, table: str, result: Any) -> Failure:
     )
 
 
+def _escaped(value: Any) -> Any:
+    """``value`` with every string in it HTML-escaped (dict keys included), containers rebuilt."""
+    import html
+
+    if isinstance(value, str):
+        return html.escape(value)
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_escaped(v) for v in value]
+    return value
+
+
+def _write_page(ctx: Any, key: Any, outcome: Any, suite: Any) -> None:
+    """Render the validation page from a copy of ``outcome`` whose data values are HTML-escaped.
+
+    GX writes failing values (gold-set doc ids, query text, retriever versions: all untrusted) into the page
+    as raw HTML, and the expectation arguments as well. The copy replaces the stored result, the page is
+    built from it, and the caller keeps the original values for its own report."""
+    from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
+
+    shown = copy.deepcopy(outcome)
+    for result in shown.results:
+        result.result = _escaped(result.result or {})
+        config = result.expectation_config
+        config.kwargs = _escaped(config.kwargs)
+        config.meta = _escaped(config.meta or {})
+        if config.description:
+            config.description = _escaped(config.description)
+        if result.exception_info:
+            result.exception_info = _escaped(result.exception_info)
+    ctx.validation_results_store.set(key, shown)
+    ctx.build_data_docs(site_names=[_SITE], resource_identifiers=[key, ExpectationSuiteIdentifier(name=suite.name)])
+
+
+def _make_inert(site: Path) -> None:
+    """Every page of the built site without script or remote resources, under the Data Docs policy."""
+    from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
+
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        up = "../" * (len(page.relative_to(site).parts) - 1)
+        page.write_text(inert_page(text, DATA_DOCS_CSP, (f"{up}{DATA_DOCS_STYLESHEET}",)), encoding="utf-8")
+
+
 def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.PathLike[str] | None) -> tuple[int, list[Failure], str | None]:
     """Validate every table; return (expectations checked, failures, Data Docs index path or None)."""
     from evalops.extras import require
@@ -145,16 +198,12 @@ def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
         )
         params = {"dataframe": table.frame}
         if docs is not None:
-            actions = [gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[_SITE])]
             checkpoint = ctx.checkpoints.add(
-                gx.Checkpoint(
-                    name=f"{suite_prefix}.{table.name}",
-                    validation_definitions=[definition],
-                    actions=actions,
-                    result_format=result_format,
-                )
+                gx.Checkpoint(name=f"{suite_prefix}.{table.name}", validation_definitions=[definition],
+                              actions=[], result_format=result_format)
             )
-            outcome = next(iter(checkpoint.run(batch_parameters=params).run_results.values()))
+            key, outcome = next(iter(checkpoint.run(batch_parameters=params).run_results.items()))
+            _write_page(ctx, key, outcome, suite)
         else:
             outcome = definition.run(batch_parameters=params, result_format=result_format)
         for result in outcome.results:
@@ -167,6 +216,7 @@ def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
             failures.append(_failure(check, table.name, result))
     if docs is None or build is None:
         return checked, failures, None
+    _make_inert(build)
     shutil.copytree(build, docs, dirs_exist_ok=True)  # earlier validations' pages stay
     index = docs / "index.html"
     return checked, failures, str(index) if index.is_file() else None

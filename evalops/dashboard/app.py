@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard.links import AppLinks
 from evalops.errors import EvalopsError
+from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP
 from evalops.dashboard.pages import (
     DashboardSettings,
     NotFound,
@@ -28,9 +29,14 @@ from evalops.dashboard.render import STATIC, render_page
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastapi import FastAPI
+
+    from evalops.dashboard.auth import DashboardAuth
     from sqlalchemy.engine import Engine
 
-__all__ = ["create_app", "default_trend"]
+__all__ = ["MAX_ID", "MAX_TREND_DAYS", "create_app", "default_trend"]
+
+MAX_ID = 2**63 - 1  # a warehouse id is a signed 64-bit integer; a larger one is a 422, not a database error
+MAX_TREND_DAYS = 366 * 100
 
 
 def default_trend(engine: Engine, settings: DashboardSettings) -> dict[str, str] | None:
@@ -51,23 +57,37 @@ def create_app(
     settings: DashboardSettings | None = None,
     report_dir: str | Path | None = None,
     dependencies: Sequence[Any] = (),
+    auth: DashboardAuth | None = None,
 ) -> FastAPI:
     """The dashboard app. ``engine`` may be a callable returning the engine (resolved on first request), so
     the Airflow plugin can be imported without touching the database. ``prefix`` is where the app is
     mounted (links are built under it). ``report_dir`` serves the run reports under ``/reports``.
     ``dependencies`` guard every page and report (the plugin passes Airflow's authentication); only the
-    stylesheet is served without them."""
-    from fastapi import FastAPI
+    stylesheet is served without them. ``auth`` (a token or basic credentials) is one more such guard:
+    401 without the credentials."""
+    from fastapi import Depends, FastAPI, Path as PathParam, Query
     from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
     from fastapi.staticfiles import StaticFiles
 
     settings = settings or DashboardSettings()
     reports = Path(report_dir) if report_dir is not None else None
     links = AppLinks(prefix, reports=reports is not None)
+    guards = list(dependencies)
+    if auth is not None and auth.configured:
+        guards.append(Depends(auth.dependency()))
     app = FastAPI(title="evalops dashboard", docs_url=None, redoc_url=None, openapi_url=None,
-                  dependencies=list(dependencies))
+                  dependencies=guards)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     state: dict[str, Any] = {}
+
+    @app.middleware("http")
+    async def security_headers(request: Any, call_next: Any) -> Any:
+        # Every response, whatever route made it (static files, reports, errors): no sniffing, and the
+        # dashboard's policy unless the route set its own (reports, Data Docs).
+        response = await call_next(request)
+        response.headers.setdefault("Content-Security-Policy", DASHBOARD_CSP + "; frame-ancestors 'self'")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
 
     def get_engine() -> Engine:
         if "engine" not in state:
@@ -78,8 +98,7 @@ def create_app(
         html = render_page(template, context, links, settings, default_trend(get_engine(), settings))
         return HTMLResponse(html, status_code=status, headers={
             # No script runs on these pages; say so to the browser as well.
-            "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
-                                       "form-action 'self'; base-uri 'none'; frame-ancestors 'self'",
+            "Content-Security-Policy": DASHBOARD_CSP + "; frame-ancestors 'self'",
             "X-Content-Type-Options": "nosniff",
         })
 
@@ -100,15 +119,15 @@ def create_app(
 
     @app.get("/trends", response_class=HTMLResponse)
     def trends(retriever: str | None = None, measure: str | None = None, dataset: str = "gold",
-               days: int = 90) -> HTMLResponse:
+               days: int = Query(90, ge=0, le=MAX_TREND_DAYS)) -> HTMLResponse:
         try:
             return page(*trend_page(get_engine(), links, settings, retriever=retriever, measure=measure,
-                                    dataset=dataset, days=max(days, 0)))
+                                    dataset=dataset, days=days))
         except NotFound as exc:
             return not_found(exc)
 
     @app.get("/ab/{ab_id}", response_class=HTMLResponse)
-    def ab(ab_id: int) -> HTMLResponse:
+    def ab(ab_id: int = PathParam(ge=1, le=MAX_ID)) -> HTMLResponse:
         try:
             return page(*ab_page(get_engine(), links, settings, ab_id))
         except NotFound as exc:
@@ -133,7 +152,8 @@ def create_app(
         path = (root / name).resolve() if root is not None else None
         if path is None or root not in path.parents or not path.is_file():
             return not_found(NotFound(f"no report file {name!r}"))
-        return FileResponse(path)
+        # The reports are self-contained pages with inline CSS and data: charts, and no script.
+        return FileResponse(path, headers={"Content-Security-Policy": REPORT_CSP + "; frame-ancestors 'self'"})
 
     @app.get("/datadocs", response_class=HTMLResponse)
     def datadocs() -> HTMLResponse:
@@ -148,9 +168,7 @@ def create_app(
             html = offline_page(root, name, links.static("datadocs.css"))
             if html is not None:
                 return HTMLResponse(html, headers={
-                    # the rewritten pages keep GX's inline styles; they hold no script
-                    "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; "
-                                               "img-src 'self' data:; font-src 'self'; base-uri 'none'",
+                    "Content-Security-Policy": DATA_DOCS_CSP + "; frame-ancestors 'self'",
                     "X-Content-Type-Options": "nosniff"})
         elif root is not None and name.startswith("static/"):
             path = resolve_inside(root, name)

@@ -2,9 +2,10 @@
 
 Each validation writes its page under ``<work_dir>/data_docs/validations/<suite>/<table>/<run>/<timestamp>/``.
 The pages load Bootstrap, jQuery and Vega from CDNs, so offline they are unstyled. Here every validation
-page present is listed (newest first, grouped by day) and served rewritten: every ``<script>`` and every
-stylesheet or image from another host is removed, and the GX site's own local stylesheet plus a small one
-of ours are linked instead. The result tables are plain HTML in the pages, so they read the same; only the
+page present is listed (newest first, grouped by day) and served rewritten by
+:func:`evalops.htmlpolicy.inert_page` (pages written before evalops made them inert itself are made so here):
+every ``<script>``, event handler and stylesheet or image from another host is removed, the Data Docs
+Content-Security-Policy is set, and the GX site's own local stylesheet plus a small one of ours are linked. The result tables are plain HTML in the pages, so they read the same; only the
 interactive widgets (filters, Vega charts) are lost.
 
 ``evalops.contracts._gx`` builds each validation's site apart and copies it in, so the folder keeps one page
@@ -20,10 +21,6 @@ from typing import Any
 
 __all__ = ["list_validations", "offline_page"]
 
-_SCRIPT = re.compile(r"<script\b[^>]*>.*?</script\s*>", re.IGNORECASE | re.DOTALL)
-_REMOTE_LINK = re.compile(r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.IGNORECASE)
-_REMOTE_IMG = re.compile(r"<img\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.IGNORECASE)
-_HANDLERS = re.compile(r"\s on[a-z]+\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>]+)", re.IGNORECASE)
 _STAMP = re.compile(r"^(\d{8}T\d{6})(?:\.\d+)?Z$")
 
 
@@ -57,12 +54,9 @@ def offline_page(root: str | Path, relative: str, stylesheet: str) -> str | None
     path = resolve_inside(root, relative)
     if path is None or path.suffix != ".html" or not relative.startswith("validations/"):
         return None
+    from evalops.contracts._gx import DATA_DOCS_STYLESHEET
+    from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
+
     html = path.read_text(encoding="utf-8", errors="replace")
-    html = _SCRIPT.sub("", html)
-    html = _REMOTE_LINK.sub("", html)
-    html = _REMOTE_IMG.sub("", html)
-    html = _HANDLERS.sub("", html)
     depth = "../" * (len(Path(relative).parts) - 1)
-    local = (f'<link rel="stylesheet" href="{depth}static/styles/data_docs_default_styles.css">'
-             f'<link rel="stylesheet" href="{stylesheet}">')
-    return re.sub(r"</head\s*>", local + "</head>", html, count=1, flags=re.IGNORECASE)
+    return inert_page(html, DATA_DOCS_CSP, (f"{depth}{DATA_DOCS_STYLESHEET}", stylesheet))

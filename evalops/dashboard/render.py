@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard.pages import DashboardSettings
+from evalops.htmlpolicy import DASHBOARD_CSP
 
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
@@ -36,5 +37,5 @@ def environment() -> jinja2.Environment:
 def render_page(template: str, context: dict[str, Any], links: Links, settings: DashboardSettings,
                 default_trend: dict[str, str] | None) -> str:
     return environment().get_template(template).render(
-        **context, links=links, settings=settings, default_trend=default_trend
+        **context, links=links, settings=settings, default_trend=default_trend, csp=DASHBOARD_CSP
     )

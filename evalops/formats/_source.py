@@ -3,8 +3,13 @@
 Every reader in :mod:`evalops.formats` opens its input through :class:`Source`, so every format gets the
 same treatment of the things that are not the format itself:
 
-* ``-`` means standard input. It is read once into memory and kept, so a second, exact pass over a bad
-  region (for its line number) reads the same bytes again.
+* ``-`` means standard input; ``/dev/stdin``, a named pipe (FIFO), a socket and process substitution
+  (``<(zcat run.gz)``, a ``/dev/fd/N`` pipe) are streams too. A stream is read once into memory and kept, so
+  a second, exact pass over a bad region (for its line number) reads the same bytes again. A device
+  (``/dev/null``, a terminal) and a symbolic-link loop are refused with what they are.
+* Hostile input is bounded (:class:`evalops.limits.InputBounds`): a line longer than ``max_line_length``, and
+  a stream or a compressed file whose bytes exceed ``max_decompressed_size``, stop the reading with one
+  error naming the file and the bound.
 * ``.gz`` and ``.zst`` (or ``.zstd``) are decompressed while reading, never through a temporary copy.
   A gzip or zstd stream is also recognised by its magic bytes, whatever the file is called.
 * A UTF-8 byte order mark at the start is skipped, in every format.
@@ -14,7 +19,9 @@ same treatment of the things that are not the format itself:
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalops.errors import FormatError
+from evalops.limits import MAX_COMPRESSION_RATIO, RATIO_CHECKED_FROM, InputBounds, input_bounds, size_text
 
 __all__ = ["Source", "as_source", "BOM", "STDIN"]
 
@@ -77,6 +85,9 @@ class Source:
         with the offset."""
         offset = 0
         first = True
+        bounds = _Bounds(self.name, input_bounds(), sized=self.compression is not None,
+                         stored=self.size if self.compression is not None else None)
+        size = min(size, bounds.bounds.max_line_length)  # a longer line then always spans a piece boundary
         stream = self.open()
         try:
             while True:
@@ -100,6 +111,7 @@ class Source:
                     if piece.startswith(BOM):
                         piece = piece[len(BOM) :]
                 offset += len(piece)
+                bounds.check(piece)
                 yield piece
         finally:
             stream.close()
@@ -171,6 +183,67 @@ class Source:
             stream.close()
 
 
+class _Bounds:
+    """Holds one reading to :class:`~evalops.limits.InputBounds`, piece by piece: the bytes since the last
+    line end (checked exactly across pieces: a line inside one piece is no longer than the piece) and, when
+    ``sized``, the bytes read."""
+
+    def __init__(self, name: str, bounds: InputBounds, *, sized: bool, lines: bool = True,
+                 stored: int | None = None):
+        self.name, self.bounds, self.sized, self.lines = name, bounds, sized, lines
+        # a compressed input's own size: its output may pass RATIO_CHECKED_FROM only within the ratio
+        self.ratio_limit = None if stored is None else max(RATIO_CHECKED_FROM, MAX_COMPRESSION_RATIO * stored)
+        self.run = 0  # bytes since the last line end
+        self.total = 0
+
+    def check(self, piece: bytes) -> None:
+        self.total += len(piece)
+        if self.sized and self.total > self.bounds.max_decompressed_size:
+            raise FormatError(f"holds more than max_decompressed_size ({size_text(self.bounds.max_decompressed_size)}) "
+                              "of data; refusing it (a decompression bomb?). Raise max_decompressed_size in "
+                              "evalops.yaml if the file is genuine", path=self.name)
+        if self.ratio_limit is not None and self.total > self.ratio_limit:
+            raise FormatError(f"decompresses to more than {MAX_COMPRESSION_RATIO} times its own size "
+                              f"({size_text(self.ratio_limit)} read so far); refusing it as a decompression "
+                              "bomb. Decompress it yourself if it is genuine", path=self.name)
+        if not self.lines:
+            return
+        last = max(piece.rfind(b"\n"), piece.rfind(b"\r"))
+        if last < 0:
+            self.run += len(piece)
+        else:
+            ends = [i for i in (piece.find(b"\n"), piece.find(b"\r")) if i >= 0]
+            self._line(self.run + min(ends))
+            self.run = len(piece) - last - 1
+        self._line(self.run)
+
+    def _line(self, length: int) -> None:
+        if length > self.bounds.max_line_length:
+            start = self.total - length if length <= self.total else 0
+            raise FormatError(f"a line longer than max_line_length ({size_text(self.bounds.max_line_length)}) "
+                              f"starts at byte {max(start, 0):,}; refusing it (not a text file of lines, or a "
+                              "bomb). Raise max_line_length in evalops.yaml if the file is genuine",
+                              path=self.name)
+
+
+def _read_stream(fh: Any, name: str) -> bytes:
+    """Every byte of a stream (standard input, a pipe), within the bounds: its stored bytes are held to
+    ``max_decompressed_size``, and, unless it is compressed, its lines to ``max_line_length``."""
+    bounds: _Bounds | None = None
+    parts: list[bytes] = []
+    while True:
+        try:
+            piece = fh.read(CHUNK)
+        except OSError as exc:
+            raise FormatError(f"cannot be read ({exc.strerror or exc})", path=name) from None
+        if not piece:
+            return b"".join(parts)
+        if bounds is None:  # compressed: its lines are checked as it is decompressed
+            bounds = _Bounds(name, input_bounds(), sized=True, lines=_sniff(piece[:4]) is None)
+        bounds.check(piece)
+        parts.append(piece)
+
+
 def _sniff(head: bytes) -> str | None:
     for magic, codec in _MAGIC.items():
         if head.startswith(magic):
@@ -178,18 +251,43 @@ def _sniff(head: bytes) -> str | None:
     return None
 
 
+def _stat_problem(p: Path, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "is a symbolic link loop (a link that points, through other links, back to itself); fix the link"
+    if exc.errno == errno.ENOENT:
+        return "is a broken symbolic link (its target does not exist)" if p.is_symlink() else "file not found"
+    if exc.errno == errno.ENOTDIR:
+        return "file not found (a part of the path is not a folder)"
+    return f"cannot be read ({exc.strerror or exc})"
+
+
 def as_source(path: str | os.PathLike[str] | Source) -> Source:
     """A :class:`Source` for ``path`` (``-``: standard input, read now and once)."""
     if isinstance(path, Source):
         return path
     if str(path) == STDIN:
-        data = sys.stdin.buffer.read()
+        data = _read_stream(sys.stdin.buffer, "<stdin>")
         return Source("<stdin>", data=data, compression=_sniff(data[:4]))
     p = Path(path)
-    if p.is_dir():
+    try:
+        mode = os.stat(p).st_mode
+    except OSError as exc:
+        raise FormatError(_stat_problem(p, exc), path=str(p)) from None
+    if stat.S_ISDIR(mode):
         raise FormatError("is a directory, expected a file", path=str(p))
-    if not p.is_file():
-        raise FormatError("file not found", path=str(p))
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # a named pipe, process substitution, /dev/stdin from a pipe
+        try:
+            with open(p, "rb") as fh:
+                data = _read_stream(fh, str(p))
+        except OSError as exc:
+            raise FormatError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from None
+        return Source(str(p), data=data, compression=_sniff(data[:4]) or _SUFFIX.get(p.suffix.lower()))
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a character device" if stat.S_ISCHR(mode) else "a block device"
+        raise FormatError(f"is {kind}, not a file or a stream; give a file, a pipe or - (standard input)",
+                          path=str(p))
+    if not stat.S_ISREG(mode):
+        raise FormatError("is not a regular file", path=str(p))
     try:
         with open(p, "rb") as fh:
             head = fh.read(4)

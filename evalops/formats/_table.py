@@ -118,9 +118,9 @@ def _number(layout: Layout, token: bytes) -> float | int | str:
         if not np.isfinite(value):
             return f"{layout.value_name}: {shown!r} is not a finite number (scores must be finite)"
         return value
-    if not np.isfinite(value) or value != round(value):
-        return f"{layout.value_name}: {shown!r} is not an integer"
-    grade = int(token) if re.fullmatch(rb"[+-]?\d+", token) else int(value)
+    if not re.fullmatch(rb"[+-]?\d+", token):  # 1.0, 1e2: a float where the format has integers
+        return f"{layout.value_name}: {shown!r} is not an integer (grades are written as integers, e.g. 0, 1, 2)"
+    grade = int(token)
     if not INT32_MIN <= grade <= INT32_MAX:
         return f"{layout.value_name}: {shown!r} is outside the 32-bit integer range; use small integer grades"
     return grade
@@ -295,6 +295,8 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
         forbidden: tuple[bytes, ...] = (b"\x0b", b"\x0c")
     else:
         forbidden = (b"\t", b"\x0b", b"\x0c") if delimiter == b" " else (b" ", b"\x0b", b"\x0c")
+    if layout.value_kind == "grade":  # Arrow reads 0x1 as an integer; the exact parser (and the format) do not
+        forbidden = (*forbidden, b"0x", b"0X")
     parse = csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False)
     convert = csv.ConvertOptions(
         column_types=types, include_columns=checked, null_values=[""], strings_can_be_null=True,
@@ -331,7 +333,7 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
         raise Refused() from None
 
 
-def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, np.ndarray] | None:
+def _read_fast(source: Source, layout: Layout) -> tuple[Columns, np.ndarray] | None:
     """The Arrow path; None when the exact parser must decide."""
     plan = _fast_plan(source, layout)
     if plan is None:
@@ -350,8 +352,6 @@ def _read_fast(source: Source, layout: Layout, float32: bool) -> tuple[Columns, 
         values = np.concatenate([p[2] for p in parts])
     else:
         values = np.zeros(0, dtype=np.float64 if layout.value_kind == "score" else np.int64)
-    if float32 and layout.value_kind == "score":
-        values = values.astype(np.float32)
     query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
     doc_codes, doc_dictionary = _doc_codes([p[1] for p in parts])
     del parts
@@ -448,14 +448,31 @@ def read_table(source: Source, layout: Layout, *, float32: bool = False) -> tupl
     Small plain files go straight to the exact parser: it is quicker than importing pyarrow for them.
     """
     small = source.compression is None and source.size < SMALL_FILE
-    fast = None if small else _read_fast(source, layout, float32)
+    fast = None if small else _read_fast(source, layout)
     if fast is not None:
         columns, spans = fast
     else:
         columns, spans = read_table_exact(source, layout), None
-        if float32:
-            columns = Columns(**{**columns.__dict__, "values": columns.values.astype(np.float32)})
+    if layout.value_kind == "score":  # kept as float64 unless asked; out of float32's range either way
+        values = ranked_scores(columns.values, source, lambda row: line_of(source, layout, columns, row))
+        columns = Columns(**{**columns.__dict__, "values": values if float32 else columns.values})
     return columns, first_duplicate_row(columns, spans)
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def ranked_scores(values: np.ndarray, source: Source, line: Any) -> np.ndarray:
+    """``values`` as the float32 scores runs are ranked by (trec_eval's precision). A score beyond float32's
+    range would become an infinity when ranked and tie with every other such score: it is refused, naming
+    its line (``line(row)``), whether the scores are kept as float64 or not."""
+    beyond = np.flatnonzero(np.abs(values) > _FLOAT32_MAX) if values.size else np.zeros(0, dtype=np.int64)
+    if beyond.size:
+        row = int(beyond[0])
+        raise FormatError(f"score {float(values[row])!r} is beyond the range scores are ranked at (float32, "
+                          f"|score| <= {_FLOAT32_MAX:.4g}, trec_eval's precision); rescale the scores",
+                          path=source.name, line=line(row))
+    return values.astype(np.float32)
 
 
 def line_of(source: Source, layout: Layout, columns: Columns, row: int) -> int | None:

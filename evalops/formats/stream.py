@@ -23,6 +23,7 @@ from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
     Columns,
     Refused,
+    ranked_scores,
     _doc_codes,
     _fast_plan,
     fast_chunks,
@@ -85,7 +86,9 @@ def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]]
            float32: bool = True) -> RunTable:
     query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
     doc_codes, dictionary = _doc_codes([p[1] for p in parts])
-    scores = np.concatenate([p[2] for p in parts]).astype(np.float32 if float32 else np.float64)
+    scores = np.concatenate([p[2] for p in parts]).astype(np.float64)
+    if float32:
+        scores = ranked_scores(scores, source, lambda row: line_of_row(source, layout, first_row + row))
     columns = Columns(query_codes, query_ids, doc_codes, dictionary, scores, None, None, True)
     duplicate = first_duplicate_row(columns, spans)
     if duplicate is not None:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from evalops.errors import MeasureError
 from evalops.metrics.measures import Measure, measure_type, valid_names_hint
+from evalops.safetext import truncate
 
 __all__ = ["parse_measure", "parse_measures"]
 
@@ -41,9 +42,18 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
+_MAX_DIGITS = 9  # a cutoff or integer parameter below 10^9; a longer number is refused before int() reads it
+
+
+def _integer(text: str, value: str, what: str) -> int:
+    if len(value.lstrip("0")) > _MAX_DIGITS:
+        raise _malformed(text, f"the {what} has {len(value)} digits; it must be below 10^{_MAX_DIGITS}")
+    return int(value)
+
+
 def _malformed(text: str, why: str) -> MeasureError:
     return MeasureError(
-        f"malformed measure {text!r}: {why}; the form is NAME[(key=value,...)][@cutoff]. {valid_names_hint()}"
+        f"malformed measure {truncate(text, 60)!r}: {why}; the form is NAME[(key=value,...)][@cutoff]. {valid_names_hint()}"
     )
 
 
@@ -85,7 +95,7 @@ def parse_measure(text: str | Measure, types: Mapping[str, type[Measure]] | None
             i += 1
             if key in params:
                 raise _malformed(text, f"parameter {key} is given twice")
-            params[key] = int(value) if kind == "int" else value
+            params[key] = _integer(text, value, f"parameter {key}") if kind == "int" else value
             if i < len(tokens) and tokens[i][1] == ",":
                 i += 1
                 continue
@@ -94,7 +104,7 @@ def parse_measure(text: str | Measure, types: Mapping[str, type[Measure]] | None
     cutoff: int | None = None
     if i < len(tokens) and tokens[i][1] == "@":
         i += 1
-        cutoff = int(expect("int"))
+        cutoff = _integer(text, expect("int"), "cutoff")
     if i < len(tokens):
         raise _malformed(text, f"unexpected {tokens[i][1]!r} at position {tokens[i][2] + 1}")
     return cls(cutoff, **params)

@@ -17,6 +17,7 @@ from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, 
 from evalops.pipeline.judging import judge_versions, preflight_judge
 from evalops.pipeline.planning import plan_run, shard_specs
 from evalops.pipeline.publishing import publish_report
+from evalops.pipeline.registry import check_before_run
 from evalops.pipeline.scoring import score_shard
 from evalops.pipeline.store import migrate_warehouse
 
@@ -37,6 +38,7 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     receives the judge's preflight failure and progress lines (default: ``progress``).
     """
     say = progress or (lambda _msg: None)
+    check_before_run(cfg)  # a bad registry entry or policy fails here, before the warehouse is touched
     judge_say = judge_progress or say
     say("migrating the warehouse")
     migrate_warehouse(cfg, run)

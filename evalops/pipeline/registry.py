@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.fingerprint import EvalFingerprint
     from evalops.retrievers import Registry
 
-__all__ = ["load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
+__all__ = ["check_before_run", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
            "fingerprint_for"]
 
 
@@ -26,6 +26,18 @@ def load_registry_for(cfg: Config, run: RunContext | None = None) -> Registry:
         if candidate is not None:
             registry = Registry([*registry, candidate])
     return registry
+
+
+def check_before_run(cfg: Config) -> None:
+    """What a run reads from the settings and the registry, checked before any work: the registry files
+    (every entry, its adapter's parameters, URL schemes), the measures and the regression policy. A
+    ``ConfigError`` names the file, line and key. The input bounds of the settings are put in force."""
+    from evalops.retrievers import load_registry
+
+    cfg.apply_process_settings()
+    load_registry(*cfg.registry_files())
+    scored_measures(cfg)
+    cfg.stats_policy()
 
 
 def known_log_versions(cfg: Config) -> tuple[str, ...]:

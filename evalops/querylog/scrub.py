@@ -7,6 +7,14 @@ digit runs first, so an ID-card number is not half-eaten as a phone number):
 kind            what matches                                                                    placeholder
 ==============  ==============================================================================  ============
 email           ``local@domain.tld``                                                            ``<EMAIL>``
+iban            an IBAN: country code, 2 check digits, 11-30 letters and digits (spaces allowed    ``<IBAN>``
+                every 4), passing the ISO 13616 mod-97 check
+us_ssn          US social security number ``AAA-GG-SSSS`` (dashes required; area not 000, 666 or  ``<SSN>``
+                9xx, group not 00, serial not 0000)
+id_document     a passport, national ID, identity card, driving licence or social security      ``<ID>``
+                number *named as such*: the word (``passport``, ``national id``, ``ID number``,
+                ``护照``, ``身份证``, ...), an optional ``number``/``no.``/``#``/``:``, then a token of
+                5-20 letters and digits holding at least 4 digits (the document's own number)
 cn_id_card      PRC resident ID: 18 characters (6-digit area, ``YYYYMMDD`` birth date 18xx-20xx,  ``<ID_CARD>``
                 3-digit sequence, digit or X check) or the older 15-digit form (``YYMMDD``).
                 The check digit is not verified: scrubbing a look-alike costs less than leaking one.
@@ -18,7 +26,8 @@ phone           other phone numbers: an optional ``+country`` code, an optional 
                 then 2-4 digit groups separated by space, dot or dash, 7-15 digits in all
 ==============  ==============================================================================  ============
 
-Secrets and network addresses, applied first (a key's digits must not be half-eaten as a phone number):
+IBANs are replaced first of all (a compact IBAN would otherwise be taken for a random token). Secrets and
+network addresses come next (a key's digits must not be half-eaten as a phone number):
 
 ==============  ==============================================================================  ============
 kind            what matches                                                                    placeholder
@@ -34,6 +43,11 @@ high_entropy    a token of 20+ letters, digits and ``+/_-=`` mixing letters and 
                 Shannon entropy of at least 3.5 bits per character (random keys and tokens,
                 not words); evalops' own ids (``log-<hex>``) are left alone
 ==============  ==============================================================================  ============
+
+**Not scrubbed**: names of people, street addresses, dates of birth, and identity numbers written without
+the word that names them (a bare passport number looks like an order number); no pattern finds those
+reliably. Presidio's pattern recognizers add more kinds (``query_logs.presidio`` in ``evalops.yaml``);
+its name recognizer needs a spaCy model and is not used.
 
 Plug-ins: :func:`register_recognizer` adds any object with ``analyze(text) -> [(start, end, kind)]`` (an
 adapter over Presidio's pattern recognizers is :class:`PresidioRecognizers`, from the optional
@@ -63,6 +77,7 @@ __all__ = [
     "clear_recognizers",
     "register_recognizer",
     "scrub",
+    "use_presidio",
     "scrub_many",
 ]
 
@@ -79,6 +94,14 @@ CN_ID_CARD = re.compile(
     r"|[1-9]\d{5}\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3})" + _E
 )
 CARD = re.compile(_B + r"\d(?:[ -]?\d){12,18}" + _E)
+IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])")
+US_SSN = re.compile(_B + r"(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}" + _E)
+ID_DOCUMENT = re.compile(
+    r"(?i)(?<![A-Za-z])((?:passport|national[ _-]?id(?:entity)?|identity[ _-]?(?:card|number|no)|id[ _-]?(?:card|number|no)"
+    r"|driv(?:er'?s|ing)[ _-]?licen[cs]e|social[ _-]?security|personalausweis|reisepass|pasaporte|passeport"
+    r"|护照|身份证)(?:[ _-]?(?:number|num|no\.?|nr\.?|#|号码?))?\s*[:#=]?\s*)"
+    r"([A-Z0-9][A-Z0-9-]{4,19})(?![A-Za-z0-9])"
+)
 CN_MOBILE = re.compile(_B + r"(?:(?:\+|00)?86[ -]?)?1[3-9]\d(?:[ -]?\d{4}){2}" + _E)
 PHONE = re.compile(_B + r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}" + _E)
 
@@ -103,9 +126,11 @@ TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{20,}(?![A-Za-z0-9+/_=
 _OWN_ID = re.compile(r"^log-[0-9a-f]+$")
 
 SECRET_KINDS: tuple[str, ...] = ("secret_pair", "api_key", "ipv4", "ipv6", "high_entropy")
-PII_KINDS: tuple[str, ...] = ("email", "cn_id_card", "card", "cn_mobile", "phone")
+PII_KINDS: tuple[str, ...] = ("email", "id_document", "iban", "us_ssn", "cn_id_card", "card", "cn_mobile", "phone")
 _PLACEHOLDER = {
     "email": "<EMAIL>",
+    "iban": "<IBAN>",
+    "us_ssn": "<SSN>",
     "cn_id_card": "<ID_CARD>",
     "card": "<CARD>",
     "cn_mobile": "<PHONE>",
@@ -118,6 +143,9 @@ _PLACEHOLDER = {
 # Cheap pre-test for the personal-data patterns: text without '@' and without a run of 7+ digit-ish
 # characters has no e-mail, card, ID or phone number.
 _CANDIDATE = re.compile(r"@|\d[\d ().+-]{5,}\d")
+_IBAN_CANDIDATE = re.compile(r"[A-Z]{2}\d\d ?[A-Z0-9]{4}")
+_ID_WORD = re.compile(r"(?i)passport|\bid\b|identity|national|licen[cs]e|social|ausweis|reisepass|pasaporte|passeport"
+                      r"|护照|身份证")
 # ... and for the secret patterns: a separator a pair or an address needs, or a long token.
 _SECRET_CANDIDATE = re.compile(r"[=:]|\d\.\d|[A-Za-z0-9+/_=-]{16,}")
 
@@ -164,6 +192,25 @@ def _is_card(value: str) -> bool:
 
 
 
+def _is_iban(value: str) -> bool:
+    """ISO 13616: move the first four characters to the end, letters to 10..35; the number mod 97 is 1."""
+    compact = value.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
+
+
+def _id_document(counts: Counter[str]) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        if _digit_count(match.group(2)) < 4:  # "passport renewal", "ID card lost": words, not numbers
+            return match.group(0)
+        counts["id_document"] += 1
+        return match.group(1) + "<ID>"
+
+    return replace
+
+
 def _is_phone(value: str) -> bool:
     return 7 <= _digit_count(value) <= 15 and not _ISO_DATE.search(value)
 
@@ -205,6 +252,7 @@ def _secret_pair(counts: Counter[str]) -> Callable[[re.Match[str]], str]:
 
 _STEPS: tuple[tuple[str, re.Pattern[str], Callable[[str], bool] | None], ...] = (
     ("email", EMAIL, None),
+    ("us_ssn", US_SSN, None),
     ("cn_id_card", CN_ID_CARD, None),
     ("card", CARD, _is_card),
     ("cn_mobile", CN_MOBILE, None),
@@ -256,8 +304,9 @@ class PresidioRecognizers:
             pr = require("presidio_analyzer.predefined_recognizers", "presidio", "use Presidio's recognizers")
 
             classes = [getattr(pr, n) for n in dir(pr) if n.endswith("Recognizer")]
-            recognizers = [c() for c in classes if isinstance(c, type) and issubclass(c, pr.PatternRecognizer)
-                           and set(getattr(c(), "supported_entities", [])) & set(entities)]
+            self._all = [c() for c in classes if isinstance(c, type) and issubclass(c, pr.PatternRecognizer)]
+            recognizers = [r for r in self._all if set(getattr(r, "supported_entities", [])) & set(entities)]
+        self._all = getattr(self, "_all", list(recognizers))
         self._recognizers = list(recognizers)
         self._entities = list(entities)
         self._min_score = min_score
@@ -272,6 +321,31 @@ class PresidioRecognizers:
                 if r.score >= self._min_score:
                     spans.append((r.start, r.end, r.entity_type.lower()))
         return spans
+
+
+_PRESIDIO: list[Recognizer] = []  # the one use_presidio registered, if any
+
+
+def _presidio_entities() -> set[str]:
+    return {e for r in PresidioRecognizers(entities=())._all for e in r.supported_entities}
+
+
+def use_presidio(entities: Sequence[str]) -> None:
+    """Scrub with Presidio's pattern recognizers for ``entities`` too (none: stop). The settings call it
+    (``query_logs.presidio``); ``ImportError`` when Presidio is not installed."""
+    for recognizer in _PRESIDIO:
+        if recognizer in _RECOGNIZERS:
+            _RECOGNIZERS.remove(recognizer)
+    _PRESIDIO.clear()
+    if entities:
+        recognizer = PresidioRecognizers(entities=tuple(entities))
+        covered = {e for r in recognizer._recognizers for e in r.supported_entities}
+        unknown = sorted(set(entities) - covered)
+        if unknown:
+            raise ValueError(f"Presidio has no pattern recognizer for {', '.join(unknown)} (it has: "
+                             f"{', '.join(sorted(_presidio_entities()))})")
+        _PRESIDIO.append(recognizer)
+        register_recognizer(recognizer)
 
 
 def _apply_recognizers(text: str, counts: Counter[str]) -> str:
@@ -294,6 +368,8 @@ def _apply_recognizers(text: str, counts: Counter[str]) -> str:
 def scrub(text: str) -> ScrubResult:
     """Replace personal data and secrets in ``text`` with placeholders; count what was found by kind."""
     counts: Counter[str] = Counter()
+    if _IBAN_CANDIDATE.search(text):  # before the secrets: a compact IBAN is also a high-entropy token
+        text = IBAN.sub(_replacer("iban", counts, _is_iban), text)
     if _SECRET_CANDIDATE.search(text):
         text = SECRET_PAIR.sub(_secret_pair(counts), text)
         for kind, pattern, accept in _SECRET_STEPS:
@@ -301,6 +377,8 @@ def scrub(text: str) -> ScrubResult:
     if _CANDIDATE.search(text):
         for kind, pattern, accept in _STEPS:
             text = pattern.sub(_replacer(kind, counts, accept), text)
+    if _ID_WORD.search(text):  # after the patterns that know a number's own shape (身份证 + a PRC ID card)
+        text = ID_DOCUMENT.sub(_id_document(counts), text)
     if _RECOGNIZERS:
         text = _apply_recognizers(text, counts)
     return ScrubResult(text, counts)

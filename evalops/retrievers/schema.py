@@ -175,6 +175,10 @@ def _check(m: Any, spec: dict[str, tuple[str, bool]], what: str, where: str, lin
             raise ConfigError(f"{where}:{lines(key)}: {what}: {key!r} must be {shown}, got {m[key]!r}")
 
 
+def _param_line(m: Any, key: str, default: int) -> int:
+    return m.line_of(key) if isinstance(m, Marked) else default
+
+
 def _line(m: Any, default: int) -> int:
     return m.line if isinstance(m, Marked) and m.line else default
 
@@ -243,4 +247,11 @@ def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:
         _check(params, PARAMS[m["adapter"]], f"{m['adapter']} params", where, _line(params, pline))
         if "auth" in params:
             _check(params["auth"], _AUTH, "auth", where, _line(params["auth"], pline))
+        if m["adapter"] == "http":
+            from evalops.config.env import check_url_scheme
+
+            try:
+                check_url_scheme(params["url"])
+            except ValueError as exc:
+                raise ConfigError(f"{where}:{_param_line(params, 'url', pline)}: params.url: {exc}") from None
     return RetrieverEntry(name, str(version), m["adapter"], params, m["deployed"], m["owner"], f"{where}:{line}", path.parent)

@@ -137,7 +137,6 @@ def test_every_candidate_and_measure_is_one_family(scifact):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-m", "nDGC@10"], "nDGC"),
         (["-m", "nDCG@10", "--alpha", "1.5"], "alpha must be between 0 and 1"),
         (["-m", "nDCG@10", "--min-effect", "0.2"], "min_effect (a minimum |d_z|) was removed"),
         (["-m", "nDCG@10", "--min-delta", "0"], "min_delta"),
@@ -149,6 +148,13 @@ def test_bad_input_is_a_one_line_error(scifact, args, message):
     out = invoke("compare", *scifact, *args)
     assert out.exit_code == ExitCode.BAD_INPUT
     assert out.stderr.startswith("error: ") and message in out.stderr
+    assert "Traceback" not in out.output
+
+
+def test_a_bad_measure_is_a_usage_error(scifact):
+    out = invoke("compare", *scifact, "-m", "nDGC@10")
+    assert out.exit_code == ExitCode.USAGE
+    assert "Invalid value for '-m' / '--measure': unknown measure 'nDGC'" in out.stderr
     assert "Traceback" not in out.output
 
 

@@ -100,14 +100,17 @@ def test_table_is_readable_and_states_the_policies(small):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["-m", "ndcg@10"], "error: unknown measure 'ndcg'; valid measures: P, R, F1, nDCG"),
-        (["-m", "P"], "error: P needs a cutoff"),
+        (["-m", "ndcg@10"], "Error: Invalid value for '-m' / '--measure': unknown measure 'ndcg'; valid measures: "
+                            "P, R, F1, nDCG"),
+        (["-m", "P"], "Error: Invalid value for '-m' / '--measure': P needs a cutoff"),
+        (["-m", ""], "Error: Invalid value for '-m' / '--measure': is empty"),
+        (["-m", "P@" + "9" * 100_000], "the cutoff has 100000 digits; it must be below 10^9"),
     ],
 )
-def test_bad_measures_fail_cleanly(small, args, fragment):
+def test_bad_measures_are_usage_errors(small, args, fragment):
     out = invoke(*small, *args)
-    assert out.exit_code == ExitCode.BAD_INPUT
-    assert out.stderr.startswith(fragment)
+    assert out.exit_code == ExitCode.USAGE  # refused by the argument parser, before any file is read
+    assert fragment in out.stderr and len(out.stderr) < 2000
     assert "Traceback" not in out.output
 
 

@@ -126,8 +126,10 @@ class AirflowStandalone:
                  env: dict[str, str] | None = None,
                  command: tuple[str, ...] = ("airflow", "standalone"),
                  components: Sequence[Component] = (),
-                 health: Sequence[str] = COMPONENTS) -> None:
+                 health: Sequence[str] = COMPONENTS, speed: float = 1.0) -> None:
         self.home = home
+        # machine_speed_factor(): every HTTP timeout is multiplied by it, as every wait's deadline is.
+        self.speed = max(1.0, speed)
         self.dags_folder = dags_folder.resolve()
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -220,7 +222,7 @@ class AirflowStandalone:
         def probe() -> dict | None:
             self._raise_if_exited("becoming healthy")
             try:
-                health = httpx.get(f"{self.base_url}/api/v2/monitor/health", timeout=5).json()
+                health = httpx.get(f"{self.base_url}/api/v2/monitor/health", timeout=self.http_timeout(5)).json()
             except (httpx.HTTPError, ValueError):
                 return None
             healthy = all((health.get(c) or {}).get("status") == "healthy" for c in self.health)
@@ -317,11 +319,20 @@ class AirflowStandalone:
 
     # -- REST API ----------------------------------------------------------------------------------
 
+    def http_timeout(self, idle_seconds: float) -> float:
+        """An HTTP timeout of ``idle_seconds`` on the idle machine, scaled by the measured speed; never
+        past the run's deadline by more than the idle value (a slow step still fails with logs)."""
+        scaled = idle_seconds * self.speed
+        if self.deadline is not None:
+            scaled = min(scaled, max(idle_seconds, self.deadline - time.monotonic()))
+        return scaled
+
     def token(self) -> str:
         """A bearer token from ``POST /auth/token`` with the pre-seeded admin credentials."""
         if self._token is None:
             response = httpx.post(f"{self.base_url}/auth/token",
-                                  json={"username": USERNAME, "password": self.password}, timeout=10)
+                                  json={"username": USERNAME, "password": self.password},
+                                  timeout=self.http_timeout(10))
             if response.status_code != 201:
                 raise StandaloneError(f"POST /auth/token returned {response.status_code}: {response.text}\n"
                                       + self.diagnostics())
@@ -331,7 +342,8 @@ class AirflowStandalone:
     def request(self, method: str, path: str, *, expect: Iterable[int] = (200,), **kwargs) -> httpx.Response:
         """An authenticated REST call; a status outside ``expect`` raises with the response and log tail."""
         headers = {"Authorization": f"Bearer {self.token()}"}
-        response = httpx.request(method, f"{self.base_url}{path}", headers=headers, timeout=30, **kwargs)
+        response = httpx.request(method, f"{self.base_url}{path}", headers=headers, timeout=self.http_timeout(30),
+                                 **kwargs)
         if response.status_code not in tuple(expect):
             raise StandaloneError(f"{method} {path} returned {response.status_code}: {response.text}\n"
                                   + self.diagnostics())

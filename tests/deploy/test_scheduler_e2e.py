@@ -82,7 +82,7 @@ def standalone(tmp_path: Path, fresh_database: Callable[[str], str], speed: floa
         home = tmp_path / f"airflow_home_{len(started)}"
         home.mkdir()
         airflow = AirflowStandalone(
-            home=home, dags_folder=dags_folder, env=env, health=health,
+            home=home, dags_folder=dags_folder, env=env, health=health, speed=speed,
             metadata_url=_with_driver(metadata, "psycopg"),
             metadata_async_url=_with_driver(metadata, "psycopg_async"),
         )

@@ -117,3 +117,16 @@ def test_a_stranger_with_another_airflow_home_is_not_ours(tmp_path):
     finally:
         assert ours.stop(sigint_wait=WAIT_S) == []
         assert other.stop(sigint_wait=WAIT_S) == []
+
+
+def test_http_timeouts_scale_with_the_measured_speed_within_the_deadline(tmp_path):
+    import time
+
+    slow = AirflowStandalone(home=tmp_path, dags_folder=tmp_path, metadata_url=URL, metadata_async_url=URL,
+                             speed=3.0)
+    assert slow.http_timeout(30) == 90.0
+    assert _standalone(tmp_path / "idle", "true").http_timeout(30) == 30.0
+    slow.deadline = time.monotonic() + 40  # near the end of the budget: no later than it, at least the idle value
+    assert 30.0 <= slow.http_timeout(30) <= 40.0
+    slow.deadline = time.monotonic() + 1
+    assert slow.http_timeout(30) == 30.0

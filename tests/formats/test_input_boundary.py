@@ -124,7 +124,7 @@ def test_fast_path_is_taken_for_well_formed_files(shared_data, monkeypatch):
 
     monkeypatch.setattr(table, "SMALL_FILE", 0)
     source = as_source(shared_data / "scifact" / "runs" / "bm25.trec")
-    assert _read_fast(source, RUN_LAYOUT, False) is not None
+    assert _read_fast(source, RUN_LAYOUT) is not None
     fast, _ = read_table(source, RUN_LAYOUT)
     exact = read_table_exact(source, RUN_LAYOUT)
     assert fast.fast and not exact.fast

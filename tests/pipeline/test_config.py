@@ -142,8 +142,13 @@ def test_to_dict_has_no_secret(tmp_path):
     assert "xyzzy" not in repr(cfg.to_dict()) and "xyzzy" not in repr(cfg)
 
 
+def test_an_alpha_outside_zero_one_is_refused_when_loaded(tmp_path):
+    (tmp_path / "evalops.yaml").write_text("regression:\n  alpha: 2\n")
+    with pytest.raises(ConfigError, match=r"evalops.yaml:2: regression.alpha: Input should be less than 1"):
+        load_config(tmp_path, environ={})
+
+
 @pytest.mark.parametrize("yaml_text, message", [
-    ("regression:\n  alpha: 2\n", "regression policy: alpha must be between 0 and 1"),
     ("regression:\n  correction: bonferroni\n", "regression policy: correction must be one of holm, bh"),
 ])
 def test_bad_regression_policy_is_refused_by_the_stats_policy(tmp_path, yaml_text, message):

@@ -7,6 +7,22 @@ import pytest
 from evalops.querylog import PII_KINDS, scrub, scrub_many
 
 POSITIVE = {
+    "iban": [
+        ("refund to DE89 3704 0044 0532 0130 00 please", "refund to <IBAN> please"),
+        ("IBAN GB82WEST12345698765432 wrong", "IBAN <IBAN> wrong"),
+        ("virement FR1420041010050500013M02606", "virement <IBAN>"),
+    ],
+    "us_ssn": [
+        ("my ssn is 123-45-6789", "my ssn is <SSN>"),
+        ("SSN: 078-05-1120.", "SSN: <SSN>."),
+    ],
+    "id_document": [
+        ("passport number X1234567 expired", "passport number <ID> expired"),
+        ("my national ID: AB123456C", "my national ID: <ID>"),
+        ("Reisepass Nr. C01X00T47 verloren", "Reisepass Nr. <ID> verloren"),
+        ("护照号码E12345678丢了", "护照号码<ID>丢了"),
+        ("driver's license # D1234-5678", "driver's license # <ID>"),
+    ],
     "email": [
         ("mail me at jane.doe+x@example.co.uk now", "mail me at <EMAIL> now"),
         ("联系邮箱li.wei@example.com谢谢", "联系邮箱<EMAIL>谢谢"),
@@ -39,6 +55,10 @@ POSITIVE = {
 }
 
 NEGATIVE = {
+    "iban": ["model DE12 ABCD EFGH IJKL (bad checksum)", "SKU AB12CD34", "model GB82 WEST"],
+    "us_ssn": ["000-12-3456x", "ORDER-123-45-6789", "PAY-123-45-6789"],
+    "id_document": ["passport renewal form", "ID card lost", "national id office hours", "passport photo size 35x45",
+                    "order 12345678 passport"],
     "email": ["user at example dot com", "@kestrel on twitter", "ratio 3@5"],
     "cn_id_card": ["order 110105194913310021 invalid month", "ORDER-2024-11010519491231002X", "SN 123456789012345678 box"],
     "card": ["order 1234567890123 late", "4111 1111 1111 1112 (bad checksum)", "2024-11-01 2024-12-24"],

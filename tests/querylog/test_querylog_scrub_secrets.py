@@ -66,11 +66,48 @@ class FakeRecognizer:
 
 
 def test_a_plugged_in_recognizer_runs_after_the_built_in_patterns():
-    register_recognizer(PresidioRecognizers([FakeRecognizer()], entities=["IBAN_CODE"]))
+    register_recognizer(PresidioRecognizers([FakeRecognizer()], entities=["IBAN_CODE", "PERSON"]))
     try:
         result = scrub("Alice pays to DE89370400440532013000 from 10.0.0.1")
     finally:
         clear_recognizers()
-    # the IBAN is caught by the plug-in; PERSON was not asked for; the IP by the built-in pattern
-    assert result.text == "Alice pays to <IBAN_CODE> from <IP>"
-    assert result.found == {"iban_code": 1, "ipv4": 1}
+    # the IBAN and the IP are caught by the built-in patterns first; the plug-in adds the name
+    assert result.text == "<PERSON> pays to <IBAN> from <IP>"
+    assert result.found == {"iban": 1, "ipv4": 1, "person": 1}
+
+
+def test_presidio_from_the_settings_fails_closed_when_it_is_not_installed(tmp_path):
+    import importlib.util
+
+    from evalops.config import load_config
+    from evalops.errors import ConfigError
+
+    if importlib.util.find_spec("presidio_analyzer") is not None:
+        pytest.skip("Presidio is installed here")
+    (tmp_path / "evalops.yaml").write_text("query_logs:\n  presidio: [UK_NHS, US_PASSPORT]\n")
+    cfg = load_config(tmp_path, environ={})
+    assert cfg.query_logs.presidio == ("UK_NHS", "US_PASSPORT")
+    with pytest.raises(ConfigError, match=r"query_logs.presidio asks for Presidio \(UK_NHS, US_PASSPORT\), which is "
+                                          r"not installed"):
+        cfg.apply_process_settings()
+
+
+def test_presidio_from_the_settings_is_used_and_can_be_switched_off(monkeypatch):
+    import sys
+
+    scrub_module = sys.modules["evalops.querylog.scrub"]
+
+    class Fake(PresidioRecognizers):
+        def __init__(self, entities):
+            super().__init__([FakeRecognizer()], entities=entities)
+
+    monkeypatch.setattr(scrub_module, "PresidioRecognizers", Fake)
+    try:
+        scrub_module.use_presidio(["PERSON"])
+        assert scrub("Alice called").text == "<PERSON> called"
+        scrub_module.use_presidio([])
+        assert scrub("Alice called").text == "Alice called"
+        with pytest.raises(ValueError, match="no pattern recognizer for NOPE"):
+            scrub_module.use_presidio(["PERSON", "NOPE"])
+    finally:
+        scrub_module.use_presidio([])
