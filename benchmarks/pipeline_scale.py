@@ -110,14 +110,14 @@ def generate(root: Path, n_queries: int, n_versions: int, depth: int, kb_docs: i
     qids = [f"q{i}" for i in range(n_queries)]
     with (gold / "queries.jsonl").open("w") as out:
         for i, q in enumerate(qids):
-            out.write(json.dumps({"_id": q, "text": f"question {i} about things", "metadata": {"type": "semantic"}}))
+            out.write(json.dumps({"_id": q, "text": f"question {i} about things"}))
             out.write("\n")
     judged = rng.integers(0, kb_docs, size=(n_queries, 5))
     with (gold / "qrels.tsv").open("w") as out:
         out.write("query-id\tcorpus-id\tscore\n")
         for q, row in zip(qids, judged.tolist()):
-            for d in dict.fromkeys(row):
-                out.write(f"{q}\t{docs[d]}\t{int(rng.integers(0, 3))}\n")
+            for j, d in enumerate(dict.fromkeys(row)):  # the first judgment is relevant
+                out.write(f"{q}\t{docs[d]}\t{int(rng.integers(1 if j == 0 else 0, 3))}\n")
     runs = []
     for v in range(n_versions):
         path = root / f"v{v + 1}.trec"

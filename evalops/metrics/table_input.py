@@ -25,7 +25,7 @@ from evalops.metrics.ranking import (
     starts_mask,
 )
 
-__all__ = ["hits_from_table", "merge_hits"]
+__all__ = ["hits_from_table", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
 
 
 def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:
@@ -154,3 +154,74 @@ def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = No
         retrieved,
         np.concatenate([p.ignored_query_ids for p in parts]),
     )
+
+
+def table_ranks(table: RunTable) -> np.ndarray:
+    """Each row's 0-based rank within its query in evaluation order (score descending at float32
+    precision, ties by doc id descending: :func:`evalops.metrics.ranking.trec_eval_order`), from the codes:
+    one sort of the rows, and the doc ids compared as the dictionary's dense rank (no Python string)."""
+    n = len(table)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    codes = table.query_codes.astype(np.int64)
+    doc_key = _dictionary_rank(table.doc_dictionary)[table.doc_codes]
+    order = np.lexsort((-doc_key, -as_trec_eval_scores(table.scores), codes))
+    lengths = np.bincount(codes, minlength=len(table.query_ids))
+    start = np.cumsum(lengths) - lengths
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n) - start[codes[order]]
+    return ranks
+
+
+def _dictionary_rank(dictionary: Any) -> np.ndarray:
+    """The dense rank of each dictionary entry among the distinct doc ids, ascending (equal strings, equal
+    rank; Arrow compares UTF-8 bytes, which orders as Python compares code points)."""
+    if isinstance(dictionary, np.ndarray):
+        return np.unique(dictionary.astype(str), return_inverse=True)[1].astype(np.int64).reshape(-1)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(dictionary, pa.ChunkedArray):
+        dictionary = dictionary.combine_chunks()
+    return numeric(pc.rank(dictionary, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
+
+
+def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTable, np.ndarray]:
+    """(the rows of ``table`` ranked within the first ``k`` of their query, their ranks): the table a
+    retriever cut at ``k`` gives, in the table's row order, with queries renumbered (by first appearance).
+    ``query_ids``: keep only these queries (the others are dropped, not counted as ignored)."""
+    ranks = table_ranks(table)
+    keep = ranks < k
+    if query_ids is not None:
+        position = dict(zip(table.query_ids.tolist(), range(len(table.query_ids))))
+        wanted = np.zeros(len(table.query_ids), dtype=bool)
+        wanted[[position[q] for q in query_ids if q in position]] = True
+        keep &= wanted[table.query_codes]
+    rows = np.flatnonzero(keep)
+    codes = table.query_codes[rows]
+    used = np.unique(codes)
+    renumber = np.full(len(table.query_ids), -1, dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    cut = RunTable(renumber[codes].astype(table.query_codes.dtype), table.query_ids[used], table.doc_codes[rows],
+                   table.doc_dictionary, table.scores[rows], table.name, table.source)
+    return cut, ranks[rows]
+
+
+def unjudged_rows(gold: Gold, table: RunTable, ranks: np.ndarray, k: int) -> np.ndarray:
+    """Rows of ``table`` ranked within the first ``k`` (``ranks``: :func:`table_ranks`) of a gold query
+    whose document has no judgment for that query (any grade counts as judged), in row order."""
+    gold_of_code = _gold_index(gold, table.query_ids)
+    row_gold = gold_of_code[table.query_codes]
+    candidates = np.flatnonzero((ranks < k) & (row_gold >= 0))
+    if len(gold) == 0 or candidates.size == 0:
+        return candidates
+    judgments = _judgments_of(gold, np.unique(row_gold[candidates]))
+    if judgments.size == 0:
+        return candidates
+    canon, lut = _judged_lookup(gold.doc_ids[judgments], table.doc_dictionary)
+    m = np.int64(len(judgments))
+    judged_keys = np.unique(gold.qidx[judgments].astype(np.int64) * m + canon)
+    row_doc = lut[table.doc_codes[candidates]]
+    row_keys = row_gold[candidates] * m + row_doc
+    judged = (row_doc >= 0) & np.isin(row_keys, judged_keys)
+    return candidates[~judged]

@@ -45,24 +45,61 @@ class RunFileRetriever:
         self.memory_budget = memory_budget
         source = as_source(self.path)
         self.streamed = needs_streaming(source, memory_budget)
-        self._ranked: dict[str, tuple[tuple[str, float | None], ...]] = {}
+        self._table: Any = None
+        self._by_query: dict[str, tuple[tuple[str, float | None], ...]] | None = None
+        if not self.streamed:  # read once; the per-query lists are built only if retrieve() is asked
+            from evalops.formats.trec import read_run_table
+
+            self._table = read_run_table(source, float32=False)
+            self.name = self._table.name
+            return
+        self._by_query = {}
         for run in _runs(source, memory_budget):
             if run is None:  # read again from the start
-                self._ranked = {}
+                self._by_query = {}
                 continue
-            self._ranked.update(_ranked(run))
+            self._by_query.update(_ranked(run))
             self.name = run.name
 
+    @property
+    def columnar(self) -> bool:
+        """True when :meth:`table` answers (the file was read in memory, not streamed)."""
+        return self._table is not None
+
+    @property
+    def _ranked(self) -> dict[str, tuple[tuple[str, float | None], ...]]:
+        if self._by_query is None:
+            self._by_query = _ranked(self._table.to_run())
+        return self._by_query
+
     def __repr__(self) -> str:
-        return f"RunFileRetriever({str(self.path)!r}, {len(self._ranked)} queries, missing={self.missing!r})"
+        n = len(self._table.query_ids) if self._table is not None else len(self._ranked)
+        return f"RunFileRetriever({str(self.path)!r}, {n} queries, missing={self.missing!r})"
+
+    def table(self, query_ids: Sequence[str], k: int) -> tuple[Any, dict[str, str]]:
+        """The answers to ``query_ids`` as columns: (a :class:`~evalops.data.RunTable` of their first ``k``
+        documents in evaluation order, the failed queries with their reasons), the same answers as
+        :meth:`retrieve` gives, with no Python object per row. Only when :attr:`columnar`."""
+        from evalops.metrics.table_input import top_k_table
+
+        if self._table is None:
+            raise ValueError(f"{self.path}: streamed by query blocks; use retrieve()")
+        cut, _ = top_k_table(self._table, k, query_ids)
+        failed: dict[str, str] = {}
+        if self.missing == "fail":
+            present = set(cut.query_ids.tolist())
+            failed = {q: self._absent(q) for q in query_ids if q not in present}
+        return cut, failed
+
+    def _absent(self, query_id: str) -> str:
+        return f"query {query_id!r} is absent from the run file {self.path} ({_MISSING_HINT})"
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         out: list[QueryResult] = []
         for q in queries:
             ranked = self._ranked.get(q.id)
             if ranked is None and self.missing == "fail":
-                out.append(QueryResult.failure(q.id, f"query {q.id!r} is absent from the run file {self.path} "
-                                                     f"({_MISSING_HINT})"))
+                out.append(QueryResult.failure(q.id, self._absent(q.id)))
             else:
                 out.append(QueryResult(q.id, (ranked or ())[:k]))
         return out

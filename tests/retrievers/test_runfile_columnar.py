@@ -1,0 +1,83 @@
+"""A run file scored in columns (``retrieve_table``) gives what the per-query path (``retrieve_run``) gives:
+per-query values, unjudged documents with their ranks, the judge's top documents and the failures, on the
+real SciFact and NFCorpus runs, at the retrieval depth and below it (the cut at k), and on a hand-made file
+whose ties at the cut are settled by doc id."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalops.data import Qrels, RunTable
+from evalops.formats import read_qrels
+from evalops.holes import unjudged_top
+from evalops.metrics import evaluate
+from evalops.pipeline.unjudged import UnjudgedDocs, read_unjudged, unjudged_of_table, write_unjudged
+from evalops.retrievers.runfile import RunFileRetriever
+from evalops.retrievers.scoring import retrieve_run, retrieve_table
+
+MEASURES = ["nDCG@10", "P@10", "R@100", "AP@100", "RR@10", "Judged@10", "nDCG(gain=exp)@10", "R-Prec"]
+
+
+def both_paths(qrels: Qrels, retriever: RunFileRetriever, query_ids: list[str], k: int):
+    old = retrieve_run(retriever, {q: "text" for q in query_ids}, k=k, failure_budget=1.0, name="v")
+    new = retrieve_table(retriever, query_ids, k=k, name="v")
+    assert isinstance(new.run, RunTable)
+    return old, new
+
+
+def assert_same(qrels: Qrels, old, new, k: int) -> None:
+    kept = old.exclude_failed(qrels)
+    assert new.failed == old.failed
+    a, b = evaluate(kept, old.run, MEASURES), evaluate(new.exclude_failed(qrels), new.run, MEASURES)
+    assert a.query_ids.tolist() == b.query_ids.tolist()
+    for m in MEASURES:
+        assert np.array_equal(a.per_query[m], b.per_query[m], equal_nan=True), m
+    expected = unjudged_top(kept, old.run, k)
+    got = unjudged_of_table(kept, new.run, k)
+    assert expected and {q: got[q] for q in got} == expected
+    assert new.top_documents(5) == old.top_documents(5)
+
+
+@pytest.mark.parametrize("collection,run", [("scifact", "bm25.trec"), ("nfcorpus-orig-test", "bm25.trec")])
+@pytest.mark.parametrize("k", [100, 7])
+def test_real_runs_score_the_same_in_columns(shared_data, collection, run, k):
+    folder = shared_data / collection
+    qrels = read_qrels(folder / "qrels.tsv")
+    retriever = RunFileRetriever(folder / "runs" / run)
+    assert retriever.columnar
+    query_ids = sorted(set(qrels.query_ids.tolist()))
+    # a shard's slice of the gold queries, plus one query the file does not hold (a failure)
+    shard = query_ids[: len(query_ids) // 2] + ["no-such-query"]
+    old, new = both_paths(qrels, retriever, shard, k)
+    assert "no-such-query" in new.failed
+    assert_same(qrels, old, new, k)
+    # the table holds the shard's queries only, each cut at k
+    assert set(new.run.query_ids.tolist()) <= set(shard)
+    assert np.bincount(new.run.query_codes).max() <= k
+
+
+def test_ties_at_the_cut_are_settled_by_doc_id_descending(tmp_path):
+    path = tmp_path / "tied.trec"
+    # q1: four documents tie on score; the cut at 2 keeps the two greatest doc ids (d9, d5), as trec_eval ranks
+    path.write_text("q1 Q0 d1 1 1.0 t\nq1 Q0 d9 2 1.0 t\nq1 Q0 d5 3 1.0 t\nq1 Q0 d3 4 1.0 t\n"
+                    "q2 Q0 d2 1 3.0 t\nq2 Q0 d4 2 2.00000001 t\nq2 Q0 d7 3 2.0 t\n")
+    qrels = Qrels.from_dict({"q1": {"d5": 1, "d1": 1}, "q2": {"d7": 2, "d4": 0}, "q3": {"d1": 1}})
+    retriever = RunFileRetriever(path, missing="empty")
+    old, new = both_paths(qrels, retriever, ["q1", "q2", "q3"], 2)
+    assert new.failed == {}
+    assert new.top_documents(2) == {"q1": ["d9", "d5"], "q2": ["d2", "d7"], "q3": []}
+    assert_same(qrels, old, new, 2)
+    assert dict(unjudged_of_table(qrels, new.run, 2)) == {"q1": [("d9", 0)], "q2": [("d2", 0)]}
+
+
+def test_unjudged_documents_round_trip_through_parquet(tmp_path):
+    plain = {"q2": [("d1", 0), ("d é", 4)], "q1": [("d3", 2)], "q9": []}
+    docs = UnjudgedDocs.from_dict(plain)
+    assert dict(docs) == {"q1": [("d3", 2)], "q2": [("d1", 0), ("d é", 4)]}
+    write_unjudged(tmp_path / "u.parquet", docs)
+    back = read_unjudged(tmp_path / "u.parquet")
+    assert dict(back) == dict(docs)
+    assert back.get("q9", ()) == () and "q2" in back and back.n_documents() == 3
+    both = UnjudgedDocs.concat([back, UnjudgedDocs.from_dict({"q0": [("x", 1)]})])
+    assert dict(both) == {**dict(docs), "q0": [("x", 1)]}
