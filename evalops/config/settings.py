@@ -273,8 +273,9 @@ class Config(BaseSettings):
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
-    memory_budget: str | int = Field("1GB", description="peak memory for reading a run file (e.g. 512MB, 2GB; at "
-                                     "least 16MB); a larger run is streamed by query blocks")
+    memory_budget: str | int = Field("1GB", description="memory for reading a run file, not a bound on the "
+                                     "process (e.g. 512MB, 2GB; at least 16MB); a larger run is streamed by query "
+                                     "blocks")
     run_lease_seconds: float | None = Field(None, gt=0, description="lease of a `running` run, renewed while "
                                             "it scores; expired = `abandoned` by the next run (default: twice "
                                             "the longest task timeout)")
