@@ -10,9 +10,12 @@ explicitly that absence means "retrieved nothing" (scored 0).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from evalops.errors import ConfigError
 from evalops.limits import DEFAULT_MEMORY_BUDGET
@@ -48,9 +51,7 @@ class RunFileRetriever:
         self._table: Any = None
         self._by_query: dict[str, tuple[tuple[str, float | None], ...]] | None = None
         if not self.streamed:  # read once; the per-query lists are built only if retrieve() is asked
-            from evalops.formats.trec import read_run_table
-
-            self._table = read_run_table(source, float32=False)
+            self._table = _read_table(self.path, source, memory_budget)
             self.name = self._table.name
             return
         self._by_query = {}
@@ -109,9 +110,47 @@ def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_ME
     """Read the run file at ``path`` as :class:`RunFileRetriever` reads it, keeping nothing: raises the
     reader's error (an ``InputError`` naming ``file:line`` and what is wrong) for a malformed or empty file."""
     from evalops.formats._source import as_source
+    from evalops.formats.stream import needs_streaming
 
-    for _ in _runs(as_source(path), memory_budget):
+    source = as_source(path)
+    if not needs_streaming(source, memory_budget):
+        _read_table(Path(path), source, memory_budget)
+        return
+    for _ in _runs(source, memory_budget):
         pass
+
+
+# The tables read lately, by file stamp, so that the run that checks a file while planning and scores it
+# later reads it once; together they hold at most half the memory budget (the oldest go first).
+_TABLES: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
+
+
+def _read_table(path: Path, source: Any, memory_budget: int) -> Any:
+    """The file's :class:`~evalops.data.RunTable` (exact scores), from :data:`_TABLES` while the file is
+    unchanged (same path, size, modification time and inode)."""
+    from evalops.formats.trec import read_run_table
+
+    try:
+        st = path.stat()
+        key: tuple[str, int, int, int] | None = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        key = None
+    if key is not None and key in _TABLES:
+        _TABLES.move_to_end(key)
+        return _TABLES[key]
+    table = read_run_table(source, float32=False)
+    if key is not None:
+        _TABLES[key] = table
+        while _TABLES and sum(map(_table_bytes, _TABLES.values())) > memory_budget // 2:
+            _TABLES.popitem(last=False)
+    return table
+
+
+def _table_bytes(table: Any) -> int:
+    arrays = (table.query_codes, table.doc_codes, table.scores)
+    dictionary = table.doc_dictionary
+    words = dictionary.nbytes if not isinstance(dictionary, np.ndarray) else 64 * len(dictionary)
+    return sum(a.nbytes for a in arrays) + words + 64 * len(table.query_ids)
 
 
 def _runs(source: Any, memory_budget: int) -> Iterator[Any]:

@@ -81,3 +81,23 @@ def test_unjudged_documents_round_trip_through_parquet(tmp_path):
     assert back.get("q9", ()) == () and "q2" in back and back.n_documents() == 3
     both = UnjudgedDocs.concat([back, UnjudgedDocs.from_dict({"q0": [("x", 1)]})])
     assert dict(both) == {**dict(docs), "q0": [("x", 1)]}
+
+
+def test_a_file_checked_then_scored_is_read_once_and_a_changed_file_again(tmp_path, monkeypatch):
+    import os
+
+    import evalops.formats.trec as trec
+    from evalops.retrievers.runfile import check_run_file
+
+    reads = []
+    real = trec.read_run_table
+    monkeypatch.setattr(trec, "read_run_table", lambda *a, **k: reads.append(1) or real(*a, **k))
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
+    check_run_file(path)
+    first = RunFileRetriever(path)
+    assert len(reads) == 1 and first.table(["q1"], 1)[0].doc_ids().tolist() == ["d1"]
+    path.write_text("q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 2.0 t\n")  # the file changed: read again
+    os.utime(path, ns=(1, 1))
+    second = RunFileRetriever(path)
+    assert len(reads) == 2 and second.table(["q1"], 1)[0].doc_ids().tolist() == ["d2"]
