@@ -273,6 +273,9 @@ class Config(BaseSettings):
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
+    query_score_retention_days: int = Field(0, ge=0, description="days of per-query scores kept in the warehouse "
+                                            "(0 = forever); older runs keep aggregates, A/B results, decisions "
+                                            "and alerts, and a baseline's run keeps its per-query scores")
     memory_budget: str | int = Field("1GB", description="memory for reading a run file, not a bound on the "
                                      "process (e.g. 512MB, 2GB; at least 16MB); a larger run is streamed by query "
                                      "blocks")

@@ -64,6 +64,7 @@ from evalops.warehouse.scores import (
     load_paired_scores,
     load_score_vectors,
     load_scores,
+    prune_query_scores,
     record_aggregates,
     upsert_scores,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "load_paired_scores",
     "load_score_vectors",
     "load_scores",
+    "prune_query_scores",
     "mark_alert_delivery",
     "measure_history",
     "promote_baseline",
