@@ -301,19 +301,20 @@ def case_kb(args: argparse.Namespace) -> int:
         with corpus.open("w") as out:
             for i in range(args.docs):
                 out.write(json.dumps({"_id": f"doc-{i}", "title": "", "text": f"a short document, number {i}"}) + "\n")
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), time.process_time()
         digest = hashlib.sha256()
         with corpus.open("rb") as fh:
             while chunk := fh.read(1 << 20):
                 digest.update(chunk)
-        base = time.perf_counter() - start
+        base, base_cpu = time.perf_counter() - start, time.process_time() - cpu0
         out = subprocess.run([PYTHON, "-c", KB_CHILD, str(corpus)], env=child_env(), capture_output=True, text=True,
                              check=True)
         wall, cpu, _, n = out.stdout.split()
         ratio = float(wall) / base
         print(f"kb: {int(n):,} documents, {corpus.stat().st_size / 1e6:.0f} MB")
-        print(f"  read + SHA-256 of the bytes   {base:7.2f} s")
-        print(f"  load_snapshot                 {float(wall):7.2f} s wall  {float(cpu):7.2f} s CPU  ({ratio:.1f}x)")
+        print(f"  read + SHA-256 of the bytes   {base:7.2f} s wall  {base_cpu:7.2f} s CPU")
+        print(f"  load_snapshot                 {float(wall):7.2f} s wall  {float(cpu):7.2f} s CPU  "
+              f"({ratio:.1f}x wall, {float(cpu) / max(base_cpu, 1e-9):.1f}x CPU)")
         print(f"  target (<= 3x): {'met' if ratio <= 3 else 'NOT MET'}")
         return 0 if ratio <= 3 else 1
 
