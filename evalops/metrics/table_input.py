@@ -159,7 +159,17 @@ def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = No
 def table_ranks(table: RunTable) -> np.ndarray:
     """Each row's 0-based rank within its query in evaluation order (score descending at float32
     precision, ties by doc id descending: :func:`evalops.metrics.ranking.trec_eval_order`), from the codes:
-    one sort of the rows, and the doc ids compared as the dictionary's dense rank (no Python string)."""
+    one sort of the rows, and the doc ids compared as the dictionary's dense rank (no Python string).
+    Computed once per table (kept on it, like the lookups kept on a ``Gold``)."""
+    held = table.__dict__.get("_ranks")
+    if held is not None:
+        return held
+    ranks = _ranks(table)
+    object.__setattr__(table, "_ranks", ranks)
+    return ranks
+
+
+def _ranks(table: RunTable) -> np.ndarray:
     n = len(table)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -204,6 +214,7 @@ def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTabl
     renumber[used] = np.arange(len(used))
     cut = RunTable(renumber[codes].astype(table.query_codes.dtype), table.query_ids[used], table.doc_codes[rows],
                    table.doc_dictionary, table.scores[rows], table.name, table.source)
+    object.__setattr__(cut, "_ranks", ranks[rows])  # a query's first k keep their ranks
     return cut, ranks[rows]
 
 

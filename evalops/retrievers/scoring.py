@@ -243,7 +243,10 @@ def retrieve_table(retriever: Any, query_ids: Sequence[str], k: int = 100, *, na
     ids = [q.id for q in as_queries([(q, "") for q in query_ids])]
     start = time.perf_counter()
     table, failed = retriever.table(ids, k)
-    return RetrievalResult(run=dataclasses.replace(table, name=name), query_ids=tuple(ids), failed=failed, k=k,
+    named = dataclasses.replace(table, name=name)
+    if "_ranks" in table.__dict__:  # the ranks computed while cutting (evalops.metrics.table_input.table_ranks)
+        object.__setattr__(named, "_ranks", table.__dict__["_ranks"])
+    return RetrievalResult(run=named, query_ids=tuple(ids), failed=failed, k=k,
                            failure_budget=1.0, wall_seconds=time.perf_counter() - start)
 
 
