@@ -37,21 +37,32 @@ def assert_same(qrels: Qrels, old, new, k: int) -> None:
     got = unjudged_of_table(kept, new.run, k)
     assert expected and {q: got[q] for q in got} == expected
     assert new.top_documents(5) == old.top_documents(5)
+    return got
 
 
 @pytest.mark.parametrize("collection,run", [("scifact", "bm25.trec"), ("nfcorpus-orig-test", "bm25.trec")])
 @pytest.mark.parametrize("k", [100, 7])
-def test_real_runs_score_the_same_in_columns(shared_data, collection, run, k):
+@pytest.mark.parametrize("reader", ["exact", "arrow"])
+def test_real_runs_score_the_same_in_columns(shared_data, collection, run, k, reader, monkeypatch, tmp_path):
+    import evalops.formats._table as table_module
+    import evalops.retrievers.runfile as runfile
+
+    monkeypatch.setattr(runfile, "_TABLES", type(runfile._TABLES)())
+    if reader == "arrow":  # small files go to the exact parser (a numpy dictionary); Arrow's is another path
+        monkeypatch.setattr(table_module, "SMALL_FILE", 0)
     folder = shared_data / collection
     qrels = read_qrels(folder / "qrels.tsv")
     retriever = RunFileRetriever(folder / "runs" / run)
     assert retriever.columnar
+    assert isinstance(retriever._table.doc_dictionary, np.ndarray) == (reader == "exact")
     query_ids = sorted(set(qrels.query_ids.tolist()))
     # a shard's slice of the gold queries, plus one query the file does not hold (a failure)
     shard = query_ids[: len(query_ids) // 2] + ["no-such-query"]
     old, new = both_paths(qrels, retriever, shard, k)
     assert "no-such-query" in new.failed
-    assert_same(qrels, old, new, k)
+    unjudged = assert_same(qrels, old, new, k)
+    write_unjudged(tmp_path / "unjudged.parquet", unjudged)  # as a shard keeps them, and as compare reads them
+    assert dict(read_unjudged(tmp_path / "unjudged.parquet")) == dict(unjudged)
     # the table holds the shard's queries only, each cut at k
     assert set(new.run.query_ids.tolist()) <= set(shard)
     assert np.bincount(new.run.query_codes).max() <= k
