@@ -170,30 +170,28 @@ def table_ranks(table: RunTable) -> np.ndarray:
 
 
 def _ranks(table: RunTable) -> np.ndarray:
+    """One sort by (query, score descending); only rows that tie with a neighbour on both are put in doc id
+    order (descending), and only their doc ids become Python strings."""
     n = len(table)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     codes = table.query_codes.astype(np.int64)
-    doc_key = _dictionary_rank(table.doc_dictionary)[table.doc_codes]
-    order = np.lexsort((-doc_key, -as_trec_eval_scores(table.scores), codes))
+    scores = as_trec_eval_scores(table.scores) + 0.0  # -0.0 and 0.0 tie, as in C
+    order = np.lexsort((-scores, codes))
+    ordered_codes, ordered_scores = codes[order], scores[order]
+    tied = (ordered_codes[1:] == ordered_codes[:-1]) & (ordered_scores[1:] == ordered_scores[:-1])
+    if tied.any():
+        member = np.r_[tied, False] | np.r_[False, tied]  # positions in a run of equal (query, score)
+        at = np.flatnonzero(member)
+        group = np.cumsum(np.r_[True, ~tied[at[1:] - 1]])  # a new run where the previous position does not tie
+        docs = table.doc_ids(order[at])
+        _, doc_rank = np.unique(docs.astype(str), return_inverse=True)
+        order[at] = order[at][np.lexsort((-doc_rank.reshape(-1), group))]
     lengths = np.bincount(codes, minlength=len(table.query_ids))
     start = np.cumsum(lengths) - lengths
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.arange(n) - start[codes[order]]
     return ranks
-
-
-def _dictionary_rank(dictionary: Any) -> np.ndarray:
-    """The dense rank of each dictionary entry among the distinct doc ids, ascending (equal strings, equal
-    rank; Arrow compares UTF-8 bytes, which orders as Python compares code points)."""
-    if isinstance(dictionary, np.ndarray):
-        return np.unique(dictionary.astype(str), return_inverse=True)[1].astype(np.int64).reshape(-1)
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(dictionary, pa.ChunkedArray):
-        dictionary = dictionary.combine_chunks()
-    return numeric(pc.rank(dictionary, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
 
 
 def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTable, np.ndarray]:

@@ -112,3 +112,38 @@ def test_a_file_checked_then_scored_is_read_once_and_a_changed_file_again(tmp_pa
     os.utime(path, ns=(1, 1))
     second = RunFileRetriever(path)
     assert len(reads) == 2 and second.table(["q1"], 1)[0].doc_ids().tolist() == ["d2"]
+
+
+@pytest.mark.parametrize("reader", ["exact", "arrow"])
+def test_ranks_from_codes_equal_the_ranking_rule_on_many_ties(tmp_path, reader, monkeypatch):
+    import evalops.formats._table as table_module
+    from evalops.formats.trec import read_run_table
+    from evalops.metrics.ranking import trec_eval_order
+    from evalops.metrics.table_input import table_ranks
+
+    if reader == "arrow":
+        monkeypatch.setattr(table_module, "SMALL_FILE", 0)
+    rng = np.random.default_rng(7)
+    lines = []
+    for q in range(60):
+        docs = rng.choice(400, size=int(rng.integers(1, 40)), replace=False)
+        for d in docs.tolist():  # few distinct scores (ties everywhere), one pair differing beyond float32
+            score = rng.choice(["1", "2", "2.5", "-0", "0", "3.0000000001", "3"])
+            lines.append(f"q{q % 45} Q0 d{d}{'é' if d % 7 == 0 else ''} 1 {score} t")
+    seen, kept = set(), []
+    for line in rng.permutation(lines).tolist():  # queries interleaved, no duplicate pair
+        key = tuple(line.split()[:3:2])
+        if key not in seen:
+            seen.add(key)
+            kept.append(line)
+    path = tmp_path / "ties.trec"
+    path.write_text("\n".join(kept) + "\n")
+    table = read_run_table(path, float32=False)
+    run = table.to_run()
+    order = trec_eval_order(run.scores, run.doc_ids, run.query_ids)
+    expected = np.empty(len(order), dtype=np.int64)
+    queries = run.query_ids[order]
+    starts = np.r_[0, np.flatnonzero(queries[1:] != queries[:-1]) + 1]
+    first = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    expected[order] = np.arange(len(order)) - first
+    assert np.array_equal(table_ranks(table), expected)
