@@ -32,3 +32,20 @@ def test_old_per_query_scores_are_pruned_except_a_baselines(engine, seed):
     assert len(load_scores(engine, recent.id)) == 6
     assert len(load_aggregates(engine, old.id)) == 2  # aggregates are kept forever
     assert prune_query_scores(engine, T0 + 10 * day) == 0
+
+
+def test_the_run_applies_the_retention_setting_counted_back_from_its_day(monkeypatch):
+    from types import SimpleNamespace
+
+    import evalops.pipeline.publishing as publishing
+    import evalops.warehouse as warehouse
+    from evalops.pipeline import RunContext
+
+    cuts = []
+    monkeypatch.setattr(publishing, "engine_for", lambda cfg: "engine")
+    monkeypatch.setattr(warehouse, "prune_query_scores", lambda engine, before: cuts.append(before) or 7)
+    run = RunContext.for_day("2024-06-30")
+    assert publishing.prune_old_scores(SimpleNamespace(query_score_retention_days=0), run) == 0  # 0 = forever
+    assert cuts == []
+    assert publishing.prune_old_scores(SimpleNamespace(query_score_retention_days=30), run) == 7
+    assert cuts == [dt.datetime(2024, 5, 31, tzinfo=dt.UTC)]
