@@ -177,7 +177,11 @@ def _ranks(table: RunTable) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     codes = table.query_codes.astype(np.int64)
     scores = as_trec_eval_scores(table.scores) + 0.0  # -0.0 and 0.0 tie, as in C
-    order = np.lexsort((-scores, codes))
+    lengths = np.bincount(codes, minlength=len(table.query_ids))
+    start, _ = segment_bounds(lengths)
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # a file written query by query: no sort when ranked too
+    order = descending_order(scores, starts_mask(start, n) if grouped else None, lambda: codes)
+    order = np.arange(n) if order is None else order
     ordered_codes, ordered_scores = codes[order], scores[order]
     tied = (ordered_codes[1:] == ordered_codes[:-1]) & (ordered_scores[1:] == ordered_scores[:-1])
     if tied.any():
@@ -187,8 +191,6 @@ def _ranks(table: RunTable) -> np.ndarray:
         docs = table.doc_ids(order[at])
         _, doc_rank = np.unique(docs.astype(str), return_inverse=True)
         order[at] = order[at][np.lexsort((-doc_rank.reshape(-1), group))]
-    lengths = np.bincount(codes, minlength=len(table.query_ids))
-    start = np.cumsum(lengths) - lengths
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.arange(n) - start[codes[order]]
     return ranks
@@ -231,6 +233,9 @@ def unjudged_rows(gold: Gold, table: RunTable, ranks: np.ndarray, k: int) -> np.
     m = np.int64(len(judgments))
     judged_keys = np.unique(gold.qidx[judgments].astype(np.int64) * m + canon)
     row_doc = lut[table.doc_codes[candidates]]
-    row_keys = row_gold[candidates] * m + row_doc
-    judged = (row_doc >= 0) & np.isin(row_keys, judged_keys)
+    maybe = np.flatnonzero(row_doc >= 0)  # a document judged for some query (few rows): look its pair up
+    keys = row_gold[candidates[maybe]] * m + row_doc[maybe]
+    at = np.minimum(np.searchsorted(judged_keys, keys), len(judged_keys) - 1)
+    judged = np.zeros(len(candidates), dtype=bool)
+    judged[maybe] = judged_keys[at] == keys
     return candidates[~judged]

@@ -32,17 +32,28 @@ class UnjudgedDocs(Mapping[str, list[tuple[str, int]]]):
 
     @classmethod
     def from_rows(cls, query_ids: np.ndarray, query_codes: np.ndarray, docs: Any, ranks: np.ndarray) -> UnjudgedDocs:
-        """From one row per document: ``query_ids[query_codes]`` its query; queries come out in id order."""
+        """From one row per document: ``query_ids[query_codes]`` its query; queries come out in id order.
+        ``docs``: the rows' doc ids, or a function giving the doc ids of row positions (one take)."""
         order_of_query = np.argsort(query_ids.astype(str), kind="stable")
         position = np.empty(len(query_ids), dtype=np.int64)
         position[order_of_query] = np.arange(len(query_ids))
         row_position = position[query_codes]
-        order = np.lexsort((ranks, row_position))
+        ranks = np.asarray(ranks, dtype=np.int64)
         counts = np.bincount(row_position, minlength=len(query_ids))
         present = counts > 0
         bounds = np.r_[0, np.cumsum(counts[present])].astype(np.int64)
-        taken = docs.take(order) if not isinstance(docs, np.ndarray) else docs[order]
-        return cls(query_ids[order_of_query][present], bounds, taken, np.asarray(ranks)[order].astype(np.int64))
+        same_query = row_position[1:] == row_position[:-1]
+        queries = query_ids[order_of_query][present]
+        if bool(np.all((row_position[1:] > row_position[:-1]) | (same_query & (ranks[1:] > ranks[:-1])))):
+            return cls(queries, bounds, docs(np.arange(len(ranks))) if callable(docs) else docs, ranks)
+        order = np.argsort(row_position, kind="stable")  # runs of one query: timsort merges them quickly
+        if not bool(np.all((np.diff(row_position[order]) > 0) | (np.diff(ranks[order]) > 0))):
+            order = np.lexsort((ranks, row_position))  # a query's rows were not in rank order
+        if callable(docs):
+            taken = docs(order)
+        else:
+            taken = docs.take(order) if not isinstance(docs, np.ndarray) else docs[order]
+        return cls(queries, bounds, taken, ranks[order])
 
     @classmethod
     def from_dict(cls, unjudged: Mapping[str, Any]) -> UnjudgedDocs:
@@ -147,5 +158,14 @@ def unjudged_of_table(qrels: Any, table: Any, k: int) -> UnjudgedDocs:
     rows = unjudged_rows(as_gold(qrels), table, ranks, k)
     codes = table.doc_codes[rows]
     dictionary = table.doc_dictionary
-    docs = dictionary[codes] if isinstance(dictionary, np.ndarray) else dictionary.take(from_numpy(codes))
+    if not isinstance(dictionary, np.ndarray):
+        import pyarrow as pa
+
+        if isinstance(dictionary, pa.ChunkedArray):  # one contiguous array: a take from it is much quicker
+            dictionary = dictionary.combine_chunks()
+
+    def docs(positions: np.ndarray) -> Any:
+        picked = codes[positions]
+        return dictionary[picked] if isinstance(dictionary, np.ndarray) else dictionary.take(from_numpy(picked))
+
     return UnjudgedDocs.from_rows(table.query_ids, table.query_codes[rows], docs, ranks[rows])
