@@ -22,8 +22,8 @@ from evalops.errors import InputError
 
 __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget",
            "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
-           "RATIO_CHECKED_FROM", "input_bounds", "parse_size",
-           "set_input_bounds", "size_text"]
+           "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
+           "peak_rss_bytes", "budget_note"]
 
 QUERY_ID_MAX_LENGTH = 500  # query_scores.query_id
 
@@ -90,3 +90,37 @@ def set_input_bounds(max_line_length: str | int, max_decompressed_size: str | in
                          parse_size(max_decompressed_size, MIN_MAX_DECOMPRESSED_SIZE, "max_decompressed_size"))
     _current[0] = bounds
     return bounds
+
+
+def rss_bytes() -> int | None:
+    """The process's resident memory now (Linux ``/proc``; None elsewhere)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def peak_rss_bytes() -> int | None:
+    """The process's peak resident memory so far (None where ``resource`` is missing)."""
+    try:
+        import resource
+        import sys
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def budget_note(budget: int, floor: int | None) -> str:
+    """What the memory budget bounds, said plainly, with the floor under it (``floor``: the resident memory
+    before the run was read) and the peak the process reached."""
+    peak = peak_rss_bytes()
+    mb = 1 << 20
+    floor_text = f"{floor / mb:.0f} MB" if floor is not None else "unknown"
+    peak_text = f"{peak / mb:.0f} MB" if peak is not None else "unknown"
+    return (f"memory budget {budget / mb:.0f} MB bounds the reading of the run file, not the process: the floor "
+            f"under it (interpreter, libraries and judgments, held before the run was read) was {floor_text}; "
+            f"peak resident memory {peak_text}")

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, progress, reports_errors
 
@@ -41,7 +42,9 @@ SHOWN_IDS = 5  # how many query ids a table footer lists before "..."
     "--memory-budget",
     default="1GB",
     show_default=True,
-    help="Peak memory for reading the run (e.g. 512MB, 2GB). A larger run is streamed by query blocks.",
+    help="Memory for reading the run file (e.g. 512MB, 2GB); a larger run is streamed by query blocks. It bounds "
+         "the reader, not the process: when given, the floor under it (interpreter, libraries, judgments) and the "
+         "peak are printed on stderr.",
 )
 @reports_errors
 def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, fmt: str, output_path: Any,
@@ -56,6 +59,7 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     from evalops.formats.stream import parse_memory_budget
     from evalops.metrics import Policy, parse_measures
     from evalops.formats.stream import evaluate_run_file
+    from evalops.limits import budget_note, rss_bytes
 
     if qrels == "-" and run == "-":
         raise InputError("QRELS and RUN cannot both be standard input (-); give one of them as a file")
@@ -63,6 +67,8 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     budget = parse_memory_budget(memory_budget)
     policy = Policy(no_answer=no_answer)  # type: ignore[arg-type]
     gold = read_qrels(qrels)
+    explicit_budget = click.get_current_context().get_parameter_source("memory_budget") != ParameterSource.DEFAULT
+    floor = rss_bytes() if explicit_budget else None
     with progress("scoring queries", total=len(gold.queries)) as advance:
         done = 0
 
@@ -75,6 +81,8 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
             gold, run, parsed, policy, memory_budget=budget, allow_empty=allow_empty, progress=report,
             notice=lambda message: click.echo(message, err=True),
         )
+    if explicit_budget:
+        click.echo(budget_note(budget, floor), err=True)
 
     notes: list[str] = []
     if per_query:

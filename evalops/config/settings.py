@@ -317,8 +317,12 @@ class Config(BaseSettings):
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
-    memory_budget: str | int = Field("1GB", description="peak memory for reading a run file (e.g. 512MB, 2GB; at "
-                                     "least 16MB); a larger run is streamed by query blocks")
+    query_score_retention_days: int = Field(0, ge=0, description="days of per-query scores kept in the warehouse "
+                                            "(0 = forever); older runs keep aggregates, A/B results, decisions "
+                                            "and alerts, and a baseline's run keeps its per-query scores")
+    memory_budget: str | int = Field("1GB", description="memory for reading a run file, not a bound on the "
+                                     "process (e.g. 512MB, 2GB; at least 16MB); a larger run is streamed by query "
+                                     "blocks")
     max_line_length: str | int = Field("16MB", description="longest input line read (at least 64KB); a longer "
                                        "one stops the reading with an error naming the file (a bomb's defence)")
     max_decompressed_size: str | int = Field("4GB", description="most bytes read from a compressed file or a "

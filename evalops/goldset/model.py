@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -185,9 +186,10 @@ class GoldSet:
             source=self.source,
         )
 
-    @property
+    @cached_property
     def version(self) -> str:
-        """Content hash independent of row order (see module docs)."""
+        """Content hash independent of row order (see module docs); computed once (a gold set's frames are
+        not to be modified after construction)."""
         q = self.queries
         qrows = sorted(
             [qid, text, qtype, lang, sorted(tags), *([ref] if ref else []),

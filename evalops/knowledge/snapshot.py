@@ -43,8 +43,14 @@ def content_hash(title: str, text: str) -> str:
 
 
 def content_hashes(titles: Any, texts: Any) -> np.ndarray:
-    """``content_hash`` for parallel sequences of titles and texts (None counts as "")."""
-    return np.array([content_hash(ti or "", te or "") for ti, te in zip(titles, texts)], dtype=object)
+    """``content_hash`` for parallel sequences of titles and texts (None counts as ""): the same digests,
+    with one JSON encoder for all (``json.dumps`` with options builds one per call)."""
+    import hashlib
+
+    encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode
+    sha256 = hashlib.sha256
+    return np.array([sha256(encode([ti or "", te or ""]).encode("utf-8")).hexdigest()[:16]
+                     for ti, te in zip(titles, texts)], dtype=object)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from evalops.metrics.ranking import (
     starts_mask,
 )
 
-__all__ = ["hits_from_table", "merge_hits"]
+__all__ = ["hits_from_table", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
 
 
 def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:
@@ -154,3 +154,88 @@ def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = No
         retrieved,
         np.concatenate([p.ignored_query_ids for p in parts]),
     )
+
+
+def table_ranks(table: RunTable) -> np.ndarray:
+    """Each row's 0-based rank within its query in evaluation order (score descending at float32
+    precision, ties by doc id descending: :func:`evalops.metrics.ranking.trec_eval_order`), from the codes:
+    one sort of the rows, and the doc ids compared as the dictionary's dense rank (no Python string).
+    Computed once per table (kept on it, like the lookups kept on a ``Gold``)."""
+    held = table.__dict__.get("_ranks")
+    if held is not None:
+        return held
+    ranks = _ranks(table)
+    object.__setattr__(table, "_ranks", ranks)
+    return ranks
+
+
+def _ranks(table: RunTable) -> np.ndarray:
+    """One sort by (query, score descending); only rows that tie with a neighbour on both are put in doc id
+    order (descending), and only their doc ids become Python strings."""
+    n = len(table)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    codes = table.query_codes.astype(np.int64)
+    scores = as_trec_eval_scores(table.scores) + 0.0  # -0.0 and 0.0 tie, as in C
+    lengths = np.bincount(codes, minlength=len(table.query_ids))
+    start, _ = segment_bounds(lengths)
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # a file written query by query: no sort when ranked too
+    order = descending_order(scores, starts_mask(start, n) if grouped else None, lambda: codes)
+    order = np.arange(n) if order is None else order
+    ordered_codes, ordered_scores = codes[order], scores[order]
+    tied = (ordered_codes[1:] == ordered_codes[:-1]) & (ordered_scores[1:] == ordered_scores[:-1])
+    if tied.any():
+        member = np.r_[tied, False] | np.r_[False, tied]  # positions in a run of equal (query, score)
+        at = np.flatnonzero(member)
+        group = np.cumsum(np.r_[True, ~tied[at[1:] - 1]])  # a new run where the previous position does not tie
+        docs = table.doc_ids(order[at])
+        _, doc_rank = np.unique(docs.astype(str), return_inverse=True)
+        order[at] = order[at][np.lexsort((-doc_rank.reshape(-1), group))]
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n) - start[codes[order]]
+    return ranks
+
+
+def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTable, np.ndarray]:
+    """(the rows of ``table`` ranked within the first ``k`` of their query, their ranks): the table a
+    retriever cut at ``k`` gives, in the table's row order, with queries renumbered (by first appearance).
+    ``query_ids``: keep only these queries (the others are dropped, not counted as ignored)."""
+    ranks = table_ranks(table)
+    keep = ranks < k
+    if query_ids is not None:
+        position = dict(zip(table.query_ids.tolist(), range(len(table.query_ids))))
+        wanted = np.zeros(len(table.query_ids), dtype=bool)
+        wanted[[position[q] for q in query_ids if q in position]] = True
+        keep &= wanted[table.query_codes]
+    rows = np.flatnonzero(keep)
+    codes = table.query_codes[rows]
+    used = np.unique(codes)
+    renumber = np.full(len(table.query_ids), -1, dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    cut = RunTable(renumber[codes].astype(table.query_codes.dtype), table.query_ids[used], table.doc_codes[rows],
+                   table.doc_dictionary, table.scores[rows], table.name, table.source)
+    object.__setattr__(cut, "_ranks", ranks[rows])  # a query's first k keep their ranks
+    return cut, ranks[rows]
+
+
+def unjudged_rows(gold: Gold, table: RunTable, ranks: np.ndarray, k: int) -> np.ndarray:
+    """Rows of ``table`` ranked within the first ``k`` (``ranks``: :func:`table_ranks`) of a gold query
+    whose document has no judgment for that query (any grade counts as judged), in row order."""
+    gold_of_code = _gold_index(gold, table.query_ids)
+    row_gold = gold_of_code[table.query_codes]
+    candidates = np.flatnonzero((ranks < k) & (row_gold >= 0))
+    if len(gold) == 0 or candidates.size == 0:
+        return candidates
+    judgments = _judgments_of(gold, np.unique(row_gold[candidates]))
+    if judgments.size == 0:
+        return candidates
+    canon, lut = _judged_lookup(gold.doc_ids[judgments], table.doc_dictionary)
+    m = np.int64(len(judgments))
+    judged_keys = np.unique(gold.qidx[judgments].astype(np.int64) * m + canon)
+    row_doc = lut[table.doc_codes[candidates]]
+    maybe = np.flatnonzero(row_doc >= 0)  # a document judged for some query (few rows): look its pair up
+    keys = row_gold[candidates[maybe]] * m + row_doc[maybe]
+    at = np.minimum(np.searchsorted(judged_keys, keys), len(judged_keys) - 1)
+    judged = np.zeros(len(candidates), dtype=bool)
+    judged[maybe] = judged_keys[at] == keys
+    return candidates[~judged]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,7 @@ from evalops.pipeline.queries import query_attributes
 from evalops.pipeline.registry import compared_measures, scored_measures
 from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import comparison_file, read_frame, shard_file
+from evalops.pipeline.workdir import comparison_file, read_frame, shard_file, unjudged_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -69,14 +70,16 @@ class VersionOutcome:
     status: str
     error: str | None
     retries: int = 0
-    unjudged: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    unjudged: Mapping[str, list[tuple[str, int]]] = field(default_factory=dict)
     holes_relevant: pd.DataFrame | None = None  # the scores under the holes-relevant bound (evalops.holes)
 
 
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
     import pandas as pd
 
-    frames, failed, errors, retries, unjudged = [], {}, [], 0, {}
+    from evalops.pipeline.unjudged import UnjudgedDocs, read_unjudged
+
+    frames, failed, errors, retries, unjudged_parts = [], {}, [], 0, []
     for shard in range(n_shards):
         path = shard_file(cfg, run, run_id, shard)
         meta_path = path.with_suffix(".json")
@@ -89,11 +92,13 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         meta = json.loads(meta_path.read_text())
         failed.update(meta["failed"])
         retries += int(meta.get("retries") or 0)
-        unjudged.update({q: [(str(d), int(r)) for d, r in docs] for q, docs in (meta.get("unjudged") or {}).items()})
+        if unjudged_file(path).exists():
+            unjudged_parts.append(read_unjudged(unjudged_file(path)))
         if meta["error"]:
             errors.append(meta["error"])
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
     frame, holes_relevant = split_bound(frame)  # the bound is compared, never stored as a score
+    unjudged: Mapping[str, list[tuple[str, int]]] = UnjudgedDocs.concat(unjudged_parts)
     share = len(failed) / n_queries if n_queries else 0.0
     if errors:
         status, error = "failed", errors[0]

@@ -19,6 +19,7 @@ from evalops.config import DEFAULT_GOLD_SET
 from evalops.errors import InputError, ValidationError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.notify import deliver
+from evalops.pipeline.prepared import keep_gold_set, keep_snapshot, prepared_gold_set, prepared_snapshot
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import is_local, log_sample_folder, manifest_file, run_folder, upload
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "describe_knowledge_base",
+    "gold_set_for_run",
     "load_gold_set_for",
     "load_knowledge_base",
     "sample_query_logs",
@@ -72,6 +74,12 @@ def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     return load_gold_set(spec.path, **options)
 
 
+def gold_set_for_run(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
+    """Gold set ``name`` for the steps after validation: the copy ``validate_inputs`` prepared while the
+    source is unchanged (:mod:`evalops.pipeline.prepared`), else read from the source."""
+    return prepared_gold_set(cfg, name, lambda: load_gold_set_for(cfg, name))
+
+
 def contracts_file(cfg: Config, run: RunContext) -> Path:
     """The run's contract outcomes (rules in force, not-applicable checks, warnings), for the report."""
     return run_folder(cfg, run) / "contracts.json"
@@ -110,6 +118,7 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     for warning in report.warnings:
         log.warning("knowledge base %s: %s", source, warning)
     _record_contract(cfg, run, "knowledge_base", report)
+    keep_snapshot(cfg, snapshot)
     record_kb_snapshot(
         engine_for(cfg),
         snapshot.snapshot_id,
@@ -154,6 +163,7 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
     versions = {}
     for name, spec, gold, report in validated:
         _record_contract(cfg, run, f"gold_set:{name}", report)
+        keep_gold_set(cfg, name, gold)
         record_gold_set_version(
             engine_for(cfg),
             gold.version,
@@ -170,7 +180,11 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
 
 
 def current_snapshot(cfg: Config, snapshot_id: str) -> KnowledgeBaseSnapshot:
-    """The knowledge base as it is now, refused when it is no longer the snapshot this run planned on."""
+    """The knowledge base as it is now, refused when it is no longer the snapshot this run planned on (the
+    copy prepared by ``snapshot_knowledge_base`` while the source is unchanged: :mod:`evalops.pipeline.prepared`)."""
+    prepared = prepared_snapshot(cfg, snapshot_id)
+    if prepared is not None:
+        return prepared
     snapshot = load_knowledge_base(cfg)
     if snapshot.snapshot_id != snapshot_id:
         raise InputError(

@@ -411,9 +411,9 @@ def _gold_fields(cfg: Config, dataset: str) -> tuple[dict[str, str], dict[str, s
     the production sample (its queries have neither)."""
     if dataset == PRODUCTION:
         return {}, {}
-    from evalops.pipeline.inputs import load_gold_set_for
+    from evalops.pipeline.inputs import gold_set_for_run
 
-    queries = load_gold_set_for(cfg, dataset).queries
+    queries = gold_set_for_run(cfg, dataset).queries
     ids = queries["query_id"].astype(str).tolist()
     references = {q: r for q, r in zip(ids, queries["reference_answer"].astype(str).tolist()) if r}
     return dict(zip(ids, queries["language"].astype(str).tolist())), references

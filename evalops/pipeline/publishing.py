@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import logging
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from evalops.pipeline.store import engine_for
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.reports import ReportData
+
+log = logging.getLogger(__name__)
 
 __all__ = ["IncompleteRunError", "build_report_data", "publish_report"]
 
@@ -310,6 +313,7 @@ def publish_report(
     from evalops.safetext import plain  # a retriever's error is untrusted text
 
     paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
+    prune_old_scores(cfg, run)
     failed = []
     for s in versions:
         if s["dataset"] == PRODUCTION:
@@ -329,6 +333,20 @@ def publish_report(
     if problems:
         raise IncompleteRunError("; ".join(problems))
     return str(paths.html)
+
+
+def prune_old_scores(cfg: Config, run: RunContext) -> int:
+    """Apply ``query_score_retention_days``: delete the per-query scores of runs older than that many days
+    before this run's day (see :func:`evalops.warehouse.prune_query_scores` for what is kept)."""
+    from evalops.warehouse import prune_query_scores
+
+    if cfg.query_score_retention_days <= 0:
+        return 0
+    before = run.anchor - dt.timedelta(days=cfg.query_score_retention_days)
+    deleted = prune_query_scores(engine_for(cfg), before)
+    log.info("retention: %d per-query scores of runs before %s deleted (query_score_retention_days=%d)",
+             deleted, before.date().isoformat(), cfg.query_score_retention_days)
+    return deleted
 
 
 def _stored_run(cfg: Config, run_id: int) -> Any:

@@ -38,9 +38,9 @@ def _judged(texts: dict[str, str], qrels: Qrels, source: str) -> QuerySet:
 
 
 def gold_queries(cfg: Config, name: str = DEFAULT_GOLD_SET) -> QuerySet:
-    from evalops.pipeline.inputs import load_gold_set_for
+    from evalops.pipeline.inputs import gold_set_for_run
 
-    gold = load_gold_set_for(cfg, name)
+    gold = gold_set_for_run(cfg, name)
     texts = dict(zip(gold.queries["query_id"].tolist(), gold.queries["text"].tolist()))
     return _judged(texts, gold.qrels, str(cfg.gold_set_named(name).path))
 
@@ -49,9 +49,9 @@ def query_attributes(cfg: Config, dataset: str, sample_folder: str | None = None
     """Per query id, what its results are also read by: ``type``, ``language`` and ``split`` of a gold query;
     the log ``segment`` (web, mobile, agent-assist, ...) of a production query, when the log has one."""
     if dataset != PRODUCTION:
-        from evalops.pipeline.inputs import load_gold_set_for
+        from evalops.pipeline.inputs import gold_set_for_run
 
-        q = load_gold_set_for(cfg, dataset).queries
+        q = gold_set_for_run(cfg, dataset).queries
         return {qid: {"type": t or "untyped", "language": lang, "split": split}
                 for qid, t, lang, split in zip(q["query_id"], q["type"], q["language"], q["split"])}
     if not sample_folder:

@@ -12,6 +12,11 @@ whatever the exception (a broken entry point; a run file changed after planning,
 loading is deterministic, so retrying the task would fail again, and the other versions are scored and
 stored regardless. Only unexpected exceptions during scoring escape, so Airflow retries the task for those.
 
+The unjudged documents of the top k (judged coverage, the holes queue) go to the shard's
+``.unjudged.parquet`` as columns (:mod:`evalops.pipeline.unjudged`). A run file read in memory is scored in
+columns, as ``evalops evaluate`` scores it: cut at k, validated and ranked once for the shard's queries,
+no Python object per row (:func:`evalops.retrievers.scoring.retrieve_table`).
+
 The shard's ``.json`` also keeps what the judge step reuses instead of asking the retriever again: the
 generated ``answers`` of a RAG endpoint (query id -> answer; production answers PII-scrubbed like the
 sampled queries) and, when the judge is on, the first ``judge.top_k`` documents of every answered query
@@ -31,7 +36,8 @@ from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import context_measures, load_registry_for, metric_policy, scored_measures
 from evalops.pipeline.store import run_lease
-from evalops.pipeline.workdir import shard_file, write_frame
+from evalops.pipeline.unjudged import write_unjudged
+from evalops.pipeline.workdir import shard_file, unjudged_file, write_frame
 from evalops.pipeline.specs import ShardSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,10 +60,13 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     """
     import pandas as pd
 
+    from evalops.data import RunTable
     from evalops.holes import cutoff_of, holes_relevant_frame, unjudged_top
     from evalops.metrics import evaluate
+    from evalops.pipeline.unjudged import unjudged_of_table
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
+    from evalops.retrievers.scoring import retrieve_table
     from evalops.retrievers.deadline import CircuitBreaker
 
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
@@ -81,9 +90,12 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         # The breaker is sized for the whole version: once this shard alone has lost more queries than the
         # version's budget allows, the version fails whatever the other shards do, so stop calling. It guards
         # remote retrievers only (retrieve_run decides; a run file is read for every query).
-        breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
-        result = retrieve_run(retriever, queries.texts, k=cfg.k, name=f"{spec['retriever']}@{spec['version']}",
-                              failure_budget=1.0, breaker=breaker)
+        name = f"{spec['retriever']}@{spec['version']}"
+        if getattr(retriever, "columnar", False):  # a run file in memory: columns, as `evalops evaluate` reads
+            result = retrieve_table(retriever, queries.query_ids, k=cfg.k, name=name)
+        else:
+            breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
+            result = retrieve_run(retriever, queries.texts, k=cfg.k, name=name, failure_budget=1.0, breaker=breaker)
     except EvalopsError as exc:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
@@ -102,7 +114,11 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     measures = [m for m in scored_measures(cfg) if m not in context]
     evaluation = evaluate(qrels, result.run, measures, metric_policy())
     # the unjudged documents of the top k, for judged coverage in comparisons and the holes queue
-    outcome["unjudged"] = unjudged_top(qrels, result.run, max(cutoff_of(m, cfg.k) for m in measures))
+    cutoff = max(cutoff_of(m, cfg.k) for m in measures)
+    if isinstance(result.run, RunTable):
+        outcome["unjudged"] = unjudged_of_table(qrels, result.run, cutoff)
+    else:
+        outcome["unjudged"] = unjudged_top(qrels, result.run, cutoff)
     frame = evaluation.to_frame()
     # the same run with its unjudged top-k documents counted relevant: the other bound (evalops.holes)
     frame = pd.concat([frame, holes_relevant_frame(qrels, result.run, measures, cfg.k, metric_policy(),
@@ -121,8 +137,10 @@ def _context_frame(cfg: Config, spec: dict[str, Any], queries: QuerySet, qrels: 
     from evalops.metrics.topk import top_k
     from evalops.pipeline.judging import _documents
 
+    from evalops.data import RunTable
+
     depth = max(m.cutoff for m in parse_context_measures(measures))
-    ranked = top_k(result.run, depth)
+    ranked = top_k(result.run.to_run() if isinstance(result.run, RunTable) else result.run, depth)
     answered = {q: t for q, t in queries.texts.items() if q not in result.failed}
     texts = _documents(cfg, spec["snapshot_id"])
     values = context_values(measures, answered, ranked, texts, qrels=qrels.to_dict())
@@ -164,6 +182,9 @@ def score_shard(cfg: Config, run: RunContext, spec: ShardSpec | dict[str, Any]) 
     outcome.update(shard=spec.shard, n_shards=spec.n_shards, seconds=time.perf_counter() - started)
     path = shard_file(cfg, run, spec.run_id, spec.shard)
     write_frame(path, frame)
+    unjudged = outcome.pop("unjudged", None)
+    if unjudged is not None:
+        write_unjudged(unjudged_file(path), unjudged)
     path.with_suffix(".json").write_text(json.dumps(outcome, default=str))
     log.info("%s: %d queries, %d failed%s", spec.label, len(outcome["query_ids"]), len(outcome["failed"]),
              f", error: {outcome['error']}" if outcome["error"] else "")

@@ -30,7 +30,7 @@ from evalops.pipeline.context import RunContext
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["run_folder", "log_sample_folder", "shard_file", "shard_folder", "comparison_file", "manifest_file",
+__all__ = ["run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
            "safe_name", "work_root", "is_local", "write_frame", "read_frame", "local_copy", "upload"]
 
 
@@ -74,6 +74,11 @@ def shard_folder(cfg: Config, run: RunContext, run_id: int) -> Any:
 def shard_file(cfg: Config, run: RunContext, run_id: int, shard: int) -> Any:
     """The shard's scores (``.parquet``); its outcome sits beside it with the suffix ``.json``."""
     return shard_folder(cfg, run, run_id) / f"shard-{shard:05d}.parquet"
+
+
+def unjudged_file(shard: Any) -> Any:
+    """The unjudged top-k documents of a shard (``shard_file``), as Parquet columns beside its scores."""
+    return shard.with_suffix(".unjudged.parquet")
 
 
 def comparison_file(cfg: Config, run: RunContext, run_id: int) -> Any:

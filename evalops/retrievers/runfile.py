@@ -10,9 +10,12 @@ explicitly that absence means "retrieved nothing" (scored 0).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from evalops.errors import ConfigError
 from evalops.limits import DEFAULT_MEMORY_BUDGET
@@ -45,24 +48,59 @@ class RunFileRetriever:
         self.memory_budget = memory_budget
         source = as_source(self.path)
         self.streamed = needs_streaming(source, memory_budget)
-        self._ranked: dict[str, tuple[tuple[str, float | None], ...]] = {}
+        self._table: Any = None
+        self._by_query: dict[str, tuple[tuple[str, float | None], ...]] | None = None
+        if not self.streamed:  # read once; the per-query lists are built only if retrieve() is asked
+            self._table = _read_table(self.path, source, memory_budget)
+            self.name = self._table.name
+            return
+        self._by_query = {}
         for run in _runs(source, memory_budget):
             if run is None:  # read again from the start
-                self._ranked = {}
+                self._by_query = {}
                 continue
-            self._ranked.update(_ranked(run))
+            self._by_query.update(_ranked(run))
             self.name = run.name
 
+    @property
+    def columnar(self) -> bool:
+        """True when :meth:`table` answers (the file was read in memory, not streamed)."""
+        return self._table is not None
+
+    @property
+    def _ranked(self) -> dict[str, tuple[tuple[str, float | None], ...]]:
+        if self._by_query is None:
+            self._by_query = _ranked(self._table.to_run())
+        return self._by_query
+
     def __repr__(self) -> str:
-        return f"RunFileRetriever({str(self.path)!r}, {len(self._ranked)} queries, missing={self.missing!r})"
+        n = len(self._table.query_ids) if self._table is not None else len(self._ranked)
+        return f"RunFileRetriever({str(self.path)!r}, {n} queries, missing={self.missing!r})"
+
+    def table(self, query_ids: Sequence[str], k: int) -> tuple[Any, dict[str, str]]:
+        """The answers to ``query_ids`` as columns: (a :class:`~evalops.data.RunTable` of their first ``k``
+        documents in evaluation order, the failed queries with their reasons), the same answers as
+        :meth:`retrieve` gives, with no Python object per row. Only when :attr:`columnar`."""
+        from evalops.metrics.table_input import top_k_table
+
+        if self._table is None:
+            raise ValueError(f"{self.path}: streamed by query blocks; use retrieve()")
+        cut, _ = top_k_table(self._table, k, query_ids)
+        failed: dict[str, str] = {}
+        if self.missing == "fail":
+            present = set(cut.query_ids.tolist())
+            failed = {q: self._absent(q) for q in query_ids if q not in present}
+        return cut, failed
+
+    def _absent(self, query_id: str) -> str:
+        return f"query {query_id!r} is absent from the run file {self.path} ({_MISSING_HINT})"
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         out: list[QueryResult] = []
         for q in queries:
             ranked = self._ranked.get(q.id)
             if ranked is None and self.missing == "fail":
-                out.append(QueryResult.failure(q.id, f"query {q.id!r} is absent from the run file {self.path} "
-                                                     f"({_MISSING_HINT})"))
+                out.append(QueryResult.failure(q.id, self._absent(q.id)))
             else:
                 out.append(QueryResult(q.id, (ranked or ())[:k]))
         return out
@@ -72,9 +110,47 @@ def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_ME
     """Read the run file at ``path`` as :class:`RunFileRetriever` reads it, keeping nothing: raises the
     reader's error (an ``InputError`` naming ``file:line`` and what is wrong) for a malformed or empty file."""
     from evalops.formats._source import as_source
+    from evalops.formats.stream import needs_streaming
 
-    for _ in _runs(as_source(path), memory_budget):
+    source = as_source(path)
+    if not needs_streaming(source, memory_budget):
+        _read_table(Path(path), source, memory_budget)
+        return
+    for _ in _runs(source, memory_budget):
         pass
+
+
+# The tables read lately, by file stamp, so that the run that checks a file while planning and scores it
+# later reads it once; together they hold at most half the memory budget (the oldest go first).
+_TABLES: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
+
+
+def _read_table(path: Path, source: Any, memory_budget: int) -> Any:
+    """The file's :class:`~evalops.data.RunTable` (exact scores), from :data:`_TABLES` while the file is
+    unchanged (same path, size, modification time and inode)."""
+    from evalops.formats.trec import read_run_table
+
+    try:
+        st = path.stat()
+        key: tuple[str, int, int, int] | None = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        key = None
+    if key is not None and key in _TABLES:
+        _TABLES.move_to_end(key)
+        return _TABLES[key]
+    table = read_run_table(source, float32=False)
+    if key is not None:
+        _TABLES[key] = table
+        while _TABLES and sum(map(_table_bytes, _TABLES.values())) > memory_budget // 2:
+            _TABLES.popitem(last=False)
+    return table
+
+
+def _table_bytes(table: Any) -> int:
+    arrays = (table.query_codes, table.doc_codes, table.scores)
+    dictionary = table.doc_dictionary
+    words = dictionary.nbytes if not isinstance(dictionary, np.ndarray) else 64 * len(dictionary)
+    return sum(a.nbytes for a in arrays) + words + 64 * len(table.query_ids)
 
 
 def _runs(source: Any, memory_budget: int) -> Iterator[Any]:

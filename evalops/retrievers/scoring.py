@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from evalops.data import Qrels, Run
+from evalops.data import Qrels, Run, RunTable
 from evalops.errors import InputError, RetrieverError
 from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, is_remote
 from evalops.retrievers.deadline import CircuitBreaker
@@ -45,6 +45,7 @@ __all__ = [
     "as_queries",
     "combine_results",
     "retrieve_run",
+    "retrieve_table",
 ]
 
 DEFAULT_FAILURE_BUDGET = 0.02
@@ -53,9 +54,10 @@ DEFAULT_FAILURE_BUDGET = 0.02
 @dataclass(frozen=True, eq=False)
 class RetrievalResult:
     """The Run of one retriever over ``query_ids``, the failures (query id -> reason), the timings and the
-    generated answers (query id -> answer) of a RAG endpoint."""
+    generated answers (query id -> answer) of a RAG endpoint. ``run`` is a :class:`~evalops.data.RunTable`
+    when the retriever answered in columns (:func:`retrieve_table`)."""
 
-    run: Run
+    run: Run | RunTable
     query_ids: tuple[str, ...]
     failed: dict[str, str]
     k: int
@@ -86,7 +88,17 @@ class RetrievalResult:
     def top_documents(self, k: int) -> dict[str, list[str]]:
         """The first ``k`` documents of every answered query, in the retriever's rank order."""
         out: dict[str, list[str]] = {q: [] for q in self.query_ids if q not in self.failed}
-        for qid, doc in zip(self.run.query_ids.tolist(), self.run.doc_ids.tolist()):
+        if isinstance(self.run, RunTable):  # the rows ranked within the first k, in rank order
+            from evalops.metrics.table_input import table_ranks
+
+            ranks = table_ranks(self.run)
+            rows = np.flatnonzero(ranks < k)
+            rows = rows[np.lexsort((ranks[rows], self.run.query_codes[rows]))]
+            queries = self.run.query_ids[self.run.query_codes[rows]]
+            pairs = zip(queries.tolist(), self.run.doc_ids(rows).tolist())
+        else:
+            pairs = zip(self.run.query_ids.tolist(), self.run.doc_ids.tolist())
+        for qid, doc in pairs:
             docs = out.setdefault(str(qid), [])
             if len(docs) < k:
                 docs.append(str(doc))
@@ -217,6 +229,25 @@ def retrieve_run(
     if check_budget and result.failure_rate > failure_budget:
         raise FailureBudgetExceeded(result)
     return result
+
+
+def retrieve_table(retriever: Any, query_ids: Sequence[str], k: int = 100, *, name: str = "run") -> RetrievalResult:
+    """:func:`retrieve_run` for a retriever that answers a whole query set in columns (a run file read in
+    memory: ``retriever.table(query_ids, k)``): the same documents and failures, in a
+    :class:`~evalops.data.RunTable` the metric layer ranks directly. No failure budget is checked (the
+    caller applies it, as for a shard); a local retriever has no circuit breaker."""
+    import dataclasses
+
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    ids = [q.id for q in as_queries([(q, "") for q in query_ids])]
+    start = time.perf_counter()
+    table, failed = retriever.table(ids, k)
+    named = dataclasses.replace(table, name=name)
+    if "_ranks" in table.__dict__:  # the ranks computed while cutting (evalops.metrics.table_input.table_ranks)
+        object.__setattr__(named, "_ranks", table.__dict__["_ranks"])
+    return RetrievalResult(run=named, query_ids=tuple(ids), failed=failed, k=k,
+                           failure_budget=1.0, wall_seconds=time.perf_counter() - start)
 
 
 def _breaker_for(retriever: Retriever, given: CircuitBreaker | None, n: int, failure_budget: float,

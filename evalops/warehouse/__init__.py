@@ -65,6 +65,7 @@ from evalops.warehouse.scores import (
     load_paired_scores,
     load_score_vectors,
     load_scores,
+    prune_query_scores,
     record_aggregates,
     upsert_scores,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "load_paired_scores",
     "load_score_vectors",
     "load_scores",
+    "prune_query_scores",
     "mark_alert_delivery",
     "measure_history",
     "promote_baseline",

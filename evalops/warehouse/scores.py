@@ -11,11 +11,12 @@ as strings, one float64 vector per measure.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from evalops.errors import AlignmentError, InputError, WarehouseError
 from evalops.warehouse._bulk import (
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.fingerprint import EvalFingerprint
 
 __all__ = [
+    "prune_query_scores",
     "load_aggregates",
     "load_paired_scores",
     "load_score_vectors",
@@ -182,3 +184,22 @@ def _set_difference(left: np.ndarray, right: np.ndarray, limit: int = 5) -> str:
     if only_right:
         parts.append(f"{len(only_right)} only in the second, e.g. {only_right[:limit]}")
     return "; ".join(parts) or "same ids in a different order"
+
+
+def prune_query_scores(engine: Engine, before: dt.datetime) -> int:
+    """Delete the per-query scores of runs whose logical date is before ``before`` (the retention of
+    per-query rows); returns the number of rows deleted.
+
+    Kept whatever their age: the runs' aggregates, A/B results, decisions and alerts (other tables), and
+    the per-query scores of every run a baseline row names (current or past: a rollback restores a past
+    one, and comparisons read a baseline's per-query scores).
+    """
+    from evalops.warehouse._bulk import query_scores, runs
+    from evalops.warehouse.models import BaselineModel
+    from evalops.warehouse.types import as_utc
+
+    baselines = BaselineModel.__table__
+    old = select(runs.c.id).where(runs.c.logical_date < as_utc(before), runs.c.id.not_in(select(baselines.c.run_id)))
+    with transaction(engine, "pruning per-query scores") as conn:
+        result = conn.execute(delete(query_scores).where(query_scores.c.run_id.in_(old)))
+    return int(result.rowcount or 0)

@@ -51,6 +51,21 @@ def test_memory_budget_streams_with_the_same_values(shared_data):
     assert json.loads(whole.stdout) == json.loads(streamed.stdout)
 
 
+def test_a_given_memory_budget_says_what_it_bounds_and_prints_the_floor(shared_data):
+    qrels = str(shared_data / "scifact" / "qrels.tsv")
+    run = str(shared_data / "scifact" / "runs" / "bm25.trec")
+    given = invoke(qrels, run, "-m", "nDCG@10", "--format", "json", "--memory-budget", "64MB")
+    assert given.exit_code == 0
+    [note] = [line for line in given.stderr.splitlines() if line.startswith("memory budget")]
+    assert note.startswith("memory budget 64 MB bounds the reading of the run file, not the process")
+    floor = int(note.split("held before the run was read) was ")[1].split(" MB")[0])
+    peak = int(note.split("peak resident memory ")[1].split(" MB")[0])
+    assert 0 < floor <= peak
+    assert json.loads(given.stdout)["measures"]  # stdout stays the JSON document
+    default = invoke(qrels, run, "-m", "nDCG@10", "--format", "json")
+    assert "memory budget" not in default.stderr
+
+
 def test_bad_memory_budget_is_a_clean_error(shared_data):
     out = CliRunner().invoke(main, ["evaluate", "a", "b", "-m", "P@5", "--memory-budget", "lots"])
     assert out.exit_code != 0 and "memory budget 'lots' is not a size" in out.output
