@@ -42,10 +42,13 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
               help="A margin for one measure (overrides --min-delta for it). Repeat for more.")
 @click.option("--alert-on", type=click.Choice(["critical", "warning", "either"]), default="warning",
               show_default=True,
-              help="Which regressions count for --fail-on-regression: critical only, warning and up, or also "
-                   "material-but-not-yet-significant (either).")
-@click.option("--interval", type=click.Choice(["t", "bootstrap"]), default="t", show_default=True,
-              help="The decision interval of the mean delta: Student t, or the bootstrap (--ci).")
+              help="Which regressions count for --fail-on-regression: critical (the effect-size route: a drop "
+                   "shown past the margin) or warning (the p-value route: a significant drop, critical "
+                   "included). either was removed and is refused with what to use instead.")
+@click.option("--interval", type=click.Choice(["robust", "t", "bootstrap"]), default="robust", show_default=True,
+              help="The decision interval of the mean delta: robust (skew-corrected t where Cochran's rule "
+                   "trusts it, the betting interval for bounded means where it does not), Student t, or the "
+                   "bootstrap (--ci).")
 @click.option("--min-coverage", type=float, default=0.9, show_default=True,
               help="Share of the judged queries each run must answer; below it a comparison is inconclusive.")
 @click.option("--max-judged-coverage-drop", type=float, default=0.1, show_default=True,
@@ -53,8 +56,8 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
                    "be than the baseline's before a regression is inconclusive (unjudged_documents).")
 @click.option("--query-drop", type=float, default=0.5, show_default=True,
               help="A query whose score falls by more than this counts as lost (reported with a sign test).")
-@click.option("--alert-on-query-drops", is_flag=True,
-              help="Also call it a regression when significantly many queries are lost (sign test).")
+@click.option("--alert-on-query-drops", is_flag=True, hidden=True,
+              help="Removed: refused with what to use instead.")
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison correction across every measure x candidate: Holm or Benjamini-Hochberg.")
 @ALTERNATIVE
@@ -115,6 +118,10 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
         from evalops.exitcodes import ExitCode
 
         sys.exit(ExitCode.REGRESSION)
+
+
+_INTERVAL_WORDS = {"robust": "robust intervals (skew-corrected t, or betting where the deltas are too skewed)",
+                   "t": "t-intervals", "bootstrap": "bootstrap intervals"}
 
 
 def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tuple[str, ...],
@@ -235,7 +242,8 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
     sided = ("two-sided: a drop is declared at alpha/2 per side" if policy["alternative"] == "two-sided"
              else f"one-sided ({policy['alternative']})")
     console.print(
-        f"rule: {policy['interval']}-intervals of the mean delta, {correction} over {family} comparison"
+        f"rule: {_INTERVAL_WORDS.get(policy['interval'], policy['interval'])} of the mean delta, {correction} over "
+        f"{family} comparison"
         f"{'s' if family != 1 else ''}, alpha = {policy['alpha']:g}, {sided}; critical = whole interval past "
         f"-margin, warning = below 0 but reaching past -margin, no_change = inside +-margin; alert_on: "
         f"{policy['alert_on']}; reported test: {policy['test']}",
