@@ -16,7 +16,7 @@ RECORD_KEYS = [
     "measure", "baseline", "candidate", "n", "coverage", "baseline_mean", "candidate_mean", "delta", "delta_sd",
     "delta_ci_low", "delta_ci_high", "relative_change", "decision", "severity", "criterion", "reason_code",
     "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method", "family_size",
-    "queries_needed", "test", "test_method", "statistic", "p_value", "p_adjusted", "effect_size_dz",
+    "queries_needed", "test", "test_method", "statistic", "p_value", "decision_p", "p_adjusted", "effect_size_dz",
     "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost", "queries_gained",
     "query_drops_p", "reasons", "worst_queries", "notes", "judged_coverage", "higher_is_better",
 ]
@@ -54,8 +54,8 @@ def test_json_shape_on_the_real_scifact_runs(report, scifact):
     }
     assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": 0.01, "margins": {},
                                 "alert_on": "warning", "correction": "holm", "test": "t", "zero_method": "wilcox",
-                                "continuity": False, "interval": "t", "ci_method": "bca", "query_drop": 0.5,
-                                "alert_on_query_drops": False, "min_coverage": 0.9, "max_judged_coverage_drop": 0.1,
+                                "continuity": False, "interval": "robust", "ci_method": "bca", "query_drop": 0.5,
+                                "min_coverage": 0.9, "max_judged_coverage_drop": 0.1,
                                 "n_resamples": 10_000,
                                 "seed": 0}
     assert [c["measure"] for c in report["comparisons"]] == ["nDCG@10", "P@10", "RR"]
@@ -84,8 +84,13 @@ def test_numbers_are_the_library_numbers(report, scifact):
     b = evaluate(gold, base, ["nDCG@10"]).per_query["nDCG@10"]
     c = evaluate(gold, cand, ["nDCG@10"]).per_query["nDCG@10"]
     assert ndcg["p_value"] == pytest.approx(paired_t_test(b, c).p_value)
-    raw = [r["p_value"] for r in report["comparisons"]]
-    np.testing.assert_allclose([r["p_adjusted"] for r in report["comparisons"]], holm(raw))
+    # the adjusted p is the decision's: Bonferroni's m p of the robust interval's own test (3 comparisons)
+    own = [r["decision_p"] for r in report["comparisons"]]
+    np.testing.assert_allclose([r["p_adjusted"] for r in report["comparisons"]], np.minimum(1.0, np.multiply(own, 3)))
+    plain = json.loads(invoke("compare", *scifact, "-m", "nDCG@10", "-m", "P@10", "-m", "RR", "--queries",
+                              "answered-by-both", "--interval", "t", "--format", "json").stdout)
+    raw = [r["p_value"] for r in plain["comparisons"]]
+    np.testing.assert_allclose([r["p_adjusted"] for r in plain["comparisons"]], holm(raw))
 
 
 def test_table_is_readable(scifact):
