@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -120,6 +121,21 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
         sys.exit(ExitCode.REGRESSION)
 
 
+def run_labels(paths: Sequence[str], tags: Sequence[str | None]) -> list[str]:
+    """How rows, records and alerts name each run: its file name (the path as given when two share a file
+    name), with its run tag in parentheses when the runs' tags differ. Fifteen runs all tagged ``STANDARD``
+    are told apart by file; two files with distinct tags say both."""
+    from pathlib import Path
+
+    names = [Path(p).name for p in paths]
+    if len(set(names)) < len(names):
+        names = [str(p) for p in paths]
+    known = [t for t in tags if t]
+    if len(set(known)) > 1:
+        names = [f"{n} ({t})" if t and t != n else n for n, t in zip(names, tags)]
+    return names
+
+
 _INTERVAL_WORDS = {"robust": "robust intervals (skew-corrected t, or betting where the deltas are too skewed)",
                    "t": "t-intervals", "bootstrap": "bootstrap intervals"}
 
@@ -163,8 +179,9 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
 
     treatment = ("a judged query a run did not answer scores 0 (trec_eval -c)" if queries == "all" else
                  f"only the {len(gold.queries)} judged queries every run answered are compared")
-    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=runs[0].name or baseline_path,
-                                  candidate_names=[run.name or path for run, path in zip(runs[1:], candidate_paths)],
+    labels = run_labels((baseline_path, *candidate_paths), [run.name for run in runs])
+    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=labels[0],
+                                  candidate_names=labels[1:],
                                   coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
                                              for answered in answered_by[1:]],
                                   judged=[run_judged(gold, runs[0], run, scored[0].per_query) for run in runs[1:]])
@@ -173,8 +190,9 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
     summary["alerts"] = sum(c.alert for c in decided)
     return {
         "qrels": qrels_path,
-        "baseline": {"run": baseline_path, "name": runs[0].name},
-        "candidates": [{"run": path, "name": run.name} for run, path in zip(runs[1:], candidate_paths)],
+        "baseline": {"run": baseline_path, "name": runs[0].name, "label": labels[0]},
+        "candidates": [{"run": path, "name": run.name, "label": label}
+                       for run, path, label in zip(runs[1:], candidate_paths, labels[1:])],
         "queries": {
             "selection": queries,
             "judged": n_gold,
@@ -182,8 +200,8 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
             "no_answer_policy": no_answer,
             "treatment": treatment,
             "answered": [
-                {"run": path, "name": run.name, "answered": answered, "judged": n_gold}
-                for run, path, answered in zip(runs, (baseline_path, *candidate_paths), answered_by)
+                {"run": path, "name": run.name, "label": label, "answered": answered, "judged": n_gold}
+                for run, path, label, answered in zip(runs, (baseline_path, *candidate_paths), labels, answered_by)
             ],
         },
         "policy": policy.to_dict(),
@@ -209,12 +227,12 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
     for side in q["answered"]:
         share = side["answered"] / side["judged"] if side["judged"] else 1.0
         flag = f"  (under the minimum coverage of {numfmt.percent(policy['min_coverage'])})" if share < policy["min_coverage"] else ""
-        console.print(f"{side['name'] or side['run']}: answered {side['answered']} of {side['judged']} judged "
+        console.print(f"{side['label']}: answered {side['answered']} of {side['judged']} judged "
                       f"queries ({numfmt.percent(share)}){flag}", highlight=False, markup=False)
     console.print(f"unanswered queries: {q['treatment']}", highlight=False, markup=False)
     level = numfmt.percent(1 - policy["alpha"])
-    names = ", ".join(c["name"] or c["run"] for c in report["candidates"])
-    table = Table(title=f"{names}  vs  {report['baseline']['name'] or report['baseline']['run']}", show_edge=False)
+    names = ", ".join(c["label"] for c in report["candidates"])
+    table = Table(title=f"{names}  vs  {report['baseline']['label']}", show_edge=False)
     headers = ["measure", *(["candidate"] if many else []), "n", "baseline", "candidate", f"delta [{level} CI]",
                "rel %", "decision interval", "margin", "p adj", f"d_z [{level} CI]", "W/T/L", "decision"]
     for header in headers:

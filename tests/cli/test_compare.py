@@ -44,13 +44,19 @@ def report(scifact):
 
 def test_json_shape_on_the_real_scifact_runs(report, scifact):
     assert list(report) == ["qrels", "baseline", "candidates", "queries", "policy", "comparisons", "summary"]
-    assert report["baseline"] == {"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4"}
-    assert report["candidates"] == [{"run": scifact[2], "name": "itsumida-te3large-zerank1"}]
+    # named by file, with the tag because the tags differ
+    assert report["baseline"] == {"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4",
+                                  "label": "bm25.trec (bm25s-k1_0.9-b_0.4)"}
+    assert report["candidates"] == [{"run": scifact[2], "name": "itsumida-te3large-zerank1",
+                                     "label": "itsumida-te3large-zerank1-top15.trec (itsumida-te3large-zerank1)"}]
     assert report["queries"] == {
         "selection": "answered-by-both", "judged": 300, "compared": 30, "no_answer_policy": "exclude",
         "treatment": "only the 30 judged queries every run answered are compared",
-        "answered": [{"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4", "answered": 300, "judged": 300},
-                     {"run": scifact[2], "name": "itsumida-te3large-zerank1", "answered": 30, "judged": 300}],
+        "answered": [{"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4", "label": "bm25.trec (bm25s-k1_0.9-b_0.4)",
+                      "answered": 300, "judged": 300},
+                     {"run": scifact[2], "name": "itsumida-te3large-zerank1",
+                      "label": "itsumida-te3large-zerank1-top15.trec (itsumida-te3large-zerank1)", "answered": 30,
+                      "judged": 300}],
     }
     assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": 0.01, "margins": {},
                                 "alert_on": "warning", "correction": "holm", "test": "t", "zero_method": "wilcox",
@@ -107,7 +113,8 @@ def test_table_is_readable(scifact):
     assert "only the 30 judged queries every run answered are compared" in out.stdout
     assert "Bonferroni intervals (Holm family) over 2 comparisons" in out.stdout
     # before any number: how many judged queries each run answered
-    assert out.stdout.index("itsumida-te3large-zerank1: answered 30 of 300 judged queries (10%)") < out.stdout.index(
+    assert out.stdout.index("itsumida-te3large-zerank1-top15.trec (itsumida-te3large-zerank1): answered 30 of 300 "
+                            "judged queries (10%)") < out.stdout.index(
         "0.7524")
 
 
@@ -180,3 +187,26 @@ def test_power_solves_for_what_is_missing():
 def test_power_needs_two_of_three(args):
     out = invoke("power", *args)
     assert out.exit_code == ExitCode.BAD_INPUT and out.stderr.startswith("error: ")
+
+
+def _tiny(tmp_path, tags):
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(8)))
+    paths = []
+    for k, tag in enumerate(tags):
+        path = tmp_path / f"run{k}.trec"
+        path.write_text("".join(f"q{i} Q0 d{i if (i + k) % 3 else 'x'} 1 1.0 {tag}\n" for i in range(8)))
+        paths.append(str(path))
+    return str(qrels), paths
+
+
+def test_candidates_are_named_by_file_and_by_tag_when_tags_differ(tmp_path):
+    qrels, paths = _tiny(tmp_path, ["STANDARD"] * 3)
+    report = json.loads(invoke("compare", qrels, *paths, "-m", "P@1", "--format", "json").stdout)
+    assert [c["candidate"] for c in report["comparisons"]] == ["run1.trec", "run2.trec"]
+    assert {c["baseline"] for c in report["comparisons"]} == {"run0.trec"}
+    table = invoke("compare", qrels, *paths, "-m", "P@1").stdout
+    assert "run2.trec" in table and "STANDARD" not in table.split("unanswered")[1]
+    qrels, paths = _tiny(tmp_path, ["base", "cand-a", "cand-b"])
+    report = json.loads(invoke("compare", qrels, *paths, "-m", "P@1", "--format", "json").stdout)
+    assert [c["candidate"] for c in report["comparisons"]] == ["run1.trec (cand-a)", "run2.trec (cand-b)"]
