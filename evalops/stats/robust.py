@@ -23,16 +23,15 @@ the t-interval is the most powerful interval there is, so it is kept where it is
    by betting", JRSS B), which holds its level for *every* distribution on [-1, 1], however skewed or
    sparse, at every n. Deltas outside [-1, 1] (token counts) have no such interval: ``skewed_small_sample``.
 
-**The betting interval.** For a candidate mean m, a gambler who bets a fraction ``c / (1 - m)`` of her
-wealth that each delta falls below m has wealth ``prod_i (1 + c (m - d_i) / (1 - m))``; if the true mean is
-m or more, that wealth is a nonnegative supermartingale with expectation at most 1, so by Markov's (Ville's)
-inequality it reaches ``1 / tail`` with probability at most ``tail``. The capital process averages the
-wealth of ``len(BETS)`` gamblers with fixed fractions c (a "diversified Kelly" mixture, WSR 2023 section 5),
-which adapts to the unknown spread, does not depend on the order of the queries (a product), and is
-monotone in m, so the interval is ``[sup{m: above-wealth >= 1/tail}, inf{m: below-wealth >= 1/tail}]`` and
-the decision can be read at the three points -margin, 0, +margin without computing it. Because each
-mixture is a martingale in the number of queries, the same wealth over an ever-growing sample is an
-anytime-valid confidence sequence (``evalops.stats.rule`` daily looks).
+**The betting interval.** For a candidate mean m, a gambler who bets a fraction ``lambda_i`` of her wealth
+that each delta falls below m has wealth ``prod_i (1 + lambda_i (m - d_i))``; if the true mean is m or more
+and each bet is chosen before its delta is seen (predictable), that wealth is a nonnegative supermartingale
+with expectation at most 1, so by Markov's (Ville's) inequality it reaches ``1 / tail`` with probability at
+most ``tail``. The bets are WSR's predictable plug-in (``log_wealth``), capped at ``CAP / (1 - m)``, which
+keeps the wealth nonnegative and monotone in m, so the interval is ``[sup{m: above-wealth >= 1/tail},
+inf{m: below-wealth >= 1/tail}]`` and the decision can be read at the three points -margin, 0, +margin
+without computing it. The wealth is averaged over ``ORDERS`` fixed orders of the sorted deltas (an average
+of e-values is an e-value), so it does not depend on the order of the queries.
 
 The price of holding the level for any distribution is width: where the t-interval is trusted (step 3)
 it is used, so symmetric data at n = 300 loses no power (``benchmarks/stats_rule.py`` prints the cost).
@@ -45,13 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BETS", "BRANCHES", "MIN_NONZERO", "RobustInterval", "RobustReading", "betting_interval", "branch",
+__all__ = ["BRANCHES", "CAP", "ORDERS", "MIN_NONZERO", "RobustInterval", "RobustReading", "betting_interval", "branch",
            "cochran_n", "log_wealth", "read_robust", "robust_interval", "skew_shift"]
 
 MIN_NONZERO = 6
 COCHRAN = 50.0
-# the gamblers' fractions c (of 1 / (1 - m) or 1 / (1 + m)): 0.95 down to ~0.002, sqrt(2) apart
-BETS: np.ndarray = 0.95 * 2.0 ** (-np.arange(18) / 2.0)
+CAP = 0.75  # the largest bet, a fraction of 1 / (1 -+ m) (WSR 2023 recommend 1/2 or 3/4)
+ORDERS = 8
 _BISECTION_STEPS = 60
 # the branches of the rule, by number (``branch``)
 BRANCHES: tuple[str, ...] = ("too_few_nonzero", "constant", "t", "betting", "unbounded")
@@ -80,21 +79,40 @@ def skew_shift(g1: np.ndarray | float, se: np.ndarray | float, n: int, t_crit: f
     return se * g1 * (2.0 * t_crit**2 + 1.0) / (6.0 * math.sqrt(max(n, 1)))
 
 
-def log_wealth(d: np.ndarray, m: float, side: str) -> np.ndarray:
-    """log of the mixture wealth against ``mean >= m`` (``side="below"``) or ``mean <= m`` (``"above"``).
+def log_wealth(d: np.ndarray, m: float, side: str, tail: float) -> np.ndarray:
+    """log of the wealth against ``mean >= m`` (``side="below"``) or ``mean <= m`` (``"above"``).
 
-    ``d``: deltas in [-1, 1] along the last axis (any leading shape); ``m`` in (-1, 1)."""
-    if side == "below":
-        x = (m - d) / (1.0 - m)
-    else:
-        x = (d - m) / (1.0 + m)
-    logs = np.stack([np.log1p(c * x).sum(axis=-1) for c in BETS], axis=0)  # gamblers x leading shape
-    top = logs.max(axis=0)
-    return top + np.log(np.exp(logs - top).mean(axis=0))
+    ``d``: deltas in [-1, 1] along the last axis (any leading shape); ``m`` in (-1, 1); ``tail`` the level the
+    bets are tuned for. The predictable plug-in bet of WSR 2023 (their PrPl-EB, in delta units):
+    ``lambda_i = min(sqrt(2 log(1/tail) / (n s2_{i-1})), CAP / (1 -+ m))`` with ``s2_{i-1}`` the running
+    variance of the deltas before the i-th (prior 1, the largest a delta in [-1, 1] can have), averaged over
+    ``ORDERS`` fixed orders of the sorted deltas (an average of e-values is an e-value; sorting first makes
+    the wealth depend on the deltas, not on the order of the queries). The cap keeps the wealth monotone in m
+    (module docstring)."""
+    d = np.sort(np.asarray(d, dtype=np.float64), axis=-1)
+    n = d.shape[-1]
+    steps = np.arange(1, n + 1, dtype=np.float64)
+    cap = CAP / (1.0 - m) if side == "below" else CAP / (1.0 + m)
+    logs = []
+    for order in _orders(n):
+        x = d[..., order]
+        mean = np.cumsum(x, axis=-1) / (steps + 1.0)  # prior mean 0 counts as one observation
+        spread = (1.0 + np.cumsum((x - mean) ** 2, axis=-1)) / (steps + 1.0)
+        before = np.concatenate([np.ones(x.shape[:-1] + (1,)), spread[..., :-1]], axis=-1)
+        bet = np.minimum(np.sqrt(2.0 * math.log(1.0 / tail) / (n * before)), cap)
+        logs.append(np.log1p(bet * ((m - x) if side == "below" else (x - m))).sum(axis=-1))
+    stacked = np.stack(logs, axis=0)
+    top = stacked.max(axis=0)
+    return top + np.log(np.exp(stacked - top).mean(axis=0))
+
+
+def _orders(n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(20230101 + n)  # fixed: the same deltas always give the same wealth
+    return [rng.permutation(n) for _ in range(ORDERS)]
 
 
 def _rejects(d: np.ndarray, m: float, side: str, tail: float) -> np.ndarray:
-    return log_wealth(d, m, side) >= math.log(1.0 / tail)
+    return log_wealth(d, m, side, tail) >= math.log(1.0 / tail)
 
 
 def betting_interval(d: np.ndarray, tail: float) -> tuple[float, float]:
@@ -107,7 +125,7 @@ def betting_interval(d: np.ndarray, tail: float) -> tuple[float, float]:
         lo, hi = -1.0, 1.0
         for _ in range(_BISECTION_STEPS):
             mid = 0.5 * (lo + hi)
-            rejected = float(log_wealth(d, mid, side)) >= threshold
+            rejected = float(log_wealth(d, mid, side, tail)) >= threshold
             if side == "below":
                 lo, hi = (lo, mid) if rejected else (mid, hi)
             else:
@@ -174,8 +192,8 @@ def robust_interval(d: np.ndarray, tail: float, t_crit: float) -> RobustInterval
         centre = mean + float(skew_shift(g1, se, n, t_crit))
         return RobustInterval(name, (centre - t_crit * se, centre + t_crit * se), _t_p(mean, se, g1, n, "below"),
                               _t_p(mean, se, g1, n, "above"), int(nonzero), None)
-    below = float(np.exp(-log_wealth(d, 0.0, "below")))
-    above = float(np.exp(-log_wealth(d, 0.0, "above")))
+    below = float(np.exp(-log_wealth(d, 0.0, "below", tail)))
+    above = float(np.exp(-log_wealth(d, 0.0, "above", tail)))
     return RobustInterval(name, betting_interval(d, tail), min(1.0, below), min(1.0, above), int(nonzero), need)
 
 

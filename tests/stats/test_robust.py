@@ -70,9 +70,10 @@ def test_betting_interval_holds_its_level_on_a_skewed_bounded_mean():
 def test_betting_wealth_is_monotone_and_order_free():
     rng = np.random.default_rng(4)
     d = np.clip(rng.normal(-0.05, 0.3, 80), -1, 1)
-    below = [float(log_wealth(d, m, "below")) for m in (-0.2, -0.1, 0.0, 0.1)]
+    below = [float(log_wealth(d, m, "below", 0.025)) for m in (-0.2, -0.1, 0.0, 0.1)]
     assert below == sorted(below)
-    assert float(log_wealth(d[::-1], 0.0, "below")) == pytest.approx(below[2])
+    assert float(log_wealth(d[::-1], 0.0, "below", 0.025)) == pytest.approx(below[2])
+    assert float(log_wealth(rng.permutation(d), 0.0, "below", 0.025)) == pytest.approx(below[2])
 
 
 @pytest.mark.parametrize("seed", range(4))
