@@ -50,7 +50,7 @@ __all__ = ["BRANCHES", "CAP", "ORDERS", "MIN_NONZERO", "RobustInterval", "Robust
 MIN_NONZERO = 6
 COCHRAN = 50.0
 CAP = 0.75  # the largest bet, a fraction of 1 / (1 -+ m) (WSR 2023 recommend 1/2 or 3/4)
-ORDERS = 8
+ORDERS = 4
 _BISECTION_STEPS = 60
 # the branches of the rule, by number (``branch``)
 BRANCHES: tuple[str, ...] = ("too_few_nonzero", "constant", "t", "betting", "unbounded")
@@ -89,18 +89,28 @@ def log_wealth(d: np.ndarray, m: float, side: str, tail: float) -> np.ndarray:
     ``ORDERS`` fixed orders of the sorted deltas (an average of e-values is an e-value; sorting first makes
     the wealth depend on the deltas, not on the order of the queries). The cap keeps the wealth monotone in m
     (module docstring)."""
+    return _wealth(_bets(d, tail), m, side)
+
+
+def _bets(d: np.ndarray, tail: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per fixed order: the ordered deltas and their uncapped plug-in bets (they do not depend on m)."""
     d = np.sort(np.asarray(d, dtype=np.float64), axis=-1)
     n = d.shape[-1]
     steps = np.arange(1, n + 1, dtype=np.float64)
-    cap = CAP / (1.0 - m) if side == "below" else CAP / (1.0 + m)
-    logs = []
+    out = []
     for order in _orders(n):
         x = d[..., order]
         mean = np.cumsum(x, axis=-1) / (steps + 1.0)  # prior mean 0 counts as one observation
         spread = (1.0 + np.cumsum((x - mean) ** 2, axis=-1)) / (steps + 1.0)
         before = np.concatenate([np.ones(x.shape[:-1] + (1,)), spread[..., :-1]], axis=-1)
-        bet = np.minimum(np.sqrt(2.0 * math.log(1.0 / tail) / (n * before)), cap)
-        logs.append(np.log1p(bet * ((m - x) if side == "below" else (x - m))).sum(axis=-1))
+        out.append((x, np.sqrt(2.0 * math.log(1.0 / tail) / (n * before))))
+    return out
+
+
+def _wealth(bets: list[tuple[np.ndarray, np.ndarray]], m: float, side: str) -> np.ndarray:
+    cap = CAP / (1.0 - m) if side == "below" else CAP / (1.0 + m)
+    logs = [np.log1p(np.minimum(bet, cap) * ((m - x) if side == "below" else (x - m))).sum(axis=-1)
+            for x, bet in bets]
     stacked = np.stack(logs, axis=0)
     top = stacked.max(axis=0)
     return top + np.log(np.exp(stacked - top).mean(axis=0))
@@ -111,21 +121,21 @@ def _orders(n: int) -> list[np.ndarray]:
     return [rng.permutation(n) for _ in range(ORDERS)]
 
 
-def _rejects(d: np.ndarray, m: float, side: str, tail: float) -> np.ndarray:
-    return log_wealth(d, m, side, tail) >= math.log(1.0 / tail)
+
 
 
 def betting_interval(d: np.ndarray, tail: float) -> tuple[float, float]:
     """The betting interval of the mean of deltas in [-1, 1], each side erring with probability <= ``tail``."""
     d = np.asarray(d, dtype=np.float64)
     threshold = math.log(1.0 / tail)
+    bets = _bets(d, tail)
 
     def boundary(side: str) -> float:
         # below: wealth grows with m; the upper bound is the least m it rejects. above: the mirror image.
         lo, hi = -1.0, 1.0
         for _ in range(_BISECTION_STEPS):
             mid = 0.5 * (lo + hi)
-            rejected = float(log_wealth(d, mid, side, tail)) >= threshold
+            rejected = float(_wealth(bets, mid, side)) >= threshold
             if side == "below":
                 lo, hi = (lo, mid) if rejected else (mid, hi)
             else:
@@ -254,13 +264,14 @@ def read_robust(d: np.ndarray, tail: float, points: tuple[float, ...], *, t_crit
     lo, hi = mean - half + shift, mean + half + shift
     below, above = [], []
     bet = (method == 3) | (method == 1)
+    bets = _bets(d[bet], tail) if bet.any() else None
+    threshold = math.log(1.0 / tail)
     for p in points:
         b = np.where(method == 2, hi < p, False)
         a = np.where(method == 2, lo > p, False)
-        if bet.any():
-            rows = d[bet]
-            b[bet] = _rejects(rows, p, "below", tail)
-            a[bet] = _rejects(rows, p, "above", tail)
+        if bets is not None:
+            b[bet] = _wealth(bets, p, "below") >= threshold
+            a[bet] = _wealth(bets, p, "above") >= threshold
         below.append(np.asarray(b, bool))
         above.append(np.asarray(a, bool))
     return RobustReading(method, tuple(points), tuple(below), tuple(above), needed)
