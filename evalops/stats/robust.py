@@ -52,6 +52,7 @@ COCHRAN = 50.0
 CAP = 0.75  # the largest bet, a fraction of 1 / (1 -+ m) (WSR 2023 recommend 1/2 or 3/4)
 ORDERS = 4
 _BISECTION_STEPS = 60
+_EDGE = 1e-9
 # the branches of the rule, by number (``branch``)
 BRANCHES: tuple[str, ...] = ("too_few_nonzero", "constant", "t", "betting", "unbounded")
 
@@ -121,9 +122,6 @@ def _orders(n: int) -> list[np.ndarray]:
     return [rng.permutation(n) for _ in range(ORDERS)]
 
 
-
-
-
 def betting_interval(d: np.ndarray, tail: float) -> tuple[float, float]:
     """The betting interval of the mean of deltas in [-1, 1], each side erring with probability <= ``tail``."""
     d = np.asarray(d, dtype=np.float64)
@@ -132,7 +130,8 @@ def betting_interval(d: np.ndarray, tail: float) -> tuple[float, float]:
 
     def boundary(side: str) -> float:
         # below: wealth grows with m; the upper bound is the least m it rejects. above: the mirror image.
-        lo, hi = -1.0, 1.0
+        # (m stays inside (-1, 1), where the bets' cap CAP / (1 -+ m) is defined)
+        lo, hi = -1.0 + _EDGE, 1.0 - _EDGE
         for _ in range(_BISECTION_STEPS):
             mid = 0.5 * (lo + hi)
             rejected = float(_wealth(bets, mid, side)) >= threshold
