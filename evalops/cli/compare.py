@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -42,10 +43,13 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
               help="A margin for one measure (overrides --min-delta for it). Repeat for more.")
 @click.option("--alert-on", type=click.Choice(["critical", "warning", "either"]), default="warning",
               show_default=True,
-              help="Which regressions count for --fail-on-regression: critical only, warning and up, or also "
-                   "material-but-not-yet-significant (either).")
-@click.option("--interval", type=click.Choice(["t", "bootstrap"]), default="t", show_default=True,
-              help="The decision interval of the mean delta: Student t, or the bootstrap (--ci).")
+              help="Which regressions count for --fail-on-regression: critical (the effect-size route: a drop "
+                   "shown past the margin) or warning (the p-value route: a significant drop, critical "
+                   "included). either was removed and is refused with what to use instead.")
+@click.option("--interval", type=click.Choice(["robust", "t", "bootstrap"]), default="robust", show_default=True,
+              help="The decision interval of the mean delta: robust (skew-corrected t where Cochran's rule "
+                   "trusts it, the betting interval for bounded means where it does not), Student t, or the "
+                   "bootstrap (--ci).")
 @click.option("--min-coverage", type=float, default=0.9, show_default=True,
               help="Share of the judged queries each run must answer; below it a comparison is inconclusive.")
 @click.option("--max-judged-coverage-drop", type=float, default=0.1, show_default=True,
@@ -53,8 +57,8 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
                    "be than the baseline's before a regression is inconclusive (unjudged_documents).")
 @click.option("--query-drop", type=float, default=0.5, show_default=True,
               help="A query whose score falls by more than this counts as lost (reported with a sign test).")
-@click.option("--alert-on-query-drops", is_flag=True,
-              help="Also call it a regression when significantly many queries are lost (sign test).")
+@click.option("--alert-on-query-drops", is_flag=True, hidden=True,
+              help="Removed: refused with what to use instead.")
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison correction across every measure x candidate: Holm or Benjamini-Hochberg.")
 @ALTERNATIVE
@@ -117,6 +121,25 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
         sys.exit(ExitCode.REGRESSION)
 
 
+def run_labels(paths: Sequence[str], tags: Sequence[str | None]) -> list[str]:
+    """How rows, records and alerts name each run: its file name (the path as given when two share a file
+    name), with its run tag in parentheses when the runs' tags differ. Fifteen runs all tagged ``STANDARD``
+    are told apart by file; two files with distinct tags say both."""
+    from pathlib import Path
+
+    names = [Path(p).name for p in paths]
+    if len(set(names)) < len(names):
+        names = [str(p) for p in paths]
+    known = [t for t in tags if t]
+    if len(set(known)) > 1:
+        names = [f"{n} ({t})" if t and t != n else n for n, t in zip(names, tags)]
+    return names
+
+
+_INTERVAL_WORDS = {"robust": "robust intervals (skew-corrected t, or betting where the deltas are too skewed)",
+                   "t": "t-intervals", "bootstrap": "bootstrap intervals"}
+
+
 def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tuple[str, ...],
                       measures: tuple[str, ...], policy: Any, queries: str = "all",
                       no_answer: str = "exclude") -> dict[str, Any]:
@@ -156,8 +179,9 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
 
     treatment = ("a judged query a run did not answer scores 0 (trec_eval -c)" if queries == "all" else
                  f"only the {len(gold.queries)} judged queries every run answered are compared")
-    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=runs[0].name or baseline_path,
-                                  candidate_names=[run.name or path for run, path in zip(runs[1:], candidate_paths)],
+    labels = run_labels((baseline_path, *candidate_paths), [run.name for run in runs])
+    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=labels[0],
+                                  candidate_names=labels[1:],
                                   coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
                                              for answered in answered_by[1:]],
                                   judged=[run_judged(gold, runs[0], run, scored[0].per_query, baseline_scores=scored[0],
@@ -167,8 +191,9 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
     summary["alerts"] = sum(c.alert for c in decided)
     return {
         "qrels": qrels_path,
-        "baseline": {"run": baseline_path, "name": runs[0].name},
-        "candidates": [{"run": path, "name": run.name} for run, path in zip(runs[1:], candidate_paths)],
+        "baseline": {"run": baseline_path, "name": runs[0].name, "label": labels[0]},
+        "candidates": [{"run": path, "name": run.name, "label": label}
+                       for run, path, label in zip(runs[1:], candidate_paths, labels[1:])],
         "queries": {
             "selection": queries,
             "judged": n_gold,
@@ -176,8 +201,8 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
             "no_answer_policy": no_answer,
             "treatment": treatment,
             "answered": [
-                {"run": path, "name": run.name, "answered": answered, "judged": n_gold}
-                for run, path, answered in zip(runs, (baseline_path, *candidate_paths), answered_by)
+                {"run": path, "name": run.name, "label": label, "answered": answered, "judged": n_gold}
+                for run, path, label, answered in zip(runs, (baseline_path, *candidate_paths), labels, answered_by)
             ],
         },
         "policy": policy.to_dict(),
@@ -203,12 +228,12 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
     for side in q["answered"]:
         share = side["answered"] / side["judged"] if side["judged"] else 1.0
         flag = f"  (under the minimum coverage of {numfmt.percent(policy['min_coverage'])})" if share < policy["min_coverage"] else ""
-        console.print(f"{side['name'] or side['run']}: answered {side['answered']} of {side['judged']} judged "
+        console.print(f"{side['label']}: answered {side['answered']} of {side['judged']} judged "
                       f"queries ({numfmt.percent(share)}){flag}", highlight=False, markup=False)
     console.print(f"unanswered queries: {q['treatment']}", highlight=False, markup=False)
     level = numfmt.percent(1 - policy["alpha"])
-    names = ", ".join(c["name"] or c["run"] for c in report["candidates"])
-    table = Table(title=f"{names}  vs  {report['baseline']['name'] or report['baseline']['run']}", show_edge=False)
+    names = ", ".join(c["label"] for c in report["candidates"])
+    table = Table(title=f"{names}  vs  {report['baseline']['label']}", show_edge=False)
     headers = ["measure", *(["candidate"] if many else []), "n", "baseline", "candidate", f"delta [{level} CI]",
                "rel %", "decision interval", "margin", "p adj", f"d_z [{level} CI]", "W/T/L", "decision"]
     for header in headers:
@@ -236,7 +261,8 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
     sided = ("two-sided: a drop is declared at alpha/2 per side" if policy["alternative"] == "two-sided"
              else f"one-sided ({policy['alternative']})")
     console.print(
-        f"rule: {policy['interval']}-intervals of the mean delta, {correction} over {family} comparison"
+        f"rule: {_INTERVAL_WORDS.get(policy['interval'], policy['interval'])} of the mean delta, {correction} over "
+        f"{family} comparison"
         f"{'s' if family != 1 else ''}, alpha = {policy['alpha']:g}, {sided}; critical = whole interval past "
         f"-margin, warning = below 0 but reaching past -margin, no_change = inside +-margin; alert_on: "
         f"{policy['alert_on']}; reported test: {policy['test']}",

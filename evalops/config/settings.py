@@ -204,12 +204,14 @@ class RegressionSettings(_Section):
     alternative: str = Field("two-sided", description="two-sided, less (drops only) or greater")
     min_delta: float = Field(0.01, description="the margin of a material change, in the measure's units")
     margins: dict[str, float] = Field(default_factory=dict, description="per-measure margins, e.g. {P@5: 0.02}")
-    alert_on: str = Field("warning", description="which regressions notify: critical, warning (and up) or either")
+    alert_on: str = Field("warning", description="which regressions notify: critical (effect-size route) or warning "
+                                                 "(p-value route, critical included)")
     correction: str = Field("holm", description="multiple-comparison correction: holm or bh")
     test: str = Field("t", description="reported paired test: t, wilcoxon or randomization")
-    interval: str = Field("t", description="decision interval of the mean delta: t or bootstrap")
+    interval: str = Field("robust", description="decision interval of the mean delta: robust, t or bootstrap")
     query_drop: float = Field(0.5, description="a query whose delta is below -query_drop counts as lost")
-    alert_on_query_drops: bool = Field(False, description="alert when significantly many queries are lost")
+    alert_on_query_drops: bool = Field(False, description="removed (refused when true): lost queries are reported, "
+                                                          "never alerted on")
     min_coverage: float = Field(0.9, description="share of the judged queries each side must answer")
     max_judged_coverage_drop: float = Field(0.1, description="how much lower (absolute Judged@k) the candidate's "
                                                              "judged coverage may be before a regression is "

@@ -10,8 +10,9 @@ its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverag
 * ``gold-descriptive``: the other measures on the gold set, reported and never alerted on;
 * ``production``: the production-sample comparisons (labelled by clicks: a hint, not a judgment),
   descriptive. They are new data every day, so each one also spends its error over the days it has been
-  looked at (look k at alpha * 6 / (pi^2 k^2), ``evalops.stats.spending_tail``): watching every day does
-  not raise the false-alarm rate above alpha.
+  looked at against the same baseline version (look k at alpha * 6 / (pi^2 k^2),
+  ``evalops.stats.spending_tail``; the count restarts when the baseline or the candidate changes): watching
+  every day does not raise the false-alarm rate above alpha.
 
 The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
 with the family and the judged coverage) and written to ``decisions.json`` for the alert and report steps.
@@ -76,7 +77,7 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
                 by_run.setdefault(spec["run_id"], []).append(i)
             out: dict[int, Comparison] = {}
             for run_id, idx in by_run.items():
-                look = comparison_look(engine, run_id)
+                look = comparison_look(engine, run_id, members[idx[0]][2])  # restarts with a new baseline
                 for i, comp in zip(idx, adjust_and_decide([members[i][1] for i in idx], look=look)):
                     out[i] = comp
             decided = [out[i] for i in range(len(members))]

@@ -11,7 +11,8 @@ no I/O, no printing, no rounding, randomness passed in as a seed or ``numpy.rand
 * power: ``paired_power``, ``paired_sample_size``, ``minimum_detectable_effect``;
 * correction: ``adjust_p_values`` (``holm``, ``benjamini_hochberg``);
 * the rule: ``Policy``, ``Evidence``, ``decide`` (margins in the measure's units, family-adjusted intervals,
-  severities); its power: ``rule_power``, ``rule_sample_size``; daily looks: ``spending_tail``;
+  severities); its default decision interval, skew-corrected t or betting (``evalops.stats.robust``); its
+  power: ``rule_power``, ``rule_sample_size``; daily looks: ``spending_tail``;
 * the record: ``compare``, ``adjust_and_decide``, ``decide_in_family``.
 """
 

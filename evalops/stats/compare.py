@@ -29,6 +29,8 @@ from evalops.stats.correction import adjust_p_values
 from evalops.stats.decision import Coverage, Decision, Evidence, JudgedShift, Policy, PolicyError, decide, notifies
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
+from evalops.metrics.student_t import t_quantile
+from evalops.stats.robust import robust_interval
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
 from evalops.stats.ttest import paired_t_test
 from evalops.stats.wilcoxon import wilcoxon_test
@@ -58,7 +60,10 @@ class Comparison:
     ``delta_ci_low``/``high`` is the reported interval at ``policy.confidence`` (``policy.ci_method``
     bootstrap); ``interval_low``/``high`` is the decision interval at the family-adjusted
     ``interval_level`` over ``family_size`` comparisons. ``deltas`` (not in ``to_dict``) keeps the per-query
-    deltas so that a family can be decided again at its own level.
+    deltas so that a family can be decided again at its own level. ``p_value`` is the policy's reported
+    test; under ``interval="robust"`` ``decision_p`` is the p-value of the test the decision interval inverts
+    and ``p_adjusted`` its family-adjusted value, the one that decided (otherwise ``p_adjusted`` adjusts
+    ``p_value``).
     """
 
     measure: str
@@ -108,6 +113,7 @@ class Comparison:
     deltas: tuple[float, ...] = field(default=(), repr=False)
     judged_coverage: dict[str, object] | None = None
     higher_is_better: bool = True
+    decision_p: float | None = None
 
     def to_record(self) -> dict[str, object]:
         """Every field as plain JSON (the policy as its dict, worst queries as dicts, ``None`` for undefined
@@ -150,7 +156,7 @@ _PUBLIC_ORDER = (
     "measure", "baseline_name", "candidate_name", "n", "coverage", "baseline_mean", "candidate_mean", "delta",
     "delta_sd", "delta_ci_low", "delta_ci_high", "relative_change", "decision", "severity", "criterion",
     "reason_code", "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method",
-    "family_size", "queries_needed", "test", "test_method", "statistic", "p_value", "p_adjusted",
+    "family_size", "queries_needed", "test", "test_method", "statistic", "p_value", "decision_p", "p_adjusted",
     "effect_size_dz", "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost",
     "queries_gained", "query_drops_p", "reasons", "worst_queries", "notes",
 )  # fmt: skip
@@ -299,6 +305,8 @@ class RuleOutcome:
     margin: float
     queries_needed: int | None
     alert: bool
+    p_value: float | None = None
+    p_adjusted: float | None = None
 
 
 def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | None, sd: float | None,
@@ -322,7 +330,20 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     margin = policy.margin(measure)
     interval = None
     method = "t" if policy.interval == "t" else policy.ci_method
-    if n >= 2 and delta is not None:
+    robust = nonzero = None
+    robust_needed = None
+    if policy.interval == "robust" and n >= 2 and delta is not None and degenerate != "all_zero":
+        reading = robust_interval(np.asarray(deltas, dtype=np.float64), tail, t_quantile(n - 1, 1.0 - tail))
+        robust, nonzero, interval, robust_needed = reading.branch, reading.nonzero, reading.interval, reading.queries_needed
+        method = {"t": "skew-corrected t", "betting": "betting", "constant": "betting"}.get(robust, "robust")
+        # the p-value of the test the interval inverts: the one that decides (adjusted: Bonferroni m p under holm,
+        # the BH level under bh, the family's divisor either way)
+        sides = {"two-sided": min(1.0, 2.0 * min(reading.p_below, reading.p_above)), "less": reading.p_below,
+                 "greater": reading.p_above}
+        p_value = sides[policy.alternative]
+        divisor = (policy.alpha / tail) / (2.0 if policy.alternative == "two-sided" else 1.0)
+        p_adjusted = min(1.0, p_value * divisor)
+    elif n >= 2 and delta is not None:
         if degenerate is not None or policy.interval == "t":
             interval = t_interval(delta, sd or 0.0, n, tail)
         else:
@@ -337,16 +358,17 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         interval_method=method, p_value=p_value, p_adjusted=p_adjusted, degenerate=degenerate, floor_p=floor,
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
         queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
-        higher_is_better=higher_is_better,
+        higher_is_better=higher_is_better, nonzero=nonzero, robust=robust, queries_needed=robust_needed,
     )
     verdict = decide(evidence, policy)
-    needed = None
+    needed = robust_needed
     if size_hint and verdict.reason_code == "underpowered" and sd and degenerate is None:
         # only an undecided comparison needs the number of queries that would decide it
         needed = _queries_needed(sd, margin, policy.alpha, policy.alternative, family_size)
         verdict = decide(replace(evidence, queries_needed=needed), policy)
     return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
-                       notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on))
+                       notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on),
+                       p_value if robust is not None else None, p_adjusted if robust is not None else None)
 
 
 def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None, family_size: int = 1,
@@ -386,7 +408,8 @@ def decide_in_family(comp: Comparison, policy: Policy, *, family_size: int, disc
         interval_low=None if out.interval is None else float(out.interval[0]),
         interval_high=None if out.interval is None else float(out.interval[1]),
         interval_level=out.interval_level, interval_method=out.interval_method, queries_needed=out.queries_needed,
-        alert=out.alert,
+        alert=out.alert, decision_p=out.p_value if out.p_value is not None else comp.decision_p,
+        p_adjusted=out.p_adjusted if out.p_adjusted is not None else comp.p_adjusted,
     )
 
 
@@ -417,7 +440,12 @@ def adjust_and_decide(comparisons: Sequence[Comparison], policy: Policy | None =
                 f"{comp.measure} ({comp.candidate_name}) was computed under a different policy; "
                 "compare every member of a family under the same policy"
             )
-    adjusted = adjust_p_values([comp.p_value for comp in comparisons], policy.correction)
+    if policy.interval == "robust":  # the decision's own p-values; under holm the decision is Bonferroni's
+        own = [1.0 if comp.decision_p is None else comp.decision_p for comp in comparisons]
+        adjusted = (adjust_p_values(own, "bh") if policy.correction == "bh"
+                    else np.minimum(1.0, np.multiply(own, len(own))))
+    else:
+        adjusted = adjust_p_values([comp.p_value for comp in comparisons], policy.correction)
     discoveries = int((adjusted < policy.alpha).sum()) if policy.correction == "bh" else 1
     out = []
     for comp, p_adj in zip(comparisons, adjusted.tolist()):

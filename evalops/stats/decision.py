@@ -3,7 +3,9 @@
 Materiality is a **margin in the measure's own units** (``min_delta``, per measure in ``margins``; e.g.
 0.01 nDCG@10). The decision is read from the interval ``[lo, hi]`` of the mean delta at the family-adjusted
 level (``evalops.stats.rule``: Bonferroni ``1 - alpha/m`` for a Holm family of m, the Benjamini-Yekutieli
-level for BH; t-intervals, or the bootstrap when ``interval="bootstrap"``). With M the margin:
+level for BH). The interval is the policy's ``interval``: ``robust`` (the default, ``evalops.stats.robust``: the
+skew-corrected t-interval where Cochran's rule trusts it, the betting interval for bounded means where it
+does not, ``inconclusive`` where neither can hold the level), ``t``, or the bootstrap. With M the margin:
 
 ===================================================  ==============  ==========  ===================
 the interval of delta                                decision        severity    criterion
@@ -11,17 +13,15 @@ the interval of delta                                decision        severity   
 whole interval below -M                              regression      critical    ``material``
 inside (-M, +M) (equivalence, TOST)                  no_change       -           ``equivalence``
 below 0, reaching past -M                            regression      warning     ``significant``
-point estimate <= -M, interval reaching 0            regression      warning     ``material_estimate``
-  (only with ``alert_on="either"``)
-more than ``query_drop`` lost on significantly many  regression      warning     ``query_drops``
-  queries (only with ``alert_on_query_drops``)
 anything else                                        inconclusive    -           -
 ===================================================  ==============  ==========  ===================
 
 Improvements are the mirror image. ``inconclusive`` says why in ``reason_code``: ``underpowered`` (with
 the number of queries that would decide it for this rule and family), ``too_few_queries`` (n < 2),
 ``partial_run`` (a side answered under ``min_coverage`` of the judged queries), ``unjudged_documents`` (see
-below). One-sided policies look one
+below), and under the robust interval ``too_few_nonzero`` (fewer than 6 queries changed: no alert, constant
+or not) and ``skewed_small_sample`` (too skewed for the t-interval, and the betting interval too wide or not
+defined), each with the number of queries that would decide it. One-sided policies look one
 way: under ``alternative="less"`` no improvement is declared and ``no_change`` is non-inferiority (lower
 bound above -M).
 
@@ -41,8 +41,17 @@ stands.
 
 Cohen's d_z is reported with every comparison; it is not a gate (it is signal-to-noise, not size).
 
-``alert_on`` chooses what notifies: ``critical``; ``warning`` (the default: warning and up); ``either``
-(also the material-but-not-yet-significant case, which trades false alarms for early warning).
+``alert_on`` chooses the route to an alert, each with a bounded false-alarm rate:
+
+* ``warning`` (the default), the **p-value route**: a significant drop, i.e. the family-adjusted p of the
+  interval's own test (``p_adjusted``, Bonferroni ``m p`` under ``holm``) is below alpha; it includes every
+  critical drop. A true delta of 0 alerts with probability at most alpha/2 (two-sided);
+* ``critical``, the **effect-size route**: a drop shown to exceed the margin in the measure's units (the
+  interval's test of ``delta >= -M``); a true delta of -M or more alerts with probability at most alpha/2.
+
+The criterion ``material_estimate`` (``alert_on: either``) and ``query_drops`` (``alert_on_query_drops``)
+of older policies were removed (``EITHER_REMOVED``, ``QUERY_DROPS_REMOVED``): neither bounded its
+false-alarm rate. Their names stay in ``CRITERIA`` because older stored records carry them.
 """
 
 from __future__ import annotations
@@ -66,10 +75,11 @@ __all__ = [
 DECISIONS: tuple[str, ...] = ("regression", "improvement", "no_change", "inconclusive")
 SEVERITIES: tuple[str, ...] = ("critical", "warning")
 CRITERIA: tuple[str, ...] = ("material", "significant", "material_estimate", "query_drops", "equivalence")
-REASON_CODES: tuple[str, ...] = ("underpowered", "too_few_queries", "partial_run", "unjudged_documents")
-ALERT_ON: tuple[str, ...] = ("critical", "warning", "either")
+REASON_CODES: tuple[str, ...] = ("underpowered", "too_few_queries", "partial_run", "unjudged_documents",
+                                 "too_few_nonzero", "skewed_small_sample")
+ALERT_ON: tuple[str, ...] = ("critical", "warning")
 TESTS: tuple[str, ...] = ("t", "wilcoxon", "randomization")
-INTERVALS: tuple[str, ...] = ("t", "bootstrap")
+INTERVALS: tuple[str, ...] = ("robust", "t", "bootstrap")
 DEFAULT_MIN_DELTA = 0.01
 DEFAULT_MIN_COVERAGE = 0.9
 DEFAULT_QUERY_DROP = 0.5
@@ -84,6 +94,20 @@ MIN_EFFECT_REMOVED = (
 )
 
 
+EITHER_REMOVED = (
+    "alert_on: either (alert when the point estimate is past the margin, significant or not) was removed: it "
+    "alerted in 23-45 % of comparisons of identical systems. Use alert_on: warning (the p-value route: a "
+    "significant drop, which includes every critical one) or alert_on: critical (the effect-size route: a drop "
+    "shown to exceed the margin)"
+)
+QUERY_DROPS_REMOVED = (
+    "alert_on_query_drops was removed: as a second route to an alert it doubled the false-alarm rate of "
+    "comparisons of identical systems. Lost and gained queries are still reported with every comparison; "
+    "a version that loses a few queries badly is caught by the skew-robust interval (interval: robust). "
+    "Remove alert_on_query_drops"
+)
+
+
 class PolicyError(InputError):
     """A comparison policy with an invalid setting."""
 
@@ -94,13 +118,14 @@ class Policy:
 
     alpha: the family's error rate; alternative: ``two-sided``, ``less`` (only drops) or ``greater``.
     min_delta: the margin in the measure's units; margins: per-measure margins that override it.
-    alert_on: ``critical``, ``warning`` or ``either`` (module docstring).
+    alert_on: ``critical`` (the effect-size route) or ``warning`` (the p-value route; module docstring).
     correction: ``holm`` or ``bh`` across the family; test: the reported paired test (``t``, ``wilcoxon``,
     ``randomization``); zero_method: Wilcoxon's zero rule; continuity: its continuity correction (normal
     approximation only).
-    interval: the decision interval, ``t`` or ``bootstrap`` (``ci_method``: ``bca`` or ``percentile``).
-    query_drop: a query whose delta is below -query_drop counts as lost; alert_on_query_drops: alert when
-    significantly more queries are lost than gained by that much (sign test).
+    interval: the decision interval: ``robust`` (the default; ``evalops.stats.robust``: skew-corrected t where
+    Cochran's rule trusts it, the betting interval for bounded means where it does not), ``t`` or
+    ``bootstrap`` (``ci_method``: ``bca`` or ``percentile``); stored policies keep the interval they ran with.
+    query_drop: a query whose delta is below -query_drop counts as lost (reported, with its sign test).
     min_coverage: the share of judged queries each side must answer, else ``inconclusive`` (partial_run).
     max_judged_coverage_drop: how much lower (absolute) the candidate's judged coverage may be than the
     baseline's before a regression is withheld as ``inconclusive`` (unjudged_documents).
@@ -116,19 +141,23 @@ class Policy:
     test: str = "t"
     zero_method: str = "wilcox"
     continuity: bool = False
-    interval: str = "t"
+    interval: str = "robust"
     ci_method: str = "bca"
     query_drop: float = DEFAULT_QUERY_DROP
-    alert_on_query_drops: bool = False
     min_coverage: float = DEFAULT_MIN_COVERAGE
     max_judged_coverage_drop: float = DEFAULT_MAX_JUDGED_COVERAGE_DROP
     n_resamples: int = 10_000
     seed: int = 0
     min_effect: InitVar[object] = None
+    alert_on_query_drops: InitVar[object] = None
 
-    def __post_init__(self, min_effect: object) -> None:
+    def __post_init__(self, min_effect: object, alert_on_query_drops: object = None) -> None:
         if min_effect is not None:
             raise PolicyError(MIN_EFFECT_REMOVED)
+        if alert_on_query_drops not in (None, False):  # a stored policy's ``false`` still loads
+            raise PolicyError(QUERY_DROPS_REMOVED)
+        if self.alert_on == "either":
+            raise PolicyError(EITHER_REMOVED)
         for name in ("n_resamples", "seed"):  # numpy integers (a seed from a date, say) become plain ints
             value = getattr(self, name)
             if isinstance(value, numbers.Integral) and not isinstance(value, bool):
@@ -167,8 +196,6 @@ class Policy:
                                            f"got {self.ci_method!r}"),
             (positive(self.query_drop), f"query_drop must be a positive number; got {self.query_drop!r}"),
             (isinstance(self.continuity, bool), f"continuity must be true or false; got {self.continuity!r}"),
-            (isinstance(self.alert_on_query_drops, bool),
-             f"alert_on_query_drops must be true or false; got {self.alert_on_query_drops!r}"),
             (isinstance(self.min_coverage, float) and 0.0 <= self.min_coverage <= 1.0,
              f"min_coverage must be a share between 0 and 1; got {self.min_coverage!r}"),
             (isinstance(self.max_judged_coverage_drop, float) and 0.0 <= self.max_judged_coverage_drop <= 1.0,
@@ -280,7 +307,11 @@ class Evidence:
     ``tail`` its per-side error. ``degenerate`` is ``"all_zero"``, ``"constant"`` or ``None``; for constant
     deltas ``floor_p`` is the exact sign-flip p-value of one side. ``queries_lost`` / ``queries_gained``
     count deltas beyond -/+``query_drop``, ``query_drops_p`` their one-sided sign-test p-value.
-    ``queries_needed`` is the n at which the rule would decide (``underpowered``).
+    ``queries_needed`` is the n at which the rule would decide (``underpowered``, ``too_few_nonzero``,
+    ``skewed_small_sample``). Under ``interval="robust"``: ``nonzero`` counts the non-zero deltas and
+    ``robust`` names the branch that gave the interval (``evalops.stats.robust``: ``t``, ``betting``,
+    ``constant``, ``too_few_nonzero``, ``unbounded``); ``p_value`` is then the rule's own test (the one the
+    interval inverts) and ``p_adjusted`` its family-adjusted value, which is what decides.
     """
 
     n: int
@@ -304,6 +335,8 @@ class Evidence:
     queries_needed: int | None = None
     judged: JudgedShift | None = None
     higher_is_better: bool = True
+    nonzero: int | None = None
+    robust: str | None = None
 
 
 @dataclass(frozen=True)
@@ -320,11 +353,9 @@ def notifies(decision: str, severity: str | None, criterion: str | None, alert_o
     """Does a decided comparison raise an alert under ``alert_on``? Only regressions ever do."""
     if decision != "regression":
         return False
-    if criterion == "query_drops":  # opted into explicitly with alert_on_query_drops
-        return True
     if severity == "critical":
         return True
-    return severity == "warning" and alert_on in ("warning", "either")
+    return severity == "warning" and alert_on == "warning"
 
 
 def _g(x: float) -> str:
@@ -335,7 +366,8 @@ def _interval_reason(ev: Evidence, policy: Policy, margin: float) -> str:
     lo, hi = ev.interval  # type: ignore[misc]
     family = (f"{_CORRECTION_NAMES[policy.correction]} of {ev.family_size}" if ev.family_size > 1
               else "a family of one")
-    method = "t-interval" if ev.interval_method == "t" else f"{ev.interval_method} bootstrap interval"
+    method = ("t-interval" if ev.interval_method == "t" else f"{ev.interval_method} interval"
+              if ev.interval_method in ("skew-corrected t", "betting") else f"{ev.interval_method} bootstrap interval")
     level = ev.interval_level if ev.interval_level is not None else 1.0 - 2.0 * (ev.tail or policy.alpha / 2.0)
     return (f"delta = {ev.delta:+.4f}, {level:.4g} {method} [{lo:+.4f}, {hi:+.4f}] ({family}, "
             f"{policy.alternative}); margin +-{margin:g}")
@@ -435,20 +467,37 @@ def _decide(evidence: Evidence, policy: Policy) -> Decision:
                 f"the {side} answered {min(shares):.0%} of the judged queries, under the minimum coverage of "
                 f"{policy.min_coverage:.0%}: a partial run is not compared",
             ), reason_code="partial_run", margin=margin)
-    if ev.n < 2 or ev.delta is None or ev.interval is None:
+    if ev.n < 2 or ev.delta is None:
         return Decision("inconclusive", (
             f"only {ev.n} paired quer{'y' if ev.n == 1 else 'ies'}; a paired comparison needs at least 2",),
             reason_code="too_few_queries", margin=margin)
     if ev.degenerate == "all_zero":
         return Decision("no_change", (f"both versions score the same on all {ev.n} queries (every delta is 0)",),
                         criterion="equivalence", margin=margin)
+    skewed = _robust_refusal(ev, margin)
+    if skewed is not None:
+        return skewed
+    if ev.interval is None:
+        return Decision("inconclusive", ("no interval of the mean delta could be computed",),
+                        reason_code="too_few_queries", margin=margin)
     reasons = [_interval_reason(ev, policy, margin)]
     p = ev.p_adjusted if ev.p_adjusted is not None else ev.p_value
-    reasons.append(f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} ({_TEST_NAMES.get(ev.test, ev.test)}; "
-                   "reported, the interval decides)")
+    if ev.robust is not None:
+        reasons.append(f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} (the {ev.interval_method} test "
+                       "the interval inverts; it decides with the interval)")
+    else:
+        reasons.append(f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} "
+                       f"({_TEST_NAMES.get(ev.test, ev.test)}; reported, the interval decides)")
     lo, hi = ev.interval
     tail = ev.tail if ev.tail is not None else policy.alpha / 2.0
-    if ev.degenerate == "constant":
+    if ev.degenerate == "constant" and ev.robust is not None:
+        reasons.append(f"every query changed by the same {ev.delta:+.4g} (sd = 0): the point shows whether the "
+                       "change is inside the margin; a change needs the betting interval")
+        if abs(ev.delta) < margin:  # inside the margin on every query: no material change
+            return _with_drops(Decision("no_change", (*reasons, f"every query moved by less than the margin "
+                                                      f"{margin:g}: no material change"), None, "equivalence",
+                                        None, margin), ev, policy)
+    elif ev.degenerate == "constant":
         reasons.append(f"every query changed by the same {ev.delta:+.4g} (sd = 0): the interval is the point")
         if ev.floor_p is not None and ev.floor_p >= tail:
             need = next(k for k in range(2, 200) if 2.0**-k < tail)
@@ -487,39 +536,49 @@ def _decide(evidence: Evidence, policy: Policy) -> Decision:
     if up and lo > 0:
         return done("improvement", "warning", "significant",
                     f"the interval lies above 0 but reaches past +{margin:g}: a significant gain, size uncertain")
-    if policy.alert_on == "either":
-        if down and ev.delta <= -margin:
-            return done("regression", "warning", "material_estimate",
-                        f"the estimate is past -{margin:g} but the interval reaches 0: material but not yet "
-                        "significant (warning, alert_on: either)")
-        if up and ev.delta >= margin:
-            return done("improvement", "warning", "material_estimate",
-                        f"the estimate is past +{margin:g} but the interval reaches 0: material but not yet "
-                        "significant")
     if not down and hi < 0:  # greater-only policy, a drop
         return done("no_change", None, None, "the one-sided policy only looks for gains")
     if not up and lo > 0:
         return done("no_change", None, None, "the one-sided policy only looks for drops")
-    if ev.queries_needed is not None:
+    code = "underpowered"
+    if ev.robust in ("betting", "constant"):
+        code = "skewed_small_sample"
+        why = ("the deltas are too skewed or sparse for the t-interval at this n (Cochran's rule), and the betting "
+               "interval, which holds its level for any shape, is too wide to tell")
+        if ev.queries_needed is not None:
+            why += f": about {ev.queries_needed} queries would let the t-interval decide"
+    elif ev.queries_needed is not None:
         why = (f"the interval is too wide to tell: about {ev.queries_needed} queries would decide it (80% power "
                f"to call a drop of 1.5 x margin critical, this rule and family)")
     else:
         why = "the interval is too wide to tell a material change from none"
-    decided = Decision("inconclusive", (*reasons, why), None, None, "underpowered", margin)
+    decided = Decision("inconclusive", (*reasons, why), None, None, code, margin)
     return _with_drops(decided, ev, policy)
 
 
+def _robust_refusal(ev: Evidence, margin: float) -> Decision | None:
+    """``inconclusive`` where the robust rule has no interval it can trust (``evalops.stats.robust``)."""
+    need = f": about {ev.queries_needed} queries would decide it" if ev.queries_needed is not None else ""
+    if ev.robust == "too_few_nonzero":
+        k = ev.nonzero or 0
+        return Decision("inconclusive", (
+            f"delta = {ev.delta:+.4f} over {ev.n} queries, but only {k} of them changed (non-zero delta); no "
+            f"interval holds its level on fewer than 6 changed queries, constant or not{need}",
+        ), reason_code="too_few_nonzero", margin=margin)
+    if ev.robust == "unbounded":
+        return Decision("inconclusive", (
+            f"delta = {ev.delta:+.4f} over {ev.n} queries: the deltas are too skewed for the t-interval at this n "
+            f"(Cochran's rule) and lie outside [-1, 1], where no betting interval exists{need}",
+        ), reason_code="skewed_small_sample", margin=margin)
+    return None
+
+
 def _with_drops(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
-    """The query-drops criterion, when the policy alerts on it and the mean rule found no regression."""
+    """The lost and gained queries, reported before the conclusion (never a route to an alert)."""
     if ev.queries_lost == 0:
         return decided
     words = (f"{ev.queries_lost} quer{'y' if ev.queries_lost == 1 else 'ies'} lost more than {policy.query_drop:g} "
              f"({ev.queries_gained} gained that much; sign test p = {_g(ev.query_drops_p)})")
-    tail = ev.tail if ev.tail is not None else policy.alpha / 2.0
-    limit = 2.0 * tail if policy.alternative == "two-sided" else tail  # one-sided sign test at alpha / m
-    if decided.label != "regression" and policy.alert_on_query_drops and ev.query_drops_p < limit:
-        return Decision("regression", (*decided.reasons, words + ": significantly many queries failed badly"),
-                        "warning", "query_drops", None, decided.margin)
     # reported before the conclusion, which stays the last reason
     return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,
                     decided.criterion, decided.reason_code, decided.margin)

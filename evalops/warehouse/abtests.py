@@ -107,9 +107,11 @@ def load_ab_tests(
     return pd.DataFrame([dataclasses.asdict(_result(r)) for r in rows], columns=columns)
 
 
-def comparison_look(engine: Engine, candidate_run_id: int) -> int:
+def comparison_look(engine: Engine, candidate_run_id: int, baseline_run_id: int | None = None) -> int:
     """Which look this is: 1 + the earlier days on which the same retriever version was compared on the same
-    dataset (the count a daily-repeated comparison spends its error over)."""
+    dataset (the count a daily-repeated comparison spends its error over). With ``baseline_run_id``, only
+    the days it was compared against the same baseline version count: the counter starts again when the
+    baseline or the candidate changes (a new pair of versions is a new comparison, with its whole alpha)."""
     from sqlalchemy import func
 
     from evalops.warehouse.models import EvalRunModel
@@ -120,12 +122,19 @@ def comparison_look(engine: Engine, candidate_run_id: int) -> int:
                           .where(runs.c.id == candidate_run_id)).one_or_none()
         if me is None:
             raise InputError(f"run {candidate_run_id} is not in the warehouse")
-        earlier = conn.execute(
-            select(func.count(func.distinct(runs.c.logical_date)))
-            .select_from(runs.join(ab_tests, ab_tests.c.candidate_run_id == runs.c.id))
-            .where(runs.c.retriever == me.retriever, runs.c.version == me.version, runs.c.dataset == me.dataset,
-                   runs.c.logical_date < me.logical_date)
-        ).scalar_one()
+        query = (select(func.count(func.distinct(runs.c.logical_date)))
+                 .select_from(runs.join(ab_tests, ab_tests.c.candidate_run_id == runs.c.id))
+                 .where(runs.c.retriever == me.retriever, runs.c.version == me.version, runs.c.dataset == me.dataset,
+                        runs.c.logical_date < me.logical_date))
+        if baseline_run_id is not None:
+            base = conn.execute(select(runs.c.retriever, runs.c.version)
+                                .where(runs.c.id == baseline_run_id)).one_or_none()
+            if base is None:
+                raise InputError(f"run {baseline_run_id} is not in the warehouse")
+            their = runs.alias("baseline_runs")
+            query = (query.join_from(ab_tests, their, their.c.id == ab_tests.c.baseline_run_id)
+                     .where(their.c.retriever == base.retriever, their.c.version == base.version))
+        earlier = conn.execute(query).scalar_one()
     return int(earlier) + 1
 
 

@@ -16,7 +16,7 @@ RECORD_KEYS = [
     "measure", "baseline", "candidate", "n", "coverage", "baseline_mean", "candidate_mean", "delta", "delta_sd",
     "delta_ci_low", "delta_ci_high", "relative_change", "decision", "severity", "criterion", "reason_code",
     "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method", "family_size",
-    "queries_needed", "test", "test_method", "statistic", "p_value", "p_adjusted", "effect_size_dz",
+    "queries_needed", "test", "test_method", "statistic", "p_value", "decision_p", "p_adjusted", "effect_size_dz",
     "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost", "queries_gained",
     "query_drops_p", "reasons", "worst_queries", "notes", "judged_coverage", "higher_is_better",
 ]
@@ -44,18 +44,24 @@ def report(scifact):
 
 def test_json_shape_on_the_real_scifact_runs(report, scifact):
     assert list(report) == ["qrels", "baseline", "candidates", "queries", "policy", "comparisons", "summary"]
-    assert report["baseline"] == {"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4"}
-    assert report["candidates"] == [{"run": scifact[2], "name": "itsumida-te3large-zerank1"}]
+    # named by file, with the tag because the tags differ
+    assert report["baseline"] == {"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4",
+                                  "label": "bm25.trec (bm25s-k1_0.9-b_0.4)"}
+    assert report["candidates"] == [{"run": scifact[2], "name": "itsumida-te3large-zerank1",
+                                     "label": "itsumida-te3large-zerank1-top15.trec (itsumida-te3large-zerank1)"}]
     assert report["queries"] == {
         "selection": "answered-by-both", "judged": 300, "compared": 30, "no_answer_policy": "exclude",
         "treatment": "only the 30 judged queries every run answered are compared",
-        "answered": [{"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4", "answered": 300, "judged": 300},
-                     {"run": scifact[2], "name": "itsumida-te3large-zerank1", "answered": 30, "judged": 300}],
+        "answered": [{"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4", "label": "bm25.trec (bm25s-k1_0.9-b_0.4)",
+                      "answered": 300, "judged": 300},
+                     {"run": scifact[2], "name": "itsumida-te3large-zerank1",
+                      "label": "itsumida-te3large-zerank1-top15.trec (itsumida-te3large-zerank1)", "answered": 30,
+                      "judged": 300}],
     }
     assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": 0.01, "margins": {},
                                 "alert_on": "warning", "correction": "holm", "test": "t", "zero_method": "wilcox",
-                                "continuity": False, "interval": "t", "ci_method": "bca", "query_drop": 0.5,
-                                "alert_on_query_drops": False, "min_coverage": 0.9, "max_judged_coverage_drop": 0.1,
+                                "continuity": False, "interval": "robust", "ci_method": "bca", "query_drop": 0.5,
+                                "min_coverage": 0.9, "max_judged_coverage_drop": 0.1,
                                 "n_resamples": 10_000,
                                 "seed": 0}
     assert [c["measure"] for c in report["comparisons"]] == ["nDCG@10", "P@10", "RR"]
@@ -84,8 +90,13 @@ def test_numbers_are_the_library_numbers(report, scifact):
     b = evaluate(gold, base, ["nDCG@10"]).per_query["nDCG@10"]
     c = evaluate(gold, cand, ["nDCG@10"]).per_query["nDCG@10"]
     assert ndcg["p_value"] == pytest.approx(paired_t_test(b, c).p_value)
-    raw = [r["p_value"] for r in report["comparisons"]]
-    np.testing.assert_allclose([r["p_adjusted"] for r in report["comparisons"]], holm(raw))
+    # the adjusted p is the decision's: Bonferroni's m p of the robust interval's own test (3 comparisons)
+    own = [r["decision_p"] for r in report["comparisons"]]
+    np.testing.assert_allclose([r["p_adjusted"] for r in report["comparisons"]], np.minimum(1.0, np.multiply(own, 3)))
+    plain = json.loads(invoke("compare", *scifact, "-m", "nDCG@10", "-m", "P@10", "-m", "RR", "--queries",
+                              "answered-by-both", "--interval", "t", "--format", "json").stdout)
+    raw = [r["p_value"] for r in plain["comparisons"]]
+    np.testing.assert_allclose([r["p_adjusted"] for r in plain["comparisons"]], holm(raw))
 
 
 def test_table_is_readable(scifact):
@@ -102,7 +113,8 @@ def test_table_is_readable(scifact):
     assert "only the 30 judged queries every run answered are compared" in out.stdout
     assert "Bonferroni intervals (Holm family) over 2 comparisons" in out.stdout
     # before any number: how many judged queries each run answered
-    assert out.stdout.index("itsumida-te3large-zerank1: answered 30 of 300 judged queries (10%)") < out.stdout.index(
+    assert out.stdout.index("itsumida-te3large-zerank1-top15.trec (itsumida-te3large-zerank1): answered 30 of 300 "
+                            "judged queries (10%)") < out.stdout.index(
         "0.7524")
 
 
@@ -181,3 +193,26 @@ def test_power_solves_for_what_is_missing():
 def test_power_needs_two_of_three(args):
     out = invoke("power", *args)
     assert out.exit_code == ExitCode.BAD_INPUT and out.stderr.startswith("error: ")
+
+
+def _tiny(tmp_path, tags):
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(8)))
+    paths = []
+    for k, tag in enumerate(tags):
+        path = tmp_path / f"run{k}.trec"
+        path.write_text("".join(f"q{i} Q0 d{i if (i + k) % 3 else 'x'} 1 1.0 {tag}\n" for i in range(8)))
+        paths.append(str(path))
+    return str(qrels), paths
+
+
+def test_candidates_are_named_by_file_and_by_tag_when_tags_differ(tmp_path):
+    qrels, paths = _tiny(tmp_path, ["STANDARD"] * 3)
+    report = json.loads(invoke("compare", qrels, *paths, "-m", "P@1", "--format", "json").stdout)
+    assert [c["candidate"] for c in report["comparisons"]] == ["run1.trec", "run2.trec"]
+    assert {c["baseline"] for c in report["comparisons"]} == {"run0.trec"}
+    table = invoke("compare", qrels, *paths, "-m", "P@1").stdout
+    assert "run2.trec" in table and "STANDARD" not in table.split("unanswered")[1]
+    qrels, paths = _tiny(tmp_path, ["base", "cand-a", "cand-b"])
+    report = json.loads(invoke("compare", qrels, *paths, "-m", "P@1", "--format", "json").stdout)
+    assert [c["candidate"] for c in report["comparisons"]] == ["run1.trec (cand-a)", "run2.trec (cand-b)"]

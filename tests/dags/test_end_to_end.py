@@ -164,7 +164,10 @@ def test_publish_report_emits_the_results_asset_with_the_decisions(scenario):
                        for m, d in _decisions(scenario, DAY2, v).items()}
     assert [a["kind"] for a in extra["alerts"]] == ["regression"]
     assert extra["all_clear"] is False  # 2.0-truncated regressed
-    assert {c["version"] for c in clear_candidates(extra)} == {"2.0-hybrid"}
+    # the hybrid's gains on 76 queries are too skewed for the t-interval and the betting interval cannot tell
+    # them at the family's level: inconclusive, so it is not all clear (the robust rule fails closed)
+    assert {d for (v, _), d in decided.items() if v == "2.0-hybrid"} == {"inconclusive"}
+    assert {c["version"] for c in clear_candidates(extra)} == set()
     assert {v["run_id"] for v in extra["versions"] if v["version"] == "2.0-hybrid" and v["dataset"] == "gold"} == {
         _run(scenario, DAY2, "2.0-hybrid").id}
 

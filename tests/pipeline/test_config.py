@@ -161,13 +161,23 @@ def test_bad_regression_policy_is_refused_by_the_stats_policy(tmp_path, yaml_tex
 def test_stats_policy_carries_every_setting_and_the_seed(tmp_path):
     cfg = load_config(tmp_path, environ={"EVALOPS_ALPHA": "0.01", "EVALOPS_CORRECTION": "bh",
                                          "EVALOPS_REGRESSION__MARGINS": '{"P@5": 0.02}',
-                                         "EVALOPS_REGRESSION__ALERT_ON": "either",
-                                         "EVALOPS_REGRESSION__ALERT_ON_QUERY_DROPS": "true",
+                                         "EVALOPS_REGRESSION__ALERT_ON": "critical",
+                                         "EVALOPS_REGRESSION__INTERVAL": "t",
                                          "EVALOPS_REGRESSION__MIN_COVERAGE": "0.8"})
     policy = cfg.stats_policy(20240601)
     assert (policy.alpha, policy.correction, policy.min_delta, policy.seed) == (0.01, "bh", 0.01, 20240601)
     assert policy.margins == {"P@5": 0.02} and policy.margin("P@5") == 0.02 and policy.margin("nDCG@10") == 0.01
-    assert (policy.alert_on, policy.alert_on_query_drops, policy.min_coverage) == ("either", True, 0.8)
+    assert (policy.alert_on, policy.interval, policy.min_coverage) == ("critical", "t", 0.8)
+    assert load_config(tmp_path, environ={}).stats_policy(0).interval == "robust"
+
+
+def test_removed_alert_modes_are_refused_with_what_to_use_instead(tmp_path):
+    from evalops.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="Remove alert_on_query_drops"):
+        load_config(tmp_path, environ={"EVALOPS_REGRESSION__ALERT_ON_QUERY_DROPS": "true"}).stats_policy(0)
+    with pytest.raises(ConfigError, match="alert_on: either .* was removed"):
+        load_config(tmp_path, environ={"EVALOPS_REGRESSION__ALERT_ON": "either"}).stats_policy(0)
 
 
 def test_min_effect_is_refused_with_what_replaced_it(tmp_path):

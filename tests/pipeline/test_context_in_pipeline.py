@@ -33,7 +33,10 @@ def test_context_measures_are_compared_with_their_direction(repo_root, planted_p
     assert tokens["family"] == "gold-descriptive" and not tokens["comparison"]["alert"]
     c = tokens["comparison"]
     assert c["higher_is_better"] is False and c["delta"] > 0  # more tokens: worse
-    assert c["decision"] == "regression" and c["reasons"][0].startswith("lower is better")
+    assert c["reasons"][0].startswith("lower is better")
+    # token counts lie outside [-1, 1]: no betting interval, and too skewed for the t-interval on this small
+    # gold set, so the robust rule does not decide (descriptive either way)
+    assert (c["decision"], c["reason_code"]) == ("inconclusive", "skewed_small_sample")
     cov = by["QueryCoverage@10"]["comparison"]
     assert cov["higher_is_better"] is True and cov["delta"] >= 0 and cov["decision"] != "regression"
     assert c["judged_coverage"] is None  # texts, not judgments

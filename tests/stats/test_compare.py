@@ -37,7 +37,7 @@ def test_record_has_every_field_and_is_strict_json(test):
     low, high = record["effect_size_ci"]
     assert low < record["effect_size_dz"] < high
     assert record["decision"] == "regression"
-    assert record["p_adjusted"] == record["p_value"]  # a family of one
+    assert record["p_adjusted"] == record["decision_p"]  # a family of one: the p of the decision's own test
 
 
 def test_worst_queries_are_the_ten_largest_drops_with_both_scores():
@@ -97,13 +97,16 @@ def test_correction_spans_every_measure_and_version():
     assert corrected[0].decision != "regression" and corrected[0].interval_high >= 0
     assert corrected[0].interval_level == pytest.approx(1 - 0.05 / 3)
     assert corrected[0].interval_low < alone.interval_low
-    expected_first = min(1.0, 3 * alone.p_value)  # the smallest p is multiplied by m = 3 under Holm
-    assert corrected[0].p_adjusted == pytest.approx(expected_first)
+    # the reported adjusted p is the decision's: Bonferroni's m p beside Bonferroni's interval, not Holm's
+    assert corrected[0].p_adjusted == pytest.approx(min(1.0, 3 * alone.decision_p)) and corrected[0].p_adjusted >= 0.05
     assert all(c.family_size == 3 for c in corrected)
-    assert all(c.p_adjusted >= c.p_value for c in corrected)
+    assert all(c.p_adjusted == pytest.approx(min(1.0, 3 * c.decision_p)) for c in corrected)
     bh = adjust_and_decide([compare(p, measure=m, policy=Policy(correction="bh")) for p, m in
                             [(weak, "a"), (null, "b")]])
-    assert bh[0].p_adjusted <= min(1.0, 2 * alone.p_value)
+    assert bh[0].p_adjusted <= min(1.0, 2 * alone.decision_p)
+    old = adjust_and_decide([compare(p, measure=m, policy=Policy(min_delta=0.001, interval="t"))
+                             for p, m in [(weak, "a"), (null, "b"), (null, "c")]])
+    assert old[0].p_adjusted == pytest.approx(min(1.0, 3 * alone.p_value))  # the t policy: Holm on the t-test
     assert adjust_and_decide([]) == []
 
 
@@ -128,7 +131,8 @@ def test_intersection_drops_are_noted():
         ([0.3], [0.1], "inconclusive"),
         ([1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], "no_change"),  # zero-variance metric, no change
         ([0.0] * 12, [0.0] * 12, "no_change"),  # every query scores 0 on both: relative change 0, not 0/0
-        ([0.0] * 12, [0.1] * 12, "improvement"),  # zero-variance metric that moved: baseline mean 0
+        # zero-variance metric that moved: twelve identical gains cannot show a gain for any shape of delta
+        ([0.0] * 12, [0.1] * 12, "inconclusive"),
         ([0.3, 0.6], [0.2, 0.5], "inconclusive"),  # constant deltas, too few queries
     ],
 )

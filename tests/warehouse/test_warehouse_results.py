@@ -151,3 +151,21 @@ def test_bad_alert_calls_are_refused(engine):
         mark_alert_delivery(engine, 1, delivered=False)
     with pytest.raises(WarehouseError, match="no alert"):
         mark_alert_delivery(engine, 12345, delivered=True)
+
+
+def test_the_look_counter_starts_again_when_the_baseline_or_the_candidate_changes(seed, engine):
+    from evalops.warehouse import comparison_look
+
+    day = dt.timedelta(days=1)
+    t0 = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    base_a = seed.run("a", retriever="base", dag_run_id="d0", logical_date=t0)
+    base_b = seed.run("b", retriever="base", dag_run_id="d0b", logical_date=t0)
+    cands = [seed.run("v2", dag_run_id=f"d{k}", logical_date=t0 + k * day) for k in range(1, 5)]
+    # days 1 and 2 against baseline a, day 3 against baseline b
+    for k, base in ((0, base_a), (1, base_a), (2, base_b)):
+        record_ab_tests(engine, [result(base.id, cands[k].id)])
+    assert comparison_look(engine, cands[3].id) == 4  # every earlier day of the candidate version
+    assert comparison_look(engine, cands[3].id, base_a.id) == 3  # two earlier days against a
+    assert comparison_look(engine, cands[3].id, base_b.id) == 2  # one earlier day against b
+    other = seed.run("v3", dag_run_id="d9", logical_date=t0 + 9 * day)
+    assert comparison_look(engine, other.id, base_a.id) == 1  # a new candidate version starts at 1

@@ -1,0 +1,109 @@
+"""The skew-robust decision interval (``interval="robust"``, the default): named cases and its guarantees."""
+
+import math
+
+import numpy as np
+import pytest
+
+from evalops.metrics.student_t import t_quantile
+from evalops.stats import Policy, PolicyError, decide_deltas
+from evalops.stats.robust import betting_interval, log_wealth, read_robust, robust_interval
+
+POLICY = Policy()
+
+
+def test_ten_total_failures_in_three_hundred_queries_alert():
+    d = np.r_[np.full(10, -1.0), np.zeros(290)]
+    out = decide_deltas(d, POLICY, measure="P@10")
+    assert out.interval_method == "betting" and out.alert
+    assert out.decision.label == "regression" and out.interval[1] < 0
+
+
+def test_three_hundred_identical_tiny_drops_are_no_change():
+    out = decide_deltas(np.full(300, -0.0003), POLICY, measure="nDCG@10")
+    assert (out.decision.label, out.decision.criterion, out.alert) == ("no_change", "equivalence", False)
+
+
+@pytest.mark.parametrize("d", [[-0.1, -0.1000001], [-0.1, -0.1], [-0.5] * 5 + [0.0] * 100])
+def test_fewer_than_six_changed_queries_never_alert(d):
+    out = decide_deltas(np.asarray(d), POLICY, measure="nDCG@10")
+    assert (out.decision.label, out.decision.reason_code, out.alert) == ("inconclusive", "too_few_nonzero", False)
+    assert "would decide it" in out.decision.reasons[-1]
+
+
+def test_deltas_outside_the_unit_range_too_skewed_for_t_are_skewed_small_sample():
+    d = np.r_[np.full(8, -40.0), np.full(30, 1.0)]  # token counts: no betting interval, too skewed for t
+    out = decide_deltas(d, POLICY, measure="context_tokens")
+    assert (out.decision.label, out.decision.reason_code) == ("inconclusive", "skewed_small_sample")
+    assert out.queries_needed is not None and out.queries_needed > len(d)
+
+
+def sparse_skewed_null(rng, sims, n):
+    """P@10-like deltas: 87 % zero, drops of 0.1 on 9.75 %, gains of 0.3 on 3.25 %: mean exactly 0, skew +3."""
+    u = rng.uniform(size=(sims, n))
+    return np.where(u < 0.0975, -0.1, np.where(u < 0.13, 0.3, 0.0))
+
+
+def test_sparse_skewed_aa_at_thirty_queries_stays_under_the_documented_share():
+    # the t rule alarms here (a sample that missed the rare gains looks like a clean drop)
+    rng = np.random.default_rng(7)
+    sims = 600
+    samples = sparse_skewed_null(rng, sims, 30)
+    robust = np.mean([decide_deltas(d, POLICY, measure="P@10", size_hint=False).alert for d in samples])
+    plain = np.mean([decide_deltas(d, Policy(interval="t"), measure="P@10", size_hint=False).alert
+                     for d in samples])
+    bound = 0.025 + 3 * math.sqrt(0.025 * 0.975 / sims)
+    assert robust <= bound
+    assert plain > bound  # the failure the robust interval exists for
+
+
+def test_betting_interval_holds_its_level_on_a_skewed_bounded_mean():
+    rng = np.random.default_rng(3)
+    misses = 0
+    for _ in range(200):
+        d = sparse_skewed_null(rng, 1, 60)[0]
+        lo, hi = betting_interval(d, 0.025)
+        misses += not (lo <= 0.0 <= hi)
+    assert misses <= 10  # at most 5 % (2.5 % per side); betting by Ville's inequality is conservative
+
+
+def test_betting_wealth_is_monotone_and_order_free():
+    rng = np.random.default_rng(4)
+    d = np.clip(rng.normal(-0.05, 0.3, 80), -1, 1)
+    below = [float(log_wealth(d, m, "below", 0.025)) for m in (-0.2, -0.1, 0.0, 0.1)]
+    assert below == sorted(below)
+    assert float(log_wealth(d[::-1], 0.0, "below", 0.025)) == pytest.approx(below[2])
+    assert float(log_wealth(rng.permutation(d), 0.0, "below", 0.025)) == pytest.approx(below[2])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_decision_p_is_below_the_tail_exactly_when_the_interval_decides(seed):
+    rng = np.random.default_rng(seed)
+    d = np.clip(rng.exponential(0.1, 400) - 0.1 - 0.004 * seed, -1, 1)
+    for tail in (0.025, 0.005, 0.0005):
+        r = robust_interval(d, tail, t_quantile(399, 1 - tail))
+        assert r.branch == "t"
+        assert (r.interval[1] < 0) == (r.p_below < tail)
+        assert (r.interval[0] > 0) == (r.p_above < tail)
+
+
+def test_vectorised_reading_matches_the_interval():
+    rng = np.random.default_rng(5)
+    D = sparse_skewed_null(rng, 50, 80) - 0.03
+    tail = 0.025
+    reading = read_robust(D, tail, (-0.01, 0.0, 0.01), t_crit=t_quantile(79, 1 - tail))
+    for i, d in enumerate(D):
+        r = robust_interval(d, tail, t_quantile(79, 1 - tail))
+        if r.interval is None:
+            continue
+        for k, p in enumerate((-0.01, 0.0, 0.01)):
+            assert reading.below[k][i] == (r.interval[1] < p)
+            assert reading.above[k][i] == (r.interval[0] > p)
+
+
+def test_interval_is_recorded_in_the_policy_and_old_policies_load():
+    assert Policy().to_dict()["interval"] == "robust"
+    old = {**Policy().to_dict(), "interval": "t", "alert_on_query_drops": False}
+    assert Policy.from_dict(old).interval == "t"
+    with pytest.raises(PolicyError, match="interval must be one of robust, t, bootstrap"):
+        Policy(interval="normal")
