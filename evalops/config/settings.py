@@ -436,7 +436,7 @@ class Config(BaseSettings):
         except ImportError:
             raise ConfigError(f"configuration ({self.source}): query_logs.presidio asks for Presidio "
                               f"({', '.join(self.query_logs.presidio)}), which is not installed; "
-                              "pip install 'evalops[presidio]', or remove the setting") from None
+                              "pip install 'evalops-rag[presidio]', or remove the setting") from None
         except ValueError as exc:
             raise ConfigError(f"configuration ({self.source}): query_logs.presidio: {exc}") from None
 

@@ -8,6 +8,11 @@ size, modification time and inode of each): when a source file changes during th
 the copy is not used, and the caller reads the source again, so a changed knowledge base is still refused
 (``inputs.current_snapshot``) and a changed gold set still changes its version. Sources that are not local
 files (none today) are read every time.
+
+The copies hold the gold queries' and documents' text as the user's files have it (retrievers are asked the
+real text), so they live only while a run needs them: the run's last step (``publish_report``) discards
+them (:func:`discard_prepared`), and no copy of unscrubbed text stays in the work folder after a run. A
+run whose copy is gone reads its source again.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.goldset import GoldSet
     from evalops.knowledge import KnowledgeBaseSnapshot
 
-__all__ = ["source_stamp", "prepared_snapshot", "keep_snapshot", "prepared_gold_set", "keep_gold_set"]
+__all__ = ["source_stamp", "prepared_snapshot", "keep_snapshot", "prepared_gold_set", "keep_gold_set",
+           "discard_prepared"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -183,3 +189,23 @@ def prepared_gold_set(cfg: Config, name: str, read: Callable[[], GoldSet]) -> Go
     j = _read_parquet(judgments)
     gold = GoldSet(q, j, str(cfg.gold_set_named(name).path))
     return _remember(f"gold:{name}", str(judgments), gold)
+
+
+def discard_prepared(cfg: Config) -> int:
+    """Remove every prepared copy (at the end of a run: they hold unscrubbed text); returns how many.
+    A copy another run still uses is read from its source again by that run."""
+    folder = _folder(cfg)
+    removed = 0
+    try:
+        if not folder.exists():
+            return 0
+        for path in list(folder.iterdir()):
+            try:
+                path.unlink()
+                removed += 1
+            except (FileNotFoundError, IsADirectoryError):
+                continue
+    except OSError as exc:  # the report is written; a copy left behind is logged, not fatal
+        log.warning("could not remove the prepared inputs in %s: %s", folder, exc)
+    _memo.clear()
+    return removed

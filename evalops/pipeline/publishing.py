@@ -314,6 +314,9 @@ def publish_report(
 
     paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
     prune_old_scores(cfg, run)
+    from evalops.pipeline.prepared import discard_prepared
+
+    discard_prepared(cfg)  # the copies of the inputs hold unscrubbed text: they live for one run only
     failed = []
     for s in versions:
         if s["dataset"] == PRODUCTION:

@@ -52,7 +52,7 @@ def test_outside_a_project_commands_say_how_to_make_one(tmp_path, monkeypatch):
 def test_run_rejects_a_bad_date(tmp_path, monkeypatch):
     monkeypatch.chdir(_project(tmp_path))
     result = CliRunner().invoke(main, ["run", "--date", "yesterday"])
-    assert result.exit_code == ExitCode.BAD_INPUT and "not a date; use YYYY-MM-DD" in result.output
+    assert result.exit_code == ExitCode.USAGE and "yesterday" in result.output and "YYYY-MM-DD" in result.output
 
 
 def test_the_demo_project_is_the_checkout_whatever_the_folder(tmp_path, monkeypatch, repo_root):

@@ -39,6 +39,10 @@ def test_each_input_is_read_from_its_source_once_per_run(repo_root, planted_proj
 
     monkeypatch.setattr(evalops.knowledge, "load_snapshot", counted("kb", real_snapshot))
     monkeypatch.setattr(evalops.goldset, "load_gold_set", counted("gold", real_gold))
+    # the copies are discarded by the run's last step; keep them here to map them as a worker of the run would
+    from evalops.pipeline import prepared as prepared_module
+
+    monkeypatch.setattr(prepared_module, "discard_prepared", lambda cfg: 0)
     gold = load_gold_set(repo_root / "include" / "goldset")
     reads["gold"] = 0
     baseline, candidate = _ranked(gold, planted_project.pads)
@@ -82,3 +86,14 @@ def test_a_knowledge_base_changed_during_the_run_is_refused(tmp_path, repo_root)
     corpus.write_text(corpus.read_text().replace('"text":"', '"text":"edited ', 1))
     with pytest.raises(InputError, match="changed during the run"):
         current_snapshot(cfg, snapshot_id)
+
+
+def test_no_copy_of_the_inputs_outlives_the_run(repo_root, planted_project):
+    """The prepared copies hold the gold queries' text unscrubbed: the run's last step removes them."""
+    gold = load_gold_set(repo_root / "include" / "goldset")
+    baseline, candidate = _ranked(gold, planted_project.pads)
+    cfg, _, _ = planted_project(gold, baseline, candidate, ["nDCG@5"])
+    from evalops.pipeline.workdir import work_root
+
+    folder = work_root(cfg) / "prepared"
+    assert not folder.exists() or list(folder.iterdir()) == []
