@@ -54,6 +54,6 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="evalops")
+@click.version_option(package_name="evalops-rag")  # the distribution (evalops on PyPI is another project)
 def main() -> None:
     """evalops: continuous evaluation of RAG retrievers, with numbers that match trec_eval."""
