@@ -4,7 +4,7 @@ Target: at a concurrency of 16 the judge labels items at least 10x faster than s
 through the same adapter; the ideal ratio is 16. Printed next to it:
 
 * a peer design: asyncio + a semaphore on ``httpx.AsyncClient`` posting the same bodies (no retries, no
-  parsing, no budget), to show what the adapter's thread pool, tenacity and strict parsing cost;
+  parsing, no budget), to show what the adapter's thread pool, transport (deadline, retries) and strict parsing cost;
 * the judgment cache: the same items judged again through ``CachedJudge`` over a SQLite warehouse, the
   requests it sends (0) and its time.
 

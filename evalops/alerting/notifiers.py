@@ -2,7 +2,9 @@
 
 * :class:`LogNotifier` writes the alert to the Python log; inside an Airflow task that is the task log.
 * :class:`WebhookNotifier` posts ``{"text": message, "alert_key": key}`` (the Slack incoming-webhook shape,
-  also accepted by Mattermost, Rocket.Chat and Google Chat) with httpx, and the same key in an
+  also accepted by Mattermost, Rocket.Chat and Google Chat) through :class:`evalops.transport.HttpClient`
+  (``timeout`` is the overall deadline, held against a dripping answer; one attempt: the delivery store
+  retries, see :mod:`evalops.alerting.delivery`), and the same key in an
   ``Idempotency-Key`` header, so a receiver can drop a duplicate (:func:`idempotency_key`: one alert has
   one key, however often it is sent). The text is escaped for Slack's markup (:func:`slack_text`). The URL
   is a secret (it carries the token): it is never logged and never appears in an error message.
@@ -118,26 +120,26 @@ class WebhookNotifier:
         return body
 
     def send(self, alert: Alert) -> None:
-        import httpx
+        from evalops.transport import HttpClient, RetryPolicy
 
         httpx_log = logging.getLogger("httpx")
         guard = _DropRecordsContaining(self._url)
         httpx_log.addFilter(guard)
         try:
-            with httpx.Client(timeout=self._timeout, transport=self._transport) as client:
-                response = client.post(self._url, json=self.payload(alert),
-                                       headers={"Idempotency-Key": idempotency_key(alert)})
-        except httpx.ConnectTimeout:  # nothing was sent
-            raise NotificationError(f"webhook did not accept a connection within {self._timeout:g} s") from None
-        except httpx.TimeoutException:
-            raise DeliveryUnknown(
-                f"webhook timed out after {self._timeout:g} s; the alert may have arrived"
-            ) from None
-        except httpx.HTTPError as exc:
-            # httpx messages may quote the URL; name only the failure class.
-            raise NotificationError(f"webhook unreachable ({type(exc).__name__})") from None
+            with HttpClient(timeout=self._timeout, retry=RetryPolicy(max_retries=0), concurrency=1,
+                            transport=self._transport) as client:
+                out = client.request("POST", self._url, json=self.payload(alert),
+                                     headers={"Idempotency-Key": idempotency_key(alert)}, label="webhook")
         finally:
             httpx_log.removeFilter(guard)
+        if out.kind == "timeout" and not out.sent:  # nothing was sent
+            raise NotificationError(f"webhook did not accept a connection within {self._timeout:g} s")
+        if out.kind == "timeout":
+            raise DeliveryUnknown(f"webhook timed out after {self._timeout:g} s; the alert may have arrived")
+        response = out.response
+        if response is None:
+            # httpx messages may quote the URL; name only the failure class.
+            raise NotificationError(f"webhook unreachable ({type(out.error).__name__})")
         if not 200 <= response.status_code < 300:
             raise NotificationError(f"webhook answered HTTP {response.status_code}")
 

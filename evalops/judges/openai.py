@@ -7,12 +7,15 @@ or nothing (``text``, for servers without structured output). Policies, all in :
 * **Key**: read from the environment variable ``api_key_env`` or the password of the Airflow connection
   ``airflow_conn_id`` (its host is the base URL when none is set). It is sent only as the bearer token;
   it is not part of the settings, the fingerprint, any error message or anything evalops writes.
-* **Retries**: HTTP 429, 5xx, timeouts and connection errors are retried up to ``max_retries`` times with
-  full jitter (tenacity's ``wait_random_exponential``: a random wait in [0, min(backoff_max,
-  backoff_base x 2^attempt)]), never past the deadline. Any other HTTP error is not retried.
-* **Concurrency**: at most ``max_concurrency`` requests in flight (a thread pool over one httpx client).
-* **Deadline**: ``deadline_seconds`` for a whole ``judge`` call; an item not finished by then is missing
-  ("deadline passed"). Each request also has ``request_timeout``.
+* **Transport**: one :class:`evalops.transport.HttpClient`, the client the retrievers and webhooks use.
+* **Retries**: HTTP 429, 5xx, timeouts and connection errors are retried up to ``max_retries`` times
+  (:class:`evalops.transport.RetryPolicy` with ``backoff_base`` and ``backoff_max``: a jittered wait in
+  [d/2, d], d = min(backoff_max, backoff_base x 2^(n-1)); a ``Retry-After`` on 429 or 503, in seconds or
+  as an HTTP-date, is waited for), never past the deadline. Any other HTTP error is not retried.
+* **Concurrency**: at most ``max_concurrency`` requests in flight (a thread pool over one client).
+* **Deadline**: ``deadline_seconds`` for a whole ``judge`` call, held on every socket operation (a server
+  that drips its body byte by byte is cut off at it); an item not finished by then is missing ("deadline
+  passed"). Each attempt also ends after ``request_timeout`` (its overall deadline and its stall timeout).
 * **Budget**: ``max_tokens_per_run`` (input + output) and ``max_cost_per_run``, with ``price_input_per_1k``
   and ``price_output_per_1k``; once spent, the remaining items are missing ("budget exhausted"). The
   tokens are the server's ``usage`` counts. A request already in flight may finish past the budget, by at
@@ -45,6 +48,7 @@ from evalops.errors import ConfigError
 from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
 from evalops.judges.parse import parse_answer
 from evalops.judges.prompts import prompt_for
+from evalops.transport import HttpClient, Outcome, RetryPolicy
 
 __all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "endpoint_url", "resolve_api_key"]
 
@@ -143,20 +147,6 @@ class Usage:
                     "output_tokens": self.output_tokens, "cost": self.cost}
 
 
-class _Retryable(Exception):
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _Failed(Exception):
-    """A request error that retrying cannot fix."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "..."
@@ -173,12 +163,20 @@ def _transport_cause(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _retry_reason(out: Outcome) -> str:
+    """Why the last attempt of a transient failure failed, in the judge's words."""
+    if out.response is not None:
+        code = out.response.status_code
+        return "rate limited (HTTP 429)" if code == 429 else f"server error (HTTP {code})"
+    if out.kind == "timeout":
+        return f"timeout ({out.problem})"
+    return f"connection error ({type(out.error).__name__})"
+
+
 class OpenAIJudge:
     """A :class:`~evalops.judges.base.Judge` over an OpenAI-compatible server (see the module docstring)."""
 
     def __init__(self, settings: OpenAISettings, *, transport: Any = None, api_key: str | None = None):
-        import httpx
-
         key, base_url = (api_key, settings.base_url) if api_key is not None else resolve_api_key(settings)
         if not base_url or not settings.model:
             raise ConfigError("the OpenAI-compatible judge needs a base_url and a model (judge settings)")
@@ -191,10 +189,10 @@ class OpenAIJudge:
         self.has_key = bool(key)
         self._url = endpoint_url(base_url, "chat/completions")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        limits = httpx.Limits(max_connections=settings.max_concurrency,
-                              max_keepalive_connections=settings.max_concurrency)
-        self._client = httpx.Client(headers=headers, limits=limits, timeout=settings.request_timeout,
-                                    transport=transport)
+        retry = RetryPolicy(max_retries=settings.max_retries, backoff=settings.backoff_base,
+                            backoff_max=settings.backoff_max)
+        self._client = HttpClient(timeout=settings.request_timeout, retry=retry,
+                                  concurrency=settings.max_concurrency, headers=headers, transport=transport)
 
     def __repr__(self) -> str:  # the key is in the client's headers only
         return f"OpenAIJudge({self.fingerprint.describe()}, base_url={self.settings.base_url!r})"
@@ -214,8 +212,6 @@ class OpenAIJudge:
 
         One chat completion of one output token, ``preflight_timeout`` seconds, no retry (see the module
         docstring). The cause names the masked URL and, when no key was found, where one was looked for."""
-        import httpx
-
         from evalops.secrets import mask_url
 
         s = self.settings
@@ -224,14 +220,15 @@ class OpenAIJudge:
         no_key = "" if self.has_key else f"; no API key was found ({looked})"
         body = {"model": s.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1,
                 "temperature": 0}
-        try:
-            response = self._client.post(self._url, json=body, timeout=s.preflight_timeout)
-        except httpx.TimeoutException:
+        out = self._client.request("POST", self._url, json=body, timeout=s.preflight_timeout,
+                                   retry=RetryPolicy(max_retries=0), label="judge preflight")
+        if out.kind == "timeout":
             return f"judge preflight: no answer from {where} within {s.preflight_timeout:g} s{no_key}"
-        except httpx.TransportError as exc:
-            return f"judge preflight: cannot connect to {where} ({_transport_cause(exc)}){no_key}"
-        except httpx.HTTPError as exc:
-            return f"judge preflight: request to {where} failed ({type(exc).__name__}){no_key}"
+        if out.kind == "connection":
+            return f"judge preflight: cannot connect to {where} ({_transport_cause(out.error)}){no_key}"
+        if out.response is None:
+            return f"judge preflight: request to {where} failed ({type(out.error).__name__}){no_key}"
+        response = out.response
         code = response.status_code
         if code < 400 or code == 429:
             return None
@@ -287,62 +284,25 @@ class OpenAIJudge:
         return body
 
     def _one(self, item: JudgeItem, deadline: float) -> Judgment:
-        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
-
         if (reason := self._over_budget()) is not None:
             return Judgment.failure(reason)
         if time.monotonic() >= deadline:
             return Judgment.failure("deadline passed before the request was sent")
-        s = self.settings
-        body = self.body(item)
-        attempts = 0
-
-        def past_deadline(state: Any) -> bool:
-            return time.monotonic() >= deadline
-
-        retrying = Retrying(
-            retry=retry_if_exception_type(_Retryable),
-            stop=stop_after_attempt(s.max_retries + 1) | past_deadline,
-            wait=wait_random_exponential(multiplier=s.backoff_base, max=s.backoff_max),
-            sleep=lambda seconds: time.sleep(max(0.0, min(seconds, deadline - time.monotonic()))),
-            reraise=False,
-        )
-        try:
-            for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    response = self._send(body, deadline)
-        except _Failed as exc:
-            self.usage.add(requests=attempts, retries=attempts - 1)
-            return Judgment.failure(exc.reason, retries=attempts - 1)
-        except RetryError as exc:
-            last = exc.last_attempt.exception()
-            reason = last.reason if isinstance(last, _Retryable) else str(last)
-            self.usage.add(requests=attempts, retries=attempts - 1)
-            if time.monotonic() >= deadline:
-                return Judgment.failure(f"deadline passed after {attempts} attempts (last: {reason})",
-                                        retries=attempts - 1)
-            return Judgment.failure(f"{reason} (after {attempts} attempts)", retries=attempts - 1)
-        self.usage.add(requests=attempts, retries=attempts - 1)
-        return self._read(item, response, attempts - 1)
-
-    def _send(self, body: dict[str, Any], deadline: float) -> Any:
-        import httpx
-
-        timeout = max(0.001, min(self.settings.request_timeout, deadline - time.monotonic()))
-        try:
-            response = self._client.post(self._url, json=body, timeout=timeout)
-        except httpx.TimeoutException:
-            raise _Retryable("timeout") from None
-        except httpx.TransportError as exc:
-            raise _Retryable(f"connection error ({type(exc).__name__})") from None
-        except httpx.HTTPError as exc:  # a malformed URL, too many redirects, an undecodable body: not retried
-            raise _Failed(f"request failed ({type(exc).__name__})") from None
-        if response.status_code == 429:
-            raise _Retryable("rate limited (HTTP 429)")
-        if response.status_code >= 500:
-            raise _Retryable(f"server error (HTTP {response.status_code})")
-        return response
+        out = self._client.request("POST", self._url, json=self.body(item), deadline=deadline, label="judge item")
+        self.usage.add(requests=out.attempts, retries=out.retries)
+        if out.stopped is None and out.response is not None:
+            return self._read(item, out.response, out.retries)
+        if out.stopped is None:  # a malformed URL, too many redirects, an undecodable body: not retried
+            return Judgment.failure(out.problem, retries=out.retries)
+        reason = _retry_reason(out)
+        if out.stopped == "deadline":
+            if out.attempts == 0:
+                return Judgment.failure("deadline passed before the request was sent")
+            return Judgment.failure(f"deadline passed after {out.attempts} attempts (last: {reason})",
+                                    retries=out.retries)
+        if out.stopped == "retry_after":
+            reason += f"; Retry-After {out.retry_after:g} s is longer than {self._client.retry.retry_after_max:g} s"
+        return Judgment.failure(f"{reason} (after {out.attempts} attempts)", retries=out.retries)
 
     def _read(self, item: JudgeItem, response: Any, retries: int) -> Judgment:
         if response.status_code >= 400:

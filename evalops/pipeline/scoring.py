@@ -67,7 +67,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
     from evalops.retrievers.scoring import retrieve_table
-    from evalops.retrievers.deadline import CircuitBreaker
+    from evalops.transport import CircuitBreaker
 
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
                           "value": pd.Series([], dtype=float)})

@@ -27,7 +27,7 @@ from evalops.retrievers.corpus import Corpus, as_corpus
 from evalops.retrievers.dense import DenseRetriever, load_sentence_transformer, resolve_model_dir
 from evalops.retrievers.function import FunctionRetriever, load_entry_point
 from evalops.retrievers.fusion import ReciprocalRankFusion
-from evalops.retrievers.http import HttpRetriever, RetryPolicy
+from evalops.retrievers.http import HttpRetriever
 from evalops.retrievers.registry import (
     NAMED_BUILTINS,
     Registry,
@@ -50,6 +50,7 @@ from evalops.retrievers.scoring import (
 )
 from evalops.retrievers.text import Tokenizer
 from evalops.retrievers.tfidf import TfidfRetriever
+from evalops.transport import RetryPolicy
 
 __all__ = [
     "AuthHeader",

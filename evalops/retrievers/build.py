@@ -65,7 +65,8 @@ class _Builder:
 
     def _http(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
         from evalops.retrievers.auth import AuthHeader
-        from evalops.retrievers.http import HttpRetriever, RetryPolicy
+        from evalops.retrievers.http import HttpRetriever
+        from evalops.transport import RetryPolicy
 
         retry_keys = {"max_retries", "backoff", "backoff_max"}
         retry = RetryPolicy(**{k: p[k] for k in retry_keys if k in p})

@@ -16,60 +16,36 @@ a string, else the query fails as malformed. It is untrusted text, escaped where
 ``doc_id`` is a string (an integer is accepted and read as its decimal string); ``score`` is a number,
 ``null`` or absent (then the list order is the ranking); see :mod:`evalops.retrievers.base`.
 
-Deadlines: ``timeout`` is the overall deadline of one attempt (connect, send, wait, read the whole body),
-enforced on every socket operation (:mod:`evalops.retrievers.deadline`), so a server that drips a byte a
-second fails at the deadline. ``stall_timeout`` (default ``min(timeout, 5)``) is the stall detector: no
-byte for that long fails the attempt at once.
-
-Retry policy: a timeout, a connection error, a 5xx and a 429 are retried up to ``max_retries`` times,
-waiting ``min(backoff_max, backoff · 2^(n-1))`` before retry n (a ``Retry-After`` in seconds on a 429 or
-503 is honoured, capped at ``backoff_max``). A 3xx (redirects are not followed) and any other 4xx are not
-transient and are not retried. A malformed answer (not JSON, wrong shape) and any other httpx error are not
-retried either. With a :class:`~evalops.retrievers.deadline.CircuitBreaker` attached (``retrieve_run``
-attaches one), no call and no retry is made once the breaker is open. Concurrency: a thread pool of
-``concurrency`` workers sharing one keep-alive connection pool (httpx is imported when the retriever is
-built). The auth header value is a :class:`~evalops.retrievers.auth.Secret`; it is never logged and is
-scrubbed from every error message.
+Transport: one :class:`evalops.transport.HttpClient` (see :mod:`evalops.transport` for the policies).
+``timeout`` is the overall deadline of one attempt (connect, send, wait, read the whole body), enforced on
+every socket operation, so a server that drips a byte a second fails at the deadline. ``stall_timeout``
+(default ``min(timeout, 5)``) is the stall detector: no byte for that long fails the attempt at once.
+Retries follow :class:`evalops.transport.RetryPolicy` (a timeout, a connection error, a 5xx and a 429 are
+retried up to ``max_retries`` times with jittered backoff, honouring ``Retry-After``); a 3xx (redirects are
+not followed), any other 4xx, a malformed answer (not JSON, wrong shape) and any other httpx error are not
+retried. With a :class:`evalops.transport.CircuitBreaker` attached (``retrieve_run`` attaches one), no
+call and no retry is made once the breaker is open. Concurrency: a thread pool of ``concurrency`` workers
+sharing the client's keep-alive connection pool. The auth header value is a
+:class:`~evalops.retrievers.auth.Secret`; it is never logged and is scrubbed from every error message.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from evalops.errors import ConfigError, RetrieverError
 from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
-from evalops.retrievers.deadline import CircuitBreaker, deadline_transport, request_deadline
 from evalops.secrets import mask_url
+from evalops.transport import CircuitBreaker, HttpClient, RetryPolicy
 
-__all__ = ["HttpRetriever", "MalformedResponse", "RetryPolicy", "parse_answer", "parse_response"]
-
-log = logging.getLogger(__name__)
+__all__ = ["HttpRetriever", "MalformedResponse", "parse_answer", "parse_response"]
 
 SCHEMA_HINT = '{"results": [{"doc_id": string, "score": number or null}, ...], "answer": string (optional)}'
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how patiently to retry (see the module docstring)."""
-
-    max_retries: int = 3
-    backoff: float = 0.2
-    backoff_max: float = 5.0
-
-    def wait(self, retry: int, retry_after: str | None = None) -> float:
-        if retry_after is not None:
-            try:
-                return min(self.backoff_max, max(0.0, float(retry_after)))
-            except ValueError:
-                pass  # an HTTP-date Retry-After: fall back to our own schedule
-        return min(self.backoff_max, self.backoff * 2 ** (retry - 1))
 
 
 class MalformedResponse(RetrieverError):
@@ -122,26 +98,11 @@ class HttpRetriever:
         transport: Any = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        import httpx
-
-        from evalops.secrets import install_log_masking
-
-        install_log_masking()  # httpx logs each request's URL, credentials and all
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"http: url must start with http:// or https://, got {mask_url(url)!r}")
-        if concurrency < 1 or timeout <= 0 or (stall_timeout is not None and stall_timeout <= 0):
-            raise ConfigError(
-                f"http: concurrency must be >= 1 and timeout, stall_timeout > 0 (got {concurrency}, {timeout}, "
-                f"{stall_timeout})"
-            )
         self.url = url
-        self.timeout = float(timeout)
-        self.stall_timeout = min(self.timeout, float(stall_timeout) if stall_timeout is not None else 5.0)
         self.breaker: CircuitBreaker | None = None
-        self.concurrency = int(concurrency)
-        self.retry = retry or RetryPolicy()
         self.body = dict(body or {})
-        self._sleep = sleep
         self._secrets: list[Secret] = []
         headers: dict[str, str] = {}
         if auth is not None:
@@ -149,16 +110,13 @@ class HttpRetriever:
             headers[name] = secret.reveal()
             # Scrub the whole header value and, with a scheme, the bare token too.
             self._secrets = [secret, *(Secret(t) for t in secret.reveal().split(" ", 1)[1:])]
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        if transport is None:
-            transport = deadline_transport(limits=limits)
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(self.stall_timeout),
-            headers=headers,
-            transport=transport,
-            limits=limits,
-        )
-        self._httpx = httpx
+        self._client = HttpClient(timeout=timeout, stall_timeout=5.0 if stall_timeout is None else stall_timeout,
+                                  retry=retry, concurrency=concurrency, headers=headers, transport=transport,
+                                  sleep=sleep)
+        self.timeout = self._client.timeout
+        self.stall_timeout = self._client.stall_timeout
+        self.retry = self._client.retry
+        self.concurrency = int(concurrency)
 
     def __repr__(self) -> str:
         return f"HttpRetriever({mask_url(self.url)!r}, concurrency={self.concurrency}, timeout={self.timeout})"
@@ -176,13 +134,6 @@ class HttpRetriever:
         """Stop calling the service once ``breaker`` is open (see the module docstring)."""
         self.breaker = breaker
 
-    def _post(self, payload: Mapping[str, Any]) -> Any:
-        """One attempt under the overall deadline; the body is read inside it."""
-        with request_deadline(self.timeout):
-            with self._client.stream("POST", self.url, json=payload) as resp:
-                resp.read()
-        return resp
-
     def _scrub(self, text: str) -> str:
         """No credential, URL secret or personal data (a server may echo the query) in an error text."""
         from evalops.querylog.scrub import scrub
@@ -197,45 +148,29 @@ class HttpRetriever:
         return QueryResult.failure(query.id, self._scrub(f"query {query.id!r}: {why}"), retries, time.perf_counter() - started)
 
     def _one(self, query: Query, k: int) -> QueryResult:
-        httpx = self._httpx
         started = time.perf_counter()
         payload = {**self.body, "query_id": query.id, "query": query.text, "k": k}
-        attempt = 0
-        breaker = self.breaker
-        while True:
-            if breaker is not None and breaker.open:
-                return QueryResult.failure(query.id, breaker.reason(), attempt, time.perf_counter() - started)
-            retry_after = None
-            attempt_started = time.monotonic()
-            try:
-                resp = self._post(payload)
-            except httpx.TimeoutException:
-                if time.monotonic() - attempt_started >= self.timeout * 0.99:
-                    problem = f"exceeded the overall deadline of {self.timeout:g} s (a slow or dripping response)"
-                else:
-                    problem = f"stalled: no data for {self.stall_timeout:g} s"
-            except httpx.TransportError as exc:
-                problem = f"connection failed ({type(exc).__name__})"
-            except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded: not worth retrying
-                return self._fail(query, f"request failed ({type(exc).__name__}: {exc})", attempt, started)
-            else:
-                status = resp.status_code
-                if 200 <= status < 300:
-                    return self._parse(query, resp, attempt, started)
-                snippet = resp.text[:200].replace("\n", " ")
-                if 300 <= status < 400:
-                    return self._fail(query, f"HTTP {status} (a redirect, not followed and not retried): {snippet}",
-                                      attempt, started)
-                if 400 <= status < 500 and status != 429:
-                    return self._fail(query, f"HTTP {status} (a client error, not retried): {snippet}", attempt, started)
-                problem = f"HTTP {status}: {snippet}"
-                retry_after = resp.headers.get("retry-after") if status in (429, 503) else None
-            if attempt >= self.retry.max_retries or (breaker is not None and breaker.open):
-                return self._fail(query, f"{problem} (gave up after {attempt + 1} attempts)", attempt, started)
-            attempt += 1
-            wait = self.retry.wait(attempt, retry_after)
-            log.info("retrying query %r (retry %d of %d) in %.2f s: %s", query.id, attempt, self.retry.max_retries, wait, self._scrub(problem))
-            self._sleep(wait)
+        out = self._client.request("POST", self.url, json=payload, breaker=self.breaker, label=f"query {query.id!r}")
+        if out.stopped == "breaker" and out.attempts == 0 and self.breaker is not None:
+            return QueryResult.failure(query.id, self.breaker.reason(), 0, time.perf_counter() - started)
+        if out.kind == "error":
+            return self._fail(query, f"request failed ({type(out.error).__name__}: {out.error})", out.retries, started)
+        resp = out.response
+        problem = out.problem
+        if resp is not None:
+            status = resp.status_code
+            if 200 <= status < 300:
+                return self._parse(query, resp, out.retries, started)
+            snippet = resp.text[:200].replace("\n", " ")
+            if out.stopped is None and 300 <= status < 400:
+                return self._fail(query, f"HTTP {status} (a redirect, not followed and not retried): {snippet}",
+                                  out.retries, started)
+            if out.stopped is None:
+                return self._fail(query, f"HTTP {status} (a client error, not retried): {snippet}", out.retries, started)
+            problem = f"HTTP {status}: {snippet}"
+        if out.stopped == "retry_after":
+            problem += f" (Retry-After {out.retry_after:g} s is longer than retry_after_max {self.retry.retry_after_max:g} s)"
+        return self._fail(query, f"{problem} (gave up after {out.attempts} attempts)", out.retries, started)
 
     def _parse(self, query: Query, resp: Any, retries: int, started: float) -> QueryResult:
         try:

@@ -36,7 +36,7 @@ import numpy as np
 from evalops.data import Qrels, Run, RunTable
 from evalops.errors import InputError, RetrieverError
 from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, is_remote
-from evalops.retrievers.deadline import CircuitBreaker
+from evalops.transport import CircuitBreaker
 
 __all__ = [
     "DEFAULT_FAILURE_BUDGET",

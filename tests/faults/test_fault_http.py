@@ -43,13 +43,13 @@ def test_a_dead_service_opens_the_circuit_breaker_after_the_budget_is_spent():
     calls = []
     retry = RetryPolicy(max_retries=3, backoff=0.05, backoff_max=0.1)
     with HttpRetriever(url, timeout=2, retry=retry, concurrency=4) as r:
-        original = r._post
+        original = r._client._attempt
 
-        def counting(payload):
-            calls.append(payload["query_id"])
-            return original(payload)
+        def counting(method, url, budget, kwargs):
+            calls.append(kwargs["json"]["query_id"])
+            return original(method, url, budget, kwargs)
 
-        r._post = counting
+        r._client._attempt = counting
         with pytest.raises(FailureBudgetExceeded) as info:
             retrieve_run(r, QUERIES, k=10, failure_budget=0.02)
     result = info.value.result

@@ -196,7 +196,7 @@ def _partial_run_file(tmp_path, answered):
 
 def test_a_run_file_is_read_for_every_query_and_its_failures_are_the_true_count(tmp_path):
     from evalops.retrievers import RunFileRetriever
-    from evalops.retrievers.deadline import CircuitBreaker
+    from evalops.transport import CircuitBreaker
 
     answered = [f"q{i:03d}" for i in range(9, 300, 10)]  # 30 of 300, most after the budget's 6th failure
     retriever = RunFileRetriever(_partial_run_file(tmp_path, answered))

@@ -1,27 +1,22 @@
-"""An overall deadline per HTTP request, enforced on every socket operation, and a circuit breaker.
+"""An overall deadline per HTTP request, enforced on every socket operation.
 
 httpx's timeouts are per operation: a read that gets one byte resets the clock, so a server that drips a
 byte a second never times out. :func:`deadline_transport` builds an httpx transport whose sockets take
 their timeout from the request's deadline: each connect, read and write waits at most the time left
 (and at most the idle ``stall`` timeout, the stall detector: no byte for that long fails the request
 however much time is left). The deadline is per thread (one request at a time per worker thread), set
-with :func:`request_deadline`.
-
-:class:`CircuitBreaker` counts failed queries against the most a run may lose (its failure budget times
-its size). Once that is exceeded the run cannot meet its budget whatever happens next, so the breaker
-opens and the remaining queries fail at once ("not called") instead of each one waiting out its retries.
+with :func:`request_deadline`; :class:`evalops.transport.HttpClient` sets it around every attempt.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["CircuitBreaker", "DeadlineExceeded", "deadline_transport", "request_deadline"]
+__all__ = ["DeadlineExceeded", "deadline_transport", "request_deadline"]
 
 _local = threading.local()
 
@@ -107,28 +102,3 @@ def deadline_transport(**kwargs: Any) -> Any:
         raise RuntimeError("this httpx version does not expose its connection pool; cannot enforce deadlines")
     pool._network_backend = _backend(httpcore)
     return transport
-
-
-class CircuitBreaker:
-    """Opens once more queries failed than the failure budget allows; thread-safe.
-
-    ``allowed`` is ``floor(budget * total)``: with 300 queries and a 2 % budget, the 7th failure opens it.
-    """
-
-    def __init__(self, total: int, budget: float):
-        self.allowed = math.floor(budget * total + 1e-9)
-        self.failures = 0
-        self._lock = threading.Lock()
-
-    @property
-    def open(self) -> bool:
-        return self.failures > self.allowed
-
-    def record(self, ok: bool) -> None:
-        if not ok:
-            with self._lock:
-                self.failures += 1
-
-    def reason(self) -> str:
-        return (f"not called: the circuit breaker opened after {self.failures} failed queries "
-                f"(the failure budget allows {self.allowed})")

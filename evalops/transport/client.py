@@ -1,0 +1,202 @@
+"""The one HTTP client of evalops: retrievers, judges and webhooks send through :class:`HttpClient`.
+
+One call of :meth:`HttpClient.request` is a series of attempts:
+
+* **Deadline of an attempt**: ``timeout`` seconds for connecting, sending, waiting and reading the whole
+  body, enforced on every socket operation (:mod:`evalops.transport.deadline`), so a server that drips a
+  byte every 0.2 s fails at the deadline. ``stall_timeout`` is the stall detector: no byte for that long
+  fails the attempt at once.
+* **Deadline of the call**: an optional ``deadline`` (a ``time.monotonic()`` instant) bounds every attempt
+  and every wait: an attempt gets at most the time left, and no retry is waited for past it.
+* **Retries**: :class:`~evalops.transport.retry.RetryPolicy` (jitter, ``Retry-After``).
+* **Circuit breaker**: with a :class:`~evalops.transport.breaker.CircuitBreaker`, no attempt is made once
+  it is open.
+
+The result is an :class:`Outcome`: the final response, or why there is none; callers turn it into their
+own results (a failed query, a missing label, an undelivered alert). httpx is imported when a client is
+built, never at import time.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalops.errors import ConfigError
+from evalops.transport.breaker import CircuitBreaker
+from evalops.transport.deadline import deadline_transport, request_deadline
+from evalops.transport.retry import RetryPolicy, parse_retry_after, retryable_status
+
+__all__ = ["HttpClient", "Outcome"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one :meth:`HttpClient.request` ended.
+
+    ``response`` is the last response (any status) or None. ``kind`` is ``response``, ``timeout``,
+    ``connection`` (connecting or the connection failed) or ``error`` (any other httpx error: not retried);
+    ``problem`` says it in words (``HTTP 503``, ``exceeded the overall deadline of 2 s ...``, ``stalled: no
+    data for 5 s``, ``connection failed (ConnectError)``). ``stopped`` says why a transient failure was not
+    retried further: ``retries`` (all spent), ``deadline`` (the call's deadline), ``breaker`` (open),
+    ``retry_after`` (the server asked for more than ``retry_after_max``); None when the outcome is final.
+    ``sent`` is False when the request certainly never reached the server (no connection was made).
+    """
+
+    response: Any
+    kind: str
+    problem: str
+    attempts: int
+    stopped: str | None = None
+    error: BaseException | None = None
+    sent: bool = True
+    retry_after: float | None = None
+
+    @property
+    def retries(self) -> int:
+        return max(0, self.attempts - 1)
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None and 200 <= self.response.status_code < 300
+
+
+class HttpClient:
+    """A keep-alive connection pool for ``concurrency`` threads, with the deadline, retry and breaker
+    policies of the module docstring. ``transport`` (an httpx transport) replaces the network in tests;
+    ``sleep`` and ``rng`` replace the waits and the jitter."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        stall_timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 8,
+        headers: Mapping[str, str] | None = None,
+        transport: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ):
+        import httpx
+
+        from evalops.secrets import install_log_masking
+
+        install_log_masking()  # httpx logs each request's URL, credentials and all
+        if concurrency < 1 or timeout <= 0 or (stall_timeout is not None and stall_timeout <= 0):
+            raise ConfigError(
+                f"http: concurrency must be >= 1 and timeout, stall_timeout > 0 (got {concurrency}, {timeout}, "
+                f"{stall_timeout})"
+            )
+        self.timeout = float(timeout)
+        self.stall_timeout = min(self.timeout, float(stall_timeout) if stall_timeout is not None else self.timeout)
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        if transport is None:
+            transport = deadline_transport(limits=limits)
+        self._client = httpx.Client(timeout=httpx.Timeout(self.stall_timeout), headers=dict(headers or {}),
+                                    transport=transport, limits=limits)
+        self._httpx = httpx
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _attempt(self, method: str, url: str, budget: float, kwargs: Mapping[str, Any]) -> Outcome:
+        """One attempt under the overall deadline ``budget``; the body is read inside it."""
+        httpx = self._httpx
+        started = time.monotonic()
+        try:
+            with request_deadline(budget):
+                with self._client.stream(method, url, **kwargs) as response:
+                    response.read()
+        except httpx.TimeoutException as exc:
+            if time.monotonic() - started >= budget * 0.99:
+                problem = f"exceeded the overall deadline of {budget:g} s (a slow or dripping response)"
+            else:
+                problem = f"stalled: no data for {self.stall_timeout:g} s"
+            return Outcome(None, "timeout", problem, 1, error=exc, sent=not isinstance(exc, httpx.ConnectTimeout))
+        except httpx.TransportError as exc:
+            return Outcome(None, "connection", f"connection failed ({type(exc).__name__})", 1, error=exc,
+                           sent=not isinstance(exc, httpx.ConnectError))
+        except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded: not worth retrying
+            return Outcome(None, "error", f"request failed ({type(exc).__name__})", 1, error=exc)
+        return Outcome(response, "response", f"HTTP {response.status_code}", 1)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+        deadline: float | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        breaker: CircuitBreaker | None = None,
+        label: str = "request",
+    ) -> Outcome:
+        """Send until a final answer, a spent retry policy, the call's ``deadline``, or an open ``breaker``.
+
+        ``timeout`` and ``retry`` override the client's for this call (a preflight: short, no retry);
+        ``label`` names the call in the log line of each retry (never a URL: it may carry a secret)."""
+        policy = retry or self.retry
+        per_attempt = self.timeout if timeout is None else float(timeout)
+        kwargs: dict[str, Any] = {"json": json}
+        if headers:
+            kwargs["headers"] = dict(headers)
+        attempts = 0
+        last: Outcome | None = None
+
+        def stop(why: str) -> Outcome:
+            if last is None:
+                return Outcome(None, "timeout" if why == "deadline" else "connection",
+                               "not sent", 0, stopped=why, sent=False)
+            return Outcome(last.response, last.kind, last.problem, attempts, why, last.error, last.sent,
+                           last.retry_after)
+
+        while True:
+            if breaker is not None and breaker.open:
+                return stop("breaker")
+            budget = per_attempt
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return stop("deadline")
+                budget = min(budget, left)
+            attempts += 1
+            last = self._attempt(method, url, budget, kwargs)
+            if last.kind == "error":
+                return Outcome(None, last.kind, last.problem, attempts, None, last.error)
+            if last.response is not None:
+                status = last.response.status_code
+                if not retryable_status(status):
+                    return Outcome(last.response, "response", last.problem, attempts)
+                if status in (429, 503):
+                    after = parse_retry_after(last.response.headers.get("retry-after"))
+                    last = Outcome(last.response, last.kind, last.problem, 1, retry_after=after)
+            if attempts > policy.max_retries:
+                return stop("retries")
+            if last.retry_after is not None and last.retry_after > policy.retry_after_max:
+                return stop("retry_after")
+            wait = policy.wait(attempts, self._rng, last.retry_after)
+            if deadline is not None and time.monotonic() + wait >= deadline:
+                return stop("deadline")
+            if breaker is not None and breaker.open:
+                return stop("breaker")
+            log.info("retrying %s (retry %d of %d) in %.2f s: %s", label, attempts, policy.max_retries, wait,
+                     last.problem)
+            self._sleep(wait)
