@@ -86,7 +86,10 @@ class RetrievalResult:
         return qrels.restrict(q for q in qrels.queries.tolist() if q not in self.failed)
 
     def top_documents(self, k: int) -> dict[str, list[str]]:
-        """The first ``k`` documents of every answered query, in the retriever's rank order."""
+        """The first ``k`` documents of every answered query in evaluation order (score descending at
+        float32 precision, ties by doc id descending; a query without scores keeps the retriever's order):
+        the top k that the evaluator, the context measures and the judge all see
+        (:func:`evalops.metrics.top_k`)."""
         out: dict[str, list[str]] = {q: [] for q in self.query_ids if q not in self.failed}
         if isinstance(self.run, RunTable):  # the rows ranked within the first k, in rank order
             from evalops.metrics.table_input import table_ranks
@@ -95,13 +98,12 @@ class RetrievalResult:
             rows = np.flatnonzero(ranks < k)
             rows = rows[np.lexsort((ranks[rows], self.run.query_codes[rows]))]
             queries = self.run.query_ids[self.run.query_codes[rows]]
-            pairs = zip(queries.tolist(), self.run.doc_ids(rows).tolist())
-        else:
-            pairs = zip(self.run.query_ids.tolist(), self.run.doc_ids.tolist())
-        for qid, doc in pairs:
-            docs = out.setdefault(str(qid), [])
-            if len(docs) < k:
-                docs.append(str(doc))
+            for qid, doc in zip(queries.tolist(), self.run.doc_ids(rows).tolist()):
+                out.setdefault(str(qid), []).append(str(doc))
+            return out
+        from evalops.metrics.topk import top_k
+
+        out.update(top_k(self.run, k) if len(self.run) else {})
         return out
 
     def timings(self) -> dict[str, float | None]:

@@ -231,3 +231,15 @@ def test_the_breaker_still_guards_remote_retrievers_and_wrappers_over_them(tmp_p
         retrieve_run(ReciprocalRankFusion([run_file, service]), MANY, k=5, batch_size=1)
     assert len(asked) == 7  # 2 % of 300 allows 6; the 7th failure opens the breaker
     assert info.value.result.failed["q299"].startswith("not called: the circuit breaker opened")
+
+
+def test_the_judges_top_k_is_the_evaluators_with_tied_scores():
+    from evalops.metrics import top_k
+
+    # A service returning tied scores with the lower doc id first: trec_eval breaks ties by doc id
+    # descending, so its top 2 is b, c, not the list's a, b.
+    def tied(queries, k):
+        return [[(f"{q.id}-a", 1.0), (f"{q.id}-b", 1.0), (f"{q.id}-c", 1.0), (f"{q.id}-z", 0.5)] for q in queries]
+
+    result = retrieve_run(FunctionRetriever(tied), {"q1": "x", "q2": "y"}, k=4)
+    assert result.top_documents(2) == top_k(result.run, 2) == {"q1": ["q1-c", "q1-b"], "q2": ["q2-c", "q2-b"]}
