@@ -127,11 +127,10 @@ def _csv_cell(value: Any) -> str:
 
 
 def markdown_cell(value: Any) -> str:
-    """Escape a value for one cell of a GitHub-flavoured markdown table (pipes, newlines, HTML)."""
-    text = _text(value)
-    for char, escaped in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("`", "\\`")):
-        text = text.replace(char, escaped)
-    return " ".join(text.split())
+    """A value as one cell of a GitHub-flavoured markdown table, escaped as the report escapes its cells
+    (:func:`evalops.safetext.markdown_inline`: no link, image, emphasis, HTML, pipe or backtick survives;
+    control and bidi characters go), on one line."""
+    return " ".join(safetext.markdown_inline(_text(value), None).split())
 
 
 def _markdown(output: Output) -> str:

@@ -8,11 +8,14 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from evalops import numfmt
 from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, progress, reports_errors
 
 __all__ = ["evaluate"]
 
 SHOWN_IDS = 5  # how many query ids a table footer lists before "..."
+# The terminal's summary columns, which markdown prints too (csv and json keep every raw column).
+SUMMARY_COLUMNS = ("measure", "mean", "95% CI", "std", "min", "max", "n")
 
 
 @click.command("evaluate")
@@ -85,15 +88,17 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
         click.echo(budget_note(budget, floor), err=True)
 
     notes: list[str] = []
+    table_columns = None
     if per_query:
         columns: tuple[str, ...] = ("query_id", "measure", "value")
         rows = _per_query_rows(result) if fmt in ("csv", "markdown") else []  # json and table do not use them
         notes = [_mean_note(name, agg) for name, agg in result.aggregates.items()]  # markdown: under the rows
     else:
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
-        rows = [{"measure": name, **agg.to_dict()} for name, agg in result.aggregates.items()]
+        rows = [{"measure": name, **agg.to_dict(), "95% CI": _ci(agg)} for name, agg in result.aggregates.items()]
+        table_columns = SUMMARY_COLUMNS
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
-                title=f"{result.run_name or run}  vs  {qrels}",
+                title=f"{result.run_name or run}  vs  {qrels}", table_columns=table_columns, cell=_cell,
                 draw=lambda console: _table(console, result, per_query, qrels, run)), fmt, output_path)
 
 
@@ -116,7 +121,19 @@ def _missing(value: float) -> bool:
 
 
 def _fmt(value: float) -> str:
-    return "-" if _missing(value) else f"{value:.4f}"
+    """A mean or a value as every format prints it (:func:`evalops.numfmt.number`, ``-`` when undefined)."""
+    return numfmt.number(value, missing="-")
+
+
+def _ci(agg: Any) -> str:
+    return "-" if _missing(agg.ci_low) else f"[{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]"
+
+
+def _cell(column: str, value: Any) -> str:
+    """A markdown cell as the terminal prints it."""
+    if column in ("n", "query_id", "measure", "95% CI"):
+        return str(value)
+    return _fmt(value)
 
 
 def _ids(ids: tuple[str, ...] | list[str]) -> str:
@@ -125,6 +142,7 @@ def _ids(ids: tuple[str, ...] | list[str]) -> str:
 
 
 def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path: str) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     names = list(result.per_query)
@@ -132,18 +150,17 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
         queries = Table(title="per query", show_edge=False)
         queries.add_column("query")
         for name in names:
-            queries.add_column(name, justify="right")
+            queries.add_column(escape(name), justify="right")
         columns = [result.per_query[name].tolist() for name in names]
         for i, qid in enumerate(result.query_ids.tolist()):
-            queries.add_row(qid, *(_fmt(col[i]) for col in columns))
+            queries.add_row(escape(qid), *(_fmt(col[i]) for col in columns))
         console.print(queries)
 
-    summary = Table(title=f"{result.run_name or run_path}  vs  {qrels_path}", show_edge=False)
+    summary = Table(title=escape(f"{result.run_name or run_path}  vs  {qrels_path}"), show_edge=False)
     for header in ("measure", "mean", "95% CI", "std", "min", "max", "n"):
         summary.add_column(header, justify="left" if header == "measure" else "right")
     for name, agg in result.aggregates.items():
-        ci = "-" if _missing(agg.ci_low) else f"[{agg.ci_low:.4f}, {agg.ci_high:.4f}]"
-        summary.add_row(name, _fmt(agg.mean), ci, _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
+        summary.add_row(escape(name), _fmt(agg.mean), _ci(agg), _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
     console.print(summary)
 
     notes = [f"ties: {result.policy.ties}"]

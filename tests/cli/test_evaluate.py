@@ -82,7 +82,7 @@ def test_csv_outputs(small):
 def test_per_query_markdown_keeps_the_means_under_the_rows(small):
     text = invoke(*small, "-m", "P@1", "-m", "RR", "--format", "markdown", "--per-query").stdout
     assert "| q1 | RR | 1.0000 |" in text
-    assert "- P@1: mean 0.5000, 95% CI [" in text and "n 2" in text
+    assert "- P@1: mean 0.5000, 95% CI \\[" in text and "n 2" in text  # brackets escaped, never a link
     assert text.index("| q2 |") < text.index("- RR: mean 0.5000")
 
 
@@ -159,3 +159,30 @@ def test_the_zero_policy_reproduces_trec_eval_means(shared_data):
     payload = json.loads(out.stdout)
     direct = evaluate(read_qrels(qrels), read_run(run), ["P(rel=2)@10"], Policy(no_answer="zero"))
     assert payload["measures"]["P(rel=2)@10"]["n"] == len(read_qrels(qrels).queries) == direct.aggregates["P(rel=2)@10"].n
+
+
+EVIL = "![x](http://evil/p.png)"
+
+
+def test_markdown_neutralises_links_and_images_in_every_cell_as_the_report_does(tmp_path):
+    import re
+
+    from evalops.reports.render import md_escape
+
+    qrels = write(tmp_path, "q.txt", f"q1 0 a 1\n{EVIL} 0 a 1\n")
+    run = write(tmp_path, "r.trec", f"q1 Q0 a 1 2.0 [tag](http://evil/t)\n{EVIL} Q0 b 1 1.0 [tag](http://evil/t)\n")
+    for extra in ([], ["--per-query"]):
+        text = invoke(str(qrels), str(run), "-m", "RR", "--format", "markdown", *extra).stdout
+        # no image or link can start: every `[`, `]` and `!` is escaped
+        assert not re.search(r"(?<!\\)[\[\]!]", text.replace("|---|", "")), text
+        assert "[tag]" not in text
+    assert f"| {md_escape(EVIL)} | RR | 0.0000 |" in text  # the report's escaper, cell for cell
+
+
+def test_markdown_prints_numbers_as_the_terminal_does(small):
+    table = invoke(*small, "-m", "P@1").stdout
+    md = invoke(*small, "-m", "P@1", "--format", "markdown").stdout
+    row = next(line for line in md.splitlines() if line.startswith("| P@1 |"))
+    cells = [c.strip().replace("\\", "") for c in row.strip("|").split("|")]
+    terminal = next(line for line in table.splitlines() if line.strip().startswith("P@1"))
+    assert [c.strip() for c in terminal.split("│")] == cells

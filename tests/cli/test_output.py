@@ -63,7 +63,7 @@ def test_csv_json_markdown_and_table():
     assert json.loads(_emitted("json")) == OUT.data
     md = _emitted("markdown").splitlines()
     assert md[:5] == ["**t**", "", "| name | value |", "|---|---|", r"| a\|b | 0.5000 |"]
-    assert md[5] == "| &lt;i&gt;x&lt;/i&gt; next |  |" and md[-1] == "- a note"
+    assert md[5] == "| &lt;i>x&lt;/i> next |  |" and md[-1] == "- a note"
     table = _emitted("table")
     assert "a|b" in table and "0.5000" in table and "a note" in table
 
@@ -75,8 +75,10 @@ def test_o_writes_the_file_and_nothing_to_stdout(tmp_path):
     assert "\x1b[" not in _emitted("table", tmp_path)[1]  # plain text in a file, no colour codes
 
 
-def test_markdown_cell_escapes_table_syntax_and_html():
-    assert markdown_cell("a|b\n<script>`x`") == r"a\|b &lt;script&gt;\`x\`"
+def test_markdown_cell_escapes_table_syntax_html_links_and_images():
+    assert markdown_cell("a|b\n<script>`x`") == r"a\|b &lt;script>\`x\`"
+    assert markdown_cell("![x](http://evil/p.png) [y](http://evil) *z*") == (
+        r"\!\[x\](http://evil/p.png) \[y\](http://evil) \*z\*")
 
 
 def test_evaluate_in_every_format_to_a_file(tmp_path):
