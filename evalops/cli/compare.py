@@ -113,7 +113,7 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
                     min_effect=min_effect)
     report = compare_run_files(qrels, baseline, candidates, measures, policy, queries, no_answer)
     notes = [f"{c['measure']} ({c['candidate']}): {c['decision']}: {c['reasons'][-1]}" for c in report["comparisons"]]
-    emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=report["comparisons"], notes=notes,
+    emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=report["comparisons"], notes=notes, cell=_cell,
                 draw=lambda console: _print_table(console, report)), fmt, output_path)
     if fail_on_regression and report["summary"]["alerts"]:
         from evalops.exitcodes import ExitCode
@@ -216,6 +216,26 @@ _STYLE = {"regression": "bold red", "improvement": "bold green", "no_change": ""
 
 def _num(value: float | None, signed: bool = False) -> str:
     return numfmt.number(value, signed=signed, missing="-")
+
+
+_SIGNED = {"delta", "delta_ci_low", "delta_ci_high", "interval_low", "interval_high"}
+
+
+def _cell(column: str, value: Any) -> str:
+    """A markdown cell as the terminal prints the number (:mod:`evalops.numfmt`, ``-`` when undefined)."""
+    if column in _SIGNED or column in ("baseline_mean", "candidate_mean"):
+        return _num(value, column in _SIGNED)
+    if column in ("p_value", "p_adjusted"):
+        return numfmt.p_value(value, "-")
+    if column == "effect_size_dz":
+        return numfmt.effect(value, "-")
+    if column == "interval_level":
+        return numfmt.level(value, "-")
+    if column == "margin":
+        return numfmt.margin(value, "-")
+    if column == "relative_change":
+        return "-" if numfmt.defined(value) is None else f"{value:+.1f}"
+    return "" if value is None else str(value)
 
 
 def _print_table(console: Any, report: dict[str, Any]) -> None:

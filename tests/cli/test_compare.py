@@ -216,3 +216,17 @@ def test_candidates_are_named_by_file_and_by_tag_when_tags_differ(tmp_path):
     qrels, paths = _tiny(tmp_path, ["base", "cand-a", "cand-b"])
     report = json.loads(invoke("compare", qrels, *paths, "-m", "P@1", "--format", "json").stdout)
     assert [c["candidate"] for c in report["comparisons"]] == ["run1.trec (cand-a)", "run2.trec (cand-b)"]
+
+
+def test_markdown_prints_the_numbers_as_the_terminal_does(scifact):
+    args = ("compare", *scifact, "-m", "nDCG@10", "--queries", "answered-by-both")
+    terminal = invoke(*args).stdout
+    md = invoke(*args, "--format", "markdown").stdout
+    header = next(line for line in md.splitlines() if line.startswith("| measure |"))
+    row = next(line for line in md.splitlines() if line.startswith("| nDCG@10 |"))
+    cells = dict(zip([c.strip() for c in header.strip("|").split("|")], [c.strip() for c in row.strip("|").split("|")]))
+    assert cells["delta"][0] in "+-" and len(cells["delta"].split(".")[1]) == 4  # signed, 4 decimals
+    assert cells["interval_level"].endswith("%")
+    for key in ("delta", "delta_ci_low", "delta_ci_high", "baseline_mean", "p_adjusted", "effect_size_dz"):
+        assert cells[key] in terminal, (key, cells[key])
+    assert f"at {cells['interval_level']}" in terminal
