@@ -8,6 +8,7 @@ from typing import Any
 
 from evalops.errors import ConfigError
 from evalops.goldset import QUERY_TYPES
+from evalops.utc import as_utc
 
 __all__ = ["GoldSetRules", "KnowledgeBaseRules", "QueryLogRules", "LOG_REQUIRED_COLUMNS"]
 
@@ -116,9 +117,7 @@ class QueryLogRules:
 
     def __post_init__(self) -> None:
         for name in ("start", "end"):
-            value = getattr(self, name)
-            if not isinstance(value, datetime) or value.tzinfo is None:
-                raise ConfigError(f"the data interval {name} must be a timezone-aware datetime, got {value!r}")
+            as_utc(getattr(self, name), f"the data interval {name}")
         if self.end <= self.start:
             raise ConfigError(f"the data interval is empty: start {self.start} is not before end {self.end}")
         if not self.known_versions:

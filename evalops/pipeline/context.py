@@ -21,21 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalops.utc import UTC, as_utc
+
 __all__ = ["RunContext"]
 
-UTC = dt.timezone.utc
 
-
-def _utc(value: Any) -> dt.datetime | None:
-    """A plain ``datetime`` in UTC. Airflow hands out pendulum ``DateTime`` subclasses, which serialise
-    differently downstream (Great Expectations saw its suites "change" between two JSON dumps)."""
-    if value is None:
-        return None
-    if not isinstance(value, dt.datetime):
-        raise TypeError(f"expected a datetime, got {type(value).__name__}")
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return dt.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
-                       value.microsecond, tzinfo=UTC)
+def _utc(value: Any, what: str) -> dt.datetime | None:
+    """An Airflow context's datetime in UTC (:func:`evalops.utc.as_utc`), or None when absent."""
+    return None if value is None else as_utc(value, what)
 
 
 @dataclass(frozen=True)
@@ -79,13 +72,13 @@ class RunContext:
     def from_airflow(cls, context: Mapping[str, Any]) -> RunContext:
         """From a task's ``get_current_context()`` (only plain attribute reads; no Airflow import)."""
         dag_run = context["dag_run"]
-        logical = _utc(context.get("logical_date") or getattr(dag_run, "logical_date", None))
-        run_after = _utc(getattr(dag_run, "run_after", None))
+        logical = _utc(context.get("logical_date") or getattr(dag_run, "logical_date", None), "logical_date")
+        run_after = _utc(getattr(dag_run, "run_after", None), "run_after")
         anchor = logical or run_after
         if anchor is None:
             raise ValueError("the DAG run has neither a logical date nor run_after")
-        start = _utc(context.get("data_interval_start"))
-        end = _utc(context.get("data_interval_end"))
+        start = _utc(context.get("data_interval_start"), "data_interval_start")
+        end = _utc(context.get("data_interval_end"), "data_interval_end")
         if start is None or end is None or end <= start:
             end = dt.datetime.combine(anchor.date(), dt.time(0), tzinfo=UTC)
             start = end - dt.timedelta(days=1)

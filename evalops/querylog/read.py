@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ import pandas as pd
 
 from evalops.errors import ConfigError, FormatError, InputError
 from evalops.querylog._parse import FEEDBACK_COLUMNS, TEXT_FIELDS, finish, parse_jsonl, parse_parquet
+from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -55,12 +56,6 @@ class LogWindow:
         if len(self.sources) == 1:
             return self.sources[0]
         return f"{len(self.sources)} files" + (f" under {Path(self.sources[0]).parent.parent}" if self.sources else "")
-
-
-def _utc(value: datetime, name: str) -> datetime:
-    if not isinstance(value, datetime) or value.tzinfo is None:
-        raise ConfigError(f"{name} must be a timezone-aware datetime, got {value!r}")
-    return value.astimezone(timezone.utc)
 
 
 def _fields(segment_column: str) -> tuple[str, ...]:
@@ -117,7 +112,7 @@ def read_log_window(
     columns: Mapping[str, str] | None = None,
 ) -> LogWindow:
     """Read the partitions under ``source`` that overlap ``[start, end)`` (see module docs)."""
-    start_u, end_u = _utc(start, "start"), _utc(end, "end")
+    start_u, end_u = as_utc(start, "start"), as_utc(end, "end")
     if end_u <= start_u:
         raise ConfigError(f"empty data interval: start {start} is not before end {end}")
     names = _column_names(segment_column, columns)
@@ -155,7 +150,7 @@ def read_log_table(
     """Read the rows of a SQL table with ``start <= timestamp < end`` (``line`` is the row number)."""
     import sqlalchemy as sa
 
-    start_u, end_u = _utc(start, "start"), _utc(end, "end")
+    start_u, end_u = as_utc(start, "start"), as_utc(end, "end")
     names = _column_names(segment_column, columns)
     engine = sa.create_engine(url) if isinstance(url, str) else url
     where = f"{engine.url.render_as_string(hide_password=True)} table {table!r}"

@@ -20,12 +20,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 
 import numpy as np
 import pandas as pd
 
 from evalops.errors import ConfigError
+from evalops.utc import as_utc
 
 __all__ = ["seed_for_date", "SampleSizePolicy", "allocate", "stratified_sample", "logical_date_text"]
 
@@ -42,9 +43,7 @@ def logical_date_text(logical_date: date | datetime | str) -> str:
                 raise ConfigError(f"logical date {logical_date!r} is not an ISO date (YYYY-MM-DD) or time") from None
         logical_date = parsed
     if isinstance(logical_date, datetime):
-        if logical_date.tzinfo is None:
-            raise ConfigError(f"logical date {logical_date!r} must be timezone-aware")
-        return logical_date.astimezone(timezone.utc).isoformat()
+        return as_utc(logical_date, "logical date").isoformat()
     if isinstance(logical_date, date):
         return logical_date.isoformat()
     raise ConfigError(f"logical date must be a date, a datetime or ISO text, got {logical_date!r}")

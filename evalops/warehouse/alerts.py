@@ -25,7 +25,7 @@ from evalops.errors import InputError, WarehouseError
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.domain import AlertRow
 from evalops.warehouse.models import DELIVERY_STATUSES, AlertDeliveryModel, AlertModel
-from evalops.warehouse.types import as_utc
+from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -25,7 +25,7 @@ from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import Baseline, BaselineLookup
 from evalops.warehouse.models import BaselineModel, EvalRunModel
 from evalops.warehouse.runs import select_runs
-from evalops.warehouse.types import as_utc
+from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

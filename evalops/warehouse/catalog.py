@@ -18,7 +18,7 @@ from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse._db import now_utc, transaction, upsert_immutable
 from evalops.warehouse.domain import GoldSetVersion, KBSnapshot
 from evalops.warehouse.models import EvalFingerprintModel, GoldSetVersionModel, KBSnapshotModel
-from evalops.warehouse.types import as_utc
+from evalops.utc import as_utc
 
 __all__ = [
     "find_fingerprint_hash",

@@ -33,7 +33,7 @@ from evalops.warehouse.models import (
     RunAggregateModel,
     RunTimingModel,
 )
-from evalops.warehouse.types import as_utc
+from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine

@@ -26,7 +26,7 @@ from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
 from evalops.warehouse.runs import select_runs
-from evalops.warehouse.types import as_utc
+from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -16,7 +16,7 @@ from evalops.warehouse.catalog import ensure_fingerprint, fingerprint_from_row, 
 from evalops.warehouse.domain import EvalRun, RunKey
 from evalops.warehouse.models import RUN_STATUSES, EvalRunModel
 from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggregates, write_scores
-from evalops.warehouse.types import as_utc
+from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

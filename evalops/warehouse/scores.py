@@ -196,7 +196,7 @@ def prune_query_scores(engine: Engine, before: dt.datetime) -> int:
     """
     from evalops.warehouse._bulk import query_scores, runs
     from evalops.warehouse.models import BaselineModel
-    from evalops.warehouse.types import as_utc
+    from evalops.utc import as_utc
 
     baselines = BaselineModel.__table__
     old = select(runs.c.id).where(runs.c.logical_date < as_utc(before), runs.c.id.not_in(select(baselines.c.run_id)))

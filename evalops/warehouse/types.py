@@ -18,20 +18,11 @@ from sqlalchemy import DateTime, Double
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-from evalops.errors import InputError
+from evalops.utc import as_utc
 
-__all__ = ["NaNFloat", "UTCDateTime", "as_utc", "SQLITE_NAN"]
+__all__ = ["NaNFloat", "UTCDateTime", "SQLITE_NAN"]
 
 SQLITE_NAN = "NaN"
-
-
-def as_utc(value: dt.datetime) -> dt.datetime:
-    """An aware datetime converted to UTC; a naive one is refused (its zone would be a guess)."""
-    if not isinstance(value, dt.datetime):
-        raise InputError(f"expected a datetime, got {type(value).__name__} {value!r}")
-    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-        raise InputError(f"datetime {value.isoformat()} has no time zone; pass an aware datetime (UTC)")
-    return value.astimezone(dt.UTC)
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):

@@ -44,10 +44,13 @@ def test_empty_interval_falls_back_to_the_day_before():
     assert ctx.window_end == dt.datetime(2024, 6, 2, tzinfo=UTC)
 
 
-def test_naive_datetimes_are_read_as_utc():
+def test_naive_datetimes_are_refused_not_guessed():
+    # Airflow's context datetimes are aware; a naive one would be a guess (evalops.utc, the one policy).
+    from evalops.errors import ConfigError
+
     logical = dt.datetime(2024, 6, 2, 3)
-    ctx = RunContext.from_airflow(_airflow_context(logical, None, None))
-    assert ctx.anchor.tzinfo is not None and ctx.day == "2024-06-02"
+    with pytest.raises(ConfigError, match="logical_date must be a timezone-aware datetime"):
+        RunContext.from_airflow(_airflow_context(logical, None, None))
 
 
 def test_datetime_subclasses_become_plain_datetimes():
