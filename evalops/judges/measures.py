@@ -2,8 +2,9 @@
 
 * ``ragas_context_precision(labels, k)`` is the RAGAS formula over one query's labels in rank order:
   sum_{i<=K} (precision@i x v_i) / (number of relevant items in the top K), v_i = 1 when the i-th context
-  is relevant (label >= ``rel``), 0 when none is relevant. K = min(k, contexts). It is the same formula
-  as :class:`evalops.metrics.ContextPrecision`; "without a reference" labels come from the
+  is relevant (label >= ``rel``), 0 when none is relevant. K = min(k, contexts). It is computed by the
+  kernel of :class:`evalops.metrics.ContextPrecision` (:func:`evalops.metrics.kernels.context_precision`),
+  the one copy of the formula; "without a reference" labels come from the
   ``context_relevance`` prompt (context vs question), "with a reference" from
   ``context_relevance_reference`` (context vs the reference answer). A missing label in the top K makes
   the query's value NaN: the query is excluded and counted, never scored as if the context were
@@ -31,14 +32,12 @@ __all__ = ["average_repeats", "judge_qrels", "judge_variance", "ragas_context_pr
 
 
 def ragas_context_precision(labels: Sequence[float | None], k: int | None = None, rel: float = 1.0) -> float:
+    from evalops.metrics.kernels import context_precision
+
     values = np.array([np.nan if v is None else v for v in labels], dtype=float)[: (k or len(labels))]
     if np.isnan(values).any():
         return float("nan")
-    relevant = (values >= rel).astype(float)
-    if relevant.sum() == 0:
-        return 0.0
-    precision_at = np.cumsum(relevant) / np.arange(1, len(relevant) + 1)
-    return float((precision_at * relevant).sum() / relevant.sum())
+    return float(context_precision(values.reshape(1, -1), len(values), rel)[0]) if len(values) else 0.0
 
 
 def judge_qrels(labels: Iterable[tuple[str, str, float | None]], run: Mapping[str, Sequence[str]] | None = None,
