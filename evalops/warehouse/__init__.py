@@ -40,7 +40,6 @@ from evalops.warehouse.catalog import (
 from evalops.warehouse.config import WarehouseURL, create_warehouse_engine, resolve_url
 from evalops.warehouse.domain import (
     ABTestResult,
-    Alert,
     AlertRow,
     Baseline,
     BaselineLookup,
@@ -76,7 +75,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ABTestResult",
     "ab_test_result",
-    "Alert",
     "AlertRow",
     "Baseline",
     "BaselineLookup",

@@ -16,7 +16,6 @@ from evalops.fingerprint import EvalFingerprint
 
 __all__ = [
     "ABTestResult",
-    "Alert",
     "Baseline",
     "BaselineLookup",
     "EvalRun",
@@ -236,9 +235,6 @@ class AlertRow:
         return Alert(kind=self.kind, severity=self.severity, day=self.day.isoformat(), title=title,
                      message=self.message, retriever=self.retriever, version=self.version, measure=self.measure,
                      fingerprint=self.fingerprint_hash, report_location=location, details=payload)
-
-
-Alert = AlertRow  # the name before AlertRow (kept for one release); the alert itself is evalops.alerting.Alert
 
 
 @dataclass(frozen=True, eq=False)
