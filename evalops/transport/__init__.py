@@ -10,8 +10,6 @@
 Importing this package does not import httpx.
 """
 
-from __future__ import annotations
-
 from evalops.transport.breaker import CircuitBreaker
 from evalops.transport.client import HttpClient, Outcome
 from evalops.transport.deadline import DeadlineExceeded, deadline_transport, request_deadline
