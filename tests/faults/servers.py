@@ -10,6 +10,15 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+def drip(conn: socket.socket, data: bytes, interval: float, stop: threading.Event) -> None:
+    """Send ``data`` one byte every ``interval`` seconds until it is all sent or ``stop`` is set."""
+    for i in range(len(data)):
+        if stop.is_set():
+            return
+        conn.sendall(data[i : i + 1])
+        time.sleep(interval)
+
+
 class Dripper:
     """Accepts HTTP requests and answers one byte every ``interval`` seconds (headers included), forever."""
 
@@ -36,14 +45,9 @@ class Dripper:
 
     def _drip(self, conn: socket.socket) -> None:
         reply = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"results": ['
-        body = reply + b" " * 100000
         try:
             conn.recv(65536)
-            for i in range(len(body)):
-                if self._stop.is_set():
-                    break
-                conn.sendall(body[i : i + 1])
-                time.sleep(self.interval)
+            drip(conn, reply + b" " * 100000, self.interval, self._stop)
         except OSError:
             pass
         finally:

@@ -7,10 +7,12 @@ import socket
 import threading
 import time
 
+from tests.faults.servers import drip
+
 
 class Scripted:
-    """Answers request n with ``replies[n]`` (the last one repeats): ``(status, headers, body, drip)``, where
-    ``drip`` > 0 sends the body one byte every ``drip`` seconds after the headers. ``received`` holds
+    """Answers request n with ``replies[n]`` (the last one repeats): ``(status, headers, body, interval)``, where
+    ``interval`` > 0 sends the body one byte every ``drip`` seconds after the headers. ``received`` holds
     ``time.monotonic()`` at each request's arrival."""
 
     def __init__(self, replies: list[tuple[int, dict[str, str], bytes, float]]):
@@ -64,18 +66,14 @@ class Scripted:
                 with self._lock:
                     n = len(self.received)
                     self.received.append(time.monotonic())
-                status, headers, body, drip = self.replies[min(n, len(self.replies) - 1)]
+                status, headers, body, interval = self.replies[min(n, len(self.replies) - 1)]
                 lines = [f"HTTP/1.1 {status} X", f"Content-Length: {len(body)}", "Content-Type: application/json",
                          *(f"{k}: {v}" for k, v in headers.items())]
                 conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-                if drip <= 0:
+                if interval <= 0:
                     conn.sendall(body)
-                    continue
-                for i in range(len(body)):
-                    if self._stop.is_set():
-                        return
-                    conn.sendall(body[i : i + 1])
-                    time.sleep(drip)
+                else:
+                    drip(conn, body, interval, self._stop)
         except OSError:
             pass
         finally:
