@@ -16,6 +16,9 @@ or nothing (``text``, for servers without structured output). Policies, all in :
 * **Deadline**: ``deadline_seconds`` for a whole ``judge`` call, held on every socket operation (a server
   that drips its body byte by byte is cut off at it); an item not finished by then is missing ("deadline
   passed"). Each attempt also ends after ``request_timeout`` (its overall deadline and its stall timeout).
+* **Circuit breaker**: with a :class:`evalops.transport.CircuitBreaker` attached (:meth:`OpenAIJudge.attach_breaker`,
+  sized by the missing-label budget), the retrievers' policy: each missing label is a failure, and once the
+  budget is spent no request and no retry is sent ("not called: the circuit breaker opened ...").
 * **Budget**: ``max_tokens_per_run`` (input + output) and ``max_cost_per_run``, with ``price_input_per_1k``
   and ``price_output_per_1k``; once spent, the remaining items are missing ("budget exhausted"). The
   tokens are the server's ``usage`` counts. A request already in flight may finish past the budget, by at
@@ -48,7 +51,7 @@ from evalops.errors import ConfigError
 from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
 from evalops.judges.parse import parse_answer
 from evalops.judges.prompts import prompt_for
-from evalops.transport import HttpClient, Outcome, RetryPolicy
+from evalops.transport import CircuitBreaker, HttpClient, Outcome, RetryPolicy
 
 __all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "endpoint_url", "resolve_api_key"]
 
@@ -187,6 +190,7 @@ class OpenAIJudge:
         #: called as ``on_progress(done, total, missing)`` after each item of a ``judge`` call (any thread)
         self.on_progress: Any = None
         self.has_key = bool(key)
+        self.breaker: CircuitBreaker | None = None
         self._url = endpoint_url(base_url, "chat/completions")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         retry = RetryPolicy(max_retries=settings.max_retries, backoff=settings.backoff_base,
@@ -239,6 +243,10 @@ class OpenAIJudge:
                     f"{s.model!r}){no_key}")
         return f"judge preflight: {where} answered HTTP {code}: {_short(response.text, 120)}{no_key}"
 
+    def attach_breaker(self, breaker: CircuitBreaker | None) -> None:
+        """Stop calling the server once ``breaker`` is open (see the module docstring)."""
+        self.breaker = breaker
+
     # -- one batch -----------------------------------------------------------------------------------
     def judge(self, items: Sequence[JudgeItem]) -> list[Judgment]:
         deadline = time.monotonic() + self.settings.deadline_seconds
@@ -247,6 +255,8 @@ class OpenAIJudge:
 
         def one(item: JudgeItem) -> Judgment:
             j = self._one(item, deadline)
+            if self.breaker is not None:
+                self.breaker.record(j.ok)
             if self.on_progress is not None:
                 with lock:
                     counts[0] += 1
@@ -288,8 +298,12 @@ class OpenAIJudge:
             return Judgment.failure(reason)
         if time.monotonic() >= deadline:
             return Judgment.failure("deadline passed before the request was sent")
-        out = self._client.request("POST", self._url, json=self.body(item), deadline=deadline, label="judge item")
+        breaker = self.breaker
+        out = self._client.request("POST", self._url, json=self.body(item), deadline=deadline, breaker=breaker,
+                                   label="judge item")
         self.usage.add(requests=out.attempts, retries=out.retries)
+        if out.stopped == "breaker" and out.attempts == 0 and breaker is not None:
+            return Judgment.failure(breaker.reason())
         if out.stopped is None and out.response is not None:
             return self._read(item, out.response, out.retries)
         if out.stopped is None:  # a malformed URL, too many redirects, an undecodable body: not retried
@@ -300,7 +314,9 @@ class OpenAIJudge:
                 return Judgment.failure("deadline passed before the request was sent")
             return Judgment.failure(f"deadline passed after {out.attempts} attempts (last: {reason})",
                                     retries=out.retries)
-        if out.stopped == "retry_after":
+        if out.stopped == "breaker":
+            reason += "; the circuit breaker opened"
+        elif out.stopped == "retry_after":
             reason += f"; Retry-After {out.retry_after:g} s is longer than {self._client.retry.retry_after_max:g} s"
         return Judgment.failure(f"{reason} (after {out.attempts} attempts)", retries=out.retries)
 

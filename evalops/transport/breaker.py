@@ -15,13 +15,15 @@ __all__ = ["CircuitBreaker"]
 
 
 class CircuitBreaker:
-    """Opens once more queries failed than the failure budget allows; thread-safe.
+    """Opens once more items failed than the failure budget allows; thread-safe.
 
     ``allowed`` is ``floor(budget * total)``: with 300 queries and a 2 % budget, the 7th failure opens it.
+    ``unit`` names the items in :meth:`reason`.
     """
 
-    def __init__(self, total: int, budget: float):
+    def __init__(self, total: int, budget: float, unit: str = "queries"):
         self.allowed = math.floor(budget * total + 1e-9)
+        self.unit = unit
         self.failures = 0
         self._lock = threading.Lock()
 
@@ -35,5 +37,5 @@ class CircuitBreaker:
                 self.failures += 1
 
     def reason(self) -> str:
-        return (f"not called: the circuit breaker opened after {self.failures} failed queries "
+        return (f"not called: the circuit breaker opened after {self.failures} failed {self.unit} "
                 f"(the failure budget allows {self.allowed})")

@@ -188,3 +188,16 @@ def test_every_task_round_trips_through_the_server(fake_server, item, label):
     if item.task in ("faithfulness", "context_recall"):
         key = "claims" if item.task == "faithfulness" else "statements"
         assert len(j.detail[key]) == 2
+
+
+def test_an_attached_circuit_breaker_stops_calling_once_the_missing_label_budget_is_spent():
+    from evalops.transport import CircuitBreaker
+
+    with FakeChatServer(script=[Reply(400, {"error": {"message": "bad request"}})] * 10) as server:
+        with judge_for(server, max_concurrency=1) as judge:
+            judge.attach_breaker(CircuitBreaker(total=10, budget=0.1, unit="judge items"))  # allows 1
+            out = judge.judge([ITEM] * 10)
+    assert [j.missing.startswith("HTTP 400") for j in out[:2]] == [True, True]
+    assert out[2].missing == "not called: the circuit breaker opened after 2 failed judge items (the failure budget allows 1)"
+    assert all(j.missing.startswith("not called: the circuit breaker opened") for j in out[3:])
+    assert server.requests == 2
