@@ -125,7 +125,7 @@ class HttpClient:
                     response.read()
         except httpx.TimeoutException as exc:
             if time.monotonic() - started >= budget * 0.99:
-                problem = f"exceeded the overall deadline of {budget:g} s (a slow or dripping response)"
+                problem = f"exceeded the overall deadline of {budget:.3g} s (a slow or dripping response)"
             else:
                 problem = f"stalled: no data for {self.stall_timeout:g} s"
             return Outcome(None, "timeout", problem, 1, error=exc, sent=not isinstance(exc, httpx.ConnectTimeout))
