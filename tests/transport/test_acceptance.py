@@ -97,3 +97,17 @@ def test_a_retry_after_longer_than_the_deadline_is_not_waited_for():
         server.stop()
     assert j.label is None and j.missing == "deadline passed after 1 attempts (last: rate limited (HTTP 429))"
     assert len(server.received) == 1
+
+
+def test_a_webhook_answered_by_a_dripping_server_ends_at_its_timeout_as_delivery_unknown():
+    from evalops.alerting import Alert
+    from evalops.alerting.notifiers import DeliveryUnknown, WebhookNotifier
+
+    server = Scripted([(200, {}, b"ok" * 200, 0.2)])  # 80 s to drip, each byte well within the timeout
+    alert = Alert(kind="regression", severity="critical", day="2025-03-01", title="t", message="m")
+    try:
+        with pytest.raises(DeliveryUnknown, match="timed out after 1 s; the alert may have arrived"):
+            WebhookNotifier(server.url, timeout=1.0).send(alert)
+    finally:
+        server.stop()
+    assert len(server.received) == 1  # one attempt: the delivery store owns the retries
