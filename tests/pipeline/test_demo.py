@@ -148,3 +148,33 @@ def test_a_second_demo_adds_no_row_and_shows_the_judge(tmp_path):
     assert judged["gold"]["pairs_with_human_grades"] > 0 and -1 <= judged["gold"]["kappa"] <= 1
     assert judged["gold"]["gate"] in ("alerting", "descriptive")
     assert judged["gold"]["requests"] == 0  # the re-run's labels all come from the cache
+
+
+def test_a_backfill_after_a_later_promotion_of_the_same_version_adds_no_baseline(tmp_path):
+    """Day 1's promote_baseline makes the day-1 run of the deployed version the baseline; backfilling again
+    (its first day promotes the deployed version too) must keep it rather than write a row per demo."""
+    from evalops.pipeline.context import RunContext
+    from evalops.pipeline.demo import DAY_ONE, backfill_config, backfill_days, run_backfill
+    from evalops.pipeline.local import run_local
+    from evalops.pipeline.promotion import promote
+    from evalops.pipeline.store import warehouse_counts
+
+    cfg, plan = _plan(_demo_home(tmp_path / "home"))
+    run_backfill(cfg, plan, days=1)
+    day_cfg = backfill_config(cfg, plan)
+    day_one = RunContext.for_day(DAY_ONE.date(), dag_id="retrieval_eval", run_id="scheduled__2024-05-31")
+    run_local(day_cfg, day_one)
+    (retriever, version), = plan.baselines
+    promoted = promote(day_cfg, retriever=retriever, version=version, promoted_by="test", reason="day 1",
+                       as_of=day_one.anchor)
+    assert promoted["changed"]
+    before = warehouse_counts(cfg)
+    assert before["baselines"] == 2
+
+    earlier = RunContext.for_day(backfill_days(plan, 1)[0]).anchor
+    kept = promote(day_cfg, retriever=retriever, version=version, promoted_by="test", reason="again",
+                   as_of=earlier, keep_current_version=True)
+    assert not kept["changed"] and kept["run_id"] == promoted["run_id"]
+    run_backfill(cfg, plan, days=1)
+    assert warehouse_counts(cfg) == before
+    assert _rows(cfg)["current_baselines"] == [(retriever, "scheduled__2024-05-31", version)]
