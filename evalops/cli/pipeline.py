@@ -68,7 +68,7 @@ def demo(days, no_backfill):
     from evalops.project import demo_project
     from evalops.secrets import mask_url
 
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu = time.perf_counter(), sum(os.times()[:4])  # CPU of this process and its children
     environ = without_settings_variables(os.environ, location_only=True)
     cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)
@@ -134,7 +134,7 @@ def demo(days, no_backfill):
     click.echo("\nwarehouse rows: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     click.echo(f"report: {summary['report']}")
     click.echo(f"Airflow log: {plan.workdir / 'airflow.log'}   ({time.perf_counter() - started:.0f} s, "
-               f"{time.process_time() - cpu:.0f} s CPU in this process)")
+               f"{sum(os.times()[:4]) - cpu:.0f} s CPU)")
     click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
                "or `evalops dashboard --export site/` for static files)")
 
