@@ -213,8 +213,8 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
     baselines (unless they already are), so every later day is compared with a baseline.
 
     Resumable: a day an earlier backfill finished under the same inputs (:func:`scored_days`) is skipped,
-    so an interrupted demo continues where it stopped, and a second demo writes no row. ``progress`` is
-    called before each day is scored, and once for the days skipped. Returns every day, scored or skipped.
+    so an interrupted demo continues where it stopped, and a second demo writes no row. ``progress`` hears
+    of every day, before it is scored (or as it is skipped). Returns every day, scored or skipped.
     """
     from evalops.pipeline.context import RunContext
     from evalops.pipeline.local import run_local

@@ -4,6 +4,7 @@ offline judge's labels and agreement are in the warehouse and the summary."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -50,7 +51,26 @@ class _Interrupted(Exception):
     pass
 
 
-def test_an_interrupted_backfill_resumes_at_the_next_day_and_ends_as_an_uninterrupted_one(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """The rows of a three-day backfill that nothing interrupted."""
+    from evalops.pipeline.demo import run_backfill
+
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
+            mp.delenv(key)
+        cfg, plan = _plan(_demo_home(tmp_path_factory.mktemp("demo") / "uninterrupted"))
+        days = run_backfill(cfg, plan, days=3)
+        assert [(d.day, d.status) for d in days] == [
+            ("2024-05-28", "scored"), ("2024-05-29", "scored"), ("2024-05-30", "scored")]
+        rows = _rows(cfg)
+    assert rows["counts"]["baselines"] == 1 and rows["counts"]["eval_runs"] == 6  # gold + production a day
+    assert rows["counts"]["judge_runs"] == 6 and rows["counts"]["judgments"] > 0
+    return rows
+
+
+def test_an_interrupted_backfill_resumes_at_the_next_day_and_ends_as_an_uninterrupted_one(tmp_path, monkeypatch,
+                                                                                          uninterrupted):
     import evalops.pipeline.local as local
     from evalops.pipeline.demo import run_backfill
 
@@ -87,13 +107,28 @@ def test_an_interrupted_backfill_resumes_at_the_next_day_and_ends_as_an_uninterr
     assert scored == [] and {d.status for d in again} == {"skipped"}
     assert _rows(cfg) == after_resume  # a third backfill writes nothing
 
-    cfg_whole, plan_whole = _plan(_demo_home(tmp_path / "uninterrupted"))
-    scored.clear()
-    run_backfill(cfg_whole, plan_whole, days=3)
-    assert scored == ["2024-05-28", "2024-05-29", "2024-05-30"]
-    whole = _rows(cfg_whole)
-    assert whole["counts"]["baselines"] == 1 and whole["counts"]["eval_runs"] == 6  # gold + production a day
-    assert after_resume == whole
+    assert after_resume == uninterrupted
+
+
+def test_a_backfill_interrupted_inside_a_day_scores_that_day_again(tmp_path, monkeypatch, uninterrupted):
+    import evalops.pipeline.local as local
+    from evalops.pipeline.demo import run_backfill
+
+    real = local.score_shard
+
+    def interrupted_on_the_second_day(cfg, run, shard):
+        if run.day == "2024-05-29":
+            raise KeyboardInterrupt  # Ctrl-C while the second day is scored
+        return real(cfg, run, shard)
+
+    cfg, plan = _plan(_demo_home(tmp_path / "home"))
+    monkeypatch.setattr(local, "score_shard", interrupted_on_the_second_day)
+    with pytest.raises(KeyboardInterrupt):
+        run_backfill(cfg, plan, days=3)
+    monkeypatch.setattr(local, "score_shard", real)
+    resumed = run_backfill(cfg, plan, days=3)
+    assert [d.status for d in resumed] == ["skipped", "scored", "scored"]
+    assert _rows(cfg) == uninterrupted
 
 
 def test_a_day_scored_under_other_inputs_is_scored_again(tmp_path, monkeypatch):
