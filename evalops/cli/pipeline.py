@@ -13,6 +13,7 @@ from evalops.cli._common import DAY, output_options, reports_errors, stderr_is_t
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.gate import JUNIT_HELP, finish_run, gated_run
 from evalops.errors import InputError
+from evalops.pipeline.demo import BACKFILL_DAYS
 from evalops.warehouse.config import url_for as warehouse_url_for
 
 
@@ -47,13 +48,18 @@ def _fmt(value, spec: str) -> str:
 
 
 @click.command()
+@click.option("--days", type=click.IntRange(0, BACKFILL_DAYS), default=BACKFILL_DAYS, show_default=True,
+              help="Days before day 1 to backfill with `evalops run` (the dashboard's history).")
+@click.option("--no-backfill", is_flag=True, help="Skip the backfill (same as --days 0): only the two DAG days.")
 @reports_errors
-def demo():
+def demo(days, no_backfill):
     """Two days of the evaluation DAG on the sample data in include/, on the embedded SQLite warehouse.
 
     Day 1 scores the deployed baseline and promotes it; day 2 deploys a better candidate (hybrid) and one
     with a planted regression. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
-    the dashboard has a month of history. Run it from the project folder; it takes a few minutes.
+    the dashboard has a month of history; an interrupted backfill resumes where it stopped, and a second
+    demo adds no row. The offline lexical judge labels the top contexts (unless the project sets a judge).
+    Run it from the project folder; it takes a few minutes.
     """
     import time
 
@@ -62,17 +68,43 @@ def demo():
     from evalops.project import demo_project
     from evalops.secrets import mask_url
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), sum(os.times()[:4])  # CPU of this process and its children
     environ = without_settings_variables(os.environ, location_only=True)
     cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)
+    days = 0 if no_backfill else days
     click.echo("evalops demo: the retrieval_eval DAG for two days, in-process (Airflow dag.test), "
                f"warehouse {mask_url(warehouse_url_for(cfg))}")
     click.echo(f"  day 1: deployed {', '.join(f'{r} {v}' for r, v in plan.baselines)}; then promote_baseline")
     click.echo(f"  day 2: also deploys {', '.join(f'{r} {v}' for r, v in plan.candidates)}")
-    days = run_backfill(cfg, plan, progress=lambda d: click.echo(f"  backfill {d}  evalops run", err=True))
+    click.echo(f"  judge: {plan.judge} on the gold set and on sampled production queries")
     if days:
-        click.echo(f"  backfilled {days[0]} .. {days[-1]} with `evalops run` (no Airflow)")
+        click.echo(f"backfill: the {days} days before day 1 with `evalops run` (no Airflow); a day already in the "
+                   "warehouse under the same fingerprint is skipped")
+    skipped: list = []
+
+    def progress(item) -> None:
+        if item.status == "skipped":
+            skipped.append(item)
+            return
+        if skipped:
+            click.echo(f"  days {skipped[0].n}-{skipped[-1].n} of {item.total} ({skipped[0].day} .. {skipped[-1].day}): "
+                       "already in the warehouse, skipped")
+            skipped.clear()
+        click.echo(f"  day {item.n:>2} of {item.total}  {item.day}  scoring, judging, comparing, reporting "
+                   f"({time.perf_counter() - started:.0f} s so far)")
+
+    backfilled = run_backfill(cfg, plan, days, progress=progress)
+    if skipped:
+        click.echo(f"  days {skipped[0].n}-{skipped[-1].n} of {skipped[-1].total}: already in the warehouse, skipped")
+    if backfilled:
+        n_scored = sum(d.status == "scored" for d in backfilled)
+        click.echo(f"  backfilled {backfilled[0].day} .. {backfilled[-1].day}: {n_scored} scored now, "
+                   f"{len(backfilled) - n_scored} already there")
+    elif not days:
+        click.echo("backfill: skipped (--no-backfill or --days 0)")
+    click.echo("day 1, promote_baseline, day 2: the DAGs with Airflow's dag.test() in a child process "
+               f"(its output goes to {plan.workdir / 'airflow.log'}) ...")
     results = run_demo(cfg, plan)
     summary = demo_summary(cfg, plan, results)
     for dag_id, day, state in summary["states"]:
@@ -88,6 +120,7 @@ def demo():
             f"{_fmt(row['mean'], '.4f'):>9}{_fmt(row['delta'], '+.4f'):>9}{_fmt(row['p_adjusted'], '.2g'):>10}  "
             f"{decision.upper() if decision == 'regression' else decision}"
         )
+    _echo_judge(summary["judge"])
     alerts = summary["alerts"]
     flagged = {a["version"] for a in alerts if a["kind"] == "regression"}
     click.echo("")
@@ -100,9 +133,28 @@ def demo():
     counts = summary["counts"]
     click.echo("\nwarehouse rows: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     click.echo(f"report: {summary['report']}")
-    click.echo(f"Airflow log: {plan.workdir / 'airflow.log'}   ({time.perf_counter() - started:.0f} s)")
+    click.echo(f"Airflow log: {plan.workdir / 'airflow.log'}   ({time.perf_counter() - started:.0f} s, "
+               f"{sum(os.times()[:4]) - cpu:.0f} s CPU)")
     click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
                "or `evalops dashboard --export site/` for static files)")
+
+
+def _echo_judge(judged: dict) -> None:
+    """The demo's judge lines: what it labelled on day 2 and its agreement with the gold set's grades."""
+    if not judged:
+        click.echo("\njudge: off (no judge_runs for day 2)")
+        return
+    first = next(iter(judged.values()))
+    click.echo(f"\njudge {first['judge']} ({'offline, no model' if first['offline'] else 'LLM'}), day 2:")
+    for scope, j in sorted(judged.items()):
+        line = (f"  {scope:<11} {j['labels']} labels on {j['queries'] if j['queries'] is not None else '–'} queries "
+                f"({j['requests']} new, {j['cache_hits']} cached, {j['missing']} missing)")
+        if j["kappa"] is not None:
+            line += (f"; agreement with the human grades: kappa {j['kappa']:.3f} over {j['pairs_with_human_grades']}"
+                     f" pairs, so its comparisons are {j['gate']} (alerting needs kappa >= {j['threshold']})")
+        if j["failed"]:
+            line += f"; FAILED: {j['failed']}"
+        click.echo(line)
 
 
 @click.command()

@@ -1,19 +1,27 @@
 """``evalops demo``: two days of the evaluation DAG on the sample data, in-process, on SQLite.
 
+* **Backfill** (``run_backfill``): the ``BACKFILL_DAYS`` days before day 1 are scored with what ``evalops
+  run`` does (no Airflow), so the dashboard has a month of history. It resumes: a day already in the
+  warehouse under the same fingerprint is skipped, so an interrupted demo continues where it stopped.
 * **Day 1** runs ``retrieval_eval`` with the registry as shipped (the baseline versions deployed), then
   ``promote_baseline`` for each retriever's deployed version.
 * **Day 2** deploys every registered candidate (an overlay registry file, ``EVALOPS_RETRIEVERS``, sets
   ``deployed: true`` on all of them) and runs ``retrieval_eval`` again. With the sample registry that is
   a hybrid BM25 + TF-IDF version and a version with a planted regression (a truncated index).
 
-Both days use fixed logical dates, and the demo generates its own query logs for the 30 days before day 2
+Every day runs the judge step with the project's judge, or the offline lexical judge when the project
+has none: it labels each version's top contexts on the gold set (its agreement with the human grades)
+and on a sample of the day's production queries.
+
+All days use fixed logical dates, and the demo generates its own query logs for the 30 days before day 2
 with ``include/generate_query_logs.py`` (deterministic), so a second demo re-runs the same DAG runs: it
-writes the same warehouse rows and re-sends no alert.
+writes no new warehouse row (the baselines it promotes already are) and re-sends no alert.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,8 +31,8 @@ from evalops.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["DemoPlan", "plan_demo", "run_backfill", "run_demo", "demo_summary", "DAY_ONE", "DAY_TWO",
-           "BACKFILL_DAYS"]
+__all__ = ["BackfillDay", "DemoPlan", "plan_demo", "backfill_days", "scored_days", "run_backfill", "run_demo",
+           "demo_summary", "judge_summary", "DAY_ONE", "DAY_TWO", "BACKFILL_DAYS"]
 
 # Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
 DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.timezone.utc)
@@ -44,6 +52,7 @@ class DemoPlan:
     baselines: list[tuple[str, str]]  # (retriever, version) deployed on day 1
     candidates: list[tuple[str, str]]  # deployed on day 2
     steps: list[dict[str, Any]] = field(default_factory=list)
+    judge: str = "off"  # the judge kind every day runs with
 
 
 def plan_demo(
@@ -76,6 +85,11 @@ def plan_demo(
     overlay.write_text("# written by `evalops demo`: day 2 deploys the candidates\n"
                        + yaml.safe_dump({"retrievers": entries}, sort_keys=False, allow_unicode=True))
     env = _log_env(cfg, workdir, day_two)
+    # The judge the project configures, else the offline lexical judge: the demo shows the judge's labels on
+    # the sampled production queries and its agreement with the gold set's grades.
+    judge = cfg.judge.kind if cfg.judge.kind != "off" else "lexical"
+    if cfg.judge.kind == "off":
+        env["EVALOPS_JUDGE__KIND"] = judge
     steps = [{"dag_id": "retrieval_eval", "logical_date": day_one.isoformat(),
               "env": {**env, "EVALOPS_RETRIEVERS": None}}]
     for retriever, version in baselines:
@@ -87,7 +101,7 @@ def plan_demo(
         })
     steps.append({"dag_id": "retrieval_eval", "logical_date": day_two.isoformat(),
                   "env": {**env, "EVALOPS_RETRIEVERS": str(overlay)}})
-    return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps)
+    return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps, judge)
 
 
 def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]:
@@ -126,35 +140,105 @@ def _absolute_paths(params: Any, base: Path) -> Any:
     return params
 
 
-def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
-                 progress: Any = None) -> list[str]:
-    """Score the ``days`` days before day 1 in this process (what ``evalops run --date`` does), with the
-    registry as shipped and the demo's query logs; the first day's deployed versions are promoted, so every
-    later day is compared with a baseline. Re-running writes the same rows. Returns the days scored."""
+@dataclass(frozen=True)
+class BackfillDay:
+    """One day of the backfill: ``n`` of ``total`` (1 is the earliest), and whether it was ``scored`` now or
+    ``skipped`` (already in the warehouse under the same fingerprint, from an earlier demo)."""
+
+    n: int
+    total: int
+    day: str
+    status: str
+
+
+def backfill_days(plan: DemoPlan, days: int = BACKFILL_DAYS) -> list[dt.date]:
+    """The ``days`` days before day 1, earliest first (at most ``BACKFILL_DAYS``: the demo's logs hold no
+    earlier window)."""
+    if not 0 <= days <= BACKFILL_DAYS:
+        raise ConfigError(f"the demo backfills 0 to {BACKFILL_DAYS} days (its query logs cover no more); got {days}")
+    day_one = dt.date.fromisoformat(plan.steps[0]["logical_date"][:10])
+    return [day_one - dt.timedelta(days=offset) for offset in range(days, 0, -1)]
+
+
+def backfill_config(cfg: Config, plan: DemoPlan) -> Config:
+    """The configuration of the backfill's runs: the project's, with the demo's query logs and judge, and
+    the registry as shipped (no day-2 overlay)."""
     import os
 
-    from evalops.config import load_config
+    from evalops.config import load_config, without_settings_variables
+
+    env = {k: v for k, v in plan.steps[0]["env"].items() if v is not None}
+    # the overlay of a later day is not the first day's (the plan sets it for the days that deploy it)
+    base = {**without_settings_variables(os.environ, location_only=True),
+            **{k: "" for k, v in plan.steps[0]["env"].items() if v is None}}
+    return load_config(cfg.home, environ={**base, **env, "EVALOPS_HOME": str(cfg.home)})
+
+
+def scored_days(day_cfg: Config, plan: DemoPlan, days: list[dt.date]) -> set[dt.date]:
+    """The days among ``days`` that an earlier backfill finished under today's inputs: every deployed
+    version has a succeeded run on every gold set under the fingerprint the inputs give now, and the
+    day's report (the run's last step) exists. A day interrupted half-way, or scored under other inputs
+    (another gold set, knowledge base, measures or policies), is not among them and is scored again."""
+    from evalops.pipeline.alerts import report_location
+    from evalops.pipeline.context import RunContext
+    from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
+    from evalops.pipeline.registry import fingerprint_for
+    from evalops.pipeline.store import engine_for, migrate_warehouse
+    from evalops.warehouse import RunKey, find_run
+
+    if not days:
+        return set()
+    migrate_warehouse(day_cfg)  # what the first run would do anyway; a new warehouse has no day
+    engine = engine_for(day_cfg)
+    snapshot_id = load_knowledge_base(day_cfg).snapshot_id
+    fingerprints = {name: fingerprint_for(day_cfg, load_gold_set_for(day_cfg, name).version, snapshot_id).hash
+                    for name in day_cfg.require_gold_sets()}
+    done = set()
+    for day in days:
+        run = RunContext.for_day(day)
+        if not Path(report_location(day_cfg, run)).is_file():
+            continue
+        stored = [find_run(engine, RunKey(run.dag_id, run.run_id, retriever, version, name))
+                  for retriever, version in plan.baselines for name in fingerprints]
+        wanted = [fp for _ in plan.baselines for fp in fingerprints.values()]
+        if all(s is not None and s.status == "succeeded" and s.fingerprint.hash == fp for s, fp in zip(stored, wanted)):
+            done.add(day)
+    return done
+
+
+def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
+                 progress: Callable[[BackfillDay], None] | None = None) -> list[BackfillDay]:
+    """Score the ``days`` days before day 1 in this process (what ``evalops run --date`` does), with the
+    registry as shipped, the demo's query logs and its judge; the first day's deployed versions become the
+    baselines (unless they already are), so every later day is compared with a baseline.
+
+    Resumable: a day an earlier backfill finished under the same inputs (:func:`scored_days`) is skipped,
+    so an interrupted demo continues where it stopped, and a second demo writes no row. ``progress`` hears
+    of every day, before it is scored (or as it is skipped). Returns every day, scored or skipped.
+    """
     from evalops.pipeline.context import RunContext
     from evalops.pipeline.local import run_local
     from evalops.pipeline.promotion import promote
 
-    env = {k: v for k, v in plan.steps[0]["env"].items() if v is not None}
-    # the overlay of a later day is not the first day's (the plan sets it for the days that deploy it)
-    base = {**os.environ, **{k: "" for k, v in plan.steps[0]["env"].items() if v is None}}
-    day_cfg = load_config(cfg.home, environ={**base, **env, "EVALOPS_HOME": str(cfg.home)})
-    day_one = dt.date.fromisoformat(plan.steps[0]["logical_date"][:10])
-    done = []
-    for offset in range(days, 0, -1):
-        day = day_one - dt.timedelta(days=offset)
+    wanted = backfill_days(plan, days)
+    if not wanted:
+        return []
+    day_cfg = backfill_config(cfg, plan)
+    skip = scored_days(day_cfg, plan, wanted)
+    out = []
+    for n, day in enumerate(wanted, start=1):
+        item = BackfillDay(n, len(wanted), day.isoformat(), "skipped" if day in skip else "scored")
         if progress is not None:
-            progress(day.isoformat())
-        run_local(day_cfg, RunContext.for_day(day))
-        if offset == days:
+            progress(item)
+        if day not in skip:
+            run_local(day_cfg, RunContext.for_day(day))
+        if n == 1:
             for retriever, version in plan.baselines:
                 promote(day_cfg, retriever=retriever, version=version, promoted_by="evalops demo",
-                        reason=f"demo backfill: {version} is the deployed version on {day.isoformat()}")
-        done.append(day.isoformat())
-    return done
+                        reason=f"demo backfill: {version} is the deployed version on {day.isoformat()}",
+                        as_of=RunContext.for_day(day).anchor, keep_current_version=True)
+        out.append(item)
+    return out
 
 
 def run_demo(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:
@@ -189,9 +273,33 @@ def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> 
         "versions": rows,
         "alerts": [{"kind": a.kind, "version": a.version, "measure": a.measure, "message": a.message,
                     "delivery_status": a.delivery_status} for a in alerts.itertuples(index=False)],
+        "judge": judge_summary(cfg, run.run_id),
         "report": report_location(cfg, run),
         "counts": warehouse_counts(cfg),
     }
+
+
+def judge_summary(cfg: Config, dag_run_id: str) -> dict[str, Any]:
+    """What the judge step of one DAG run recorded (``judge_runs``): per query set the judge, the pairs
+    labelled, requests and cache hits, and on a gold set the agreement with the human grades (Cohen's
+    kappa over the pairs both labelled) and the gate it decides. Empty when the judge was off."""
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse.judgments import load_judge_runs
+
+    frame = load_judge_runs(engine_for(cfg), dag_run_id)
+    out: dict[str, Any] = {}
+    for row in frame.to_dict("records"):
+        agreement = row["agreement"] or {}
+        results = row["results"] or {}
+        out[row["scope"]] = {
+            "judge": row["judge"].get("model"), "offline": bool(row["judge"].get("offline")),
+            "labels": int(row["items"]), "requests": int(row["requests"]), "cache_hits": int(row["cache_hits"]),
+            "missing": int(row["missing"]), "queries": results.get("queries"),
+            "kappa": agreement.get("kappa"), "pairs_with_human_grades": agreement.get("pairs_with_human_grades"),
+            "gate": (row["gate"] or {}).get("status"), "threshold": (row["gate"] or {}).get("threshold"),
+            "failed": results.get("failed"),
+        }
+    return out
 
 
 def _version_row(engine: Any, run: Any, retriever: str, version: str, measure: str) -> dict[str, Any]:

@@ -57,16 +57,28 @@ def promote(
     reason: str,
     promoted_by: str,
     as_of: dt.datetime | None = None,
+    keep_current_version: bool = False,
 ) -> dict[str, Any]:
-    """Make the run the current baseline of ``retriever`` under its fingerprint; returns what was promoted.
-    Promoting the run that already is the baseline changes nothing."""
-    from evalops.warehouse import get_run, promote_baseline
+    """Make the run the current baseline of ``retriever`` under its fingerprint; returns what was promoted
+    (``changed`` says whether a baselines row was written).
+
+    Promoting the run that already is the baseline changes nothing. With ``keep_current_version``, neither
+    does promoting another run of the version that already is the baseline under the same fingerprint (a
+    re-scoring of the same version under the same conditions): the current baseline stays, so a job that
+    promotes "the deployed version" on every run (``evalops demo``) writes one row, not one per run."""
+    from evalops.warehouse import find_baseline, get_run, promote_baseline
 
     engine = engine_for(cfg)
     run_id = resolve_run(cfg, retriever, run, version, as_of)
     stored = get_run(engine, run_id)
     if stored.key.retriever != retriever:
         raise InputError(f"run {run_id} scored {stored.key.retriever}, not {retriever}")
-    baseline = promote_baseline(engine, run_id, by=promoted_by, reason=reason)
-    return {"retriever": retriever, "version": stored.key.version, "run_id": run_id,
-            "fingerprint": stored.fingerprint.hash, "baseline_id": baseline.id, "promoted_by": baseline.promoted_by}
+    current = find_baseline(engine, retriever, stored.fingerprint)
+    if current.status == "current" and (current.baseline.run_id == run_id or (
+            keep_current_version and current.baseline.version == stored.key.version)):
+        baseline, changed = current.baseline, False
+    else:
+        baseline, changed = promote_baseline(engine, run_id, by=promoted_by, reason=reason), True
+    return {"retriever": retriever, "version": baseline.version, "run_id": baseline.run_id,
+            "fingerprint": stored.fingerprint.hash, "baseline_id": baseline.id, "promoted_by": baseline.promoted_by,
+            "changed": changed}

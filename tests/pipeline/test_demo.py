@@ -1,0 +1,215 @@
+"""``evalops demo``'s functions on a throw-away copy of the demo project: the backfill resumes after an
+interruption and ends with the rows of an uninterrupted one; a second demo adds no row in any table; the
+offline judge's labels and agreement are in the warehouse and the summary."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _demo_home(root: Path) -> Path:
+    """The demo's project (this checkout's evalops.yaml, include/ and dags/) in a folder of its own."""
+    root.mkdir(parents=True)
+    shutil.copy(REPO / "evalops.yaml", root / "evalops.yaml")
+    (root / "include").symlink_to(REPO / "include", target_is_directory=True)
+    (root / "dags").symlink_to(REPO / "dags", target_is_directory=True)
+    return root
+
+
+def _plan(home: Path):
+    from evalops.config import load_config
+    from evalops.pipeline.demo import plan_demo
+
+    cfg = load_config(home, environ={})
+    return cfg, plan_demo(cfg)
+
+
+def _rows(cfg) -> dict:
+    """Every warehouse table's row count, and what the runs scored (key, status, fingerprint, means)."""
+    from sqlalchemy import text
+
+    from evalops.pipeline.store import engine_for, warehouse_counts
+
+    with engine_for(cfg).connect() as conn:
+        scored = sorted(conn.execute(text(
+            "select r.dag_run_id, r.version, r.dataset, r.status, r.fingerprint_hash, m.name, round(a.mean, 12) "
+            "from eval_runs r join run_aggregates a on a.run_id = r.id join measures m on m.id = a.measure_id"
+        )).all())
+        current = sorted(conn.execute(text(
+            "select b.retriever, r.dag_run_id, r.version from baselines b join eval_runs r on r.id = b.run_id "
+            "where b.is_current")).all())
+    return {"counts": warehouse_counts(cfg), "scored": scored, "current_baselines": current}
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """The rows of a three-day backfill that nothing interrupted."""
+    from evalops.pipeline.demo import run_backfill
+
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
+            mp.delenv(key)
+        cfg, plan = _plan(_demo_home(tmp_path_factory.mktemp("demo") / "uninterrupted"))
+        days = run_backfill(cfg, plan, days=3)
+        assert [(d.day, d.status) for d in days] == [
+            ("2024-05-28", "scored"), ("2024-05-29", "scored"), ("2024-05-30", "scored")]
+        rows = _rows(cfg)
+    assert rows["counts"]["baselines"] == 1 and rows["counts"]["eval_runs"] == 6  # gold + production a day
+    assert rows["counts"]["judge_runs"] == 6 and rows["counts"]["judgments"] > 0
+    return rows
+
+
+def test_an_interrupted_backfill_resumes_at_the_next_day_and_ends_as_an_uninterrupted_one(tmp_path, monkeypatch,
+                                                                                          uninterrupted):
+    import evalops.pipeline.local as local
+    from evalops.pipeline.demo import run_backfill
+
+    real = local.run_local
+    scored: list[str] = []
+
+    def recording(cfg, run, *args, **kwargs):
+        out = real(cfg, run, *args, **kwargs)
+        scored.append(run.day)
+        return out
+
+    def interrupted_after_first_day(cfg, run, *args, **kwargs):
+        recording(cfg, run, *args, **kwargs)
+        raise _Interrupted(f"stopped after {run.day}")  # before the first day's baseline is promoted
+
+    cfg, plan = _plan(_demo_home(tmp_path / "interrupted"))
+    monkeypatch.setattr(local, "run_local", interrupted_after_first_day)
+    with pytest.raises(_Interrupted):
+        run_backfill(cfg, plan, days=3)
+    assert scored == ["2024-05-28"]
+
+    monkeypatch.setattr(local, "run_local", recording)
+    scored.clear()
+    seen = []
+    resumed = run_backfill(cfg, plan, days=3, progress=seen.append)
+    assert scored == ["2024-05-29", "2024-05-30"]  # resumed at day 2 of 3
+    assert [(d.n, d.total, d.day, d.status) for d in resumed] == [
+        (1, 3, "2024-05-28", "skipped"), (2, 3, "2024-05-29", "scored"), (3, 3, "2024-05-30", "scored")]
+    assert seen == resumed  # progress hears of every day before it is scored
+    after_resume = _rows(cfg)
+
+    scored.clear()
+    again = run_backfill(cfg, plan, days=3)
+    assert scored == [] and {d.status for d in again} == {"skipped"}
+    assert _rows(cfg) == after_resume  # a third backfill writes nothing
+
+    assert after_resume == uninterrupted
+
+
+def test_a_backfill_interrupted_inside_a_day_scores_that_day_again(tmp_path, monkeypatch, uninterrupted):
+    import evalops.pipeline.local as local
+    from evalops.pipeline.demo import run_backfill
+
+    real = local.score_shard
+
+    def interrupted_on_the_second_day(cfg, run, shard):
+        if run.day == "2024-05-29":
+            raise KeyboardInterrupt  # Ctrl-C while the second day is scored
+        return real(cfg, run, shard)
+
+    cfg, plan = _plan(_demo_home(tmp_path / "home"))
+    monkeypatch.setattr(local, "score_shard", interrupted_on_the_second_day)
+    with pytest.raises(KeyboardInterrupt):
+        run_backfill(cfg, plan, days=3)
+    monkeypatch.setattr(local, "score_shard", real)
+    resumed = run_backfill(cfg, plan, days=3)
+    assert [d.status for d in resumed] == ["skipped", "scored", "scored"]
+    assert _rows(cfg) == uninterrupted
+
+
+def test_a_day_scored_under_other_inputs_is_scored_again(tmp_path, monkeypatch):
+    from evalops.pipeline.demo import backfill_config, backfill_days, scored_days
+
+    cfg, plan = _plan(_demo_home(tmp_path / "home"))
+    from evalops.pipeline.demo import run_backfill
+
+    run_backfill(cfg, plan, days=1)
+    days = backfill_days(plan, 1)
+    assert scored_days(backfill_config(cfg, plan), plan, days) == set(days)
+    # another metric set changes the fingerprint: the stored day is not comparable, so it is not done
+    (cfg.home / "evalops.yaml").write_text((cfg.home / "evalops.yaml").read_text() + "measures: [nDCG@5]\n")
+    cfg2, plan2 = _plan(cfg.home)
+    assert scored_days(backfill_config(cfg2, plan2), plan2, days) == set()
+
+
+def test_the_backfill_is_at_most_the_days_the_demo_logs_cover(tmp_path):
+    from evalops.errors import ConfigError
+    from evalops.pipeline.demo import BACKFILL_DAYS, backfill_days
+
+    _, plan = _plan(_demo_home(tmp_path / "home"))
+    assert backfill_days(plan, 0) == []
+    assert len(backfill_days(plan, BACKFILL_DAYS)) == BACKFILL_DAYS
+    with pytest.raises(ConfigError, match="0 to 28 days"):
+        backfill_days(plan, BACKFILL_DAYS + 1)
+
+
+@pytest.mark.airflow
+@pytest.mark.slow
+def test_a_second_demo_adds_no_row_and_shows_the_judge(tmp_path):
+    from evalops.pipeline.demo import demo_summary, run_backfill, run_demo
+    from evalops.pipeline.store import warehouse_counts
+
+    cfg, plan = _plan(_demo_home(tmp_path / "home"))
+    assert plan.judge == "lexical" and plan.steps[0]["env"]["EVALOPS_JUDGE__KIND"] == "lexical"
+    summaries = []
+    for _ in range(2):
+        run_backfill(cfg, plan, days=2)
+        summaries.append(demo_summary(cfg, plan, run_demo(cfg, plan)))
+    first, second = summaries
+    assert [s for _, _, s in first["states"]] == ["success"] * 3
+    assert first["counts"] == second["counts"] == warehouse_counts(cfg)
+    counts = first["counts"]
+    # one baseline from the backfill's first day, one from day 1's promote_baseline; none from the re-run
+    assert counts["baselines"] == 2 and counts["alerts"] == 1
+    assert counts["judge_runs"] == 2 * 4 and counts["judgments"] > 0  # gold + production, four days
+    judged = second["judge"]
+    assert set(judged) == {"gold", "production"}
+    assert judged["production"]["labels"] > 0 and judged["production"]["queries"] > 0
+    assert judged["production"]["offline"] and judged["production"]["failed"] is None
+    assert judged["gold"]["pairs_with_human_grades"] > 0 and -1 <= judged["gold"]["kappa"] <= 1
+    assert judged["gold"]["gate"] in ("alerting", "descriptive")
+    assert judged["gold"]["requests"] == 0  # the re-run's labels all come from the cache
+
+
+def test_a_backfill_after_a_later_promotion_of_the_same_version_adds_no_baseline(tmp_path):
+    """Day 1's promote_baseline makes the day-1 run of the deployed version the baseline; backfilling again
+    (its first day promotes the deployed version too) must keep it rather than write a row per demo."""
+    from evalops.pipeline.context import RunContext
+    from evalops.pipeline.demo import DAY_ONE, backfill_config, backfill_days, run_backfill
+    from evalops.pipeline.local import run_local
+    from evalops.pipeline.promotion import promote
+    from evalops.pipeline.store import warehouse_counts
+
+    cfg, plan = _plan(_demo_home(tmp_path / "home"))
+    run_backfill(cfg, plan, days=1)
+    day_cfg = backfill_config(cfg, plan)
+    day_one = RunContext.for_day(DAY_ONE.date(), dag_id="retrieval_eval", run_id="scheduled__2024-05-31")
+    run_local(day_cfg, day_one)
+    (retriever, version), = plan.baselines
+    promoted = promote(day_cfg, retriever=retriever, version=version, promoted_by="test", reason="day 1",
+                       as_of=day_one.anchor)
+    assert promoted["changed"]
+    before = warehouse_counts(cfg)
+    assert before["baselines"] == 2
+
+    earlier = RunContext.for_day(backfill_days(plan, 1)[0]).anchor
+    kept = promote(day_cfg, retriever=retriever, version=version, promoted_by="test", reason="again",
+                   as_of=earlier, keep_current_version=True)
+    assert not kept["changed"] and kept["run_id"] == promoted["run_id"]
+    run_backfill(cfg, plan, days=1)
+    assert warehouse_counts(cfg) == before
+    assert _rows(cfg)["current_baselines"] == [(retriever, "scheduled__2024-05-31", version)]
