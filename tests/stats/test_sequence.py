@@ -41,7 +41,7 @@ def test_sixty_days_of_skewed_aa_alarm_at_most_tail():
     assert rate <= TAIL + 3 * math.sqrt(TAIL * (1 - TAIL) / (2 * sims))
 
 
-def test_a_sustained_small_drop_is_found_and_the_spending_rule_would_not():
+def test_a_sustained_small_drop_is_found_after_it_starts():
     rng = np.random.default_rng(3)
     days = [np.clip(rng.normal(-0.02 if k >= 19 else 0.0, 0.29, 200), -1, 1) for k in range(60)]
     out = drop_sequence(days, TAIL, points=(0.0, -0.01))
