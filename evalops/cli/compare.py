@@ -307,19 +307,36 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
 @click.option("--effect", type=float, default=None, help="|d_z| to detect: mean delta / sd of the per-query deltas.")
 @click.option("--n", "n", type=int, default=None, help="Number of queries (pairs).")
 @click.option("--power", "target", type=float, default=None, help="Target power (default 0.8 when solving for n or the effect).")
+@click.option("--pilot", "pilot_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="A file of real per-query deltas (one number a line, or a CSV with a 'delta' column): power "
+                   "and sample size of the default rule by simulation from their shape (with --delta).")
+@click.option("--delta", "drop", type=float, default=None,
+              help="With --pilot: the true mean drop to detect, in the measure's units (e.g. -0.02).")
+@click.option("--margin", type=float, default=None, help="With --pilot: the margin (default 0.01).")
+@click.option("--simulations", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="With --pilot: simulated comparisons per n.")
 @ALPHA
 @ALTERNATIVE
 @OUTPUT_FORMAT
 @reports_errors
-def power(effect: float | None, n: int | None, target: float | None, alpha: float, alternative: str,
-          fmt: str, output_path: Any) -> None:
-    """Power and sample size of the paired t-test, exact through the noncentral t.
+def power(effect: float | None, n: int | None, target: float | None, pilot_path: str | None, drop: float | None,
+          margin: float | None, simulations: int, alpha: float, alternative: str, fmt: str, output_path: Any) -> None:
+    """Power and sample size of the paired t-test, exact through the noncentral t; or of the default rule,
+    simulated from a pilot of real per-query deltas.
 
     Give two of --effect, --n, --power and get the third: --effect with --n gives the power; --effect
     alone (or with --power) gives the number of queries needed; --n with --power gives the smallest
-    detectable |d_z|.
+    detectable |d_z|. With --pilot and --delta: the power of the default (robust) rule to call a drop of
+    --delta a regression with --n queries, or the queries it needs for --power (default 0.8), resampling
+    the pilot re-centred to that mean; the Monte Carlo standard error is printed with it.
     """
     from evalops.errors import InputError
+
+    if pilot_path is not None:
+        _pilot_power(pilot_path, drop, n, target, margin, simulations, alpha, alternative, effect, fmt, output_path)
+        return
+    if drop is not None or margin is not None:
+        raise InputError("--delta and --margin go with --pilot (without one, give --effect as |d_z|)")
     from evalops.stats import (
         minimum_detectable_effect,
         paired_power,
@@ -358,5 +375,74 @@ def power(effect: float | None, n: int | None, target: float | None, alpha: floa
             "for a paired design"
         )
     emit(Output(data=payload, columns=tuple(payload), rows=[payload], notes=text[1:],
+                draw=lambda console: [console.print(t, highlight=False, markup=False, soft_wrap=True) for t in text]),
+         fmt, output_path)
+
+
+def _read_pilot(path: str) -> list[float]:
+    """Per-query deltas from a file: one number a line, or a CSV whose header has a ``delta`` column."""
+    from evalops.errors import InputError
+
+    with open(path, encoding="utf-8") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    if not lines:
+        raise InputError(f"{path}: the pilot file is empty; write one per-query delta a line")
+    column = None
+    if "," in lines[0] or not _is_number(lines[0]):
+        header = [h.strip().lower() for h in lines[0].split(",")]
+        if "delta" not in header:
+            raise InputError(f"{path}: the first line is not a number and has no 'delta' column; write one "
+                             "per-query delta a line, or a CSV with a 'delta' column")
+        column, lines = header.index("delta"), lines[1:]
+    out = []
+    for row, line in enumerate(lines, start=2 if column is not None else 1):
+        cell = line.split(",")[column].strip() if column is not None else line
+        if not _is_number(cell):
+            raise InputError(f"{path}, line {row}: {cell!r} is not a number")
+        out.append(float(cell))
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _pilot_power(path: str, drop: float | None, n: int | None, target: float | None, margin: float | None,
+                 simulations: int, alpha: float, alternative: str, effect: float | None, fmt: str,
+                 output_path: Any) -> None:
+    from evalops.errors import InputError
+    from evalops.stats import DEFAULT_MIN_DELTA
+    from evalops.stats.pilot import pilot_power, pilot_sample_size
+
+    if effect is not None:
+        raise InputError("--effect (|d_z|) does not go with --pilot; give --delta, the drop in the measure's units")
+    if drop is None:
+        raise InputError("--pilot needs --delta, the true mean drop to detect (e.g. --delta -0.02)")
+    deltas = _read_pilot(path)
+    margin = DEFAULT_MIN_DELTA if margin is None else margin
+    common = {"alpha": alpha, "alternative": alternative, "simulations": simulations}
+    if n is not None and target is not None:
+        raise InputError("with --pilot give --n (to get the power) or --power (to get n), not both")
+    if n is not None:
+        solved, got = "power", pilot_power(deltas, drop, n, margin, **common)
+    else:
+        target = 0.8 if target is None else target
+        n, got = pilot_sample_size(deltas, drop, margin, power=target, **common)
+        solved = "n"
+    payload: dict[str, Any] = {"solved_for": solved, "delta": drop, "n": n, "power": got.power,
+                               "mc_se": got.mc_se, "margin": margin, "alpha": alpha, "alternative": alternative,
+                               "pilot": path, "pilot_queries": len(deltas), "simulations": simulations,
+                               "design": "the default rule (robust interval), simulated from the pilot"}
+    head = (f"power {got.power:.3f} (Monte Carlo SE {got.mc_se:.3f}) to call a drop of {drop:g} a regression "
+            f"with {n} queries" if solved == "power" else
+            f"{n} queries give power {got.power:.3f} (Monte Carlo SE {got.mc_se:.3f}, target {target:g}) to call "
+            f"a drop of {drop:g} a regression")
+    text = [f"{head} (the default rule, {alternative}, alpha = {alpha:g}, margin {margin:g}; {simulations} "
+            f"simulated comparisons resampling {len(deltas)} pilot deltas re-centred to {drop:g})"]
+    emit(Output(data=payload, columns=tuple(payload), rows=[payload], notes=[],
                 draw=lambda console: [console.print(t, highlight=False, markup=False, soft_wrap=True) for t in text]),
          fmt, output_path)

@@ -142,7 +142,7 @@ def _ab_table(results: list[ABResult]) -> Table:
         for r in results
     ]
     header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta (95% CI)",
-              "p", "adjusted p", "d_z", "W/T/L", "decision interval", "margin", "family", "decision",
+              "p (reported test)", "adjusted p (decision)", "d_z", "W/T/L", "decision interval", "margin", "family", "decision",
               "judged coverage"]
     return Table(header, rows)
 
@@ -206,7 +206,7 @@ def _segments_section(results: list[ABResult]) -> Section | None:
         section.tables.append((
             f"Per {_FACET_TITLES.get(facet, facet)} ({query_set}); families: " + "; ".join(families),
             Table(["retriever", "baseline → candidate", "measure", facet, "n", "baseline", "candidate",
-                   "delta (95% CI)", "adjusted p", "decision", "judged coverage"], rows)))
+                   "delta (95% CI)", "adjusted p (decision)", "decision", "judged coverage"], rows)))
     return section
 
 

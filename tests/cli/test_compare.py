@@ -230,3 +230,34 @@ def test_markdown_prints_the_numbers_as_the_terminal_does(scifact):
     for key in ("delta", "delta_ci_low", "delta_ci_high", "baseline_mean", "p_adjusted", "effect_size_dz"):
         assert cells[key] in terminal, (key, cells[key])
     assert f"at {cells['interval_level']}" in terminal
+
+
+def test_power_from_a_pilot_of_real_deltas_is_the_library_simulation(tmp_path):
+    from evalops.stats.pilot import pilot_power, pilot_sample_size
+
+    rng = np.random.default_rng(4)
+    deltas = np.round(np.where(rng.random(200) < 0.8, 0.0, rng.choice([-0.5, 0.2, 0.6], 200)), 4)
+    path = tmp_path / "deltas.csv"
+    path.write_text("query_id,delta\n" + "".join(f"q{i},{d}\n" for i, d in enumerate(deltas)))
+    got = json.loads(invoke("power", "--pilot", str(path), "--delta", "-0.05", "--n", "300", "--simulations", "500",
+                            "--format", "json").stdout)
+    expected = pilot_power(deltas, -0.05, 300, 0.01, simulations=500)
+    assert (got["solved_for"], got["pilot_queries"]) == ("power", 200)
+    assert got["power"] == expected.power and got["mc_se"] == pytest.approx(expected.mc_se)
+    n = json.loads(invoke("power", "--pilot", str(path), "--delta", "-0.05", "--simulations", "500",
+                          "--format", "json").stdout)
+    assert n["n"] == pilot_sample_size(deltas, -0.05, 0.01, simulations=500)[0] and n["power"] >= 0.8 - 3 * n["mc_se"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--delta", "-0.05"], "--pilot"),
+    (["--pilot", "PILOT"], "--delta"),
+    (["--pilot", "PILOT", "--delta", "-0.05", "--effect", "0.3"], "--effect"),
+])
+def test_pilot_options_go_together(tmp_path, args, message):
+    path = tmp_path / "deltas.txt"
+    path.write_text("0.1\n-0.2\nnot-a-number\n")
+    out = invoke("power", *[str(path) if a == "PILOT" else a for a in args])
+    assert out.exit_code != 0 and message in out.output and "Traceback" not in out.output
+    bad = invoke("power", "--pilot", str(path), "--delta", "-0.05")
+    assert bad.exit_code != 0 and "line 3" in bad.output

@@ -107,3 +107,24 @@ def test_interval_is_recorded_in_the_policy_and_old_policies_load():
     assert Policy.from_dict(old).interval == "t"
     with pytest.raises(PolicyError, match="interval must be one of robust, t, bootstrap"):
         Policy(interval="normal")
+
+
+def _heavy_tailed_drop(up: int) -> np.ndarray:
+    # 300 queries: most move a little (a drop of about 0.03), 25 a lot (``up`` of them up), three by a whole point
+    core = np.round(np.linspace(-0.1, 0.04, 275), 4)
+    return np.r_[core, np.full(up, 0.3), np.full(22 - up, -0.3), np.full(3, -1.0)]
+
+
+def test_symmetric_heavy_tails_at_n_300_are_decided_by_t_not_the_betting_width():
+    from evalops.stats.robust import BRANCHES, branch, cochran_n, sample_skewness, tails_balanced
+
+    d = _heavy_tailed_drop(12)
+    assert cochran_n(sample_skewness(d)) > len(d)  # the sample skewness alone (-3.4) would send it to betting
+    assert tails_balanced(d)
+    assert BRANCHES[int(branch(d)[0])] == "t"
+    out = decide_deltas(d, POLICY, measure="AP")
+    assert out.decision.label == "regression" and out.alert
+    # the same sample with its extreme deltas on one side is a real skew: the betting interval decides
+    skewed = -_heavy_tailed_drop(22)
+    assert not tails_balanced(skewed)
+    assert BRANCHES[int(branch(skewed)[0])] == "betting"
