@@ -23,10 +23,10 @@ HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s"
          "evalops.pipeline.inputs", "evalops.warehouse")
 
 # What of evalops a DAG file may load when it is parsed.
-ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.dags", "evalops.dags._parse", "evalops.dags.retrieval_eval",
+ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.airflow.dags", "evalops.airflow.dags._parse", "evalops.airflow.dags.retrieval_eval",
                    "evalops.airflow", "evalops.airflow.tasks",
-                   "evalops.dags.promote_baseline", "evalops.dags.knowledge_base_producer",
-                   "evalops.dags.promote_on_results", "evalops.errors",
+                   "evalops.airflow.dags.promote_baseline", "evalops.airflow.dags.knowledge_base_producer",
+                   "evalops.airflow.dags.promote_on_results", "evalops.errors",
                    "evalops.pipeline", "evalops.pipeline.errors"}
 
 pytestmark = pytest.mark.airflow
@@ -103,7 +103,7 @@ def test_evaluation_dag_shape(dagbag):
 
 
 def test_every_task_has_an_execution_timeout(dagbag):
-    from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
+    from evalops.airflow.dags._parse import DEFAULT_TASK_TIMEOUT
 
     for dag_id, d in dagbag["dags"].items():
         # a human-in-the-loop task waits (deferred) by its own response_timeout instead
@@ -149,7 +149,7 @@ print(json.dumps({{"heavy": [m for m in {HEAVY!r} if m in sys.modules], "added":
 
 
 def test_the_project_dag_files_are_the_generated_ones():
-    from evalops.dags import DAG_FILES as FACTORIES, dag_file_text
+    from evalops.airflow.dags import DAG_FILES as FACTORIES, dag_file_text
 
     assert set(FACTORIES) == set(DAG_FILES)
     for name in FACTORIES:

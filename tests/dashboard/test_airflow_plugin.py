@@ -16,7 +16,7 @@ def test_the_plugin_mounts_the_dashboard_under_evalops_with_a_nav_entry():
     from airflow.plugins_manager import AirflowPlugin
     from fastapi import FastAPI
 
-    from evalops.dashboard.airflow_plugin import EvalopsDashboardPlugin
+    from evalops.airflow.plugin import EvalopsDashboardPlugin
 
     assert issubclass(EvalopsDashboardPlugin, AirflowPlugin) and EvalopsDashboardPlugin.name == "evalops"
     (app,) = EvalopsDashboardPlugin.fastapi_apps
@@ -29,7 +29,7 @@ def test_the_plugin_mounts_the_dashboard_under_evalops_with_a_nav_entry():
 
 def test_the_plugin_is_registered_as_an_airflow_entry_point():
     found = {e.name: e.value for e in entry_points(group="airflow.plugins")}
-    assert found.get("evalops") == "evalops.dashboard.airflow_plugin:EvalopsDashboardPlugin"
+    assert found.get("evalops") == "evalops.airflow.plugin:EvalopsDashboardPlugin"
 
 
 def test_pages_answer_401_without_a_token_and_links_stay_under_the_prefix(filled):
@@ -37,7 +37,7 @@ def test_pages_answer_401_without_a_token_and_links_stay_under_the_prefix(filled
     from fastapi.testclient import TestClient
 
     from evalops.dashboard import create_app
-    from evalops.dashboard.airflow_plugin import EvalopsDashboardPlugin, _authenticated
+    from evalops.airflow.plugin import EvalopsDashboardPlugin, _authenticated
 
     root = FastAPI()
     root.mount("/evalops", EvalopsDashboardPlugin.fastapi_apps[0]["app"])

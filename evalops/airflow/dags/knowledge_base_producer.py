@@ -16,11 +16,10 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from evalops.dags._parse import for_project
+from airflow.sdk import Metadata, dag, task
 
-from airflow.sdk import Asset, Metadata, dag, task
-
-KNOWLEDGE_BASE = Asset("knowledge-base")
+from evalops.airflow.dags._parse import for_project
+from evalops.airflow.tasks import KNOWLEDGE_BASE
 
 __all__ = ["knowledge_base_producer"]
 

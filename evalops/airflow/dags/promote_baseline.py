@@ -18,9 +18,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from evalops.dags._parse import for_project
-
 from airflow.sdk import Param, dag, task
+
+from evalops.airflow.dags._parse import for_project
 
 __all__ = ["promote_baseline"]
 
