@@ -79,10 +79,15 @@ def open_warehouse() -> Any:
     return engine
 
 
+def _authenticated() -> list[Any]:
+    from fastapi import Depends
+
+    return [Depends(requires_authenticated())]
+
+
 def build_app() -> Any:
     from evalops.config import load_config  # noqa: F401  (fail at import if evalops is half installed)
     from evalops.dashboard import DashboardSettings, create_app
-    from fastapi import Depends
 
     try:
         cfg = _project()
@@ -91,7 +96,7 @@ def build_app() -> Any:
     except Exception:  # a bad configuration must not stop the api-server; the pages say what is wrong
         settings, reports = DashboardSettings(), None
     return create_app(open_warehouse, prefix=URL_PREFIX, settings=settings, report_dir=reports,
-                      dependencies=[Depends(requires_authenticated())])
+                      dependencies=_authenticated())
 
 
 class EvalopsDashboardPlugin(plugin_base()):
