@@ -23,8 +23,9 @@ HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s"
          "evalops.pipeline.inputs", "evalops.warehouse")
 
 # What of evalops a DAG file may load when it is parsed.
-ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.airflow.dags", "evalops.airflow.dags._parse", "evalops.airflow.dags.retrieval_eval",
-                   "evalops.airflow", "evalops.airflow.tasks",
+ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.airflow.dags",
+                   "evalops.airflow.dags._parse", "evalops.airflow.dags.retrieval_eval",
+                   "evalops.airflow", "evalops.airflow.tasks", "evalops.airflow.compat",
                    "evalops.airflow.dags.promote_baseline", "evalops.airflow.dags.knowledge_base_producer",
                    "evalops.airflow.dags.promote_on_results", "evalops.errors",
                    "evalops.pipeline", "evalops.pipeline.errors"}

@@ -62,7 +62,7 @@ def _project(root: Path, shared_data: Path) -> Path:
     cli("init", str(root), "--gold-set", str(data), "--knowledge-base", str(data / "corpus.jsonl"))
     (root / "retrievers.yaml").write_text("retrievers:\n" + "".join(
         f"  - {{name: scifact, version: '{v}', adapter: run_file, deployed: true, owner: me, "
-        f"params: {{path: '{data / 'runs' / f}', missing: fail}}}}\n" for v, f in VERSIONS.items()))
+        f"params: {{path: '{data / 'runs' / f}', missing: empty}}}}\n" for v, f in VERSIONS.items()))
     cli("run", "--date", DAY)
     return root
 
