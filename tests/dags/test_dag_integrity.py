@@ -68,6 +68,7 @@ for dag_id, d in bag.dags.items():
         "on_failure": d.has_on_failure_callback,
         "timeouts": {{t.task_id: (t.execution_timeout or getattr(t, "response_timeout", None)).total_seconds()
                      for t in d.tasks}},
+        "retry_delays": {{t.task_id: t.retry_delay.total_seconds() for t in d.tasks}},
     }}
 print(json.dumps({{"errors": {{k: str(v)[-500:] for k, v in bag.import_errors.items()}}, "dags": dags}}))
 """
@@ -110,6 +111,13 @@ def test_every_task_has_an_execution_timeout(dagbag):
         # a human-in-the-loop task waits (deferred) by its own response_timeout instead
         expected = {t: 24 * 3600.0 if t == "approve" else DEFAULT_TASK_TIMEOUT for t in d["tasks"]}
         assert d["timeouts"] == expected, dag_id
+
+
+def test_every_dag_waits_the_project_s_retry_delay_between_tries(tmp_path):
+    found = _run(DAGBAG_CODE, tmp_path, {"EVALOPS_RETRY_DELAY_SECONDS": "7"})
+    assert found["errors"] == {} and len(found["dags"]) == len(DAG_FILES)
+    for dag_id, d in found["dags"].items():
+        assert set(d["retry_delays"].values()) == {7.0}, (dag_id, d["retry_delays"])
 
 
 def test_task_timeout_and_per_task_overrides_come_from_the_environment(tmp_path):

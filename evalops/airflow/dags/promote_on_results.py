@@ -22,7 +22,7 @@ from pathlib import Path
 from airflow.sdk import dag, task
 
 from evalops.airflow.compat import approval_operator
-from evalops.airflow.dags._parse import approval_wait, for_project
+from evalops.airflow.dags._parse import approval_wait, for_project, retry_delay
 from evalops.airflow.tasks import RESULTS
 
 __all__ = ["promote_on_results", "RESULTS"]
@@ -43,7 +43,7 @@ def _build(project: Path, dag_id: str):
         catchup=False,
         max_active_runs=1,
         tags=["evalops", "baseline", "example", "consumer"],
-        default_args={"owner": "evalops", "retries": 1, "retry_delay": dt.timedelta(seconds=30)},
+        default_args={"owner": "evalops", "retries": 1, "retry_delay": retry_delay(project=project)},
         doc_md=__doc__,
     )
     def promote_on_results_dag():
