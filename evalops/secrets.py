@@ -87,16 +87,24 @@ def _airflow_in_process(conn_id: str) -> bool:
     return "airflow" in sys.modules or f"AIRFLOW_CONN_{conn_id.upper()}" in os.environ
 
 
+def _airflow_reader(purpose: str) -> Any:
+    """The Airflow edge's reader; :class:`SecretError` (with the extra to install) without Airflow."""
+    from evalops.extras import MissingExtraError, require
+
+    try:
+        require("airflow.sdk", "airflow", purpose)
+    except MissingExtraError as exc:
+        raise SecretError(str(exc)) from None
+    return importlib.import_module(AIRFLOW_READER)
+
+
 def read_connection(conn_id: str, *, what: str, required: bool = True) -> ConnectionFields | None:
     """The Airflow connection ``conn_id`` (module docstring: when it is looked up, what is an error)."""
     if not required and not _airflow_in_process(conn_id):
         return None
-    if importlib.util.find_spec("airflow") is None:
-        if not required:
-            return None
-        raise SecretError(f"{what}: Airflow connection {conn_id!r} is named but Airflow is not installed "
-                          "(pip install 'evalops-rag[airflow]'), or use an environment variable instead")
-    reader = importlib.import_module(AIRFLOW_READER)
+    if not required and importlib.util.find_spec("airflow") is None:
+        return None
+    reader = _airflow_reader(f"read the Airflow connection {conn_id!r} ({what})")
     try:
         found = reader.get_connection(conn_id)
     except Exception as exc:  # a secrets backend or the metadata database failed: not "no connection"
@@ -111,10 +119,7 @@ def read_connection(conn_id: str, *, what: str, required: bool = True) -> Connec
 def connection_path(url: str, *, what: str) -> Any:
     """A storage path whose credentials are an Airflow connection (``scheme://conn_id@bucket/key``):
     Airflow's ``ObjectStoragePath``; :class:`SecretError` when Airflow is not installed."""
-    if importlib.util.find_spec("airflow") is None:
-        raise SecretError(f"{what}: {url} names an Airflow connection but Airflow is not installed "
-                          "(pip install 'evalops-rag[airflow]')")
-    return importlib.import_module(AIRFLOW_READER).storage_path(url)
+    return _airflow_reader(f"use {what} {url} through an Airflow connection").storage_path(url)
 
 
 def register_secret(value: str) -> None:
