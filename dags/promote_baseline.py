@@ -1,5 +1,5 @@
-"""The promote_baseline airflow DAG of this evalops project (the logic lives in evalops.dags.promote_baseline)."""
+"""The promote_baseline airflow DAG of this evalops project (the logic lives in evalops.airflow.dags.promote_baseline)."""
 
-from evalops.dags.promote_baseline import promote_baseline
+from evalops.airflow.dags.promote_baseline import promote_baseline
 
 dag = promote_baseline(__file__)

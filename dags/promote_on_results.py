@@ -1,5 +1,5 @@
-"""The promote_on_results airflow DAG of this evalops project (the logic lives in evalops.dags.promote_on_results)."""
+"""The promote_on_results airflow DAG of this evalops project (the logic lives in evalops.airflow.dags.promote_on_results)."""
 
-from evalops.dags.promote_on_results import promote_on_results
+from evalops.airflow.dags.promote_on_results import promote_on_results
 
 dag = promote_on_results(__file__)

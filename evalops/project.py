@@ -179,7 +179,7 @@ def init_project(folder: str | Path, *, gold_set: str | None = None, queries: st
 
     Refuses a folder that already holds ``evalops.yaml`` unless ``force``; never overwrites another file.
     """
-    from evalops.dags import DAG_FILES, dag_file_text
+    from evalops.airflow.dags import DAG_FILES, dag_file_text
 
     root = Path(folder).expanduser().resolve()
     if (root / PROJECT_FILE).exists() and not force:

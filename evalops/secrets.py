@@ -1,4 +1,24 @@
-"""Masking of secrets in everything evalops writes: reports, JSON output, logs, the warehouse.
+"""Secrets: where evalops reads them (one reader), and their masking in everything evalops writes.
+
+**Reading.** Every credential and connection evalops uses (the warehouse, the alert webhook, the judge's
+key, a retriever service's token) is read by the two functions below, which raise one error type,
+:class:`SecretError` (a :class:`~evalops.errors.ConfigError`), naming the variable or the connection and
+what to set, never the value:
+
+* :func:`env_secret`: an environment variable that must be set and not empty;
+* :func:`read_connection`: an Airflow connection (Airflow's secrets backends, ``AIRFLOW_CONN_*``
+  variables and the metadata database, as Airflow itself resolves it). A connection the settings *name*
+  (``required=True``) must exist, and Airflow must be installed. A connection looked up by its default
+  name (``evalops_warehouse``, ``evalops_webhook``; ``required=False``) is looked up only inside an
+  Airflow process (``airflow`` already imported) or when its ``AIRFLOW_CONN_<ID>`` variable is set,
+  because importing Airflow costs seconds; there, a connection that is not defined is ``None``. A
+  lookup that fails otherwise is an error: never silently no connection.
+
+Airflow is reached through ``evalops.airflow.connections`` (the only package that imports Airflow), loaded
+by name when a lookup needs it, so the core does not depend on the Airflow edge. A password read there
+is registered with Airflow's log masker.
+
+**Masking.**
 
 What counts as a secret (the policy, in one place):
 
@@ -15,13 +35,97 @@ and masks every string that holds a URL.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import logging
+import os
 import re
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MASK", "MaskingFilter", "install_log_masking", "is_secret_name", "mask_text", "mask_url", "mask_value"]
+from evalops.errors import ConfigError
+
+__all__ = ["MASK", "ConnectionFields", "MaskingFilter", "SecretError", "env_secret", "install_log_masking",
+           "is_secret_name", "mask_text", "mask_url", "mask_value", "read_connection", "register_secret", "connection_path"]
+
+# The Airflow edge's reader, imported by name (module docstring).
+AIRFLOW_READER = "evalops.airflow.connections"
+
+
+class SecretError(ConfigError):
+    """A secret or connection the settings need cannot be read. The message names the variable or the
+    connection and what to set; it never contains the value."""
+
+
+@dataclass(frozen=True)
+class ConnectionFields:
+    """An Airflow connection as plain values (the password is left out of ``repr``)."""
+
+    conn_id: str
+    conn_type: str = ""
+    host: str | None = None
+    schema: str | None = None
+    login: str | None = None
+    password: str | None = field(default=None, repr=False)
+    port: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def env_secret(variable: str, *, what: str, environ: Mapping[str, str] | None = None) -> str:
+    """The value of the environment variable ``variable``; :class:`SecretError` when unset or empty.
+    ``what`` names the setting that needs it, for the message."""
+    value = (os.environ if environ is None else environ).get(variable, "")
+    if not value:
+        raise SecretError(f"{what}: environment variable {variable} is not set or empty")
+    return value
+
+
+def _airflow_in_process(conn_id: str) -> bool:
+    return "airflow" in sys.modules or f"AIRFLOW_CONN_{conn_id.upper()}" in os.environ
+
+
+def _airflow_reader(purpose: str) -> Any:
+    """The Airflow edge's reader; :class:`SecretError` (with the extra to install) without Airflow."""
+    from evalops.extras import MissingExtraError, require
+
+    try:
+        require("airflow.sdk", "airflow", purpose)
+    except MissingExtraError as exc:
+        raise SecretError(str(exc)) from None
+    return importlib.import_module(AIRFLOW_READER)
+
+
+def read_connection(conn_id: str, *, what: str, required: bool = True) -> ConnectionFields | None:
+    """The Airflow connection ``conn_id`` (module docstring: when it is looked up, what is an error)."""
+    if not required and not _airflow_in_process(conn_id):
+        return None
+    if not required and importlib.util.find_spec("airflow") is None:
+        return None
+    reader = _airflow_reader(f"read the Airflow connection {conn_id!r} ({what})")
+    try:
+        found = reader.get_connection(conn_id)
+    except Exception as exc:  # a secrets backend or the metadata database failed: not "no connection"
+        raise SecretError(f"{what}: Airflow connection {conn_id!r} could not be read "
+                          f"({type(exc).__name__})") from None
+    if found is None and required:
+        raise SecretError(f"{what}: Airflow connection {conn_id!r} is not defined; add it (airflow connections "
+                          f"add {conn_id} ..., or the variable AIRFLOW_CONN_{conn_id.upper()})")
+    return found
+
+
+def connection_path(url: str, *, what: str) -> Any:
+    """A storage path whose credentials are an Airflow connection (``scheme://conn_id@bucket/key``):
+    Airflow's ``ObjectStoragePath``; :class:`SecretError` when Airflow is not installed."""
+    return _airflow_reader(f"use {what} {url} through an Airflow connection").storage_path(url)
+
+
+def register_secret(value: str) -> None:
+    """Have Airflow's log masker hide ``value`` when this is an Airflow process (no-op otherwise)."""
+    if value and "airflow" in sys.modules:
+        importlib.import_module(AIRFLOW_READER).mask_secret(value)
 
 MASK = "***"
 

@@ -1,9 +1,16 @@
-"""evalops inside Airflow: the provider (``provider.get_provider_info``, read through the
-``apache_airflow_provider`` entry point), the hooks of its connection types (``hooks``), and the evaluation as
-tasks of any DAG (``tasks.evaluation_task_group``).
+"""Everything that hosts evalops in Airflow, and the only package that imports Airflow:
 
-``provider`` imports nothing from Airflow; ``hooks`` and ``tasks`` import ``airflow.sdk`` (install
-``evalops-rag[airflow]``). The names below are imported on first use.
+* ``dags``: the DAG factories a project's thin DAG files call (``evalops init`` writes those files);
+* ``tasks``: the evaluation as tasks of any DAG (``evaluation_task_group``);
+* ``notifier``: evalops' alert delivery as an Airflow notifier (``EvalopsNotifier``);
+* ``plugin``: the dashboard under the api-server at ``/evalops``;
+* ``provider`` and ``hooks``: the provider's entry point and its connection types;
+* ``connections``: Airflow's side of evalops' one secret reader (:mod:`evalops.secrets`);
+* ``compat``: every Airflow name whose import path depends on Airflow's version;
+* ``runner``: DAGs run in-process with ``dag.test()`` (the demo and the end-to-end tests).
+
+``provider`` and ``dags`` (the package) import nothing from Airflow; the others import ``airflow.sdk``
+(install ``evalops-rag[airflow]``). The names below are imported on first use.
 """
 
 from __future__ import annotations

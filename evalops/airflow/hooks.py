@@ -1,7 +1,8 @@
 """The hooks behind evalops' Airflow connection types (``evalops.airflow.provider.CONNECTION_TYPES``).
 
-Each hook reads its connection the way evalops itself does outside the hook, through the one function that
-owns that connection: the warehouse URL (:mod:`evalops.warehouse.config`), the alert webhook URL
+Each hook reads its connection the way evalops itself does outside the hook: through evalops' one reader
+(:func:`evalops.secrets.read_connection`) and the one function that turns that connection into what evalops
+uses: the warehouse URL (:mod:`evalops.warehouse.config`), the alert webhook URL
 (:mod:`evalops.alerting.notifiers`), the judge's key and base URL (:mod:`evalops.judges.openai`) and a
 retriever service's token (:mod:`evalops.retrievers.auth`). Imported by Airflow only (it imports Airflow).
 """
@@ -31,9 +32,10 @@ class WarehouseHook(_EvalopsHook):
     hook_name = "evalops metrics warehouse"
 
     def get_url(self) -> str:
+        from evalops.secrets import read_connection
         from evalops.warehouse.config import _connection_to_url, normalise_url
 
-        return normalise_url(_connection_to_url(self.get_connection(self.conn_id)))
+        return normalise_url(_connection_to_url(read_connection(self.conn_id, what="the warehouse hook")))
 
     def get_conn(self) -> Any:
         from evalops.warehouse import create_warehouse_engine
@@ -51,7 +53,7 @@ class WebhookHook(_EvalopsHook):
     def get_conn(self) -> str | None:
         from evalops.alerting.notifiers import _url_from_airflow_connection
 
-        return _url_from_airflow_connection(self.conn_id)
+        return _url_from_airflow_connection(self.conn_id)  # None when not defined: the webhook is optional
 
 
 class JudgeHook(_EvalopsHook):

@@ -88,6 +88,6 @@ def get_provider_info() -> dict[str, Any]:
                        "the alert notifier, the metrics dashboard and the connections evalops reads.",
         "versions": [__version__],
         "connection-types": CONNECTION_TYPES,
-        "notifications": ["evalops.pipeline.airflow_notifier.EvalopsNotifier"],
-        "plugins": [{"name": "evalops", "plugin-class": "evalops.dashboard.airflow_plugin.EvalopsDashboardPlugin"}],
+        "notifications": ["evalops.airflow.notifier.EvalopsNotifier"],
+        "plugins": [{"name": "evalops", "plugin-class": "evalops.airflow.plugin.EvalopsDashboardPlugin"}],
     }

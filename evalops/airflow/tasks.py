@@ -19,10 +19,12 @@ from typing import Any
 
 from airflow.sdk import Asset, ExceptionRetryPolicy, RetryAction, RetryRule, TaskGroup, task
 
-__all__ = ["NO_RETRY_ON_BAD_INPUT", "RESULTS", "evaluation_task_group", "evaluation_tasks"]
+__all__ = ["KNOWLEDGE_BASE", "NO_RETRY_ON_BAD_INPUT", "RESULTS", "evaluation_task_group", "evaluation_tasks"]
 
 # Emitted by publish_report with what the run concluded (see evalops.pipeline.results).
 RESULTS = Asset("retrieval-eval-results")
+# Updated by a knowledge-base pipeline (knowledge_base_producer, or POST /api/v2/assets/events).
+KNOWLEDGE_BASE = Asset("knowledge-base")
 
 # Bad input, and a version that already failed its own retries, do not get better on retry.
 NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
@@ -143,7 +145,7 @@ def evaluation_task_group(project: str | Path, *, group_id: str = "evalops", sco
     mapped ``score`` tasks run in ``score_pool`` when one is given (module docstring). The group's last task
     fails the DAG run when a version could not be scored, as in ``retrieval_eval``. For an evalops alert on
     any failed task, give your DAG ``on_failure_callback=EvalopsNotifier(project=...)``
-    (:class:`evalops.pipeline.airflow_notifier.EvalopsNotifier`), as ``retrieval_eval`` does.
+    (:class:`evalops.airflow.notifier.EvalopsNotifier`), as ``retrieval_eval`` does.
     """
     from evalops.config.env import parse_time_settings
 

@@ -8,7 +8,7 @@
   ``Idempotency-Key`` header, so a receiver can drop a duplicate (:func:`idempotency_key`: one alert has
   one key, however often it is sent). The text is escaped for Slack's markup (:func:`slack_text`). The URL
   is a secret (it carries the token): it is never logged and never appears in an error message.
-* :class:`EmailNotifier` sends through Airflow's SMTP connection (``apache-airflow-providers-smtp``).
+* :class:`EmailNotifier` sends through the SMTP server of an Airflow connection (``smtp_default``).
 
 A notifier that cannot deliver raises :class:`NotificationError`; :func:`evalops.alerting.deliver_alerts`
 catches it and marks the stored alert undelivered, so a dead webhook never loses an alert. A timeout after
@@ -22,7 +22,6 @@ import hashlib
 import html
 import logging
 import os
-import sys
 from typing import Any, Protocol
 
 from evalops.alerting.model import Alert
@@ -145,7 +144,9 @@ class WebhookNotifier:
 
 
 class EmailNotifier:
-    """Sends the alert by e-mail through an Airflow SMTP connection (default ``smtp_default``)."""
+    """Sends the alert by e-mail through the SMTP server of an Airflow connection (default ``smtp_default``,
+    read by :func:`evalops.secrets.read_connection`; the fields the SMTP provider's connection uses: host,
+    port, login, password, and in its extra ``from_email``, ``disable_ssl``, ``disable_tls``, ``timeout``)."""
 
     name = "email"
 
@@ -156,17 +157,42 @@ class EmailNotifier:
         self._conn_id = conn_id
 
     def send(self, alert: Alert) -> None:
+        import smtplib
+        import ssl
+        from email.message import EmailMessage
+
+        from evalops.alerting.message import MESSAGE_LIMIT
+        from evalops.safetext import plain
+        from evalops.secrets import SecretError, read_connection
+
         try:
-            from airflow.providers.smtp.hooks.smtp import SmtpHook
-
-            from evalops.alerting.message import MESSAGE_LIMIT
-            from evalops.safetext import plain
-
-            body = f"<pre>{html.escape(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))}</pre>"
-            with SmtpHook(smtp_conn_id=self._conn_id) as hook:
-                hook.send_email_smtp(to=self._to, subject=f"[evalops] {plain(alert.title, 200)}", html_content=body,
-                                     custom_headers={"Idempotency-Key": idempotency_key(alert)})
-        except Exception as exc:  # SMTP and connection errors come in many types; all mean "not delivered"
+            conn = read_connection(self._conn_id, what="the e-mail notifier")
+        except SecretError as exc:
+            raise NotificationError(str(exc)) from None
+        extra = conn.extra
+        on = lambda key: str(extra.get(key, "false")).lower() in ("1", "true", "yes")  # noqa: E731
+        msg = EmailMessage()
+        msg["Subject"] = f"[evalops] {plain(alert.title, 200)}"
+        msg["From"] = str(extra.get("from_email") or conn.login or "evalops@localhost")
+        msg["To"] = ", ".join(self._to)
+        msg["Idempotency-Key"] = idempotency_key(alert)
+        msg.set_content(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))
+        msg.add_alternative(f"<pre>{html.escape(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))}</pre>",
+                            subtype="html")
+        timeout = float(extra.get("timeout", 30))
+        try:
+            if on("disable_ssl"):
+                server = smtplib.SMTP(conn.host or "localhost", conn.port or 587, timeout=timeout)
+                if not on("disable_tls"):
+                    server.starttls(context=ssl.create_default_context())
+            else:
+                server = smtplib.SMTP_SSL(conn.host or "localhost", conn.port or 465, timeout=timeout,
+                                          context=ssl.create_default_context())
+            with server:
+                if conn.login:
+                    server.login(conn.login, conn.password or "")
+                server.send_message(msg)
+        except (OSError, smtplib.SMTPException) as exc:  # refused, timed out, rejected: not delivered
             raise NotificationError(f"e-mail via {self._conn_id!r} failed ({type(exc).__name__})") from None
 
 
@@ -174,8 +200,8 @@ def resolve_webhook_url(env_var: str, conn_id: str | None = "evalops_webhook") -
     """The webhook URL from the environment variable ``env_var`` (the setting ``alerting.webhook_env``
     names it), else from the Airflow connection, else None.
 
-    The connection is looked up only inside Airflow (when a task has imported ``airflow.sdk``); outside
-    it, set the environment variable.
+    The connection is read by :func:`evalops.secrets.read_connection` (by its default name: inside an
+    Airflow process, or when its ``AIRFLOW_CONN_*`` variable is set); outside Airflow, set the variable.
 
     The connection may hold the full URL in ``host`` (``https://hooks.slack.com/services/T/B/X``), or the
     base in ``host`` and the token path in ``password`` (the Slack provider's layout), or ``url`` in its
@@ -185,21 +211,19 @@ def resolve_webhook_url(env_var: str, conn_id: str | None = "evalops_webhook") -
     if url is None and conn_id:
         url = _url_from_airflow_connection(conn_id)
     if url:
-        _mask(url)
+        from evalops.secrets import register_secret
+
+        register_secret(url)
     return url
 
 
 def _url_from_airflow_connection(conn_id: str) -> str | None:
-    # Only inside Airflow (a task has imported it): importing Airflow costs seconds on the CLI path.
-    if "airflow.sdk" not in sys.modules:
-        return None
-    from airflow.sdk import BaseHook
+    from evalops.secrets import read_connection
 
-    try:
-        conn = BaseHook.get_connection(conn_id)
-    except Exception:  # not defined, or no Airflow context: the webhook is optional
+    conn = read_connection(conn_id, what="the alert webhook", required=False)
+    if conn is None:
         return None
-    extra = conn.extra_dejson or {}
+    extra = conn.extra
     given = extra.get("url") or extra.get("webhook_url") or extra.get("extra__evalops_webhook__url")  # form field
     if given:
         return str(given)
@@ -211,11 +235,3 @@ def _url_from_airflow_connection(conn_id: str) -> str | None:
     if conn.password:
         return host.rstrip("/") + "/" + conn.password.lstrip("/")
     return host
-
-
-def _mask(secret: str) -> None:
-    if "airflow.sdk" not in sys.modules:
-        return
-    from airflow.sdk.log import mask_secret
-
-    mask_secret(secret)

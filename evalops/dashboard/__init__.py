@@ -3,7 +3,7 @@
 Three ways to open it, one set of pages (``evalops.dashboard.pages``):
 
 * ``create_app(engine)``: a read-only FastAPI app (``evalops dashboard`` serves it with uvicorn);
-* the Airflow plugin (``evalops.dashboard.airflow_plugin``) mounts the same app under ``/evalops``;
+* the Airflow plugin (``evalops.airflow.plugin``) mounts the same app under ``/evalops``;
 * ``export_site(engine, folder)``: static HTML files that open from ``file://`` with no network.
 
 Charts are server-rendered SVG (``evalops.dashboard.svg``): no script, nothing fetched from elsewhere.

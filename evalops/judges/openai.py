@@ -111,13 +111,13 @@ def endpoint_url(base_url: str, path: str) -> str:
 
 
 def resolve_api_key(settings: OpenAISettings) -> tuple[str | None, str]:
-    """(key, base_url): from the Airflow connection when one is named, else the environment variable."""
+    """(key, base_url): from the Airflow connection when one is named (its host is the base URL when none
+    is set), else the environment variable (None when unset). Read by :mod:`evalops.secrets`."""
+    from evalops.secrets import read_connection
+
     base_url = settings.base_url
     if settings.airflow_conn_id:
-        from evalops.extras import require
-
-        BaseHook = require("airflow.sdk", "airflow", "read the judge's key from an Airflow connection").BaseHook
-        conn = BaseHook.get_connection(settings.airflow_conn_id)
+        conn = read_connection(settings.airflow_conn_id, what="judge.airflow_conn_id")
         if not base_url and conn.host:
             base_url = conn.host
         return conn.password or None, base_url

@@ -46,10 +46,9 @@ def work_root(cfg: Config) -> Any:
     if isinstance(url, Path) or "://" not in str(url):
         return Path(url)
     if "@" in str(url).split("://", 1)[1].split("/", 1)[0]:
-        from evalops.extras import require
+        from evalops.secrets import connection_path
 
-        sdk = require("airflow.sdk", "airflow", f"use a work folder through an Airflow connection ({url})")
-        return sdk.ObjectStoragePath(str(url))
+        return connection_path(str(url), what="work_dir")
     from upath import UPath
 
     return UPath(str(url))

@@ -1,7 +1,8 @@
 """Credentials for retriever services: read at build time, held in a :class:`Secret`, never logged.
 
-The value comes from an environment variable or from an Airflow connection's password (Airflow is imported
-only when a connection is named). The header is ``{header}: {scheme} {token}`` (no scheme: the bare token).
+The value comes from an environment variable or from an Airflow connection's password, read by
+:mod:`evalops.secrets` (Airflow is imported only when a connection is named). The header is
+``{header}: {scheme} {token}`` (no scheme: the bare token).
 """
 
 from __future__ import annotations
@@ -49,22 +50,13 @@ class AuthHeader:
             raise ConfigError("auth: give exactly one of `env` (an environment variable) or `conn_id` (an Airflow connection)")
 
     def _token(self) -> str:
+        from evalops.secrets import SecretError, env_secret, read_connection
+
         if self.env is not None:
-            value = os.environ.get(self.env, "")
-            if not value:
-                raise ConfigError(f"auth: environment variable {self.env} is not set or empty")
-            return value
-        from evalops.extras import require
-
-        # lazy: importing Airflow costs seconds
-        Connection = require("airflow.sdk", "airflow", f"read auth.conn_id {self.conn_id!r}").Connection
-
-        try:
-            conn = Connection.get(self.conn_id)
-        except Exception as exc:  # Airflow raises its own types for a missing connection
-            raise ConfigError(f"auth: Airflow connection {self.conn_id!r} could not be read ({type(exc).__name__})") from None
-        if not conn or not conn.password:
-            raise ConfigError(f"auth: Airflow connection {self.conn_id!r} has no password to use as the token")
+            return env_secret(self.env, what="auth")
+        conn = read_connection(self.conn_id, what="auth")
+        if not conn.password:
+            raise SecretError(f"auth: Airflow connection {self.conn_id!r} has no password to use as the token")
         return conn.password
 
     def resolve(self) -> tuple[str, Secret]:

@@ -5,9 +5,9 @@ The URL is resolved in this order (the first that applies wins; ``resolve_url`` 
 1. the setting ``warehouse_url`` as the process gives it (``EVALOPS_WAREHOUSE_URL``, or its file in the
    secrets directory; any SQLAlchemy URL; ``postgresql://`` means the psycopg 3 driver);
 2. the Airflow connection ``evalops_warehouse``, looked up through Airflow (so secrets backends and
-   ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` both work). Importing Airflow costs seconds and touches
-   ``AIRFLOW_HOME``, so the lookup happens only inside an Airflow process (``airflow`` already imported)
-   or when ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` is set, and only when Airflow is installed;
+   ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` both work), by evalops' one connection reader
+   (:func:`evalops.secrets.read_connection`): only inside an Airflow process (``airflow`` already
+   imported) or when ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` is set, and only when Airflow is installed;
 3. SQLite at ``.evalops/warehouse.db`` under the current directory (the folder is created).
 
 Timeouts, so that a warehouse that accepts connections and never answers cannot block a run (each is a
@@ -30,14 +30,12 @@ unique indexes, which idempotent writes and the one-current-baseline rule depend
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalops.errors import ConfigError
+from evalops.secrets import ConnectionFields
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -110,29 +108,20 @@ def normalise_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def _in_airflow_process() -> bool:
-    return "airflow" in sys.modules or f"AIRFLOW_CONN_{AIRFLOW_CONN_ID.upper()}" in os.environ
-
-
 def _airflow_connection_url() -> str | None:
-    if not _in_airflow_process() or importlib.util.find_spec("airflow") is None:
-        return None
-    from airflow.sdk import Connection
-    from airflow.sdk.exceptions import AirflowNotFoundException
+    from evalops.secrets import read_connection
 
-    try:
-        conn = Connection.get(AIRFLOW_CONN_ID)
-    except AirflowNotFoundException:
-        return None
-    return _connection_to_url(conn)
+    conn = read_connection(AIRFLOW_CONN_ID, what="the warehouse", required=False)
+    return _connection_to_url(conn) if conn is not None else None
 
 
-def _connection_to_url(conn: Any) -> str:
+def _connection_to_url(conn: ConnectionFields) -> str:
+    """The warehouse URL an Airflow connection describes (``evalops_warehouse``, ``postgres`` or ``sqlite``)."""
     from sqlalchemy.engine import URL
 
-    conn_type = (conn.conn_type or "").lower()
+    conn_type = conn.conn_type
     if conn_type == "evalops_warehouse":  # the provider's type: a whole URL in its form field, else PostgreSQL
-        extra = conn.extra_dejson or {}
+        extra = conn.extra
         given = extra.get("url") or extra.get("extra__evalops_warehouse__url")
         if given:
             return str(given)
@@ -183,8 +172,12 @@ def url_for(cfg: Any) -> str:
     return resolved.url
 
 
-def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any) -> Engine:
+def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist: bool = False,
+                            **kwargs: Any) -> Engine:
     """An Engine for the warehouse.
+
+    ``must_exist``: a reader's engine (the dashboard): a SQLite file that does not exist is a
+    :class:`ConfigError` naming it, and neither the file nor its folder is created.
 
     On PostgreSQL: a connect timeout and statement and idle-in-transaction timeouts (module docstring).
     On SQLite: foreign keys on, WAL journal, a busy timeout, and every transaction opened with
@@ -210,7 +203,12 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, **kwargs: Any
     database = parsed.database
     in_memory = database in (None, "", ":memory:") or (database or "").startswith("file::memory:")
     if not in_memory:
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        path = Path(database).expanduser()
+        if must_exist and not path.is_file():
+            raise ConfigError(f"the warehouse {path} does not exist; run the retrieval_eval DAG or "
+                              "`evalops run` first, or point EVALOPS_HOME / EVALOPS_WAREHOUSE_URL at the project's")
+        if not must_exist:
+            path.parent.mkdir(parents=True, exist_ok=True)
     busy = warehouse_timeout("busy")
     connect_args = {"timeout": busy, **kwargs.pop("connect_args", {})}
     engine = create_engine(parsed, connect_args=connect_args, **kwargs)

@@ -55,7 +55,7 @@ def project(tmp_path, monkeypatch):
 
 
 def test_the_alert_names_the_task_try_and_log_url():
-    from evalops.pipeline.airflow_notifier import alert_from_context
+    from evalops.airflow.notifier import alert_from_context
 
     alert = alert_from_context(_context())
     assert alert.message.splitlines()[0] == ("retrieval_eval run scheduled__2024-06-02: task score[3] failed "
@@ -66,7 +66,7 @@ def test_the_alert_names_the_task_try_and_log_url():
 
 
 def test_stored_then_sent_once_and_a_second_callback_for_the_same_task_is_not_resent(project):
-    from evalops.pipeline.airflow_notifier import EvalopsNotifier
+    from evalops.airflow.notifier import EvalopsNotifier
     from evalops.config import load_config
     from evalops.pipeline.store import engine_for
     from evalops.warehouse import list_alerts
@@ -82,7 +82,7 @@ def test_stored_then_sent_once_and_a_second_callback_for_the_same_task_is_not_re
 
 
 def test_a_warehouse_that_refuses_goes_straight_to_the_notifiers(tmp_path, monkeypatch):
-    from evalops.pipeline.airflow_notifier import EvalopsNotifier
+    from evalops.airflow.notifier import EvalopsNotifier
 
     monkeypatch.setenv("EVALOPS_WAREHOUSE_URL", "postgresql+psycopg://nobody@127.0.0.1:9/none?connect_timeout=2")
     recorder = Recorder()
@@ -93,8 +93,8 @@ def test_a_warehouse_that_refuses_goes_straight_to_the_notifiers(tmp_path, monke
 
 
 def test_a_warehouse_that_never_answers_is_given_up_on_and_a_late_store_is_marked_delivered(project, monkeypatch):
-    from evalops.pipeline import airflow_notifier
-    from evalops.pipeline.airflow_notifier import EvalopsNotifier
+    from evalops.airflow import notifier as airflow_notifier
+    from evalops.airflow.notifier import EvalopsNotifier
     from evalops.config import load_config
     from evalops.pipeline.store import engine_for
     from evalops.warehouse import list_alerts
@@ -122,7 +122,7 @@ def test_a_warehouse_that_never_answers_is_given_up_on_and_a_late_store_is_marke
 
 
 def test_title_and_message_are_templates_even_with_a_dag_that_has_no_template_environment(project):
-    from evalops.pipeline.airflow_notifier import EvalopsNotifier
+    from evalops.airflow.notifier import EvalopsNotifier
 
     recorder = Recorder()
     context = {**_context(), "dag": SimpleNamespace(dag_id="retrieval_eval", render_template_as_native_obj=False)}

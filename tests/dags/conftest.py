@@ -1,7 +1,7 @@
 """Helpers for the in-process DAG tests: a throw-away evalops home on the sample data in include/.
 
 Each scenario runs the DAGs with ``dag.test()`` in a child process (its own AIRFLOW_HOME and SQLite
-metadata database, see ``evalops.pipeline.airflow_runner``) against a SQLite warehouse in the home.
+metadata database, see ``evalops.airflow.runner``) against a SQLite warehouse in the home.
 """
 
 from __future__ import annotations

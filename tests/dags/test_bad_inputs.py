@@ -21,7 +21,7 @@ METRIC_TABLES = ("eval_runs", "query_scores", "run_aggregates", "ab_tests", "bas
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
-    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.airflow.runner import run_steps_in_subprocess
 
     root = tmp_path_factory.mktemp("bad")
     env = make_home(root, log_start="2024-05-30", log_days=1)

@@ -23,10 +23,11 @@ HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s"
          "evalops.pipeline.inputs", "evalops.warehouse")
 
 # What of evalops a DAG file may load when it is parsed.
-ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.dags", "evalops.dags._parse", "evalops.dags.retrieval_eval",
-                   "evalops.airflow", "evalops.airflow.tasks",
-                   "evalops.dags.promote_baseline", "evalops.dags.knowledge_base_producer",
-                   "evalops.dags.promote_on_results", "evalops.errors",
+ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.airflow.dags",
+                   "evalops.airflow.dags._parse", "evalops.airflow.dags.retrieval_eval",
+                   "evalops.airflow", "evalops.airflow.tasks", "evalops.airflow.compat",
+                   "evalops.airflow.dags.promote_baseline", "evalops.airflow.dags.knowledge_base_producer",
+                   "evalops.airflow.dags.promote_on_results", "evalops.errors",
                    "evalops.pipeline", "evalops.pipeline.errors"}
 
 pytestmark = pytest.mark.airflow
@@ -67,6 +68,7 @@ for dag_id, d in bag.dags.items():
         "on_failure": d.has_on_failure_callback,
         "timeouts": {{t.task_id: (t.execution_timeout or getattr(t, "response_timeout", None)).total_seconds()
                      for t in d.tasks}},
+        "retry_delays": {{t.task_id: t.retry_delay.total_seconds() for t in d.tasks}},
     }}
 print(json.dumps({{"errors": {{k: str(v)[-500:] for k, v in bag.import_errors.items()}}, "dags": dags}}))
 """
@@ -103,12 +105,19 @@ def test_evaluation_dag_shape(dagbag):
 
 
 def test_every_task_has_an_execution_timeout(dagbag):
-    from evalops.dags._parse import DEFAULT_TASK_TIMEOUT
+    from evalops.airflow.dags._parse import DEFAULT_TASK_TIMEOUT
 
     for dag_id, d in dagbag["dags"].items():
         # a human-in-the-loop task waits (deferred) by its own response_timeout instead
         expected = {t: 24 * 3600.0 if t == "approve" else DEFAULT_TASK_TIMEOUT for t in d["tasks"]}
         assert d["timeouts"] == expected, dag_id
+
+
+def test_every_dag_waits_the_project_s_retry_delay_between_tries(tmp_path):
+    found = _run(DAGBAG_CODE, tmp_path, {"EVALOPS_RETRY_DELAY_SECONDS": "7"})
+    assert found["errors"] == {} and len(found["dags"]) == len(DAG_FILES)
+    for dag_id, d in found["dags"].items():
+        assert set(d["retry_delays"].values()) == {7.0}, (dag_id, d["retry_delays"])
 
 
 def test_task_timeout_and_per_task_overrides_come_from_the_environment(tmp_path):
@@ -149,7 +158,7 @@ print(json.dumps({{"heavy": [m for m in {HEAVY!r} if m in sys.modules], "added":
 
 
 def test_the_project_dag_files_are_the_generated_ones():
-    from evalops.dags import DAG_FILES as FACTORIES, dag_file_text
+    from evalops.airflow.dags import DAG_FILES as FACTORIES, dag_file_text
 
     assert set(FACTORIES) == set(DAG_FILES)
     for name in FACTORIES:

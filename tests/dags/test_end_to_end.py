@@ -32,7 +32,7 @@ ADHOC = {"name": "handbook-search", "version": "3.0-adhoc", "adapter": "builtin"
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
     from evalops.config import load_config
-    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.airflow.runner import run_steps_in_subprocess
     from evalops.pipeline.demo import plan_demo
 
     root = tmp_path_factory.mktemp("e2e")

@@ -121,7 +121,7 @@ def _stall_after_migration(workdir: Path, proxy: StallingProxy, done: threading.
 def scenario(tmp_path_factory):
     from sqlalchemy.engine import make_url
 
-    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.airflow.runner import run_steps_in_subprocess
     from tests.warehouse.warehouse_helpers import create_pg_database, drop_pg_database, server_url
 
     url = create_pg_database(server_url(), prefix="evalops_wh_stall")

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from evalops.config import load_config
-from evalops.dags._parse import DEFAULT_TASK_TIMEOUT, ParseSettingError, retry_delay, task_timeouts
+from evalops.airflow.dags._parse import DEFAULT_TASK_TIMEOUT, ParseSettingError, retry_delay, task_timeouts
 
 TASKS = ["migrate_warehouse", "score", "publish_report"]
 

@@ -16,7 +16,7 @@ def test_the_plugin_mounts_the_dashboard_under_evalops_with_a_nav_entry():
     from airflow.plugins_manager import AirflowPlugin
     from fastapi import FastAPI
 
-    from evalops.dashboard.airflow_plugin import EvalopsDashboardPlugin
+    from evalops.airflow.plugin import EvalopsDashboardPlugin
 
     assert issubclass(EvalopsDashboardPlugin, AirflowPlugin) and EvalopsDashboardPlugin.name == "evalops"
     (app,) = EvalopsDashboardPlugin.fastapi_apps
@@ -29,7 +29,7 @@ def test_the_plugin_mounts_the_dashboard_under_evalops_with_a_nav_entry():
 
 def test_the_plugin_is_registered_as_an_airflow_entry_point():
     found = {e.name: e.value for e in entry_points(group="airflow.plugins")}
-    assert found.get("evalops") == "evalops.dashboard.airflow_plugin:EvalopsDashboardPlugin"
+    assert found.get("evalops") == "evalops.airflow.plugin:EvalopsDashboardPlugin"
 
 
 def test_pages_answer_401_without_a_token_and_links_stay_under_the_prefix(filled):
@@ -37,7 +37,7 @@ def test_pages_answer_401_without_a_token_and_links_stay_under_the_prefix(filled
     from fastapi.testclient import TestClient
 
     from evalops.dashboard import create_app
-    from evalops.dashboard.airflow_plugin import EvalopsDashboardPlugin, _authenticated
+    from evalops.airflow.plugin import EvalopsDashboardPlugin, _authenticated
 
     root = FastAPI()
     root.mount("/evalops", EvalopsDashboardPlugin.fastapi_apps[0]["app"])
@@ -90,3 +90,61 @@ def test_the_airflow_api_server_mounts_the_plugin(filled, tmp_path):
         replies[all_admins] = probe.stdout.split()[-2:]
     assert replies["False"][0] == "401"
     assert replies["True"] == ["200", "8"]
+
+
+def _clear_warehouse_settings(monkeypatch, cwd):
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("EVALOPS_") or key == "AIRFLOW_CONN_EVALOPS_WAREHOUSE":
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(cwd)
+
+
+def test_without_a_project_the_page_says_what_to_set_and_creates_nothing(tmp_path, monkeypatch):
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from evalops.airflow.plugin import open_warehouse
+    from evalops.dashboard import create_app
+
+    _clear_warehouse_settings(monkeypatch, tmp_path)
+    root = FastAPI()
+    root.mount("/evalops", create_app(open_warehouse, prefix="/evalops"))
+    page = TestClient(root).get("/evalops/")
+    assert page.status_code == 503
+    assert "EVALOPS_HOME" in page.text and "evalops_warehouse" in page.text and "Traceback" not in page.text
+    assert list(tmp_path.iterdir()) == []  # no .evalops/warehouse.db in the api-server's folder
+
+
+def test_a_project_whose_warehouse_is_missing_or_empty_is_named_and_left_alone(tmp_path, monkeypatch):
+    import sqlite3
+
+    from evalops.airflow.plugin import open_warehouse
+    from evalops.errors import ConfigError
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "evalops.yaml").write_text("measures: [nDCG@10]\n")
+    _clear_warehouse_settings(monkeypatch, tmp_path)
+    monkeypatch.setenv("EVALOPS_HOME", str(project))
+    with pytest.raises(ConfigError, match=r"warehouse\.db does not exist.*EVALOPS_HOME"):
+        open_warehouse()
+    assert sorted(p.name for p in project.iterdir()) == ["evalops.yaml"]
+
+    (project / ".evalops").mkdir()
+    sqlite3.connect(project / ".evalops" / "warehouse.db").close()  # a file without evalops' tables
+    with pytest.raises(ConfigError, match="has no evalops tables yet"):
+        open_warehouse()
+
+
+def test_the_project_s_warehouse_is_read_from_evalops_home(tmp_path, monkeypatch, filled):
+    from evalops.airflow.plugin import open_warehouse
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    url = filled["engine"].url.render_as_string(hide_password=False)
+    (project / "evalops.yaml").write_text(f"warehouse_url: '{url}'\n")
+    _clear_warehouse_settings(monkeypatch, tmp_path)
+    monkeypatch.setenv("EVALOPS_HOME", str(project))
+    assert open_warehouse().url.render_as_string(hide_password=False) == url

@@ -126,8 +126,9 @@ class AirflowStandalone:
                  env: dict[str, str] | None = None,
                  command: tuple[str, ...] = ("airflow", "standalone"),
                  components: Sequence[Component] = (),
-                 health: Sequence[str] = COMPONENTS, speed: float = 1.0) -> None:
+                 health: Sequence[str] = COMPONENTS, speed: float = 1.0, cwd: Path | None = None) -> None:
         self.home = home
+        self.cwd = cwd or home  # the components' working folder
         # machine_speed_factor(): every HTTP timeout is multiplied by it, as every wait's deadline is.
         self.speed = max(1.0, speed)
         self.dags_folder = dags_folder.resolve()
@@ -144,6 +145,16 @@ class AirflowStandalone:
         self.escalated: dict[str, list[str]] = {}  # signal name -> command lines still running before it
         # Every wait also ends here, so a slow step fails with logs before the test's hard timeout.
         self.deadline: float | None = None
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The components' environment (a copy); :meth:`update_environment` changes it before :meth:`start`."""
+        return dict(self._env)
+
+    def update_environment(self, values: dict[str, str]) -> None:
+        if self.processes:
+            raise StandaloneError("the environment cannot change once the components run")
+        self._env.update(values)
 
     def _environment(self, metadata_url: str, metadata_async_url: str,
                      extra: dict[str, str]) -> dict[str, str]:
@@ -210,7 +221,7 @@ class AirflowStandalone:
         for component in self.components:
             with open(self.log_of(component.name), "wb") as log:
                 self.processes[component.name] = subprocess.Popen(
-                    list(component.argv), cwd=self.home, env={**self._env, **component.env},
+                    list(component.argv), cwd=self.cwd, env={**self._env, **component.env},
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     start_new_session=True,  # setsid: the new session and process group are ours alone
                 )

@@ -21,7 +21,7 @@ DAY2 = dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)
 
 def test_the_dag_judges_two_versions_and_the_rerun_hits_the_cache(tmp_path, monkeypatch):
     from evalops.config import load_config
-    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.airflow.runner import run_steps_in_subprocess
     from evalops.pipeline.demo import plan_demo
     from evalops.pipeline.store import engine_for
     from evalops.warehouse.judgments import count_judgments, load_judge_runs

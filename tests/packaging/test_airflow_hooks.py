@@ -50,7 +50,7 @@ POOLS = """
 import datetime as dt, json, sys
 from airflow.sdk import DAG
 from evalops.airflow import evaluation_task_group
-from evalops.dags.retrieval_eval import retrieval_eval
+from evalops.airflow.dags.retrieval_eval import retrieval_eval
 
 built = retrieval_eval(sys.argv[1], score_pool="retriever_service", score_pool_slots=2)
 with DAG("mine", schedule=None, start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)) as mine:

@@ -43,7 +43,7 @@ def test_airflow_lists_the_provider_with_its_connection_types(user_venv, tmp_pat
     fields = {w["connection_parameter_name"] for w in widgets if w["package_name"] == "evalops-rag"}
     assert {"extra__evalops_warehouse__url", "extra__evalops_webhook__url"} <= fields
     notifiers = _json(user_venv.run("airflow", "providers", "notifications", "-o", "json", cwd=tmp_path, env=env))
-    assert {"notification_class_name": "evalops.pipeline.airflow_notifier.EvalopsNotifier"} in notifiers
+    assert {"notification_class_name": "evalops.airflow.notifier.EvalopsNotifier"} in notifiers
 
 
 USER_DAG = '''\
@@ -103,7 +103,7 @@ def test_a_dag_of_your_own_runs_the_evaluation_as_a_task_group(user_venv, scifac
     spec.write_text(json.dumps({"dags_folder": str(project / "dags"), "counts": True, "steps": [
         {"dag_id": "rag_release", "logical_date": "2024-06-01T00:00:00+00:00"}]}))
     env = _airflow_env(home, project / "dags", EVALOPS_HOME=str(project))
-    done = user_venv.run("python", "-m", "evalops.pipeline.airflow_runner", spec, cwd=outside, env=env, timeout=900)
+    done = user_venv.run("python", "-m", "evalops.airflow.runner", spec, cwd=outside, env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
     (result,) = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["state"] == "success", done.stderr[-4000:]

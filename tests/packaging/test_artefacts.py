@@ -22,7 +22,7 @@ RUNTIME_FILES = {
     "report templates": r"evalops/reports/templates/.+\.j2",
     "judge prompts": r"evalops/judges/prompts/.+\.yaml",
     "migrations": r"evalops/warehouse/migrations/(env\.py|script\.py\.mako|versions/.+\.py)",
-    "DAG modules": r"evalops/dags/.+\.py",
+    "DAG modules": r"evalops/airflow/dags/.+\.py",
     "Airflow provider": r"evalops/airflow/.+\.py",
 }
 

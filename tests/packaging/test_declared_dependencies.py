@@ -118,15 +118,9 @@ def test_libraries_of_an_extra_are_imported_only_through_require():
     for module, files in _imports().items():
         if _covered(_distributions(module), base) or module in lazy:
             continue
-        # Modules that import Airflow for Airflow's own use (DAG files, the plugin, the provider, the notifier)
-        # are loaded by Airflow only; every other file reaches it through require().
-        airflow_side = {f for f in files if f.startswith(("evalops/dags/", "evalops/airflow/"))
-                        or f in ("evalops/dashboard/airflow_plugin.py", "evalops/pipeline/airflow_notifier.py",
-                                 "evalops/pipeline/airflow_runner.py")}
-        assert module == "airflow" and files <= airflow_side | {
-            "evalops/warehouse/config.py",  # only inside an Airflow process (checks sys.modules first)
-            "evalops/alerting/notifiers.py",  # idem, and the SMTP notifier inside Airflow
-        }, f"{module} (an extra's library) imported without require() in {sorted(files)}"
+        # Only evalops.airflow imports Airflow (tests/dags/test_airflow_boundary.py); Airflow loads it.
+        assert module == "airflow" and all(f.startswith("evalops/airflow/") for f in files), \
+            f"{module} (an extra's library) imported without require() in {sorted(files)}"
 
 
 def test_the_distribution_has_a_free_name_a_license_and_ranges_not_pins_in_its_extras():

@@ -89,7 +89,7 @@ def test_init_writes_a_project_and_refuses_to_overwrite_it(tmp_path):
     assert "include" not in (root / "evalops.yaml").read_text() + (root / "retrievers.yaml").read_text()
     assert "handbook" not in (root / "retrievers.yaml").read_text()
     dag = (root / "dags" / "retrieval_eval.py").read_text()
-    assert "from evalops.dags.retrieval_eval import retrieval_eval" in dag and len(dag.splitlines()) < 8
+    assert "from evalops.airflow.dags.retrieval_eval import retrieval_eval" in dag and len(dag.splitlines()) < 8
     again = runner.invoke(main, ["init", str(root)])
     assert again.exit_code != 0 and "exists already" in again.output
 

@@ -141,7 +141,7 @@ def test_bad_settings_write_nothing(tmp_path, shared_data, monkeypatch):
 @pytest.mark.airflow
 def test_the_project_runs_under_airflow(tmp_path, shared_data):
     from evalops.config import load_config
-    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.airflow.runner import run_steps_in_subprocess
     from evalops.pipeline.store import warehouse_counts
 
     root = make_project(tmp_path, shared_data, "nfcorpus-orig-test", "bm25.trec")

@@ -16,11 +16,10 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from evalops.dags._parse import for_project
+from airflow.sdk import Metadata, dag, task
 
-from airflow.sdk import Asset, Metadata, dag, task
-
-KNOWLEDGE_BASE = Asset("knowledge-base")
+from evalops.airflow.dags._parse import for_project, retry_delay
+from evalops.airflow.tasks import KNOWLEDGE_BASE
 
 __all__ = ["knowledge_base_producer"]
 
@@ -37,7 +36,7 @@ def _build(project: Path, dag_id: str):
         start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
         catchup=False,
         tags=["evalops", "example", "producer"],
-        default_args={"owner": "evalops", "retries": 1, "retry_delay": dt.timedelta(seconds=30)},
+        default_args={"owner": "evalops", "retries": 1, "retry_delay": retry_delay(project=project)},
         doc_md=__doc__,
     )
     def producer_dag():

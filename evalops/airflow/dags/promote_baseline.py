@@ -18,9 +18,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from evalops.dags._parse import for_project
-
 from airflow.sdk import Param, dag, task
+
+from evalops.airflow.dags._parse import for_project, retry_delay
 
 __all__ = ["promote_baseline"]
 
@@ -37,7 +37,7 @@ def _build(project: Path, dag_id: str):
         start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
         catchup=False,
         tags=["evalops", "baseline"],
-        default_args={"owner": "evalops", "retries": 1, "retry_delay": dt.timedelta(seconds=30)},
+        default_args={"owner": "evalops", "retries": 1, "retry_delay": retry_delay(project=project)},
         params={
             "retriever": Param(type="string", minLength=1, description="Retriever name in the registry"),
             "run": Param("latest", type="string", description="Warehouse run id, or 'latest'"),

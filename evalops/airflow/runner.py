@@ -1,7 +1,7 @@
 """Run DAGs in-process with ``dag.test()`` for a list of logical dates: the engine of ``evalops demo`` and
 of the end-to-end tests.
 
-It is meant to run in its own process (``python -m evalops.pipeline.airflow_runner SPEC.json``) because
+It is meant to run in its own process (``python -m evalops.airflow.runner SPEC.json``) because
 Airflow reads ``AIRFLOW_HOME`` once, at import: the caller picks a temporary home and a log file, and this
 module sets up a fresh SQLite metadata database there. Each step may override environment variables (for
 example ``EVALOPS_RETRIEVERS`` to deploy candidates on day 2); the overrides are undone after the step.
@@ -70,11 +70,12 @@ def run_steps(dags_folder: str | os.PathLike[str], steps: list[Mapping[str, Any]
     Must be called in a process whose ``AIRFLOW_HOME`` (and the rest of :func:`airflow_environment`) was
     set before Airflow was first imported.
     """
-    from airflow.dag_processing.dagbag import DagBag
     from airflow.utils import db
 
+    from evalops.airflow.compat import dag_bag
+
     db.initdb()
-    bag = DagBag(dag_folder=str(dags_folder))
+    bag = dag_bag()(dag_folder=str(dags_folder))
     if bag.import_errors:
         raise RuntimeError(f"DAG import errors: {bag.import_errors}")
     results = []
@@ -150,7 +151,7 @@ def run_steps_in_subprocess(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:
         proc = subprocess.run(
-            [sys.executable, "-m", "evalops.pipeline.airflow_runner", str(spec)],
+            [sys.executable, "-m", "evalops.airflow.runner", str(spec)],
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,

@@ -2,7 +2,7 @@
 
 A project's ``dags/retrieval_eval.py`` holds only::
 
-    from evalops.dags.retrieval_eval import retrieval_eval
+    from evalops.airflow.dags.retrieval_eval import retrieval_eval
 
     dag = retrieval_eval(__file__)
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 # The file each DAG needs in a project's dags/ folder: name -> (module, factory). Airflow's DAG discovery
 # reads files that mention both "airflow" and "dag", hence the comment line of each file.
 DAG_FILES: dict[str, tuple[str, str]] = {
-    "retrieval_eval.py": ("evalops.dags.retrieval_eval", "retrieval_eval"),
-    "promote_baseline.py": ("evalops.dags.promote_baseline", "promote_baseline"),
-    "knowledge_base_producer.py": ("evalops.dags.knowledge_base_producer", "knowledge_base_producer"),
-    "promote_on_results.py": ("evalops.dags.promote_on_results", "promote_on_results"),
+    "retrieval_eval.py": ("evalops.airflow.dags.retrieval_eval", "retrieval_eval"),
+    "promote_baseline.py": ("evalops.airflow.dags.promote_baseline", "promote_baseline"),
+    "knowledge_base_producer.py": ("evalops.airflow.dags.knowledge_base_producer", "knowledge_base_producer"),
+    "promote_on_results.py": ("evalops.airflow.dags.promote_on_results", "promote_on_results"),
 }
 
 __all__ = ["DAG_FILES", "dag_file_text"]

@@ -40,23 +40,21 @@ import functools
 import os
 from pathlib import Path
 
-from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, dag
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag
 
-from evalops.airflow.tasks import NO_RETRY_ON_BAD_INPUT, RESULTS, evaluation_tasks
-from evalops.dags._parse import for_project, retry_delay
+from evalops.airflow.dags._parse import for_project, retry_delay
+from evalops.airflow.tasks import KNOWLEDGE_BASE, NO_RETRY_ON_BAD_INPUT, RESULTS, evaluation_tasks
 
 __all__ = ["retrieval_eval", "KNOWLEDGE_BASE", "RESULTS", "NO_RETRY_ON_BAD_INPUT"]
-
-KNOWLEDGE_BASE = Asset("knowledge-base")
 
 
 def _failure_callback(project: Path):
     """The DAG-level failure callback: one evalops alert naming the failed task, its try and its log URL,
-    delivered even when the warehouse is down (see :class:`evalops.pipeline.airflow_notifier.EvalopsNotifier`;
+    delivered even when the warehouse is down (see :class:`evalops.airflow.notifier.EvalopsNotifier`;
     imported when the callback runs, not when the DAG file is parsed)."""
 
     def on_failure(context):
-        from evalops.pipeline.airflow_notifier import EvalopsNotifier
+        from evalops.airflow.notifier import EvalopsNotifier
 
         EvalopsNotifier(project=project)(context)
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from airflow.sdk import Asset, dag, task
+from airflow.sdk import dag, task
 
-from evalops.dags._parse import approval_wait, for_project
+from evalops.airflow.compat import approval_operator
+from evalops.airflow.dags._parse import approval_wait, for_project, retry_delay
+from evalops.airflow.tasks import RESULTS
 
 __all__ = ["promote_on_results", "RESULTS"]
-
-RESULTS = Asset("retrieval-eval-results")
 
 
 def promote_on_results(dag_file: str, dag_id: str = "promote_on_results"):
@@ -34,7 +34,7 @@ def promote_on_results(dag_file: str, dag_id: str = "promote_on_results"):
 
 
 def _build(project: Path, dag_id: str):
-    from airflow.providers.standard.operators.hitl import ApprovalOperator
+    ApprovalOperator = approval_operator()
 
     @dag(
         dag_id=dag_id,
@@ -43,14 +43,13 @@ def _build(project: Path, dag_id: str):
         catchup=False,
         max_active_runs=1,
         tags=["evalops", "baseline", "example", "consumer"],
-        default_args={"owner": "evalops", "retries": 1, "retry_delay": dt.timedelta(seconds=30)},
+        default_args={"owner": "evalops", "retries": 1, "retry_delay": retry_delay(project=project)},
         doc_md=__doc__,
     )
     def promote_on_results_dag():
         @task
         def pick_candidates(triggering_asset_events=None) -> dict:
-            from airflow.exceptions import AirflowSkipException
-
+            from evalops.airflow.compat import AirflowSkipException
             from evalops.pipeline.results import clear_candidates
 
             events = [e for evs in (triggering_asset_events or {}).values() for e in evs]

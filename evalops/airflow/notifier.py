@@ -14,7 +14,7 @@ marked delivered, so nothing re-sends it.)
 
 Usable in any DAG::
 
-    from evalops.pipeline.airflow_notifier import EvalopsNotifier
+    from evalops.airflow.notifier import EvalopsNotifier
 
     @dag(..., on_failure_callback=EvalopsNotifier(project="/path/to/project"))
 
