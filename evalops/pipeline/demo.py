@@ -243,7 +243,7 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
 
 def run_demo(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:
     """Run the plan's DAG steps in a child process (its Airflow output goes to ``airflow.log``)."""
-    from evalops.pipeline.airflow_runner import run_steps_in_subprocess
+    from evalops.airflow.runner import run_steps_in_subprocess
 
     env = {"EVALOPS_HOME": str(cfg.home), "EVALOPS_RETRY_DELAY_SECONDS": "2"}
     return run_steps_in_subprocess(plan.dags, plan.steps, workdir=plan.workdir,
