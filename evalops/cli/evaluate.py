@@ -8,7 +8,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, progress, reports_errors
+from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, measure_labels, progress, reports_errors
 
 __all__ = ["evaluate"]
 
@@ -84,23 +84,24 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     if explicit_budget:
         click.echo(budget_note(budget, floor), err=True)
 
+    label = measure_labels(measures).get  # the names as asked (MRR, not its canonical RR); JSON keeps RR
     notes: list[str] = []
     if per_query:
         columns: tuple[str, ...] = ("query_id", "measure", "value")
-        rows = _per_query_rows(result) if fmt in ("csv", "markdown") else []  # json and table do not use them
-        notes = [_mean_note(name, agg) for name, agg in result.aggregates.items()]  # markdown: under the rows
+        rows = _per_query_rows(result, label) if fmt in ("csv", "markdown") else []  # json and table do not use them
+        notes = [_mean_note(label(name, name), agg) for name, agg in result.aggregates.items()]  # markdown: under the rows
     else:
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
-        rows = [{"measure": name, **agg.to_dict()} for name, agg in result.aggregates.items()]
+        rows = [{"measure": label(name, name), **agg.to_dict()} for name, agg in result.aggregates.items()]
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
                 title=f"{result.run_name or run}  vs  {qrels}",
-                draw=lambda console: _table(console, result, per_query, qrels, run)), fmt, output_path)
+                draw=lambda console: _table(console, result, per_query, qrels, run, label)), fmt, output_path)
 
 
-def _per_query_rows(result: Any) -> list[dict[str, Any]]:
+def _per_query_rows(result: Any, label: Any) -> list[dict[str, Any]]:
     """The rows of ``result.to_frame()`` (measure by measure, excluded values left out), without pandas."""
     query_ids = result.query_ids.tolist()
-    return [{"query_id": qid, "measure": name, "value": value}
+    return [{"query_id": qid, "measure": label(name, name), "value": value}
             for name, values in result.per_query.items()
             for qid, value in zip(query_ids, values.tolist()) if value == value]
 
@@ -124,7 +125,7 @@ def _ids(ids: tuple[str, ...] | list[str]) -> str:
     return shown + (f", ... (+{len(ids) - SHOWN_IDS})" if len(ids) > SHOWN_IDS else "")
 
 
-def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path: str) -> None:
+def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path: str, label: Any) -> None:
     from rich.table import Table
 
     names = list(result.per_query)
@@ -132,7 +133,7 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
         queries = Table(title="per query", show_edge=False)
         queries.add_column("query")
         for name in names:
-            queries.add_column(name, justify="right")
+            queries.add_column(label(name, name), justify="right")
         columns = [result.per_query[name].tolist() for name in names]
         for i, qid in enumerate(result.query_ids.tolist()):
             queries.add_row(qid, *(_fmt(col[i]) for col in columns))
@@ -143,7 +144,7 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
         summary.add_column(header, justify="left" if header == "measure" else "right")
     for name, agg in result.aggregates.items():
         ci = "-" if _missing(agg.ci_low) else f"[{agg.ci_low:.4f}, {agg.ci_high:.4f}]"
-        summary.add_row(name, _fmt(agg.mean), ci, _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
+        summary.add_row(label(name, name), _fmt(agg.mean), ci, _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
     console.print(summary)
 
     notes = [f"ties: {result.policy.ties}"]
@@ -153,7 +154,7 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
         if ids:
             by_ids.setdefault(tuple(ids), []).append(name)
     for ids, names in by_ids.items():
-        which = "" if len(names) == len(result.no_answer_ids) else f" for {', '.join(names)}"
+        which = "" if len(names) == len(result.no_answer_ids) else f" for {', '.join(label(n, n) for n in names)}"
         notes.append(f"no relevant document{which} ({len(ids)} queries, {verb}; see --no-answer): {_ids(ids)}")
     if result.missing_from_run_ids:
         missing = result.missing_from_run_ids
