@@ -218,8 +218,8 @@ def history(
 ) -> None:
     """Metrics history from the warehouse (read only: it never creates a warehouse).
 
-    Without --measure: the latest run of every retriever version. With --measure: that measure over time,
-    one result per version and logical date (the latest run for that date; --superseded adds the earlier
+    Without --measure: the latest run of every retriever version. With --measure: that measure over time
+    (of RETRIEVER, or of every retriever when none is named), one result per version and logical date (the latest run for that date; --superseded adds the earlier
     ones). With --baselines: who promoted or rolled back which baseline, when and why.
 
     Failed and partial runs are listed with their status (a failed run's measure cells are empty). A
@@ -236,8 +236,6 @@ def history(
     )
     from evalops.warehouse.models import FINISHED_STATUSES
 
-    if measure and not retriever and not baselines:
-        raise InputError("--measure needs a RETRIEVER argument (e.g. `evalops history bm25 -m nDCG@10`)")
     ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
                if given and (baselines or not measure)]
     if baselines:
@@ -251,6 +249,15 @@ def history(
                          f"each version); use {them} with --measure, e.g. "
                          "`evalops history bm25 -m nDCG@10 --since 2024-06-01`")
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
+    asked = measure
+    if measure:  # stored under its canonical name (MRR@10 is RR@10), shown as asked
+        from evalops.errors import MeasureError
+        from evalops.metrics import parse_measure
+
+        try:
+            measure = str(parse_measure(measure))
+        except MeasureError:
+            pass  # not a measure name: the check below names the stored ones
     engine, _ = _read_only_engine(url, project)
     try:
         if fingerprint_hash:
@@ -262,10 +269,15 @@ def history(
         else:
             check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
             if measure:
+                import pandas as pd
+
                 view = "measure"
-                frame = measure_history(
+                # without a RETRIEVER: every retriever with a run on the dataset ("" when none: an empty history)
+                names = [retriever] if retriever else sorted(set(latest_runs(
+                    engine, dataset=dataset, statuses=FINISHED_STATUSES)["retriever"])) or [""]
+                frames = [measure_history(
                     engine,
-                    retriever,
+                    name,
                     measure,
                     dataset=dataset,
                     versions=versions or None,
@@ -273,7 +285,10 @@ def history(
                     since=since_utc,
                     statuses=FINISHED_STATUSES,
                     include_superseded=include_superseded,
-                )
+                ) for name in names]
+                frame = frames[0] if len(frames) == 1 else pd.concat(frames).sort_values(
+                    ["logical_date", "retriever", "version"], kind="stable", ignore_index=True)
+                frame["measure"] = asked
             else:
                 view = "runs"
                 frame = latest_runs(engine, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash,
@@ -367,8 +382,8 @@ def _plain(value: Any) -> Any:
 TABLE_COLUMNS = {
     "runs": ("run_id", "retriever", "version", "dataset", "logical_date", "status", "fingerprint_hash",
              "n_queries", "n_failed"),
-    "measure": ("logical_date", "version", "run_id", "status", "fingerprint_hash", "measure", "n", "mean",
-                "ci_low", "ci_high", "superseded_by"),
+    "measure": ("logical_date", "retriever", "version", "run_id", "status", "fingerprint_hash", "measure", "n",
+                "mean", "ci_low", "ci_high", "superseded_by"),
     "baselines": ("id", "retriever", "version", "run_id", "fingerprint_hash", "action", "is_current",
                   "promoted_by", "promoted_at", "reason"),
 }
