@@ -103,13 +103,19 @@ def _num(value: float | None, spec: str) -> str:
 
 
 def describe_comparison(c: Mapping[str, Any]) -> str:
-    """One line: the decision with its severity and reason code, the means, the delta with its confidence
-    interval, the delta with every unjudged document relevant (when that bound was scored) and the
-    adjusted p."""
-    level = c.get("policy", {}).get("alpha")
-    ci_name = f"{1 - level:.0%} CI" if isinstance(level, (int, float)) else "CI"
-    ci = (f" [{ci_name} {_num(c.get('delta_ci_low'), '+.4f')}, {_num(c.get('delta_ci_high'), '+.4f')}]"
-          if c.get("delta_ci_low") is not None else "")
+    """One line: the decision with its severity and reason code, the means, the delta with the decision
+    interval (the one interval a comparison shows, at the family's level), the delta with every unjudged
+    document relevant (when that bound was scored) and the adjusted p."""
+    from evalops.reports.tables import decision_interval
+
+    if c.get("interval_low") is not None:
+        ci = f" [decision interval {decision_interval(c['interval_low'], c.get('interval_high'), c.get('interval_level'))}]"
+    elif c.get("delta_ci_low") is not None:  # a record without the rule's reading: its confidence interval
+        level = c.get("policy", {}).get("alpha")
+        ci_name = f"{1 - level:.0%} CI" if isinstance(level, (int, float)) else "CI"
+        ci = f" [{ci_name} {_num(c.get('delta_ci_low'), '+.4f')}, {_num(c.get('delta_ci_high'), '+.4f')}]"
+    else:
+        ci = ""
     p = c.get("p_adjusted")
     tags = ", ".join(str(x) for x in (c.get("severity"), c.get("reason_code")) if x)
     judged = c.get("judged_coverage") or {}
