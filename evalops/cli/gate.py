@@ -111,10 +111,15 @@ def result_tables(cfg: Any, result: dict[str, Any]) -> dict[str, list[dict[str, 
                 "interval_level": None if ab is None else ab["interval_level"],
                 "p_adjusted": None if ab is None else ab["p_adjusted"],
                 "decision": None if ab is None else ab["decision"],
-                "severity": None if ab is None else ab["severity"],
-                "reason_code": None if ab is None else ab["reason_code"],
+                "severity": None if ab is None else _label(ab["severity"]),
+                "reason_code": None if ab is None else _label(ab["reason_code"]),
             })
     return tables
+
+
+def _label(value: Any) -> str | None:
+    """A text column of a warehouse frame: None where it is empty (pandas gives NaN)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _result_table(dataset: str, rows: list[dict[str, Any]]) -> Any:
