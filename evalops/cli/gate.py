@@ -199,12 +199,18 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         for a in alerts] + ([] if alerts else ["no alerts"]))
     if gate_summary or fail_on_regression or junit_xml is not None:
         lines += _summary_lines(cases, code)
+    tables = result_tables(cfg, result)
+    unpromoted = {(r["retriever"], r["version"]) for rows in tables.values() for r in rows
+                  if r["role"] == "deployed" and r["status"] != "failed"}
+    for retriever in sorted({name for name, _ in unpromoted}):
+        version = min(v for name, v in unpromoted if name == retriever)
+        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version} --reason "
+                     "'first baseline'`) and later runs compare every version of it with that one")
     if incomplete is not None:
         lines.append(f"error: {incomplete}")
     lines.append(f"report: {result['report']}")
     if junit_xml is not None:
         lines.append(f"JUnit XML: {junit_xml}")
-    tables = result_tables(cfg, result)
     data = {
         "report": result["report"],
         "alerts": alerts,
