@@ -18,6 +18,8 @@ from evalops.errors import InputError, WarehouseError
 from evalops.warehouse.config import url_for as warehouse_url_for
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
     import pandas as pd
 
 URL_OPTION = click.option(
@@ -259,6 +261,7 @@ def history(
         except MeasureError:
             pass  # not a measure name: the check below names the stored ones
     engine, _ = _read_only_engine(url, project)
+    extra: list[str] = []  # the runs view's measure columns
     try:
         if fingerprint_hash:
             fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
@@ -295,14 +298,33 @@ def history(
                                     statuses=FINISHED_STATUSES)
                 if versions:
                     frame = frame[frame["version"].isin(versions)]
+                frame, extra = _with_means(engine, frame)
     finally:
         engine.dispose()
     filters = [f"of {retriever}" if retriever else "", "" if baselines else f"on dataset {dataset}",
                f"of version(s) {', '.join(versions)}" if versions and not baselines else "",
                f"since {since_utc:%Y-%m-%d %H:%M} UTC" if since_utc and view == "measure" else "",
                f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
-    what = {"runs": "no finished runs", "measure": f"no {measure} results", "baselines": "no promotions"}[view]
-    _emit(frame, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})")
+    what = {"runs": "no finished runs", "measure": f"no {asked} results", "baselines": "no promotions"}[view]
+    _emit(frame, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})",
+          extra=extra)
+
+
+def _with_means(engine: Any, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The runs with each run's mean of every measure it scored (one column per measure, in the order
+    first seen; the Judged@k coverage measures left to the report), and those columns' names."""
+    from evalops.warehouse import load_aggregates
+
+    means: dict[int, dict[str, float]] = {}
+    for run_id in frame["run_id"].tolist():
+        aggregates = load_aggregates(engine, int(run_id))
+        means[int(run_id)] = {m: v for m, v in zip(aggregates["measure"], aggregates["mean"])
+                              if not m.startswith("Judged@")}
+    names = list(dict.fromkeys(m for row in means.values() for m in row))
+    frame = frame.copy()
+    for name in names:
+        frame[name] = [means[int(r)].get(name) for r in frame["run_id"].tolist()]
+    return frame, names
 
 
 @click.command()
@@ -389,11 +411,12 @@ TABLE_COLUMNS = {
 }
 
 
-def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None, empty: str = "(no rows)") -> None:
+def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None, empty: str = "(no rows)",
+          extra: Sequence[str] = ()) -> None:
     records = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))
     rows = frame.to_dict("records")
     emit(Output(data=records, columns=tuple(frame.columns), rows=rows if fmt in ("table", "markdown") else records,
-                table_columns=TABLE_COLUMNS[view], cell=_cell, empty=empty), fmt, output_path)
+                table_columns=(*TABLE_COLUMNS[view], *extra), cell=_cell, empty=empty), fmt, output_path)
 
 
 def _cell(column: str, value: Any) -> str:

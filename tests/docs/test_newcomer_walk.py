@@ -65,6 +65,8 @@ def _expect(args: list[str], out: str, folder: Path) -> None:
         assert re.search(r"│ bm25 +│ 1\.0 .*│ nDCG@10 +│ 300 │ 0\.6762 │", out), out
     elif command == "history":
         assert "bm25" in out and "succeeded" in out, out
+        assert all(m in out.splitlines()[0] for m in ("nDCG@10", "RR@10", "R@100")), out  # each run's means
+        assert "0.6762" in out, out
     elif command == "report":
         assert out.startswith("# evalops run report") and "nDCG@10" in out, out
     elif command == "promote":

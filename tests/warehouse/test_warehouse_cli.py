@@ -78,6 +78,8 @@ def test_history_views(url):
     populate(url)
     latest = json.loads(invoke("history", "--format", "json").output)
     assert [r["version"] for r in latest] == ["v1", "v2"]
+    assert [round(r["nDCG@10"], 6) for r in latest] == [0.6, 0.7]  # each run's mean of each measure
+    assert "nDCG@10" in invoke("history").output.splitlines()[0]
     trend = json.loads(invoke("history", "bm25", "-m", "nDCG@10", "--format", "json").output)
     assert [round(r["mean"], 6) for r in trend] == [0.6, 0.7]
     assert trend[0]["ci_high"] is None and trend[0]["logical_date"] == "2024-05-01T00:00:00Z"
