@@ -74,6 +74,10 @@ class GateCase:
     delta_ci_low: float | None = None
     delta_ci_high: float | None = None
     p_adjusted: float | None = None
+    # the decision interval the rule read, at the family's level (the one interval tables show)
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_level: float | None = None
     details: str = ""  # the comparison's reasons, one per line
     kind: str | None = None  # which FAIL_ON kind the case is (None: none applies)
 
@@ -226,7 +230,8 @@ def gate_cases(
             cases.append(GateCase(
                 **common, outcome=outcome, decision=decision, message=message, delta=c.get("delta"),
                 delta_ci_low=c.get("delta_ci_low"), delta_ci_high=c.get("delta_ci_high"),
-                p_adjusted=c.get("p_adjusted"), details="\n".join(c.get("reasons") or ()), kind=kind,
+                interval_low=c.get("interval_low"), interval_high=c.get("interval_high"),
+                interval_level=c.get("interval_level"), p_adjusted=c.get("p_adjusted"), details="\n".join(c.get("reasons") or ()), kind=kind,
             ))
     return cases
 

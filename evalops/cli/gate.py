@@ -29,8 +29,9 @@ from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
 
 __all__ = ["gate", "gated_run", "finish_run", "result_tables"]
 
-CASE_COLUMNS = ("retriever", "version", "measure", "outcome", "kind", "decision", "delta", "delta_ci_low",
-                "delta_ci_high", "p_adjusted", "baseline_version", "message")
+# csv and markdown: one interval per comparison, the decision interval (JSON carries every field)
+CASE_COLUMNS = ("retriever", "version", "measure", "outcome", "kind", "decision", "delta", "interval_low",
+                "interval_high", "interval_level", "p_adjusted", "baseline_version", "message")
 
 
 def _say(message: str) -> None:
