@@ -113,7 +113,8 @@ def describe_comparison(c: Mapping[str, Any]) -> str:
     from evalops.reports.tables import decision_interval
 
     if c.get("interval_low") is not None:
-        ci = f" [decision interval {decision_interval(c['interval_low'], c.get('interval_high'), c.get('interval_level'))}]"
+        interval = decision_interval(c["interval_low"], c.get("interval_high"), c.get("interval_level"))
+        ci = f" [decision interval {interval}]"
     elif c.get("delta_ci_low") is not None:  # a record without the rule's reading: its confidence interval
         level = c.get("policy", {}).get("alpha")
         ci_name = f"{1 - level:.0%} CI" if isinstance(level, (int, float)) else "CI"
@@ -231,7 +232,8 @@ def gate_cases(
                 **common, outcome=outcome, decision=decision, message=message, delta=c.get("delta"),
                 delta_ci_low=c.get("delta_ci_low"), delta_ci_high=c.get("delta_ci_high"),
                 interval_low=c.get("interval_low"), interval_high=c.get("interval_high"),
-                interval_level=c.get("interval_level"), p_adjusted=c.get("p_adjusted"), details="\n".join(c.get("reasons") or ()), kind=kind,
+                interval_level=c.get("interval_level"), p_adjusted=c.get("p_adjusted"),
+                details="\n".join(c.get("reasons") or ()), kind=kind,
             ))
     return cases
 

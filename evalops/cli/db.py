@@ -220,9 +220,10 @@ def history(
 ) -> None:
     """Metrics history from the warehouse (read only: it never creates a warehouse).
 
-    Without --measure: the latest run of every retriever version. With --measure: that measure over time
-    (of RETRIEVER, or of every retriever when none is named), one result per version and logical date (the latest run for that date; --superseded adds the earlier
-    ones). With --baselines: who promoted or rolled back which baseline, when and why.
+    Without --measure: the latest run of every retriever version, with each measure's mean. With
+    --measure: that measure over time (of RETRIEVER, or of every retriever when none is named), one result
+    per version and logical date (the latest run for that date; --superseded adds the earlier ones). With
+    --baselines: who promoted or rolled back which baseline, when and why.
 
     Failed and partial runs are listed with their status (a failed run's measure cells are empty). A
     retriever, dataset, version or measure the warehouse holds no run of is an error naming the stored ones,

@@ -89,7 +89,8 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     if per_query:
         columns: tuple[str, ...] = ("query_id", "measure", "value")
         rows = _per_query_rows(result, label) if fmt in ("csv", "markdown") else []  # json and table do not use them
-        notes = [_mean_note(label(name, name), agg) for name, agg in result.aggregates.items()]  # markdown: under the rows
+        # markdown: under the rows
+        notes = [_mean_note(label(name, name), agg) for name, agg in result.aggregates.items()]
     else:
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
         rows = [{"measure": label(name, name), **agg.to_dict()} for name, agg in result.aggregates.items()]
