@@ -74,6 +74,10 @@ class GateCase:
     delta_ci_low: float | None = None
     delta_ci_high: float | None = None
     p_adjusted: float | None = None
+    # the decision interval the rule read, at the family's level (the one interval tables show)
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_level: float | None = None
     details: str = ""  # the comparison's reasons, one per line
     kind: str | None = None  # which FAIL_ON kind the case is (None: none applies)
 
@@ -103,13 +107,20 @@ def _num(value: float | None, spec: str) -> str:
 
 
 def describe_comparison(c: Mapping[str, Any]) -> str:
-    """One line: the decision with its severity and reason code, the means, the delta with its confidence
-    interval, the delta with every unjudged document relevant (when that bound was scored) and the
-    adjusted p."""
-    level = c.get("policy", {}).get("alpha")
-    ci_name = f"{1 - level:.0%} CI" if isinstance(level, (int, float)) else "CI"
-    ci = (f" [{ci_name} {_num(c.get('delta_ci_low'), '+.4f')}, {_num(c.get('delta_ci_high'), '+.4f')}]"
-          if c.get("delta_ci_low") is not None else "")
+    """One line: the decision with its severity and reason code, the means, the delta with the decision
+    interval (the one interval a comparison shows, at the family's level), the delta with every unjudged
+    document relevant (when that bound was scored) and the adjusted p."""
+    from evalops.reports.tables import decision_interval
+
+    if c.get("interval_low") is not None:
+        interval = decision_interval(c["interval_low"], c.get("interval_high"), c.get("interval_level"))
+        ci = f" [decision interval {interval}]"
+    elif c.get("delta_ci_low") is not None:  # a record without the rule's reading: its confidence interval
+        level = c.get("policy", {}).get("alpha")
+        ci_name = f"{1 - level:.0%} CI" if isinstance(level, (int, float)) else "CI"
+        ci = f" [{ci_name} {_num(c.get('delta_ci_low'), '+.4f')}, {_num(c.get('delta_ci_high'), '+.4f')}]"
+    else:
+        ci = ""
     p = c.get("p_adjusted")
     tags = ", ".join(str(x) for x in (c.get("severity"), c.get("reason_code")) if x)
     judged = c.get("judged_coverage") or {}
@@ -220,7 +231,9 @@ def gate_cases(
             cases.append(GateCase(
                 **common, outcome=outcome, decision=decision, message=message, delta=c.get("delta"),
                 delta_ci_low=c.get("delta_ci_low"), delta_ci_high=c.get("delta_ci_high"),
-                p_adjusted=c.get("p_adjusted"), details="\n".join(c.get("reasons") or ()), kind=kind,
+                interval_low=c.get("interval_low"), interval_high=c.get("interval_high"),
+                interval_level=c.get("interval_level"), p_adjusted=c.get("p_adjusted"),
+                details="\n".join(c.get("reasons") or ()), kind=kind,
             ))
     return cases
 

@@ -181,7 +181,9 @@ def init_project(folder: str | Path, *, gold_set: str | None = None, queries: st
     """
     from evalops.airflow.dags import DAG_FILES, dag_file_text
 
-    root = Path(folder).expanduser().resolve()
+    import os
+
+    root = Path(os.path.abspath(Path(folder).expanduser()))  # as named: a symlinked folder is not resolved
     if (root / PROJECT_FILE).exists() and not force:
         raise ConfigError(f"{root / PROJECT_FILE} exists already: {root} is an evalops project (use --force to "
                           "rewrite its evalops.yaml)")

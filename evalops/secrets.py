@@ -44,7 +44,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from evalops.errors import ConfigError
 
@@ -165,7 +165,11 @@ def mask_url(url: str) -> str:
         pairs = parse_qsl(fragment, keep_blank_values=True)
         if any(is_secret_name(k) for k, _ in pairs):
             fragment = urlencode([(k, MASK if is_secret_name(k) else v) for k, v in pairs], quote_via=quote, safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+    if (netloc, query, fragment) == (parts.netloc, parts.query, parts.fragment):
+        return url  # nothing secret: the URL as given (urlunsplit drops an empty authority: sqlite:////tmp/x)
+    authority = "//" + netloc if url[len(parts.scheme) + 1:].startswith("//") or netloc else ""
+    return (f"{parts.scheme}:" if parts.scheme else "") + authority + parts.path + (f"?{query}" if query else "") + (
+        f"#{fragment}" if fragment else "")
 
 
 def mask_text(text: str) -> str:

@@ -123,9 +123,10 @@ def regression_message(
         title,
         f"retriever: {context.retriever}   version: {context.version}   baseline version: "
         f"{context.baseline_version or 'n/a'}   query set: {context.query_set}",
-        f"{measure}: {_f(n['baseline_mean'])} -> {_f(n['candidate_mean'])}   "
-        f"delta {_f(n['delta'], signed=True)} (95% CI {_f(n['delta_ci_low'], signed=True)} .. "
-        f"{_f(n['delta_ci_high'], signed=True)})",
+        f"{measure}: {_f(n['baseline_mean'])} -> {_f(n['candidate_mean'])}   delta {_f(n['delta'], signed=True)}"
+        # one interval per comparison: the decision interval (in the rule's lines) when the rule read one
+        + ("" if n.get("interval_low") is not None else
+           f" (95% CI {_f(n.get('delta_ci_low'), signed=True)} .. {_f(n.get('delta_ci_high'), signed=True)})"),
         *_rule_lines(n),
         *_judged_lines(n),
         f"p = {format_p(n['p_value'])}   adjusted p = {format_p(n['p_adjusted'])}   "

@@ -215,6 +215,17 @@ class MeasureName(click.ParamType):
 
 
 MEASURE = MeasureName()
+
+
+def measure_labels(names: Sequence[str]) -> dict[str, str]:
+    """Each canonical measure name mapped to the spelling the user gave first (``RR@10`` -> ``MRR@10`` when
+    the user asked for MRR@10), for display; values, storage and JSON keep the canonical name."""
+    from evalops.metrics import parse_measure
+
+    labels: dict[str, str] = {}
+    for name in names:
+        labels.setdefault(str(parse_measure(name)), " ".join(str(name).split()))
+    return labels
 FIRST_DAY, LAST_DAY = dt.date(1900, 1, 1), dt.date(9999, 12, 30)  # a run's log window is the day before it
 
 

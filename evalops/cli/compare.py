@@ -254,12 +254,13 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
     level = numfmt.percent(1 - policy["alpha"])
     names = ", ".join(c["label"] for c in report["candidates"])
     table = Table(title=f"{names}  vs  {report['baseline']['label']}", show_edge=False)
-    headers = ["measure", *(["candidate"] if many else []), "n", "baseline", "candidate", f"delta [{level} CI]",
+    # one interval per comparison: the decision interval (bootstrap under --interval bootstrap); the
+    # bootstrap interval of the delta stays in --format json
+    headers = ["measure", *(["candidate"] if many else []), "n", "baseline", "candidate", "delta",
                "rel %", "decision interval", "margin", "p adj", f"d_z [{level} CI]", "W/T/L", "decision"]
     for header in headers:
         table.add_column(header, justify="left" if header in ("measure", "candidate", "decision") else "right")
     for c in report["comparisons"]:
-        ci = "" if c["delta_ci_low"] is None else f" [{_num(c['delta_ci_low'], True)}, {_num(c['delta_ci_high'], True)}]"
         dz = numfmt.effect(c["effect_size_dz"], "-")
         if c["effect_size_ci"] is not None:
             dz += f" [{numfmt.effect(c['effect_size_ci'][0])}, {numfmt.effect(c['effect_size_ci'][1])}]"
@@ -269,7 +270,7 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
             f" ({c['reason_code']})" if c["reason_code"] else "")
         row = [
             c["measure"], *([c["candidate"]] if many else []), str(c["n"]), _num(c["baseline_mean"]),
-            _num(c["candidate_mean"]), _num(c["delta"], True) + ci,
+            _num(c["candidate_mean"]), _num(c["delta"], True),
             "-" if c["relative_change"] is None else f"{c['relative_change']:+.1f}", interval,
             numfmt.margin(c["margin"]), numfmt.p_value(c["p_adjusted"], "-"), dz, f"{c['wins']}/{c['ties']}/{c['losses']}", decision,
         ]

@@ -18,6 +18,8 @@ from evalops.errors import InputError, WarehouseError
 from evalops.warehouse.config import url_for as warehouse_url_for
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
     import pandas as pd
 
 URL_OPTION = click.option(
@@ -218,9 +220,10 @@ def history(
 ) -> None:
     """Metrics history from the warehouse (read only: it never creates a warehouse).
 
-    Without --measure: the latest run of every retriever version. With --measure: that measure over time,
-    one result per version and logical date (the latest run for that date; --superseded adds the earlier
-    ones). With --baselines: who promoted or rolled back which baseline, when and why.
+    Without --measure: the latest run of every retriever version, with each measure's mean. With
+    --measure: that measure over time (of RETRIEVER, or of every retriever when none is named), one result
+    per version and logical date (the latest run for that date; --superseded adds the earlier ones). With
+    --baselines: who promoted or rolled back which baseline, when and why.
 
     Failed and partial runs are listed with their status (a failed run's measure cells are empty). A
     retriever, dataset, version or measure the warehouse holds no run of is an error naming the stored ones,
@@ -236,8 +239,6 @@ def history(
     )
     from evalops.warehouse.models import FINISHED_STATUSES
 
-    if measure and not retriever and not baselines:
-        raise InputError("--measure needs a RETRIEVER argument (e.g. `evalops history bm25 -m nDCG@10`)")
     ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
                if given and (baselines or not measure)]
     if baselines:
@@ -251,7 +252,17 @@ def history(
                          f"each version); use {them} with --measure, e.g. "
                          "`evalops history bm25 -m nDCG@10 --since 2024-06-01`")
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
+    asked = measure
+    if measure:  # stored under its canonical name (MRR@10 is RR@10), shown as asked
+        from evalops.errors import MeasureError
+        from evalops.metrics import parse_measure
+
+        try:
+            measure = str(parse_measure(measure))
+        except MeasureError:
+            pass  # not a measure name: the check below names the stored ones
     engine, _ = _read_only_engine(url, project)
+    extra: list[str] = []  # the runs view's measure columns
     try:
         if fingerprint_hash:
             fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
@@ -262,10 +273,15 @@ def history(
         else:
             check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
             if measure:
+                import pandas as pd
+
                 view = "measure"
-                frame = measure_history(
+                # without a RETRIEVER: every retriever with a run on the dataset ("" when none: an empty history)
+                names = [retriever] if retriever else sorted(set(latest_runs(
+                    engine, dataset=dataset, statuses=FINISHED_STATUSES)["retriever"])) or [""]
+                frames = [measure_history(
                     engine,
-                    retriever,
+                    name,
                     measure,
                     dataset=dataset,
                     versions=versions or None,
@@ -273,21 +289,43 @@ def history(
                     since=since_utc,
                     statuses=FINISHED_STATUSES,
                     include_superseded=include_superseded,
-                )
+                ) for name in names]
+                frame = frames[0] if len(frames) == 1 else pd.concat(frames).sort_values(
+                    ["logical_date", "retriever", "version"], kind="stable", ignore_index=True)
+                frame["measure"] = asked
             else:
                 view = "runs"
                 frame = latest_runs(engine, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash,
                                     statuses=FINISHED_STATUSES)
                 if versions:
                     frame = frame[frame["version"].isin(versions)]
+                frame, extra = _with_means(engine, frame)
     finally:
         engine.dispose()
     filters = [f"of {retriever}" if retriever else "", "" if baselines else f"on dataset {dataset}",
                f"of version(s) {', '.join(versions)}" if versions and not baselines else "",
                f"since {since_utc:%Y-%m-%d %H:%M} UTC" if since_utc and view == "measure" else "",
                f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
-    what = {"runs": "no finished runs", "measure": f"no {measure} results", "baselines": "no promotions"}[view]
-    _emit(frame, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})")
+    what = {"runs": "no finished runs", "measure": f"no {asked} results", "baselines": "no promotions"}[view]
+    _emit(frame, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})",
+          extra=extra)
+
+
+def _with_means(engine: Any, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The runs with each run's mean of every measure it scored (one column per measure, in the order
+    first seen; the Judged@k coverage measures left to the report), and those columns' names."""
+    from evalops.warehouse import load_aggregates
+
+    means: dict[int, dict[str, float]] = {}
+    for run_id in frame["run_id"].tolist():
+        aggregates = load_aggregates(engine, int(run_id))
+        means[int(run_id)] = {m: v for m, v in zip(aggregates["measure"], aggregates["mean"])
+                              if not m.startswith("Judged@")}
+    names = list(dict.fromkeys(m for row in means.values() for m in row))
+    frame = frame.copy()
+    for name in names:
+        frame[name] = [means[int(r)].get(name) for r in frame["run_id"].tolist()]
+    return frame, names
 
 
 @click.command()
@@ -367,18 +405,19 @@ def _plain(value: Any) -> Any:
 TABLE_COLUMNS = {
     "runs": ("run_id", "retriever", "version", "dataset", "logical_date", "status", "fingerprint_hash",
              "n_queries", "n_failed"),
-    "measure": ("logical_date", "version", "run_id", "status", "fingerprint_hash", "measure", "n", "mean",
-                "ci_low", "ci_high", "superseded_by"),
+    "measure": ("logical_date", "retriever", "version", "run_id", "status", "fingerprint_hash", "measure", "n",
+                "mean", "ci_low", "ci_high", "superseded_by"),
     "baselines": ("id", "retriever", "version", "run_id", "fingerprint_hash", "action", "is_current",
                   "promoted_by", "promoted_at", "reason"),
 }
 
 
-def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None, empty: str = "(no rows)") -> None:
+def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None, empty: str = "(no rows)",
+          extra: Sequence[str] = ()) -> None:
     records = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))
     rows = frame.to_dict("records")
     emit(Output(data=records, columns=tuple(frame.columns), rows=rows if fmt in ("table", "markdown") else records,
-                table_columns=TABLE_COLUMNS[view], cell=_cell, empty=empty), fmt, output_path)
+                table_columns=(*TABLE_COLUMNS[view], *extra), cell=_cell, empty=empty), fmt, output_path)
 
 
 def _cell(column: str, value: Any) -> str:

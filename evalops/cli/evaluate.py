@@ -9,7 +9,7 @@ import click
 from click.core import ParameterSource
 
 from evalops import numfmt
-from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, progress, reports_errors
+from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, measure_labels, progress, reports_errors
 
 __all__ = ["evaluate"]
 
@@ -87,25 +87,27 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     if explicit_budget:
         click.echo(budget_note(budget, floor), err=True)
 
+    label = measure_labels(measures).get  # the names as asked (MRR, not its canonical RR); JSON keeps RR
     notes: list[str] = []
     table_columns = None
     if per_query:
         columns: tuple[str, ...] = ("query_id", "measure", "value")
-        rows = _per_query_rows(result) if fmt in ("csv", "markdown") else []  # json and table do not use them
-        notes = [_mean_note(name, agg) for name, agg in result.aggregates.items()]  # markdown: under the rows
+        rows = _per_query_rows(result, label) if fmt in ("csv", "markdown") else []  # json and table do not use them
+        # markdown: under the rows
+        notes = [_mean_note(label(name, name), agg) for name, agg in result.aggregates.items()]
     else:
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
-        rows = [{"measure": name, **agg.to_dict(), "95% CI": _ci(agg)} for name, agg in result.aggregates.items()]
+        rows = [{"measure": label(name, name), **agg.to_dict(), "95% CI": _ci(agg)} for name, agg in result.aggregates.items()]
         table_columns = SUMMARY_COLUMNS
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
                 title=f"{result.run_name or run}  vs  {qrels}", table_columns=table_columns, cell=_cell,
-                draw=lambda console: _table(console, result, per_query, qrels, run)), fmt, output_path)
+                draw=lambda console: _table(console, result, per_query, qrels, run, label)), fmt, output_path)
 
 
-def _per_query_rows(result: Any) -> list[dict[str, Any]]:
+def _per_query_rows(result: Any, label: Any) -> list[dict[str, Any]]:
     """The rows of ``result.to_frame()`` (measure by measure, excluded values left out), without pandas."""
     query_ids = result.query_ids.tolist()
-    return [{"query_id": qid, "measure": name, "value": value}
+    return [{"query_id": qid, "measure": label(name, name), "value": value}
             for name, values in result.per_query.items()
             for qid, value in zip(query_ids, values.tolist()) if value == value]
 
@@ -141,7 +143,7 @@ def _ids(ids: tuple[str, ...] | list[str]) -> str:
     return shown + (f", ... (+{len(ids) - SHOWN_IDS})" if len(ids) > SHOWN_IDS else "")
 
 
-def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path: str) -> None:
+def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path: str, label: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -150,7 +152,7 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
         queries = Table(title="per query", show_edge=False)
         queries.add_column("query")
         for name in names:
-            queries.add_column(escape(name), justify="right")
+            queries.add_column(escape(label(name, name)), justify="right")
         columns = [result.per_query[name].tolist() for name in names]
         for i, qid in enumerate(result.query_ids.tolist()):
             queries.add_row(escape(qid), *(_fmt(col[i]) for col in columns))
@@ -160,7 +162,7 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
     for header in ("measure", "mean", "95% CI", "std", "min", "max", "n"):
         summary.add_column(header, justify="left" if header == "measure" else "right")
     for name, agg in result.aggregates.items():
-        summary.add_row(escape(name), _fmt(agg.mean), _ci(agg), _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
+        summary.add_row(escape(label(name, name)), _fmt(agg.mean), _ci(agg), _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
     console.print(summary)
 
     notes = [f"ties: {result.policy.ties}"]
@@ -170,7 +172,7 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
         if ids:
             by_ids.setdefault(tuple(ids), []).append(name)
     for ids, names in by_ids.items():
-        which = "" if len(names) == len(result.no_answer_ids) else f" for {', '.join(names)}"
+        which = "" if len(names) == len(result.no_answer_ids) else f" for {', '.join(label(n, n) for n in names)}"
         notes.append(f"no relevant document{which} ({len(ids)} queries, {verb}; see --no-answer): {_ids(ids)}")
     if result.missing_from_run_ids:
         missing = result.missing_from_run_ids

@@ -16,13 +16,22 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import DAY, Output, emit, output_options, reports_errors, stderr_is_terminal
+from evalops.cli._common import (
+    DAY,
+    Output,
+    emit,
+    measure_labels,
+    output_options,
+    reports_errors,
+    stderr_is_terminal,
+)
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
 
-__all__ = ["gate", "gated_run", "finish_run"]
+__all__ = ["gate", "gated_run", "finish_run", "result_tables"]
 
-CASE_COLUMNS = ("retriever", "version", "measure", "outcome", "kind", "decision", "delta", "delta_ci_low",
-                "delta_ci_high", "p_adjusted", "baseline_version", "message")
+# csv and markdown: one interval per comparison, the decision interval (JSON carries every field)
+CASE_COLUMNS = ("retriever", "version", "measure", "outcome", "kind", "decision", "delta", "interval_low",
+                "interval_high", "interval_level", "p_adjusted", "baseline_version", "message")
 
 
 def _say(message: str) -> None:
@@ -64,10 +73,96 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
     return lines
 
 
+def result_tables(cfg: Any, result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What the run decided, per gold set (warehouse ``dataset``): one row per version and measure with
+    the version's mean, and for a compared version the delta against its baseline, the decision interval
+    and the decision with its severity and reason code. Read from the warehouse (``aggregates``,
+    ``ab_tests``), as the report reads them; production samples (weak labels) are left to the report."""
+    from evalops.config.settings import PRODUCTION
+    from evalops.pipeline.registry import canonical_measures
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse import get_run, load_ab_tests, load_aggregates
+
+    engine = engine_for(cfg)
+    measures = canonical_measures(cfg)
+    labels = measure_labels(cfg.measures)
+    tables: dict[str, list[dict[str, Any]]] = {}
+    # each retriever's baseline first, then its other versions in the run's order
+    ordered = sorted(result["versions"], key=lambda s: (s["dataset"], s["retriever"], s["role"] != "baseline"))
+    for spec in ordered:
+        if spec["dataset"] == PRODUCTION:
+            continue
+        status = get_run(engine, spec["run_id"]).status
+        means = {} if status == "failed" else {
+            row["measure"]: row for row in load_aggregates(engine, spec["run_id"]).to_dict("records")}
+        compared = {}
+        if spec.get("baseline_run_id") is not None and status != "failed":
+            compared = {row["measure"]: row for row in load_ab_tests(
+                engine, candidate_run_id=spec["run_id"], baseline_run_id=spec["baseline_run_id"]).to_dict("records")}
+        for measure in measures:
+            agg, ab = means.get(measure), compared.get(measure)
+            tables.setdefault(spec["dataset"], []).append({
+                "retriever": spec["retriever"], "version": spec["version"], "role": spec["role"],
+                "status": status, "measure": labels.get(measure, measure),
+                "mean": None if agg is None else agg["mean"], "n": None if agg is None else agg["n"],
+                "baseline_version": spec.get("baseline_version") if ab is not None else None,
+                "delta": None if ab is None else ab["delta"],
+                "interval_low": None if ab is None else ab["interval_low"],
+                "interval_high": None if ab is None else ab["interval_high"],
+                "interval_level": None if ab is None else ab["interval_level"],
+                "p_adjusted": None if ab is None else ab["p_adjusted"],
+                "decision": None if ab is None else ab["decision"],
+                "severity": None if ab is None else _label(ab["severity"]),
+                "reason_code": None if ab is None else _label(ab["reason_code"]),
+            })
+    return tables
+
+
+def _label(value: Any) -> str | None:
+    """A text column of a warehouse frame: None where it is empty (pandas gives NaN)."""
+    return value if isinstance(value, str) and value else None
+
+
+def _result_table(dataset: str, rows: list[dict[str, Any]]) -> Any:
+    """One gold set's rows as a terminal table: a version's name on its first row only."""
+    from rich.table import Table
+
+    from evalops import numfmt
+    from evalops.reports.tables import decision_interval, decision_text
+
+    table = Table(title=f"gold set {dataset}", title_justify="left", show_edge=False)
+    for header in ("version", "measure", "mean", "delta", "decision interval", "adj. p", "decision"):
+        table.add_column(header, justify="right" if header in ("mean", "delta", "adj. p") else "left")
+    previous = None
+    for row in rows:
+        name = f"{row['retriever']} {row['version']}"
+        if row["decision"] is not None:
+            decision = decision_text(row["decision"], row["severity"], row["reason_code"])
+            decision += f" vs {row['baseline_version']}"
+        elif row["status"] == "failed":
+            decision = "failed: not scored"
+        elif row["role"] == "baseline":
+            decision = "baseline"
+        elif row["role"] == "deployed":
+            decision = "no baseline yet"
+        else:
+            decision = "not compared"
+        table.add_row("" if name == previous else name, row["measure"], numfmt.number(row["mean"]),
+                      numfmt.number(row["delta"], signed=True),
+                      decision_interval(row["interval_low"], row["interval_high"], row["interval_level"]),
+                      numfmt.p_value(row["p_adjusted"]), decision)
+        previous = name
+    return table
+
+
 def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception | None, *,
                fail_on_regression: bool, junit_xml: Path | None, fmt: str, output_path: Path | None,
-               gate_summary: bool, fail_on: frozenset[str] | None = None) -> None:
+               gate_summary: bool, fail_on: frozenset[str] | None = None, quiet: bool = False) -> None:
     """Print (or write) the run's result, write the JUnit XML, and exit with the gate's code.
+
+    The table format prints, per gold set, each version's measures with the delta against its baseline,
+    the decision interval and the decision with its reason code; then the alerts, the gate's summary and
+    the report's path. ``quiet``: nothing on stdout (the exit code, the files and stderr's errors remain).
 
     ``fail_on``: the gate's policy (``evalops.gate``, default ``DEFAULT_FAIL_ON``). Without
     ``fail_on_regression`` (``evalops run``) only the kinds that never passed there fail it: a failed version
@@ -105,6 +200,13 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         for a in alerts] + ([] if alerts else ["no alerts"]))
     if gate_summary or fail_on_regression or junit_xml is not None:
         lines += _summary_lines(cases, code)
+    tables = result_tables(cfg, result)
+    unpromoted = {(r["retriever"], r["version"]) for rows in tables.values() for r in rows
+                  if r["role"] == "deployed" and r["status"] != "failed"}
+    for retriever in sorted({name for name, _ in unpromoted}):
+        version = min(v for name, v in unpromoted if name == retriever)
+        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version} --reason "
+                     "'first baseline'`) and later runs compare every version of it with that one")
     if incomplete is not None:
         lines.append(f"error: {incomplete}")
     lines.append(f"report: {result['report']}")
@@ -114,16 +216,21 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         "report": result["report"],
         "alerts": alerts,
         "versions": [{k: s[k] for k in ("retriever", "version", "dataset", "run_id")} for s in result["versions"]],
+        "results": tables,
         "gate": {"exit_code": int(code), "cases": [c.to_dict() for c in cases]},
     }
 
     def draw(console: Any) -> None:
+        for dataset, rows in tables.items():
+            console.print(_result_table(dataset, rows))
+            console.print("")
         for line in lines:
             console.print(line, highlight=False, markup=False, soft_wrap=True)
 
-    emit(Output(data=data, columns=CASE_COLUMNS, rows=[c.to_dict() for c in cases], notes=lines,
-                title=f"evalops {run.label}", draw=draw), fmt, output_path)
-    if incomplete is not None and fmt != "table":
+    if not quiet or output_path is not None:
+        emit(Output(data=data, columns=CASE_COLUMNS, rows=[c.to_dict() for c in cases], notes=lines,
+                    title=f"evalops {run.label}", draw=draw), fmt, output_path)
+    if incomplete is not None and (fmt != "table" or quiet):
         click.echo(f"error: {incomplete}", err=True)
     if code != ExitCode.SUCCESS:
         sys.exit(code)
@@ -143,6 +250,9 @@ def _write_input_error(junit_xml: Path | None, exc: Exception) -> None:
 
 
 JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file, for CI."
+QUIET_OPTION = click.option("-q", "--quiet", is_flag=True,
+                            help="Print nothing on stdout (for scripts: the exit code says what happened; errors "
+                                 "still go to stderr; -o still writes the output).")
 
 
 @click.command()
@@ -156,10 +266,11 @@ JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file,
                    "inconclusive (or none).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=Path("evalops-junit.xml"),
               show_default=True, help=JUNIT_HELP)
+@QUIET_OPTION
 @output_options()
 @reports_errors
 def gate(day: dt.date | None, project: Path | None, config_file: str | None, fail_on_regression: bool, fail_on: str,
-         junit_xml: Path, fmt: str, output_path: Path | None) -> None:
+         junit_xml: Path, quiet: bool, fmt: str, output_path: Path | None) -> None:
     """Run one evaluation (as `evalops run`) as a CI check: exit 0 when it passes, 4 on a regression alert
     or a floor breach, 5 when a version could not be scored or was scored partially, 7 when a comparison
     cannot be found, 8 when the judge step failed, 3 on bad input; write JUnit XML and a short summary.
@@ -181,4 +292,4 @@ def gate(day: dt.date | None, project: Path | None, config_file: str | None, fai
         _write_input_error(junit_xml, exc)
         raise
     finish_run(cfg, run, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
-               fmt=fmt, output_path=output_path, gate_summary=True, fail_on=policy)
+               fmt=fmt, output_path=output_path, gate_summary=True, fail_on=policy, quiet=quiet)

@@ -11,7 +11,7 @@ import click
 
 from evalops.cli._common import DAY, output_options, reports_errors, stderr_is_terminal
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
-from evalops.cli.gate import JUNIT_HELP, finish_run, gated_run
+from evalops.cli.gate import JUNIT_HELP, QUIET_OPTION, finish_run, gated_run
 from evalops.errors import InputError
 from evalops.pipeline.demo import BACKFILL_DAYS
 from evalops.warehouse.config import url_for as warehouse_url_for
@@ -29,18 +29,21 @@ def _say(message: str) -> None:
 @click.option("--fail-on-regression", is_flag=True, help="Exit 4 when the run raised a regression alert (for CI).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, help=JUNIT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@QUIET_OPTION
 @output_options()
 @reports_errors
-def run(day, project, config_file, fail_on_regression, junit_xml, as_json, fmt, output_path):
+def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet, fmt, output_path):
     """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
-    window.
+    window, and print what it decided: per gold set, each version's measures, the delta against its
+    baseline with the decision interval and the decision (with its reason code); then the alerts and the
+    report's path.
 
     Exits 6 when an alert stays undelivered (or unknown) after sending; `evalops alerts retry` and every
     later run send it again."""
     cfg = project_config(project, config_file)
     run_ctx, result, incomplete = gated_run(cfg, day)
     finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
-               fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False)
+               fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False, quiet=quiet)
 
 
 def _fmt(value, spec: str) -> str:

@@ -19,7 +19,8 @@ from evalops.cli._project import PROJECT_OPTION
 from evalops.errors import ConfigError, InputError
 from evalops.exitcodes import ExitCode
 
-DOCS_HELP = "Folder for the Great Expectations Data Docs HTML (default: the project's data_docs setting)."
+DOCS_HELP = ("Folder for the Great Expectations Data Docs HTML (default: the project's data_docs setting, "
+             ".evalops/work/data_docs; .evalops/data_docs under the current folder when a folder or file is given).")
 
 
 def _docs_dir(docs_dir: str | None, no_docs: bool, cfg: Any = None) -> str | None:

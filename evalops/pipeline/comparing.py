@@ -23,6 +23,9 @@ Gold queries with ``split: dev`` are left out of these comparisons (the pipeline
 their mean deltas are kept beside the test ones for the tuning warning. The comparisons are also read per
 query type, language, split and log segment (``evalops.segments``; descriptive, one family per facet).
 
+The bootstrap and the randomization test of a comparison are seeded by its data (:func:`data_seed` of the
+paired query ids and values), not by the run's day: identical data gives identical intervals on any day.
+
 The comparisons are decided in ``deciding``, which corrects the p-values across every measure and version
 of the run together, as a family; a per-version task cannot see the family.
 """
@@ -231,7 +234,10 @@ def _segments(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataF
         jm = judged_measure(measure, cfg.k)
         jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
         judged[measure] = (dict(zip(jb["query_id"], jb["value"])), dict(zip(jc["query_id"], jc["value"])))
-    return segment_comparisons(base, cand, attributes, measures, cfg.stats_policy(run.seed),
+    # seeded by the two versions' scores (the segment families are one version pair's): same data, same bounds
+    b, c = (f.sort_values(["measure", "query_id"], kind="stable") for f in (base, cand))
+    seed = data_seed(b["query_id"], b["measure"], b["value"], c["query_id"], c["measure"], c["value"])
+    return segment_comparisons(base, cand, attributes, measures, cfg.stats_policy(seed),
                                baseline_name=f"{spec['retriever']}@{spec['baseline_version']}",
                                candidate_name=f"{spec['retriever']}@{spec['version']}", judged=judged)
 
@@ -245,6 +251,25 @@ def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
                  "a query a side did not answer is left out of the comparison (never scored as 0); the "
                  "comparison covers the queries both answered")
     return Coverage(judged, baseline_answered, candidate_answered, treatment)
+
+
+def data_seed(*parts: Any) -> int:
+    """A seed derived from data: the SHA-256 of ``parts`` (arrays or sequences of query ids and values, in
+    order; values as float64), its first 8 bytes as a non-negative integer. Identical data gives the same
+    seed on any day and machine; different data almost surely another one."""
+    import hashlib
+
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for part in parts:
+        array = np.asarray(part)
+        if array.dtype.kind in "biuf":
+            digest.update(b"n" + np.ascontiguousarray(array, dtype="<f8").tobytes())
+        else:
+            digest.update(b"s" + "\x1f".join(str(x) for x in array.reshape(-1).tolist()).encode("utf-8"))
+        digest.update(b"\x1e")
+    return int.from_bytes(digest.digest()[:8], "big") >> 1
 
 
 def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
@@ -281,5 +306,6 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
                                       dict(zip(b["query_id"], b["value"])),
                                       dict(zip(upper["query_id"], upper["value"]))))
         out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
-                           coverage=coverage, judged=judged, higher_is_better=direction))
+                           coverage=coverage, judged=judged, higher_is_better=direction,
+                           rng=data_seed(paired.query_ids, paired.baseline, paired.candidate)))
     return out

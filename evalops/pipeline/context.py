@@ -10,8 +10,10 @@ Built from an Airflow task context (:meth:`RunContext.from_airflow`) or for a CL
 * The **window** of query logs is the run's data interval (the daily schedule runs at 00:00 UTC, so it
   is the previous UTC day, matching the logs' date partitions). When the interval is missing or empty
   (asset triggers, manual runs), it is the UTC day before the anchor's date.
-* The **seed** of every random draw (log sampling, randomization tests) is the day as ``YYYYMMDD``, so a
-  re-run of a day draws the same sample and a different day a different one.
+* The **seed** of the day's draws (log sampling, the judge's sample of production queries) is the day as
+  ``YYYYMMDD``, so a re-run of a day draws the same sample and a different day a different one. The
+  comparisons' bootstrap and randomization tests are seeded by their data instead
+  (``evalops.pipeline.comparing.data_seed``): identical data gives identical intervals on any day.
 """
 
 from __future__ import annotations

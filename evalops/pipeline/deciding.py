@@ -47,6 +47,7 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
     from evalops.stats import Comparison, adjust_and_decide
     from evalops.warehouse import ab_test_result, record_ab_tests
 
+    from evalops.pipeline.comparing import data_seed
     from evalops.pipeline.registry import alerting_measures
     from evalops.warehouse import comparison_look
 
@@ -69,6 +70,11 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             families.setdefault(family, []).append((spec, comp, stored["baseline_run_id"]))
     records, counts = [], {}
     for family, members in sorted(families.items()):
+        # the family's bootstrap (a decision interval under interval: bootstrap) is seeded by its members'
+        # per-query deltas, not by the day: identical data gives identical bounds
+        seed = data_seed(*(part for _, c, _ in members for part in ([c.measure, c.candidate_name], c.deltas)))
+        members = [(spec, dataclasses.replace(c, policy=dataclasses.replace(c.policy, seed=seed)), base)
+                   for spec, c, base in members]
         if family == "production":
             # one look per candidate run: the days this version was compared on a production sample before
             decided = []

@@ -36,7 +36,8 @@ def _finite(x: float | None) -> bool:
 
 
 def delta_chart_png(results: list[ABResult]) -> bytes | None:
-    """A forest plot: each comparison's delta (candidate − baseline) with its 95% CI, coloured by decision.
+    """A forest plot: each comparison's delta (candidate − baseline) with its decision interval (the one the
+    rule read, at the family's level), coloured by decision.
 
     Returns None when there is nothing to plot.
     """
@@ -47,14 +48,14 @@ def delta_chart_png(results: list[ABResult]) -> bytes | None:
     ax = fig.add_subplot()
     for i, r in enumerate(rows):
         colour = _COLOURS.get(r.decision, "#34495e")
-        if _finite(r.delta_ci_low) and _finite(r.delta_ci_high):
-            ax.plot([r.delta_ci_low, r.delta_ci_high], [i, i], color=colour, linewidth=2)
+        if _finite(r.interval_low) and _finite(r.interval_high):
+            ax.plot([r.interval_low, r.interval_high], [i, i], color=colour, linewidth=2)
         ax.plot([r.delta], [i], "o", color=colour)
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"{r.retriever} {r.candidate_version} · {r.measure} [{r.query_set}]" for r in rows])
     ax.invert_yaxis()
-    ax.set_xlabel("delta vs baseline (95% CI)")
+    ax.set_xlabel("delta vs baseline (decision interval)")
     ax.set_title("Candidate minus baseline")
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)

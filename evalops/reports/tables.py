@@ -11,7 +11,8 @@ from typing import Any
 from evalops import numfmt
 from evalops.reports.model import ABResult, ReportData, VersionScores
 
-__all__ = ["Bullet", "Cell", "Section", "Table", "report_sections", "fmt_num", "fmt_p"]
+__all__ = ["Bullet", "Cell", "Section", "Table", "decision_interval", "decision_text", "report_sections", "fmt_num",
+           "fmt_p"]
 
 TONES = ("regression", "improvement")  # decisions a renderer may colour
 
@@ -126,7 +127,7 @@ def _ab_table(results: list[ABResult]) -> Table:
             str(r.n),
             fmt_num(r.baseline_mean),
             fmt_num(r.candidate_mean),
-            fmt_num(r.delta, signed=True) + _ci(r.delta_ci_low, r.delta_ci_high, signed=True),
+            fmt_num(r.delta, signed=True),
             fmt_p(r.p_value),
             fmt_p(r.p_adjusted),
             numfmt.effect(r.effect_size_dz),
@@ -134,14 +135,15 @@ def _ab_table(results: list[ABResult]) -> Table:
             _rule_interval(r),
             numfmt.margin(r.margin),
             "–" if r.family_size is None else f"{r.family_size}" + (f" ({r.family})" if r.family else ""),
-            Cell((r.decision.upper() if r.decision == "regression" else r.decision)
-                 + "".join(f" ({x})" for x in (r.severity, r.criterion, r.reason_code) if x),
+            Cell(decision_text(r.decision, r.severity, r.criterion, r.reason_code),
                  r.decision if r.decision in TONES else None),
             _judged(r.judged_coverage),
         ]
         for r in results
     ]
-    header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta (95% CI)",
+    # one interval per comparison: the decision interval (a bootstrap one when the policy's interval is
+    # bootstrap); the comparison's separate bootstrap interval of the delta stays in the warehouse and JSON
+    header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta",
               "p (reported test)", "adjusted p (decision)", "d_z", "W/T/L", "decision interval", "margin", "family", "decision",
               "judged coverage"]
     return Table(header, rows)
@@ -261,12 +263,23 @@ def _not_compared(data: ReportData) -> list[str]:
     return out
 
 
+def decision_interval(low: Any, high: Any, level: Any = None, missing: str = numfmt.DASH) -> str:
+    """The family-adjusted interval a decision was read from, with its level (``-0.0431 .. -0.0102 at
+    98.33%``): the one interval a comparison shows in reports, alerts and the CLI."""
+    if numfmt.defined(low) is None or numfmt.defined(high) is None:
+        return missing
+    at = "" if numfmt.defined(level) is None else f" at {numfmt.level(level)}"
+    return f"{fmt_num(low, signed=True)} .. {fmt_num(high, signed=True)}{at}"
+
+
+def decision_text(decision: str, *qualifiers: str | None) -> str:
+    """A decision as tables print it: a regression in capitals, then its severity, criterion and reason
+    code in parentheses (``REGRESSION (critical) (margin)``, ``inconclusive (underpowered)``)."""
+    return (decision.upper() if decision == "regression" else decision) + "".join(f" ({x})" for x in qualifiers if x)
+
+
 def _rule_interval(r: ABResult) -> str:
-    """The family-adjusted interval the decision was read from, with its level."""
-    if r.interval_low is None or r.interval_high is None:
-        return "–"
-    level = "" if r.interval_level is None else f" at {numfmt.level(r.interval_level)}"
-    return f"{fmt_num(r.interval_low, signed=True)} .. {fmt_num(r.interval_high, signed=True)}{level}"
+    return decision_interval(r.interval_low, r.interval_high, r.interval_level)
 
 
 def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]]:

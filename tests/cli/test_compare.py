@@ -104,9 +104,10 @@ def test_table_is_readable(scifact):
     assert out.exit_code == 0
     lines = out.stdout.splitlines()
     header = next(line for line in lines if "measure" in line)
-    for column in ("n", "baseline", "candidate", "delta [95% CI]", "rel %", "p adj", "d_z [95% CI]", "W/T/L",
-                   "decision"):
+    for column in ("n", "baseline", "candidate", "delta", "rel %", "decision interval", "p adj", "d_z [95% CI]",
+                   "W/T/L", "decision"):
         assert column in header
+    assert "delta [" not in header  # one interval per comparison: the decision interval
     row = next(line for line in lines if line.lstrip().startswith("nDCG@10 "))
     assert "0.7524" in row and "0.8183" in row and "+8.8" in row
     assert all(len(line) <= 200 for line in lines)
@@ -227,7 +228,7 @@ def test_markdown_prints_the_numbers_as_the_terminal_does(scifact):
     cells = dict(zip([c.strip() for c in header.strip("|").split("|")], [c.strip() for c in row.strip("|").split("|")]))
     assert cells["delta"][0] in "+-" and len(cells["delta"].split(".")[1]) == 4  # signed, 4 decimals
     assert cells["interval_level"].endswith("%")
-    for key in ("delta", "delta_ci_low", "delta_ci_high", "baseline_mean", "p_adjusted", "effect_size_dz"):
+    for key in ("delta", "interval_low", "interval_high", "baseline_mean", "p_adjusted", "effect_size_dz"):
         assert cells[key] in terminal, (key, cells[key])
     assert f"at {cells['interval_level']}" in terminal
 

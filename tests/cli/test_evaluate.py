@@ -186,3 +186,17 @@ def test_markdown_prints_numbers_as_the_terminal_does(small):
     cells = [c.strip().replace("\\", "") for c in row.strip("|").split("|")]
     terminal = next(line for line in table.splitlines() if line.strip().startswith("P@1"))
     assert [c.strip() for c in terminal.split("│")] == cells
+
+
+def test_a_measure_is_shown_as_the_user_spelled_it_and_keyed_canonically_in_json(small):
+    """``-m MRR`` prints MRR (not its canonical RR) in the table, CSV and markdown; the values are RR's
+    (trec_eval's recip_rank) and the stable JSON keys stay canonical."""
+    table = invoke(*small, "-m", "MRR", "-m", "MRR@10").stdout
+    assert " MRR " in table and " MRR@10 " in table and " RR " not in table and " RR@10 " not in table
+    asked = list(csv.DictReader(io.StringIO(invoke(*small, "-m", "MRR", "--format", "csv").stdout)))
+    canonical = list(csv.DictReader(io.StringIO(invoke(*small, "-m", "RR", "--format", "csv").stdout)))
+    assert [r["measure"] for r in asked] == ["MRR"] and [r["measure"] for r in canonical] == ["RR"]
+    assert [r["mean"] for r in asked] == [r["mean"] for r in canonical] == ["0.5"]
+    markdown = invoke(*small, "-m", "MRR", "--format", "markdown", "--per-query").stdout
+    assert "| q1 | MRR | 1.0000 |" in markdown and "- MRR: mean 0.5000" in markdown
+    assert list(json.loads(invoke(*small, "-m", "MRR", "--format", "json").stdout)["measures"]) == ["RR"]

@@ -80,7 +80,9 @@ def test_a_planted_regression_fails_the_gate_with_one_failing_case(project, tmp_
     failure = failing[0].find("failure")
     assert failure.get("type") == "regression"
     message = failure.get("message")
-    assert message.startswith("regression (critical): nDCG@10 0.6433 -> 0.3640, delta -0.2792 [95% CI -")
+    # one interval: the decision interval at the family's level (the bootstrap interval is not printed beside it)
+    assert message.startswith("regression (critical): nDCG@10 0.6433 -> 0.3640, delta -0.2792 [decision interval -")
+    assert "95% CI" not in message
     assert "adjusted p" in message and "against 1.0" in message
     # the other measures regress too, but only the alert measure (the first) fails the gate
     assert suite.get("tests") == "6" and suite.get("failures") == "1" and suite.get("errors") == "0"
@@ -105,6 +107,16 @@ def test_without_the_regression_the_gate_passes(project, tmp_path):
     skipped = {(c.get("classname"), c.get("name")) for c in cases if c.find("skipped") is not None}
     assert skipped == {("handbook-search@2.0-hybrid", m) for (v, m), (d, _) in decisions.items()
                        if v == "2.0-hybrid" and d == "inconclusive"}
+    # the same results as `run` prints them: one row per version and measure, each decision as decided
+    rows = {(r["version"], r["measure"]): r for r in payload["results"]["gold"]}
+    assert rows[("1.0", "nDCG@10")]["decision"] is None and rows[("1.0", "nDCG@10")]["role"] == "baseline"
+    assert rows[("2.0-hybrid", "nDCG@10")]["decision"] == decisions[("2.0-hybrid", "nDCG@10")][0]
+    table = CliRunner().invoke(main, ["run", "--date", DAY3], env=env)
+    assert table.exit_code == 0, table.output
+    line = next(x for x in table.output.splitlines() if x.lstrip().startswith("handbook-search 2.0-hybrid"))
+    assert "nDCG@10" in line and f"{rows[('2.0-hybrid', 'nDCG@10')]['delta']:+.4f}" in line
+    assert "improvement" in line and " vs 1.0" in line and "at 95%" in line
+    assert "nan" not in table.output  # an empty severity or reason code is left out, not printed as NaN
 
 
 def test_run_reports_a_regression_but_exits_0_without_the_flag(project, tmp_path):
@@ -113,6 +125,13 @@ def test_run_reports_a_regression_but_exits_0_without_the_flag(project, tmp_path
     runner = CliRunner()
     plain = runner.invoke(main, ["run", "--date", DAY2], env=env)
     assert plain.exit_code == 0 and "ALERT  Regression: handbook-search 2.0-truncated" in plain.output
+    # what the run decided comes first: each version's measures, the delta, the decision interval, the decision
+    assert plain.output.startswith("gold set gold")
+    truncated = next(x for x in plain.output.splitlines() if x.lstrip().startswith("handbook-search 2.0-truncated"))
+    assert "nDCG@10" in truncated and "0.3640" in truncated and "-0.2792" in truncated
+    assert "REGRESSION (critical) vs 1.0" in truncated
+    quiet = runner.invoke(main, ["run", "--date", DAY2, "--quiet", "--fail-on-regression"], env=env)
+    assert quiet.exit_code == ExitCode.REGRESSION and quiet.stdout == ""
     junit = tmp_path / "run.xml"
     gated = runner.invoke(main, ["run", "--date", DAY2, "--fail-on-regression", "--junit-xml", str(junit)], env=env)
     assert gated.exit_code == ExitCode.REGRESSION, gated.output

@@ -59,3 +59,13 @@ def test_retrievers_json_output_masks_every_secret(tmp_path, monkeypatch):
     assert entry["params"]["url"] == "https://***:***@search.example.com/v1/search?api_key=***&top=5&sig=***"
     assert entry["params"]["body"] == {"collection": "handbook", "client_secret": MASK,
                                        "nested": {"access_token": MASK}}
+
+
+@pytest.mark.parametrize("url", ["sqlite:////tmp/evalops-demo/warehouse.db", "sqlite:///warehouse.db", "sqlite://"])
+def test_a_url_without_secrets_prints_as_given(url):
+    # urlunsplit drops an empty authority ("sqlite://tmp/..." named another file)
+    assert mask_url(url) == url
+
+
+def test_a_masked_sqlite_url_keeps_its_empty_authority():
+    assert mask_url("sqlite:////tmp/w.db?password=x") == "sqlite:////tmp/w.db?password=***"

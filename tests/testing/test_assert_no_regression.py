@@ -37,7 +37,7 @@ def test_a_planted_drop_fails_with_the_decision_in_words(scifact):
         assert_no_regression(baseline, candidate, qrels=str(qrels), measures=["nDCG@10", "R@100"])
     message = str(caught.value)
     assert message.startswith("1 of 2 comparisons regressed") or message.startswith("2 of 2 comparisons regressed")
-    assert "regression (critical): nDCG@10" in message and "delta -0." in message and "95% CI" in message
+    assert "regression (critical): nDCG@10" in message and "delta -0." in message and "[decision interval -0." in message
     assert "a material drop (critical)" in message  # the rule's own reason, in words
 
 

@@ -78,6 +78,8 @@ def test_history_views(url):
     populate(url)
     latest = json.loads(invoke("history", "--format", "json").output)
     assert [r["version"] for r in latest] == ["v1", "v2"]
+    assert [round(r["nDCG@10"], 6) for r in latest] == [0.6, 0.7]  # each run's mean of each measure
+    assert "nDCG@10" in invoke("history").output.splitlines()[0]
     trend = json.loads(invoke("history", "bm25", "-m", "nDCG@10", "--format", "json").output)
     assert [round(r["mean"], 6) for r in trend] == [0.6, 0.7]
     assert trend[0]["ci_high"] is None and trend[0]["logical_date"] == "2024-05-01T00:00:00Z"
@@ -94,6 +96,32 @@ def record_failed_run(url: str, fp: EvalFingerprint, version: str = "v3") -> Non
                    logical_date=T0 + dt.timedelta(days=1), status="failed", started_at=T0, n_queries=2, n_failed=2)
     finally:
         engine.dispose()
+
+
+def test_history_of_a_measure_needs_no_retriever_and_shows_retriever_and_measure(url):
+    """``history -m MEASURE`` reads every retriever (no RETRIEVER argument), one row per version and date,
+    with a retriever and a measure column."""
+    invoke("db", "upgrade")
+    populate(url)
+    engine = create_warehouse_engine(url)
+    try:
+        fp = EvalFingerprint.of("g1", "kb1", ["nDCG@10"], {"ties": "trec_eval"})
+        record_run(engine, RunKey("retrieval_eval", "scheduled__2024-05-01", "dense", "d1"), fingerprint=fp,
+                   logical_date=T0, status="succeeded", started_at=T0, n_queries=2,
+                   scores=pd.DataFrame({"query_id": ["a", "b"], "measure": ["nDCG@10"] * 2, "value": [0.1, 0.3]}),
+                   aggregates=pd.DataFrame({"measure": ["nDCG@10"], "n": [2], "mean": [0.2], "ci_low": [0.1],
+                                            "ci_high": [0.3]}), ci_level=0.95, ci_method="t")
+    finally:
+        engine.dispose()
+    out = invoke("history", "-m", "nDCG@10")
+    assert out.exit_code == 0, out.output
+    header = out.output.splitlines()[0]
+    assert "retriever" in header and "measure" in header and "mean" in header
+    rows = json.loads(invoke("history", "-m", "nDCG@10", "--format", "json").output)
+    assert [(r["retriever"], r["version"], r["measure"], r["mean"]) for r in rows] == [
+        ("bm25", "v1", "nDCG@10", 0.6), ("dense", "d1", "nDCG@10", 0.2), ("bm25", "v2", "nDCG@10", 0.7)]
+    one = json.loads(invoke("history", "dense", "-m", "nDCG@10", "--format", "json").output)
+    assert [(r["retriever"], r["version"]) for r in one] == [("dense", "d1")]
 
 
 def test_history_lists_a_failed_version_with_its_status_and_empty_measure_cells(url):
@@ -159,7 +187,8 @@ def test_promote_and_roll_back(url):
         (["promote", "bm25", "--rollback", "--reason", "x"], "--rollback needs --fingerprint", ExitCode.BAD_INPUT),
         (["promote", "bm25", "--rollback", "--fingerprint", "zz", "--reason", "x"], "not a hex hash",
          ExitCode.BAD_INPUT),
-        (["history", "-m", "nDCG@10"], "needs a RETRIEVER", ExitCode.BAD_INPUT),
+        (["history", "-m", "foo"], "measure 'foo' is not stored on dataset gold; stored measures: nDCG@10",
+         ExitCode.BAD_INPUT),
         (["history", "--since", "2024-01-01"], "--since does not apply to the runs view", ExitCode.BAD_INPUT),
         (["history", "bm25", "--superseded"], "--superseded does not apply to the runs view", ExitCode.BAD_INPUT),
         (["history", "bm25", "--baselines", "--version", "v1", "--since", "2024-01-01"],
