@@ -423,6 +423,7 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
              labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
              query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
     from evalops.metrics import Policy, evaluate
+    from evalops.pipeline.comparing import data_seed
     from evalops.stats import align, compare
 
     versions = list(ranked)
@@ -469,7 +470,8 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
                 continue
             comparisons.append((spec, compare(paired, measure=f"judge:{m}", policy=policy,
                                               baseline_name=f"{spec['retriever']}@{base}",
-                                              candidate_name=f"{spec['retriever']}@{spec['version']}")))
+                                              candidate_name=f"{spec['retriever']}@{spec['version']}",
+                                              rng=data_seed(paired.query_ids, paired.baseline, paired.candidate))))
     decided, families = _decide_families(cfg, specs[0]["dataset"] if specs else "", comparisons, policy)
     return {"versions": summary, "comparisons": decided, "families": families, "excluded_queries": excluded,
             "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
@@ -497,6 +499,9 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str
     Returns the decided comparison records (each with its ``family`` and ``look``) and the families'
     description (members, size, correction, alpha, looks) for the warehouse and the report.
     """
+    import dataclasses
+
+    from evalops.pipeline.comparing import data_seed
     from evalops.stats import adjust_and_decide
 
     family = judge_family(dataset)
@@ -512,7 +517,13 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str
             from evalops.warehouse import comparison_look
 
             look = comparison_look(engine_for(cfg), run_id)
-        for i, comp in zip(idx, adjust_and_decide([comparisons[i][1] for i in idx], policy, look=look)):
+        # the family's bootstrap (a decision interval under interval: bootstrap) is seeded by its members'
+        # per-query deltas, not by the day, as the gold family's is (deciding): identical data, identical bounds
+        seed = data_seed(*(part for i in idx for c in [comparisons[i][1]]
+                           for part in ([c.measure, c.candidate_name], c.deltas)))
+        members = [dataclasses.replace(comparisons[i][1], policy=dataclasses.replace(comparisons[i][1].policy, seed=seed))
+                   for i in idx]
+        for i, comp in zip(idx, adjust_and_decide(members, dataclasses.replace(policy, seed=seed), look=look)):
             decided[i] = {**comp.to_dict(), "family": family, "look": look}
             if look is not None:
                 looks[comp.candidate_name] = look

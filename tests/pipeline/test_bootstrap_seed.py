@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from evalops.cli import main
 from evalops.pipeline.comparing import data_seed
 from evalops.warehouse import create_warehouse_engine, load_ab_tests, measure_history
+from evalops.warehouse.judgments import load_judge_runs
 from tests.dags.conftest import INCLUDE
 
 
@@ -43,6 +44,7 @@ def test_identical_data_on_two_days_gives_identical_bootstrap_bounds(tmp_path):
         "EVALOPS_REGISTRY": _registry(tmp_path / "day1.yaml", {"1.0"}),
         "EVALOPS_LOG_SAMPLE_SIZE": "0",
         "EVALOPS_REGRESSION__INTERVAL": "bootstrap",
+        "EVALOPS_JUDGE__KIND": "lexical",  # the judge-label comparisons are seeded by their data too
         "EVALOPS_RETRIEVERS": None, "EVALOPS_CONFIG": None, "EVALOPS_WEBHOOK_URL": None,
         "EVALOPS_ALERT_EMAIL": None, "EVALOPS_MEASURES": None, "EVALOPS_ALERT_MEASURES": None,
     }
@@ -61,6 +63,7 @@ def test_identical_data_on_two_days_gives_identical_bootstrap_bounds(tmp_path):
         assert len(days) == 2
         frames = [load_ab_tests(engine, candidate_run_id=int(run_id)).set_index("measure").sort_index()
                   for run_id in days["run_id"]]
+        judged = [r["comparisons"] for r in load_judge_runs(engine)["results"] if r and r.get("comparisons")]
     finally:
         engine.dispose()
     first, second = frames
@@ -68,4 +71,8 @@ def test_identical_data_on_two_days_gives_identical_bootstrap_bounds(tmp_path):
     assert first[bounds].notna().all().all()
     assert first[bounds].equals(second[bounds])  # same data, same bounds, on another day
     assert (first["policy"].map(lambda p: p["seed"]) == second["policy"].map(lambda p: p["seed"])).all()
-
+    # the judge-label comparisons of the two days (the offline judge labels the same top k both days)
+    assert len(judged) == 2 and judged[0], judged
+    keys = ("measure", "candidate", "delta", "delta_ci_low", "delta_ci_high", "interval_low", "interval_high")
+    assert [{k: c.get(k) for k in keys} for c in judged[0]] == [{k: c.get(k) for k in keys} for c in judged[1]]
+    assert all(c.get("delta_ci_low") is not None for c in judged[0]), judged[0]
