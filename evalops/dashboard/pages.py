@@ -186,13 +186,18 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
     deltas = [q["delta"] for q in queries if q["delta"] is not None]
     worst = sorted((q for q in queries if q["delta"] is not None), key=lambda q: (q["delta"], q["query_id"]))
     worst = [q for q in worst if q["delta"] < 0][: settings.worse_limit]
-    level = _num(ab["ci_level"]) or 0.95
+    # one interval per comparison: the family-adjusted interval the decision was read from (its bootstrap
+    # interval of the delta stays in the warehouse and the JSON export)
+    low, high = ab.get("interval_low"), ab.get("interval_high")
+    level = _num(ab.get("interval_level")) or 0.95
+    interval = (f"{fmt(low, '+')} to {fmt(high, '+')}" if low is not None and high is not None
+                else "not computed")
     measure, dataset = ab["measure"], cand["dataset"]
     words = (
         f"On the {dataset} queries (n = {ab['n']}), {cand['retriever']} {cand['version']} scored "
         f"{measure} {fmt(ab['candidate_mean'])} against {fmt(ab['baseline_mean'])} for the baseline "
-        f"{base['version']}: a difference of {fmt(ab['delta'], '+')} ({numfmt.percent(level)} interval "
-        f"{fmt(ab['delta_ci_low'], '+')} to {fmt(ab['delta_ci_high'], '+')}). "
+        f"{base['version']}: a difference of {fmt(ab['delta'], '+')} ({numfmt.percent(level)} decision interval "
+        f"{interval}). "
         f"The {ab['test']} gives p = {numfmt.p_value(ab['p_value'])} (adjusted {numfmt.p_value(ab['p_adjusted'])}); "
         f"the paired effect size d_z is {numfmt.effect(ab['d_z'])}. The candidate won on {ab['wins']} queries, "
         f"tied on {ab['ties']} and lost on {ab['losses']}. Decision: {ab['decision']}."
@@ -203,7 +208,8 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         ("candidate", f"{cand['version']} (run {cand['run_id']}, {_day(cand['logical_date'])})"),
         ("baseline mean", fmt(ab["baseline_mean"])), ("candidate mean", fmt(ab["candidate_mean"])),
         ("delta", fmt(ab["delta"], "+")),
-        (f"delta {numfmt.percent(level)} interval", f"[{fmt(ab['delta_ci_low'], '+')}, {fmt(ab['delta_ci_high'], '+')}]"),
+        (f"decision interval ({numfmt.percent(level)})",
+         f"[{fmt(low, '+')}, {fmt(high, '+')}]" if low is not None and high is not None else "not computed"),
         ("test", ab["test"]), ("p", numfmt.p_value(ab["p_value"])), ("p adjusted", numfmt.p_value(ab["p_adjusted"])),
         ("d_z", f"{numfmt.effect(ab['d_z'])} [{numfmt.effect(ab['d_z_ci_low'])}, {numfmt.effect(ab['d_z_ci_high'])}]"),
         ("wins / ties / losses", f"{ab['wins']} / {ab['ties']} / {ab['losses']}"),

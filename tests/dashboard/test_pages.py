@@ -109,3 +109,19 @@ def test_the_overview_shows_each_floor_and_whether_it_holds(filled):
                                    report_dir=filled["cfg"].report_dir)).get("/").text for f in floors]
     assert "floor 0.99 breached (critical)" in pages[0] and f"{measure} mean" in pages[0]
     assert "floor 0.01</span>" in pages[1] and "breached" not in pages[1].split("floor 0.01")[1][:20]
+
+
+def test_the_ab_page_shows_the_one_interval_the_decision_was_read_from(client, filled):
+    """One interval per comparison: the family-adjusted decision interval with its level; the comparison's
+    separate bootstrap interval of the delta is not printed beside it (it stays in the warehouse)."""
+    from evalops import numfmt
+    from evalops.warehouse import load_ab_tests
+
+    stored = load_ab_tests(filled["engine"])
+    for _, ab in stored[stored["interval_low"].notna()].iterrows():
+        html = client.get(f"/ab/{int(ab['id'])}").text
+        low, high = numfmt.number(ab["interval_low"], signed=True), numfmt.number(ab["interval_high"], signed=True)
+        assert f"[{low}, {high}]" in html and f"{low} to {high}" in html
+        assert f"decision interval ({numfmt.percent(ab['interval_level'])})" in html
+        boot = numfmt.number(ab["delta_ci_low"], signed=True)
+        assert boot == low or boot not in html, boot
