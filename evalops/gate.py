@@ -133,7 +133,8 @@ def gate_cases(
 
     ``versions`` are the run's version specs (``retriever``, ``version``, ``dataset``, ``run_id``,
     ``baseline_version``, ``baseline_run_id``), ``decisions`` the decided comparison records (as
-    ``load_decisions`` gives them: ``retriever``, ``version``, ``dataset``, ``comparison``), ``alerts`` the
+    ``evalops.pipeline.deciding.Decision.to_record`` gives them: ``retriever``, ``version``, ``dataset``,
+    ``comparison``), ``alerts`` the
     run's alerts, ``statuses`` each warehouse run id's status, ``measures`` the canonical measures scored,
     ``fail_on`` the kinds that fail (module docstring), ``floors`` the run's floor checks
     (:class:`evalops.floors.FloorCheck` with ``run_id``).
@@ -242,21 +243,18 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
     from evalops.floors import floor_checks
     from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for
-    from evalops.warehouse import get_run, load_ab_tests, load_aggregates
+    from evalops.pipeline.deciding import load_decisions
+    from evalops.warehouse import get_run, load_aggregates
 
     engine = engine_for(cfg)
     statuses = {s["run_id"]: get_run(engine, s["run_id"]).status for s in result["versions"]}
-    decisions, floors = [], []
+    gold, floors = [], []
     for spec in result["versions"]:
         if spec.get("dataset", "gold") != "gold" or statuses.get(spec["run_id"]) == "failed":
             continue
         floors += floor_checks(cfg, spec["dataset"], spec["run_id"],
                                load_aggregates(engine, spec["run_id"]))
-        if spec.get("baseline_run_id") is None:
-            continue
-        stored = load_ab_tests(engine, candidate_run_id=spec["run_id"], baseline_run_id=spec["baseline_run_id"])
-        for row in stored.to_dict("records"):
-            decisions.append({"retriever": spec["retriever"], "version": spec["version"], "dataset": "gold",
-                              "comparison": row})
+        gold.append(spec)
+    decisions = [d.to_record() for d in load_decisions(cfg, run, gold)]  # the warehouse's, never the work folder's
     return gate_cases(result["versions"], decisions, result["alerts"], statuses, canonical_measures(cfg),
                       fail_on=fail_on, floors=floors)
