@@ -134,13 +134,12 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
         counts.setdefault(dataset, {})
         for (spec, _, base_id), comp, row in zip(members, decided, stored):
             counts[dataset][comp.decision] = counts[dataset].get(comp.decision, 0) + 1
-            records.append({
-                "dataset": dataset, "family": family, "retriever": spec["retriever"], "version": spec["version"],
-                "baseline_version": spec["baseline_version"], "candidate_run_id": spec["run_id"],
-                "baseline_run_id": base_id, "ab_test_id": row.id, "fingerprint": spec["fingerprint"],
-                "comparison": comp.to_record(),
-                "segments": segments.get((spec["run_id"], comp.measure), []),
-            })
+            records.append(Decision(
+                dataset=dataset, family=family, retriever=spec["retriever"], version=spec["version"],
+                baseline_version=spec["baseline_version"], candidate_run_id=spec["run_id"],
+                baseline_run_id=base_id, ab_test_id=row.id, fingerprint=spec["fingerprint"],
+                comparison=comp.to_record(), segments=segments.get((spec["run_id"], comp.measure), []),
+            ).to_record())
     path = decisions_file(cfg, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records))

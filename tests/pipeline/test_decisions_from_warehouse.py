@@ -71,8 +71,17 @@ def test_a_lost_work_folder_loses_no_decision_and_the_gate_fails_closed_without_
     assert {("2.0-truncated", m) for m in ("nDCG@10", "RR@10", "R@100")} <= {(r[0], r[2]) for r in rows}
     assert len(event) == len(rows) > 0
 
+    def worst(version="2.0-truncated", measure="nDCG@10"):
+        from evalops.pipeline.deciding import load_decisions
+
+        [d] = [d for d in load_decisions(cfg, day2, result["versions"]) if (d.version, d.measure) == (version, measure)]
+        return d.comparison["worst_queries"]
+
+    assert worst()  # the work folder's cache adds the details ab_tests does not hold
+
     shutil.rmtree(work_root(cfg))
     assert _seen(cfg, day2, result) == before  # every decision, alert and verdict, from the warehouse
+    assert worst() == []  # only the cached details are lost with the work folder
 
     candidate = next(s for s in result["versions"] if s["version"] == "2.0-truncated")
     ab_tests, alerts = ABTestModel.__table__, AlertModel.__table__
