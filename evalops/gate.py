@@ -28,9 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalops.exitcodes import ExitCode, most_severe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.deciding import Decision
 
 __all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "GateCase", "alerting_regressions", "cases_for_run", "describe_comparison",
            "gate_cases", "gate_exit_code", "parse_fail_on"]
@@ -133,7 +136,7 @@ def describe_comparison(c: Mapping[str, Any]) -> str:
 
 def gate_cases(
     versions: Sequence[Mapping[str, Any]],
-    decisions: Sequence[Mapping[str, Any]],
+    decisions: Sequence[Decision],
     alerts: Iterable[Mapping[str, Any]],
     statuses: Mapping[int, str],
     measures: Sequence[str],
@@ -143,16 +146,16 @@ def gate_cases(
     """The gate's cases for the gold-set versions of one run.
 
     ``versions`` are the run's version specs (``retriever``, ``version``, ``dataset``, ``run_id``,
-    ``baseline_version``, ``baseline_run_id``), ``decisions`` the decided comparison records (as
-    ``load_decisions`` gives them: ``retriever``, ``version``, ``dataset``, ``comparison``), ``alerts`` the
+    ``baseline_version``, ``baseline_run_id``), ``decisions`` the decided comparisons
+    (:class:`evalops.pipeline.deciding.Decision`, as ``load_decisions`` reads them from the warehouse),
+    ``alerts`` the
     run's alerts, ``statuses`` each warehouse run id's status, ``measures`` the canonical measures scored,
     ``fail_on`` the kinds that fail (module docstring), ``floors`` the run's floor checks
     (:class:`evalops.floors.FloorCheck` with ``run_id``).
     """
     fail_on = frozenset(fail_on)
     alerting = alerting_regressions(alerts)
-    compared = {(d["retriever"], d["version"], d["comparison"]["measure"]): d
-                for d in decisions if d.get("dataset", "gold") == "gold"}
+    compared = {(d.retriever, d.version, d.measure): d for d in decisions if d.dataset == "gold"}
     breaches = {(f.run_id, f.measure): f for f in floors if f.breached}
     cases = []
 
@@ -205,8 +208,8 @@ def gate_cases(
                 cases.append(GateCase(**common, outcome=outcome, decision=None, kind=kind,
                                       message=("partial: " if kind == "partial" else "") + message + partial))
                 continue
-            c = record["comparison"]
-            decision = c["decision"]
+            c = record.comparison
+            decision = record.decision
             message = describe_comparison(c) + f" (against {baseline})"
             kind, outcome = None, "passed"
             if decision == "regression" and key in alerting:
@@ -255,21 +258,18 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
     from evalops.floors import floor_checks
     from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for
-    from evalops.warehouse import get_run, load_ab_tests, load_aggregates
+    from evalops.pipeline.deciding import load_decisions
+    from evalops.warehouse import get_run, load_aggregates
 
     engine = engine_for(cfg)
     statuses = {s["run_id"]: get_run(engine, s["run_id"]).status for s in result["versions"]}
-    decisions, floors = [], []
+    gold, floors = [], []
     for spec in result["versions"]:
         if spec.get("dataset", "gold") != "gold" or statuses.get(spec["run_id"]) == "failed":
             continue
         floors += floor_checks(cfg, spec["dataset"], spec["run_id"],
                                load_aggregates(engine, spec["run_id"]))
-        if spec.get("baseline_run_id") is None:
-            continue
-        stored = load_ab_tests(engine, candidate_run_id=spec["run_id"], baseline_run_id=spec["baseline_run_id"])
-        for row in stored.to_dict("records"):
-            decisions.append({"retriever": spec["retriever"], "version": spec["version"], "dataset": "gold",
-                              "comparison": row})
+        gold.append(spec)
+    decisions = load_decisions(cfg, run, gold)  # the warehouse's, never the work folder's
     return gate_cases(result["versions"], decisions, result["alerts"], statuses, canonical_measures(cfg),
                       fail_on=fail_on, floors=floors)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.alerting import Alert, AlertContext, regression_alerts, retriever_alert
 from evalops.config import PRODUCTION
 from evalops.pipeline.context import RunContext
-from evalops.pipeline.deciding import load_decisions
+from evalops.pipeline.deciding import Decision, load_decisions
 from evalops.pipeline.notify import deliver, retry_undelivered
 from evalops.pipeline.store import engine_for
 
@@ -37,29 +37,29 @@ def _scrub(text: str) -> str:
     return scrub(text).text
 
 
-def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[dict[str, Any]]) -> list[Alert]:
+def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision]) -> list[Alert]:
     from evalops.pipeline.queries import gold_queries
     from evalops.pipeline.registry import alerting_measures
 
     wanted = set(alerting_measures(cfg))
-    by_candidate: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_candidate: dict[tuple[str, str], list[Decision]] = {}
     for record in decisions:
-        if record["dataset"] != PRODUCTION and record["comparison"]["measure"] in wanted:
-            by_candidate.setdefault((record["retriever"], record["version"]), []).append(record)
-    if not any(r["comparison"]["decision"] == "regression" for rs in by_candidate.values() for r in rs):
+        if record.dataset != PRODUCTION and record.measure in wanted:
+            by_candidate.setdefault((record.retriever, record.version), []).append(record)
+    if not any(r.decision == "regression" for rs in by_candidate.values() for r in rs):
         return []
     texts: dict[str, str] = {}
-    for dataset in sorted({r["dataset"] for rs in by_candidate.values() for r in rs}):
+    for dataset in sorted({r.dataset for rs in by_candidate.values() for r in rs}):
         texts.update(gold_queries(cfg, dataset).texts)
     policy = cfg.regression.model_dump(exclude={"min_effect"})
     alerts: list[Alert] = []
     for (retriever, version), records in sorted(by_candidate.items()):
         first = records[0]
-        context = AlertContext(retriever=retriever, version=version, baseline_version=first["baseline_version"],
-                               fingerprint=first["fingerprint"], day=run.day,
+        context = AlertContext(retriever=retriever, version=version, baseline_version=first.baseline_version,
+                               fingerprint=first.fingerprint, day=run.day,
                                report_location=report_location(cfg, run))
-        comparisons = {r["comparison"]["measure"]: r["comparison"] for r in records}
-        ids = {r["comparison"]["measure"]: (r["candidate_run_id"], r["ab_test_id"]) for r in records}
+        comparisons = {r.measure: r.comparison for r in records}
+        ids = {r.measure: (r.candidate_run_id, r.ab_test_id) for r in records}
         for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=_scrub):
             run_id, ab_id = ids[alert.measure]
             alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": run_id, "ab_test_id": ab_id}))
@@ -115,7 +115,8 @@ def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -
     is owed it. The gate reads the list's regressions whatever their delivery.
     """
     retried = retry_undelivered(cfg)
-    alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run)) + retriever_alerts_for(cfg, run, versions)
+    alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run, versions))  # the warehouse's decisions
+    alerts += retriever_alerts_for(cfg, run, versions)
     alerts += floor_alerts_for(cfg, run, versions)
     # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
     from evalops.pipeline.judging import judge_alerts_for

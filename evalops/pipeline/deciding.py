@@ -15,7 +15,11 @@ its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverag
   every day does not raise the false-alarm rate above alpha.
 
 The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
-with the family and the judged coverage) and written to ``decisions.json`` for the alert and report steps.
+with the family and the judged coverage): the one store of the run's decisions. The alert, report, results
+and gate steps read them back with :func:`load_decisions`. ``decisions.json`` in the work folder is a cache
+of the parts of each comparison that ``ab_tests`` does not hold (worst queries, notes, coverage): used only
+for a row it matches, never as the list of decisions, so a lost work folder loses those details, never a
+decision.
 The unjudged documents of the versions compared (those with a decided comparison) then go to the
 annotation queue (``pipeline.holes``).
 """
@@ -24,6 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
@@ -35,11 +41,47 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.stats import Comparison
 
-__all__ = ["decide_run", "load_decisions", "decisions_file"]
+__all__ = ["Decision", "decide_run", "load_decisions", "decisions_file"]
 
 
 def decisions_file(cfg: Config, run: RunContext):
+    """The cache of the comparisons' details that ``ab_tests`` does not hold (module docstring)."""
     return run_folder(cfg, run) / "decisions.json"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decided comparison of a run: a candidate version against its baseline on one measure, as the
+    warehouse stores it (``ab_tests``), with the version it belongs to.
+
+    ``comparison`` is the comparison's record (:meth:`evalops.stats.Comparison.to_record` form): the stored
+    row's fields, plus the details only the work folder's cache holds (``worst_queries``, ``notes``,
+    ``coverage``, ...) when the cache matches the row; without it those are empty.
+    """
+
+    dataset: str
+    family: str | None
+    retriever: str
+    version: str
+    baseline_version: str | None
+    candidate_run_id: int
+    baseline_run_id: int
+    ab_test_id: int | None
+    fingerprint: str | None
+    comparison: Mapping[str, Any]
+    segments: Sequence[Mapping[str, Any]] = field(default_factory=list)
+
+    @property
+    def measure(self) -> str:
+        return str(self.comparison["measure"])
+
+    @property
+    def decision(self) -> str:
+        return str(self.comparison["decision"])
+
+    def to_record(self) -> dict[str, Any]:
+        """Plain JSON (the cache's form)."""
+        return {**dataclasses.asdict(self), "comparison": dict(self.comparison), "segments": list(self.segments)}
 
 
 def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -98,13 +140,12 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
         counts.setdefault(dataset, {})
         for (spec, _, base_id), comp, row in zip(members, decided, stored):
             counts[dataset][comp.decision] = counts[dataset].get(comp.decision, 0) + 1
-            records.append({
-                "dataset": dataset, "family": family, "retriever": spec["retriever"], "version": spec["version"],
-                "baseline_version": spec["baseline_version"], "candidate_run_id": spec["run_id"],
-                "baseline_run_id": base_id, "ab_test_id": row.id, "fingerprint": spec["fingerprint"],
-                "comparison": comp.to_record(),
-                "segments": segments.get((spec["run_id"], comp.measure), []),
-            })
+            records.append(Decision(
+                dataset=dataset, family=family, retriever=spec["retriever"], version=spec["version"],
+                baseline_version=spec["baseline_version"], candidate_run_id=spec["run_id"],
+                baseline_run_id=base_id, ab_test_id=row.id, fingerprint=spec["fingerprint"],
+                comparison=comp.to_record(), segments=segments.get((spec["run_id"], comp.measure), []),
+            ).to_record())
     path = decisions_file(cfg, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records))
@@ -113,6 +154,60 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
     return counts
 
 
-def load_decisions(cfg: Config, run: RunContext) -> list[dict[str, Any]]:
+def load_decisions(cfg: Config, run: RunContext, versions: Sequence[Mapping[str, Any]]) -> list[Decision]:
+    """The decided comparisons of the run's ``versions`` (their specs), read from the warehouse's
+    ``ab_tests``: the one reader of a run's decisions (report, alerts, results event, gate).
+
+    A version with a baseline run whose comparison is not stored has no decision here; the gate names it
+    ``missing`` (``evalops.gate``) rather than passing it.
+    """
+    from evalops.warehouse import ab_test_results
+
+    engine = engine_for(cfg)
+    cached = {r.get("ab_test_id"): r for r in _cached_decisions(cfg, run)}
+    out: list[Decision] = []
+    for spec in versions:
+        if spec.get("baseline_run_id") is None:
+            continue
+        for row in ab_test_results(engine, candidate_run_id=spec["run_id"], baseline_run_id=spec["baseline_run_id"]):
+            out.append(Decision(
+                dataset=spec["dataset"], family=row.family, retriever=spec["retriever"], version=spec["version"],
+                baseline_version=spec.get("baseline_version"), candidate_run_id=row.candidate_run_id,
+                baseline_run_id=row.baseline_run_id, ab_test_id=row.id, fingerprint=spec.get("fingerprint"),
+                comparison=_comparison_record(row, spec, cached.get(row.id)), segments=list(row.segments or []),
+            ))
+    out.sort(key=lambda d: (d.family or "", d.ab_test_id or 0))  # the decide step's order
+    return out
+
+
+def _cached_decisions(cfg: Config, run: RunContext) -> list[dict[str, Any]]:
     path = decisions_file(cfg, run)
-    return json.loads(path.read_text()) if path.exists() else []
+    try:
+        return json.loads(path.read_text()) if path.exists() else []
+    except (OSError, ValueError):  # a damaged cache only loses the details it held
+        return []
+
+
+def _comparison_record(row: Any, spec: Mapping[str, Any], cached: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The comparison record of a stored ``ab_tests`` row: every field the row holds wins; the cache fills in
+    the rest only when it describes this very row (same id, measure and decision)."""
+    from evalops.stats import Comparison, notifies
+    from evalops.context import parse_any_measure
+
+    names = {f.name for f in dataclasses.fields(Comparison)}
+    record: dict[str, Any] = {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name in names}
+    record["reasons"] = list(row.reasons)
+    record["policy"] = dict(row.policy)
+    record["effect_size_ci"] = (None if row.effect_size_ci_low is None
+                                else [row.effect_size_ci_low, row.effect_size_ci_high])
+    record["alert"] = row.family == "gold" and notifies(row.decision, row.severity, row.criterion,
+                                                         str(row.policy.get("alert_on", "warning")))
+    record["higher_is_better"] = parse_any_measure(row.measure).higher_is_better
+    record["notes"], record["worst_queries"], record["coverage"] = [], [], None
+    record["baseline_name"] = f"{spec['retriever']}@{spec.get('baseline_version')}"
+    record["candidate_name"] = f"{spec['retriever']}@{spec['version']}"
+    details = (cached or {}).get("comparison") or {}
+    if details.get("measure") == row.measure and details.get("decision") == row.decision:
+        record = {**details, **record, "worst_queries": details.get("worst_queries") or [],
+                  "notes": details.get("notes") or [], "coverage": details.get("coverage")}
+    return record

@@ -192,21 +192,21 @@ def build_report_data(
     texts: dict[str, dict[str, str]] = {}
     ab: list[ABResult] = []
     notes: list[str] = []
-    for record in load_decisions(cfg, run):
-        c = record["comparison"]
-        if record["dataset"] not in texts:
-            sample = next((s.get("sample_folder") for s in versions if s["dataset"] == record["dataset"]), None)
-            texts[record["dataset"]] = (gold_queries(cfg, record["dataset"]) if record["dataset"] != PRODUCTION
-                                        else production_queries(sample)).texts
+    for record in load_decisions(cfg, run, versions):  # from the warehouse: a lost work folder loses no row
+        c = record.comparison
+        if record.dataset not in texts:
+            sample = next((s.get("sample_folder") for s in versions if s["dataset"] == record.dataset), None)
+            texts[record.dataset] = (gold_queries(cfg, record.dataset) if record.dataset != PRODUCTION
+                                     else production_queries(sample)).texts
         ab.append(ABResult.from_record(
-            c, retriever=record["retriever"], baseline_version=record["baseline_version"] or "?",
-            candidate_version=record["version"], query_set=record["dataset"],
-            worst_queries=_worst_with_text(c, texts[record["dataset"]]),
-            family=record.get("family"), coverage=_coverage_words(c.get("coverage")),
-            judged_coverage=c.get("judged_coverage"), segments=list(record.get("segments") or []),
+            c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
+            candidate_version=record.version, query_set=record.dataset,
+            worst_queries=_worst_with_text(c, texts[record.dataset]),
+            family=record.family, coverage=_coverage_words(c.get("coverage")),
+            judged_coverage=c.get("judged_coverage"), segments=list(record.segments),
             higher_is_better=c.get("higher_is_better", True),
         ))
-        notes += [f"{record['retriever']} {record['version']} {c['measure']} ({record['dataset']}): {n}"
+        notes += [f"{record.retriever} {record.version} {c['measure']} ({record.dataset}): {n}"
                   for n in c["notes"]]
 
     gold_specs = [s for s in versions if s["dataset"] != PRODUCTION]

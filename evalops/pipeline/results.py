@@ -46,10 +46,9 @@ def result_event(cfg: Config, run: RunContext, versions: list[dict[str, Any]], a
             "baseline_version": spec.get("baseline_version"),
         })
     decisions = [
-        {"retriever": r["retriever"], "version": r["version"], "dataset": r["dataset"],
-         "measure": r["comparison"]["measure"], "baseline_version": r.get("baseline_version"),
-         "decision": r["comparison"]["decision"]}
-        for r in load_decisions(cfg, run)
+        {"retriever": r.retriever, "version": r.version, "dataset": r.dataset, "measure": r.measure,
+         "baseline_version": r.baseline_version, "decision": r.decision}
+        for r in load_decisions(cfg, run, versions)
     ]
     event = {
         "schema": SCHEMA,

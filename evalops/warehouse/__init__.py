@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalops.fingerprint import EvalFingerprint
-from evalops.warehouse.abtests import ab_test_result, comparison_look, load_ab_tests, record_ab_tests
+from evalops.warehouse.abtests import ab_test_result, ab_test_results, comparison_look, load_ab_tests, record_ab_tests
 from evalops.warehouse.alerts import (
     alert_dedup_key,
     alert_deliveries,
@@ -107,6 +107,7 @@ __all__ = [
     "list_alerts",
     "comparison_look",
     "load_ab_tests",
+    "ab_test_results",
     "load_aggregates",
     "load_paired_scores",
     "load_score_vectors",

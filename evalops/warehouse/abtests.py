@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-__all__ = ["ab_test_result", "comparison_look", "load_ab_tests", "record_ab_tests"]
+__all__ = ["ab_test_result", "ab_test_results", "comparison_look", "load_ab_tests", "record_ab_tests"]
 
 ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
 _STORED = ("id", "created_at")
@@ -88,6 +88,16 @@ def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABT
         ).mappings().all()
     by_key = {(s["candidate_run_id"], s["baseline_run_id"], s["measure"]): s for s in stored}
     return [_result(by_key[(r.candidate_run_id, r.baseline_run_id, r.measure)]) for r in results]
+
+
+def ab_test_results(engine: Engine, *, candidate_run_id: int, baseline_run_id: int) -> list[ABTestResult]:
+    """The stored comparisons of one candidate run against one baseline run, typed, in the order they were
+    first stored (the decide step's order)."""
+    stmt = (_select().where(ab_tests.c.candidate_run_id == candidate_run_id,
+                            ab_tests.c.baseline_run_id == baseline_run_id).order_by(ab_tests.c.id))
+    with transaction(engine, "reading A/B test results") as conn:
+        rows = conn.execute(stmt).mappings().all()
+    return [_result(r) for r in rows]
 
 
 def load_ab_tests(

@@ -194,11 +194,6 @@ class ABTestResult:
     id: int | None = None
     created_at: dt.datetime | None = None
 
-    # The names before the comparison's (kept for one release).
-    d_z = property(lambda self: self.effect_size_dz)
-    d_z_ci_low = property(lambda self: self.effect_size_ci_low)
-    d_z_ci_high = property(lambda self: self.effect_size_ci_high)
-
 
 @dataclass(frozen=True)
 class AlertRow:

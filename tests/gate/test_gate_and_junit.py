@@ -20,11 +20,14 @@ def _spec(version, run_id, baseline="1.0", dataset="gold"):
             "baseline_version": baseline}
 
 
-def _decision(version, measure, decision, delta=-0.1, dataset="gold"):
-    return {"dataset": dataset, "retriever": "search", "version": version, "comparison": {
+def _decision(version, measure, decision, delta=-0.1, dataset="gold", **fields):
+    from evalops.pipeline.deciding import Decision
+
+    return Decision(dataset=dataset, family=dataset, retriever="search", version=version, baseline_version="1.0",
+                    candidate_run_id=2, baseline_run_id=1, ab_test_id=None, fingerprint="fp", comparison={
         "measure": measure, "decision": decision, "baseline_mean": 0.6, "candidate_mean": 0.6 + delta,
         "delta": delta, "delta_ci_low": delta - 0.05, "delta_ci_high": delta + 0.05, "p_adjusted": 0.001, "n": 50,
-        "reasons": ["why 1", "why 2"], "policy": {"alpha": 0.05}}}
+        "reasons": ["why 1", "why 2"], "policy": {"alpha": 0.05}, **fields})
 
 
 def _alert(version, measure, kind="regression"):
@@ -74,9 +77,8 @@ def test_inconclusive_is_skipped_and_passes_the_gate():
 
 
 def test_the_fail_on_policy_names_every_held_back_comparison_with_its_reason_code():
-    held = dict(_decision("2.0", "nDCG@10", "inconclusive"))
-    held["comparison"] = {**held["comparison"], "reason_code": "unjudged_documents",
-                          "judged_coverage": {"holes_relevant_delta": 0.02}}
+    held = _decision("2.0", "nDCG@10", "inconclusive", reason_code="unjudged_documents",
+                     judged_coverage={"holes_relevant_delta": 0.02})
     (case, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES)
     assert case.outcome == "skipped" and case.kind == "inconclusive"
     assert case.message.startswith("inconclusive (unjudged_documents): nDCG@10")

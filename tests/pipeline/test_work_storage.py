@@ -31,8 +31,8 @@ def _run(tmp_path, env, name: str, work_dir: str | None):
     scores = {(s["retriever"], s["version"], s["dataset"]):
               load_scores(engine, s["run_id"]).sort_values(["measure", "query_id"], ignore_index=True)
               for s in result["versions"]}
-    decisions = sorted((d["version"], d["dataset"], d["comparison"]["measure"], d["comparison"]["decision"])
-                       for d in load_decisions(cfg, run))
+    decisions = sorted((d.version, d.dataset, d.measure, d.decision)
+                       for d in load_decisions(cfg, run, result["versions"]))
     return cfg, scores, decisions
 
 
