@@ -18,7 +18,7 @@ from evalops.errors import InputError, WarehouseError
 from evalops.warehouse.config import url_for as warehouse_url_for
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
+    from collections.abc import Sequence
 
 URL_OPTION = click.option(
     "--url",
@@ -227,13 +227,9 @@ def history(
     and so is an option that does not apply to the view asked for (--since and --superseded go with
     --measure), rather than being ignored.
     """
-    from evalops.warehouse import (
-        baseline_history,
-        check_history_query,
-        find_fingerprint_hash,
-        latest_runs,
-        measure_history,
-    )
+    from evalops.warehouse import check_history_query, find_fingerprint_hash
+    from evalops.warehouse.baselines import BASELINE_COLUMNS, baseline_history_rows
+    from evalops.warehouse.history import HISTORY_COLUMNS, RUN_COLUMNS, latest_run_rows, measure_history_rows
     from evalops.warehouse.models import FINISHED_STATUSES
 
     if measure and not retriever and not baselines:
@@ -258,12 +254,14 @@ def history(
         if baselines:
             view = "baselines"
             check_history_query(engine, retriever=retriever)
-            frame = baseline_history(engine, retriever, fingerprint_hash)
+            rows = baseline_history_rows(engine, retriever, fingerprint_hash)
+            columns: tuple[str, ...] = BASELINE_COLUMNS
         else:
             check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
             if measure:
                 view = "measure"
-                frame = measure_history(
+                columns = HISTORY_COLUMNS
+                rows = measure_history_rows(
                     engine,
                     retriever,
                     measure,
@@ -276,10 +274,11 @@ def history(
                 )
             else:
                 view = "runs"
-                frame = latest_runs(engine, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash,
-                                    statuses=FINISHED_STATUSES)
+                columns = RUN_COLUMNS
+                rows = latest_run_rows(engine, retriever=retriever, dataset=dataset,
+                                       fingerprint_hash=fingerprint_hash, statuses=FINISHED_STATUSES)
                 if versions:
-                    frame = frame[frame["version"].isin(versions)]
+                    rows = [r for r in rows if r["version"] in versions]
     finally:
         engine.dispose()
     filters = [f"of {retriever}" if retriever else "", "" if baselines else f"on dataset {dataset}",
@@ -287,7 +286,7 @@ def history(
                f"since {since_utc:%Y-%m-%d %H:%M} UTC" if since_utc and view == "measure" else "",
                f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
     what = {"runs": "no finished runs", "measure": f"no {measure} results", "baselines": "no promotions"}[view]
-    _emit(frame, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})")
+    _emit(rows, columns, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})")
 
 
 @click.command()
@@ -374,22 +373,29 @@ TABLE_COLUMNS = {
 }
 
 
-def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None, empty: str = "(no rows)") -> None:
-    records = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))
-    rows = frame.to_dict("records")
-    emit(Output(data=records, columns=tuple(frame.columns), rows=rows if fmt in ("table", "markdown") else records,
+def _emit(rows: list[dict[str, Any]], columns: Sequence[str], fmt: str, view: str, output_path: Any = None,
+          empty: str = "(no rows)") -> None:
+    records = [{c: _json_value(row[c]) for c in columns} for row in rows]
+    emit(Output(data=records, columns=tuple(columns), rows=rows if fmt in ("table", "markdown") else records,
                 table_columns=TABLE_COLUMNS[view], cell=_cell, empty=empty), fmt, output_path)
 
 
-def _cell(column: str, value: Any) -> str:
-    import pandas as pd
+def _json_value(value: Any) -> Any:
+    """A cell for JSON and CSV: datetimes in ISO-8601 UTC to the second (``2024-05-01T00:00:00Z``), NaN empty."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, float) and value != value:
+        return None
+    return value
 
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
+
+def _cell(column: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
         return ""
     if column == "fingerprint_hash":
         return str(value)[:12]
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
