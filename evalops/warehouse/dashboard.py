@@ -116,7 +116,7 @@ def _run_select(*extra: Any, slim: bool = False) -> Any:
 def _rows(conn: Connection, stmt: Any) -> list[dict[str, Any]]:
     result = conn.execute(stmt)
     keys = list(result.keys())
-    return [dict(zip(keys, row)) for row in result]
+    return [dict(zip(keys, row)) for row in result.all()]  # one fetch from the driver, not one per row
 
 
 def dashboard_latest_runs(engine: Engine) -> list[dict[str, Any]]:
@@ -134,12 +134,17 @@ def dashboard_latest_runs(engine: Engine) -> list[dict[str, Any]]:
 
 def dashboard_measures(engine: Engine) -> dict[str, list[str]]:
     """Each retriever's measures, in the order of its newest fingerprint's measure list."""
-    stmt = (select(runs.c.retriever, fingerprints.c.measures)
-            .join(fingerprints, fingerprints.c.hash == runs.c.fingerprint_hash)
-            .order_by(runs.c.retriever, runs.c.logical_date.desc(), runs.c.id.desc()))
+    # one row per (retriever, fingerprint), newest first: a year of daily runs shares a handful of fingerprints
+    rank = func.row_number().over(partition_by=(runs.c.retriever, runs.c.fingerprint_hash),
+                                  order_by=(runs.c.logical_date.desc(), runs.c.id.desc())).label("rank")
+    newest = select(runs.c.retriever, runs.c.fingerprint_hash, runs.c.logical_date, runs.c.id, rank).subquery()
+    stmt = (select(newest.c.retriever, fingerprints.c.measures)
+            .join(fingerprints, fingerprints.c.hash == newest.c.fingerprint_hash)
+            .where(newest.c.rank == 1)
+            .order_by(newest.c.retriever, newest.c.logical_date.desc(), newest.c.id.desc()))
     out: dict[str, list[str]] = {}
     with transaction(engine, "reading the measures") as conn:
-        for retriever, measures in conn.execute(stmt):  # newest first; duplicates are dropped here
+        for retriever, measures in conn.execute(stmt).all():  # newest first; duplicates are dropped here
             known = out.setdefault(retriever, [])
             known += [m for m in measures if m not in known]
     return out
@@ -296,7 +301,7 @@ def dashboard_ab_detail(engine: Engine, ab_id: int) -> dict[str, Any] | None:
         per_run: dict[int, dict[str, float | None]] = {ab["baseline_run_id"]: {}, ab["candidate_run_id"]: {}}
         stmt = select(scores.c.run_id, scores.c.query_id, scores.c.value).where(
             scores.c.run_id.in_(tuple(per_run)), scores.c.measure_id == ab["measure_id"])
-        for run_id, query_id, value in conn.execute(stmt):
+        for run_id, query_id, value in conn.execute(stmt).all():
             per_run[run_id][query_id] = value
         query_text = dict(conn.execute(select(texts.c.query_id, texts.c.text).where(
             texts.c.query_set_version == candidate["gold_set_version"])).all())
