@@ -186,11 +186,25 @@ def dashboard_comparisons(engine: Engine, candidate_run_ids: Iterable[int]) -> d
     return out
 
 
+def _last_days(conn: Connection, stmt: Any, days: int | None) -> Any:
+    """``stmt`` cut to the ``days`` before its own newest row's logical date (all of it for 0 or None)."""
+    if not days:
+        return stmt
+    newest = conn.execute(select(func.max(stmt.order_by(None).subquery().c.logical_date))).scalar()
+    if newest is None:
+        return stmt
+    newest = newest.replace(tzinfo=dt.UTC) if newest.tzinfo is None else newest  # SQLite's max() is naive
+    return stmt.where(runs.c.logical_date >= newest - dt.timedelta(days=days))
+
+
 def dashboard_trend(
-    engine: Engine, retriever: str, measure: str, *, dataset: str = "gold", since: dt.datetime | None = None
+    engine: Engine, retriever: str, measure: str, *, dataset: str = "gold", since: dt.datetime | None = None,
+    days: int | None = None,
 ) -> list[dict[str, Any]]:
     """One row per scored run of ``retriever`` on ``dataset``: the measure's mean and interval, the run's
-    fingerprint parts, and the id of the run's comparison on this measure (if any), oldest first."""
+    fingerprint parts, and the id of the run's comparison on this measure (if any), oldest first. ``days``:
+    only the rows of the ``days`` before the newest one's logical date (the trend page's range), read as such
+    rather than cut from a year."""
     ab_ids = (select(ab_tests.c.candidate_run_id, func.max(ab_tests.c.id).label("ab_id"))
               .join(measures_table, measures_table.c.id == ab_tests.c.measure_id)
               .where(measures_table.c.name == measure).group_by(ab_tests.c.candidate_run_id).subquery())
@@ -206,13 +220,15 @@ def dashboard_trend(
     if since is not None:
         stmt = stmt.where(runs.c.logical_date >= as_utc(since))
     with transaction(engine, f"reading the {measure} trend of {retriever}") as conn:
-        return _rows(conn, stmt)
+        return _rows(conn, _last_days(conn, stmt, days))
 
 
 def dashboard_timings(
-    engine: Engine, retriever: str, *, dataset: str = "gold", since: dt.datetime | None = None
+    engine: Engine, retriever: str, *, dataset: str = "gold", since: dt.datetime | None = None,
+    days: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Latency percentiles and failure counts of every run with recorded timings, oldest first."""
+    """Latency percentiles and failure counts of every run with recorded timings, oldest first (``days`` as
+    in :func:`dashboard_trend`)."""
     stmt = (_run_select(timings.c.latency_p50_ms, timings.c.latency_p95_ms, timings.c.latency_max_ms,
                         timings.c.wall_seconds, timings.c.n_failed.label("timing_failed"), slim=True)
             .join(timings, timings.c.run_id == runs.c.id)
@@ -221,7 +237,7 @@ def dashboard_timings(
     if since is not None:
         stmt = stmt.where(runs.c.logical_date >= as_utc(since))
     with transaction(engine, f"reading the timings of {retriever}") as conn:
-        return _rows(conn, stmt)
+        return _rows(conn, _last_days(conn, stmt, days))
 
 
 def dashboard_promotions(engine: Engine, retriever: str | None = None) -> list[dict[str, Any]]:

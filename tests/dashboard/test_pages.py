@@ -109,3 +109,25 @@ def test_the_overview_shows_each_floor_and_whether_it_holds(filled):
                                    report_dir=filled["cfg"].report_dir)).get("/").text for f in floors]
     assert "floor 0.99 breached (critical)" in pages[0] and f"{measure} mean" in pages[0]
     assert "floor 0.01</span>" in pages[1] and "breached" not in pages[1].split("floor 0.01")[1][:20]
+
+
+def test_a_trend_range_is_read_as_such_and_equals_the_year_cut_to_it(filled):
+    """The trend page reads only its range's rows; they are the rows of the whole history cut to the range."""
+    import datetime as dt
+
+    from evalops.dashboard.trends import _cut
+    from evalops.warehouse import dashboard as wh
+
+    engine = filled["engine"]
+    measures = wh.dashboard_measures(engine)
+    retriever = sorted(measures)[0]
+    measure = measures[retriever][0]
+    everything = wh.dashboard_trend(engine, retriever, measure)
+    timings = wh.dashboard_timings(engine, retriever)
+    newest = max(r["logical_date"] for r in everything)
+    for days in (0, 1, 2, 90):
+        ranged = wh.dashboard_trend(engine, retriever, measure, days=days)
+        assert ranged == _cut(everything, days)[0]
+        assert wh.dashboard_timings(engine, retriever, days=days) == _cut(timings, days)[0]
+        if days:
+            assert min(r["logical_date"] for r in ranged) >= newest - dt.timedelta(days=days)
