@@ -19,7 +19,9 @@ Figures, each measured in this run on this machine:
 * the peer: ``evalops evaluate QRELS RUN -m ... --per-query --format csv`` of every run file (whole
   processes, summed) plus a bulk write of the same number of per-query rows (``COPY`` on PostgreSQL, one
   ``executemany`` on SQLite) into a scratch table, timed in this process;
-* the breakdown by stage: a second run (the next day) in a child process that calls ``run_local`` with a
+* ``evalops run`` twice: the first run of the project, and the next day's on the same inputs (which reuses
+  the input contracts' outcomes, :mod:`evalops.pipeline.validated`: the daily case);
+* the breakdown by stage: a third run (the day after) in a child process that calls ``run_local`` with a
   progress callback, each stage's wall and CPU seconds;
 * ``kb``: the knowledge-base snapshot of ``--docs`` short documents against reading and hashing the file's
   bytes in one pass (SHA-256).
@@ -48,7 +50,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 MEASURES = ("nDCG@10", "P@10", "R@100", "RR@10")
-DAY = "2024-06-01"
+DAY, NEXT_DAY, BREAKDOWN_DAY = "2024-06-01", "2024-06-02", "2024-06-03"
 
 
 # -- measuring a child process ---------------------------------------------------------------------
@@ -217,27 +219,33 @@ def breakdown(project: Path, day: str, profile: str | None) -> dict:
 def report_loop(name: str, project: Path, qrels: Path, runs: list[Path], url: str | None, n_queries: int,
                 args: argparse.Namespace) -> int:
     measure(evalops("--help"))  # compiles the bytecode when the environment does not have it
-    run = measure(evalops("run", "--project", str(project), "--date", DAY))
+    first = measure(evalops("run", "--project", str(project), "--date", DAY))
+    daily = measure(evalops("run", "--project", str(project), "--date", NEXT_DAY))
     base = peer(qrels, runs, url, n_queries)
     print(f"{name}: {n_queries:,} queries x {len(runs)} versions, warehouse {'PostgreSQL' if url else 'SQLite'}")
-    print(f"  evalops run        wall {run['wall']:7.2f} s  CPU {run['cpu']:7.2f} s  peak RSS {run['rss_mb']:7.0f} MB")
-    print(f"  evaluate x{len(runs)} + write wall {base['wall']:7.2f} s  CPU {base['cpu']:7.2f} s  peak RSS "
-          f"{base['rss_mb']:7.0f} MB  (write: {base['write_wall']:.2f} s wall, "
+    for label, run in (("evalops run, first", first), ("evalops run, next day", daily)):
+        print(f"  {label:<22} wall {run['wall']:7.2f} s  CPU {run['cpu']:7.2f} s  peak RSS {run['rss_mb']:7.0f} MB  "
+              f"(x{run['wall'] / base['wall']:.2f} wall, x{run['cpu'] / base['cpu']:.2f} CPU)")
+    print(f"  {'evaluate x' + str(len(runs)) + ' + write':<22} wall {base['wall']:7.2f} s  CPU {base['cpu']:7.2f} s  "
+          f"peak RSS {base['rss_mb']:7.0f} MB  (write: {base['write_wall']:.2f} s wall, "
           f"{n_queries * len(MEASURES) * len(runs):,} rows)")
-    print(f"  ratio              wall {run['wall'] / base['wall']:7.2f} x  CPU {run['cpu'] / base['cpu']:7.2f} x")
+    print("  (the next day's run reuses the input contracts' outcomes: same content, rules and checks)")
     if not args.no_breakdown:
-        stages = breakdown(project, "2024-06-02", args.profile)
-        print("  by stage (a second run, next day; wall / CPU seconds):")
+        stages = breakdown(project, BREAKDOWN_DAY, args.profile)
+        print("  by stage (a third run, the day after; wall / CPU seconds):")
         for stage, (wall, cpu) in stages.items():
             print(f"    {stage:<32} {wall:7.2f} {cpu:7.2f}")
-    ok = True
-    if name == "scifact":
-        ok = run["cpu"] <= 8.0
-        print(f"  target (<= 8 s CPU whole-process): {'met' if ok else 'NOT MET'}")
-    else:
-        ok = run["wall"] <= 2 * base["wall"] and run["cpu"] <= 2 * base["cpu"] and run["rss_mb"] <= 1536
-        print(f"  target (<= 2x wall and CPU, peak RSS <= 1.5 GB): {'met' if ok else 'NOT MET'}")
-    return 0 if ok else 1
+    verdicts = []
+    for label, run in (("first", first), ("next day", daily)):
+        if name == "scifact":
+            ok = run["cpu"] <= 8.0
+            verdicts.append(ok)
+            print(f"  target, {label} (<= 8 s CPU whole-process): {'met' if ok else 'NOT MET'}")
+        else:
+            ok = run["wall"] <= 2 * base["wall"] and run["cpu"] <= 2 * base["cpu"] and run["rss_mb"] <= 1536
+            verdicts.append(ok)
+            print(f"  target, {label} (<= 2x wall and CPU, peak RSS <= 1.5 GB): {'met' if ok else 'NOT MET'}")
+    return 0 if all(verdicts) else 1
 
 
 def scratch_database(server_url: str):

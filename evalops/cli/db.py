@@ -6,7 +6,6 @@ import dataclasses
 import datetime as dt
 import getpass
 from pathlib import Path
-import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +18,6 @@ from evalops.warehouse.config import url_for as warehouse_url_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
-
-    import pandas as pd
 
 URL_OPTION = click.option(
     "--url",
@@ -230,13 +227,9 @@ def history(
     and so is an option that does not apply to the view asked for (--since and --superseded go with
     --measure), rather than being ignored.
     """
-    from evalops.warehouse import (
-        baseline_history,
-        check_history_query,
-        find_fingerprint_hash,
-        latest_runs,
-        measure_history,
-    )
+    from evalops.warehouse import check_history_query, find_fingerprint_hash
+    from evalops.warehouse.baselines import BASELINE_COLUMNS, baseline_history_rows
+    from evalops.warehouse.history import HISTORY_COLUMNS, RUN_COLUMNS, latest_run_rows, measure_history_rows
     from evalops.warehouse.models import FINISHED_STATUSES
 
     ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
@@ -269,17 +262,17 @@ def history(
         if baselines:
             view = "baselines"
             check_history_query(engine, retriever=retriever)
-            frame = baseline_history(engine, retriever, fingerprint_hash)
+            rows = baseline_history_rows(engine, retriever, fingerprint_hash)
+            columns: tuple[str, ...] = BASELINE_COLUMNS
         else:
             check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
             if measure:
-                import pandas as pd
-
                 view = "measure"
-                # without a RETRIEVER: every retriever with a run on the dataset ("" when none: an empty history)
-                names = [retriever] if retriever else sorted(set(latest_runs(
-                    engine, dataset=dataset, statuses=FINISHED_STATUSES)["retriever"])) or [""]
-                frames = [measure_history(
+                columns = HISTORY_COLUMNS
+                # without a RETRIEVER: every retriever with a run on the dataset
+                names = [retriever] if retriever else sorted({r["retriever"] for r in latest_run_rows(
+                    engine, dataset=dataset, statuses=FINISHED_STATUSES)})
+                rows = [row for name in names for row in measure_history_rows(
                     engine,
                     name,
                     measure,
@@ -289,17 +282,19 @@ def history(
                     since=since_utc,
                     statuses=FINISHED_STATUSES,
                     include_superseded=include_superseded,
-                ) for name in names]
-                frame = frames[0] if len(frames) == 1 else pd.concat(frames).sort_values(
-                    ["logical_date", "retriever", "version"], kind="stable", ignore_index=True)
-                frame["measure"] = asked
+                )]
+                if len(names) > 1:
+                    rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
+                for row in rows:
+                    row["measure"] = asked
             else:
                 view = "runs"
-                frame = latest_runs(engine, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash,
-                                    statuses=FINISHED_STATUSES)
+                columns = RUN_COLUMNS
+                rows = latest_run_rows(engine, retriever=retriever, dataset=dataset,
+                                       fingerprint_hash=fingerprint_hash, statuses=FINISHED_STATUSES)
                 if versions:
-                    frame = frame[frame["version"].isin(versions)]
-                frame, extra = _with_means(engine, frame)
+                    rows = [r for r in rows if r["version"] in versions]
+                rows, extra = _with_means(engine, rows)
     finally:
         engine.dispose()
     filters = [f"of {retriever}" if retriever else "", "" if baselines else f"on dataset {dataset}",
@@ -307,25 +302,19 @@ def history(
                f"since {since_utc:%Y-%m-%d %H:%M} UTC" if since_utc and view == "measure" else "",
                f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
     what = {"runs": "no finished runs", "measure": f"no {asked} results", "baselines": "no promotions"}[view]
-    _emit(frame, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})",
+    _emit(rows, columns, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})",
           extra=extra)
 
 
-def _with_means(engine: Any, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def _with_means(engine: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The runs with each run's mean of every measure it scored (one column per measure, in the order
     first seen; the Judged@k coverage measures left to the report), and those columns' names."""
-    from evalops.warehouse import load_aggregates
+    from evalops.warehouse.history import run_mean_rows
 
-    means: dict[int, dict[str, float]] = {}
-    for run_id in frame["run_id"].tolist():
-        aggregates = load_aggregates(engine, int(run_id))
-        means[int(run_id)] = {m: v for m, v in zip(aggregates["measure"], aggregates["mean"])
-                              if not m.startswith("Judged@")}
+    means = run_mean_rows(engine, [int(r["run_id"]) for r in rows])
+    means = {run: {m: v for m, v in row.items() if not m.startswith("Judged@")} for run, row in means.items()}
     names = list(dict.fromkeys(m for row in means.values() for m in row))
-    frame = frame.copy()
-    for name in names:
-        frame[name] = [means[int(r)].get(name) for r in frame["run_id"].tolist()]
-    return frame, names
+    return [{**r, **{name: means.get(int(r["run_id"]), {}).get(name) for name in names}} for r in rows], names
 
 
 @click.command()
@@ -412,23 +401,30 @@ TABLE_COLUMNS = {
 }
 
 
-def _emit(frame: pd.DataFrame, fmt: str, view: str, output_path: Any = None, empty: str = "(no rows)",
-          extra: Sequence[str] = ()) -> None:
-    records = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="s"))
-    rows = frame.to_dict("records")
-    emit(Output(data=records, columns=tuple(frame.columns), rows=rows if fmt in ("table", "markdown") else records,
+def _emit(rows: list[dict[str, Any]], columns: Sequence[str], fmt: str, view: str, output_path: Any = None,
+          empty: str = "(no rows)", extra: Sequence[str] = ()) -> None:
+    columns = (*columns, *extra)
+    records = [{c: _json_value(row[c]) for c in columns} for row in rows]
+    emit(Output(data=records, columns=tuple(columns), rows=rows if fmt in ("table", "markdown") else records,
                 table_columns=(*TABLE_COLUMNS[view], *extra), cell=_cell, empty=empty), fmt, output_path)
 
 
-def _cell(column: str, value: Any) -> str:
-    import pandas as pd
+def _json_value(value: Any) -> Any:
+    """A cell for JSON and CSV: datetimes in ISO-8601 UTC to the second (``2024-05-01T00:00:00Z``), NaN empty."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, float) and value != value:
+        return None
+    return value
 
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
+
+def _cell(column: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
         return ""
     if column == "fingerprint_hash":
         return str(value)[:12]
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)

@@ -37,7 +37,7 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
         raise NotFound(f"{retriever} has no measure {measure!r}")
     if dataset not in ("gold", "production"):
         raise NotFound(f"no dataset {dataset!r} (gold or production)")
-    rows, since = _cut(wh.dashboard_trend(engine, retriever, measure, dataset=dataset), days)
+    rows, since = _cut(wh.dashboard_trend(engine, retriever, measure, dataset=dataset, days=days), days)
     versions = sorted({r["version"] for r in rows})
     colors = {v: svg.PALETTE[i % len(svg.PALETTE)] for i, v in enumerate(versions)}
     markers = _markers(engine, links, rows, retriever, measure, dataset, since)
@@ -64,7 +64,7 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
         series.append(svg.Series(v, pts, colors[v]))
     chart = svg.line_chart(series, markers, y_label=f"{measure} ({dataset})",
                            title=f"{retriever}: {measure} on the {dataset} queries")
-    timing_rows, _ = _cut(wh.dashboard_timings(engine, retriever, dataset=dataset), days)
+    timing_rows, _ = _cut(wh.dashboard_timings(engine, retriever, dataset=dataset, days=days), days)
     latency = None
     if timing_rows:
         lat_series = []

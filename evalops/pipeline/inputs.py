@@ -21,6 +21,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.notify import deliver
 from evalops.pipeline.prepared import keep_gold_set, keep_snapshot, prepared_gold_set, prepared_snapshot
 from evalops.pipeline.store import engine_for
+from evalops.pipeline.validated import remembered_validation
 from evalops.pipeline.workdir import is_local, log_sample_folder, manifest_file, run_folder, upload
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,11 +86,15 @@ def contracts_file(cfg: Config, run: RunContext) -> Path:
     return run_folder(cfg, run) / "contracts.json"
 
 
-def _record_contract(cfg: Config, run: RunContext, key: str, report: Any) -> None:
+def _record_contract(cfg: Config, run: RunContext, key: str, report: Any, reused: dict[str, Any] | None = None) -> None:
+    """The outcome beside the run; ``reused`` names the earlier validation of the same content whose
+    outcome this is (:mod:`evalops.pipeline.validated`)."""
     path = contracts_file(cfg, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.loads(path.read_text()) if path.exists() else {}
     data[key] = {k: v for k, v in report.to_dict().items() if k != "failures"}
+    if reused is not None:
+        data[key]["reused_from"] = reused
     path.write_text(json.dumps(data, default=str, indent=1))
 
 
@@ -114,10 +119,13 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     source = str(cfg.knowledge_base_path())
     with _contract(cfg, run, "knowledge_base", source):
         snapshot = load_knowledge_base(cfg)
-        report = validate_knowledge_base(snapshot, cfg.knowledge_base.rules, docs_dir=cfg.data_docs)
+        rules = cfg.knowledge_base.rules
+        report, reused = remembered_validation(
+            cfg, run, "knowledge base", {"snapshot_id": snapshot.snapshot_id}, rules.to_dict(),
+            lambda: validate_knowledge_base(snapshot, rules, docs_dir=cfg.data_docs))
     for warning in report.warnings:
         log.warning("knowledge base %s: %s", source, warning)
-    _record_contract(cfg, run, "knowledge_base", report)
+    _record_contract(cfg, run, "knowledge_base", report, reused)
     keep_snapshot(cfg, snapshot)
     record_kb_snapshot(
         engine_for(cfg),
@@ -158,11 +166,14 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
         with _contract(cfg, run, "gold_set", source):
             snapshot = current_snapshot(cfg, snapshot_id)
             gold = load_gold_set_for(cfg, name)
-            report = validate_gold_set(gold, snapshot, spec.rules, docs_dir=cfg.data_docs)
-        validated.append((name, spec, gold, report))
+            report, reused = remembered_validation(
+                cfg, run, "gold set", {"version": gold.version, "snapshot_id": snapshot.snapshot_id},
+                spec.rules.to_dict(),
+                lambda: validate_gold_set(gold, snapshot, spec.rules, docs_dir=cfg.data_docs))
+        validated.append((name, spec, gold, report, reused))
     versions = {}
-    for name, spec, gold, report in validated:
-        _record_contract(cfg, run, f"gold_set:{name}", report)
+    for name, spec, gold, report, reused in validated:
+        _record_contract(cfg, run, f"gold_set:{name}", report, reused)
         keep_gold_set(cfg, name, gold)
         record_gold_set_version(
             engine_for(cfg),

@@ -76,12 +76,17 @@ def contract_policies(contracts: dict[str, Any]) -> dict[str, str]:
 
 
 def contract_notes(contracts: dict[str, Any]) -> list[str]:
-    """Expectations that did not apply to the data, and contract warnings, in words."""
+    """Expectations that did not apply to the data, contract warnings, and outcomes reused from an earlier
+    validation of the same content (:mod:`evalops.pipeline.validated`), in words."""
     out = []
     for key, outcome in sorted(contracts.items()):
         name = key.replace(":", " ")
         out += [f"{name} contract: not applicable: {n['rule']} ({n['reason']})" for n in outcome.get("not_applicable", [])]
         out += [f"{name} contract: warning: {w}" for w in outcome.get("warnings", [])]
+        if outcome.get("reused_from"):
+            was = outcome["reused_from"]
+            out.append(f"{name} contract: passed on the same content, rules and checks in {was['run']} at {was['at']}; "
+                       "not validated again")
     return out
 
 

@@ -30,11 +30,14 @@ from evalops.utc import as_utc
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["baseline_history", "find_baseline", "promote_baseline", "rollback_baseline"]
+__all__ = ["BASELINE_COLUMNS", "baseline_history", "baseline_history_rows", "find_baseline", "promote_baseline",
+           "rollback_baseline"]
 
 baselines: Table = BaselineModel.__table__  # type: ignore[assignment]
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 PROMOTABLE_STATUSES = ("succeeded",)
+
+BASELINE_COLUMNS = tuple(Baseline.__dataclass_fields__)  # what the baseline history lists, in this order
 
 
 def promote_baseline(
@@ -143,6 +146,17 @@ def baseline_history(engine: Engine, retriever: str | None = None, fingerprint_h
     """Every promotion and rollback (oldest first), with the promoted run's version."""
     import pandas as pd
 
+    frame = pd.DataFrame(baseline_history_rows(engine, retriever, fingerprint_hash), columns=list(BASELINE_COLUMNS))
+    frame["previous_id"] = frame["previous_id"].astype("Int64")
+    for column in ("promoted_at", "replaced_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+def baseline_history_rows(
+    engine: Engine, retriever: str | None = None, fingerprint_hash: str | None = None
+) -> list[dict[str, Any]]:
+    """:func:`baseline_history` as plain dicts (no pandas import)."""
     stmt = _baseline_select().order_by(baselines.c.promoted_at, baselines.c.id)
     if retriever is not None:
         stmt = stmt.where(baselines.c.retriever == retriever)
@@ -150,12 +164,7 @@ def baseline_history(engine: Engine, retriever: str | None = None, fingerprint_h
         stmt = stmt.where(baselines.c.fingerprint_hash == fingerprint_hash)
     with transaction(engine, "reading the baseline history") as conn:
         rows = conn.execute(stmt).mappings().all()
-    columns = list(Baseline.__dataclass_fields__)
-    frame = pd.DataFrame([{c: row[c] for c in columns} for row in rows], columns=columns)
-    frame["previous_id"] = frame["previous_id"].astype("Int64")
-    for column in ("promoted_at", "replaced_at"):
-        frame[column] = pd.to_datetime(frame[column], utc=True)
-    return frame
+    return [{c: row[c] for c in BASELINE_COLUMNS} for row in rows]
 
 
 def _replace_current(

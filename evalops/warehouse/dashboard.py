@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Table, func, select
 
 from evalops.errors import InputError
+from evalops.warehouse._bulk import fetch_scores
 from evalops.warehouse._db import insert_for, measures_table, now_utc, transaction
 from evalops.warehouse.models import (
     ABTestModel,
@@ -28,7 +29,6 @@ from evalops.warehouse.models import (
     BaselineModel,
     EvalFingerprintModel,
     EvalRunModel,
-    QueryScoreModel,
     QueryTextModel,
     RunAggregateModel,
     RunTimingModel,
@@ -59,7 +59,6 @@ aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
 ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
 alerts: Table = AlertModel.__table__  # type: ignore[assignment]
 baselines: Table = BaselineModel.__table__  # type: ignore[assignment]
-scores: Table = QueryScoreModel.__table__  # type: ignore[assignment]
 texts: Table = QueryTextModel.__table__  # type: ignore[assignment]
 timings: Table = RunTimingModel.__table__  # type: ignore[assignment]
 
@@ -116,7 +115,7 @@ def _run_select(*extra: Any, slim: bool = False) -> Any:
 def _rows(conn: Connection, stmt: Any) -> list[dict[str, Any]]:
     result = conn.execute(stmt)
     keys = list(result.keys())
-    return [dict(zip(keys, row)) for row in result]
+    return [dict(zip(keys, row)) for row in result.all()]  # one fetch from the driver, not one per row
 
 
 def dashboard_latest_runs(engine: Engine) -> list[dict[str, Any]]:
@@ -134,12 +133,17 @@ def dashboard_latest_runs(engine: Engine) -> list[dict[str, Any]]:
 
 def dashboard_measures(engine: Engine) -> dict[str, list[str]]:
     """Each retriever's measures, in the order of its newest fingerprint's measure list."""
-    stmt = (select(runs.c.retriever, fingerprints.c.measures)
-            .join(fingerprints, fingerprints.c.hash == runs.c.fingerprint_hash)
-            .order_by(runs.c.retriever, runs.c.logical_date.desc(), runs.c.id.desc()))
+    # one row per (retriever, fingerprint), newest first: a year of daily runs shares a handful of fingerprints
+    rank = func.row_number().over(partition_by=(runs.c.retriever, runs.c.fingerprint_hash),
+                                  order_by=(runs.c.logical_date.desc(), runs.c.id.desc())).label("rank")
+    newest = select(runs.c.retriever, runs.c.fingerprint_hash, runs.c.logical_date, runs.c.id, rank).subquery()
+    stmt = (select(newest.c.retriever, fingerprints.c.measures)
+            .join(fingerprints, fingerprints.c.hash == newest.c.fingerprint_hash)
+            .where(newest.c.rank == 1)
+            .order_by(newest.c.retriever, newest.c.logical_date.desc(), newest.c.id.desc()))
     out: dict[str, list[str]] = {}
     with transaction(engine, "reading the measures") as conn:
-        for retriever, measures in conn.execute(stmt):  # newest first; duplicates are dropped here
+        for retriever, measures in conn.execute(stmt).all():  # newest first; duplicates are dropped here
             known = out.setdefault(retriever, [])
             known += [m for m in measures if m not in known]
     return out
@@ -182,11 +186,25 @@ def dashboard_comparisons(engine: Engine, candidate_run_ids: Iterable[int]) -> d
     return out
 
 
+def _last_days(conn: Connection, stmt: Any, days: int | None) -> Any:
+    """``stmt`` cut to the ``days`` before its own newest row's logical date (all of it for 0 or None)."""
+    if not days:
+        return stmt
+    newest = conn.execute(select(func.max(stmt.order_by(None).subquery().c.logical_date))).scalar()
+    if newest is None:
+        return stmt
+    newest = newest.replace(tzinfo=dt.UTC) if newest.tzinfo is None else newest  # SQLite's max() is naive
+    return stmt.where(runs.c.logical_date >= newest - dt.timedelta(days=days))
+
+
 def dashboard_trend(
-    engine: Engine, retriever: str, measure: str, *, dataset: str = "gold", since: dt.datetime | None = None
+    engine: Engine, retriever: str, measure: str, *, dataset: str = "gold", since: dt.datetime | None = None,
+    days: int | None = None,
 ) -> list[dict[str, Any]]:
     """One row per scored run of ``retriever`` on ``dataset``: the measure's mean and interval, the run's
-    fingerprint parts, and the id of the run's comparison on this measure (if any), oldest first."""
+    fingerprint parts, and the id of the run's comparison on this measure (if any), oldest first. ``days``:
+    only the rows of the ``days`` before the newest one's logical date (the trend page's range), read as such
+    rather than cut from a year."""
     ab_ids = (select(ab_tests.c.candidate_run_id, func.max(ab_tests.c.id).label("ab_id"))
               .join(measures_table, measures_table.c.id == ab_tests.c.measure_id)
               .where(measures_table.c.name == measure).group_by(ab_tests.c.candidate_run_id).subquery())
@@ -202,13 +220,15 @@ def dashboard_trend(
     if since is not None:
         stmt = stmt.where(runs.c.logical_date >= as_utc(since))
     with transaction(engine, f"reading the {measure} trend of {retriever}") as conn:
-        return _rows(conn, stmt)
+        return _rows(conn, _last_days(conn, stmt, days))
 
 
 def dashboard_timings(
-    engine: Engine, retriever: str, *, dataset: str = "gold", since: dt.datetime | None = None
+    engine: Engine, retriever: str, *, dataset: str = "gold", since: dt.datetime | None = None,
+    days: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Latency percentiles and failure counts of every run with recorded timings, oldest first."""
+    """Latency percentiles and failure counts of every run with recorded timings, oldest first (``days`` as
+    in :func:`dashboard_trend`)."""
     stmt = (_run_select(timings.c.latency_p50_ms, timings.c.latency_p95_ms, timings.c.latency_max_ms,
                         timings.c.wall_seconds, timings.c.n_failed.label("timing_failed"), slim=True)
             .join(timings, timings.c.run_id == runs.c.id)
@@ -217,7 +237,7 @@ def dashboard_timings(
     if since is not None:
         stmt = stmt.where(runs.c.logical_date >= as_utc(since))
     with transaction(engine, f"reading the timings of {retriever}") as conn:
-        return _rows(conn, stmt)
+        return _rows(conn, _last_days(conn, stmt, days))
 
 
 def dashboard_promotions(engine: Engine, retriever: str | None = None) -> list[dict[str, Any]]:
@@ -293,11 +313,11 @@ def dashboard_ab_detail(engine: Engine, ab_id: int) -> dict[str, Any] | None:
             runs.c.id.in_((ab["baseline_run_id"], ab["candidate_run_id"]))))}
         candidate = run_rows[ab["candidate_run_id"]]
         fingerprint = _rows(conn, select(fingerprints).where(fingerprints.c.hash == candidate["fingerprint_hash"]))[0]
-        per_run: dict[int, dict[str, float | None]] = {ab["baseline_run_id"]: {}, ab["candidate_run_id"]: {}}
-        stmt = select(scores.c.run_id, scores.c.query_id, scores.c.value).where(
-            scores.c.run_id.in_(tuple(per_run)), scores.c.measure_id == ab["measure_id"])
-        for run_id, query_id, value in conn.execute(stmt):
-            per_run[run_id][query_id] = value
+        per_run: dict[int, dict[str, float | None]] = {}
+        for run_id in (ab["baseline_run_id"], ab["candidate_run_id"]):
+            # straight from the driver cursor: 10,000 queries a side are 20,000 rows per page
+            _, query_ids, values = fetch_scores(conn, run_id, [ab["measure_id"]])
+            per_run[run_id] = dict(zip(query_ids, values.tolist()))
         query_text = dict(conn.execute(select(texts.c.query_id, texts.c.text).where(
             texts.c.query_set_version == candidate["gold_set_version"])).all())
     base, cand = per_run[ab["baseline_run_id"]], per_run[ab["candidate_run_id"]]

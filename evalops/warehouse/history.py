@@ -1,6 +1,9 @@
 """History queries: a measure over time per version, the latest run per version, runs under a fingerprint.
 
-All return DataFrames with timezone-aware UTC timestamps. By default only runs that produced scores
+All return DataFrames with timezone-aware UTC timestamps; the ``*_rows`` twins return the same rows as plain
+dicts without importing pandas (what ``evalops history`` prints: a command that answers in the time of its
+imports). Every read is of the runs and their aggregates (``run_aggregates``, one row per run and
+measure), never of the per-query rows, so its cost grows with the runs, not with the queries per run. By default only runs that produced scores
 (``succeeded`` and ``partial``) are included; pass ``statuses`` to widen or narrow that (``evalops history``
 passes ``FINISHED_STATUSES``, so a failed version is listed, with empty measure cells).
 :func:`check_history_query` refuses a retriever, dataset, version or measure the warehouse holds no run of,
@@ -34,8 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.warehouse.domain import EvalRun
 
-__all__ = ["RUN_COLUMNS", "check_history_query", "latest_per_logical_date", "latest_runs", "measure_history",
-           "runs_frame", "runs_under_fingerprint"]
+__all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "check_history_query", "latest_per_logical_date", "latest_run_rows",
+           "latest_runs", "measure_history", "measure_history_rows", "run_mean_rows", "runs_frame", "runs_under_fingerprint"]
 
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
@@ -73,6 +76,18 @@ def _mark_superseded(frame: pd.DataFrame, include_superseded: bool) -> pd.DataFr
     return frame
 
 
+def _mark_superseded_rows(rows: list[dict[str, Any]], include_superseded: bool) -> list[dict[str, Any]]:
+    """:func:`_mark_superseded` for plain rows (the window columns popped from each)."""
+    out = []
+    for row in rows:
+        rank, latest = row.pop("rank"), row.pop("latest_id")
+        row["superseded"] = rank > 1
+        row["superseded_by"] = latest if rank > 1 else None
+        if include_superseded or rank == 1:
+            out.append(row)
+    return out
+
+
 def measure_history(
     engine: Engine,
     retriever: str,
@@ -94,6 +109,31 @@ def measure_history(
     measure (another fingerprint's measure set) is left out."""
     import pandas as pd
 
+    rows = measure_history_rows(engine, retriever, measure, dataset=dataset, versions=versions,
+                                fingerprint_hash=fingerprint_hash, since=since, until=until, statuses=statuses,
+                                include_superseded=include_superseded)
+    frame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    frame["logical_date"] = pd.to_datetime(frame["logical_date"], utc=True)
+    frame["n"] = frame["n"].astype("Int64")  # empty for a failed run, not a float count
+    frame["superseded"] = frame["superseded"].astype(bool)
+    frame["superseded_by"] = frame["superseded_by"].astype("Int64")
+    return frame
+
+
+def measure_history_rows(
+    engine: Engine,
+    retriever: str,
+    measure: str,
+    *,
+    dataset: str = "gold",
+    versions: Iterable[str] | None = None,
+    fingerprint_hash: str | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    statuses: Sequence[str] = SCORED,
+    include_superseded: bool = False,
+) -> list[dict[str, Any]]:
+    """:func:`measure_history` as plain dicts with ``HISTORY_COLUMNS`` (``None`` where the frame has NA)."""
     rank, latest = _supersession()
     measure_id = select(measures_table.c.id).where(measures_table.c.name == measure).scalar_subquery()
     stmt = (
@@ -115,11 +155,13 @@ def measure_history(
     )
     stmt = _filters(stmt, versions=versions, fingerprint_hash=fingerprint_hash, since=since, until=until)
     with transaction(engine, f"reading the {measure} history of {retriever}") as conn:
-        rows = conn.execute(stmt).mappings().all()
-    frame = pd.DataFrame([dict(r) for r in rows], columns=[*HISTORY_COLUMNS[:-2], "rank", "latest_id"])
-    frame["logical_date"] = pd.to_datetime(frame["logical_date"], utc=True)
-    frame["n"] = frame["n"].astype("Int64")  # empty for a failed run, not a float count
-    return _mark_superseded(frame, include_superseded)
+        rows = _dicts(conn.execute(stmt))
+    return _mark_superseded_rows(rows, include_superseded)
+
+
+def _dicts(result: Any) -> list[dict[str, Any]]:
+    keys = list(result.keys())
+    return [dict(zip(keys, row)) for row in result]
 
 
 def check_history_query(
@@ -211,6 +253,51 @@ def latest_runs(
     statuses: Sequence[str] = SCORED,
 ) -> pd.DataFrame:
     """The latest run (by logical date, then id) of every (retriever, version)."""
+    with transaction(engine, "reading the latest runs") as conn:
+        found = select_runs(conn, runs.c.id.in_(_latest_ids(retriever, dataset, fingerprint_hash, statuses)),
+                            order_by=[runs.c.retriever, runs.c.version])
+    return runs_frame(found)
+
+
+def latest_run_rows(
+    engine: Engine,
+    *,
+    retriever: str | None = None,
+    dataset: str = "gold",
+    fingerprint_hash: str | None = None,
+    statuses: Sequence[str] = SCORED,
+) -> list[dict[str, Any]]:
+    """:func:`latest_runs` as plain dicts with ``RUN_COLUMNS`` (datetimes aware, in UTC)."""
+    stmt = (
+        select(runs.c.id.label("run_id"), *(runs.c[c] for c in RUN_COLUMNS[1:11]),
+               fingerprints.c.gold_set_version, fingerprints.c.kb_snapshot_id, runs.c.n_queries, runs.c.n_failed)
+        .join(fingerprints, fingerprints.c.hash == runs.c.fingerprint_hash)
+        .where(runs.c.id.in_(_latest_ids(retriever, dataset, fingerprint_hash, statuses)))
+        .order_by(runs.c.retriever, runs.c.version)
+    )
+    with transaction(engine, "reading the latest runs") as conn:
+        return _dicts(conn.execute(stmt))
+
+
+def run_mean_rows(engine: Engine, run_ids: Sequence[int]) -> dict[int, dict[str, float | None]]:
+    """Each run's mean of every measure it scored (``run_aggregates``), measures in name order, in one
+    query and without pandas: ``{run_id: {measure: mean}}`` (a run with no aggregates is left out)."""
+    if not run_ids:
+        return {}
+    stmt = (
+        select(aggregates.c.run_id, measures_table.c.name, aggregates.c.mean)
+        .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
+        .where(aggregates.c.run_id.in_([int(r) for r in run_ids]))
+        .order_by(aggregates.c.run_id, measures_table.c.name)
+    )
+    out: dict[int, dict[str, float | None]] = {}
+    with transaction(engine, "reading the runs' means") as conn:
+        for run_id, name, mean in conn.execute(stmt):
+            out.setdefault(int(run_id), {})[str(name)] = None if mean is None else float(mean)
+    return out
+
+
+def _latest_ids(retriever: str | None, dataset: str, fingerprint_hash: str | None, statuses: Sequence[str]) -> Any:
     rank = (
         func.row_number()
         .over(partition_by=(runs.c.retriever, runs.c.version), order_by=(runs.c.logical_date.desc(), runs.c.id.desc()))
@@ -220,10 +307,7 @@ def latest_runs(
     if retriever is not None:
         inner = inner.where(runs.c.retriever == retriever)
     inner = _filters(inner, fingerprint_hash=fingerprint_hash).subquery()
-    latest_ids = select(inner.c.id).where(inner.c.rank == 1)
-    with transaction(engine, "reading the latest runs") as conn:
-        found = select_runs(conn, runs.c.id.in_(latest_ids), order_by=[runs.c.retriever, runs.c.version])
-    return runs_frame(found)
+    return select(inner.c.id).where(inner.c.rank == 1)
 
 
 def runs_under_fingerprint(

@@ -140,3 +140,26 @@ def test_json_output_is_laid_out_like_the_standard_library_indent():
     }
     for value in (payload, [], {}, [float("-inf"), 1], "text", 1.5, None):
         assert dump_json(value) == _reference_json(value)
+
+
+TABLES = [
+    Output(data=None, columns=("a", "bb", "ccc", "d"), rows=[{"a": 1, "bb": "x", "ccc": 0.5, "d": None},
+                                                             {"a": 12345, "bb": "long text here", "ccc": None, "d": "q"}]),
+    Output(data=None, columns=("alpha_long", "flag", "p"), rows=[{"alpha_long": 1, "flag": True, "p": 0.00001},
+                                                                 {"alpha_long": -3, "flag": False, "p": float("nan")}]),
+    Output(data=None, columns=("x", "y"), rows=[{"x": "", "y": 2}], table_columns=("y", "x")),
+    Output(data=None, columns=("when", "n"), rows=[{"when": f"2025-01-{d:02d} 00:00", "n": d * 1000} for d in range(1, 29)],
+           notes=("a note after the table",), cell=lambda c, v: f"<{v}>" if c == "n" else str(v)),
+    Output(data=None, columns=("text",), rows=[{"text": "naïve café"}, {"text": "wide 表"}]),  # drawn by rich
+    Output(data=None, columns=("c",), rows=[{"c": "x" * 300}]),  # wider than the console: rich wraps it
+]
+
+
+@pytest.mark.parametrize("output", TABLES)
+def test_the_plain_table_is_drawn_as_rich_draws_it(output, monkeypatch):
+    """Large tables skip rich's per-cell rendering; what is printed is the same."""
+    from evalops.cli import _common
+
+    fast = _common._table(output, to_file=True)
+    monkeypatch.setattr(_common, "plain_table_lines", lambda *args: None)
+    assert fast == _common._table(output, to_file=True)

@@ -125,3 +125,25 @@ def test_the_ab_page_shows_the_one_interval_the_decision_was_read_from(client, f
         assert f"decision interval ({numfmt.percent(ab['interval_level'])})" in html
         boot = numfmt.number(ab["delta_ci_low"], signed=True)
         assert boot == low or boot not in html, boot
+
+
+def test_a_trend_range_is_read_as_such_and_equals_the_year_cut_to_it(filled):
+    """The trend page reads only its range's rows; they are the rows of the whole history cut to the range."""
+    import datetime as dt
+
+    from evalops.dashboard.trends import _cut
+    from evalops.warehouse import dashboard as wh
+
+    engine = filled["engine"]
+    measures = wh.dashboard_measures(engine)
+    retriever = sorted(measures)[0]
+    measure = measures[retriever][0]
+    everything = wh.dashboard_trend(engine, retriever, measure)
+    timings = wh.dashboard_timings(engine, retriever)
+    newest = max(r["logical_date"] for r in everything)
+    for days in (0, 1, 2, 90):
+        ranged = wh.dashboard_trend(engine, retriever, measure, days=days)
+        assert ranged == _cut(everything, days)[0]
+        assert wh.dashboard_timings(engine, retriever, days=days) == _cut(timings, days)[0]
+        if days:
+            assert min(r["logical_date"] for r in ranged) >= newest - dt.timedelta(days=days)

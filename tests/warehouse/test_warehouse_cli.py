@@ -217,3 +217,28 @@ def test_an_unmigrated_warehouse_says_to_upgrade(url):
     result = CliRunner().invoke(main, ["history"])
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "evalops db upgrade" in result.output
+
+
+def test_history_answers_without_importing_pandas(url):
+    """The history is a handful of rows: the command's cost is its imports, so no pandas (nor numpy's
+    heavier parts it pulls in) on its path."""
+    import subprocess
+    import sys
+
+    invoke("db", "upgrade")
+    fp = populate(url)
+    engine = create_warehouse_engine(url)
+    try:
+        from evalops.warehouse import promote_baseline
+
+        promote_baseline(engine, 1, by="alice", reason="first")
+    finally:
+        engine.dispose()
+    record_failed_run(url, fp)
+    script = ("import sys\nfrom evalops.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+              "    assert not e.code, e.code\nprint('PANDAS' if 'pandas' in sys.modules else 'LIGHT')\n")
+    for args in (["history"], ["history", "bm25", "-m", "nDCG@10", "--format", "json"],
+                 ["history", "bm25", "--baselines", "--format", "csv"]):
+        out = subprocess.run([sys.executable, "-c", script, *args, "--url", url], capture_output=True, text=True,
+                             check=True)
+        assert out.stdout.strip().splitlines()[-1] == "LIGHT", (args, out.stdout, out.stderr)

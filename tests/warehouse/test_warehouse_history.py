@@ -144,3 +144,34 @@ def test_check_history_query_accepts_what_is_stored_and_an_empty_warehouse(engin
         check_history_query(engine, retriever="bm25")
     seed.run("v1", fingerprint=seed.fingerprint(), status="failed")
     check_history_query(engine, retriever="bm25", dataset="gold", versions=["v1"], measure="nDCG@10")
+
+
+def test_the_plain_rows_are_the_frames_rows(seed, engine, history):
+    """``evalops history`` prints the ``*_rows`` twins (no pandas): the same rows, values and order."""
+    from evalops.warehouse import baseline_history, promote_baseline
+    from evalops.warehouse.baselines import baseline_history_rows
+    from evalops.warehouse.history import latest_run_rows, measure_history_rows
+    from evalops.warehouse.models import FINISHED_STATUSES
+
+    again = seed.run("v1", fingerprint=history[0], dag_run_id="manual__again", logical_date=DAYS[0])
+    record_aggregates(engine, again.id, aggregate(float("nan")), ci_level=0.95, ci_method="t")
+    promote_baseline(engine, again.id, by="alice", reason="first")
+
+    def same(rows, frame):
+        assert [list(r) for r in rows] == [list(frame.columns)] * len(frame)
+        for row, (_, expected) in zip(rows, frame.iterrows(), strict=True):
+            for column, value in row.items():
+                want = expected[column]
+                if pd.isna(want):
+                    assert value is None or value != value, (column, value)
+                else:
+                    assert value == (want.to_pydatetime() if isinstance(want, pd.Timestamp) else want), column
+
+    for kwargs in ({}, {"statuses": FINISHED_STATUSES}, {"include_superseded": True, "versions": ["v1"]},
+                   {"since": DAYS[1], "fingerprint_hash": history[0].hash}):
+        rows = measure_history_rows(engine, "bm25", "nDCG@10", **kwargs)
+        assert rows, kwargs
+        same(rows, measure_history(engine, "bm25", "nDCG@10", **kwargs))
+    for kwargs in ({}, {"retriever": "bm25", "statuses": FINISHED_STATUSES}, {"dataset": "production"}):
+        same(latest_run_rows(engine, **kwargs), latest_runs(engine, **kwargs))
+    same(baseline_history_rows(engine, "bm25"), baseline_history(engine, "bm25"))
