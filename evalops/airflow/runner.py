@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["airflow_environment", "run_steps", "run_steps_in_subprocess"]
+__all__ = ["airflow_environment", "run_demo", "run_steps", "run_steps_in_subprocess"]
 
 
 def airflow_environment(airflow_home: str | os.PathLike[str], dags_folder: str | os.PathLike[str]) -> dict[str, str]:
@@ -176,3 +176,11 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def run_demo(cfg: Any, plan: Any) -> list[dict[str, Any]]:
+    """Run the demo plan's (:func:`evalops.pipeline.demo.plan_demo`) DAG steps in a child process (its Airflow
+    output goes to ``airflow.log`` in the plan's work folder): the demo's Airflow part."""
+    env = {"EVALOPS_HOME": str(cfg.home), "EVALOPS_RETRY_DELAY_SECONDS": "2"}
+    return run_steps_in_subprocess(plan.dags, plan.steps, workdir=plan.workdir,
+                                   log_path=plan.workdir / "airflow.log", env=env)

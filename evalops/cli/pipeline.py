@@ -67,7 +67,8 @@ def demo(days, no_backfill):
     import time
 
     from evalops.config import load_config, without_settings_variables
-    from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill, run_demo
+    from evalops.airflow.runner import run_demo
+    from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill
     from evalops.project import demo_project
     from evalops.secrets import mask_url
 

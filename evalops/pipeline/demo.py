@@ -31,7 +31,7 @@ from evalops.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["BackfillDay", "DemoPlan", "plan_demo", "backfill_days", "scored_days", "run_backfill", "run_demo",
+__all__ = ["BackfillDay", "DemoPlan", "plan_demo", "backfill_days", "scored_days", "run_backfill",
            "demo_summary", "judge_summary", "DAY_ONE", "DAY_TWO", "BACKFILL_DAYS"]
 
 # Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
@@ -239,15 +239,6 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
                         as_of=RunContext.for_day(day).anchor, keep_current_version=True)
         out.append(item)
     return out
-
-
-def run_demo(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:
-    """Run the plan's DAG steps in a child process (its Airflow output goes to ``airflow.log``)."""
-    from evalops.airflow.runner import run_steps_in_subprocess
-
-    env = {"EVALOPS_HOME": str(cfg.home), "EVALOPS_RETRY_DELAY_SECONDS": "2"}
-    return run_steps_in_subprocess(plan.dags, plan.steps, workdir=plan.workdir,
-                                   log_path=plan.workdir / "airflow.log", env=env)
 
 
 def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> dict[str, Any]:

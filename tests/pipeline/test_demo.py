@@ -160,7 +160,8 @@ def test_the_backfill_is_at_most_the_days_the_demo_logs_cover(tmp_path):
 @pytest.mark.airflow
 @pytest.mark.slow
 def test_a_second_demo_adds_no_row_and_shows_the_judge(tmp_path):
-    from evalops.pipeline.demo import demo_summary, run_backfill, run_demo
+    from evalops.airflow.runner import run_demo
+    from evalops.pipeline.demo import demo_summary, run_backfill
     from evalops.pipeline.store import warehouse_counts
 
     cfg, plan = _plan(_demo_home(tmp_path / "home"))
