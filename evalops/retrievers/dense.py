@@ -11,10 +11,12 @@ Two encoders are built in:
   is opened with ``local_files_only``.
 
 Embeddings are L2-normalised, so score = cosine in [-1, 1]; a zero vector (an empty text) scores 0. Document
-vectors are kept as float32. When the encoder has an ``identity`` and an
+vectors are kept as float32 and must fit in ``memory_budget`` (the setting; a larger corpus is refused with
+the figures). When the encoder has an ``identity`` and an
 :class:`~evalops.retrievers.embedcache.EmbeddingCache` is given, document vectors come from the cache and
-only texts it does not hold are encoded. The search is a matrix product over blocks of queries, each block's
-score matrix (queries x documents, float32) held within a quarter of ``memory_budget``.
+only texts it does not hold are encoded. The search is exhaustive: queries are encoded in batches, then
+each query's scores are one matrix-vector product over the document vectors (one row of scores held at a
+time), so a query's scores never depend on the other queries of its batch or shard.
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ class DenseRetriever:
             vectors = self._encode_documents(self.docs.texts)
             self.embedding_counts = {"embedded": len(self.docs), "cached": 0}
         self._doc_vectors = _normalised(vectors, "documents")
+        if self._doc_vectors.nbytes > self.memory_budget:
+            raise ConfigError(f"dense: the {len(self.docs)} document vectors take {self._doc_vectors.nbytes:,} bytes, "
+                              f"more than the memory budget of {self.memory_budget:,}; raise the memory_budget "
+                              "setting or use a smaller dimension")
         if self._doc_vectors.shape[0] != len(self.docs):
             raise ConfigError(f"dense: the encoder returned {self._doc_vectors.shape[0]} vectors for {len(self.docs)} documents")
 
@@ -87,13 +93,12 @@ class DenseRetriever:
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         out: list[QueryResult] = []
-        block = max(1, min(self.batch_size, (self.memory_budget // 4) // (4 * len(self.docs))))
-        for start in range(0, len(queries), block):
-            chunk = queries[start : start + block]
-            scores = self._query_vectors([qq.text for qq in chunk]) @ self._doc_vectors.T
-            out.extend(
-                QueryResult(qq.id, top_k(row, self.docs.doc_ids, k, keep_zero=True)) for qq, row in zip(chunk, scores)
-            )
+        for start in range(0, len(queries), self.batch_size):
+            chunk = queries[start : start + self.batch_size]
+            for qq, q in zip(chunk, self._query_vectors([qq.text for qq in chunk])):
+                # one matrix-vector product per query: BLAS's matrix-matrix kernels round differently by
+                # block shape, and a query's scores must not depend on which queries share its batch
+                out.append(QueryResult(qq.id, top_k(self._doc_vectors @ q, self.docs.doc_ids, k, keep_zero=True)))
         return out
 
     def score_documents(self, text: str, doc_ids: Sequence[str]) -> np.ndarray:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import zipfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,11 +52,14 @@ class EmbeddingCache:
     def _read(self, path: Any) -> tuple[np.ndarray, np.ndarray] | None:
         try:
             data = np.load(io.BytesIO(path.read_bytes()), allow_pickle=False)
-            return data["hashes"], data["vectors"]
+            hashes, vectors = data["hashes"], data["vectors"]
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError):  # a torn or foreign file is not trusted: embed again
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # torn or foreign: embed again
             return None
+        if hashes.ndim != 1 or vectors.ndim != 2 or len(hashes) != len(vectors):
+            return None
+        return hashes, vectors
 
     def vectors(self, identity: str, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """The vectors of ``texts`` under encoder ``identity``: cached ones reused, the rest ``encode``-d."""
