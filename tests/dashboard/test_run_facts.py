@@ -64,7 +64,7 @@ def test_the_run_report_lists_each_version_once_with_the_n_used(filled):
     gold = report.split("## Production queries", 1)[0]
     rows = [line for line in gold.splitlines() if line.startswith("| handbook-search |")]
     versions = [line.split("|")[2].strip() for line in rows]
-    assert sorted(versions) == ["1.0", "2.0-hybrid", "2.0-truncated"]
+    assert sorted(versions) == ["1.0", "2.0-hybrid", "2.0-truncated", "3.0-hybrid", "3.0-rerank", "3.0-vector"]
     baseline = next(line for line in rows if line.split("|")[2].strip() == "1.0")
     assert "baseline (comparisons use stored run" in baseline
     n_used = {s.n_queries for s in _gold_specs(filled)}
