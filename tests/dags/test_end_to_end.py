@@ -229,7 +229,6 @@ def test_the_vector_hybrid_and_rerank_versions_are_decided_on_the_gold_set(scena
         ndcg = frame[frame["measure"] == "nDCG@10"].iloc[0]
         # better on average (+0.07 .. +0.11) but not provably so at 76 queries in a family of 5
         assert ndcg["delta"] > 0.05 and ndcg["decision"] == "inconclusive", (version, ndcg.to_dict())
-        assert not ndcg["alert"]
     # the production sample (descriptive): error-code look-ups that BM25 matches exactly and static vectors blur
     prod = {v: _decisions_of(scenario, DAY2, v, "production") for v in VECTOR_VERSIONS}
     assert prod["3.0-vector"]["nDCG@10"] == "regression" and prod["3.0-rerank"]["nDCG@10"] == "regression"
