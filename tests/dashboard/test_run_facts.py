@@ -22,7 +22,7 @@ def test_every_run_records_its_timings_and_its_query_texts(filled):
                                {"v": gold_version, "q": GOLD_PAYLOAD_ID}).scalar_one()
         n_gold_texts = conn.execute(text("SELECT count(*) FROM query_texts WHERE query_set_version = :v"),
                                     {"v": gold_version}).scalar_one()
-    assert len(runs) == 8
+    assert len(runs) == 2 + 6 * 2  # day 1: the baseline; day 2: six versions; each on gold and production
     for run_id, n_failed, wall, timing_failed in runs:
         assert wall is not None and wall > 0 and timing_failed == n_failed, run_id
     assert planted.endswith(PAYLOAD)
