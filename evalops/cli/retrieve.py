@@ -51,8 +51,9 @@ def _entry(spec: str, registry):
 @click.option("--tag", default=None, help="Run tag (default: NAME@VERSION).")
 @reports_errors
 def retrieve(retriever, dataset, k, output, registry_file, split, failure_budget, tag):
-    """Run RETRIEVER (NAME, NAME@VERSION or a built-in: bm25, tfidf, hybrid, bm25-rerank) over the judged
-    queries of a BEIR folder and write a TREC run. Failed queries are left out and listed on stderr."""
+    """Run RETRIEVER (NAME, NAME@VERSION or a built-in: bm25, tfidf, hybrid, bm25-rerank, dense,
+    dense-hybrid) over the judged queries of a BEIR folder and write a TREC run. Failed queries are left out
+    and listed on stderr."""
     from evalops.formats import load_beir, write_trec_run
     from evalops.retrievers import build_retriever, load_default_registry, retrieve_run
 

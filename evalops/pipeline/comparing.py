@@ -147,12 +147,12 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         aggregates=None if own.status == "failed" else _aggregates(own.frame, scored_measures(cfg)),
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
     )
-    record_run_facts(cfg, run, spec, n_failed=len(own.failed))
+    facts = record_run_facts(cfg, run, spec, n_failed=len(own.failed))
     if spec.get("rescore_reason") and own.status == "succeeded":
         promote_baseline(engine, spec["run_id"], by="evalops", reason=spec["rescore_reason"])
         log.info("%s: re-scored stale baseline promoted (run %s)", spec["label"], spec["run_id"])
 
-    result = {"run_id": spec["run_id"], "status": own.status, "comparisons": 0}
+    result = {"run_id": spec["run_id"], "status": own.status, "comparisons": 0, **facts}
     notes: list[str] = []
     comparisons: list[Comparison] = []
     segments: list[dict[str, Any]] = []

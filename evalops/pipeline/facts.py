@@ -4,12 +4,16 @@
   log sample's, already PII-scrubbed), so the A/B page can show the worst queries;
 * the run's retrieval latency (p50, p95, max over every answered query of every shard, in milliseconds)
   and its failed-query count. Percentiles are taken over the pooled per-query latencies, not averaged
-  over shards, so sharding does not change them.
+  over shards, so sharding does not change them;
+* the dense document vectors its shards embedded and read from the embedding cache (``embeddings``:
+  ``{"embedded": n, "cached": m}``, summed over the shards, each of which looks the corpus up once), returned
+  to the compare step's result and logged: a second run on an unchanged knowledge base embeds 0.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
@@ -19,7 +23,9 @@ from evalops.pipeline.workdir import shard_file
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["record_run_facts", "shard_latencies"]
+__all__ = ["record_run_facts", "shard_embeddings", "shard_latencies"]
+
+log = logging.getLogger(__name__)
 
 
 def shard_latencies(cfg: Config, run: RunContext, run_id: int, n_shards: int) -> tuple[list[float], float]:
@@ -36,7 +42,20 @@ def shard_latencies(cfg: Config, run: RunContext, run_id: int, n_shards: int) ->
     return latencies, wall
 
 
-def record_run_facts(cfg: Config, run: RunContext, spec: dict[str, Any], n_failed: int) -> None:
+def shard_embeddings(cfg: Config, run: RunContext, run_id: int, n_shards: int) -> dict[str, int]:
+    """Documents embedded and read from the embedding cache, summed over the run's shards."""
+    total = {"embedded": 0, "cached": 0}
+    for shard in range(n_shards):
+        meta_path = shard_file(cfg, run, run_id, shard).with_suffix(".json")
+        if meta_path.exists():
+            counts = json.loads(meta_path.read_text()).get("embeddings") or {}
+            for key in total:
+                total[key] += int(counts.get(key) or 0)
+    return total
+
+
+def record_run_facts(cfg: Config, run: RunContext, spec: dict[str, Any], n_failed: int) -> dict[str, Any]:
+    """Record the run's facts (see the module docstring); returns those not stored in the warehouse."""
     import numpy as np
 
     from evalops.pipeline.queries import query_set_for
@@ -57,3 +76,8 @@ def record_run_facts(cfg: Config, run: RunContext, spec: dict[str, Any], n_faile
         latency_max_ms=float(lat.max()) if lat.size else None,
         wall_seconds=wall or None, n_failed=n_failed,
     )
+    embeddings = shard_embeddings(cfg, run, spec["run_id"], spec["n_shards"])
+    if any(embeddings.values()):
+        log.info("%s: embedded %d documents, %d read from the embedding cache", spec.get("label", spec["run_id"]),
+                 embeddings["embedded"], embeddings["cached"])
+    return {"embeddings": embeddings}

@@ -17,6 +17,10 @@ The unjudged documents of the top k (judged coverage, the holes queue) go to the
 columns, as ``evalops evaluate`` scores it: cut at k, validated and ranked once for the shard's queries,
 no Python object per row (:func:`evalops.retrievers.scoring.retrieve_table`).
 
+A dense retriever's document vectors are computed once per knowledge-base snapshot and encoder and kept in
+the work storage (:func:`evalops.pipeline.workdir.embedding_cache_for`); the shard's ``.json`` counts the
+documents it embedded and those it read from there (``embeddings``), which the run's facts add up.
+
 The shard's ``.json`` also keeps what the judge step reuses instead of asking the retriever again: the
 generated ``answers`` of a RAG endpoint (query id -> answer; production answers PII-scrubbed like the
 sampled queries) and, when the judge is on, the first ``judge.top_k`` documents of every answered query
@@ -37,7 +41,7 @@ from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import context_measures, load_registry_for, metric_policy, scored_measures
 from evalops.pipeline.store import run_lease
 from evalops.pipeline.unjudged import write_unjudged
-from evalops.pipeline.workdir import shard_file, unjudged_file, write_frame
+from evalops.pipeline.workdir import embedding_cache_for, shard_file, unjudged_file, write_frame
 from evalops.pipeline.specs import ShardSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,12 +80,14 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     if not queries.query_ids:
         return empty, outcome
     snapshot = current_snapshot(cfg, spec["snapshot_id"])
+    embeddings = embedding_cache_for(cfg, spec["snapshot_id"])
+    outcome["embeddings"] = embeddings.counts  # documents a dense encoder embedded / read from the cache
     try:
         registry = load_registry_for(cfg, run)
         entry = registry.get(spec["retriever"], spec["version"])
         try:
             retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry,
-                                        memory_budget=cfg.memory_budget_bytes)
+                                        memory_budget=cfg.memory_budget_bytes, embedding_cache=embeddings)
         except EvalopsError:
             raise
         except Exception as exc:  # see the module docstring: a version that cannot load is a failed version

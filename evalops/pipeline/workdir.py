@@ -30,7 +30,7 @@ from evalops.pipeline.context import RunContext
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
+__all__ = ["embedding_cache_for", "run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
            "safe_name", "work_root", "is_local", "write_frame", "read_frame", "local_copy", "upload"]
 
 
@@ -60,6 +60,14 @@ def is_local(path: Any) -> bool:
 
 def run_folder(cfg: Config, run: RunContext) -> Any:
     return work_root(cfg) / "runs" / safe_name(run.dag_id) / safe_name(run.run_id)
+
+
+def embedding_cache_for(cfg: Config, snapshot_id: str) -> Any:
+    """The dense document vectors of knowledge-base snapshot ``snapshot_id``, kept across runs under
+    ``embeddings/`` (:class:`evalops.retrievers.embedcache.EmbeddingCache`, keyed by the encoder's identity)."""
+    from evalops.retrievers.embedcache import EmbeddingCache
+
+    return EmbeddingCache(work_root(cfg) / "embeddings", snapshot_id)
 
 
 def log_sample_folder(cfg: Config, run: RunContext) -> Any:

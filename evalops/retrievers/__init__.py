@@ -7,13 +7,16 @@
 * Adapters — :class:`HttpRetriever` (JSON over HTTP), :class:`FunctionRetriever` (a Python callable or
   ``package.module:callable``), :class:`RunFileRetriever` (a TREC run file).
 * Built-ins — :class:`BM25Retriever`, :class:`TfidfRetriever`, :class:`ReciprocalRankFusion`,
-  :class:`RerankedRetriever`, :class:`DenseRetriever` (optional ``dense`` extra).
+  :class:`RerankedRetriever` (with :class:`RetrieverReranker`), :class:`DenseRetriever` over
+  :class:`WordLlamaEncoder` (shipped static embeddings) or a sentence-transformers folder (``dense`` extra),
+  its document vectors kept per snapshot by an :class:`EmbeddingCache`.
 * :func:`retrieve_run` runs a retriever over a query set and returns a :class:`RetrievalResult` (the Run,
   failed query ids, timings); failures are excluded and counted, and a failure budget guards the score.
 * :class:`LocalService` serves any handler (or, through :func:`retriever_handler`, any retriever) in the
   HTTP adapter's schema on 127.0.0.1, for tests, benchmarks and demos.
 
-Heavy or optional libraries (httpx, bm25s, jieba, PyStemmer, scipy, sentence-transformers, Airflow) are
+Heavy or optional libraries (httpx, bm25s, jieba, PyStemmer, scipy, tokenizers, safetensors, sentence-transformers,
+Airflow) are
 imported by the classes that use them, not by ``import evalops.retrievers``.
 """
 
@@ -37,7 +40,16 @@ from evalops.retrievers.registry import (
     load_default_registry,
     load_registry,
 )
-from evalops.retrievers.rerank import Candidate, CallableReranker, LexicalOverlapReranker, RerankedRetriever, Reranker
+from evalops.retrievers.embedcache import EmbeddingCache
+from evalops.retrievers.encoders import WordLlamaEncoder
+from evalops.retrievers.rerank import (
+    Candidate,
+    CallableReranker,
+    LexicalOverlapReranker,
+    RerankedRetriever,
+    Reranker,
+    RetrieverReranker,
+)
 from evalops.retrievers.runfile import RunFileRetriever
 from evalops.retrievers.service import LocalService, retriever_handler
 from evalops.retrievers.scoring import (
@@ -60,6 +72,7 @@ __all__ = [
     "Corpus",
     "DEFAULT_FAILURE_BUDGET",
     "DenseRetriever",
+    "EmbeddingCache",
     "FailureBudgetExceeded",
     "FunctionRetriever",
     "HttpRetriever",
@@ -75,11 +88,13 @@ __all__ = [
     "RetrievalResult",
     "Retriever",
     "RetrieverEntry",
+    "RetrieverReranker",
     "RetryPolicy",
     "RunFileRetriever",
     "Secret",
     "TfidfRetriever",
     "Tokenizer",
+    "WordLlamaEncoder",
     "as_corpus",
     "as_queries",
     "build_retriever",

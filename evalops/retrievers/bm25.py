@@ -71,5 +71,9 @@ class BM25Retriever:
             return np.zeros(len(self.docs), dtype=np.float64)
         return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float64)
 
+    def score_documents(self, text: str, doc_ids: Sequence[str]):
+        """The scores of ``doc_ids`` (indexed documents) for one query text (for a rerank stage)."""
+        return self.scores(text)[self.docs.rows_of(doc_ids, "bm25")]
+
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         return [QueryResult(q.id, top_k(self.scores(q.text), self.docs.doc_ids, k)) for q in queries]

@@ -32,10 +32,11 @@ def _tokenizer(spec: Mapping[str, Any] | None):
 
 
 class _Builder:
-    def __init__(self, corpus: Any, registry: Registry | None, memory_budget: int):
+    def __init__(self, corpus: Any, registry: Registry | None, memory_budget: int, embedding_cache: Any = None):
         self.corpus = corpus
         self.registry = registry
         self.memory_budget = memory_budget
+        self.embedding_cache = embedding_cache
         self.stack: list[str] = []
 
     def need_corpus(self, what: str) -> Any:
@@ -111,32 +112,44 @@ class _Builder:
             from evalops.retrievers.fusion import ReciprocalRankFusion
 
             inputs = [self.component(c, base_dir) for c in p["retrievers"]]
-            return ReciprocalRankFusion(inputs, **{k: p[k] for k in ("rrf_k", "depth") if k in p})
+            return ReciprocalRankFusion(inputs, **{k: p[k] for k in ("rrf_k", "depth", "method", "weights") if k in p})
         if kind == "rerank":
-            from evalops.retrievers.rerank import CallableReranker, LexicalOverlapReranker, RerankedRetriever
+            from evalops.retrievers.rerank import (CallableReranker, LexicalOverlapReranker, RerankedRetriever,
+                                                   RetrieverReranker)
 
             spec = p["reranker"]
-            if "entry_point" in spec:
+            if "retriever" in spec:
+                reranker: Any = RetrieverReranker(self.component(spec["retriever"], base_dir))
+            elif "entry_point" in spec:
                 from evalops.retrievers.function import load_entry_point
 
-                reranker: Any = CallableReranker(load_entry_point(spec["entry_point"]))
+                reranker = CallableReranker(load_entry_point(spec["entry_point"]))
             elif spec["kind"] == "overlap":
                 reranker = LexicalOverlapReranker(self.need_corpus("overlap reranker"))
             else:
-                raise ConfigError(f"unknown reranker kind {spec['kind']!r}; use `overlap` or an `entry_point`")
+                raise ConfigError(f"unknown reranker kind {spec['kind']!r}; use `overlap`, an `entry_point` or a `retriever`")
             first = self.component(p["first"], base_dir)
             return RerankedRetriever(first, reranker, self.need_corpus("rerank"), **({"depth": p["depth"]} if "depth" in p else {}))
         if kind == "dense":
             from evalops.retrievers.dense import DenseRetriever, load_sentence_transformer, resolve_model_dir
 
-            model_dir = resolve_model_dir(p["model"], p.get("package"), base_dir)
-            encode = load_sentence_transformer(model_dir, device=p.get("device", "cpu"))
-            return DenseRetriever(self.need_corpus("dense"), encode, **({"batch_size": p["batch_size"]} if "batch_size" in p else {}))
+            if p["model"] == "wordllama":
+                from evalops.retrievers.encoders import wordllama_encoder
+
+                encode: Any = wordllama_encoder(p.get("dim", 256))
+            else:
+                model_dir = resolve_model_dir(p["model"], p.get("package"), base_dir)
+                encode = load_sentence_transformer(model_dir, device=p.get("device", "cpu"))
+            return DenseRetriever(self.need_corpus("dense"), encode, cache=self.embedding_cache,
+                                  memory_budget=self.memory_budget,
+                                  **({"batch_size": p["batch_size"]} if "batch_size" in p else {}))
         raise ConfigError(f"unknown builtin kind {kind!r}")
 
 
 def build_retriever(entry: RetrieverEntry, *, corpus: Any = None, registry: Registry | None = None,
-                    memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Retriever:
+                    memory_budget: int = DEFAULT_MEMORY_BUDGET, embedding_cache: Any = None) -> Retriever:
     """A retriever for ``entry`` (see the module docstring). ``memory_budget``: bytes a run file may take
-    while it is read (the ``memory_budget`` setting); a larger one is streamed by query blocks."""
-    return _Builder(corpus, registry, memory_budget).entry(entry)
+    while it is read (the ``memory_budget`` setting; a larger one is streamed by query blocks), and the bound
+    of a dense search's score block. ``embedding_cache``: an :class:`~evalops.retrievers.embedcache.EmbeddingCache`
+    for the corpus's snapshot; dense document vectors are read from it and written to it."""
+    return _Builder(corpus, registry, memory_budget, embedding_cache).entry(entry)

@@ -39,6 +39,19 @@ class Corpus:
     def text_by_id(self) -> dict[str, str]:
         return dict(zip(self.doc_ids.tolist(), self.texts))
 
+    def rows_of(self, doc_ids: Any, what: str) -> np.ndarray:
+        """The positions of ``doc_ids`` in collection order; an id not in the corpus is a ``ConfigError``."""
+        from evalops.errors import ConfigError
+
+        row = self.__dict__.get("_rows")
+        if row is None:
+            row = {d: i for i, d in enumerate(self.doc_ids.tolist())}
+            object.__setattr__(self, "_rows", row)
+        try:
+            return np.fromiter((row[d] for d in doc_ids), dtype=np.int64)
+        except KeyError as exc:
+            raise ConfigError(f"{what}: document {exc.args[0]!r} is not in the indexed corpus") from None
+
     def head(self, n: int) -> Corpus:
         """The first ``n`` documents in collection order."""
         return Corpus(self.doc_ids[:n], self.texts[:n])

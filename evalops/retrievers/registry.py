@@ -145,6 +145,8 @@ NAMED_BUILTINS: dict[str, dict[str, Any]] = {
     "tfidf": {"kind": "tfidf"},
     "hybrid": {"kind": "hybrid", "retrievers": [{"kind": "bm25"}, {"kind": "tfidf"}]},
     "bm25-rerank": {"kind": "rerank", "first": {"kind": "bm25"}, "reranker": {"kind": "overlap"}},
+    "dense": {"kind": "dense", "model": "wordllama"},
+    "dense-hybrid": {"kind": "hybrid", "retrievers": [{"kind": "bm25"}, {"kind": "dense", "model": "wordllama"}]},
 }
 
 

@@ -3,8 +3,10 @@
 A :class:`Reranker` has one method, ``score(query, candidates) -> one float per candidate`` (higher is
 better); the stage sorts by it (ties by doc id descending, as the evaluator does) and keeps the top k.
 Candidates that the first stage did not return can never appear, so recall@depth bounds the stage.
-Two rerankers ship: :class:`CallableReranker` wraps any ``fn(query_text, doc_texts) -> scores`` (the
-shape of a cross-encoder's ``predict``), and :class:`LexicalOverlapReranker` is a cheap reference.
+Three rerankers ship: :class:`CallableReranker` wraps any ``fn(query_text, doc_texts) -> scores`` (the
+shape of a cross-encoder's ``predict``), :class:`RetrieverReranker` re-scores with any retriever that can
+score given documents (``score_documents``: the built-in dense, BM25 and TF-IDF retrievers), and
+:class:`LexicalOverlapReranker` is a cheap reference.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_result
 from evalops.retrievers.corpus import as_corpus
 from evalops.retrievers.text import Tokenizer
 
-__all__ = ["Candidate", "CallableReranker", "LexicalOverlapReranker", "RerankedRetriever", "Reranker"]
+__all__ = ["Candidate", "CallableReranker", "LexicalOverlapReranker", "RerankedRetriever", "Reranker",
+           "RetrieverReranker"]
 
 
 class Candidate(NamedTuple):
@@ -41,6 +44,26 @@ class CallableReranker:
 
     def score(self, query: Query, candidates: Sequence[Candidate]) -> Sequence[float]:
         return self.fn(query.text, [c.text for c in candidates])
+
+
+class RetrieverReranker:
+    """Re-score candidates with a retriever's own score for them (``retriever.score_documents(text, ids)``)."""
+
+    def __init__(self, retriever: Any):
+        if not callable(getattr(retriever, "score_documents", None)):
+            raise ConfigError(f"rerank: {type(retriever).__name__} cannot score given documents; a scorer must be a "
+                              "dense, bm25 or tfidf retriever (or any object with score_documents(text, doc_ids))")
+        self.retriever = retriever
+
+    def __repr__(self) -> str:
+        return f"RetrieverReranker({self.retriever!r})"
+
+    @property
+    def remote(self) -> bool:
+        return is_remote(self.retriever)
+
+    def score(self, query: Query, candidates: Sequence[Candidate]) -> Sequence[float]:
+        return self.retriever.score_documents(query.text, [c.doc_id for c in candidates])
 
 
 class LexicalOverlapReranker:

@@ -22,7 +22,7 @@ ADAPTERS = ("http", "python", "run_file", "builtin")
 # Parameter name -> (type, required). Types: str, int, number, bool, mapping, list, component(s).
 _TOKENIZER = {"stem": ("bool", False), "stopwords": ("bool", False), "chinese": ("str", False)}
 _AUTH = {"env": ("str", False), "conn_id": ("str", False), "header": ("str", False), "scheme": ("str", False)}
-_RERANKER = {"kind": ("str", False), "entry_point": ("str", False)}
+_RERANKER = {"kind": ("str", False), "entry_point": ("str", False), "retriever": ("component", False)}
 PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
     "http": {
         "url": ("str", True),
@@ -55,6 +55,8 @@ PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
     "builtin:hybrid": {
         "kind": ("str", True),
         "retrievers": ("components", True),
+        "method": ("str", False),
+        "weights": ("list", False),
         "rrf_k": ("number", False),
         "depth": ("int", False),
     },
@@ -67,6 +69,7 @@ PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
     "builtin:dense": {
         "kind": ("str", True),
         "model": ("str", True),
+        "dim": ("int", False),
         "package": ("str", False),
         "device": ("str", False),
         "batch_size": ("int", False),
@@ -153,7 +156,7 @@ def _type_ok(value: Any, kind: str) -> bool:
         return isinstance(value, bool)
     if kind in ("mapping", "component"):
         return isinstance(value, Mapping)
-    if kind == "components":
+    if kind in ("components", "list"):
         return isinstance(value, list)
     raise AssertionError(kind)  # pragma: no cover - the table above is closed
 
@@ -206,11 +209,26 @@ def _check_builtin(p: Any, where: str, line: int) -> None:
             raise ConfigError(f"{where}:{lines('retrievers')}: hybrid needs at least two retrievers to fuse")
         for c in p["retrievers"]:
             _check_component(c, where, lines("retrievers"))
+        if p.get("method", "rrf") not in ("rrf", "linear"):
+            raise ConfigError(f"{where}:{lines('method')}: hybrid method {p['method']!r}: use rrf or linear")
+        if "weights" in p and (len(p["weights"]) != len(p["retrievers"]) or not all(
+                _type_ok(w, "number") and w >= 0 for w in p["weights"])):
+            raise ConfigError(f"{where}:{lines('weights')}: hybrid weights must be {len(p['retrievers'])} numbers "
+                              f">= 0, one per retriever, got {p['weights']!r}")
+    if kind == "dense" and "dim" in p:
+        if p["model"] != "wordllama":
+            raise ConfigError(f"{where}:{lines('dim')}: dense `dim` applies to model: wordllama only (a "
+                              "sentence-transformers model has its own dimension)")
+        if p["dim"] not in (64, 128, 256):
+            raise ConfigError(f"{where}:{lines('dim')}: wordllama's dim must be 64, 128 or 256, got {p['dim']!r}")
     if kind == "rerank":
         _check_component(p["first"], where, lines("first"))
         _check(p["reranker"], _RERANKER, "reranker", where, lines("reranker"))
-        if ("kind" in p["reranker"]) == ("entry_point" in p["reranker"]):
-            raise ConfigError(f"{where}:{lines('reranker')}: reranker needs exactly one of `kind: overlap` or `entry_point`")
+        if sum(key in p["reranker"] for key in _RERANKER) != 1:
+            raise ConfigError(f"{where}:{lines('reranker')}: reranker needs exactly one of `kind: overlap`, "
+                              "`entry_point` or `retriever` (a dense, bm25 or tfidf spec, or {ref: name@version})")
+        if "retriever" in p["reranker"]:
+            _check_component(p["reranker"]["retriever"], where, lines("reranker"))
 
 
 def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:

@@ -69,6 +69,12 @@ class TfidfRetriever:
         norms[norms == 0] = 1.0  # an empty vector stays zero
         return sparse.diags(1.0 / norms) @ w
 
+    def score_documents(self, text: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """The cosine of one query text with each of ``doc_ids`` (indexed documents; for a rerank stage)."""
+        q = self._weigh(self._counts([self.tokenizer(text)]))
+        cols = self._doc_matrix_t[:, self.docs.rows_of(doc_ids, "tfidf")]
+        return np.asarray((q @ cols).toarray()).ravel()
+
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         out: list[QueryResult] = []
         block = max(1, _BLOCK_CELLS // max(1, len(self.docs)))

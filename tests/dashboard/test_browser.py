@@ -64,7 +64,7 @@ def test_overview_to_trend_to_ab_to_worst_queries(page, server, filled, screensh
     texts = [events.nth(i).inner_text() for i in range(events.count())]
     assert any("baseline promoted" in t and "day 1 <b>baseline</b>" in t for t in texts), texts
     assert any("alert" in t and "2.0-truncated" in t for t in texts), texts
-    assert page.locator("#trend-chart circle.point").count() == 4  # 1.0 on both days, two candidates on day 2
+    assert page.locator("#trend-chart circle.point").count() == 7  # 1.0 on both days, five candidates on day 2
     page.screenshot(path=str(screenshots / "2-trend.png"), full_page=True)
     _clean(page)
 
@@ -113,12 +113,12 @@ def test_a_production_query_with_payloads_renders_as_text(page, server, filled, 
 
 def test_runs_and_alerts_filter(page, server, filled):
     page.goto(server.url + "/runs")
-    assert page.locator("table.runs tr.run-row").count() == 8  # 2 on day 1 (gold + production), 6 on day 2
+    assert page.locator("table.runs tr.run-row").count() == 14  # 2 on day 1 (gold + production), 12 on day 2
     page.select_option('select[name="dataset"]', "production")
     page.click("form.filters button")
     page.wait_for_load_state()
     rows = page.locator("table.runs tr.run-row")
-    assert rows.count() == 4 and all("production" in rows.nth(i).inner_text() for i in range(rows.count()))
+    assert rows.count() == 7 and all("production" in rows.nth(i).inner_text() for i in range(rows.count()))
     page.goto(server.url + "/alerts?severity=info")
     assert page.locator("tr.alert-row").count() == 0
     page.goto(server.url + "/alerts")

@@ -75,7 +75,7 @@ def test_export_opens_from_file_without_network_and_shows_the_same_charts(filled
     assert errors == [] and all(u.startswith("file://") for u in asked), (errors, asked)
 
     served = httpx.get(server.url + "/trends", params={"retriever": "handbook-search", "measure": "nDCG@10"}).text
-    assert _titles(exported) == _titles(served) and len(_titles(served)) == 4
+    assert _titles(exported) == _titles(served) and len(_titles(served)) == 7  # 1.0 on both days, five candidates
 
 
 def test_dashboard_serves_on_localhost(filled, monkeypatch, tmp_path):

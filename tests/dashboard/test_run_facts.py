@@ -22,7 +22,7 @@ def test_every_run_records_its_timings_and_its_query_texts(filled):
                                {"v": gold_version, "q": GOLD_PAYLOAD_ID}).scalar_one()
         n_gold_texts = conn.execute(text("SELECT count(*) FROM query_texts WHERE query_set_version = :v"),
                                     {"v": gold_version}).scalar_one()
-    assert len(runs) == 8
+    assert len(runs) == 2 + 6 * 2  # day 1: the baseline; day 2: six versions; each on gold and production
     for run_id, n_failed, wall, timing_failed in runs:
         assert wall is not None and wall > 0 and timing_failed == n_failed, run_id
     assert planted.endswith(PAYLOAD)
@@ -64,7 +64,7 @@ def test_the_run_report_lists_each_version_once_with_the_n_used(filled):
     gold = report.split("## Production queries", 1)[0]
     rows = [line for line in gold.splitlines() if line.startswith("| handbook-search |")]
     versions = [line.split("|")[2].strip() for line in rows]
-    assert sorted(versions) == ["1.0", "2.0-hybrid", "2.0-truncated"]
+    assert sorted(versions) == ["1.0", "2.0-hybrid", "2.0-truncated", "3.0-hybrid", "3.0-rerank", "3.0-vector"]
     baseline = next(line for line in rows if line.split("|")[2].strip() == "1.0")
     assert "baseline (comparisons use stored run" in baseline
     n_used = {s.n_queries for s in _gold_specs(filled)}
