@@ -58,16 +58,17 @@ def _fmt(value, spec: str) -> str:
 def demo(days, no_backfill):
     """Two days of the evaluation DAG on the sample data in include/, on the embedded SQLite warehouse.
 
-    Day 1 scores the deployed baseline and promotes it; day 2 deploys a better candidate (hybrid) and one
-    with a planted regression. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
+    Day 1 scores the deployed baseline and promotes it; day 2 deploys every candidate: a hybrid of BM25 and
+    TF-IDF, one with a planted regression, and the built-in dense encoder's vector, vector + BM25 hybrid
+    and reranked versions. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
     the dashboard has a month of history; an interrupted backfill resumes where it stopped, and a second
     demo adds no row. The offline lexical judge labels the top contexts (unless the project sets a judge).
     Run it from the project folder; it takes a few minutes.
     """
     import time
 
-    from evalops.config import load_config, without_settings_variables
     from evalops.airflow.runner import run_demo
+    from evalops.config import load_config, without_settings_variables
     from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill
     from evalops.project import demo_project
     from evalops.secrets import mask_url

@@ -7,7 +7,8 @@
   ``promote_baseline`` for each retriever's deployed version.
 * **Day 2** deploys every registered candidate (an overlay registry file, ``EVALOPS_RETRIEVERS``, sets
   ``deployed: true`` on all of them) and runs ``retrieval_eval`` again. With the sample registry that is
-  a hybrid BM25 + TF-IDF version and a version with a planted regression (a truncated index).
+  a hybrid BM25 + TF-IDF version, a version with a planted regression (a truncated index), and the
+  built-in dense encoder's versions: vector, vector + BM25 hybrid, and BM25 reranked by the vectors.
 
 Every day runs the judge step with the project's judge, or the offline lexical judge when the project
 has none: it labels each version's top contexts on the gold set (its agreement with the human grades)
