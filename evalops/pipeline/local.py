@@ -61,7 +61,10 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     versions = [spec.to_xcom() for spec in planned]
     for spec in planned:
         say(f"comparing {spec.label}")
-        compare_version(cfg, run, spec.to_xcom())
+        embeddings = (compare_version(cfg, run, spec.to_xcom()) or {}).get("embeddings") or {}
+        if any(embeddings.values()):  # a dense encoder's documents: embedded now, or read from the cache
+            say(f"{spec.label}: embedded {embeddings['embedded']} documents, {embeddings['cached']} read from "
+                "the embedding cache")
     say("judging the top contexts")
     judged = judge_versions(cfg, run, versions, preflight=preflight, progress=judge_say)
     decide_run(cfg, run, versions)

@@ -34,10 +34,15 @@ def test_unchanged_knowledge_base_embeds_nothing_and_a_changed_document_alone(tm
 
     def counts(day: str) -> dict[str, int]:
         run = RunContext.for_day(day)
-        result = run_local(cfg, run)
+        said: list[str] = []
+        result = run_local(cfg, run, progress=said.append)
         (spec,) = [s for s in result["versions"] if s["retriever"] == "vec"]
         assert spec["n_shards"] == 1  # one shard: it looks the corpus up once
-        return shard_embeddings(cfg, run, spec["run_id"], spec["n_shards"])
+        found = shard_embeddings(cfg, run, spec["run_id"], spec["n_shards"])
+        # the run says so as it goes (what `evalops run` prints)
+        assert any(line.endswith(f": embedded {found['embedded']} documents, {found['cached']} read from the "
+                                 "embedding cache") for line in said), said
+        return found
 
     assert counts("2024-06-01") == {"embedded": n_docs, "cached": 0}
     assert counts("2024-06-02") == {"embedded": 0, "cached": n_docs}
