@@ -65,6 +65,7 @@ def demo(days, no_backfill):
     demo adds no row. The offline lexical judge labels the top contexts (unless the project sets a judge).
     Run it from the project folder; it takes a few minutes.
     """
+    import datetime as dt
     import time
 
     from evalops.airflow.runner import run_demo
@@ -72,8 +73,10 @@ def demo(days, no_backfill):
     from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill
     from evalops.project import demo_project
     from evalops.secrets import mask_url
+    from evalops.utc import as_utc
 
     started, cpu = time.perf_counter(), sum(os.times()[:4])  # CPU of this process and its children
+    demo_started = dt.datetime.now(dt.UTC)
     environ = without_settings_variables(os.environ, location_only=True)
     cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)
@@ -130,7 +133,10 @@ def demo(days, no_backfill):
     flagged = {a["version"] for a in alerts if a["kind"] == "regression"}
     click.echo("")
     for alert in alerts:
-        click.echo(f"ALERT ({alert['kind']}, {alert['delivery_status']}):")
+        # an alert a previous demo raised is the same alert (same dedup key): not raised or sent again
+        earlier = alert["created_at"] is not None and as_utc(alert["created_at"]) < demo_started
+        status = f"{alert['delivery_status']} by an earlier demo, not sent again" if earlier else alert["delivery_status"]
+        click.echo(f"ALERT ({alert['kind']}, {status}):")
         click.echo("  " + alert["message"].replace("\n", "\n  "))
     for _, version in plan.candidates:
         if version not in flagged:

@@ -264,7 +264,8 @@ def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> 
         "states": [(r["dag_id"], r["logical_date"][:10], r["state"]) for r in results],
         "versions": rows,
         "alerts": [{"kind": a.kind, "version": a.version, "measure": a.measure, "message": a.message,
-                    "delivery_status": a.delivery_status} for a in alerts.itertuples(index=False)],
+                    "delivery_status": a.delivery_status, "created_at": a.created_at}
+                   for a in alerts.itertuples(index=False)],
         "judge": judge_summary(cfg, run.run_id),
         "report": report_location(cfg, run),
         "counts": warehouse_counts(cfg),
