@@ -377,9 +377,13 @@ def promote(
         engine.dispose()
     record = {k: _plain(v) for k, v in dataclasses.asdict(baseline).items()}
     line = (f"{baseline.retriever}: baseline is now {baseline.version} (run {baseline.run_id}, fingerprint "
-            f"{baseline.fingerprint_hash[:12]}), {baseline.action} by {baseline.promoted_by}: {baseline.reason}")
+            f"{baseline.fingerprint_hash[:12]}), {_DONE.get(baseline.action, baseline.action)} by {baseline.promoted_by}: "
+            f"{baseline.reason}")
     emit(Output(data=record, columns=tuple(record), rows=[record],
                 draw=lambda console: console.print(line, highlight=False, markup=False)), fmt, output_path)
+
+
+_DONE = {"promote": "promoted", "rollback": "rolled back"}  # a baseline action as the line reports it
 
 
 def _plain(value: Any) -> Any:
