@@ -65,10 +65,13 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
     counts = {o: sum(c.outcome == o for c in cases) for o in ("failure", "error", "skipped", "passed")}
     verdict = "PASSED" if code == ExitCode.SUCCESS else f"FAILED (exit {int(code)}, {ExitCode(code).name.lower()})"
     failures = f"{counts['failure']} failure{'' if counts['failure'] == 1 else 's'}"
+    # a regression on a measure outside the alerting ones passes the gate; it is listed, not hidden
+    quiet = sum(c.outcome == "passed" and c.decision == "regression" for c in cases)
     lines = [f"gate {verdict}: {len(cases)} checks, {failures}, {counts['error']} errors, "
-             f"{counts['skipped']} inconclusive, {counts['passed']} passed"]
+             f"{counts['skipped']} inconclusive, {counts['passed']} passed"
+             + (f" ({quiet} of them a regression on a measure that does not alert)" if quiet else "")]
     for case in cases:
-        if case.outcome != "passed":
+        if case.outcome != "passed" or case.decision == "regression":
             lines.append(f"  {case.outcome.upper():<8} {case.retriever} {case.version}: {case.message}")
     return lines
 

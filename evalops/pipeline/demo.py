@@ -90,7 +90,7 @@ def plan_demo(
     # the sampled production queries and its agreement with the gold set's grades.
     judge = cfg.judge.kind if cfg.judge.kind != "off" else "lexical"
     if cfg.judge.kind == "off":
-        env["EVALOPS_JUDGE__KIND"] = judge
+        env.update({"EVALOPS_JUDGE__KIND": judge})  # a variable the child process reads, written here
     steps = [{"dag_id": "retrieval_eval", "logical_date": day_one.isoformat(),
               "env": {**env, "EVALOPS_RETRIEVERS": None}}]
     for retriever, version in baselines:
