@@ -61,9 +61,8 @@ def test_each_outcome():
 
 
 def test_a_decided_comparison_shows_its_decision_interval_not_a_second_one():
-    record = _decision("2.0", "nDCG@10", "regression")
-    record["comparison"] = {**record["comparison"], "severity": "critical", "interval_low": -0.18,
-                            "interval_high": -0.02, "interval_level": 0.975}
+    record = _decision("2.0", "nDCG@10", "regression", severity="critical", interval_low=-0.18,
+                       interval_high=-0.02, interval_level=0.975)
     (case, _) = gate_cases([_spec("2.0", 2)], [record], [_alert("2.0", "nDCG@10")], {2: "succeeded"}, MEASURES)
     assert case.message == ("regression (critical): nDCG@10 0.6000 -> 0.5000, delta -0.1000 [decision interval "
                             "-0.1800 .. -0.0200 at 97.5%], adjusted p 0.001, n 50 (against 1.0)")
