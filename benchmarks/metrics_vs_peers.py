@@ -153,7 +153,8 @@ def measure(tool: str, n_queries: int, seed: int, shuffled: bool) -> dict:
         from evalops.metrics.frame_input import run_columns
         from evalops.metrics.gold import Gold, as_qrels
         from evalops.metrics.parse import parse_measures
-        from evalops.metrics.ranking import hits_from_columns, locate_hits
+        from evalops.metrics.hits import locate_hits
+        from evalops.metrics.ranking import hits_from_columns
         from evalops.metrics.result import summarize
 
         # the same steps evaluate() takes, timed separately

@@ -15,7 +15,8 @@ from evalops.metrics.judged import locate_judged, relevant_hits
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.policy import Policy
-from evalops.metrics.ranking import Hits, locate_hits
+from evalops.metrics.hits import locate_hits
+from evalops.metrics.ranking import Hits
 from evalops.metrics.result import EvaluationResult, summarize
 
 __all__ = ["evaluate", "evaluate_hits"]

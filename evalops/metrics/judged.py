@@ -1,6 +1,6 @@
 """The run's judged documents, whatever their grade: for judged coverage, bpref and condensed lists.
 
-:func:`evalops.metrics.ranking.locate_hits` ranks only the documents with a positive grade, because
+:func:`evalops.metrics.hits.locate_hits` ranks only the documents with a positive grade, because
 nothing else changes the usual measures. Judged@k, bpref and the ``judged_only`` variants also need the
 judged non-relevant documents. Rather than a second ranking rule, the qrels' grades are shifted so that
 every judgment is positive, the same ``locate_hits`` ranks them, and the shift is undone: one ranking
@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from evalops.metrics.gold import Gold, _position_in_group
-from evalops.metrics.ranking import Hits, locate_hits
+from evalops.metrics.hits import locate_hits
+from evalops.metrics.ranking import Hits
 
 __all__ = ["locate_judged", "condensed_hits", "relevant_hits"]
 

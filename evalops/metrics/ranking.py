@@ -13,24 +13,24 @@ Instead of sorting and joining every retrieved document, this works from the jud
 3. its rank is the number of scores in its segment strictly above its own (a vectorised binary search over
    all segments at once) plus the number of equally scored documents with a greater doc id.
 
-The result, ``Hits``, lists (gold query, 0-based rank, grade) for every retrieved document with grade > 0;
+The input forms (``RunTable``, dicts, DataFrames) reach these primitives through
+:func:`evalops.metrics.hits.locate_hits`. The result, ``Hits``, lists (gold query, 0-based rank, grade) for every retrieved document with grade > 0;
 unjudged and non-relevant documents contribute nothing to any measure, so nothing else is needed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
-from evalops.data import Run, RunTable
-from evalops.metrics.gold import Gold, as_run
+from evalops.metrics.gold import Gold
 from evalops.metrics.strhash import hash_strings, pair_keys
 
-__all__ = ["Hits", "as_trec_eval_scores", "hits_from_columns", "locate_hits", "trec_eval_order"]
+__all__ = ["Hits", "as_trec_eval_scores", "hits_from_columns", "trec_eval_order"]
 
 DocsAt = Callable[[np.ndarray], np.ndarray]
 
@@ -44,30 +44,6 @@ class Hits:
     grade: np.ndarray
     retrieved: np.ndarray  # per gold query: number of documents the run returned
     ignored_query_ids: np.ndarray  # run queries that have no judgments (not evaluated)
-
-
-def locate_hits(gold: Gold, run: Any) -> Hits:
-    """Rank the run's judged documents. ``run``: ``Run``, ``RunTable``, ``{qid: {docid: score}}`` or a
-    DataFrame."""
-    if isinstance(run, RunTable):
-        from evalops.metrics.table_input import hits_from_table
-
-        return hits_from_table(gold, run)
-    if isinstance(run, Mapping):
-        from evalops.metrics.dict_input import hits_from_dicts
-
-        hits = hits_from_dicts(gold, run)
-        if hits is not None:
-            return hits
-    elif hasattr(run, "columns") and not isinstance(run, Run):
-        from evalops.metrics.frame_input import run_columns
-
-        columns = run_columns(run)
-        if columns is not None:
-            return hits_from_columns(gold, *columns)
-    run = as_run(run)
-    codes, uniques = run._query_codes()
-    return hits_from_columns(gold, codes, uniques, run.doc_ids, run.scores)
 
 
 # -- shared machinery ------------------------------------------------------------------------------

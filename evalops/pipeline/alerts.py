@@ -18,27 +18,17 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import Decision, load_decisions
 from evalops.pipeline.notify import deliver, retry_undelivered
 from evalops.pipeline.store import engine_for
+from evalops.pipeline.workdir import report_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["raise_alerts", "report_location"]
-
-
-def report_location(cfg: Config, run: RunContext) -> str:
-    from evalops.reports import report_dir_for
-
-    return str(report_dir_for(cfg.report_dir, run.label) / "report.html")
-
-
-def _scrub(text: str) -> str:
-    from evalops.querylog import scrub
-
-    return scrub(text).text
+__all__ = ["raise_alerts"]
 
 
 def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision]) -> list[Alert]:
     from evalops.pipeline.queries import gold_queries
+    from evalops.querylog import scrub_text  # pandas and pyarrow: not at parse time
     from evalops.pipeline.registry import alerting_measures
 
     wanted = set(alerting_measures(cfg))
@@ -60,7 +50,7 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision
                                report_location=report_location(cfg, run))
         comparisons = {r.measure: r.comparison for r in records}
         ids = {r.measure: (r.candidate_run_id, r.ab_test_id) for r in records}
-        for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=_scrub):
+        for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=scrub_text):
             run_id, ab_id = ids[alert.measure]
             alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": run_id, "ab_test_id": ab_id}))
     return alerts

@@ -15,11 +15,10 @@ its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverag
   every day does not raise the false-alarm rate above alpha.
 
 The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
-with the family and the judged coverage): the one store of the run's decisions. The alert, report, results
-and gate steps read them back with :func:`load_decisions`. ``decisions.json`` in the work folder is a cache
-of the parts of each comparison that ``ab_tests`` does not hold (worst queries, notes, coverage): used only
-for a row it matches, never as the list of decisions, so a lost work folder loses those details, never a
-decision.
+with the family, the judged coverage and the comparison's whole record, worst queries and notes included):
+the one store of the run's decisions. The alert, report, results and gate steps read them back with
+:func:`load_decisions`; nothing of a decision is kept in the work folder, so a lost work folder loses none
+of it.
 The unjudged documents of the versions compared (those with a decided comparison) then go to the
 annotation queue (``pipeline.holes``).
 """
@@ -35,18 +34,13 @@ from typing import TYPE_CHECKING, Any
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.holes import queue_holes
 from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import comparison_file, run_folder
+from evalops.pipeline.workdir import comparison_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.stats import Comparison
 
-__all__ = ["Decision", "decide_run", "load_decisions", "decisions_file"]
-
-
-def decisions_file(cfg: Config, run: RunContext):
-    """The cache of the comparisons' details that ``ab_tests`` does not hold (module docstring)."""
-    return run_folder(cfg, run) / "decisions.json"
+__all__ = ["Decision", "decide_run", "load_decisions"]
 
 
 @dataclass(frozen=True)
@@ -54,9 +48,9 @@ class Decision:
     """One decided comparison of a run: a candidate version against its baseline on one measure, as the
     warehouse stores it (``ab_tests``), with the version it belongs to.
 
-    ``comparison`` is the comparison's record (:meth:`evalops.stats.Comparison.to_record` form): the stored
-    row's fields, plus the details only the work folder's cache holds (``worst_queries``, ``notes``,
-    ``coverage``, ...) when the cache matches the row; without it those are empty.
+    ``comparison`` is the comparison's record (:meth:`evalops.stats.Comparison.to_record` form, without the
+    per-query ``deltas``) as stored in ``ab_tests.record``; a row stored before that column existed gives
+    the record its columns hold (``worst_queries`` and ``notes`` empty, ``coverage`` ``None``).
     """
 
     dataset: str
@@ -80,7 +74,7 @@ class Decision:
         return str(self.comparison["decision"])
 
     def to_record(self) -> dict[str, Any]:
-        """Plain JSON (the cache's form)."""
+        """Plain JSON."""
         return {**dataclasses.asdict(self), "comparison": dict(self.comparison), "segments": list(self.segments)}
 
 
@@ -110,7 +104,8 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             if family == "gold" and comp.measure not in alerting:
                 family = "gold-descriptive"
             families.setdefault(family, []).append((spec, comp, stored["baseline_run_id"]))
-    records, counts = [], {}
+    decided_runs: set[int] = set()
+    counts: dict[str, dict[str, int]] = {}
     for family, members in sorted(families.items()):
         # the family's bootstrap (a decision interval under interval: bootstrap) is seeded by its members'
         # per-query deltas, not by the day: identical data gives identical bounds
@@ -138,19 +133,11 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
                                           for (s, _, b), c in zip(members, decided)])
         dataset = members[0][0]["dataset"]
         counts.setdefault(dataset, {})
-        for (spec, _, base_id), comp, row in zip(members, decided, stored):
+        for (spec, _, _), comp in zip(members, decided):
             counts[dataset][comp.decision] = counts[dataset].get(comp.decision, 0) + 1
-            records.append(Decision(
-                dataset=dataset, family=family, retriever=spec["retriever"], version=spec["version"],
-                baseline_version=spec["baseline_version"], candidate_run_id=spec["run_id"],
-                baseline_run_id=base_id, ab_test_id=row.id, fingerprint=spec["fingerprint"],
-                comparison=comp.to_record(), segments=segments.get((spec["run_id"], comp.measure), []),
-            ).to_record())
-    path = decisions_file(cfg, run)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(records))
+            decided_runs.add(spec["run_id"])
     # the unjudged documents the decided comparisons depend on, as annotation work
-    queue_holes(cfg, run, versions, {r["candidate_run_id"] for r in records})
+    queue_holes(cfg, run, versions, decided_runs)
     return counts
 
 
@@ -164,7 +151,6 @@ def load_decisions(cfg: Config, run: RunContext, versions: Sequence[Mapping[str,
     from evalops.warehouse import ab_test_results
 
     engine = engine_for(cfg)
-    cached = {r.get("ab_test_id"): r for r in _cached_decisions(cfg, run)}
     out: list[Decision] = []
     for spec in versions:
         if spec.get("baseline_run_id") is None:
@@ -174,23 +160,15 @@ def load_decisions(cfg: Config, run: RunContext, versions: Sequence[Mapping[str,
                 dataset=spec["dataset"], family=row.family, retriever=spec["retriever"], version=spec["version"],
                 baseline_version=spec.get("baseline_version"), candidate_run_id=row.candidate_run_id,
                 baseline_run_id=row.baseline_run_id, ab_test_id=row.id, fingerprint=spec.get("fingerprint"),
-                comparison=_comparison_record(row, spec, cached.get(row.id)), segments=list(row.segments or []),
+                comparison=_comparison_record(row, spec), segments=list(row.segments or []),
             ))
     out.sort(key=lambda d: (d.family or "", d.ab_test_id or 0))  # the decide step's order
     return out
 
 
-def _cached_decisions(cfg: Config, run: RunContext) -> list[dict[str, Any]]:
-    path = decisions_file(cfg, run)
-    try:
-        return json.loads(path.read_text()) if path.exists() else []
-    except (OSError, ValueError):  # a damaged cache only loses the details it held
-        return []
-
-
-def _comparison_record(row: Any, spec: Mapping[str, Any], cached: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The comparison record of a stored ``ab_tests`` row: every field the row holds wins; the cache fills in
-    the rest only when it describes this very row (same id, measure and decision)."""
+def _comparison_record(row: Any, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The comparison record of a stored ``ab_tests`` row: its ``record`` column, under the fields its
+    columns hold (they win); a row stored before the column existed gives what the columns hold."""
     from evalops.stats import Comparison, notifies
     from evalops.context import parse_any_measure
 
@@ -206,8 +184,8 @@ def _comparison_record(row: Any, spec: Mapping[str, Any], cached: Mapping[str, A
     record["notes"], record["worst_queries"], record["coverage"] = [], [], None
     record["baseline_name"] = f"{spec['retriever']}@{spec.get('baseline_version')}"
     record["candidate_name"] = f"{spec['retriever']}@{spec['version']}"
-    details = (cached or {}).get("comparison") or {}
-    if details.get("measure") == row.measure and details.get("decision") == row.decision:
-        record = {**details, **record, "worst_queries": details.get("worst_queries") or [],
-                  "notes": details.get("notes") or [], "coverage": details.get("coverage")}
+    if row.record:
+        derived = ("alert", "higher_is_better", "notes", "worst_queries", "coverage", "baseline_name",
+                   "candidate_name")  # the stored record's own values, the fallback's only stand in for them
+        record = {**row.record, **{k: v for k, v in record.items() if k not in derived}}
     return record

@@ -180,7 +180,7 @@ def scored_days(day_cfg: Config, plan: DemoPlan, days: list[dt.date]) -> set[dt.
     version has a succeeded run on every gold set under the fingerprint the inputs give now, and the
     day's report (the run's last step) exists. A day interrupted half-way, or scored under other inputs
     (another gold set, knowledge base, measures or policies), is not among them and is scored again."""
-    from evalops.pipeline.alerts import report_location
+    from evalops.pipeline.workdir import report_location
     from evalops.pipeline.context import RunContext
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
     from evalops.pipeline.registry import fingerprint_for
@@ -244,7 +244,7 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
 
 def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> dict[str, Any]:
     """What the demo found on day 2: per version the primary measure and decision, and the alerts."""
-    from evalops.pipeline.alerts import report_location
+    from evalops.pipeline.workdir import report_location
     from evalops.pipeline.context import RunContext
     from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for, warehouse_counts

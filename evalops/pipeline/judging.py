@@ -646,7 +646,8 @@ def judge_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]
     import dataclasses
 
     from evalops.alerting import AlertContext, judge_failed_alert, regression_alerts
-    from evalops.pipeline.alerts import _scrub, report_location
+    from evalops.pipeline.workdir import report_location
+    from evalops.querylog import scrub_text as _scrub
     from evalops.pipeline.store import engine_for
     from evalops.warehouse.judgments import load_judge_runs
 

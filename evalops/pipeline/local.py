@@ -20,6 +20,7 @@ from evalops.pipeline.publishing import publish_report
 from evalops.pipeline.registry import check_before_run
 from evalops.pipeline.scoring import score_shard
 from evalops.pipeline.store import migrate_warehouse
+from evalops.pipeline.workdir import report_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -73,8 +74,6 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     try:
         report = publish_report(cfg, run, versions, alerts)
     except IncompleteRunError as exc:
-        from evalops.pipeline.alerts import report_location
-
         exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run), "judged": judged}
         raise
     return {"versions": versions, "alerts": alerts, "report": report, "judged": judged}

@@ -30,7 +30,7 @@ from evalops.pipeline.context import RunContext
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["embedding_cache_for", "run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
+__all__ = ["embedding_cache_for", "report_location", "run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
            "safe_name", "work_root", "is_local", "write_frame", "read_frame", "local_copy", "upload"]
 
 
@@ -90,6 +90,13 @@ def unjudged_file(shard: Any) -> Any:
 
 def comparison_file(cfg: Config, run: RunContext, run_id: int) -> Any:
     return run_folder(cfg, run) / "comparisons" / f"run-{run_id}.json"
+
+
+def report_location(cfg: Config, run: RunContext) -> str:
+    """Where the run's HTML report is written (``cfg.report_dir``, one folder per run): the link alerts carry."""
+    from evalops.reports import report_dir_for
+
+    return str(report_dir_for(cfg.report_dir, run.label) / "report.html")
 
 
 def manifest_file(cfg: Config, snapshot_id: str) -> Any:

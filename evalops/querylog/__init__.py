@@ -9,7 +9,7 @@ from evalops.querylog.normalize import SamplingUnits, build_units, log_query_id
 from evalops.contracts.logrows import row_problems
 from evalops.querylog.read import LogWindow, log_partitions, read_log_table, read_log_window
 from evalops.querylog.sample import SampleSizePolicy, allocate, seed_for_date, stratified_sample
-from evalops.querylog.scrub import PII_KINDS, scrub, scrub_many
+from evalops.querylog.scrub import PII_KINDS, scrub, scrub_many, scrub_text
 
 __all__ = [
     "LogWindow",
@@ -19,6 +19,7 @@ __all__ = [
     "row_problems",
     "scrub",
     "scrub_many",
+    "scrub_text",
     "PII_KINDS",
     "SamplingUnits",
     "build_units",

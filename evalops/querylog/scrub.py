@@ -384,6 +384,11 @@ def scrub(text: str) -> ScrubResult:
     return ScrubResult(text, counts)
 
 
+def scrub_text(text: str) -> str:
+    """The text of :func:`scrub` alone (the form renderers and alert rules take as ``scrub``)."""
+    return scrub(text).text
+
+
 def scrub_many(texts: list[str]) -> tuple[list[str], Counter[str]]:
     """``scrub`` each text; returns the scrubbed texts and the total counts by kind."""
     total: Counter[str] = Counter()

@@ -55,7 +55,9 @@ class Comparison:
 
     :meth:`to_record` / :meth:`from_record` are its JSON form (every field; undefined values are ``None``),
     :meth:`to_dict` its public view, :func:`evalops.warehouse.ab_test_result` its warehouse row, and
-    :meth:`evalops.reports.ABResult.from_record` its report row. Adding a field is adding it here.
+    :meth:`evalops.reports.ABResult.from_record` its report row. Adding a field is adding it here for the
+    record, its public view and the warehouse's ``ab_tests.record`` (which the report, alerts and gate read);
+    a report column or a warehouse column of its own still has to declare it.
 
     ``delta_ci_low``/``high`` is the reported interval at ``policy.confidence`` (``policy.ci_method``
     bootstrap); ``interval_low``/``high`` is the decision interval at the family-adjusted

@@ -27,13 +27,16 @@ _VALUE_FIELDS = tuple(f.name for f in dataclasses.fields(ABTestResult) if f.name
 _COLUMN = {"effect_size_dz": "d_z", "effect_size_ci_low": "d_z_ci_low", "effect_size_ci_high": "d_z_ci_high"}
 # ABTestResult fields that the comparison record does not hold (the rest are copied by name)
 _NOT_IN_RECORD = frozenset({"baseline_run_id", "candidate_run_id", "ci_level", "effect_size_ci_low",
-                            "effect_size_ci_high", "family", "segments", "delta_holes_relevant", *_STORED})
+                            "effect_size_ci_high", "family", "segments", "delta_holes_relevant", "record",
+                            *_STORED})
 
 
 def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: int, family: str,
                    segments: Sequence[Mapping[str, Any]] | None = None) -> ABTestResult:
     """The one mapper from an :class:`evalops.stats.Comparison` to its warehouse row: every field the two
-    share, by name, from the comparison's JSON record (so ``None``, never NaN, for undefined values)."""
+    share, by name, from the comparison's JSON record (so ``None``, never NaN, for undefined values), and
+    the record itself without the per-query deltas (``record``: what the readers rebuild the comparison
+    from)."""
     record = comparison.to_record()
     ci = record["effect_size_ci"] or (None, None)
     values = {f.name: record[f.name] for f in dataclasses.fields(ABTestResult) if f.name not in _NOT_IN_RECORD}
@@ -41,7 +44,8 @@ def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: i
     return ABTestResult(**values, baseline_run_id=baseline_run_id, candidate_run_id=candidate_run_id,
                         ci_level=comparison.policy.confidence, effect_size_ci_low=ci[0], effect_size_ci_high=ci[1],
                         family=family, segments=list(segments or []),
-                        delta_holes_relevant=(record["judged_coverage"] or {}).get("holes_relevant_delta"))
+                        delta_holes_relevant=(record["judged_coverage"] or {}).get("holes_relevant_delta"),
+                        record={k: v for k, v in record.items() if k != "deltas"})
 
 
 def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABTestResult]:

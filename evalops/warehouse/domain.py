@@ -153,8 +153,9 @@ class ABTestResult:
     the delta with every unjudged document of the candidate's top k counted relevant (the other bound of
     ``delta``, ``evalops.holes``; ``None`` when not scored); ``segments``: the
     comparison within each query type, language, split and log segment (``evalops.segments``, descriptive,
-    each row naming its family). ``id`` and
-    ``created_at`` are set once stored.
+    each row naming its family); ``record``: the comparison's whole record
+    (:meth:`evalops.stats.Comparison.to_record` without the per-query ``deltas``; ``None`` on rows stored
+    before the column existed). ``id`` and ``created_at`` are set once stored.
     """
 
     measure: str
@@ -191,6 +192,7 @@ class ABTestResult:
     judged_coverage: Mapping[str, Any] | None = None
     segments: Sequence[Mapping[str, Any]] | None = None
     delta_holes_relevant: float | None = None
+    record: Mapping[str, Any] | None = None
     id: int | None = None
     created_at: dt.datetime | None = None
 

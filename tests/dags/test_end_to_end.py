@@ -130,7 +130,7 @@ def test_rerunning_day_two_changes_no_row_count(scenario):
 
 def test_knowledge_base_change_rescores_the_stale_baseline_and_the_report_says_so(scenario):
     from evalops.pipeline.context import RunContext
-    from evalops.pipeline.alerts import report_location
+    from evalops.pipeline.workdir import report_location
     from evalops.warehouse import find_baseline, load_ab_tests
 
     rescored = _run(scenario, DAY3, "1.0")
@@ -175,7 +175,7 @@ def test_publish_report_emits_the_results_asset_with_the_decisions(scenario):
 
 
 def test_an_adhoc_candidate_is_scored_alone_against_the_current_baseline(scenario):
-    from evalops.pipeline.alerts import report_location
+    from evalops.pipeline.workdir import report_location
     from evalops.pipeline.context import RunContext
     from evalops.warehouse import find_baseline
     from evalops.warehouse._db import transaction

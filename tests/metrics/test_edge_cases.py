@@ -12,7 +12,7 @@ from evalops.metrics import Policy, evaluate
 from evalops.metrics.compute import per_query_values
 from evalops.metrics.gold import Gold
 from evalops.metrics.parse import parse_measures
-from evalops.metrics.ranking import locate_hits
+from evalops.metrics.hits import locate_hits
 
 QRELS = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}, "q3": {"x": 0}}  # q3: judged, nothing relevant
 ZERO = Policy(no_answer="zero")

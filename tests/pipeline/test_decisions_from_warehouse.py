@@ -1,6 +1,8 @@
-"""A run's decisions live in the warehouse (``ab_tests``): after the work folder is lost, the report, the
-alerts, the results event and the gate read every decision from there; with the decisions gone from the
-warehouse too, the gate fails closed (``missing``, exit 7) naming the comparison it cannot find.
+"""A run's decisions live in the warehouse (``ab_tests``, each row with the comparison's whole record): after
+the work folder is lost, the report, the alerts, the results event and the gate read every decision, worst
+queries included, from there; a row stored before ``ab_tests.record`` existed falls back to its columns; with
+the decisions gone from the warehouse too, the gate fails closed (``missing``, exit 7) naming the comparison
+it cannot find.
 
 Day 1 scores and promotes handbook-search 1.0 on the sample data in include/; day 2 deploys the planted
 regression (2.0-truncated: BM25 over half the knowledge base).
@@ -46,9 +48,9 @@ def _seen(cfg, day2, result):
 
     versions = result["versions"]
     report = build_report_data(cfg, day2, versions, result["alerts"])
-    rows = [(r.candidate_version, r.query_set, r.measure, r.decision, r.family, r.delta, r.p_adjusted)
-            for r in report.ab_results]
-    alerts = sorted(a.dedup_key for a in regression_alerts_for(cfg, day2, load_decisions(cfg, day2, versions)))
+    rows = [(r.candidate_version, r.query_set, r.measure, r.decision, r.family, r.delta, r.p_adjusted,
+             tuple(q["query_id"] for q in r.worst_queries)) for r in report.ab_results]
+    alerts = sorted((a.dedup_key, a.message) for a in regression_alerts_for(cfg, day2, load_decisions(cfg, day2, versions)))
     event = result_event(cfg, day2, versions, result["alerts"], result["report"])["decisions"]
     cases = cases_for_run(cfg, day2, result)
     return rows, alerts, event, [(c.version, c.measure, c.outcome, c.kind, c.decision) for c in cases], \
@@ -77,14 +79,21 @@ def test_a_lost_work_folder_loses_no_decision_and_the_gate_fails_closed_without_
         [d] = [d for d in load_decisions(cfg, day2, result["versions"]) if (d.version, d.measure) == (version, measure)]
         return d.comparison["worst_queries"]
 
-    assert worst()  # the work folder's cache adds the details ab_tests does not hold
+    assert worst()  # the details no column holds come with the row's record
+    assert any(r[-1] for r in rows) and all("worst" in m.lower() for _, m in alerts)
 
     shutil.rmtree(work_root(cfg))
-    assert _seen(cfg, day2, result) == before  # every decision, alert and verdict, from the warehouse
-    assert worst() == []  # only the cached details are lost with the work folder
+    assert not any(work_root(cfg).rglob("*.json"))
+    assert _seen(cfg, day2, result) == before  # every decision, alert, verdict and worst query, from the warehouse
+    assert worst()
 
     candidate = next(s for s in result["versions"] if s["version"] == "2.0-truncated")
     ab_tests, alerts = ABTestModel.__table__, AlertModel.__table__
+    with engine_for(cfg).begin() as conn:  # rows stored before ab_tests.record existed: the columns' record
+        conn.execute(update(ab_tests).values(record=None))
+    rows, alerts_seen, event, cases, code = _seen(cfg, day2, result)
+    assert (rows, cases, code) == ([r[:-1] + ((),) for r in before[0]], before[3], before[4])
+    assert len(event) == len(before[2]) and worst() == []
     lost = select(ab_tests.c.id).where(ab_tests.c.candidate_run_id == candidate["run_id"])
     with engine_for(cfg).begin() as conn:  # the rows gone (the alert keeps its text, not its link)
         conn.execute(update(alerts).where(alerts.c.ab_test_id.in_(lost)).values(ab_test_id=None))

@@ -42,6 +42,7 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     from evalops.pipeline.deciding import load_decisions
     from evalops.stats import Comparison
     from evalops.pipeline.holes import load_holes
+    from evalops.pipeline.workdir import comparison_file
     from evalops.pipeline.store import engine_for
     from evalops.stats import adjust_and_decide
     from evalops.warehouse import load_ab_tests
@@ -64,8 +65,12 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     assert judged["holes_relevant_delta"] > -0.01 > comp["delta"]
     assert f"delta {comp['delta']:+.4f} with every unjudged document non-relevant" in why
 
-    # today's rule (no threshold on judged coverage) calls the same comparison a regression
-    before = Comparison.from_record(comp)
+    # today's rule (no threshold on judged coverage) calls the same comparison a regression (re-decided with
+    # the per-query deltas, which the compare step's output holds and the stored record leaves out)
+    assert "deltas" not in comp
+    compared = json.loads(comparison_file(cfg, day2, record["candidate_run_id"]).read_text())["comparisons"]
+    [deltas] = [c["deltas"] for c in compared if c["measure"] == "nDCG@5"]
+    before = Comparison.from_record({**comp, "deltas": deltas})
     lax = dataclasses.replace(before.policy, max_judged_coverage_drop=1.0)
     [old] = [c for c in adjust_and_decide([dataclasses.replace(before, policy=lax)], lax)]
     assert old.decision == "regression"
