@@ -29,14 +29,13 @@ _SECTIONS = {
     "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings",
     "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings",
 }
-_SOURCES = {"LEGACY_ENV"}
 _DOCTABLE = {"iter_settings", "settings_table"}
 
-__all__ = sorted(_LIGHT | _SECTIONS | _SOURCES | _DOCTABLE | {"Config", "find_project", "load_config", "process_setting"})
+__all__ = sorted(_LIGHT | _SECTIONS | _DOCTABLE | {"Config", "find_project", "load_config", "process_setting"})
 
 
 def _module_of(name: str) -> str:
-    for names, module in ((_LIGHT, "env"), (_SECTIONS, "sections"), (_SOURCES, "sources"), (_DOCTABLE, "doctable")):
+    for names, module in ((_LIGHT, "env"), (_SECTIONS, "sections"), (_DOCTABLE, "doctable")):
         if name in names:
             return f"evalops.config.{module}"
     return "evalops.config.settings"

@@ -19,7 +19,7 @@ from evalops.config.sections import (
     RegressionSettings,
 )
 from evalops.config.settings import Config
-from evalops.config.sources import _PATH_KEYS, LEGACY_ENV
+from evalops.config.sources import _PATH_KEYS
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules
 
 __all__ = ["iter_settings", "settings_table"]
@@ -62,8 +62,7 @@ def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator
 
 def settings_table() -> str:
     """The settings table of the documentation (markdown), generated from :class:`Config`."""
-    aliases = {".".join(p): v for v, p in LEGACY_ENV.items()}
-    aliases.update({f"{key}.path": f"EVALOPS_{key.upper()}" for key in _PATH_KEYS})
+    plain_paths = {f"{key}.path": f"EVALOPS_{key.upper()}" for key in _PATH_KEYS}
     rows = ["| setting (YAML key) | environment variable | default | meaning |", "|---|---|---|---|"]
     rows += [f"| (environment only) | `{var}` | none | {doc} |" for var, doc in _LOCATION_VARS.items()]
     rows += [f"| (environment only) | `{var}` | none | {doc} |" for var, doc in _SECRET_VARS.items()]
@@ -73,6 +72,6 @@ def settings_table() -> str:
         elif isinstance(default, tuple):
             default = ", ".join(map(str, default)) or "none"
         shown = "none" if default in (None, "") else str(default)
-        env = f"`{var}`" + (f" (or `{aliases[key]}`)" if key in aliases else "")
+        env = f"`{var}`" + (f" (or `{plain_paths[key]}`)" if key in plain_paths else "")
         rows.append(f"| `{key}` | {env} | {shown} | {doc} |")
     return "\n".join(rows)

@@ -7,9 +7,7 @@ One settings object, :class:`Config`, built on pydantic-settings. Sources, later
 3. the project's ``.env`` file (``EVALOPS_*`` lines only);
 4. environment variables: ``EVALOPS_<KEY>`` for a top-level key and ``EVALOPS_<KEY>__<SUB>`` for a
    nested one (``EVALOPS_GOLD_SET__DEFAULT_TYPE=semantic``,
-   ``EVALOPS_GOLD_SET__RULES__MIN_QUERIES=30``); the older flat names (``EVALOPS_ALPHA``,
-   ``EVALOPS_ALERT_EMAIL``, ...) are aliases of their nested keys (:data:`LEGACY_ENV`). A nested variable
-   wins over its flat alias.
+   ``EVALOPS_GOLD_SET__RULES__MIN_QUERIES=30``).
 
 **The project** is the folder that holds ``evalops.yaml`` (``evalops init`` writes one). Relative paths
 resolve against it. :func:`find_project` walks up from a folder to the nearest ``evalops.yaml``;
@@ -72,9 +70,7 @@ from evalops.config.sections import (
     RegressionSettings,
 )
 from evalops.config.sources import (
-    LEGACY_ENV,
     _EnvSource,
-    _LegacyEnvSource,
     _MappingSource,
     _read_dotenv,
     _read_yaml,
@@ -168,9 +164,7 @@ class Config(BaseSettings):
         return (
             init_settings,
             _EnvSource(settings_cls, environ),
-            _LegacyEnvSource(settings_cls, environ),
             _EnvSource(settings_cls, build.get("dotenv", {})),
-            _LegacyEnvSource(settings_cls, build.get("dotenv", {})),
             *secrets,
             _MappingSource(settings_cls, build.get("yaml", {})),
         )
@@ -453,10 +447,8 @@ def load_config(
 
 
 def _is_setting_variable(name: str) -> bool:
-    """Whether ``name`` sets a field of :class:`Config` (a flat alias, or ``EVALOPS_<FIELD>[__<SUB>]``)."""
+    """Whether ``name`` sets a field of :class:`Config` (``EVALOPS_<FIELD>[__<SUB>]``)."""
     upper = name.upper()
-    if upper in LEGACY_ENV:
-        return True
     if not upper.startswith(ENV_PREFIX) or upper in _LOCATION_VARS:
         return False
     return upper.removeprefix(ENV_PREFIX).split("__", 1)[0].lower() in set(Config.model_fields) - {"home"}
@@ -519,9 +511,6 @@ def _where(loc: tuple[str, ...], file_path: Path | None, lines: dict[tuple[str, 
             hits = [n for n in names if n == nested or n.startswith(nested + "__")]
             if hits:
                 return f"{label} {max(hits, key=len)}"
-            legacy = [v for v, p in LEGACY_ENV.items() if p == loc[:depth] and mapping.get(v)]
-            if legacy:
-                return f"{label} {legacy[0]}"
     for depth in range(len(loc), 0, -1):
         if loc[:depth] in lines and file_path is not None:
             return f"{file_path}:{lines[loc[:depth]]}"

@@ -17,22 +17,6 @@ from evalops.config.env import _LOCATION_VARS, ENV_PREFIX, SECRETS_DIR_VAR
 from evalops.errors import ConfigError
 
 
-# Flat environment variables of earlier releases -> the nested key they set.
-LEGACY_ENV: dict[str, tuple[str, ...]] = {
-    "EVALOPS_ALPHA": ("regression", "alpha"),
-    "EVALOPS_ALTERNATIVE": ("regression", "alternative"),
-    "EVALOPS_MIN_EFFECT": ("regression", "min_effect"),
-    "EVALOPS_MIN_DELTA": ("regression", "min_delta"),
-    "EVALOPS_CORRECTION": ("regression", "correction"),
-    "EVALOPS_TEST": ("regression", "test"),
-    "EVALOPS_WEBHOOK_CONN_ID": ("alerting", "webhook_conn_id"),
-    "EVALOPS_WEBHOOK_TIMEOUT": ("alerting", "webhook_timeout"),
-    "EVALOPS_ALERT_EMAIL": ("alerting", "email_to"),
-    "EVALOPS_SMTP_CONN_ID": ("alerting", "smtp_conn_id"),
-    "EVALOPS_ALERT_RETRY_BACKOFF": ("alerting", "retry_backoff"),
-    "EVALOPS_ALERT_RETRY_MAX_AGE_DAYS": ("alerting", "retry_max_age_days"),
-    "EVALOPS_RETRIEVERS": ("retrievers_overlay",),
-}
 # Keys whose environment variable may be a plain path instead of a JSON object.
 _PATH_KEYS = ("gold_set", "knowledge_base", "query_logs")
 
@@ -55,7 +39,7 @@ class _EnvSource(EnvSettingsSource):
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
         self._environ = {k: v for k, v in environ.items() if k.upper().startswith(ENV_PREFIX)
-                         and k.upper() not in _LOCATION_VARS and k.upper() not in LEGACY_ENV}
+                         and k.upper() not in _LOCATION_VARS}
         super().__init__(settings_cls)
 
     def _load_env_vars(self) -> Mapping[str, str | None]:
@@ -67,27 +51,6 @@ class _EnvSource(EnvSettingsSource):
         if isinstance(value, str) and not value.lstrip().startswith(("[", "{")):
             return _split(value)
         return super().decode_complex_value(field_name, field, value)
-
-
-class _LegacyEnvSource(PydanticBaseSettingsSource):
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
-        super().__init__(settings_cls)
-        self._environ = environ
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for var, path in LEGACY_ENV.items():
-            raw = self._environ.get(var)
-            if raw is None or raw == "":
-                continue
-            node = out
-            for key in path[:-1]:
-                node = node.setdefault(key, {})
-            node[path[-1]] = _split(raw) if path[-1] == "email_to" else raw
-        return out
 
 
 class _MappingSource(PydanticBaseSettingsSource):
