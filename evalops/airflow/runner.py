@@ -4,13 +4,13 @@ of the end-to-end tests.
 It is meant to run in its own process (``python -m evalops.airflow.runner SPEC.json``) because
 Airflow reads ``AIRFLOW_HOME`` once, at import: the caller picks a temporary home and a log file, and this
 module sets up a fresh SQLite metadata database there. Each step may override environment variables (for
-example ``EVALOPS_RETRIEVERS`` to deploy candidates on day 2); the overrides are undone after the step.
+example ``EVALOPS_RETRIEVERS_OVERLAY`` to deploy candidates on day 2); the overrides are undone after the step.
 
 Spec (JSON)::
 
     {"dags_folder": "/path/to/dags",
      "steps": [{"dag_id": "retrieval_eval", "logical_date": "2024-06-02T03:00:00+00:00",
-                "env": {"EVALOPS_RETRIEVERS": "..."}, "conf": {...}}, ...]}
+                "env": {"EVALOPS_RETRIEVERS_OVERLAY": "..."}, "conf": {...}}, ...]}
 
 The result, printed as the last line of stdout, is a JSON list with each step's ``run_id``, ``state``,
 the warehouse's row count per table after the step (``counts``), which is how the demo and the tests

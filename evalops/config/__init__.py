@@ -1,10 +1,12 @@
 """evalops settings: one settings object, :class:`~evalops.config.settings.Config`, on pydantic-settings.
 
-The package is the only code that reads ``EVALOPS_*`` variables (a test checks it). It has two parts:
+The package is the only code that reads ``EVALOPS_*`` variables (a test checks it). It has five parts:
 
-* :mod:`evalops.config.settings`: the settings object, :func:`load_config`, the settings table of the
-  documentation (:func:`settings_table`) and :func:`process_setting` for the values read where no project
-  is loaded (an engine is made, a URL resolved);
+* :mod:`evalops.config.settings`: the settings object, :func:`load_config` and :func:`process_setting`
+  for the values read where no project is loaded (an engine is made, a URL resolved);
+* :mod:`evalops.config.sections`: the models of its nested keys (``regression``, ``judge``, ...);
+* :mod:`evalops.config.sources`: the readers of the environment, ``.env``, secrets and ``evalops.yaml``;
+* :mod:`evalops.config.doctable`: the settings table of the documentation (:func:`settings_table`);
 * :mod:`evalops.config.env`: the import-light part (no pydantic), for a DAG file's parse: the variables'
   names, :func:`parse_time_settings` and :func:`project_from_environment`.
 
@@ -23,17 +25,26 @@ _LIGHT = {
     "project_from_environment", "secret_file", "without_settings_variables",
 }
 
-__all__ = sorted(_LIGHT | {
-    "AlertingSettings", "Config", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings",
-    "LEGACY_ENV", "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings", "find_project",
-    "iter_settings", "load_config", "process_setting", "settings_table",
-})
+_SECTIONS = {
+    "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings",
+    "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings",
+}
+_DOCTABLE = {"iter_settings", "settings_table"}
+
+__all__ = sorted(_LIGHT | _SECTIONS | _DOCTABLE | {"Config", "find_project", "load_config", "process_setting"})
+
+
+def _module_of(name: str) -> str:
+    for names, module in ((_LIGHT, "env"), (_SECTIONS, "sections"), (_DOCTABLE, "doctable")):
+        if name in names:
+            return f"evalops.config.{module}"
+    return "evalops.config.settings"
 
 
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    module = importlib.import_module("evalops.config.env" if name in _LIGHT else "evalops.config.settings")
+    module = importlib.import_module(_module_of(name))
     try:
         return getattr(module, name)
     except AttributeError:

@@ -5,7 +5,7 @@
   warehouse under the same fingerprint is skipped, so an interrupted demo continues where it stopped.
 * **Day 1** runs ``retrieval_eval`` with the registry as shipped (the baseline versions deployed), then
   ``promote_baseline`` for each retriever's deployed version.
-* **Day 2** deploys every registered candidate (an overlay registry file, ``EVALOPS_RETRIEVERS``, sets
+* **Day 2** deploys every registered candidate (an overlay registry file, ``EVALOPS_RETRIEVERS_OVERLAY``, sets
   ``deployed: true`` on all of them) and runs ``retrieval_eval`` again. With the sample registry that is
   a hybrid BM25 + TF-IDF version, a version with a planted regression (a truncated index), and the
   built-in dense encoder's versions: vector, vector + BM25 hybrid, and BM25 reranked by the vectors.
@@ -92,16 +92,16 @@ def plan_demo(
     if cfg.judge.kind == "off":
         env.update({"EVALOPS_JUDGE__KIND": judge})  # a variable the child process reads, written here
     steps = [{"dag_id": "retrieval_eval", "logical_date": day_one.isoformat(),
-              "env": {**env, "EVALOPS_RETRIEVERS": None}}]
+              "env": {**env, "EVALOPS_RETRIEVERS_OVERLAY": None}}]
     for retriever, version in baselines:
         steps.append({
             "dag_id": "promote_baseline", "logical_date": day_one.isoformat(),
-            "env": {**env, "EVALOPS_RETRIEVERS": None},
+            "env": {**env, "EVALOPS_RETRIEVERS_OVERLAY": None},
             "conf": {"retriever": retriever, "run": "latest", "version": version,
                      "reason": f"demo day 1: {version} is the deployed version"},
         })
     steps.append({"dag_id": "retrieval_eval", "logical_date": day_two.isoformat(),
-                  "env": {**env, "EVALOPS_RETRIEVERS": str(overlay)}})
+                  "env": {**env, "EVALOPS_RETRIEVERS_OVERLAY": str(overlay)}})
     return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps, judge)
 
 

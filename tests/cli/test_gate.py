@@ -45,8 +45,8 @@ def project(tmp_path_factory):
         "EVALOPS_REGISTRY": _registry(home / "day1.yaml", {"1.0"}),
         "EVALOPS_LOG_SAMPLE_SIZE": "0",
         # a developer's own settings must not leak in (None unsets a variable for CliRunner)
-        "EVALOPS_RETRIEVERS": None, "EVALOPS_CONFIG": None, "EVALOPS_WEBHOOK_URL": None,
-        "EVALOPS_ALERT_EMAIL": None, "EVALOPS_MEASURES": None, "EVALOPS_ALERT_MEASURES": None,
+        "EVALOPS_RETRIEVERS_OVERLAY": None, "EVALOPS_CONFIG": None, "EVALOPS_WEBHOOK_URL": None,
+        "EVALOPS_ALERTING__EMAIL_TO": None, "EVALOPS_MEASURES": None, "EVALOPS_ALERT_MEASURES": None,
     }
     runner = CliRunner()
     first = runner.invoke(main, ["run", "--date", DAY1], env=env, catch_exceptions=False)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 def _cli_env(filled, monkeypatch):
     for key, value in filled["env"].items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setenv("EVALOPS_RETRIEVERS", str(filled["cfg"].retrievers_overlay))
+    monkeypatch.setenv("EVALOPS_RETRIEVERS_OVERLAY", str(filled["cfg"].retrievers_overlay))
     monkeypatch.chdir(filled["cfg"].home)
 
 

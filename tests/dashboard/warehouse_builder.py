@@ -65,6 +65,6 @@ def build_warehouse(root: Path) -> dict:
     overlay = plan_demo(cfg, dags=DAGS).overlay
     run_local(cfg, RunContext.for_day(DAY_ONE))
     promote(cfg, retriever="handbook-search", version="1.0", reason="day 1 <b>baseline</b>", promoted_by="tests")
-    day2 = load_config(root, environ={**env, "EVALOPS_RETRIEVERS": str(overlay)})
+    day2 = load_config(root, environ={**env, "EVALOPS_RETRIEVERS_OVERLAY": str(overlay)})
     result = run_local(day2, RunContext.for_day(DAY_TWO))
     return {"cfg": day2, "engine": engine_for(day2), "env": env, "result": result}

@@ -32,7 +32,7 @@ def test_undelivered_alerts_set_the_exit_code_and_alerts_retry_delivers_them(tmp
     for key, value in {
         "EVALOPS_HOME": str(tmp_path), "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
         "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"), "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
-        "EVALOPS_RETRIEVERS": str(overlay), "EVALOPS_LOG_SAMPLE_SIZE": "0",
+        "EVALOPS_RETRIEVERS_OVERLAY": str(overlay), "EVALOPS_LOG_SAMPLE_SIZE": "0",
         "EVALOPS_WAREHOUSE_URL": f"sqlite:///{tmp_path / 'wh.db'}",
         "EVALOPS_WEBHOOK_URL": f"http://127.0.0.1:{dead_port()}/hook",
     }.items():

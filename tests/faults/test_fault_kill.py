@@ -42,7 +42,7 @@ def test_a_run_killed_at_a_write_stage_leaves_nothing_running_after_the_next_run
     env = {
         "EVALOPS_HOME": str(tmp_path), "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
         "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"), "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
-        "EVALOPS_RETRIEVERS": str(overlay), "EVALOPS_LOG_SAMPLE_SIZE": "0",
+        "EVALOPS_RETRIEVERS_OVERLAY": str(overlay), "EVALOPS_LOG_SAMPLE_SIZE": "0",
     }
     hook = Webhook([("ok",)])
     try:

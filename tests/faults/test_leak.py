@@ -134,7 +134,7 @@ def test_no_planted_secret_or_personal_data_reaches_anything_evalops_writes(tmp_
     env = {
         "EVALOPS_HOME": str(home), "EVALOPS_GOLD_SET": str(gold),
         "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"), "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
-        "EVALOPS_RETRIEVERS": str(overlay), "EVALOPS_QUERY_LOGS": str(inputs / "logs"), "EVALOPS_LOG_SAMPLE_SIZE": "100",
+        "EVALOPS_RETRIEVERS_OVERLAY": str(overlay), "EVALOPS_QUERY_LOGS": str(inputs / "logs"), "EVALOPS_LOG_SAMPLE_SIZE": "100",
     }
     cfg = load_config(home, environ=env)
     try:

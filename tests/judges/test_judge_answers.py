@@ -192,7 +192,7 @@ def test_context_recall_against_reference_answers_is_scored_compared_and_reporte
     shipped = yaml.safe_load((INCLUDE / "retrievers.yaml").read_text())["retrievers"]
     truncated = next(e for e in shipped if e["version"] == "2.0-truncated")
     (tmp_path / "candidates.yaml").write_text(yaml.safe_dump({"retrievers": [{**truncated, "deployed": True}]}))
-    cfg2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS": str(tmp_path / "candidates.yaml")})
+    cfg2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS_OVERLAY": str(tmp_path / "candidates.yaml")})
     day2 = RunContext.for_day("2024-06-01")
     run_local(cfg2, day2)
 

@@ -42,7 +42,7 @@ def test_two_versions_scored_with_judge_labels_cached_and_costed(tmp_path, monke
         assert first["judged"]["status"] == "judged"
         promote(cfg, retriever="handbook-search", run="latest", reason="day one", promoted_by="tests")
 
-        cfg2 = load_config(tmp_path / "home", environ={**env, "EVALOPS_RETRIEVERS": str(_deploy_candidate(tmp_path))})
+        cfg2 = load_config(tmp_path / "home", environ={**env, "EVALOPS_RETRIEVERS_OVERLAY": str(_deploy_candidate(tmp_path))})
         day2 = RunContext.for_day("2024-06-01")
         second = run_local(cfg2, day2)
         after_second = server.judging_requests
@@ -120,7 +120,7 @@ def test_the_report_shows_judge_results_labelled_and_gated(tmp_path, threshold, 
     cfg = load_config(tmp_path, environ=env)
     run_local(cfg, RunContext.for_day("2024-05-31"))
     promote(cfg, retriever="handbook-search", run="latest", reason="day one", promoted_by="tests")
-    cfg2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS": str(_deploy_candidate(tmp_path))})
+    cfg2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS_OVERLAY": str(_deploy_candidate(tmp_path))})
     run_local(cfg2, RunContext.for_day("2024-06-01"))
     report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
     assert "judge:ContextPrecision@5" in report

@@ -45,8 +45,8 @@ def test_identical_data_on_two_days_gives_identical_bootstrap_bounds(tmp_path):
         "EVALOPS_LOG_SAMPLE_SIZE": "0",
         "EVALOPS_REGRESSION__INTERVAL": "bootstrap",
         "EVALOPS_JUDGE__KIND": "lexical",  # the judge-label comparisons are seeded by their data too
-        "EVALOPS_RETRIEVERS": None, "EVALOPS_CONFIG": None, "EVALOPS_WEBHOOK_URL": None,
-        "EVALOPS_ALERT_EMAIL": None, "EVALOPS_MEASURES": None, "EVALOPS_ALERT_MEASURES": None,
+        "EVALOPS_RETRIEVERS_OVERLAY": None, "EVALOPS_CONFIG": None, "EVALOPS_WEBHOOK_URL": None,
+        "EVALOPS_ALERTING__EMAIL_TO": None, "EVALOPS_MEASURES": None, "EVALOPS_ALERT_MEASURES": None,
     }
     runner = CliRunner()
     assert runner.invoke(main, ["run", "--date", "2024-06-01", "-q"], env=env).exit_code == 0

@@ -30,7 +30,7 @@ def test_yaml_then_environment_wins(tmp_path):
         "k: 50\nmeasures: [nDCG@10, P@5]\nregression:\n  alpha: 0.01\n  correction: bh\n"
         "alerting:\n  email_to: [oncall@example.com]\n"
     )
-    cfg = load_config(tmp_path, environ={"EVALOPS_K": "20", "EVALOPS_MIN_DELTA": "0.03",
+    cfg = load_config(tmp_path, environ={"EVALOPS_K": "20", "EVALOPS_REGRESSION__MIN_DELTA": "0.03",
                                          "EVALOPS_REPORT_DIR": "out/reports",
                                          "EVALOPS_GOLD_SET__RULES__MIN_QUERIES": "30"})
     assert cfg.gold_set.path == Path("/data/gold") and cfg.gold_set.default_type == "semantic"
@@ -48,14 +48,14 @@ def test_yaml_then_environment_wins(tmp_path):
 def test_environment_forms(tmp_path):
     env = {"EVALOPS_GOLD_SET": "data/scifact", "EVALOPS_GOLD_SET__DEFAULT_TYPE": "semantic",
            "EVALOPS_KNOWLEDGE_BASE": "data/scifact/corpus.jsonl", "EVALOPS_MEASURES": "nDCG@10, P@5",
-           "EVALOPS_ALERT_EMAIL": "a@example.com,b@example.com", "EVALOPS_REGRESSION__ALPHA": "0.02",
-           "EVALOPS_ALPHA": "0.5", "EVALOPS_RETRIEVERS": "mine.yaml"}
+           "EVALOPS_ALERTING__EMAIL_TO": "a@example.com,b@example.com", "EVALOPS_REGRESSION__ALPHA": "0.02",
+           "EVALOPS_RETRIEVERS_OVERLAY": "mine.yaml"}
     cfg = load_config(tmp_path, environ=env)
     assert cfg.gold_set.path == tmp_path / "data" / "scifact" and cfg.gold_set.default_type == "semantic"
     assert cfg.knowledge_base.path == tmp_path / "data" / "scifact" / "corpus.jsonl"
     assert cfg.measures == ("nDCG@10", "P@5")
     assert cfg.alerting.email_to == ("a@example.com", "b@example.com")
-    assert cfg.regression.alpha == 0.02  # the nested variable wins over its flat alias
+    assert cfg.regression.alpha == 0.02
     assert cfg.registry_files() == [tmp_path / "retrievers.yaml", tmp_path / "mine.yaml"]
 
 
@@ -122,7 +122,7 @@ def test_bad_file_names_the_file_the_line_and_the_key(tmp_path, yaml_text, messa
     ({"EVALOPS_SHARD_SIZE": "many"}, "environment variable EVALOPS_SHARD_SIZE: shard_size"),
     ({"EVALOPS_GOLD_SET__RULES__MIN_QUERIES": "x"}, "environment variable EVALOPS_GOLD_SET__RULES__MIN_QUERIES"),
     ({"EVALOPS_GOLD_SETT__PATH": "x"}, "EVALOPS_GOLD_SETT__PATH: unknown setting 'gold_sett'"),
-    ({"EVALOPS_ALPHA": "lots"}, "environment variable EVALOPS_ALPHA: regression.alpha"),
+    ({"EVALOPS_REGRESSION__ALPHA": "lots"}, "environment variable EVALOPS_REGRESSION__ALPHA: regression.alpha"),
 ])
 def test_bad_environment_value_names_the_variable(tmp_path, env, message):
     with pytest.raises(ConfigError, match=message):
@@ -159,7 +159,7 @@ def test_bad_regression_policy_is_refused_by_the_stats_policy(tmp_path, yaml_tex
 
 
 def test_stats_policy_carries_every_setting_and_the_seed(tmp_path):
-    cfg = load_config(tmp_path, environ={"EVALOPS_ALPHA": "0.01", "EVALOPS_CORRECTION": "bh",
+    cfg = load_config(tmp_path, environ={"EVALOPS_REGRESSION__ALPHA": "0.01", "EVALOPS_REGRESSION__CORRECTION": "bh",
                                          "EVALOPS_REGRESSION__MARGINS": '{"P@5": 0.02}',
                                          "EVALOPS_REGRESSION__ALERT_ON": "critical",
                                          "EVALOPS_REGRESSION__INTERVAL": "t",
@@ -183,7 +183,7 @@ def test_removed_alert_modes_are_refused_with_what_to_use_instead(tmp_path):
 def test_min_effect_is_refused_with_what_replaced_it(tmp_path):
     from evalops.errors import ConfigError
 
-    for environ in ({"EVALOPS_MIN_EFFECT": "0.2"},):
+    for environ in ({"EVALOPS_REGRESSION__MIN_EFFECT": "0.2"},):
         with pytest.raises(ConfigError, match="min_effect .* was removed: materiality is now min_delta"):
             load_config(tmp_path, environ=environ).stats_policy(0)
     (tmp_path / "evalops.yaml").write_text("regression:\n  min_effect: 0.3\n")
@@ -206,7 +206,7 @@ def test_settings_table_lists_every_setting():
     for key, var, _default, _doc in iter_settings():
         assert f"`{key}`" in table and var in table
     assert "`EVALOPS_GOLD_SET__DEFAULT_TYPE`" in table
-    assert "(or `EVALOPS_ALPHA`)" in table
+    assert "(or `EVALOPS_GOLD_SET`)" in table
 
 
 def test_the_project_template_lists_every_setting_and_loads_to_the_defaults(tmp_path):

@@ -60,7 +60,7 @@ def test_a_dead_retriever_fails_its_version_alerts_and_fails_the_run_after_the_r
         "name": "handbook-search", "version": "9.9-down", "adapter": "http", "deployed": True, "owner": "tests",
         "params": {"url": dead_url(), "timeout": 0.5, "max_retries": 0},
     }]}))
-    cfg = load_config(tmp_path, environ=_env(tmp_path, EVALOPS_RETRIEVERS=str(overlay)))
+    cfg = load_config(tmp_path, environ=_env(tmp_path, EVALOPS_RETRIEVERS_OVERLAY=str(overlay)))
     run = RunContext.for_day("2024-05-31")
     with pytest.raises(IncompleteRunError, match="9.9-down"):
         run_local(cfg, run)
@@ -89,7 +89,7 @@ def test_a_version_that_fails_to_load_is_a_failed_version_and_the_others_are_sto
         "name": "handbook-search", "version": "7.0-broken", "adapter": "python", "deployed": True,
         "owner": "tests", "params": {"entry_point": "json:loads", "factory": True},
     }]}))
-    cfg = load_config(tmp_path, environ=_env(tmp_path, EVALOPS_RETRIEVERS=str(overlay)))
+    cfg = load_config(tmp_path, environ=_env(tmp_path, EVALOPS_RETRIEVERS_OVERLAY=str(overlay)))
     with pytest.raises(IncompleteRunError, match="7.0-broken"):
         run_local(cfg, RunContext.for_day("2024-05-31"))
     engine = engine_for(cfg)

@@ -55,7 +55,7 @@ def test_two_days_on_postgres(tmp_path, postgres_url):
     overlay = plan_demo(cfg, dags=DAGS).overlay
     run_local(cfg, RunContext.for_day("2024-05-31"))
     promote(cfg, retriever="handbook-search", version="1.0", reason="day 1", promoted_by="tests")
-    day2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS": str(overlay)})
+    day2 = load_config(tmp_path, environ={**env, "EVALOPS_RETRIEVERS_OVERLAY": str(overlay)})
     result = run_local(day2, RunContext.for_day("2024-06-01"))
     counts = warehouse_counts(day2)
     run_local(day2, RunContext.for_day("2024-06-01"))  # a re-run writes nothing new

@@ -90,7 +90,6 @@ def _read_by_the_settings_module(repo_root: Path) -> set[str]:
     """Every variable the settings module can read: the names it holds, and one per field and sub-field."""
     named = {n for path in sorted((repo_root / SETTINGS_PACKAGE).glob("*.py"))
              for _, n in named_variables(path.read_text(encoding="utf-8"))}
-    named |= set(config.LEGACY_ENV)
     named |= {var for _key, var, _default, _doc in config.iter_settings()}
     named.discard("EVALOPS_")
     # the default of alerting.webhook_env names a secret's variable: read where the alert is sent
@@ -129,7 +128,6 @@ def _a_valid_other_value(key: str, default):
 
 def test_every_variable_in_the_settings_table_is_read(tmp_path):
     """Each variable of the table, set alone to a valid value, changes its setting in the loaded Config."""
-    defaults = load_config(tmp_path, environ={})
     not_read = []
     for key, var, default, _doc in config.iter_settings():
         value = _a_valid_other_value(key, default)
@@ -140,14 +138,6 @@ def test_every_variable_in_the_settings_table_is_read(tmp_path):
         before = _dig(load_config(tmp_path, environ=base), key)
         if _dig(load_config(tmp_path, environ={**base, var: value}), key) == before:
             not_read.append(var)
-    for alias, path in config.LEGACY_ENV.items():
-        key = ".".join(path)
-        if key == "regression.min_effect":
-            continue
-        default = _dig(defaults, key)
-        loaded = load_config(tmp_path, environ={alias: _a_valid_other_value(key, default)})
-        if _dig(loaded, key) == default:
-            not_read.append(alias)
     assert not not_read, f"in the settings table but not read: {not_read}"
     # the variables that say where the settings are
     (tmp_path / "other.yaml").write_text("k: 7\n", encoding="utf-8")

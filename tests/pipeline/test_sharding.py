@@ -24,7 +24,7 @@ def _run(tmp_path, env, shard_size: int):
     home = tmp_path / f"shard{shard_size}"
     env = {**env, "EVALOPS_HOME": str(home), "EVALOPS_SHARD_SIZE": str(shard_size)}
     overlay = plan_demo(load_config(home, environ=env), dags=DAGS).overlay
-    cfg = load_config(home, environ={**env, "EVALOPS_RETRIEVERS": str(overlay)})
+    cfg = load_config(home, environ={**env, "EVALOPS_RETRIEVERS_OVERLAY": str(overlay)})
     result = run_local(cfg, RunContext.for_day("2024-05-31"))
     engine = engine_for(cfg)
     scores = {}

@@ -24,7 +24,7 @@ def _run(tmp_path, env, name: str, work_dir: str | None):
     if work_dir:
         env["EVALOPS_WORK_DIR"] = work_dir
     overlay = plan_demo(load_config(home, environ=env), dags=DAGS).overlay
-    cfg = load_config(home, environ={**env, "EVALOPS_RETRIEVERS": str(overlay)})
+    cfg = load_config(home, environ={**env, "EVALOPS_RETRIEVERS_OVERLAY": str(overlay)})
     run = RunContext.for_day("2024-05-31")
     result = run_local(cfg, run)
     engine = engine_for(cfg)

@@ -89,7 +89,7 @@ def test_unknown_retriever_and_bad_registry(beir, tmp_path):
 
 def test_retrievers_lists_the_registry(tmp_path, repo_root, monkeypatch):
     monkeypatch.chdir(repo_root)
-    monkeypatch.delenv("EVALOPS_RETRIEVERS", raising=False)
+    monkeypatch.delenv("EVALOPS_RETRIEVERS_OVERLAY", raising=False)
     user = http_registry(tmp_path, "http://127.0.0.1:9/s")
     res = run("retrievers", "--registry", str(user), "--format", "json")
     keys = [(r["name"], r["version"], r["deployed"]) for r in json.loads(res.stdout)["retrievers"]]

@@ -125,7 +125,7 @@ def test_a_missing_file_is_named(tmp_path):
 
 def test_the_project_registry_loads_and_has_a_deployed_baseline(repo_root, monkeypatch):
     monkeypatch.chdir(repo_root)
-    monkeypatch.delenv("EVALOPS_RETRIEVERS", raising=False)
+    monkeypatch.delenv("EVALOPS_RETRIEVERS_OVERLAY", raising=False)
     reg = load_default_registry()
     assert [e.key for e in reg.deployed()] == ["handbook-search@1.0"]
     planted = reg.resolve("handbook-search@2.0-truncated")
@@ -135,7 +135,7 @@ def test_the_project_registry_loads_and_has_a_deployed_baseline(repo_root, monke
 def test_the_user_file_comes_from_the_environment(repo_root, tmp_path, monkeypatch):
     monkeypatch.chdir(repo_root)
     user = write(tmp_path, "retrievers:\n  - {name: mine, version: '1', adapter: builtin, deployed: true, owner: me, params: {kind: bm25}}\n")
-    monkeypatch.setenv("EVALOPS_RETRIEVERS", str(user))
+    monkeypatch.setenv("EVALOPS_RETRIEVERS_OVERLAY", str(user))
     assert "mine@1" in load_default_registry()
 
 

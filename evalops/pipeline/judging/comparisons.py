@@ -1,0 +1,128 @@
+"""Judge-label measures per query and version over the pooled labels, the paired comparisons of each
+candidate with its baseline, and their own multiple-comparison family (``judge-<query set>``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalops.config import PRODUCTION
+from evalops.pipeline.context import RunContext
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.config import Config
+
+
+def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: dict[str, dict[str, list[str]]],
+             labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
+             query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
+    from evalops.metrics import Policy, evaluate
+    from evalops.pipeline.comparing import data_seed
+    from evalops.stats import align, compare
+
+    versions = list(ranked)
+    common = set.intersection(*(set(r) for r in ranked.values())) if ranked else set()
+    excluded = sorted(q for q in common if any(any(v is None for v in labels[(q, d)])
+                                               for r in ranked.values() for d in r[q]))
+    keep = sorted(common - set(excluded))
+    mean = {p: float(np.mean(v)) for p, v in labels.items() if all(x is not None for x in v)}
+    qrels = {q: {d: int(round(v)) for (qq, d), v in mean.items() if qq == q} for q in keep}
+    qrels = {q: docs for q, docs in qrels.items() if docs}
+    measures = [f"ContextPrecision@{k}", f"P@{k}", f"nDCG@{k}"]
+    per_version: dict[str, dict[str, dict[str, float]]] = {}
+    summary: dict[str, Any] = {}
+    for v in versions:
+        runs = {q: {d: float(k - i) for i, d in enumerate(ranked[v][q])} for q in keep if q in qrels}
+        if not qrels:
+            continue
+        result = evaluate(qrels, runs, measures, Policy(no_answer="zero"))
+        per_version[v] = {m: dict(zip(result.query_ids, map(float, result.per_query[m]))) for m in measures}
+        summary[v] = {m: float(np.nanmean(result.per_query[m])) if len(result.query_ids) else None for m in measures}
+    # One label per query and version (answers): a query with a missing repeat is excluded from that
+    # measure for that version, and counted; the rest are averaged over the repeats.
+    excluded_by_measure: dict[str, dict[str, int]] = {}
+    for m, by_version in sorted((query_labels or {}).items()):
+        measures.append(m)
+        for v, by_query in sorted(by_version.items()):
+            values = {q: float(np.mean(ls)) for q, ls in sorted(by_query.items()) if all(x is not None for x in ls)}
+            per_version.setdefault(v, {})[m] = values
+            summary.setdefault(v, {})[m] = float(np.mean(list(values.values()))) if values else None
+            if len(values) < len(by_query):
+                excluded_by_measure.setdefault(m, {})[v] = len(by_query) - len(values)
+    comparisons: list[tuple[dict[str, Any], Any]] = []
+    policy = cfg.stats_policy(run.seed)
+    for spec in specs:
+        base = spec.get("baseline_version")
+        if spec["role"] != "candidate" or base not in per_version or spec["version"] not in per_version:
+            continue
+        for m in measures:
+            if m not in per_version[base] or m not in per_version[spec["version"]]:
+                continue  # e.g. only one of the two versions returns answers
+            paired = align(per_version[base][m], per_version[spec["version"]][m], missing="intersection",
+                           baseline_name=base, candidate_name=spec["version"])
+            if paired.n == 0:
+                continue
+            comparisons.append((spec, compare(paired, measure=f"judge:{m}", policy=policy,
+                                              baseline_name=f"{spec['retriever']}@{base}",
+                                              candidate_name=f"{spec['retriever']}@{spec['version']}",
+                                              rng=data_seed(paired.query_ids, paired.baseline, paired.candidate))))
+    decided, families = _decide_families(cfg, specs[0]["dataset"] if specs else "", comparisons, policy)
+    return {"versions": summary, "comparisons": decided, "families": families, "excluded_queries": excluded,
+            "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
+            "per_query": per_version}
+
+def judge_family(dataset: str) -> str:
+    """The multiple-comparison family of the judge-label comparisons on ``dataset``: ``judge-<dataset>``."""
+    return f"judge-{dataset}"
+
+def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str, Any], Any]], policy: Any
+                     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Correct and decide the judge-label comparisons of one query set as their own family (see
+    ``deciding``: judge labels are another instrument than the gold grades, so they neither dilute nor
+    borrow the gold family's error).
+
+    * A gold set: one family ``judge-<gold set>``, every judge measure x candidate version, corrected
+      together (``policy.correction``), like the ``gold`` family.
+    * The production sample: ``judge-production``, one family per candidate run, each spending its error
+      over the days the version has been compared on production (the look of
+      ``warehouse.comparison_look``, as the click-label production family does: a version is judged on at
+      most the days it was compared, so the spending is never too lenient).
+
+    Returns the decided comparison records (each with its ``family`` and ``look``) and the families'
+    description (members, size, correction, alpha, looks) for the warehouse and the report.
+    """
+    import dataclasses
+
+    from evalops.pipeline.comparing import data_seed
+    from evalops.stats import adjust_and_decide
+
+    family = judge_family(dataset)
+    groups: dict[int | None, list[int]] = {}
+    for i, (spec, _) in enumerate(comparisons):
+        groups.setdefault(spec["run_id"] if dataset == PRODUCTION else None, []).append(i)
+    decided: dict[int, dict[str, Any]] = {}
+    looks: dict[str, int] = {}
+    for run_id, idx in groups.items():
+        look = None
+        if run_id is not None:
+            from evalops.pipeline.store import engine_for
+            from evalops.warehouse import comparison_look
+
+            look = comparison_look(engine_for(cfg), run_id)
+        # the family's bootstrap (a decision interval under interval: bootstrap) is seeded by its members'
+        # per-query deltas, not by the day, as the gold family's is (deciding): identical data, identical bounds
+        seed = data_seed(*(part for i in idx for c in [comparisons[i][1]]
+                           for part in ([c.measure, c.candidate_name], c.deltas)))
+        members = [dataclasses.replace(comparisons[i][1], policy=dataclasses.replace(comparisons[i][1].policy, seed=seed))
+                   for i in idx]
+        for i, comp in zip(idx, adjust_and_decide(members, dataclasses.replace(policy, seed=seed), look=look)):
+            decided[i] = {**comp.to_dict(), "family": family, "look": look}
+            if look is not None:
+                looks[comp.candidate_name] = look
+    records = [decided[i] for i in range(len(comparisons))]
+    description = {"name": family, "size": len(records), "correction": policy.correction, "alpha": policy.alpha,
+                   "members": [f"{r['measure']} {r['candidate']}" for r in records],
+                   "scope": ("one family per candidate run, alpha spent over its looks" if dataset == PRODUCTION
+                             else "every judge measure x candidate version"), "looks": looks}
+    return records, {family: description} if records else {}
