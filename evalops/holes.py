@@ -80,7 +80,10 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
     """The long frame (``query_id, measure, value``) of ``run`` scored with every unjudged document of its
     top k counted relevant at the gold set's highest grade (module docstring), one ``evaluate`` per
     cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged.
-    ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already."""
+    ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already (a
+    plain mapping or the columnar ``evalops.pipeline.unjudged.UnjudgedDocs``). Its documents are unjudged
+    by definition, so they are appended to the gold set's arrays as judgments and scored on the same
+    columnar path as the judged score, never through per-query dicts."""
     import pandas as pd
 
     from evalops.metrics import evaluate
@@ -88,26 +91,60 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
 
     gold = as_gold(qrels)
     grade = max(1, int(gold.grades.max()) if len(gold.grades) else 1)
-    judged: dict[str, dict[str, int]] = {}
-    for q, d, g in zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist(), gold.grades.tolist()):
-        judged.setdefault(q, {})[d] = int(g)
     by_cutoff: dict[int, list[str]] = {}
     for m in measures:
         if str(m).startswith("Judged@"):
             continue  # judged coverage has no bound: it counts the holes
         by_cutoff.setdefault(cutoff_of(m, default_k), []).append(m)
     if by_cutoff and unjudged is None:
-        unjudged = unjudged_top(judged, run, max(by_cutoff))
+        unjudged = unjudged_top(gold, run, max(by_cutoff))
     frames = []
-    for k, names in sorted(by_cutoff.items()):
-        augmented = {q: dict(docs) for q, docs in judged.items()}
-        for q, holes in (unjudged or {}).items():
-            if q in augmented:
-                augmented[q].update({d: grade for d, r in holes if r < k})
-        frame = evaluate(augmented, run, names, policy).to_frame()
-        frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
-        frames.append(frame)
+    if by_cutoff:
+        qidx, docs, ranks = _hole_rows(gold, unjudged or {})
+        for k, names in sorted(by_cutoff.items()):
+            frame = evaluate(_with_holes(gold, qidx, docs, ranks, k, grade), run, names, policy).to_frame()
+            frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
+            frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+
+
+def _hole_rows(gold: Any, unjudged: Mapping[str, Sequence[tuple[str, int]]]) -> tuple[Any, Any, Any]:
+    """The holes of the gold queries as columns: gold query index, doc id (object array), 0-based rank.
+    Holes of a query the gold set does not judge are dropped (it is not scored)."""
+    import numpy as np
+
+    from evalops.metrics.ranking import index_of
+
+    columns = [getattr(unjudged, name, None) for name in ("queries", "bounds", "docs", "ranks")]
+    if any(c is None for c in columns):  # a plain mapping
+        queries = [q for q, holes in unjudged.items() if len(holes)]
+        counts = np.array([len(unjudged[q]) for q in queries], dtype=np.int64)
+        docs: Any = np.array([str(d) for q in queries for d, _ in unjudged[q]], dtype=object)
+        ranks = np.array([int(r) for q in queries for _, r in unjudged[q]], dtype=np.int64)
+        queries = np.array(queries, dtype=object)
+    else:  # UnjudgedDocs: already columns
+        queries, bounds, docs, ranks = columns
+        counts = np.diff(np.asarray(bounds, dtype=np.int64))
+        ranks = np.asarray(ranks, dtype=np.int64)
+    qidx = np.repeat(index_of(gold.query_ids, np.asarray(queries, dtype=object)), counts)
+    keep = np.flatnonzero(qidx >= 0)
+    if isinstance(docs, np.ndarray):
+        docs = docs[keep].astype(object, copy=False)
+    else:  # a pyarrow string array
+        docs = np.asarray(docs.take(keep).to_numpy(zero_copy_only=False), dtype=object)
+    return qidx[keep], docs, ranks[keep]
+
+
+def _with_holes(gold: Any, qidx: Any, docs: Any, ranks: Any, k: int, grade: int) -> Any:
+    """``gold`` plus the holes ranked above ``k`` as judgments at ``grade`` (the same gold queries)."""
+    import numpy as np
+
+    from evalops.metrics.gold import Gold
+
+    top = ranks < k
+    return Gold(gold.query_ids, np.concatenate([gold.qidx, qidx[top]]).astype(np.int64, copy=False),
+                np.concatenate([gold.doc_ids, docs[top]]),
+                np.concatenate([gold.grades, np.full(int(top.sum()), grade, dtype=np.int64)]))
 
 
 def cutoff_of(measure: str, default_k: int) -> int:
@@ -154,7 +191,7 @@ def unjudged_top(qrels: Any, run: Any, k: int) -> dict[str, list[tuple[str, int]
 
     gold = as_gold(qrels)
     judged = set(zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist()))
-    top = top_k(run, k)
+    top = top_k(run.to_run() if hasattr(run, "to_run") else run, k)  # a RunTable: see unjudged_of_table
     out: dict[str, list[tuple[str, int]]] = {}
     for q in sorted(set(gold.query_ids.tolist())):
         holes = [(d, r) for r, d in enumerate(top.get(q, [])) if (q, d) not in judged]
