@@ -82,11 +82,10 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
     cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged.
     ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already (a
     plain mapping or the columnar ``evalops.pipeline.unjudged.UnjudgedDocs``). Its documents are unjudged
-    by definition, so they are appended to the gold set's arrays as judgments and scored on the same
-    columnar path as the judged score, never through per-query dicts."""
+    by definition and their ranks known, so they are added to the gold set's arrays and to the run's
+    located hits as columns (:func:`_bound_at`), never through per-query dicts."""
     import pandas as pd
 
-    from evalops.metrics import evaluate
     from evalops.metrics.gold import as_gold
 
     gold = as_gold(qrels)
@@ -100,17 +99,59 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
         unjudged = unjudged_top(gold, run, max(by_cutoff))
     frames = []
     if by_cutoff:
-        qidx, docs, ranks = _hole_rows(gold, unjudged or {})
+        holes = _hole_rows(gold, unjudged or {})
+        located = None
         for k, names in sorted(by_cutoff.items()):
-            frame = evaluate(_with_holes(gold, qidx, docs, ranks, k, grade), run, names, policy).to_frame()
+            result, located = _bound_at(gold, run, names, policy, holes, k, grade, located)
+            frame = result.to_frame()
             frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
             frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
 
 
+def _bound_at(gold: Any, run: Any, names: list[str], policy: Any, holes: tuple[Any, Any, Any], k: int,
+              grade: int, located: Any) -> tuple[Any, Any]:
+    """``evaluate`` of ``run`` against ``gold`` plus the holes ranked above ``k`` at ``grade``, and the run's
+    located relevant judged documents (reused for the next cutoff).
+
+    A hole is a document of the run at a known rank of the evaluation's ranking, so its hit needs no lookup:
+    the hits are the run's relevant judged documents (located once) plus every hole at its rank and
+    ``grade``, and the gold arrays (R, the ideal ranking) gain one judgment per hole. The measures that
+    look at every judged document (bpref, ``judged_only``) locate them in the augmented gold set instead."""
+    import numpy as np
+
+    from evalops.metrics import evaluate
+    from evalops.metrics.compute import needs_judged
+    from evalops.metrics.evaluation import evaluate_hits
+    from evalops.metrics.gold import Gold
+    from evalops.metrics.parse import parse_measures
+    from evalops.metrics.ranking import Hits, locate_hits
+
+    qidx, docs, ranks = holes
+    top = ranks < k
+    hole_q, hole_rank = qidx[top], ranks[top]
+    hole_grade = np.full(len(hole_q), grade, dtype=np.int64)
+    if any(needs_judged(m) for m in parse_measures(names)):
+        augmented = Gold(gold.query_ids, np.concatenate([gold.qidx, hole_q]).astype(np.int64, copy=False),
+                         np.concatenate([gold.doc_ids, docs()[top]]), np.concatenate([gold.grades, hole_grade]))
+        return evaluate(augmented, run, names, policy), located
+    located = located if located is not None else locate_hits(gold, run)
+    # the holes' doc ids are not needed past the lookup: evaluate_hits reads the gold set's qidx and grades
+    augmented = Gold(gold.query_ids, np.concatenate([gold.qidx, hole_q]).astype(np.int64, copy=False),
+                     np.concatenate([gold.doc_ids, np.full(len(hole_q), None, dtype=object)]),
+                     np.concatenate([gold.grades, hole_grade]))
+    hits = Hits(np.concatenate([located.qidx, hole_q]).astype(np.int64, copy=False),
+                np.concatenate([located.rank, hole_rank]).astype(np.int64, copy=False),
+                np.concatenate([located.grade, hole_grade]).astype(np.int64, copy=False),
+                located.retrieved, located.ignored_query_ids)
+    run_name = getattr(run, "name", None) if not isinstance(run, Mapping) else None
+    return evaluate_hits(augmented, hits, names, policy, run_name=run_name), located
+
+
 def _hole_rows(gold: Any, unjudged: Mapping[str, Sequence[tuple[str, int]]]) -> tuple[Any, Any, Any]:
-    """The holes of the gold queries as columns: gold query index, doc id (object array), 0-based rank.
-    Holes of a query the gold set does not judge are dropped (it is not scored)."""
+    """The holes of the gold queries as columns: gold query index, a function giving their doc ids (an
+    object array, built only when asked) and 0-based rank. Holes of a query the gold set does not judge are
+    dropped (it is not scored)."""
     import numpy as np
 
     from evalops.metrics.ranking import index_of
@@ -128,23 +169,13 @@ def _hole_rows(gold: Any, unjudged: Mapping[str, Sequence[tuple[str, int]]]) -> 
         ranks = np.asarray(ranks, dtype=np.int64)
     qidx = np.repeat(index_of(gold.query_ids, np.asarray(queries, dtype=object)), counts)
     keep = np.flatnonzero(qidx >= 0)
-    if isinstance(docs, np.ndarray):
-        docs = docs[keep].astype(object, copy=False)
-    else:  # a pyarrow string array
-        docs = np.asarray(docs.take(keep).to_numpy(zero_copy_only=False), dtype=object)
-    return qidx[keep], docs, ranks[keep]
 
+    def doc_ids() -> Any:
+        if isinstance(docs, np.ndarray):
+            return docs[keep].astype(object, copy=False)
+        return np.asarray(docs.take(keep).to_numpy(zero_copy_only=False), dtype=object)  # pyarrow strings
 
-def _with_holes(gold: Any, qidx: Any, docs: Any, ranks: Any, k: int, grade: int) -> Any:
-    """``gold`` plus the holes ranked above ``k`` as judgments at ``grade`` (the same gold queries)."""
-    import numpy as np
-
-    from evalops.metrics.gold import Gold
-
-    top = ranks < k
-    return Gold(gold.query_ids, np.concatenate([gold.qidx, qidx[top]]).astype(np.int64, copy=False),
-                np.concatenate([gold.doc_ids, docs[top]]),
-                np.concatenate([gold.grades, np.full(int(top.sum()), grade, dtype=np.int64)]))
+    return qidx[keep], doc_ids, ranks[keep]
 
 
 def cutoff_of(measure: str, default_k: int) -> int:

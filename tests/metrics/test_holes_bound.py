@@ -1,6 +1,7 @@
 """The holes-relevant bound scored on the gold set's arrays equals the definition scored through dicts
 (the gold set as ``{query: {doc: grade}}`` with each query's unjudged top-k documents added at the highest
-grade), value for value, on the real SciFact and NFCorpus runs (read as columns and as dicts, with the holes
+grade), value for value, whether the holes' hits are added at their ranks or looked up (bpref and
+``judged_only`` measures), on the real SciFact and NFCorpus runs (read as columns and as dicts, with the holes
 given as columns, as a mapping or not at all) and on hand-made graded judgments."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from evalops.pipeline.unjudged import unjudged_of_table
 from evalops.retrievers.runfile import RunFileRetriever
 from evalops.retrievers.scoring import retrieve_table
 
-MEASURES = ["nDCG@10", "P@5", "R@100", "AP@100", "RR@10", "nDCG(gain=exp)@10", "R-Prec", "Judged@10"]
+MEASURES = ["nDCG@10", "P@5", "R@100", "AP@100", "RR@10", "nDCG(gain=exp)@10", "R-Prec", "Judged@10", "Bpref"]
 
 
 def by_definition(qrels, run, measures, default_k):
@@ -69,20 +70,21 @@ def test_real_runs_bound_equals_the_definition(shared_data, collection, run):
     table = retrieve_table(retriever, query_ids, k=100, name="v")
     kept = table.exclude_failed(qrels)
     as_dict = table.run.to_run().to_dict()
-    expected = by_definition(kept, as_dict, MEASURES, 100)
-    assert any(v != 0 for v in expected["nDCG@10+holes"].values())
     columns = unjudged_of_table(kept, table.run, 100)
-    assert_equal(expected, as_values(holes_relevant_frame(kept, table.run, MEASURES, 100, None, columns)))
-    assert_equal(expected, as_values(holes_relevant_frame(kept, table.run, MEASURES, 100)))
-    assert_equal(expected, as_values(holes_relevant_frame(kept, as_dict, MEASURES, 100, None,
-                                                          unjudged_top(kept, as_dict, 100))))
+    for measures in (MEASURES[:-1], MEASURES):  # with Bpref, the k = 100 group looks its holes up
+        expected = by_definition(kept, as_dict, measures, 100)
+        assert any(v != 0 for v in expected["nDCG@10+holes"].values())
+        assert_equal(expected, as_values(holes_relevant_frame(kept, table.run, measures, 100, None, columns)))
+        assert_equal(expected, as_values(holes_relevant_frame(kept, table.run, measures, 100)))
+        assert_equal(expected, as_values(holes_relevant_frame(kept, as_dict, measures, 100, None,
+                                                              unjudged_top(kept, as_dict, 100))))
 
 
 def test_graded_holes_take_the_highest_grade_and_unjudged_queries_are_dropped():
     qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 3}, "q3": {"z": 0}}
     run = {"q1": {"new1": 3.0, "a": 2.0, "new2": 1.0, "b": 0.5}, "q2": {"x": 2.0, "y": 1.0, "w": 1.0},
            "q3": {"n": 1.0}, "q9": {"m": 1.0}}
-    measures = ["nDCG@2", "nDCG@3", "P@3", "AP", "R@2"]
+    measures = ["nDCG@2", "nDCG@3", "P@3", "AP", "R@2", "Bpref", "nDCG(judged_only=True)@3"]
     expected = by_definition(qrels, run, measures, 4)
     assert expected["P@3+holes"] == {"q1": 1.0, "q2": 1.0, "q3": 1 / 3}  # holes count as relevant
     assert_equal(expected, as_values(holes_relevant_frame(qrels, run, measures, 4)))
