@@ -90,3 +90,27 @@ def test_graded_holes_take_the_highest_grade_and_unjudged_queries_are_dropped():
     assert_equal(expected, as_values(holes_relevant_frame(qrels, run, measures, 4)))
     holes = dict(unjudged_top(qrels, run, 4), q9=[("m", 0)])  # a query the gold set does not judge
     assert_equal(expected, as_values(holes_relevant_frame(qrels, run, measures, 4, None, holes)))
+
+
+def test_the_sample_projects_graded_gold_set_bound_equals_the_definition(repo_root):
+    import json
+
+    import pandas as pd
+
+    from evalops.retrievers import build_retriever, retrieve_run
+    from evalops.retrievers.registry import builtin_entry
+
+    folder = repo_root / "include" / "goldset"
+    rows = [json.loads(line) for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    corpus = pd.DataFrame({"doc_id": [r["_id"] for r in rows], "title": [r["title"] for r in rows],
+                           "text": [r["text"] for r in rows]})
+    queries = {r["_id"]: r["text"] for r in map(json.loads, (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines())}
+    qrels = read_qrels(folder / "qrels" / "test.tsv")
+    result = retrieve_run(build_retriever(builtin_entry("bm25"), corpus=corpus), queries, k=20, failure_budget=1.0,
+                          name="bm25")
+    assert int(qrels.grades.max()) == 2  # graded: holes count at grade 2
+    measures = ["nDCG@10", "P@5", "R@20", "AP", "RR@10", "nDCG(gain=exp)@5"]
+    expected = by_definition(qrels, result.run, measures, 20)
+    judged = evaluate(qrels, result.run, ["P@5"]).per_query["P@5"]
+    assert sum(expected["P@5+holes"].values()) > judged.sum()  # the run has holes in its top 5
+    assert_equal(expected, as_values(holes_relevant_frame(qrels, result.run, measures, 20)))
