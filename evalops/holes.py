@@ -76,14 +76,16 @@ def split_bound(frame: Any) -> tuple[Any, Any]:
 
 
 def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_k: int, policy: Any = None,
-                         unjudged: Mapping[str, Sequence[tuple[str, int]]] | None = None) -> Any:
+                         unjudged: Mapping[str, Sequence[tuple[str, int]]] | None = None, located: Any = None) -> Any:
     """The long frame (``query_id, measure, value``) of ``run`` scored with every unjudged document of its
     top k counted relevant at the gold set's highest grade (module docstring), one ``evaluate`` per
     cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged.
     ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already (a
     plain mapping or the columnar ``evalops.pipeline.unjudged.UnjudgedDocs``). Its documents are unjudged
     by definition and their ranks known, so they are added to the gold set's arrays and to the run's
-    located hits as columns (:func:`_bound_at`), never through per-query dicts."""
+    located hits as columns (:func:`_bound_at`), never through per-query dicts. ``located``: the run's
+    relevant judged documents against ``qrels`` (``evalops.metrics.evaluation.evaluate_located``), when the
+    caller has them already."""
     import pandas as pd
 
     from evalops.metrics.gold import as_gold
@@ -100,7 +102,6 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
     frames = []
     if by_cutoff:
         holes = _hole_rows(gold, unjudged or {})
-        located = None
         for k, names in sorted(by_cutoff.items()):
             result, located = _bound_at(gold, run, names, policy, holes, k, grade, located)
             frame = result.to_frame()

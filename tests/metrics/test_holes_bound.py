@@ -12,6 +12,7 @@ import pytest
 from evalops.formats import read_qrels
 from evalops.holes import HOLES_RELEVANT, cutoff_of, holes_relevant_frame, unjudged_top
 from evalops.metrics import evaluate
+from evalops.metrics.evaluation import evaluate_located
 from evalops.metrics.gold import as_gold
 from evalops.pipeline.unjudged import unjudged_of_table
 from evalops.retrievers.runfile import RunFileRetriever
@@ -75,6 +76,9 @@ def test_real_runs_bound_equals_the_definition(shared_data, collection, run):
         expected = by_definition(kept, as_dict, measures, 100)
         assert any(v != 0 for v in expected["nDCG@10+holes"].values())
         assert_equal(expected, as_values(holes_relevant_frame(kept, table.run, measures, 100, None, columns)))
+        located = evaluate_located(kept, table.run, measures)[1]  # the scores' own hits, reused by the bound
+        assert_equal(expected, as_values(holes_relevant_frame(kept, table.run, measures, 100, None, columns,
+                                                              located)))
         assert_equal(expected, as_values(holes_relevant_frame(kept, table.run, measures, 100)))
         assert_equal(expected, as_values(holes_relevant_frame(kept, as_dict, measures, 100, None,
                                                               unjudged_top(kept, as_dict, 100))))
