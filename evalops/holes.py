@@ -76,38 +76,107 @@ def split_bound(frame: Any) -> tuple[Any, Any]:
 
 
 def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_k: int, policy: Any = None,
-                         unjudged: Mapping[str, Sequence[tuple[str, int]]] | None = None) -> Any:
+                         unjudged: Mapping[str, Sequence[tuple[str, int]]] | None = None, located: Any = None) -> Any:
     """The long frame (``query_id, measure, value``) of ``run`` scored with every unjudged document of its
     top k counted relevant at the gold set's highest grade (module docstring), one ``evaluate`` per
     cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged.
-    ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already."""
+    ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already (a
+    plain mapping or the columnar ``evalops.pipeline.unjudged.UnjudgedDocs``). Its documents are unjudged
+    by definition and their ranks known, so they are added to the gold set's arrays and to the run's
+    located hits as columns (:func:`_bound_at`), never through per-query dicts. ``located``: the run's
+    relevant judged documents against ``qrels`` (``evalops.metrics.evaluation.evaluate_located``), when the
+    caller has them already."""
     import pandas as pd
 
-    from evalops.metrics import evaluate
     from evalops.metrics.gold import as_gold
 
     gold = as_gold(qrels)
     grade = max(1, int(gold.grades.max()) if len(gold.grades) else 1)
-    judged: dict[str, dict[str, int]] = {}
-    for q, d, g in zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist(), gold.grades.tolist()):
-        judged.setdefault(q, {})[d] = int(g)
     by_cutoff: dict[int, list[str]] = {}
     for m in measures:
         if str(m).startswith("Judged@"):
             continue  # judged coverage has no bound: it counts the holes
         by_cutoff.setdefault(cutoff_of(m, default_k), []).append(m)
     if by_cutoff and unjudged is None:
-        unjudged = unjudged_top(judged, run, max(by_cutoff))
+        unjudged = unjudged_top(gold, run, max(by_cutoff))
     frames = []
-    for k, names in sorted(by_cutoff.items()):
-        augmented = {q: dict(docs) for q, docs in judged.items()}
-        for q, holes in (unjudged or {}).items():
-            if q in augmented:
-                augmented[q].update({d: grade for d, r in holes if r < k})
-        frame = evaluate(augmented, run, names, policy).to_frame()
-        frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
-        frames.append(frame)
+    if by_cutoff:
+        holes = _hole_rows(gold, unjudged or {})
+        for k, names in sorted(by_cutoff.items()):
+            result, located = _bound_at(gold, run, names, policy, holes, k, grade, located)
+            frame = result.to_frame()
+            frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
+            frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+
+
+def _bound_at(gold: Any, run: Any, names: list[str], policy: Any, holes: tuple[Any, Any, Any], k: int,
+              grade: int, located: Any) -> tuple[Any, Any]:
+    """``evaluate`` of ``run`` against ``gold`` plus the holes ranked above ``k`` at ``grade``, and the run's
+    located relevant judged documents (reused for the next cutoff).
+
+    A hole is a document of the run at a known rank of the evaluation's ranking, so its hit needs no lookup:
+    the hits are the run's relevant judged documents (located once) plus every hole at its rank and
+    ``grade``, and the gold arrays (R, the ideal ranking) gain one judgment per hole. The measures that
+    look at every judged document (bpref, ``judged_only``) locate them in the augmented gold set instead."""
+    import numpy as np
+
+    from evalops.metrics import evaluate
+    from evalops.metrics.compute import needs_judged
+    from evalops.metrics.evaluation import evaluate_hits
+    from evalops.metrics.gold import Gold
+    from evalops.metrics.parse import parse_measures
+    from evalops.metrics.ranking import Hits, locate_hits
+
+    qidx, docs, ranks = holes
+    top = ranks < k
+    hole_q, hole_rank = qidx[top], ranks[top]
+    hole_grade = np.full(len(hole_q), grade, dtype=np.int64)
+    if any(needs_judged(m) for m in parse_measures(names)):
+        augmented = Gold(gold.query_ids, np.concatenate([gold.qidx, hole_q]).astype(np.int64, copy=False),
+                         np.concatenate([gold.doc_ids, docs()[top]]), np.concatenate([gold.grades, hole_grade]))
+        return evaluate(augmented, run, names, policy), located
+    located = located if located is not None else locate_hits(gold, run)
+    # the holes' doc ids are not needed past the lookup: evaluate_hits reads the gold set's qidx and grades
+    augmented = Gold(gold.query_ids, np.concatenate([gold.qidx, hole_q]).astype(np.int64, copy=False),
+                     np.concatenate([gold.doc_ids, np.full(len(hole_q), None, dtype=object)]),
+                     np.concatenate([gold.grades, hole_grade]))
+    hits = Hits(np.concatenate([located.qidx, hole_q]).astype(np.int64, copy=False),
+                np.concatenate([located.rank, hole_rank]).astype(np.int64, copy=False),
+                np.concatenate([located.grade, hole_grade]).astype(np.int64, copy=False),
+                located.retrieved, located.ignored_query_ids)
+    run_name = getattr(run, "name", None) if not isinstance(run, Mapping) else None
+    return evaluate_hits(augmented, hits, names, policy, run_name=run_name), located
+
+
+def _hole_rows(gold: Any, unjudged: Mapping[str, Sequence[tuple[str, int]]]) -> tuple[Any, Any, Any]:
+    """The holes of the gold queries as columns: gold query index, a function giving their doc ids (an
+    object array, built only when asked) and 0-based rank. Holes of a query the gold set does not judge are
+    dropped (it is not scored)."""
+    import numpy as np
+
+    from evalops.metrics.ranking import index_of
+
+    columns = [getattr(unjudged, name, None) for name in ("queries", "bounds", "docs", "ranks")]
+    if any(c is None for c in columns):  # a plain mapping
+        queries = [q for q, holes in unjudged.items() if len(holes)]
+        counts = np.array([len(unjudged[q]) for q in queries], dtype=np.int64)
+        docs: Any = np.array([str(d) for q in queries for d, _ in unjudged[q]], dtype=object)
+        ranks = np.array([int(r) for q in queries for _, r in unjudged[q]], dtype=np.int64)
+        queries = np.array(queries, dtype=object)
+    else:  # UnjudgedDocs: already columns
+        queries, bounds, docs, ranks = columns
+        counts = np.diff(np.asarray(bounds, dtype=np.int64))
+        ranks = np.asarray(ranks, dtype=np.int64)
+    qidx = np.repeat(index_of(gold.query_ids, np.asarray(queries, dtype=object)), counts)
+    keep = np.flatnonzero(qidx >= 0)
+
+    def doc_ids() -> Any:
+        if isinstance(docs, np.ndarray):
+            return docs[keep].astype(object, copy=False)
+        return np.asarray(docs.take(keep).to_numpy(zero_copy_only=False), dtype=object)  # pyarrow strings
+
+    return qidx[keep], doc_ids, ranks[keep]
 
 
 def cutoff_of(measure: str, default_k: int) -> int:
@@ -154,7 +223,7 @@ def unjudged_top(qrels: Any, run: Any, k: int) -> dict[str, list[tuple[str, int]
 
     gold = as_gold(qrels)
     judged = set(zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist()))
-    top = top_k(run, k)
+    top = top_k(run.to_run() if hasattr(run, "to_run") else run, k)  # a RunTable: see unjudged_of_table
     out: dict[str, list[tuple[str, int]]] = {}
     for q in sorted(set(gold.query_ids.tolist())):
         holes = [(d, r) for r, d in enumerate(top.get(q, [])) if (q, d) not in judged]

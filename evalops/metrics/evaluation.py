@@ -19,7 +19,7 @@ from evalops.metrics.hits import locate_hits
 from evalops.metrics.ranking import Hits
 from evalops.metrics.result import EvaluationResult, summarize
 
-__all__ = ["evaluate", "evaluate_hits"]
+__all__ = ["evaluate", "evaluate_hits", "evaluate_located"]
 
 
 def evaluate(
@@ -43,6 +43,18 @@ def evaluate(
     ``judged_only=True`` (they are then removed from the ranking first); ``result.policies()`` names it. The
     input is never modified; nothing is printed or rounded.
     """
+    return evaluate_located(qrels, run, measures, policy, progress)[0]
+
+
+def evaluate_located(
+    qrels: Any,
+    run: Any,
+    measures: Iterable[str | Measure] | str | Measure,
+    policy: Policy | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[EvaluationResult, Hits]:
+    """:func:`evaluate`, and the run's located relevant judged documents (``Hits``), for a caller that
+    scores the same run again against more judgments (``evalops.holes.holes_relevant_frame``)."""
     policy = policy or Policy()
     if not isinstance(policy, Policy):
         raise InputError(f"policy must be an evalops.metrics.Policy, not {type(policy).__name__}")
@@ -55,10 +67,11 @@ def evaluate(
         hits = relevant_hits(judged)
     else:
         judged, hits = None, locate_hits(gold, run)
-    return evaluate_hits(
+    result = evaluate_hits(
         gold, hits, parsed, policy, progress=progress, run_name=run.name if isinstance(run, (Run, RunTable)) else None,
         judged=judged,
     )
+    return result, hits
 
 
 def evaluate_hits(

@@ -21,7 +21,10 @@ __all__ = ["Gold", "as_gold", "as_qrels", "as_run"]
 
 
 def as_gold(qrels: Any) -> Gold:
-    """Accept ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade)."""
+    """Accept ``Qrels``, ``{qid: {docid: grade}}``, a DataFrame (query_id, doc_id, grade) or a ``Gold``
+    (as is: its arrays are trusted, as built by ``Gold``'s constructors)."""
+    if isinstance(qrels, Gold):
+        return qrels
     if isinstance(qrels, Mapping):
         return Gold.from_dict(qrels)
     return Gold.from_qrels(as_qrels(qrels))

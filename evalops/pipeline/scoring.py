@@ -66,7 +66,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
 
     from evalops.data import RunTable
     from evalops.holes import cutoff_of, holes_relevant_frame, unjudged_top
-    from evalops.metrics import evaluate
+    from evalops.metrics.evaluation import evaluate_located
     from evalops.pipeline.unjudged import unjudged_of_table
     from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
@@ -118,7 +118,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     qrels = result.exclude_failed(queries.qrels)
     context = context_measures(cfg)
     measures = [m for m in scored_measures(cfg) if m not in context]
-    evaluation = evaluate(qrels, result.run, measures, metric_policy())
+    evaluation, located = evaluate_located(qrels, result.run, measures, metric_policy())
     # the unjudged documents of the top k, for judged coverage in comparisons and the holes queue
     cutoff = max(cutoff_of(m, cfg.k) for m in measures)
     if isinstance(result.run, RunTable):
@@ -128,7 +128,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     frame = evaluation.to_frame()
     # the same run with its unjudged top-k documents counted relevant: the other bound (evalops.holes)
     frame = pd.concat([frame, holes_relevant_frame(qrels, result.run, measures, cfg.k, metric_policy(),
-                                                   outcome["unjudged"])], ignore_index=True)
+                                                   outcome["unjudged"], located)], ignore_index=True)
     if context:
         frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
     return frame, outcome
