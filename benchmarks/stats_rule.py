@@ -107,7 +107,11 @@ def shapes(d: np.ndarray) -> dict[str, np.ndarray | None]:
         b = d.copy()
         b[b < 0] *= pos / neg
         out.update({"pos-scaled": a, "pos-scaled mirror": -a, "neg-scaled": b, "neg-scaled mirror": -b})
-    return out
+    # a measure in [0, 1] has deltas in [-1, 1]; a shape that leaves it (re-centred +-1 deltas of Success@10,
+    # scaled sides) is shrunk by a constant, which keeps its mean 0, its skew and its sparsity. Left outside,
+    # a sample is read by the betting interval only when it drew none of the out-of-range deltas (otherwise
+    # inconclusive, unbounded): a selection no real measure makes, measured at 3.5-4.8 % on Success@10 n = 1000
+    return {k: v if v is None or np.abs(v).max() <= 1.0 else v / np.abs(v).max() for k, v in out.items()}
 
 
 def draw(d: np.ndarray, shape: np.ndarray | None, sims: int, n: int, rng: np.random.Generator) -> np.ndarray:
