@@ -126,7 +126,8 @@ def _bound_at(gold: Any, run: Any, names: list[str], policy: Any, holes: tuple[A
     from evalops.metrics.evaluation import evaluate_hits
     from evalops.metrics.gold import Gold
     from evalops.metrics.parse import parse_measures
-    from evalops.metrics.ranking import Hits, locate_hits
+    from evalops.metrics.hits import locate_hits
+    from evalops.metrics.ranking import Hits
 
     qidx, docs, ranks = holes
     top = ranks < k
