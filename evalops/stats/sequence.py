@@ -25,6 +25,17 @@ holds for the average; the average is within ``log GRID`` of the best gambler in
 of drop (a large drop rewards large stakes, a small sustained one small stakes, which lose little while
 there is no drop). The cap keeps every factor positive for deltas in [-1, 1] (``1 + lambda (m - d) >=
 1 - CAP``). Deltas outside [-1, 1] have no such test (the caller keeps the spending rule for them).
+
+**The decision** (:func:`pooled_decision`, what the pipeline's production looks use). The regression rule's
+table (``evalops.stats.decision``) read from the sequence instead of one day's interval: with M the margin,
+"the mean delta since the restart lies below m" is shown at the first look whose wealth against "no drop
+past m" reaches ``1 / tail`` (and above m by the mirror image, the test on ``-d``). Shown below -M: a
+``regression``, ``critical`` (``material``); above -M and below +M (two-sided; above -M alone under
+``less``): ``no_change`` (``equivalence``); below 0: a ``regression``, ``warning`` (``significant``);
+gains the mirror image; anything else ``inconclusive`` (``underpowered``: not enough days pooled yet). Each
+statement is a level-``tail`` sequential test, so it holds with every look, however long the pair is
+watched. Its confidence bounds (the running intersection of the confidence sequence: the values m not yet
+ruled out at any look) are reported beside it.
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ import numpy as np
 from evalops.errors import InputError
 from evalops.stats.robust import CAP
 
-__all__ = ["GRID", "DropSequence", "drop_sequence", "sequence_log_wealth"]
+__all__ = ["GRID", "DropSequence", "PooledLook", "drop_sequence", "pooled_decision", "sequence_log_wealth"]
 
 GRID = 10
 
@@ -106,3 +117,124 @@ def drop_sequence(days: Sequence[np.ndarray], tail: float, points: Sequence[floa
         alarms.append(int(hit[0]) if len(hit) else None)
     log_wealth = tuple(tuple(float(w[k]) for w in walls) for k in range(len(parts)))
     return DropSequence(tuple(float(p) for p in points), tail, log_wealth, tuple(alarms))
+
+
+@dataclass(frozen=True)
+class PooledLook:
+    """The decision of the pooled daily test at the last look (:func:`pooled_decision`).
+
+    ``looks``: the looks (days) pooled, the last one included; ``queries``: the deltas pooled; ``tail``: the
+    per-side false-alarm bound of the whole watch; ``decision``/``severity``/``criterion``/``reason_code``:
+    the regression rule's words (``evalops.stats.decision``); ``decided_at``: the look (1-based) at which
+    the statement that decided was first shown (``None`` while ``inconclusive``); ``lower``/``upper``: the
+    confidence sequence's bounds on the mean delta since the restart, each holding with probability at
+    least ``1 - tail`` at every look (``None`` when not asked for)."""
+
+    looks: int
+    queries: int
+    tail: float
+    margin: float
+    decision: str
+    severity: str | None
+    criterion: str | None
+    reason_code: str | None
+    reason: str
+    decided_at: int | None
+    lower: float | None = None
+    upper: float | None = None
+
+
+def _shown_below(days: Sequence[np.ndarray], tail: float, points: Sequence[float]) -> dict[float, int | None]:
+    """For each point m: the first look (1-based) at which "the mean lies below m" is shown, or ``None``."""
+    if not points:
+        return {}
+    seq = drop_sequence(days, tail, points)
+    return {m: None if a is None else a + 1 for m, a in zip(points, seq.alarm)}
+
+
+def _bound_below(stream: np.ndarray, ends: np.ndarray, threshold: float, iterations: int) -> float:
+    """The upper confidence bound: the smallest m not yet ruled out (bisection on the wealth's running
+    maximum over the looks, which grows with m)."""
+    if len(stream) == 0:
+        return 1.0
+    edge = 1.0 - 2.0**-20
+
+    def shown(m: float) -> bool:
+        return bool(sequence_log_wealth(stream, m)[ends].max() >= threshold)
+
+    lo, hi = -edge, edge
+    if shown(lo):
+        return lo
+    if not shown(hi):
+        return 1.0
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if shown(mid) else (mid, hi)
+    return hi
+
+
+def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alternative: str = "two-sided", *,
+                    bounds: bool = True, iterations: int = 30) -> PooledLook:
+    """The regression rule read from the pooled daily test (module docstring) at the last look of ``days``
+    (each one day's per-query deltas in [-1, 1], candidate - baseline in the direction where higher is
+    better, in order since the restart; a day may be empty).
+
+    ``tail`` is the per-side error of the whole watch (the family's share of alpha); ``margin`` M in [0, 1).
+    ``bounds=False`` skips the confidence bounds (a bisection; the decision does not use them)."""
+    from evalops.stats._base import check_alternative
+
+    check_alternative(alternative)
+    if not 0.0 <= margin < 1.0:
+        raise InputError(f"the margin must lie in [0, 1) for the pooled test; got {margin}")
+    parts = [np.asarray(x, dtype=np.float64).reshape(-1) for x in days]
+    if not parts:
+        raise InputError("the pooled test needs at least one look")
+    mirror = [-p for p in parts]
+    down = alternative in ("two-sided", "less")
+    up = alternative in ("two-sided", "greater")
+    # below[m]: "the mean lies below m" shown; above[m]: "the mean lies above m" shown (the test on -d at -m)
+    below_points = ({-margin, 0.0} if down else set()) | ({margin} if up else set())
+    above_points = ({margin, 0.0} if up else set()) | ({-margin} if down else set())
+    below = _shown_below(parts, tail, sorted(below_points))
+    above = {-m: look for m, look in _shown_below(mirror, tail, sorted(-x for x in above_points)).items()}
+    queries = int(sum(len(p) for p in parts))
+
+    def done(decision: str, severity: str | None, criterion: str | None, reason_code: str | None, why: str,
+             at: int | None) -> PooledLook:
+        lower = upper = None
+        if bounds:
+            stream = np.concatenate(parts)
+            ends = np.cumsum([len(p) for p in parts]) - 1
+            ends = ends[ends >= 0]
+            threshold = math.log(1.0 / tail)
+            upper = _bound_below(stream, ends, threshold, iterations)
+            lower = -_bound_below(-stream, ends, threshold, iterations)
+        return PooledLook(len(parts), queries, tail, margin, decision, severity, criterion, reason_code, why, at,
+                          lower, upper)
+
+    def first(*looks: int | None) -> int | None:
+        """The look at which every statement was shown (the last of them), or None."""
+        return None if any(x is None for x in looks) else max(x for x in looks if x is not None)
+
+    if down and below.get(-margin) is not None:
+        return done("regression", "critical", "material", None,
+                    f"the pooled test shows the mean delta below -{margin:g}: a material drop (critical)", below[-margin])
+    if up and above.get(margin) is not None:
+        return done("improvement", "critical", "material", None,
+                    f"the pooled test shows the mean delta above +{margin:g}: a material gain", above[margin])
+    at = (first(above.get(-margin), below.get(margin)) if alternative == "two-sided"
+          else first(above.get(-margin)) if alternative == "less" else first(below.get(margin)))
+    if at is not None:
+        words = {"two-sided": f"inside +-{margin:g} (equivalence)", "less": f"above -{margin:g} (non-inferiority)",
+                 "greater": f"below +{margin:g}"}[alternative]
+        return done("no_change", None, "equivalence", None, f"the pooled test shows the mean delta {words}", at)
+    if down and below.get(0.0) is not None:
+        return done("regression", "warning", "significant", None,
+                    f"the pooled test shows the mean delta below 0, not yet past -{margin:g}: a significant drop, "
+                    "size uncertain (warning)", below[0.0])
+    if up and above.get(0.0) is not None:
+        return done("improvement", "warning", "significant", None,
+                    f"the pooled test shows the mean delta above 0, not yet past +{margin:g}: a significant gain",
+                    above[0.0])
+    return done("inconclusive", None, None, "underpowered",
+                "the pooled test has not shown a drop, a gain or equivalence yet: more days will decide it", None)
