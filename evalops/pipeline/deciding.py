@@ -9,10 +9,12 @@ its own (``policy.correction``; Bonferroni intervals for Holm, the false-coverag
   of real comparisons and does not change with a stale re-score;
 * ``gold-descriptive``: the other measures on the gold set, reported and never alerted on;
 * ``production``: the production-sample comparisons (labelled by clicks: a hint, not a judgment),
-  descriptive. They are new data every day, so each one also spends its error over the days it has been
-  looked at against the same baseline version (look k at alpha * 6 / (pi^2 k^2),
-  ``evalops.stats.spending_tail``; the count restarts when the baseline or the candidate changes): watching
-  every day does not raise the false-alarm rate above alpha.
+  descriptive. They are new data every day, so each one is decided by the pooled test over every query
+  compared since its last restart, today's included (``evalops.pipeline.pooling``: the restart is a change
+  of the baseline or the candidate version, of the fingerprint's conditions or of the policy): watching
+  every day does not raise the false-alarm rate above alpha, and a sustained drop shows once enough days
+  pool. A comparison the pooled test cannot read (deltas outside [-1, 1]) spends its error over the looks
+  instead (look k at alpha * 6 / (pi^2 k^2), ``evalops.stats.spending_tail``).
 
 The decided results are upserted into ``ab_tests`` (one row per candidate run, baseline run and measure,
 with the family, the judged coverage and the comparison's whole record, worst queries and notes included):
@@ -84,8 +86,8 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
     from evalops.warehouse import ab_test_result, record_ab_tests
 
     from evalops.pipeline.comparing import data_seed
+    from evalops.pipeline.pooling import decide_production_run
     from evalops.pipeline.registry import alerting_measures
-    from evalops.warehouse import comparison_look
 
     engine = engine_for(cfg)
     alerting = set(alerting_measures(cfg))
@@ -120,8 +122,8 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
                 by_run.setdefault(spec["run_id"], []).append(i)
             out: dict[int, Comparison] = {}
             for run_id, idx in by_run.items():
-                look = comparison_look(engine, run_id, members[idx[0]][2])  # restarts with a new baseline
-                for i, comp in zip(idx, adjust_and_decide([members[i][1] for i in idx], look=look)):
+                for i, comp in zip(idx, decide_production_run(engine, [members[i][1] for i in idx],
+                                                              candidate_run_id=run_id, baseline_run_id=members[idx[0]][2])):
                     out[i] = comp
             decided = [out[i] for i in range(len(members))]
         else:

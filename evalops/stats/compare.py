@@ -116,6 +116,9 @@ class Comparison:
     judged_coverage: dict[str, object] | None = None
     higher_is_better: bool = True
     decision_p: float | None = None
+    # a daily-repeated comparison decided by the pooled test (``evalops.stats.sequence.pooled_decision``):
+    # the looks pooled since the restart, its first day, the queries, the tail and the sequence's bounds
+    pooled: dict[str, object] | None = None
 
     def to_record(self) -> dict[str, object]:
         """Every field as plain JSON (the policy as its dict, worst queries as dicts, ``None`` for undefined
@@ -160,7 +163,7 @@ _PUBLIC_ORDER = (
     "reason_code", "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method",
     "family_size", "queries_needed", "test", "test_method", "statistic", "p_value", "decision_p", "p_adjusted",
     "effect_size_dz", "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost",
-    "queries_gained", "query_drops_p", "reasons", "worst_queries", "notes",
+    "queries_gained", "query_drops_p", "reasons", "pooled", "worst_queries", "notes",
 )  # fmt: skip
 _PUBLIC_NAMES = {"baseline_name": "baseline", "candidate_name": "candidate"}
 _INTERNAL = frozenset({"policy", "deltas", "direction", "degenerate"})

@@ -1,0 +1,157 @@
+"""Daily production looks pool the days since the restart (``evalops.pipeline.pooling``).
+
+Each test writes production days to a warehouse as the pipeline does (a baseline and a candidate run per
+day on that day's sample, their per-query scores, then the decided production family in ``ab_tests``) and
+decides each day with the decide step's function for a production candidate run
+(``decide_production_run``). Every day's sample is new (its own query-set version in the fingerprint);
+the deltas are planted exactly: 200 queries a day, half at ``+0.25 + shift`` and half at ``-0.25 + shift``
+(sd 0.25), in a seeded order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalops.config import PRODUCTION
+from evalops.fingerprint import EvalFingerprint
+from evalops.pipeline.pooling import POOLED_METHOD, decide_production_run
+from evalops.stats import Policy, align, compare
+from evalops.warehouse import (
+    RunKey,
+    ab_test_result,
+    connect,
+    load_ab_tests,
+    record_ab_tests,
+    record_gold_set_version,
+    record_kb_snapshot,
+    record_run,
+    upgrade,
+)
+
+MEASURE = "P@10"
+N = 200
+T0 = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def engine(tmp_path):
+    engine = connect(f"sqlite:///{tmp_path / 'warehouse.db'}")
+    upgrade(engine)
+    return engine
+
+
+def planted(day: int, shift: float) -> np.ndarray:
+    signs = np.repeat([1.0, -1.0], N // 2)
+    return np.random.default_rng(day).permutation(signs) * 0.25 + shift
+
+
+class Days:
+    """Writes and decides production days of retriever ``search``: candidate 2.0 against a baseline."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.policy = Policy(alpha=0.05)
+
+    def fingerprint(self, day: int, kb: str) -> EvalFingerprint:
+        sample = f"sample-{day}"  # the day's log sample: a new query-set version every day
+        record_gold_set_version(self.engine, sample, name=PRODUCTION, n_queries=N, n_judgments=0)
+        record_kb_snapshot(self.engine, kb, n_documents=100, content_hash=f"sha-{kb}")
+        return EvalFingerprint.of(sample, kb, [MEASURE], {"labels": "implicit-feedback"})
+
+    def run(self, day: int, version: str, values: np.ndarray, fp: EvalFingerprint):
+        when = T0 + dt.timedelta(days=day)
+        scores = pd.DataFrame({"query_id": [f"q{day}-{i:03d}" for i in range(N)], "measure": MEASURE,
+                               "value": values})
+        return record_run(self.engine, RunKey("retrieval_eval", f"scheduled__{when:%Y-%m-%d}", "search", version,
+                                              PRODUCTION),
+                          fingerprint=fp, logical_date=when, status="succeeded", started_at=when,
+                          finished_at=when, n_queries=N, scores=scores)
+
+    def decide(self, day: int, shift: float, baseline: str = "1.0", kb: str = "kb-1", store: bool = True):
+        """Score, compare and decide day ``day``; returns the decided comparison."""
+        fp = self.fingerprint(day, kb)
+        base_values = np.full(N, 0.5)
+        cand_values = base_values + planted(day, shift)
+        base = self.run(day, baseline, base_values, fp)
+        cand = self.run(day, "2.0", cand_values, fp)
+        ids = [f"q{day}-{i:03d}" for i in range(N)]
+        paired = align((ids, base_values.tolist()), (ids, cand_values.tolist()))
+        comp = compare(paired, measure=MEASURE, policy=self.policy, baseline_name=f"search@{baseline}",
+                       candidate_name="search@2.0", rng=0)
+        [decided] = decide_production_run(self.engine, [comp], candidate_run_id=cand.id, baseline_run_id=base.id)
+        if store:
+            record_ab_tests(self.engine, [ab_test_result(decided, baseline_run_id=base.id, candidate_run_id=cand.id,
+                                                         family="production")])
+        return decided
+
+
+def test_a_sustained_drop_is_found_once_enough_days_pool_while_one_day_alone_is_not(engine):
+    days = Days(engine)
+    decided = [days.decide(day, -0.03) for day in range(1, 13)]
+    # one day alone: a drop of 0.03 in 200 queries of sd 0.25 is not significant (t about -1.7)
+    assert {d.pooled["today_alone"] for d in decided} <= {"inconclusive", "no_change"}
+    first = next(k for k, d in enumerate(decided) if d.decision == "regression")
+    assert 2 <= first < 11  # found after pooling some days, and it stays found
+    assert all(d.decision == "regression" for d in decided[first:])
+    last = decided[-1]
+    assert last.interval_method == POOLED_METHOD
+    assert last.pooled["looks"] == 12 and last.pooled["queries"] == 12 * N
+    assert last.pooled["since"] == "2026-11-02" and last.pooled["restart"] == "first look"
+    assert decided[first].pooled["decided_on"] == f"2026-11-{first + 2:02d}"  # the day it was first shown
+    assert decided[first].severity == "warning" and last.severity == "critical"  # past the margin later
+    assert last.pooled["upper"] < 0 < last.pooled["upper"] - last.pooled["lower"]
+    assert last.interval_high == last.pooled["upper"]
+    assert last.reasons[-1].startswith(f"pooled over 12 days since 2026-11-02 (first look), {12 * N:,} queries")
+    # the record the report and the alerts read back holds it
+    stored = load_ab_tests(engine).sort_values("candidate_run_id").iloc[-1]
+    assert stored["record"]["pooled"] == last.pooled
+
+
+def test_an_unchanged_pair_watched_for_weeks_never_alerts(engine):
+    days = Days(engine)
+    decided = [days.decide(day, 0.0) for day in range(1, 31)]
+    assert not any(d.decision in ("regression", "improvement") for d in decided)
+    assert decided[-1].pooled["looks"] == 30
+    assert decided[-1].pooled["lower"] < 0 < decided[-1].pooled["upper"]
+
+
+def test_a_promotion_restarts_the_window(engine):
+    days = Days(engine)
+    before = [days.decide(day, -0.03) for day in range(1, 11)]
+    assert before[-1].decision == "regression"
+    after = days.decide(11, -0.03, baseline="1.5")  # the baseline changed: a new pair of versions
+    assert after.pooled["looks"] == 1 and after.pooled["since"] == "2026-11-12"
+    assert after.pooled["restart"] == "baseline changed (1.0 before)"
+    assert after.decision != "regression"
+    later = days.decide(12, -0.03, baseline="1.5")
+    assert later.pooled["looks"] == 2 and later.pooled["since"] == "2026-11-12"
+
+
+def test_numbers_under_another_fingerprint_are_never_pooled(engine):
+    days = Days(engine)
+    before = [days.decide(day, -0.03) for day in range(1, 11)]
+    assert before[-1].decision == "regression"
+    after = days.decide(11, -0.03, kb="kb-2")  # the knowledge base changed
+    assert after.pooled["looks"] == 1 and after.pooled["restart"] == "fingerprint changed (kb_snapshot_id)"
+    assert after.decision != "regression"
+
+
+def test_a_new_policy_restarts_the_window(engine):
+    days = Days(engine)
+    [days.decide(day, -0.03) for day in range(1, 6)]
+    days.policy = Policy(alpha=0.05, min_delta=0.02)
+    after = days.decide(6, -0.03)
+    assert after.pooled["looks"] == 1 and after.pooled["restart"] == "regression policy changed"
+
+
+def test_a_re_run_of_a_day_decides_the_same(engine):
+    days = Days(engine)
+    [days.decide(day, -0.03) for day in range(1, 8)]
+    first = days.decide(8, -0.03)
+    again = days.decide(8, -0.03)  # the day's own stored row is not one of its earlier looks
+    assert again.to_record() == first.to_record()
+    assert len(load_ab_tests(engine)) == 8
