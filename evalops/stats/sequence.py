@@ -28,14 +28,18 @@ there is no drop). The cap keeps every factor positive for deltas in [-1, 1] (``
 
 **The decision** (:func:`pooled_decision`, what the pipeline's production looks use). The regression rule's
 table (``evalops.stats.decision``) read from the sequence instead of one day's interval: with M the margin,
-"the mean delta since the restart lies below m" is shown at the first look whose wealth against "no drop
-past m" reaches ``1 / tail`` (and above m by the mirror image, the test on ``-d``). Shown below -M: a
-``regression``, ``critical`` (``material``); above -M and below +M (two-sided; above -M alone under
-``less``): ``no_change`` (``equivalence``); below 0: a ``regression``, ``warning`` (``significant``);
-gains the mirror image; anything else ``inconclusive`` (``underpowered``: not enough days pooled yet). Each
-statement is a level-``tail`` sequential test, so it holds with every look, however long the pair is
-watched. Its confidence bounds (the running intersection of the confidence sequence: the values m not yet
-ruled out at any look) are reported beside it.
+"the mean delta since the restart lies below m" is shown at a look whose wealth against "no drop past m"
+reaches ``1 / tail`` (and above m by the mirror image, the test on ``-d``). A drop shown below -M at any
+look so far: a ``regression``, ``critical`` (``material``); a gain above +M: an ``improvement``,
+``critical``; shown above -M and below +M at the last look (two-sided; above -M alone under ``less``, below
++M alone under ``greater``): ``no_change`` (``equivalence``); a drop shown below 0 at any look so far: a
+``regression``, ``warning`` (``significant``); a gain above 0 the mirror image; anything else
+``inconclusive`` (``underpowered``: not enough days pooled yet). A drop, once shown, stays shown until the
+restart: it rejects "no query's expected delta is below m", whatever came after. Equivalence is read at the
+last look only: the mean since the restart moves when a drop starts, so an equivalence shown before the
+drop must not hide it. Each statement is a level-``tail`` test at any look, however long the pair is
+watched (Ville). Its confidence bounds (the running intersection of the confidence sequence: the values m
+not yet ruled out at any look) are reported beside it.
 """
 
 from __future__ import annotations
@@ -126,7 +130,8 @@ class PooledLook:
     ``looks``: the looks (days) pooled, the last one included; ``queries``: the deltas pooled; ``tail``: the
     per-side false-alarm bound of the whole watch; ``decision``/``severity``/``criterion``/``reason_code``:
     the regression rule's words (``evalops.stats.decision``); ``decided_at``: the look (1-based) at which
-    the statement that decided was first shown (``None`` while ``inconclusive``); ``lower``/``upper``: the
+    the drop or gain that decided was first shown, or since which equivalence has been shown at every look
+    (``None`` while ``inconclusive``); ``lower``/``upper``: the
     confidence sequence's bounds on the mean delta since the restart, each holding with probability at
     least ``1 - tail`` at every look (``None`` when not asked for)."""
 
@@ -144,12 +149,24 @@ class PooledLook:
     upper: float | None = None
 
 
-def _shown_below(days: Sequence[np.ndarray], tail: float, points: Sequence[float]) -> dict[float, int | None]:
-    """For each point m: the first look (1-based) at which "the mean lies below m" is shown, or ``None``."""
+def _shown_below(days: Sequence[np.ndarray], tail: float, points: Sequence[float]
+                 ) -> tuple[dict[float, int | None], dict[float, int | None]]:
+    """For each point m: the first look (1-based) at which "the mean lies below m" was shown, or ``None``
+    (``ever``); and the first look of the stretch of looks up to the last one at which it is shown at
+    every look, or ``None`` when it is not shown at the last look (``now``)."""
     if not points:
-        return {}
+        return {}, {}
     seq = drop_sequence(days, tail, points)
-    return {m: None if a is None else a + 1 for m, a in zip(points, seq.alarm)}
+    threshold = math.log(1.0 / tail)
+    ever = {m: None if a is None else a + 1 for m, a in zip(points, seq.alarm)}
+    now: dict[float, int | None] = {}
+    for j, m in enumerate(points):
+        shown = [w[j] >= threshold for w in seq.log_wealth]
+        k = len(shown)
+        while k and shown[k - 1]:
+            k -= 1
+        now[m] = k + 1 if k < len(shown) else None
+    return ever, now
 
 
 def _bound_below(stream: np.ndarray, ends: np.ndarray, threshold: float, iterations: int) -> float:
@@ -195,8 +212,10 @@ def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alte
     # below[m]: "the mean lies below m" shown; above[m]: "the mean lies above m" shown (the test on -d at -m)
     below_points = ({-margin, 0.0} if down else set()) | ({margin} if up else set())
     above_points = ({margin, 0.0} if up else set()) | ({-margin} if down else set())
-    below = _shown_below(parts, tail, sorted(below_points))
-    above = {-m: look for m, look in _shown_below(mirror, tail, sorted(-x for x in above_points)).items()}
+    below, below_now = _shown_below(parts, tail, sorted(below_points))
+    above_ever, above_then = _shown_below(mirror, tail, sorted(-x for x in above_points))
+    above = {-m: look for m, look in above_ever.items()}
+    above_now = {-m: look for m, look in above_then.items()}
     queries = int(sum(len(p) for p in parts))
 
     def done(decision: str, severity: str | None, criterion: str | None, reason_code: str | None, why: str,
@@ -219,11 +238,11 @@ def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alte
     if down and below.get(-margin) is not None:
         return done("regression", "critical", "material", None,
                     f"the pooled test shows the mean delta below -{margin:g}: a material drop (critical)", below[-margin])
-    if up and above.get(margin) is not None:
+    if up and above.get(margin) is not None and below.get(0.0) is None:  # a drop shown wins over a gain
         return done("improvement", "critical", "material", None,
                     f"the pooled test shows the mean delta above +{margin:g}: a material gain", above[margin])
-    at = (first(above.get(-margin), below.get(margin)) if alternative == "two-sided"
-          else first(above.get(-margin)) if alternative == "less" else first(below.get(margin)))
+    at = (first(above_now.get(-margin), below_now.get(margin)) if alternative == "two-sided"
+          else first(above_now.get(-margin)) if alternative == "less" else first(below_now.get(margin)))
     if at is not None:
         words = {"two-sided": f"inside +-{margin:g} (equivalence)", "less": f"above -{margin:g} (non-inferiority)",
                  "greater": f"below +{margin:g}"}[alternative]

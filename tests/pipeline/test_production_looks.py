@@ -113,9 +113,9 @@ def test_a_sustained_drop_is_found_once_enough_days_pool_while_one_day_alone_is_
 
 def test_an_unchanged_pair_watched_for_weeks_never_alerts(engine):
     days = Days(engine)
-    decided = [days.decide(day, 0.0) for day in range(1, 31)]
+    decided = [days.decide(day, 0.0) for day in range(1, 21)]
     assert not any(d.decision in ("regression", "improvement") for d in decided)
-    assert decided[-1].pooled["looks"] == 30
+    assert decided[-1].pooled["looks"] == 20
     assert decided[-1].pooled["lower"] < 0 < decided[-1].pooled["upper"]
 
 

@@ -61,3 +61,53 @@ def test_no_drop_no_alarm_and_empty_days_keep_the_wealth():
 def test_deltas_outside_the_unit_range_are_refused(bad):
     with pytest.raises(InputError, match=r"\[-1, 1\]"):
         sequence_log_wealth(bad, 0.0)
+
+
+# -- pooled_decision: the regression rule's table read from the pooled test --------------------------------
+
+def _days(shifts, daily=200, seed=3):
+    """Balanced days: half the queries at +0.25 + shift, half at -0.25 + shift (sd 0.25), seeded order."""
+    rng = np.random.default_rng(seed)
+    signs = np.repeat([1.0, -1.0], daily // 2)
+    return [rng.permutation(signs) * 0.25 + s for s in shifts]
+
+
+def test_the_pooled_decision_reads_the_rule_table_from_the_sequence():
+    from evalops.stats.sequence import pooled_decision
+
+    one = pooled_decision(_days([-0.03]), TAIL, 0.01)
+    assert one.decision == "inconclusive" and one.reason_code == "underpowered" and one.decided_at is None
+    assert one.lower < -0.03 < one.upper and one.looks == 1 and one.queries == 200
+    drop = pooled_decision(_days([-0.03] * 12), TAIL, 0.01)
+    assert (drop.decision, drop.severity, drop.criterion) == ("regression", "critical", "material")
+    assert drop.upper < -0.01 and drop.lower < -0.03 < drop.upper and drop.looks == 12
+    gain = pooled_decision(_days([0.03] * 12), TAIL, 0.01)
+    assert (gain.decision, gain.severity) == ("improvement", "critical")
+    same = pooled_decision(_days([0.0] * 60), TAIL, 0.01)
+    assert (same.decision, same.criterion) == ("no_change", "equivalence") and -0.01 < same.lower < same.upper < 0.01
+    # one-sided: no gain is ever declared under "less"
+    assert pooled_decision(_days([0.03] * 12), TAIL, 0.01, "less").decision != "improvement"
+
+
+def test_a_drop_once_shown_stays_shown_and_an_earlier_equivalence_does_not_hide_it():
+    from evalops.stats.sequence import pooled_decision
+
+    # 40 quiet days show equivalence; a drop of 0.02 from then on is a regression once enough days pool
+    quiet = pooled_decision(_days([0.0] * 40), TAIL, 0.01, bounds=False)
+    assert quiet.decision == "no_change"
+    later = pooled_decision(_days([0.0] * 40 + [-0.02] * 40), TAIL, 0.01, bounds=False)
+    assert later.decision == "regression" and later.decided_at > 40
+    # the days after a drop was shown do not take it back (the sequence rejected "no query dropped")
+    back = pooled_decision(_days([-0.05] * 10 + [0.0] * 5), TAIL, 0.01, bounds=False)
+    assert back.decision == "regression" and back.decided_at <= 10
+
+
+def test_the_pooled_decision_refuses_what_it_cannot_read():
+    from evalops.stats.sequence import pooled_decision
+
+    with pytest.raises(InputError, match="at least one look"):
+        pooled_decision([], TAIL, 0.01)
+    with pytest.raises(InputError, match="margin"):
+        pooled_decision(_days([0.0]), TAIL, 1.5)
+    with pytest.raises(InputError, match=r"\[-1, 1\]"):
+        pooled_decision([np.array([1.5, -0.2])], TAIL, 0.01)
