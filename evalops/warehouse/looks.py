@@ -23,7 +23,7 @@ day are candidate - baseline over the queries both runs scored, in query-id orde
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from evalops.warehouse.models import ABTestModel, EvalRunModel
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
-__all__ = ["EarlierLook", "EarlierLooks", "earlier_looks", "policy_key"]
+__all__ = ["EarlierLook", "EarlierLooks", "earlier_judge_looks", "earlier_looks", "policy_key"]
 
 _ab = ABTestModel.__table__
 _runs = EvalRunModel.__table__
@@ -46,7 +46,8 @@ _runs = EvalRunModel.__table__
 
 @dataclass(frozen=True)
 class EarlierLook:
-    """One earlier day pooled: its logical date, the two runs compared and their per-query deltas."""
+    """One earlier day pooled: its logical date, the two runs compared (``baseline_run_id`` -1 for a judge-label
+    comparison, whose baseline is a version of the candidate's DAG run) and their per-query deltas."""
 
     day: dt.date
     candidate_run_id: int
@@ -72,27 +73,31 @@ def policy_key(policy: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in policy.items() if k != "seed"}
 
 
+@dataclass(frozen=True)
+class _Compared:
+    """One earlier day's comparison of the candidate version, as the walk back reads it."""
+
+    day: dt.date
+    baseline_version: str
+    conditions: Any  # the day's EvalFingerprint
+    policy: Mapping[str, Any] | None
+    candidate_run_id: int
+    baseline_run_id: int
+    deltas: Callable[[], np.ndarray | None]  # None: the day's per-query numbers are gone
+    other: str | None = None  # another reason the day differs (the judge changed)
+
+
 def earlier_looks(engine: Engine, candidate_run_id: int, baseline_run_id: int, measure: str,
                   policy: Mapping[str, Any]) -> EarlierLooks:
-    """The earlier days of this comparison since its last restart (module docstring); ``policy`` is today's
-    regression policy (``Policy.to_dict()``)."""
-    from evalops.stats import align
+    """The earlier days of this comparison since its last restart (module docstring), read from
+    ``ab_tests`` and ``query_scores``; ``policy`` is today's regression policy (``Policy.to_dict()``)."""
     from evalops.warehouse.scores import load_score_vectors
 
-    mine = policy_key(policy)
     with transaction(engine, "reading the earlier looks of a comparison") as conn:
-        me = conn.execute(select(_runs.c.retriever, _runs.c.version, _runs.c.dataset, _runs.c.logical_date,
-                                 _runs.c.fingerprint_hash).where(_runs.c.id == candidate_run_id)).one_or_none()
-        if me is None:
-            raise InputError(f"run {candidate_run_id} is not in the warehouse")
+        me, my_fp, ran = _me(conn, candidate_run_id)
         base = conn.execute(select(_runs.c.version).where(_runs.c.id == baseline_run_id)).one_or_none()
         if base is None:
             raise InputError(f"run {baseline_run_id} is not in the warehouse")
-        my_fp = _fingerprint(conn, me.fingerprint_hash)
-        # the days the retriever ran on this dataset before, and which of them ran the candidate version
-        ran = conn.execute(select(_runs.c.logical_date, _runs.c.version)
-                           .where(_runs.c.retriever == me.retriever, _runs.c.dataset == me.dataset,
-                                  _runs.c.logical_date < me.logical_date)).all()
         their = _runs.alias("baseline_runs")
         rows = conn.execute(
             select(_runs.c.logical_date, _runs.c.fingerprint_hash, _ab.c.id, _ab.c.candidate_run_id,
@@ -104,46 +109,121 @@ def earlier_looks(engine: Engine, candidate_run_id: int, baseline_run_id: int, m
                    _runs.c.logical_date < me.logical_date, measures_table.c.name == measure)
         ).all()
         conditions = {h: _fingerprint(conn, h) for h in {r.fingerprint_hash for r in rows}}
+
+    def deltas(row: Any) -> Callable[[], np.ndarray | None]:
+        def load() -> np.ndarray | None:
+            b = load_score_vectors(engine, row.baseline_run_id, [measure])
+            c = load_score_vectors(engine, row.candidate_run_id, [measure])
+            if measure not in b.values or measure not in c.values:
+                return None
+            return _paired_deltas(dict(zip(b.query_ids.tolist(), b.values[measure].tolist())),
+                                  dict(zip(c.query_ids.tolist(), c.values[measure].tolist())))
+        return load
+
+    compared = {}
+    for r in sorted(rows, key=lambda r: r.id):  # a re-run of a day: its latest comparison counts
+        compared[_day(r.logical_date)] = _Compared(_day(r.logical_date), r.baseline_version,
+                                                   conditions[r.fingerprint_hash], r.policy, int(r.candidate_run_id),
+                                                   int(r.baseline_run_id), deltas(r))
+    return _walk(me, my_fp, ran, compared, base.version, policy)
+
+
+def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version: str, measure: str,
+                        judge: Mapping[str, Any], policy: Mapping[str, Any]) -> EarlierLooks:
+    """The earlier days of a judge-label comparison on the production sample since its last restart, read
+    from ``judge_runs`` (each day's comparisons and per-query labels of the versions, ``results``): the
+    module docstring's restarts, and a change of the judge (``judge``: its fingerprint, model, prompt
+    version and decoding) restarts too. ``measure`` is the comparison's (``judge:nDCG@10``); the policy an
+    earlier day was decided under is the one its pooled record holds (a day decided before pooling was
+    recorded restarts the window)."""
+    from evalops.warehouse.judgments import judge_runs
+
+    with transaction(engine, "reading the earlier judge looks of a comparison") as conn:
+        me, my_fp, ran = _me(conn, candidate_run_id)
+        rows = conn.execute(
+            select(_runs.c.logical_date, _runs.c.fingerprint_hash, _runs.c.id.label("run_id"), judge_runs.c.id,
+                   judge_runs.c.judge, judge_runs.c.results)
+            .select_from(judge_runs.join(_runs, (_runs.c.dag_id == judge_runs.c.dag_id)
+                                         & (_runs.c.dag_run_id == judge_runs.c.dag_run_id)))
+            .where(_runs.c.retriever == me.retriever, _runs.c.version == me.version, _runs.c.dataset == me.dataset,
+                   _runs.c.logical_date < me.logical_date, judge_runs.c.scope == me.dataset)
+        ).all()
+        conditions = {h: _fingerprint(conn, h) for h in {r.fingerprint_hash for r in rows}}
+    label = measure.removeprefix("judge:")
+    candidate = f"{me.retriever}@{me.version}"
+    compared = {}
+    for r in sorted(rows, key=lambda r: r.id):
+        results = r.results or {}
+        found = [c for c in results.get("comparisons", []) if c.get("candidate") == candidate
+                 and c.get("measure") == measure]
+        if not found:
+            continue
+        c = found[0]
+        base = str(c.get("baseline", "")).rpartition("@")[2]
+        per_query = results.get("per_query") or {}
+
+        def load(base: str = base, per_query: Mapping[str, Any] = per_query) -> np.ndarray | None:
+            b, k = per_query.get(base, {}).get(label), per_query.get(me.version, {}).get(label)
+            return None if b is None or k is None else _paired_deltas(b, k)
+
+        compared[_day(r.logical_date)] = _Compared(
+            _day(r.logical_date), base, conditions[r.fingerprint_hash], (c.get("pooled") or {}).get("policy"),
+            int(r.run_id), -1, load, None if dict(r.judge or {}) == dict(judge) else "judge changed")
+    return _walk(me, my_fp, ran, compared, baseline_version, policy)
+
+
+def _me(conn: Any, candidate_run_id: int) -> tuple[Any, Any, list[Any]]:
+    """The candidate run, its fingerprint, and the earlier (day, version) runs of its retriever and dataset."""
+    me = conn.execute(select(_runs.c.retriever, _runs.c.version, _runs.c.dataset, _runs.c.logical_date,
+                             _runs.c.fingerprint_hash).where(_runs.c.id == candidate_run_id)).one_or_none()
+    if me is None:
+        raise InputError(f"run {candidate_run_id} is not in the warehouse")
+    ran = conn.execute(select(_runs.c.logical_date, _runs.c.version)
+                       .where(_runs.c.retriever == me.retriever, _runs.c.dataset == me.dataset,
+                              _runs.c.logical_date < me.logical_date)).all()
+    return me, _fingerprint(conn, me.fingerprint_hash), list(ran)
+
+
+def _walk(me: Any, my_fp: Any, ran: list[Any], compared: Mapping[dt.date, _Compared], baseline_version: str,
+          policy: Mapping[str, Any]) -> EarlierLooks:
+    """Walk back from the day before the candidate run's, keeping each day compared under the same pair,
+    conditions and policy, up to the first that differs (module docstring)."""
+    mine = policy_key(policy)
     days: dict[dt.date, set[str]] = {}
     for r in ran:
         days.setdefault(_day(r.logical_date), set()).add(r.version)
-    compared: dict[dt.date, Any] = {}
-    for r in sorted(rows, key=lambda r: r.id):  # a re-run of a day: its latest comparison counts
-        compared[_day(r.logical_date)] = r
-    kept: list[Any] = []
+    kept: list[_Compared] = []
     restart, restart_day = "first look", None
     for day in sorted(days, reverse=True):
-        row = compared.get(day)
         if me.version not in days[day]:
             restart, restart_day = f"candidate changed ({', '.join(sorted(days[day]))} on {day})", day
             break
+        row = compared.get(day)
         if row is None:
             continue  # the candidate ran but was not compared: no look
-        if row.baseline_version != base.version:
-            restart, restart_day = f"baseline changed ({row.baseline_version} before)", day
-            break
-        changed = [c for c in conditions[row.fingerprint_hash].diff(my_fp) if c != "gold_set_version"]
-        if changed:
-            restart, restart_day = f"fingerprint changed ({', '.join(changed)})", day
-            break
-        if policy_key(row.policy or {}) != mine:
-            restart, restart_day = "regression policy changed", day
+        changed = [c for c in row.conditions.diff(my_fp) if c != "gold_set_version"]
+        why = (f"baseline changed ({row.baseline_version} before)" if row.baseline_version != baseline_version
+               else row.other if row.other
+               else f"fingerprint changed ({', '.join(changed)})" if changed
+               else "regression policy changed" if policy_key(row.policy or {}) != mine else None)
+        if why:
+            restart, restart_day = why, day
             break
         kept.append(row)
     looks: list[EarlierLook] = []
-    for row in kept:  # newest first: a day whose scores are gone ends the window there
-        day = _day(row.logical_date)
-        b = load_score_vectors(engine, row.baseline_run_id, [measure])
-        c = load_score_vectors(engine, row.candidate_run_id, [measure])
-        if measure not in b.values or measure not in c.values:
-            restart, restart_day = "the earlier scores are pruned (retention period)", day
+    for row in kept:  # newest first: a day whose numbers are gone ends the window there
+        deltas = row.deltas()
+        if deltas is None:
+            restart, restart_day = "the earlier scores are pruned (retention period)", row.day
             break
-        paired = align((b.query_ids.tolist(), b.values[measure].tolist()), (c.query_ids.tolist(), c.values[measure].tolist()),
-                       missing="intersection")
-        order = np.argsort(paired.query_ids, kind="stable")
-        looks.append(EarlierLook(day, int(row.candidate_run_id), int(row.baseline_run_id),
-                                 np.asarray(paired.candidate - paired.baseline, dtype=np.float64)[order]))
+        looks.append(EarlierLook(row.day, row.candidate_run_id, row.baseline_run_id, deltas))
     return EarlierLooks(_day(me.logical_date), tuple(reversed(looks)), restart, restart_day)
+
+
+def _paired_deltas(baseline: Mapping[str, float], candidate: Mapping[str, float]) -> np.ndarray:
+    """candidate - baseline over the queries both scored, in query-id order."""
+    both = sorted(set(baseline) & set(candidate))
+    return np.array([float(candidate[q]) - float(baseline[q]) for q in both], dtype=np.float64)
 
 
 def _fingerprint(conn: Any, fingerprint_hash: str) -> Any:

@@ -155,3 +155,28 @@ def test_a_re_run_of_a_day_decides_the_same(engine):
     again = days.decide(8, -0.03)  # the day's own stored row is not one of its earlier looks
     assert again.to_record() == first.to_record()
     assert len(load_ab_tests(engine)) == 8
+
+
+def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
+    from evalops.alerting import AlertContext, regression_alerts
+    from evalops.reports import ABResult, ReportData, VersionScores, render_markdown
+
+    days = Days(engine)
+    [days.decide(day, -0.03) for day in range(1, 4)]
+    days.decide(10, -0.03, baseline="1.5")  # promoted: the window restarts on 2026-11-11
+    decided = [days.decide(day, -0.06, baseline="1.5") for day in range(11, 15)][-1]
+    assert decided.decision == "regression" and decided.pooled["since"] == "2026-11-11"
+    words = f"pooled over 5 days since 2026-11-11 (baseline changed (1.0 before)), {5 * N:,} queries"
+    record = decided.to_record()
+    row = ABResult.from_record(record, retriever="search", baseline_version="1.5", candidate_version="2.0",
+                               query_set=PRODUCTION, family="production")
+    agg = {MEASURE: {"mean": 0.5, "ci_low": 0.45, "ci_high": 0.55, "n": N}}
+    data = ReportData(run_key="scheduled__2026-11-15", day="2026-11-15", generated_at="2026-11-15T03:00:00+00:00",
+                      fingerprint="fp", fingerprint_components={}, policies={},
+                      versions=[VersionScores("search", "2.0", "candidate", PRODUCTION, agg, n_queries=N)],
+                      ab_results=[row], changes=[], stale_baselines=[], alerts=[])
+    assert words in render_markdown(data)
+    context = AlertContext(retriever="search", version="2.0", baseline_version="1.5", fingerprint="fp",
+                           day="2026-11-15", query_set=PRODUCTION)
+    [alert] = regression_alerts({MEASURE: record}, context, policy={}, query_text={}, scrub=str)
+    assert words in alert.message
