@@ -21,8 +21,8 @@ The decision reads only stored days before today and today's deltas, so a re-run
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,8 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
     from evalops.stats import Comparison
+    from evalops.warehouse.looks import EarlierLooks
 
-__all__ = ["POOLED_METHOD", "decide_pooled", "decide_production_run", "pooled_words"]
+__all__ = ["POOLED_METHOD", "decide_pooled", "decide_production_run", "pool_family", "pooled_words"]
 
 POOLED_METHOD = "pooled betting sequence"
 
@@ -53,10 +54,22 @@ def decide_production_run(engine: Engine, comparisons: Sequence[Comparison], *, 
 def decide_pooled(engine: Engine, comparisons: Sequence[Comparison], *, candidate_run_id: int,
                   baseline_run_id: int) -> list[Comparison]:
     """Decide again, with the pooled test, the production comparisons of one candidate run (one family,
-    already decided by the spending rule: the fallback of a comparison the pooled test cannot read)."""
+    already decided by the spending rule: the fallback of a comparison the pooled test cannot read), the
+    earlier days read from ``ab_tests`` and ``query_scores``."""
+    from evalops.warehouse.looks import earlier_looks
+
+    return pool_family(comparisons, lambda comp, policy: earlier_looks(
+        engine, candidate_run_id, baseline_run_id, comp.measure, policy))
+
+
+def pool_family(comparisons: Sequence[Comparison], earlier: Callable[[Comparison, dict[str, Any]], EarlierLooks]
+                ) -> list[Comparison]:
+    """The pooled decision of each member of one family (module docstring); ``earlier(comparison, policy)``
+    reads the comparison's earlier days since the restart (``evalops.warehouse.looks``)."""
+    from evalops.stats import notifies
     from evalops.stats.rule import family_tail
     from evalops.stats.sequence import pooled_decision
-    from evalops.warehouse.looks import earlier_looks
+    from evalops.warehouse.looks import policy_key
 
     if not comparisons:
         return []
@@ -69,26 +82,27 @@ def decide_pooled(engine: Engine, comparisons: Sequence[Comparison], *, candidat
         if len(today) == 0 or not 0.0 <= margin < 1.0:
             out.append(comp)
             continue
-        earlier = earlier_looks(engine, candidate_run_id, baseline_run_id, comp.measure, policy.to_dict())
-        days = [look.deltas for look in earlier.looks] + [today]
+        before = earlier(comp, policy.to_dict())
+        days = [look.deltas for look in before.looks] + [today]
         if any(len(d) and np.abs(d).max() > 1.0 for d in days):
             out.append(dataclasses.replace(comp, reasons=(*comp.reasons, "not pooled: deltas outside [-1, 1] have "
                                                           "no betting test; alpha spent over the looks")))
             continue
         sign = 1.0 if comp.higher_is_better else -1.0  # the test reads the deltas where higher is better
         look = pooled_decision([sign * d for d in days], tail, margin, policy.alternative)
-        dates = [look_.day.isoformat() for look_ in earlier.looks] + [earlier.today.isoformat()]
+        dates = [look_.day.isoformat() for look_ in before.looks] + [before.today.isoformat()]
         lower, upper = (look.lower, look.upper) if sign > 0 else (
             None if look.upper is None else -look.upper, None if look.lower is None else -look.lower)
-        record = {"looks": look.looks, "since": dates[0], "restart": earlier.restart,
-                  "restart_day": None if earlier.restart_day is None else earlier.restart_day.isoformat(),
+        record = {"looks": look.looks, "since": dates[0], "restart": before.restart,
+                  "restart_day": None if before.restart_day is None else before.restart_day.isoformat(),
                   "queries": look.queries, "tail": tail, "lower": lower, "upper": upper,
                   "decided_on": None if look.decided_at is None else dates[look.decided_at - 1],
-                  "today_alone": comp.decision}
+                  "today_alone": comp.decision, "policy": policy_key(policy.to_dict())}
         out.append(dataclasses.replace(
             comp, decision=look.decision, severity=look.severity, criterion=look.criterion,
             reason_code=look.reason_code, interval_low=lower, interval_high=upper, interval_level=1.0 - 2.0 * tail,
             interval_method=POOLED_METHOD, queries_needed=None, pooled=record,
+            alert=notifies(look.decision, look.severity, look.criterion, policy.alert_on),
             reasons=(f"today's sample alone: {comp.decision}", look.reason, pooled_words(record)),
         ))
     return out

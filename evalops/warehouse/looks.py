@@ -23,6 +23,7 @@ day are candidate - baseline over the queries both runs scored, in query-id orde
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -69,8 +70,8 @@ class EarlierLooks:
 
 def policy_key(policy: Mapping[str, Any]) -> dict[str, Any]:
     """The regression policy as the pooled test compares it from day to day: every setting but the seed
-    (the decide step seeds each family from its data)."""
-    return {k: v for k, v in policy.items() if k != "seed"}
+    (the decide step seeds each family from its data), as plain JSON (as it is stored)."""
+    return json.loads(json.dumps({k: v for k, v in policy.items() if k != "seed"}, sort_keys=True))
 
 
 @dataclass(frozen=True)
@@ -132,8 +133,8 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
                         judge: Mapping[str, Any], policy: Mapping[str, Any]) -> EarlierLooks:
     """The earlier days of a judge-label comparison on the production sample since its last restart, read
     from ``judge_runs`` (each day's comparisons and per-query labels of the versions, ``results``): the
-    module docstring's restarts, and a change of the judge (``judge``: its fingerprint, model, prompt
-    version and decoding) restarts too. ``measure`` is the comparison's (``judge:nDCG@10``); the policy an
+    module docstring's restarts, and a change of the judge (``judge``: its fingerprint, model and decoding,
+    with ``prompt``, the context prompt's version, as ``judge_runs`` records them) restarts too. ``measure`` is the comparison's (``judge:nDCG@10``); the policy an
     earlier day was decided under is the one its pooled record holds (a day decided before pooling was
     recorded restarts the window)."""
     from evalops.warehouse.judgments import judge_runs
@@ -142,7 +143,7 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
         me, my_fp, ran = _me(conn, candidate_run_id)
         rows = conn.execute(
             select(_runs.c.logical_date, _runs.c.fingerprint_hash, _runs.c.id.label("run_id"), judge_runs.c.id,
-                   judge_runs.c.judge, judge_runs.c.results)
+                   judge_runs.c.judge, judge_runs.c.prompt, judge_runs.c.results)
             .select_from(judge_runs.join(_runs, (_runs.c.dag_id == judge_runs.c.dag_id)
                                          & (_runs.c.dag_run_id == judge_runs.c.dag_run_id)))
             .where(_runs.c.retriever == me.retriever, _runs.c.version == me.version, _runs.c.dataset == me.dataset,
@@ -168,7 +169,8 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
 
         compared[_day(r.logical_date)] = _Compared(
             _day(r.logical_date), base, conditions[r.fingerprint_hash], (c.get("pooled") or {}).get("policy"),
-            int(r.run_id), -1, load, None if dict(r.judge or {}) == dict(judge) else "judge changed")
+            int(r.run_id), -1, load,
+            None if {**(r.judge or {}), "prompt": r.prompt} == dict(judge) else "judge changed")
     return _walk(me, my_fp, ran, compared, baseline_version, policy)
 
 

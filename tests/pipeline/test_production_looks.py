@@ -180,3 +180,62 @@ def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
                            day="2026-11-15", query_set=PRODUCTION)
     [alert] = regression_alerts({MEASURE: record}, context, policy={}, query_text={}, scrub=str)
     assert words in alert.message
+
+
+# -- the judge-label production family (judge_runs) --------------------------------------------------------
+
+def _judge_config(tmp_path, graded: bool = False):
+    from evalops.config import load_config
+    from tests.dags.conftest import INCLUDE
+
+    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_WAREHOUSE_URL": f"sqlite:///{tmp_path / 'warehouse.db'}",
+           "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"), "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"),
+           "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"), "EVALOPS_JUDGE__KIND": "lexical",
+           "EVALOPS_JUDGE__GRADED": "true" if graded else "false"}
+    return load_config(tmp_path, environ=env)
+
+
+def _judge_day(cfg, engine, day: int, shift: float) -> dict:
+    """One production day judged: the candidate's judge-label comparison decided as the judge step does
+    (``_decide_families``) and stored in ``judge_runs`` with the day's per-query labels."""
+    from evalops.judges.prompts import load_prompt
+    from evalops.pipeline.judging.comparisons import _decide_families
+    from evalops.pipeline.judging.preflight import build_judge
+    from evalops.warehouse.judgments import record_judge_run
+
+    days = Days(engine)
+    fp = days.fingerprint(day, "kb-1")
+    base_values, cand_values = np.full(N, 0.5), 0.5 + planted(day, shift)
+    days.run(day, "1.0", base_values, fp)
+    cand = days.run(day, "2.0", cand_values, fp)
+    ids = [f"q{day}-{i:03d}" for i in range(N)]
+    policy = cfg.stats_policy(0)
+    comp = compare(align((ids, base_values.tolist()), (ids, cand_values.tolist())), measure="judge:nDCG@5",
+                   policy=policy, baseline_name="search@1.0", candidate_name="search@2.0", rng=0)
+    spec = {"run_id": cand.id, "retriever": "search", "version": "2.0", "baseline_version": "1.0",
+            "dataset": PRODUCTION, "role": "candidate"}
+    records, _ = _decide_families(cfg, PRODUCTION, [(spec, comp)], policy)
+    when = T0 + dt.timedelta(days=day)
+    task = "context_relevance_graded" if cfg.judge.graded else "context_relevance"
+    results = {"comparisons": records, "per_query": {"1.0": {"nDCG@5": dict(zip(ids, base_values.tolist()))},
+                                                     "2.0": {"nDCG@5": dict(zip(ids, cand_values.tolist()))}}}
+    record_judge_run(engine, dag_id="retrieval_eval", dag_run_id=f"scheduled__{when:%Y-%m-%d}", scope=PRODUCTION,
+                     values={"judge": build_judge(cfg.judge).fingerprint.to_dict(), "prompt": load_prompt(task).ref,
+                             "items": 0, "requests": 0, "cache_hits": 0, "missing": 0, "missing_reasons": {},
+                             "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "gate": {"status": "alerting"},
+                             "agreement": None, "results": results})
+    return records[0]
+
+
+def test_judge_labels_on_production_pool_the_days_and_a_new_judge_restarts(tmp_path):
+    from evalops.pipeline.store import engine_for
+
+    cfg = _judge_config(tmp_path)
+    engine = engine_for(cfg)
+    upgrade(engine)
+    decided = [_judge_day(cfg, engine, day, -0.03) for day in range(1, 11)]
+    assert decided[0]["decision"] != "regression" and decided[-1]["decision"] == "regression"
+    assert decided[-1]["pooled"]["looks"] == 10 and decided[-1]["pooled"]["restart"] == "first look"
+    assert decided[-1]["interval_method"] == POOLED_METHOD
+    graded = _judge_day(_judge_config(tmp_path, graded=True), engine, 11, -0.03)  # another prompt
+    assert graded["pooled"]["looks"] == 1 and graded["pooled"]["restart"] == "judge changed"

@@ -84,10 +84,13 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str
 
     * A gold set: one family ``judge-<gold set>``, every judge measure x candidate version, corrected
       together (``policy.correction``), like the ``gold`` family.
-    * The production sample: ``judge-production``, one family per candidate run, each spending its error
-      over the days the version has been compared on production (the look of
-      ``warehouse.comparison_look``, as the click-label production family does: a version is judged on at
-      most the days it was compared, so the spending is never too lenient).
+    * The production sample: ``judge-production``, one family per candidate run, each member decided by
+      the pooled test over every query judged since its restart, today's included
+      (``evalops.pipeline.pooling``, as the click-label production family is; the earlier days' labels
+      are read from ``judge_runs``, and a change of the judge restarts the window too). A member the
+      pooled test cannot read (labels outside [0, 1]: answer relevance 1-5) spends its error over the days
+      the version has been compared on production (the look of ``warehouse.comparison_look``: a version
+      is judged on at most the days it was compared, so the spending is never too lenient).
 
     Returns the decided comparison records (each with its ``family`` and ``look``) and the families'
     description (members, size, correction, alpha, looks) for the warehouse and the report.
@@ -116,13 +119,33 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str
                            for part in ([c.measure, c.candidate_name], c.deltas)))
         members = [dataclasses.replace(comparisons[i][1], policy=dataclasses.replace(comparisons[i][1].policy, seed=seed))
                    for i in idx]
-        for i, comp in zip(idx, adjust_and_decide(members, dataclasses.replace(policy, seed=seed), look=look)):
+        spent = adjust_and_decide(members, dataclasses.replace(policy, seed=seed), look=look)
+        if run_id is not None:  # the production sample: pooled over every day since the restart
+            spent = _pooled(cfg, spent, run_id, comparisons[idx[0]][0])
+        for i, comp in zip(idx, spent):
             decided[i] = {**comp.to_dict(), "family": family, "look": look}
             if look is not None:
                 looks[comp.candidate_name] = look
     records = [decided[i] for i in range(len(comparisons))]
     description = {"name": family, "size": len(records), "correction": policy.correction, "alpha": policy.alpha,
                    "members": [f"{r['measure']} {r['candidate']}" for r in records],
-                   "scope": ("one family per candidate run, alpha spent over its looks" if dataset == PRODUCTION
+                   "scope": ("one family per candidate run, each member pooled over the days since its restart"
+                             if dataset == PRODUCTION
                              else "every judge measure x candidate version"), "looks": looks}
     return records, {family: description} if records else {}
+
+
+def _pooled(cfg: Config, comparisons: list[Any], run_id: int, spec: dict[str, Any]) -> list[Any]:
+    """The production judge-label family of one candidate run, pooled over the days since the restart."""
+    from evalops.judges.prompts import load_prompt
+    from evalops.pipeline.judging.preflight import build_judge
+    from evalops.pipeline.pooling import pool_family
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse.looks import earlier_judge_looks
+
+    engine = engine_for(cfg)
+    # the judge as judge_runs records it: its fingerprint and the context prompt's version (labelling)
+    prompt = load_prompt("context_relevance_graded" if cfg.judge.graded else "context_relevance").ref
+    judge = {**build_judge(cfg.judge).fingerprint.to_dict(), "prompt": prompt}
+    return pool_family(comparisons, lambda comp, policy: earlier_judge_looks(
+        engine, run_id, spec["baseline_version"], comp.measure, judge, policy))
