@@ -35,9 +35,10 @@ One step after scoring (``judge_versions``), for every query set of the run:
   regression policy), stored in ``judge_runs.results``. Multiple comparisons: the judge-label comparisons
   of a query set are one stated family, ``judge-<query set>``, corrected on their own
   (``policy.correction``): on a gold set every judge measure x candidate together; on the production
-  sample one family per candidate run that also spends its error over the days the version has been
-  compared there (the production family's look). The family, its size, members and looks are recorded
-  in ``judge_runs.results["families"]``, on every comparison, and printed in the report.
+  sample one family per candidate run, each member decided by the pooled test over every query judged
+  since its restart (``evalops.pipeline.pooling``; alpha spent over the looks where it cannot be read).
+  The family, its size, members and looks are recorded in ``judge_runs.results["families"]``, on every
+  comparison, and printed in the report.
 
 * **A judge that fails, fails loudly.** Before any judging (and in ``evalops run`` before any scoring,
   :func:`preflight_judge`), an OpenAI-compatible judge gets one request of one token with its own short
