@@ -13,7 +13,8 @@ test's (``interval_method`` ``pooled betting sequence``: the confidence sequence
 since the restart), ``pooled`` records the looks, the first day, the restart, the queries, the tail and the
 bounds, and the last reason says it in words (the report and the alert show it). A comparison whose deltas
 leave [-1, 1] (an unbounded measure) has no such test and keeps the spending rule's decision (alpha spent
-over the looks, ``evalops.stats.spending_tail``).
+over the looks, ``evalops.stats.spending_tail``); so does a comparison withheld as ``partial_run`` (a side
+answered under ``min_coverage`` of the queries today).
 
 The decision reads only stored days before today and today's deltas, so a re-run of a day decides the same.
 """
@@ -79,8 +80,8 @@ def pool_family(comparisons: Sequence[Comparison], earlier: Callable[[Comparison
     for comp in comparisons:
         margin = comp.margin if comp.margin is not None else policy.margin(comp.measure)
         today = np.asarray(comp.deltas, dtype=np.float64)
-        if len(today) == 0 or not 0.0 <= margin < 1.0:
-            out.append(comp)
+        if len(today) == 0 or not 0.0 <= margin < 1.0 or comp.reason_code == "partial_run":
+            out.append(comp)  # nothing to pool, or today's run answered too little to be read at all
             continue
         before = earlier(comp, policy.to_dict())
         days = [look.deltas for look in before.looks] + [today]
