@@ -28,8 +28,9 @@ Monte Carlo SE printed with each rate):
    the same drawn queries): the family-wise alert rate (bound alpha + 3 SE).
 5. Daily looks: 60 days of skewed A/A production samples of 200 queries, and a sustained drop of 0.02 from
    day 20, under alpha spent over the looks (``spending_tail``, one day per look) and under the pooled
-   betting sequence (``evalops.stats.sequence``, every query since the restart; bound alpha + 3 SE on the
-   histories with a drop alert, either mirror image; target: the drop detected in >= 50 %).
+   betting sequence as the pipeline decides production looks (``evalops.stats.sequence.pooled_decision``,
+   every query since the restart, read at day 60; bound alpha + 3 SE on the histories decided a
+   regression, or an improvement; target: the drop decided a regression in >= 50 %).
 
 ``--write-docs`` replaces the generated table in ``docs/statistics.md`` (only from a run of every figure,
 measure and size). ``--figures``, ``--measures`` and ``--sizes`` compute a part, to try a change of the rule
