@@ -193,15 +193,18 @@ def _walk(me: Any, my_fp: Any, ran: list[Any], compared: Mapping[dt.date, _Compa
     """Walk back from the day before the candidate run's, keeping each day compared under the same pair,
     conditions and policy, up to the first that differs (module docstring)."""
     mine = policy_key(policy)
+    today = _day(me.logical_date)
     days: dict[dt.date, set[str]] = {}
     for r in ran:
-        days.setdefault(_day(r.logical_date), set()).add(r.version)
+        if _day(r.logical_date) < today:  # another run of today (a manual re-run) is today, not an earlier day
+            days.setdefault(_day(r.logical_date), set()).add(r.version)
     kept: list[_Compared] = []
     restart, restart_day = "first look", None
     for day in sorted(days, reverse=True):
         if me.version not in days[day]:
-            restart, restart_day = f"candidate changed ({', '.join(sorted(days[day]))} on {day})", day
-            break
+            if any(me.version in versions for d, versions in days.items() if d < day):
+                restart, restart_day = f"candidate changed ({me.version} was not deployed on {day})", day
+            break  # else: the version's first days (a new candidate), a first look
         row = compared.get(day)
         if row is None:
             continue  # the candidate ran but was not compared: no look
@@ -221,7 +224,7 @@ def _walk(me: Any, my_fp: Any, ran: list[Any], compared: Mapping[dt.date, _Compa
             restart, restart_day = "the earlier scores are pruned (retention period)", row.day
             break
         looks.append(EarlierLook(row.day, row.candidate_run_id, row.baseline_run_id, deltas))
-    return EarlierLooks(_day(me.logical_date), tuple(reversed(looks)), restart, restart_day)
+    return EarlierLooks(today, tuple(reversed(looks)), restart, restart_day)
 
 
 def _paired_deltas(baseline: Mapping[str, float], candidate: Mapping[str, float]) -> np.ndarray:

@@ -120,10 +120,17 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
     later = load_judge_runs(engine_for(cfg2), day3.run_id).set_index("scope").loc["production", "results"]
     assert later["families"]["judge-production"]["looks"] == {"handbook-search@2.0-hybrid": 2}
     assert all(c["look"] == 2 for c in later["comparisons"])
-    # The second look spends less of alpha: a wider decision interval than the same family at look 1.
+    # The second look pools both days (the pooled test over every query since the restart); a measure the
+    # pooled test cannot read (answer relevance, 1-5) spends less of alpha: a wider interval than at look 1.
     first = {c["measure"]: c for c in production["comparisons"]}
+    pooled = [c for c in later["comparisons"] if c["interval_method"] == "pooled betting sequence"]
+    assert {"judge:Faithfulness", "judge:P@3"} <= {c["measure"] for c in pooled}
     for c in later["comparisons"]:
-        assert c["interval_level"] > first[c["measure"]]["interval_level"]
+        if c in pooled:
+            assert c["pooled"]["looks"] == 2 and c["pooled"]["queries"] == first[c["measure"]]["n"] + c["n"]
+            assert c["pooled"]["restart"] == "first look" and c["reasons"][-1].startswith("pooled over 2 days since")
+        else:
+            assert c["interval_level"] > first[c["measure"]]["interval_level"]
 
     report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
     assert "judge:Faithfulness" in report and "judge:AnswerRelevance" in report

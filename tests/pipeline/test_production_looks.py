@@ -62,26 +62,28 @@ class Days:
         record_kb_snapshot(self.engine, kb, n_documents=100, content_hash=f"sha-{kb}")
         return EvalFingerprint.of(sample, kb, [MEASURE], {"labels": "implicit-feedback"})
 
-    def run(self, day: int, version: str, values: np.ndarray, fp: EvalFingerprint):
-        when = T0 + dt.timedelta(days=day)
+    def run(self, day: int, version: str, values: np.ndarray, fp: EvalFingerprint, hour: int = 0):
+        when = T0 + dt.timedelta(days=day, hours=hour)
+        dag_run = f"manual__{when:%Y-%m-%dT%H}" if hour else f"scheduled__{when:%Y-%m-%d}"
         scores = pd.DataFrame({"query_id": [f"q{day}-{i:03d}" for i in range(N)], "measure": MEASURE,
                                "value": values})
-        return record_run(self.engine, RunKey("retrieval_eval", f"scheduled__{when:%Y-%m-%d}", "search", version,
-                                              PRODUCTION),
+        return record_run(self.engine, RunKey("retrieval_eval", dag_run, "search", version, PRODUCTION),
                           fingerprint=fp, logical_date=when, status="succeeded", started_at=when,
                           finished_at=when, n_queries=N, scores=scores)
 
-    def decide(self, day: int, shift: float, baseline: str = "1.0", kb: str = "kb-1", store: bool = True):
-        """Score, compare and decide day ``day``; returns the decided comparison."""
+    def decide(self, day: int, shift: float, baseline: str = "1.0", kb: str = "kb-1", store: bool = True,
+               hour: int = 0, candidate: str = "2.0"):
+        """Score, compare and decide day ``day`` (``hour``: a manual run later that day); returns the decided
+        comparison."""
         fp = self.fingerprint(day, kb)
         base_values = np.full(N, 0.5)
         cand_values = base_values + planted(day, shift)
-        base = self.run(day, baseline, base_values, fp)
-        cand = self.run(day, "2.0", cand_values, fp)
+        base = self.run(day, baseline, base_values, fp, hour)
+        cand = self.run(day, candidate, cand_values, fp, hour)
         ids = [f"q{day}-{i:03d}" for i in range(N)]
         paired = align((ids, base_values.tolist()), (ids, cand_values.tolist()))
         comp = compare(paired, measure=MEASURE, policy=self.policy, baseline_name=f"search@{baseline}",
-                       candidate_name="search@2.0", rng=0)
+                       candidate_name=f"search@{candidate}", rng=0)
         [decided] = decide_production_run(self.engine, [comp], candidate_run_id=cand.id, baseline_run_id=base.id)
         if store:
             record_ab_tests(self.engine, [ab_test_result(decided, baseline_run_id=base.id, candidate_run_id=cand.id,
@@ -131,6 +133,16 @@ def test_a_promotion_restarts_the_window(engine):
     assert later.pooled["looks"] == 2 and later.pooled["since"] == "2026-11-12"
 
 
+def test_another_candidate_in_between_restarts_the_window(engine):
+    days = Days(engine)
+    [days.decide(day, -0.03) for day in range(1, 4)]
+    newer = days.decide(4, -0.03, candidate="3.0")  # a new version: its own first look
+    assert newer.pooled["looks"] == 1 and newer.pooled["restart"] == "first look"
+    back = days.decide(5, -0.03)  # 2.0 deployed again: its earlier days are before the change
+    assert back.pooled["looks"] == 1
+    assert back.pooled["restart"] == "candidate changed (2.0 was not deployed on 2026-11-05)"
+
+
 def test_numbers_under_another_fingerprint_are_never_pooled(engine):
     days = Days(engine)
     before = [days.decide(day, -0.03) for day in range(1, 11)]
@@ -155,6 +167,9 @@ def test_a_re_run_of_a_day_decides_the_same(engine):
     again = days.decide(8, -0.03)  # the day's own stored row is not one of its earlier looks
     assert again.to_record() == first.to_record()
     assert len(load_ab_tests(engine)) == 8
+    # a manual run later the same day pools the same days: today's earlier run is not an earlier day
+    manual = days.decide(8, -0.03, hour=10)
+    assert manual.pooled == first.pooled and manual.decision == first.decision
 
 
 def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
