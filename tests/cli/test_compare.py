@@ -18,7 +18,7 @@ RECORD_KEYS = [
     "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method", "family_size",
     "queries_needed", "test", "test_method", "statistic", "p_value", "decision_p", "p_adjusted", "effect_size_dz",
     "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost", "queries_gained",
-    "query_drops_p", "reasons", "worst_queries", "notes", "judged_coverage", "higher_is_better",
+    "query_drops_p", "reasons", "pooled", "worst_queries", "notes", "judged_coverage", "higher_is_better",
 ]
 
 
