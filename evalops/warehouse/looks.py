@@ -136,9 +136,10 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
     """The earlier days of a judge-label comparison on the production sample since its last restart, read
     from ``judge_runs`` (each day's comparisons and per-query labels of the versions, ``results``): the
     module docstring's restarts, and a change of the judge (``judge``: its fingerprint, model and decoding,
-    with ``prompt``, the context prompt's version, as ``judge_runs`` records them) restarts too. ``measure`` is the comparison's (``judge:nDCG@10``); the policy an
-    earlier day was decided under is the one its pooled record holds (a day decided before pooling was
-    recorded restarts the window)."""
+    with ``prompt``, the context prompt's version, as ``judge_runs`` records them) restarts too.
+    ``measure`` is the comparison's (``judge:nDCG@10``); the policy an earlier day was decided under is
+    the one its record holds (``policy``, as :func:`policy_key` gives it; a day recorded without it
+    restarts the window: its policy is unknown)."""
     from evalops.warehouse.judgments import judge_runs
 
     with transaction(engine, "reading the earlier judge looks of a comparison") as conn:
@@ -170,7 +171,7 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
             return None if b is None or k is None else _paired_deltas(b, k)
 
         compared[_day(r.logical_date)] = _Compared(
-            _day(r.logical_date), base, conditions[r.fingerprint_hash], (c.get("pooled") or {}).get("policy"),
+            _day(r.logical_date), base, conditions[r.fingerprint_hash], c.get("policy"),
             int(r.run_id), -1, load,
             None if {**(r.judge or {}), "prompt": r.prompt} == dict(judge) else "judge changed")
     return _walk(me, my_fp, ran, compared, baseline_version, policy)

@@ -99,6 +99,7 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str
 
     from evalops.pipeline.comparing import data_seed
     from evalops.stats import adjust_and_decide
+    from evalops.warehouse.looks import policy_key
 
     family = judge_family(dataset)
     groups: dict[int | None, list[int]] = {}
@@ -124,6 +125,8 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str
             spent = _pooled(cfg, spent, run_id, comparisons[idx[0]][0])
         for i, comp in zip(idx, spent):
             decided[i] = {**comp.to_dict(), "family": family, "look": look}
+            if run_id is not None:  # what a later day's pooled test checks it may pool with (policy_key)
+                decided[i]["policy"] = policy_key(comp.policy.to_dict())
             if look is not None:
                 looks[comp.candidate_name] = look
     records = [decided[i] for i in range(len(comparisons))]
