@@ -345,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
             aa = pooled_decision(list(D), tail, margin, policy.alternative, bounds=False).decision
             aa_seq[i], aa_mirror[i] = aa == "regression", aa == "improvement"
             dropped = np.clip(D - shift[:, None], -1.0, 1.0)
-            hit_seq[i] = pooled_decision(list(dropped), tail, margin, policy.alternative, bounds=False).decision == "regression"
+            hit = pooled_decision(list(dropped), tail, margin, policy.alternative, bounds=False).decision
+            hit_seq[i] = hit == "regression"
         worst_aa = max(aa_seq.mean(), aa_mirror.mean())
         ok = worst_aa <= alpha + 3 * se(alpha, sims)
         failures += not ok

@@ -122,8 +122,9 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
                 by_run.setdefault(spec["run_id"], []).append(i)
             out: dict[int, Comparison] = {}
             for run_id, idx in by_run.items():
-                for i, comp in zip(idx, decide_production_run(engine, [members[i][1] for i in idx],
-                                                              candidate_run_id=run_id, baseline_run_id=members[idx[0]][2])):
+                pooled = decide_production_run(engine, [members[i][1] for i in idx], candidate_run_id=run_id,
+                                               baseline_run_id=members[idx[0]][2])
+                for i, comp in zip(idx, pooled):
                     out[i] = comp
             decided = [out[i] for i in range(len(members))]
         else:

@@ -237,7 +237,8 @@ def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alte
 
     if down and below.get(-margin) is not None:
         return done("regression", "critical", "material", None,
-                    f"the pooled test shows the mean delta below -{margin:g}: a material drop (critical)", below[-margin])
+                    f"the pooled test shows the mean delta below -{margin:g}: a material drop (critical)",
+                    below[-margin])
     if up and above.get(margin) is not None and below.get(0.0) is None:  # a drop shown wins over a gain
         return done("improvement", "critical", "material", None,
                     f"the pooled test shows the mean delta above +{margin:g}: a material gain", above[margin])

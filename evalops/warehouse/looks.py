@@ -16,10 +16,11 @@ day that differs: the **restart**. A day differs when
   be pooled.
 
 A day on which the candidate ran but was not compared (it failed, or there was no baseline) is no look and
-does not restart the count. :func:`earlier_looks` reads the click-label comparisons (``ab_tests`` and
-``query_scores``); :func:`earlier_judge_looks` the judge-label ones (``judge_runs``: each day's comparisons
-and per-query labels), where a change of the judge restarts the window too. Numbers of another fingerprint or policy are never pooled. The deltas of a
-day are candidate - baseline over the queries both runs scored, in query-id order (``stats.align``).
+does not restart the count. Numbers of another fingerprint or policy are never pooled. A day's deltas are
+candidate - baseline over the queries both runs scored, in query-id order. :func:`earlier_looks` reads the
+click-label comparisons (``ab_tests`` and ``query_scores``); :func:`earlier_judge_looks` the judge-label
+ones (``judge_runs``: each day's comparisons and per-query labels), where a change of the judge restarts
+the window too.
 """
 
 from __future__ import annotations
