@@ -207,9 +207,7 @@ def build_report_data(
             c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
             candidate_version=record.version, query_set=record.dataset,
             worst_queries=_worst_with_text(c, texts[record.dataset]),
-            family=record.family, coverage=_coverage_words(c.get("coverage")),
-            judged_coverage=c.get("judged_coverage"), segments=list(record.segments),
-            higher_is_better=c.get("higher_is_better", True),
+            family=record.family, coverage=_coverage_words(c.get("coverage")), segments=list(record.segments),
         ))
         notes += [f"{record.retriever} {record.version} {c['measure']} ({record.dataset}): {n}"
                   for n in c["notes"]]
