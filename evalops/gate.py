@@ -204,8 +204,9 @@ def gate_cases(
                                f"(run {spec['baseline_run_id']})")
                     kind = "failed"
                 elif expected:
-                    message = (f"missing: the comparison against {baseline} (baseline run "
-                               f"{spec.get('baseline_run_id')}) cannot be found in the warehouse; the gate cannot tell")
+                    message = (f"missing: the {measure} comparison of {retriever} {version} against {baseline} "
+                               f"(baseline run {spec.get('baseline_run_id')}) cannot be found in the warehouse "
+                               "(ab_tests); the gate cannot tell")
                     kind = "missing"
                 else:
                     message = ("the baseline version" if version == baseline
