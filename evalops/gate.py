@@ -272,6 +272,7 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
     from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for
     from evalops.pipeline.deciding import load_decisions
+    from evalops.pipeline.specs import VersionSpec
     from evalops.warehouse import get_run, load_aggregates
 
     engine = engine_for(cfg)
@@ -283,6 +284,6 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
         floors += floor_checks(cfg, spec["dataset"], spec["run_id"],
                                load_aggregates(engine, spec["run_id"]))
         gold.append(spec)
-    decisions = load_decisions(cfg, run, gold)  # the warehouse's, never the work folder's
+    decisions = load_decisions(cfg, run, [VersionSpec.from_xcom(s) for s in gold])  # the warehouse's, never the work folder's
     return gate_cases(result["versions"], decisions, result["alerts"], statuses, canonical_measures(cfg),
                       fail_on=fail_on, floors=floors)
