@@ -110,7 +110,7 @@ def evaluation_tasks(project: Path, *, score_pool: str | None = None, score_pool
 
     @task
     def judge(versions: list[dict]) -> dict:  # judge labels for the top contexts (off unless judge.kind is set)
-        return _call(project, "judge_versions", versions)
+        return _call(project, "judge_versions", _specs(versions))
 
     @task
     def decide(versions: list[dict], _compared: list[dict]) -> dict:

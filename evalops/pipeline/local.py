@@ -58,7 +58,6 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     for shard in shard_specs(cfg, run, planned):
         say(f"scoring {shard.label}")
         score_shard(cfg, run, shard)
-    versions = [spec.to_xcom() for spec in planned]  # the specs' JSON form: the judge step's input and the result's
     for spec in planned:
         say(f"comparing {spec.label}")
         embeddings = compare_version(cfg, run, spec).embeddings
@@ -66,10 +65,11 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
             say(f"{spec.label}: embedded {embeddings['embedded']} documents, {embeddings['cached']} read from "
                 "the embedding cache")
     say("judging the top contexts")
-    judged = judge_versions(cfg, run, versions, preflight=preflight, progress=judge_say)
+    judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
     decide_run(cfg, run, planned)
     alerts = raise_alerts(cfg, run, planned)
     say("writing the report")
+    versions = [spec.to_xcom() for spec in planned]  # the result carries the specs' JSON form, as XCom does
     try:
         report = publish_report(cfg, run, planned, alerts)
     except IncompleteRunError as exc:

@@ -27,8 +27,7 @@ from click.testing import CliRunner
 
 from evalops.cli import main
 from evalops.exitcodes import ExitCode
-from tests.cli.test_gate import DAY1, DAY2, _registry
-from tests.dags.conftest import INCLUDE
+from tests.cli.test_gate import DAY1, DAY2, _registry, project_env
 
 pytestmark = pytest.mark.slow
 
@@ -38,16 +37,7 @@ MEASURES = ("nDCG@10", "RR@10", "R@100")
 @pytest.fixture
 def project(tmp_path):
     """Day 1 scored and 1.0 promoted, day 2 (the regression) run with ``evalops run``; yields (home, env)."""
-    env = {
-        "EVALOPS_HOME": str(tmp_path),
-        "EVALOPS_WAREHOUSE_URL": f"sqlite:///{tmp_path / 'warehouse.db'}",
-        "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
-        "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"),
-        "EVALOPS_REGISTRY": _registry(tmp_path / "day1.yaml", {"1.0"}),
-        "EVALOPS_LOG_SAMPLE_SIZE": "0",
-        "EVALOPS_RETRIEVERS_OVERLAY": None, "EVALOPS_CONFIG": None, "EVALOPS_WEBHOOK_URL": None,
-        "EVALOPS_ALERTING__EMAIL_TO": None, "EVALOPS_MEASURES": None, "EVALOPS_ALERT_MEASURES": None,
-    }
+    env = project_env(tmp_path)
     runner = CliRunner()
     assert runner.invoke(main, ["run", "--date", DAY1], env=env).exit_code == 0
     promoted = runner.invoke(main, ["promote", "handbook-search", "1.0", "--reason", "day 1", "--by", "tests"], env=env)
