@@ -77,7 +77,8 @@ def _stored_decisions(home: Path, env: dict) -> set[tuple[str, str, str, str]]:
 
 
 def _gate(env: dict, *args: str):
-    return CliRunner().invoke(main, ["gate", "--date", DAY2, "--format", "json", *args], env=env)
+    junit = ("--junit-xml", str(Path(env["EVALOPS_HOME"]) / "junit.xml"))  # not the working folder's default
+    return CliRunner().invoke(main, ["gate", "--date", DAY2, "--format", "json", *junit, *args], env=env)
 
 
 def _report_lists(report: Path, decisions) -> None:
@@ -129,7 +130,7 @@ def test_a_decision_missing_from_the_warehouse_fails_the_gate_closed_naming_it(p
     shutil.rmtree(_work_folder(home, env))
 
     junit = home / "junit.xml"
-    gated = _gate(env, "--junit-xml", str(junit))
+    gated = _gate(env)
     assert gated.exit_code == ExitCode.WAREHOUSE_ERROR == 7, gated.output
     payload = json.loads(gated.output)
     [missing] = [c for c in payload["gate"]["cases"] if c["outcome"] != "passed"]
