@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -101,9 +101,36 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Coded:
-    """Mixin: integer query codes, computed once and cached (the metric kernels and checks share them)."""
+    """Mixin of the (query, doc, value) tables: integer query codes, computed once and cached (the metric
+    kernels and checks share them), and the views. ``_VALUE`` names the value column (``grade`` of the
+    ``grades``, ``score`` of the ``scores``)."""
 
     query_ids: np.ndarray
+    doc_ids: np.ndarray
+    _VALUE: ClassVar[str]
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def queries(self) -> np.ndarray:
+        """Sorted unique query ids: of judgments every judged query (those with no relevant document too),
+        of a run every query with a retrieved document."""
+        return _sorted_unique(self.query_ids, self.__dict__.get("_codes"))
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{query id: {doc id: value}}``."""
+        out: dict[str, dict[str, Any]] = {}
+        for q, d, v in zip(self.query_ids, self.doc_ids, getattr(self, f"{self._VALUE}s").tolist()):
+            out.setdefault(q, {})[d] = v
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """Columns ``query_id``, ``doc_id`` and the value (``grade`` or ``score``)."""
+        import pandas as pd
+
+        return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids,
+                             self._VALUE: getattr(self, f"{self._VALUE}s")})
 
     def _query_codes(self) -> tuple[np.ndarray, np.ndarray]:
         """(codes, unique query ids in first-appearance order); ``query_ids == uniques[codes]``."""
@@ -200,6 +227,7 @@ class Qrels(_Coded):
     ``source`` names where the judgments came from (a path), for error messages and reports.
     """
 
+    _VALUE: ClassVar[str] = "grade"
     query_ids: np.ndarray
     doc_ids: np.ndarray
     grades: np.ndarray
@@ -292,26 +320,7 @@ class Qrels(_Coded):
             source,
         )
 
-    # -- views --------------------------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.query_ids)
-
-    @property
-    def queries(self) -> np.ndarray:
-        """Sorted unique query ids (every judged query, including those with no relevant document)."""
-        return _sorted_unique(self.query_ids, self.__dict__.get("_codes"))
-
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for q, d, g in zip(self.query_ids, self.doc_ids, self.grades.tolist()):
-            out.setdefault(q, {})[d] = g
-        return out
-
-    def to_frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "grade": self.grades})
-
+    # -- views (len, queries, to_dict, to_frame: _Coded) -------------------------------------------
     def restrict(self, query_ids: Iterable[str]) -> Qrels:
         keep = _member_mask(self.query_ids, query_ids)
         return Qrels(self.query_ids[keep], self.doc_ids[keep], self.grades[keep], self.source)
@@ -326,6 +335,7 @@ class Run(_Coded):
     ``name`` is the run tag or retriever version.
     """
 
+    _VALUE: ClassVar[str] = "score"
     query_ids: np.ndarray
     doc_ids: np.ndarray
     scores: np.ndarray
@@ -446,26 +456,7 @@ class Run(_Coded):
             source,
         )
 
-    # -- views --------------------------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.query_ids)
-
-    @property
-    def queries(self) -> np.ndarray:
-        """Sorted unique query ids that have at least one retrieved document."""
-        return _sorted_unique(self.query_ids, self.__dict__.get("_codes"))
-
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(self.query_ids, self.doc_ids, self.scores.tolist()):
-            out.setdefault(q, {})[d] = s
-        return out
-
-    def to_frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame({"query_id": self.query_ids, "doc_id": self.doc_ids, "score": self.scores})
-
+    # -- views (len, queries, to_dict, to_frame: _Coded) -------------------------------------------
     def restrict(self, query_ids: Iterable[str]) -> Run:
         keep = _member_mask(self.query_ids, query_ids)
         return Run(self.query_ids[keep], self.doc_ids[keep], self.scores[keep], self.name, self.source)

@@ -27,7 +27,7 @@ is not ``passed`` names its decision and reason code in its one-line message. Wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from evalops.exitcodes import ExitCode, most_severe
@@ -73,23 +73,38 @@ class GateCase:
     decision: str | None  # the comparison's decision; None when the version was not compared
     message: str
     baseline_version: str | None = None
-    delta: float | None = None
-    delta_ci_low: float | None = None
-    delta_ci_high: float | None = None
-    p_adjusted: float | None = None
-    # the decision interval the rule read, at the family's level (the one interval tables show)
-    interval_low: float | None = None
-    interval_high: float | None = None
-    interval_level: float | None = None
     details: str = ""  # the comparison's reasons, one per line
     kind: str | None = None  # which FAIL_ON kind the case is (None: none applies)
+    # the decided comparison's record (None when the version was not compared); its fields read as the
+    # case's attributes (``case.delta``, ``case.interval_low``: the decision interval at the family's level)
+    comparison: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        from evalops.stats.compare import ComparisonRecord
+
+        if self.comparison is not None:
+            object.__setattr__(self, "comparison", ComparisonRecord(self.comparison))
+
+    def __getattr__(self, name: str) -> Any:
+        from evalops.stats.compare import RECORD_FIELDS
+
+        if name.startswith("_") or name == "comparison":
+            raise AttributeError(name)
+        if self.comparison is None and name in RECORD_FIELDS:
+            return None
+        return getattr(self.comparison, name)
 
     @property
     def name(self) -> str:
         return f"{self.retriever}@{self.version} {self.measure}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The case, then every public field of its comparison's record (``None`` when not compared)."""
+        from evalops.stats.compare import public_fields, public_view
+
+        own = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "comparison"}
+        record = {**dict.fromkeys(public_fields()), **public_view(self.comparison or {})}
+        return {**own, **{k: v for k, v in record.items() if k not in own}}
 
 
 def alerting_regressions(alerts: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
@@ -189,8 +204,9 @@ def gate_cases(
                                f"(run {spec['baseline_run_id']})")
                     kind = "failed"
                 elif expected:
-                    message = (f"missing: the comparison against {baseline} (baseline run "
-                               f"{spec.get('baseline_run_id')}) cannot be found in the warehouse; the gate cannot tell")
+                    message = (f"missing: the {measure} comparison of {retriever} {version} against {baseline} "
+                               f"(baseline run {spec.get('baseline_run_id')}) cannot be found in the warehouse "
+                               "(ab_tests); the gate cannot tell")
                     kind = "missing"
                 else:
                     message = ("the baseline version" if version == baseline
@@ -232,10 +248,7 @@ def gate_cases(
                     message = "partial: " + message
                 message += partial
             cases.append(GateCase(
-                **common, outcome=outcome, decision=decision, message=message, delta=c.get("delta"),
-                delta_ci_low=c.get("delta_ci_low"), delta_ci_high=c.get("delta_ci_high"),
-                interval_low=c.get("interval_low"), interval_high=c.get("interval_high"),
-                interval_level=c.get("interval_level"), p_adjusted=c.get("p_adjusted"),
+                **common, outcome=outcome, decision=decision, message=message, comparison=c,
                 details="\n".join(c.get("reasons") or ()), kind=kind,
             ))
     return cases
@@ -259,6 +272,7 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
     from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for
     from evalops.pipeline.deciding import load_decisions
+    from evalops.pipeline.specs import VersionSpec
     from evalops.warehouse import get_run, load_aggregates
 
     engine = engine_for(cfg)
@@ -270,6 +284,6 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
         floors += floor_checks(cfg, spec["dataset"], spec["run_id"],
                                load_aggregates(engine, spec["run_id"]))
         gold.append(spec)
-    decisions = load_decisions(cfg, run, gold)  # the warehouse's, never the work folder's
+    decisions = load_decisions(cfg, run, [VersionSpec.from_xcom(s) for s in gold])  # the warehouse's, never the work folder's
     return gate_cases(result["versions"], decisions, result["alerts"], statuses, canonical_measures(cfg),
                       fail_on=fail_on, floors=floors)

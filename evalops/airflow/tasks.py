@@ -55,6 +55,13 @@ def _call(project: Path, step: str, *args, **kwargs):
     return getattr(pipeline, step)(cfg, run, *args, **kwargs)
 
 
+def _specs(versions: list[dict]) -> list[Any]:
+    """The version specs of their XCom form (``VersionSpec.from_xcom``, which names what does not fit)."""
+    from evalops.pipeline.specs import VersionSpec
+
+    return [VersionSpec.from_xcom(v) for v in versions]
+
+
 def evaluation_tasks(project: Path, *, score_pool: str | None = None, score_pool_slots: int = 1) -> tuple[Any, Any]:
     """Add the evaluation's tasks to the DAG (or task group) being defined; return its first and last task."""
     if score_pool_slots < 1:
@@ -86,9 +93,7 @@ def evaluation_tasks(project: Path, *, score_pool: str | None = None, score_pool
 
     @task
     def shard(versions: list[dict]) -> list[dict]:
-        from evalops.pipeline.specs import VersionSpec
-
-        specs = _call(project, "shard_specs", [VersionSpec.from_xcom(v) for v in versions])
+        specs = _call(project, "shard_specs", _specs(versions))
         return [spec.to_xcom() for spec in specs]
 
     @task(map_index_template="{{ task.op_kwargs['spec']['label'] }}", **pool)
@@ -101,24 +106,24 @@ def evaluation_tasks(project: Path, *, score_pool: str | None = None, score_pool
     def compare(spec: dict) -> dict:
         from evalops.pipeline.specs import VersionSpec
 
-        return _call(project, "compare_version", VersionSpec.from_xcom(spec).to_xcom())
+        return _call(project, "compare_version", VersionSpec.from_xcom(spec)).to_xcom()
 
     @task
     def judge(versions: list[dict]) -> dict:  # judge labels for the top contexts (off unless judge.kind is set)
-        return _call(project, "judge_versions", versions)
+        return _call(project, "judge_versions", _specs(versions))
 
     @task
     def decide(versions: list[dict], _compared: list[dict]) -> dict:
-        return _call(project, "decide_run", versions)
+        return _call(project, "decide_run", _specs(versions))
 
     @task
     def alert(versions: list[dict], _decided: dict) -> list[dict]:
-        return _call(project, "raise_alerts", versions)
+        return _call(project, "raise_alerts", _specs(versions))
 
     @task(outlets=[RESULTS])
     def publish_report(versions: list[dict], alerts: list[dict], outlet_events=None) -> str:
-        report = _call(project, "publish_report", versions, alerts)
-        outlet_events[RESULTS].extra = _call(project, "result_event", versions, alerts, report)
+        report = _call(project, "publish_report", _specs(versions), alerts)
+        outlet_events[RESULTS].extra = _call(project, "result_event", _specs(versions), alerts, report)
         return report
 
     migrated = migrate_warehouse()

@@ -59,6 +59,8 @@ def regression_alerts(
     quoted in the message and kept in ``details``. ``query_text`` maps query id to raw text; ``scrub``
     removes personal data from it.
     """
+    from evalops.stats.compare import public_fields, public_view
+
     alerts: list[Alert] = []
     for measure, comparison in comparisons.items():
         # one shape: the comparison's JSON record (an evalops.stats.Comparison is turned into its record)
@@ -66,33 +68,10 @@ def regression_alerts(
         if record.get("decision") != "regression" or not record.get("alert", True):
             continue
         worst = worst_query_rows(record.get("worst_queries") or [], query_text, scrub, max_worst_queries)
-        numbers = {
-            name: _plain(record.get(name))
-            for name in (
-                "n",
-                "baseline_mean",
-                "candidate_mean",
-                "delta",
-                "delta_ci_low",
-                "delta_ci_high",
-                "p_value",
-                "p_adjusted",
-                "effect_size_dz",
-                "wins",
-                "ties",
-                "losses",
-                "severity",
-                "criterion",
-                "margin",
-                "interval_low",
-                "interval_high",
-                "interval_level",
-                "family_size",
-                "queries_lost",
-                "judged_coverage",
-            )
-        }
-        if numbers["judged_coverage"]:  # the bound's mean travels with the alert, not its per-query deltas
+        # every public field of the record (None when it lacks one); its reasons and worst queries go apart
+        shown = {**dict.fromkeys(public_fields()), **public_view(record)}
+        numbers = {name: _plain(value) for name, value in shown.items() if name not in ("reasons", "worst_queries")}
+        if numbers.get("judged_coverage"):  # the bound's mean travels with the alert, not its per-query deltas
             numbers["judged_coverage"] = {k: v for k, v in numbers["judged_coverage"].items()
                                           if k != "holes_relevant_deltas"}
         severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL

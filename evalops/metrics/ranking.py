@@ -145,6 +145,19 @@ def segment_bounds(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ends - lengths, ends
 
 
+def query_segments(codes: np.ndarray, n_queries: int, scores: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """Each query's rows by score descending, for :func:`ranks_in_segments`: (rows per query, segment
+    start, segment end, the sorting permutation or None when the rows already are in that order, the sorted
+    scores). ``codes`` number the rows' queries in order of first appearance."""
+    lengths = np.bincount(codes, minlength=n_queries)
+    start, end = segment_bounds(lengths)
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # queries are numbered by first appearance
+    starts = starts_mask(start, len(codes)) if grouped else None
+    order = descending_order(scores, starts, lambda: codes)
+    return lengths, start, end, order, scores if order is None else scores[order]
+
+
 # -- columnar input (Run, DataFrame) ---------------------------------------------------------------
 
 
@@ -161,19 +174,13 @@ def hits_from_columns(
     float64 with NaN for unscored queries, ``key_index`` optionally the rows' (query, doc) keys and their
     sort order, if the caller already built them. Duplicates and mixed scoring must be rejected by the
     caller."""
-    n = len(codes)
     gold_of_code = index_of(gold.query_ids, uniques)
     scores = as_trec_eval_scores(scores)
     unscored = np.isnan(scores)
     if unscored.any():
         # a query without scores keeps the input order: a descending pseudo-score by position
         scores[unscored] = -np.flatnonzero(unscored).astype(np.float64)
-    lengths = np.bincount(codes, minlength=len(uniques))
-    start, end = segment_bounds(lengths)
-    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # queries are numbered by first appearance
-    starts = starts_mask(start, n) if grouped else None
-    order = descending_order(scores, starts, lambda: codes)
-    scores_desc = scores if order is None else scores[order]
+    lengths, start, end, order, scores_desc = query_segments(codes, len(uniques), scores)
 
     code_of_gold = np.full(len(gold), -1, dtype=np.int64)
     in_gold = gold_of_code >= 0

@@ -16,14 +16,7 @@ import numpy as np
 from evalops.data import RunTable
 from evalops._arrow import from_strings, numeric
 from evalops.metrics.gold import Gold
-from evalops.metrics.ranking import (
-    Hits,
-    as_trec_eval_scores,
-    descending_order,
-    ranks_in_segments,
-    segment_bounds,
-    starts_mask,
-)
+from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
 
 __all__ = ["hits_from_table", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
 
@@ -40,12 +33,7 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
     n = len(codes)
     gold_of_code = _gold_index(gold, uniques)
     scores = as_trec_eval_scores(table.scores)
-    lengths = np.bincount(codes, minlength=len(uniques))
-    start, end = segment_bounds(lengths)
-    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # queries are numbered by first appearance
-    starts = starts_mask(start, n) if grouped else None
-    order = descending_order(scores, starts, lambda: codes)
-    scores_desc = scores if order is None else scores[order]
+    lengths, start, end, order, scores_desc = query_segments(codes, len(uniques), scores)
 
     in_gold = gold_of_code >= 0
     answered = gold_of_code[in_gold]
@@ -177,12 +165,10 @@ def _ranks(table: RunTable) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     codes = table.query_codes.astype(np.int64)
     scores = as_trec_eval_scores(table.scores) + 0.0  # -0.0 and 0.0 tie, as in C
-    lengths = np.bincount(codes, minlength=len(table.query_ids))
-    start, _ = segment_bounds(lengths)
-    grouped = bool(np.all(codes[1:] >= codes[:-1]))  # a file written query by query: no sort when ranked too
-    order = descending_order(scores, starts_mask(start, n) if grouped else None, lambda: codes)
+    # a file written query by query and ranked too needs no sort
+    _, start, _, order, ordered_scores = query_segments(codes, len(table.query_ids), scores)
     order = np.arange(n) if order is None else order
-    ordered_codes, ordered_scores = codes[order], scores[order]
+    ordered_codes = codes[order]
     tied = (ordered_codes[1:] == ordered_codes[:-1]) & (ordered_scores[1:] == ordered_scores[:-1])
     if tied.any():
         member = np.r_[tied, False] | np.r_[False, tied]  # positions in a run of equal (query, score)

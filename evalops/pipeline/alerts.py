@@ -10,6 +10,7 @@ stored before it is sent (see ``evalops.alerting``).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, AlertContext, regression_alerts, retriever_alert
@@ -21,6 +22,7 @@ from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import report_location
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 __all__ = ["raise_alerts"]
@@ -56,26 +58,26 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision
     return alerts
 
 
-def retriever_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[Alert]:
+def retriever_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
     from evalops.warehouse import get_run
 
     engine = engine_for(cfg)
     alerts = []
     for spec in versions:
-        stored = get_run(engine, spec["run_id"])
+        stored = get_run(engine, spec.run_id)
         if stored.status not in ("failed", "partial"):
             continue
         alert = retriever_alert(
-            retriever=spec["retriever"], version=spec["version"], fingerprint=spec["fingerprint"], day=run.day,
+            retriever=spec.retriever, version=spec.version, fingerprint=spec.fingerprint, day=run.day,
             error=stored.error if stored.status == "failed" else None,
             failed_query_ids=stored.failed_query_ids, n_queries=stored.n_queries,
         )
-        alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": spec["run_id"],
-                                                          "dataset": spec["dataset"]}))
+        alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": spec.run_id,
+                                                          "dataset": spec.dataset}))
     return alerts
 
 
-def floor_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[Alert]:
+def floor_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
     """A ``floor`` alert for every gold-set version scored under one of its gold set's floors (``evalops.floors``;
     baseline or not)."""
     from evalops.alerting import floor_alert
@@ -85,17 +87,17 @@ def floor_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]
     engine = engine_for(cfg)
     alerts = []
     for spec in versions:
-        if spec["dataset"] == PRODUCTION or get_run(engine, spec["run_id"]).status == "failed":
+        if spec.dataset == PRODUCTION or get_run(engine, spec.run_id).status == "failed":
             continue  # a failed version has its own alert
-        for check in floor_checks(cfg, spec["dataset"], spec["run_id"], load_aggregates(engine, spec["run_id"])):
+        for check in floor_checks(cfg, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id)):
             if check.breached:
-                alert = floor_alert(check, retriever=spec["retriever"], version=spec["version"],
-                                    fingerprint=spec["fingerprint"], day=run.day, dataset=spec["dataset"])
-                alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": spec["run_id"]}))
+                alert = floor_alert(check, retriever=spec.retriever, version=spec.version,
+                                    fingerprint=spec.fingerprint, day=run.day, dataset=spec.dataset)
+                alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": spec.run_id}))
     return alerts
 
 
-def raise_alerts(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def raise_alerts(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
     """Retry earlier undelivered alerts, then build, store and send the run's alerts.
 
     Returns ``[{"kind", "title", "delivered", "delivery_status", "new", "dedup_key"}]`` for this run's

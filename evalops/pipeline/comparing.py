@@ -46,6 +46,7 @@ from evalops.pipeline.queries import query_attributes
 from evalops.pipeline.registry import compared_measures, scored_measures
 from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
+from evalops.pipeline.specs import VersionSpec
 from evalops.pipeline.workdir import comparison_file, read_frame, shard_file, unjudged_file
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.stats import Comparison
 
-__all__ = ["VersionOutcome", "collect_version", "compare_version", "CI_LEVEL", "CI_METHOD"]
+__all__ = ["VersionCompared", "VersionOutcome", "collect_version", "compare_version", "CI_LEVEL", "CI_METHOD"]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,22 @@ class VersionOutcome:
     retries: int = 0
     unjudged: Mapping[str, list[tuple[str, int]]] = field(default_factory=dict)
     holes_relevant: pd.DataFrame | None = None  # the scores under the holes-relevant bound (evalops.holes)
+
+
+@dataclass(frozen=True)
+class VersionCompared:
+    """What :func:`compare_version` did for one version: its warehouse run, the status it was stored with,
+    how many comparisons it wrote, and the documents a dense encoder embedded or read from its cache."""
+
+    run_id: int
+    status: str
+    comparisons: int
+    embeddings: dict[str, int]
+
+    def to_xcom(self) -> dict[str, Any]:
+        """Plain JSON (what the DAG's ``compare`` task returns)."""
+        return {"run_id": self.run_id, "status": self.status, "comparisons": self.comparisons,
+                "embeddings": dict(self.embeddings)}
 
 
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
@@ -131,15 +148,15 @@ def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str, Any]:
-    """Steps 1-4 of the module docstring for one version spec. Returns ids and counts."""
+def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionCompared:
+    """Steps 1-4 of the module docstring for one version spec."""
     from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
 
     engine = engine_for(cfg)
     measures = compared_measures(cfg)
-    own = collect_version(cfg, run, spec["run_id"], spec["n_shards"], spec["n_queries"])
-    planned = get_run(engine, spec["run_id"])
-    fingerprint = get_fingerprint(engine, spec["fingerprint"])
+    own = collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries)
+    planned = get_run(engine, spec.run_id)
+    fingerprint = get_fingerprint(engine, spec.fingerprint)
     record_run(
         engine, planned.key, fingerprint=fingerprint, logical_date=run.anchor, status=own.status,
         started_at=planned.started_at, finished_at=dt.datetime.now(dt.timezone.utc), n_queries=own.n_queries,
@@ -148,27 +165,26 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
     )
     facts = record_run_facts(cfg, run, spec, n_failed=len(own.failed))
-    if spec.get("rescore_reason") and own.status == "succeeded":
-        promote_baseline(engine, spec["run_id"], by="evalops", reason=spec["rescore_reason"])
-        log.info("%s: re-scored stale baseline promoted (run %s)", spec["label"], spec["run_id"])
+    if spec.rescore_reason and own.status == "succeeded":
+        promote_baseline(engine, spec.run_id, by="evalops", reason=spec.rescore_reason)
+        log.info("%s: re-scored stale baseline promoted (run %s)", spec.label, spec.run_id)
 
-    result = {"run_id": spec["run_id"], "status": own.status, "comparisons": 0, **facts}
     notes: list[str] = []
     comparisons: list[Comparison] = []
     segments: list[dict[str, Any]] = []
     dev_summary: dict[str, Any] = {}
     test_summary: dict[str, Any] = {}
-    attributes = query_attributes(cfg, spec["dataset"], spec.get("sample_folder"))
-    base_id = spec.get("baseline_run_id")
+    attributes = query_attributes(cfg, spec.dataset, spec.sample_folder)
+    base_id = spec.baseline_run_id
     if base_id is None:
-        notes.append(spec.get("baseline_note") or "no baseline to compare with")
+        notes.append(spec.baseline_note or "no baseline to compare with")
     elif own.status == "failed":
         notes.append("not compared: the version could not be scored")
-    elif spec["version"] == spec.get("baseline_version"):
+    elif spec.version == spec.baseline_version:
         notes.append("the baseline version itself: not compared with its own baseline run")
     else:
-        if spec.get("baseline_today"):
-            base = collect_version(cfg, run, base_id, spec["n_shards"], spec["n_queries"])
+        if spec.baseline_today:
+            base = collect_version(cfg, run, base_id, spec.n_shards, spec.n_queries)
             base_frame, base_failed = base.frame, base.status == "failed"
             base_answered = base.n_queries - len(base.failed)
         else:
@@ -176,11 +192,11 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
             base_frame, base_failed = load_scores(engine, base_id), False
             base_answered = base_run.n_queries - base_run.n_failed
         if base_failed:
-            notes.append(f"not compared: the baseline {spec['baseline_version']} could not be scored in this run")
+            notes.append(f"not compared: the baseline {spec.baseline_version} could not be scored in this run")
         else:
-            coverage = _coverage(spec["n_queries"], base_answered, own.n_queries - len(own.failed))
+            coverage = _coverage(spec.n_queries, base_answered, own.n_queries - len(own.failed))
             notes.append(coverage.describe())
-            log.info("%s: %s", spec["label"], coverage.describe())
+            log.info("%s: %s", spec.label, coverage.describe())
             test_ids, dev_ids = split_queries(attributes)
             if dev_ids:
                 notes.append(f"alerting on the {len(test_ids)} test queries; the {len(dev_ids)} dev (tuning) queries "
@@ -193,10 +209,10 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
             comparisons = _compare(cfg, run, spec, in_test(base_frame), in_test(own.frame), measures, coverage,
                                    own.unjudged, missing=missing, holes_relevant=in_test(own.holes_relevant))
             segments = _segments(cfg, run, spec, base_frame, own.frame, measures, attributes)
-    path = comparison_file(cfg, run, spec["run_id"])
+    path = comparison_file(cfg, run, spec.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
-        "candidate_run_id": spec["run_id"],
+        "candidate_run_id": spec.run_id,
         "baseline_run_id": base_id,
         "notes": notes,
         "comparisons": [c.to_record() for c in comparisons],
@@ -205,8 +221,7 @@ def compare_version(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[
         "segments": segments,
         "splits": {"dev": dev_summary, "test": test_summary} if dev_summary else {},
     }))
-    result["comparisons"] = len(comparisons)
-    return result
+    return VersionCompared(spec.run_id, own.status, len(comparisons), facts["embeddings"])
 
 
 def _split_summary(base: pd.DataFrame, cand: pd.DataFrame, measures: list[str], queries: set[str]) -> dict[str, Any]:
@@ -220,7 +235,7 @@ def _split_summary(base: pd.DataFrame, cand: pd.DataFrame, measures: list[str], 
     return out
 
 
-def _segments(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
+def _segments(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
               measures: list[str], attributes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """The comparison within each segment (``evalops.segments``), judged coverage beside each measure."""
     from evalops.holes import judged_measure
@@ -238,8 +253,8 @@ def _segments(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataF
     b, c = (f.sort_values(["measure", "query_id"], kind="stable") for f in (base, cand))
     seed = data_seed(b["query_id"], b["measure"], b["value"], c["query_id"], c["measure"], c["value"])
     return segment_comparisons(base, cand, attributes, measures, cfg.stats_policy(seed),
-                               baseline_name=f"{spec['retriever']}@{spec['baseline_version']}",
-                               candidate_name=f"{spec['retriever']}@{spec['version']}", judged=judged)
+                               baseline_name=f"{spec.retriever}@{spec.baseline_version}",
+                               candidate_name=f"{spec.retriever}@{spec.version}", judged=judged)
 
 
 def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
@@ -272,7 +287,7 @@ def data_seed(*parts: Any) -> int:
     return int.from_bytes(digest.digest()[:8], "big") >> 1
 
 
-def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFrame, cand: pd.DataFrame,
+def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
              holes_relevant: pd.DataFrame | None = None) -> list[Comparison]:
     from evalops.context import parse_any_measure
@@ -283,8 +298,8 @@ def _compare(cfg: Config, run: RunContext, spec: dict[str, Any], base: pd.DataFr
     context = set(context_measures(cfg))
 
     policy = cfg.stats_policy(run.seed)
-    b_name = f"{spec['retriever']}@{spec['baseline_version']}"
-    c_name = f"{spec['retriever']}@{spec['version']}"
+    b_name = f"{spec.retriever}@{spec.baseline_version}"
+    c_name = f"{spec.retriever}@{spec.version}"
     out = []
     for measure in measures:
         b = base[base["measure"] == measure]

@@ -39,6 +39,7 @@ from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
     from evalops.stats import Comparison
 
@@ -80,7 +81,7 @@ class Decision:
         return {**dataclasses.asdict(self), "comparison": dict(self.comparison), "segments": list(self.segments)}
 
 
-def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> dict[str, Any]:
+def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
     """Correct, decide and store every comparison of the run. Returns the decision counts per family."""
     from evalops.stats import Comparison, adjust_and_decide
     from evalops.warehouse import ab_test_result, record_ab_tests
@@ -94,15 +95,15 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
     families: dict[str, list[tuple[dict[str, Any], Comparison, int]]] = {}
     segments: dict[tuple[int, str], list[dict[str, Any]]] = {}  # (candidate run, measure) -> per-segment rows
     for spec in versions:
-        path = comparison_file(cfg, run, spec["run_id"])
+        path = comparison_file(cfg, run, spec.run_id)
         if not path.exists():
             continue  # the version was not compared (its compare task wrote nothing)
         stored = json.loads(path.read_text())
         for row in stored.get("segments", []):
-            segments.setdefault((spec["run_id"], row["measure"]), []).append(row)
+            segments.setdefault((spec.run_id, row["measure"]), []).append(row)
         for item in stored["comparisons"]:
             comp = Comparison.from_record(item)
-            family = spec["dataset"]
+            family = spec.dataset
             if family == "gold" and comp.measure not in alerting:
                 family = "gold-descriptive"
             families.setdefault(family, []).append((spec, comp, stored["baseline_run_id"]))
@@ -119,7 +120,7 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             decided = []
             by_run: dict[int, list[int]] = {}
             for i, (spec, _, _) in enumerate(members):
-                by_run.setdefault(spec["run_id"], []).append(i)
+                by_run.setdefault(spec.run_id, []).append(i)
             out: dict[int, Comparison] = {}
             for run_id, idx in by_run.items():
                 pooled = decide_production_run(engine, [members[i][1] for i in idx], candidate_run_id=run_id,
@@ -131,20 +132,20 @@ def decide_run(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> 
             decided = adjust_and_decide([c for _, c, _ in members])
         if family != "gold":
             decided = [dataclasses.replace(c, alert=False) for c in decided]  # descriptive: never alerts
-        stored = record_ab_tests(engine, [ab_test_result(c, baseline_run_id=b, candidate_run_id=s["run_id"], family=family,
-                                                         segments=segments.get((s["run_id"], c.measure), []))
+        stored = record_ab_tests(engine, [ab_test_result(c, baseline_run_id=b, candidate_run_id=s.run_id, family=family,
+                                                         segments=segments.get((s.run_id, c.measure), []))
                                           for (s, _, b), c in zip(members, decided)])
-        dataset = members[0][0]["dataset"]
+        dataset = members[0][0].dataset
         counts.setdefault(dataset, {})
         for (spec, _, _), comp in zip(members, decided):
             counts[dataset][comp.decision] = counts[dataset].get(comp.decision, 0) + 1
-            decided_runs.add(spec["run_id"])
+            decided_runs.add(spec.run_id)
     # the unjudged documents the decided comparisons depend on, as annotation work
     queue_holes(cfg, run, versions, decided_runs)
     return counts
 
 
-def load_decisions(cfg: Config, run: RunContext, versions: Sequence[Mapping[str, Any]]) -> list[Decision]:
+def load_decisions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Decision]:
     """The decided comparisons of the run's ``versions`` (their specs), read from the warehouse's
     ``ab_tests``: the one reader of a run's decisions (report, alerts, results event, gate).
 
@@ -156,20 +157,20 @@ def load_decisions(cfg: Config, run: RunContext, versions: Sequence[Mapping[str,
     engine = engine_for(cfg)
     out: list[Decision] = []
     for spec in versions:
-        if spec.get("baseline_run_id") is None:
+        if spec.baseline_run_id is None:
             continue
-        for row in ab_test_results(engine, candidate_run_id=spec["run_id"], baseline_run_id=spec["baseline_run_id"]):
+        for row in ab_test_results(engine, candidate_run_id=spec.run_id, baseline_run_id=spec.baseline_run_id):
             out.append(Decision(
-                dataset=spec["dataset"], family=row.family, retriever=spec["retriever"], version=spec["version"],
-                baseline_version=spec.get("baseline_version"), candidate_run_id=row.candidate_run_id,
-                baseline_run_id=row.baseline_run_id, ab_test_id=row.id, fingerprint=spec.get("fingerprint"),
+                dataset=spec.dataset, family=row.family, retriever=spec.retriever, version=spec.version,
+                baseline_version=spec.baseline_version, candidate_run_id=row.candidate_run_id,
+                baseline_run_id=row.baseline_run_id, ab_test_id=row.id, fingerprint=spec.fingerprint,
                 comparison=_comparison_record(row, spec), segments=list(row.segments or []),
             ))
     out.sort(key=lambda d: (d.family or "", d.ab_test_id or 0))  # the decide step's order
     return out
 
 
-def _comparison_record(row: Any, spec: Mapping[str, Any]) -> dict[str, Any]:
+def _comparison_record(row: Any, spec: VersionSpec) -> dict[str, Any]:
     """The comparison record of a stored ``ab_tests`` row: its ``record`` column, under the fields its
     columns hold (they win); a row stored before the column existed gives what the columns hold."""
     from evalops.stats import Comparison, notifies
@@ -185,8 +186,8 @@ def _comparison_record(row: Any, spec: Mapping[str, Any]) -> dict[str, Any]:
                                                          str(row.policy.get("alert_on", "warning")))
     record["higher_is_better"] = parse_any_measure(row.measure).higher_is_better
     record["notes"], record["worst_queries"], record["coverage"] = [], [], None
-    record["baseline_name"] = f"{spec['retriever']}@{spec.get('baseline_version')}"
-    record["candidate_name"] = f"{spec['retriever']}@{spec['version']}"
+    record["baseline_name"] = f"{spec.retriever}@{spec.baseline_version}"
+    record["candidate_name"] = f"{spec.retriever}@{spec.version}"
     if row.record:
         derived = ("alert", "higher_is_better", "notes", "worst_queries", "coverage", "baseline_name",
                    "candidate_name")  # the stored record's own values, the fallback's only stand in for them

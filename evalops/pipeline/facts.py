@@ -21,6 +21,7 @@ from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import shard_file
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 __all__ = ["record_run_facts", "shard_embeddings", "shard_latencies"]
@@ -54,7 +55,7 @@ def shard_embeddings(cfg: Config, run: RunContext, run_id: int, n_shards: int) -
     return total
 
 
-def record_run_facts(cfg: Config, run: RunContext, spec: dict[str, Any], n_failed: int) -> dict[str, Any]:
+def record_run_facts(cfg: Config, run: RunContext, spec: VersionSpec, n_failed: int) -> dict[str, Any]:
     """Record the run's facts (see the module docstring); returns those not stored in the warehouse."""
     import numpy as np
 
@@ -62,22 +63,22 @@ def record_run_facts(cfg: Config, run: RunContext, spec: dict[str, Any], n_faile
     from evalops.warehouse.dashboard import record_query_texts, record_run_timing
 
     engine = engine_for(cfg)
-    queries = query_set_for(cfg, spec["dataset"], spec.get("sample_folder"))
+    queries = query_set_for(cfg, spec.dataset, spec.sample_folder)
     from evalops.querylog import scrub
 
     # Gold text is scrubbed too: nothing evalops writes may hold personal data or a secret.
-    record_query_texts(engine, spec["query_set_version"], {q: scrub(t).text for q, t in queries.texts.items()})
-    latencies, wall = shard_latencies(cfg, run, spec["run_id"], spec["n_shards"])
+    record_query_texts(engine, spec.query_set_version, {q: scrub(t).text for q, t in queries.texts.items()})
+    latencies, wall = shard_latencies(cfg, run, spec.run_id, spec.n_shards)
     lat = np.asarray(latencies, dtype=float) * 1000.0
     record_run_timing(
-        engine, spec["run_id"],
+        engine, spec.run_id,
         latency_p50_ms=float(np.percentile(lat, 50)) if lat.size else None,
         latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else None,
         latency_max_ms=float(lat.max()) if lat.size else None,
         wall_seconds=wall or None, n_failed=n_failed,
     )
-    embeddings = shard_embeddings(cfg, run, spec["run_id"], spec["n_shards"])
+    embeddings = shard_embeddings(cfg, run, spec.run_id, spec.n_shards)
     if any(embeddings.values()):
-        log.info("%s: embedded %d documents, %d read from the embedding cache", spec.get("label", spec["run_id"]),
+        log.info("%s: embedded %d documents, %d read from the embedding cache", spec.label,
                  embeddings["embedded"], embeddings["cached"])
     return {"embeddings": embeddings}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
@@ -25,6 +26,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.workdir import run_folder
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 __all__ = ["holes_file", "queue_holes", "load_holes"]
@@ -36,16 +38,16 @@ def holes_file(cfg: Config, run: RunContext):
     return run_folder(cfg, run) / "holes.json"
 
 
-def _unjudged(cfg: Config, run: RunContext, spec: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
+def _unjudged(cfg: Config, run: RunContext, spec: VersionSpec) -> dict[str, list[tuple[str, int]]]:
     from evalops.pipeline.comparing import collect_version
 
     try:
-        return collect_version(cfg, run, spec["run_id"], spec["n_shards"], spec["n_queries"]).unjudged
+        return collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries).unjudged
     except FileNotFoundError:
         return {}
 
 
-def queue_holes(cfg: Config, run: RunContext, versions: list[dict[str, Any]], compared: set[int]
+def queue_holes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], compared: set[int]
                 ) -> dict[str, Any]:
     """Queue the holes of the run's gold comparisons (module docstring): ``compared`` holds the candidate
     run ids that have a decided comparison. Returns counts per query set."""
@@ -56,22 +58,22 @@ def queue_holes(cfg: Config, run: RunContext, versions: list[dict[str, Any]], co
     from evalops.querylog.scrub import scrub
 
     k = cutoff_of(alerting_measures(cfg)[0], cfg.k)
-    specs = [s for s in versions if s["dataset"] != PRODUCTION]
+    specs = [s for s in versions if s.dataset != PRODUCTION]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for spec in specs:
-        groups.setdefault((spec["dataset"], spec["retriever"]), []).append(spec)
+        groups.setdefault((spec.dataset, spec.retriever), []).append(spec)
     summary: dict[str, Any] = {"policy": {**HOLE_POLICY, "cutoff": k}, "query_sets": {}}
     rows: list[dict[str, Any]] = []
     for (dataset, retriever), members in sorted(groups.items()):
-        pairs = [(s["baseline_version"], s["version"]) for s in members if s["run_id"] in compared]
+        pairs = [(s.baseline_version, s.version) for s in members if s.run_id in compared]
         if not pairs:
             continue
-        unjudged = {s["version"]: _unjudged(cfg, run, s) for s in members}
+        unjudged = {s.version: _unjudged(cfg, run, s) for s in members}
         holes = prioritise_holes(unjudged, pairs, k)
         if not holes:
             continue
         queries = gold_queries(cfg, dataset)
-        labels, judge_name = _judge_holes(cfg, members[0]["snapshot_id"], holes, queries.texts)
+        labels, judge_name = _judge_holes(cfg, members[0].snapshot_id, holes, queries.texts)
         origin = f"{dataset}: {retriever} " + ", ".join(f"{c} vs {b}" for b, c in pairs) + f", top {k}"
         # the queue is a file evalops writes: gold query texts go in scrubbed, as in every other output
         texts = {h.query_id: scrub(queries.texts[h.query_id]).text for h in holes if h.query_id in queries.texts}

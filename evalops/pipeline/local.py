@@ -58,21 +58,20 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     for shard in shard_specs(cfg, run, planned):
         say(f"scoring {shard.label}")
         score_shard(cfg, run, shard)
-    # the later steps take the XCom form, as the DAG's tasks pass it
-    versions = [spec.to_xcom() for spec in planned]
     for spec in planned:
         say(f"comparing {spec.label}")
-        embeddings = (compare_version(cfg, run, spec.to_xcom()) or {}).get("embeddings") or {}
+        embeddings = compare_version(cfg, run, spec).embeddings
         if any(embeddings.values()):  # a dense encoder's documents: embedded now, or read from the cache
             say(f"{spec.label}: embedded {embeddings['embedded']} documents, {embeddings['cached']} read from "
                 "the embedding cache")
     say("judging the top contexts")
-    judged = judge_versions(cfg, run, versions, preflight=preflight, progress=judge_say)
-    decide_run(cfg, run, versions)
-    alerts = raise_alerts(cfg, run, versions)
+    judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
+    decide_run(cfg, run, planned)
+    alerts = raise_alerts(cfg, run, planned)
     say("writing the report")
+    versions = [spec.to_xcom() for spec in planned]  # the result carries the specs' JSON form, as XCom does
     try:
-        report = publish_report(cfg, run, versions, alerts)
+        report = publish_report(cfg, run, planned, alerts)
     except IncompleteRunError as exc:
         exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run), "judged": judged}
         raise

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import logging
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
@@ -22,6 +23,7 @@ from evalops.pipeline.deciding import load_decisions
 from evalops.pipeline.store import engine_for
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
     from evalops.reports import ReportData
 
@@ -115,7 +117,7 @@ def _segment_aggregates(cfg: Config, run: RunContext, run_id: int) -> list[dict[
     return list(json.loads(path.read_text()).get("segment_aggregates") or []) if path.exists() else []
 
 
-def _tuning_warnings(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[str]:
+def _tuning_warnings(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[str]:
     """The report's warning for tuning on the test set (``evalops.segments.tuning_warnings``)."""
     import json
 
@@ -129,23 +131,23 @@ def _tuning_warnings(cfg: Config, run: RunContext, versions: list[dict[str, Any]
     wanted = alerting_measures(cfg)
     out: list[str] = []
     for spec in versions:
-        path = comparison_file(cfg, run, spec["run_id"])
+        path = comparison_file(cfg, run, spec.run_id)
         splits = json.loads(path.read_text()).get("splits") if path.exists() else None
-        if not splits or not spec.get("baseline_version"):
+        if not splits or not spec.baseline_version:
             continue
         try:
-            changed = (registry.get(spec["retriever"], spec["version"]).params
-                       != registry.get(spec["retriever"], spec["baseline_version"]).params)
+            changed = (registry.get(spec.retriever, spec.version).params
+                       != registry.get(spec.retriever, spec.baseline_version).params)
         except ConfigError:  # a baseline version no longer in the registry: its parameters are unknown
             changed = True
         dev = {m: v for m, v in splits["dev"].items() if m in wanted}
         out += tuning_warnings(dev, splits["test"], {m: policy.margin(m) for m in wanted}, params_changed=changed,
-                               label=f"{spec['retriever']} {spec['version']} ({spec['dataset']})")
+                               label=f"{spec.retriever} {spec.version} ({spec.dataset})")
     return out
 
 
 def build_report_data(
-    cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]]
+    cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]]
 ) -> ReportData:
     from evalops.pipeline.queries import gold_queries, production_queries
     from evalops.pipeline.registry import canonical_measures, context_measures
@@ -162,15 +164,15 @@ def build_report_data(
     rows: list[VersionScores] = []
     stored_baselines: set[int] = set()
     for spec in versions:
-        stored = get_run(engine, spec["run_id"])
+        stored = get_run(engine, spec.run_id)
         rows.append(VersionScores(
-            spec["retriever"], spec["version"], spec["role"], spec["dataset"],
-            _aggregates(engine, spec["run_id"], measures),
-            status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec["run_id"]),
-            n_retries=stored.n_retries, segments=_segment_aggregates(cfg, run, spec["run_id"]),
+            spec.retriever, spec.version, spec.role, spec.dataset,
+            _aggregates(engine, spec.run_id, measures),
+            status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec.run_id),
+            n_retries=stored.n_retries, segments=_segment_aggregates(cfg, run, spec.run_id),
         ))
-        base = spec.get("baseline_run_id")
-        if base is not None and not spec.get("baseline_today") and base not in stored_baselines:
+        base = spec.baseline_run_id
+        if base is not None and not spec.baseline_today and base not in stored_baselines:
             stored_baselines.add(base)
     # One row per version: a stored baseline whose version was also scored today labels today's row; one
     # not scored today gets its own row.
@@ -188,11 +190,11 @@ def build_report_data(
                 run_key=str(base), n_retries=b.n_retries, stored_baseline=True,
             ))
 
-    floors = [{**check.to_dict(), "retriever": spec["retriever"], "version": spec["version"],
-               "dataset": spec["dataset"]}
-              for spec in versions if spec["dataset"] != PRODUCTION
-              and get_run(engine, spec["run_id"]).status != "failed"
-              for check in floor_checks(cfg, spec["dataset"], spec["run_id"], load_aggregates(engine, spec["run_id"]))]
+    floors = [{**check.to_dict(), "retriever": spec.retriever, "version": spec.version,
+               "dataset": spec.dataset}
+              for spec in versions if spec.dataset != PRODUCTION
+              and get_run(engine, spec.run_id).status != "failed"
+              for check in floor_checks(cfg, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id))]
 
     texts: dict[str, dict[str, str]] = {}
     ab: list[ABResult] = []
@@ -200,27 +202,25 @@ def build_report_data(
     for record in load_decisions(cfg, run, versions):  # from the warehouse: a lost work folder loses no row
         c = record.comparison
         if record.dataset not in texts:
-            sample = next((s.get("sample_folder") for s in versions if s["dataset"] == record.dataset), None)
+            sample = next((s.sample_folder for s in versions if s.dataset == record.dataset), None)
             texts[record.dataset] = (gold_queries(cfg, record.dataset) if record.dataset != PRODUCTION
                                      else production_queries(sample)).texts
         ab.append(ABResult.from_record(
             c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
             candidate_version=record.version, query_set=record.dataset,
             worst_queries=_worst_with_text(c, texts[record.dataset]),
-            family=record.family, coverage=_coverage_words(c.get("coverage")),
-            judged_coverage=c.get("judged_coverage"), segments=list(record.segments),
-            higher_is_better=c.get("higher_is_better", True),
+            family=record.family, coverage=_coverage_words(c.get("coverage")), segments=list(record.segments),
         ))
         notes += [f"{record.retriever} {record.version} {c['measure']} ({record.dataset}): {n}"
                   for n in c["notes"]]
 
-    gold_specs = [s for s in versions if s["dataset"] != PRODUCTION]
-    fp = get_fingerprint(engine, gold_specs[0]["fingerprint"]) if gold_specs else None
+    gold_specs = [s for s in versions if s.dataset != PRODUCTION]
+    fp = get_fingerprint(engine, gold_specs[0].fingerprint) if gold_specs else None
     components: dict[str, Any] = fp.to_dict() if fp is not None else {}
-    prod = next((s for s in versions if s["dataset"] == PRODUCTION), None)
+    prod = next((s for s in versions if s.dataset == PRODUCTION), None)
     if prod is not None:
-        components["production_sample_version"] = prod["query_set_version"]
-        components["production_fingerprint"] = prod["fingerprint"]
+        components["production_sample_version"] = prod.query_set_version
+        components["production_fingerprint"] = prod.fingerprint
     policies = {
         **{f"regression.{k}": v for k, v in cfg.regression.model_dump(exclude={"min_effect"}).items()},
         "failure_budget": cfg.failure_budget,
@@ -250,8 +250,8 @@ def build_report_data(
         versions=rows,
         ab_results=ab,
         changes=_changes(cfg, engine, versions),
-        no_baseline=sorted({s["baseline_note"] for s in gold_specs if s["baseline_version"] is None}),
-        stale_baselines=sorted({s["rescore_reason"] for s in versions if s.get("rescore_reason")}),
+        no_baseline=sorted({s.baseline_note for s in gold_specs if s.baseline_version is None}),
+        stale_baselines=sorted({s.rescore_reason for s in versions if s.rescore_reason}),
         alerts=list(alerts),
         holes=load_holes(cfg, run),
         floors=floors,
@@ -261,7 +261,7 @@ def build_report_data(
     )
 
 
-def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[str]:
+def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[str]:
     """What differs from each retriever's stored baseline run: the knowledge base (documents added,
     removed, changed), the gold set, and the candidate versions' registry parameters."""
     from evalops.knowledge import KnowledgeBaseSnapshot
@@ -274,30 +274,30 @@ def _changes(cfg: Config, engine: Any, versions: list[dict[str, Any]]) -> list[s
     seen: set[tuple[str, ...]] = set()
     for spec in versions:
         # the stored baseline (current or stale), not today's re-score of it
-        if spec["dataset"] == PRODUCTION or spec.get("stored_baseline_run_id") is None:
+        if spec.dataset == PRODUCTION or spec.stored_baseline_run_id is None:
             continue
-        base = get_run(engine, spec["stored_baseline_run_id"])
-        key = (spec["retriever"], str(base.id))
+        base = get_run(engine, spec.stored_baseline_run_id)
+        key = (spec.retriever, str(base.id))
         if key not in seen:
             seen.add(key)
             bfp = base.fingerprint
-            if bfp.kb_snapshot_id != spec["snapshot_id"]:
-                old, new = manifest_file(cfg, bfp.kb_snapshot_id), manifest_file(cfg, spec["snapshot_id"])
+            if bfp.kb_snapshot_id != spec.snapshot_id:
+                old, new = manifest_file(cfg, bfp.kb_snapshot_id), manifest_file(cfg, spec.snapshot_id)
                 if old.exists() and new.exists():
                     diff = KnowledgeBaseSnapshot.from_manifest(local_copy(old)).diff(
                         KnowledgeBaseSnapshot.from_manifest(local_copy(new)))
                     out.append(f"knowledge base {diff.summary()}")
                 else:
-                    out.append(f"knowledge base snapshot {bfp.kb_snapshot_id} → {spec['snapshot_id']}")
-            if bfp.gold_set_version != spec["query_set_version"]:
-                out.append(f"gold set version {bfp.gold_set_version} → {spec['query_set_version']}")
-        if spec["role"] == "candidate" and spec["baseline_version"]:
+                    out.append(f"knowledge base snapshot {bfp.kb_snapshot_id} → {spec.snapshot_id}")
+            if bfp.gold_set_version != spec.query_set_version:
+                out.append(f"gold set version {bfp.gold_set_version} → {spec.query_set_version}")
+        if spec.role == "candidate" and spec.baseline_version:
             try:
-                cand = registry.get(spec["retriever"], spec["version"]).to_record()["params"]
-                prev = registry.get(spec["retriever"], spec["baseline_version"]).to_record()["params"]
+                cand = registry.get(spec.retriever, spec.version).to_record()["params"]
+                prev = registry.get(spec.retriever, spec.baseline_version).to_record()["params"]
             except ConfigError:  # an entry left the registry; the version names still say what changed
                 cand = prev = None
-            what = f"{spec['retriever']} {spec['baseline_version']} → {spec['version']}"
+            what = f"{spec.retriever} {spec.baseline_version} → {spec.version}"
             if cand is not None and cand != prev:
                 keys = sorted(k for k in set(cand) | set(prev) if cand.get(k) != prev.get(k))
                 what += ": " + ", ".join(f"{k} {_show(prev.get(k))} → {_show(cand.get(k))}" for k in keys)
@@ -310,7 +310,7 @@ def _show(value: Any) -> str:
 
 
 def publish_report(
-    cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]] | None = None
+    cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]] | None = None
 ) -> str:
     """Write the report; returns the HTML path. Raises :class:`IncompleteRunError` afterwards when a gold
     version failed to score or the judge step failed (the DAG run fails; ``evalops run`` exits 5 or 8)."""
@@ -324,12 +324,12 @@ def publish_report(
     discard_prepared(cfg)  # the copies of the inputs hold unscrubbed text: they live for one run only
     failed = []
     for s in versions:
-        if s["dataset"] == PRODUCTION:
+        if s.dataset == PRODUCTION:
             continue
-        stored = _stored_run(cfg, s["run_id"])
+        stored = _stored_run(cfg, s.run_id)
         if stored.status == "failed":
             reason = plain(stored.error.strip().splitlines()[0], 300) if (stored.error or "").strip() else ""
-            failed.append(f"{s['label']} ({reason})" if reason else s["label"])
+            failed.append(f"{s.label} ({reason})" if reason else s.label)
     problems = []
     if failed:
         problems.append(f"{'; '.join(failed)}: could not be scored (see the alert and {paths.html}); the other "

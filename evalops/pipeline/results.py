@@ -15,12 +15,14 @@ and no version failed: the condition an automatic promotion waits for (see ``dag
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 __all__ = ["RESULTS_ASSET", "SCHEMA", "CLEAR_DECISIONS", "result_event", "is_all_clear", "clear_candidates"]
@@ -30,7 +32,7 @@ SCHEMA = 1
 CLEAR_DECISIONS = frozenset({"improvement", "no_change"})
 
 
-def result_event(cfg: Config, run: RunContext, versions: list[dict[str, Any]], alerts: list[dict[str, Any]],
+def result_event(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]],
                  report: str) -> dict[str, Any]:
     """The asset event's extra for this run (see the module docstring)."""
     from evalops.pipeline.deciding import load_decisions
@@ -41,9 +43,9 @@ def result_event(cfg: Config, run: RunContext, versions: list[dict[str, Any]], a
     shown = []
     for spec in versions:
         shown.append({
-            "retriever": spec["retriever"], "version": spec["version"], "dataset": spec["dataset"],
-            "role": spec["role"], "run_id": spec["run_id"], "status": get_run(engine, spec["run_id"]).status,
-            "baseline_version": spec.get("baseline_version"),
+            "retriever": spec.retriever, "version": spec.version, "dataset": spec.dataset,
+            "role": spec.role, "run_id": spec.run_id, "status": get_run(engine, spec.run_id).status,
+            "baseline_version": spec.baseline_version,
         })
     decisions = [
         {"retriever": r.retriever, "version": r.version, "dataset": r.dataset, "measure": r.measure,

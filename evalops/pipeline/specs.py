@@ -7,7 +7,8 @@ version's queries, what one mapped ``score`` task receives. Both are frozen and 
 Between Airflow tasks they travel as XCom, which holds JSON: :meth:`to_xcom` is a plain dict of JSON
 values, and :meth:`from_xcom` rebuilds the spec, refusing a dict with a missing or unknown key or a value
 of the wrong type (an XCom of another evalops release, or edited by hand) with a message naming it.
-``evalops run`` passes the same forms between the same steps, so the two paths cannot drift.
+Every step takes the typed specs; only the DAG's tasks (:mod:`evalops.airflow.tasks`) turn XCom into specs
+and back. ``evalops run`` passes the specs themselves to the same steps, so the two paths cannot drift.
 """
 
 from __future__ import annotations

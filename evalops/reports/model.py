@@ -7,7 +7,7 @@ it (HTML entities in HTML; HTML entities and table pipes in markdown, which many
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["VersionScores", "ABResult", "ReportData"]
@@ -37,59 +37,43 @@ class VersionScores:
 
 @dataclass(frozen=True)
 class ABResult:
-    """One paired comparison, candidate against baseline, on one measure and query set.
+    """One paired comparison, candidate against baseline, on one measure and query set: the comparison's
+    record (:class:`evalops.stats.ComparisonRecord`) and what the report shows beside it.
 
-    ``worst_queries`` rows are dicts with ``query_id``, ``baseline``, ``candidate``, ``delta`` and ``text``.
-    The rule's reading: ``severity``, ``criterion``, ``reason_code``, the decision interval
-    (``interval_low``/``interval_high`` at ``interval_level``), the ``margin`` and the ``family_size``
-    of the ``family`` it was corrected in.
+    The record's fields are read as attributes of the row (``row.delta``, ``row.decision``,
+    ``row.interval_low``, ...): the report declares none of them, so a field added to
+    :class:`evalops.stats.Comparison` reaches the report with the record. The row itself holds the context:
+    retriever, versions and query set, the ``family`` it was corrected in, ``worst_queries`` as rows with
+    ``query_id``, ``baseline``, ``candidate``, ``delta`` and ``text``, the record's ``coverage`` in words,
+    and the per-segment means.
     """
 
     retriever: str
     baseline_version: str
     candidate_version: str
-    measure: str
     query_set: str
-    n: int
-    baseline_mean: float
-    candidate_mean: float
-    delta: float
-    delta_ci_low: float | None
-    delta_ci_high: float | None
-    p_value: float | None
-    p_adjusted: float | None
-    effect_size_dz: float | None
-    wins: int
-    ties: int
-    losses: int
-    decision: str
-    reasons: list[str] = field(default_factory=list)
+    record: Mapping[str, Any]
     worst_queries: list[dict[str, Any]] = field(default_factory=list)
-    severity: str | None = None
-    criterion: str | None = None
-    reason_code: str | None = None
-    interval_low: float | None = None
-    interval_high: float | None = None
-    interval_level: float | None = None
-    margin: float | None = None
-    family_size: int | None = None
     family: str | None = None
     coverage: str | None = None
-    judged_coverage: dict[str, Any] | None = None  # Judged@k of both sides at the measure's cutoff
     segments: list[dict[str, Any]] = field(default_factory=list)  # per query type, language, ... (evalops.segments)
-    higher_is_better: bool = True  # a context measure such as Tokens@k is lower-is-better
+
+    def __post_init__(self) -> None:
+        from evalops.stats.compare import ComparisonRecord
+
+        object.__setattr__(self, "record", ComparisonRecord(self.record))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "record":
+            raise AttributeError(name)
+        return getattr(self.record, name)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], **context: Any) -> ABResult:
-        """The report row of a comparison record (:meth:`evalops.stats.Comparison.to_record`): every field
-        the two share, by name; ``context`` gives the rest (retriever, versions, query set, worst queries
-        with their text, family, coverage in words) and may override a field (a descriptive decision)."""
-        shared = {f.name: record[f.name] for f in fields(cls) if f.name in record and f.name not in context}
-        if "reasons" in shared:
-            shared["reasons"] = list(shared["reasons"])
-        shared.pop("worst_queries", None)  # rows with the query text come from the context
-        shared.pop("coverage", None)  # a dict in the record, words in the report
-        return cls(**shared, **context)
+        """The report row of a comparison record (:meth:`evalops.stats.Comparison.to_record` or its public
+        view); ``context`` gives the rest (retriever, versions, query set, worst queries with their text,
+        family, coverage in words, segments)."""
+        return cls(record=record, **context)
 
 
 @dataclass(frozen=True)

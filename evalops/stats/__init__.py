@@ -13,7 +13,8 @@ no I/O, no printing, no rounding, randomness passed in as a seed or ``numpy.rand
 * the rule: ``Policy``, ``Evidence``, ``decide`` (margins in the measure's units, family-adjusted intervals,
   severities); its default decision interval, skew-corrected t or betting (``evalops.stats.robust``); its
   power: ``rule_power``, ``rule_sample_size``; daily looks: ``spending_tail``;
-* the record: ``compare``, ``adjust_and_decide``, ``decide_in_family``.
+* the record: ``compare``, ``adjust_and_decide``, ``decide_in_family``; ``Comparison`` declares its fields
+  (``RECORD_FIELDS``) and ``ComparisonRecord`` is a stored record read by attribute.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from evalops.stats._base import ALTERNATIVES, DZ_CAP, TestResult
 from evalops.stats.align import MISSING_POLICIES, Paired, align
 from evalops.stats.bootstrap import Interval, bootstrap_interval, bootstrap_means, paired_bootstrap_ci
-from evalops.stats.compare import Comparison, QueryChange, RuleOutcome, adjust_and_decide, compare, decide_deltas, decide_in_family, sign_test_p
+from evalops.stats.compare import RECORD_FIELDS, Comparison, ComparisonRecord, QueryChange, RuleOutcome, adjust_and_decide, compare, decide_deltas, decide_in_family, sign_test_p
 
 from evalops.stats.correction import CORRECTIONS, adjust_p_values, benjamini_hochberg, holm
 from evalops.stats.decision import (
@@ -85,6 +86,8 @@ __all__ = [
     "TESTS",
     "ZERO_METHODS",
     "Comparison",
+    "ComparisonRecord",
+    "RECORD_FIELDS",
     "Decision",
     "Evidence",
     "JudgedShift",

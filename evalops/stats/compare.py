@@ -15,7 +15,7 @@ Undefined quantities are ``None`` (JSON ``null``), never NaN:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import lru_cache
 
 import numpy as np
@@ -35,7 +35,7 @@ from evalops.stats.rule import family_tail, interval_level, rule_sample_size, sp
 from evalops.stats.ttest import paired_t_test
 from evalops.stats.wilcoxon import wilcoxon_test
 
-__all__ = ["WORST_QUERIES", "Comparison", "QueryChange", "adjust_and_decide", "compare", "decide_deltas", "decide_in_family",
+__all__ = ["RECORD_FIELDS", "WORST_QUERIES", "Comparison", "ComparisonRecord", "public_fields", "public_view", "QueryChange", "adjust_and_decide", "compare", "decide_deltas", "decide_in_family",
            "RuleOutcome", "apply_rule", "run_test", "sign_test_p"]
 
 WORST_QUERIES = 10
@@ -55,9 +55,10 @@ class Comparison:
 
     :meth:`to_record` / :meth:`from_record` are its JSON form (every field; undefined values are ``None``),
     :meth:`to_dict` its public view, :func:`evalops.warehouse.ab_test_result` its warehouse row, and
-    :meth:`evalops.reports.ABResult.from_record` its report row. Adding a field is adding it here for the
-    record, its public view and the warehouse's ``ab_tests.record`` (which the report, alerts and gate read);
-    a report column or a warehouse column of its own still has to declare it.
+    :class:`ComparisonRecord` a stored record read by attribute, which is how the report rows, the alerts
+    and the gate cases hold it. Adding a field is adding it here: it reaches the record, its public view, the
+    warehouse's ``ab_tests.record`` and every reader; a report column or a warehouse column of its own still
+    has to declare it.
 
     ``delta_ci_low``/``high`` is the reported interval at ``policy.confidence`` (``policy.ci_method``
     bootstrap); ``interval_low``/``high`` is the decision interval at the family-adjusted
@@ -151,9 +152,7 @@ class Comparison:
     def to_dict(self) -> dict[str, object]:
         """The public JSON view (``evalops compare --format json``): the record under its public names
         (``baseline``, ``candidate``), without the internals (policy, per-query deltas, direction)."""
-        record = self.to_record()
-        ordered = [n for n in _PUBLIC_ORDER if n in record] + [n for n in record if n not in _PUBLIC_ORDER]
-        return {_PUBLIC_NAMES.get(n, n): record[n] for n in ordered if n not in _INTERNAL}
+        return public_view(self.to_record())
 
 
 # The public view: these names first, in this order, then any other field in declaration order.
@@ -167,6 +166,74 @@ _PUBLIC_ORDER = (
 )  # fmt: skip
 _PUBLIC_NAMES = {"baseline_name": "baseline", "candidate_name": "candidate"}
 _INTERNAL = frozenset({"policy", "deltas", "direction", "degenerate"})
+
+# The record's fields, declared once (the dataclass above): every reader of a record goes by these.
+RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Comparison))
+_DEFAULTS: dict[str, object] = {  # what a field an older record lacks reads as
+    f.name: f.default_factory() if f.default_factory is not MISSING else None if f.default is MISSING else f.default
+    for f in fields(Comparison)}
+_RECORD_NAMES = {public: name for name, public in _PUBLIC_NAMES.items()}
+
+
+def public_view(record: Mapping[str, object]) -> dict[str, object]:
+    """The public view of a record (:meth:`Comparison.to_dict`): its fields in the public order under their
+    public names, without the internals; a field the record lacks is left out."""
+    ordered = [n for n in _PUBLIC_ORDER if n in record] + [n for n in RECORD_FIELDS
+                                                           if n in record and n not in _PUBLIC_ORDER]
+    return {_PUBLIC_NAMES.get(n, n): record[n] for n in ordered if n not in _INTERNAL}
+
+
+def public_fields() -> tuple[str, ...]:
+    """Every public name of :func:`public_view`, in its order."""
+    return tuple(public_view(dict.fromkeys(RECORD_FIELDS)))
+
+
+class ComparisonRecord(Mapping[str, object]):
+    """A comparison record (:meth:`Comparison.to_record`, or its public view :meth:`Comparison.to_dict`) read
+    by attribute: ``record.delta`` is the record's ``delta``, and a field an older record lacks reads as the
+    field's default (``None`` for a field without one). Read-only; as a mapping it holds the record's fields
+    under their record names.
+
+    This is how the report, the alerts and the gate hold a comparison: they declare none of its fields, so
+    a field added to :class:`Comparison` reaches them all. A key that is no field of the record (a typo, an
+    older release's field) is an ``InputError`` naming it.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, record: Mapping[str, object]) -> None:
+        if isinstance(record, ComparisonRecord):
+            data = dict(record._data)
+        else:
+            data = {_RECORD_NAMES.get(k, k): v for k, v in record.items()}
+        unknown = sorted(set(data) - set(RECORD_FIELDS))
+        if unknown:
+            raise InputError(f"comparison record has unknown fields {unknown}; expected some of {sorted(RECORD_FIELDS)}")
+        object.__setattr__(self, "_data", data)
+
+    def __getattr__(self, name: str) -> object:
+        if name in _DEFAULTS:
+            data = object.__getattribute__(self, "_data")
+            return data[name] if name in data else _DEFAULTS[name]
+        raise AttributeError(f"a comparison record has no field {name!r}")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a comparison record is read-only")
+
+    def __getitem__(self, name: str) -> object:
+        return self._data[name]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ComparisonRecord({self._data!r})"
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return ComparisonRecord, (dict(self._data),)
 
 
 def _plain(value: object) -> object:

@@ -33,11 +33,9 @@ def _registry(path, deployed, extra=()):
     return str(path)
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    """A home whose baseline (1.0, day 1) is promoted; yields (home, env)."""
-    home = tmp_path_factory.mktemp("gate")
-    env = {
+def project_env(home):
+    """The settings of a project in ``home`` over the sample data, registry of day 1 (1.0 deployed)."""
+    return {
         "EVALOPS_HOME": str(home),
         "EVALOPS_WAREHOUSE_URL": f"sqlite:///{home / 'warehouse.db'}",
         "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
@@ -48,6 +46,13 @@ def project(tmp_path_factory):
         "EVALOPS_RETRIEVERS_OVERLAY": None, "EVALOPS_CONFIG": None, "EVALOPS_WEBHOOK_URL": None,
         "EVALOPS_ALERTING__EMAIL_TO": None, "EVALOPS_MEASURES": None, "EVALOPS_ALERT_MEASURES": None,
     }
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A home whose baseline (1.0, day 1) is promoted; yields (home, env)."""
+    home = tmp_path_factory.mktemp("gate")
+    env = project_env(home)
     runner = CliRunner()
     first = runner.invoke(main, ["run", "--date", DAY1], env=env, catch_exceptions=False)
     assert first.exit_code == 0, first.output

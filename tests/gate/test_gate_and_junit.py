@@ -91,7 +91,8 @@ def test_a_comparison_that_cannot_be_found_fails_the_gate_closed():
     spec = {**_spec("2.0", 2), "baseline_run_id": 1}
     cases = gate_cases([spec], [], [], {2: "succeeded"}, MEASURES)
     assert [c.outcome for c in cases] == ["error", "error"] and {c.kind for c in cases} == {"missing"}
-    assert cases[0].message.startswith("missing: the comparison against 1.0 (baseline run 1) cannot be found")
+    assert cases[0].message.startswith("missing: the nDCG@10 comparison of search 2.0 against 1.0 (baseline run 1) "
+                                       "cannot be found")
     assert gate_exit_code(cases) == ExitCode.WAREHOUSE_ERROR
     # a baseline that failed in this run is why: the case is failed (exit 5), not missing
     cases = gate_cases([spec, _spec("1.0", 1)], [], [], {1: "failed", 2: "succeeded"}, MEASURES)

@@ -20,6 +20,12 @@ from tests.dags.conftest import INCLUDE
 pytestmark = pytest.mark.slow
 
 
+def _specs(result):
+    """The typed version specs of a run's result (``run_local`` returns their JSON form)."""
+    from evalops.pipeline.specs import VersionSpec
+
+    return [VersionSpec.from_xcom(v) for v in result["versions"]]
+
 def _day2(tmp_path):
     from evalops.config import load_config
     from evalops.pipeline import RunContext, run_local
@@ -46,7 +52,7 @@ def _seen(cfg, day2, result):
     from evalops.pipeline.publishing import build_report_data
     from evalops.pipeline.results import result_event
 
-    versions = result["versions"]
+    versions = _specs(result)
     report = build_report_data(cfg, day2, versions, result["alerts"])
     rows = [(r.candidate_version, r.query_set, r.measure, r.decision, r.family, r.delta, r.p_adjusted,
              tuple(q["query_id"] for q in r.worst_queries)) for r in report.ab_results]
@@ -76,7 +82,7 @@ def test_a_lost_work_folder_loses_no_decision_and_the_gate_fails_closed_without_
     def worst(version="2.0-truncated", measure="nDCG@10"):
         from evalops.pipeline.deciding import load_decisions
 
-        [d] = [d for d in load_decisions(cfg, day2, result["versions"]) if (d.version, d.measure) == (version, measure)]
+        [d] = [d for d in load_decisions(cfg, day2, _specs(result)) if (d.version, d.measure) == (version, measure)]
         return d.comparison["worst_queries"]
 
     assert worst()  # the details no column holds come with the row's record

@@ -13,6 +13,12 @@ from evalops.goldset import GoldSet, load_gold_set
 pytestmark = pytest.mark.slow
 
 
+def _specs(result):
+    """The typed version specs of a run's result (``run_local`` returns their JSON form)."""
+    from evalops.pipeline.specs import VersionSpec
+
+    return [VersionSpec.from_xcom(v) for v in result["versions"]]
+
 def _plant(gold: GoldSet, pads: list[str]):
     """Remove the judgments of every positive document but the lowest-graded one of each query with two or
     more; the candidate ranks exactly those removed documents first and the kept one after five pads (a
@@ -52,7 +58,7 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     assert len(removed) > 40
     cfg, day2, result = planted_project(thinned, baseline, candidate, ["nDCG@5", "R@10"])
 
-    [record] = [r.to_record() for r in load_decisions(cfg, day2, result["versions"]) if r.measure == "nDCG@5"]
+    [record] = [r.to_record() for r in load_decisions(cfg, day2, _specs(result)) if r.measure == "nDCG@5"]
     comp = record["comparison"]
     assert (comp["decision"], comp["reason_code"]) == ("inconclusive", "unjudged_documents")
     judged = comp["judged_coverage"]

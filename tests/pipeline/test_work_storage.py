@@ -11,6 +11,12 @@ from tests.dags.conftest import DAGS, make_home
 pytestmark = pytest.mark.slow
 
 
+def _specs(result):
+    """The typed version specs of a run's result (``run_local`` returns their JSON form)."""
+    from evalops.pipeline.specs import VersionSpec
+
+    return [VersionSpec.from_xcom(v) for v in result["versions"]]
+
 def _run(tmp_path, env, name: str, work_dir: str | None):
     from evalops.config import load_config
     from evalops.pipeline import RunContext, run_local
@@ -32,7 +38,7 @@ def _run(tmp_path, env, name: str, work_dir: str | None):
               load_scores(engine, s["run_id"]).sort_values(["measure", "query_id"], ignore_index=True)
               for s in result["versions"]}
     decisions = sorted((d.version, d.dataset, d.measure, d.decision)
-                       for d in load_decisions(cfg, run, result["versions"]))
+                       for d in load_decisions(cfg, run, _specs(result)))
     return cfg, scores, decisions
 
 

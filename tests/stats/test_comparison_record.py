@@ -84,8 +84,38 @@ def test_the_report_row_is_read_from_the_record_by_name():
     assert row.reasons == list(comparison.reasons) and row.coverage == "all answered" and row.worst_queries == []
 
 
-def test_the_report_row_context_may_override_a_field_of_the_record():
+def test_the_report_row_holds_the_record_a_descriptive_decision_included():
+    record = _comparison().to_record()
+    row = ABResult.from_record({**record, "decision": "descriptive (regression)", "reasons": ["gated"]},
+                               retriever="bm25", baseline_version="1", candidate_version="2", query_set="gold, judge")
+    assert (row.decision, row.reasons) == ("descriptive (regression)", ["gated"])
+
+
+def test_every_field_of_the_record_reads_on_the_report_row_and_the_gate_case():
+    from evalops.gate import GateCase
+    from evalops.stats import RECORD_FIELDS
+
     record = _comparison().to_record()
     row = ABResult.from_record(record, retriever="bm25", baseline_version="1", candidate_version="2",
-                               query_set="gold, judge", decision="descriptive (regression)", reasons=["gated"])
-    assert (row.decision, row.reasons) == ("descriptive (regression)", ["gated"])
+                               query_set="gold")
+    case = GateCase("bm25", "2", record["measure"], "passed", record["decision"], "fine", comparison=record)
+    own = {"worst_queries", "coverage"}  # the report's rows with text, the coverage in words
+    for name in RECORD_FIELDS:
+        if name not in own:
+            assert getattr(row, name) == record[name], name
+        assert getattr(case, name) == record[name], name
+    public = case.to_dict()
+    assert public["delta"] == record["delta"] and "deltas" not in public and "policy" not in public
+
+
+def test_a_record_read_by_attribute_refuses_an_unknown_field_and_defaults_an_absent_one():
+    from evalops.errors import InputError
+    from evalops.stats import ComparisonRecord
+
+    record = _comparison().to_record()
+    with pytest.raises(InputError, match=r"unknown fields \['deltaa'\]"):
+        ComparisonRecord({**record, "deltaa": 0.1})
+    older = ComparisonRecord({k: v for k, v in record.items() if k != "queries_gained"})
+    assert older.queries_gained == 0 and "queries_gained" not in older
+    with pytest.raises(AttributeError):
+        older.no_such_field  # noqa: B018

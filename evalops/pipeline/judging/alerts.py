@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.judging.summaries import _failed_steps
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 
-def judge_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]]) -> list[Any]:
+def judge_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Any]:
     """The ``judge_failed`` alert of a failed judge step (one for the run, naming every query set that
     failed), and regression alerts from judge-label comparisons, only for query sets whose gate said
     ``alerting``.
@@ -37,7 +39,7 @@ def judge_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]
                                          judge=f"{failed[0][2]['model']} [{failed[0][2]['kind']}]", day=run.day,
                                          report_location=report_location(cfg, run)))
     frame = load_judge_runs(engine_for(cfg), run.run_id)
-    fingerprints = {(s["dataset"], s["retriever"]): s["fingerprint"] for s in versions}
+    fingerprints = {(s.dataset, s.retriever): s.fingerprint for s in versions}
     for rec in frame.to_dict("records") if len(frame) else []:
         if rec["dag_id"] != run.dag_id or rec["gate"].get("status") != "alerting":
             continue

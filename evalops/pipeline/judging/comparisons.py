@@ -11,10 +11,11 @@ from evalops.config import PRODUCTION
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 
-def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: dict[str, dict[str, list[str]]],
+def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dict[str, dict[str, list[str]]],
              labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
              query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
     from evalops.metrics import Policy, evaluate
@@ -50,24 +51,24 @@ def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: 
             summary.setdefault(v, {})[m] = float(np.mean(list(values.values()))) if values else None
             if len(values) < len(by_query):
                 excluded_by_measure.setdefault(m, {})[v] = len(by_query) - len(values)
-    comparisons: list[tuple[dict[str, Any], Any]] = []
+    comparisons: list[tuple[VersionSpec, Any]] = []
     policy = cfg.stats_policy(run.seed)
     for spec in specs:
-        base = spec.get("baseline_version")
-        if spec["role"] != "candidate" or base not in per_version or spec["version"] not in per_version:
+        base = spec.baseline_version
+        if spec.role != "candidate" or base not in per_version or spec.version not in per_version:
             continue
         for m in measures:
-            if m not in per_version[base] or m not in per_version[spec["version"]]:
+            if m not in per_version[base] or m not in per_version[spec.version]:
                 continue  # e.g. only one of the two versions returns answers
-            paired = align(per_version[base][m], per_version[spec["version"]][m], missing="intersection",
-                           baseline_name=base, candidate_name=spec["version"])
+            paired = align(per_version[base][m], per_version[spec.version][m], missing="intersection",
+                           baseline_name=base, candidate_name=spec.version)
             if paired.n == 0:
                 continue
             comparisons.append((spec, compare(paired, measure=f"judge:{m}", policy=policy,
-                                              baseline_name=f"{spec['retriever']}@{base}",
-                                              candidate_name=f"{spec['retriever']}@{spec['version']}",
+                                              baseline_name=f"{spec.retriever}@{base}",
+                                              candidate_name=f"{spec.retriever}@{spec.version}",
                                               rng=data_seed(paired.query_ids, paired.baseline, paired.candidate))))
-    decided, families = _decide_families(cfg, specs[0]["dataset"] if specs else "", comparisons, policy)
+    decided, families = _decide_families(cfg, specs[0].dataset if specs else "", comparisons, policy)
     return {"versions": summary, "comparisons": decided, "families": families, "excluded_queries": excluded,
             "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
             "per_query": per_version}
@@ -76,7 +77,7 @@ def judge_family(dataset: str) -> str:
     """The multiple-comparison family of the judge-label comparisons on ``dataset``: ``judge-<dataset>``."""
     return f"judge-{dataset}"
 
-def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str, Any], Any]], policy: Any
+def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionSpec, Any]], policy: Any
                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Correct and decide the judge-label comparisons of one query set as their own family (see
     ``deciding``: judge labels are another instrument than the gold grades, so they neither dilute nor
@@ -104,7 +105,7 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[dict[str
     family = judge_family(dataset)
     groups: dict[int | None, list[int]] = {}
     for i, (spec, _) in enumerate(comparisons):
-        groups.setdefault(spec["run_id"] if dataset == PRODUCTION else None, []).append(i)
+        groups.setdefault(spec.run_id if dataset == PRODUCTION else None, []).append(i)
     decided: dict[int, dict[str, Any]] = {}
     looks: dict[str, int] = {}
     for run_id, idx in groups.items():

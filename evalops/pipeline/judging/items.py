@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 
@@ -19,7 +20,7 @@ def _documents(cfg: Config, snapshot_id: str) -> dict[str, str]:
     texts = corpus["text"].fillna("").astype(str).tolist()
     return {d: (f"{t}\n{x}" if t else x) for d, t, x in zip(corpus["doc_id"].astype(str).tolist(), titles, texts)}
 
-def _retrieved(cfg: Config, run: RunContext, spec: dict[str, Any], query_ids: list[str], k: int
+def _retrieved(cfg: Config, run: RunContext, spec: VersionSpec, query_ids: list[str], k: int
                ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, str]]:
     """(top k documents, failed queries, generated answers) of ``query_ids`` for one version, as its score
     step retrieved them (the shard outcomes in the work folder): the judge never asks a retriever again,
@@ -32,10 +33,10 @@ def _retrieved(cfg: Config, run: RunContext, spec: dict[str, Any], query_ids: li
     ranked: dict[str, list[str]] = {}
     failed: dict[str, str] = {}
     answers: dict[str, str] = {}
-    for shard in range(int(spec["n_shards"])):
-        path = shard_file(cfg, run, spec["run_id"], shard).with_suffix(".json")
+    for shard in range(int(spec.n_shards)):
+        path = shard_file(cfg, run, spec.run_id, shard).with_suffix(".json")
         if not path.exists():
-            why = f"{path}: the score step of shard {shard + 1}/{spec['n_shards']} wrote no outcome"
+            why = f"{path}: the score step of shard {shard + 1}/{spec.n_shards} wrote no outcome"
             return {}, {q: why for q in query_ids}, {}
         meta = json.loads(path.read_text())
         if meta.get("error"):

@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
@@ -19,6 +19,7 @@ from evalops.pipeline.judging.preflight import JudgePreflight, _check, build_jud
 from evalops.pipeline.judging.sampling import _gold_fields, _query_texts, _queue_sampled_queries
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 log = logging.getLogger("evalops.pipeline.judging")
@@ -45,7 +46,7 @@ def _reporter(dataset: str, say: Callable[[str], None]) -> Callable[[int, int, i
 
     return report
 
-def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]], *,
+def judge_versions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], *,
                    preflight: JudgePreflight | None = None, progress: Callable[[str], None] | None = None
                    ) -> dict[str, Any]:
     """Judge every version's top k on every query set of the run; record and return a summary per set.
@@ -73,7 +74,7 @@ def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]],
     prompt = load_prompt(task)
     by_dataset: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for spec in versions:
-        by_dataset[spec["dataset"]].append(spec)
+        by_dataset[spec.dataset].append(spec)
     inner = build_judge(settings)
     scopes: dict[str, Any] = {}
     try:
@@ -86,7 +87,7 @@ def judge_versions(cfg: Config, run: RunContext, versions: list[dict[str, Any]],
             return {"status": "failed", "cause": checked.cause, "judge": inner.fingerprint.to_dict(),
                     "prompt": prompt.ref, "scopes": scopes}
         judge = CachedJudge(inner, WarehouseJudgmentStore(engine))
-        documents = _documents(cfg, versions[0]["snapshot_id"])
+        documents = _documents(cfg, versions[0].snapshot_id)
         for dataset, specs in sorted(by_dataset.items()):
             scopes[dataset] = _judge_dataset(cfg, run, engine, judge, prompt, task, dataset, specs, documents,
                                              record_judge_run, say)
@@ -114,7 +115,7 @@ def _record_failure(engine: Any, run: RunContext, dataset: str, judge: dict[str,
             "cache_hits": 0, "missing": 0, "withheld": True, "failed": cause}
 
 def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt: Any, task: str, dataset: str,
-                   specs: list[dict[str, Any]], documents: dict[str, str], record: Any,
+                   specs: list[VersionSpec], documents: dict[str, str], record: Any,
                    say: Callable[[str], None]) -> dict[str, Any]:
     from evalops.judges.base import JudgeBudgetError, JudgeItem, MissingBudget, summarize_missing
     from evalops.judges.prompts import load_prompt
@@ -126,7 +127,7 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
     failed: dict[str, dict[str, str]] = {}
     answers: dict[str, dict[str, str]] = {}
     for spec in specs:
-        v = spec["version"]
+        v = spec.version
         ranked[v], failed[v], answers[v] = _retrieved(cfg, run, spec, list(texts), k)
     pool = sorted({(q, d) for lists in ranked.values() for q, docs in lists.items() for d in docs})
     items = [JudgeItem(task, texts[q], context=documents.get(d, ""), sample=i) for q, d in pool for i in range(s.samples)]

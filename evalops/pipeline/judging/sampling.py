@@ -11,15 +11,16 @@ from evalops.config import PRODUCTION
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
 
 
-def _query_texts(cfg: Config, run: RunContext, spec: dict[str, Any], n_production: int) -> tuple[dict[str, str], Any]:
+def _query_texts(cfg: Config, run: RunContext, spec: VersionSpec, n_production: int) -> tuple[dict[str, str], Any]:
     from evalops.pipeline.queries import query_set_for
 
-    queries = query_set_for(cfg, spec["dataset"], spec.get("sample_folder"))
+    queries = query_set_for(cfg, spec.dataset, spec.sample_folder)
     ids = queries.query_ids
-    if spec["dataset"] == PRODUCTION and len(ids) > n_production:
+    if spec.dataset == PRODUCTION and len(ids) > n_production:
         rng = np.random.default_rng(run.seed)
         ids = sorted(rng.choice(np.array(ids, dtype=object), size=n_production, replace=False).tolist())
     return {q: queries.texts[q] for q in ids}, queries

@@ -75,11 +75,11 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
             reasons = list(c["reasons"])
             if gate["status"] != "alerting":
                 reasons.insert(0, "descriptive only: " + gate["reason"])
+            decision = c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})"
+            record = {k: v for k, v in c.items() if k not in ("family", "look")}  # beside the record, not in it
             rows.append(ABResult.from_record(
-                c, retriever=retriever, baseline_version=base, candidate_version=c["candidate"].rpartition("@")[2],
-                query_set=f"{scope}, judge {who}",
-                decision=c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})",
-                reasons=reasons, worst_queries=[],
+                {**record, "decision": decision, "reasons": reasons}, retriever=retriever, baseline_version=base,
+                candidate_version=c["candidate"].rpartition("@")[2], query_set=f"{scope}, judge {who}",
             ))
     return rows, policies, notes
 
