@@ -19,6 +19,7 @@ import pytest
 from evalops.config import PRODUCTION
 from evalops.fingerprint import EvalFingerprint
 from evalops.pipeline.pooling import POOLED_METHOD, decide_production_run
+from evalops.pipeline.specs import VersionSpec
 from evalops.stats import Policy, align, compare
 from evalops.warehouse import (
     RunKey,
@@ -227,8 +228,11 @@ def _judge_day(cfg, engine, day: int, shift: float) -> dict:
     policy = cfg.stats_policy(0)
     comp = compare(align((ids, base_values.tolist()), (ids, cand_values.tolist())), measure="judge:nDCG@5",
                    policy=policy, baseline_name="search@1.0", candidate_name="search@2.0", rng=0)
-    spec = {"run_id": cand.id, "retriever": "search", "version": "2.0", "baseline_version": "1.0",
-            "dataset": PRODUCTION, "role": "candidate"}
+    spec = VersionSpec(label="search@2.0 production", retriever="search", version="2.0", dataset=PRODUCTION,
+                       role="candidate", run_id=cand.id, fingerprint=fp.hash, snapshot_id="kb-1",
+                       query_set_version="day", n_queries=N, n_shards=1, baseline_version="1.0",
+                       baseline_run_id=None, baseline_today=True, stored_baseline_run_id=None, baseline_note="",
+                       rescore_reason=None, sample_folder=None)
     records, _ = _decide_families(cfg, PRODUCTION, [(spec, comp)], policy)
     when = T0 + dt.timedelta(days=day)
     task = "context_relevance_graded" if cfg.judge.graded else "context_relevance"

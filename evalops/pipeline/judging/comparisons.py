@@ -139,7 +139,7 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionS
     return records, {family: description} if records else {}
 
 
-def _pooled(cfg: Config, comparisons: list[Any], run_id: int, spec: dict[str, Any]) -> list[Any]:
+def _pooled(cfg: Config, comparisons: list[Any], run_id: int, spec: VersionSpec) -> list[Any]:
     """The production judge-label family of one candidate run, pooled over the days since the restart."""
     from evalops.judges.prompts import load_prompt
     from evalops.pipeline.judging.preflight import build_judge
@@ -152,4 +152,4 @@ def _pooled(cfg: Config, comparisons: list[Any], run_id: int, spec: dict[str, An
     prompt = load_prompt("context_relevance_graded" if cfg.judge.graded else "context_relevance").ref
     judge = {**build_judge(cfg.judge).fingerprint.to_dict(), "prompt": prompt}
     return pool_family(comparisons, lambda comp, policy: earlier_judge_looks(
-        engine, run_id, spec["baseline_version"], comp.measure, judge, policy))
+        engine, run_id, spec.baseline_version, comp.measure, judge, policy))
