@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from evalops.alerting import AlertContext, judge_failed_alert, regression_alerts
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.judging.summaries import _failed_steps
 
@@ -24,7 +25,6 @@ def judge_alerts_for(cfg: Config, run: RunContext, versions: list[dict[str, Any]
         return []
     import dataclasses
 
-    from evalops.alerting import AlertContext, judge_failed_alert, regression_alerts
     from evalops.pipeline.workdir import report_location
     from evalops.querylog import scrub_text as _scrub
     from evalops.pipeline.store import engine_for

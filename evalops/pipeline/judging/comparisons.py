@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalops.config import PRODUCTION
+from evalops.metrics import Policy, evaluate
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -17,7 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover
 def _results(cfg: Config, run: RunContext, specs: list[dict[str, Any]], ranked: dict[str, dict[str, list[str]]],
              labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
              query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
-    from evalops.metrics import Policy, evaluate
     from evalops.pipeline.comparing import data_seed
     from evalops.stats import align, compare
 
