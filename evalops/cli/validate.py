@@ -15,8 +15,9 @@ from typing import Any
 import click
 
 from evalops.cli._common import FORMATS, Output, emit, output_options, progress, reports_errors
-from evalops.cli._project import PROJECT_OPTION
-from evalops.errors import ConfigError, InputError
+from evalops.cli._project import PROJECT_OPTION, project_config
+from evalops.contracts import GoldSetRules, QueryLogRules
+from evalops.errors import ConfigError, InputError, ValidationError
 from evalops.exitcodes import ExitCode
 
 DOCS_HELP = ("Folder for the Great Expectations Data Docs HTML (default: the project's data_docs setting, "
@@ -83,7 +84,7 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
     collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 3 (bad input)
     when anything is not, including a file that cannot be read as a gold set.
     """
-    from evalops.contracts import GoldSetRules, validate_gold_set, validate_knowledge_base
+    from evalops.contracts import validate_gold_set, validate_knowledge_base
     from evalops.goldset import load_gold_set
     from evalops.knowledge import load_snapshot
 
@@ -130,7 +131,6 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
 def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool, fmt: str,
                       output_path: Path | None) -> None:
     """Every gold set of the project against its knowledge base, under the project's rules."""
-    from evalops.cli._project import project_config
     from evalops.contracts import validate_gold_set, validate_knowledge_base
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
 
@@ -246,8 +246,6 @@ def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | 
     Writes sample.jsonl, queries.jsonl, weak_qrels.tsv, annotation_queue.csv and manifest.json to OUT.
     Exit 3 (bad input, writing nothing) when the window breaks its contract.
     """
-    from evalops.errors import ValidationError
-    from evalops.contracts import QueryLogRules
     from evalops.querylog import SampleSizePolicy, draw_log_sample, read_log_table, read_log_window
 
     if (logs is None) == (url is None):
