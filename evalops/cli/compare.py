@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from evalops import numfmt
-from evalops.abtest import compare_evaluations
 from evalops.cli._common import MEASURE, Output, emit, output_options, progress, reports_errors
 from evalops.errors import InputError
 from evalops.exitcodes import ExitCode
@@ -145,6 +144,7 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
                       measures: tuple[str, ...], policy: Any, queries: str = "all",
                       no_answer: str = "exclude") -> dict[str, Any]:
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
+    from evalops.abtest import compare_evaluations
     from evalops.formats import read_qrels, read_run
     from evalops.metrics import Policy as MetricsPolicy
     from evalops.metrics import evaluate, parse_measures

@@ -14,7 +14,6 @@ import click
 from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION, project_config
 from evalops.errors import InputError, MeasureError, WarehouseError
-from evalops.metrics import parse_measure
 from evalops.warehouse import (
     check_history_query,
     create_warehouse_engine,
@@ -240,6 +239,7 @@ def history(
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
     asked = measure
     if measure:  # stored under its canonical name (MRR@10 is RR@10), shown as asked
+        from evalops.metrics import parse_measure
 
         try:
             measure = str(parse_measure(measure))

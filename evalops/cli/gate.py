@@ -29,11 +29,7 @@ from evalops.cli._common import (
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.errors import InputError, ValidationError
 from evalops.exitcodes import ExitCode, most_severe
-from evalops.gate import DEFAULT_FAIL_ON, GateCase, cases_for_run, gate_exit_code, parse_fail_on
-from evalops.junit import write_junit_xml
-from evalops.pipeline import IncompleteRunError, RunContext
 from evalops.pipeline.registry import canonical_measures
-from evalops.reports.tables import decision_interval, decision_text
 
 __all__ = ["gate", "gated_run", "finish_run", "result_tables"]
 
@@ -56,7 +52,7 @@ def _say_always(message: str) -> None:
 def gated_run(cfg: Any, day: dt.date | None) -> tuple[Any, dict[str, Any], Exception | None]:
     """Run the pipeline for ``day``. Returns the run context, the result, and the ``IncompleteRunError`` a
     failed version raised (after the report), if any; any other error propagates."""
-    from evalops.pipeline import run_local
+    from evalops.pipeline import IncompleteRunError, RunContext, run_local
 
     run = RunContext.for_day(day or dt.datetime.now(dt.timezone.utc).date())
     try:
@@ -135,6 +131,8 @@ def _result_table(dataset: str, rows: list[dict[str, Any]]) -> Any:
     """One gold set's rows as a terminal table: a version's name on its first row only."""
     from rich.table import Table
 
+    from evalops.reports.tables import decision_interval, decision_text
+
     table = Table(title=f"gold set {dataset}", title_justify="left", show_edge=False)
     for header in ("version", "measure", "mean", "delta", "decision interval", "adj. p", "decision"):
         table.add_column(header, justify="right" if header in ("mean", "delta", "adj. p") else "left")
@@ -173,6 +171,8 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     ``fail_on_regression`` (``evalops run``) only the kinds that never passed there fail it: a failed version
     (exit 5), as it always has for ``evalops run``.
     """
+    from evalops.gate import DEFAULT_FAIL_ON, GateCase, cases_for_run, gate_exit_code
+
     policy = DEFAULT_FAIL_ON if fail_on is None else fail_on
     if not fail_on_regression:
         policy = policy & {"failed"}
@@ -188,6 +188,8 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     if undelivered:  # stored, retried by every later run and by `evalops alerts retry`
         code = most_severe(code, ExitCode.UNDELIVERED_ALERTS)
     if junit_xml is not None:
+        from evalops.junit import write_junit_xml
+
         write_junit_xml(junit_xml, cases, suite=f"evalops {run.label}",
                         properties={"day": run.day, "report": result["report"]},
                         timestamp=dt.datetime.now(dt.timezone.utc))
@@ -238,6 +240,8 @@ def _write_input_error(junit_xml: Path | None, exc: Exception) -> None:
     """A run stopped by its inputs is one JUnit error case, so CI shows why (the exit code is still 3)."""
     if junit_xml is None:
         return
+    from evalops.gate import GateCase
+    from evalops.junit import write_junit_xml
 
     message = exc.summary if hasattr(exc, "summary") else str(exc)
     case = GateCase(retriever="evalops", version="", measure="inputs", outcome="error", decision="bad_input",
@@ -275,6 +279,8 @@ def gate(day: dt.date | None, project: Path | None, config_file: str | None, fai
     comparisons are reported with their reason code (skipped in the JUnit XML) and pass unless --fail-on
     names inconclusive.
     """
+    from evalops.gate import parse_fail_on
+
     policy = parse_fail_on(fail_on)
 
     try:

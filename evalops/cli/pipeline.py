@@ -9,14 +9,11 @@ from pathlib import Path
 
 import click
 
-from evalops.airflow.runner import run_demo
 from evalops.cli._common import DAY, Output, emit, output_options, reports_errors, stderr_is_terminal
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.gate import JUNIT_HELP, QUIET_OPTION, finish_run, gated_run
-from evalops.config import without_settings_variables
 from evalops.errors import InputError
 from evalops.pipeline.demo import BACKFILL_DAYS, demo_summary, plan_demo, run_backfill
-from evalops.reports import report_dir_for
 from evalops.secrets import mask_url
 from evalops.utc import as_utc
 from evalops.warehouse.config import url_for as warehouse_url_for
@@ -73,7 +70,8 @@ def demo(days, no_backfill):
     import datetime as dt
     import time
 
-    from evalops.config import load_config
+    from evalops.airflow.runner import run_demo
+    from evalops.config import load_config, without_settings_variables
     from evalops.project import demo_project
 
     started, cpu = time.perf_counter(), sum(os.times()[:4])  # CPU of this process and its children
@@ -185,6 +183,8 @@ def report(run_key, as_html, project, config_file, fmt, output_path):
     root = cfg.report_dir
     folders = sorted((p for p in root.glob("*") if (p / "report.md").is_file()), key=lambda p: p.stat().st_mtime)
     if run_key:
+        from evalops.reports import report_dir_for
+
         wanted = report_dir_for(root, run_key)
         folders = [p for p in folders if p == wanted or p.name == run_key]
     if not folders:

@@ -16,7 +16,6 @@ import click
 
 from evalops.cli._common import FORMATS, Output, emit, output_options, progress, reports_errors
 from evalops.cli._project import PROJECT_OPTION, project_config
-from evalops.contracts import GoldSetRules, QueryLogRules
 from evalops.errors import ConfigError, InputError, ValidationError
 from evalops.exitcodes import ExitCode
 
@@ -84,7 +83,7 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
     collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 3 (bad input)
     when anything is not, including a file that cannot be read as a gold set.
     """
-    from evalops.contracts import validate_gold_set, validate_knowledge_base
+    from evalops.contracts import GoldSetRules, validate_gold_set, validate_knowledge_base
     from evalops.goldset import load_gold_set
     from evalops.knowledge import load_snapshot
 
@@ -246,6 +245,7 @@ def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | 
     Writes sample.jsonl, queries.jsonl, weak_qrels.tsv, annotation_queue.csv and manifest.json to OUT.
     Exit 3 (bad input, writing nothing) when the window breaks its contract.
     """
+    from evalops.contracts import QueryLogRules
     from evalops.querylog import SampleSizePolicy, draw_log_sample, read_log_table, read_log_window
 
     if (logs is None) == (url is None):
