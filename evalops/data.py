@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from evalops._arrow import doc_strings
 from evalops.errors import DuplicateDocumentError, FormatError, InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -486,8 +487,6 @@ class RunTable:
 
     def doc_ids(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Doc ids of ``rows`` (every row when None) as an object array of str."""
-        from evalops._arrow import doc_strings
-
         return doc_strings(self.doc_dictionary, self.doc_codes if rows is None else self.doc_codes[rows])
 
     def to_run(self) -> Run:

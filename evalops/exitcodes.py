@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import enum
 
+from evalops.errors import EvalopsError, InputError, RetrieverError, ValidationError, WarehouseError
+
 __all__ = ["ExitCode", "PRECEDENCE", "for_exception", "most_severe"]
 
 
@@ -95,8 +97,6 @@ def most_severe(*codes: ExitCode) -> ExitCode:
 
 def for_exception(exc: BaseException) -> ExitCode:
     """The exit code of an error evalops raised on purpose; ``INTERNAL_ERROR`` for anything else."""
-    from evalops.errors import EvalopsError, InputError, RetrieverError, ValidationError, WarehouseError
-
     if isinstance(exc, (InputError, ValidationError)):
         return ExitCode.BAD_INPUT
     if isinstance(exc, RetrieverError):

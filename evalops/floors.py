@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalops.errors import InputError
+
 __all__ = ["FLOOR_ON", "FLOOR_SEVERITIES", "FloorCheck", "check_floors", "floor_checks", "parse_floors"]
 
 FLOOR_ON: tuple[str, ...] = ("mean", "lower_bound")
@@ -58,7 +60,6 @@ class FloorCheck:
 def parse_floors(floors: Mapping[str, Any], measures: list[str] | None = None) -> dict[str, float]:
     """``{canonical measure: floor}``; a ``ValueError`` naming the key when a measure does not parse, is not
     among ``measures`` (the configured ones), or its floor is not a number in [0, 1]."""
-    from evalops.errors import InputError
     from evalops.metrics import parse_measures
 
     out: dict[str, float] = {}

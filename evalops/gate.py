@@ -30,7 +30,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from evalops.errors import InputError
 from evalops.exitcodes import ExitCode, most_severe
+from evalops.floors import floor_checks
+from evalops.pipeline.registry import canonical_measures
+from evalops.reports.tables import decision_interval
+from evalops.pipeline.specs import VersionSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.deciding import Decision
@@ -49,8 +54,6 @@ _KIND_CODE = {"regression": ExitCode.REGRESSION, "floor": ExitCode.REGRESSION, "
 def parse_fail_on(text: str | Iterable[str] | None) -> frozenset[str]:
     """``--fail-on`` as a set of :data:`FAIL_ON` kinds (comma-separated; ``none`` for an empty set);
     an unknown kind is an ``InputError`` naming the known ones."""
-    from evalops.errors import InputError
-
     if text is None:
         return DEFAULT_FAIL_ON
     items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text) if t and t.strip()]
@@ -128,8 +131,6 @@ def describe_comparison(c: Mapping[str, Any]) -> str:
     """One line: the decision with its severity and reason code, the means, the delta with the decision
     interval (the one interval a comparison shows, at the family's level), the delta with every unjudged
     document relevant (when that bound was scored) and the adjusted p."""
-    from evalops.reports.tables import decision_interval
-
     if c.get("interval_low") is not None:
         interval = decision_interval(c["interval_low"], c.get("interval_high"), c.get("interval_level"))
         ci = f" [decision interval {interval}]"
@@ -268,11 +269,8 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
     """The gate's cases of a pipeline run: ``result`` is what ``run_local`` returned (or the ``.result`` of
     its ``IncompleteRunError``). Reads each version's status, its decided comparisons (``ab_tests``) and its
     aggregates (for the floors) from the warehouse, so a comparison that was never stored is ``missing``."""
-    from evalops.floors import floor_checks
-    from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for
     from evalops.pipeline.deciding import load_decisions
-    from evalops.pipeline.specs import VersionSpec
     from evalops.warehouse import get_run, load_aggregates
 
     engine = engine_for(cfg)

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalops.errors import InputError
+
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.gate import GateCase
 
@@ -72,8 +74,6 @@ def junit_xml(cases: Sequence[GateCase], suite: str, properties: Mapping[str, ob
 def write_junit_xml(path: str | Path, cases: Sequence[GateCase], suite: str,
                     properties: Mapping[str, object] | None = None, timestamp: dt.datetime | None = None) -> Path:
     """Write :func:`junit_xml` to ``path`` (UTF-8, with an XML declaration); returns the path."""
-    from evalops.errors import InputError
-
     path = Path(path)
     tree = junit_xml(cases, suite, properties, timestamp)
     try:

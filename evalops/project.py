@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalops.config import PROJECT_FILE, Config
+from evalops.airflow.dags import DAG_FILES, dag_file_text
+from evalops.config import PROJECT_FILE, Config, GoldSetSettings
 from evalops.errors import ConfigError
 
 __all__ = ["demo_project", "init_project", "project_yaml", "REGISTRY_TEMPLATE"]
@@ -156,8 +157,6 @@ def _comment(line: str) -> str:
 
 
 def _nested_type(default: Any, annotation: Any) -> Any:
-    from evalops.config import GoldSetSettings
-
     if annotation is not None and (annotation == GoldSetSettings | None or annotation is GoldSetSettings):
         return GoldSetSettings
     if isinstance(default, BaseModel) or dataclasses.is_dataclass(default):
@@ -179,8 +178,6 @@ def init_project(folder: str | Path, *, gold_set: str | None = None, queries: st
 
     Refuses a folder that already holds ``evalops.yaml`` unless ``force``; never overwrites another file.
     """
-    from evalops.airflow.dags import DAG_FILES, dag_file_text
-
     import os
 
     root = Path(os.path.abspath(Path(folder).expanduser()))  # as named: a symlinked folder is not resolved

@@ -47,6 +47,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from evalops.errors import ConfigError
+from evalops.extras import MissingExtraError, require
 
 __all__ = ["MASK", "ConnectionFields", "MaskingFilter", "SecretError", "env_secret", "install_log_masking",
            "is_secret_name", "mask_text", "mask_url", "mask_value", "read_connection", "register_secret", "connection_path"]
@@ -89,8 +90,6 @@ def _airflow_in_process(conn_id: str) -> bool:
 
 def _airflow_reader(purpose: str) -> Any:
     """The Airflow edge's reader; :class:`SecretError` (with the extra to install) without Airflow."""
-    from evalops.extras import MissingExtraError, require
-
     try:
         require("airflow.sdk", "airflow", purpose)
     except MissingExtraError as exc:

@@ -17,12 +17,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalops.abtest import compare_evaluations
+from evalops.gate import cases_for_run, describe_comparison
+from evalops.holes import run_judged
+
 __all__ = ["assert_no_regression"]
 
 
 def _describe(comparison: Any) -> str:
-    from evalops.gate import describe_comparison
-
     c = {**comparison.to_dict(), "policy": comparison.policy.to_dict()}
     where = f"{c['candidate']} vs {c['baseline']}: "
     return where + describe_comparison(c) + "\n    " + "\n    ".join(c["reasons"])
@@ -76,14 +78,12 @@ def assert_no_regression(
         paired = align(baseline, candidate)
         decided = adjust_and_decide([compare(paired, measure=names[0], policy=policy)], policy)
     else:
-        from evalops.abtest import compare_evaluations
         from evalops.formats import read_qrels, read_run
         from evalops.metrics import Policy as MetricsPolicy
         from evalops.metrics import evaluate, parse_measures
 
         parsed = parse_measures(names)
         metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
-        from evalops.holes import run_judged
 
         gold = _read(qrels, read_qrels)
         base_run, cand_run = _read(baseline, read_run), _read(candidate, read_run)
@@ -102,7 +102,6 @@ def assert_no_regression(
 
 def _assert_pipeline(result: Mapping[str, Any], config: Any, run: Any) -> list[Any]:
     __tracebackhide__ = True
-    from evalops.gate import cases_for_run
 
     if config is None or run is None:
         raise TypeError("a pipeline result needs config= (the Config) and run= (the RunContext) it ran with")

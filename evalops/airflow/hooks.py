@@ -13,6 +13,9 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
+from evalops.alerting.notifiers import _url_from_airflow_connection
+from evalops.secrets import read_connection
+
 __all__ = ["JudgeHook", "RetrieverAuthHook", "WarehouseHook", "WebhookHook"]
 
 
@@ -32,7 +35,6 @@ class WarehouseHook(_EvalopsHook):
     hook_name = "evalops metrics warehouse"
 
     def get_url(self) -> str:
-        from evalops.secrets import read_connection
         from evalops.warehouse.config import _connection_to_url, normalise_url
 
         return normalise_url(_connection_to_url(read_connection(self.conn_id, what="the warehouse hook")))
@@ -51,8 +53,6 @@ class WebhookHook(_EvalopsHook):
     hook_name = "evalops alert webhook"
 
     def get_conn(self) -> str | None:
-        from evalops.alerting.notifiers import _url_from_airflow_connection
-
         return _url_from_airflow_connection(self.conn_id)  # None when not defined: the webhook is optional
 
 

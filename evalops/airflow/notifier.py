@@ -35,7 +35,7 @@ from airflow.sdk import BaseNotifier
 
 from evalops.alerting.delivery import StoredAlert, deliver_alerts
 from evalops.alerting.model import ALL_RETRIEVERS, Alert, Severity
-from evalops.alerting.notifiers import NotificationError
+from evalops.alerting.notifiers import LogNotifier, NotificationError
 
 __all__ = ["EvalopsNotifier", "AIRFLOW_FAILURE", "AIRFLOW_SUCCESS", "WarehouseUnreachable", "alert_from_context"]
 
@@ -223,7 +223,6 @@ class EvalopsNotifier(BaseNotifier):
     def _notifiers(self, cfg: Any, context: dict[str, Any]) -> list[Any]:
         if self.notifiers is not None:
             return self.notifiers
-        from evalops.alerting.notifiers import LogNotifier
         from evalops.pipeline.notify import notifiers_for
 
         if self.slack_conn_id:

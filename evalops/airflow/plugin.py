@@ -22,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from evalops.airflow.compat import plugin_base, requires_authenticated
+from evalops.config import load_config
+from evalops.config.env import HOME_VAR, PROJECT_FILE
+from evalops.dashboard import DashboardSettings, create_app
+from evalops.errors import ConfigError
+from evalops.warehouse import create_warehouse_engine, resolve_url
+from evalops.warehouse.config import WarehouseURL, url_for
 
 __all__ = ["URL_PREFIX", "EvalopsDashboardPlugin", "build_app", "open_warehouse"]
 
@@ -36,9 +42,6 @@ def _project() -> Any | None:
     """The project's settings, when the api-server names one (``EVALOPS_HOME``) or runs in its folder."""
     import os
 
-    from evalops.config import load_config
-    from evalops.config.env import HOME_VAR, PROJECT_FILE
-
     if not os.environ.get(HOME_VAR) and not (Path.cwd() / PROJECT_FILE).is_file():
         return None
     return load_config(Path.cwd())  # EVALOPS_HOME, when set, wins
@@ -49,10 +52,6 @@ def open_warehouse() -> Any:
     a :class:`~evalops.errors.ConfigError` that says what to set otherwise."""
     from sqlalchemy import inspect
     from sqlalchemy.exc import SQLAlchemyError
-
-    from evalops.errors import ConfigError
-    from evalops.warehouse import create_warehouse_engine, resolve_url
-    from evalops.warehouse.config import WarehouseURL, url_for
 
     cfg = _project()
     if cfg is not None:
@@ -87,7 +86,6 @@ def _authenticated() -> list[Any]:
 
 def build_app() -> Any:
     from evalops.config import load_config  # noqa: F401  (fail at import if evalops is half installed)
-    from evalops.dashboard import DashboardSettings, create_app
 
     try:
         cfg = _project()

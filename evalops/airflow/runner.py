@@ -30,6 +30,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalops.config import without_settings_variables
+
 __all__ = ["airflow_environment", "run_demo", "run_steps", "run_steps_in_subprocess"]
 
 
@@ -143,7 +145,6 @@ def run_steps_in_subprocess(
     airflow_home = Path(tempfile.mkdtemp(prefix="airflow-", dir=workdir))
     spec = airflow_home / "steps.json"
     spec.write_text(json.dumps({"dags_folder": str(dags_folder), "steps": list(steps), "counts": counts}))
-    from evalops.config import without_settings_variables
 
     inherited = dict(os.environ) if inherit_evalops_env else without_settings_variables(os.environ)
     child_env = {**inherited, **(env or {}), **airflow_environment(airflow_home, dags_folder)}

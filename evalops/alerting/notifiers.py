@@ -24,8 +24,12 @@ import logging
 import os
 from typing import Any, Protocol
 
+from evalops.alerting.message import MESSAGE_LIMIT, slack_text
 from evalops.alerting.model import Alert
 from evalops.errors import EvalopsError
+from evalops.safetext import plain
+from evalops.secrets import SecretError, read_connection, register_secret
+from evalops.transport import HttpClient, RetryPolicy
 
 __all__ = [
     "Notifier",
@@ -70,9 +74,6 @@ class LogNotifier:
         self._log = logger or log
 
     def send(self, alert: Alert) -> None:
-        from evalops.alerting.message import MESSAGE_LIMIT
-        from evalops.safetext import plain
-
         self._log.warning("evalops alert [%s]\n%s", plain(alert.kind, 100), plain(alert.message, MESSAGE_LIMIT,
                                                                                  keep_newlines=True))
 
@@ -111,16 +112,12 @@ class WebhookNotifier:
         return "WebhookNotifier(url=<redacted>)"
 
     def payload(self, alert: Alert) -> dict[str, Any]:
-        from evalops.alerting.message import slack_text
-
         body: dict[str, Any] = {"text": slack_text(alert.message), "alert_key": idempotency_key(alert)}
         if alert.details.get("redelivery"):
             body["redelivery"] = alert.details["redelivery"]
         return body
 
     def send(self, alert: Alert) -> None:
-        from evalops.transport import HttpClient, RetryPolicy
-
         httpx_log = logging.getLogger("httpx")
         guard = _DropRecordsContaining(self._url)
         httpx_log.addFilter(guard)
@@ -160,10 +157,6 @@ class EmailNotifier:
         import smtplib
         import ssl
         from email.message import EmailMessage
-
-        from evalops.alerting.message import MESSAGE_LIMIT
-        from evalops.safetext import plain
-        from evalops.secrets import SecretError, read_connection
 
         try:
             conn = read_connection(self._conn_id, what="the e-mail notifier")
@@ -211,15 +204,11 @@ def resolve_webhook_url(env_var: str, conn_id: str | None = "evalops_webhook") -
     if url is None and conn_id:
         url = _url_from_airflow_connection(conn_id)
     if url:
-        from evalops.secrets import register_secret
-
         register_secret(url)
     return url
 
 
 def _url_from_airflow_connection(conn_id: str) -> str | None:
-    from evalops.secrets import read_connection
-
     conn = read_connection(conn_id, what="the alert webhook", required=False)
     if conn is None:
         return None

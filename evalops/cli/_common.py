@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 import click
 
 from evalops import safetext
-from evalops.errors import EvalopsError, InputError
+from evalops.errors import EvalopsError, InputError, MeasureError
+from evalops.exitcodes import ExitCode, for_exception
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -228,7 +229,6 @@ class MeasureName(click.ParamType):
     name = "measure"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        from evalops.errors import MeasureError
         from evalops.metrics import parse_measure
 
         if isinstance(value, str) and not value.strip():
@@ -288,8 +288,6 @@ def reports_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from evalops.exitcodes import ExitCode, for_exception
-
         try:
             return func(*args, **kwargs)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):

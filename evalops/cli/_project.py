@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from evalops.config import HOME_VAR, PROJECT_FILE, project_from_environment
 from evalops.errors import ConfigError
 
 PROJECT_OPTION = click.option(
@@ -23,7 +24,7 @@ CONFIG_OPTION = click.option(
 
 def project_home(project: Path | None, *, config_file: str | None = None) -> Path:
     """The project folder, or a ``ConfigError`` saying how to make one."""
-    from evalops.config import PROJECT_FILE, find_project, project_from_environment
+    from evalops.config import find_project
 
     if project is not None:
         root = project.expanduser().resolve()
@@ -45,7 +46,7 @@ def project_home(project: Path | None, *, config_file: str | None = None) -> Pat
 
 def project_config(project: Path | None, config_file: str | None = None):
     """The settings of the project this command works on."""
-    from evalops.config import HOME_VAR, load_config
+    from evalops.config import load_config
 
     home = project_home(project, config_file=config_file)
     cfg = load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)})

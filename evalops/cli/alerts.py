@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
 from evalops.cli._common import reports_errors
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 
@@ -26,7 +27,6 @@ def retry(force, as_json, project, config_file):
     """Send again the stored alerts that are undelivered or unknown (timed out), younger than the maximum
     age (alerting.retry_max_age_days), whose backoff has passed. Exits with the undelivered-alerts code when
     some stay undelivered."""
-    from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
     from evalops.pipeline.notify import retry_undelivered
     from evalops.pipeline.store import migrate_warehouse
 

@@ -10,6 +10,9 @@ import click
 
 from evalops import numfmt
 from evalops.cli._common import MEASURE, Output, emit, output_options, progress, reports_errors
+from evalops.errors import InputError
+from evalops.exitcodes import ExitCode
+from evalops.holes import run_judged
 
 __all__ = ["compare", "compare_run_files", "power"]
 
@@ -92,7 +95,6 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
     critical regression when the whole interval lies below -margin, a warning when it lies below 0 but
     reaches past -margin, no_change when it lies inside +-margin.
     """
-    from evalops.errors import InputError
     from evalops.stats import DEFAULT_MIN_DELTA, Policy
 
     per_measure = {}
@@ -116,8 +118,6 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
     emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=report["comparisons"], notes=notes, cell=_cell,
                 draw=lambda console: _print_table(console, report)), fmt, output_path)
     if fail_on_regression and report["summary"]["alerts"]:
-        from evalops.exitcodes import ExitCode
-
         sys.exit(ExitCode.REGRESSION)
 
 
@@ -146,7 +146,6 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
     from evalops.abtest import compare_evaluations
     from evalops.formats import read_qrels, read_run
-    from evalops.holes import run_judged
     from evalops.metrics import Policy as MetricsPolicy
     from evalops.metrics import evaluate, parse_measures
 
@@ -331,8 +330,6 @@ def power(effect: float | None, n: int | None, target: float | None, pilot_path:
     --delta a regression with --n queries, or the queries it needs for --power (default 0.8), resampling
     the pilot re-centred to that mean; the Monte Carlo standard error is printed with it.
     """
-    from evalops.errors import InputError
-
     if pilot_path is not None:
         _pilot_power(pilot_path, drop, n, target, margin, simulations, alpha, alternative, effect, fmt, output_path)
         return
@@ -382,8 +379,6 @@ def power(effect: float | None, n: int | None, target: float | None, pilot_path:
 
 def _read_pilot(path: str) -> list[float]:
     """Per-query deltas from a file: one number a line, or a CSV whose header has a ``delta`` column."""
-    from evalops.errors import InputError
-
     with open(path, encoding="utf-8") as f:
         lines = [line.strip() for line in f if line.strip()]
     if not lines:
@@ -415,7 +410,6 @@ def _is_number(text: str) -> bool:
 def _pilot_power(path: str, drop: float | None, n: int | None, target: float | None, margin: float | None,
                  simulations: int, alpha: float, alternative: str, effect: float | None, fmt: str,
                  output_path: Any) -> None:
-    from evalops.errors import InputError
     from evalops.stats import DEFAULT_MIN_DELTA
     from evalops.stats.pilot import pilot_power, pilot_sample_size
 

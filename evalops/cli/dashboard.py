@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from evalops.cli._common import reports_errors
-from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
+from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.config.env import DASHBOARD_TOKEN_VAR, DASHBOARD_USER_VAR, dashboard_credentials
 from evalops.errors import ConfigError
+from evalops.warehouse import create_warehouse_engine, current_revision, resolve_url
 from evalops.warehouse.config import url_for as warehouse_url_for
 
 
@@ -28,12 +30,9 @@ def dashboard(host: str, port: int, export_dir: str | None, url: str | None, pro
               config_file: str | None) -> None:
     """Open the history dashboard: each measure over time per version, with promotions, knowledge-base and
     gold-set changes and alerts on the timeline, and every A/B comparison down to its worst queries."""
-    from evalops.cli._project import project_config
     from evalops.config import find_project, load_config
-    from evalops.config.env import DASHBOARD_TOKEN_VAR, DASHBOARD_USER_VAR, dashboard_credentials
     from evalops.dashboard import DashboardSettings
     from evalops.dashboard.auth import DashboardAuth, is_loopback
-    from evalops.warehouse import create_warehouse_engine, current_revision, resolve_url
 
     auth = DashboardAuth(*dashboard_credentials())
     if export_dir is None and not is_loopback(host) and not auth.configured:

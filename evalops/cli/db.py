@@ -12,9 +12,27 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
-from evalops.cli._project import PROJECT_OPTION
-from evalops.errors import InputError, WarehouseError
+from evalops.cli._project import PROJECT_OPTION, project_config
+from evalops.errors import InputError, MeasureError, WarehouseError
+from evalops.warehouse import (
+    check_history_query,
+    create_warehouse_engine,
+    current_revision,
+    downgrade as downgrade_schema,
+    find_fingerprint_hash,
+    get_run,
+    head_revisions,
+    latest_runs,
+    promote_baseline,
+    resolve_url,
+    rollback_baseline,
+    upgrade as upgrade_schema,
+)
+from evalops.warehouse.baselines import BASELINE_COLUMNS, baseline_history_rows
 from evalops.warehouse.config import url_for as warehouse_url_for
+from evalops.warehouse.history import HISTORY_COLUMNS, RUN_COLUMNS, latest_run_rows, measure_history_rows, run_mean_rows
+from evalops.warehouse.migrate import migration_history as revisions, stamp as stamp_schema, upgrade_sql
+from evalops.warehouse.models import FINISHED_STATUSES
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -32,16 +50,12 @@ def _project_url(url: str | None, project: Path | None, required: bool) -> str |
     from evalops.config import find_project
 
     if url is None and (project is not None or required or find_project() is not None):
-        from evalops.cli._project import project_config
-
         return warehouse_url_for(project_config(project))
     return url
 
 
 def _read_only_engine(url: str | None, project: Path | None = None):
     """The warehouse for a command that only reads: a SQLite file that does not exist is not created."""
-    from evalops.warehouse import create_warehouse_engine, resolve_url
-
     resolved = resolve_url(_project_url(url, project, required=True))
     if resolved.url.startswith("sqlite:///"):
         from sqlalchemy.engine import make_url
@@ -55,8 +69,6 @@ def _read_only_engine(url: str | None, project: Path | None = None):
 
 
 def _engine(url: str | None, project: Path | None = None):
-    from evalops.warehouse import create_warehouse_engine, resolve_url
-
     resolved = resolve_url(_project_url(url, project, required=False))
     return create_warehouse_engine(resolved), resolved
 
@@ -76,13 +88,7 @@ def db() -> None:
 @reports_errors
 def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | None) -> None:
     """Apply the warehouse migrations (safe to run again; it is what the DAG's first task does)."""
-    from evalops.warehouse import current_revision
-    from evalops.warehouse import upgrade as upgrade_schema
-
     if as_sql:
-        from evalops.warehouse import resolve_url
-        from evalops.warehouse.migrate import upgrade_sql
-
         click.echo(upgrade_sql(resolve_url(url).url, revision, start=from_revision), nl=False)
         return
     if from_revision is not None:
@@ -104,8 +110,6 @@ def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | N
 @reports_errors
 def current(url: str | None, fmt: str, output_path: Any) -> None:
     """Show which warehouse is used, where that came from, and its schema revision."""
-    from evalops.warehouse import current_revision, head_revisions
-
     engine, resolved = _engine(url)
     try:
         revision = current_revision(engine)
@@ -132,8 +136,6 @@ def current(url: str | None, fmt: str, output_path: Any) -> None:
 @reports_errors
 def downgrade(url: str | None, revision: str, yes: bool) -> None:
     """Step the schema back to REVISION ("base" drops every warehouse table and its data)."""
-    from evalops.warehouse import downgrade as downgrade_schema
-
     engine, resolved = _engine(url)
     try:
         if not yes:
@@ -150,8 +152,6 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
 @reports_errors
 def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
     """List the schema revisions, newest first, marking the head and the warehouse's current one."""
-    from evalops.warehouse.migrate import migration_history as revisions
-
     engine, _ = _engine(url)
     try:
         found = revisions(engine)
@@ -174,9 +174,6 @@ def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
 def stamp(url: str | None, revision: str) -> None:
     """Record REVISION as the warehouse's schema revision without running migrations (for a schema
     created or repaired by hand; "base" clears it)."""
-    from evalops.warehouse import current_revision
-    from evalops.warehouse.migrate import stamp as stamp_schema
-
     engine, resolved = _engine(url)
     try:
         stamp_schema(engine, revision)
@@ -227,11 +224,6 @@ def history(
     and so is an option that does not apply to the view asked for (--since and --superseded go with
     --measure), rather than being ignored.
     """
-    from evalops.warehouse import check_history_query, find_fingerprint_hash
-    from evalops.warehouse.baselines import BASELINE_COLUMNS, baseline_history_rows
-    from evalops.warehouse.history import HISTORY_COLUMNS, RUN_COLUMNS, latest_run_rows, measure_history_rows
-    from evalops.warehouse.models import FINISHED_STATUSES
-
     ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
                if given and (baselines or not measure)]
     if baselines:
@@ -247,7 +239,6 @@ def history(
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
     asked = measure
     if measure:  # stored under its canonical name (MRR@10 is RR@10), shown as asked
-        from evalops.errors import MeasureError
         from evalops.metrics import parse_measure
 
         try:
@@ -309,8 +300,6 @@ def history(
 def _with_means(engine: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The runs with each run's mean of every measure it scored (one column per measure, in the order
     first seen; the Judged@k coverage measures left to the report), and those columns' names."""
-    from evalops.warehouse.history import run_mean_rows
-
     means = run_mean_rows(engine, [int(r["run_id"]) for r in rows])
     means = {run: {m: v for m, v in row.items() if not m.startswith("Judged@")} for run, row in means.items()}
     names = list(dict.fromkeys(m for row in means.values() for m in row))
@@ -347,8 +336,6 @@ def promote(
     By default the latest succeeded gold-set run of VERSION is promoted (under --fingerprint when given).
     A rollback needs --fingerprint, because baselines are kept per fingerprint.
     """
-    from evalops.warehouse import find_fingerprint_hash, get_run, latest_runs, promote_baseline, rollback_baseline
-
     who = who or getpass.getuser()
     engine, _ = _engine(url, project)
     try:

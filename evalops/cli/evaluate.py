@@ -10,6 +10,8 @@ from click.core import ParameterSource
 
 from evalops import numfmt
 from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, measure_labels, progress, reports_errors
+from evalops.errors import InputError
+from evalops.limits import budget_note, rss_bytes
 
 __all__ = ["evaluate"]
 
@@ -57,12 +59,10 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     Either may be `-` (standard input) or compressed (.gz, .zst). Values match trec_eval (ties by doc id
     descending; a query missing from the run scores 0).
     """
-    from evalops.errors import InputError
     from evalops.formats import read_qrels
     from evalops.formats.stream import parse_memory_budget
     from evalops.metrics import Policy, parse_measures
     from evalops.formats.stream import evaluate_run_file
-    from evalops.limits import budget_note, rss_bytes
 
     if qrels == "-" and run == "-":
         raise InputError("QRELS and RUN cannot both be standard input (-); give one of them as a file")

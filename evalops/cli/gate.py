@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from evalops import numfmt
 from evalops.cli._common import (
     DAY,
     Output,
@@ -25,7 +26,10 @@ from evalops.cli._common import (
     reports_errors,
     stderr_is_terminal,
 )
-from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION
+from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.errors import InputError, ValidationError
+from evalops.exitcodes import ExitCode, most_severe
+from evalops.pipeline.registry import canonical_measures
 
 __all__ = ["gate", "gated_run", "finish_run", "result_tables"]
 
@@ -60,8 +64,6 @@ def gated_run(cfg: Any, day: dt.date | None) -> tuple[Any, dict[str, Any], Excep
 
 
 def _summary_lines(cases: list[Any], code: int) -> list[str]:
-    from evalops.exitcodes import ExitCode
-
     counts = {o: sum(c.outcome == o for c in cases) for o in ("failure", "error", "skipped", "passed")}
     verdict = "PASSED" if code == ExitCode.SUCCESS else f"FAILED (exit {int(code)}, {ExitCode(code).name.lower()})"
     failures = f"{counts['failure']} failure{'' if counts['failure'] == 1 else 's'}"
@@ -82,7 +84,6 @@ def result_tables(cfg: Any, result: dict[str, Any]) -> dict[str, list[dict[str, 
     and the decision with its severity and reason code. Read from the warehouse (``aggregates``,
     ``ab_tests``), as the report reads them; production samples (weak labels) are left to the report."""
     from evalops.config.settings import PRODUCTION
-    from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for
     from evalops.warehouse import get_run, load_ab_tests, load_aggregates
 
@@ -130,7 +131,6 @@ def _result_table(dataset: str, rows: list[dict[str, Any]]) -> Any:
     """One gold set's rows as a terminal table: a version's name on its first row only."""
     from rich.table import Table
 
-    from evalops import numfmt
     from evalops.reports.tables import decision_interval, decision_text
 
     table = Table(title=f"gold set {dataset}", title_justify="left", show_edge=False)
@@ -171,10 +171,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     ``fail_on_regression`` (``evalops run``) only the kinds that never passed there fail it: a failed version
     (exit 5), as it always has for ``evalops run``.
     """
-    from evalops.exitcodes import ExitCode
     from evalops.gate import DEFAULT_FAIL_ON, GateCase, cases_for_run, gate_exit_code
-
-    from evalops.exitcodes import most_severe
 
     policy = DEFAULT_FAIL_ON if fail_on is None else fail_on
     if not fail_on_regression:
@@ -285,8 +282,6 @@ def gate(day: dt.date | None, project: Path | None, config_file: str | None, fai
     from evalops.gate import parse_fail_on
 
     policy = parse_fail_on(fail_on)
-    from evalops.cli._project import project_config
-    from evalops.errors import InputError, ValidationError
 
     try:
         cfg = project_config(project, config_file)

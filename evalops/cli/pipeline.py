@@ -9,11 +9,13 @@ from pathlib import Path
 
 import click
 
-from evalops.cli._common import DAY, output_options, reports_errors, stderr_is_terminal
+from evalops.cli._common import DAY, Output, emit, output_options, reports_errors, stderr_is_terminal
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.gate import JUNIT_HELP, QUIET_OPTION, finish_run, gated_run
 from evalops.errors import InputError
-from evalops.pipeline.demo import BACKFILL_DAYS
+from evalops.pipeline.demo import BACKFILL_DAYS, demo_summary, plan_demo, run_backfill
+from evalops.secrets import mask_url
+from evalops.utc import as_utc
 from evalops.warehouse.config import url_for as warehouse_url_for
 
 
@@ -70,10 +72,7 @@ def demo(days, no_backfill):
 
     from evalops.airflow.runner import run_demo
     from evalops.config import load_config, without_settings_variables
-    from evalops.pipeline.demo import demo_summary, plan_demo, run_backfill
     from evalops.project import demo_project
-    from evalops.secrets import mask_url
-    from evalops.utc import as_utc
 
     started, cpu = time.perf_counter(), sum(os.times()[:4])  # CPU of this process and its children
     demo_started = dt.datetime.now(dt.UTC)
@@ -180,8 +179,6 @@ def report(run_key, as_html, project, config_file, fmt, output_path):
 
     Read only: it never creates .evalops/. --format json prints the report's folder and files.
     """
-    from evalops.cli._common import Output, emit
-
     cfg = project_config(project, config_file)
     root = cfg.report_dir
     folders = sorted((p for p in root.glob("*") if (p / "report.md").is_file()), key=lambda p: p.stat().st_mtime)

@@ -15,8 +15,8 @@ from typing import Any
 import click
 
 from evalops.cli._common import FORMATS, Output, emit, output_options, progress, reports_errors
-from evalops.cli._project import PROJECT_OPTION
-from evalops.errors import ConfigError, InputError
+from evalops.cli._project import PROJECT_OPTION, project_config
+from evalops.errors import ConfigError, InputError, ValidationError
 from evalops.exitcodes import ExitCode
 
 DOCS_HELP = ("Folder for the Great Expectations Data Docs HTML (default: the project's data_docs setting, "
@@ -130,7 +130,6 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
 def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool, fmt: str,
                       output_path: Path | None) -> None:
     """Every gold set of the project against its knowledge base, under the project's rules."""
-    from evalops.cli._project import project_config
     from evalops.contracts import validate_gold_set, validate_knowledge_base
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
 
@@ -246,7 +245,6 @@ def sample_logs(day: datetime, logs: Path | None, url: str | None, table: str | 
     Writes sample.jsonl, queries.jsonl, weak_qrels.tsv, annotation_queue.csv and manifest.json to OUT.
     Exit 3 (bad input, writing nothing) when the window breaks its contract.
     """
-    from evalops.errors import ValidationError
     from evalops.contracts import QueryLogRules
     from evalops.querylog import SampleSizePolicy, draw_log_sample, read_log_table, read_log_window
 

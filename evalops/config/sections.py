@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evalops.config.env import check_url_scheme
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.floors import parse_floors
 
 __all__ = [
     "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings", "MAX_K",
@@ -61,8 +62,6 @@ class GoldSetSettings(_Section):
     def _floors(cls, value: dict[str, float]) -> dict[str, float]:
         """Measure names parsed (canonical) and floors in [0, 1]; whether each measure is scored is checked
         with the measures (``Config``)."""
-        from evalops.floors import parse_floors
-
         return parse_floors(value)
 
 

@@ -78,6 +78,14 @@ from evalops.config.sources import (
     _split,
 )
 from evalops.errors import ConfigError, InputError
+from evalops.floors import parse_floors
+from evalops.limits import (
+    MIN_MAX_DECOMPRESSED_SIZE,
+    MIN_MAX_LINE_LENGTH,
+    parse_memory_budget,
+    parse_size,
+    set_input_bounds,
+)
 from evalops.safetext import truncate
 
 __all__ = ["Config", "find_project", "load_config", "process_setting"]
@@ -196,8 +204,6 @@ class Config(BaseSettings):
     @field_validator("memory_budget")
     @classmethod
     def _memory_budget(cls, value: str | int) -> str | int:
-        from evalops.limits import parse_memory_budget
-
         try:
             parse_memory_budget(value)
         except InputError as exc:
@@ -207,8 +213,6 @@ class Config(BaseSettings):
     @field_validator("max_line_length", "max_decompressed_size")
     @classmethod
     def _input_bound(cls, value: str | int, info: Any) -> str | int:
-        from evalops.limits import MIN_MAX_DECOMPRESSED_SIZE, MIN_MAX_LINE_LENGTH, parse_size
-
         minimum = MIN_MAX_LINE_LENGTH if info.field_name == "max_line_length" else MIN_MAX_DECOMPRESSED_SIZE
         try:
             parse_size(value, minimum, info.field_name)
@@ -220,7 +224,6 @@ class Config(BaseSettings):
         """Put the settings that act process-wide in force: ``max_line_length`` and
         ``max_decompressed_size`` for the readers, ``query_logs.presidio`` for the scrubber (a
         ``ConfigError`` when Presidio is asked for and not installed)."""
-        from evalops.limits import set_input_bounds
         from evalops.querylog.scrub import use_presidio
 
         set_input_bounds(self.max_line_length, self.max_decompressed_size)
@@ -236,8 +239,6 @@ class Config(BaseSettings):
     @property
     def memory_budget_bytes(self) -> int:
         """``memory_budget`` in bytes, parsed as ``--memory-budget`` is."""
-        from evalops.limits import parse_memory_budget
-
         return parse_memory_budget(self.memory_budget)
 
     @field_validator("gold_sets")
@@ -281,7 +282,6 @@ class Config(BaseSettings):
             set_(self, "data_docs", (home / ".evalops" / "data_docs") if remote_work else Path(self.work_dir) / "data_docs")
         if not self.measures:
             raise ValueError("measures must name at least one measure")
-        from evalops.floors import parse_floors
         from evalops.metrics import parse_measures
 
         try:
@@ -303,7 +303,6 @@ class Config(BaseSettings):
             raise ValueError(f"alert_measures {list(unknown)} are not among the measures {list(self.measures)}")
         if self.context_measures:
             from evalops.context.compute import parse_context_measures
-            from evalops.errors import InputError
 
             try:
                 parse_context_measures(list(self.context_measures))

@@ -16,9 +16,9 @@ import numpy as np
 
 from evalops.context.measures import CONTEXT_MEASURE_TYPES
 from evalops.context.tokens import Tokenize, default_tokenize
-from evalops.errors import InputError
+from evalops.errors import InputError, MeasureError
 from evalops.metrics.measures import Measure
-from evalops.metrics.parse import parse_measures
+from evalops.metrics.parse import parse_measure, parse_measures
 
 __all__ = [
     "ContextValues",
@@ -46,9 +46,6 @@ def parse_context_measures(measures: Iterable[str | Measure] | str | Measure) ->
 def parse_any_measure(name: str | Measure) -> Measure:
     """An IR measure (``nDCG@10``) or a context measure (``Tokens@10``), from its name: what the
     statistics and the alerting rule need to read a stored measure's direction (``higher_is_better``)."""
-    from evalops.errors import MeasureError
-    from evalops.metrics.parse import parse_measure
-
     if isinstance(name, Measure):
         return name
     try:

@@ -27,6 +27,8 @@ from typing import Any
 
 from evalops.contracts.checks import Check, Table
 from evalops.contracts.report import Failure
+from evalops.extras import require
+from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
 
 __all__ = ["DATA_DOCS_STYLESHEET", "run_tables", "PARTIAL_EXAMPLES"]
 
@@ -146,8 +148,6 @@ def _write_page(ctx: Any, key: Any, outcome: Any, suite: Any) -> None:
 
 def _make_inert(site: Path) -> None:
     """Every page of the built site without script or remote resources, under the Data Docs policy."""
-    from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
-
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8", errors="replace")
         up = "../" * (len(page.relative_to(site).parts) - 1)
@@ -156,8 +156,6 @@ def _make_inert(site: Path) -> None:
 
 def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.PathLike[str] | None) -> tuple[int, list[Failure], str | None]:
     """Validate every table; return (expectations checked, failures, Data Docs index path or None)."""
-    from evalops.extras import require
-
     require("great_expectations", "gx", "validate with Great Expectations")
     docs = Path(docs_dir).resolve() if docs_dir is not None else None
     build = None

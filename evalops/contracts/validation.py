@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from evalops.contracts._gx import run_tables
 from evalops.contracts.checks import (
     empty_document_ids,
     gold_set_tables,
@@ -20,9 +21,11 @@ from evalops.contracts.checks import (
     observed_grades,
     query_log_tables,
 )
+from evalops.contracts.logrows import row_problems
 from evalops.goldset.model import GoldSet
 from evalops.contracts.report import ValidationReport
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -53,8 +56,6 @@ def validate_gold_set(
     ``snapshot=None`` skips only that check and says so in the report's notes (use it when the knowledge
     base is not at hand, never in the pipeline).
     """
-    from evalops.contracts._gx import run_tables
-
     rules = rules or GoldSetRules()
     ids = snapshot.doc_ids if snapshot is not None else None
     snap_id = snapshot.snapshot_id if snapshot is not None else None
@@ -80,9 +81,6 @@ def validate_knowledge_base(
     raise_on_failure: bool = True,
 ) -> ValidationReport:
     """The knowledge-base contract: unique ids, non-empty text, not empty."""
-    from evalops.errors import InputError
-    from evalops.contracts._gx import run_tables
-
     if not snapshot.has_text:
         raise InputError(f"{snapshot.source}: a manifest has no document text to validate; load the corpus itself")
     rules = rules or KnowledgeBaseRules()
@@ -109,9 +107,6 @@ def validate_query_logs(
 ) -> ValidationReport:
     """The query-log contract on one window (see ``QueryLogRules``). ``problems`` is the per-row reason
     from ``evalops.contracts.logrows.row_problems`` (computed here when not given)."""
-    from evalops.contracts._gx import run_tables
-    from evalops.contracts.logrows import row_problems
-
     if problems is None:
         problems = row_problems(frame, rules)
     checked, failures, docs = run_tables("query_logs", query_log_tables(frame, problems, rules), docs_dir)

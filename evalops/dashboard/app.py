@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops.dashboard.datadocs import offline_page, resolve_inside
 from evalops.dashboard.links import AppLinks
 from evalops.errors import EvalopsError
 from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP
 from evalops.dashboard.pages import (
     DashboardSettings,
     NotFound,
+    _alert_measures,
     ab_page,
     alerts_page,
     datadocs_page,
@@ -26,6 +28,7 @@ from evalops.dashboard.pages import (
 )
 from evalops.dashboard.trends import trend_page
 from evalops.dashboard.render import STATIC, render_page
+from evalops.warehouse.dashboard import dashboard_measures
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastapi import FastAPI
@@ -40,9 +43,6 @@ MAX_TREND_DAYS = 366 * 100
 
 
 def default_trend(engine: Engine, settings: DashboardSettings) -> dict[str, str] | None:
-    from evalops.dashboard.pages import _alert_measures
-    from evalops.warehouse.dashboard import dashboard_measures
-
     measures = dashboard_measures(engine)
     if not measures:
         return None
@@ -161,8 +161,6 @@ def create_app(
 
     @app.get("/datadocs/files/{name:path}", response_model=None)
     def datadocs_file(name: str) -> FileResponse | HTMLResponse:
-        from evalops.dashboard.datadocs import offline_page, resolve_inside
-
         root = settings.data_docs
         if root is not None and name.endswith(".html"):
             html = offline_page(root, name, links.static("datadocs.css"))

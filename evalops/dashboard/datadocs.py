@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
+
 __all__ = ["list_validations", "offline_page"]
 
 _STAMP = re.compile(r"^(\d{8}T\d{6})(?:\.\d+)?Z$")
@@ -55,7 +57,6 @@ def offline_page(root: str | Path, relative: str, stylesheet: str) -> str | None
     if path is None or path.suffix != ".html" or not relative.startswith("validations/"):
         return None
     from evalops.contracts._gx import DATA_DOCS_STYLESHEET
-    from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
 
     html = path.read_text(encoding="utf-8", errors="replace")
     depth = "../" * (len(Path(relative).parts) - 1)

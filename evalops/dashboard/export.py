@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalops.dashboard.app import default_trend
+from evalops.dashboard.datadocs import list_validations, offline_page
 from evalops.dashboard.links import TREND_RANGES, ExportLinks
 from evalops.dashboard.pages import (
     DashboardSettings,
@@ -22,6 +24,7 @@ from evalops.dashboard.pages import (
 )
 from evalops.dashboard.trends import trend_page
 from evalops.dashboard.render import STATIC, render_page
+from evalops.warehouse.dashboard import dashboard_comparisons, dashboard_measures, dashboard_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -32,9 +35,6 @@ __all__ = ["export_site"]
 def export_site(engine: Engine, folder: str | Path, *, settings: DashboardSettings | None = None,
                 report_dir: str | Path | None = None) -> list[Path]:
     """Write the site into ``folder`` (created; existing pages are replaced). Returns the pages written."""
-    from evalops.dashboard.app import default_trend
-    from evalops.warehouse.dashboard import dashboard_comparisons, dashboard_measures, dashboard_runs
-
     settings = settings or DashboardSettings()
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -72,8 +72,6 @@ def export_site(engine: Engine, folder: str | Path, *, settings: DashboardSettin
 
 def _export_data_docs(settings: DashboardSettings, out: Path, written: list[Path]) -> None:
     """The kept validation pages, rewritten for offline reading, and the GX site's local assets."""
-    from evalops.dashboard.datadocs import list_validations, offline_page
-
     root = settings.data_docs
     if root is None or not Path(root).is_dir():
         return

@@ -10,6 +10,8 @@ import hashlib
 import re
 from urllib.parse import urlencode
 
+from evalops.reports.write import report_dir_for
+
 __all__ = ["AppLinks", "ExportLinks", "Links", "TREND_RANGES"]
 
 TREND_RANGES = (30, 90, 365, 0)  # days before the newest run; 0 is everything
@@ -122,8 +124,6 @@ class ExportLinks(Links):
 def report_folder(dag_id: str, dag_run_id: str) -> str:
     """The folder ``evalops.reports.write_report`` writes the run's report to (its run key is
     ``dag_id/run_id``)."""
-    from evalops.reports.write import report_dir_for
-
     return report_dir_for("", f"{dag_id}/{dag_run_id}").name
 
 

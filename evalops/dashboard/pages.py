@@ -17,9 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from evalops import numfmt
 from evalops.dashboard import svg
+from evalops.dashboard.datadocs import list_validations
 from evalops.dashboard.links import Links
+from evalops.floors import check_floors
 from evalops.holes import judged_measure
+from evalops.pipeline.registry import alerting_measures, canonical_measures
 from evalops.warehouse import dashboard as wh
+from evalops.warehouse.models import ALERT_STATUSES
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -53,8 +57,6 @@ class DashboardSettings:
     def from_config(cls, cfg: Any) -> DashboardSettings:
         """The configured alert measures (the first measure when none is set), as the alerting uses them,
         and each gold set's floors."""
-        from evalops.pipeline.registry import alerting_measures, canonical_measures
-
         floors = tuple((name, m, v, g.floor_on, g.floor_severity) for name, g in cfg.gold_sets.items()
                        for m, v in g.floors.items())
         return cls(alert_measures=tuple(alerting_measures(cfg)), measures=tuple(canonical_measures(cfg)),
@@ -62,8 +64,6 @@ class DashboardSettings:
 
     def floor_cell(self, dataset: str, measure: str, agg: dict[str, Any] | None) -> dict[str, Any] | None:
         """The floor of ``measure`` on ``dataset`` checked against a run's aggregate, for a table cell."""
-        from evalops.floors import check_floors
-
         for name, m, floor, on, severity in self.floors:
             if (name, m) == (dataset, measure):
                 [check] = check_floors({m: floor}, [{"measure": m, **(agg or {})}], on=on, severity=severity)
@@ -290,7 +290,6 @@ def alerts_page(engine: Engine, links: Links, settings: DashboardSettings, **fil
     every = wh.dashboard_alerts(engine, limit=None)
     options = _options(every, ("retriever", "kind"))
     options["severity"] = ["info", "warning", "critical"]
-    from evalops.warehouse.models import ALERT_STATUSES
 
     options["delivery_status"] = list(ALERT_STATUSES)
     return "alerts.html", {"page": "alerts", "rows": rows, "filters": chosen, "options": options,
@@ -302,8 +301,6 @@ def _options(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[str
 
 
 def datadocs_page(engine: Engine, links: Links, settings: DashboardSettings) -> Page:
-    from evalops.dashboard.datadocs import list_validations
-
     days: dict[str, list[dict[str, Any]]] = {}
     for v in list_validations(settings.data_docs):
         days.setdefault(_day(v["when"]), []).append({

@@ -18,6 +18,7 @@ from evalops.errors import FormatError
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import Layout, read_table
 from evalops.formats.jsonl import read_jsonl, write_jsonl
+from evalops.formats.trec import qrels_from_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -52,8 +53,6 @@ QRELS_TSV = Layout(
 def read_beir_qrels(path: str | os.PathLike[str] | Source) -> Qrels:
     """Read a BEIR qrels TSV (``query-id<TAB>corpus-id<TAB>score``, header optional). Grades are integers
     within int32; a repeated (query, document) judgment names its line."""
-    from evalops.formats.trec import qrels_from_columns
-
     source = as_source(path)
     columns, duplicate = read_table(source, QRELS_TSV)
     return qrels_from_columns(source, QRELS_TSV, columns, duplicate)

@@ -17,22 +17,30 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops.errors import DuplicateDocumentError, InputError
+from evalops.errors import DuplicateDocumentError, FormatError, InputError
 from evalops._arrow import numeric, strings
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
     Columns,
     Refused,
-    ranked_scores,
     _doc_codes,
     _fast_plan,
-    fast_chunks,
+    _first_line,
     _unify_queries,
+    fast_chunks,
     first_duplicate_row,
     line_of_row,
+    ranked_scores,
     read_table_exact,
 )
+from evalops.formats.trec import RUN_LAYOUT, read_run_table
 from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget
+from evalops.metrics.compute import needs_judged
+from evalops.metrics.evaluation import evaluate, evaluate_hits
+from evalops.metrics.gold import as_gold
+from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
+from evalops.metrics.parse import parse_measures
+from evalops.metrics.table_input import hits_from_table, merge_hits
 
 __all__ = [
     "parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "streams", "STREAM_ABOVE", "run_blocks",
@@ -219,8 +227,6 @@ def run_blocks(
     is read. ``float32``: scores at the precision trec_eval ranks by (else exact, as ``read_trec_run``).
     Errors are the in-memory reader's, with line numbers.
     """
-    from evalops.formats.trec import RUN_LAYOUT, read_run_table
-
     source = as_source(path)
     layout = RUN_LAYOUT
     plan = _fast_plan(source, layout)
@@ -277,8 +283,6 @@ def whole_query_blocks(
     :data:`UNGROUPED_FACTOR` times a grouped run's estimate), else in two passes, and one
     whose later block needs the exact parser is read in memory. ``None`` is yielded before a new reading:
     the blocks yielded so far are to be discarded."""
-    from evalops.formats.trec import read_run_table
-
     source = as_source(path)
     try:
         try:
@@ -305,8 +309,6 @@ def _size(n: float) -> str:
 
 
 def _first_tag(source: Source, delimiter: bytes) -> str | None:
-    from evalops.formats._table import _first_line
-
     first = _first_line(source)
     if first is None:
         return None
@@ -332,12 +334,6 @@ def evaluate_run_file(
     in two passes); the per-query values are the same either way. ``-`` reads standard input. ``notice``
     hears how the file was read.
     """
-    from evalops.errors import FormatError
-    from evalops.formats.trec import read_run_table
-    from evalops.metrics.evaluation import evaluate, evaluate_hits
-    from evalops.metrics.table_input import hits_from_table, merge_hits
-    from evalops.metrics.gold import as_gold
-
     budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
     source = as_source(run)
     if not streams(source, budget):
@@ -347,9 +343,6 @@ def evaluate_run_file(
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
     name = None
-    from evalops.metrics.compute import needs_judged
-    from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
-    from evalops.metrics.parse import parse_measures
 
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
     # Measures that look at unjudged documents need every judged one located, not only the relevant ones.

@@ -14,6 +14,7 @@ from evalops.data import Qrels, Run, RunTable
 from evalops.errors import DuplicateDocumentError, FormatError
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import Columns, Layout, line_of, read_table
+from evalops.metrics.ranking import trec_eval_order
 
 __all__ = [
     "read_trec_qrels",
@@ -132,8 +133,6 @@ def read_trec_run(
 def ranking_order(run: Run) -> np.ndarray:
     """Indices that put ``run`` in evaluation order (:func:`evalops.metrics.ranking.trec_eval_order` by
     query id), so written ranks agree with the scores."""
-    from evalops.metrics.ranking import trec_eval_order
-
     return trec_eval_order(run.scores, run.doc_ids, run.query_ids)
 
 

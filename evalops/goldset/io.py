@@ -33,8 +33,9 @@ import pandas as pd
 
 from evalops.errors import FormatError, InputError
 from evalops.formats import read_jsonl, read_qrels, write_beir_qrels, write_jsonl, write_trec_qrels
+from evalops.formats._source import as_source
 from evalops.formats.beir import find_beir_qrels
-from evalops.goldset.model import QUERY_TYPES, UNKNOWN_LANGUAGE, GoldSet
+from evalops.goldset.model import QUERY_TYPES, UNKNOWN_LANGUAGE, GoldSet, check_split
 
 __all__ = ["load_gold_set", "load_gold_set_trec", "save_gold_set", "save_gold_set_trec", "detect_layout"]
 
@@ -123,8 +124,6 @@ def _read_queries(path: Path, default_type: str | None, default_language: str | 
 
 
 def _split(value: Any, path: Path, line: int) -> str:
-    from evalops.goldset.model import check_split
-
     try:
         return check_split(value, "query")
     except InputError as exc:
@@ -166,7 +165,6 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
 def _read_queries_tsv(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise FormatError("file not found", path=str(path))
-    from evalops.formats._source import as_source
 
     ids: list[str] = []
     texts: list[str] = []
@@ -185,7 +183,6 @@ def _read_queries_tsv(path: Path) -> pd.DataFrame:
 def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     if not path.is_file():
         raise FormatError("file not found", path=str(path))
-    from evalops.formats._source import as_source
 
     source = as_source(path)
     data = b"".join(source.chunks())  # BOM skipped, decompressed; a damaged file is a FormatError

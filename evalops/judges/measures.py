@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalops.metrics.kernels import context_precision
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -32,8 +34,6 @@ __all__ = ["average_repeats", "judge_qrels", "judge_variance", "ragas_context_pr
 
 
 def ragas_context_precision(labels: Sequence[float | None], k: int | None = None, rel: float = 1.0) -> float:
-    from evalops.metrics.kernels import context_precision
-
     values = np.array([np.nan if v is None else v for v in labels], dtype=float)[: (k or len(labels))]
     if np.isnan(values).any():
         return float("nan")

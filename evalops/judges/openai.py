@@ -51,6 +51,7 @@ from evalops.errors import ConfigError
 from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
 from evalops.judges.parse import parse_answer
 from evalops.judges.prompts import prompt_for
+from evalops.secrets import mask_url, read_connection
 from evalops.transport import CircuitBreaker, HttpClient, Outcome, RetryPolicy
 
 __all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "endpoint_url", "resolve_api_key"]
@@ -113,8 +114,6 @@ def endpoint_url(base_url: str, path: str) -> str:
 def resolve_api_key(settings: OpenAISettings) -> tuple[str | None, str]:
     """(key, base_url): from the Airflow connection when one is named (its host is the base URL when none
     is set), else the environment variable (None when unset). Read by :mod:`evalops.secrets`."""
-    from evalops.secrets import read_connection
-
     base_url = settings.base_url
     if settings.airflow_conn_id:
         conn = read_connection(settings.airflow_conn_id, what="judge.airflow_conn_id")
@@ -216,8 +215,6 @@ class OpenAIJudge:
 
         One chat completion of one output token, ``preflight_timeout`` seconds, no retry (see the module
         docstring). The cause names the masked URL and, when no key was found, where one was looked for."""
-        from evalops.secrets import mask_url
-
         s = self.settings
         where = mask_url(self._url)
         looked = f"airflow connection {s.airflow_conn_id!r}" if s.airflow_conn_id else f"${s.api_key_env} is unset"

@@ -10,6 +10,7 @@ import numpy as np
 
 from evalops.metrics.measures import Measure
 from evalops.metrics.policy import Policy
+from evalops.metrics.student_t import t_quantile
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -49,8 +50,6 @@ def summarize(values: np.ndarray, confidence: float = 0.95) -> Aggregate:
     if n < 2:
         nan = float("nan")
         return Aggregate(n, mean, nan, float(v.min()), float(v.max()), nan, nan)
-    from evalops.metrics.student_t import t_quantile  # scipy.special.stdtrit's value, without importing scipy
-
     std = float(v.std(ddof=1))
     half = t_quantile(float(n - 1), 0.5 + confidence / 2.0) * std / float(np.sqrt(n))
     return Aggregate(n, mean, std, float(v.min()), float(v.max()), mean - half, mean + half)

@@ -13,13 +13,18 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalops.alerting import Alert, AlertContext, regression_alerts, retriever_alert
+from evalops.alerting import Alert, AlertContext, floor_alert, regression_alerts, retriever_alert
 from evalops.config import PRODUCTION
+from evalops.floors import floor_checks
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import Decision, load_decisions
+from evalops.pipeline.judging import judge_alerts_for
 from evalops.pipeline.notify import deliver, retry_undelivered
+from evalops.pipeline.queries import gold_queries
+from evalops.pipeline.registry import alerting_measures
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import report_location
+from evalops.warehouse import get_run, load_aggregates
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -29,9 +34,7 @@ __all__ = ["raise_alerts"]
 
 
 def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision]) -> list[Alert]:
-    from evalops.pipeline.queries import gold_queries
     from evalops.querylog import scrub_text  # pandas and pyarrow: not at parse time
-    from evalops.pipeline.registry import alerting_measures
 
     wanted = set(alerting_measures(cfg))
     by_candidate: dict[tuple[str, str], list[Decision]] = {}
@@ -59,8 +62,6 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision
 
 
 def retriever_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
-    from evalops.warehouse import get_run
-
     engine = engine_for(cfg)
     alerts = []
     for spec in versions:
@@ -80,10 +81,6 @@ def retriever_alerts_for(cfg: Config, run: RunContext, versions: Sequence[Versio
 def floor_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
     """A ``floor`` alert for every gold-set version scored under one of its gold set's floors (``evalops.floors``;
     baseline or not)."""
-    from evalops.alerting import floor_alert
-    from evalops.floors import floor_checks
-    from evalops.warehouse import get_run, load_aggregates
-
     engine = engine_for(cfg)
     alerts = []
     for spec in versions:
@@ -111,7 +108,6 @@ def raise_alerts(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) 
     alerts += retriever_alerts_for(cfg, run, versions)
     alerts += floor_alerts_for(cfg, run, versions)
     # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
-    from evalops.pipeline.judging import judge_alerts_for
 
     alerts += judge_alerts_for(cfg, run, versions)
     out = [

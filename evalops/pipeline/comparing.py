@@ -39,15 +39,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalops.context import parse_any_measure
 from evalops.pipeline.context import RunContext
-from evalops.holes import split_bound
+from evalops.holes import cutoff_of, judged_measure, judged_shift, split_bound
+from evalops.metrics import summarize
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes
-from evalops.pipeline.registry import compared_measures, scored_measures
+from evalops.pipeline.registry import compared_measures, context_measures, scored_measures
 from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.specs import VersionSpec
+from evalops.pipeline.unjudged import UnjudgedDocs, read_unjudged
 from evalops.pipeline.workdir import comparison_file, read_frame, shard_file, unjudged_file
+from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -97,8 +101,6 @@ class VersionCompared:
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
     import pandas as pd
 
-    from evalops.pipeline.unjudged import UnjudgedDocs, read_unjudged
-
     frames, failed, errors, retries, unjudged_parts = [], {}, [], 0, []
     for shard in range(n_shards):
         path = shard_file(cfg, run, run_id, shard)
@@ -138,8 +140,6 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
 def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     import pandas as pd
 
-    from evalops.metrics import summarize
-
     rows = []
     for measure in measures:
         values = frame.loc[frame["measure"] == measure, "value"].to_numpy(dtype=float)
@@ -150,8 +150,6 @@ def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
 
 def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionCompared:
     """Steps 1-4 of the module docstring for one version spec."""
-    from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
-
     engine = engine_for(cfg)
     measures = compared_measures(cfg)
     own = collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries)
@@ -238,9 +236,6 @@ def _split_summary(base: pd.DataFrame, cand: pd.DataFrame, measures: list[str], 
 def _segments(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
               measures: list[str], attributes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """The comparison within each segment (``evalops.segments``), judged coverage beside each measure."""
-    from evalops.holes import judged_measure
-    from evalops.pipeline.registry import context_measures
-
     judged = {}
     context = set(context_measures(cfg))
     for measure in measures:
@@ -290,9 +285,6 @@ def data_seed(*parts: Any) -> int:
 def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
              holes_relevant: pd.DataFrame | None = None) -> list[Comparison]:
-    from evalops.context import parse_any_measure
-    from evalops.holes import cutoff_of, judged_measure, judged_shift
-    from evalops.pipeline.registry import context_measures
     from evalops.stats import align, compare
 
     context = set(context_measures(cfg))

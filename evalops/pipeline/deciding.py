@@ -33,10 +33,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalops.context import parse_any_measure
+from evalops.pipeline.comparing import data_seed
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.holes import queue_holes
+from evalops.pipeline.registry import alerting_measures
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file
+from evalops.warehouse import ab_test_result, ab_test_results, comparison_look, record_ab_tests
+from evalops.pipeline.pooling import decide_production_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -84,11 +89,6 @@ class Decision:
 def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
     """Correct, decide and store every comparison of the run. Returns the decision counts per family."""
     from evalops.stats import Comparison, adjust_and_decide
-    from evalops.warehouse import ab_test_result, record_ab_tests
-
-    from evalops.pipeline.comparing import data_seed
-    from evalops.pipeline.pooling import decide_production_run
-    from evalops.pipeline.registry import alerting_measures
 
     engine = engine_for(cfg)
     alerting = set(alerting_measures(cfg))
@@ -152,8 +152,6 @@ def load_decisions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]
     A version with a baseline run whose comparison is not stored has no decision here; the gate names it
     ``missing`` (``evalops.gate``) rather than passing it.
     """
-    from evalops.warehouse import ab_test_results
-
     engine = engine_for(cfg)
     out: list[Decision] = []
     for spec in versions:
@@ -174,7 +172,6 @@ def _comparison_record(row: Any, spec: VersionSpec) -> dict[str, Any]:
     """The comparison record of a stored ``ab_tests`` row: its ``record`` column, under the fields its
     columns hold (they win); a row stored before the column existed gives what the columns hold."""
     from evalops.stats import Comparison, notifies
-    from evalops.context import parse_any_measure
 
     names = {f.name for f in dataclasses.fields(Comparison)}
     record: dict[str, Any] = {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name in names}

@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops.config import without_settings_variables
 from evalops.errors import ConfigError
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -64,8 +67,6 @@ def plan_demo(
     ``dags`` is the DAG folder (default: ``dags/`` under the configuration's home).
     """
     import yaml
-
-    from evalops.pipeline.registry import load_registry_for
 
     dags = dags or cfg.home / "dags"
     if not (dags / "retrieval_eval.py").is_file():
@@ -166,7 +167,7 @@ def backfill_config(cfg: Config, plan: DemoPlan) -> Config:
     the registry as shipped (no day-2 overlay)."""
     import os
 
-    from evalops.config import load_config, without_settings_variables
+    from evalops.config import load_config
 
     env = {k: v for k, v in plan.steps[0]["env"].items() if v is not None}
     # the overlay of a later day is not the first day's (the plan sets it for the days that deploy it)
@@ -181,9 +182,7 @@ def scored_days(day_cfg: Config, plan: DemoPlan, days: list[dt.date]) -> set[dt.
     day's report (the run's last step) exists. A day interrupted half-way, or scored under other inputs
     (another gold set, knowledge base, measures or policies), is not among them and is scored again."""
     from evalops.pipeline.workdir import report_location
-    from evalops.pipeline.context import RunContext
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
-    from evalops.pipeline.registry import fingerprint_for
     from evalops.pipeline.store import engine_for, migrate_warehouse
     from evalops.warehouse import RunKey, find_run
 
@@ -217,7 +216,6 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
     so an interrupted demo continues where it stopped, and a second demo writes no row. ``progress`` hears
     of every day, before it is scored (or as it is skipped). Returns every day, scored or skipped.
     """
-    from evalops.pipeline.context import RunContext
     from evalops.pipeline.local import run_local
     from evalops.pipeline.promotion import promote
 
@@ -245,8 +243,6 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
 def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> dict[str, Any]:
     """What the demo found on day 2: per version the primary measure and decision, and the alerts."""
     from evalops.pipeline.workdir import report_location
-    from evalops.pipeline.context import RunContext
-    from evalops.pipeline.registry import canonical_measures
     from evalops.pipeline.store import engine_for, warehouse_counts
     from evalops.warehouse import list_alerts
 

@@ -17,8 +17,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.queries import query_set_for
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import shard_file
+from evalops.warehouse.dashboard import record_query_texts, record_run_timing
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -58,9 +60,6 @@ def shard_embeddings(cfg: Config, run: RunContext, run_id: int, n_shards: int) -
 def record_run_facts(cfg: Config, run: RunContext, spec: VersionSpec, n_failed: int) -> dict[str, Any]:
     """Record the run's facts (see the module docstring); returns those not stored in the warehouse."""
     import numpy as np
-
-    from evalops.pipeline.queries import query_set_for
-    from evalops.warehouse.dashboard import record_query_texts, record_run_timing
 
     engine = engine_for(cfg)
     queries = query_set_for(cfg, spec.dataset, spec.sample_folder)

@@ -22,7 +22,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
+from evalops.holes import HOLE_POLICY, cutoff_of, hole_rows, prioritise_holes
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.queries import gold_queries
+from evalops.pipeline.registry import alerting_measures
 from evalops.pipeline.workdir import run_folder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,10 +54,7 @@ def queue_holes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], c
                 ) -> dict[str, Any]:
     """Queue the holes of the run's gold comparisons (module docstring): ``compared`` holds the candidate
     run ids that have a decided comparison. Returns counts per query set."""
-    from evalops.holes import HOLE_POLICY, cutoff_of, hole_rows, prioritise_holes
     from evalops.judges.generate import queue_path, write_queue
-    from evalops.pipeline.queries import gold_queries
-    from evalops.pipeline.registry import alerting_measures
     from evalops.querylog.scrub import scrub
 
     k = cutoff_of(alerting_measures(cfg)[0], cfg.k)

@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 from evalops.alerting import validation_alert
 from evalops.config import DEFAULT_GOLD_SET
 from evalops.errors import InputError, ValidationError
+from evalops.fingerprint import content_digest
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.notify import deliver
 from evalops.pipeline.prepared import keep_gold_set, keep_snapshot, prepared_gold_set, prepared_snapshot
+from evalops.pipeline.registry import known_log_versions
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.validated import remembered_validation
 from evalops.pipeline.workdir import is_local, log_sample_folder, manifest_file, run_folder, upload
+from evalops.warehouse import record_gold_set_version, record_kb_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -114,7 +117,6 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     Returns the snapshot id. A snapshot that cannot be read or breaks its contract stops the run.
     """
     from evalops.contracts import validate_knowledge_base
-    from evalops.warehouse import record_kb_snapshot
 
     source = str(cfg.knowledge_base_path())
     with _contract(cfg, run, "knowledge_base", source):
@@ -158,7 +160,6 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
     snapshot step.
     """
     from evalops.contracts import validate_gold_set
-    from evalops.warehouse import record_gold_set_version
 
     validated = []
     for name, spec in cfg.require_gold_sets().items():
@@ -222,8 +223,6 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
         return {"folder": None, "queries": 0, "judged": 0, "version": None, "reason": f"no query logs at {logs}"}
     from evalops.querylog import draw_log_sample, read_log_window
 
-    from evalops.pipeline.registry import known_log_versions
-
     source = str(logs)
     with _contract(cfg, run, "query_logs", source):
         rules = cfg.query_logs.rules.rules(run.window_start, run.window_end, known_log_versions(cfg))
@@ -248,8 +247,6 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
 
 def _sample_version(sample: Any) -> str:
     """A content hash of what production scoring uses: the sampled queries and their weak judgments."""
-    from evalops.fingerprint import content_digest
-
     qrels = sample.weak_qrels
     rows = sorted(zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()))
     return content_digest({"queries": sorted(sample.query_ids), "weak_judgments": [list(r) for r in rows]})

@@ -17,6 +17,8 @@ from evalops.alerting import (
     deliver_alerts,
     resolve_webhook_url,
 )
+from evalops.alerting.cadence import ReminderPolicy
+from evalops.alerting.delivery import retry_alerts
 from evalops.pipeline.store import WarehouseAlertStore, engine_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,7 +47,6 @@ def deliver(cfg: Config, alerts: Sequence[Alert]) -> list[DeliveryOutcome]:
     (``alerting.remind_every_days``, ``alerting.realert_shift``; :mod:`evalops.alerting.cadence`)."""
     if not alerts:
         return []
-    from evalops.alerting.cadence import ReminderPolicy
 
     a = cfg.alerting
     outcomes = deliver_alerts(alerts, WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg),
@@ -58,8 +59,6 @@ def deliver(cfg: Config, alerts: Sequence[Alert]) -> list[DeliveryOutcome]:
 def retry_undelivered(cfg: Config, *, force: bool = False) -> list[DeliveryOutcome]:
     """Send again the stored alerts that are not delivered (see :func:`evalops.alerting.retry_alerts`):
     every run does this first, and ``evalops alerts retry`` does it on demand."""
-    from evalops.alerting.delivery import retry_alerts
-
     a = cfg.alerting
     outcomes = retry_alerts(WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg),
                             backoff=dt.timedelta(seconds=a.retry_backoff),

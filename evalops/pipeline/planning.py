@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
 from evalops.errors import ConfigError
+from evalops.pipeline.adhoc import record_candidate
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.queries import gold_queries, production_queries
 from evalops.pipeline.registry import fingerprint_for, load_registry_for
 from evalops.pipeline.specs import ShardSpec, VersionSpec
 from evalops.pipeline.store import engine_for
+from evalops.warehouse import RunKey, abandon_expired_runs, find_baseline, record_gold_set_version, record_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -51,8 +53,6 @@ def plan_run(
     ``candidate`` (a registry entry, see :mod:`evalops.pipeline.adhoc`) only that version is scored,
     against its retriever's current baseline.
     """
-    from evalops.warehouse import RunKey, abandon_expired_runs, find_baseline, record_gold_set_version, record_run
-
     cfg.stats_policy(run.seed)  # a bad regression policy stops the run here, before anything is scored
     if isinstance(gold_set_versions, str):
         gold_set_versions = {DEFAULT_GOLD_SET: gold_set_versions}
@@ -62,8 +62,6 @@ def plan_run(
         log.warning("marked %d run(s) whose lease expired as abandoned: %s", len(abandoned), abandoned)
     adhoc = None
     if candidate:
-        from evalops.pipeline.adhoc import record_candidate
-
         adhoc = record_candidate(cfg, run, candidate)
     registry = load_registry_for(cfg, run)
     deployed = [registry.get(adhoc.name, adhoc.version)] if adhoc is not None else registry.deployed()

@@ -6,7 +6,9 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from evalops.errors import InputError
+from evalops.pipeline.registry import canonical_measures
 from evalops.pipeline.store import engine_for
+from evalops.warehouse import find_baseline, get_run, measure_history, promote_baseline
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -21,9 +23,6 @@ def resolve_run(
     ``retriever`` (of ``version`` when given) with a logical date at or before ``as_of`` (the promoting
     DAG run's own logical date, so re-running an old promotion picks the same run). ``latest`` without a
     version must be unambiguous."""
-    from evalops.pipeline.registry import canonical_measures
-    from evalops.warehouse import measure_history
-
     if str(run) != "latest":
         try:
             return int(run)
@@ -66,8 +65,6 @@ def promote(
     does promoting another run of the version that already is the baseline under the same fingerprint (a
     re-scoring of the same version under the same conditions): the current baseline stays, so a job that
     promotes "the deployed version" on every run (``evalops demo``) writes one row, not one per run."""
-    from evalops.warehouse import find_baseline, get_run, promote_baseline
-
     engine = engine_for(cfg)
     run_id = resolve_run(cfg, retriever, run, version, as_of)
     stored = get_run(engine, run_id)

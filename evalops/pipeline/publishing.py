@@ -16,16 +16,28 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
 from evalops.errors import ConfigError
+from evalops.floors import floor_checks
+from evalops.holes import HOLE_BOUND, beside_judged
+from evalops.pipeline.adhoc import recorded_candidate
 from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
+from evalops.pipeline.holes import load_holes
+from evalops.pipeline.judging import failed_judge_steps, judge_failures, judge_report
+from evalops.pipeline.prepared import discard_prepared
+from evalops.pipeline.queries import gold_queries, production_queries
+from evalops.pipeline.registry import alerting_measures, canonical_measures, context_measures, load_registry_for
 from evalops.pipeline.store import engine_for
+from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
+from evalops.reports import ABResult, ReportData, VersionScores, write_report
+from evalops.safetext import plain  # a retriever's error is untrusted text
+from evalops.segments import tuning_warnings
+from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
-    from evalops.reports import ReportData
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +53,6 @@ def _num(value: Any) -> float | None:
 
 def _aggregates(engine: Any, run_id: int, measures: list[str]) -> dict[str, dict[str, Any]]:
     """The run's aggregates in the configured measure order."""
-    from evalops.warehouse import load_aggregates
-
     found = {
         str(r.measure): {"mean": _num(r.mean), "ci_low": _num(r.ci_low), "ci_high": _num(r.ci_high), "n": int(r.n)}
         for r in load_aggregates(engine, run_id).itertuples(index=False)
@@ -94,8 +104,6 @@ def contract_notes(contracts: dict[str, Any]) -> list[str]:
 
 def trigger_notes(cfg: Config, run: RunContext) -> list[str]:
     """How the run was started: the triggering asset events with their extra, and an ad-hoc candidate."""
-    from evalops.pipeline.adhoc import recorded_candidate
-
     out = [f"triggered by the asset event {e['asset']}"
            + (f" of {e['source_dag_id']}/{e['source_run_id']}" if e.get("source_dag_id") else "")
            + f" with extra {json.dumps(e['extra'], ensure_ascii=False, sort_keys=True)}"
@@ -111,8 +119,6 @@ def _segment_aggregates(cfg: Config, run: RunContext, run_id: int) -> list[dict[
     """A version's means per segment, as its compare step wrote them (``evalops.segments``)."""
     import json
 
-    from evalops.pipeline.workdir import comparison_file
-
     path = comparison_file(cfg, run, run_id)
     return list(json.loads(path.read_text()).get("segment_aggregates") or []) if path.exists() else []
 
@@ -120,11 +126,6 @@ def _segment_aggregates(cfg: Config, run: RunContext, run_id: int) -> list[dict[
 def _tuning_warnings(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[str]:
     """The report's warning for tuning on the test set (``evalops.segments.tuning_warnings``)."""
     import json
-
-    from evalops.errors import ConfigError
-    from evalops.pipeline.registry import alerting_measures, load_registry_for
-    from evalops.pipeline.workdir import comparison_file
-    from evalops.segments import tuning_warnings
 
     registry = load_registry_for(cfg, run)
     policy = cfg.stats_policy(run.seed)
@@ -149,15 +150,6 @@ def _tuning_warnings(cfg: Config, run: RunContext, versions: Sequence[VersionSpe
 def build_report_data(
     cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]]
 ) -> ReportData:
-    from evalops.pipeline.queries import gold_queries, production_queries
-    from evalops.pipeline.registry import canonical_measures, context_measures
-    from evalops.reports import ABResult, ReportData, VersionScores
-    from evalops.warehouse import get_fingerprint, get_run
-
-    from evalops.floors import floor_checks
-    from evalops.holes import HOLE_BOUND, beside_judged
-    from evalops.warehouse import load_aggregates
-
     engine = engine_for(cfg)
     # judged coverage next to each measure, then the context measures
     measures = beside_judged(canonical_measures(cfg), cfg.k) + context_measures(cfg)
@@ -234,8 +226,6 @@ def build_report_data(
     }
     notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
-    from evalops.pipeline.holes import load_holes
-    from evalops.pipeline.judging import judge_failures, judge_report
 
     judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
     warnings = _tuning_warnings(cfg, run, versions)
@@ -265,9 +255,6 @@ def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[
     """What differs from each retriever's stored baseline run: the knowledge base (documents added,
     removed, changed), the gold set, and the candidate versions' registry parameters."""
     from evalops.knowledge import KnowledgeBaseSnapshot
-    from evalops.pipeline.registry import load_registry_for
-    from evalops.pipeline.workdir import local_copy, manifest_file
-    from evalops.warehouse import get_run
 
     out: list[str] = []
     registry = load_registry_for(cfg)
@@ -314,12 +301,8 @@ def publish_report(
 ) -> str:
     """Write the report; returns the HTML path. Raises :class:`IncompleteRunError` afterwards when a gold
     version failed to score or the judge step failed (the DAG run fails; ``evalops run`` exits 5 or 8)."""
-    from evalops.reports import write_report
-    from evalops.safetext import plain  # a retriever's error is untrusted text
-
     paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
     prune_old_scores(cfg, run)
-    from evalops.pipeline.prepared import discard_prepared
 
     discard_prepared(cfg)  # the copies of the inputs hold unscrubbed text: they live for one run only
     failed = []
@@ -334,7 +317,6 @@ def publish_report(
     if failed:
         problems.append(f"{'; '.join(failed)}: could not be scored (see the alert and {paths.html}); the other "
                         "versions' results are stored")
-    from evalops.pipeline.judging import failed_judge_steps
 
     problems += [f"judge step on {scope} failed: {cause} (see the judge_failed alert and {paths.html})"
                  for scope, cause in failed_judge_steps(cfg, run)]
@@ -346,8 +328,6 @@ def publish_report(
 def prune_old_scores(cfg: Config, run: RunContext) -> int:
     """Apply ``query_score_retention_days``: delete the per-query scores of runs older than that many days
     before this run's day (see :func:`evalops.warehouse.prune_query_scores` for what is kept)."""
-    from evalops.warehouse import prune_query_scores
-
     if cfg.query_score_retention_days <= 0:
         return 0
     before = run.anchor - dt.timedelta(days=cfg.query_score_retention_days)
@@ -358,7 +338,5 @@ def prune_old_scores(cfg: Config, run: RunContext) -> int:
 
 
 def _stored_run(cfg: Config, run_id: int) -> Any:
-    from evalops.warehouse import get_run
-
     return get_run(engine_for(cfg), run_id)
 

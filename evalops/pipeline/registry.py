@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalops.fingerprint import RANKING_RULE_VERSION, EvalFingerprint
+from evalops.holes import judged_measures
+
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.pipeline.context import RunContext
-    from evalops.fingerprint import EvalFingerprint
     from evalops.retrievers import Registry
 
 __all__ = ["check_before_run", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
@@ -72,8 +74,6 @@ def scored_measures(cfg: Config) -> list[str]:
     """What every version is scored on: the configured measures, Judged@k at each of their cutoffs (judged
     coverage, ``evalops.holes``, which every comparison carries and no rule compares), then the context
     measures."""
-    from evalops.holes import judged_measures
-
     measures = canonical_measures(cfg)
     return measures + judged_measures(measures, cfg.k) + context_measures(cfg)
 
@@ -97,7 +97,6 @@ def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels
     """The eval fingerprint: gold-set (or log-sample) version, snapshot, measures, and every policy that
     changes a per-query number (metric conformance, retrieval depth k, the kind of labels, the version of
     the ranking rule that cut each run at k)."""
-    from evalops.fingerprint import RANKING_RULE_VERSION, EvalFingerprint
 
     policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels,
                                 "ranking_rule": RANKING_RULE_VERSION}

@@ -34,15 +34,24 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from evalops.config import PRODUCTION
+from evalops.context import context_values, parse_context_measures
+from evalops.data import RunTable
 from evalops.errors import EvalopsError
+from evalops.holes import cutoff_of, holes_relevant_frame, unjudged_top
+from evalops.metrics.evaluation import evaluate_located
+from evalops.metrics.topk import top_k
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.inputs import current_snapshot
+from evalops.pipeline.judging import _documents
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import context_measures, load_registry_for, metric_policy, scored_measures
 from evalops.pipeline.store import run_lease
-from evalops.pipeline.unjudged import write_unjudged
+from evalops.pipeline.unjudged import unjudged_of_table, write_unjudged
 from evalops.pipeline.workdir import embedding_cache_for, shard_file, unjudged_file, write_frame
 from evalops.pipeline.specs import ShardSpec
+from evalops.transport import CircuitBreaker
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -64,14 +73,8 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     """
     import pandas as pd
 
-    from evalops.data import RunTable
-    from evalops.holes import cutoff_of, holes_relevant_frame, unjudged_top
-    from evalops.metrics.evaluation import evaluate_located
-    from evalops.pipeline.unjudged import unjudged_of_table
-    from evalops.pipeline.inputs import current_snapshot
     from evalops.retrievers import build_retriever, retrieve_run
     from evalops.retrievers.scoring import retrieve_table
-    from evalops.transport import CircuitBreaker
 
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
                           "value": pd.Series([], dtype=float)})
@@ -139,12 +142,6 @@ def _context_frame(cfg: Config, spec: dict[str, Any], queries: QuerySet, qrels: 
     """The context measures of the answered queries, from the knowledge-base snapshot's text of their top k."""
     import pandas as pd
 
-    from evalops.context import context_values, parse_context_measures
-    from evalops.metrics.topk import top_k
-    from evalops.pipeline.judging import _documents
-
-    from evalops.data import RunTable
-
     depth = max(m.cutoff for m in parse_context_measures(measures))
     ranked = top_k(result.run.to_run() if isinstance(result.run, RunTable) else result.run, depth)
     answered = {q: t for q, t in queries.texts.items() if q not in result.failed}
@@ -159,8 +156,6 @@ def _context_frame(cfg: Config, spec: dict[str, Any], queries: QuerySet, qrels: 
 def _answers(answers: dict[str, str], spec: dict[str, Any]) -> dict[str, str]:
     """The generated answers as kept in the work folder: production answers scrubbed like their queries
     (an answer may echo the personal data of the query it answers)."""
-    from evalops.config import PRODUCTION
-
     if spec["dataset"] != PRODUCTION:
         return dict(answers)
     from evalops.querylog.scrub import scrub

@@ -11,9 +11,22 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, StoredAlert
-from evalops.alerting.cadence import SentAlert
+from evalops.alerting.cadence import SentAlert, series_key
 from evalops.alerting.delivery import NotifierState
+from evalops.warehouse import (
+    alert_deliveries,
+    create_warehouse_engine,
+    current_revision,
+    last_sent_alerts,
+    mark_alert_delivery,
+    mark_notifier_delivery,
+    record_alert,
+    renew_lease,
+    retryable_alerts,
+    upgrade,
+)
 from evalops.warehouse.config import url_for as warehouse_url_for
+from evalops.warehouse.models import Base
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -27,8 +40,6 @@ log = logging.getLogger(__name__)
 
 @functools.lru_cache(maxsize=8)
 def _engine(url: str) -> Engine:
-    from evalops.warehouse import create_warehouse_engine
-
     return create_warehouse_engine(url)
 
 
@@ -39,8 +50,6 @@ def engine_for(cfg: Config) -> Engine:
 
 def migrate_warehouse(cfg: Config, run: Any = None) -> str:
     """Upgrade the warehouse schema to the newest migration; returns the revision now in force."""
-    from evalops.warehouse import current_revision, upgrade
-
     engine = engine_for(cfg)
     upgrade(engine)
     return current_revision(engine) or "base"
@@ -50,8 +59,6 @@ def warehouse_counts(cfg: Config) -> dict[str, int]:
     """Rows per warehouse table (tables not created yet are left out). The demo prints them, and the
     tests compare them, to show that a re-run writes nothing new."""
     from sqlalchemy import func, inspect, select
-
-    from evalops.warehouse.models import Base
 
     engine = engine_for(cfg)
     existing = set(inspect(engine).get_table_names())
@@ -65,8 +72,6 @@ def run_lease(cfg: Config, run_ids: Iterable[int]) -> Iterator[None]:
     """Keep these ``running`` runs alive while the block runs: renew their lease now and then every quarter
     lease in a background thread (the heartbeat). A task that is killed stops renewing, the lease expires,
     and the next run marks the run ``abandoned``."""
-    from evalops.warehouse import renew_lease
-
     engine = engine_for(cfg)
     ids = sorted({int(i) for i in run_ids})
     seconds = cfg.lease_seconds
@@ -100,8 +105,6 @@ class WarehouseAlertStore:
         self._engine = engine
 
     def record_alert(self, alert: Alert, *, suppressed: bool = False) -> StoredAlert:
-        from evalops.warehouse import alert_deliveries, record_alert
-
         stored, created = record_alert(
             self._engine,
             kind=alert.kind,
@@ -120,9 +123,6 @@ class WarehouseAlertStore:
         return self._stored(stored, created, alert_deliveries(self._engine, [stored.id])[stored.id])
 
     def last_sent(self, alert: Alert) -> SentAlert | None:
-        from evalops.alerting.cadence import series_key
-        from evalops.warehouse import last_sent_alerts
-
         wanted = series_key(alert)
         rows = last_sent_alerts(self._engine, kind=alert.kind, retriever=alert.retriever, version=alert.version,
                                 measure=alert.measure, fingerprint_hash=alert.fingerprint,
@@ -144,19 +144,13 @@ class WarehouseAlertStore:
 
     def mark_notifier_delivery(self, alert_id: int | str, notifier: str, *, status: str, error: str | None,
                                next_attempt_at: dt.datetime | None) -> None:
-        from evalops.warehouse import mark_notifier_delivery
-
         mark_notifier_delivery(self._engine, int(alert_id), notifier, status=status, error=error,
                                next_attempt_at=next_attempt_at)
 
     def mark_alert_delivery(self, alert_id: int | str, *, status: str, error: str | None) -> None:
-        from evalops.warehouse import mark_alert_delivery
-
         mark_alert_delivery(self._engine, int(alert_id), status=status, error=error)
 
     def retryable_alerts(self, created_since: dt.datetime) -> list[tuple[Alert, StoredAlert]]:
-        from evalops.warehouse import alert_deliveries, retryable_alerts
-
         stored = retryable_alerts(self._engine, created_since)
         rows = alert_deliveries(self._engine, [a.id for a in stored])
         return [(alert_from_stored(a), self._stored(a, False, rows[a.id])) for a in stored]

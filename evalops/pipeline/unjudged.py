@@ -15,6 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from evalops._arrow import from_numpy
+from evalops.metrics.gold import as_gold
+from evalops.metrics.table_input import table_ranks, unjudged_rows
+
 __all__ = ["UnjudgedDocs", "read_unjudged", "unjudged_of_table", "write_unjudged"]
 
 
@@ -150,10 +154,6 @@ def read_unjudged(path: Any) -> UnjudgedDocs:
 def unjudged_of_table(qrels: Any, table: Any, k: int) -> UnjudgedDocs:
     """:func:`evalops.holes.unjudged_top` of a :class:`~evalops.data.RunTable`, from its codes: the same
     (document, rank) pairs, with the doc ids left in the run's dictionary."""
-    from evalops._arrow import from_numpy
-    from evalops.metrics.gold import as_gold
-    from evalops.metrics.table_input import table_ranks, unjudged_rows
-
     ranks = table_ranks(table)
     rows = unjudged_rows(as_gold(qrels), table, ranks, k)
     codes = table.doc_codes[rows]

@@ -29,11 +29,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import evalops.contracts
+from evalops.contracts.report import ValidationReport
 from evalops.pipeline.workdir import work_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
-    from evalops.contracts.report import ValidationReport
     from evalops.pipeline.context import RunContext
 
 __all__ = ["remembered_validation", "suite_identity", "validation_key"]
@@ -44,8 +45,6 @@ _SUITE_MODULES = ("checks.py", "rules.py", "validation.py", "_gx.py", "report.py
 
 def suite_identity() -> str:
     """A digest of the contract checks' source and the installed Great Expectations version."""
-    import evalops.contracts
-
     digest = hashlib.sha256()
     folder = Path(evalops.contracts.__file__).parent
     for name in _SUITE_MODULES:
@@ -74,8 +73,6 @@ def remembered_validation(
     """The outcome of ``contract`` on ``identity`` under ``rules``: the remembered one when it passed before
     (returned with ``{"run", "at", "key"}`` of the validation reused), else ``validate()``'s (remembered when
     it passed; a failure raises from ``validate`` as it always does)."""
-    from evalops.contracts.report import ValidationReport
-
     key = validation_key(contract, identity, rules)
     path = work_root(cfg) / "validations" / f"{key}.json"
     stored = _read(path)

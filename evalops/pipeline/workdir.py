@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.config import Config
 from evalops.pipeline.context import RunContext
+from evalops.reports import report_dir_for
+from evalops.secrets import connection_path
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -46,8 +48,6 @@ def work_root(cfg: Config) -> Any:
     if isinstance(url, Path) or "://" not in str(url):
         return Path(url)
     if "@" in str(url).split("://", 1)[1].split("/", 1)[0]:
-        from evalops.secrets import connection_path
-
         return connection_path(str(url), what="work_dir")
     from upath import UPath
 
@@ -94,8 +94,6 @@ def comparison_file(cfg: Config, run: RunContext, run_id: int) -> Any:
 
 def report_location(cfg: Config, run: RunContext) -> str:
     """Where the run's HTML report is written (``cfg.report_dir``, one folder per run): the link alerts carry."""
-    from evalops.reports import report_dir_for
-
     return str(report_dir_for(cfg.report_dir, run.label) / "report.html")
 
 

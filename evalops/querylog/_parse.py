@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from evalops.errors import FormatError
+from evalops.formats._source import as_source
 
 __all__ = ["parse_jsonl", "parse_parquet", "FEEDBACK_COLUMNS", "TEXT_FIELDS"]
 
@@ -129,8 +130,6 @@ def _arrow_frame(tables: list[Any], linenos: list[int], names: Mapping[str, str]
 
 def _read_bytes(path: Path) -> bytes:
     """The decompressed bytes (BOM skipped); a damaged ``.gz``/``.zst`` raises ``FormatError``."""
-    from evalops.formats._source import as_source
-
     return b"".join(as_source(path).chunks())
 
 

@@ -68,6 +68,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from evalops.extras import require
+
 __all__ = [
     "PII_KINDS",
     "PresidioRecognizers",
@@ -299,8 +301,6 @@ class PresidioRecognizers:
     def __init__(self, recognizers: Sequence[Any] | None = None, entities: Sequence[str] = DEFAULT_ENTITIES,
                  min_score: float = 0.5):
         if recognizers is None:
-            from evalops.extras import require
-
             pr = require("presidio_analyzer.predefined_recognizers", "presidio", "use Presidio's recognizers")
 
             classes = [getattr(pr, n) for n in dir(pr) if n.endswith("Recognizer")]

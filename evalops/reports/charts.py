@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 
+from evalops.extras import require
 from evalops.reports.model import ABResult, VersionScores
 
 __all__ = ["delta_chart_png", "means_chart_png"]
@@ -17,8 +18,6 @@ _COLOURS = {"regression": "#c0392b", "improvement": "#1e8449", "no_change": "#7f
 
 
 def _figure(*args, **kwargs):
-    from evalops.extras import require
-
     return require("matplotlib.figure", "reports", "draw the report's charts").Figure(*args, **kwargs)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalops.htmlpolicy import REPORT_CSP
 from evalops.reports.model import ReportData
 from evalops.reports.tables import report_sections
 from evalops.safetext import markdown_inline, plain
@@ -84,8 +85,6 @@ def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = No
 def render_html(data: ReportData, charts: Mapping[str, bytes] | None = None) -> str:
     """The report as one self-contained HTML page: inline CSS, charts as base64 PNG, no external request, no
     script (its Content-Security-Policy meta tag says so to the browser)."""
-    from evalops.htmlpolicy import REPORT_CSP
-
     return _environment(True).get_template("report.html.j2").render(
         title=data.title, day=data.day, sections=report_sections(data), charts=dict(charts or {}),
         chart_alt=_CHART_ALT, csp=REPORT_CSP,

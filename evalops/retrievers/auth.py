@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 from evalops.errors import ConfigError
+from evalops.secrets import SecretError, env_secret, read_connection
 
 __all__ = ["AuthHeader", "Secret"]
 
@@ -50,8 +51,6 @@ class AuthHeader:
             raise ConfigError("auth: give exactly one of `env` (an environment variable) or `conn_id` (an Airflow connection)")
 
     def _token(self) -> str:
-        from evalops.secrets import SecretError, env_secret, read_connection
-
         if self.env is not None:
             return env_secret(self.env, what="auth")
         conn = read_connection(self.conn_id, what="auth")

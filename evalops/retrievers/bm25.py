@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.extras import require
 from evalops.retrievers.base import Query, QueryResult, top_k
 from evalops.retrievers.corpus import as_corpus
 from evalops.retrievers.text import Tokenizer
@@ -48,8 +49,6 @@ class BM25Retriever:
         tokenizer: Tokenizer | None = None,
         index_fraction: float = 1.0,
     ):
-        from evalops.extras import require
-
         bm25s = require("bm25s", "retrievers", "use the built-in BM25 retriever")
         if method not in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
             raise ConfigError(f"bm25: unknown method {method!r}; use lucene, robertson, atire, bm25l or bm25+")

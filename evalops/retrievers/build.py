@@ -14,8 +14,20 @@ from typing import Any
 
 from evalops.errors import ConfigError
 from evalops.limits import DEFAULT_MEMORY_BUDGET
+from evalops.retrievers.auth import AuthHeader
 from evalops.retrievers.base import Retriever
+from evalops.retrievers.bm25 import BM25Retriever
+from evalops.retrievers.dense import DenseRetriever, load_sentence_transformer, resolve_model_dir
+from evalops.retrievers.encoders import wordllama_encoder
+from evalops.retrievers.function import FunctionRetriever, load_entry_point
+from evalops.retrievers.fusion import ReciprocalRankFusion
+from evalops.retrievers.http import HttpRetriever
 from evalops.retrievers.registry import Registry, RetrieverEntry
+from evalops.retrievers.rerank import CallableReranker, LexicalOverlapReranker, RerankedRetriever, RetrieverReranker
+from evalops.retrievers.runfile import RunFileRetriever
+from evalops.retrievers.text import Tokenizer
+from evalops.retrievers.tfidf import TfidfRetriever
+from evalops.transport import RetryPolicy
 
 __all__ = ["build_retriever"]
 
@@ -26,8 +38,6 @@ def _path(value: str, base_dir: Path) -> Path:
 
 
 def _tokenizer(spec: Mapping[str, Any] | None):
-    from evalops.retrievers.text import Tokenizer
-
     return Tokenizer(**dict(spec or {}))
 
 
@@ -65,10 +75,6 @@ class _Builder:
         return self._builtin(spec, base_dir)
 
     def _http(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
-        from evalops.retrievers.auth import AuthHeader
-        from evalops.retrievers.http import HttpRetriever
-        from evalops.transport import RetryPolicy
-
         retry_keys = {"max_retries", "backoff", "backoff_max"}
         retry = RetryPolicy(**{k: p[k] for k in retry_keys if k in p})
         auth = AuthHeader(**dict(p["auth"])) if "auth" in p else None
@@ -76,8 +82,6 @@ class _Builder:
         return HttpRetriever(p["url"], retry=retry, auth=auth, **other)
 
     def _python(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
-        from evalops.retrievers.function import FunctionRetriever, load_entry_point
-
         obj = load_entry_point(p["entry_point"])
         if p.get("factory", False):
             kwargs = dict(p.get("options") or {})
@@ -91,38 +95,25 @@ class _Builder:
         return FunctionRetriever(obj, batch=p.get("batch", True), name=p["entry_point"])
 
     def _run_file(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
-        from evalops.retrievers.runfile import RunFileRetriever
-
         return RunFileRetriever(_path(p["path"], base_dir), missing=p.get("missing", "fail"),
                                 memory_budget=self.memory_budget)
 
     def _builtin(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
         kind = p["kind"]
         if kind == "bm25":
-            from evalops.retrievers.bm25 import BM25Retriever
-
             opts = {k: p[k] for k in ("k1", "b", "method", "index_fraction") if k in p}
             return BM25Retriever(self.need_corpus("bm25"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
         if kind == "tfidf":
-            from evalops.retrievers.tfidf import TfidfRetriever
-
             opts = {k: p[k] for k in ("index_fraction",) if k in p}
             return TfidfRetriever(self.need_corpus("tfidf"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
         if kind == "hybrid":
-            from evalops.retrievers.fusion import ReciprocalRankFusion
-
             inputs = [self.component(c, base_dir) for c in p["retrievers"]]
             return ReciprocalRankFusion(inputs, **{k: p[k] for k in ("rrf_k", "depth", "method", "weights") if k in p})
         if kind == "rerank":
-            from evalops.retrievers.rerank import (CallableReranker, LexicalOverlapReranker, RerankedRetriever,
-                                                   RetrieverReranker)
-
             spec = p["reranker"]
             if "retriever" in spec:
                 reranker: Any = RetrieverReranker(self.component(spec["retriever"], base_dir))
             elif "entry_point" in spec:
-                from evalops.retrievers.function import load_entry_point
-
                 reranker = CallableReranker(load_entry_point(spec["entry_point"]))
             elif spec["kind"] == "overlap":
                 reranker = LexicalOverlapReranker(self.need_corpus("overlap reranker"))
@@ -131,11 +122,7 @@ class _Builder:
             first = self.component(p["first"], base_dir)
             return RerankedRetriever(first, reranker, self.need_corpus("rerank"), **({"depth": p["depth"]} if "depth" in p else {}))
         if kind == "dense":
-            from evalops.retrievers.dense import DenseRetriever, load_sentence_transformer, resolve_model_dir
-
             if p["model"] == "wordllama":
-                from evalops.retrievers.encoders import wordllama_encoder
-
                 encode: Any = wordllama_encoder(p.get("dim", 256))
             else:
                 model_dir = resolve_model_dir(p["model"], p.get("package"), base_dir)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from evalops.errors import InputError
+from evalops.errors import ConfigError, InputError
 
 __all__ = ["Corpus", "as_corpus"]
 
@@ -41,8 +41,6 @@ class Corpus:
 
     def rows_of(self, doc_ids: Any, what: str) -> np.ndarray:
         """The positions of ``doc_ids`` in collection order; an id not in the corpus is a ``ConfigError``."""
-        from evalops.errors import ConfigError
-
         row = self.__dict__.get("_rows")
         if row is None:
             row = {d: i for i, d in enumerate(self.doc_ids.tolist())}

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from evalops.errors import ConfigError
+from evalops.extras import require
 from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.base import Query, QueryResult, top_k
 from evalops.retrievers.corpus import as_corpus
@@ -137,7 +138,6 @@ def load_sentence_transformer(model_dir: Path, *, device: str = "cpu") -> Encode
     """An ``encode`` function from a sentence-transformers model in ``model_dir`` (offline only)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    from evalops.extras import require
 
     SentenceTransformer = require("sentence_transformers", "dense", "use the dense retriever").SentenceTransformer
     model = SentenceTransformer(str(model_dir), device=device, local_files_only=True)

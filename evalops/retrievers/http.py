@@ -40,7 +40,7 @@ from typing import Any
 from evalops.errors import ConfigError, RetrieverError
 from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
-from evalops.secrets import mask_url
+from evalops.secrets import mask_text, mask_url
 from evalops.transport import CircuitBreaker, HttpClient, RetryPolicy
 
 __all__ = ["HttpRetriever", "MalformedResponse", "parse_answer", "parse_response"]
@@ -137,7 +137,6 @@ class HttpRetriever:
     def _scrub(self, text: str) -> str:
         """No credential, URL secret or personal data (a server may echo the query) in an error text."""
         from evalops.querylog.scrub import scrub
-        from evalops.secrets import mask_text
 
         for s in self._secrets:
             if s.reveal():

@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 
 from evalops.errors import ConfigError
+from evalops.formats import ranking_order, read_run
+from evalops.formats._source import as_source
+from evalops.formats.stream import needs_streaming, whole_query_blocks
+from evalops.formats.trec import read_run_table
 from evalops.limits import DEFAULT_MEMORY_BUDGET
+from evalops.metrics.table_input import top_k_table
 from evalops.retrievers.base import Query, QueryResult
 
 __all__ = ["RunFileRetriever", "check_run_file"]
@@ -38,9 +43,6 @@ class RunFileRetriever:
 
     def __init__(self, path: str | os.PathLike[str], *, missing: str = "fail",
                  memory_budget: int = DEFAULT_MEMORY_BUDGET):
-        from evalops.formats._source import as_source
-        from evalops.formats.stream import needs_streaming
-
         if missing not in ("fail", "empty"):
             raise ConfigError(f"run_file: missing must be 'fail' or 'empty', not {missing!r}")
         self.path = Path(path)
@@ -81,8 +83,6 @@ class RunFileRetriever:
         """The answers to ``query_ids`` as columns: (a :class:`~evalops.data.RunTable` of their first ``k``
         documents in evaluation order, the failed queries with their reasons), the same answers as
         :meth:`retrieve` gives, with no Python object per row. Only when :attr:`columnar`."""
-        from evalops.metrics.table_input import top_k_table
-
         if self._table is None:
             raise ValueError(f"{self.path}: streamed by query blocks; use retrieve()")
         cut, _ = top_k_table(self._table, k, query_ids)
@@ -109,9 +109,6 @@ class RunFileRetriever:
 def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
     """Read the run file at ``path`` as :class:`RunFileRetriever` reads it, keeping nothing: raises the
     reader's error (an ``InputError`` naming ``file:line`` and what is wrong) for a malformed or empty file."""
-    from evalops.formats._source import as_source
-    from evalops.formats.stream import needs_streaming
-
     source = as_source(path)
     if not needs_streaming(source, memory_budget):
         _read_table(Path(path), source, memory_budget)
@@ -128,8 +125,6 @@ _TABLES: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
 def _read_table(path: Path, source: Any, memory_budget: int) -> Any:
     """The file's :class:`~evalops.data.RunTable` (exact scores), from :data:`_TABLES` while the file is
     unchanged (same path, size, modification time and inode)."""
-    from evalops.formats.trec import read_run_table
-
     try:
         st = path.stat()
         key: tuple[str, int, int, int] | None = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
@@ -157,9 +152,6 @@ def _runs(source: Any, memory_budget: int) -> Iterator[Any]:
     """The run in ``source``: one Run when its in-memory reading fits ``memory_budget``, else Runs of whole
     queries block by block (:mod:`evalops.formats.stream`), ``None`` before a new reading (discard the
     Runs so far). An empty run raises the reader's error."""
-    from evalops.formats import read_run
-    from evalops.formats.stream import needs_streaming, whole_query_blocks
-
     if not needs_streaming(source, memory_budget):
         yield read_run(source)
         return
@@ -177,8 +169,6 @@ def _runs(source: Any, memory_budget: int) -> Iterator[Any]:
 
 def _ranked(run: Any) -> dict[str, tuple[tuple[str, float | None], ...]]:
     """Each query's (doc id, score) pairs in evaluation order (NaN scores as None)."""
-    from evalops.formats import ranking_order
-
     order = ranking_order(run)
     by_query: dict[str, list[tuple[str, float | None]]] = {}
     for q, d, s in zip(run.query_ids[order].tolist(), run.doc_ids[order].tolist(), run.scores[order].tolist()):

@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalops.errors import ConfigError
+from evalops.config.env import check_url_scheme
+from evalops.errors import ConfigError, InputError
 from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers._yaml import Marked
+from evalops.retrievers.runfile import check_run_file
+from evalops.secrets import mask_value
 
 __all__ = ["ADAPTERS", "BUILTIN_KINDS", "PARAMS", "RetrieverEntry", "parse_entry"]
 
@@ -104,8 +107,6 @@ class RetrieverEntry:
         as scoring reads it (within ``memory_budget``), and nothing of it is kept."""
         if self.adapter != "run_file" or "path" not in self.params:
             return
-        from evalops.errors import InputError
-        from evalops.retrievers.runfile import check_run_file
 
         path = Path(str(self.params["path"])).expanduser()
         path = path if path.is_absolute() else self.base_dir / path
@@ -123,8 +124,6 @@ class RetrieverEntry:
         """The entry as plain data. ``masked`` (the default, for anything written or shown) replaces every
         secret in ``params`` with ``***`` (:mod:`evalops.secrets`: secret-named fields, URL credentials,
         key-named query parameters)."""
-        from evalops.secrets import mask_value
-
         params = _plain(self.params)
         return {
             "name": self.name,
@@ -266,8 +265,6 @@ def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:
         if "auth" in params:
             _check(params["auth"], _AUTH, "auth", where, _line(params["auth"], pline))
         if m["adapter"] == "http":
-            from evalops.config.env import check_url_scheme
-
             try:
                 check_url_scheme(params["url"])
             except ValueError as exc:

@@ -35,6 +35,8 @@ import numpy as np
 
 from evalops.data import Qrels, Run, RunTable
 from evalops.errors import InputError, RetrieverError
+from evalops.metrics.table_input import table_ranks
+from evalops.metrics.topk import top_k
 from evalops.retrievers.base import Query, QueryResult, Retriever, coerce_results, is_remote
 from evalops.transport import CircuitBreaker
 
@@ -92,7 +94,6 @@ class RetrievalResult:
         (:func:`evalops.metrics.top_k`)."""
         out: dict[str, list[str]] = {q: [] for q in self.query_ids if q not in self.failed}
         if isinstance(self.run, RunTable):  # the rows ranked within the first k, in rank order
-            from evalops.metrics.table_input import table_ranks
 
             ranks = table_ranks(self.run)
             rows = np.flatnonzero(ranks < k)
@@ -101,7 +102,6 @@ class RetrievalResult:
             for qid, doc in zip(queries.tolist(), self.run.doc_ids(rows).tolist()):
                 out.setdefault(str(qid), []).append(str(doc))
             return out
-        from evalops.metrics.topk import top_k
 
         out.update(top_k(self.run, k) if len(self.run) else {})
         return out

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterable
 
 from evalops.errors import ConfigError
+from evalops.extras import require
 
 __all__ = ["CHINESE_STOPWORDS", "Tokenizer"]
 
@@ -48,7 +49,6 @@ def _jieba():
 
     with warnings.catch_warnings():  # jieba 0.42 has invalid escapes that warn when first compiled
         warnings.simplefilter("ignore", DeprecationWarning)
-        from evalops.extras import require
 
         jieba = require("jieba", "retrievers", "segment Chinese text with jieba (or set chinese: bigram)")
 
@@ -83,8 +83,6 @@ class Tokenizer:
     def _stem_words(self, words: list[str]) -> list[str]:
         stemmer = getattr(self._local, "stemmer", None)
         if stemmer is None:
-            from evalops.extras import require
-
             Stemmer = require("Stemmer", "retrievers", "stem English words (or set stem: false)")
             stemmer = self._local.stemmer = Stemmer.Stemmer("english")
         return stemmer.stemWords(words)

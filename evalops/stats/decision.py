@@ -63,8 +63,9 @@ from dataclasses import InitVar, asdict, dataclass, field, replace
 
 from evalops.errors import InputError
 from evalops.stats._base import ALTERNATIVES
-from evalops.stats.bootstrap import CI_METHODS
+from evalops.stats.bootstrap import CI_METHODS, paired_bootstrap_ci
 from evalops.stats.correction import CORRECTIONS
+from evalops.stats.rule import t_interval
 from evalops.stats.wilcoxon import ZERO_METHODS
 
 __all__ = [
@@ -434,8 +435,6 @@ def _holes_relevant(ev: Evidence, policy: Policy) -> tuple[Decision, str] | None
     method, and those words (``delta +x [lo, hi]``); ``None`` without a decision interval."""
     import numpy as np
 
-    from evalops.stats.rule import t_interval
-
     d = np.asarray(ev.judged.relevant_deltas, dtype=np.float64)  # type: ignore[union-attr]
     if len(d) < 2 or ev.tail is None:
         return None
@@ -444,8 +443,6 @@ def _holes_relevant(ev: Evidence, policy: Policy) -> tuple[Decision, str] | None
     if degenerate is not None or ev.interval_method == "t":
         interval = t_interval(mean, sd, len(d), ev.tail)
     else:
-        from evalops.stats.bootstrap import paired_bootstrap_ci
-
         boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=ev.interval_level or 1.0 - 2.0 * ev.tail,
                                    method=policy.ci_method, n_resamples=policy.n_resamples, rng=[policy.seed, 2])
         interval = (boot.low, boot.high)

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalops.metrics.student_t import t_upper_tail
+
 __all__ = ["BALANCED_NONZERO", "BRANCHES", "CAP", "TAIL_K", "ORDERS", "MIN_NONZERO", "RobustInterval", "RobustReading", "betting_interval", "branch",
            "cochran_n", "log_wealth", "read_robust", "robust_interval", "skew_shift", "tails_balanced"]
 
@@ -243,8 +245,6 @@ def _t_p(mean: float, se: float, g1: float, n: int, side: str) -> float:
 
     The end ``mean + se (+-t + g1 (2 t^2 + 1) / (6 sqrt(n)))`` is monotone in t for |t| < 1.5 sqrt(n) / |g1|
     (which Cochran's rule keeps beyond 10); its root is found by bisection."""
-    from evalops.metrics.student_t import t_upper_tail
-
     sign = 1.0 if side == "below" else -1.0
 
     def end(t: float) -> float:  # increasing in t for below, decreasing for above

@@ -39,6 +39,7 @@ from scipy import integrate, special, stats
 
 from evalops.errors import InputError
 from evalops.stats._base import check_alternative, nct_cdf
+from evalops.stats.correction import benjamini_hochberg
 
 __all__ = [
     "OUTCOMES",
@@ -160,8 +161,6 @@ def rule_power(delta: float, sd: float, n: int, margin: float, *, alpha: float =
 
 def _simulated(delta: float, sd: float, n: int, margin: float, alpha: float, alternative: str, side: str,
                m: int, outcome: str, simulations: int, seed: int) -> RulePower:
-    from evalops.stats.correction import benjamini_hochberg
-
     rng = np.random.default_rng(seed)
     df = n - 1
     mean = rng.normal(delta, sd / math.sqrt(n), simulations)

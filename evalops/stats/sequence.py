@@ -52,6 +52,7 @@ import numpy as np
 
 from evalops.errors import InputError
 from evalops.stats.robust import CAP
+from evalops.stats._base import check_alternative
 
 __all__ = ["GRID", "DropSequence", "PooledLook", "drop_sequence", "pooled_decision", "sequence_log_wealth"]
 
@@ -198,8 +199,6 @@ def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alte
 
     ``tail`` is the per-side error of the whole watch (the family's share of alpha); ``margin`` M in [0, 1).
     ``bounds=False`` skips the confidence bounds (a bisection; the decision does not use them)."""
-    from evalops.stats._base import check_alternative
-
     check_alternative(alternative)
     if not 0.0 <= margin < 1.0:
         raise InputError(f"the margin must lie in [0, 1) for the pooled test; got {margin}")

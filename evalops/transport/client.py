@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.secrets import install_log_masking
 from evalops.transport.breaker import CircuitBreaker
 from evalops.transport.deadline import deadline_transport, request_deadline
 from evalops.transport.retry import RetryPolicy, parse_retry_after, retryable_status
@@ -85,8 +86,6 @@ class HttpClient:
         rng: random.Random | None = None,
     ):
         import httpx
-
-        from evalops.secrets import install_log_masking
 
         install_log_masking()  # httpx logs each request's URL, credentials and all
         if concurrency < 1 or timeout <= 0 or (stall_timeout is not None and stall_timeout <= 0):

@@ -11,7 +11,7 @@ from sqlalchemy import Table, select
 from evalops.errors import InputError, WarehouseError
 from evalops.warehouse._db import insert_for, measure_ids, measures_table, now_utc, transaction
 from evalops.warehouse.domain import ABTestResult
-from evalops.warehouse.models import ABTestModel
+from evalops.warehouse.models import ABTestModel, EvalRunModel
 from evalops.warehouse._bulk import run_fingerprint
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,8 +127,6 @@ def comparison_look(engine: Engine, candidate_run_id: int, baseline_run_id: int 
     the days it was compared against the same baseline version count: the counter starts again when the
     baseline or the candidate changes (a new pair of versions is a new comparison, with its whole alpha)."""
     from sqlalchemy import func
-
-    from evalops.warehouse.models import EvalRunModel
 
     runs = EvalRunModel.__table__
     with transaction(engine, "counting earlier comparisons") as conn:

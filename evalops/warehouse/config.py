@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalops.errors import ConfigError
-from evalops.secrets import ConnectionFields
+from evalops.extras import require
+from evalops.secrets import ConnectionFields, read_connection
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -109,8 +110,6 @@ def normalise_url(url: str) -> str:
 
 
 def _airflow_connection_url() -> str | None:
-    from evalops.secrets import read_connection
-
     conn = read_connection(AIRFLOW_CONN_ID, what="the warehouse", required=False)
     return _connection_to_url(conn) if conn is not None else None
 
@@ -193,8 +192,6 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
         resolved = normalise_url(url) if url else resolve_url().url
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
-        from evalops.extras import require
-
         require("psycopg", "postgres", "use a PostgreSQL warehouse")
         connect_args = _postgres_connect_args(parsed, kwargs.pop("connect_args", {}))
         kwargs.setdefault("pool_timeout", warehouse_timeout("connect"))

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evalops.alerting.model import Alert
 from evalops.fingerprint import EvalFingerprint
 
 __all__ = [
@@ -224,8 +225,6 @@ class AlertRow:
     def to_alert(self) -> Any:
         """The :class:`evalops.alerting.Alert` this row was recorded from (the payload keeps the title, the
         report location and the details)."""
-        from evalops.alerting.model import Alert
-
         payload = dict(self.payload or {})
         title = payload.pop("title", self.kind)
         location = payload.pop("report_location", None)

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, select, tuple_
 
+from evalops.judges.base import Judgment
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.models import JudgeRunModel, JudgmentModel
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
-
-    from evalops.judges.base import Judgment
 
 __all__ = ["WarehouseJudgmentStore", "count_judgments", "load_judge_runs", "record_judge_run"]
 
@@ -35,8 +34,6 @@ class WarehouseJudgmentStore:
         self.engine = engine
 
     def load(self, keys: Sequence[tuple[str, str, str, str, str, int]]) -> dict[tuple, Judgment]:
-        from evalops.judges.base import Judgment
-
         out: dict[tuple, Judgment] = {}
         columns = [judgments.c[name] for name in _KEY]
         with transaction(self.engine, "reading cached judgments") as conn:

@@ -38,6 +38,8 @@ from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
 from evalops.warehouse.models import ABTestModel, EvalRunModel
+from evalops.warehouse.scores import load_score_vectors
+from evalops.warehouse.judgments import judge_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -95,8 +97,6 @@ def earlier_looks(engine: Engine, candidate_run_id: int, baseline_run_id: int, m
                   policy: Mapping[str, Any]) -> EarlierLooks:
     """The earlier days of this comparison since its last restart (module docstring), read from
     ``ab_tests`` and ``query_scores``; ``policy`` is today's regression policy (``Policy.to_dict()``)."""
-    from evalops.warehouse.scores import load_score_vectors
-
     with transaction(engine, "reading the earlier looks of a comparison") as conn:
         me, my_fp, ran = _me(conn, candidate_run_id)
         base = conn.execute(select(_runs.c.version).where(_runs.c.id == baseline_run_id)).one_or_none()
@@ -141,8 +141,6 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
     ``measure`` is the comparison's (``judge:nDCG@10``); the policy an earlier day was decided under is
     the one its record holds (``policy``, as :func:`policy_key` gives it; a day recorded without it
     restarts the window: its policy is unknown)."""
-    from evalops.warehouse.judgments import judge_runs
-
     with transaction(engine, "reading the earlier judge looks of a comparison") as conn:
         me, my_fp, ran = _me(conn, candidate_run_id)
         rows = conn.execute(

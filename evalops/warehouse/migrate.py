@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.errors import WarehouseError
-from evalops.warehouse._db import transaction
+from evalops.warehouse._db import describe_error, transaction
 
 if TYPE_CHECKING:  # pragma: no cover
     from alembic.config import Config
@@ -90,8 +90,6 @@ def _migrating(engine: Engine, what: str) -> Iterator[Any]:
 @contextlib.contextmanager
 def transaction_on(connection: Any, what: str) -> Iterator[Any]:
     from sqlalchemy.exc import SQLAlchemyError
-
-    from evalops.warehouse._db import describe_error
 
     try:
         with connection.begin():

@@ -19,6 +19,7 @@ import numpy as np
 from sqlalchemy import delete, select
 
 from evalops.errors import AlignmentError, InputError, WarehouseError
+from evalops.utc import as_utc
 from evalops.warehouse._bulk import (
     AGGREGATE_COLUMNS,
     aggregate_rows,
@@ -26,13 +27,16 @@ from evalops.warehouse._bulk import (
     fetch_scores,
     lock_run,
     measure_ids_for_read,
+    query_scores,
     run_fingerprint,
+    runs,
     score_columns,
     write_aggregates,
     write_scores,
 )
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.domain import PairedScores, ScoreVectors
+from evalops.warehouse.models import BaselineModel
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -194,10 +198,6 @@ def prune_query_scores(engine: Engine, before: dt.datetime) -> int:
     the per-query scores of every run a baseline row names (current or past: a rollback restores a past
     one, and comparisons read a baseline's per-query scores).
     """
-    from evalops.warehouse._bulk import query_scores, runs
-    from evalops.warehouse.models import BaselineModel
-    from evalops.utc import as_utc
-
     baselines = BaselineModel.__table__
     old = select(runs.c.id).where(runs.c.logical_date < as_utc(before), runs.c.id.not_in(select(baselines.c.run_id)))
     with transaction(engine, "pruning per-query scores") as conn:

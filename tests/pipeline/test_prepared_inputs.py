@@ -40,9 +40,9 @@ def test_each_input_is_read_from_its_source_once_per_run(repo_root, planted_proj
     monkeypatch.setattr(evalops.knowledge, "load_snapshot", counted("kb", real_snapshot))
     monkeypatch.setattr(evalops.goldset, "load_gold_set", counted("gold", real_gold))
     # the copies are discarded by the run's last step; keep them here to map them as a worker of the run would
-    from evalops.pipeline import prepared as prepared_module
+    from evalops.pipeline import publishing
 
-    monkeypatch.setattr(prepared_module, "discard_prepared", lambda cfg: 0)
+    monkeypatch.setattr(publishing, "discard_prepared", lambda cfg: 0)
     gold = load_gold_set(repo_root / "include" / "goldset")
     reads["gold"] = 0
     baseline, candidate = _ranked(gold, planted_project.pads)

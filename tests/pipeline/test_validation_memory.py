@@ -14,16 +14,16 @@ from evalops.errors import ValidationError
 @pytest.fixture
 def suite_runs(monkeypatch):
     """How many times a contract suite went through Great Expectations."""
-    from evalops.contracts import _gx
+    from evalops.contracts import validation
 
     calls: list[str] = []
-    real = _gx.run_tables
+    real = validation.run_tables
 
     def counted(prefix, tables, docs_dir):
         calls.append(prefix)
         return real(prefix, tables, docs_dir)
 
-    monkeypatch.setattr(_gx, "run_tables", counted)
+    monkeypatch.setattr(validation, "run_tables", counted)
     return calls
 
 

@@ -97,12 +97,12 @@ def test_unjudged_documents_round_trip_through_parquet(tmp_path):
 def test_a_file_checked_then_scored_is_read_once_and_a_changed_file_again(tmp_path, monkeypatch):
     import os
 
-    import evalops.formats.trec as trec
+    import evalops.retrievers.runfile as runfile
     from evalops.retrievers.runfile import check_run_file
 
     reads = []
-    real = trec.read_run_table
-    monkeypatch.setattr(trec, "read_run_table", lambda *a, **k: reads.append(1) or real(*a, **k))
+    real = runfile.read_run_table
+    monkeypatch.setattr(runfile, "read_run_table", lambda *a, **k: reads.append(1) or real(*a, **k))
     path = tmp_path / "run.trec"
     path.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
     check_run_file(path)

@@ -38,12 +38,11 @@ def test_the_run_applies_the_retention_setting_counted_back_from_its_day(monkeyp
     from types import SimpleNamespace
 
     import evalops.pipeline.publishing as publishing
-    import evalops.warehouse as warehouse
     from evalops.pipeline import RunContext
 
     cuts = []
     monkeypatch.setattr(publishing, "engine_for", lambda cfg: "engine")
-    monkeypatch.setattr(warehouse, "prune_query_scores", lambda engine, before: cuts.append(before) or 7)
+    monkeypatch.setattr(publishing, "prune_query_scores", lambda engine, before: cuts.append(before) or 7)
     run = RunContext.for_day("2024-06-30")
     assert publishing.prune_old_scores(SimpleNamespace(query_score_retention_days=0), run) == 0  # 0 = forever
     assert cuts == []

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from evalops.judges.agreement import agreement, krippendorff_alpha
+
 
 def _agreement(queries: Any, labels: dict[tuple[str, str], list[float | None]], s: Any,
                pool: list[tuple[str, str]], language: dict[str, str]) -> dict[str, Any]:
-    from evalops.judges.agreement import agreement, krippendorff_alpha
-
     qrels = queries.qrels
     human = {(str(q), str(d)): int(g) for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(),
                                                         qrels.grades.tolist())}

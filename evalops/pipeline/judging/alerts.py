@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalops.alerting import AlertContext, judge_failed_alert, regression_alerts
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.judging.summaries import _failed_steps
 
@@ -26,7 +27,6 @@ def judge_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpe
         return []
     import dataclasses
 
-    from evalops.alerting import AlertContext, judge_failed_alert, regression_alerts
     from evalops.pipeline.workdir import report_location
     from evalops.querylog import scrub_text as _scrub
     from evalops.pipeline.store import engine_for

@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalops.config import PRODUCTION
+from evalops.metrics import Policy, evaluate
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.pooling import pool_family
+from evalops.pipeline.judging.preflight import build_judge
+from evalops.judges.prompts import load_prompt
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -18,7 +22,6 @@ if TYPE_CHECKING:  # pragma: no cover
 def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dict[str, dict[str, list[str]]],
              labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
              query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
-    from evalops.metrics import Policy, evaluate
     from evalops.pipeline.comparing import data_seed
     from evalops.stats import align, compare
 
@@ -141,9 +144,6 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionS
 
 def _pooled(cfg: Config, comparisons: list[Any], run_id: int, spec: VersionSpec) -> list[Any]:
     """The production judge-label family of one candidate run, pooled over the days since the restart."""
-    from evalops.judges.prompts import load_prompt
-    from evalops.pipeline.judging.preflight import build_judge
-    from evalops.pipeline.pooling import pool_family
     from evalops.pipeline.store import engine_for
     from evalops.warehouse.looks import earlier_judge_looks
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalops.judges.base import JudgeItem
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,8 +61,6 @@ def _query_items(texts: dict[str, str], ranked: dict[str, dict[str, list[str]]],
     context recall of a version's top k against the query's reference answer (gold queries that have one),
     the faithfulness of a version's generated answer to its own top k contexts, and the answer's relevance
     to the query (versions that return answers)."""
-    from evalops.judges.base import JudgeItem
-
     out: list[tuple[tuple[str, str, str], Any]] = []
     for v in sorted(ranked):
         for q, docs in sorted(ranked[v].items()):

@@ -11,6 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
+from evalops.judges.agreement import AgreementGate
+from evalops.judges.base import JudgeBudgetError, JudgeItem, MissingBudget, summarize_missing
+from evalops.judges.cache import CachedJudge
+from evalops.judges.prompts import load_prompt
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.judging.agreement import _agreement
 from evalops.pipeline.judging.comparisons import _results
@@ -59,8 +63,6 @@ def judge_versions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]
     settings = cfg.judge
     if settings.kind == "off" or not versions:
         return {"status": "off", "reason": "judge.kind is off" if settings.kind == "off" else "no versions"}
-    from evalops.judges.cache import CachedJudge
-    from evalops.judges.prompts import load_prompt
     from evalops.pipeline.store import engine_for
     from evalops.warehouse.judgments import WarehouseJudgmentStore, record_judge_run
 
@@ -117,9 +119,6 @@ def _record_failure(engine: Any, run: RunContext, dataset: str, judge: dict[str,
 def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt: Any, task: str, dataset: str,
                    specs: list[VersionSpec], documents: dict[str, str], record: Any,
                    say: Callable[[str], None]) -> dict[str, Any]:
-    from evalops.judges.base import JudgeBudgetError, JudgeItem, MissingBudget, summarize_missing
-    from evalops.judges.prompts import load_prompt
-
     s = cfg.judge
     k = s.top_k
     texts, queries = _query_texts(cfg, run, specs[0], s.production_queries)
@@ -153,7 +152,6 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
              "cost": float(sum(j.cost for j in judgments))}
 
     agreement = _agreement(queries, labels, s, pool, languages) if dataset != PRODUCTION else None
-    from evalops.judges.agreement import AgreementGate
 
     gate_kappa = agreement.get("kappa") if agreement else None
     gate = AgreementGate(s.agreement_threshold).decide(gate_kappa)

@@ -7,6 +7,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalops.errors import ConfigError
+from evalops.judges import LexicalJudge, OpenAIJudge, OpenAISettings
+
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config, JudgeSettings
     from evalops.judges.base import Judge
@@ -16,9 +19,6 @@ log = logging.getLogger("evalops.pipeline.judging")
 
 def build_judge(settings: JudgeSettings) -> Judge:
     """The configured judge (the lexical judge, or the OpenAI-compatible adapter)."""
-    from evalops.errors import ConfigError
-    from evalops.judges import LexicalJudge, OpenAIJudge, OpenAISettings
-
     if settings.kind == "lexical":
         return LexicalJudge()
     if settings.kind == "openai":

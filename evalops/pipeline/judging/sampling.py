@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalops.config import PRODUCTION
+from evalops.judges.generate import default_queue, sampled_query_rows, write_queue
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.queries import query_set_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -16,8 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _query_texts(cfg: Config, run: RunContext, spec: VersionSpec, n_production: int) -> tuple[dict[str, str], Any]:
-    from evalops.pipeline.queries import query_set_for
-
     queries = query_set_for(cfg, spec.dataset, spec.sample_folder)
     ids = queries.query_ids
     if spec.dataset == PRODUCTION and len(ids) > n_production:
@@ -28,8 +28,6 @@ def _query_texts(cfg: Config, run: RunContext, spec: VersionSpec, n_production: 
 def _queue_sampled_queries(cfg: Config, run: RunContext, texts: dict[str, str], fingerprint: Any) -> dict[str, Any]:
     """Append the judged production queries to the annotation queue as ``sampled_query`` rows (see
     :mod:`evalops.judges.generate`); returns where, how many were offered and how many were new."""
-    from evalops.judges.generate import default_queue, sampled_query_rows, write_queue
-
     path = default_queue(cfg.home)
     origin = f"production sample {run.day} (seed {run.seed}), judged by {fingerprint.describe()}"
     rows = sampled_query_rows(texts, origin=origin)

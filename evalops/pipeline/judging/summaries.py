@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
+from evalops.reports import ABResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -19,7 +20,6 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
     if cfg.judge.kind == "off":
         return [], {}, []
     from evalops.pipeline.store import engine_for
-    from evalops.reports import ABResult
     from evalops.warehouse.judgments import load_judge_runs
 
     frame = load_judge_runs(engine_for(cfg), run.run_id)

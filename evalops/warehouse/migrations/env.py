@@ -15,6 +15,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.types import TypeDecorator
 
+from evalops.warehouse.config import create_warehouse_engine, resolve_url
 from evalops.warehouse.migrate import VERSION_TABLE, adopt_legacy_version_table
 from evalops.warehouse.models import Base
 
@@ -44,8 +45,6 @@ def _configure(connection) -> None:
 
 
 def run_migrations_offline() -> None:
-    from evalops.warehouse.config import resolve_url
-
     context.configure(
         url=context.config.get_main_option("sqlalchemy.url") or resolve_url().url,
         version_table=VERSION_TABLE,
@@ -64,7 +63,6 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    from evalops.warehouse.config import create_warehouse_engine
 
     engine = create_warehouse_engine(context.config.get_main_option("sqlalchemy.url") or None)
     try:
