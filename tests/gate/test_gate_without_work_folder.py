@@ -111,15 +111,15 @@ def test_the_gate_after_the_work_folder_is_deleted_gives_the_verdict_the_folder_
 def test_a_decision_missing_from_the_warehouse_fails_the_gate_closed_naming_it(project, monkeypatch):
     """The candidate's nDCG@10 decision is deleted from ``ab_tests`` and the gate's re-run cannot store it
     again (its write is lost): the gate cannot tell, so it errors with exit 7 naming the comparison."""
-    import evalops.warehouse
+    import evalops.pipeline.deciding
     from sqlalchemy import delete, select, update
 
     from evalops.pipeline.store import engine_for
     from evalops.warehouse.models import ABTestModel, AlertModel, MeasureModel
 
     home, env = project
-    store = evalops.warehouse.record_ab_tests
-    monkeypatch.setattr(evalops.warehouse, "record_ab_tests", lambda engine, results: store(
+    store = evalops.pipeline.deciding.record_ab_tests  # the decide step's write
+    monkeypatch.setattr(evalops.pipeline.deciding, "record_ab_tests", lambda engine, results: store(
         engine, [r for r in results if r.measure != "nDCG@10"]))
     ab_tests, alerts, measures = ABTestModel.__table__, AlertModel.__table__, MeasureModel.__table__
     lost = select(ab_tests.c.id).where(ab_tests.c.measure_id.in_(
