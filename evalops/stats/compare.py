@@ -333,10 +333,11 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     interval = None
     method = "t" if policy.interval == "t" else policy.ci_method
     robust = nonzero = None
-    robust_needed = None
+    robust_needed = material = None
     if policy.interval == "robust" and n >= 2 and delta is not None and degenerate != "all_zero":
         reading = robust_interval(np.asarray(deltas, dtype=np.float64), tail, t_quantile(n - 1, 1.0 - tail))
         robust, nonzero, interval, robust_needed = reading.branch, reading.nonzero, reading.interval, reading.queries_needed
+        material = reading.material
         method = {"t": "skew-corrected t", "betting": "betting", "constant": "betting"}.get(robust, "robust")
         # the p-value of the test the interval inverts: the one that decides (adjusted: Bonferroni m p under holm,
         # the BH level under bh, the family's divisor either way)
@@ -357,7 +358,8 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     floor = float(2.0 ** -n) if degenerate == "constant" else None
     evidence = Evidence(
         n=n, delta=delta, measure=measure, sd=sd, interval=interval, interval_level=level, tail=tail,
-        interval_method=method, p_value=p_value, p_adjusted=p_adjusted, degenerate=degenerate, floor_p=floor,
+        interval_method=method, material_interval=material, p_value=p_value, p_adjusted=p_adjusted,
+        degenerate=degenerate, floor_p=floor,
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
         queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
         higher_is_better=higher_is_better, nonzero=nonzero, robust=robust, queries_needed=robust_needed,
