@@ -30,7 +30,7 @@ from evalops.stats.decision import Coverage, Decision, Evidence, JudgedShift, Po
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
 from evalops.metrics.student_t import t_quantile
-from evalops.stats.robust import robust_interval
+from evalops.stats.robust import MATERIAL_SHARE, robust_interval
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
 from evalops.stats.ttest import paired_t_test
 from evalops.stats.wilcoxon import wilcoxon_test
@@ -368,7 +368,9 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     needed = robust_needed
     if size_hint and verdict.reason_code == "underpowered" and sd and degenerate is None:
         # only an undecided comparison needs the number of queries that would decide it
-        needed = _queries_needed(sd, margin, policy.alpha, policy.alternative, family_size)
+        # the robust t branch reads a claim past the margin at MATERIAL_SHARE of the per-side error
+        share = MATERIAL_SHARE if policy.interval == "robust" else 1.0
+        needed = _queries_needed(sd, margin, share * policy.alpha, policy.alternative, family_size)
         verdict = decide(replace(evidence, queries_needed=needed), policy)
     return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
                        notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on),
