@@ -14,8 +14,8 @@ of NFCorpus is the baseline, and three built-in retrievers over the same corpus 
 * ``... mirror``: the same with every sign flipped (a two-sided rule alarms on the side of the long tail's
   opposite, so both mirror images are needed).
 
-Figures (default policy: two-sided alpha = 0.05, margin 0.01, alert_on warning; ``--simulations`` per cell,
-Monte Carlo SE printed with each rate):
+Figures (default policy: two-sided alpha = 0.05, each measure's default margin, alert_on warning;
+``--simulations`` per cell, Monte Carlo SE printed with each rate):
 
 1. A/A: per measure and n, the worst cell over every pair and shape, for the rule of ``interval="t"``
    (the rule before the robust interval) and the default robust rule, with the count of cells over the
@@ -32,13 +32,17 @@ Monte Carlo SE printed with each rate):
    every query since the restart, read at day 60; bound alpha + 3 SE on the histories decided a
    regression, or an improvement; target: the drop decided a regression in >= 50 %).
 
+6. Power from a pilot: the most skewed pool of each measure is the pilot; ``pilot_sample_size`` gives the n
+   for 80 % (the default alert) at a true delta of -2 x margin; the detection on fresh draws from the pool
+   shifted there, by this script's own rule, against the pilot's power at n and against 80 % - 3 SE.
+
 ``--write-docs`` replaces the generated table in ``docs/statistics.md`` (only from a run of every figure,
 measure and size). ``--figures``, ``--measures`` and ``--sizes`` compute a part, to try a change of the rule
 on the cells it touches (the balanced-tails route, for example, only decides from 200 non-zero deltas:
 ``--figures 1,2,3 --sizes 300,1000``).
 
     python benchmarks/stats_rule.py [--simulations 2000] [--seed 0] [--data ../shared/data] [--write-docs]
-        [--figures 1,2,3,4,5] [--measures P@10,AP] [--sizes 300,1000] [--skip-looks]
+        [--figures 1,2,3,4,5,6] [--measures P@10,AP] [--sizes 300,1000] [--skip-looks]
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ import numpy as np
 from scipy import stats
 
 from evalops.stats import Policy, decide_deltas
+from evalops.stats.pilot import pilot_power, pilot_sample_size
 from evalops.stats.robust import read_robust
 from evalops.stats.rule import spending_tail
 from evalops.stats.sequence import pooled_decision
@@ -128,8 +133,9 @@ def rule(D: np.ndarray, tail: float, margin: float, interval: str) -> dict[str, 
     t_crit = float(stats.t.ppf(1.0 - tail, n - 1))
     points = (-margin, 0.0, margin)
     if interval == "robust":
-        r = read_robust(D, tail, points, t_crit=t_crit)
+        r = read_robust(D, tail, points, t_crit=t_crit, material=margin)
         below, above = r.below, r.above
+        material_below, material_above = r.material_below, r.material_above
         mean = D.mean(axis=1)
         constant = r.method == 1
         zero = ~(D != 0).any(axis=1)  # every delta 0: no_change
@@ -144,8 +150,9 @@ def rule(D: np.ndarray, tail: float, margin: float, interval: str) -> dict[str, 
         above = tuple(lo > p for p in points)
         equivalent = above[0] & below[2]
         undecidable = constant & (2.0**-n >= tail) & ~(np.abs(mean) <= 1e-12)
-    critical = below[0] & ~undecidable
-    gain_critical = above[2] & ~undecidable
+        material_below, material_above = below[0], above[2]
+    critical = material_below & ~undecidable
+    gain_critical = material_above & ~undecidable
     decided_eq = equivalent & ~critical & ~gain_critical & ~undecidable
     warning = below[1] & ~critical & ~gain_critical & ~decided_eq & ~undecidable
     gain_warning = above[1] & ~critical & ~gain_critical & ~decided_eq & ~undecidable
@@ -182,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--skip-looks", action="store_true", help="leave out figure 5 (the slowest)")
-    parser.add_argument("--figures", default="1,2,3,4,5", help="the figures to compute, e.g. 1,2 (default: all)")
+    parser.add_argument("--figures", default="1,2,3,4,5,6", help="the figures to compute, e.g. 1,2 (default: all)")
     parser.add_argument("--measures", default=",".join(MEASURES), help="figure 1's measures (default: all)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="figure 1's n (default: all)")
     args = parser.parse_args(argv)
@@ -191,12 +198,12 @@ def main(argv: list[str] | None = None) -> int:
         figures.discard("5")
     measures = tuple(m for m in MEASURES if m in args.measures.split(","))
     sizes = tuple(int(x) for x in args.sizes.split(","))
-    if args.write_docs and (figures != {"1", "2", "3", "4", "5"} or measures != MEASURES or sizes != SIZES):
+    if args.write_docs and (figures != {"1", "2", "3", "4", "5", "6"} or measures != MEASURES or sizes != SIZES):
         parser.error("--write-docs needs every figure, measure and size (the table is the whole benchmark)")
     sims, rng = args.simulations, np.random.default_rng(args.seed)
     started = time.perf_counter()
     policy = Policy()
-    alpha, margin = policy.alpha, policy.min_delta
+    alpha = policy.alpha
     tail = alpha / 2.0
     side_bound = tail + 3 * se(tail, sims)
     failures = 0
@@ -218,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         mismatches = 0
         for m in measures:
             for n in sizes:
+                margin = policy.margin(m)
                 worst_t = worst_r = worst_either = worst_drops = worst_crit = 0.0
                 over_t = over_r = 0
                 inconclusive = []
@@ -252,11 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     worst_at_margin = float("nan")
     if '2' in figures:
         # 2. the effect-size route at exactly the margin
-        print(f"\n2. alert_on critical (effect-size route): true delta exactly -{margin} (A/A deltas shifted)")
+        print(f"\n2. alert_on critical (effect-size route): true delta exactly -margin (nDCG@10 "
+              f"{policy.margin('nDCG@10')}, AP {policy.margin('AP')}; A/A deltas shifted)")
         worst_at_margin = 0.0
         for (folder, cand, meas), d in sorted(data.items()):
             if meas not in ("nDCG@10", "AP"):
                 continue
+            margin = policy.margin(meas)
             for n in (30, 300, 1000):
                 D = draw(d, d - d.mean(), sims, n, rng) - margin
                 rate = float(rule(np.clip(D, -1, 1), tail, margin, "robust")["critical"].mean())
@@ -279,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
             sd = float(np.sqrt(np.mean(d**2)))  # the sd of the sign-flipped deltas
             shift = -(stats.norm.ppf(1 - tail) + stats.norm.ppf(0.8)) * sd / math.sqrt(n)
             D = np.clip(draw(d, None, sims, n, rng) + shift, -1.0, 1.0)
-            p_t = float(rule(D, tail, margin, "t")["significant"].mean())
-            p_r = float(rule(D, tail, margin, "robust")["significant"].mean())
+            p_t = float(rule(D, tail, policy.margin(meas), "t")["significant"].mean())
+            p_r = float(rule(D, tail, policy.margin(meas), "robust")["significant"].mean())
             costs.append(p_t - p_r)
             print(f"   {folder:>18} {cand:>18} {meas:>8}: shift {shift:+.4f}; t {p_t:.3f}, robust {p_r:.3f}, "
                   f"cost {100 * (p_t - p_r):+.1f} points (SE {100 * math.sqrt(2) * se(0.8, sims):.1f})")
@@ -307,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                 for c, m in members:
                     d = data[(folder, c, m)]
                     D = (d - d.mean())[idx]
-                    any_t |= rule(D, ftail, margin, "t")["warning"]
-                    any_r |= rule(D, ftail, margin, "robust")["warning"]
+                    any_t |= rule(D, ftail, policy.margin(m), "t")["warning"]
+                    any_r |= rule(D, ftail, policy.margin(m), "robust")["warning"]
                 ok = any_r.mean() <= fam_alpha_bound
                 failures += not ok
                 family_rates.append((folder, n, float(any_t.mean()), float(any_r.mean())))
@@ -319,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     looks: dict[str, tuple[float, float]] = {}
     if "5" in figures:
         d = data[("scifact", "tfidf", "RR@10")]
+        margin = policy.margin("RR@10")
         null = d - d.mean()
         print(f"\n5. daily looks: {DAYS} days x {DAILY_N} queries, re-centred scifact tfidf RR@10 deltas "
               f"(sd {null.std(ddof=1):.3f}, skew {stats.skew(null):+.2f}); look k at alpha 6 / (pi^2 k^2)")
@@ -358,14 +369,38 @@ def main(argv: list[str] | None = None) -> int:
               f"{DAYS}: {hit_seq.mean():.4f} (target 0.50: {'met' if met else 'NOT MET'})")
         looks["sequence"] = (float(worst_aa), float(hit_seq.mean()))
 
+    pilots: list[tuple] = []
+    if "6" in figures:
+        # 6. power from a pilot: the n pilot_sample_size gives for 80 % at -2 margin, measured on fresh draws
+        print("\n6. power from a pilot: the most skewed pool of each measure is the pilot; pilot_sample_size gives n "
+              "for 80 % (the default alert) at a true delta of -2 x margin; fresh draws from the pool shifted there")
+        for m in MEASURES:
+            key = max((k for k in data if k[2] == m), key=lambda k: abs(stats.skew(data[k])))
+            d, margin = data[key], policy.margin(m)
+            n, planned = pilot_sample_size(d, -2.0 * margin, margin, simulations=sims, seed=args.seed)
+            before = pilot_power(d, -2.0 * margin, n - 1, margin, simulations=sims, seed=args.seed).power
+            shaped = d - d.mean() - 2.0 * margin
+            D = np.clip(shaped[rng.integers(0, len(shaped), (sims, n))], -1.0, 1.0)
+            got = float(rule(D, tail, margin, "robust")["warning"].mean())
+            # the n reaches 80 % (within 3 SE), and the pilot's power at n is what fresh draws measure; where the
+            # power climbs past 80 % within one query (a cliff), "within 3 SE of 80 %" cannot hold at any n
+            close = abs(got - planned.power) <= 3 * math.sqrt(se(got, sims) ** 2 + planned.mc_se**2)
+            ok = close and got >= 0.8 - 3 * se(0.8, sims)
+            failures += not ok
+            pilots.append((key, float(stats.skew(d)), margin, n, before, planned.power, got))
+            print(f"   {key[0]:>18} {key[1]:>18} {m:>10} (skew {stats.skew(d):+.2f}): margin {margin}, n {n} (pilot: "
+                  f"{before:.3f} at n - 1, {planned.power:.3f} at n); measured at n {got:.4f} (SE {se(got, sims):.4f}; "
+                  f"80 % - 3 SE = {0.8 - 3 * se(0.8, sims):.4f}; {'ok' if ok else 'OFF'}"
+                  f"{'' if abs(got - 0.8) <= 3 * se(0.8, sims) else ', more than 3 SE above 80 %: a cliff'})")
+
     print(f"\n{time.perf_counter() - started:.0f} s; figures outside their bound: {failures}")
     if args.write_docs:
-        write_docs(table, family_rates, worst_cost, worst_at_margin, sims, side_bound, looks)
+        write_docs(table, family_rates, worst_cost, worst_at_margin, sims, side_bound, looks, pilots)
     return 1 if failures else 0
 
 
 def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float, at_margin: float, sims: int,
-               bound: float, looks: dict[str, tuple[float, float]]) -> None:
+               bound: float, looks: dict[str, tuple[float, float]], pilots: list[tuple]) -> None:
     lines = [BEGIN, "",
              f"Worst A/A cell per measure and n over 3 system pairs x 2 collections x up to 7 null shapes, {sims} "
              f"simulations per cell; a drop alert is bounded by alpha/2 + 3 SE = {bound:.4f}. \"t rule\" is "
@@ -392,6 +427,17 @@ def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float,
                  "sequence": "pooled betting sequence (every query since the restart)"}
         for key, (aa, hit) in looks.items():
             lines.append(f"| {names[key]} | {aa:.4f} | {hit:.4f} |")
+        lines.append("")
+    if pilots:
+        lines += [f"Power from a pilot: the most skewed pool of each measure as the pilot, n from `pilot_sample_size` "
+                  f"for 80 % (the default alert) at a true delta of -2 x margin, detection measured on {sims} fresh "
+                  "draws from the pool shifted there by the benchmark's own rule (3 SE of 80 % = "
+                  f"{3 * se(0.8, sims):.4f}):", "",
+                  "| pilot (pool) | skew | margin | n | pilot's power at n - 1 | at n | measured at n |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for (folder, cand, m), skew, margin, n, before, planned, got in pilots:
+            lines.append(f"| {folder} {cand} {m} | {skew:+.2f} | {margin:g} | {n} | {before:.4f} | {planned:.4f} | "
+                         f"{got:.4f} |")
         lines.append("")
     lines.append(END)
     path = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"

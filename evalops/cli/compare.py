@@ -40,8 +40,8 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 @ALPHA
 @click.option("--min-effect", type=float, default=None, hidden=True, help="Removed: use --min-delta.")
 @click.option("--min-delta", type=float, default=None,
-              help="The margin in the measure's own units (e.g. 0.01 nDCG) the rule judges materiality by "
-                   "[default: 0.01].")
+              help="One margin in the measure's own units (e.g. 0.01 nDCG) the rule judges materiality by "
+                   "[default: each measure's own, e.g. nDCG 0.02, P 0.01, Success 0.04: evalops.stats.margins].")
 @click.option("--margin", "margins", multiple=True, metavar="MEASURE=X",
               help="A margin for one measure (overrides --min-delta for it). Repeat for more.")
 @click.option("--alert-on", type=click.Choice(["critical", "warning", "either"]), default="warning",
@@ -95,7 +95,7 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
     critical regression when the whole interval lies below -margin, a warning when it lies below 0 but
     reaches past -margin, no_change when it lies inside +-margin.
     """
-    from evalops.stats import DEFAULT_MIN_DELTA, Policy
+    from evalops.stats import Policy
 
     per_measure = {}
     for item in margins:
@@ -107,7 +107,7 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
         if per_measure[name] is None:
             raise InputError(f"--margin {item!r}: expected MEASURE=NUMBER, e.g. nDCG@10=0.01")
     policy = Policy(alpha=alpha, alternative=alternative,
-                    min_delta=DEFAULT_MIN_DELTA if min_delta is None else min_delta, margins=per_measure,
+                    min_delta=min_delta, margins=per_measure,
                     alert_on=alert_on, interval=interval, min_coverage=min_coverage,
                     max_judged_coverage_drop=max_judged_coverage_drop, query_drop=query_drop,
                     alert_on_query_drops=alert_on_query_drops, correction=correction, test=test,

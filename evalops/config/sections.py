@@ -106,7 +106,9 @@ class RegressionSettings(_Section):
 
     alpha: float = Field(0.05, gt=0, lt=1, description="error rate of the family (two-sided: alpha/2 per side)")
     alternative: str = Field("two-sided", description="two-sided, less (drops only) or greater")
-    min_delta: float = Field(0.01, description="the margin of a material change, in the measure's units")
+    min_delta: float | None = Field(None, description="one margin of a material change for every measure without a "
+                                    "margins entry, in the measure's units (none: each measure's default margin, "
+                                    "evalops.stats.margins; e.g. nDCG 0.02, P 0.01, Success 0.04)")
     margins: dict[str, float] = Field(default_factory=dict, description="per-measure margins, e.g. {P@5: 0.02}")
     alert_on: str = Field("warning", description="which regressions notify: critical (effect-size route) or warning "
                                                  "(p-value route, critical included)")

@@ -30,7 +30,7 @@ from evalops.stats.decision import Coverage, Decision, Evidence, JudgedShift, Po
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
 from evalops.metrics.student_t import t_quantile
-from evalops.stats.robust import robust_interval
+from evalops.stats.robust import MATERIAL_SHARE, robust_interval
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
 from evalops.stats.ttest import paired_t_test
 from evalops.stats.wilcoxon import wilcoxon_test
@@ -403,10 +403,11 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     interval = None
     method = "t" if policy.interval == "t" else policy.ci_method
     robust = nonzero = None
-    robust_needed = None
+    robust_needed = material = None
     if policy.interval == "robust" and n >= 2 and delta is not None and degenerate != "all_zero":
         reading = robust_interval(np.asarray(deltas, dtype=np.float64), tail, t_quantile(n - 1, 1.0 - tail))
         robust, nonzero, interval, robust_needed = reading.branch, reading.nonzero, reading.interval, reading.queries_needed
+        material = reading.material
         method = {"t": "skew-corrected t", "betting": "betting", "constant": "betting"}.get(robust, "robust")
         # the p-value of the test the interval inverts: the one that decides (adjusted: Bonferroni m p under holm,
         # the BH level under bh, the family's divisor either way)
@@ -427,7 +428,8 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     floor = float(2.0 ** -n) if degenerate == "constant" else None
     evidence = Evidence(
         n=n, delta=delta, measure=measure, sd=sd, interval=interval, interval_level=level, tail=tail,
-        interval_method=method, p_value=p_value, p_adjusted=p_adjusted, degenerate=degenerate, floor_p=floor,
+        interval_method=method, material_interval=material, p_value=p_value, p_adjusted=p_adjusted,
+        degenerate=degenerate, floor_p=floor,
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
         queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
         higher_is_better=higher_is_better, nonzero=nonzero, robust=robust, queries_needed=robust_needed,
@@ -436,7 +438,9 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     needed = robust_needed
     if size_hint and verdict.reason_code == "underpowered" and sd and degenerate is None:
         # only an undecided comparison needs the number of queries that would decide it
-        needed = _queries_needed(sd, margin, policy.alpha, policy.alternative, family_size)
+        # the robust t branch reads a claim past the margin at MATERIAL_SHARE of the per-side error
+        share = MATERIAL_SHARE if policy.interval == "robust" else 1.0
+        needed = _queries_needed(sd, margin, share * policy.alpha, policy.alternative, family_size)
         verdict = decide(replace(evidence, queries_needed=needed), policy)
     return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
                        notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on),

@@ -1,16 +1,17 @@
 """The regression rule: from the evidence of one comparison and a policy to a decision in words.
 
-Materiality is a **margin in the measure's own units** (``min_delta``, per measure in ``margins``; e.g.
-0.01 nDCG@10). The decision is read from the interval ``[lo, hi]`` of the mean delta at the family-adjusted
-level (``evalops.stats.rule``: Bonferroni ``1 - alpha/m`` for a Holm family of m, the Benjamini-Yekutieli
-level for BH). The interval is the policy's ``interval``: ``robust`` (the default, ``evalops.stats.robust``: the
+Materiality is a **margin in the measure's own units** (per measure name in ``margins``; one for every
+other measure in ``min_delta``; by default each measure family's own, ``evalops.stats.margins``: e.g. 0.02
+nDCG@10, 0.04 Success@10). The decision is read from the interval ``[lo, hi]`` of the mean delta at the
+family-adjusted level (``evalops.stats.rule``: Bonferroni ``1 - alpha/m`` for a Holm family of m, the
+Benjamini-Yekutieli level for BH). The interval is the policy's ``interval``: ``robust`` (the default, ``evalops.stats.robust``: the
 skew-corrected t-interval where Cochran's rule trusts it, the betting interval for bounded means where it
 does not, ``inconclusive`` where neither can hold the level), ``t``, or the bootstrap. With M the margin:
 
 ===================================================  ==============  ==========  ===================
 the interval of delta                                decision        severity    criterion
 ===================================================  ==============  ==========  ===================
-whole interval below -M                              regression      critical    ``material``
+whole (material) interval below -M                   regression      critical    ``material``
 inside (-M, +M) (equivalence, TOST)                  no_change       -           ``equivalence``
 below 0, reaching past -M                            regression      warning     ``significant``
 anything else                                        inconclusive    -           -
@@ -66,6 +67,7 @@ from evalops.stats._base import ALTERNATIVES
 from evalops.stats.bootstrap import CI_METHODS, paired_bootstrap_ci
 from evalops.stats.correction import CORRECTIONS
 from evalops.stats.rule import t_interval
+from evalops.stats.margins import DEFAULT_MARGINS, FALLBACK_MARGIN, table_margin
 from evalops.stats.wilcoxon import ZERO_METHODS
 
 __all__ = [
@@ -81,7 +83,7 @@ REASON_CODES: tuple[str, ...] = ("underpowered", "too_few_queries", "partial_run
 ALERT_ON: tuple[str, ...] = ("critical", "warning")
 TESTS: tuple[str, ...] = ("t", "wilcoxon", "randomization")
 INTERVALS: tuple[str, ...] = ("robust", "t", "bootstrap")
-DEFAULT_MIN_DELTA = 0.01
+DEFAULT_MIN_DELTA = FALLBACK_MARGIN  # the margin of a measure outside the table (evalops.stats.margins)
 DEFAULT_MIN_COVERAGE = 0.9
 DEFAULT_QUERY_DROP = 0.5
 DEFAULT_MAX_JUDGED_COVERAGE_DROP = 0.1
@@ -90,8 +92,8 @@ _CORRECTION_NAMES = {"holm": "Bonferroni intervals for a Holm family", "bh": "Be
 
 MIN_EFFECT_REMOVED = (
     "min_effect (a minimum |d_z|) was removed: materiality is now min_delta, a margin in the measure's own "
-    "units (default 0.01; per measure under margins), judged from confidence intervals; d_z is reported, "
-    "not a gate. Replace min_effect with min_delta"
+    "units (by default each measure's own; per measure under margins), judged from confidence intervals; d_z is "
+    "reported, not a gate. Replace min_effect with min_delta"
 )
 
 
@@ -118,7 +120,10 @@ class Policy:
     """Everything that decides a comparison; it is stored with every result.
 
     alpha: the family's error rate; alternative: ``two-sided``, ``less`` (only drops) or ``greater``.
-    min_delta: the margin in the measure's units; margins: per-measure margins that override it.
+    margins: per-measure margins (by exact measure name); min_delta: one margin, in the measure's units, for
+    every measure without a ``margins`` entry (``None``, the default: the measure's family margin in
+    ``default_margins``, the table of ``evalops.stats.margins``, copied into the policy so that it is stored
+    with every result; ``FALLBACK_MARGIN`` for a measure outside it).
     alert_on: ``critical`` (the effect-size route) or ``warning`` (the p-value route; module docstring).
     correction: ``holm`` or ``bh`` across the family; test: the reported paired test (``t``, ``wilcoxon``,
     ``randomization``); zero_method: Wilcoxon's zero rule; continuity: its continuity correction (normal
@@ -135,8 +140,9 @@ class Policy:
 
     alpha: float = 0.05
     alternative: str = "two-sided"
-    min_delta: float = DEFAULT_MIN_DELTA
+    min_delta: float | None = None
     margins: Mapping[str, float] = field(default_factory=dict)
+    default_margins: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))
     alert_on: str = "warning"
     correction: str = "holm"
     test: str = "t"
@@ -167,15 +173,17 @@ class Policy:
             value = getattr(self, name)
             if isinstance(value, numbers.Real) and not isinstance(value, bool):
                 object.__setattr__(self, name, float(value))
-        if not isinstance(self.margins, Mapping):
-            raise PolicyError(f"margins must map measure names to margins; got {self.margins!r}")
-        margins = {}
-        for measure, value in dict(self.margins).items():
-            if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
-                    and math.isfinite(value)):
-                raise PolicyError(f"margins[{measure!r}] must be a positive number; got {value!r}")
-            margins[str(measure)] = float(value)
-        object.__setattr__(self, "margins", margins)
+        for table in ("margins", "default_margins"):
+            given = getattr(self, table)
+            if not isinstance(given, Mapping):
+                raise PolicyError(f"{table} must map measure names to margins; got {given!r}")
+            checked = {}
+            for measure, value in dict(given).items():
+                if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+                        and math.isfinite(value)):
+                    raise PolicyError(f"{table}[{measure!r}] must be a positive number; got {value!r}")
+                checked[str(measure)] = float(value)
+            object.__setattr__(self, table, checked)
 
         def positive(x: object) -> bool:
             return isinstance(x, float) and x > 0 and math.isfinite(x)
@@ -184,8 +192,9 @@ class Policy:
             (isinstance(self.alpha, float) and 0.0 < self.alpha < 1.0, f"alpha must be between 0 and 1; got {self.alpha}"),
             (self.alternative in ALTERNATIVES, f"alternative must be one of {', '.join(ALTERNATIVES)}; "
                                                f"got {self.alternative!r}"),
-            (positive(self.min_delta), f"min_delta is the margin in the measure's units and must be > 0 (a margin "
-                                       f"of 0 makes 'no change' impossible to show); got {self.min_delta!r}"),
+            (self.min_delta is None or positive(self.min_delta),
+             f"min_delta is the margin in the measure's units and must be > 0 (a margin of 0 makes 'no change' "
+             f"impossible to show), or null for the per-measure defaults; got {self.min_delta!r}"),
             (self.alert_on in ALERT_ON, f"alert_on must be one of {', '.join(ALERT_ON)}; got {self.alert_on!r}"),
             (self.correction in CORRECTIONS, f"correction must be one of {', '.join(CORRECTIONS)}; "
                                              f"got {self.correction!r}"),
@@ -217,12 +226,18 @@ class Policy:
         return 1.0 - self.alpha
 
     def margin(self, measure: str | None) -> float:
-        """The margin of ``measure`` (its own, or ``min_delta``)."""
-        return self.margins.get(str(measure), self.min_delta) if measure is not None else self.min_delta
+        """The margin of ``measure``: its ``margins`` entry, else ``min_delta`` when set, else its family's in
+        ``default_margins`` (``FALLBACK_MARGIN`` outside the table)."""
+        if measure is not None and str(measure) in self.margins:
+            return self.margins[str(measure)]
+        if self.min_delta is not None:
+            return self.min_delta
+        return table_margin(measure, self.default_margins)
 
     def to_dict(self) -> dict[str, object]:
         out = asdict(self)
         out["margins"] = dict(self.margins)
+        out["default_margins"] = dict(self.default_margins)
         return out
 
     @classmethod
@@ -312,7 +327,9 @@ class Evidence:
     ``skewed_small_sample``). Under ``interval="robust"``: ``nonzero`` counts the non-zero deltas and
     ``robust`` names the branch that gave the interval (``evalops.stats.robust``: ``t``, ``betting``,
     ``constant``, ``too_few_nonzero``, ``unbounded``); ``p_value`` is then the rule's own test (the one the
-    interval inverts) and ``p_adjusted`` its family-adjusted value, which is what decides.
+    interval inverts) and ``p_adjusted`` its family-adjusted value, which is what decides;
+    ``material_interval`` is the interval a claim past the margin (``critical``) is read from (the robust t
+    branch's at half the per-side error, ``evalops.stats.robust.material_t``; ``None``: ``interval``).
     """
 
     n: int
@@ -323,6 +340,7 @@ class Evidence:
     interval_level: float | None = None
     tail: float | None = None
     interval_method: str = "t"
+    material_interval: tuple[float, float] | None = None
     p_value: float = 1.0
     p_adjusted: float | None = None
     degenerate: str | None = None
@@ -382,8 +400,10 @@ def decide(evidence: Evidence, policy: Policy) -> Decision:
     a rise a regression."""
     if not evidence.higher_is_better:
         lo_hi = None if evidence.interval is None else (-evidence.interval[1], -evidence.interval[0])
+        material = evidence.material_interval
         # queries_lost / queries_gained already count in the measure's direction (``compare``)
         mirrored = replace(evidence, higher_is_better=True, interval=lo_hi,
+                           material_interval=None if material is None else (-material[1], -material[0]),
                            delta=None if evidence.delta is None else -evidence.delta)
         decided = decide(mirrored, policy)
         note = "lower is better: the rule reads the reduction (baseline - candidate) as the gain"
@@ -446,7 +466,7 @@ def _holes_relevant(ev: Evidence, policy: Policy) -> tuple[Decision, str] | None
         boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=ev.interval_level or 1.0 - 2.0 * ev.tail,
                                    method=policy.ci_method, n_resamples=policy.n_resamples, rng=[policy.seed, 2])
         interval = (boot.low, boot.high)
-    bound = replace(ev, n=len(d), delta=mean, sd=sd, interval=interval, degenerate=degenerate,
+    bound = replace(ev, n=len(d), delta=mean, sd=sd, interval=interval, material_interval=None, degenerate=degenerate,
                     floor_p=float(2.0 ** -len(d)) if degenerate == "constant" else None, judged=None,
                     queries_lost=0, queries_gained=0, query_drops_p=1.0, queries_needed=None)
     return _decide(bound, policy), f"delta {mean:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}]"
@@ -507,10 +527,14 @@ def _decide(evidence: Evidence, policy: Policy) -> Decision:
     def done(label: str, severity: str | None, criterion: str | None, why: str) -> Decision:
         return _with_drops(Decision(label, (*reasons, why), severity, criterion, None, margin), ev, policy)
 
-    if down and hi < -margin:
+    mlo, mhi = ev.material_interval if ev.material_interval is not None else ev.interval
+    if (mlo, mhi) != (lo, hi) and ((down and hi < -margin) or (up and lo > margin)):
+        reasons.append(f"a claim past the margin is read from the t-interval at half the per-side error: "
+                       f"[{mlo:+.4f}, {mhi:+.4f}]")
+    if down and mhi < -margin:
         return done("regression", "critical", "material",
                     f"the whole interval lies below -{margin:g}: a material drop (critical)")
-    if up and lo > margin:
+    if up and mlo > margin:
         return done("improvement", "critical", "material",
                     f"the whole interval lies above +{margin:g}: a material gain")
     equivalent = (lo > -margin if not up else hi < margin if not down else (lo > -margin and hi < margin))
@@ -528,11 +552,12 @@ def _decide(evidence: Evidence, policy: Policy) -> Decision:
         return done("no_change", None, "equivalence", why)
     if down and hi < 0:
         return done("regression", "warning", "significant",
-                    f"the interval lies below 0 but reaches past -{margin:g}: a significant drop, size uncertain "
-                    "(warning)")
+                    f"the interval lies below 0 but {'its material reading ' if hi < -margin else ''}reaches past "
+                    f"-{margin:g}: a significant drop, size uncertain (warning)")
     if up and lo > 0:
         return done("improvement", "warning", "significant",
-                    f"the interval lies above 0 but reaches past +{margin:g}: a significant gain, size uncertain")
+                    f"the interval lies above 0 but {'its material reading ' if lo > margin else ''}reaches past "
+                    f"+{margin:g}: a significant gain, size uncertain")
     if not down and hi < 0:  # greater-only policy, a drop
         return done("no_change", None, None, "the one-sided policy only looks for gains")
     if not up and lo > 0:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from evalops.cli import main
 from evalops.exitcodes import ExitCode
 from evalops.stats import holm, paired_sample_size, paired_t_test
+from evalops.stats.margins import DEFAULT_MARGINS
 
 RECORD_KEYS = [
     "measure", "baseline", "candidate", "n", "coverage", "baseline_mean", "candidate_mean", "delta", "delta_sd",
@@ -58,7 +59,8 @@ def test_json_shape_on_the_real_scifact_runs(report, scifact):
                       "label": "itsumida-te3large-zerank1-top15.trec (itsumida-te3large-zerank1)", "answered": 30,
                       "judged": 300}],
     }
-    assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": 0.01, "margins": {},
+    assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": None, "margins": {},
+                                "default_margins": dict(DEFAULT_MARGINS),
                                 "alert_on": "warning", "correction": "holm", "test": "t", "zero_method": "wilcox",
                                 "continuity": False, "interval": "robust", "ci_method": "bca", "query_drop": 0.5,
                                 "min_coverage": 0.9, "max_judged_coverage_drop": 0.1,

@@ -165,8 +165,9 @@ def test_stats_policy_carries_every_setting_and_the_seed(tmp_path):
                                          "EVALOPS_REGRESSION__INTERVAL": "t",
                                          "EVALOPS_REGRESSION__MIN_COVERAGE": "0.8"})
     policy = cfg.stats_policy(20240601)
-    assert (policy.alpha, policy.correction, policy.min_delta, policy.seed) == (0.01, "bh", 0.01, 20240601)
-    assert policy.margins == {"P@5": 0.02} and policy.margin("P@5") == 0.02 and policy.margin("nDCG@10") == 0.01
+    assert (policy.alpha, policy.correction, policy.min_delta, policy.seed) == (0.01, "bh", None, 20240601)
+    # no min_delta: each measure's default margin (evalops.stats.margins), nDCG 0.02
+    assert policy.margins == {"P@5": 0.02} and policy.margin("P@5") == 0.02 and policy.margin("nDCG@10") == 0.02
     assert (policy.alert_on, policy.interval, policy.min_coverage) == ("critical", "t", 0.8)
     assert load_config(tmp_path, environ={}).stats_policy(0).interval == "robust"
 

@@ -57,7 +57,7 @@ def bound(alpha: float) -> float:
 @pytest.mark.parametrize(
     "policy",
     [
-        Policy(),  # the default: two-sided, margin 0.01, warning and up alert
+        Policy(),  # the default: two-sided, nDCG's margin 0.02, warning and up alert
         Policy(alternative="less", min_delta=1e-6),  # the most alarm-prone: one-sided, a negligible margin
     ],
     ids=["default", "one-sided-tiny-margin"],

@@ -38,3 +38,15 @@ def test_a_normal_pilot_gives_the_exact_power_of_the_t_rule():
     sim = pilot_power(pilot, -0.02, 150, 0.01, simulations=4000, seed=3)
     exact = rule_power(-0.02, float(pilot.std(ddof=1)), 150, 0.01, outcome="regression").power
     assert abs(sim.power - exact) <= 3 * sim.mc_se + 0.01  # the skew correction moves it a little
+
+
+def test_a_significant_drop_inside_the_margin_is_no_change_as_the_rule_decides():
+    rng = np.random.default_rng(4)
+    pilot = rng.normal(0, 0.01, 2000)  # a drop of 0.004 with sd 0.01: significant at n = 400, inside +-0.02
+    assert pilot_power(pilot, -0.004, 400, 0.02, simulations=500).power == 0.0  # no_change (equivalence)
+    assert pilot_power(pilot, -0.004, 400, 0.002, simulations=500).power > 0.9  # past a margin of 0.002
+
+
+def test_only_drop_seeking_alternatives_are_simulated():
+    with pytest.raises(InputError, match="two-sided or less"):
+        pilot_power(skewed_pilot(), -0.03, 100, 0.01, alternative="greater")

@@ -128,3 +128,44 @@ def test_symmetric_heavy_tails_at_n_300_are_decided_by_t_not_the_betting_width()
     skewed = -_heavy_tailed_drop(22)
     assert not tails_balanced(skewed)
     assert BRANCHES[int(branch(skewed)[0])] == "betting"
+
+
+@pytest.mark.parametrize("sign", (1.0, -1.0))
+def test_the_skew_correction_only_widens_and_its_p_matches_each_side(sign):
+    from evalops.stats.robust import skew_ends
+
+    rng = np.random.default_rng(11)
+    d = sign * np.clip(rng.exponential(0.1, 400) - 0.1, -1, 1) - 0.012  # right (left) skew, a small drop
+    n, tail = len(d), 0.025
+    t = t_quantile(n - 1, 1 - tail)
+    mean, se = d.mean(), d.std(ddof=1) / np.sqrt(n)
+    lo, hi = skew_ends(mean, se, sign * 2.0, n, t)
+    assert lo <= mean - t * se and hi >= mean + t * se  # never inwards
+    assert (hi > mean + t * se) == (sign > 0) and (lo < mean - t * se) == (sign < 0)
+    for tail in (0.025, 0.005):
+        r = robust_interval(d, tail, t_quantile(n - 1, 1 - tail))
+        assert r.branch == "t"
+        assert (r.interval[1] < 0) == (r.p_below < tail)
+        assert (r.interval[0] > 0) == (r.p_above < tail)
+
+
+def test_claims_past_the_margin_are_read_at_half_the_per_side_error_on_the_t_branch():
+    from evalops.stats.robust import material_t
+
+    rng = np.random.default_rng(6)
+    D = np.clip(rng.normal(-0.013, 0.03, (60, 400)), -1, 1)
+    tail = 0.025
+    reading = read_robust(D, tail, (-0.01, 0.0, 0.01), t_crit=t_quantile(399, 1 - tail), material=0.01)
+    assert material_t(400, tail) == pytest.approx(t_quantile(399, 1 - tail / 2))
+    for i, d in enumerate(D):
+        r = robust_interval(d, tail, t_quantile(399, 1 - tail))
+        assert r.branch == "t" and r.material[0] <= r.interval[0] and r.material[1] >= r.interval[1]
+        assert reading.material_below[i] == (r.material[1] < -0.01)
+        assert reading.below[0][i] == (r.interval[1] < -0.01)
+    # some samples lie below -0.01 by the interval but not by the material reading: warnings, not critical
+    between = reading.below[0] & ~reading.material_below
+    assert between.any()
+    out = decide_deltas(D[np.argmax(between)], Policy(min_delta=0.01), size_hint=False)
+    assert (out.decision.label, out.decision.severity) == ("regression", "warning")
+    assert any("half the per-side error" in r for r in out.decision.reasons)
+    assert "its material reading reaches past -0.01" in out.decision.reasons[-1]
