@@ -232,12 +232,20 @@ def breakdown(project: Path, day: str, profile: str | None) -> dict:
 # -- cases -----------------------------------------------------------------------------------------
 
 
+def say_now(label: str, run: dict) -> None:
+    """A figure as soon as it is measured (stderr), so that a long case that is stopped still shows it."""
+    print(f"  ({label}: wall {run['wall']:.2f} s, CPU {run['cpu']:.2f} s, peak RSS {run['rss_mb']:.0f} MB)",
+          file=sys.stderr, flush=True)
+
+
 def report_loop(name: str, project: Path, qrels: Path, runs: list[Path], url: str | None, n_queries: int,
                 args: argparse.Namespace) -> int:
     warm_up()
     first = measure(evalops("run", "--project", str(project), "--date", DAY))
     stored = stored_scores(project)
+    say_now("evalops run, first", first)
     daily = measure(evalops("run", "--project", str(project), "--date", NEXT_DAY))
+    say_now("evalops run, next day", daily)
     base = peer(qrels, runs, url, n_queries)
     print(f"{name}: {n_queries:,} queries x {len(runs)} versions, warehouse {'PostgreSQL' if url else 'SQLite'}")
     for label, run in (("evalops run, first", first), ("evalops run, next day", daily)):
