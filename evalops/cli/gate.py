@@ -49,14 +49,16 @@ def _say_always(message: str) -> None:
     click.echo(f"  {message}", err=True)
 
 
-def gated_run(cfg: Any, day: dt.date | None) -> tuple[Any, dict[str, Any], Exception | None]:
+def gated_run(cfg: Any, day: dt.date | None, clock: Any = None) -> tuple[Any, dict[str, Any], Exception | None]:
     """Run the pipeline for ``day``. Returns the run context, the result, and the ``IncompleteRunError`` a
-    failed version raised (after the report), if any; any other error propagates."""
+    failed version raised (after the report), if any; any other error propagates. ``clock``: a
+    :class:`evalops.cli._timings.StageClock` that marks each step."""
     from evalops.pipeline import IncompleteRunError, RunContext, run_local
 
     run = RunContext.for_day(day or dt.datetime.now(dt.timezone.utc).date())
+    say = clock.wrap(_say) if clock is not None else _say
     try:
-        return run, run_local(cfg, run, progress=_say, judge_progress=_say_always), None
+        return run, run_local(cfg, run, progress=say, judge_progress=_say_always), None
     except IncompleteRunError as exc:
         if exc.result is None:
             raise

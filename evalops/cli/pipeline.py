@@ -32,20 +32,33 @@ def _say(message: str) -> None:
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, help=JUNIT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @QUIET_OPTION
+@click.option("--timings", is_flag=True,
+              help="At the end, print each step's wall and CPU seconds on stderr (the whole process's too).")
 @output_options()
 @reports_errors
-def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet, fmt, output_path):
+def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet, timings, fmt, output_path):
     """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
     window, and print what it decided: per gold set, each version's measures, the delta against its
     baseline with the decision interval and the decision (with its reason code); then the alerts and the
     report's path.
 
     Exits 6 when an alert stays undelivered (or unknown) after sending; `evalops alerts retry` and every
-    later run send it again."""
+    later run send it again. --timings prints how long each step took (wall and CPU seconds)."""
+    clock = None
+    if timings:
+        from evalops.cli._timings import StageClock
+
+        clock = StageClock()
     cfg = project_config(project, config_file)
-    run_ctx, result, incomplete = gated_run(cfg, day)
-    finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
-               fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False, quiet=quiet)
+    run_ctx, result, incomplete = gated_run(cfg, day, clock)
+    if clock is not None:
+        clock.mark("printing the results")
+    try:
+        finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
+                   fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False, quiet=quiet)
+    finally:
+        if clock is not None:
+            clock.print()
 
 
 def _fmt(value, spec: str) -> str:

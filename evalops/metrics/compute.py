@@ -78,7 +78,10 @@ def per_query_values(
 ) -> dict[Measure, np.ndarray]:
     """One float64 vector per measure, aligned with ``gold.query_ids`` (every gold query, no policy yet)."""
     n = len(gold)
-    ideal_q, ideal_rank, ideal_grade = gold.ideal()
+    if any(m.NAME == "nDCG" for m in measures):
+        ideal_q, ideal_rank, ideal_grade = gold.ideal()
+    else:  # only nDCG reads the ideal ranking: the others need no sort of the judgments (millions under holes)
+        ideal_q = ideal_rank = ideal_grade = np.zeros(0, dtype=np.int64)
     depth, ideal_depth = _depths(measures, hits, ideal_rank)
     n_rel = {t: gold.n_relevant(t) for t in {m.relevance_threshold for m in measures}}
     out = {m: np.zeros(n, dtype=np.float64) for m in measures}

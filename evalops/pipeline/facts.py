@@ -20,7 +20,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.queries import query_set_for
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import shard_file
-from evalops.warehouse.dashboard import record_query_texts, record_run_timing
+from evalops.warehouse.dashboard import record_query_texts, record_run_timing, stored_query_text_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -65,8 +65,12 @@ def record_run_facts(cfg: Config, run: RunContext, spec: VersionSpec, n_failed: 
     queries = query_set_for(cfg, spec.dataset, spec.sample_folder)
     from evalops.querylog import scrub
 
-    # Gold text is scrubbed too: nothing evalops writes may hold personal data or a secret.
-    record_query_texts(engine, spec.query_set_version, {q: scrub(t).text for q, t in queries.texts.items()})
+    # Gold text is scrubbed too: nothing evalops writes may hold personal data or a secret. A text is stored
+    # once per query set version (the first version of the run stores them; the others find them there),
+    # so only the texts not stored yet are scrubbed and written.
+    stored = stored_query_text_ids(engine, spec.query_set_version)
+    record_query_texts(engine, spec.query_set_version,
+                       {q: scrub(t).text for q, t in queries.texts.items() if q not in stored})
     latencies, wall = shard_latencies(cfg, run, spec.run_id, spec.n_shards)
     lat = np.asarray(latencies, dtype=float) * 1000.0
     record_run_timing(

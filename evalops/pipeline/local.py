@@ -54,6 +54,7 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     gold_version = validate_inputs(cfg, run, snapshot_id)
     say("sampling the query logs")
     log_sample = sample_query_logs(cfg, run, snapshot_id)
+    say("planning the run")
     planned = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
     for shard in shard_specs(cfg, run, planned):
         say(f"scoring {shard.label}")
@@ -66,6 +67,7 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
                 "the embedding cache")
     say("judging the top contexts")
     judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
+    say("deciding and alerting")
     decide_run(cfg, run, planned)
     alerts = raise_alerts(cfg, run, planned)
     say("writing the report")

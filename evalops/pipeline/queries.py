@@ -37,12 +37,23 @@ def _judged(texts: dict[str, str], qrels: Qrels, source: str) -> QuerySet:
     return QuerySet(ids, {q: texts[q] for q in ids}, qrels.restrict(ids), source)
 
 
+# gold set name -> (the GoldSet, its QuerySet): the last one built, shared by the steps of a run in this
+# process (planning, every shard, the facts, the report) while they are handed the same prepared gold set
+_built: dict[str, tuple[object, QuerySet]] = {}
+
+
 def gold_queries(cfg: Config, name: str = DEFAULT_GOLD_SET) -> QuerySet:
+    """The judged queries of gold set ``name`` (read-only: callers share it)."""
     from evalops.pipeline.inputs import gold_set_for_run
 
     gold = gold_set_for_run(cfg, name)
+    held = _built.get(name)
+    if held is not None and held[0] is gold:
+        return held[1]
     texts = dict(zip(gold.queries["query_id"].tolist(), gold.queries["text"].tolist()))
-    return _judged(texts, gold.qrels, str(cfg.gold_set_named(name).path))
+    queries = _judged(texts, gold.qrels, str(cfg.gold_set_named(name).path))
+    _built[name] = (gold, queries)
+    return queries
 
 
 def query_attributes(cfg: Config, dataset: str, sample_folder: str | None = None) -> dict[str, dict[str, str]]:

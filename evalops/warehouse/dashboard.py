@@ -8,7 +8,8 @@ from the row when present and are ``None`` otherwise.
 Writes:
 
 * ``record_query_texts``: the text of each scored query once per query set version, so the A/B page can
-  show the worst queries' text (production text arrives PII-scrubbed; it is untrusted).
+  show the worst queries' text (production text arrives PII-scrubbed; it is untrusted);
+  ``stored_query_text_ids`` says which are stored already, so a writer prepares only the others.
 * ``record_run_timing``: a run's retrieval latency percentiles and failure count.
 """
 
@@ -51,6 +52,7 @@ __all__ = [
     "dashboard_trend",
     "record_query_texts",
     "record_run_timing",
+    "stored_query_text_ids",
 ]
 
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
@@ -80,6 +82,13 @@ def record_query_texts(engine: Engine, query_set_version: str, query_texts: Mapp
         stmt = insert_for(conn, texts).on_conflict_do_nothing(index_elements=["query_set_version", "query_id"])
         conn.execute(stmt, rows)
     return len(rows)
+
+
+def stored_query_text_ids(engine: Engine, query_set_version: str) -> set[str]:
+    """The query ids whose text is stored under ``query_set_version`` (one indexed read)."""
+    with engine.connect() as conn:
+        return set(conn.execute(select(texts.c.query_id).where(texts.c.query_set_version == query_set_version))
+                   .scalars())
 
 
 def record_run_timing(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
@@ -98,3 +99,39 @@ def test_init_writes_a_project_and_refuses_to_overwrite_it(tmp_path):
     registry = load_registry(root / "retrievers.yaml")
     assert sorted({e.adapter for e in registry}) == ["builtin", "http", "python", "run_file"]
     assert [e.key for e in registry.deployed()] == ["bm25@1.0"]
+
+
+def _tiny_project(root):
+    import json
+
+    (root / "gold").mkdir()
+    (root / "gold" / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"question {i}"}) + "\n"
+                                                         for i in range(60)))  # the gold-set contract asks for 50 queries at least
+    (root / "gold" / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(60)))
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"document {i}"}) + "\n"
+                                               for i in range(60)))
+    (root / "run.trec").write_text("".join(f"q{i} Q0 d{(i + j) % 60} {j + 1} {10 - j} t\n"
+                                           for i in range(60) for j in range(4)))
+    (root / "retrievers.yaml").write_text("retrievers:\n  - {name: s, version: '1', adapter: run_file, deployed: true, "
+                                          f"owner: me, params: {{path: '{root / 'run.trec'}'}}}}\n")
+    (root / "evalops.yaml").write_text("gold_set: {path: gold}\nknowledge_base: {path: corpus.jsonl}\n"
+                                       "registry: retrievers.yaml\nmeasures: [nDCG@10]\nlog_sample_size: 0\n")
+    return root
+
+
+@pytest.mark.slow
+def test_run_timings_print_every_step_and_the_total_on_stderr(tmp_path):
+    result = CliRunner().invoke(main, ["run", "--project", str(_tiny_project(tmp_path)), "--date", "2024-06-01",
+                                       "--timings", "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""  # -q: nothing on stdout; the timings go to stderr
+    lines = result.stderr.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("timings (seconds):")))
+    steps = [line.split("  ")[1].strip() if line.startswith("  ") else line for line in lines[start + 2:]]
+    for step in ("starting: settings, registry check", "migrating the warehouse", "snapshotting the knowledge base",
+                 "validating the gold set", "planning the run", "scoring", "comparing", "deciding and alerting",
+                 "writing the report", "printing the results", "total"):
+        assert any(s.startswith(step) for s in steps), (step, steps)
+    for line in lines[start + 2:]:  # two numbers per row: wall and CPU seconds
+        wall, cpu = line.split()[-2:]
+        assert float(wall) >= 0 and float(cpu) >= 0
