@@ -88,6 +88,19 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
     caller has them already."""
     import pandas as pd
 
+    frames = []
+    for result in holes_relevant_results(qrels, run, measures, default_k, policy, unjudged, located):
+        frame = result.to_frame()
+        frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+
+
+def holes_relevant_results(qrels: Any, run: Any, measures: Iterable[str], default_k: int, policy: Any = None,
+                           unjudged: Mapping[str, Sequence[tuple[str, int]]] | None = None,
+                           located: Any = None) -> list[Any]:
+    """The ``evaluate`` results behind :func:`holes_relevant_frame`, one per cutoff (measure names as
+    asked, without the suffix): for callers that read the scores without a DataFrame."""
     from evalops.metrics.gold import as_gold
 
     gold = as_gold(qrels)
@@ -99,15 +112,13 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
         by_cutoff.setdefault(cutoff_of(m, default_k), []).append(m)
     if by_cutoff and unjudged is None:
         unjudged = unjudged_top(gold, run, max(by_cutoff))
-    frames = []
+    results = []
     if by_cutoff:
         holes = _hole_rows(gold, unjudged or {})
         for k, names in sorted(by_cutoff.items()):
             result, located = _bound_at(gold, run, names, policy, holes, k, grade, located)
-            frame = result.to_frame()
-            frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
-            frames.append(frame)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+            results.append(result)
+    return results
 
 
 def _bound_at(gold: Any, run: Any, names: list[str], policy: Any, holes: tuple[Any, Any, Any], k: int,
@@ -278,9 +289,10 @@ def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str
     measures = [str(m) for m in measures]
     upper: dict[str, dict[str, float]] = {}
     if baseline_scores is not None:
-        frame = holes_relevant_frame(qrels, candidate, measures, default_k, policy)
-        for m, q, v in zip(frame["measure"], frame["query_id"], frame["value"]):
-            upper.setdefault(str(m)[:-len(HOLES_RELEVANT)], {})[str(q)] = float(v)
+        for result in holes_relevant_results(qrels, candidate, measures, default_k, policy):
+            ids = [str(q) for q in result.query_ids.tolist()]
+            for m, values in result.per_query.items():  # excluded (NaN) values are left out, as in the frame
+                upper.setdefault(str(m), {}).update((q, v) for q, v in zip(ids, values.tolist()) if v == v)
     by_cutoff: dict[int, Any] = {}
     out = {}
     for measure in measures:
