@@ -286,10 +286,19 @@ def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str
     from evalops.metrics import judged_coverage
     from evalops.stats import JudgedShift
 
+    from evalops.data import RunTable
+
     measures = [str(m) for m in measures]
     upper: dict[str, dict[str, float]] = {}
+    unjudged = None
+    cutoffs = {cutoff_of(m, default_k) for m in measures}
+    if isinstance(candidate, RunTable) and cutoffs:
+        # the candidate's unjudged top k from its codes, once for the largest cutoff (no per-row strings)
+        from evalops.pipeline.unjudged import unjudged_of_table
+
+        unjudged = unjudged_of_table(qrels, candidate, max(cutoffs))
     if baseline_scores is not None:
-        for result in holes_relevant_results(qrels, candidate, measures, default_k, policy):
+        for result in holes_relevant_results(qrels, candidate, measures, default_k, policy, unjudged=unjudged):
             ids = [str(q) for q in result.query_ids.tolist()]
             for m, values in result.per_query.items():  # excluded (NaN) values are left out, as in the frame
                 upper.setdefault(str(m), {}).update((q, v) for q, v in zip(ids, values.tolist()) if v == v)
@@ -298,9 +307,13 @@ def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str
     for measure in measures:
         k = cutoff_of(measure, default_k)
         if k not in by_cutoff:
-            cov = judged_coverage(qrels, baseline, candidate, k)
-            d = cov.to_dict()
-            by_cutoff[k] = JudgedShift(cov.measure, float(d["baseline"]), float(d["candidate"]), cov.unjudged_documents)
+            if unjudged is not None:
+                by_cutoff[k] = _judged_shift_of_columns(qrels, baseline, candidate, k, unjudged)
+            else:
+                cov = judged_coverage(qrels, baseline, candidate, k)
+                d = cov.to_dict()
+                by_cutoff[k] = JudgedShift(cov.measure, float(d["baseline"]), float(d["candidate"]),
+                                           cov.unjudged_documents)
         shift = by_cutoff[k]
         if measure in upper and measure in baseline_scores.per_query:
             base = dict(zip(baseline_scores.query_ids.tolist(), baseline_scores.per_query[measure].tolist()))
@@ -376,3 +389,20 @@ def hole_rows(holes: Sequence[Hole], query_texts: Mapping[str, str], *, origin: 
                               doc_id=hole.doc_id, proposed_grade=None if grade is None else int(grade),
                               origin=who, now=now))
     return rows
+
+
+def _judged_shift_of_columns(qrels: Any, baseline: Any, candidate: Any, k: int, unjudged: Any) -> Any:
+    """``judged_coverage``'s shift for run tables: Judged@k of both runs and the number of the candidate's
+    unjudged documents ranked within ``k`` (``unjudged``: its columnar unjudged top at a cutoff >= k)."""
+    import numpy as np
+
+    from evalops.metrics import evaluate
+    from evalops.metrics.measures import Judged
+    from evalops.stats import JudgedShift
+
+    measure = Judged(k)
+    base = evaluate(qrels, baseline, [measure]).per_query[str(measure)]
+    cand = evaluate(qrels, candidate, [measure]).per_query[str(measure)]
+    holes = int(np.count_nonzero(np.asarray(unjudged.ranks) < k))
+    return JudgedShift(str(measure), float(base.mean()) if len(base) else 0.0,
+                       float(cand.mean()) if len(cand) else 0.0, holes)
