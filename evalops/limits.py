@@ -23,7 +23,7 @@ from evalops.errors import InputError
 __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget",
            "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
            "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
-           "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "RESULT_BYTES_PER_VALUE", "OUTPUT_BYTES_PER_VALUE",
+           "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "RESULT_BYTES_PER_VALUE", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
            "release_free_memory"]
 
 QUERY_ID_MAX_LENGTH = 500  # query_scores.query_id
@@ -135,6 +135,10 @@ def peak_rss_bytes() -> int | None:
 # per-query arrays and the aggregates) took 165 bytes per (query, measure) on 200,000 queries x 2 measures;
 # a --per-query output writes each value as a row of text (JSON or CSV), held whole before it is written.
 RESULT_BYTES_PER_VALUE = 192
+# Reading judgments peaked at 9.6-18 bytes per byte of a TREC qrels file (2 M judgments: 453 MB from 47 MB;
+# 400,000: 162 MB from 8.9 MB); a budget below this many times the file is refused before the file is read
+# (a lower bound, so that no budget that would fit is refused).
+JUDGMENTS_READ_FACTOR = 8
 # The least the run reader works with (blocks of 64 KB and up); a budget must leave it this much.
 MIN_READER_BUDGET = 8 << 20
 OUTPUT_BYTES_PER_VALUE = 160

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import click
@@ -84,6 +85,8 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
         import pyarrow.csv  # noqa: F401
 
     floor = rss_bytes()
+    if explicit_budget and qrels != "-" and Path(qrels).is_file():
+        _judgments_fit(qrels, budget)  # before reading them: their reading alone could exceed the budget
     gold = read_qrels(qrels)
     if explicit_budget:
         release_free_memory()  # the judgments' share is what they hold, not what reading them freed
@@ -123,6 +126,20 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
                 title=f"{result.run_name or run}  vs  {qrels}", table_columns=table_columns, cell=_cell,
                 draw=lambda console: _table(console, result, per_query, qrels, run, label)), fmt, output_path)
+
+
+def _judgments_fit(path: str, budget: int) -> None:
+    """Refuse a budget that reading the judgments file would exceed by itself (a conservative estimate)."""
+    from evalops.errors import InputError
+    from evalops.formats._source import as_source
+    from evalops.formats.stream import estimated_size
+    from evalops.limits import JUDGMENTS_READ_FACTOR
+
+    need = estimated_size(as_source(path)) * JUDGMENTS_READ_FACTOR
+    if need > budget:
+        mb = 1 << 20
+        raise InputError(f"memory budget {budget / mb:.0f} MB is too small for the judgments: reading {path} takes "
+                         f"at least {need / mb:.0f} MB; give --memory-budget {-(-int(need) // mb)}MB or more")
 
 
 def _per_query_rows(result: Any, label: Any) -> list[dict[str, Any]]:

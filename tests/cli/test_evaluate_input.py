@@ -74,8 +74,7 @@ def test_a_budget_the_judgments_alone_exceed_is_refused_with_the_budget_that_fit
     run.write_text("q0 Q0 document-0-0 1 1.0 t\n")
     out = CliRunner().invoke(main, ["evaluate", str(qrels), str(run), "-m", "P@5", "--memory-budget", "16MB"])
     assert out.exit_code != 0
-    assert "memory budget 16 MB is too small: the judgments take" in out.output
-    assert "give --memory-budget" in out.output and "interpreter and libraries" in out.output
+    assert "memory budget 16 MB is too small" in out.output and "give --memory-budget" in out.output
 
 
 def test_bad_memory_budget_is_a_clean_error(shared_data):
