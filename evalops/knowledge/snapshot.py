@@ -76,7 +76,20 @@ def snapshot_digest(doc_ids: list[Any], hashes: list[Any]) -> str:
         except (pa.ArrowException, UnicodeError):  # a str Arrow cannot hold (a lone surrogate)
             pass
         else:
-            order = pc.sort_indices(table, sort_keys=[("i", "ascending"), ("h", "ascending")]).to_numpy().tolist()
+            indices = pc.sort_indices(table, sort_keys=[("i", "ascending"), ("h", "ascending")])
+            ordered = table.take(indices)
+            if not any(pc.any(pc.match_substring_regex(ordered.column(c), r'["\\\x00-\x1f]')).as_py()
+                       for c in ("i", "h")):
+                # nothing to escape: each pair is ``["id","hash"],`` joined by Arrow, hashed from its buffer
+                items = pc.binary_join_element_wise(pa.scalar('["'), ordered.column("i"), pa.scalar('","'),
+                                                    ordered.column("h"), pa.scalar('"],'), "").combine_chunks()
+                offsets = np.frombuffer(items.buffers()[1], dtype=np.int32)[items.offset: items.offset + len(items) + 1]
+                body = memoryview(items.buffers()[2])[int(offsets[0]): max(int(offsets[0]), int(offsets[-1]) - 1)]
+                digest = hashlib.sha256(b"[")
+                digest.update(body)
+                digest.update(b"]")
+                return digest.hexdigest()[:16]
+            order = indices.to_numpy().tolist()
     if order is None:
         return content_digest([list(p) for p in sorted(zip(doc_ids, hashes))])
     body = ",".join([f"[{encode_basestring(doc_ids[k])},{encode_basestring(hashes[k])}]" for k in order])
