@@ -81,13 +81,26 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
     top k counted relevant at the gold set's highest grade (module docstring), one ``evaluate`` per
     cutoff; measure names carry :data:`HOLES_RELEVANT`. Queries without holes score as judged.
     ``unjudged``: the run's :func:`unjudged_top` at the largest cutoff, when the caller has it already (a
-    plain mapping or the columnar ``evalops.pipeline.unjudged.UnjudgedDocs``). Its documents are unjudged
+    plain mapping or the columnar ``evalops.unjudged.UnjudgedDocs``). Its documents are unjudged
     by definition and their ranks known, so they are added to the gold set's arrays and to the run's
     located hits as columns (:func:`_bound_at`), never through per-query dicts. ``located``: the run's
     relevant judged documents against ``qrels`` (``evalops.metrics.evaluation.evaluate_located``), when the
     caller has them already."""
     import pandas as pd
 
+    frames = []
+    for result in holes_relevant_results(qrels, run, measures, default_k, policy, unjudged, located):
+        frame = result.to_frame()
+        frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+
+
+def holes_relevant_results(qrels: Any, run: Any, measures: Iterable[str], default_k: int, policy: Any = None,
+                           unjudged: Mapping[str, Sequence[tuple[str, int]]] | None = None,
+                           located: Any = None) -> list[Any]:
+    """The ``evaluate`` results behind :func:`holes_relevant_frame`, one per cutoff (measure names as
+    asked, without the suffix): for callers that read the scores without a DataFrame."""
     from evalops.metrics.gold import as_gold
 
     gold = as_gold(qrels)
@@ -99,15 +112,13 @@ def holes_relevant_frame(qrels: Any, run: Any, measures: Iterable[str], default_
         by_cutoff.setdefault(cutoff_of(m, default_k), []).append(m)
     if by_cutoff and unjudged is None:
         unjudged = unjudged_top(gold, run, max(by_cutoff))
-    frames = []
+    results = []
     if by_cutoff:
         holes = _hole_rows(gold, unjudged or {})
         for k, names in sorted(by_cutoff.items()):
             result, located = _bound_at(gold, run, names, policy, holes, k, grade, located)
-            frame = result.to_frame()
-            frame["measure"] = frame["measure"].astype(str) + HOLES_RELEVANT
-            frames.append(frame)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
+            results.append(result)
+    return results
 
 
 def _bound_at(gold: Any, run: Any, names: list[str], policy: Any, holes: tuple[Any, Any, Any], k: int,
@@ -275,20 +286,34 @@ def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str
     from evalops.metrics import judged_coverage
     from evalops.stats import JudgedShift
 
+    from evalops.data import RunTable
+
     measures = [str(m) for m in measures]
     upper: dict[str, dict[str, float]] = {}
+    unjudged = None
+    cutoffs = {cutoff_of(m, default_k) for m in measures}
+    if isinstance(candidate, RunTable) and cutoffs:
+        # the candidate's unjudged top k from its codes, once for the largest cutoff (no per-row strings)
+        from evalops.unjudged import unjudged_of_table
+
+        unjudged = unjudged_of_table(qrels, candidate, max(cutoffs))
     if baseline_scores is not None:
-        frame = holes_relevant_frame(qrels, candidate, measures, default_k, policy)
-        for m, q, v in zip(frame["measure"], frame["query_id"], frame["value"]):
-            upper.setdefault(str(m)[:-len(HOLES_RELEVANT)], {})[str(q)] = float(v)
+        for result in holes_relevant_results(qrels, candidate, measures, default_k, policy, unjudged=unjudged):
+            ids = [str(q) for q in result.query_ids.tolist()]
+            for m, values in result.per_query.items():  # excluded (NaN) values are left out, as in the frame
+                upper.setdefault(str(m), {}).update((q, v) for q, v in zip(ids, values.tolist()) if v == v)
     by_cutoff: dict[int, Any] = {}
     out = {}
     for measure in measures:
         k = cutoff_of(measure, default_k)
         if k not in by_cutoff:
-            cov = judged_coverage(qrels, baseline, candidate, k)
-            d = cov.to_dict()
-            by_cutoff[k] = JudgedShift(cov.measure, float(d["baseline"]), float(d["candidate"]), cov.unjudged_documents)
+            if unjudged is not None:
+                by_cutoff[k] = _judged_shift_of_columns(qrels, baseline, candidate, k, unjudged)
+            else:
+                cov = judged_coverage(qrels, baseline, candidate, k)
+                d = cov.to_dict()
+                by_cutoff[k] = JudgedShift(cov.measure, float(d["baseline"]), float(d["candidate"]),
+                                           cov.unjudged_documents)
         shift = by_cutoff[k]
         if measure in upper and measure in baseline_scores.per_query:
             base = dict(zip(baseline_scores.query_ids.tolist(), baseline_scores.per_query[measure].tolist()))
@@ -364,3 +389,20 @@ def hole_rows(holes: Sequence[Hole], query_texts: Mapping[str, str], *, origin: 
                               doc_id=hole.doc_id, proposed_grade=None if grade is None else int(grade),
                               origin=who, now=now))
     return rows
+
+
+def _judged_shift_of_columns(qrels: Any, baseline: Any, candidate: Any, k: int, unjudged: Any) -> Any:
+    """``judged_coverage``'s shift for run tables: Judged@k of both runs and the number of the candidate's
+    unjudged documents ranked within ``k`` (``unjudged``: its columnar unjudged top at a cutoff >= k)."""
+    import numpy as np
+
+    from evalops.metrics import evaluate
+    from evalops.metrics.measures import Judged
+    from evalops.stats import JudgedShift
+
+    measure = Judged(k)
+    base = evaluate(qrels, baseline, [measure]).per_query[str(measure)]
+    cand = evaluate(qrels, candidate, [measure]).per_query[str(measure)]
+    holes = int(np.count_nonzero(np.asarray(unjudged.ranks) < k))
+    return JudgedShift(str(measure), float(base.mean()) if len(base) else 0.0,
+                       float(cand.mean()) if len(cand) else 0.0, holes)

@@ -23,7 +23,8 @@ from evalops.errors import InputError
 __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget",
            "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
            "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
-           "peak_rss_bytes", "budget_note"]
+           "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "RESULT_BYTES_PER_VALUE", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
+           "release_free_memory"]
 
 QUERY_ID_MAX_LENGTH = 500  # query_scores.query_id
 
@@ -103,6 +104,22 @@ def rss_bytes() -> int | None:
         return None
 
 
+def release_free_memory() -> None:
+    """Give memory freed after a big read back to the system: Arrow's pool keeps what its readers freed, and
+    glibc's heap what Python freed (reading 2 M judgments leaves about 180 MB of either behind)."""
+    import sys
+
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (musl): nothing to trim
+            pass
+
+
 def peak_rss_bytes() -> int | None:
     """The process's peak resident memory so far (None where ``resource`` is missing)."""
     try:
@@ -114,13 +131,63 @@ def peak_rss_bytes() -> int | None:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-def budget_note(budget: int, floor: int | None) -> str:
-    """What the memory budget bounds, said plainly, with the floor under it (``floor``: the resident memory
-    before the run was read) and the peak the process reached."""
-    peak = peak_rss_bytes()
-    mb = 1 << 20
-    floor_text = f"{floor / mb:.0f} MB" if floor is not None else "unknown"
-    peak_text = f"{peak / mb:.0f} MB" if peak is not None else "unknown"
-    return (f"memory budget {budget / mb:.0f} MB bounds the reading of the run file, not the process: the floor "
-            f"under it (interpreter, libraries and judgments, held before the run was read) was {floor_text}; "
-            f"peak resident memory {peak_text}")
+# The per-query results: scoring every judged query at the end (the merged hits, the ideal rankings, the
+# per-query arrays and the aggregates) took 165 bytes per (query, measure) on 200,000 queries x 2 measures;
+# a --per-query output writes each value as a row of text (JSON or CSV), held whole before it is written.
+RESULT_BYTES_PER_VALUE = 192
+# Reading judgments peaked at 9.6-18 bytes per byte of a TREC qrels file (2 M judgments: 453 MB from 47 MB;
+# 400,000: 162 MB from 8.9 MB); a budget below this many times the file is refused before the file is read
+# (a lower bound, so that no budget that would fit is refused).
+JUDGMENTS_READ_FACTOR = 8
+# The least the run reader works with (blocks of 64 KB and up); a budget must leave it this much.
+MIN_READER_BUDGET = 8 << 20
+OUTPUT_BYTES_PER_VALUE = 160
+
+
+@dataclass(frozen=True)
+class ProcessBudget:
+    """A memory budget shared by everything a command allocates over its floor.
+
+    ``floor``: the resident memory of the interpreter and the libraries the command imports, measured before
+    it reads anything (not part of the budget: no budget can go below it). ``judgments``: what the judgments
+    hold once read; ``reading_judgments``: the peak while they were read, which the budget must cover too.
+    ``results``: the estimate for the per-query results and their output. The run
+    reader gets the rest (``reader``), at least :data:`MIN_READER_BUDGET`.
+    """
+
+    budget: int
+    floor: int | None
+    judgments: int
+    results: int
+    reading_judgments: int = 0  # the peak over the floor while the judgments were read (parsing buffers)
+
+    @property
+    def reader(self) -> int:
+        return max(MIN_READER_BUDGET, self.budget - self.judgments - self.results)
+
+    @property
+    def fits(self) -> bool:
+        """Whether reading the judgments fits the budget, and the judgments and results leave the reader its
+        minimum within it."""
+        return (self.reading_judgments <= self.budget
+                and self.budget - self.judgments - self.results >= MIN_READER_BUDGET)
+
+    def refusal(self) -> str:
+        mb = 1 << 20
+        need = max(MIN_MEMORY_BUDGET, self.reading_judgments, self.judgments + self.results + MIN_READER_BUDGET)
+        return (f"memory budget {self.budget / mb:.0f} MB is too small: the judgments take {self.judgments / mb:.0f} MB "
+                f"({self.reading_judgments / mb:.0f} MB while read) and the per-query results about "
+                f"{self.results / mb:.0f} MB, which leaves less than the "
+                f"{MIN_READER_BUDGET // mb} MB the run reader needs; give --memory-budget {-(-need // mb)}MB or more "
+                f"(the floor of {(self.floor or 0) / mb:.0f} MB, interpreter and libraries, comes on top of any budget)")
+
+    def note(self) -> str:
+        """The budget, its floor, its shares and the peak the process reached, for stderr."""
+        mb = 1 << 20
+        peak = peak_rss_bytes()
+        floor = f"{self.floor / mb:.0f} MB" if self.floor is not None else "unknown"
+        over = (f" = floor + {(peak - self.floor) / mb:.0f} MB" if peak is not None and self.floor is not None else "")
+        peak_text = f"{peak / mb:.0f} MB{over}" if peak is not None else "unknown"
+        return (f"memory budget {self.budget / mb:.0f} MB above a floor of {floor} (interpreter and libraries): "
+                f"judgments {self.judgments / mb:.0f} MB ({self.reading_judgments / mb:.0f} MB while read), per-query results {self.results / mb:.0f} MB, run reading "
+                f"{self.reader / mb:.0f} MB; peak resident memory {peak_text}")

@@ -145,22 +145,26 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
                       no_answer: str = "exclude") -> dict[str, Any]:
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
     from evalops.abtest import compare_evaluations
-    from evalops.formats import read_qrels, read_run
+    from evalops.formats import read_qrels
+    from evalops.formats.trec import read_run_table
+    from evalops.holes import run_judged
     from evalops.metrics import Policy as MetricsPolicy
     from evalops.metrics import evaluate, parse_measures
 
     parsed = parse_measures(measures)  # a typo fails before any file is read
     metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
     gold = read_qrels(qrels_path)
-    runs = [read_run(path) for path in (baseline_path, *candidate_paths)]
+    # columns (codes and a doc-id dictionary, scores at trec_eval's float32 precision), as evaluate reads
+    # them: no Python string per row
+    runs = [read_run_table(path) for path in (baseline_path, *candidate_paths)]
     n_gold = len(gold.queries)
     judged = set(gold.queries.tolist())
     # a query absent from a run is unanswered; one present with any answer (even an empty one) is answered
-    answered_by = [len(judged & set(run.queries.tolist())) for run in runs]
+    answered_by = [len(judged & set(run.query_ids.tolist())) for run in runs]
     if queries == "answered-by-both":
         answered = set(gold.queries.tolist())
         for run in runs:
-            answered &= set(run.queries.tolist())
+            answered &= set(run.query_ids.tolist())
         gold = gold.restrict(sorted(answered))
     scored = []
     for run, path in zip(runs, (baseline_path, *candidate_paths)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import click
@@ -11,7 +12,15 @@ from click.core import ParameterSource
 from evalops import numfmt
 from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, measure_labels, progress, reports_errors
 from evalops.errors import InputError
-from evalops.limits import budget_note, rss_bytes
+from evalops.limits import (
+    JUDGMENTS_READ_FACTOR,
+    OUTPUT_BYTES_PER_VALUE,
+    RESULT_BYTES_PER_VALUE,
+    ProcessBudget,
+    peak_rss_bytes,
+    release_free_memory,
+    rss_bytes,
+)
 
 __all__ = ["evaluate"]
 
@@ -47,9 +56,10 @@ SUMMARY_COLUMNS = ("measure", "mean", "95% CI", "std", "min", "max", "n")
     "--memory-budget",
     default="1GB",
     show_default=True,
-    help="Memory for reading the run file (e.g. 512MB, 2GB); a larger run is streamed by query blocks. It bounds "
-         "the reader, not the process: when given, the floor under it (interpreter, libraries, judgments) and the "
-         "peak are printed on stderr.",
+    help="Memory for everything the evaluation holds (e.g. 512MB, 2GB): the judgments, the run file's reading "
+         "(a larger run is streamed by query blocks) and the per-query results. It comes on top of a floor, the "
+         "interpreter and libraries; when given, the floor, the shares and the peak are printed on stderr, and a "
+         "budget the judgments alone would exceed is refused.",
 )
 @reports_errors
 def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, fmt: str, output_path: Any,
@@ -69,9 +79,24 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     parsed = parse_measures(measures)  # a typo fails before any file is read
     budget = parse_memory_budget(memory_budget)
     policy = Policy(no_answer=no_answer)  # type: ignore[arg-type]
-    gold = read_qrels(qrels)
     explicit_budget = click.get_current_context().get_parameter_source("memory_budget") != ParameterSource.DEFAULT
-    floor = rss_bytes() if explicit_budget else None
+    if explicit_budget:
+        # the floor: the interpreter and every library the evaluation may import, before anything is read
+        import pyarrow.compute  # noqa: F401  (the streamed reader's)
+        import pyarrow.csv  # noqa: F401
+
+    floor = rss_bytes()
+    if explicit_budget and qrels != "-" and Path(qrels).is_file():
+        _judgments_fit(qrels, budget)  # before reading them: their reading alone could exceed the budget
+    gold = read_qrels(qrels)
+    if explicit_budget:
+        release_free_memory()  # the judgments' share is what they hold, not what reading them freed
+    judged_queries = len(gold.queries)
+    per_value = RESULT_BYTES_PER_VALUE + (OUTPUT_BYTES_PER_VALUE if per_query else 0)
+    shares = ProcessBudget(budget, floor, max(0, (rss_bytes() or 0) - (floor or 0)),
+                           judged_queries * len(parsed) * per_value, max(0, (peak_rss_bytes() or 0) - (floor or 0)))
+    if explicit_budget and not shares.fits:
+        raise InputError(shares.refusal())
     with progress("scoring queries", total=len(gold.queries)) as advance:
         done = 0
 
@@ -81,11 +106,11 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
             done = finished
 
         result = evaluate_run_file(
-            gold, run, parsed, policy, memory_budget=budget, allow_empty=allow_empty, progress=report,
+            gold, run, parsed, policy, memory_budget=shares.reader, allow_empty=allow_empty, progress=report,
             notice=lambda message: click.echo(message, err=True),
         )
     if explicit_budget:
-        click.echo(budget_note(budget, floor), err=True)
+        click.echo(shares.note(), err=True)
 
     label = measure_labels(measures).get  # the names as asked (MRR, not its canonical RR); JSON keeps RR
     notes: list[str] = []
@@ -102,6 +127,17 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
                 title=f"{result.run_name or run}  vs  {qrels}", table_columns=table_columns, cell=_cell,
                 draw=lambda console: _table(console, result, per_query, qrels, run, label)), fmt, output_path)
+
+
+def _judgments_fit(path: str, budget: int) -> None:
+    """Refuse a budget that reading the judgments file would exceed by itself (a conservative estimate)."""
+    from evalops.formats._source import as_source
+    from evalops.formats.stream import estimated_size
+    need = estimated_size(as_source(path)) * JUDGMENTS_READ_FACTOR
+    if need > budget:
+        mb = 1 << 20
+        raise InputError(f"memory budget {budget / mb:.0f} MB is too small for the judgments: reading {path} takes "
+                         f"at least {need / mb:.0f} MB; give --memory-budget {-(-int(need) // mb)}MB or more")
 
 
 def _per_query_rows(result: Any, label: Any) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ __all__ = [
     "write_beir_qrels",
     "read_beir_queries",
     "read_beir_corpus",
+    "read_beir_corpus_columns",
     "write_beir_corpus",
     "write_beir_queries",
 ]
@@ -112,6 +113,46 @@ def read_beir_corpus(path: str | os.PathLike[str]) -> pd.DataFrame:
         titles.append(str(record.get("title") or ""))
         texts.append(_require(record, "text", p, lineno))
     return pd.DataFrame({"doc_id": ids, "title": titles, "text": texts})
+
+
+def read_beir_corpus_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[str], list[str]]:
+    """``(ids, titles, texts)`` of a BEIR ``corpus.jsonl``: the values of :func:`read_beir_corpus`, as lists.
+
+    A plain file is parsed in columns by Arrow's JSON reader (a million short documents in a fraction of
+    a second, against several seconds line by line). Anything that reader does not take exactly as
+    :func:`read_beir_corpus` would (a compressed file, an id or text that is not a string, a missing id
+    or text, a repeated id, a line that is not a JSON object, bytes that are not UTF-8) sends the file to
+    the line reader, which reads it the same way or names the file and line to fix.
+    """
+    fast = _corpus_columns_fast(Path(path))
+    if fast is not None:
+        return fast
+    frame = read_beir_corpus(path)
+    return frame["doc_id"].tolist(), frame["title"].tolist(), frame["text"].tolist()
+
+
+def _corpus_columns_fast(path: Path) -> tuple[list[str], list[str], list[str]] | None:
+    if str(path) == "-" or path.suffix.lower() in (".gz", ".zst", ".zstd") or not path.is_file():
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    schema = pa.schema([("_id", pa.string()), ("title", pa.string()), ("text", pa.string())])
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        table = pj.read_json(str(path), parse_options=options)
+    except (pa.ArrowException, ValueError, OSError):
+        return None
+    ids, titles, texts = (table.column(name) for name in ("_id", "title", "text"))
+    if table.num_rows == 0 or ids.null_count or texts.null_count:
+        return None  # an empty file, or a record without an id or a text: the line reader says which
+    if pc.count_distinct(ids).as_py() != table.num_rows:
+        return None  # a repeated id: the line reader names both lines
+    try:  # Arrow's JSON reader does not check UTF-8; decoding every string does
+        return ids.to_pylist(), pc.fill_null(titles, "").to_pylist(), texts.to_pylist()
+    except UnicodeDecodeError:
+        return None
 
 
 def write_beir_corpus(corpus: pd.DataFrame, path: str | os.PathLike[str]) -> None:

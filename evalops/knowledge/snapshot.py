@@ -27,7 +27,7 @@ import pandas as pd
 from evalops.errors import FormatError, InputError
 from evalops.fingerprint import content_digest
 
-__all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_hashes"]
+__all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_hashes", "snapshot_digest"]
 
 MANIFEST_KIND = "evalops.knowledge-base-manifest"
 
@@ -46,11 +46,54 @@ def content_hashes(titles: Any, texts: Any) -> np.ndarray:
     """``content_hash`` for parallel sequences of titles and texts (None counts as ""): the same digests,
     with one JSON encoder for all (``json.dumps`` with options builds one per call)."""
     import hashlib
+    from json.encoder import encode_basestring  # what the encoder writes for a str (ensure_ascii=False)
 
     encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode
     sha256 = hashlib.sha256
-    return np.array([sha256(encode([ti or "", te or ""]).encode("utf-8")).hexdigest()[:16]
+    # two strings (the usual case) are written directly: the bytes are the encoder's ``[title,text]``
+    return np.array([sha256((f"[{encode_basestring(ti)},{encode_basestring(te)}]" if ti.__class__ is str
+                             and te.__class__ is str else encode([ti or "", te or ""])).encode("utf-8")
+                            ).hexdigest()[:16]
                      for ti, te in zip(titles, texts)], dtype=object)
+
+
+def snapshot_digest(doc_ids: list[Any], hashes: list[Any]) -> str:
+    """``content_digest`` of the ``[doc_id, content_hash]`` pairs sorted by id (then hash): the snapshot id.
+
+    String ids are ordered by Arrow's sort, whose UTF-8 byte order is Python's code-point order, and the
+    JSON array is written pair by pair as the canonical encoder writes it; other ids take the encoder.
+    """
+    import hashlib
+    from json.encoder import encode_basestring
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    order = None
+    if all(i.__class__ is str for i in doc_ids) and all(h.__class__ is str for h in hashes):
+        try:
+            table = pa.table({"i": pa.array(doc_ids, type=pa.string()), "h": pa.array(hashes, type=pa.string())})
+        except (pa.ArrowException, UnicodeError):  # a str Arrow cannot hold (a lone surrogate)
+            pass
+        else:
+            indices = pc.sort_indices(table, sort_keys=[("i", "ascending"), ("h", "ascending")])
+            ordered = table.take(indices)
+            if not any(pc.any(pc.match_substring_regex(ordered.column(c), r'["\\\x00-\x1f]')).as_py()
+                       for c in ("i", "h")):
+                # nothing to escape: each pair is ``["id","hash"],`` joined by Arrow, hashed from its buffer
+                items = pc.binary_join_element_wise(pa.scalar('["'), ordered.column("i"), pa.scalar('","'),
+                                                    ordered.column("h"), pa.scalar('"],'), "").combine_chunks()
+                offsets = np.frombuffer(items.buffers()[1], dtype=np.int32)[items.offset: items.offset + len(items) + 1]
+                body = memoryview(items.buffers()[2])[int(offsets[0]): max(int(offsets[0]), int(offsets[-1]) - 1)]
+                digest = hashlib.sha256(b"[")
+                digest.update(body)
+                digest.update(b"]")
+                return digest.hexdigest()[:16]
+            order = indices.to_numpy().tolist()
+    if order is None:
+        return content_digest([list(p) for p in sorted(zip(doc_ids, hashes))])
+    body = ",".join([f"[{encode_basestring(doc_ids[k])},{encode_basestring(hashes[k])}]" for k in order])
+    return hashlib.sha256(f"[{body}]".encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -123,6 +166,21 @@ class KnowledgeBaseSnapshot:
         return cls(docs, source)
 
     @classmethod
+    def from_columns(cls, doc_ids: list[str], titles: list[str], texts: list[str],
+                     source: str | None = None) -> KnowledgeBaseSnapshot:
+        """From parallel lists of ids, titles and texts that are already strings (a reader's columns, as
+        ``evalops.formats.read_beir_corpus_columns`` gives them); computes the content hashes."""
+        docs = pd.DataFrame(
+            {
+                "doc_id": pd.Series(doc_ids, dtype=object),
+                "title": pd.Series(titles, dtype=object),
+                "text": pd.Series(texts, dtype=object),
+            }
+        )
+        docs["content_hash"] = content_hashes(titles, texts)  # the column as from_frame makes it
+        return cls(docs, source)
+
+    @classmethod
     def from_manifest(cls, path: str | os.PathLike[str]) -> KnowledgeBaseSnapshot:
         """Read a manifest written by ``save_manifest`` (ids and hashes, no text)."""
         p = Path(path)
@@ -162,8 +220,7 @@ class KnowledgeBaseSnapshot:
     @cached_property
     def snapshot_id(self) -> str:
         """Computed once: a snapshot's frame is not to be modified after construction."""
-        pairs = sorted(zip(self.docs["doc_id"].tolist(), self.docs["content_hash"].tolist()))
-        return content_digest([list(p) for p in pairs])
+        return snapshot_digest(self.docs["doc_id"].tolist(), self.docs["content_hash"].tolist())
 
     @property
     def doc_ids(self) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evalops.errors import FormatError, InputError
-from evalops.formats import read_beir_corpus
+from evalops.formats.beir import read_beir_corpus_columns
 from evalops.knowledge.snapshot import MANIFEST_KIND, KnowledgeBaseSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,7 +41,8 @@ def snapshot_from_beir(path: str | os.PathLike[str]) -> KnowledgeBaseSnapshot:
     """From a BEIR ``corpus.jsonl`` file or a folder that contains one."""
     p = Path(path)
     corpus = p / "corpus.jsonl" if p.is_dir() else p
-    return KnowledgeBaseSnapshot.from_frame(read_beir_corpus(corpus), source=str(corpus))
+    ids, titles, texts = read_beir_corpus_columns(corpus)
+    return KnowledgeBaseSnapshot.from_columns(ids, titles, texts, source=str(corpus))
 
 
 def snapshot_from_directory(

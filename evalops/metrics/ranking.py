@@ -219,22 +219,40 @@ def trec_eval_order(scores: Any, doc_ids: Any, query_ids: Any = None) -> np.ndar
     :func:`hits_from_columns`); the formats write runs and the retrievers cut at k with this function, so
     a document kept at rank k is the one the evaluator ranks at k.
     """
-    import pandas as pd
-
     raw = np.asarray(scores, dtype=np.float64)
     n = len(raw)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     unscored = np.isnan(raw)
     score_key = np.where(unscored, 0.0, -as_trec_eval_scores(raw)) + 0.0  # -0.0 and 0.0 tie, as in C
-    d_codes, _ = pd.factorize(np.asarray(doc_ids, dtype=object), sort=True)
+    d_codes = _sorted_codes(doc_ids)
     # For unscored rows the score key is constant, the doc key neutral, and the input position decides.
     doc_key = np.where(unscored, 0, -d_codes)
     pos_key = np.where(unscored, np.arange(n), 0)
     keys = [pos_key, doc_key, score_key]
     if query_ids is not None:
-        keys.append(pd.factorize(np.asarray(query_ids, dtype=object), sort=True)[0])
+        keys.append(_sorted_codes(query_ids))
     return np.lexsort(keys)
+
+
+_FEW_ROWS = 200_000  # up to this many ids: sorted in Python; more: pandas' factorize (worth its import)
+
+
+def _sorted_codes(ids: Any) -> np.ndarray:
+    """The rank of each id among the distinct ids in sorted order (``pandas.factorize(..., sort=True)``'s
+    codes). A few ids are sorted in Python: importing pandas for them would cost more than the ranking."""
+    values = np.asarray(ids, dtype=object)
+    if len(values) <= _FEW_ROWS:
+        items = values.tolist()
+        try:
+            index = {value: code for code, value in enumerate(sorted(set(items)))}
+        except TypeError:  # ids of mixed types: pandas orders them
+            pass
+        else:
+            return np.fromiter(map(index.__getitem__, items), dtype=np.int64, count=len(items))
+    import pandas as pd
+
+    return pd.factorize(values, sort=True)[0]
 
 
 def _take(docs: Any, rows: np.ndarray) -> np.ndarray:

@@ -33,30 +33,49 @@ def mix(h: np.ndarray) -> np.ndarray:
     return h
 
 
-def _arrow_strings(values: Any) -> Any:
+def _utf8_buffers(values: Any) -> tuple[np.ndarray, Any] | None:
+    """(offsets, data) of an object ndarray of str, as Arrow would lay them out; None if an item is not a
+    str. Built here rather than through ``pyarrow.array``, which imports pandas (0.3 s) for an ndarray."""
+    items = values.tolist()
+    try:
+        text = "".join(items)
+    except TypeError:
+        return None
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) == len(text):  # all ASCII: a string's bytes are its characters
+        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    else:
+        lengths = np.fromiter((len(item.encode("utf-8", "surrogatepass")) for item in items), dtype=np.int64,
+                              count=len(items))
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets, data
+
+
+def _arrow_buffers(values: Any) -> tuple[np.ndarray, Any]:
     import pyarrow as pa
 
     array = pa.array(values, type=pa.string()) if isinstance(values, np.ndarray) else values
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    return array
+    n = len(array)
+    buffers = array.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[array.offset : array.offset + n + 1].astype(np.int64)
+    return offsets, buffers[2]
 
 
 def hash_strings(values: Any) -> np.ndarray:
     """uint64 hash of each string in a pyarrow string array or an object ndarray of str."""
-    import pyarrow as pa
-
-    array = _arrow_strings(values)
-    n = len(array)
+    n = len(values)
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
-    buffers = array.buffers()
-    offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
-    offsets = np.frombuffer(buffers[1], dtype=offset_type)[array.offset : array.offset + n + 1].astype(np.int64)
+    laid = _utf8_buffers(values) if isinstance(values, np.ndarray) else None
+    offsets, data = laid if laid is not None else _arrow_buffers(values)
     lo, hi = int(offsets[0]), int(offsets[-1])
     padded = np.zeros(hi - lo + 8, dtype=np.uint8)  # 8 spare bytes: the last word never reads past the end
     if hi > lo:
-        padded[: hi - lo] = np.frombuffer(buffers[2], dtype=np.uint8)[lo:hi]
+        padded[: hi - lo] = np.frombuffer(data, dtype=np.uint8)[lo:hi]
     words = np.ndarray(shape=(hi - lo + 1,), dtype="<u8", buffer=padded, strides=(1,))  # word at every byte
     starts = offsets[:-1] - lo
     lengths = offsets[1:] - offsets[:-1]

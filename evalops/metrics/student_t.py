@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-__all__ = ["t_quantile", "t_upper_tail"]
+__all__ = ["regularized_beta", "t_quantile", "t_upper_tail"]
 
 _TINY = 1e-300
 _EPS = 1e-16
@@ -57,6 +57,21 @@ def _log_gamma_half_ratio(a: float) -> float:
         return 1.0 / (12.0 * x) - 1.0 / (360.0 * x**3) + 1.0 / (1260.0 * x**5)
 
     return a * math.log1p(0.5 / a) + 0.5 * math.log(a) - 0.5 + series(b) - series(a)
+
+
+def regularized_beta(a: float, b: float, x: float, y: float | None = None) -> float:
+    """``I_x(a, b)``, the regularized incomplete beta function (``scipy.special.betainc(a, b, x)``), from its
+    continued fraction on the side where it converges fast. ``y`` is ``1 - x`` when the caller has it
+    without cancellation."""
+    y = 1.0 - x if y is None else y
+    if not (a > 0.0 and b > 0.0) or not (0.0 <= x <= 1.0):
+        return math.nan
+    if x == 0.0 or y == 0.0:
+        return 0.0 if x == 0.0 else 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_cf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_cf(b, a, y) / b
 
 
 def t_upper_tail(t: float, df: float) -> float:

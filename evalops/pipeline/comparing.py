@@ -49,9 +49,10 @@ from evalops.pipeline.registry import compared_measures, context_measures, score
 from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.specs import VersionSpec
-from evalops.pipeline.unjudged import UnjudgedDocs, read_unjudged
+from evalops.unjudged import UnjudgedDocs, read_unjudged
 from evalops.pipeline.workdir import comparison_file, read_frame, shard_file, unjudged_file
 from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
+from evalops.stats import Coverage, align, compare
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -254,7 +255,6 @@ def _segments(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFram
 
 def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
     """How many judged queries each side answered (a failed query is unanswered; an empty answer is answered)."""
-    from evalops.stats import Coverage
 
     both = min(baseline_answered, candidate_answered)
     treatment = ("every judged query was answered by both" if both == judged else
@@ -285,7 +285,6 @@ def data_seed(*parts: Any) -> int:
 def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
              holes_relevant: pd.DataFrame | None = None) -> list[Comparison]:
-    from evalops.stats import align, compare
 
     context = set(context_measures(cfg))
 

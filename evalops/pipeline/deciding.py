@@ -42,6 +42,7 @@ from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file
 from evalops.warehouse import ab_test_result, ab_test_results, comparison_look, record_ab_tests
 from evalops.pipeline.pooling import decide_production_run
+from evalops.stats import Comparison, adjust_and_decide, notifies
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -88,7 +89,6 @@ class Decision:
 
 def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
     """Correct, decide and store every comparison of the run. Returns the decision counts per family."""
-    from evalops.stats import Comparison, adjust_and_decide
 
     engine = engine_for(cfg)
     alerting = set(alerting_measures(cfg))
@@ -171,7 +171,6 @@ def load_decisions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]
 def _comparison_record(row: Any, spec: VersionSpec) -> dict[str, Any]:
     """The comparison record of a stored ``ab_tests`` row: its ``record`` column, under the fields its
     columns hold (they win); a row stored before the column existed gives what the columns hold."""
-    from evalops.stats import Comparison, notifies
 
     names = {f.name for f in dataclasses.fields(Comparison)}
     record: dict[str, Any] = {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name in names}

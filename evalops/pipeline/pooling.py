@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalops import numfmt
+from evalops.stats.sequence import pooled_decision
+from evalops.stats.rule import family_tail
+from evalops.stats import adjust_and_decide, notifies
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -44,7 +47,6 @@ def decide_production_run(engine: Engine, comparisons: Sequence[Comparison], *, 
                           baseline_run_id: int) -> list[Comparison]:
     """The production family of one candidate run, decided: corrected over its members, each decided by the
     pooled test since the restart (the spending rule over the looks where it cannot be read)."""
-    from evalops.stats import adjust_and_decide
     from evalops.warehouse import comparison_look
 
     look = comparison_look(engine, candidate_run_id, baseline_run_id)  # restarts with a new baseline
@@ -67,9 +69,6 @@ def pool_family(comparisons: Sequence[Comparison], earlier: Callable[[Comparison
                 ) -> list[Comparison]:
     """The pooled decision of each member of one family (module docstring); ``earlier(comparison, policy)``
     reads the comparison's earlier days since the restart (``evalops.warehouse.looks``)."""
-    from evalops.stats import notifies
-    from evalops.stats.rule import family_tail
-    from evalops.stats.sequence import pooled_decision
     from evalops.warehouse.looks import policy_key
 
     if not comparisons:

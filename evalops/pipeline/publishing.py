@@ -34,6 +34,7 @@ from evalops.reports import ABResult, ReportData, VersionScores, write_report
 from evalops.safetext import plain  # a retriever's error is untrusted text
 from evalops.segments import tuning_warnings
 from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
+from evalops.stats import Coverage
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -63,7 +64,6 @@ def _aggregates(engine: Any, run_id: int, measures: list[str]) -> dict[str, dict
 def _coverage_words(coverage: dict[str, Any] | None) -> str | None:
     if not coverage:
         return None
-    from evalops.stats import Coverage
 
     return Coverage(**coverage).describe()
 

@@ -13,7 +13,7 @@ loading is deterministic, so retrying the task would fail again, and the other v
 stored regardless. Only unexpected exceptions during scoring escape, so Airflow retries the task for those.
 
 The unjudged documents of the top k (judged coverage, the holes queue) go to the shard's
-``.unjudged.parquet`` as columns (:mod:`evalops.pipeline.unjudged`). A run file read in memory is scored in
+``.unjudged.parquet`` as columns (:mod:`evalops.unjudged`). A run file read in memory is scored in
 columns, as ``evalops evaluate`` scores it: cut at k, validated and ranked once for the shard's queries,
 no Python object per row (:func:`evalops.retrievers.scoring.retrieve_table`).
 
@@ -48,7 +48,7 @@ from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import context_measures, load_registry_for, metric_policy, scored_measures
 from evalops.pipeline.store import run_lease
-from evalops.pipeline.unjudged import unjudged_of_table, write_unjudged
+from evalops.unjudged import unjudged_of_table, write_unjudged
 from evalops.pipeline.workdir import embedding_cache_for, shard_file, unjudged_file, write_frame
 from evalops.pipeline.specs import ShardSpec
 from evalops.transport import CircuitBreaker

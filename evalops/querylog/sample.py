@@ -27,6 +27,7 @@ import pandas as pd
 
 from evalops.errors import ConfigError
 from evalops.utc import as_utc
+from evalops.stats import rule_sample_size
 
 __all__ = ["seed_for_date", "SampleSizePolicy", "allocate", "stratified_sample", "logical_date_text"]
 
@@ -101,12 +102,6 @@ class SampleSizePolicy:
 
 
 def _default_power_fn(family_size: int = 1) -> Callable[[float, float, float], int]:
-    try:
-        from evalops.stats import rule_sample_size
-    except ImportError:
-        raise ConfigError(
-            "min_detectable_effect needs a power function: pass power_fn, or install evalops.stats"
-        ) from None
     # in units of the deltas' sd: a drop of |d_z| = effect, flagged when the interval lies below 0 (the
     # margin does not enter that outcome)
     return lambda effect, alpha, power: rule_sample_size(-effect, 1.0, effect, power=power, alpha=alpha,

@@ -25,10 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from evalops.errors import InputError
 from evalops.stats._base import DeltaShape, in_chunks
+from evalops.stats.distributions import norm_cdf, norm_ppf
 
 __all__ = ["CI_METHODS", "CHUNK_BYTES", "Interval", "bootstrap_interval", "bootstrap_means", "paired_bootstrap_ci"]
 
@@ -108,12 +108,12 @@ def bootstrap_interval(
         b = len(means)
         prop = (np.count_nonzero(means < theta) + np.count_nonzero(means <= theta)) / (2.0 * b)
         prop = min(max(prop, 1.0 / (2 * b)), 1.0 - 1.0 / (2 * b))
-        z0 = float(special.ndtri(prop))
+        z0 = norm_ppf(prop)
         a = _acceleration(d)
         qs = []
-        for z in (special.ndtri(lo_q), special.ndtri(hi_q)):
+        for z in (norm_ppf(lo_q), norm_ppf(hi_q)):
             num = z0 + z
-            qs.append(float(special.ndtr(z0 + num / (1.0 - a * num))))
+            qs.append(norm_cdf(z0 + num / (1.0 - a * num)))
         lo_q, hi_q = qs
     low, high = np.quantile(means, [lo_q, hi_q])
     return Interval(float(low), float(high), confidence, method, len(means))

@@ -19,7 +19,6 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from evalops.errors import InputError
 from evalops.stats._base import DeltaShape, TestResult, as_pair
@@ -27,6 +26,7 @@ from evalops.stats.align import Paired
 from evalops.stats.bootstrap import paired_bootstrap_ci
 from evalops.stats.correction import adjust_p_values
 from evalops.stats.decision import Coverage, Decision, Evidence, JudgedShift, Policy, PolicyError, decide, notifies
+from evalops.stats.distributions import binomial_sf
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
 from evalops.metrics.student_t import t_quantile
@@ -363,7 +363,7 @@ def sign_test_p(lost: int, gained: int) -> float:
     total = lost + gained
     if total == 0:
         return 1.0
-    return float(stats.binom.sf(lost - 1, total, 0.5))
+    return binomial_sf(lost - 1, total, 0.5)
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
 
 from evalops.errors import InputError
-from evalops.stats._base import DZ_CAP, DeltaShape, as_pair, nct_cdf
+from evalops.stats._base import DZ_CAP, DeltaShape, as_pair
+from evalops.stats.distributions import find_root, nct_cdf
 
 __all__ = [
     "WinTieLoss",
@@ -50,14 +51,16 @@ def hedges_correction(n: int) -> float:
     if n < 2:
         raise InputError(f"Hedges' correction needs n >= 2; got {n}")
     df = n - 1.0
-    return float(np.exp(special.gammaln(df / 2.0) - special.gammaln((df - 1.0) / 2.0)) / np.sqrt(df / 2.0))
+    if df == 1.0:  # Gamma(0) is infinite: J(1) = 0, as scipy's gammaln gives
+        return 0.0
+    return math.exp(math.lgamma(df / 2.0) - math.lgamma((df - 1.0) / 2.0)) / math.sqrt(df / 2.0)
 
 
 def _noncentrality(t: float, df: float, target: float) -> float:
     """The noncentrality lambda with P(T <= t | df, lambda) = target (the cdf falls as lambda grows)."""
 
     def f(lam: float) -> float:
-        return float(nct_cdf(t, df, lam)) - target
+        return nct_cdf(t, df, lam) - target
 
     step = max(1.0, abs(t))
     lo, hi = t - step, t + step
@@ -68,7 +71,7 @@ def _noncentrality(t: float, df: float, target: float) -> float:
     while f(hi) > 0.0:
         hi += step
         step *= 2.0
-    return float(optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12))
+    return find_root(f, lo, hi, xtol=1e-12, rtol=1e-12)
 
 
 def dz_confidence_interval(dz: float, n: int, confidence: float = 0.95) -> tuple[float, float] | None:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from evalops.errors import InputError
 from evalops.stats._base import check_alternative, nct_cdf
+from evalops.stats.distributions import find_root, norm_ppf
 
 __all__ = ["minimum_detectable_effect", "paired_power", "paired_sample_size", "two_sample_normal_sample_size"]
 
@@ -44,6 +44,8 @@ def paired_power(effect: float | np.ndarray, n: int | np.ndarray, alpha: float =
     n_arr = np.asarray(n, dtype=np.float64)
     if np.any(n_arr < 2):
         raise InputError("power needs at least 2 pairs")
+    from scipy import stats  # vectorised over effects and sizes; `evalops power` alone comes here
+
     df = n_arr - 1.0
     nc = d * np.sqrt(n_arr)
     if alternative == "two-sided":
@@ -91,12 +93,12 @@ def minimum_detectable_effect(n: int, power: float = 0.8, alpha: float = 0.05,
     hi = 1.0
     while paired_power(hi, n, alpha, alternative) < power:
         hi *= 2.0
-    return float(optimize.brentq(lambda d: paired_power(d, n, alpha, alternative) - power, 0.0, hi, xtol=1e-10))
+    return find_root(lambda d: float(paired_power(d, n, alpha, alternative)) - power, 0.0, hi, xtol=1e-10, rtol=4 * 2.220446049250313e-16)
 
 
 def two_sample_normal_sample_size(effect: float, power: float = 0.8, alpha: float = 0.05) -> int:
     """n per group = ceil(2 ((z_{1-alpha/2} + z_power) / d)^2): the two-sample normal formula (wrong for paired)."""
     if effect == 0 or not 0.0 < power < 1.0 or not 0.0 < alpha < 1.0:
         raise InputError("effect must be non-zero and power, alpha between 0 and 1")
-    z = special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power)
+    z = norm_ppf(1.0 - alpha / 2.0) + norm_ppf(power)
     return int(math.ceil(2.0 * (z / abs(effect)) ** 2))

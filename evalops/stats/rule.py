@@ -35,10 +35,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, special, stats
 
 from evalops.errors import InputError
-from evalops.stats._base import check_alternative, nct_cdf
+from evalops.stats._base import check_alternative
+from evalops.stats.distributions import nct_cdf, norm_cdf, norm_ppf, t_quantile
 from evalops.stats.correction import benjamini_hochberg
 
 __all__ = [
@@ -83,7 +83,7 @@ def t_interval(delta: float, sd: float, n: int, tail: float) -> tuple[float, flo
     """``delta +- t_{1-tail, n-1} sd / sqrt(n)``; the point itself when sd = 0."""
     if n < 2:
         raise InputError("a t-interval needs at least 2 pairs")
-    half = float(stats.t.ppf(1.0 - tail, n - 1)) * sd / math.sqrt(n) if sd > 0 else 0.0
+    half = t_quantile(n - 1, 1.0 - tail) * sd / math.sqrt(n) if sd > 0 else 0.0
     return (delta - half, delta + half)
 
 
@@ -109,20 +109,20 @@ def _check(n: int, sd: float, margin: float, outcome: str) -> None:
 
 def _exact(delta: float, sd: float, n: int, margin: float, tail: float, alternative: str, outcome: str) -> float:
     df = n - 1
-    crit = float(stats.t.ppf(1.0 - tail, df))
+    crit = t_quantile(df, 1.0 - tail)
     root = math.sqrt(n) / sd
     if outcome == "critical":
         if alternative == "greater":  # mirrored: whole interval above +margin
-            return float(1.0 - nct_cdf(crit, df, (delta - margin) * root))
-        return float(nct_cdf(-crit, df, (delta + margin) * root))
+            return 1.0 - nct_cdf(crit, df, (delta - margin) * root)
+        return nct_cdf(-crit, df, (delta + margin) * root)
     if outcome == "regression":
         if alternative == "greater":
-            return float(1.0 - nct_cdf(crit, df, delta * root))
-        return float(nct_cdf(-crit, df, delta * root))
+            return 1.0 - nct_cdf(crit, df, delta * root)
+        return nct_cdf(-crit, df, delta * root)
     if alternative == "less":  # non-inferiority: lower bound above -margin
-        return float(1.0 - nct_cdf(crit, df, (delta + margin) * root))
+        return 1.0 - nct_cdf(crit, df, (delta + margin) * root)
     if alternative == "greater":  # upper bound below +margin
-        return float(nct_cdf(-crit, df, (delta - margin) * root))
+        return nct_cdf(-crit, df, (delta - margin) * root)
     # two-sided equivalence: -margin + t* s/sqrt(n) < mean < margin - t* s/sqrt(n), mean ~ N(delta, sd^2/n),
     # s^2 (n-1)/sd^2 ~ chi2(df) independent of the mean
     se = sd / math.sqrt(n)
@@ -131,7 +131,9 @@ def _exact(delta: float, sd: float, n: int, margin: float, tail: float, alternat
         half = crit * sd * math.sqrt(u / df) / math.sqrt(n)
         if half >= margin:
             return 0.0
-        return float(special.ndtr((margin - half - delta) / se) - special.ndtr((-margin + half - delta) / se))
+        return norm_cdf((margin - half - delta) / se) - norm_cdf((-margin + half - delta) / se)
+
+    from scipy import integrate, stats  # only this outcome integrates; the rest of the rule needs no scipy
 
     u_max = df * (margin * math.sqrt(n) / (crit * sd)) ** 2  # beyond it the interval is wider than the margin
     dist = stats.chi2(df)
@@ -161,6 +163,8 @@ def rule_power(delta: float, sd: float, n: int, margin: float, *, alpha: float =
 
 def _simulated(delta: float, sd: float, n: int, margin: float, alpha: float, alternative: str, side: str,
                m: int, outcome: str, simulations: int, seed: int) -> RulePower:
+    from scipy import special, stats
+
     rng = np.random.default_rng(seed)
     df = n - 1
     mean = rng.normal(delta, sd / math.sqrt(n), simulations)
@@ -216,7 +220,7 @@ def rule_sample_size(delta: float, sd: float, margin: float, *, power: float = 0
                           correction="holm", outcome=outcome).power >= power
 
     # start from the normal approximation, which is within a few queries of the answer, then make it exact
-    z = special.ndtri(1.0 - family_tail(alpha, alternative, family_size, "holm")) + special.ndtri(power)
+    z = norm_ppf(1.0 - family_tail(alpha, alternative, family_size, "holm")) + norm_ppf(power)
     gap = abs(delta) - margin if outcome == "critical" else margin - abs(delta) if outcome == "no_change" else abs(delta)
     guess = max(2, int(math.ceil((z * sd / gap) ** 2)))
     if guess < _MAX_N:

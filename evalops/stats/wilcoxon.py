@@ -35,12 +35,12 @@ definition gives (exact up to 50 of them: 2^(1-n) two-sided; the normal approxim
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
 
 from evalops.errors import InputError
 from evalops.stats._base import TestResult, prepare
+from evalops.stats.distributions import norm_cdf
 
-__all__ = ["ZERO_METHODS", "shift_null", "signed_rank_null", "wilcoxon_test"]
+__all__ = ["ZERO_METHODS", "average_ranks", "shift_null", "signed_rank_null", "wilcoxon_test"]
 
 ZERO_METHODS: tuple[str, ...] = ("wilcox", "pratt", "zsplit")
 _EXACT_MAX_N = 50
@@ -102,6 +102,18 @@ def _exact_p(w_plus: float, n: int, alternative: str) -> float:
     return float(min(1.0, 2.0 * min(lo, hi)))
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``values``, ties sharing the mean of their ranks (``scipy.stats.rankdata``'s default)."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # the first position of each tie group
+    ends = np.r_[starts[1:], len(values)]
+    group_rank = (starts + 1 + ends) / 2.0  # the mean of ranks starts+1 .. ends
+    ranks = np.empty(len(values), dtype=np.float64)
+    ranks[order] = np.repeat(group_rank, ends - starts)
+    return ranks
+
+
 def wilcoxon_test(
     baseline: object,
     candidate: object,
@@ -127,7 +139,7 @@ def wilcoxon_test(
     if zero_method == "wilcox":
         d = d[~zeros]
         zeros = np.zeros(len(d), dtype=bool)
-    ranks = stats.rankdata(np.abs(d))
+    ranks = average_ranks(np.abs(d))
     w_plus = float(ranks[d > 0].sum())
     if zero_method == "zsplit":
         w_plus += float(ranks[zeros].sum()) / 2.0
@@ -165,11 +177,11 @@ def wilcoxon_test(
             sign = {"greater": 1.0, "less": -1.0}.get(alternative, np.sign(z))
             z -= sign * 0.5 / np.sqrt(var)
         if alternative == "two-sided":
-            p = 2.0 * special.ndtr(-abs(z))
+            p = 2.0 * norm_cdf(-abs(z))
         elif alternative == "less":
-            p = special.ndtr(z)
+            p = norm_cdf(z)
         else:
-            p = special.ndtr(-z)
+            p = norm_cdf(-z)
         how = f"normal approximation ({label}{', continuity correction' if correction else ''})"
     # W+ above its null mean points to a better candidate (for zsplit the mean includes the zeros' halves).
     direction = int(np.sign(w_plus - mean_w))

@@ -51,19 +51,30 @@ def test_memory_budget_streams_with_the_same_values(shared_data):
     assert json.loads(whole.stdout) == json.loads(streamed.stdout)
 
 
-def test_a_given_memory_budget_says_what_it_bounds_and_prints_the_floor(shared_data):
+def test_a_given_memory_budget_prints_its_floor_and_shares(shared_data):
     qrels = str(shared_data / "scifact" / "qrels.tsv")
     run = str(shared_data / "scifact" / "runs" / "bm25.trec")
     given = invoke(qrels, run, "-m", "nDCG@10", "--format", "json", "--memory-budget", "64MB")
     assert given.exit_code == 0
     [note] = [line for line in given.stderr.splitlines() if line.startswith("memory budget")]
-    assert note.startswith("memory budget 64 MB bounds the reading of the run file, not the process")
-    floor = int(note.split("held before the run was read) was ")[1].split(" MB")[0])
+    assert note.startswith("memory budget 64 MB above a floor of ")
+    assert "(interpreter and libraries): judgments " in note and "run reading" in note
+    floor = int(note.split("above a floor of ")[1].split(" MB")[0])
     peak = int(note.split("peak resident memory ")[1].split(" MB")[0])
     assert 0 < floor <= peak
     assert json.loads(given.stdout)["measures"]  # stdout stays the JSON document
     default = invoke(qrels, run, "-m", "nDCG@10", "--format", "json")
     assert "memory budget" not in default.stderr
+
+
+def test_a_budget_the_judgments_alone_exceed_is_refused_with_the_budget_that_fits(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 document-{i}-{j} 1\n" for i in range(100_000) for j in range(3)))
+    run = tmp_path / "run.trec"
+    run.write_text("q0 Q0 document-0-0 1 1.0 t\n")
+    out = CliRunner().invoke(main, ["evaluate", str(qrels), str(run), "-m", "P@5", "--memory-budget", "16MB"])
+    assert out.exit_code != 0
+    assert "memory budget 16 MB is too small" in out.output and "give --memory-budget" in out.output
 
 
 def test_bad_memory_budget_is_a_clean_error(shared_data):
@@ -85,3 +96,16 @@ def test_evaluate_does_not_import_heavy_modules(shared_data, heavy):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+
+
+def test_the_budget_shares_and_the_budget_that_fits():
+    from evalops.limits import MIN_READER_BUDGET, ProcessBudget
+
+    mb = 1 << 20
+    shares = ProcessBudget(256 * mb, 67 * mb, judgments=100 * mb, results=73 * mb, reading_judgments=162 * mb)
+    assert shares.fits and shares.reader == 83 * mb
+    too_small = ProcessBudget(128 * mb, 67 * mb, judgments=100 * mb, results=73 * mb, reading_judgments=162 * mb)
+    assert not too_small.fits and too_small.reader == MIN_READER_BUDGET
+    assert "give --memory-budget 181MB or more" in too_small.refusal()
+    read_peak = ProcessBudget(150 * mb, 67 * mb, judgments=50 * mb, results=10 * mb, reading_judgments=160 * mb)
+    assert not read_peak.fits and "give --memory-budget 160MB or more" in read_peak.refusal()

@@ -14,7 +14,7 @@ from evalops.holes import HOLES_RELEVANT, cutoff_of, holes_relevant_frame, unjud
 from evalops.metrics import evaluate
 from evalops.metrics.evaluation import evaluate_located
 from evalops.metrics.gold import as_gold
-from evalops.pipeline.unjudged import unjudged_of_table
+from evalops.unjudged import unjudged_of_table
 from evalops.retrievers.runfile import RunFileRetriever
 from evalops.retrievers.scoring import retrieve_table
 

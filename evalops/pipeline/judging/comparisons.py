@@ -13,6 +13,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.pooling import pool_family
 from evalops.pipeline.judging.preflight import build_judge
 from evalops.judges.prompts import load_prompt
+from evalops.stats import adjust_and_decide, align, compare
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -23,7 +24,6 @@ def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dic
              labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
              query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
     from evalops.pipeline.comparing import data_seed
-    from evalops.stats import align, compare
 
     versions = list(ranked)
     common = set.intersection(*(set(r) for r in ranked.values())) if ranked else set()
@@ -102,7 +102,6 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionS
     import dataclasses
 
     from evalops.pipeline.comparing import data_seed
-    from evalops.stats import adjust_and_decide
     from evalops.warehouse.looks import policy_key
 
     family = judge_family(dataset)
