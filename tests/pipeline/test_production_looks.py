@@ -6,11 +6,15 @@ decides each day with the decide step's function for a production candidate run
 (``decide_production_run``). Every day's sample is new (its own query-set version in the fingerprint);
 the deltas are planted exactly: 200 queries a day, half at ``+0.25 + shift`` and half at ``-0.25 + shift``
 (sd 0.25), in a seeded order.
+
+Every test runs on SQLite and, when ``EVALOPS_TEST_POSTGRES_URL`` names a server, on PostgreSQL (a database of
+the module's own, created and dropped here; tables emptied before each test).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import numpy as np
 import pandas as pd
@@ -37,11 +41,57 @@ N = 200
 T0 = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
 
 
+# Read at import: this folder's autouse fixture removes EVALOPS_* variables before each test runs.
+_PG_SERVER = os.environ.get("EVALOPS_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(scope="module")
+def pg_database():
+    """A migrated PostgreSQL database of this module's own (dropped at the end)."""
+    from tests.warehouse.warehouse_helpers import create_pg_database, drop_pg_database
+
+    if not _PG_SERVER:
+        pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
+    url = create_pg_database(_PG_SERVER, prefix="evalops_looks")
+    engine = connect(url)
+    try:
+        upgrade(engine)
+        engine.dispose()
+        yield url
+    finally:
+        from evalops.pipeline.store import _engine
+
+        _engine.cache_clear()  # the judge step's pooled connections, before dropping
+        engine.dispose()
+        drop_pg_database(url)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def warehouse_url(request, tmp_path):
+    """A migrated, empty warehouse on each backend."""
+    from sqlalchemy import text
+
+    from evalops.warehouse.models import Base
+
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'warehouse.db'}"
+        engine = connect(url)
+        upgrade(engine)
+    else:
+        url = request.getfixturevalue("pg_database")
+        engine = connect(url)
+        with engine.begin() as conn:
+            conn.execute(text(f"TRUNCATE {', '.join(t.name for t in Base.metadata.sorted_tables)} "
+                              "RESTART IDENTITY CASCADE"))
+    engine.dispose()
+    return url
+
+
 @pytest.fixture
-def engine(tmp_path):
-    engine = connect(f"sqlite:///{tmp_path / 'warehouse.db'}")
-    upgrade(engine)
-    return engine
+def engine(warehouse_url):
+    engine = connect(warehouse_url)
+    yield engine
+    engine.dispose()
 
 
 def planted(day: int, shift: float) -> np.ndarray:
@@ -199,11 +249,11 @@ def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
 
 # -- the judge-label production family (judge_runs) --------------------------------------------------------
 
-def _judge_config(tmp_path, graded: bool = False):
+def _judge_config(tmp_path, url: str, graded: bool = False):
     from evalops.config import load_config
     from tests.dags.conftest import INCLUDE
 
-    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_WAREHOUSE_URL": f"sqlite:///{tmp_path / 'warehouse.db'}",
+    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_WAREHOUSE_URL": url,
            "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"), "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"),
            "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"), "EVALOPS_JUDGE__KIND": "lexical",
            "EVALOPS_JUDGE__GRADED": "true" if graded else "false"}
@@ -242,15 +292,14 @@ def _judge_day(cfg, engine, day: int, shift: float) -> dict:
     return records[0]
 
 
-def test_judge_labels_on_production_pool_the_days_and_a_new_judge_restarts(tmp_path):
+def test_judge_labels_on_production_pool_the_days_and_a_new_judge_restarts(tmp_path, warehouse_url):
     from evalops.pipeline.store import engine_for
 
-    cfg = _judge_config(tmp_path)
+    cfg = _judge_config(tmp_path, warehouse_url)
     engine = engine_for(cfg)
-    upgrade(engine)
     decided = [_judge_day(cfg, engine, day, -0.03) for day in range(1, 11)]
     assert decided[0]["decision"] != "regression" and decided[-1]["decision"] == "regression"
     assert decided[-1]["pooled"]["looks"] == 10 and decided[-1]["pooled"]["restart"] == "first look"
     assert decided[-1]["interval_method"] == POOLED_METHOD
-    graded = _judge_day(_judge_config(tmp_path, graded=True), engine, 11, -0.03)  # another prompt
+    graded = _judge_day(_judge_config(tmp_path, warehouse_url, graded=True), engine, 11, -0.03)  # another prompt
     assert graded["pooled"]["looks"] == 1 and graded["pooled"]["restart"] == "judge changed"
