@@ -303,3 +303,64 @@ def test_judge_labels_on_production_pool_the_days_and_a_new_judge_restarts(tmp_p
     assert decided[-1]["interval_method"] == POOLED_METHOD
     graded = _judge_day(_judge_config(tmp_path, warehouse_url, graded=True), engine, 11, -0.03)  # another prompt
     assert graded["pooled"]["looks"] == 1 and graded["pooled"]["restart"] == "judge changed"
+
+
+# -- which method decides: the measure's declared range, never the day's data ------------------------------
+
+def _compare_today(measure: str, base: np.ndarray, cand: np.ndarray):
+    ids = [f"q{i:03d}" for i in range(len(base))]
+    return compare(align((ids, base.tolist()), (ids, cand.tolist())), measure=measure, policy=Policy(alpha=0.05),
+                   baseline_name="search@1.0", candidate_name="search@2.0", rng=0)
+
+
+def _earlier(days: list[np.ndarray]):
+    from evalops.warehouse.looks import EarlierLook, EarlierLooks
+
+    today = (T0 + dt.timedelta(days=len(days) + 1)).date()
+    looks = tuple(EarlierLook((T0 + dt.timedelta(days=k + 1)).date(), 2 * k + 2, 2 * k + 1, d)
+                  for k, d in enumerate(days))
+    return lambda comps, policy: {c.measure: EarlierLooks(today, looks, "first look", None) for c in comps}
+
+
+def test_the_method_is_the_measures_range_so_a_measure_never_switches_from_day_to_day():
+    from evalops.pipeline.pooling import pool_family, unit_range
+
+    assert unit_range("P@10") and unit_range("judge:nDCG@5") and unit_range("judge:Faithfulness")
+    assert not unit_range("judge:AnswerRelevance") and not unit_range("Tokens@5") and not unit_range("unknown")
+    rng = np.random.default_rng(5)
+    base = rng.uniform(2.0, 4.0, N)
+    # answer relevance (1-5): days whose deltas happen to lie in [-1, 1] and days whose deltas do not
+    small, large = base + rng.uniform(-0.5, 0.5, N), np.clip(base + rng.normal(0.0, 1.5, N), 1.0, 5.0)
+    history = [small - base, large - base, small - base]
+    for k, today in enumerate((small, large, small)):
+        [decided] = pool_family([_compare_today("judge:AnswerRelevance", base, today)], _earlier(history[:k]))
+        assert decided.pooled is None and decided.interval_method != POOLED_METHOD
+        assert decided.reasons[-1].startswith("not pooled: judge:AnswerRelevance is not declared within [0, 1]")
+    # a measure in [0, 1]: pooled every day, whatever the day's deltas
+    unit = rng.uniform(0.2, 0.8, N)
+    for k in range(3):
+        [decided] = pool_family([_compare_today("P@10", unit, unit + 0.01)], _earlier([np.full(N, 0.01)] * k))
+        assert decided.interval_method == POOLED_METHOD and decided.pooled["looks"] == k + 1
+
+
+def test_a_measure_declared_in_the_unit_range_with_deltas_outside_it_is_an_error_naming_the_day():
+    from evalops.errors import InputError
+    from evalops.pipeline.pooling import pool_family
+
+    unit = np.full(N, 0.5)
+    with pytest.raises(InputError, match=r"P@10 .* declared within \[0, 1\].* 2026-11-02 leave \[-1, 1\]"):
+        pool_family([_compare_today("P@10", unit, unit + 0.01)], _earlier([np.full(N, 1.5)]))
+
+
+def test_the_judge_family_line_says_what_the_pooled_test_used():
+    from evalops.pipeline.judging.summaries import _family_looks
+
+    pooled = {"looks": 3, "since": "2026-11-02", "restart": "first look", "queries": 600}
+    comparisons = [{"candidate": "search@2.0", "measure": "judge:P@3", "family": "judge-production", "pooled": pooled},
+                   {"candidate": "search@2.0", "measure": "judge:AnswerRelevance", "family": "judge-production",
+                    "pooled": None}]
+    line = _family_looks("judge-production", {"looks": {"search@2.0": 3}}, comparisons)
+    assert line == ("search@2.0 pooled over 3 looks since 2026-11-02 (first look), 600 queries (judge:P@3); "
+                    "search@2.0 look 3, alpha spent over the looks (judge:AnswerRelevance)")
+    # no member pooled (a gold set, or the spending rule alone): the look counter, as before
+    assert _family_looks("judge-gold", {"looks": {"search@2.0": 1}}, comparisons[1:]) == "search@2.0 look 1"
