@@ -146,7 +146,8 @@ def main() -> int:
     print(f"decide  {decide_s:7.3f} s  {len(measures)} pooled decisions with bounds over {n:,} queries each")
     print(f"family  {family_s:7.3f} s  decide_production_run, {len(measures)} members")
     for m, d in zip(measures, decided):
-        print(f"  {m:10s} {d.decision:12s} looks {d.looks} queries {d.queries:,} bounds [{d.lower:+.6f}, {d.upper:+.6f}]")
+        print(f"  {m:10s} {d.decision:12s} looks {d.looks} queries {d.queries:,} "
+              f"bounds [{d.lower:+.6f}, {d.upper:+.6f}]")
     assert [x.pooled["queries"] for x in family] == [n] * len(measures)
     return 0
 

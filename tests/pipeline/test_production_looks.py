@@ -364,3 +364,46 @@ def test_the_judge_family_line_says_what_the_pooled_test_used():
                     "search@2.0 look 3, alpha spent over the looks (judge:AnswerRelevance)")
     # no member pooled (a gold set, or the spending rule alone): the look counter, as before
     assert _family_looks("judge-gold", {"looks": {"search@2.0": 1}}, comparisons[1:]) == "search@2.0 look 1"
+
+
+def test_a_familys_earlier_days_are_read_together_and_each_measure_keeps_its_own_window(engine):
+    from evalops.warehouse.looks import earlier_looks, earlier_looks_of
+
+    measures = ["P@10", "nDCG@10"]
+    policy = Policy(alpha=0.05)
+    rng = np.random.default_rng(9)
+    runs, values = {}, {}
+    for day in range(1, 5):
+        sample = f"sample-{day}"
+        record_gold_set_version(engine, sample, name=PRODUCTION, n_queries=N, n_judgments=0)
+        record_kb_snapshot(engine, "kb-1", n_documents=100, content_hash="sha-kb-1")
+        fp = EvalFingerprint.of(sample, "kb-1", measures, {"labels": "implicit-feedback"})
+        when = T0 + dt.timedelta(days=day)
+        ids = [f"q{day}-{i:03d}" for i in rng.permutation(N)]  # stored in no particular order
+        for version in ("1.0", "2.0"):
+            values[day, version] = {m: rng.random(N) for m in measures}
+            scores = pd.DataFrame({"query_id": ids * 2, "measure": np.repeat(measures, N),
+                                   "value": np.concatenate([values[day, version][m] for m in measures])})
+            runs[day, version] = record_run(
+                engine, RunKey("retrieval_eval", f"scheduled__{when:%Y-%m-%d}", "search", version, PRODUCTION),
+                fingerprint=fp, logical_date=when, status="succeeded", started_at=when, finished_at=when,
+                n_queries=N, scores=scores).id
+        if day < 4:
+            compared = measures if day != 2 else ["P@10"]  # nDCG@10 was not compared on day 2: no look
+            comps = [compare(align((ids, values[day, "1.0"][m].tolist()), (ids, values[day, "2.0"][m].tolist())),
+                             measure=m, policy=policy, baseline_name="search@1.0", candidate_name="search@2.0", rng=0)
+                     for m in compared]
+            record_ab_tests(engine, [ab_test_result(c, baseline_run_id=runs[day, "1.0"],
+                                                    candidate_run_id=runs[day, "2.0"], family="production")
+                                     for c in comps])
+        expected = {m: dict(zip(ids, values[day, "2.0"][m] - values[day, "1.0"][m])) for m in measures}
+        values[day, "deltas"] = {m: np.array([expected[m][q] for q in sorted(ids)]) for m in measures}
+    both = earlier_looks_of(engine, runs[4, "2.0"], runs[4, "1.0"], measures, policy.to_dict())
+    assert [look.day.day for look in both["P@10"].looks] == [2, 3, 4]
+    assert [look.day.day for look in both["nDCG@10"].looks] == [2, 4]
+    for m in measures:
+        for look in both[m].looks:
+            np.testing.assert_array_equal(look.deltas, values[look.day.day - 1, "deltas"][m])
+        alone = earlier_looks(engine, runs[4, "2.0"], runs[4, "1.0"], m, policy.to_dict())
+        assert [(x.day, x.candidate_run_id) for x in alone.looks] == [
+            (x.day, x.candidate_run_id) for x in both[m].looks]
