@@ -18,9 +18,10 @@ day that differs: the **restart**. A day differs when
 A day on which the candidate ran but was not compared (it failed, or there was no baseline) is no look and
 does not restart the count. Numbers of another fingerprint or policy are never pooled. A day's deltas are
 candidate - baseline over the queries both runs scored, in query-id order. :func:`earlier_looks` reads the
-click-label comparisons (``ab_tests`` and ``query_scores``); :func:`earlier_judge_looks` the judge-label
-ones (``judge_runs``: each day's comparisons and per-query labels), where a change of the judge restarts
-the window too.
+click-label comparisons (``ab_tests`` and ``query_scores``; :func:`earlier_looks_of` every measure of a
+family in one read of each); :func:`earlier_judge_looks` the judge-label ones (``judge_runs``: each day's
+comparisons and per-query labels; :func:`earlier_judge_looks_of` a family's in one read), where a change
+of the judge restarts the window too.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from evalops.warehouse.models import ABTestModel, EvalRunModel
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
-__all__ = ["EarlierLook", "EarlierLooks", "earlier_judge_looks", "earlier_looks", "earlier_looks_of", "policy_key"]
+__all__ = ["EarlierLook", "EarlierLooks", "earlier_judge_looks", "earlier_judge_looks_of", "earlier_looks",
+           "earlier_looks_of", "policy_key"]
 
 _ab = ABTestModel.__table__
 _runs = EvalRunModel.__table__
@@ -174,6 +176,12 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
     ``measure`` is the comparison's (``judge:nDCG@10``); the policy an earlier day was decided under is
     the one its record holds (``policy``, as :func:`policy_key` gives it; a day recorded without it
     restarts the window: its policy is unknown)."""
+    return earlier_judge_looks_of(engine, candidate_run_id, baseline_version, [measure], judge, policy)[measure]
+
+
+def earlier_judge_looks_of(engine: Engine, candidate_run_id: int, baseline_version: str, measures: Sequence[str],
+                           judge: Mapping[str, Any], policy: Mapping[str, Any]) -> dict[str, EarlierLooks]:
+    """:func:`earlier_judge_looks` of each of ``measures`` (one family), ``judge_runs`` read once."""
     from evalops.warehouse.judgments import judge_runs
 
     with transaction(engine, "reading the earlier judge looks of a comparison") as conn:
@@ -187,28 +195,32 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
                    _runs.c.logical_date < me.logical_date, judge_runs.c.scope == me.dataset)
         ).all()
         conditions = {h: _fingerprint(conn, h) for h in {r.fingerprint_hash for r in rows}}
-    label = measure.removeprefix("judge:")
     candidate = f"{me.retriever}@{me.version}"
-    compared = {}
-    for r in sorted(rows, key=lambda r: r.id):
-        results = r.results or {}
-        found = [c for c in results.get("comparisons", []) if c.get("candidate") == candidate
-                 and c.get("measure") == measure]
-        if not found:
-            continue
-        c = found[0]
-        base = str(c.get("baseline", "")).rpartition("@")[2]
-        per_query = results.get("per_query") or {}
+    out = {}
+    for measure in dict.fromkeys(measures):
+        label = measure.removeprefix("judge:")
+        compared = {}
+        for r in sorted(rows, key=lambda r: r.id):
+            results = r.results or {}
+            found = [c for c in results.get("comparisons", []) if c.get("candidate") == candidate
+                     and c.get("measure") == measure]
+            if not found:
+                continue
+            c = found[0]
+            base = str(c.get("baseline", "")).rpartition("@")[2]
+            per_query = results.get("per_query") or {}
 
-        def load(base: str = base, per_query: Mapping[str, Any] = per_query) -> np.ndarray | None:
-            b, k = per_query.get(base, {}).get(label), per_query.get(me.version, {}).get(label)
-            return None if b is None or k is None else _paired_deltas(b, k)
+            def load(base: str = base, per_query: Mapping[str, Any] = per_query, label: str = label
+                     ) -> np.ndarray | None:
+                b, k = per_query.get(base, {}).get(label), per_query.get(me.version, {}).get(label)
+                return None if b is None or k is None else _paired_deltas(b, k)
 
-        compared[_day(r.logical_date)] = _Compared(
-            _day(r.logical_date), base, conditions[r.fingerprint_hash], c.get("policy"),
-            int(r.run_id), -1, load,
-            None if {**(r.judge or {}), "prompt": r.prompt} == dict(judge) else "judge changed")
-    return _walk(me, my_fp, ran, compared, baseline_version, policy)
+            compared[_day(r.logical_date)] = _Compared(
+                _day(r.logical_date), base, conditions[r.fingerprint_hash], c.get("policy"),
+                int(r.run_id), -1, load,
+                None if {**(r.judge or {}), "prompt": r.prompt} == dict(judge) else "judge changed")
+        out[measure] = _walk(me, my_fp, ran, compared, baseline_version, policy)
+    return out
 
 
 def _me(conn: Any, candidate_run_id: int) -> tuple[Any, Any, list[Any]]:

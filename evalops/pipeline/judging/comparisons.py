@@ -145,11 +145,11 @@ def _pooled(cfg: Config, comparisons: list[Any], run_id: int, spec: dict[str, An
     from evalops.pipeline.judging.preflight import build_judge
     from evalops.pipeline.pooling import pool_family
     from evalops.pipeline.store import engine_for
-    from evalops.warehouse.looks import earlier_judge_looks
+    from evalops.warehouse.looks import earlier_judge_looks_of
 
     engine = engine_for(cfg)
     # the judge as judge_runs records it: its fingerprint and the context prompt's version (labelling)
     prompt = load_prompt("context_relevance_graded" if cfg.judge.graded else "context_relevance").ref
     judge = {**build_judge(cfg.judge).fingerprint.to_dict(), "prompt": prompt}
-    return pool_family(comparisons, lambda comps, policy: {c.measure: earlier_judge_looks(
-        engine, run_id, spec["baseline_version"], c.measure, judge, policy) for c in comps})
+    return pool_family(comparisons, lambda comps, policy: earlier_judge_looks_of(
+        engine, run_id, spec["baseline_version"], [c.measure for c in comps], judge, policy))
