@@ -41,6 +41,7 @@ class Tokens(Measure):
     CUTOFF = "required"
     HIGHER_IS_BETTER = False
     NO_ANSWER_APPLIES = False
+    UNIT_RANGE = False  # a count of tokens
 
 
 class Redundancy(Measure):

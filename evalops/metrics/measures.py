@@ -101,6 +101,9 @@ class Measure:
     CUTOFF: ClassVar[Cutoff] = "optional"
     TREC_EVAL: ClassVar[str | None] = None  # the trec_eval measure reproduced exactly, if any
     HIGHER_IS_BETTER: ClassVar[bool] = True
+    # whether every per-query value lies in [0, 1] (a share or a normalised gain), so that two versions'
+    # per-query deltas lie in [-1, 1]: the daily production looks pool such a measure (evalops.pipeline.pooling)
+    UNIT_RANGE: ClassVar[bool] = True
     # False for a measure that does not depend on the query having a relevant document (Judged@k)
     NO_ANSWER_APPLIES: ClassVar[bool] = True
     UNJUDGED_RULE: ClassVar[str] = "non-relevant"

@@ -11,10 +11,16 @@ The comparison keeps today's own numbers (delta, its interval at ``policy.confid
 what decided it: ``decision``, ``severity``, ``criterion`` and the decision interval are the pooled
 test's (``interval_method`` ``pooled betting sequence``: the confidence sequence's bounds on the mean delta
 since the restart), ``pooled`` records the looks, the first day, the restart, the queries, the tail and the
-bounds, and the last reason says it in words (the report and the alert show it). A comparison whose deltas
-leave [-1, 1] (an unbounded measure) has no such test and keeps the spending rule's decision (alpha spent
-over the looks, ``evalops.stats.spending_tail``); so does a comparison withheld as ``partial_run`` (a side
-answered under ``min_coverage`` of the queries today).
+bounds, and the last reason says it in words (the report and the alert show it).
+
+Which method decides is the measure's, never the day's data (:func:`unit_range`): a measure whose per-query
+values are declared within [0, 1] (every retrieval measure, the context shares, judge labels that are
+shares) has deltas in [-1, 1] and is pooled every day; one that is not (tokens, answer relevance 1-5) has no
+betting test and keeps the spending rule's decision (alpha spent over the looks,
+``evalops.stats.spending_tail``) every day, its record's ``pooled`` null and a reason saying so. A measure
+declared within [0, 1] whose deltas leave [-1, 1] is an error naming it and the day (its values are
+wrong), not a switch of method. A comparison withheld as ``partial_run`` (a side answered under
+``min_coverage`` of the queries today) keeps the spending rule's decision too.
 
 The decision reads only stored days before today and today's deltas, so a re-run of a day decides the same.
 """
@@ -22,7 +28,7 @@ The decision reads only stored days before today and today's deltas, so a re-run
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +37,9 @@ from evalops import numfmt
 from evalops.stats.sequence import pooled_decision
 from evalops.stats.rule import family_tail
 from evalops.stats import adjust_and_decide, notifies
+from evalops.metrics.parse import parse_measure
+from evalops.errors import InputError
+from evalops.context.measures import CONTEXT_MEASURE_TYPES
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -38,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.stats import Comparison
     from evalops.warehouse.looks import EarlierLooks
 
-__all__ = ["POOLED_METHOD", "decide_pooled", "decide_production_run", "pool_family", "pooled_words"]
+__all__ = ["POOLED_METHOD", "decide_pooled", "decide_production_run", "pool_family", "pooled_words", "unit_range"]
 
 POOLED_METHOD = "pooled betting sequence"
 
@@ -59,38 +68,75 @@ def decide_pooled(engine: Engine, comparisons: Sequence[Comparison], *, candidat
     """Decide again, with the pooled test, the production comparisons of one candidate run (one family,
     already decided by the spending rule: the fallback of a comparison the pooled test cannot read), the
     earlier days read from ``ab_tests`` and ``query_scores``."""
-    from evalops.warehouse.looks import earlier_looks
+    from evalops.warehouse.looks import earlier_looks_of
 
-    return pool_family(comparisons, lambda comp, policy: earlier_looks(
-        engine, candidate_run_id, baseline_run_id, comp.measure, policy))
+    return pool_family(comparisons, lambda comps, policy: earlier_looks_of(
+        engine, candidate_run_id, baseline_run_id, [c.measure for c in comps], policy))
 
 
-def pool_family(comparisons: Sequence[Comparison], earlier: Callable[[Comparison, dict[str, Any]], EarlierLooks]
+def unit_range(measure: str) -> bool:
+    """Whether the measure declares every per-query value within [0, 1] (so deltas lie in [-1, 1]): the
+    measure's ``UNIT_RANGE`` (``evalops.metrics``, ``evalops.context``), a judge label's
+    (``judging.items.LABEL_UNIT_RANGE``), a ``judge:`` measure computed over judge labels as its measure's.
+    A name none of them knows is not: the spending rule holds for any measure."""
+    from evalops.pipeline.judging.items import LABEL_UNIT_RANGE
+
+    name = measure.removeprefix("judge:")
+    label = name.partition("@")[0]
+    if label in LABEL_UNIT_RANGE:
+        return LABEL_UNIT_RANGE[label]
+    for types in (None, CONTEXT_MEASURE_TYPES):
+        try:
+            return bool(parse_measure(name, types).UNIT_RANGE)
+        except InputError:
+            continue
+    return False
+
+
+def pool_family(comparisons: Sequence[Comparison],
+                earlier: Callable[[Sequence[Comparison], dict[str, Any]], Mapping[str, EarlierLooks]]
                 ) -> list[Comparison]:
-    """The pooled decision of each member of one family (module docstring); ``earlier(comparison, policy)``
-    reads the comparison's earlier days since the restart (``evalops.warehouse.looks``)."""
+    """The pooled decision of each member of one family (module docstring); ``earlier(comparisons, policy)``
+    reads the earlier days since the restart of each comparison pooled, by measure
+    (``evalops.warehouse.looks``), in one call."""
     from evalops.warehouse.looks import policy_key
 
     if not comparisons:
         return []
     policy = comparisons[0].policy
     tail = family_tail(policy.alpha, policy.alternative, len(comparisons), policy.correction)
+
+    def margin_of(comp: Comparison) -> float:
+        return comp.margin if comp.margin is not None else policy.margin(comp.measure)
+
+    def readable(comp: Comparison) -> bool:
+        # nothing to pool, or today's run answered too little to be read at all
+        return len(comp.deltas) > 0 and 0.0 <= margin_of(comp) < 1.0 and comp.reason_code != "partial_run"
+
+    pooled_ones = [c for c in comparisons if readable(c) and unit_range(c.measure)]
+    earlier_days = earlier(pooled_ones, policy.to_dict()) if pooled_ones else {}
     out: list[Comparison] = []
     for comp in comparisons:
-        margin = comp.margin if comp.margin is not None else policy.margin(comp.measure)
+        if not readable(comp):
+            out.append(comp)
+            continue
+        if not unit_range(comp.measure):
+            out.append(dataclasses.replace(comp, reasons=(
+                *comp.reasons, f"not pooled: {comp.measure} is not declared within [0, 1], and deltas outside "
+                "[-1, 1] have no betting test; alpha spent over the looks")))
+            continue
+        margin = margin_of(comp)
         today = np.asarray(comp.deltas, dtype=np.float64)
-        if len(today) == 0 or not 0.0 <= margin < 1.0 or comp.reason_code == "partial_run":
-            out.append(comp)  # nothing to pool, or today's run answered too little to be read at all
-            continue
-        before = earlier(comp, policy.to_dict())
+        before = earlier_days[comp.measure]
         days = [look.deltas for look in before.looks] + [today]
-        if any(len(d) and np.abs(d).max() > 1.0 for d in days):
-            out.append(dataclasses.replace(comp, reasons=(*comp.reasons, "not pooled: deltas outside [-1, 1] have "
-                                                          "no betting test; alpha spent over the looks")))
-            continue
+        dates = [look_.day.isoformat() for look_ in before.looks] + [before.today.isoformat()]
+        wrong = [day for day, d in zip(dates, days) if len(d) and not np.abs(d).max() <= 1.0]
+        if wrong:
+            raise InputError(f"{comp.measure} ({comp.candidate_name} vs {comp.baseline_name}) is declared within "
+                             f"[0, 1], but its per-query deltas of {', '.join(wrong)} leave [-1, 1] (or are not "
+                             "numbers): the scores stored for those days are wrong")
         sign = 1.0 if comp.higher_is_better else -1.0  # the test reads the deltas where higher is better
         look = pooled_decision([sign * d for d in days], tail, margin, policy.alternative)
-        dates = [look_.day.isoformat() for look_ in before.looks] + [before.today.isoformat()]
         lower, upper = (look.lower, look.upper) if sign > 0 else (
             None if look.upper is None else -look.upper, None if look.lower is None else -look.lower)
         record = {"looks": look.looks, "since": dates[0], "restart": before.restart,

@@ -59,18 +59,21 @@ __all__ = ["GRID", "DropSequence", "PooledLook", "drop_sequence", "pooled_decisi
 GRID = 10
 
 
-def sequence_log_wealth(d: np.ndarray, m: float) -> np.ndarray:
+def sequence_log_wealth(d: np.ndarray, m: float, at: np.ndarray | None = None) -> np.ndarray:
     """The log wealth after each delta of the stream ``d`` (last axis, in [-1, 1]) against "no drop past
-    ``m``" (module docstring); any leading shape (vectorised over streams)."""
+    ``m``" (module docstring); any leading shape (vectorised over streams). ``at``: only after the deltas
+    at these positions of the last axis (the same numbers, without mixing the gamblers at every delta)."""
     d = np.asarray(d, dtype=np.float64)
     if not -1.0 < m < 1.0:
         raise InputError(f"the point tested must lie inside (-1, 1); got {m}")
-    if d.size and np.abs(d).max() > 1.0:
-        raise InputError("the betting sequence needs deltas in [-1, 1]")
+    if d.size and not np.abs(d).max() <= 1.0:
+        raise InputError("the betting sequence needs deltas in [-1, 1] (and numbers)")
     out = None
     for g in range(GRID):
         stake = CAP / (1.0 - m) / 2.0**g
         wealth = np.cumsum(np.log1p(stake * (m - d)), axis=-1)
+        if at is not None:
+            wealth = wealth[..., at]
         out = wealth if out is None else np.logaddexp(out, wealth)
     if out is None:  # pragma: no cover - GRID >= 1
         return np.zeros_like(d)
@@ -110,8 +113,8 @@ def drop_sequence(days: Sequence[np.ndarray], tail: float, points: Sequence[floa
             walls.append(np.zeros(len(parts)))
             alarms.append(None)
             continue
-        lw = sequence_log_wealth(stream, float(m))
-        at_end = np.where(ends >= 0, lw[np.maximum(ends, 0)], 0.0)
+        lw = sequence_log_wealth(stream, float(m), at=np.maximum(ends, 0))
+        at_end = np.where(ends >= 0, lw, 0.0)
         # a look with no queries keeps the wealth of the look before it
         empty = np.array([len(p) == 0 for p in parts])
         for k in range(len(parts)):
@@ -178,7 +181,7 @@ def _bound_below(stream: np.ndarray, ends: np.ndarray, threshold: float, iterati
     edge = 1.0 - 2.0**-20
 
     def shown(m: float) -> bool:
-        return bool(sequence_log_wealth(stream, m)[ends].max() >= threshold)
+        return bool(sequence_log_wealth(stream, m, at=ends).max() >= threshold)
 
     lo, hi = -edge, edge
     if shown(lo):

@@ -38,9 +38,17 @@ def fetch_scores(conn: Connection, run_id: int, ids: Sequence[int]) -> tuple[np.
     Skips SQLAlchemy's per-row result processing (the bulk of the cost at 100,000 rows); the NaNFloat
     decoding is applied to the whole column instead: ``'NaN'`` text (SQLite) becomes NaN via ``astype``.
     """
-    stmt = select(query_scores.c.measure_id, query_scores.c.query_id, query_scores.c.value).where(
-        query_scores.c.run_id == int(run_id), query_scores.c.measure_id.in_([int(i) for i in ids])
-    )
+    _, mids, qids, values = fetch_scores_of_runs(conn, [run_id], ids)
+    return mids, qids, values
+
+
+def fetch_scores_of_runs(conn: Connection, run_ids: Sequence[int], ids: Sequence[int]
+                         ) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """(run ids, measure ids, query ids, float64 values) of several runs in one read (:func:`fetch_scores`);
+    the primary key (run_id, measure_id, query_id) serves it. Rows in no particular order."""
+    stmt = select(query_scores.c.run_id, query_scores.c.measure_id, query_scores.c.query_id, query_scores.c.value
+                  ).where(query_scores.c.run_id.in_([int(r) for r in run_ids]),
+                          query_scores.c.measure_id.in_([int(i) for i in ids]))
     # Only integers are inlined, so literal binds are safe here.
     sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
     cursor = conn.connection.driver_connection.cursor()
@@ -50,9 +58,10 @@ def fetch_scores(conn: Connection, run_id: int, ids: Sequence[int]) -> tuple[np.
     finally:
         cursor.close()
     if not rows:
-        return np.array([], dtype=np.int64), [], np.array([], dtype=np.float64)
-    mids, qids, values = zip(*rows)
-    return np.asarray(mids, dtype=np.int64), list(qids), np.asarray(values, dtype=object).astype(np.float64)
+        return np.array([], dtype=np.int64), np.array([], dtype=np.int64), [], np.array([], dtype=np.float64)
+    table = np.array(rows, dtype=object)  # one (rows, 4) array: a third of the cost of zip(*rows)
+    return (table[:, 0].astype(np.int64), table[:, 1].astype(np.int64), table[:, 2].tolist(),
+            table[:, 3].astype(np.float64))
 
 
 def run_fingerprint(conn: Connection, run_id: int, *, for_update: bool = False) -> EvalFingerprint:

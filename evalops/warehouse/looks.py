@@ -18,16 +18,17 @@ day that differs: the **restart**. A day differs when
 A day on which the candidate ran but was not compared (it failed, or there was no baseline) is no look and
 does not restart the count. Numbers of another fingerprint or policy are never pooled. A day's deltas are
 candidate - baseline over the queries both runs scored, in query-id order. :func:`earlier_looks` reads the
-click-label comparisons (``ab_tests`` and ``query_scores``); :func:`earlier_judge_looks` the judge-label
-ones (``judge_runs``: each day's comparisons and per-query labels), where a change of the judge restarts
-the window too.
+click-label comparisons (``ab_tests`` and ``query_scores``; :func:`earlier_looks_of` every measure of a
+family in one read of each); :func:`earlier_judge_looks` the judge-label ones (``judge_runs``: each day's
+comparisons and per-query labels; :func:`earlier_judge_looks_of` a family's in one read), where a change
+of the judge restarts the window too.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,11 +41,13 @@ from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
 from evalops.warehouse.models import ABTestModel, EvalRunModel
 from evalops.warehouse.scores import load_score_vectors
 from evalops.warehouse.judgments import judge_runs
+from evalops.warehouse._bulk import fetch_scores_of_runs, measure_ids_for_read
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
-__all__ = ["EarlierLook", "EarlierLooks", "earlier_judge_looks", "earlier_looks", "policy_key"]
+__all__ = ["EarlierLook", "EarlierLooks", "earlier_judge_looks", "earlier_judge_looks_of", "earlier_looks",
+           "earlier_looks_of", "policy_key"]
 
 _ab = ABTestModel.__table__
 _runs = EvalRunModel.__table__
@@ -97,6 +100,15 @@ def earlier_looks(engine: Engine, candidate_run_id: int, baseline_run_id: int, m
                   policy: Mapping[str, Any]) -> EarlierLooks:
     """The earlier days of this comparison since its last restart (module docstring), read from
     ``ab_tests`` and ``query_scores``; ``policy`` is today's regression policy (``Policy.to_dict()``)."""
+    return earlier_looks_of(engine, candidate_run_id, baseline_run_id, [measure], policy)[measure]
+
+
+def earlier_looks_of(engine: Engine, candidate_run_id: int, baseline_run_id: int, measures: Sequence[str],
+                     policy: Mapping[str, Any]) -> dict[str, EarlierLooks]:
+    """:func:`earlier_looks` of each of ``measures`` (one family of comparisons): the days compared of every
+    measure in one read of ``ab_tests``, then the per-query scores of every day kept, every measure, in one
+    read of ``query_scores`` (its primary key, run_id, measure_id, query_id, serves it)."""
+    measures = list(dict.fromkeys(measures))
     with transaction(engine, "reading the earlier looks of a comparison") as conn:
         me, my_fp, ran = _me(conn, candidate_run_id)
         base = conn.execute(select(_runs.c.version).where(_runs.c.id == baseline_run_id)).one_or_none()
@@ -105,31 +117,55 @@ def earlier_looks(engine: Engine, candidate_run_id: int, baseline_run_id: int, m
         their = _runs.alias("baseline_runs")
         rows = conn.execute(
             select(_runs.c.logical_date, _runs.c.fingerprint_hash, _ab.c.id, _ab.c.candidate_run_id,
-                   _ab.c.baseline_run_id, _ab.c.policy, their.c.version.label("baseline_version"))
+                   _ab.c.baseline_run_id, _ab.c.policy, their.c.version.label("baseline_version"),
+                   measures_table.c.name.label("measure"))
             .select_from(_ab.join(_runs, _runs.c.id == _ab.c.candidate_run_id)
                          .join(their, their.c.id == _ab.c.baseline_run_id)
                          .join(measures_table, measures_table.c.id == _ab.c.measure_id))
             .where(_runs.c.retriever == me.retriever, _runs.c.version == me.version, _runs.c.dataset == me.dataset,
-                   _runs.c.logical_date < me.logical_date, measures_table.c.name == measure)
+                   _runs.c.logical_date < me.logical_date, measures_table.c.name.in_(measures))
         ).all()
         conditions = {h: _fingerprint(conn, h) for h in {r.fingerprint_hash for r in rows}}
+    scores: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}  # filled once the windows are known
 
     def deltas(row: Any) -> Callable[[], np.ndarray | None]:
         def load() -> np.ndarray | None:
-            b = load_score_vectors(engine, row.baseline_run_id, [measure])
-            c = load_score_vectors(engine, row.candidate_run_id, [measure])
-            if measure not in b.values or measure not in c.values:
-                return None
-            return _paired_deltas(dict(zip(b.query_ids.tolist(), b.values[measure].tolist())),
-                                  dict(zip(c.query_ids.tolist(), c.values[measure].tolist())))
+            b = scores.get((int(row.baseline_run_id), row.measure))
+            c = scores.get((int(row.candidate_run_id), row.measure))
+            return None if b is None or c is None else _paired_arrays(b, c)
         return load
 
-    compared = {}
+    compared: dict[str, dict[dt.date, _Compared]] = {m: {} for m in measures}
     for r in sorted(rows, key=lambda r: r.id):  # a re-run of a day: its latest comparison counts
-        compared[_day(r.logical_date)] = _Compared(_day(r.logical_date), r.baseline_version,
-                                                   conditions[r.fingerprint_hash], r.policy, int(r.candidate_run_id),
-                                                   int(r.baseline_run_id), deltas(r))
-    return _walk(me, my_fp, ran, compared, base.version, policy)
+        compared[r.measure][_day(r.logical_date)] = _Compared(
+            _day(r.logical_date), r.baseline_version, conditions[r.fingerprint_hash], r.policy,
+            int(r.candidate_run_id), int(r.baseline_run_id), deltas(r))
+    windows = {m: _window(me, my_fp, ran, compared[m], base.version, policy) for m in measures}
+    scores.update(_read_scores(engine, {run for kept, _, _ in windows.values() for row in kept
+                                        for run in (row.candidate_run_id, row.baseline_run_id)}, measures))
+    return {m: _looks(_day(me.logical_date), *windows[m]) for m in measures}
+
+
+def _read_scores(engine: Engine, run_ids: set[int], measures: Sequence[str]
+                 ) -> dict[tuple[int, str], tuple[np.ndarray, np.ndarray]]:
+    """(run id, measure) -> (query ids in query-id order, values) of the runs, in one read."""
+    import pandas as pd
+
+    if not run_ids:
+        return {}
+    with transaction(engine, "reading the per-query scores of the earlier looks") as conn:
+        ids = measure_ids_for_read(conn, list(measures))
+        if not ids:
+            return {}
+        rids, mids, qids, values = fetch_scores_of_runs(conn, sorted(run_ids), sorted(ids.values()))
+    names = {i: name for name, i in ids.items()}
+    frame = pd.DataFrame({"run": rids, "measure": mids, "query_id": pd.Series(qids, dtype=object), "value": values})
+    frame = frame.sort_values(["run", "measure", "query_id"], kind="stable", ignore_index=True)
+    out = {}
+    for (run, mid), idx in frame.groupby(["run", "measure"], sort=False).indices.items():
+        out[(int(run), names[int(mid)])] = (frame["query_id"].to_numpy(dtype=object)[idx],
+                                           frame["value"].to_numpy(dtype=np.float64)[idx])
+    return out
 
 
 def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version: str, measure: str,
@@ -141,6 +177,12 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
     ``measure`` is the comparison's (``judge:nDCG@10``); the policy an earlier day was decided under is
     the one its record holds (``policy``, as :func:`policy_key` gives it; a day recorded without it
     restarts the window: its policy is unknown)."""
+    return earlier_judge_looks_of(engine, candidate_run_id, baseline_version, [measure], judge, policy)[measure]
+
+
+def earlier_judge_looks_of(engine: Engine, candidate_run_id: int, baseline_version: str, measures: Sequence[str],
+                           judge: Mapping[str, Any], policy: Mapping[str, Any]) -> dict[str, EarlierLooks]:
+    """:func:`earlier_judge_looks` of each of ``measures`` (one family), ``judge_runs`` read once."""
     with transaction(engine, "reading the earlier judge looks of a comparison") as conn:
         me, my_fp, ran = _me(conn, candidate_run_id)
         rows = conn.execute(
@@ -152,28 +194,32 @@ def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version:
                    _runs.c.logical_date < me.logical_date, judge_runs.c.scope == me.dataset)
         ).all()
         conditions = {h: _fingerprint(conn, h) for h in {r.fingerprint_hash for r in rows}}
-    label = measure.removeprefix("judge:")
     candidate = f"{me.retriever}@{me.version}"
-    compared = {}
-    for r in sorted(rows, key=lambda r: r.id):
-        results = r.results or {}
-        found = [c for c in results.get("comparisons", []) if c.get("candidate") == candidate
-                 and c.get("measure") == measure]
-        if not found:
-            continue
-        c = found[0]
-        base = str(c.get("baseline", "")).rpartition("@")[2]
-        per_query = results.get("per_query") or {}
+    out = {}
+    for measure in dict.fromkeys(measures):
+        label = measure.removeprefix("judge:")
+        compared = {}
+        for r in sorted(rows, key=lambda r: r.id):
+            results = r.results or {}
+            found = [c for c in results.get("comparisons", []) if c.get("candidate") == candidate
+                     and c.get("measure") == measure]
+            if not found:
+                continue
+            c = found[0]
+            base = str(c.get("baseline", "")).rpartition("@")[2]
+            per_query = results.get("per_query") or {}
 
-        def load(base: str = base, per_query: Mapping[str, Any] = per_query) -> np.ndarray | None:
-            b, k = per_query.get(base, {}).get(label), per_query.get(me.version, {}).get(label)
-            return None if b is None or k is None else _paired_deltas(b, k)
+            def load(base: str = base, per_query: Mapping[str, Any] = per_query, label: str = label
+                     ) -> np.ndarray | None:
+                b, k = per_query.get(base, {}).get(label), per_query.get(me.version, {}).get(label)
+                return None if b is None or k is None else _paired_deltas(b, k)
 
-        compared[_day(r.logical_date)] = _Compared(
-            _day(r.logical_date), base, conditions[r.fingerprint_hash], c.get("policy"),
-            int(r.run_id), -1, load,
-            None if {**(r.judge or {}), "prompt": r.prompt} == dict(judge) else "judge changed")
-    return _walk(me, my_fp, ran, compared, baseline_version, policy)
+            compared[_day(r.logical_date)] = _Compared(
+                _day(r.logical_date), base, conditions[r.fingerprint_hash], c.get("policy"),
+                int(r.run_id), -1, load,
+                None if {**(r.judge or {}), "prompt": r.prompt} == dict(judge) else "judge changed")
+        out[measure] = _walk(me, my_fp, ran, compared, baseline_version, policy)
+    return out
 
 
 def _me(conn: Any, candidate_run_id: int) -> tuple[Any, Any, list[Any]]:
@@ -192,6 +238,12 @@ def _walk(me: Any, my_fp: Any, ran: list[Any], compared: Mapping[dt.date, _Compa
           policy: Mapping[str, Any]) -> EarlierLooks:
     """Walk back from the day before the candidate run's, keeping each day compared under the same pair,
     conditions and policy, up to the first that differs (module docstring)."""
+    return _looks(_day(me.logical_date), *_window(me, my_fp, ran, compared, baseline_version, policy))
+
+
+def _window(me: Any, my_fp: Any, ran: list[Any], compared: Mapping[dt.date, _Compared], baseline_version: str,
+            policy: Mapping[str, Any]) -> tuple[list[_Compared], str, dt.date | None]:
+    """The days kept (newest first) by the walk back over the comparisons alone, the restart and its day."""
     mine = policy_key(policy)
     today = _day(me.logical_date)
     days: dict[dt.date, set[str]] = {}
@@ -217,8 +269,13 @@ def _walk(me: Any, my_fp: Any, ran: list[Any], compared: Mapping[dt.date, _Compa
             restart, restart_day = why, day
             break
         kept.append(row)
+    return kept, restart, restart_day
+
+
+def _looks(today: dt.date, kept: list[_Compared], restart: str, restart_day: dt.date | None) -> EarlierLooks:
+    """The kept days with their deltas (oldest first); a day whose numbers are gone ends the window there."""
     looks: list[EarlierLook] = []
-    for row in kept:  # newest first: a day whose numbers are gone ends the window there
+    for row in kept:  # newest first
         deltas = row.deltas()
         if deltas is None:
             restart, restart_day = "the earlier scores are pruned (retention period)", row.day
@@ -231,6 +288,12 @@ def _paired_deltas(baseline: Mapping[str, float], candidate: Mapping[str, float]
     """candidate - baseline over the queries both scored, in query-id order."""
     both = sorted(set(baseline) & set(candidate))
     return np.array([float(candidate[q]) - float(baseline[q]) for q in both], dtype=np.float64)
+
+
+def _paired_arrays(baseline: tuple[np.ndarray, np.ndarray], candidate: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """:func:`_paired_deltas` of (query ids in query-id order, values) arrays."""
+    _, b, c = np.intersect1d(baseline[0], candidate[0], assume_unique=True, return_indices=True)
+    return candidate[1][c] - baseline[1][b]
 
 
 def _fingerprint(conn: Any, fingerprint_hash: str) -> Any:

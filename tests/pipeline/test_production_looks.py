@@ -6,11 +6,15 @@ decides each day with the decide step's function for a production candidate run
 (``decide_production_run``). Every day's sample is new (its own query-set version in the fingerprint);
 the deltas are planted exactly: 200 queries a day, half at ``+0.25 + shift`` and half at ``-0.25 + shift``
 (sd 0.25), in a seeded order.
+
+Every test runs on SQLite and, when ``EVALOPS_TEST_POSTGRES_URL`` names a server, on PostgreSQL (a database of
+the module's own, created and dropped here; tables emptied before each test).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import numpy as np
 import pandas as pd
@@ -38,11 +42,57 @@ N = 200
 T0 = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
 
 
+# Read at import: this folder's autouse fixture removes EVALOPS_* variables before each test runs.
+_PG_SERVER = os.environ.get("EVALOPS_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(scope="module")
+def pg_database():
+    """A migrated PostgreSQL database of this module's own (dropped at the end)."""
+    from tests.warehouse.warehouse_helpers import create_pg_database, drop_pg_database
+
+    if not _PG_SERVER:
+        pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
+    url = create_pg_database(_PG_SERVER, prefix="evalops_looks")
+    engine = connect(url)
+    try:
+        upgrade(engine)
+        engine.dispose()
+        yield url
+    finally:
+        from evalops.pipeline.store import _engine
+
+        _engine.cache_clear()  # the judge step's pooled connections, before dropping
+        engine.dispose()
+        drop_pg_database(url)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def warehouse_url(request, tmp_path):
+    """A migrated, empty warehouse on each backend."""
+    from sqlalchemy import text
+
+    from evalops.warehouse.models import Base
+
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'warehouse.db'}"
+        engine = connect(url)
+        upgrade(engine)
+    else:
+        url = request.getfixturevalue("pg_database")
+        engine = connect(url)
+        with engine.begin() as conn:
+            conn.execute(text(f"TRUNCATE {', '.join(t.name for t in Base.metadata.sorted_tables)} "
+                              "RESTART IDENTITY CASCADE"))
+    engine.dispose()
+    return url
+
+
 @pytest.fixture
-def engine(tmp_path):
-    engine = connect(f"sqlite:///{tmp_path / 'warehouse.db'}")
-    upgrade(engine)
-    return engine
+def engine(warehouse_url):
+    engine = connect(warehouse_url)
+    yield engine
+    engine.dispose()
 
 
 def planted(day: int, shift: float) -> np.ndarray:
@@ -200,11 +250,11 @@ def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
 
 # -- the judge-label production family (judge_runs) --------------------------------------------------------
 
-def _judge_config(tmp_path, graded: bool = False):
+def _judge_config(tmp_path, url: str, graded: bool = False):
     from evalops.config import load_config
     from tests.dags.conftest import INCLUDE
 
-    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_WAREHOUSE_URL": f"sqlite:///{tmp_path / 'warehouse.db'}",
+    env = {"EVALOPS_HOME": str(tmp_path), "EVALOPS_WAREHOUSE_URL": url,
            "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"), "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"),
            "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"), "EVALOPS_JUDGE__KIND": "lexical",
            "EVALOPS_JUDGE__GRADED": "true" if graded else "false"}
@@ -246,15 +296,118 @@ def _judge_day(cfg, engine, day: int, shift: float) -> dict:
     return records[0]
 
 
-def test_judge_labels_on_production_pool_the_days_and_a_new_judge_restarts(tmp_path):
+def test_judge_labels_on_production_pool_the_days_and_a_new_judge_restarts(tmp_path, warehouse_url):
     from evalops.pipeline.store import engine_for
 
-    cfg = _judge_config(tmp_path)
+    cfg = _judge_config(tmp_path, warehouse_url)
     engine = engine_for(cfg)
-    upgrade(engine)
     decided = [_judge_day(cfg, engine, day, -0.03) for day in range(1, 11)]
     assert decided[0]["decision"] != "regression" and decided[-1]["decision"] == "regression"
     assert decided[-1]["pooled"]["looks"] == 10 and decided[-1]["pooled"]["restart"] == "first look"
     assert decided[-1]["interval_method"] == POOLED_METHOD
-    graded = _judge_day(_judge_config(tmp_path, graded=True), engine, 11, -0.03)  # another prompt
+    graded = _judge_day(_judge_config(tmp_path, warehouse_url, graded=True), engine, 11, -0.03)  # another prompt
     assert graded["pooled"]["looks"] == 1 and graded["pooled"]["restart"] == "judge changed"
+
+
+# -- which method decides: the measure's declared range, never the day's data ------------------------------
+
+def _compare_today(measure: str, base: np.ndarray, cand: np.ndarray):
+    ids = [f"q{i:03d}" for i in range(len(base))]
+    return compare(align((ids, base.tolist()), (ids, cand.tolist())), measure=measure, policy=Policy(alpha=0.05),
+                   baseline_name="search@1.0", candidate_name="search@2.0", rng=0)
+
+
+def _earlier(days: list[np.ndarray]):
+    from evalops.warehouse.looks import EarlierLook, EarlierLooks
+
+    today = (T0 + dt.timedelta(days=len(days) + 1)).date()
+    looks = tuple(EarlierLook((T0 + dt.timedelta(days=k + 1)).date(), 2 * k + 2, 2 * k + 1, d)
+                  for k, d in enumerate(days))
+    return lambda comps, policy: {c.measure: EarlierLooks(today, looks, "first look", None) for c in comps}
+
+
+def test_the_method_is_the_measures_range_so_a_measure_never_switches_from_day_to_day():
+    from evalops.pipeline.pooling import pool_family, unit_range
+
+    assert unit_range("P@10") and unit_range("judge:nDCG@5") and unit_range("judge:Faithfulness")
+    assert not unit_range("judge:AnswerRelevance") and not unit_range("Tokens@5") and not unit_range("unknown")
+    rng = np.random.default_rng(5)
+    base = rng.uniform(2.0, 4.0, N)
+    # answer relevance (1-5): days whose deltas happen to lie in [-1, 1] and days whose deltas do not
+    small, large = base + rng.uniform(-0.5, 0.5, N), np.clip(base + rng.normal(0.0, 1.5, N), 1.0, 5.0)
+    history = [small - base, large - base, small - base]
+    for k, today in enumerate((small, large, small)):
+        [decided] = pool_family([_compare_today("judge:AnswerRelevance", base, today)], _earlier(history[:k]))
+        assert decided.pooled is None and decided.interval_method != POOLED_METHOD
+        assert decided.reasons[-1].startswith("not pooled: judge:AnswerRelevance is not declared within [0, 1]")
+    # a measure in [0, 1]: pooled every day, whatever the day's deltas
+    unit = rng.uniform(0.2, 0.8, N)
+    for k in range(3):
+        [decided] = pool_family([_compare_today("P@10", unit, unit + 0.01)], _earlier([np.full(N, 0.01)] * k))
+        assert decided.interval_method == POOLED_METHOD and decided.pooled["looks"] == k + 1
+
+
+def test_a_measure_declared_in_the_unit_range_with_deltas_outside_it_is_an_error_naming_the_day():
+    from evalops.errors import InputError
+    from evalops.pipeline.pooling import pool_family
+
+    unit = np.full(N, 0.5)
+    with pytest.raises(InputError, match=r"P@10 .* declared within \[0, 1\].* 2026-11-02 leave \[-1, 1\]"):
+        pool_family([_compare_today("P@10", unit, unit + 0.01)], _earlier([np.full(N, 1.5)]))
+
+
+def test_the_judge_family_line_says_what_the_pooled_test_used():
+    from evalops.pipeline.judging.summaries import _family_looks
+
+    pooled = {"looks": 3, "since": "2026-11-02", "restart": "first look", "queries": 600}
+    comparisons = [{"candidate": "search@2.0", "measure": "judge:P@3", "family": "judge-production", "pooled": pooled},
+                   {"candidate": "search@2.0", "measure": "judge:AnswerRelevance", "family": "judge-production",
+                    "pooled": None}]
+    line = _family_looks("judge-production", {"looks": {"search@2.0": 3}}, comparisons)
+    assert line == ("search@2.0 pooled over 3 looks since 2026-11-02 (first look), 600 queries (judge:P@3); "
+                    "search@2.0 look 3, alpha spent over the looks (judge:AnswerRelevance)")
+    # no member pooled (a gold set, or the spending rule alone): the look counter, as before
+    assert _family_looks("judge-gold", {"looks": {"search@2.0": 1}}, comparisons[1:]) == "search@2.0 look 1"
+
+
+def test_a_familys_earlier_days_are_read_together_and_each_measure_keeps_its_own_window(engine):
+    from evalops.warehouse.looks import earlier_looks, earlier_looks_of
+
+    measures = ["P@10", "nDCG@10"]
+    policy = Policy(alpha=0.05)
+    rng = np.random.default_rng(9)
+    runs, values = {}, {}
+    for day in range(1, 5):
+        sample = f"sample-{day}"
+        record_gold_set_version(engine, sample, name=PRODUCTION, n_queries=N, n_judgments=0)
+        record_kb_snapshot(engine, "kb-1", n_documents=100, content_hash="sha-kb-1")
+        fp = EvalFingerprint.of(sample, "kb-1", measures, {"labels": "implicit-feedback"})
+        when = T0 + dt.timedelta(days=day)
+        ids = [f"q{day}-{i:03d}" for i in rng.permutation(N)]  # stored in no particular order
+        for version in ("1.0", "2.0"):
+            values[day, version] = {m: rng.random(N) for m in measures}
+            scores = pd.DataFrame({"query_id": ids * 2, "measure": np.repeat(measures, N),
+                                   "value": np.concatenate([values[day, version][m] for m in measures])})
+            runs[day, version] = record_run(
+                engine, RunKey("retrieval_eval", f"scheduled__{when:%Y-%m-%d}", "search", version, PRODUCTION),
+                fingerprint=fp, logical_date=when, status="succeeded", started_at=when, finished_at=when,
+                n_queries=N, scores=scores).id
+        if day < 4:
+            compared = measures if day != 2 else ["P@10"]  # nDCG@10 was not compared on day 2: no look
+            comps = [compare(align((ids, values[day, "1.0"][m].tolist()), (ids, values[day, "2.0"][m].tolist())),
+                             measure=m, policy=policy, baseline_name="search@1.0", candidate_name="search@2.0", rng=0)
+                     for m in compared]
+            record_ab_tests(engine, [ab_test_result(c, baseline_run_id=runs[day, "1.0"],
+                                                    candidate_run_id=runs[day, "2.0"], family="production")
+                                     for c in comps])
+        expected = {m: dict(zip(ids, values[day, "2.0"][m] - values[day, "1.0"][m])) for m in measures}
+        values[day, "deltas"] = {m: np.array([expected[m][q] for q in sorted(ids)]) for m in measures}
+    both = earlier_looks_of(engine, runs[4, "2.0"], runs[4, "1.0"], measures, policy.to_dict())
+    assert [look.day.day for look in both["P@10"].looks] == [2, 3, 4]
+    assert [look.day.day for look in both["nDCG@10"].looks] == [2, 4]
+    for m in measures:
+        for look in both[m].looks:
+            np.testing.assert_array_equal(look.deltas, values[look.day.day - 1, "deltas"][m])
+        alone = earlier_looks(engine, runs[4, "2.0"], runs[4, "1.0"], m, policy.to_dict())
+        assert [(x.day, x.candidate_run_id) for x in alone.looks] == [
+            (x.day, x.candidate_run_id) for x in both[m].looks]

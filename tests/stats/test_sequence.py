@@ -111,3 +111,57 @@ def test_the_pooled_decision_refuses_what_it_cannot_read():
         pooled_decision(_days([0.0]), TAIL, 1.5)
     with pytest.raises(InputError, match=r"\[-1, 1\]"):
         pooled_decision([np.array([1.5, -0.2])], TAIL, 0.01)
+
+
+def _reference_log_wealth(d, m):
+    """The wealth as first written: every gambler's wealth at every delta, mixed at every delta."""
+    out = None
+    for g in range(GRID):
+        wealth = np.cumsum(np.log1p(CAP / (1.0 - m) / 2.0**g * (m - d)), axis=-1)
+        out = wealth if out is None else np.logaddexp(out, wealth)
+    return out - math.log(GRID)
+
+
+def test_the_wealth_read_at_the_ends_of_days_is_the_wealth_of_every_delta_there():
+    from evalops.stats.sequence import pooled_decision
+
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        days = [np.clip(rng.normal(rng.uniform(-0.05, 0.02), rng.uniform(0.05, 0.5), rng.integers(0, 300)), -1, 1)
+                for _ in range(rng.integers(1, 25))]
+        stream = np.concatenate(days)
+        ends = np.cumsum([len(x) for x in days]) - 1
+        ends = ends[ends >= 0]
+        for m in (-0.3, -0.01, 0.0, 0.02, 0.5):
+            if len(stream):
+                reference = _reference_log_wealth(stream, m)
+                np.testing.assert_allclose(sequence_log_wealth(stream, m, at=ends), reference[ends], rtol=0, atol=1e-12)
+                np.testing.assert_allclose(sequence_log_wealth(stream, m), reference, rtol=0, atol=1e-12)
+        # the decision and its bounds, read from the same numbers: identical
+        look = pooled_decision(days, TAIL, 0.01)
+        again = pooled_decision(days, TAIL, 0.01, bounds=False)
+        assert (look.decision, look.decided_at) == (again.decision, again.decided_at)
+        if len(stream):
+            threshold = math.log(1.0 / TAIL)
+            edge = 1.0 - 2.0**-20
+
+            def shown(m, s=stream):
+                return bool(_reference_log_wealth(s, m)[ends].max() >= threshold)
+
+            def bound(s):  # the bisection on the reference wealth
+                lo, hi = -edge, edge
+                if shown(lo, s):
+                    return lo
+                if not shown(hi, s):
+                    return 1.0
+                for _ in range(30):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (lo, mid) if shown(mid, s) else (mid, hi)
+                return hi
+
+            assert look.upper == bound(stream) and look.lower == -bound(-stream)
+
+
+def test_deltas_that_are_not_numbers_are_refused():
+    with pytest.raises(InputError, match=r"\[-1, 1\]"):
+        sequence_log_wealth(np.array([0.1, np.nan]), 0.0)

@@ -92,7 +92,8 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionS
       the pooled test over every query judged since its restart, today's included
       (``evalops.pipeline.pooling``, as the click-label production family is; the earlier days' labels
       are read from ``judge_runs``, and a change of the judge restarts the window too). A member the
-      pooled test cannot read (labels outside [0, 1]: answer relevance 1-5) spends its error over the days
+      pooled test cannot read (labels not declared within [0, 1]: answer relevance 1-5, every day, whatever
+      the day's labels) spends its error over the days
       the version has been compared on production (the look of ``warehouse.comparison_look``: a version
       is judged on at most the days it was compared, so the spending is never too lenient).
 
@@ -144,11 +145,11 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionS
 def _pooled(cfg: Config, comparisons: list[Any], run_id: int, spec: VersionSpec) -> list[Any]:
     """The production judge-label family of one candidate run, pooled over the days since the restart."""
     from evalops.pipeline.store import engine_for
-    from evalops.warehouse.looks import earlier_judge_looks
+    from evalops.warehouse.looks import earlier_judge_looks_of
 
     engine = engine_for(cfg)
     # the judge as judge_runs records it: its fingerprint and the context prompt's version (labelling)
     prompt = load_prompt("context_relevance_graded" if cfg.judge.graded else "context_relevance").ref
     judge = {**build_judge(cfg.judge).fingerprint.to_dict(), "prompt": prompt}
-    return pool_family(comparisons, lambda comp, policy: earlier_judge_looks(
-        engine, run_id, spec.baseline_version, comp.measure, judge, policy))
+    return pool_family(comparisons, lambda comps, policy: earlier_judge_looks_of(
+        engine, run_id, spec.baseline_version, [c.measure for c in comps], judge, policy))

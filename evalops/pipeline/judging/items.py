@@ -53,6 +53,9 @@ def _retrieved(cfg: Config, run: RunContext, spec: VersionSpec, query_ids: list[
 
 #: Judge measures of generated answers (one label per query and version) and their prompts (tasks).
 ANSWER_MEASURES = {"Faithfulness": "faithfulness", "AnswerRelevance": "answer_relevance"}
+#: Whether each judge label of one per query lies in [0, 1]: faithfulness and context recall are shares of
+#: statements; answer relevance is a 1-5 score (``evalops.pipeline.pooling.unit_range`` reads it).
+LABEL_UNIT_RANGE = {"Faithfulness": True, "ContextRecall": True, "AnswerRelevance": False}
 
 def _query_items(texts: dict[str, str], ranked: dict[str, dict[str, list[str]]], answers: dict[str, dict[str, str]],
                  documents: dict[str, str], samples: int, references: dict[str, str], k: int

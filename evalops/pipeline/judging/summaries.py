@@ -57,7 +57,7 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
             notes.append(f"judge:{m} on {scope}: " + ", ".join(f"{v} {n} queries excluded for a missing label"
                                                                for v, n in sorted(by_version.items())))
         for name, fam in sorted((results.get("families") or {}).items()):
-            looks = ", ".join(f"{cand} look {n}" for cand, n in sorted(fam["looks"].items()))
+            looks = _family_looks(name, fam, results.get("comparisons", []))
             policies[f"judge family {name}"] = (f"{fam['size']} comparisons ({fam['scope']}), {fam['correction']} "
                                                 f"at alpha {fam['alpha']}" + (f"; {looks}" if looks else ""))
         queue = results.get("annotation_queue")
@@ -82,6 +82,31 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
                 candidate_version=c["candidate"].rpartition("@")[2], query_set=f"{scope}, judge {who}",
             ))
     return rows, policies, notes
+
+def _family_looks(name: str, family: dict[str, Any], comparisons: list[dict[str, Any]]) -> str:
+    """What decided each candidate's members of the family: the pooled test (the looks since the restart,
+    since which day and why, the queries pooled; its record's ``pooled``) or the spending rule (the look
+    counter, alpha spent over the looks: a measure not declared within [0, 1])."""
+    parts = []
+    for cand, n in sorted(family["looks"].items()):
+        members = [c for c in comparisons if c.get("candidate") == cand and c.get("family", name) == name]
+        pooled: dict[tuple[int, str, str, int], list[str]] = {}
+        for c in members:
+            if c.get("pooled"):
+                p = c["pooled"]
+                pooled.setdefault((int(p["looks"]), str(p["since"]), str(p["restart"]), int(p["queries"])),
+                                  []).append(c["measure"])
+        if not pooled:
+            parts.append(f"{cand} look {n}")
+            continue
+        for (k, since, restart, queries), measures in sorted(pooled.items()):
+            parts.append(f"{cand} pooled over {k} look{'s' if k != 1 else ''} since {since} ({restart}), "
+                         f"{queries:,} queries ({', '.join(measures)})")
+        spent = [c["measure"] for c in members if not c.get("pooled")]
+        if spent:
+            parts.append(f"{cand} look {n}, alpha spent over the looks ({', '.join(spent)})")
+    return "; ".join(parts)
+
 
 def failed_judge_steps(cfg: Config, run: RunContext) -> list[tuple[str, str]]:
     """(query set, one-line cause) of every failed judge step of this run."""
