@@ -104,7 +104,7 @@ def test_every_variable_the_code_reads_is_in_the_settings_table(repo_root):
 
 def _a_valid_other_value(key: str, default):
     special = {"alert_measures": "nDCG@10", "measures": "nDCG@10,P@5", "gold_sets": '{"extra": {"path": "g"}}',
-               "regression.margins": '{"P@5": 0.03}', "task_timeouts": '{"score": 5}',
+               "regression.margins": '{"P@5": 0.03}', "regression.min_delta": "0.02", "task_timeouts": '{"score": 5}',
                "judge.kind": "lexical", "judge.output_mode": "text", "gold_set.default_type": "keyword",
                "alerting.email_to": "a@example.org", "regression.min_effect": None,
                "gold_set.rules.required_types": '["semantic"]', "gold_set.rules.no_answer_share": "[0.0, 0.5]",
