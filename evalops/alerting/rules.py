@@ -60,7 +60,11 @@ def regression_alerts(
     removes personal data from it.
     """
     from evalops.stats.compare import public_fields, public_view
+    from evalops.stats.margins import DEFAULT_MARGINS
 
+    if policy.get("min_delta") is None and "default_margins" not in policy:
+        # no single margin: the per-measure table decided, and the alert quotes it (every policy explicit)
+        policy = {**policy, "default_margins": dict(DEFAULT_MARGINS)}
     alerts: list[Alert] = []
     for measure, comparison in comparisons.items():
         # one shape: the comparison's JSON record (an evalops.stats.Comparison is turned into its record)
