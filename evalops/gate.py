@@ -13,7 +13,11 @@ floor           the version's score is under an absolute floor (``floors``,     
 failed          the version could not be scored (status ``failed``)                     5
 partial         the version was scored partially (some queries failed)                  5
 missing         a comparison the run should have decided cannot be found (fail closed)  7
-inconclusive    the comparison is ``inconclusive`` (any reason code)                    4
+unjudged        a drop on an alert measure that the judged documents show and the       4
+                unjudged ones could undo: ``inconclusive (unjudged_documents)`` with a
+                negative judged delta; the gate cannot tell, so it fails closed until
+                the queued holes are judged
+inconclusive    the comparison is ``inconclusive`` (any other reason code)              4
 ==============  ======================================================================  =========
 
 The default, :data:`DEFAULT_FAIL_ON`, is every kind but ``inconclusive``. A case of a kind in ``fail_on``
@@ -33,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.errors import InputError
 from evalops.exitcodes import ExitCode, most_severe
 from evalops.floors import floor_checks
-from evalops.pipeline.registry import canonical_measures
+from evalops.pipeline.registry import alerting_measures, canonical_measures
 from evalops.reports.tables import decision_interval
 from evalops.pipeline.specs import VersionSpec
 
@@ -44,9 +48,10 @@ __all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "GateCase", "alerting_regressions", "ca
            "gate_cases", "gate_exit_code", "parse_fail_on"]
 
 OUTCOMES = ("failure", "error", "skipped", "passed")
-FAIL_ON: tuple[str, ...] = ("regression", "floor", "failed", "partial", "missing", "inconclusive")
+FAIL_ON: tuple[str, ...] = ("regression", "floor", "failed", "partial", "missing", "unjudged", "inconclusive")
 DEFAULT_FAIL_ON: frozenset[str] = frozenset(FAIL_ON) - {"inconclusive"}
 _KIND_CODE = {"regression": ExitCode.REGRESSION, "floor": ExitCode.REGRESSION, "inconclusive": ExitCode.REGRESSION,
+              "unjudged": ExitCode.REGRESSION,
               "failed": ExitCode.VERSION_FAILED, "partial": ExitCode.VERSION_FAILED,
               "missing": ExitCode.WAREHOUSE_ERROR, "judge_failed": ExitCode.JUDGE_FAILED}
 
@@ -158,6 +163,7 @@ def gate_cases(
     measures: Sequence[str],
     fail_on: Iterable[str] = DEFAULT_FAIL_ON,
     floors: Sequence[Any] = (),
+    alert_measures: Sequence[str] | None = None,
 ) -> list[GateCase]:
     """The gate's cases for the gold-set versions of one run.
 
@@ -167,7 +173,8 @@ def gate_cases(
     ``alerts`` the
     run's alerts, ``statuses`` each warehouse run id's status, ``measures`` the canonical measures scored,
     ``fail_on`` the kinds that fail (module docstring), ``floors`` the run's floor checks
-    (:class:`evalops.floors.FloorCheck` with ``run_id``).
+    (:class:`evalops.floors.FloorCheck` with ``run_id``), ``alert_measures`` the measures whose drops alert
+    (``None``: every measure), which are the ones an ``unjudged`` case can fail.
     """
     fail_on = frozenset(fail_on)
     alerting = alerting_regressions(alerts)
@@ -231,6 +238,13 @@ def gate_cases(
             kind, outcome = None, "passed"
             if decision == "regression" and key in alerting:
                 kind, outcome = "regression", held("regression")
+            elif (decision == "inconclusive" and c.get("reason_code") == "unjudged_documents"
+                  and (c.get("delta") or 0.0) < 0 and (alert_measures is None or measure in alert_measures)):
+                # a drop on the judged documents that the unjudged ones could undo: the gate cannot tell
+                kind, outcome = "unjudged", held("unjudged", held("inconclusive", "skipped"))
+                if outcome != "skipped":
+                    message += ("; the gate cannot tell until the queued unjudged documents are judged "
+                                "(the annotation queue, .evalops/annotation/queue.jsonl), so it fails closed")
             elif decision == "inconclusive":
                 kind, outcome = "inconclusive", held("inconclusive", "skipped")
             elif decision == "regression":
@@ -284,4 +298,4 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
         gold.append(spec)
     decisions = load_decisions(cfg, run, [VersionSpec.from_xcom(s) for s in gold])  # the warehouse's, never the work folder's
     return gate_cases(result["versions"], decisions, result["alerts"], statuses, canonical_measures(cfg),
-                      fail_on=fail_on, floors=floors)
+                      fail_on=fail_on, floors=floors, alert_measures=alerting_measures(cfg))

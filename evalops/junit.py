@@ -3,7 +3,7 @@
 The layout is the common one CI systems read (GitHub, GitLab, Jenkins, Azure): ``<testsuites>`` holding
 one ``<testsuite>`` per run, with ``tests``, ``failures``, ``errors`` and ``skipped`` counts. A case's
 outcome becomes a ``<failure>`` or an ``<error>`` whose ``type`` is the gate's kind (``regression``,
-``floor``, ``inconclusive``, ``partial``, ``version_failed``, ``missing``; ``bad_input`` for a run stopped
+``floor``, ``unjudged``, ``inconclusive``, ``partial``, ``version_failed``, ``missing``; ``bad_input`` for a run stopped
 by its inputs) or a ``<skipped>`` child whose ``message`` holds the decision, the delta and its CI; its text holds the
 comparison's reasons. Written with :mod:`xml.etree.ElementTree`, which escapes every attribute and text
 (retriever names, versions and reasons are user text). Characters XML 1.0 cannot hold are replaced.

@@ -263,9 +263,9 @@ QUIET_OPTION = click.option("-q", "--quiet", is_flag=True,
 @CONFIG_OPTION
 @click.option("--fail-on-regression/--no-fail-on-regression", default=True, show_default=True,
               help="Apply the --fail-on policy (--no-fail-on-regression: only a failed version fails).")
-@click.option("--fail-on", "fail_on", default="regression,floor,failed,partial,missing", show_default=True,
+@click.option("--fail-on", "fail_on", default="regression,floor,failed,partial,missing,unjudged", show_default=True,
               help="What fails the gate, comma-separated: regression, floor, failed, partial, missing, "
-                   "inconclusive (or none).")
+                   "unjudged (a drop the unjudged documents could undo), inconclusive (or none).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=Path("evalops-junit.xml"),
               show_default=True, help=JUNIT_HELP)
 @QUIET_OPTION

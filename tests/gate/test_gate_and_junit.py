@@ -78,13 +78,37 @@ def test_inconclusive_is_skipped_and_passes_the_gate():
 def test_the_fail_on_policy_names_every_held_back_comparison_with_its_reason_code():
     held = _decision("2.0", "nDCG@10", "inconclusive", reason_code="unjudged_documents",
                      judged_coverage={"holes_relevant_delta": 0.02})
-    (case, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES)
+    (case, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES, alert_measures=["RR@10"])
     assert case.outcome == "skipped" and case.kind == "inconclusive"
     assert case.message.startswith("inconclusive (unjudged_documents): nDCG@10")
     assert "delta -0.1000 [95% CI" in case.message and "delta +0.0200 with every unjudged document relevant" in case.message
     (strict, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES,
                              fail_on=parse_fail_on("regression,inconclusive"))
     assert strict.outcome == "failure" and gate_exit_code([strict]) == ExitCode.REGRESSION
+
+
+def test_a_drop_the_unjudged_documents_could_undo_fails_the_gate_closed_on_an_alert_measure():
+    """The judged documents show a drop, every unjudged one relevant would undo it: the gate cannot tell,
+    so under the default policy it fails (kind ``unjudged``, exit 4) and says what would decide it."""
+    held = _decision("2.0", "nDCG@10", "inconclusive", reason_code="unjudged_documents",
+                     judged_coverage={"holes_relevant_delta": 0.02})
+    (case, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES,
+                           alert_measures=["nDCG@10"])
+    assert (case.outcome, case.kind) == ("failure", "unjudged") and gate_exit_code([case]) == ExitCode.REGRESSION
+    assert case.message.startswith("inconclusive (unjudged_documents): nDCG@10")
+    assert "fails closed" in case.message and "annotation queue" in case.message
+    # not an alert measure, an improvement on the judged documents, another reason, or left out of the policy:
+    # skipped as any inconclusive comparison
+    elsewhere = _decision("2.0", "RR@10", "inconclusive", reason_code="unjudged_documents")
+    gain = _decision("2.0", "nDCG@10", "inconclusive", delta=+0.1, reason_code="unjudged_documents")
+    weak = _decision("2.0", "nDCG@10", "inconclusive", reason_code="underpowered")
+    for record in (elsewhere, gain, weak):
+        cases = gate_cases([_spec("2.0", 2)], [record], [], {2: "succeeded"}, MEASURES, alert_measures=["nDCG@10"])
+        [case] = [c for c in cases if c.measure == record.measure]
+        assert (case.outcome, case.kind) == ("skipped", "inconclusive")
+    (lenient, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES,
+                              fail_on=parse_fail_on("regression,floor,failed,partial,missing"))
+    assert (lenient.outcome, lenient.kind) == ("skipped", "unjudged")
 
 
 def test_a_comparison_that_cannot_be_found_fails_the_gate_closed():

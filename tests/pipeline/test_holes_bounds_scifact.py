@@ -8,7 +8,8 @@ annotators build one), so BM25's top 10 is fully judged. Against BM25 as the bas
   document counted relevant, so it is a critical regression, alerts and fails the gate (exit 4);
 * ``swap`` changes nothing but three judged non-relevant documents per query, swapped for three unjudged
   ones ranked first: a drop if they are non-relevant, a gain if relevant, so it stays
-  ``inconclusive (unjudged_documents)`` with the delta under both bounds printed.
+  ``inconclusive (unjudged_documents)`` with the delta under both bounds printed; a drop as judged that the
+  gate cannot tell apart from a gain fails it closed (kind ``unjudged``) until the holes are judged.
 
 A floor above BM25's nDCG@10 fails the gate of a project with no baseline yet (exit 4, the floor named).
 """
@@ -144,7 +145,8 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     assert alert.payload["judged_coverage"]["holes_relevant_delta"] < 0
 
     swap = cases["swap"]
-    assert (swap["outcome"], swap["kind"], swap["decision"]) == ("skipped", "inconclusive", "inconclusive")
+    assert (swap["outcome"], swap["kind"], swap["decision"]) == ("failure", "unjudged", "inconclusive")
+    assert "fails closed" in swap["message"]
     assert swap["message"].startswith("inconclusive (unjudged_documents): nDCG@10")
     lower, upper = swap["delta"], float(swap["message"].split(", delta ")[2].split(" with every")[0])
     assert lower < -0.01 and upper > 0.01  # the bounds disagree: a drop as judged, a gain with the holes relevant
@@ -154,9 +156,9 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     xml = _junit(tmp_path / "day2.xml")
     failure = xml["search@broken", "nDCG@10"].find("failure")
     assert failure.get("type") == "regression" and "unjudged_documents" in failure.get("message")
-    skipped = xml["search@swap", "nDCG@10"].find("skipped")
-    assert "inconclusive (unjudged_documents)" in skipped.get("message")
-    assert "with every unjudged document relevant" in skipped.get("message")
+    held = xml["search@swap", "nDCG@10"].find("failure")
+    assert held.get("type") == "unjudged" and "inconclusive (unjudged_documents)" in held.get("message")
+    assert "with every unjudged document relevant" in held.get("message")
 
     # a regression called under both bounds still queues its holes for judging
     queue = [json.loads(line) for line in (home / ".evalops" / "annotation" / "queue.jsonl").read_text().splitlines()]
