@@ -35,6 +35,7 @@ from evalops.safetext import plain  # a retriever's error is untrusted text
 from evalops.segments import tuning_warnings
 from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
 from evalops.stats import Coverage
+from evalops.stats.margins import DEFAULT_MARGINS
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -215,6 +216,10 @@ def build_report_data(
         components["production_fingerprint"] = prod.fingerprint
     policies = {
         **{f"regression.{k}": v for k, v in cfg.regression.model_dump(exclude={"min_effect"}).items()},
+        # with no single margin, the per-measure table decides: printed, as every policy is
+        **({"regression.default_margins": ", ".join(f"{m} {v:g}" for m, v in DEFAULT_MARGINS.items())
+            + " (evalops.stats.margins; a margins entry, then min_delta, overrides it)"}
+           if cfg.regression.min_delta is None else {}),
         "failure_budget": cfg.failure_budget,
         "shard_size": cfg.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",

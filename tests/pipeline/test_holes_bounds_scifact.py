@@ -168,6 +168,7 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     # the report shows the delta under the other bound beside the judged coverage, and the bound's policy
     report = (Path(payload["report"]).parent / "report.md").read_text()
     assert "delta with every unjudged document relevant" in report and "holes.upper" in report
+    assert "regression.default_margins" in report and "nDCG 0.02" in report  # the margin table in force
     assert "the bounds disagree" in report and "the drop holds under both bounds" in report
 
     # the warehouse keeps both bounds with the comparison
