@@ -162,3 +162,14 @@ def test_the_alert_prints_the_judged_coverage_and_its_threshold(context, compari
             "the candidate's top k") in alert.message
     assert "max_judged_coverage_drop=0.1" in alert.message
     assert alert.details["judged_coverage"] == judged
+
+
+def test_with_no_single_margin_the_alert_quotes_the_margin_table(context, comparison_factory):
+    """``min_delta`` unset: the per-measure table decided, and the alert says what it holds."""
+    (alert,) = regression_alerts({"nDCG@10": comparison_factory()}, context, policy={"alpha": 0.05, "min_delta": None},
+                                 query_text=TEXT, scrub=scrub)
+    assert "default_margins={" in alert.message and "'nDCG': 0.02" in alert.message
+    assert alert.details["policy"]["default_margins"]["RR"] == 0.03
+    (fixed,) = regression_alerts({"nDCG@10": comparison_factory()}, context, policy={"alpha": 0.05, "min_delta": 0.01},
+                                 query_text=TEXT, scrub=scrub)
+    assert "default_margins" not in fixed.message
