@@ -36,7 +36,8 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     could not be scored, or a failed judge step, raises ``IncompleteRunError`` after the report, carrying
     this result as ``.result``. The judge is checked (``preflight_judge``) before anything is scored, so an
     unreachable judge costs seconds, not the scoring and ``judge.deadline_seconds``. ``judge_progress``
-    receives the judge's preflight failure and progress lines (default: ``progress``).
+    receives the lines that are notes rather than steps: the judge's preflight failure and progress, the
+    dense versions' embedding counts (default: ``progress``).
     """
     say = progress or (lambda _msg: None)
     check_before_run(cfg)  # a bad registry entry or policy fails here, before the warehouse is touched
@@ -63,8 +64,9 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
         say(f"comparing {spec.label}")
         embeddings = compare_version(cfg, run, spec).embeddings
         if any(embeddings.values()):  # a dense encoder's documents: embedded now, or read from the cache
-            say(f"{spec.label}: embedded {embeddings['embedded']} documents, {embeddings['cached']} read from "
-                "the embedding cache")
+            # a note, not a step (a step's clock in `evalops run --timings` must not start here)
+            judge_say(f"{spec.label}: embedded {embeddings['embedded']} documents, {embeddings['cached']} read "
+                      "from the embedding cache")
     say("judging the top contexts")
     judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
     say("deciding and alerting")
