@@ -9,8 +9,9 @@ Same bytes, same reader, same snapshot: the id is exact by construction. A diges
 while they were read.
 
 A snapshot known this way carries no documents until a step needs them (a built-in retriever's corpus,
-a gold set validated again, the judge's texts): then the file is read, and refused if it no longer hashes
-to the same snapshot. Only a knowledge base that is one local file (a BEIR ``corpus.jsonl``, or a folder
+a gold set validated again, the judge's texts): then the file is read, refused if it no longer hashes to
+the same snapshot, and kept as the run's prepared copy (:mod:`evalops.pipeline.prepared`) for its other
+steps and workers. Only a knowledge base that is one local file (a BEIR ``corpus.jsonl``, or a folder
 holding one) is known by its bytes; a folder of documents, a manifest or a SQL table is read as before.
 """
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.errors import InputError
 from evalops import knowledge
+from evalops.pipeline.prepared import keep_snapshot
 from evalops.pipeline.workdir import work_root
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,8 +87,11 @@ def _single_file(source: Path) -> Path | None:
     return source
 
 
-def snapshot_of_file(source: str | Path, folder: Any) -> knowledge.KnowledgeBaseSnapshot:
-    """``load_snapshot(source)``, or the snapshot recorded in ``folder`` for the same bytes (deferred)."""
+def snapshot_of_file(source: str | Path, folder: Any,
+                     keep: Callable[[knowledge.KnowledgeBaseSnapshot], None] | None = None
+                     ) -> knowledge.KnowledgeBaseSnapshot:
+    """``load_snapshot(source)``, or the snapshot recorded in ``folder`` for the same bytes (deferred; when its
+    documents are read, ``keep`` is given the snapshot read, so that the run's other steps map a copy)."""
     path = _single_file(Path(source))
     if path is None:
         return knowledge.load_snapshot(source)
@@ -94,7 +99,13 @@ def snapshot_of_file(source: str | Path, folder: Any) -> knowledge.KnowledgeBase
     record = folder / f"{digest}.json"
     known = _read_record(record, digest)
     if known is not None:
-        return DeferredSnapshot(known["snapshot_id"], known["documents"], str(path), lambda: knowledge.load_snapshot(source))
+        def read() -> knowledge.KnowledgeBaseSnapshot:
+            snapshot = knowledge.load_snapshot(source)
+            if keep is not None and snapshot.snapshot_id == known["snapshot_id"]:
+                keep(snapshot)
+            return snapshot
+
+        return DeferredSnapshot(known["snapshot_id"], known["documents"], str(path), read)
     snapshot = knowledge.load_snapshot(source)
     if file_digest(path) == digest:  # the bytes read are the bytes hashed
         _write_record(record, {"kind": RECORD_KIND, "sha256": digest, "snapshot_id": snapshot.snapshot_id,
@@ -104,7 +115,8 @@ def snapshot_of_file(source: str | Path, folder: Any) -> knowledge.KnowledgeBase
 
 def known_snapshot(cfg: Config) -> knowledge.KnowledgeBaseSnapshot:
     """The configured knowledge base's snapshot: :func:`snapshot_of_file` over the work storage."""
-    return snapshot_of_file(cfg.knowledge_base_path(), work_root(cfg) / "kb-snapshots")
+    return snapshot_of_file(cfg.knowledge_base_path(), work_root(cfg) / "kb-snapshots",
+                            keep=lambda snapshot: keep_snapshot(cfg, snapshot))
 
 
 def _read_record(record: Any, digest: str) -> dict[str, Any] | None:

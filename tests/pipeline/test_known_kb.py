@@ -107,6 +107,9 @@ def test_the_snapshot_step_reuses_the_record_and_a_later_step_reads_the_document
     snapshot = current_snapshot(cfg, first)
     assert snapshot.snapshot_id == first and reads == []
     assert snapshot.corpus().equals(real(kb).corpus()) and len(reads) == 1
+    prepared._memo.clear()  # another worker of the run: it maps the copy kept when the documents were read
+    copy = current_snapshot(cfg, first)
+    assert copy.corpus().equals(snapshot.corpus()) and len(reads) == 1
     corpus = kb / "corpus.jsonl"
     corpus.write_text(corpus.read_text().replace('"text":"', '"text":"edited ', 1))
     with pytest.raises(InputError, match="changed during the run"):
