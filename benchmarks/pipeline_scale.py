@@ -25,7 +25,9 @@ Figures, each measured in this run on this machine:
   progress callback, each stage's wall and CPU seconds;
 * the rows the first run stored per second of its whole process, against the peer's bulk write alone;
 * ``kb``: the knowledge-base snapshot of ``--docs`` short documents against reading and hashing the file's
-  bytes in one pass (SHA-256).
+  bytes in one pass (SHA-256): a first snapshot of new bytes (``load_snapshot``), the snapshot step on new
+  bytes, and the snapshot step on the same bytes the next day (:mod:`evalops.pipeline.known_kb`), each in a
+  child process with its imports done before the clock starts; all three must give the same snapshot id.
 
 Targets (issue "the daily loop at production scale"): SciFact with two versions <= 8 s CPU whole-process with
 compiled bytecode; generated 20,000 x 3 x 100: run wall and CPU <= 2x the peer, peak RSS <= 1.5 GB; KB
