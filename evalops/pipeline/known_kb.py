@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.errors import InputError
 from evalops import knowledge
 from evalops.pipeline.prepared import keep_snapshot
-from evalops.pipeline.workdir import work_root
+from evalops.pipeline.workdir import is_local, work_root
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -136,6 +137,11 @@ def _read_record(record: Any, digest: str) -> dict[str, Any] | None:
 def _write_record(record: Any, data: dict[str, Any]) -> None:
     try:
         record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps(data))
+        if not is_local(record):  # object storage writes an object whole
+            record.write_text(json.dumps(data))
+            return
+        tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")  # a reader never sees half a record
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, record)
     except OSError as exc:  # the snapshot is right; only tomorrow's reuse is lost
         log.warning("%s: could not record the snapshot (%s)", record, exc)

@@ -114,3 +114,18 @@ def test_the_snapshot_step_reuses_the_record_and_a_later_step_reads_the_document
     corpus.write_text(corpus.read_text().replace('"text":"', '"text":"edited ', 1))
     with pytest.raises(InputError, match="changed during the run"):
         current_snapshot(cfg, first)
+
+
+@pytest.mark.parametrize("lines", [
+    ['{"_id": "s", "title": "\\ud83d\\ude00 a pair", "text": "\\u00e9\\t\\n"}', '{"_id": "t", "text": "x"}'],
+    ['{"_id": 7, "title": null, "text": "an int id"}', '{"_id": "8", "title": "q\\"\\\\\\u0001", "text": "é ✓"}'],
+])
+def test_tricky_documents_give_the_same_snapshot_first_and_the_next_day(tmp_path, lines):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    read = load_snapshot(corpus)
+    first = snapshot_of_file(corpus, tmp_path / "known")
+    again = snapshot_of_file(corpus, tmp_path / "known")
+    assert isinstance(again, DeferredSnapshot)
+    assert first.snapshot_id == again.snapshot_id == read.snapshot_id and len(again) == len(read)
+    assert again.docs.equals(read.docs)
