@@ -117,10 +117,9 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     Returns the snapshot id. A snapshot that cannot be read or breaks its contract stops the run.
     """
     from evalops.contracts import validate_knowledge_base
-
-    source = str(cfg.knowledge_base_path())
     from evalops.pipeline.known_kb import known_snapshot
 
+    source = str(cfg.knowledge_base_path())
     with _contract(cfg, run, "knowledge_base", source):
         snapshot = known_snapshot(cfg)  # unchanged bytes: the snapshot they were, documents read when needed
         rules = cfg.knowledge_base.rules

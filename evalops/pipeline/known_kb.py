@@ -39,7 +39,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["file_digest", "known_snapshot", "snapshot_of_file", "DeferredSnapshot"]
 
 log = logging.getLogger(__name__)
-RECORD_KIND = "evalops.kb-snapshot-of-bytes/1"  # the reader and the hash conventions of evalops.knowledge
+# Names the reader and the hash conventions of evalops.knowledge whose snapshot a record holds: a change of
+# what a file's bytes read as (a BEIR reader's rule, a content-hash convention) must change it, so that
+# records of the old reading are not trusted.
+RECORD_KIND = "evalops.kb-snapshot-of-bytes/1"
 
 
 def file_digest(path: Path) -> str:
