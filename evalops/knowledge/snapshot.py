@@ -215,7 +215,7 @@ class KnowledgeBaseSnapshot:
         return len(self.docs)
 
     def __repr__(self) -> str:
-        return f"KnowledgeBaseSnapshot({len(self.docs)} docs, id={self.snapshot_id}, source={self.source!r})"
+        return f"KnowledgeBaseSnapshot({len(self)} docs, id={self.snapshot_id}, source={self.source!r})"
 
     @cached_property
     def snapshot_id(self) -> str:
@@ -241,7 +241,7 @@ class KnowledgeBaseSnapshot:
         return self.docs[["doc_id", "title", "text"]].copy()
 
     def describe(self) -> dict[str, Any]:
-        return {"snapshot_id": self.snapshot_id, "source": self.source, "documents": len(self.docs)}
+        return {"snapshot_id": self.snapshot_id, "source": self.source, "documents": len(self)}
 
     # -- comparison and storage -----------------------------------------------------------------------
     def _hash_by_id(self) -> pd.Series:

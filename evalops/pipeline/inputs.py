@@ -117,10 +117,11 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
     Returns the snapshot id. A snapshot that cannot be read or breaks its contract stops the run.
     """
     from evalops.contracts import validate_knowledge_base
+    from evalops.pipeline.known_kb import known_snapshot
 
     source = str(cfg.knowledge_base_path())
     with _contract(cfg, run, "knowledge_base", source):
-        snapshot = load_knowledge_base(cfg)
+        snapshot = known_snapshot(cfg)  # unchanged bytes: the snapshot they were, documents read when needed
         rules = cfg.knowledge_base.rules
         report, reused = remembered_validation(
             cfg, run, "knowledge base", {"snapshot_id": snapshot.snapshot_id}, rules.to_dict(),
@@ -194,10 +195,12 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
 def current_snapshot(cfg: Config, snapshot_id: str) -> KnowledgeBaseSnapshot:
     """The knowledge base as it is now, refused when it is no longer the snapshot this run planned on (the
     copy prepared by ``snapshot_knowledge_base`` while the source is unchanged: :mod:`evalops.pipeline.prepared`)."""
+    from evalops.pipeline.known_kb import known_snapshot
+
     prepared = prepared_snapshot(cfg, snapshot_id)
     if prepared is not None:
         return prepared
-    snapshot = load_knowledge_base(cfg)
+    snapshot = known_snapshot(cfg)
     if snapshot.snapshot_id != snapshot_id:
         raise InputError(
             f"{cfg.knowledge_base_path()}: the knowledge base changed during the run (snapshot {snapshot_id} became "

@@ -117,7 +117,8 @@ def keep_snapshot(cfg: Config, snapshot: KnowledgeBaseSnapshot) -> None:
     if stamp is None:
         return
     path = _kb_file(cfg, snapshot.snapshot_id, stamp)
-    if not path.exists():
+    # a snapshot known by its file's bytes (``known_kb``) whose documents no step read yet is held, not copied
+    if getattr(snapshot, "loaded", True) and not path.exists():
         _write_parquet(path, snapshot.docs, {"evalops.has_text": str(snapshot.has_text)})
     _remember("kb", str(path), snapshot)
 

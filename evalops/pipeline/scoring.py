@@ -89,7 +89,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         registry = load_registry_for(cfg, run)
         entry = registry.get(spec["retriever"], spec["version"])
         try:
-            retriever = build_retriever(entry, corpus=snapshot.corpus(), registry=registry,
+            retriever = build_retriever(entry, corpus=snapshot.corpus, registry=registry,
                                         memory_budget=cfg.memory_budget_bytes, embedding_cache=embeddings)
         except EvalopsError:
             raise

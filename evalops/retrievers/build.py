@@ -52,6 +52,8 @@ class _Builder:
     def need_corpus(self, what: str) -> Any:
         if self.corpus is None:
             raise ConfigError(f"{what} needs the corpus (a knowledge-base snapshot or a BEIR corpus)")
+        if callable(self.corpus):  # given as a function: read only by a retriever that needs it, and once
+            self.corpus = self.corpus()
         return self.corpus
 
     def entry(self, e: RetrieverEntry) -> Retriever:
@@ -138,5 +140,6 @@ def build_retriever(entry: RetrieverEntry, *, corpus: Any = None, registry: Regi
     """A retriever for ``entry`` (see the module docstring). ``memory_budget``: bytes a run file may take
     while it is read (the ``memory_budget`` setting; a larger one is streamed by query blocks), and the bound
     of a dense search's score block. ``embedding_cache``: an :class:`~evalops.retrievers.embedcache.EmbeddingCache`
-    for the corpus's snapshot; dense document vectors are read from it and written to it."""
+    for the corpus's snapshot; dense document vectors are read from it and written to it. ``corpus`` may be
+    a function returning it, called only when a retriever needs the corpus (a run file does not)."""
     return _Builder(corpus, registry, memory_budget, embedding_cache).entry(entry)

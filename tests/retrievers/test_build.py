@@ -186,3 +186,22 @@ def test_a_run_file_larger_than_the_memory_budget_is_streamed_with_the_same_rank
     assert streamed.name == in_memory.name
     queries = [Query(q, "") for q in sorted({line.split()[0] for line in lines})] + [Query("absent", "")]
     assert streamed.retrieve(queries, 100) == in_memory.retrieve(queries, 100)
+
+
+def test_a_corpus_given_as_a_function_is_read_only_by_a_retriever_that_needs_it_and_once(tmp_path, small_corpus):
+    """The pipeline passes the snapshot's ``corpus`` method: a run file never reads the knowledge base's texts."""
+    (tmp_path / "run.trec").write_text("q1 Q0 d1 1 2.0 x\n")
+    reg = registry(tmp_path, entry("exported", "1", "run_file", "{path: run.trec}")
+                   + entry("rr", "1", "builtin", "{kind: rerank, depth: 5, first: {kind: bm25}, reranker: {kind: overlap}}"))
+    calls = []
+
+    def corpus():
+        calls.append(1)
+        return small_corpus
+
+    assert isinstance(build_retriever(reg.resolve("exported"), corpus=corpus, registry=reg), RunFileRetriever)
+    assert calls == []
+    lazy = build_retriever(reg.resolve("rr"), corpus=corpus, registry=reg)
+    assert calls == [1]  # the first stage, the reranker and the rerank step share one reading
+    eager = build_retriever(reg.resolve("rr"), corpus=small_corpus, registry=reg)
+    assert retrieve_run(lazy, Q, k=3).run.to_dict() == retrieve_run(eager, Q, k=3).run.to_dict()
