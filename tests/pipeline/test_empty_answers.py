@@ -83,3 +83,4 @@ def test_a_run_file_covering_a_tenth_of_the_queries_says_so_in_the_report(shared
     stored = load_ab_tests(engine_for(load_config(home, environ={})))
     [record] = stored[stored["family"] == "gold"]["record"].tolist()
     assert said in json.dumps(record)
+
