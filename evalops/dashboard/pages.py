@@ -196,9 +196,10 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
     words = (
         f"On the {dataset} queries (n = {ab['n']}), {cand['retriever']} {cand['version']} scored "
         f"{measure} {fmt(ab['candidate_mean'])} against {fmt(ab['baseline_mean'])} for the baseline "
-        f"{base['version']}: a difference of {fmt(ab['delta'], '+')} ({numfmt.percent(level)} decision interval "
+        f"{base['version']}: a difference of {fmt(ab['delta'], '+')} ({numfmt.level(level)} decision interval "
         f"{interval}). "
-        f"The {ab['test']} gives p = {numfmt.p_value(ab['p_value'])} (adjusted {numfmt.p_value(ab['p_adjusted'])}); "
+        f"The {ab['test']} test gives p = {numfmt.p_value(ab['p_value'])}; the decision's adjusted p (the test its "
+        f"interval inverts, corrected for the family) is {numfmt.p_value(ab['p_adjusted'])}; "
         f"the paired effect size d_z is {numfmt.effect(ab['d_z'])}. The candidate won on {ab['wins']} queries, "
         f"tied on {ab['ties']} and lost on {ab['losses']}. Decision: {ab['decision']}."
     )
@@ -208,7 +209,7 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         ("candidate", f"{cand['version']} (run {cand['run_id']}, {_day(cand['logical_date'])})"),
         ("baseline mean", fmt(ab["baseline_mean"])), ("candidate mean", fmt(ab["candidate_mean"])),
         ("delta", fmt(ab["delta"], "+")),
-        (f"decision interval ({numfmt.percent(level)})",
+        (f"decision interval ({numfmt.level(level)})",
          f"[{fmt(low, '+')}, {fmt(high, '+')}]" if low is not None and high is not None else "not computed"),
         ("test", ab["test"]), ("p", numfmt.p_value(ab["p_value"])), ("p adjusted", numfmt.p_value(ab["p_adjusted"])),
         ("d_z", f"{numfmt.effect(ab['d_z'])} [{numfmt.effect(ab['d_z_ci_low'])}, {numfmt.effect(ab['d_z_ci_high'])}]"),

@@ -46,7 +46,8 @@ def detect_layout(folder: str | os.PathLike[str], split: str = "test") -> str:
     """``beir``, ``jsonl`` or ``csv`` for a gold-set folder; ``FormatError`` when it is none of them."""
     f = Path(folder)
     if not f.is_dir():
-        raise FormatError("not a directory; expected a gold-set folder (BEIR, jsonl or csv layout)", path=str(f))
+        what = "not a directory" if f.exists() else "no such file or directory"
+        raise FormatError(f"{what}; expected a gold-set folder (BEIR, jsonl or csv layout)", path=str(f))
     if (f / "judgments.jsonl").is_file():
         return "jsonl"
     if (f / "judgments.csv").is_file():

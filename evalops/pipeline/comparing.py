@@ -81,6 +81,7 @@ class VersionOutcome:
     retries: int = 0
     unjudged: Mapping[str, list[tuple[str, int]]] = field(default_factory=dict)
     holes_relevant: pd.DataFrame | None = None  # the scores under the holes-relevant bound (evalops.holes)
+    n_empty: int = 0  # answered queries whose answer held no document (scored 0)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class VersionCompared:
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
     import pandas as pd
 
-    frames, failed, errors, retries, unjudged_parts = [], {}, [], 0, []
+    frames, failed, errors, retries, unjudged_parts, n_empty = [], {}, [], 0, [], 0
     for shard in range(n_shards):
         path = shard_file(cfg, run, run_id, shard)
         meta_path = path.with_suffix(".json")
@@ -115,6 +116,7 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         meta = json.loads(meta_path.read_text())
         failed.update(meta["failed"])
         retries += int(meta.get("retries") or 0)
+        n_empty += int(meta.get("n_empty") or 0)
         if unjudged_file(path).exists():
             unjudged_parts.append(read_unjudged(unjudged_file(path)))
         if meta["error"]:
@@ -135,7 +137,7 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         status, error = ("partial" if failed else "succeeded"), None
     if status == "failed":
         frame, unjudged, holes_relevant = frame.iloc[0:0], {}, holes_relevant.iloc[0:0]
-    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries, unjudged, holes_relevant)
+    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries, unjudged, holes_relevant, n_empty)
 
 
 def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -185,15 +187,16 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
         if spec.baseline_today:
             base = collect_version(cfg, run, base_id, spec.n_shards, spec.n_queries)
             base_frame, base_failed = base.frame, base.status == "failed"
-            base_answered = base.n_queries - len(base.failed)
+            base_answered, base_empty = base.n_queries - len(base.failed), base.n_empty
         else:
             base_run = get_run(engine, base_id)
             base_frame, base_failed = load_scores(engine, base_id), False
-            base_answered = base_run.n_queries - base_run.n_failed
+            base_answered, base_empty = base_run.n_queries - base_run.n_failed, None
         if base_failed:
             notes.append(f"not compared: the baseline {spec.baseline_version} could not be scored in this run")
         else:
-            coverage = _coverage(spec.n_queries, base_answered, own.n_queries - len(own.failed))
+            coverage = _coverage(spec.n_queries, base_answered, own.n_queries - len(own.failed),
+                                 baseline_empty=base_empty, candidate_empty=own.n_empty)
             notes.append(coverage.describe())
             log.info("%s: %s", spec.label, coverage.describe())
             test_ids, dev_ids = split_queries(attributes)
@@ -253,14 +256,20 @@ def _segments(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFram
                                candidate_name=f"{spec.retriever}@{spec.version}", judged=judged)
 
 
-def _coverage(judged: int, baseline_answered: int, candidate_answered: int):
-    """How many judged queries each side answered (a failed query is unanswered; an empty answer is answered)."""
+def _coverage(judged: int, baseline_answered: int, candidate_answered: int, *,
+              baseline_empty: int | None = 0, candidate_empty: int = 0):
+    """How many judged queries each side answered (a failed query is unanswered; an empty answer is answered,
+    scored 0, and said: a run file's absent queries under ``missing: empty`` are answers, not coverage).
+    ``baseline_empty`` None: not known (a stored baseline run)."""
 
     both = min(baseline_answered, candidate_answered)
     treatment = ("every judged query was answered by both" if both == judged else
                  "a query a side did not answer is left out of the comparison (never scored as 0); the "
                  "comparison covers the queries both answered")
-    return Coverage(judged, baseline_answered, candidate_answered, treatment)
+    empties = [f"the {side}'s answers to {n} of them held no document (scored 0 on every measure: a run "
+               "file's absent queries under `missing: empty`, or a retriever that found nothing)"
+               for side, n in (("baseline", baseline_empty), ("candidate", candidate_empty)) if n]
+    return Coverage(judged, baseline_answered, candidate_answered, "; ".join([treatment, *empties]))
 
 
 def data_seed(*parts: Any) -> int:

@@ -110,6 +110,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
         return empty, outcome
     outcome["failed"] = dict(result.failed)
+    outcome["n_empty"] = len(result.empty_ids)  # answered with no document: said beside the coverage
     outcome["retries"] = result.retries
     outcome["timings"] = result.timings()
     outcome["latencies"] = dict(result.latencies)  # pooled over shards by pipeline.facts

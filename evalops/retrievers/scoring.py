@@ -74,6 +74,17 @@ class RetrievalResult:
         return bool(self.failed)
 
     @property
+    def empty_ids(self) -> list[str]:
+        """The answered queries whose answer held no document: scored 0 on every measure, which reads as a
+        drop. A run file's absent queries under ``missing: empty``, or a retriever that found nothing."""
+        run = self.run
+        if isinstance(run, RunTable):
+            present = set(run.query_ids[np.unique(run.query_codes)].tolist()) if len(run) else set()
+        else:
+            present = set(run.query_ids.tolist())
+        return sorted(q for q in self.query_ids if q not in present and q not in self.failed)
+
+    @property
     def failed_ids(self) -> list[str]:
         return sorted(self.failed)
 

@@ -122,7 +122,7 @@ def test_the_ab_page_shows_the_one_interval_the_decision_was_read_from(client, f
         html = client.get(f"/ab/{int(ab['id'])}").text
         low, high = numfmt.number(ab["interval_low"], signed=True), numfmt.number(ab["interval_high"], signed=True)
         assert f"[{low}, {high}]" in html and f"{low} to {high}" in html
-        assert f"decision interval ({numfmt.percent(ab['interval_level'])})" in html
+        assert f"decision interval ({numfmt.level(ab['interval_level'])})" in html
         boot = numfmt.number(ab["delta_ci_low"], signed=True)
         assert boot == low or boot not in html, boot
 

@@ -124,3 +124,11 @@ def test_a_folder_without_judgments_is_a_format_error(tmp_path: Path) -> None:
 def test_unknown_layout_is_refused(gold: GoldSet, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown gold-set layout"):
         save_gold_set(gold, tmp_path, layout="xml")
+
+
+def test_a_gold_set_path_that_does_not_exist_is_said_so(tmp_path):
+    with pytest.raises(FormatError, match="nope: no such file or directory; expected a gold-set folder"):
+        detect_layout(tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(FormatError, match="file: not a directory; expected a gold-set folder"):
+        detect_layout(tmp_path / "file")
