@@ -73,7 +73,19 @@ def _require(record: dict[str, Any], key: str, path: Path, lineno: int) -> str:
     value = record[key]
     if value is None:
         raise FormatError(f"{key!r} is null", path=str(path), line=lineno)
-    return str(value)
+    return _encodable(str(value), key, path, lineno)
+
+
+def _encodable(value: str, key: str, path: Path, lineno: int) -> str:
+    """``value`` if it is Unicode text; a lone surrogate (a ``\\ud800`` escape with no pair) is not a character
+    and nothing downstream can write it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise FormatError(f"{key!r} holds a lone surrogate escape ({value[exc.start]!r} at character {exc.start}), "
+                          "which is not a character; write the character it stands for or remove the escape",
+                          path=str(path), line=lineno) from None
+    return value
 
 
 def read_beir_queries(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -110,7 +122,7 @@ def read_beir_corpus(path: str | os.PathLike[str]) -> pd.DataFrame:
             raise FormatError(f"document id {did!r} appears twice (first on line {seen[did]})", path=str(p), line=lineno)
         seen[did] = lineno
         ids.append(did)
-        titles.append(str(record.get("title") or ""))
+        titles.append(_encodable(str(record.get("title") or ""), "title", p, lineno))
         texts.append(_require(record, "text", p, lineno))
     return pd.DataFrame({"doc_id": ids, "title": titles, "text": texts})
 

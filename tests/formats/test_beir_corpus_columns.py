@@ -78,3 +78,15 @@ def test_snapshot_from_columns_equals_the_frame_one(tmp_path: Path) -> None:
 
     pairs = sorted(zip(slow.docs["doc_id"].tolist(), slow.docs["content_hash"].tolist()))
     assert fast.snapshot_id == content_digest([list(p) for p in pairs])
+
+
+def test_a_lone_surrogate_escape_is_refused_with_its_line(tmp_path):
+    """``\\ud800`` with no pair is valid JSON but not a character: refused with the file, line and field,
+    not a UnicodeEncodeError from the reader's column."""
+    from evalops.errors import FormatError
+    from evalops.formats.beir import read_beir_corpus_columns
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "a", "title": "", "text": "fine"}\n{"_id": "b", "title": "", "text": "bad \\ud800 x"}\n')
+    with pytest.raises(FormatError, match=r"corpus.jsonl:2: 'text' holds a lone surrogate escape"):
+        read_beir_corpus_columns(corpus)
