@@ -95,17 +95,30 @@ def _rule_lines(n: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _judged_lines(n: Mapping[str, Any]) -> list[str]:
-    """Judged coverage of both sides at the measure's cutoff (``evalops.holes``), when the comparison has it."""
+def _judged_lines(n: Mapping[str, Any], policy: Mapping[str, Any] | None = None) -> list[str]:
+    """Judged coverage of both sides at the measure's cutoff (``evalops.holes``), when the comparison has it;
+    with the delta under the other bound, whether the two bounds agree, and when they do not, why the judged
+    delta decided (the coverage fell by no more than ``max_judged_coverage_drop``)."""
     j = n.get("judged_coverage")
     if not j:
         return []
     bound = j.get("holes_relevant_delta")
-    return [f"judged coverage ({j['measure']}): baseline {_f(j['baseline'], 3)} -> candidate {_f(j['candidate'], 3)} "
+    line = (f"judged coverage ({j['measure']}): baseline {_f(j['baseline'], 3)} -> candidate {_f(j['candidate'], 3)} "
             f"({_f(j['difference'], 3, signed=True)}); {j['unjudged_documents']} unjudged documents in the "
-            "candidate's top k"
-            + ("" if bound is None else f"; delta {_f(n['delta'], signed=True)} with them non-relevant, "
-                                        f"{_f(bound, signed=True)} with every one relevant (both bounds)")]
+            "candidate's top k")
+    if bound is None:
+        return [line]
+    line += (f"; delta {_f(n['delta'], signed=True)} with them non-relevant, {_f(bound, signed=True)} with every "
+             "one relevant")
+    delta = n.get("delta")
+    if delta is not None and (delta < 0) == (bound < 0) and delta != 0 and bound != 0:
+        return [line + f" (the {'drop' if delta < 0 else 'gain'} holds under both bounds)"]
+    limit = (policy or {}).get("max_judged_coverage_drop")
+    drop = -j["difference"] if j.get("difference") is not None else None
+    within = (f"the judged coverage fell by {_f(drop, 3)}, within max_judged_coverage_drop {numfmt.margin(limit)}"
+              if drop is not None and limit is not None and drop <= limit else
+              "the judged coverage did not fall past max_judged_coverage_drop")
+    return [line + f" (the bounds disagree; {within}, so the judged delta decides)"]
 
 
 def regression_message(
@@ -128,7 +141,7 @@ def regression_message(
         + ("" if n.get("interval_low") is not None else
            f" (95% CI {_f(n.get('delta_ci_low'), signed=True)} .. {_f(n.get('delta_ci_high'), signed=True)})"),
         *_rule_lines(n),
-        *_judged_lines(n),
+        *_judged_lines(n, policy),
         f"p = {format_p(n['p_value'])}   adjusted p = {format_p(n['p_adjusted'])}   "
         f"d_z = {numfmt.effect(n['effect_size_dz'], NA)}   n = {n['n']}   "
         f"wins/ties/losses = {n['wins']}/{n['ties']}/{n['losses']}",

@@ -164,6 +164,21 @@ def test_the_alert_prints_the_judged_coverage_and_its_threshold(context, compari
     assert alert.details["judged_coverage"] == judged
 
 
+def test_the_alert_says_whether_the_two_bounds_agree_and_why_the_judged_delta_decided(context, comparison_factory):
+    """Under the holes-relevant bound: a drop under both bounds says so; bounds of opposite signs say the rule
+    did not hold the decision because the judged coverage fell by no more than its threshold."""
+    policy = {**POLICY, "max_judged_coverage_drop": 0.1}
+    judged = {"measure": "Judged@10", "baseline": 0.8, "candidate": 0.75, "difference": -0.052,
+              "unjudged_documents": 17}
+    for bound, said in ((-0.03, "with every one relevant (the drop holds under both bounds)"),
+                        (0.52, "with every one relevant (the bounds disagree; the judged coverage fell by 0.052, "
+                               "within max_judged_coverage_drop 0.1, so the judged delta decides)")):
+        record = comparison_factory(severity="critical", criterion="material", alert=True,
+                                    judged_coverage={**judged, "holes_relevant_delta": bound})
+        (alert,) = regression_alerts({"nDCG@10": record}, context, policy=policy, query_text=TEXT, scrub=scrub)
+        assert said in alert.message, alert.message
+
+
 def test_with_no_single_margin_the_alert_quotes_the_margin_table(context, comparison_factory):
     """``min_delta`` unset: the per-measure table decided, and the alert says what it holds."""
     (alert,) = regression_alerts({"nDCG@10": comparison_factory()}, context, policy={"alpha": 0.05, "min_delta": None},
