@@ -14,6 +14,7 @@ import click
 from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION, project_config
 from evalops.errors import InputError, MeasureError, WarehouseError
+from evalops.utc import as_utc
 from evalops.warehouse import (
     check_history_query,
     create_warehouse_engine,
@@ -338,6 +339,7 @@ def promote(
     """
     who = who or getpass.getuser()
     engine, _ = _engine(url, project)
+    started = dt.datetime.now(dt.timezone.utc)
     try:
         if rollback:
             if not fingerprint_hash:
@@ -359,13 +361,21 @@ def promote(
                 run_id = int(latest["run_id"].iloc[0])
             elif version and get_run(engine, run_id).version != version:
                 raise InputError(f"run {run_id} is not a run of version {version!r}")
-            baseline = promote_baseline(engine, run_id, by=who, reason=reason)
+            baseline = promote_baseline(engine, run_id, by=who, reason=reason, at=started)
     finally:
         engine.dispose()
     record = {k: _plain(v) for k, v in dataclasses.asdict(baseline).items()}
+    # promoting the run that already is the baseline changes nothing (the warehouse keeps the row it had)
+    unchanged = not rollback and as_utc(baseline.promoted_at) < started - dt.timedelta(milliseconds=1)
+    record["changed"] = not unchanged
     line = (f"{baseline.retriever}: baseline is now {baseline.version} (run {baseline.run_id}, fingerprint "
             f"{baseline.fingerprint_hash[:12]}), {_DONE.get(baseline.action, baseline.action)} by {baseline.promoted_by}: "
             f"{baseline.reason}")
+    if unchanged:
+        line = (f"{baseline.retriever}: {baseline.version} (run {baseline.run_id}, fingerprint "
+                f"{baseline.fingerprint_hash[:12]}) already is the baseline, {_DONE.get(baseline.action, baseline.action)} "
+                f"by {baseline.promoted_by} at {as_utc(baseline.promoted_at):%Y-%m-%d %H:%M} UTC: {baseline.reason}; "
+                "nothing changed (the reason given now is not recorded)")
     emit(Output(data=record, columns=tuple(record), rows=[record],
                 draw=lambda console: console.print(line, highlight=False, markup=False)), fmt, output_path)
 

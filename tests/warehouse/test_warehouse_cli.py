@@ -173,6 +173,10 @@ def test_promote_and_roll_back(url):
     fp = populate(url)
     promoted = invoke("promote", "bm25", "v1", "--reason", "first", "--by", "alice")
     assert "baseline is now v1" in promoted.output
+    again = invoke("promote", "bm25", "v1", "--reason", "again", "--by", "carol")
+    assert "v1 (run" in again.output and "already is the baseline, promoted by alice" in again.output
+    assert ": first; nothing changed (the reason given now is not recorded)" in again.output
+    assert json.loads(invoke("promote", "bm25", "v1", "--reason", "x", "--format", "json").output)["changed"] is False
     invoke("promote", "bm25", "v2", "--reason", "better", "--by", "bob")
     back = json.loads(invoke("promote", "bm25", "--rollback", "--fingerprint", fp.short, "--reason", "oops", "--format", "json").output)
     assert back["version"] == "v1" and back["action"] == "rollback" and back["is_current"] is True
