@@ -88,6 +88,7 @@ _GITIGNORE = """\
 .evalops/
 .env
 __pycache__/
+evalops-junit.xml
 """
 
 _README = """\

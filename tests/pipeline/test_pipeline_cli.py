@@ -76,6 +76,11 @@ def test_what_a_run_writes_is_in_the_gitignore_init_writes(tmp_path):
     cfg = load_config(root, environ={})
     for path in (queue_path(cfg), Path(cfg.report_dir), Path(cfg.work_dir)):
         assert any(folder in path.parents for folder in ignored), path
+    # and the gate's default JUnit file, written where the gate runs
+    from evalops.cli.gate import gate as gate_command
+
+    [junit] = [o.default for o in gate_command.params if o.name == "junit_xml"]
+    assert str(junit) in (root / ".gitignore").read_text().splitlines()
 
 
 def test_init_writes_a_project_and_refuses_to_overwrite_it(tmp_path):
