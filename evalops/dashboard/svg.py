@@ -115,7 +115,8 @@ def line_chart(
     (and at its last run), so a year of daily runs stays a page of tens of kilobytes, not megabytes."""
     stamps = [[_ts(p.x) for p in s.points] for s in series]  # each point's x, once
     xs = [x for xs_of in stamps for x in xs_of] + [_ts(m.x) for m in markers]
-    ys = [v for s in series for p in s.points for v in (p.y, p.lo, p.hi) if v is not None and _finite(v)]
+    ys = [v for s in series for p in s.points for v in (p.y, p.lo, p.hi)
+          if v is not None and (math.isfinite(v) if type(v) is float else _finite(v))]
     f = _Frame(width, height)
     if not xs:
         return Markup(f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" width="100%">'
@@ -157,7 +158,7 @@ def line_chart(
     for s, xs_of in zip(series, stamps):
         pts, px, py = [], [], []  # the drawable points and their coordinates, formatted once
         for p, x in zip(s.points, xs_of):
-            if _finite(p.y):
+            if math.isfinite(p.y) if type(p.y) is float else _finite(p.y):
                 pts.append(p)
                 px.append(f"{left + (x - x0) / x_span * x_width:.1f}")
                 py.append(f"{base - (p.y - y0) / y_span * y_height:.1f}")

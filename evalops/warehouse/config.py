@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalops.config import process_number  # the import-light part: no settings object (nor pydantic) to make an engine
 from evalops.errors import ConfigError
 from evalops.extras import require
 from evalops.secrets import ConnectionFields, read_connection
@@ -58,8 +59,6 @@ DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
 def warehouse_timeout(name: str) -> float:
     """The warehouse timeout ``name`` (``connect``, ``statement``, ``idle`` or ``busy``), in seconds: the
     setting ``warehouse_<name>_timeout`` as the process's environment gives it (see :mod:`evalops.config`)."""
-    from evalops.config import process_number  # no settings object (nor pydantic) to make an engine
-
     return process_number(f"warehouse_{name}_timeout")
 
 
