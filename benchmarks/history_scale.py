@@ -346,7 +346,9 @@ def main() -> int:
         engine = warehouse(where_url, args.days, args.versions, queries, args.reseed)
         print(f"\n== {args.days} days x {args.versions} versions x {queries:,} queries x {len(MEASURES)} measures "
               f"({engine.dialect.name}) ==")
+        before = os.getloadavg()[0]
         results.append(report(where_url, engine, args.requests))
+        print(f"\nload average (1 min) {before:.1f} before, {os.getloadavg()[0]:.1f} after")
         engine.dispose()
     big = results[0]
     ok = big["history_ratio"] <= 2 and big["worst_page_p95"] <= TARGET_S
