@@ -90,6 +90,11 @@ def emit(output: Output, fmt: str, path: Path | None = None) -> None:
 
 def plain(value: Any) -> Any:
     """A JSON/CSV-friendly scalar: NaN -> None, numpy scalars -> Python, datetimes -> ISO-8601."""
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is bool:  # the common cells, first
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
     if hasattr(value, "isoformat"):
         return value.isoformat()
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
@@ -181,8 +186,7 @@ def _table(output: Output, to_file: bool) -> str:
         console.print(output.empty, highlight=False, markup=False)
     else:
         shown = list(output.table_columns or output.columns)
-        right = [all(isinstance(plain(r.get(column)), (int, float)) and not isinstance(r.get(column), bool)
-                     for r in output.rows if plain(r.get(column)) is not None) for column in shown]
+        right = [all(_is_number(r.get(column)) for r in output.rows) for column in shown]
         cells = [[_format_cell(output, c, row.get(c)) for c in shown] for row in output.rows]
         lines = None if output.title else plain_table_lines(shown, cells, right, console.width)
         if lines is not None:
@@ -200,6 +204,12 @@ def _table(output: Output, to_file: bool) -> str:
         for note in output.notes:
             console.print(note, highlight=False, markup=False)
     return buffer.getvalue() if buffer is not None else ""
+
+
+def _is_number(value: Any) -> bool:
+    """A cell that a table right-aligns (an undefined one does not count against it)."""
+    shown = plain(value)
+    return shown is None or (isinstance(shown, (int, float)) and not isinstance(value, bool))
 
 
 def plain_table_lines(header: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool],

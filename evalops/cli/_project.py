@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from evalops.config import HOME_VAR, PROJECT_FILE, project_from_environment
+from evalops.config import HOME_VAR, PROJECT_FILE, find_project, project_from_environment
 from evalops.errors import ConfigError
 
 PROJECT_OPTION = click.option(
@@ -24,8 +24,6 @@ CONFIG_OPTION = click.option(
 
 def project_home(project: Path | None, *, config_file: str | None = None) -> Path:
     """The project folder, or a ``ConfigError`` saying how to make one."""
-    from evalops.config import find_project
-
     if project is not None:
         root = project.expanduser().resolve()
         if not (root / PROJECT_FILE).is_file() and config_file is None:

@@ -405,8 +405,9 @@ TABLE_COLUMNS = {
 def _emit(rows: list[dict[str, Any]], columns: Sequence[str], fmt: str, view: str, output_path: Any = None,
           empty: str = "(no rows)", extra: Sequence[str] = ()) -> None:
     columns = (*columns, *extra)
-    records = [{c: _json_value(row[c]) for c in columns} for row in rows]
-    emit(Output(data=records, columns=tuple(columns), rows=rows if fmt in ("table", "markdown") else records,
+    drawn = fmt in ("table", "markdown")  # cells through _cell: the JSON records are not made (a year is 1,825 rows)
+    records = [] if drawn else [{c: _json_value(row[c]) for c in columns} for row in rows]
+    emit(Output(data=records, columns=tuple(columns), rows=rows if drawn else records,
                 table_columns=(*TABLE_COLUMNS[view], *extra), cell=_cell, empty=empty), fmt, output_path)
 
 

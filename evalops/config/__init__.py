@@ -21,8 +21,8 @@ from typing import Any
 
 _LIGHT = {
     "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",
-    "HOME_VAR", "PROJECT_FILE", "ParseSettingError", "SECRETS_DIR_VAR", "parse_time_settings",
-    "project_from_environment", "secret_file", "without_settings_variables",
+    "HOME_VAR", "PROJECT_FILE", "ParseSettingError", "SECRETS_DIR_VAR", "find_project", "parse_time_settings",
+    "process_number", "project_from_environment", "secret_file", "without_settings_variables",
 }
 
 _SECTIONS = {
@@ -31,7 +31,7 @@ _SECTIONS = {
 }
 _DOCTABLE = {"iter_settings", "settings_table"}
 
-__all__ = sorted(_LIGHT | _SECTIONS | _DOCTABLE | {"Config", "find_project", "load_config", "process_setting"})
+__all__ = sorted(_LIGHT | _SECTIONS | _DOCTABLE | {"Config", "load_config", "process_setting"})
 
 
 def _module_of(name: str) -> str:

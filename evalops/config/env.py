@@ -21,8 +21,9 @@ from evalops.errors import ConfigError
 __all__ = [
     "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",
     "DASHBOARD_PASSWORD_VAR", "DASHBOARD_TOKEN_VAR", "DASHBOARD_USER_VAR", "HOME_VAR", "PROJECT_FILE",
-    "ParseSettingError", "SECRETS_DIR_VAR", "check_url_scheme", "dashboard_credentials", "parse_time_settings",
-    "project_from_environment", "secret_file", "without_settings_variables",
+    "ParseSettingError", "SECRETS_DIR_VAR", "check_url_scheme", "dashboard_credentials", "find_project",
+    "parse_time_settings", "process_number", "project_from_environment", "secret_file",
+    "without_settings_variables",
 ]
 
 PROJECT_FILE = "evalops.yaml"
@@ -32,8 +33,11 @@ HOME_VAR, CONFIG_VAR, SECRETS_DIR_VAR = "EVALOPS_HOME", "EVALOPS_CONFIG", "EVALO
 DEFAULT_TASK_TIMEOUT = 7200.0
 DEFAULT_RETRY_DELAY_SECONDS = 60.0
 DEFAULT_APPROVAL_HOURS = 24.0
+# The settings (all positive numbers) read without the settings object: at a DAG file's parse, and where an
+# engine is made (the warehouse timeouts: ``evalops history`` need not import pydantic to connect).
 _DEFAULTS = {"task_timeout": DEFAULT_TASK_TIMEOUT, "retry_delay_seconds": DEFAULT_RETRY_DELAY_SECONDS,
-             "approval_hours": DEFAULT_APPROVAL_HOURS}
+             "approval_hours": DEFAULT_APPROVAL_HOURS, "warehouse_connect_timeout": 10.0,
+             "warehouse_statement_timeout": 600.0, "warehouse_idle_timeout": 600.0, "warehouse_busy_timeout": 60.0}
 # Variables that say where the settings are, not what they are (read by load_config itself).
 _LOCATION_VARS = {HOME_VAR: "the project folder (default: the nearest folder above the current one holding "
                             "evalops.yaml)",
@@ -88,6 +92,30 @@ def secret_file(var: str, environ: Mapping[str, str] | None = None) -> str | Non
     for candidate in (Path(folder).expanduser() / var, Path(folder).expanduser() / var.lower()):
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8").strip()
+    return None
+
+
+def process_number(name: str, environ: Mapping[str, str] | None = None) -> float:
+    """The number setting ``name`` (one of ``_DEFAULTS``) from the process alone, as
+    :func:`evalops.config.process_setting` reads it (which hands these to this function): ``EVALOPS_<NAME>``,
+    else its file in the secrets directory, else its default; a positive number or
+    :class:`ParseSettingError` naming the variable."""
+    env = os.environ if environ is None else environ
+    var = ENV_PREFIX + name.upper()
+    raw = env.get(var)
+    if raw is None or not raw.strip():
+        raw = secret_file(var, env)
+    if raw is None or not raw.strip():
+        return _DEFAULTS[name]
+    return _positive(raw, var, _unit(name))
+
+
+def find_project(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The nearest folder at or above ``start`` (default: the current folder) holding ``evalops.yaml``."""
+    here = Path(start or Path.cwd()).expanduser().resolve()
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_FILE).is_file():
+            return folder
     return None
 
 

@@ -45,6 +45,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SecretsSettingsSource, SettingsConfigDict
 
 from evalops.config.env import (
+    _DEFAULTS,
     _LOCATION_VARS,
     CONFIG_VAR,
     DEFAULT_APPROVAL_HOURS,
@@ -55,6 +56,8 @@ from evalops.config.env import (
     PROJECT_FILE,
     _positive,
     _unit,
+    find_project,
+    process_number,
     secret_file,
 )
 from evalops.config.sections import (
@@ -146,13 +149,13 @@ class Config(BaseSettings):
                                        "attempts of a task (read when a DAG file is parsed)")
     approval_hours: float = Field(DEFAULT_APPROVAL_HOURS, gt=0, allow_inf_nan=False, description="hours the promotion DAG waits "
                                   "for an approval before it promotes nothing (read when a DAG file is parsed)")
-    warehouse_connect_timeout: float = Field(10.0, gt=0, allow_inf_nan=False, description="seconds to connect "
+    warehouse_connect_timeout: float = Field(_DEFAULTS["warehouse_connect_timeout"], gt=0, allow_inf_nan=False, description="seconds to connect "
                                              "to the warehouse (PostgreSQL; also the pool's wait; environment only, read where an engine is made)")
-    warehouse_statement_timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="seconds one "
+    warehouse_statement_timeout: float = Field(_DEFAULTS["warehouse_statement_timeout"], gt=0, allow_inf_nan=False, description="seconds one "
                                                "warehouse statement may run (PostgreSQL)")
-    warehouse_idle_timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="seconds a warehouse "
+    warehouse_idle_timeout: float = Field(_DEFAULTS["warehouse_idle_timeout"], gt=0, allow_inf_nan=False, description="seconds a warehouse "
                                           "session may stay idle in a transaction (PostgreSQL)")
-    warehouse_busy_timeout: float = Field(60.0, gt=0, allow_inf_nan=False, description="seconds a writer waits "
+    warehouse_busy_timeout: float = Field(_DEFAULTS["warehouse_busy_timeout"], gt=0, allow_inf_nan=False, description="seconds a writer waits "
                                           "for the SQLite write lock")
 
     _source: str = PrivateAttr("defaults")
@@ -383,15 +386,6 @@ class Config(BaseSettings):
 
 
 # -- loading ---------------------------------------------------------------------------------------
-def find_project(start: str | os.PathLike[str] | None = None) -> Path | None:
-    """The nearest folder at or above ``start`` (default: the current folder) holding ``evalops.yaml``."""
-    here = Path(start or Path.cwd()).expanduser().resolve()
-    for folder in (here, *here.parents):
-        if (folder / PROJECT_FILE).is_file():
-            return folder
-    return None
-
-
 def load_config(
     home: str | os.PathLike[str] | None = None,
     *,
@@ -461,6 +455,8 @@ def process_setting(name: str, environ: Mapping[str, str] | None = None) -> Any:
     engine is made, a URL resolved); validated by the field's own declaration."""
     from pydantic import TypeAdapter
 
+    if name in _DEFAULTS:  # the positive numbers, also read where no settings object is (one reader)
+        return process_number(name, environ)
     env = os.environ if environ is None else environ
     field = Config.model_fields[name]
     var = ENV_PREFIX + name.upper()

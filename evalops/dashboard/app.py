@@ -28,6 +28,7 @@ from evalops.dashboard.pages import (
 )
 from evalops.dashboard.trends import trend_page
 from evalops.dashboard.render import STATIC, render_page
+from evalops.warehouse._db import transaction
 from evalops.warehouse.dashboard import dashboard_measures
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,8 +95,18 @@ def create_app(
             state["engine"] = engine() if callable(engine) else engine
         return state["engine"]
 
-    def page(template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
-        html = render_page(template, context, links, settings, default_trend(get_engine(), settings))
+    def read(make_page: Any) -> tuple[str, dict[str, Any], dict[str, str] | None]:
+        # A page's reads share one connection and one transaction (a trend page makes eight reads: one
+        # checkout, ping and BEGIN each made the page wait on the database's scheduling as often).
+        with transaction(get_engine(), "reading the page") as conn:
+            template, context = make_page(conn)
+            return template, context, default_trend(conn, settings)
+
+    def page(template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False, *,
+             status: int = 200) -> HTMLResponse:
+        if trend is False:  # not read with the page
+            trend = default_trend(get_engine(), settings)
+        html = render_page(template, context, links, settings, trend)
         return HTMLResponse(html, status_code=status, headers={
             # No script runs on these pages; say so to the browser as well.
             "Content-Security-Policy": DASHBOARD_CSP + "; frame-ancestors 'self'",
@@ -115,35 +126,35 @@ def create_app(
 
     @app.get("/", response_class=HTMLResponse)
     def overview() -> HTMLResponse:
-        return page(*overview_page(get_engine(), links, settings))
+        return page(*read(lambda conn: overview_page(conn, links, settings)))
 
     @app.get("/trends", response_class=HTMLResponse)
     def trends(retriever: str | None = None, measure: str | None = None, dataset: str = "gold",
                days: int = Query(90, ge=0, le=MAX_TREND_DAYS)) -> HTMLResponse:
         try:
-            return page(*trend_page(get_engine(), links, settings, retriever=retriever, measure=measure,
-                                    dataset=dataset, days=days))
+            return page(*read(lambda conn: trend_page(conn, links, settings, retriever=retriever, measure=measure,
+                                                      dataset=dataset, days=days)))
         except NotFound as exc:
             return not_found(exc)
 
     @app.get("/ab/{ab_id}", response_class=HTMLResponse)
     def ab(ab_id: int = PathParam(ge=1, le=MAX_ID)) -> HTMLResponse:
         try:
-            return page(*ab_page(get_engine(), links, settings, ab_id))
+            return page(*read(lambda conn: ab_page(conn, links, settings, ab_id)))
         except NotFound as exc:
             return not_found(exc)
 
     @app.get("/runs", response_class=HTMLResponse)
     def runs(retriever: str | None = None, version: str | None = None, dataset: str | None = None,
              status: str | None = None) -> HTMLResponse:
-        return page(*runs_page(get_engine(), links, settings, retriever=retriever, version=version,
-                               dataset=dataset, status=status))
+        return page(*read(lambda conn: runs_page(conn, links, settings, retriever=retriever, version=version,
+                                                 dataset=dataset, status=status)))
 
     @app.get("/alerts", response_class=HTMLResponse)
     def alerts(retriever: str | None = None, kind: str | None = None, severity: str | None = None,
                delivery_status: str | None = None) -> HTMLResponse:
-        return page(*alerts_page(get_engine(), links, settings, retriever=retriever, kind=kind,
-                                 severity=severity, delivery_status=delivery_status))
+        return page(*read(lambda conn: alerts_page(conn, links, settings, retriever=retriever, kind=kind,
+                                                   severity=severity, delivery_status=delivery_status)))
 
     @app.get("/reports/{name:path}", response_model=None)
     def report_file(name: str) -> FileResponse | HTMLResponse:

@@ -82,7 +82,7 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
                 ("wall time per query", "per_query_ms"),)
             for label, column in columns:
                 long = len(mine) > svg.MAX_POINTS
-                pts = [svg.Point(r["logical_date"], _num(r[column]) if _num(r[column]) is not None else math.nan,
+                pts = [svg.Point(r["logical_date"], math.nan if (value := _num(r[column])) is None else value,
                                  title="" if long and i < len(mine) - 1 else
                                  f"{v} {_day(r['logical_date'])}: {label} {fmt(r[column], '.2f')} ms, "
                                  f"{r['timing_failed']} failed")

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalops.config import find_project
 from evalops.errors import ConfigError
 from evalops.retrievers._yaml import Marked, load_marked
 from evalops.retrievers.schema import ADAPTERS, BUILTIN_KINDS, PARAMS, RetrieverEntry, parse_entry
@@ -124,7 +125,7 @@ def load_registry(*paths: str | os.PathLike[str]) -> Registry:
 def default_registry_paths(user: str | os.PathLike[str] | None = None) -> list[Path]:
     """The registry files of the project around the working directory (its ``registry`` and overlay
     settings), then ``user``. Outside a project, only ``user``."""
-    from evalops.config import find_project, load_config
+    from evalops.config import load_config
 
     paths: list[Path] = []
     home = find_project()

@@ -33,14 +33,21 @@ def now_utc() -> dt.datetime:
 
 
 @contextlib.contextmanager
-def transaction(engine: Engine, what: str) -> Iterator[Connection]:
+def transaction(engine: Engine | Connection, what: str) -> Iterator[Connection]:
     """One database transaction: committed when the block ends, rolled back on any exception.
 
     Database errors become ``WarehouseError`` naming ``what`` failed; evalops errors pass through. That
     includes errors from the driver's own cursor (the bulk paths use it directly, bypassing SQLAlchemy).
+
+    Given a ``Connection`` instead of an engine (a reader that makes several reads as one, such as a
+    dashboard page: one connection checkout and one transaction instead of one per read), the block runs in
+    that connection's transaction, which its owner ends.
     """
     driver_error = getattr(engine.dialect.loaded_dbapi, "Error", SQLAlchemyError)
     try:
+        if isinstance(engine, Connection):
+            yield engine
+            return
         with engine.begin() as connection:
             yield connection
     except EvalopsError:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalops.config import process_number  # the import-light part: no settings object (nor pydantic) to make an engine
 from evalops.errors import ConfigError
 from evalops.extras import require
 from evalops.secrets import ConnectionFields, read_connection
@@ -58,9 +59,7 @@ DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
 def warehouse_timeout(name: str) -> float:
     """The warehouse timeout ``name`` (``connect``, ``statement``, ``idle`` or ``busy``), in seconds: the
     setting ``warehouse_<name>_timeout`` as the process's environment gives it (see :mod:`evalops.config`)."""
-    from evalops.config import process_setting
-
-    return process_setting(f"warehouse_{name}_timeout")
+    return process_number(f"warehouse_{name}_timeout")
 
 
 def _postgres_connect_args(parsed: Any, given: dict[str, Any]) -> dict[str, Any]:
@@ -148,9 +147,11 @@ def _connection_to_url(conn: ConnectionFields) -> str:
 
 def resolve_url(url: str | None = None) -> WarehouseURL:
     """The warehouse URL and where it came from (an explicit ``url`` argument counts as ``env``)."""
+    if url:  # the settings object (pydantic) is imported only to read the setting
+        return WarehouseURL(normalise_url(url), "env")
     from evalops.config import process_setting
 
-    explicit = url or process_setting("warehouse_url")
+    explicit = process_setting("warehouse_url")
     if explicit:
         return WarehouseURL(normalise_url(explicit), "env")
     from_airflow = _airflow_connection_url()

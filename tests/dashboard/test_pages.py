@@ -147,3 +147,37 @@ def test_a_trend_range_is_read_as_such_and_equals_the_year_cut_to_it(filled):
         assert wh.dashboard_timings(engine, retriever, days=days) == _cut(timings, days)[0]
         if days:
             assert min(r["logical_date"] for r in ranged) >= newest - dt.timedelta(days=days)
+
+
+def test_a_page_reads_through_one_connection_and_reads_what_the_engine_reads(client, filled):
+    """Each page checks out one connection for all its reads (a year's trend page made eight checkouts,
+    each a ping and a BEGIN), and the page read through that connection is the page read read by read."""
+    from sqlalchemy import event
+
+    from evalops.dashboard import DashboardSettings
+    from evalops.dashboard.links import AppLinks
+    from evalops.dashboard.trends import trend_page
+    from evalops.warehouse import dashboard as wh
+
+    engine = filled["engine"]
+    measures = wh.dashboard_measures(engine)
+    retriever = sorted(measures)[0]
+    checkouts: list[object] = []
+
+    def count(*_args):
+        checkouts.append(1)
+
+    event.listen(engine, "checkout", count)
+    try:
+        for path in ("/", f"/trends?retriever={retriever}&measure={measures[retriever][0]}&days=0",
+                     f"/ab/{_ab_ids(filled)[0]}", "/runs", "/alerts"):
+            checkouts.clear()
+            assert client.get(path).status_code == 200, path
+            assert len(checkouts) == 1, (path, len(checkouts))
+    finally:
+        event.remove(engine, "checkout", count)
+    settings, links = DashboardSettings.from_config(filled["cfg"]), AppLinks("", reports=False)
+    for days in (0, 90):
+        with engine.connect() as conn:
+            shared = trend_page(conn, links, settings, retriever=retriever, days=days)
+        assert shared == trend_page(engine, links, settings, retriever=retriever, days=days)
