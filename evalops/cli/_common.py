@@ -6,6 +6,7 @@ import contextlib
 import csv
 import datetime as dt
 import functools
+import gc
 import io
 import json
 import math
@@ -335,6 +336,24 @@ def exits_fast(func: F) -> F:
         _exit_now(int(code))
 
     return wrapper  # type: ignore[return-value]
+
+
+def frozen_at_each_step(say: Callable[[str], None]) -> Callable[[str], None]:
+    """``say`` that first moves every object alive into the collector's permanent generation
+    (``gc.freeze``), when the process is the command's (:data:`OWNS_PROCESS`).
+
+    What is alive between two steps of a run (the libraries' modules, the gold set, the snapshot, the run
+    tables) lives to the end; every full collection walked all of it again, about half a second of CPU at
+    20,000 queries x 3 versions. Frozen, it is left out of the walks; what the later steps drop is still
+    freed by its reference count, and their cycles are still collected."""
+    if not OWNS_PROCESS:
+        return say
+
+    def step(message: str) -> None:
+        gc.freeze()
+        say(message)
+
+    return step
 
 
 def _exit_now(code: int) -> None:

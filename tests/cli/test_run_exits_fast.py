@@ -71,3 +71,14 @@ def test_under_the_test_runner_the_command_returns(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["run", "--date", "2024-06-01"])
     assert result.exit_code == ExitCode.BAD_INPUT  # this process is still here to read it
     assert _common.OWNS_PROCESS is False
+
+
+def test_steps_freeze_the_survivors_only_in_a_process_of_its_own(monkeypatch):
+    said: list[str] = []
+    say = said.append
+    assert _common.frozen_at_each_step(say) is say  # a caller's process: left alone
+    monkeypatch.setattr(_common, "OWNS_PROCESS", True)
+    frozen = []
+    monkeypatch.setattr(_common.gc, "freeze", lambda: frozen.append(True))
+    _common.frozen_at_each_step(say)("scoring x")
+    assert said == ["scoring x"] and frozen == [True]
