@@ -318,7 +318,7 @@ def exits_fast(func: F) -> F:
     the command's exit code (its ``SystemExit``, or 0) is kept; stdout and stderr are flushed, the warehouse
     engines' connections closed (:func:`evalops.pipeline.store.dispose_engines`) and the ``atexit`` handlers
     run (logging's flush, temporary folders' clean-up) before ``os._exit``. Anything else (click's own exits,
-    a failed flush) takes the ordinary way out."""
+    a failed flush, a thread that is not a daemon still running) takes the ordinary way out."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -359,7 +359,10 @@ def frozen_at_each_step(say: Callable[[str], None]) -> Callable[[str], None]:
 def _exit_now(code: int) -> None:
     import atexit
     import os
+    import threading
 
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        raise SystemExit(code)  # a thread still working: the interpreter's exit waits for it
     store = sys.modules.get("evalops.pipeline.store")
     if store is not None:
         store.dispose_engines()

@@ -82,3 +82,21 @@ def test_steps_freeze_the_survivors_only_in_a_process_of_its_own(monkeypatch):
     monkeypatch.setattr(_common.gc, "freeze", lambda: frozen.append(True))
     _common.frozen_at_each_step(say)("scoring x")
     assert said == ["scoring x"] and frozen == [True]
+
+
+def test_a_thread_still_working_takes_the_ordinary_exit():
+    import threading
+
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait, daemon=False)
+    worker.start()
+    try:
+        try:
+            _common._exit_now(6)  # would end this process if it did not see the thread
+        except SystemExit as exc:
+            assert exc.code == 6
+        else:  # pragma: no cover
+            raise AssertionError("no SystemExit")
+    finally:
+        release.set()
+        worker.join()
