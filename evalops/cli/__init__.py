@@ -11,6 +11,8 @@ import importlib.util
 
 import click
 
+from evalops.cli import _common
+
 # command name -> "module:attribute" inside evalops.cli
 COMMANDS: dict[str, str] = {
     "evaluate": "evaluate:evaluate",
@@ -41,6 +43,11 @@ def _module_exists(spec: str) -> bool:
 
 
 class _LazyGroup(click.Group):
+    def main(self, args=None, *rest, **kwargs):  # type: ignore[no-untyped-def, override]
+        if args is None:  # the command line's own arguments: this process is the command's
+            _common.OWNS_PROCESS = True
+        return super().main(args, *rest, **kwargs)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name, spec in COMMANDS.items() if _module_exists(spec))
 

@@ -21,6 +21,7 @@ from evalops.cli._common import (
     DAY,
     Output,
     emit,
+    frozen_at_each_step,
     measure_labels,
     output_options,
     reports_errors,
@@ -56,7 +57,7 @@ def gated_run(cfg: Any, day: dt.date | None, clock: Any = None) -> tuple[Any, di
     from evalops.pipeline import IncompleteRunError, RunContext, run_local
 
     run = RunContext.for_day(day or dt.datetime.now(dt.timezone.utc).date())
-    say = clock.wrap(_say) if clock is not None else _say
+    say = frozen_at_each_step(clock.wrap(_say) if clock is not None else _say)
     try:
         return run, run_local(cfg, run, progress=say, judge_progress=_say_always), None
     except IncompleteRunError as exc:

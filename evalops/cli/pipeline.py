@@ -9,7 +9,15 @@ from pathlib import Path
 
 import click
 
-from evalops.cli._common import DAY, Output, emit, output_options, reports_errors, stderr_is_terminal
+from evalops.cli._common import (
+    DAY,
+    Output,
+    emit,
+    exits_fast,
+    output_options,
+    reports_errors,
+    stderr_is_terminal,
+)
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.gate import JUNIT_HELP, QUIET_OPTION, finish_run, gated_run
 from evalops.errors import InputError
@@ -35,6 +43,7 @@ def _say(message: str) -> None:
 @click.option("--timings", is_flag=True,
               help="At the end, print each step's wall and CPU seconds on stderr (the whole process's too).")
 @output_options()
+@exits_fast
 @reports_errors
 def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet, timings, fmt, output_path):
     """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's

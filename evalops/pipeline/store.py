@@ -33,14 +33,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.config import Config
 
-__all__ = ["engine_for", "migrate_warehouse", "run_lease", "warehouse_counts", "WarehouseAlertStore"]
+__all__ = ["dispose_engines", "engine_for", "migrate_warehouse", "run_lease", "warehouse_counts", "WarehouseAlertStore"]
 
 log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=8)
 def _engine(url: str) -> Engine:
-    return create_warehouse_engine(url)
+    engine = create_warehouse_engine(url)
+    _MADE.append(engine)
+    return engine
+
+
+_MADE: list[Engine] = []  # every engine _engine made in this process, for dispose_engines
+
+
+def dispose_engines() -> None:
+    """Close the pooled connections of every warehouse engine this process made (a process that ends
+    without the interpreter's shutdown, :func:`evalops.cli._common.exits_fast`, closes them first)."""
+    while _MADE:
+        _MADE.pop().dispose()
+    _engine.cache_clear()
 
 
 def engine_for(cfg: Config) -> Engine:
