@@ -69,7 +69,7 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     Either may be `-` (standard input) or compressed (.gz, .zst). Values match trec_eval (ties by doc id
     descending; a query missing from the run scores 0).
     """
-    from evalops.formats import read_qrels
+    from evalops.formats import read_gold
     from evalops.formats.stream import parse_memory_budget
     from evalops.metrics import Policy, parse_measures
     from evalops.formats.stream import evaluate_run_file
@@ -88,16 +88,16 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     floor = rss_bytes()
     if explicit_budget and qrels != "-" and Path(qrels).is_file():
         _judgments_fit(qrels, budget)  # before reading them: their reading alone could exceed the budget
-    gold = read_qrels(qrels)
+    gold = read_gold(qrels)  # ids in Arrow arrays: no Python string per judgment
     if explicit_budget:
         release_free_memory()  # the judgments' share is what they hold, not what reading them freed
-    judged_queries = len(gold.queries)
+    judged_queries = len(gold)
     per_value = RESULT_BYTES_PER_VALUE + (OUTPUT_BYTES_PER_VALUE if per_query else 0)
     shares = ProcessBudget(budget, floor, max(0, (rss_bytes() or 0) - (floor or 0)),
                            judged_queries * len(parsed) * per_value, max(0, (peak_rss_bytes() or 0) - (floor or 0)))
     if explicit_budget and not shares.fits:
         raise InputError(shares.refusal())
-    with progress("scoring queries", total=len(gold.queries)) as advance:
+    with progress("scoring queries", total=len(gold)) as advance:
         done = 0
 
         def report(finished: int, total: int) -> None:

@@ -14,10 +14,14 @@ from evalops.data import Qrels, Run, RunTable
 from evalops.errors import DuplicateDocumentError, FormatError
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import Columns, Layout, line_of, read_table
+from evalops._arrow import from_numpy, from_strings, numeric
+from evalops.metrics.gold import CompactGold
 from evalops.metrics.ranking import trec_eval_order
 
 __all__ = [
     "read_trec_qrels",
+    "read_trec_gold",
+    "gold_from_columns",
     "write_trec_qrels",
     "read_trec_run",
     "read_run_table",
@@ -51,6 +55,39 @@ RUN_LAYOUT = Layout(
 
 def qrels_from_columns(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> Qrels:
     """``Qrels`` from read columns; a repeated judgment names its line."""
+    _refuse_duplicate(source, layout, columns, duplicate)
+    return Qrels._trusted(
+        columns.query_id_rows(),
+        columns.doc_ids(),
+        columns.values.astype(np.int64, copy=False),
+        source.name,
+        (columns.query_codes.astype(np.int64), columns.query_ids),
+    )
+
+
+def gold_from_columns(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> CompactGold:
+    """A :class:`~evalops.metrics.gold.CompactGold` from read columns (the same judgments as
+    ``Gold.from_qrels(qrels_from_columns(...))``, ids kept in Arrow); a repeated judgment names its line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    _refuse_duplicate(source, layout, columns, duplicate)
+    ids = columns.query_ids
+    if isinstance(ids, np.ndarray):
+        ids = pa.array(ids.tolist(), type=pa.string())
+    order = numeric(pc.sort_indices(ids)).astype(np.int64)  # UTF-8 byte order = Python's string order
+    renumber = np.empty(len(order), dtype=np.int64)
+    renumber[order] = np.arange(len(order))
+    query_arrow = ids.take(from_numpy(order))
+    if isinstance(columns.doc_dictionary, np.ndarray):
+        docs = from_strings(columns.doc_ids())
+    else:
+        docs = columns.doc_dictionary.take(from_numpy(columns.doc_codes.astype(np.int64)))
+        docs = docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs
+    return CompactGold(query_arrow, renumber[columns.query_codes], docs, columns.values.astype(np.int64, copy=False))
+
+
+def _refuse_duplicate(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> None:
     if duplicate is not None:
         qid = str(columns.query_ids[columns.query_codes[duplicate]])
         did = str(columns.doc_ids(np.array([duplicate]))[0])
@@ -59,13 +96,14 @@ def qrels_from_columns(source: Source, layout: Layout, columns: Columns, duplica
             path=source.name,
             line=line_of(source, layout, columns, duplicate),
         )
-    return Qrels._trusted(
-        columns.query_id_rows(),
-        columns.doc_ids(),
-        columns.values.astype(np.int64, copy=False),
-        source.name,
-        (columns.query_codes.astype(np.int64), columns.query_ids),
-    )
+
+
+def read_trec_gold(path: str | os.PathLike[str] | Source) -> CompactGold:
+    """A TREC qrels file as :class:`~evalops.metrics.gold.CompactGold` (what ``evalops evaluate`` scores
+    against: no Python string per judgment); read and checked as :func:`read_trec_qrels` reads it."""
+    source = as_source(path)
+    columns, duplicate = read_table(source, QRELS_LAYOUT)
+    return gold_from_columns(source, QRELS_LAYOUT, columns, duplicate)
 
 
 def read_trec_qrels(path: str | os.PathLike[str] | Source) -> Qrels:
