@@ -88,7 +88,7 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     floor = rss_bytes()
     if explicit_budget and qrels != "-" and Path(qrels).is_file():
         _judgments_fit(qrels, budget)  # before reading them: their reading alone could exceed the budget
-    gold = read_gold(qrels)  # ids in Arrow arrays: no Python string per judgment
+    gold = read_gold(qrels).index()  # ids in Arrow arrays, no Python string per judgment; lookups built
     if explicit_budget:
         release_free_memory()  # the judgments' share is what they hold, not what reading them freed
     judged_queries = len(gold)

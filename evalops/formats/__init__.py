@@ -78,7 +78,7 @@ def read_gold(path: str | os.PathLike[str], split: str = "test") -> CompactGold:
     """The judgments :func:`read_qrels` reads, as a :class:`~evalops.metrics.gold.CompactGold` (ids kept in
     Arrow arrays, no Python string per judgment: what ``evalops evaluate`` scores against)."""
     source, layout = _qrels_layout(path, split)
-    return gold_from_columns(source, layout, *read_table(source, layout))
+    return gold_from_columns(source, layout, *read_table(source, layout, arrow_ids=True))
 
 
 def _qrels_layout(path: str | os.PathLike[str], split: str) -> tuple[Source, Layout]:

@@ -89,7 +89,8 @@ def gold_from_columns(source: Source, layout: Layout, columns: Columns, duplicat
 
 def _refuse_duplicate(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> None:
     if duplicate is not None:
-        qid = str(columns.query_ids[columns.query_codes[duplicate]])
+        qid = columns.query_ids[int(columns.query_codes[duplicate])]
+        qid = str(qid if isinstance(columns.query_ids, np.ndarray) else qid.as_py())
         did = str(columns.doc_ids(np.array([duplicate]))[0])
         raise FormatError(
             f"query {qid!r} judges document {did!r} a second time; keep one judgment per (query, document)",
@@ -102,7 +103,7 @@ def read_trec_gold(path: str | os.PathLike[str] | Source) -> CompactGold:
     """A TREC qrels file as :class:`~evalops.metrics.gold.CompactGold` (what ``evalops evaluate`` scores
     against: no Python string per judgment); read and checked as :func:`read_trec_qrels` reads it."""
     source = as_source(path)
-    columns, duplicate = read_table(source, QRELS_LAYOUT)
+    columns, duplicate = read_table(source, QRELS_LAYOUT, arrow_ids=True)
     return gold_from_columns(source, QRELS_LAYOUT, columns, duplicate)
 
 

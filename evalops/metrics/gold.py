@@ -126,6 +126,19 @@ class Gold:
         return q, _position_in_group(q), g
 
 
+    def query_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(judgment rows ordered by query, where each query's rows start: ``len(self) + 1`` bounds), built
+        once (streamed blocks reuse it)."""
+        groups = self.__dict__.get("_groups")
+        if groups is None:
+            by_query = np.argsort(self.qidx, kind="stable")
+            bounds = np.searchsorted(self.qidx[by_query], np.arange(len(self) + 1))
+            if len(by_query) < 2**31:
+                by_query = by_query.astype(np.int32)
+            groups = (by_query, bounds)
+            object.__setattr__(self, "_groups", groups)
+        return groups
+
     def docs_of(self, rows: np.ndarray) -> Any:
         """The doc ids of judgments ``rows``: an object array of str here, an Arrow string array in
         :class:`CompactGold` (the run-table join takes either)."""
@@ -178,13 +191,24 @@ class CompactGold(Gold):
         return self.doc_arrow.take(from_numpy(np.asarray(rows, dtype=np.int64)))
 
     def with_grades(self, grades: np.ndarray) -> Gold:
-        return CompactGold(self.query_arrow, self.qidx, self.doc_arrow, grades)
+        other = CompactGold(self.query_arrow, self.qidx, self.doc_arrow, grades)
+        for held in ("_hashes", "_groups", "_query_ids"):  # the same queries: the lookups are shared
+            if held in self.__dict__:
+                object.__setattr__(other, held, self.__dict__[held])
+        return other
 
     def nbytes(self) -> int:
-        """The bytes its arrays hold (the query id lookup, once built, included)."""
+        """The bytes its arrays hold (the lookups, once built, included)."""
         held = self.qidx.nbytes + self.grades.nbytes + self.query_arrow.nbytes + self.doc_arrow.nbytes
-        lookup = self.__dict__.get("_hashes")
-        return held + (sum(a.nbytes for a in lookup if a is not None) if lookup else 0)
+        built = [*(self.__dict__.get("_hashes") or ()), *(self.__dict__.get("_groups") or ())]
+        return held + sum(a.nbytes for a in built if a is not None)
+
+    def index(self) -> CompactGold:
+        """Build the lookups streamed blocks use (query positions, judgments by query) now, so that what the
+        judgments hold can be measured before the run is read; returns ``self``."""
+        self.positions(np.zeros(0, dtype=object))
+        self.query_groups()
+        return self
 
     def positions(self, query_ids: np.ndarray) -> np.ndarray:
         """The position of each of ``query_ids`` (an object array of str) among the gold queries, -1 if absent."""

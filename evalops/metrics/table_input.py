@@ -81,13 +81,7 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
 
 def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
     """Rows of ``gold``'s judgments that belong to the gold queries ``queries`` (one grouping, cached)."""
-    groups = gold.__dict__.get("_groups")
-    if groups is None:
-        by_query = np.argsort(gold.qidx, kind="stable")
-        bounds = np.searchsorted(gold.qidx[by_query], np.arange(len(gold) + 1))
-        groups = (by_query, bounds)
-        object.__setattr__(gold, "_groups", groups)
-    by_query, bounds = groups
+    by_query, bounds = gold.query_groups()
     first, counts = bounds[queries], bounds[queries + 1] - bounds[queries]
     total = int(counts.sum())
     if total == 0:
