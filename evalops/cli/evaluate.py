@@ -19,6 +19,7 @@ from evalops.limits import (
     ProcessBudget,
     peak_rss_bytes,
     release_free_memory,
+    return_freed_memory,
     rss_bytes,
 )
 
@@ -84,6 +85,8 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
         # the floor: the interpreter and every library the evaluation may import, before anything is read
         import pyarrow.compute  # noqa: F401  (the streamed reader's)
         import pyarrow.csv  # noqa: F401
+
+        return_freed_memory()  # a bound on the process: freed memory is handed back as it is freed
 
     floor = rss_bytes()
     if explicit_budget and qrels != "-" and Path(qrels).is_file():

@@ -74,17 +74,18 @@ def gold_from_columns(source: Source, layout: Layout, columns: Columns, duplicat
     _refuse_duplicate(source, layout, columns, duplicate)
     ids = columns.query_ids
     if isinstance(ids, np.ndarray):
-        ids = pa.array(ids.tolist(), type=pa.string())
+        ids = from_strings(ids)  # (pa.array would import pandas)
     order = numeric(pc.sort_indices(ids)).astype(np.int64)  # UTF-8 byte order = Python's string order
     renumber = np.empty(len(order), dtype=np.int64)
     renumber[order] = np.arange(len(order))
     query_arrow = ids.take(from_numpy(order))
-    if isinstance(columns.doc_dictionary, np.ndarray):
-        docs = from_strings(columns.doc_ids())
-    else:
-        docs = columns.doc_dictionary.take(from_numpy(columns.doc_codes.astype(np.int64)))
-        docs = docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs
-    return CompactGold(query_arrow, renumber[columns.query_codes], docs, columns.values.astype(np.int64, copy=False))
+    grades = columns.values.astype(np.int64, copy=False)
+    if isinstance(columns.doc_dictionary, np.ndarray):  # the exact parser's (a small file)
+        return CompactGold(query_arrow, renumber[columns.query_codes], from_strings(columns.doc_ids()), grades)
+    # the reader's dictionary, one array (a chunked one would be put together at every lookup), and its codes
+    dictionary = columns.doc_dictionary
+    dictionary = dictionary.combine_chunks() if isinstance(dictionary, pa.ChunkedArray) else dictionary
+    return CompactGold(query_arrow, renumber[columns.query_codes], dictionary, grades, columns.doc_codes)
 
 
 def _refuse_duplicate(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> None:

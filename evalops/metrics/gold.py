@@ -155,14 +155,16 @@ class CompactGold(Gold):
     What ``evalops evaluate`` holds while it streams a large run (2 M judgments over 1 M queries: about
     70 MB, against 336 MB as Python strings). ``query_ids`` (sorted, as in ``Gold``) becomes an object
     array only when asked for, once, when the results are put together; ``query_arrow`` and ``doc_arrow``
-    hold the ids meanwhile, and :meth:`positions` finds run query ids among them by a 64-bit hash, confirmed
+    hold the ids meanwhile (``doc_arrow[doc_codes]`` when the reader's doc dictionary is kept as it is, with
+    ``doc_codes`` per judgment), and :meth:`positions` finds run query ids among them by a 64-bit hash, confirmed
     by comparing the strings (exact). ``qidx`` and ``grades`` are the same int64 arrays as ``Gold``'s, in
     the file's order of the judgments.
     """
 
-    def __init__(self, query_arrow: Any, qidx: np.ndarray, doc_arrow: Any, grades: np.ndarray) -> None:
+    def __init__(self, query_arrow: Any, qidx: np.ndarray, doc_arrow: Any, grades: np.ndarray,
+                 doc_codes: np.ndarray | None = None) -> None:
         for name, value in (("query_arrow", query_arrow), ("qidx", qidx), ("doc_arrow", doc_arrow),
-                            ("grades", grades)):
+                            ("grades", grades), ("doc_codes", doc_codes)):
             object.__setattr__(self, name, value)
 
     @property  # type: ignore[override]
@@ -180,7 +182,7 @@ class CompactGold(Gold):
         """Every judged doc id as an object array of str (built on each call: prefer :meth:`docs_of`)."""
         from evalops._arrow import strings
 
-        return strings(self.doc_arrow)
+        return strings(self.docs_of(np.arange(len(self.qidx))))
 
     def __len__(self) -> int:
         return len(self.query_arrow)
@@ -188,10 +190,11 @@ class CompactGold(Gold):
     def docs_of(self, rows: np.ndarray) -> Any:
         from evalops._arrow import from_numpy
 
-        return self.doc_arrow.take(from_numpy(np.asarray(rows, dtype=np.int64)))
+        rows = np.asarray(rows, dtype=np.int64)
+        return self.doc_arrow.take(from_numpy(rows if self.doc_codes is None else self.doc_codes[rows]))
 
     def with_grades(self, grades: np.ndarray) -> Gold:
-        other = CompactGold(self.query_arrow, self.qidx, self.doc_arrow, grades)
+        other = CompactGold(self.query_arrow, self.qidx, self.doc_arrow, grades, self.doc_codes)
         for held in ("_hashes", "_groups", "_query_ids"):  # the same queries: the lookups are shared
             if held in self.__dict__:
                 object.__setattr__(other, held, self.__dict__[held])
@@ -200,6 +203,7 @@ class CompactGold(Gold):
     def nbytes(self) -> int:
         """The bytes its arrays hold (the lookups, once built, included)."""
         held = self.qidx.nbytes + self.grades.nbytes + self.query_arrow.nbytes + self.doc_arrow.nbytes
+        held += 0 if self.doc_codes is None else self.doc_codes.nbytes
         built = [*(self.__dict__.get("_hashes") or ()), *(self.__dict__.get("_groups") or ())]
         return held + sum(a.nbytes for a in built if a is not None)
 

@@ -133,10 +133,10 @@ def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = No
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
         return Hits(empty, empty, empty, retrieved, np.zeros(0, dtype=object))
-    return Hits(
-        np.concatenate([p.qidx for p in parts]),
-        np.concatenate([p.rank for p in parts]),
-        np.concatenate([p.grade for p in parts]),
+    return Hits(  # int64 whatever the parts hold (a streamed run keeps them as int32 meanwhile)
+        np.concatenate([p.qidx for p in parts], dtype=np.int64),
+        np.concatenate([p.rank for p in parts], dtype=np.int64),
+        np.concatenate([p.grade for p in parts], dtype=np.int64),
         retrieved,
         np.concatenate([p.ignored_query_ids for p in parts]),
     )

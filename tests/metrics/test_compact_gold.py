@@ -56,7 +56,7 @@ def test_real_qrels_score_as_before(shared_data: Path, collection: str, run_file
     assert gold.query_ids.tolist() == old_gold.query_ids.tolist()
     np.testing.assert_array_equal(gold.qidx, old_gold.qidx)
     np.testing.assert_array_equal(gold.grades, old_gold.grades)
-    assert gold.doc_arrow.to_pylist() == old_gold.doc_ids.tolist()
+    assert gold.doc_ids.tolist() == old_gold.doc_ids.tolist()
     run = folder / "runs" / run_file
     table = read_run_table(run)
     measures = measures_known()
