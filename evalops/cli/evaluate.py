@@ -14,11 +14,10 @@ from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, measure_la
 from evalops.errors import InputError
 from evalops.limits import (
     JUDGMENTS_READ_FACTOR,
-    OUTPUT_BYTES_PER_VALUE,
-    RESULT_BYTES_PER_VALUE,
     ProcessBudget,
     peak_rss_bytes,
     release_free_memory,
+    result_shares,
     return_freed_memory,
     rss_bytes,
 )
@@ -94,10 +93,9 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     gold = read_gold(qrels).index()  # ids in Arrow arrays, no Python string per judgment; lookups built
     if explicit_budget:
         release_free_memory()  # the judgments' share is what they hold, not what reading them freed
-    judged_queries = len(gold)
-    per_value = RESULT_BYTES_PER_VALUE + (OUTPUT_BYTES_PER_VALUE if per_query else 0)
-    shares = ProcessBudget(budget, floor, max(0, (rss_bytes() or 0) - (floor or 0)),
-                           judged_queries * len(parsed) * per_value, max(0, (peak_rss_bytes() or 0) - (floor or 0)))
+    streamed, scoring = result_shares(len(gold), len(gold.grades), len(parsed), per_query)
+    shares = ProcessBudget(budget, floor, max(0, (rss_bytes() or 0) - (floor or 0)), streamed,
+                           max(0, (peak_rss_bytes() or 0) - (floor or 0)), scoring)
     if explicit_budget and not shares.fits:
         raise InputError(shares.refusal())
     with progress("scoring queries", total=len(gold)) as advance:
