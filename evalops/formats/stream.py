@@ -34,7 +34,7 @@ from evalops.formats._table import (
     read_table_exact,
 )
 from evalops.formats.trec import RUN_LAYOUT, read_run_table
-from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget
+from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget, release_free_memory
 from evalops.metrics.compute import needs_judged
 from evalops.metrics.evaluation import evaluate, evaluate_hits
 from evalops.metrics.gold import as_gold
@@ -364,6 +364,7 @@ def evaluate_run_file(
             "explicitly (--allow-empty)",
             path=source.name,
         )
+    release_free_memory()  # what the run's reading freed goes back before the scoring takes its share
     hits = merge_hits(parts, len(gold), retrieved)
     parts.clear()  # merged: what the blocks' hits held is free for the scoring
     judged = None

@@ -173,7 +173,8 @@ class CompactGold(Gold):
         if held is None:
             from evalops._arrow import strings
 
-            held = strings(self.query_arrow)
+            held = _fixed_width_ids(self.query_arrow)
+            held = strings(self.query_arrow) if held is None else held
             object.__setattr__(self, "_query_ids", held)
         return held
 
@@ -246,6 +247,43 @@ class CompactGold(Gold):
             same = np.array(self.query_arrow.take(from_numpy(found)).to_pylist(), dtype=object) == query_ids[hit]
             out[hit[same]] = found[same]
         return out
+
+
+_FIXED_WIDTH_MAX = 16  # a numpy str of 16 characters takes 64 bytes: about what a Python str of 1-8 does
+
+
+def _fixed_width_ids(ids: Any) -> np.ndarray | None:
+    """Short ASCII ids (at most :data:`_FIXED_WIDTH_MAX` characters, none ending in NUL, which numpy would
+    drop) as a fixed-width numpy str array, built from the Arrow buffers: 4 bytes a character instead of a
+    Python object per id (1 M ids of 7 characters: 28 MB instead of 72 MB). Indexing it and ``tolist`` give
+    the same str values as an object array. None when the ids do not qualify."""
+    import pyarrow as pa
+
+    n = len(ids)
+    if n == 0 or ids.null_count or not pa.types.is_string(ids.type):
+        return None
+    offsets_buffer, data_buffer = ids.buffers()[1:3]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[ids.offset: ids.offset + n + 1].astype(np.int64)
+    lengths = np.diff(offsets)
+    width = int(lengths.max())
+    if width == 0 or width > _FIXED_WIDTH_MAX:
+        return None
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]: offsets[-1]]
+    if data.size and (int(data.max()) >= 0x80):  # not ASCII
+        return None
+    ends = offsets[1:] - offsets[0]
+    if bool(np.any(data[ends[lengths > 0] - 1] == 0)):  # an id ending in NUL
+        return None
+    out = np.zeros(n, dtype=f"S{width}")
+    raw = out.view(np.uint8).reshape(n, width)
+    step = 1 << 16
+    for lo in range(0, n, step):  # rows by slices: the byte positions of one slice at a time
+        hi = min(n, lo + step)
+        rows = np.repeat(np.arange(lo, hi), lengths[lo:hi])
+        first = offsets[lo] - offsets[0]
+        cols = np.arange(len(rows)) - np.repeat(offsets[lo:hi] - offsets[lo], lengths[lo:hi])
+        raw[rows, cols] = data[first: first + len(rows)]
+    return out.astype(f"U{width}")
 
 
 def _position_in_group(sorted_keys: np.ndarray) -> np.ndarray:

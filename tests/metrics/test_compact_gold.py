@@ -140,3 +140,17 @@ def test_bad_qrels_name_file_and_line(tmp_path: Path, text: str, line: int) -> N
     with pytest.raises(FormatError) as caught:
         read_gold(path)
     assert "bad.qrels" in str(caught.value) and str(line) in str(caught.value)
+
+
+def test_short_ascii_query_ids_are_held_fixed_width_with_the_same_values() -> None:
+    import pyarrow as pa
+
+    from evalops.metrics.gold import _fixed_width_ids
+
+    ids = ["", "a", "q12", "x" * 16, "b c"]
+    fixed = _fixed_width_ids(pa.array(ids))
+    assert fixed is not None and fixed.tolist() == ids and fixed[2] == "q12"
+    sliced = pa.array(["zz", *ids]).slice(1)
+    assert _fixed_width_ids(sliced).tolist() == ids
+    for unfit in (["é"], ["a\x00"], ["y" * 17]):
+        assert _fixed_width_ids(pa.array(unfit)) is None
