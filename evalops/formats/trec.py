@@ -79,13 +79,23 @@ def gold_from_columns(source: Source, layout: Layout, columns: Columns, duplicat
     renumber = np.empty(len(order), dtype=np.int64)
     renumber[order] = np.arange(len(order))
     query_arrow = ids.take(from_numpy(order))
-    grades = columns.values.astype(np.int64, copy=False)
+    grades = _small(columns.values, spread=True)
     if isinstance(columns.doc_dictionary, np.ndarray):  # the exact parser's (a small file)
-        return CompactGold(query_arrow, renumber[columns.query_codes], from_strings(columns.doc_ids()), grades)
+        return CompactGold(query_arrow, _small(renumber[columns.query_codes]), from_strings(columns.doc_ids()), grades)
     # the reader's dictionary, one array (a chunked one would be put together at every lookup), and its codes
     dictionary = columns.doc_dictionary
     dictionary = dictionary.combine_chunks() if isinstance(dictionary, pa.ChunkedArray) else dictionary
-    return CompactGold(query_arrow, renumber[columns.query_codes], dictionary, grades, columns.doc_codes)
+    return CompactGold(query_arrow, _small(renumber[columns.query_codes]), dictionary, grades, columns.doc_codes)
+
+
+def _small(values: np.ndarray, spread: bool = False) -> np.ndarray:
+    """``values`` (integers) as int32 when they fit, else int64. ``spread``: also when any two differ by less
+    than 2**30, so that shifting them (the judged measures shift grades to be positive) cannot overflow."""
+    if values.size == 0:
+        return values.astype(np.int64)
+    lo, hi = int(values.min()), int(values.max())
+    fits = hi - lo < 2**30 if spread else -(2**31) <= lo and hi < 2**31
+    return values.astype(np.int32 if fits else np.int64, copy=False)
 
 
 def _refuse_duplicate(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> None:

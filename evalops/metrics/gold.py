@@ -114,7 +114,7 @@ class Gold:
     def ideal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Positive judged grades as (query index, 0-based ideal rank, grade), sorted by query then rank."""
         positive = np.flatnonzero(self.grades > 0)
-        q = self.qidx[positive]
+        q = self.qidx[positive].astype(np.int64, copy=False)  # (int32 in a CompactGold: the key below needs 64 bits)
         g = self.grades[positive]
         if g.size:
             span = int(g.max()) + 1
@@ -157,8 +157,9 @@ class CompactGold(Gold):
     array only when asked for, once, when the results are put together; ``query_arrow`` and ``doc_arrow``
     hold the ids meanwhile (``doc_arrow[doc_codes]`` when the reader's doc dictionary is kept as it is, with
     ``doc_codes`` per judgment), and :meth:`positions` finds run query ids among them by a 64-bit hash, confirmed
-    by comparing the strings (exact). ``qidx`` and ``grades`` are the same int64 arrays as ``Gold``'s, in
-    the file's order of the judgments.
+    by comparing the strings (exact). ``qidx`` and ``grades`` are ``Gold``'s arrays, in the file's order of the
+    judgments, held as int32 when they fit (grades: when no two differ by 2**30 or more, so that the judged
+    measures' shift cannot overflow); what reads them casts where 64 bits are needed.
     """
 
     def __init__(self, query_arrow: Any, qidx: np.ndarray, doc_arrow: Any, grades: np.ndarray,
