@@ -24,7 +24,7 @@ __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", 
            "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
            "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
            "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "RESULT_BYTES_PER_VALUE", "STREAM_BYTES_PER_QUERY",
-           "STREAM_BYTES_PER_JUDGMENT", "SCORING_BYTES_PER_QUERY", "SCORING_BYTES_PER_JUDGMENT", "result_shares", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
+           "STREAM_BYTES_PER_JUDGMENT", "SCORING_BYTES_PER_QUERY", "SCORING_FIXED_BYTES", "SCORING_BYTES_PER_JUDGMENT", "result_shares", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
            "release_free_memory", "return_freed_memory"]
 
 QUERY_ID_MAX_LENGTH = 500  # query_scores.query_id
@@ -160,12 +160,12 @@ def peak_rss_bytes() -> int | None:
 # judgments. Measured on 1 M queries x 2 judgments x 2 measures (see docs/memory-budget.md).
 STREAM_BYTES_PER_QUERY = 8
 STREAM_BYTES_PER_JUDGMENT = 16
-# Scoring at the end measured 118 MB over what streaming left on 1 M queries, 2 M judgments, 2 measures
-# (the ideal rankings about 40 bytes a judgment, the query ids and counts 40 a query); the estimate, 168 MB,
-# keeps a margin.
-SCORING_BYTES_PER_QUERY = 40
-SCORING_BYTES_PER_JUDGMENT = 40
-RESULT_BYTES_PER_VALUE = 24  # per (query, measure): the value, its no-answer mask, the kept copy
+# Scoring at the end (chunks of evalops.metrics.compute.CHUNK_CELLS cells: about 16 MB whatever the size) took
+# 35 MB over what streaming left on 100,000 queries, 800,000 judgments and 2 measures; the estimate gives 39 MB.
+SCORING_FIXED_BYTES = 16 << 20
+SCORING_BYTES_PER_QUERY = 40  # the query ids (fixed-width str), the counts and masks per query
+SCORING_BYTES_PER_JUDGMENT = 20  # the merged hits and the ideal rankings
+RESULT_BYTES_PER_VALUE = 16  # per (query, measure): the value and its kept copy
 # Reading judgments (as evalops evaluate reads them: CompactGold, freed memory handed back) peaked at about
 # 5 bytes per byte of a TREC qrels file (2 M judgments: 235 MB from 47 MB; as Python strings it was 453 MB);
 # a budget below this many times the file is refused before the file is read (a lower bound, so that no
@@ -182,7 +182,8 @@ def result_shares(queries: int, judgments: int, measures: int, per_query: bool) 
     output holds every value as text too."""
     streamed = STREAM_BYTES_PER_QUERY * queries + STREAM_BYTES_PER_JUDGMENT * judgments
     per_value = RESULT_BYTES_PER_VALUE + (OUTPUT_BYTES_PER_VALUE if per_query else 0)
-    scoring = SCORING_BYTES_PER_QUERY * queries + SCORING_BYTES_PER_JUDGMENT * judgments + per_value * queries * measures
+    scoring = (SCORING_FIXED_BYTES + SCORING_BYTES_PER_QUERY * queries + SCORING_BYTES_PER_JUDGMENT * judgments
+               + per_value * queries * measures)
     return streamed, scoring
 
 
