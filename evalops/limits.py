@@ -23,7 +23,7 @@ from evalops.errors import InputError
 __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget",
            "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
            "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
-           "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "RESULT_BYTES_PER_VALUE", "STREAM_BYTES_PER_QUERY",
+           "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "READER_OVERSHOOT", "RESULT_BYTES_PER_VALUE", "STREAM_BYTES_PER_QUERY",
            "STREAM_BYTES_PER_JUDGMENT", "SCORING_BYTES_PER_QUERY", "SCORING_FIXED_BYTES", "SCORING_BYTES_PER_JUDGMENT", "result_shares", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
            "release_free_memory", "return_freed_memory"]
 
@@ -171,6 +171,9 @@ RESULT_BYTES_PER_VALUE = 16  # per (query, measure): the value and its kept copy
 # a budget below this many times the file is refused before the file is read (a lower bound, so that no
 # budget that would fit is refused).
 JUDGMENTS_READ_FACTOR = 4
+# The run reader took up to 1.35x the budget it was given on 1 M queries x 100 (gzip, query blocks of 2 MB);
+# evalops evaluate gives it its share over this.
+READER_OVERSHOOT = 1.5
 # The least the run reader works with (blocks of 64 KB and up); a budget must leave it this much.
 MIN_READER_BUDGET = 8 << 20
 OUTPUT_BYTES_PER_VALUE = 160
@@ -182,7 +185,8 @@ def result_shares(queries: int, judgments: int, measures: int, per_query: bool) 
     output holds every value as text too."""
     streamed = STREAM_BYTES_PER_QUERY * queries + STREAM_BYTES_PER_JUDGMENT * judgments
     per_value = RESULT_BYTES_PER_VALUE + (OUTPUT_BYTES_PER_VALUE if per_query else 0)
-    scoring = (SCORING_FIXED_BYTES + SCORING_BYTES_PER_QUERY * queries + SCORING_BYTES_PER_JUDGMENT * judgments
+    chunk = min(SCORING_FIXED_BYTES, queries * 3200)  # the chunk's matrices: ~32 bytes a cell, 100 cells a query
+    scoring = (chunk + SCORING_BYTES_PER_QUERY * queries + SCORING_BYTES_PER_JUDGMENT * judgments
                + per_value * queries * measures)
     return streamed, scoring
 
@@ -210,6 +214,13 @@ class ProcessBudget:
     @property
     def reader(self) -> int:
         return max(MIN_READER_BUDGET, self.budget - self.judgments - self.results)
+
+    @property
+    def reader_blocks(self) -> int:
+        """The budget the run reader is given for its blocks: its share over :data:`READER_OVERSHOOT`, what it
+        takes beyond the blocks it plans (the decompressor, Arrow's parsing buffers, what it freed but the
+        system has not taken back yet), at least :data:`MIN_READER_BUDGET`."""
+        return max(MIN_READER_BUDGET, int(self.reader / READER_OVERSHOOT))
 
     @property
     def fits(self) -> bool:

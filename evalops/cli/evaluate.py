@@ -107,7 +107,8 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
             done = finished
 
         result = evaluate_run_file(
-            gold, run, parsed, policy, memory_budget=shares.reader, allow_empty=allow_empty, progress=report,
+            gold, run, parsed, policy, memory_budget=shares.reader_blocks if explicit_budget else shares.reader,
+            allow_empty=allow_empty, progress=report,
             notice=lambda message: click.echo(message, err=True),
         )
     if explicit_budget:

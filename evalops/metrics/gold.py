@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from evalops._arrow import from_numpy, strings
 from evalops.data import Qrels, Run
 from evalops.errors import InputError
+from evalops.metrics.strhash import hash_strings
 
 __all__ = ["Gold", "CompactGold", "as_gold", "as_qrels", "as_run"]
 
@@ -172,8 +174,6 @@ class CompactGold(Gold):
     def query_ids(self) -> np.ndarray:
         held = self.__dict__.get("_query_ids")
         if held is None:
-            from evalops._arrow import strings
-
             held = _fixed_width_ids(self.query_arrow)
             held = strings(self.query_arrow) if held is None else held
             object.__setattr__(self, "_query_ids", held)
@@ -182,16 +182,12 @@ class CompactGold(Gold):
     @property  # type: ignore[override]
     def doc_ids(self) -> np.ndarray:
         """Every judged doc id as an object array of str (built on each call: prefer :meth:`docs_of`)."""
-        from evalops._arrow import strings
-
         return strings(self.docs_of(np.arange(len(self.qidx))))
 
     def __len__(self) -> int:
         return len(self.query_arrow)
 
     def docs_of(self, rows: np.ndarray) -> Any:
-        from evalops._arrow import from_numpy
-
         rows = np.asarray(rows, dtype=np.int64)
         return self.doc_arrow.take(from_numpy(rows if self.doc_codes is None else self.doc_codes[rows]))
 
@@ -218,8 +214,6 @@ class CompactGold(Gold):
 
     def positions(self, query_ids: np.ndarray) -> np.ndarray:
         """The position of each of ``query_ids`` (an object array of str) among the gold queries, -1 if absent."""
-        from evalops.metrics.strhash import hash_strings
-
         lookup = self.__dict__.get("_hashes")
         if lookup is None:
             hashes = hash_strings(self.query_arrow)
@@ -242,8 +236,6 @@ class CompactGold(Gold):
         at = np.minimum(np.searchsorted(hashes, wanted), len(hashes) - 1)
         hit = np.flatnonzero(hashes[at] == wanted)
         if hit.size:
-            from evalops._arrow import from_numpy
-
             found = order[at[hit]].astype(np.int64)
             same = np.array(self.query_arrow.take(from_numpy(found)).to_pylist(), dtype=object) == query_ids[hit]
             out[hit[same]] = found[same]
