@@ -25,7 +25,7 @@ __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", 
            "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
            "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "READER_OVERSHOOT", "RESULT_BYTES_PER_VALUE", "STREAM_BYTES_PER_QUERY",
            "STREAM_BYTES_PER_JUDGMENT", "SCORING_BYTES_PER_QUERY", "SCORING_FIXED_BYTES", "SCORING_BYTES_PER_JUDGMENT", "result_shares", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
-           "release_free_memory", "return_freed_memory"]
+           "release_free_memory", "return_freed_memory", "reset_peak_rss"]
 
 QUERY_ID_MAX_LENGTH = 500  # query_scores.query_id
 
@@ -142,8 +142,27 @@ def return_freed_memory() -> None:
             pass
 
 
+def reset_peak_rss() -> None:
+    """Start the peak of :func:`peak_rss_bytes` again from the memory resident now (Linux; elsewhere the
+    peak stays the process's), so that a peak measured from a floor is not an earlier one (a test process,
+    a caller that read something before)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
 def peak_rss_bytes() -> int | None:
-    """The process's peak resident memory so far (None where ``resource`` is missing)."""
+    """The process's peak resident memory since :func:`reset_peak_rss` or its start (``VmHWM`` on Linux,
+    else ``ru_maxrss``; None where neither is available)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
         import sys

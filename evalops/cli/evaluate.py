@@ -17,6 +17,7 @@ from evalops.limits import (
     ProcessBudget,
     peak_rss_bytes,
     release_free_memory,
+    reset_peak_rss,
     result_shares,
     return_freed_memory,
     rss_bytes,
@@ -88,6 +89,7 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
         return_freed_memory()  # a bound on the process: freed memory is handed back as it is freed
 
     floor = rss_bytes()
+    reset_peak_rss()  # the peaks below are this evaluation's, not an earlier one in the same process
     if explicit_budget and qrels != "-" and Path(qrels).is_file():
         _judgments_fit(qrels, budget)  # before reading them: their reading alone could exceed the budget
     gold = read_gold(qrels).index()  # ids in Arrow arrays, no Python string per judgment; lookups built

@@ -47,7 +47,7 @@ def test_memory_budget_streams_with_the_same_values(shared_data):
     run = str(shared_data / "nfcorpus-orig-test" / "runs" / "bm25.trec")
     whole = invoke(qrels, run, "-m", "nDCG@10", "-m", "AP", "--per-query", "--format", "json")
     streamed = invoke(qrels, run, "-m", "nDCG@10", "-m", "AP", "--per-query", "--format", "json", "--memory-budget", "16MB")
-    assert whole.exit_code == streamed.exit_code == 0
+    assert whole.exit_code == streamed.exit_code == 0, streamed.output
     assert json.loads(whole.stdout) == json.loads(streamed.stdout)
 
 
