@@ -23,8 +23,9 @@ from evalops.errors import InputError
 __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget",
            "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
            "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
-           "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "RESULT_BYTES_PER_VALUE", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
-           "release_free_memory"]
+           "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "READER_OVERSHOOT", "RESULT_BYTES_PER_VALUE", "STREAM_BYTES_PER_QUERY",
+           "STREAM_BYTES_PER_JUDGMENT", "SCORING_BYTES_PER_QUERY", "SCORING_FIXED_BYTES", "SCORING_BYTES_PER_JUDGMENT", "result_shares", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
+           "release_free_memory", "return_freed_memory", "reset_peak_rss"]
 
 QUERY_ID_MAX_LENGTH = 500  # query_scores.query_id
 
@@ -120,8 +121,48 @@ def release_free_memory() -> None:
             pass
 
 
+def return_freed_memory() -> None:
+    """Allocate from now on so that what is freed goes back to the system, not only at
+    :func:`release_free_memory`: Arrow's arrays on the system allocator (its default pool keeps what one
+    reader thread frees for that thread), and glibc's blocks of 1 MB and more mapped on their own (glibc's
+    threshold otherwise rises to 32 MB once such blocks are freed, and freed blocks then stay in the heap).
+    Reading 2 M judgments then peaks at about 250 MB over the floor instead of 310 MB and holds 80 MB once
+    read instead of 135 MB. A no-op where either is unavailable."""
+    import sys
+
+    if "pyarrow" in sys.modules:
+        pa = sys.modules["pyarrow"]
+        pa.set_memory_pool(pa.system_memory_pool())
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
+        except (OSError, AttributeError):  # not glibc
+            pass
+
+
+def reset_peak_rss() -> None:
+    """Start the peak of :func:`peak_rss_bytes` again from the memory resident now (Linux; elsewhere the
+    peak stays the process's), so that a peak measured from a floor is not an earlier one (a test process,
+    a caller that read something before)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
 def peak_rss_bytes() -> int | None:
-    """The process's peak resident memory so far (None where ``resource`` is missing)."""
+    """The process's peak resident memory since :func:`reset_peak_rss` or its start (``VmHWM`` on Linux,
+    else ``ru_maxrss``; None where neither is available)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
         import sys
@@ -131,17 +172,45 @@ def peak_rss_bytes() -> int | None:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-# The per-query results: scoring every judged query at the end (the merged hits, the ideal rankings, the
-# per-query arrays and the aggregates) took 165 bytes per (query, measure) on 200,000 queries x 2 measures;
-# a --per-query output writes each value as a row of text (JSON or CSV), held whole before it is written.
-RESULT_BYTES_PER_VALUE = 192
-# Reading judgments peaked at 9.6-18 bytes per byte of a TREC qrels file (2 M judgments: 453 MB from 47 MB;
-# 400,000: 162 MB from 8.9 MB); a budget below this many times the file is refused before the file is read
-# (a lower bound, so that no budget that would fit is refused).
-JUDGMENTS_READ_FACTOR = 8
+# The per-query results. While the run is streamed they hold the located judged documents (int32 query and
+# rank, int64 grade: 16 bytes each, at most one per judgment) and a count per judged query (8 bytes). Scoring
+# every query at the end (the merged hits, the ideal rankings, the per-query arrays, the query ids as Python
+# strings) takes more, but the run reader's share is free by then: that peak must fit the budget beside the
+# judgments. Measured on 1 M queries x 2 judgments x 2 measures (see docs/memory-budget.md).
+STREAM_BYTES_PER_QUERY = 8
+STREAM_BYTES_PER_JUDGMENT = 16
+# Scoring at the end (chunks of evalops.metrics.compute.CHUNK_CELLS cells: about 16 MB whatever the size) took
+# 35 MB over what streaming left on 100,000 queries, 800,000 judgments and 2 measures; the estimate gives 39 MB.
+SCORING_FIXED_BYTES = 16 << 20
+# the query ids (fixed-width str), the counts and masks, and what the streamed reading of a run leaves behind
+# that is not handed back to the system: 1 M queries x 100 (gzip) peaked at floor + 290-296 MB whatever the
+# budget, about 65 MB over the judgments, the hits and the scoring itself (see docs/memory-budget.md)
+SCORING_BYTES_PER_QUERY = 130
+SCORING_BYTES_PER_JUDGMENT = 20  # the merged hits and the ideal rankings
+RESULT_BYTES_PER_VALUE = 16  # per (query, measure): the value and its kept copy
+# Reading judgments (as evalops evaluate reads them: CompactGold, freed memory handed back) peaked at about
+# 5 bytes per byte of a TREC qrels file (2 M judgments: 235 MB from 47 MB; as Python strings it was 453 MB);
+# a budget below this many times the file is refused before the file is read (a lower bound, so that no
+# budget that would fit is refused).
+JUDGMENTS_READ_FACTOR = 4
+# The run reader took up to 1.35x the budget it was given on 1 M queries x 100 (gzip, query blocks of 2 MB);
+# evalops evaluate gives it its share over this.
+READER_OVERSHOOT = 1.5
 # The least the run reader works with (blocks of 64 KB and up); a budget must leave it this much.
 MIN_READER_BUDGET = 8 << 20
 OUTPUT_BYTES_PER_VALUE = 160
+
+
+def result_shares(queries: int, judgments: int, measures: int, per_query: bool) -> tuple[int, int]:
+    """(what the per-query results hold while a run is streamed, what scoring them at the end takes) for
+    ``queries`` judged queries with ``judgments`` judgments and ``measures`` measures; ``per_query``: the
+    output holds every value as text too."""
+    streamed = STREAM_BYTES_PER_QUERY * queries + STREAM_BYTES_PER_JUDGMENT * judgments
+    per_value = RESULT_BYTES_PER_VALUE + (OUTPUT_BYTES_PER_VALUE if per_query else 0)
+    chunk = min(SCORING_FIXED_BYTES, queries * 3200)  # the chunk's matrices: ~32 bytes a cell, 100 cells a query
+    scoring = (chunk + SCORING_BYTES_PER_QUERY * queries + SCORING_BYTES_PER_JUDGMENT * judgments
+               + per_value * queries * measures)
+    return streamed, scoring
 
 
 @dataclass(frozen=True)
@@ -151,8 +220,10 @@ class ProcessBudget:
     ``floor``: the resident memory of the interpreter and the libraries the command imports, measured before
     it reads anything (not part of the budget: no budget can go below it). ``judgments``: what the judgments
     hold once read; ``reading_judgments``: the peak while they were read, which the budget must cover too.
-    ``results``: the estimate for the per-query results and their output. The run
-    reader gets the rest (``reader``), at least :data:`MIN_READER_BUDGET`.
+    ``results``: the estimate for what the per-query results hold while the run is read; ``scoring``: the
+    estimate for scoring every query at the end and writing the output, when the reader's share is free
+    again (so it must fit beside the judgments, not beside the reader). The run reader gets the rest
+    (``reader``), at least :data:`MIN_READER_BUDGET`.
     """
 
     budget: int
@@ -160,25 +231,36 @@ class ProcessBudget:
     judgments: int
     results: int
     reading_judgments: int = 0  # the peak over the floor while the judgments were read (parsing buffers)
+    scoring: int = 0
 
     @property
     def reader(self) -> int:
         return max(MIN_READER_BUDGET, self.budget - self.judgments - self.results)
 
     @property
+    def reader_blocks(self) -> int:
+        """The budget the run reader is given for its blocks: its share over :data:`READER_OVERSHOOT`, what it
+        takes beyond the blocks it plans (the decompressor, Arrow's parsing buffers, what it freed but the
+        system has not taken back yet), at least :data:`MIN_READER_BUDGET`."""
+        return max(MIN_READER_BUDGET, int(self.reader / READER_OVERSHOOT))
+
+    @property
     def fits(self) -> bool:
         """Whether reading the judgments fits the budget, and the judgments and results leave the reader its
         minimum within it."""
         return (self.reading_judgments <= self.budget
-                and self.budget - self.judgments - self.results >= MIN_READER_BUDGET)
+                and self.budget - self.judgments - self.results >= MIN_READER_BUDGET
+                and self.judgments + self.scoring <= self.budget)
 
     def refusal(self) -> str:
         mb = 1 << 20
-        need = max(MIN_MEMORY_BUDGET, self.reading_judgments, self.judgments + self.results + MIN_READER_BUDGET)
+        need = max(MIN_MEMORY_BUDGET, self.reading_judgments, self.judgments + self.results + MIN_READER_BUDGET,
+                   self.judgments + self.scoring)
         return (f"memory budget {self.budget / mb:.0f} MB is too small: the judgments take {self.judgments / mb:.0f} MB "
                 f"({self.reading_judgments / mb:.0f} MB while read) and the per-query results about "
-                f"{self.results / mb:.0f} MB, which leaves less than the "
-                f"{MIN_READER_BUDGET // mb} MB the run reader needs; give --memory-budget {-(-need // mb)}MB or more "
+                f"{self.results / mb:.0f} MB ({self.scoring / mb:.0f} MB when scored), which leaves less than the "
+                f"{MIN_READER_BUDGET // mb} MB the run reader needs or less than scoring takes; give --memory-budget "
+                f"{-(-need // mb)}MB or more "
                 f"(the floor of {(self.floor or 0) / mb:.0f} MB, interpreter and libraries, comes on top of any budget)")
 
     def note(self) -> str:
@@ -189,5 +271,5 @@ class ProcessBudget:
         over = (f" = floor + {(peak - self.floor) / mb:.0f} MB" if peak is not None and self.floor is not None else "")
         peak_text = f"{peak / mb:.0f} MB{over}" if peak is not None else "unknown"
         return (f"memory budget {self.budget / mb:.0f} MB above a floor of {floor} (interpreter and libraries): "
-                f"judgments {self.judgments / mb:.0f} MB ({self.reading_judgments / mb:.0f} MB while read), per-query results {self.results / mb:.0f} MB, run reading "
+                f"judgments {self.judgments / mb:.0f} MB ({self.reading_judgments / mb:.0f} MB while read), per-query results {self.results / mb:.0f} MB ({self.scoring / mb:.0f} MB when scored), run reading "
                 f"{self.reader / mb:.0f} MB; peak resident memory {peak_text}")

@@ -14,11 +14,12 @@ from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, measure_la
 from evalops.errors import InputError
 from evalops.limits import (
     JUDGMENTS_READ_FACTOR,
-    OUTPUT_BYTES_PER_VALUE,
-    RESULT_BYTES_PER_VALUE,
     ProcessBudget,
     peak_rss_bytes,
     release_free_memory,
+    reset_peak_rss,
+    result_shares,
+    return_freed_memory,
     rss_bytes,
 )
 
@@ -69,7 +70,7 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     Either may be `-` (standard input) or compressed (.gz, .zst). Values match trec_eval (ties by doc id
     descending; a query missing from the run scores 0).
     """
-    from evalops.formats import read_qrels
+    from evalops.formats import read_gold
     from evalops.formats.stream import parse_memory_budget
     from evalops.metrics import Policy, parse_measures
     from evalops.formats.stream import evaluate_run_file
@@ -85,19 +86,21 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
         import pyarrow.compute  # noqa: F401  (the streamed reader's)
         import pyarrow.csv  # noqa: F401
 
+        return_freed_memory()  # a bound on the process: freed memory is handed back as it is freed
+
     floor = rss_bytes()
+    reset_peak_rss()  # the peaks below are this evaluation's, not an earlier one in the same process
     if explicit_budget and qrels != "-" and Path(qrels).is_file():
         _judgments_fit(qrels, budget)  # before reading them: their reading alone could exceed the budget
-    gold = read_qrels(qrels)
+    gold = read_gold(qrels).index()  # ids in Arrow arrays, no Python string per judgment; lookups built
     if explicit_budget:
         release_free_memory()  # the judgments' share is what they hold, not what reading them freed
-    judged_queries = len(gold.queries)
-    per_value = RESULT_BYTES_PER_VALUE + (OUTPUT_BYTES_PER_VALUE if per_query else 0)
-    shares = ProcessBudget(budget, floor, max(0, (rss_bytes() or 0) - (floor or 0)),
-                           judged_queries * len(parsed) * per_value, max(0, (peak_rss_bytes() or 0) - (floor or 0)))
+    streamed, scoring = result_shares(len(gold), len(gold.grades), len(parsed), per_query)
+    shares = ProcessBudget(budget, floor, max(0, (rss_bytes() or 0) - (floor or 0)), streamed,
+                           max(0, (peak_rss_bytes() or 0) - (floor or 0)), scoring)
     if explicit_budget and not shares.fits:
         raise InputError(shares.refusal())
-    with progress("scoring queries", total=len(gold.queries)) as advance:
+    with progress("scoring queries", total=len(gold)) as advance:
         done = 0
 
         def report(finished: int, total: int) -> None:
@@ -106,7 +109,8 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
             done = finished
 
         result = evaluate_run_file(
-            gold, run, parsed, policy, memory_budget=shares.reader, allow_empty=allow_empty, progress=report,
+            gold, run, parsed, policy, memory_budget=shares.reader_blocks if explicit_budget else shares.reader,
+            allow_empty=allow_empty, progress=report,
             notice=lambda message: click.echo(message, err=True),
         )
     if explicit_budget:

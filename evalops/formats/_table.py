@@ -333,8 +333,9 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
         raise Refused() from None
 
 
-def _read_fast(source: Source, layout: Layout) -> tuple[Columns, np.ndarray] | None:
-    """The Arrow path; None when the exact parser must decide."""
+def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray] | None:
+    """The Arrow path; None when the exact parser must decide. ``arrow_ids``: keep the query ids an Arrow
+    string array (no Python string per query)."""
     plan = _fast_plan(source, layout)
     if plan is None:
         return None
@@ -352,7 +353,7 @@ def _read_fast(source: Source, layout: Layout) -> tuple[Columns, np.ndarray] | N
         values = np.concatenate([p[2] for p in parts])
     else:
         values = np.zeros(0, dtype=np.float64 if layout.value_kind == "score" else np.int64)
-    query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
+    query_codes, query_ids, spans = _unify_queries([p[0] for p in parts], arrow_ids)
     doc_codes, doc_dictionary = _doc_codes([p[1] for p in parts])
     del parts
     return Columns(
@@ -367,8 +368,9 @@ def _read_fast(source: Source, layout: Layout) -> tuple[Columns, np.ndarray] | N
     ), spans
 
 
-def _unify_queries(chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Global query codes from Arrow's per-block dictionaries; also which queries span several blocks."""
+def _unify_queries(chunks: Sequence[Any], arrow_ids: bool = False) -> tuple[np.ndarray, Any, np.ndarray]:
+    """Global query codes from Arrow's per-block dictionaries; also which queries span several blocks.
+    The query ids: an object array of str, or with ``arrow_ids`` an Arrow string array."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -377,7 +379,7 @@ def _unify_queries(chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.nd
     dictionaries = [c.dictionary for c in chunks]
     encoded = pc.dictionary_encode(pa.concat_arrays(dictionaries))
     global_of_local = numeric(encoded.indices).astype(np.int32)
-    query_ids = strings(encoded.dictionary)
+    query_ids = encoded.dictionary if arrow_ids else strings(encoded.dictionary)
     parts = []
     start = 0
     for c in chunks:
@@ -389,7 +391,8 @@ def _unify_queries(chunks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.nd
     used = np.bincount(codes, minlength=len(query_ids)) > 0
     if not used.all():  # a sliced block keeps its whole dictionary: drop the ids without rows
         renumber = (np.cumsum(used) - 1).astype(np.int32)
-        codes, query_ids, spans = renumber[codes], query_ids[used], spans[used]
+        kept = query_ids.take(from_numpy(np.flatnonzero(used))) if arrow_ids else query_ids[used]
+        codes, query_ids, spans = renumber[codes], kept, spans[used]
     return codes, query_ids, spans
 
 
@@ -442,13 +445,15 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
 # -- entry point -----------------------------------------------------------------------------------
 
 
-def read_table(source: Source, layout: Layout, *, float32: bool = False) -> tuple[Columns, int | None]:
+def read_table(source: Source, layout: Layout, *, float32: bool = False,
+               arrow_ids: bool = False) -> tuple[Columns, int | None]:
     """(columns, row of the first duplicate pair or None). The fast path when it applies, else exact.
+    ``arrow_ids``: the fast path keeps the query ids an Arrow string array (the exact one, an object array).
 
     Small plain files go straight to the exact parser: it is quicker than importing pyarrow for them.
     """
     small = source.compression is None and source.size < SMALL_FILE
-    fast = None if small else _read_fast(source, layout)
+    fast = None if small else _read_fast(source, layout, arrow_ids)
     if fast is not None:
         columns, spans = fast
     else:

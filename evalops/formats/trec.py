@@ -14,10 +14,14 @@ from evalops.data import Qrels, Run, RunTable
 from evalops.errors import DuplicateDocumentError, FormatError
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import Columns, Layout, line_of, read_table
+from evalops._arrow import from_numpy, from_strings, numeric
+from evalops.metrics.gold import CompactGold
 from evalops.metrics.ranking import trec_eval_order
 
 __all__ = [
     "read_trec_qrels",
+    "read_trec_gold",
+    "gold_from_columns",
     "write_trec_qrels",
     "read_trec_run",
     "read_run_table",
@@ -51,14 +55,7 @@ RUN_LAYOUT = Layout(
 
 def qrels_from_columns(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> Qrels:
     """``Qrels`` from read columns; a repeated judgment names its line."""
-    if duplicate is not None:
-        qid = str(columns.query_ids[columns.query_codes[duplicate]])
-        did = str(columns.doc_ids(np.array([duplicate]))[0])
-        raise FormatError(
-            f"query {qid!r} judges document {did!r} a second time; keep one judgment per (query, document)",
-            path=source.name,
-            line=line_of(source, layout, columns, duplicate),
-        )
+    _refuse_duplicate(source, layout, columns, duplicate)
     return Qrels._trusted(
         columns.query_id_rows(),
         columns.doc_ids(),
@@ -66,6 +63,59 @@ def qrels_from_columns(source: Source, layout: Layout, columns: Columns, duplica
         source.name,
         (columns.query_codes.astype(np.int64), columns.query_ids),
     )
+
+
+def gold_from_columns(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> CompactGold:
+    """A :class:`~evalops.metrics.gold.CompactGold` from read columns (the same judgments as
+    ``Gold.from_qrels(qrels_from_columns(...))``, ids kept in Arrow); a repeated judgment names its line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    _refuse_duplicate(source, layout, columns, duplicate)
+    ids = columns.query_ids
+    if isinstance(ids, np.ndarray):
+        ids = from_strings(ids)  # (pa.array would import pandas)
+    order = numeric(pc.sort_indices(ids)).astype(np.int64)  # UTF-8 byte order = Python's string order
+    renumber = np.empty(len(order), dtype=np.int64)
+    renumber[order] = np.arange(len(order))
+    query_arrow = ids.take(from_numpy(order))
+    grades = _small(columns.values, spread=True)
+    if isinstance(columns.doc_dictionary, np.ndarray):  # the exact parser's (a small file)
+        return CompactGold(query_arrow, _small(renumber[columns.query_codes]), from_strings(columns.doc_ids()), grades)
+    # the reader's dictionary, one array (a chunked one would be put together at every lookup), and its codes
+    dictionary = columns.doc_dictionary
+    dictionary = dictionary.combine_chunks() if isinstance(dictionary, pa.ChunkedArray) else dictionary
+    return CompactGold(query_arrow, _small(renumber[columns.query_codes]), dictionary, grades, columns.doc_codes)
+
+
+def _small(values: np.ndarray, spread: bool = False) -> np.ndarray:
+    """``values`` (integers) as int32 when they fit, else int64. ``spread``: also when any two differ by less
+    than 2**30, so that shifting them (the judged measures shift grades to be positive) cannot overflow."""
+    if values.size == 0:
+        return values.astype(np.int64)
+    lo, hi = int(values.min()), int(values.max())
+    fits = hi - lo < 2**30 if spread else -(2**31) <= lo and hi < 2**31
+    return values.astype(np.int32 if fits else np.int64, copy=False)
+
+
+def _refuse_duplicate(source: Source, layout: Layout, columns: Columns, duplicate: int | None) -> None:
+    if duplicate is not None:
+        qid = columns.query_ids[int(columns.query_codes[duplicate])]
+        qid = str(qid if isinstance(columns.query_ids, np.ndarray) else qid.as_py())
+        did = str(columns.doc_ids(np.array([duplicate]))[0])
+        raise FormatError(
+            f"query {qid!r} judges document {did!r} a second time; keep one judgment per (query, document)",
+            path=source.name,
+            line=line_of(source, layout, columns, duplicate),
+        )
+
+
+def read_trec_gold(path: str | os.PathLike[str] | Source) -> CompactGold:
+    """A TREC qrels file as :class:`~evalops.metrics.gold.CompactGold` (what ``evalops evaluate`` scores
+    against: no Python string per judgment); read and checked as :func:`read_trec_qrels` reads it."""
+    source = as_source(path)
+    columns, duplicate = read_table(source, QRELS_LAYOUT, arrow_ids=True)
+    return gold_from_columns(source, QRELS_LAYOUT, columns, duplicate)
 
 
 def read_trec_qrels(path: str | os.PathLike[str] | Source) -> Qrels:

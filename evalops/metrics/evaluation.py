@@ -112,7 +112,7 @@ def evaluate_hits(
     per_query = {str(m): values[m][keep] for m in parsed}
     return EvaluationResult(
         measures=parsed,
-        query_ids=gold.query_ids[keep],
+        query_ids=gold.query_ids if keep.all() else gold.query_ids[keep],  # (no copy of every id when all are kept)
         per_query=per_query,
         aggregates={name: summarize(v) for name, v in per_query.items()},
         policy=policy,

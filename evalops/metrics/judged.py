@@ -24,7 +24,7 @@ def judged_gold(gold: Gold) -> tuple[Gold, int]:
     """``gold`` with every grade shifted to be positive, so locating its "relevant" documents locates every
     judged one; and the shift, for :func:`unshift_judged`."""
     shift = 1 - int(gold.grades.min()) if len(gold.grades) else 0
-    return Gold(gold.query_ids, gold.qidx, gold.doc_ids, gold.grades + shift), shift
+    return gold.with_grades(gold.grades + shift), shift
 
 
 def unshift_judged(hits: Hits, shift: int) -> Hits:

@@ -15,7 +15,7 @@ import numpy as np
 
 from evalops.data import RunTable
 from evalops._arrow import from_strings, numeric
-from evalops.metrics.gold import Gold
+from evalops.metrics.gold import CompactGold, Gold
 from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
 
 __all__ = ["hits_from_table", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
@@ -51,7 +51,7 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
     if pairs.size and n:
         # every judged doc id is numbered by its first occurrence among the judged doc ids, and every
         # dictionary entry gets that number (-1: not judged relevant)
-        canon_pair, lut = _judged_lookup(gold.doc_ids[pairs], table.doc_dictionary)
+        canon_pair, lut = _judged_lookup(gold.docs_of(pairs), table.doc_dictionary)
         m = np.int64(len(pairs))
         pair_key = gold.qidx[pairs].astype(np.int64) * m + canon_pair
         row_doc = lut[table.doc_codes]
@@ -81,13 +81,7 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
 
 def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
     """Rows of ``gold``'s judgments that belong to the gold queries ``queries`` (one grouping, cached)."""
-    groups = gold.__dict__.get("_groups")
-    if groups is None:
-        by_query = np.argsort(gold.qidx, kind="stable")
-        bounds = np.searchsorted(gold.qidx[by_query], np.arange(len(gold) + 1))
-        groups = (by_query, bounds)
-        object.__setattr__(gold, "_groups", groups)
-    by_query, bounds = groups
+    by_query, bounds = gold.query_groups()
     first, counts = bounds[queries], bounds[queries + 1] - bounds[queries]
     total = int(counts.sum())
     if total == 0:
@@ -98,7 +92,9 @@ def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
 
 def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
     """Position of each query id among the gold queries, -1 if absent; the lookup table is built once per
-    ``Gold`` (streamed blocks reuse it)."""
+    ``Gold`` (streamed blocks reuse it; a :class:`CompactGold` keeps hashes instead of a dict)."""
+    if isinstance(gold, CompactGold):
+        return gold.positions(query_ids)
     position = gold.__dict__.get("_position")
     if position is None:
         position = dict(zip(gold.query_ids.tolist(), range(len(gold.query_ids))))
@@ -106,18 +102,20 @@ def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
     return np.fromiter(map(position.get, query_ids.tolist(), repeat(-1)), dtype=np.int64, count=len(query_ids))
 
 
-def _judged_lookup(judged_docs: np.ndarray, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(number of each judged doc id, number of each dictionary entry or -1), exact string equality."""
+def _judged_lookup(judged_docs: Any, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(number of each judged doc id, number of each dictionary entry or -1), exact string equality.
+    ``judged_docs``: an object array of str or an Arrow string array (:meth:`Gold.docs_of`)."""
     if isinstance(dictionary, np.ndarray):  # a small file read by the exact parser: no Arrow needed
+        docs = judged_docs.tolist() if isinstance(judged_docs, np.ndarray) else judged_docs.to_pylist()
         first: dict[str, int] = {}
-        for i, doc in enumerate(judged_docs.tolist()):
+        for i, doc in enumerate(docs):
             first.setdefault(doc, i)
-        canon = np.fromiter(map(first.__getitem__, judged_docs.tolist()), dtype=np.int64, count=len(judged_docs))
+        canon = np.fromiter(map(first.__getitem__, docs), dtype=np.int64, count=len(docs))
         lut = np.fromiter(map(first.get, dictionary.tolist(), repeat(-1)), dtype=np.int64, count=len(dictionary))
         return canon, lut
     import pyarrow.compute as pc
 
-    judged = from_strings(judged_docs)
+    judged = from_strings(judged_docs) if isinstance(judged_docs, np.ndarray) else judged_docs
     canon = numeric(pc.index_in(judged, value_set=judged)).astype(np.int64)
     found = pc.index_in(dictionary, value_set=judged)
     return canon, numeric(found, fill=-1).astype(np.int64)
@@ -135,10 +133,10 @@ def merge_hits(parts: list[Hits], n_gold: int, retrieved: np.ndarray | None = No
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
         return Hits(empty, empty, empty, retrieved, np.zeros(0, dtype=object))
-    return Hits(
-        np.concatenate([p.qidx for p in parts]),
-        np.concatenate([p.rank for p in parts]),
-        np.concatenate([p.grade for p in parts]),
+    return Hits(  # int64 whatever the parts hold (a streamed run keeps them as int32 meanwhile)
+        np.concatenate([p.qidx for p in parts], dtype=np.int64),
+        np.concatenate([p.rank for p in parts], dtype=np.int64),
+        np.concatenate([p.grade for p in parts], dtype=np.int64),
         retrieved,
         np.concatenate([p.ignored_query_ids for p in parts]),
     )
@@ -215,7 +213,7 @@ def unjudged_rows(gold: Gold, table: RunTable, ranks: np.ndarray, k: int) -> np.
     judgments = _judgments_of(gold, np.unique(row_gold[candidates]))
     if judgments.size == 0:
         return candidates
-    canon, lut = _judged_lookup(gold.doc_ids[judgments], table.doc_dictionary)
+    canon, lut = _judged_lookup(gold.docs_of(judgments), table.doc_dictionary)
     m = np.int64(len(judgments))
     judged_keys = np.unique(gold.qidx[judgments].astype(np.int64) * m + canon)
     row_doc = lut[table.doc_codes[candidates]]

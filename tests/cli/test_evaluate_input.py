@@ -47,7 +47,7 @@ def test_memory_budget_streams_with_the_same_values(shared_data):
     run = str(shared_data / "nfcorpus-orig-test" / "runs" / "bm25.trec")
     whole = invoke(qrels, run, "-m", "nDCG@10", "-m", "AP", "--per-query", "--format", "json")
     streamed = invoke(qrels, run, "-m", "nDCG@10", "-m", "AP", "--per-query", "--format", "json", "--memory-budget", "16MB")
-    assert whole.exit_code == streamed.exit_code == 0
+    assert whole.exit_code == streamed.exit_code == 0, streamed.output
     assert json.loads(whole.stdout) == json.loads(streamed.stdout)
 
 
@@ -109,3 +109,8 @@ def test_the_budget_shares_and_the_budget_that_fits():
     assert "give --memory-budget 181MB or more" in too_small.refusal()
     read_peak = ProcessBudget(150 * mb, 67 * mb, judgments=50 * mb, results=10 * mb, reading_judgments=160 * mb)
     assert not read_peak.fits and "give --memory-budget 160MB or more" in read_peak.refusal()
+    # scoring at the end uses the reader's share again, but must fit beside the judgments
+    scoring = ProcessBudget(256 * mb, 67 * mb, judgments=100 * mb, results=40 * mb, scoring=120 * mb)
+    assert scoring.fits and scoring.reader == 116 * mb
+    too_much = ProcessBudget(256 * mb, 67 * mb, judgments=100 * mb, results=40 * mb, scoring=200 * mb)
+    assert not too_much.fits and "give --memory-budget 300MB or more" in too_much.refusal()
