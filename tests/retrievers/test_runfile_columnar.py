@@ -50,6 +50,8 @@ def test_real_runs_score_the_same_in_columns(shared_data, collection, run, k, re
     monkeypatch.setattr(runfile, "_TABLES", type(runfile._TABLES)())
     if reader == "arrow":  # small files go to the exact parser (a numpy dictionary); Arrow's is another path
         monkeypatch.setattr(table_module, "SMALL_FILE", 0)
+    else:  # the exact parser even where pyarrow is already imported
+        monkeypatch.setattr(table_module, "SMALL_FILE_ARROW_LOADED", table_module.SMALL_FILE)
     folder = shared_data / collection
     qrels = read_qrels(folder / "qrels.tsv")
     retriever = RunFileRetriever(folder / "runs" / run)
@@ -123,6 +125,8 @@ def test_ranks_from_codes_equal_the_ranking_rule_on_many_ties(tmp_path, reader, 
 
     if reader == "arrow":
         monkeypatch.setattr(table_module, "SMALL_FILE", 0)
+    else:
+        monkeypatch.setattr(table_module, "SMALL_FILE_ARROW_LOADED", table_module.SMALL_FILE)
     rng = np.random.default_rng(7)
     lines = []
     for q in range(60):
