@@ -70,8 +70,8 @@ def test_a_run_file_covering_a_tenth_of_the_queries_says_so_in_the_report(shared
                                          "--by", "tests"])
     assert promoted.exit_code == 0, promoted.output
     _project(home, scifact, {"1.0": str(bm25), "partial": str(partial)})
-    day2 = CliRunner().invoke(main, ["gate", "--project", str(home), "--date", DAY2, "--format", "json"],
-                              catch_exceptions=False)
+    day2 = CliRunner().invoke(main, ["gate", "--project", str(home), "--date", DAY2, "--format", "json",
+                                     "--junit-xml", str(tmp_path / "junit.xml")], catch_exceptions=False)
     payload = json.loads(day2.output[day2.output.index("{"):])
     said = f"the candidate's answers to {empty} of them held no document"
     report = (Path(payload["report"]).parent / "report.md").read_text()
