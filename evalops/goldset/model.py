@@ -79,6 +79,14 @@ def _tags(value: Any) -> tuple[str, ...]:
     return tuple(str(t) for t in value)
 
 
+def _values(column: Any) -> Any:
+    """The column's values as iterating it gives them; a column with no missing value as one list (iterating an
+    Arrow-backed column makes a scalar per element: 0.3 s for 100,000 judgments' two id columns)."""
+    if isinstance(column, pd.Series) and not column.hasnans:
+        return column.tolist()
+    return column
+
+
 def _text(value: Any) -> str:
     # None/NaN become "" so the frame stays a string column; the suite reports it as empty query text.
     if value is None or (isinstance(value, float) and np.isnan(value)):
@@ -120,8 +128,8 @@ class GoldSet:
         splits = [check_split(v, f"{where}: query row {i + 1}") for i, v in enumerate(splits)]
         q = pd.DataFrame(
             {
-                "query_id": pd.Series([str(v) for v in queries["query_id"]], dtype=object),
-                "text": pd.Series([_text(v) for v in queries["text"]], dtype=object),
+                "query_id": pd.Series([str(v) for v in _values(queries["query_id"])], dtype=object),
+                "text": pd.Series([_text(v) for v in _values(queries["text"])], dtype=object),
                 "type": pd.Series([_text(v) for v in queries["type"]], dtype=object),
                 "language": pd.Series([_text(v) or UNKNOWN_LANGUAGE for v in language], dtype=object),
                 "tags": pd.Series([_tags(v) for v in tags], dtype=object),
@@ -139,8 +147,8 @@ class GoldSet:
             )
         j = pd.DataFrame(
             {
-                "query_id": pd.Series([str(v) for v in judgments["query_id"]], dtype=object),
-                "doc_id": pd.Series([str(v) for v in judgments["doc_id"]], dtype=object),
+                "query_id": pd.Series([str(v) for v in _values(judgments["query_id"])], dtype=object),
+                "doc_id": pd.Series([str(v) for v in _values(judgments["doc_id"])], dtype=object),
                 "grade": grades.astype(np.int64).to_numpy(),
             }
         )
