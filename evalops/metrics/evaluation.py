@@ -109,11 +109,13 @@ def evaluate_hits(
     else:
         keep = np.ones(len(gold), dtype=bool)
 
-    per_query = {str(m): values[m][keep] for m in parsed}
+    every = bool(keep.all())
+    per_query = {str(m): values[m] if every else values[m][keep] for m in parsed}
+    del values  # (the whole vectors are not held beside the kept values and the ids built next)
     return EvaluationResult(
         measures=parsed,
         # (no copy of every id when all are kept; else only the kept ones are built, not every one and a copy)
-        query_ids=gold.query_ids if keep.all() else gold.query_ids_where(keep),
+        query_ids=gold.query_ids if every else gold.query_ids_where(keep),
         per_query=per_query,
         aggregates={name: summarize(v) for name, v in per_query.items()},
         policy=policy,

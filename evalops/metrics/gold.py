@@ -201,7 +201,7 @@ class CompactGold(Gold):
         held = self.__dict__.get("_query_ids")
         if held is not None:
             return held[mask]
-        rows = np.flatnonzero(mask)
+        rows = np.flatnonzero(mask).astype(np.int32 if len(self) < 2**31 else np.int64)
         ids = _fixed_width_ids(self.query_arrow, rows)
         return strings(self.query_arrow.take(from_numpy(rows))) if ids is None else ids
 
@@ -300,7 +300,7 @@ def _fixed_width_ids(ids: Any, rows: np.ndarray | None = None) -> np.ndarray | N
         lengths = lengths[rows]
     out = np.zeros(len(starts), dtype=f"U{width}")  # filled in place: ASCII bytes are their code points
     raw = out.view(np.uint32).reshape(len(starts), width)
-    step = 1 << 16
+    step = 1 << 13  # (a slice's index arrays stay under 1 MB for ids of up to 16 characters)
     for lo in range(0, len(starts), step):  # rows by slices: the byte positions of one slice at a time
         hi = min(len(starts), lo + step)
         size = lengths[lo:hi]
