@@ -185,7 +185,7 @@ SCORING_FIXED_BYTES = 16 << 20
 # the query ids (fixed-width str), the counts and masks, and what the streamed reading of a run leaves behind
 # that is not handed back to the system: 1 M queries x 100 (gzip) peaked at floor + 290-296 MB whatever the
 # budget, about 65 MB over the judgments, the hits and the scoring itself (see docs/memory-budget.md)
-SCORING_BYTES_PER_QUERY = 130
+SCORING_BYTES_PER_QUERY = 40
 SCORING_BYTES_PER_JUDGMENT = 20  # the merged hits and the ideal rankings
 RESULT_BYTES_PER_VALUE = 16  # per (query, measure): the value and its kept copy
 # Reading judgments (as evalops evaluate reads them: CompactGold, freed memory handed back) peaked at about
