@@ -182,10 +182,10 @@ STREAM_BYTES_PER_JUDGMENT = 16
 # Scoring at the end (chunks of evalops.metrics.compute.CHUNK_CELLS cells: about 16 MB whatever the size) took
 # 35 MB over what streaming left on 100,000 queries, 800,000 judgments and 2 measures; the estimate gives 39 MB.
 SCORING_FIXED_BYTES = 16 << 20
-# the query ids (fixed-width str), the counts and masks, and what the streamed reading of a run leaves behind
-# that is not handed back to the system: 1 M queries x 100 (gzip) peaked at floor + 290-296 MB whatever the
-# budget, about 65 MB over the judgments, the hits and the scoring itself (see docs/memory-budget.md)
-SCORING_BYTES_PER_QUERY = 130
+# the query ids (fixed-width str, the kept ones only), the counts and masks. (It was 130 while the streamed
+# reader's set of closed query ids, Python strings, left about 65 MB of small-object arenas behind; 1 M
+# queries x 100 at 256MB now peak at floor + 216-220 MB, the scoring at about floor + 198 MB.)
+SCORING_BYTES_PER_QUERY = 40
 SCORING_BYTES_PER_JUDGMENT = 20  # the merged hits and the ideal rankings
 RESULT_BYTES_PER_VALUE = 16  # per (query, measure): the value and its kept copy
 # Reading judgments (as evalops evaluate reads them: CompactGold, freed memory handed back) peaked at about

@@ -109,15 +109,18 @@ def evaluate_hits(
     else:
         keep = np.ones(len(gold), dtype=bool)
 
-    per_query = {str(m): values[m][keep] for m in parsed}
+    every = bool(keep.all())
+    per_query = {str(m): values[m] if every else values[m][keep] for m in parsed}
+    del values  # (the whole vectors are not held beside the kept values and the ids built next)
     return EvaluationResult(
         measures=parsed,
-        query_ids=gold.query_ids if keep.all() else gold.query_ids[keep],  # (no copy of every id when all are kept)
+        # (no copy of every id when all are kept; else only the kept ones are built, not every one and a copy)
+        query_ids=gold.query_ids if every else gold.query_ids_where(keep),
         per_query=per_query,
         aggregates={name: summarize(v) for name, v in per_query.items()},
         policy=policy,
-        no_answer_ids={str(m): tuple(gold.query_ids[no_answer_mask[m]].tolist()) for m in parsed},
-        missing_from_run_ids=tuple(gold.query_ids[hits.retrieved == 0].tolist()),
+        no_answer_ids={str(m): tuple(gold.query_ids_where(no_answer_mask[m]).tolist()) for m in parsed},
+        missing_from_run_ids=tuple(gold.query_ids_where(hits.retrieved == 0).tolist()),
         ignored_run_query_ids=tuple(sorted(hits.ignored_query_ids.tolist())),
         run_name=run_name,
     )
