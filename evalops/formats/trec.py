@@ -20,7 +20,6 @@ from evalops.metrics.ranking import trec_eval_order
 
 __all__ = [
     "read_trec_qrels",
-    "read_trec_gold",
     "gold_from_columns",
     "write_trec_qrels",
     "read_trec_run",
@@ -108,14 +107,6 @@ def _refuse_duplicate(source: Source, layout: Layout, columns: Columns, duplicat
             path=source.name,
             line=line_of(source, layout, columns, duplicate),
         )
-
-
-def read_trec_gold(path: str | os.PathLike[str] | Source) -> CompactGold:
-    """A TREC qrels file as :class:`~evalops.metrics.gold.CompactGold` (what ``evalops evaluate`` scores
-    against: no Python string per judgment); read and checked as :func:`read_trec_qrels` reads it."""
-    source = as_source(path)
-    columns, duplicate = read_table(source, QRELS_LAYOUT, arrow_ids=True)
-    return gold_from_columns(source, QRELS_LAYOUT, columns, duplicate)
 
 
 def read_trec_qrels(path: str | os.PathLike[str] | Source) -> Qrels:

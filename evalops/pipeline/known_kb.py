@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -28,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.errors import InputError
 from evalops import knowledge
-from evalops.pipeline.prepared import keep_snapshot
-from evalops.pipeline.workdir import is_local, work_root
+from evalops.pipeline.prepared import kb_source_file, keep_snapshot
+from evalops.pipeline.workdir import work_root, write_whole
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -84,8 +83,7 @@ class DeferredSnapshot(knowledge.KnowledgeBaseSnapshot):
 
 
 def _single_file(source: Path) -> Path | None:
-    if source.is_dir():
-        source = source / "corpus.jsonl"
+    source = kb_source_file(source)
     if not source.is_file() or source.suffix.lower() == ".json":  # a manifest is read as it is (ids and hashes)
         return None
     return source
@@ -139,12 +137,6 @@ def _read_record(record: Any, digest: str) -> dict[str, Any] | None:
 
 def _write_record(record: Any, data: dict[str, Any]) -> None:
     try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        if not is_local(record):  # object storage writes an object whole
-            record.write_text(json.dumps(data))
-            return
-        tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")  # a reader never sees half a record
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, record)
+        write_whole(record, lambda handle: handle.write(json.dumps(data).encode("utf-8")))  # never half a record
     except OSError as exc:  # the snapshot is right; only tomorrow's reuse is lost
         log.warning("%s: could not record the snapshot (%s)", record, exc)

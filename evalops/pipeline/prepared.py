@@ -18,13 +18,12 @@ run whose copy is gone reads its source again.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalops.fingerprint import content_digest
-from evalops.pipeline.workdir import is_local, safe_name, work_root
+from evalops.pipeline.workdir import safe_name, work_root, write_whole
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -76,14 +75,7 @@ def _write_parquet(path: Any, frame: Any, metadata: dict[str, str]) -> None:
     table = pa.Table.from_pandas(frame, preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), **{k.encode(): v.encode()
                                                                                for k, v in metadata.items()}})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not is_local(path):  # object storage writes an object whole
-        with path.open("wb") as handle:
-            pq.write_table(table, handle)
-        return
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # a reader never sees half a file
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    write_whole(path, lambda handle: pq.write_table(table, handle))
 
 
 def _read_parquet(path: Any) -> Any:
@@ -100,11 +92,15 @@ def _read_parquet(path: Any) -> Any:
 # -- the knowledge-base snapshot ---------------------------------------------------------------------
 
 
-def _kb_stamp(cfg: Config) -> str | None:
-    path = cfg.knowledge_base_path()
+def kb_source_file(path: Path) -> Path:
+    """The file a knowledge base is read from: a folder's ``corpus.jsonl`` when it holds one, else ``path``."""
     if path.is_dir() and (path / "corpus.jsonl").is_file():
-        path = path / "corpus.jsonl"
-    return source_stamp(path)
+        return path / "corpus.jsonl"
+    return path
+
+
+def _kb_stamp(cfg: Config) -> str | None:
+    return source_stamp(kb_source_file(cfg.knowledge_base_path()))
 
 
 def _kb_file(cfg: Config, snapshot_id: str, stamp: str) -> Any:

@@ -18,9 +18,11 @@ connection (``s3://aws_default@bucket/evalops``): :func:`work_root` then builds 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["embedding_cache_for", "report_location", "run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
-           "safe_name", "work_root", "is_local", "write_frame", "read_frame", "local_copy", "upload"]
+           "safe_name", "work_root", "is_local", "write_whole", "write_frame", "read_frame", "local_copy", "upload"]
 
 
 def safe_name(text: str) -> str:
@@ -100,6 +102,20 @@ def report_location(cfg: Config, run: RunContext) -> str:
 def manifest_file(cfg: Config, snapshot_id: str) -> Any:
     """The knowledge-base manifest (doc ids and content hashes) of a snapshot, kept to diff against later."""
     return work_root(cfg) / "snapshots" / f"{safe_name(snapshot_id)}.json"
+
+
+def write_whole(path: Any, write: Callable[[Any], None]) -> None:
+    """``write(handle)`` into ``path`` (local or fsspec), creating its folder, so that a reader never sees half
+    of it: locally into a temporary file put in place with ``os.replace``; object storage writes an object whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not is_local(path):
+        with path.open("wb") as handle:
+            write(handle)
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        write(handle)
+    os.replace(tmp, path)
 
 
 def write_frame(path: Any, frame: pd.DataFrame) -> None:
