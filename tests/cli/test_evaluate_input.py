@@ -61,7 +61,10 @@ def test_a_given_memory_budget_prints_its_floor_and_shares(shared_data):
     assert "(interpreter and libraries): judgments " in note and "run reading" in note
     floor = int(note.split("above a floor of ")[1].split(" MB")[0])
     peak = int(note.split("peak resident memory ")[1].split(" MB")[0])
-    assert 0 < floor <= peak
+    # Linux folds each thread's resident-page count into the process's in batches (up to 64 pages a
+    # thread), so in a test process whose heap already holds what SciFact needs the peak can read a little
+    # under the floor read just before it (this failed once in CI); 2 MB of slack covers that.
+    assert 0 < floor <= peak + 2
     assert json.loads(given.stdout)["measures"]  # stdout stays the JSON document
     default = invoke(qrels, run, "-m", "nDCG@10", "--format", "json")
     assert "memory budget" not in default.stderr
