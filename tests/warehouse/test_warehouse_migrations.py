@@ -234,3 +234,50 @@ def test_score_rows_are_written_in_primary_key_order():
     mids = np.array([2, 2, 2, 2, 1, 1, 1, 1])
     order = primary_key_order(mids, qids)
     assert list(zip(mids[order].tolist(), qids[order].tolist())) == sorted(zip(mids.tolist(), qids.tolist()))
+
+
+def test_the_quick_head_is_alembics_head():
+    from evalops.warehouse.migrate import quick_head
+
+    assert quick_head() == head_revisions()[0]
+
+
+def test_the_quick_head_declines_what_it_cannot_read_plainly(tmp_path, monkeypatch):
+    import shutil
+
+    from evalops.warehouse import migrate
+
+    scripts = tmp_path / "migrations"
+    shutil.copytree(migrate.MIGRATIONS_DIR, scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(migrate, "MIGRATIONS_DIR", scripts)
+    (head,) = head_revisions()
+    second = scripts / "versions" / "second_head.py"
+    second.write_text(f"revision: str = 'b0b0b0b0b0b0'\ndown_revision: str | None = '{head}'\n")
+    assert migrate.quick_head() == "b0b0b0b0b0b0"
+    second.write_text("revision = 'b0b0b0b0b0b0'\ndown_revision = ('a', 'b')\n")  # a merge revision
+    assert migrate.quick_head() is None
+    second.write_text("revision = 'b0b0b0b0b0b0'\ndown_revision = '07f3ed2060d6'\n")  # a second head
+    assert migrate.quick_head() is None
+
+
+def test_upgrading_a_warehouse_at_the_head_does_not_run_alembic(empty_url, monkeypatch):
+    from alembic import command
+
+    from evalops.warehouse import migrate
+    from evalops.warehouse.migrate import stamp
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("alembic's upgrade ran")
+
+    engine = create_warehouse_engine(empty_url)
+    try:
+        upgrade(engine)
+        monkeypatch.setattr(command, "upgrade", refuse)
+        upgrade(engine)  # at the head: one query, no Alembic
+        assert migrate.at_head(engine)
+        stamp(engine, "9f3c5a1e7b42")
+        assert not migrate.at_head(engine) and current_revision(engine) == "9f3c5a1e7b42"
+        with pytest.raises(AssertionError, match="alembic's upgrade ran"):
+            upgrade(engine)
+    finally:
+        engine.dispose()
