@@ -6,6 +6,7 @@ can be written in one transaction.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -138,29 +139,54 @@ def write_scores(
     conn: Connection, run_id: int, query_ids: np.ndarray, measures: np.ndarray, values: np.ndarray, *, replace_all: bool
 ) -> int:
     """Delete the run's rows (all of them, or those of the given measures), then bulk-insert."""
-    ids = measure_ids(conn, measures.tolist())
+    import pandas as pd
+
+    codes, names = pd.factorize(measures)  # a handful of distinct names over every row
+    ids = measure_ids(conn, names.tolist())
     stmt = delete(query_scores).where(query_scores.c.run_id == run_id)
     if not replace_all:
         stmt = stmt.where(query_scores.c.measure_id.in_(list(ids.values())))
     conn.execute(stmt)
     if len(query_ids) == 0:
         return 0
-    lookup = np.vectorize(ids.__getitem__, otypes=[np.int64])
-    measure_column = lookup(measures)
+    measure_column = np.array([ids[name] for name in names.tolist()], dtype=np.int64)[codes]
+    order = primary_key_order(measure_column, query_ids)
+    rows = (query_ids[order], measure_column[order], values[order])
     if conn.dialect.name == "postgresql":
-        _copy_scores(conn, run_id, query_ids, measure_column, values)
+        _copy_scores(conn, run_id, *rows)
     else:
-        _executemany_scores(conn, run_id, query_ids, measure_column, values)
+        _executemany_scores(conn, run_id, *rows)
     return len(query_ids)
 
 
+def primary_key_order(mids: np.ndarray, qids: np.ndarray) -> np.ndarray:
+    """The permutation that puts one run's rows in primary-key order (measure id, then query id).
+
+    Both backends then append to the key's B-tree instead of inserting all over it: at 120,000 rows a
+    shuffled order cost PostgreSQL's COPY and SQLite's inserts 1.5-1.8x the time of the sorted order (and
+    left PostgreSQL's index a quarter larger); the pipeline's frames are nearly sorted already (measure by
+    measure, each shard's query ids in order), and sorting them costs about 0.01 s. Query ids are ordered
+    by code point (Python's ``str`` order), which is SQLite's BINARY collation and PostgreSQL's under the C
+    collation; under another collation the order is merely less helpful, never wrong. Each distinct query
+    id is compared once (20,000 ids, not 120,000 rows).
+    """
+    import pandas as pd
+
+    codes, uniques = pd.factorize(qids)
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[np.argsort(np.asarray(uniques, dtype=object), kind="stable")] = np.arange(len(uniques))
+    return np.lexsort((rank[codes], mids))
+
+
 def _copy_scores(conn: Connection, run_id: int, qids: np.ndarray, mids: np.ndarray, values: np.ndarray) -> None:
+    # write_row is psycopg's C binary encoder: 120,000 rows cost about 0.05 s of CPU, no more than building
+    # the COPY block with numpy and writing it at once, so the rows go one by one.
     raw = conn.connection.driver_connection  # psycopg connection, inside the same transaction
     with raw.cursor() as cursor:
         sql = "COPY query_scores (run_id, measure_id, query_id, value) FROM STDIN (FORMAT BINARY)"
         with cursor.copy(sql) as copy:
             copy.set_types(["int4", "int4", "text", "float8"])
-            for row in zip([run_id] * len(qids), mids.tolist(), qids.tolist(), values.tolist()):
+            for row in zip(itertools.repeat(run_id), mids.tolist(), qids.tolist(), values.tolist()):
                 copy.write_row(row)
 
 
@@ -169,10 +195,13 @@ def _executemany_scores(
 ) -> None:
     encoded = values.astype(object)
     encoded[np.isnan(values)] = SQLITE_NAN  # the NaNFloat encoding, applied to the whole column at once
-    conn.exec_driver_sql(
-        "INSERT INTO query_scores (run_id, measure_id, query_id, value) VALUES (?, ?, ?, ?)",
-        list(zip([run_id] * len(qids), mids.tolist(), qids.tolist(), encoded.tolist())),
-    )
+    # The driver's cursor, in the same transaction, fed an iterator: no list of 120,000 tuples is built.
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        cursor.executemany("INSERT INTO query_scores (run_id, measure_id, query_id, value) VALUES (?, ?, ?, ?)",
+                           zip(itertools.repeat(run_id), mids.tolist(), qids.tolist(), encoded.tolist()))
+    finally:
+        cursor.close()
 
 
 def aggregate_rows(

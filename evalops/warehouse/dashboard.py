@@ -74,14 +74,31 @@ def record_query_texts(engine: Engine, query_set_version: str, query_texts: Mapp
     """Store each query's text under its query set version (kept if already stored); returns rows offered."""
     if not query_set_version:
         raise InputError("query texts need the query set version they belong to")
-    rows = [{"query_set_version": query_set_version, "query_id": str(q), "text": str(t)}
-            for q, t in sorted(query_texts.items())]
+    rows = [(query_set_version, str(q), str(t)) for q, t in sorted(query_texts.items())]
     if not rows:
         return 0
     with transaction(engine, f"recording the query texts of {query_set_version}") as conn:
-        stmt = insert_for(conn, texts).on_conflict_do_nothing(index_elements=["query_set_version", "query_id"])
-        conn.execute(stmt, rows)
+        if conn.dialect.name == "postgresql":
+            _copy_query_texts(conn, rows)
+        else:
+            stmt = insert_for(conn, texts).on_conflict_do_nothing(index_elements=["query_set_version", "query_id"])
+            conn.execute(stmt, [dict(zip(("query_set_version", "query_id", "text"), row)) for row in rows])
     return len(rows)
+
+
+def _copy_query_texts(conn: Connection, rows: list[tuple[str, str, str]]) -> None:
+    """PostgreSQL: COPY into a transaction-scoped temporary table, then one INSERT ... ON CONFLICT DO NOTHING
+    (COPY cannot skip the stored rows itself). 20,000 texts: about 0.02 s of CPU and 0.25-0.37 s of wall,
+    against 0.3-0.4 s of CPU and 0.66-0.96 s for SQLAlchemy's batched INSERT (under a load average of 4)."""
+    with conn.connection.driver_connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE incoming_query_texts (query_set_version TEXT, query_id TEXT, "
+                       "text TEXT) ON COMMIT DROP")
+        with cursor.copy("COPY incoming_query_texts (query_set_version, query_id, text) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute("INSERT INTO query_texts (query_set_version, query_id, text) "
+                       "SELECT query_set_version, query_id, text FROM incoming_query_texts "
+                       "ON CONFLICT (query_set_version, query_id) DO NOTHING")
 
 
 def stored_query_text_ids(engine: Engine, query_set_version: str) -> set[str]:

@@ -170,3 +170,114 @@ def test_a_warehouse_with_data_upgrades_on_sqlite(tmp_path):
                    status="succeeded", started_at=when, n_queries=2, scores=scores)
     finally:
         engine.dispose()
+
+
+def test_query_scores_lose_the_run_key_and_on_sqlite_the_rowid_keeping_their_rows(empty_url, backend):
+    """Revision a4d2f6b8c1e9: no foreign key from query_scores to eval_runs (a per-row trigger on every COPY),
+    and on SQLite a WITHOUT ROWID table (Alembic's comparison sees neither the rowid nor, on SQLite, the
+    table's rebuild). Scores written before survive the upgrade and the downgrade, which puts both back."""
+    import datetime as dt
+
+    import pandas as pd
+    from sqlalchemy import text
+
+    from evalops.fingerprint import EvalFingerprint
+    from evalops.warehouse import RunKey, load_scores, record_gold_set_version, record_kb_snapshot, record_run
+
+    def keys() -> list:
+        return [(fk["referred_table"], fk["options"].get("ondelete")) for fk in inspect(engine).get_foreign_keys("query_scores")]
+
+    def ddl() -> str:
+        with engine.connect() as conn:
+            found = conn.execute(text("SELECT sql FROM sqlite_master WHERE name = 'query_scores'")).scalar_one()
+        return " ".join(found.split()).upper()
+
+    engine = create_warehouse_engine(empty_url)
+    try:
+        upgrade(engine, "9f3c5a1e7b42")
+        assert keys() == [("eval_runs", "CASCADE")]
+        record_gold_set_version(engine, "g1", name="g", n_queries=3, n_judgments=3)
+        record_kb_snapshot(engine, "k1", n_documents=2, content_hash="k1")
+        fp = EvalFingerprint.of("g1", "k1", ["nDCG@10", "P@10"], {"k": 10})
+        when = dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)
+        scores = pd.DataFrame({"query_id": ["q2", "q10", "q1", "q2", "q10", "q1"], "measure": ["P@10"] * 3 + ["nDCG@10"] * 3,
+                               "value": [0.1, float("nan"), 0.3, 0.4, 0.5, 0.6]})
+        run = record_run(engine, RunKey("d", "r", "bm25", "1.0", "gold"), fingerprint=fp, logical_date=when,
+                         status="succeeded", started_at=when, n_queries=3, scores=scores)
+
+        def stored() -> pd.DataFrame:
+            return load_scores(engine, run.id).sort_values(["measure", "query_id"], ignore_index=True)
+
+        before = stored()
+        assert len(before) == 6
+        upgrade(engine)
+        assert keys() == []
+        if backend == "sqlite":
+            assert ddl().endswith("WITHOUT ROWID") and "REFERENCES" not in ddl()
+        pd.testing.assert_frame_equal(stored(), before)
+        downgrade(engine, "9f3c5a1e7b42")
+        assert keys() == [("eval_runs", "CASCADE")]
+        if backend == "sqlite":
+            assert "WITHOUT ROWID" not in ddl()
+        pd.testing.assert_frame_equal(stored(), before)
+    finally:
+        engine.dispose()
+
+
+def test_score_rows_are_written_in_primary_key_order():
+    """Measure id, then query id by code point (SQLite's BINARY collation, PostgreSQL's under C)."""
+    import numpy as np
+
+    from evalops.warehouse._bulk import primary_key_order
+
+    qids = np.array(["q2", "q10", "Q1", "é", "q1", "q2", "z", "q10"], dtype=object)
+    mids = np.array([2, 2, 2, 2, 1, 1, 1, 1])
+    order = primary_key_order(mids, qids)
+    assert list(zip(mids[order].tolist(), qids[order].tolist())) == sorted(zip(mids.tolist(), qids.tolist()))
+
+
+def test_the_quick_head_is_alembics_head():
+    from evalops.warehouse.migrate import quick_head
+
+    assert quick_head() == head_revisions()[0]
+
+
+def test_the_quick_head_declines_what_it_cannot_read_plainly(tmp_path, monkeypatch):
+    import shutil
+
+    from evalops.warehouse import migrate
+
+    scripts = tmp_path / "migrations"
+    shutil.copytree(migrate.MIGRATIONS_DIR, scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(migrate, "MIGRATIONS_DIR", scripts)
+    (head,) = head_revisions()
+    second = scripts / "versions" / "second_head.py"
+    second.write_text(f"revision: str = 'b0b0b0b0b0b0'\ndown_revision: str | None = '{head}'\n")
+    assert migrate.quick_head() == "b0b0b0b0b0b0"
+    second.write_text("revision = 'b0b0b0b0b0b0'\ndown_revision = ('a', 'b')\n")  # a merge revision
+    assert migrate.quick_head() is None
+    second.write_text("revision = 'b0b0b0b0b0b0'\ndown_revision = '07f3ed2060d6'\n")  # a second head
+    assert migrate.quick_head() is None
+
+
+def test_upgrading_a_warehouse_at_the_head_does_not_run_alembic(empty_url, monkeypatch):
+    from alembic import command
+
+    from evalops.warehouse import migrate
+    from evalops.warehouse.migrate import stamp
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("alembic's upgrade ran")
+
+    engine = create_warehouse_engine(empty_url)
+    try:
+        upgrade(engine)
+        monkeypatch.setattr(command, "upgrade", refuse)
+        upgrade(engine)  # at the head: one query, no Alembic
+        assert migrate.at_head(engine)
+        stamp(engine, "9f3c5a1e7b42")
+        assert not migrate.at_head(engine) and current_revision(engine) == "9f3c5a1e7b42"
+        with pytest.raises(AssertionError, match="alembic's upgrade ran"):
+            upgrade(engine)
+    finally:
+        engine.dispose()
