@@ -1,12 +1,12 @@
 """Run ``Check`` tables through Great Expectations 1.x. The only module that imports it (inside functions).
 
 One ephemeral context per call (creating one costs milliseconds; the import, ≈6 s, is paid once per
-process). Each table gets its own suite, validation definition and checkpoint; the checkpoint's
-Data Docs page is built when ``docs_dir`` is given. Progress bars and analytics are off.
+process). Each table gets its own suite, validation definition and checkpoint; when ``docs_dir`` is given, the
+Data Docs pages of all the call's tables (and the index) are built together once they are validated. Progress bars and analytics are off.
 
 **Hostile values.** GX writes failing values and expectation arguments into its pages as raw HTML, and those
 values are gold-set doc ids, query text and retriever versions. The page is therefore built from a copy of
-the result whose strings are HTML-escaped (:func:`_write_page`), and every page of the site is then made inert
+the result whose strings are HTML-escaped (:func:`_shown`), and every page of the site is then made inert
 (no script, no event handler, nothing from another host) under a restrictive Content-Security-Policy meta
 tag (:func:`evalops.htmlpolicy.inert_page`). Without the CDN scripts the pages lose GX's filters and charts;
 the result tables are plain HTML and read the same.
@@ -124,14 +124,12 @@ def _escaped(value: Any) -> Any:
     return value
 
 
-def _write_page(ctx: Any, key: Any, outcome: Any, suite: Any) -> None:
-    """Render the validation page from a copy of ``outcome`` whose data values are HTML-escaped.
+def _shown(outcome: Any) -> Any:
+    """A copy of ``outcome`` whose data values are HTML-escaped, for the validation page.
 
     GX writes failing values (gold-set doc ids, query text, retriever versions: all untrusted) into the page
-    as raw HTML, and the expectation arguments as well. The copy replaces the stored result, the page is
-    built from it, and the caller keeps the original values for its own report."""
-    from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
-
+    as raw HTML, and the expectation arguments as well. The copy replaces the stored result the page is
+    built from; the caller keeps the original values for its own report."""
     shown = copy.deepcopy(outcome)
     for result in shown.results:
         result.result = _escaped(result.result or {})
@@ -142,8 +140,21 @@ def _write_page(ctx: Any, key: Any, outcome: Any, suite: Any) -> None:
             config.description = _escaped(config.description)
         if result.exception_info:
             result.exception_info = _escaped(result.exception_info)
-    ctx.validation_results_store.set(key, shown)
-    ctx.build_data_docs(site_names=[_SITE], resource_identifiers=[key, ExpectationSuiteIdentifier(name=suite.name)])
+    return shown
+
+
+def _write_pages(ctx: Any, validated: Sequence[tuple[Any, Any, Any]]) -> None:
+    """Build the pages of every ``(key, outcome, suite)`` of the call, and the index, in one site build.
+
+    One build renders each page once: GX's site builder compiles its Jinja templates and renders the
+    index on every build, so a build per table paid both once per table."""
+    from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
+
+    resources: list[Any] = []
+    for key, outcome, suite in validated:
+        ctx.validation_results_store.set(key, _shown(outcome))
+        resources += [key, ExpectationSuiteIdentifier(name=suite.name)]
+    ctx.build_data_docs(site_names=[_SITE], resource_identifiers=resources)
 
 
 def _make_inert(site: Path) -> None:
@@ -184,6 +195,7 @@ def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
     result_format = {"result_format": "SUMMARY", "partial_unexpected_count": _PARTIAL_SCAN}
     checked = 0
     failures: list[Failure] = []
+    validated: list[tuple[Any, Any, Any]] = []  # (result key, outcome, suite) of each table, for its page
     for table in tables:
         batch = source.add_dataframe_asset(table.name).add_batch_definition_whole_dataframe("whole")
         suite = ctx.suites.add(gx.ExpectationSuite(name=f"{suite_prefix}.{table.name}", notes=table.suite_notes))
@@ -201,7 +213,7 @@ def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
                               actions=[], result_format=result_format)
             )
             key, outcome = next(iter(checkpoint.run(batch_parameters=params).run_results.items()))
-            _write_page(ctx, key, outcome, suite)
+            validated.append((key, outcome, suite))
         else:
             outcome = definition.run(batch_parameters=params, result_format=result_format)
         for result in outcome.results:
@@ -214,6 +226,7 @@ def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
             failures.append(_failure(check, table.name, result))
     if docs is None or build is None:
         return checked, failures, None
+    _write_pages(ctx, validated)
     _make_inert(build)
     shutil.copytree(build, docs, dirs_exist_ok=True)  # earlier validations' pages stay
     index = docs / "index.html"
