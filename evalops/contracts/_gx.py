@@ -1,8 +1,9 @@
 """Run ``Check`` tables through Great Expectations 1.x. The only module that imports it (inside functions).
 
 One ephemeral context per call (creating one costs milliseconds; the import, ≈6 s, is paid once per
-process). Each table gets its own suite, validation definition and checkpoint; when ``docs_dir`` is given, the
-Data Docs pages of all the call's tables (and the index) are built together once they are validated. Progress bars and analytics are off.
+process). Each table gets its own suite, validation definition and checkpoint; when ``docs_dir`` is given,
+the Data Docs pages of all the call's tables (and the index) are built in one site build once they are
+validated. Progress bars and analytics are off.
 
 **Hostile values.** GX writes failing values and expectation arguments into its pages as raw HTML, and those
 values are gold-set doc ids, query text and retriever versions. The page is therefore built from a copy of
