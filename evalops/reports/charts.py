@@ -74,7 +74,8 @@ def delta_chart_svg(results: list[ABResult]) -> bytes | None:
     if not rows:
         return None
     labels = [f"{r.retriever} {r.candidate_version} · {r.measure} [{r.query_set}]" for r in rows]
-    left = 12 + min(max(len(plain(s, _LABEL_LIMIT)) for s in labels) * _CHAR_WIDTH, 420)
+    label_chars = int(420 / _CHAR_WIDTH)  # the label column is at most 420 px; longer labels are cut
+    left = 12 + max(len(plain(s, label_chars)) for s in labels) * _CHAR_WIDTH
     width, right, top, row_h = left + 420, 16, 30, 26
     bottom = top + row_h * len(rows)
     height = bottom + 44
@@ -109,7 +110,7 @@ def delta_chart_svg(results: list[ABResult]) -> bytes | None:
             parts.append(f'<line x1="{_num(sx(r.interval_low))}" x2="{_num(sx(r.interval_high))}" y1="{y}" '
                          f'y2="{y}" stroke="{colour}" stroke-width="2"/>')
         parts.append(f'<circle cx="{_num(sx(r.delta))}" cy="{y}" r="4" fill="{colour}"/></g>')
-        parts.append(f'<text x="{_num(left - 6)}" y="{y}" dy="0.35em" text-anchor="end">{_text(label)}</text>')
+        parts.append(f'<text x="{_num(left - 6)}" y="{y}" dy="0.35em" text-anchor="end">{_text(label, label_chars)}</text>')
     parts.append(f'<text x="{_num((left + width - right) / 2)}" y="{bottom + 32}" text-anchor="middle">'
                  "delta vs baseline (decision interval)</text>")
     return _svg(width, height, "Candidate minus baseline", parts)
