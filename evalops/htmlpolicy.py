@@ -22,7 +22,7 @@ __all__ = ["DASHBOARD_CSP", "DATA_DOCS_CSP", "REPORT_CSP", "inert", "inert_page"
 # The dashboard's pages: its own stylesheet, inline SVG charts, forms back to itself.
 DASHBOARD_CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
                  "base-uri 'none'")
-# The run report is one self-contained file: inline CSS, charts as data: PNGs.
+# The run report is one self-contained file: inline CSS, charts as data: images (SVG).
 REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'"
 # Data Docs keep GX's inline styles and the GX site's local stylesheet; they hold no script.
 DATA_DOCS_CSP = ("default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; "

@@ -2,7 +2,7 @@
 
 Each contract is a table of checks (``checks``) built from explicit thresholds (``rules``) and run through
 Great Expectations (``_gx``), which is imported only inside the ``validate_*`` functions (the import
-costs about 6 s). The outcome is a :class:`ValidationReport` (``report``). The query-log row checks that
+costs 2.5-3.5 s of CPU). The outcome is a :class:`ValidationReport` (``report``). The query-log row checks that
 decide which rows a window drops are ``logrows``.
 
 The package imports ``evalops.goldset`` (the gold set it checks); no data package imports it back except

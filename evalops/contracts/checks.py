@@ -3,7 +3,7 @@
 Each contract is a list of ``Table``s: a DataFrame prepared for validation plus its ``Check``s. A check
 names a Great Expectations 1.x expectation class and its keyword arguments; ``evalops.contracts._gx`` turns
 them into a suite. Keeping the suites as data lets them be read, tested and dumped without importing
-Great Expectations (≈6 s).
+Great Expectations (2.5-3.5 s of CPU).
 
 Membership in another table (judged doc in the knowledge base, judged query in the queries) is prepared
 as a derived column holding the offending id, or null, and checked with ``expect_column_values_to_be_null``:

@@ -1,6 +1,6 @@
-"""Run reports: markdown and self-contained HTML (charts inlined as base64 PNG), one directory per run.
+"""Run reports: markdown and self-contained HTML (charts inlined as base64 SVG), one directory per run.
 
-matplotlib is imported only when a chart is drawn.
+The charts are SVG drawn from the report's numbers (:mod:`evalops.reports.charts`); no plotting library.
 """
 
 from evalops.reports.model import ABResult, ReportData, VersionScores

@@ -6,7 +6,8 @@ query text is untrusted. Both formats first drop control and bidi characters and
 marker (:mod:`evalops.safetext`). HTML is autoescaped by Jinja2 everywhere; markdown goes through
 :func:`evalops.safetext.markdown_inline` (``&`` and ``<`` as entities, link, image, emphasis, pipe and
 backtick syntax backslash-escaped), so a query like ``[phish](http://...)`` is shown, never linked or loaded.
-Charts are PNG bytes: inlined as base64 ``data:`` URIs in HTML, referenced as sibling files in markdown.
+Charts are SVG (or PNG) bytes: inlined as base64 ``data:`` image URIs in HTML, referenced as sibling files
+in markdown.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ def md_escape(text: str) -> str:
     """Escape text for a markdown table cell or line (:func:`evalops.safetext.markdown_inline`): no link,
     image, emphasis, HTML, pipe or backtick survives; control and bidi characters go; long text is cut."""
     return markdown_inline(str(text), TEXT_LIMIT)
+
+
+def _data_uri(image: bytes) -> str:
+    """A chart's bytes as a base64 ``data:`` URI, typed by its content (PNG or SVG)."""
+    kind = "image/png" if image.startswith(b"\x89PNG") else "image/svg+xml"
+    return f"data:{kind};base64,{base64.b64encode(image).decode('ascii')}"
 
 
 def _md_inline(text: str) -> str:
@@ -70,12 +77,12 @@ def _environment(html: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(md=md_escape, md_inline=_md_inline, plain=_plain, code_spans=_code_spans,
-                       b64=lambda png: base64.b64encode(png).decode("ascii"))
+                       data_uri=_data_uri)
     return env
 
 
 def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = None) -> str:
-    """The report as GitHub-flavoured markdown. ``chart_files`` maps a chart name to a relative PNG path."""
+    """The report as GitHub-flavoured markdown. ``chart_files`` maps a chart name to a relative image path."""
     text = _environment(False).get_template("report.md.j2").render(
         title=data.title, sections=report_sections(data), charts=dict(chart_files or {}), chart_alt=_CHART_ALT
     )
@@ -83,7 +90,7 @@ def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = No
 
 
 def render_html(data: ReportData, charts: Mapping[str, bytes] | None = None) -> str:
-    """The report as one self-contained HTML page: inline CSS, charts as base64 PNG, no external request, no
+    """The report as one self-contained HTML page: inline CSS, charts as base64 images, no external request, no
     script (its Content-Security-Policy meta tag says so to the browser)."""
     return _environment(True).get_template("report.html.j2").render(
         title=data.title, day=data.day, sections=report_sections(data), charts=dict(charts or {}),

@@ -1,4 +1,4 @@
-"""Write one run's report (markdown, HTML and chart PNGs) into its own directory."""
+"""Write one run's report (markdown, HTML and chart SVGs) into its own directory."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalops.reports.charts import delta_chart_png, means_chart_png
+from evalops.reports.charts import delta_chart_svg, means_chart_svg
 from evalops.reports.model import ReportData
 from evalops.reports.render import render_html, render_markdown
 
@@ -28,22 +28,22 @@ def report_dir_for(root: str | os.PathLike[str], run_key: str) -> Path:
 
 
 def write_report(data: ReportData, root: str | os.PathLike[str]) -> ReportPaths:
-    """Render and write ``report.md``, ``report.html`` and the chart PNGs. Writes are atomic per file
+    """Render and write ``report.md``, ``report.html`` and the chart SVGs. Writes are atomic per file
     (temp file + rename), so a reader never sees half a report."""
     directory = report_dir_for(root, data.run_key)
     directory.mkdir(parents=True, exist_ok=True)
     charts = {
-        name: png
-        for name, png in (
-            ("means", means_chart_png(data.versions)),
-            ("deltas", delta_chart_png([r for r in data.ab_results if r.query_set == "gold"])),
+        name: svg
+        for name, svg in (
+            ("means", means_chart_svg(data.versions)),
+            ("deltas", delta_chart_svg([r for r in data.ab_results if r.query_set == "gold"])),
         )
-        if png
+        if svg
     }
     chart_files = {}
-    for name, png in charts.items():
-        _atomic_write(directory / f"{name}.png", png)
-        chart_files[name] = f"{name}.png"
+    for name, svg in charts.items():
+        _atomic_write(directory / f"{name}.svg", svg)
+        chart_files[name] = f"{name}.svg"
     md = directory / "report.md"
     page = directory / "report.html"
     _atomic_write(md, render_markdown(data, chart_files).encode("utf-8"))

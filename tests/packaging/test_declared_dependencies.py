@@ -103,8 +103,8 @@ def test_every_import_is_declared_in_the_base_or_an_extra():
 def test_each_required_extra_declares_the_library_it_is_required_for():
     extras = _project()["optional-dependencies"]
     calls = _require_calls()
-    assert {extra for _, extra, _ in calls} >= {"gx", "retrievers", "reports", "airflow", "postgres", "dense",
-                                                "presidio"}
+    # (the report's charts are SVG drawn by evalops since issue 27: nothing requires the `reports` extra)
+    assert {extra for _, extra, _ in calls} >= {"gx", "retrievers", "airflow", "postgres", "dense", "presidio"}
     wrong = [(module, extra, where) for module, extra, where in calls
              if extra not in extras or not _covered(_distributions(module.split(".")[0]), extras[extra])]
     assert not wrong, f"require() names an extra that does not install the module: {wrong}"

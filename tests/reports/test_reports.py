@@ -95,20 +95,40 @@ def test_production_results_are_kept_apart(data):
     assert "| 40 |" not in gold_part
 
 
-def test_written_html_is_self_contained_with_a_png_chart(data, tmp_path):
+def test_written_html_is_self_contained_with_svg_charts(data, tmp_path):
     paths = write_report(data, tmp_path)
     page = paths.html.read_text()
-    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    images = re.findall(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) == 2
-    assert base64.b64decode(images[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    means = base64.b64decode(images[0]).decode("utf-8")
+    assert means.startswith("<svg ") and "<script" not in means
     assert not re.search(r'(src|href)="(http|//)', page)
     md = paths.markdown.read_text()
-    assert "(means.png)" in md and (paths.directory / "means.png").read_bytes()[:4] == b"\x89PNG"
+    assert "(means.svg)" in md and (paths.directory / "means.svg").read_bytes() == base64.b64decode(images[0])
     assert paths.directory == tmp_path / "manual__2024-06-02T03_00_00_00_00"
     # a re-run of the same run key overwrites, it does not add files
     before = sorted(p.name for p in paths.directory.iterdir())
     write_report(data, tmp_path)
     assert sorted(p.name for p in paths.directory.iterdir()) == before
+
+
+def test_charts_carry_the_numbers_and_escape_names(data):
+    import xml.etree.ElementTree as ET
+
+    from evalops.reports.charts import delta_chart_svg, means_chart_svg
+
+    evil = VersionScores("handbook", EVIL + "\x1b\u202e", "candidate", "gold", data.versions[0].aggregates,
+                         n_queries=64)
+    means = means_chart_svg([data.versions[0], evil]).decode("utf-8")
+    ET.fromstring(means)  # well-formed XML: the hostile name is escaped, its control characters gone
+    assert "<script" not in means and "&lt;script&gt;" in means
+    assert "nDCG@10: mean 0.6000 (95% CI 0.5500 to 0.6500)" in means and "R@100" in means
+    assert means_chart_svg([data.versions[-1]]) is None  # production only: nothing to draw for gold
+    deltas = delta_chart_svg([r for r in data.ab_results if r.query_set == "gold"]).decode("utf-8")
+    ET.fromstring(deltas)
+    assert "v3-degraded · nDCG@10 [gold]: delta -0.1200, decision interval [-0.1700, -0.0700] (regression)" in deltas
+    assert 'fill="#c0392b"' in deltas and 'fill="#1e8449"' in deltas  # coloured by decision
+    assert delta_chart_svg([]) is None
 
 
 def _not_compared(data: ReportData, versions: list[VersionScores], **fields) -> ReportData:
