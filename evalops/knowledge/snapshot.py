@@ -27,7 +27,8 @@ import pandas as pd
 from evalops.errors import FormatError, InputError
 from evalops.fingerprint import content_digest
 
-__all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_hashes", "snapshot_digest"]
+__all__ = ["KnowledgeBaseSnapshot", "SnapshotDiff", "content_hash", "content_hashes", "content_hashes_arrow",
+           "snapshot_digest"]
 
 MANIFEST_KIND = "evalops.knowledge-base-manifest"
 
@@ -57,6 +58,84 @@ def content_hashes(titles: Any, texts: Any) -> np.ndarray:
                      for ti, te in zip(titles, texts)], dtype=object)
 
 
+# What the canonical encoder escapes in a str (``json.encoder.ESCAPE``, ensure_ascii=False), as an RE2 class:
+# a string without any of these is written as itself between quotes.
+_ESCAPED = r'["\\\x00-\x1f]'
+
+
+def content_hashes_arrow(titles: Any, texts: Any) -> Any:
+    """``content_hash`` of each row of two Arrow string arrays without nulls, as an Arrow string array: the
+    digests of :func:`content_hashes`. A row with nothing to escape is hashed from ``["title","text"]`` as
+    Arrow joins it; a row with a quote, a backslash or a control character is encoded as the canonical
+    encoder writes it. One SHA-256 per document is the floor of this convention."""
+    import hashlib
+    from json.encoder import encode_basestring
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    joined = pc.binary_join_element_wise(pa.scalar('["'), titles, pa.scalar('","'), texts, pa.scalar('"]'), "")
+    blobs = joined.cast(pa.large_binary()).to_pylist()
+    if not (_escape_free(titles) and _escape_free(texts)):
+        escaped = pc.or_(pc.match_substring_regex(titles, _ESCAPED), pc.match_substring_regex(texts, _ESCAPED))
+        rows = pc.indices_nonzero(escaped)
+        for row, title, text in zip(rows.to_pylist(), titles.take(rows).to_pylist(), texts.take(rows).to_pylist()):
+            blobs[row] = f"[{encode_basestring(title)},{encode_basestring(text)}]".encode("utf-8")
+    sha256 = hashlib.sha256
+    return _hex16(b"".join([sha256(blob).digest() for blob in blobs]), len(blobs))
+
+
+def _escape_free(column: Any) -> bool:
+    """Whether no string of an Arrow string array holds a byte the canonical encoder escapes (a quote, a
+    backslash, a control character): one pass over its bytes (a sliced array's whole buffer, so a byte
+    outside the slice only sends the caller to the exact path)."""
+    data = column.buffers()[2]
+    if data is None:
+        return True
+    view = np.frombuffer(data, dtype=np.uint8)
+    return not ((view < 0x20).any() or (view == 0x22).any() or (view == 0x5C).any())
+
+
+def _hex16(digests: bytes, n: int) -> Any:
+    """The first 16 hex digits of each of ``n`` concatenated 32-byte digests, as an Arrow string array."""
+    import pyarrow as pa
+
+    head = np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)[:, :8]
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    out = np.empty((n, 16), dtype=np.uint8)
+    out[:, 0::2] = digits[head >> 4]
+    out[:, 1::2] = digits[head & 15]
+    offsets = np.arange(0, 16 * (n + 1), 16, dtype=np.int64)
+    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(out)).cast(pa.string())
+
+
+def _digest_of_ordered(ids: Any, hashes: Any, hex_hashes: bool = False) -> str | None:
+    """The snapshot id of Arrow string columns already in the snapshot's order, or None when a string needs
+    escaping (the caller then writes the JSON with the encoder). ``hex_hashes``: the hashes are
+    :func:`content_hashes_arrow`'s, hex digits that need no check."""
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(ids, pa.Array) and isinstance(hashes, pa.Array):
+        if not (_escape_free(ids) and (hex_hashes or _escape_free(hashes))):
+            return None
+    elif any(pc.any(pc.match_substring_regex(column, _ESCAPED)).as_py() for column in (ids, hashes)):
+        return None
+    # nothing to escape: each pair is ``["id","hash"],`` joined by Arrow, hashed from its buffer
+    items = pc.binary_join_element_wise(pa.scalar('["'), ids, pa.scalar('","'), hashes, pa.scalar('"],'), "")
+    if isinstance(items, pa.ChunkedArray):
+        items = items.combine_chunks()
+    items = items.cast(pa.large_string())
+    offsets = np.frombuffer(items.buffers()[1], dtype=np.int64)[items.offset: items.offset + len(items) + 1]
+    body = memoryview(items.buffers()[2])[int(offsets[0]): max(int(offsets[0]), int(offsets[-1]) - 1)]
+    digest = hashlib.sha256(b"[")
+    digest.update(body)
+    digest.update(b"]")
+    return digest.hexdigest()[:16]
+
+
 def snapshot_digest(doc_ids: list[Any], hashes: list[Any]) -> str:
     """``content_digest`` of the ``[doc_id, content_hash]`` pairs sorted by id (then hash): the snapshot id.
 
@@ -78,17 +157,9 @@ def snapshot_digest(doc_ids: list[Any], hashes: list[Any]) -> str:
         else:
             indices = pc.sort_indices(table, sort_keys=[("i", "ascending"), ("h", "ascending")])
             ordered = table.take(indices)
-            if not any(pc.any(pc.match_substring_regex(ordered.column(c), r'["\\\x00-\x1f]')).as_py()
-                       for c in ("i", "h")):
-                # nothing to escape: each pair is ``["id","hash"],`` joined by Arrow, hashed from its buffer
-                items = pc.binary_join_element_wise(pa.scalar('["'), ordered.column("i"), pa.scalar('","'),
-                                                    ordered.column("h"), pa.scalar('"],'), "").combine_chunks()
-                offsets = np.frombuffer(items.buffers()[1], dtype=np.int32)[items.offset: items.offset + len(items) + 1]
-                body = memoryview(items.buffers()[2])[int(offsets[0]): max(int(offsets[0]), int(offsets[-1]) - 1)]
-                digest = hashlib.sha256(b"[")
-                digest.update(body)
-                digest.update(b"]")
-                return digest.hexdigest()[:16]
+            digest = _digest_of_ordered(ordered.column("i"), ordered.column("h"))
+            if digest is not None:
+                return digest
             order = indices.to_numpy().tolist()
     if order is None:
         return content_digest([list(p) for p in sorted(zip(doc_ids, hashes))])
@@ -179,6 +250,35 @@ class KnowledgeBaseSnapshot:
         )
         docs["content_hash"] = content_hashes(titles, texts)  # the column as from_frame makes it
         return cls(docs, source)
+
+    @classmethod
+    def from_arrow(cls, doc_ids: Any, titles: Any, texts: Any, source: str | None = None) -> KnowledgeBaseSnapshot | None:
+        """From Arrow string arrays of ids, titles and texts without nulls (a reader's columns, as
+        ``evalops.formats.beir.read_beir_corpus_arrow`` gives them), or None when an id repeats (the caller
+        reads the file line by line, which names both lines). The same snapshot as :meth:`from_columns` on
+        the same values: the content hashes are made in columns, and the ids are sorted once, for the
+        repeat check and the snapshot id."""
+        import pyarrow.compute as pc
+
+        hashes = content_hashes_arrow(titles, texts)
+        order = pc.array_sort_indices(doc_ids)
+        ordered = doc_ids.take(order)
+        n = len(ordered)
+        if n > 1 and pc.any(pc.equal(ordered.slice(1), ordered.slice(0, n - 1))).as_py():
+            return None
+        snapshot_id = _digest_of_ordered(ordered, hashes.take(order), hex_hashes=True)  # unique ids: sorted by id is by pair
+        docs = pd.DataFrame(
+            {
+                "doc_id": pd.Series(doc_ids.to_pylist(), dtype=object),
+                "title": pd.Series(titles.to_pylist(), dtype=object),
+                "text": pd.Series(texts.to_pylist(), dtype=object),
+            }
+        )
+        docs["content_hash"] = hashes.to_pandas()  # pandas' str column, as from_columns makes it
+        snapshot = cls(docs, source)
+        if snapshot_id is not None:  # else an id to escape: the cached property writes it with the encoder
+            snapshot.__dict__["snapshot_id"] = snapshot_id
+        return snapshot
 
     @classmethod
     def from_manifest(cls, path: str | os.PathLike[str]) -> KnowledgeBaseSnapshot:

@@ -1,0 +1,86 @@
+"""A BEIR corpus snapshotted in columns (Arrow's reader, hashes made from Arrow's buffers, ids sorted once)
+is exactly the snapshot of the line reader: same frame, same content hashes, same snapshot id, whatever
+needs escaping in ids, titles or texts; a repeated id is still refused with both lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalops.errors import FormatError
+from evalops.fingerprint import content_digest
+from evalops.formats import read_beir_corpus
+from evalops.formats.beir import read_beir_corpus_arrow
+from evalops.knowledge import content_hash, load_snapshot
+from evalops.knowledge.snapshot import KnowledgeBaseSnapshot, content_hashes_arrow
+
+# characters the canonical encoder writes as themselves, and those it escapes
+TEXT = st.text(alphabet=st.sampled_from(list('ab é中😀 "\\\t\n\x01\x1f\x7f/\u2028')), max_size=12)
+
+
+def _reference(path: Path) -> KnowledgeBaseSnapshot:
+    return KnowledgeBaseSnapshot.from_frame(read_beir_corpus(path), source=str(path))
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _the_same(path: Path) -> None:
+    fast, slow = load_snapshot(path), _reference(path)
+    assert fast.docs.equals(slow.docs)
+    assert fast.docs["content_hash"].tolist() == [content_hash(t, x) for t, x in
+                                                  zip(slow.docs["title"], slow.docs["text"])]
+    pairs = sorted(zip(slow.docs["doc_id"].tolist(), slow.docs["content_hash"].tolist()))
+    assert fast.snapshot_id == slow.snapshot_id == content_digest([list(p) for p in pairs])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(TEXT, TEXT, st.booleans()), min_size=1, max_size=8), st.booleans())
+def test_any_text_hashes_as_the_line_reader_does(tmp_path_factory, rows, escaped_ids) -> None:
+    path = tmp_path_factory.mktemp("kb") / "corpus.jsonl"
+    records = [{"_id": f'd"{i}' if escaped_ids else f"d{i}", "text": text, **({"title": title} if has else {})}
+               for i, (title, text, has) in enumerate(rows)]
+    _the_same(_write(path, records))
+
+
+def test_plain_rows_and_rows_to_escape_in_one_file(tmp_path: Path) -> None:
+    records = [{"_id": f"d{i}", "title": "T" if i % 3 else "", "text": f"plain {i}"} for i in range(50)]
+    records[7]["text"] = 'a quote " here'
+    records[20]["title"] = "tab\there"
+    records[33]["text"] = "line\nbreak and \\ backslash"
+    _the_same(_write(tmp_path / "corpus.jsonl", records))
+
+
+def test_ids_sort_by_code_point_as_python_does(tmp_path: Path) -> None:
+    ids = ["b", "a", "é", "Z", "10", "9", "中", "😀", "\uffff", "a b"]
+    _the_same(_write(tmp_path / "corpus.jsonl", [{"_id": i, "text": i * 2} for i in ids]))
+
+
+def test_content_hashes_arrow_equal_the_convention() -> None:
+    import pyarrow as pa
+
+    titles, texts = ["", "t", 'q"', "é"], ["x", "", "\\", "\x00"]
+    hashes = content_hashes_arrow(pa.array(titles), pa.array(texts))
+    assert hashes.to_pylist() == [content_hash(t, x) for t, x in zip(titles, texts)]
+
+
+def test_a_repeated_id_is_refused_with_both_lines(tmp_path: Path) -> None:
+    path = _write(tmp_path / "corpus.jsonl", [{"_id": "a", "text": "x"}, {"_id": "b", "text": "y"},
+                                              {"_id": "a", "text": "z"}])
+    assert read_beir_corpus_arrow(path) is not None  # Arrow reads it; the snapshot finds the repeat
+    with pytest.raises(FormatError, match=r"corpus\.jsonl:3: document id 'a' appears twice \(first on line 1\)"):
+        load_snapshot(path)
+
+
+def test_bytes_that_are_not_utf8_are_named_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(b'{"_id": "a", "text": "x"}\n{"_id": "b", "title": "\xff", "text": "y"}\n')
+    assert read_beir_corpus_arrow(path) is None
+    with pytest.raises(FormatError, match=r"corpus\.jsonl:2"):
+        load_snapshot(path)
