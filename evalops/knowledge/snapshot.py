@@ -369,15 +369,51 @@ class KnowledgeBaseSnapshot:
         )
 
     def save_manifest(self, path: str | os.PathLike[str]) -> Path:
-        """Write ids and content hashes (no text) as JSON, enough to diff against later."""
+        """Write ids and content hashes (no text) as JSON, enough to diff against later: the pairs sorted by
+        id (then hash), as ``json.dumps(..., ensure_ascii=False)`` writes them (joined by Arrow when no
+        string needs escaping, the encoder's bytes either way)."""
         p = Path(path)
-        pairs = sorted(zip(self.docs["doc_id"].tolist(), self.docs["content_hash"].tolist()))
-        payload = {
+        payload: dict[str, Any] = {
             "kind": MANIFEST_KIND,
             "snapshot_id": self.snapshot_id,
             "source": self.source,
-            "documents": len(pairs),
-            "docs": [list(pair) for pair in pairs],
+            "documents": len(self.docs),
+            "docs": [],
         }
-        p.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+        body = _manifest_pairs(self.docs["doc_id"], self.docs["content_hash"])
+        if body is None:
+            pairs = sorted(zip(self.docs["doc_id"].tolist(), self.docs["content_hash"].tolist()))
+            payload["docs"] = [list(pair) for pair in pairs]
+            p.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+            return p
+        head = json.dumps(payload, ensure_ascii=False)  # ends with the empty list of pairs and the brace
+        with open(p, "wb") as handle:
+            handle.write(head[:-3].encode("utf-8") + b"[")
+            handle.write(body)
+            handle.write(b"]}")
         return p
+
+
+def _manifest_pairs(doc_ids: pd.Series, hashes: pd.Series) -> memoryview | None:
+    """``["id", "hash"], ["id", "hash"]`` sorted by id then hash, as the encoder writes the manifest's list
+    of pairs, or None when an id or hash is not a string or needs escaping (the caller takes the encoder)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        table = pa.table({"i": pa.array(doc_ids, type=pa.string(), from_pandas=True),
+                          "h": pa.array(hashes, type=pa.string(), from_pandas=True)})
+    except (pa.ArrowException, UnicodeError, TypeError, ValueError):
+        return None
+    if not table.num_rows:
+        return memoryview(b"")
+    table = table.combine_chunks()
+    ids, hashes_ = table.column("i").chunk(0), table.column("h").chunk(0)
+    if ids.null_count or hashes_.null_count or not (_escape_free(ids) and _escape_free(hashes_)):
+        return None
+    ordered = table.take(pc.sort_indices(table, sort_keys=[("i", "ascending"), ("h", "ascending")]))
+    items = pc.binary_join_element_wise(pa.scalar('["'), ordered.column("i"), pa.scalar('", "'),
+                                        ordered.column("h"), pa.scalar('"], '), "").combine_chunks()
+    items = items.cast(pa.large_string())
+    offsets = np.frombuffer(items.buffers()[1], dtype=np.int64)[items.offset: items.offset + len(items) + 1]
+    return memoryview(items.buffers()[2])[int(offsets[0]): int(offsets[-1]) - 2]  # the last ", " dropped

@@ -84,3 +84,19 @@ def test_bytes_that_are_not_utf8_are_named_with_their_line(tmp_path: Path) -> No
     assert read_beir_corpus_arrow(path) is None
     with pytest.raises(FormatError, match=r"corpus\.jsonl:2"):
         load_snapshot(path)
+
+
+@pytest.mark.parametrize("ids", [["b", "a", "é", "中", "a b"], ['q"uote', "back\\slash", "a"], [], ["a", "a"]])
+def test_the_manifest_is_the_encoders_bytes(tmp_path: Path, ids: list[str]) -> None:
+    """Written in columns or by the encoder, a manifest is the bytes ``json.dumps`` writes for the sorted
+    pairs (a repeated id, as a SQL table may hold, sorts by hash), and reads back as the same snapshot."""
+    import pandas as pd
+
+    snapshot = KnowledgeBaseSnapshot.from_frame(pd.DataFrame({"doc_id": ids, "text": [f"t{i}" for i in range(len(ids))]}),
+                                                source="kb")
+    path = snapshot.save_manifest(tmp_path / "m.json")
+    pairs = sorted(zip(snapshot.docs["doc_id"].tolist(), snapshot.docs["content_hash"].tolist()))
+    expected = {"kind": "evalops.knowledge-base-manifest", "snapshot_id": snapshot.snapshot_id, "source": "kb",
+                "documents": len(ids), "docs": [list(p) for p in pairs]}
+    assert path.read_bytes() == json.dumps(expected, ensure_ascii=False).encode("utf-8")
+    assert KnowledgeBaseSnapshot.from_manifest(path).snapshot_id == snapshot.snapshot_id
