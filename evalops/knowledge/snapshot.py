@@ -284,27 +284,32 @@ class KnowledgeBaseSnapshot:
     def from_manifest(cls, path: str | os.PathLike[str]) -> KnowledgeBaseSnapshot:
         """Read a manifest written by ``save_manifest`` (ids and hashes, no text)."""
         p = Path(path)
-        try:
-            payload = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise FormatError("file not found", path=str(p)) from None
-        except json.JSONDecodeError as exc:
-            raise FormatError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=str(p)) from None
-        if not isinstance(payload, dict) or payload.get("kind") != MANIFEST_KIND:
-            raise FormatError(f"not a knowledge-base manifest (expected \"kind\": {MANIFEST_KIND!r})", path=str(p))
-        pairs = payload.get("docs", [])
-        docs = pd.DataFrame(
-            {
-                "doc_id": pd.Series([str(d) for d, _ in pairs], dtype=object),
-                "title": pd.Series([None] * len(pairs), dtype=object),
-                "text": pd.Series([None] * len(pairs), dtype=object),
-                "content_hash": pd.Series([str(h) for _, h in pairs], dtype=object),
-            }
-        )
-        snap = cls(docs, payload.get("source") or str(p), has_text=False)
-        if payload.get("snapshot_id") != snap.snapshot_id:
+        read = _manifest_in_columns(p)  # a manifest as save_manifest writes it, read by Arrow
+        if read is not None:
+            claimed, snap = read
+        else:
+            try:
+                payload = json.loads(p.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise FormatError("file not found", path=str(p)) from None
+            except json.JSONDecodeError as exc:
+                raise FormatError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=str(p)) from None
+            if not isinstance(payload, dict) or payload.get("kind") != MANIFEST_KIND:
+                raise FormatError(f"not a knowledge-base manifest (expected \"kind\": {MANIFEST_KIND!r})", path=str(p))
+            pairs = payload.get("docs", [])
+            claimed = payload.get("snapshot_id")
+            docs = pd.DataFrame(
+                {
+                    "doc_id": pd.Series([str(d) for d, _ in pairs], dtype=object),
+                    "title": pd.Series([None] * len(pairs), dtype=object),
+                    "text": pd.Series([None] * len(pairs), dtype=object),
+                    "content_hash": pd.Series([str(h) for _, h in pairs], dtype=object),
+                }
+            )
+            snap = cls(docs, payload.get("source") or str(p), has_text=False)
+        if claimed != snap.snapshot_id:
             raise FormatError(
-                f"manifest says snapshot {payload.get('snapshot_id')!r} but its documents hash to "
+                f"manifest says snapshot {claimed!r} but its documents hash to "
                 f"{snap.snapshot_id!r}; the file was edited or truncated",
                 path=str(p),
             )
@@ -345,26 +350,30 @@ class KnowledgeBaseSnapshot:
 
     # -- comparison and storage -----------------------------------------------------------------------
     def _hash_by_id(self) -> pd.Series:
-        dups = self.duplicate_ids()
-        if dups:
+        hashes = pd.Series(self.docs["content_hash"].to_numpy(), index=pd.Index(self.docs["doc_id"].to_numpy()))
+        if not hashes.index.is_unique:  # the index's hash table, built once for this and the diff's look-ups
             raise InputError(
-                f"{self.source or 'snapshot'}: document id(s) {dups[:5]} appear more than once; "
+                f"{self.source or 'snapshot'}: document id(s) {self.duplicate_ids()[:5]} appear more than once; "
                 "a diff needs unique ids (run `evalops validate` to see every problem)"
             )
-        return pd.Series(self.docs["content_hash"].to_numpy(), index=self.docs["doc_id"].to_numpy())
+        return hashes
 
     def diff(self, new: KnowledgeBaseSnapshot) -> SnapshotDiff:
-        """Documents added, removed and changed going from this snapshot to ``new``."""
+        """Documents added, removed and changed going from this snapshot to ``new`` (each new id looked up
+        once among the old ones)."""
         old_h = self._hash_by_id()
         new_h = new._hash_by_id()
-        common = old_h.index.intersection(new_h.index)
-        changed_mask = old_h.loc[common].to_numpy() != new_h.loc[common].to_numpy()
+        at = old_h.index.get_indexer(new_h.index)  # where each new id was, -1 if it was not
+        found = at >= 0
+        changed_mask = old_h.to_numpy()[at[found]] != new_h.to_numpy()[found]
+        kept = np.zeros(len(old_h), dtype=bool)
+        kept[at[found]] = True
         return SnapshotDiff(
             old_id=self.snapshot_id,
             new_id=new.snapshot_id,
-            added=sorted(new_h.index.difference(old_h.index).tolist()),
-            removed=sorted(old_h.index.difference(new_h.index).tolist()),
-            changed=sorted(common[changed_mask].tolist()),
+            added=sorted(new_h.index[~found].tolist()),
+            removed=sorted(old_h.index[~kept].tolist()),
+            changed=sorted(new_h.index[found][changed_mask].tolist()),
             unchanged=int((~changed_mask).sum()),
         )
 
@@ -392,6 +401,55 @@ class KnowledgeBaseSnapshot:
             handle.write(body)
             handle.write(b"]}")
         return p
+
+
+def _manifest_in_columns(path: Path) -> tuple[Any, KnowledgeBaseSnapshot] | None:
+    """``(the snapshot id it claims, the snapshot)`` of a manifest as :meth:`KnowledgeBaseSnapshot.save_manifest`
+    writes it (one line; ``[id, hash]`` string pairs in strictly increasing id order, so that the snapshot
+    id is hashed in that order with no sort), parsed by Arrow; else None, and the caller reads the file with
+    the JSON module (which reads any manifest, and names what is wrong with one)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    schema = pa.schema([("kind", pa.string()), ("snapshot_id", pa.string()), ("source", pa.string()),
+                        ("docs", pa.list_(pa.list_(pa.string())))])
+    try:
+        table = pj.read_json(str(path), read_options=pj.ReadOptions(block_size=path.stat().st_size + 1, use_threads=False),
+                             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except (pa.ArrowException, ValueError, OSError):
+        return None
+    if table.num_rows != 1 or table.column("kind")[0].as_py() != MANIFEST_KIND:
+        return None
+    listed = table.column("docs").combine_chunks()
+    if listed.null_count:
+        return None
+    listed = listed.values
+    n = len(listed)
+    if not n or listed.null_count or not pc.all(pc.equal(pc.list_value_length(listed), 2)).as_py():
+        return None
+    ids, hashes = pc.list_element(listed, 0), pc.list_element(listed, 1)
+    if ids.null_count or hashes.null_count or (n > 1 and not pc.all(pc.less(ids.slice(0, n - 1), ids.slice(1))).as_py()):
+        return None
+    try:  # Arrow's JSON reader does not check UTF-8
+        for column in (ids, hashes):
+            column.validate(full=True)
+    except pa.ArrowInvalid:
+        return None
+    snapshot_id = _digest_of_ordered(ids, hashes)  # strictly increasing ids: the pairs' sorted order
+    if snapshot_id is None:
+        return None
+    docs = pd.DataFrame(
+        {
+            "doc_id": pd.Series(ids.to_pylist(), dtype=object),
+            "title": pd.Series([None] * n, dtype=object),
+            "text": pd.Series([None] * n, dtype=object),
+            "content_hash": pd.Series(hashes.to_pylist(), dtype=object),
+        }
+    )
+    snapshot = KnowledgeBaseSnapshot(docs, table.column("source")[0].as_py() or str(path), has_text=False)
+    snapshot.__dict__["snapshot_id"] = snapshot_id
+    return table.column("snapshot_id")[0].as_py(), snapshot
 
 
 def _manifest_pairs(doc_ids: pd.Series, hashes: pd.Series) -> memoryview | None:

@@ -100,3 +100,82 @@ def test_the_manifest_is_the_encoders_bytes(tmp_path: Path, ids: list[str]) -> N
                 "documents": len(ids), "docs": [list(p) for p in pairs]}
     assert path.read_bytes() == json.dumps(expected, ensure_ascii=False).encode("utf-8")
     assert KnowledgeBaseSnapshot.from_manifest(path).snapshot_id == snapshot.snapshot_id
+
+
+def _manifest_frame_the_json_way(path: Path) -> "pd.DataFrame":
+    import pandas as pd
+
+    pairs = json.loads(path.read_text(encoding="utf-8"))["docs"]
+    return pd.DataFrame({"doc_id": pd.Series([str(d) for d, _ in pairs], dtype=object),
+                         "title": pd.Series([None] * len(pairs), dtype=object),
+                         "text": pd.Series([None] * len(pairs), dtype=object),
+                         "content_hash": pd.Series([str(h) for _, h in pairs], dtype=object)})
+
+
+@pytest.mark.parametrize("ids", [["b", "a", "é", "中", "a b"], ['q"uote', "back\\slash", "a"], ["a", "a"], ["x"]])
+def test_a_manifest_reads_back_as_the_json_module_reads_it(tmp_path: Path, ids: list[str]) -> None:
+    import pandas as pd
+
+    snapshot = KnowledgeBaseSnapshot.from_frame(pd.DataFrame({"doc_id": ids, "text": [f"t{i}" for i in range(len(ids))]}),
+                                                source="kb")
+    path = snapshot.save_manifest(tmp_path / "m.json")
+    from evalops.knowledge.snapshot import _manifest_in_columns
+
+    assert (_manifest_in_columns(path) is not None) == (len(set(ids)) == len(ids) and '"' not in "".join(ids))
+    loaded = KnowledgeBaseSnapshot.from_manifest(path)
+    assert loaded.docs.equals(_manifest_frame_the_json_way(path))
+    assert loaded.snapshot_id == snapshot.snapshot_id and loaded.source == "kb" and not loaded.has_text
+
+
+def test_a_hand_written_or_edited_manifest(tmp_path: Path) -> None:
+    """Pairs out of order, spread over lines, or numbers for ids still read (the JSON module's way); a
+    changed hash is still refused."""
+    import pandas as pd
+
+    snapshot = KnowledgeBaseSnapshot.from_frame(pd.DataFrame({"doc_id": ["1", "2", "3"], "text": ["a", "b", "c"]}))
+    payload = json.loads(snapshot.save_manifest(tmp_path / "m.json").read_text())
+    for docs in (payload["docs"][::-1], [[int(d), h] for d, h in payload["docs"]]):
+        for indent in (None, 1):
+            path = tmp_path / "edited.json"
+            path.write_text(json.dumps({**payload, "docs": docs}, indent=indent))
+            assert KnowledgeBaseSnapshot.from_manifest(path).snapshot_id == snapshot.snapshot_id
+    path.write_text(json.dumps({**payload, "docs": [[d, "0" * 16] for d, _ in payload["docs"]]}))
+    with pytest.raises(FormatError, match="edited or truncated"):
+        KnowledgeBaseSnapshot.from_manifest(path)
+
+
+def _diff_the_index_way(old: KnowledgeBaseSnapshot, new: KnowledgeBaseSnapshot) -> dict:
+    import pandas as pd
+
+    old_h = pd.Series(old.docs["content_hash"].to_numpy(), index=old.docs["doc_id"].to_numpy())
+    new_h = pd.Series(new.docs["content_hash"].to_numpy(), index=new.docs["doc_id"].to_numpy())
+    common = old_h.index.intersection(new_h.index)
+    changed = old_h.loc[common].to_numpy() != new_h.loc[common].to_numpy()
+    return {"old": old.snapshot_id, "new": new.snapshot_id,
+            "added": sorted(new_h.index.difference(old_h.index).tolist()),
+            "removed": sorted(old_h.index.difference(new_h.index).tolist()),
+            "changed": sorted(common[changed].tolist()), "unchanged": int((~changed).sum())}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(list("abcdefgh")), st.sampled_from(["x", "y"]), max_size=8),
+       st.dictionaries(st.sampled_from(list("abcdefgh")), st.sampled_from(["x", "y"]), max_size=8))
+def test_diff_is_the_index_algebra(old_docs: dict, new_docs: dict) -> None:
+    import pandas as pd
+
+    def snap(docs: dict) -> KnowledgeBaseSnapshot:
+        return KnowledgeBaseSnapshot.from_frame(pd.DataFrame({"doc_id": list(docs), "text": list(docs.values())},
+                                                             dtype=object))
+
+    old, new = snap(old_docs), snap(new_docs)
+    assert old.diff(new).to_dict() == _diff_the_index_way(old, new)
+
+
+def test_diff_still_refuses_repeated_ids() -> None:
+    import pandas as pd
+
+    from evalops.errors import InputError
+
+    twice = KnowledgeBaseSnapshot.from_frame(pd.DataFrame({"doc_id": ["a", "a", "b"], "text": ["x", "y", "z"]}))
+    with pytest.raises(InputError, match=r"\['a'\] appear more than once"):
+        twice.diff(twice)
