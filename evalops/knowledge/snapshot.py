@@ -252,7 +252,8 @@ class KnowledgeBaseSnapshot:
         return cls(docs, source)
 
     @classmethod
-    def from_arrow(cls, doc_ids: Any, titles: Any, texts: Any, source: str | None = None) -> KnowledgeBaseSnapshot | None:
+    def from_arrow(cls, doc_ids: Any, titles: Any, texts: Any,
+                   source: str | None = None) -> KnowledgeBaseSnapshot | None:
         """From Arrow string arrays of ids, titles and texts without nulls (a reader's columns, as
         ``evalops.formats.beir.read_beir_corpus_arrow`` gives them), or None when an id repeats (the caller
         reads the file line by line, which names both lines). The same snapshot as :meth:`from_columns` on
@@ -266,7 +267,8 @@ class KnowledgeBaseSnapshot:
         n = len(ordered)
         if n > 1 and pc.any(pc.equal(ordered.slice(1), ordered.slice(0, n - 1))).as_py():
             return None
-        snapshot_id = _digest_of_ordered(ordered, hashes.take(order), hex_hashes=True)  # unique ids: sorted by id is by pair
+        # unique ids: sorted by id is sorted by pair
+        snapshot_id = _digest_of_ordered(ordered, hashes.take(order), hex_hashes=True)
         docs = pd.DataFrame(
             {
                 "doc_id": pd.Series(doc_ids.to_pylist(), dtype=object),
@@ -415,7 +417,8 @@ def _manifest_in_columns(path: Path) -> tuple[Any, KnowledgeBaseSnapshot] | None
     schema = pa.schema([("kind", pa.string()), ("snapshot_id", pa.string()), ("source", pa.string()),
                         ("docs", pa.list_(pa.list_(pa.string())))])
     try:
-        table = pj.read_json(str(path), read_options=pj.ReadOptions(block_size=path.stat().st_size + 1, use_threads=False),
+        whole = pj.ReadOptions(block_size=path.stat().st_size + 1, use_threads=False)  # one line, one block
+        table = pj.read_json(str(path), read_options=whole,
                              parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
     except (pa.ArrowException, ValueError, OSError):
         return None
@@ -424,12 +427,14 @@ def _manifest_in_columns(path: Path) -> tuple[Any, KnowledgeBaseSnapshot] | None
     listed = table.column("docs").combine_chunks()
     if listed.null_count:
         return None
-    listed = listed.values
+    listed = listed.flatten()
     n = len(listed)
     if not n or listed.null_count or not pc.all(pc.equal(pc.list_value_length(listed), 2)).as_py():
         return None
     ids, hashes = pc.list_element(listed, 0), pc.list_element(listed, 1)
-    if ids.null_count or hashes.null_count or (n > 1 and not pc.all(pc.less(ids.slice(0, n - 1), ids.slice(1))).as_py()):
+    if ids.null_count or hashes.null_count:
+        return None
+    if n > 1 and not pc.all(pc.less(ids.slice(0, n - 1), ids.slice(1))).as_py():
         return None
     try:  # Arrow's JSON reader does not check UTF-8
         for column in (ids, hashes):

@@ -92,8 +92,8 @@ def test_the_manifest_is_the_encoders_bytes(tmp_path: Path, ids: list[str]) -> N
     pairs (a repeated id, as a SQL table may hold, sorts by hash), and reads back as the same snapshot."""
     import pandas as pd
 
-    snapshot = KnowledgeBaseSnapshot.from_frame(pd.DataFrame({"doc_id": ids, "text": [f"t{i}" for i in range(len(ids))]}),
-                                                source="kb")
+    frame = pd.DataFrame({"doc_id": ids, "text": [f"t{i}" for i in range(len(ids))]})
+    snapshot = KnowledgeBaseSnapshot.from_frame(frame, source="kb")
     path = snapshot.save_manifest(tmp_path / "m.json")
     pairs = sorted(zip(snapshot.docs["doc_id"].tolist(), snapshot.docs["content_hash"].tolist()))
     expected = {"kind": "evalops.knowledge-base-manifest", "snapshot_id": snapshot.snapshot_id, "source": "kb",
@@ -116,8 +116,8 @@ def _manifest_frame_the_json_way(path: Path) -> "pd.DataFrame":
 def test_a_manifest_reads_back_as_the_json_module_reads_it(tmp_path: Path, ids: list[str]) -> None:
     import pandas as pd
 
-    snapshot = KnowledgeBaseSnapshot.from_frame(pd.DataFrame({"doc_id": ids, "text": [f"t{i}" for i in range(len(ids))]}),
-                                                source="kb")
+    frame = pd.DataFrame({"doc_id": ids, "text": [f"t{i}" for i in range(len(ids))]})
+    snapshot = KnowledgeBaseSnapshot.from_frame(frame, source="kb")
     path = snapshot.save_manifest(tmp_path / "m.json")
     from evalops.knowledge.snapshot import _manifest_in_columns
 
