@@ -157,7 +157,7 @@ def _corpus_columns_fast(path: Path) -> tuple[list[str], list[str], list[str]] |
 
 
 def read_beir_corpus_arrow(path: str | os.PathLike[str]) -> tuple[Any, Any, Any] | None:
-    """``(ids, titles, texts)`` of a plain ``corpus.jsonl`` as Arrow string arrays (a missing title is
+    """``(ids, titles, texts)`` of a plain ``corpus.jsonl`` as Arrow string columns (a missing title is
     ``""``), or None when Arrow's JSON reader does not take the file exactly as :func:`read_beir_corpus`
     would (see :func:`read_beir_corpus_columns`): the caller then reads it line by line, which reads it the
     same way or names the file and line to fix. Ids are not checked for repeats: the caller does (a
@@ -175,7 +175,7 @@ def read_beir_corpus_arrow(path: str | os.PathLike[str]) -> tuple[Any, Any, Any]
         table = pj.read_json(str(p), parse_options=options)
     except (pa.ArrowException, ValueError, OSError):
         return None
-    ids, titles, texts = (table.column(name).combine_chunks() for name in ("_id", "title", "text"))
+    ids, titles, texts = (table.column(name) for name in ("_id", "title", "text"))
     if table.num_rows == 0 or ids.null_count or texts.null_count:
         return None  # an empty file, or a record without an id or a text: the line reader says which
     titles = pc.fill_null(titles, "")

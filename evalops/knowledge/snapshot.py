@@ -74,26 +74,41 @@ def content_hashes_arrow(titles: Any, texts: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    joined = pc.binary_join_element_wise(pa.scalar('["'), titles, pa.scalar('","'), texts, pa.scalar('"]'), "")
-    blobs = joined.cast(pa.large_binary()).to_pylist()
+    n = len(titles)
+    fixed: dict[int, list[tuple[int, bytes]]] = {}  # by batch: rows to escape, as the canonical encoder writes them
     if not (_escape_free(titles) and _escape_free(texts)):
         escaped = pc.or_(pc.match_substring_regex(titles, _ESCAPED), pc.match_substring_regex(texts, _ESCAPED))
         rows = pc.indices_nonzero(escaped)
         for row, title, text in zip(rows.to_pylist(), titles.take(rows).to_pylist(), texts.take(rows).to_pylist()):
-            blobs[row] = f"[{encode_basestring(title)},{encode_basestring(text)}]".encode("utf-8")
+            encoded = f"[{encode_basestring(title)},{encode_basestring(text)}]".encode("utf-8")
+            fixed.setdefault(row // _HASH_BATCH, []).append((row % _HASH_BATCH, encoded))
     sha256 = hashlib.sha256
-    return _hex16(b"".join([sha256(blob).digest() for blob in blobs]), len(blobs))
+    digests = []
+    for start in range(0, n, _HASH_BATCH):  # in batches: the joined bytes of one batch at a time in memory
+        joined = pc.binary_join_element_wise(pa.scalar('["'), titles.slice(start, _HASH_BATCH), pa.scalar('","'),
+                                             texts.slice(start, _HASH_BATCH), pa.scalar('"]'), "")
+        blobs = joined.cast(pa.large_binary()).to_pylist()
+        for row, encoded in fixed.get(start // _HASH_BATCH, ()):
+            blobs[row] = encoded
+        digests.append(b"".join([sha256(blob).digest() for blob in blobs]))
+    return _hex16(b"".join(digests), n)
+
+
+_HASH_BATCH = 1 << 16
 
 
 def _escape_free(column: Any) -> bool:
     """Whether no string of an Arrow string array holds a byte the canonical encoder escapes (a quote, a
     backslash, a control character): one pass over its bytes (a sliced array's whole buffer, so a byte
     outside the slice only sends the caller to the exact path)."""
-    data = column.buffers()[2]
-    if data is None:
-        return True
-    view = np.frombuffer(data, dtype=np.uint8)
-    return not ((view < 0x20).any() or (view == 0x22).any() or (view == 0x5C).any())
+    for chunk in getattr(column, "chunks", None) or [column]:
+        data = chunk.buffers()[2]
+        if data is None:
+            continue
+        view = np.frombuffer(data, dtype=np.uint8)
+        if (view < 0x20).any() or (view == 0x22).any() or (view == 0x5C).any():
+            return False
+    return True
 
 
 def _hex16(digests: bytes, n: int) -> Any:
@@ -118,10 +133,7 @@ def _digest_of_ordered(ids: Any, hashes: Any, hex_hashes: bool = False) -> str |
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(ids, pa.Array) and isinstance(hashes, pa.Array):
-        if not (_escape_free(ids) and (hex_hashes or _escape_free(hashes))):
-            return None
-    elif any(pc.any(pc.match_substring_regex(column, _ESCAPED)).as_py() for column in (ids, hashes)):
+    if not (_escape_free(ids) and (hex_hashes or _escape_free(hashes))):
         return None
     # nothing to escape: each pair is ``["id","hash"],`` joined by Arrow, hashed from its buffer
     items = pc.binary_join_element_wise(pa.scalar('["'), ids, pa.scalar('","'), hashes, pa.scalar('"],'), "")
@@ -262,7 +274,7 @@ class KnowledgeBaseSnapshot:
         import pyarrow.compute as pc
 
         hashes = content_hashes_arrow(titles, texts)
-        order = pc.array_sort_indices(doc_ids)
+        order = pc.sort_indices(doc_ids)
         ordered = doc_ids.take(order)
         n = len(ordered)
         if n > 1 and pc.any(pc.equal(ordered.slice(1), ordered.slice(0, n - 1))).as_py():

@@ -49,7 +49,10 @@ def test_any_text_hashes_as_the_line_reader_does(tmp_path_factory, rows, escaped
     _the_same(_write(path, records))
 
 
-def test_plain_rows_and_rows_to_escape_in_one_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [65536, 7, 1])
+def test_plain_rows_and_rows_to_escape_in_one_file(tmp_path: Path, monkeypatch, batch: int) -> None:
+    """Rows to escape land in the right place whatever batch of the hashing they fall in."""
+    monkeypatch.setattr("evalops.knowledge.snapshot._HASH_BATCH", batch)
     records = [{"_id": f"d{i}", "title": "T" if i % 3 else "", "text": f"plain {i}"} for i in range(50)]
     records[7]["text"] = 'a quote " here'
     records[20]["title"] = "tab\there"
