@@ -31,6 +31,7 @@ __all__ = [
     "write_beir_qrels",
     "read_beir_queries",
     "read_beir_corpus",
+    "read_beir_corpus_arrow",
     "read_beir_corpus_columns",
     "write_beir_corpus",
     "write_beir_queries",
@@ -144,7 +145,25 @@ def read_beir_corpus_columns(path: str | os.PathLike[str]) -> tuple[list[str], l
 
 
 def _corpus_columns_fast(path: Path) -> tuple[list[str], list[str], list[str]] | None:
-    if str(path) == "-" or path.suffix.lower() in (".gz", ".zst", ".zstd") or not path.is_file():
+    import pyarrow.compute as pc
+
+    columns = read_beir_corpus_arrow(path)
+    if columns is None:
+        return None
+    ids, titles, texts = columns
+    if pc.count_distinct(ids).as_py() != len(ids):
+        return None  # a repeated id: the line reader names both lines
+    return ids.to_pylist(), titles.to_pylist(), texts.to_pylist()
+
+
+def read_beir_corpus_arrow(path: str | os.PathLike[str]) -> tuple[Any, Any, Any] | None:
+    """``(ids, titles, texts)`` of a plain ``corpus.jsonl`` as Arrow string columns (a missing title is
+    ``""``), or None when Arrow's JSON reader does not take the file exactly as :func:`read_beir_corpus`
+    would (see :func:`read_beir_corpus_columns`): the caller then reads it line by line, which reads it the
+    same way or names the file and line to fix. Ids are not checked for repeats: the caller does (a
+    knowledge-base snapshot sorts its ids anyway; a repeat is two equal neighbours)."""
+    p = Path(path)
+    if str(p) == "-" or p.suffix.lower() in (".gz", ".zst", ".zstd") or not p.is_file():
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -153,18 +172,19 @@ def _corpus_columns_fast(path: Path) -> tuple[list[str], list[str], list[str]] |
     schema = pa.schema([("_id", pa.string()), ("title", pa.string()), ("text", pa.string())])
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     try:
-        table = pj.read_json(str(path), parse_options=options)
+        table = pj.read_json(str(p), parse_options=options)
     except (pa.ArrowException, ValueError, OSError):
         return None
     ids, titles, texts = (table.column(name) for name in ("_id", "title", "text"))
     if table.num_rows == 0 or ids.null_count or texts.null_count:
         return None  # an empty file, or a record without an id or a text: the line reader says which
-    if pc.count_distinct(ids).as_py() != table.num_rows:
-        return None  # a repeated id: the line reader names both lines
-    try:  # Arrow's JSON reader does not check UTF-8; decoding every string does
-        return ids.to_pylist(), pc.fill_null(titles, "").to_pylist(), texts.to_pylist()
-    except UnicodeDecodeError:
+    titles = pc.fill_null(titles, "")
+    try:  # Arrow's JSON reader does not check UTF-8; a full validation does (the line reader names the line)
+        for column in (ids, titles, texts):
+            column.validate(full=True)
+    except pa.ArrowInvalid:
         return None
+    return ids, titles, texts
 
 
 def write_beir_corpus(corpus: pd.DataFrame, path: str | os.PathLike[str]) -> None:

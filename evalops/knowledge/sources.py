@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evalops.errors import FormatError, InputError
-from evalops.formats.beir import read_beir_corpus_columns
+from evalops.formats.beir import read_beir_corpus_arrow, read_beir_corpus_columns
 from evalops.knowledge.snapshot import MANIFEST_KIND, KnowledgeBaseSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,7 +41,12 @@ def snapshot_from_beir(path: str | os.PathLike[str]) -> KnowledgeBaseSnapshot:
     """From a BEIR ``corpus.jsonl`` file or a folder that contains one."""
     p = Path(path)
     corpus = p / "corpus.jsonl" if p.is_dir() else p
-    ids, titles, texts = read_beir_corpus_columns(corpus)
+    columns = read_beir_corpus_arrow(corpus)  # a plain file Arrow reads as the line reader would
+    if columns is not None:
+        snapshot = KnowledgeBaseSnapshot.from_arrow(*columns, source=str(corpus))
+        if snapshot is not None:
+            return snapshot
+    ids, titles, texts = read_beir_corpus_columns(corpus)  # a repeated id or bad line: named with its line
     return KnowledgeBaseSnapshot.from_columns(ids, titles, texts, source=str(corpus))
 
 

@@ -13,6 +13,14 @@ a gold set validated again, the judge's texts): then the file is read, refused i
 the same snapshot, and kept as the run's prepared copy (:mod:`evalops.pipeline.prepared`) for its other
 steps and workers. Only a knowledge base that is one local file (a BEIR ``corpus.jsonl``, or a folder
 holding one) is known by its bytes; a folder of documents, a manifest or a SQL table is read as before.
+
+Bytes seen for the first time are read and hashed document by document in this step, not later: the
+snapshot id (a digest of every document's content hash, see :mod:`evalops.knowledge.snapshot`) is what
+the run records in the warehouse, keys the remembered validation with and puts in every result's
+fingerprint, and new bytes must pass the knowledge-base contract (on their documents) before anything is
+scored; the manifest kept for tomorrow's diff holds the per-document hashes. Deferring them would move
+that work within the run, not save it. Its floor at 1 M short documents is Arrow's JSON parse and one
+SHA-256 call per document, each several times the one-pass hash of the file's bytes.
 """
 
 from __future__ import annotations
