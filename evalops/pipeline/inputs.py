@@ -65,8 +65,12 @@ def load_knowledge_base(cfg: Config) -> KnowledgeBaseSnapshot:
 
 def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     """The gold set ``name`` as configured: a folder (BEIR, JSONL, CSV) or TREC qrels with ``queries``."""
+    from evalops.formats._table import load_arrow_readers
     from evalops.goldset import load_gold_set, load_gold_set_trec
 
+    # the run imports pyarrow anyway (its run files, the work storage's Parquet): import it now, so that the
+    # qrels are read in columns rather than line by line (formats._table.read_table)
+    load_arrow_readers()
     spec = cfg.gold_set_named(name)
     options = {"default_type": spec.default_type, "default_language": spec.default_language}
     if spec.queries is not None:
