@@ -39,18 +39,17 @@ class UnjudgedDocs(Mapping[str, list[tuple[str, int]]]):
         """From one row per document: ``query_ids[query_codes]`` its query; queries come out in id order.
         ``docs``: the rows' doc ids, or a function giving the doc ids of row positions (one take)."""
         order_of_query = np.argsort(query_ids.astype(str), kind="stable")
-        position = np.empty(len(query_ids), dtype=np.int64)
+        position = np.empty(len(query_ids), dtype=np.int32 if len(query_ids) < 2**31 else np.int64)
         position[order_of_query] = np.arange(len(query_ids))
         row_position = position[query_codes]
         ranks = np.asarray(ranks, dtype=np.int64)
         counts = np.bincount(row_position, minlength=len(query_ids))
         present = counts > 0
         bounds = np.r_[0, np.cumsum(counts[present])].astype(np.int64)
-        same_query = row_position[1:] == row_position[:-1]
         queries = query_ids[order_of_query][present]
-        if bool(np.all((row_position[1:] > row_position[:-1]) | (same_query & (ranks[1:] > ranks[:-1])))):
-            return cls(queries, bounds, docs(np.arange(len(ranks))) if callable(docs) else docs, ranks)
         order = _blocks_in_order(row_position, ranks, int(present.sum()))
+        if order is not None and not isinstance(order, np.ndarray):  # already in (query, rank) order
+            return cls(queries, bounds, docs(np.arange(len(ranks))) if callable(docs) else docs, ranks)
         if order is None:
             order = np.argsort(row_position, kind="stable")  # runs of one query: timsort merges them quickly
             if not bool(np.all((np.diff(row_position[order]) > 0) | (np.diff(ranks[order]) > 0))):
@@ -112,10 +111,10 @@ class UnjudgedDocs(Mapping[str, list[tuple[str, int]]]):
         return len(self.ranks)
 
 
-def _blocks_in_order(position: np.ndarray, ranks: np.ndarray, n_present: int) -> np.ndarray | None:
+def _blocks_in_order(position: np.ndarray, ranks: np.ndarray, n_present: int) -> np.ndarray | bool | None:
     """The rows' order by (``position``, rank) when each query's rows are one block in rank order (a run
-    read from a file written query by query): the blocks put in query order, no sort of the rows. None
-    when they are not."""
+    read from a file written query by query): the blocks put in query order, no sort of the rows; True
+    when the blocks already are in that order. None when the rows are not such blocks."""
     n = len(position)
     change = np.flatnonzero(position[1:] != position[:-1]) + 1
     if len(change) + 1 != n_present:  # a query's rows are not contiguous
@@ -125,8 +124,11 @@ def _blocks_in_order(position: np.ndarray, ranks: np.ndarray, n_present: int) ->
     ascending[change - 1] = True  # (across blocks, no condition)
     if not bool(ascending.all()):
         return None
+    block_position = position[starts]
+    if bool(np.all(block_position[1:] > block_position[:-1])):
+        return True
     lengths = np.diff(np.r_[starts, n])
-    by_query = np.argsort(position[starts], kind="stable")
+    by_query = np.argsort(block_position, kind="stable")
     lengths = lengths[by_query]
     # row i of the output is row (start of its block) + (its offset within the block)
     first = np.cumsum(lengths) - lengths

@@ -240,8 +240,10 @@ def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTabl
 def unjudged_rows(gold: Gold, table: RunTable, ranks: np.ndarray, k: int) -> np.ndarray:
     """Rows of ``table`` ranked within the first ``k`` (``ranks``: :func:`table_ranks`) of a gold query
     whose document has no judgment for that query (any grade counts as judged), in row order."""
-    gold_of_code = _gold_index(gold, table.query_ids)
-    unjudged = (ranks < k) & (gold_of_code[table.query_codes] >= 0)
+    in_gold = _gold_index(gold, table.query_ids) >= 0
+    unjudged = ranks < k
+    if not in_gold.all():
+        unjudged &= in_gold[table.query_codes]
     if len(gold) and unjudged.any():
         unjudged[judged_rows(gold, table)[0]] = False
     return np.flatnonzero(unjudged)
