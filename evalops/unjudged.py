@@ -47,13 +47,19 @@ class UnjudgedDocs(Mapping[str, list[tuple[str, int]]]):
         present = counts > 0
         bounds = np.r_[0, np.cumsum(counts[present])].astype(np.int64)
         queries = query_ids[order_of_query][present]
-        order = _blocks_in_order(row_position, ranks, int(present.sum()))
-        if order is not None and not isinstance(order, np.ndarray):  # already in (query, rank) order
-            return cls(queries, bounds, docs(np.arange(len(ranks))) if callable(docs) else docs, ranks)
-        if order is None:
-            order = np.argsort(row_position, kind="stable")  # runs of one query: timsort merges them quickly
-            if not bool(np.all((np.diff(row_position[order]) > 0) | (np.diff(ranks[order]) > 0))):
-                order = np.lexsort((ranks, row_position))  # a query's rows were not in rank order
+        # one integer key per row, (query in id order, rank): a stable sort of it is the (query, rank) order,
+        # rows of equal key kept as they come; in 32 bits when it fits them, where numpy sorts much faster
+        span = int(ranks.max()) + 1 if len(ranks) else 1
+        if len(ranks) and (int(ranks.min()) < 0 or len(query_ids) * span >= 2**62):  # (a mapping's odd ranks)
+            order = np.lexsort((ranks, row_position))
+        else:
+            kind = np.int32 if len(query_ids) * span < 2**31 else np.int64
+            key = row_position.astype(kind) * kind(span)
+            key += ranks.astype(kind)
+            if bool(np.all(key[1:] >= key[:-1])):  # already in that order
+                return cls(queries, bounds, docs(np.arange(len(ranks))) if callable(docs) else docs, ranks)
+            order = np.argsort(key, kind="stable")
+            del key
         if callable(docs):
             taken = docs(order)
         else:
@@ -109,30 +115,6 @@ class UnjudgedDocs(Mapping[str, list[tuple[str, int]]]):
 
     def n_documents(self) -> int:
         return len(self.ranks)
-
-
-def _blocks_in_order(position: np.ndarray, ranks: np.ndarray, n_present: int) -> np.ndarray | bool | None:
-    """The rows' order by (``position``, rank) when each query's rows are one block in rank order (a run
-    read from a file written query by query): the blocks put in query order, no sort of the rows; True
-    when the blocks already are in that order. None when the rows are not such blocks."""
-    n = len(position)
-    change = np.flatnonzero(position[1:] != position[:-1]) + 1
-    if len(change) + 1 != n_present:  # a query's rows are not contiguous
-        return None
-    starts = np.r_[0, change]
-    ascending = ranks[1:] > ranks[:-1]
-    ascending[change - 1] = True  # (across blocks, no condition)
-    if not bool(ascending.all()):
-        return None
-    block_position = position[starts]
-    if bool(np.all(block_position[1:] > block_position[:-1])):
-        return True
-    lengths = np.diff(np.r_[starts, n])
-    by_query = np.argsort(block_position, kind="stable")
-    lengths = lengths[by_query]
-    # row i of the output is row (start of its block) + (its offset within the block)
-    first = np.cumsum(lengths) - lengths
-    return np.arange(n, dtype=np.int64) + np.repeat(starts[by_query] - first, lengths)
 
 
 def _arrow(docs: Any) -> Any:

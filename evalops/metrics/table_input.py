@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops._arrow import from_strings, numeric
+from evalops._arrow import from_numpy, from_strings, numeric
 from evalops.metrics.gold import CompactGold, Gold
 from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
 
@@ -82,7 +82,7 @@ def judged_rows(gold: Gold, table: RunTable) -> tuple[np.ndarray, np.ndarray]:
     if judgments.size and len(codes):
         # every judged doc id is numbered by its first occurrence among the judged doc ids, and every
         # dictionary entry gets that number (-1: not judged for any of the table's queries)
-        canon_pair, lut = _judged_lookup(gold.docs_of(judgments), table.doc_dictionary)
+        canon_pair, lut = _judged_lookup(_judged_docs(gold, judgments, table.doc_dictionary), table.doc_dictionary)
         m = np.int64(len(judgments))
         pair_key = gold.qidx[judgments].astype(np.int64) * m + canon_pair
         row_doc = lut[table.doc_codes]
@@ -122,6 +122,18 @@ def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
         position = dict(zip(gold.query_ids.tolist(), range(len(gold.query_ids))))
         object.__setattr__(gold, "_position", position)
     return np.fromiter(map(position.get, query_ids.tolist(), repeat(-1)), dtype=np.int64, count=len(query_ids))
+
+
+def _judged_docs(gold: Gold, judgments: np.ndarray, dictionary: Any) -> Any:
+    """``gold.docs_of(judgments)``; for an Arrow dictionary, as Arrow strings taken from the gold set's doc
+    ids converted once (kept on it: each version of a run looks its table up in the same gold set)."""
+    if isinstance(dictionary, np.ndarray) or isinstance(gold, CompactGold):
+        return gold.docs_of(judgments)
+    held = gold.__dict__.get("_doc_arrow")
+    if held is None:
+        held = from_strings(gold.doc_ids)
+        object.__setattr__(gold, "_doc_arrow", held)
+    return held.take(from_numpy(np.asarray(judgments, dtype=np.int64)))
 
 
 def _judged_lookup(judged_docs: Any, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
