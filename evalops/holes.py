@@ -142,23 +142,40 @@ def _bound_at(gold: Any, run: Any, names: list[str], policy: Any, holes: tuple[A
 
     qidx, docs, ranks = holes
     top = ranks < k
-    hole_q, hole_rank = qidx[top], ranks[top]
-    hole_grade = np.full(len(hole_q), grade, dtype=np.int64)
+    every = bool(top.all())  # (the largest cutoff keeps every hole: no copies)
+    hole_q, hole_rank = (qidx, ranks) if every else (qidx[top], ranks[top])
+    hole_grade = np.full(len(hole_q), grade, dtype=np.int64 if grade >= 2**31 else np.int32)
     if any(needs_judged(m) for m in parse_measures(names)):
         augmented = Gold(gold.query_ids, np.concatenate([gold.qidx, hole_q]).astype(np.int64, copy=False),
-                         np.concatenate([gold.doc_ids, docs()[top]]), np.concatenate([gold.grades, hole_grade]))
+                         np.concatenate([gold.doc_ids, docs() if every else docs()[top]]),
+                         np.concatenate([gold.grades, hole_grade]))
         return evaluate(augmented, run, names, policy), located
     located = located if located is not None else locate_hits(gold, run)
-    # the holes' doc ids are not needed past the lookup: evaluate_hits reads the gold set's qidx and grades
-    augmented = Gold(gold.query_ids, np.concatenate([gold.qidx, hole_q]).astype(np.int64, copy=False),
-                     np.concatenate([gold.doc_ids, np.full(len(hole_q), None, dtype=object)]),
-                     np.concatenate([gold.grades, hole_grade]))
-    hits = Hits(np.concatenate([located.qidx, hole_q]).astype(np.int64, copy=False),
-                np.concatenate([located.rank, hole_rank]).astype(np.int64, copy=False),
-                np.concatenate([located.grade, hole_grade]).astype(np.int64, copy=False),
+    # no doc id is needed past the lookup: evaluate_hits reads the gold set's query ids, qidx and grades only,
+    # so the augmented set's doc ids are a read-only view of None (copying the gold set's and one None per
+    # hole made an object array of millions at k = 100)
+    # (the arrays in 32 bits where they fit, as a CompactGold's: evaluate_hits widens what needs 64 bits)
+    small = _int32_or_64(len(gold.query_ids), grade, gold.grades, located.grade, located.rank, hole_rank)
+    qidx = np.concatenate([gold.qidx, hole_q], dtype=small)
+    augmented = Gold(gold.query_ids, qidx, np.broadcast_to(np.array(None, dtype=object), qidx.shape),
+                     np.concatenate([gold.grades, hole_grade], dtype=small))
+    hits = Hits(np.concatenate([located.qidx, hole_q], dtype=small),
+                np.concatenate([located.rank, hole_rank], dtype=small),
+                np.concatenate([located.grade, hole_grade], dtype=small),
                 located.retrieved, located.ignored_query_ids)
     run_name = getattr(run, "name", None) if not isinstance(run, Mapping) else None
     return evaluate_hits(augmented, hits, names, policy, run_name=run_name), located
+
+
+def _int32_or_64(n_queries: int, grade: int, *values: Any) -> Any:
+    """int32 when the query indexes, the holes' ``grade`` and every one of ``values`` (arrays) fit it, else
+    int64."""
+    import numpy as np
+
+    limit = 2**31 - 1
+    fits = n_queries <= limit and -limit <= grade <= limit and all(
+        len(v) == 0 or (-limit <= int(v.min()) and int(v.max()) <= limit) for v in values)
+    return np.int32 if fits else np.int64
 
 
 def _hole_rows(gold: Any, unjudged: Mapping[str, Sequence[tuple[str, int]]]) -> tuple[Any, Any, Any]:
@@ -180,15 +197,18 @@ def _hole_rows(gold: Any, unjudged: Mapping[str, Sequence[tuple[str, int]]]) -> 
         queries, bounds, docs, ranks = columns
         counts = np.diff(np.asarray(bounds, dtype=np.int64))
         ranks = np.asarray(ranks, dtype=np.int64)
-    qidx = np.repeat(index_of(gold.query_ids, np.asarray(queries, dtype=object)), counts)
-    keep = np.flatnonzero(qidx >= 0)
+    position = index_of(gold.query_ids, np.asarray(queries, dtype=object))
+    # 32 bits (the gold queries fit them): millions of holes at the largest cutoff
+    qidx = np.repeat(position.astype(np.int32 if len(gold.query_ids) < 2**31 else np.int64), counts)
+    keep = None if bool((position >= 0).all()) else np.flatnonzero(qidx >= 0)  # None: every hole is kept
 
     def doc_ids() -> Any:
         if isinstance(docs, np.ndarray):
-            return docs[keep].astype(object, copy=False)
-        return np.asarray(docs.take(keep).to_numpy(zero_copy_only=False), dtype=object)  # pyarrow strings
+            return (docs if keep is None else docs[keep]).astype(object, copy=False)
+        kept = docs if keep is None else docs.take(keep)
+        return np.asarray(kept.to_numpy(zero_copy_only=False), dtype=object)  # pyarrow strings
 
-    return qidx[keep], doc_ids, ranks[keep]
+    return (qidx, doc_ids, ranks) if keep is None else (qidx[keep], doc_ids, ranks[keep])
 
 
 def cutoff_of(measure: str, default_k: int) -> int:

@@ -449,6 +449,15 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
 # -- entry point -----------------------------------------------------------------------------------
 
 
+def load_arrow_readers() -> None:
+    """Import pyarrow's CSV and compute modules now, for a caller that will import them anyway (the
+    pipeline): :func:`read_table` then reads plain files over 64 KB on the Arrow path, which is quicker
+    than the exact parser once they are imported. ``evalops evaluate`` does not call it: for a small file
+    the exact parser alone is quicker than importing them."""
+    import pyarrow.compute  # noqa: F401
+    import pyarrow.csv  # noqa: F401
+
+
 def read_table(source: Source, layout: Layout, *, float32: bool = False,
                arrow_ids: bool = False) -> tuple[Columns, int | None]:
     """(columns, row of the first duplicate pair or None). The fast path when it applies, else exact.

@@ -202,11 +202,14 @@ class GoldSet:
         qrows = sorted(
             [qid, text, qtype, lang, sorted(tags), *([ref] if ref else []),
              *([] if split == DEFAULT_SPLIT else [["split", split]])]  # a list: never equal to a reference text
-            for qid, text, qtype, lang, tags, ref, split in zip(q["query_id"], q["text"], q["type"], q["language"],
-                                                                 q["tags"], q["reference_answer"], q["split"])
+            for qid, text, qtype, lang, tags, ref, split in zip(*(q[c].tolist() for c in (
+                "query_id", "text", "type", "language", "tags", "reference_answer", "split")))
         )
         j = self.judgments
-        jrows = sorted([qid, did, int(g)] for qid, did, g in zip(j["query_id"], j["doc_id"], j["grade"]))
+        grades = j["grade"].to_numpy()
+        grades = grades.tolist() if grades.dtype.kind in "iu" else [int(g) for g in grades]
+        # (tuples: the same JSON arrays, in the same order, as the lists they replace)
+        jrows = sorted(zip(j["query_id"].tolist(), j["doc_id"].tolist(), grades))
         return content_digest({"queries": qrows, "judgments": jrows})
 
     def relevant_counts(self) -> pd.Series:

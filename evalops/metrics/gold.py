@@ -29,6 +29,12 @@ def as_gold(qrels: Any) -> Gold:
         return qrels
     if isinstance(qrels, Mapping):
         return Gold.from_dict(qrels)
+    if isinstance(qrels, Qrels):  # built once per Qrels (neither is modified): its lookups are shared too
+        held = qrels.__dict__.get("_gold")
+        if held is None:
+            held = Gold.from_qrels(qrels)
+            object.__setattr__(qrels, "_gold", held)
+        return held
     return Gold.from_qrels(as_qrels(qrels))
 
 

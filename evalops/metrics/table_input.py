@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops._arrow import from_strings, numeric
+from evalops._arrow import from_numpy, from_strings, numeric
 from evalops.metrics.gold import CompactGold, Gold
 from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
 
-__all__ = ["hits_from_table", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
+__all__ = ["hits_from_table", "judged_rows", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
 
 
 def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:
@@ -30,13 +30,15 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
     """
     codes = table.query_codes
     uniques = table.query_ids
-    n = len(codes)
     gold_of_code = _gold_index(gold, uniques)
-    scores = as_trec_eval_scores(table.scores)
-    lengths, start, end, order, scores_desc = query_segments(codes, len(uniques), scores)
-
     in_gold = gold_of_code >= 0
     answered = gold_of_code[in_gold]
+    held_ranks = table.__dict__.get("_ranks")  # the table's ranks, when computed already (table_ranks)
+    if held_ranks is None:
+        scores = as_trec_eval_scores(table.scores)
+        lengths, start, end, order, scores_desc = query_segments(codes, len(uniques), scores)
+    else:
+        lengths = np.bincount(codes, minlength=len(uniques))
     if retrieved_into is None:
         retrieved = np.zeros(len(gold), dtype=np.int64)
         retrieved[answered] = lengths[in_gold]
@@ -44,16 +46,45 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
         retrieved_into[answered] += lengths[in_gold]
         retrieved = np.zeros(0, dtype=np.int64)
 
-    judgments = _judgments_of(gold, answered)
-    pairs = judgments[gold.grades[judgments] > 0]
+    row, pairs = judged_rows(gold, table)
+    relevant = np.flatnonzero(gold.grades[pairs] > 0)
+    by_pair = np.argsort(pairs[relevant], kind="stable")  # in the judgments' order (then the rows')
+    row, pairs = row[relevant[by_pair]], pairs[relevant[by_pair]]
+    if held_ranks is not None:
+        rank = held_ranks[row].astype(np.int64, copy=False)
+    else:
+        segment = codes[row].astype(np.int64)
+
+        def docs_at(positions: np.ndarray) -> np.ndarray:
+            return table.doc_ids(positions if order is None else order[positions])
+
+        rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row],
+                                 lambda at: table.doc_ids(row[at]), docs_at)
+    return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
+
+
+def judged_rows(gold: Gold, table: RunTable) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows of ``table`` whose (query, document) has a judgment in ``gold``, whatever its grade, in row
+    order; the index of that judgment in ``gold``'s arrays).
+
+    One join per table and judgments: kept on the table for ``gold``'s judgment arrays (a gold set with
+    other grades, :func:`evalops.metrics.judged.judged_gold`, shares it), so the measures, the unjudged
+    documents and the holes bound of one version look the run's documents up once."""
+    judgment_arrays = (gold.qidx, gold.__dict__.get("doc_arrow", gold.__dict__.get("doc_ids")))
+    held = table.__dict__.get("_judged")
+    if held is not None and held[0] is judgment_arrays[0] and held[1] is judgment_arrays[1]:
+        return held[2], held[3]
+    codes = table.query_codes
+    gold_of_code = _gold_index(gold, table.query_ids)
+    judgments = _judgments_of(gold, gold_of_code[gold_of_code >= 0])
     row = np.zeros(0, dtype=np.int64)
-    pair_pos = np.zeros(0, dtype=np.int64)
-    if pairs.size and n:
+    pairs = np.zeros(0, dtype=np.int64)
+    if judgments.size and len(codes):
         # every judged doc id is numbered by its first occurrence among the judged doc ids, and every
-        # dictionary entry gets that number (-1: not judged relevant)
-        canon_pair, lut = _judged_lookup(gold.docs_of(pairs), table.doc_dictionary)
-        m = np.int64(len(pairs))
-        pair_key = gold.qidx[pairs].astype(np.int64) * m + canon_pair
+        # dictionary entry gets that number (-1: not judged for any of the table's queries)
+        canon_pair, lut = _judged_lookup(_judged_docs(gold, judgments, table.doc_dictionary), table.doc_dictionary)
+        m = np.int64(len(judgments))
+        pair_key = gold.qidx[judgments].astype(np.int64) * m + canon_pair
         row_doc = lut[table.doc_codes]
         cand = np.flatnonzero(row_doc >= 0)
         gq = gold_of_code[codes[cand]]
@@ -65,18 +96,9 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
         at = np.minimum(np.searchsorted(sorted_keys, row_key), len(sorted_keys) - 1)
         found = sorted_keys[at] == row_key
         row = cand[found]
-        pair_pos = by_key[at[found]]
-        keep_order = np.argsort(pair_pos, kind="stable")
-        row, pair_pos = row[keep_order], pair_pos[keep_order]
-    pairs = pairs[pair_pos]
-    segment = codes[row].astype(np.int64)
-
-    def docs_at(positions: np.ndarray) -> np.ndarray:
-        return table.doc_ids(positions if order is None else order[positions])
-
-    rank = ranks_in_segments(scores_desc, start[segment], end[segment], scores[row],
-                             lambda at: table.doc_ids(row[at]), docs_at)
-    return Hits(gold.qidx[pairs], rank, gold.grades[pairs], retrieved, uniques[~in_gold])
+        pairs = judgments[by_key[at[found]]]
+    object.__setattr__(table, "_judged", (*judgment_arrays, row, pairs))
+    return row, pairs
 
 
 def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
@@ -100,6 +122,18 @@ def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
         position = dict(zip(gold.query_ids.tolist(), range(len(gold.query_ids))))
         object.__setattr__(gold, "_position", position)
     return np.fromiter(map(position.get, query_ids.tolist(), repeat(-1)), dtype=np.int64, count=len(query_ids))
+
+
+def _judged_docs(gold: Gold, judgments: np.ndarray, dictionary: Any) -> Any:
+    """``gold.docs_of(judgments)``; for an Arrow dictionary, as Arrow strings taken from the gold set's doc
+    ids converted once (kept on it: each version of a run looks its table up in the same gold set)."""
+    if isinstance(dictionary, np.ndarray) or isinstance(gold, CompactGold):
+        return gold.docs_of(judgments)
+    held = gold.__dict__.get("_doc_arrow")
+    if held is None:
+        held = from_strings(gold.doc_ids)
+        object.__setattr__(gold, "_doc_arrow", held)
+    return held.take(from_numpy(np.asarray(judgments, dtype=np.int64)))
 
 
 def _judged_lookup(judged_docs: Any, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -161,22 +195,28 @@ def _ranks(table: RunTable) -> np.ndarray:
     n = len(table)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    codes = table.query_codes.astype(np.int64)
-    scores = as_trec_eval_scores(table.scores) + 0.0  # -0.0 and 0.0 tie, as in C
+    codes = table.query_codes
+    scores = as_trec_eval_scores(table.scores)  # (a new array)
+    scores += 0.0  # -0.0 and 0.0 tie, as in C
     # a file written query by query and ranked too needs no sort
     _, start, _, order, ordered_scores = query_segments(codes, len(table.query_ids), scores)
-    order = np.arange(n) if order is None else order
-    ordered_codes = codes[order]
+    ordered_codes = codes if order is None else codes[order]
     tied = (ordered_codes[1:] == ordered_codes[:-1]) & (ordered_scores[1:] == ordered_scores[:-1])
+    del scores, ordered_scores
     if tied.any():
+        order = np.arange(n) if order is None else order
         member = np.r_[tied, False] | np.r_[False, tied]  # positions in a run of equal (query, score)
         at = np.flatnonzero(member)
         group = np.cumsum(np.r_[True, ~tied[at[1:] - 1]])  # a new run where the previous position does not tie
         docs = table.doc_ids(order[at])
         _, doc_rank = np.unique(docs.astype(str), return_inverse=True)
         order[at] = order[at][np.lexsort((-doc_rank.reshape(-1), group))]
+    if order is None:  # the rows are in evaluation order: a row's rank is its offset among its query's rows
+        ranks = np.arange(n, dtype=np.int64)
+        ranks -= start[codes]
+        return ranks
     ranks = np.empty(n, dtype=np.int64)
-    ranks[order] = np.arange(n) - start[codes[order]]
+    ranks[order] = np.arange(n) - start[ordered_codes]
     return ranks
 
 
@@ -190,10 +230,17 @@ def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTabl
         position = dict(zip(table.query_ids.tolist(), range(len(table.query_ids))))
         wanted = np.zeros(len(table.query_ids), dtype=bool)
         wanted[[position[q] for q in query_ids if q in position]] = True
-        keep &= wanted[table.query_codes]
+        if not wanted.all():
+            keep &= wanted[table.query_codes]
+    used = np.flatnonzero(np.bincount(table.query_codes, minlength=len(table.query_ids)))
+    if len(used) == len(table.query_ids) and keep.all():  # every row kept: the table's own columns, not copies
+        cut = RunTable(table.query_codes, table.query_ids, table.doc_codes, table.doc_dictionary, table.scores,
+                       table.name, table.source)
+        object.__setattr__(cut, "_ranks", ranks)
+        return cut, ranks
     rows = np.flatnonzero(keep)
     codes = table.query_codes[rows]
-    used = np.unique(codes)
+    used = np.flatnonzero(np.bincount(codes, minlength=len(table.query_ids)))
     renumber = np.full(len(table.query_ids), -1, dtype=np.int64)
     renumber[used] = np.arange(len(used))
     cut = RunTable(renumber[codes].astype(table.query_codes.dtype), table.query_ids[used], table.doc_codes[rows],
@@ -205,21 +252,10 @@ def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTabl
 def unjudged_rows(gold: Gold, table: RunTable, ranks: np.ndarray, k: int) -> np.ndarray:
     """Rows of ``table`` ranked within the first ``k`` (``ranks``: :func:`table_ranks`) of a gold query
     whose document has no judgment for that query (any grade counts as judged), in row order."""
-    gold_of_code = _gold_index(gold, table.query_ids)
-    row_gold = gold_of_code[table.query_codes]
-    candidates = np.flatnonzero((ranks < k) & (row_gold >= 0))
-    if len(gold) == 0 or candidates.size == 0:
-        return candidates
-    judgments = _judgments_of(gold, np.unique(row_gold[candidates]))
-    if judgments.size == 0:
-        return candidates
-    canon, lut = _judged_lookup(gold.docs_of(judgments), table.doc_dictionary)
-    m = np.int64(len(judgments))
-    judged_keys = np.unique(gold.qidx[judgments].astype(np.int64) * m + canon)
-    row_doc = lut[table.doc_codes[candidates]]
-    maybe = np.flatnonzero(row_doc >= 0)  # a document judged for some query (few rows): look its pair up
-    keys = row_gold[candidates[maybe]] * m + row_doc[maybe]
-    at = np.minimum(np.searchsorted(judged_keys, keys), len(judged_keys) - 1)
-    judged = np.zeros(len(candidates), dtype=bool)
-    judged[maybe] = judged_keys[at] == keys
-    return candidates[~judged]
+    in_gold = _gold_index(gold, table.query_ids) >= 0
+    unjudged = ranks < k
+    if not in_gold.all():
+        unjudged &= in_gold[table.query_codes]
+    if len(gold) and unjudged.any():
+        unjudged[judged_rows(gold, table)[0]] = False
+    return np.flatnonzero(unjudged)

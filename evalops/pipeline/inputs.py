@@ -18,6 +18,7 @@ from evalops.alerting import validation_alert
 from evalops.config import DEFAULT_GOLD_SET
 from evalops.errors import InputError, ValidationError
 from evalops.fingerprint import content_digest
+from evalops.formats._table import load_arrow_readers
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.notify import deliver
 from evalops.pipeline.prepared import keep_gold_set, keep_snapshot, prepared_gold_set, prepared_snapshot
@@ -67,6 +68,9 @@ def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     """The gold set ``name`` as configured: a folder (BEIR, JSONL, CSV) or TREC qrels with ``queries``."""
     from evalops.goldset import load_gold_set, load_gold_set_trec
 
+    # the run imports pyarrow anyway (its run files, the work storage's Parquet): import it now, so that the
+    # qrels are read in columns rather than line by line (formats._table.read_table)
+    load_arrow_readers()
     spec = cfg.gold_set_named(name)
     options = {"default_type": spec.default_type, "default_language": spec.default_language}
     if spec.queries is not None:

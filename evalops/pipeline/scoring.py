@@ -40,6 +40,7 @@ from evalops.data import RunTable
 from evalops.errors import EvalopsError
 from evalops.holes import cutoff_of, holes_relevant_frame, unjudged_top
 from evalops.metrics.evaluation import evaluate_located
+from evalops.metrics.gold import as_gold
 from evalops.metrics.topk import top_k
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.inputs import current_snapshot
@@ -120,18 +121,19 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     if len(result.failed) == len(queries.query_ids):
         return empty, outcome
     qrels = result.exclude_failed(queries.qrels)
+    gold = as_gold(qrels)  # one Gold: the run's documents are looked up in it once (metrics.table_input)
     context = context_measures(cfg)
     measures = [m for m in scored_measures(cfg) if m not in context]
-    evaluation, located = evaluate_located(qrels, result.run, measures, metric_policy())
+    evaluation, located = evaluate_located(gold, result.run, measures, metric_policy())
     # the unjudged documents of the top k, for judged coverage in comparisons and the holes queue
     cutoff = max(cutoff_of(m, cfg.k) for m in measures)
     if isinstance(result.run, RunTable):
-        outcome["unjudged"] = unjudged_of_table(qrels, result.run, cutoff)
+        outcome["unjudged"] = unjudged_of_table(gold, result.run, cutoff)
     else:
-        outcome["unjudged"] = unjudged_top(qrels, result.run, cutoff)
+        outcome["unjudged"] = unjudged_top(gold, result.run, cutoff)
     frame = evaluation.to_frame()
     # the same run with its unjudged top-k documents counted relevant: the other bound (evalops.holes)
-    frame = pd.concat([frame, holes_relevant_frame(qrels, result.run, measures, cfg.k, metric_policy(),
+    frame = pd.concat([frame, holes_relevant_frame(gold, result.run, measures, cfg.k, metric_policy(),
                                                    outcome["unjudged"], located)], ignore_index=True)
     if context:
         frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
@@ -179,8 +181,10 @@ def score_shard(cfg: Config, run: RunContext, spec: ShardSpec | dict[str, Any]) 
             "planned; the query set changed during the run"
         )
     start, stop = shard_bounds(spec.n_queries, spec.n_shards, spec.shard)
+    # a single shard scores the whole set (slicing it would copy its texts and restrict its judgments)
+    shard = queries if (start, stop) == (0, len(queries.query_ids)) else queries.slice(start, stop)
     with run_lease(cfg, [spec.run_id]):  # the heartbeat: a killed task stops renewing it
-        frame, outcome = score_queries(cfg, spec.to_xcom(), queries.slice(start, stop), run)
+        frame, outcome = score_queries(cfg, spec.to_xcom(), shard, run)
     outcome.update(shard=spec.shard, n_shards=spec.n_shards, seconds=time.perf_counter() - started)
     path = shard_file(cfg, run, spec.run_id, spec.shard)
     write_frame(path, frame)

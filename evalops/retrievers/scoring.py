@@ -79,7 +79,7 @@ class RetrievalResult:
         drop. A run file's absent queries under ``missing: empty``, or a retriever that found nothing."""
         run = self.run
         if isinstance(run, RunTable):
-            present = set(run.query_ids[np.unique(run.query_codes)].tolist()) if len(run) else set()
+            present = set(run.query_ids[np.bincount(run.query_codes, minlength=len(run.query_ids)) > 0].tolist())
         else:
             present = set(run.query_ids.tolist())
         return sorted(q for q in self.query_ids if q not in present and q not in self.failed)
@@ -164,14 +164,20 @@ def as_queries(queries: Sequence[Query] | Mapping[str, str]) -> list[Query]:
         out = [Query(str(q), str(t)) for q, t in queries.items()]
     else:
         out = [q if isinstance(q, Query) else Query(str(q[0]), str(q[1])) for q in queries]
-    seen: set[str] = set()
-    for q in out:
-        if q.id in seen:
-            raise InputError(f"queries: query id {q.id!r} appears more than once")
-        seen.add(q.id)
-    if not out:
-        raise InputError("queries: there are no queries to run")
+    _check_ids([q.id for q in out])
     return out
+
+
+def _check_ids(ids: list[str]) -> None:
+    """Query ids must be unique, and there must be some."""
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for q in ids:
+            if q in seen:
+                raise InputError(f"queries: query id {q!r} appears more than once")
+            seen.add(q)
+    if not ids:
+        raise InputError("queries: there are no queries to run")
 
 
 def retrieve_run(
@@ -253,7 +259,8 @@ def retrieve_table(retriever: Any, query_ids: Sequence[str], k: int = 100, *, na
 
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
-    ids = [q.id for q in as_queries([(q, "") for q in query_ids])]
+    ids = [str(q) for q in query_ids]  # as as_queries would give them, without a Query per id
+    _check_ids(ids)
     start = time.perf_counter()
     table, failed = retriever.table(ids, k)
     named = dataclasses.replace(table, name=name)
