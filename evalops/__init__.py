@@ -1,7 +1,7 @@
 """evalops: continuous, statistically honest evaluation of RAG retrievers.
 
 Importing the package is cheap: numpy is the only heavy dependency of the core, and Airflow, Great
-Expectations, SQLAlchemy and matplotlib are imported only by the edge modules that need them.
+Expectations, SQLAlchemy and scipy are imported only by the edge modules that need them.
 """
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ OWNS_PROCESS = False
 def exits_fast(func: F) -> F:
     """End the process as soon as the command is done, when the process is the command's (:data:`OWNS_PROCESS`).
 
-    A run leaves millions of objects (gold set, run tables, the imports of pandas, SQLAlchemy, matplotlib);
+    A run leaves millions of objects (gold set, run tables, the imports of pandas, SQLAlchemy, Great Expectations);
     the interpreter's shutdown frees them one by one, about a second of CPU that changes nothing on disk. Here
     the command's exit code (its ``SystemExit``, or 0) is kept; stdout and stderr are flushed, the warehouse
     engines' connections closed (:func:`evalops.pipeline.store.dispose_engines`) and the ``atexit`` handlers
