@@ -146,8 +146,7 @@ def overview_page(engine: Engine, links: Links, settings: DashboardSettings) -> 
                 "ab_href": links.ab(comp["id"]) if comp else None,
                 "floor": settings.floor_cell(run["dataset"], m, agg),
             })
-        open_alerts = [a for a in recent_alerts if a["retriever"] == run["retriever"]
-                       and a["version"] in (None, run["version"]) and (a["dataset"] in (None, run["dataset"]))]
+        open_alerts = still_open(recent_alerts, run)
         group["rows"].append({
             "version": run["version"],
             "is_baseline": run["version"] in baselines.get(run["retriever"], set()),
@@ -165,6 +164,23 @@ def overview_page(engine: Engine, links: Links, settings: DashboardSettings) -> 
     alerts = [_alert_row(a, links) for a in recent_alerts]
     return "overview.html", {"groups": list(groups.values()), "alerts": alerts, "newest": _day(newest),
                              "alert_window": ALERT_WINDOW_DAYS, "page": "overview"}
+
+
+def still_open(alerts: list[dict[str, Any]], run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alerts that still stand for a version's latest ``run``: those naming its retriever (and its version
+    and gold set, or none) raised on the day of that run or later. An alert of an earlier day was about a run
+    this one superseded (a failed run that a later one completed, yesterday's regression that today's run
+    raises again if it still holds): the overview's alert log still lists it, its count of open alerts does not."""
+    day = run["logical_date"]
+    day = day.date() if isinstance(day, dt.datetime) else day
+    return [a for a in alerts if a["retriever"] == run["retriever"] and a["version"] in (None, run["version"])
+            and a["dataset"] in (None, run["dataset"]) and (day is None or _as_date(a["day"]) >= day)]
+
+
+def _as_date(v: dt.datetime | dt.date | str) -> dt.date:
+    if isinstance(v, dt.datetime):
+        return v.date()
+    return v if isinstance(v, dt.date) else dt.date.fromisoformat(str(v)[:10])
 
 
 def _alert_row(a: dict[str, Any], links: Links) -> dict[str, Any]:
