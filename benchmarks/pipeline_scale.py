@@ -90,7 +90,7 @@ def evalops(*args: str) -> list[str]:
 # before anything is measured compiles their bytecode when the environment does not have it yet, so no
 # measured process pays for compiling (the `--help` of a warm-up would only compile the CLI).
 WARM_UP = """
-import great_expectations, matplotlib.pyplot, pandas, pyarrow.parquet, scipy.stats, sqlalchemy, psycopg
+import great_expectations, pandas, pyarrow.parquet, scipy.stats, sqlalchemy, psycopg
 import evalops.cli, evalops.contracts._gx, evalops.pipeline.local, evalops.reports, evalops.stats, evalops.warehouse
 """
 
