@@ -51,6 +51,21 @@ def _svg(width: float, height: float, title: str, parts: Sequence[str]) -> bytes
     return (head + "".join(parts) + "</svg>\n").encode("utf-8")
 
 
+# What safetext's cut adds to a label it shortens: "… (N more characters)".
+_CUT_MARKER = len("… (999 more characters)")
+
+
+def _legend_columns(names: Sequence[str], room: float) -> tuple[int, int]:
+    """(entries per legend row, characters a label may keep): the most columns, up to 3, in which every
+    name fits whole; else one column, with the labels cut so that the cut's marker fits too."""
+    longest = max((len(plain(n, None)) for n in names), default=0)
+    for per_row in (3, 2):
+        if len(names) >= per_row and longest <= (room / per_row - 24) / _CHAR_WIDTH:
+            return per_row, longest
+    fits = int((room - 24) / _CHAR_WIDTH)
+    return 1, fits if longest <= fits else max(12, fits - _CUT_MARKER)
+
+
 def _ticks(lo: float, hi: float, n: int = 8) -> list[float]:
     """About ``n`` round values covering ``[lo, hi]``."""
     raw = (hi - lo) / n if hi > lo else 1.0
@@ -124,7 +139,8 @@ def means_chart_svg(versions: list[VersionScores], query_set: str = "gold") -> b
         return None
     width, left, right, top, plot_h = 760, 56, 12, 30, 250
     bottom = top + plot_h
-    per_row = min(3, len(shown))
+    names = [f"{v.retriever} {v.version}" + (" (stored baseline)" if v.stored_baseline else "") for v in shown]
+    per_row, legend_chars = _legend_columns(names, width - left - right)
     legend_rows = math.ceil(len(shown) / per_row)
     height = bottom + 34 + 18 * legend_rows + 6
     group = (width - left - right) / len(measures)
@@ -147,10 +163,8 @@ def means_chart_svg(versions: list[VersionScores], query_set: str = "gold") -> b
         x = _num(left + group * (i + 0.5))
         parts.append(f'<text x="{x}" y="{bottom + 15}" text-anchor="middle">{_text(m)}</text>')
     legend = []
-    legend_chars = max(12, int(((width - left - right) / per_row - 24) / _CHAR_WIDTH))
-    for j, v in enumerate(shown):
+    for j, (v, name) in enumerate(zip(shown, names)):
         colour = _SERIES[j % len(_SERIES)]
-        name = f"{v.retriever} {v.version}" + (" (stored baseline)" if v.stored_baseline else "")
         for i, m in enumerate(measures):
             agg = v.aggregates.get(m)
             if not agg or not _finite(agg.get("mean")):

@@ -131,6 +131,32 @@ def test_charts_carry_the_numbers_and_escape_names(data):
     assert delta_chart_svg([]) is None
 
 
+@pytest.mark.parametrize("names", [
+    ["1.0", "2.0-hybrid", "2.0-truncated", "3.0-vector", "3.0-hybrid", "3.0-rerank"],  # three a row
+    ["1.0-a-longer-name-for-the-version", "2.0-another-quite-long-version-name", "3.0"],  # two or one a row
+    ["v" * 150, "2.0"],  # cut, with its marker, in one column
+])
+def test_the_legend_labels_stay_within_their_column(data, names):
+    import xml.etree.ElementTree as ET
+
+    from evalops.reports.charts import _CHAR_WIDTH, means_chart_svg
+
+    agg = data.versions[0].aggregates
+    versions = [VersionScores("handbook-search", n, "candidate", "gold", agg, n_queries=64,
+                              stored_baseline=(i == 0)) for i, n in enumerate(names)]
+    svg = ET.fromstring(means_chart_svg(versions))
+    ns = "{http://www.w3.org/2000/svg}"
+    swatches = [float(r.get("x")) for r in svg.iter(f"{ns}rect") if r.get("width") == "12"]
+    labels = [t for t in svg.iter(f"{ns}text") if t.text and t.text.startswith("handbook-search ")]
+    assert len(labels) == len(names) == len(swatches)
+    width = float(svg.get("width"))
+    for label in labels:  # a label ends before the next swatch in its row (or the chart's edge)
+        x = float(label.get("x"))
+        nxt = min([s for s in swatches if s > x] + [width])
+        assert x + len(label.text) * _CHAR_WIDTH <= nxt, label.text
+    assert any("more characters" in t.text for t in labels) == (len(names[0]) > 100)
+
+
 def _not_compared(data: ReportData, versions: list[VersionScores], **fields) -> ReportData:
     return ReportData(**{**data.__dict__, "ab_results": [], "alerts": [], "changes": [], "stale_baselines": [],
                          "versions": versions, **fields})
