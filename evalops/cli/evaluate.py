@@ -83,8 +83,9 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     explicit_budget = click.get_current_context().get_parameter_source("memory_budget") != ParameterSource.DEFAULT
     if explicit_budget:
         # the floor: the interpreter and every library the evaluation may import, before anything is read
-        import pyarrow.compute  # noqa: F401  (the streamed reader's)
-        import pyarrow.csv  # noqa: F401
+        from evalops.formats._table import load_arrow_readers
+
+        load_arrow_readers()  # the streamed reader's
 
         return_freed_memory()  # a bound on the process: freed memory is handed back as it is freed
 

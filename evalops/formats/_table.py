@@ -451,9 +451,10 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
 
 def load_arrow_readers() -> None:
     """Import pyarrow's CSV and compute modules now, for a caller that will import them anyway (the
-    pipeline): :func:`read_table` then reads plain files over 64 KB on the Arrow path, which is quicker
-    than the exact parser once they are imported. ``evalops evaluate`` does not call it: for a small file
-    the exact parser alone is quicker than importing them."""
+    pipeline, ``evalops evaluate`` under a memory budget, whose floor includes them): :func:`read_table`
+    then reads plain files over 64 KB on the Arrow path, which is quicker than the exact parser once they
+    are imported. Plain ``evalops evaluate`` does not call it: for a small file the exact parser alone is
+    quicker than importing them."""
     import pyarrow.compute  # noqa: F401
     import pyarrow.csv  # noqa: F401
 
