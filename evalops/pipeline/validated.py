@@ -1,7 +1,8 @@
 """Input contracts that passed are not run again on the same content: the memory of passed validations.
 
-Great Expectations costs about 4 s of CPU in a process that validates (its import is most of it), which is
-half of a daily run of a small project. The knowledge-base snapshot and the gold set are content-addressed
+Great Expectations costs 1.4-4 s of CPU in a process that validates (its import, its suites and its pages;
+1.4 s in a first run of 20,000 queries: import 0.76, suites 0.35, pages 0.30), which is half of a daily run of
+a small project. The knowledge-base snapshot and the gold set are content-addressed
 (the snapshot id hashes every document's id, title and text; the gold-set version every query and judgment),
 so a contract that passed on the same content, under the same rules, with the same checks and the same Great
 Expectations, passes again. The run reuses that outcome instead of running the suite.

@@ -39,3 +39,25 @@ def test_a_missing_extra_still_names_it_and_restores_the_collector():
         "import gc; from evalops.contracts._gx import _import_gx; from evalops.extras import MissingExtraError\n"
         "try:\n    _import_gx()\nexcept MissingExtraError as exc:\n    print(gc.isenabled(), 'evalops-rag[gx]' in str(exc))\n")
     assert _run(code).split() == ["True", "True"]
+
+
+_KL = "great_expectations.expectations.core.expect_column_kl_divergence_to_be_less_than"
+
+
+def test_scipy_stats_and_altair_wait_until_an_expectation_uses_them():
+    code = ("import sys; from evalops.contracts._gx import _import_gx\n"
+            "_import_gx()\n"
+            "print('scipy.stats' in sys.modules, 'altair' in sys.modules)\n"
+            f"kl = sys.modules[{_KL!r}]\n"
+            "value = kl.stats.entropy([0.5, 0.5], [0.9, 0.1])\n"  # the stand-in imports the real module
+            "import scipy.stats, altair\n"
+            "print(value == scipy.stats.entropy([0.5, 0.5], [0.9, 0.1]), kl.alt.Chart is altair.Chart,\n"
+            "      type(sys.modules['scipy.stats']).__name__)")
+    assert _run(code).split() == ["False", "False", "True", "True", "module"]
+
+
+def test_a_module_imported_before_is_left_as_it_is():
+    code = ("import sys, scipy.stats; from evalops.contracts._gx import _import_gx\n"
+            "_import_gx()\n"
+            f"print(sys.modules[{_KL!r}].stats is scipy.stats, 'altair' in sys.modules)")
+    assert _run(code).split() == ["True", "False"]
