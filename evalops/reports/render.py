@@ -31,7 +31,9 @@ __all__ = ["TEMPLATES", "render_markdown", "render_html", "md_escape"]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEXT_LIMIT = 2000  # characters per cell or line; a 20,000-character query is cut with a marker
 
-_CHART_ALT = {"means": "Measures per version", "deltas": "Candidate minus baseline with 95% CI"}
+# the deltas chart draws the interval each decision read (its family's level), not a 95% one
+_CHART_ALT = {"means": "Measures per version with 95% CIs",
+              "deltas": "Candidate minus baseline with each decision interval (at its family's level)"}
 
 
 def md_escape(text: str) -> str:

@@ -106,10 +106,15 @@ def test_written_html_is_self_contained_with_svg_charts(data, tmp_path):
     md = paths.markdown.read_text()
     assert "(means.svg)" in md and (paths.directory / "means.svg").read_bytes() == base64.b64decode(images[0])
     assert paths.directory == tmp_path / "manual__2024-06-02T03_00_00_00_00"
-    # a re-run of the same run key overwrites, it does not add files
+    # the alt texts say which interval each chart draws: the deltas chart the decision's, not a 95% one
+    assert 'alt="Measures per version with 95% CIs"' in page
+    assert "alt=\"Candidate minus baseline with each decision interval (at its family&#39;s level)\"" in page
+    # a re-run of the same run key overwrites, it does not add files, and drops an older release's charts
     before = sorted(p.name for p in paths.directory.iterdir())
+    (paths.directory / "means.png").write_bytes(b"\x89PNG")
+    (paths.directory / "notes.txt").write_text("a user's file")
     write_report(data, tmp_path)
-    assert sorted(p.name for p in paths.directory.iterdir()) == before
+    assert sorted(p.name for p in paths.directory.iterdir()) == sorted(before + ["notes.txt"])
 
 
 def test_charts_carry_the_numbers_and_escape_names(data):
