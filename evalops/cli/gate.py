@@ -72,9 +72,18 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
     failures = f"{counts['failure']} failure{'' if counts['failure'] == 1 else 's'}"
     # a regression on a measure outside the alerting ones passes the gate; it is listed, not hidden
     quiet = sum(c.outcome == "passed" and c.decision == "regression" for c in cases)
+    # so does a version with no baseline to be compared with: a pass that compared nothing says so
+    uncompared = [c.message for c in cases if c.outcome == "passed" and c.decision is None
+                  and c.message.startswith("not compared")]
+    no_baseline = sum(m.startswith("not compared: no baseline yet") for m in uncompared)
+    notes = [note for n, note in (
+        (quiet, f"{quiet} of them a regression on a measure that does not alert"),
+        (no_baseline, f"{no_baseline} of them not compared: no baseline yet"),
+        (len(uncompared) - no_baseline, f"{len(uncompared) - no_baseline} of them not compared"),
+    ) if n]
     lines = [f"gate {verdict}: {len(cases)} checks, {failures}, {counts['error']} errors, "
              f"{counts['skipped']} inconclusive, {counts['passed']} passed"
-             + (f" ({quiet} of them a regression on a measure that does not alert)" if quiet else "")]
+             + (f" ({'; '.join(notes)})" if notes else "")]
     for case in cases:
         if case.outcome != "passed" or case.decision == "regression":
             lines.append(f"  {case.outcome.upper():<8} {case.retriever} {case.version}: {case.message}")
