@@ -99,7 +99,7 @@ each with its baseline, and keeps the history in `.evalops/warehouse.db` (or the
 
 Next steps:
 
-1. Point `evalops.yaml` at your gold set (`gold_set.path`) and knowledge base (`knowledge_base.path`).
+1. {first}
 2. List your retriever versions in `retrievers.yaml`.
 3. Check the data: `evalops validate`
 4. Run one evaluation: `evalops run --date YYYY-MM-DD`, then `evalops history` and `evalops report`.
@@ -107,6 +107,20 @@ Next steps:
 6. In CI: `evalops gate --junit-xml results.xml` fails the job on a regression.
 7. Under Airflow: put `dags/` in your DAGs folder (or point `AIRFLOW__CORE__DAGS_FOLDER` at it).
 """
+
+
+def _first_step(gold_set: str | None, knowledge_base: str | None) -> str:
+    """The README's first step: what ``evalops init`` was told is already in ``evalops.yaml``."""
+    given = [f"{what} (`{path}`)" for what, path in (("gold set", gold_set), ("knowledge base", knowledge_base))
+             if path]
+    todo = [f"{what} (`{key}`)" for what, key, path in (("gold set", "gold_set.path", gold_set),
+                                                        ("knowledge base", "knowledge_base.path", knowledge_base))
+            if not path]
+    if not todo:
+        return (f"`evalops.yaml` points at your {' and '.join(given)}; edit `gold_set.path` and "
+                "`knowledge_base.path` there to change them.")
+    said = f"; your {given[0]} is set already" if given else ""
+    return f"Point `evalops.yaml` at your {' and '.join(todo)}{said}."
 
 
 def _yaml_value(value: Any) -> str:
@@ -195,7 +209,7 @@ def init_project(folder: str | Path, *, gold_set: str | None = None, queries: st
         PROJECT_FILE: project_yaml(values),
         "retrievers.yaml": REGISTRY_TEMPLATE,
         ".gitignore": _GITIGNORE,
-        "README.md": _README.format(name=root.name),
+        "README.md": _README.format(name=root.name, first=_first_step(gold_set, knowledge_base)),
         **{f"dags/{name}": dag_file_text(name) for name in DAG_FILES},
     }
     written = []

@@ -84,3 +84,24 @@ def test_a_project_made_by_init_runs_after_it_moved(tmp_path, monkeypatch):
     code, out = cli("history", "-m", "nDCG@10", "--format", "csv", cwd=moved / "proj", monkeypatch=monkeypatch)
     rows = [line.split(",") for line in out.splitlines()[1:]]
     assert code == 0 and len(rows) == 2 and len({r[7] for r in rows}) == 1, out
+
+
+def test_the_readme_first_step_names_the_paths_init_wrote(tmp_path, monkeypatch):
+    code, out = cli("init", "given", "--gold-set", str(INCLUDE / "goldset"), "--knowledge-base",
+                    str(INCLUDE / "knowledge_base"), cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 0, out
+    gold, kb = stored_paths(tmp_path / "given")
+    readme = (tmp_path / "given" / "README.md").read_text()
+    assert f"1. `evalops.yaml` points at your gold set (`{gold}`) and knowledge base (`{kb}`); edit" in readme
+    assert "Point `evalops.yaml`" not in readme
+    code, out = cli("init", "bare", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 0, out
+    readme = (tmp_path / "bare" / "README.md").read_text()
+    assert ("1. Point `evalops.yaml` at your gold set (`gold_set.path`) and knowledge base (`knowledge_base.path`)."
+            in readme)
+    code, out = cli("init", "half", "--gold-set", str(INCLUDE / "goldset"), cwd=tmp_path, monkeypatch=monkeypatch)
+    assert code == 0, out
+    gold, _ = stored_paths(tmp_path / "half")
+    readme = (tmp_path / "half" / "README.md").read_text()
+    assert (f"1. Point `evalops.yaml` at your knowledge base (`knowledge_base.path`); your gold set (`{gold}`) is "
+            "set already." in readme)
