@@ -55,6 +55,10 @@ class Marker:
     href: str | None = None
 
 
+_LABEL_BASELINE = 14  # the y label's baseline; the plot of a labelled chart starts _LABEL_BAND below the top
+_LABEL_BAND = 32
+
+
 @dataclass
 class _Frame:
     width: int
@@ -117,7 +121,8 @@ def line_chart(
     xs = [x for xs_of in stamps for x in xs_of] + [_ts(m.x) for m in markers]
     ys = [v for s in series for p in s.points for v in (p.y, p.lo, p.hi)
           if v is not None and (math.isfinite(v) if type(v) is float else _finite(v))]
-    f = _Frame(width, height)
+    # the y label sits in a band above the plot, clear of the top tick and of the event markers' squares
+    f = _Frame(width, height, top=_LABEL_BAND if y_label else 16)
     if not xs:
         return Markup(f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" width="100%">'
                       f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no data</text></svg>')
@@ -141,7 +146,7 @@ def line_chart(
         out.append(f'<text class="tick" x="{px:.1f}" y="{height - f.bottom + 16}" text-anchor="middle">'
                    f"{x:%Y-%m-%d}</text>")
     if y_label:
-        out.append(f'<text class="axis-label" x="12" y="{f.top + 4}" text-anchor="start">{escape(y_label)}</text>')
+        out.append(f'<text class="axis-label" x="12" y="{_LABEL_BASELINE}" text-anchor="start">{escape(y_label)}</text>')
     for m in markers:
         color, dash, legend = MARKER_STYLE.get(m.kind, ("#666", "", m.kind))
         px = f.sx(_ts(m.x))

@@ -40,3 +40,15 @@ def test_the_histogram_counts_every_value():
     out = str(svg.histogram(values, bins=4))
     counts = [int(part.split(": ")[1].split("<")[0]) for part in out.split("<title>")[1:]]
     assert sum(counts) == len(values)
+
+
+def test_the_y_label_sits_above_the_plot_its_ticks_and_markers():
+    import re
+
+    out = str(svg.line_chart([_series(5)], [svg.Marker(T0, "promotion", "first baseline")], y_label="nDCG@10 (gold)"))
+    label_y = float(re.search(r'class="axis-label" x="12" y="([\d.]+)"', out).group(1))
+    ticks = [float(y) for y in re.findall(r'class="tick" x="[\d.]+" y="([\d.]+)" text-anchor="end"', out)]
+    squares = [float(y) for y in re.findall(r'<rect x="[\d.]+" y="([\d.]+)" width="10" height="10"', out)]
+    assert ticks and squares
+    # a tick's text and a marker's square start below the label's line (12 px text: its top is y - 10)
+    assert all(y - 10 > label_y + 2 for y in ticks) and all(y > label_y + 2 for y in squares)
