@@ -218,10 +218,13 @@ class AirflowStandalone:
                                   + result.stderr.decode(errors="replace")[-4000:])
 
     def start(self) -> None:
+        # the stop begins with SIGINT: a process started with it ignored (under `nohup`, or as a background
+        # job of a non-interactive shell) would pass that on and ignore it; the components get the default
+        prefix = ["env", "--default-signal=INT"] if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else []
         for component in self.components:
             with open(self.log_of(component.name), "wb") as log:
                 self.processes[component.name] = subprocess.Popen(
-                    list(component.argv), cwd=self.cwd, env={**self._env, **component.env},
+                    [*prefix, *component.argv], cwd=self.cwd, env={**self._env, **component.env},
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     start_new_session=True,  # setsid: the new session and process group are ours alone
                 )
