@@ -25,6 +25,7 @@ import copy
 import importlib
 import importlib.util
 import os
+import shutil
 import sys
 import types
 from collections.abc import Sequence
@@ -42,6 +43,10 @@ PARTIAL_EXAMPLES = 5  # distinct examples per failed expectation in the summary
 _PARTIAL_SCAN = 20  # failing values GX collects to pick the distinct examples from
 _SITE = "evalops_local"
 DATA_DOCS_STYLESHEET = "static/styles/data_docs_default_styles.css"  # the GX site's own, local
+# evalops' rules for the pages without Bootstrap (bordered tables, CJK fonts): the file the dashboard serves
+# beside its Data Docs pages, copied into every site built here so that a page opened from disk reads the same
+_OWN_STYLESHEET = "static/styles/evalops_datadocs.css"
+_OWN_STYLESHEET_SOURCE = Path(__file__).resolve().parents[1] / "dashboard" / "static" / "datadocs.css"
 
 
 # Modules Great Expectations imports with itself but uses only inside expectations evalops never runs (the
@@ -215,11 +220,16 @@ def _write_pages(ctx: Any, validated: Sequence[tuple[Any, Any, Any]]) -> None:
 
 
 def _make_inert(site: Path) -> None:
-    """Every page of the built site without script or remote resources, under the Data Docs policy."""
+    """Every page of the built site without script or remote resources, under the Data Docs policy, with the
+    site's stylesheet and evalops' own (copied into the site)."""
+    own = site / _OWN_STYLESHEET
+    own.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_OWN_STYLESHEET_SOURCE, own)
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8", errors="replace")
         up = "../" * (len(page.relative_to(site).parts) - 1)
-        page.write_text(inert_page(text, DATA_DOCS_CSP, (f"{up}{DATA_DOCS_STYLESHEET}",)), encoding="utf-8")
+        page.write_text(inert_page(text, DATA_DOCS_CSP, (f"{up}{DATA_DOCS_STYLESHEET}", f"{up}{_OWN_STYLESHEET}")),
+                        encoding="utf-8")
 
 
 def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.PathLike[str] | None) -> tuple[int, list[Failure], str | None]:
@@ -236,15 +246,11 @@ def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.Pa
         return _run(suite_prefix, tables, docs, build)
     finally:
         if build is not None:
-            import shutil
-
             shutil.rmtree(build, ignore_errors=True)
 
 
 def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
          build: Path | None) -> tuple[int, list[Failure], str | None]:
-    import shutil
-
     import great_expectations as gx
 
     ctx = _context(build)
