@@ -111,11 +111,9 @@ Next steps:
 
 def _first_step(gold_set: str | None, knowledge_base: str | None) -> str:
     """The README's first step: what ``evalops init`` was told is already in ``evalops.yaml``."""
-    given = [f"{what} (`{path}`)" for what, path in (("gold set", gold_set), ("knowledge base", knowledge_base))
-             if path]
-    todo = [f"{what} (`{key}`)" for what, key, path in (("gold set", "gold_set.path", gold_set),
-                                                        ("knowledge base", "knowledge_base.path", knowledge_base))
-            if not path]
+    inputs = (("gold set", "gold_set.path", gold_set), ("knowledge base", "knowledge_base.path", knowledge_base))
+    given = [f"{what} (`{path}`)" for what, _, path in inputs if path]
+    todo = [f"{what} (`{key}`)" for what, key, path in inputs if not path]
     if not todo:
         return (f"`evalops.yaml` points at your {' and '.join(given)}; edit `gold_set.path` and "
                 "`knowledge_base.path` there to change them.")

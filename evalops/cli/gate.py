@@ -72,10 +72,10 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
     failures = f"{counts['failure']} failure{'' if counts['failure'] == 1 else 's'}"
     # a regression on a measure outside the alerting ones passes the gate; it is listed, not hidden
     quiet = sum(c.outcome == "passed" and c.decision == "regression" for c in cases)
-    # so does a version with no baseline to be compared with: a pass that compared nothing says so
-    uncompared = [c.message for c in cases if c.outcome == "passed" and c.decision is None
-                  and c.message.startswith("not compared")]
-    no_baseline = sum(m.startswith("not compared: no baseline yet") for m in uncompared)
+    # so does a version that was not compared (no decision, and not the baseline itself): a pass that
+    # compared nothing says so
+    uncompared = [c for c in cases if c.outcome == "passed" and c.decision is None and c.version != c.baseline_version]
+    no_baseline = sum(c.baseline_version is None for c in uncompared)
     notes = [note for n, note in (
         (quiet, f"{quiet} of them a regression on a measure that does not alert"),
         (no_baseline, f"{no_baseline} of them not compared: no baseline yet"),

@@ -27,30 +27,24 @@ def report_dir_for(root: str | os.PathLike[str], run_key: str) -> Path:
     return Path(root) / safe
 
 
-# the chart files a report directory can hold: today's SVGs and the PNGs of releases before them
-_CHART_FILES = frozenset(f"{name}.{ext}" for name in ("means", "deltas") for ext in ("svg", "png"))
-
-
 def write_report(data: ReportData, root: str | os.PathLike[str]) -> ReportPaths:
     """Render and write ``report.md``, ``report.html`` and the chart SVGs. Writes are atomic per file
     (temp file + rename), so a reader never sees half a report; a chart file of an earlier render of the same
     run that this one does not draw (a PNG of an older release, a chart with nothing to plot now) is removed."""
     directory = report_dir_for(root, data.run_key)
     directory.mkdir(parents=True, exist_ok=True)
-    charts = {
-        name: svg
-        for name, svg in (
-            ("means", means_chart_svg(data.versions)),
-            ("deltas", delta_chart_svg([r for r in data.ab_results if r.query_set == "gold"])),
-        )
-        if svg
-    }
+    drawn = (
+        ("means", means_chart_svg(data.versions)),
+        ("deltas", delta_chart_svg([r for r in data.ab_results if r.query_set == "gold"])),
+    )
+    charts = {name: svg for name, svg in drawn if svg}
     chart_files = {}
     for name, svg in charts.items():
         _atomic_write(directory / f"{name}.svg", svg)
         chart_files[name] = f"{name}.svg"
-    for stale in _CHART_FILES - set(chart_files.values()):  # an earlier render's chart this one does not draw
-        (directory / stale).unlink(missing_ok=True)
+    for name, _ in drawn:  # an earlier render's chart this one does not draw (or a PNG of a release before SVG)
+        for stale in {f"{name}.svg", f"{name}.png"} - set(chart_files.values()):
+            (directory / stale).unlink(missing_ok=True)
     md = directory / "report.md"
     page = directory / "report.html"
     _atomic_write(md, render_markdown(data, chart_files).encode("utf-8"))
