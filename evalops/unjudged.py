@@ -17,9 +17,10 @@ import numpy as np
 
 from evalops._arrow import from_numpy
 from evalops.metrics.gold import as_gold
-from evalops.metrics.table_input import table_ranks, unjudged_rows
+from evalops.metrics.table_input import judged_rows, table_ranks, unjudged_rows
 
-__all__ = ["UnjudgedDocs", "read_unjudged", "unjudged_of_table", "write_unjudged"]
+__all__ = ["UnjudgedDocs", "docs_from_bytes", "docs_to_bytes", "judged_of_table", "read_unjudged", "unjudged_of_table",
+           "write_unjudged"]
 
 
 class UnjudgedDocs(Mapping[str, list[tuple[str, int]]]):
@@ -92,6 +93,29 @@ class UnjudgedDocs(Mapping[str, list[tuple[str, int]]]):
             docs = pa.concat_arrays([_arrow(p.docs) for p in parts])
         return cls(np.concatenate([p.queries for p in parts]), bounds, docs, np.concatenate([p.ranks for p in parts]))
 
+    @classmethod
+    def merge(cls, parts: list[Mapping[str, Any]]) -> UnjudgedDocs:
+        """Parts over the same queries (a version's judged and unjudged documents) as one, each query's rows
+        in rank order."""
+        docs = [p if isinstance(p, UnjudgedDocs) else cls.from_dict(p) for p in parts]
+        docs = [d for d in docs if len(d)]
+        if not docs:
+            return cls.from_dict({})
+        ids = np.concatenate([np.repeat(d.queries, np.diff(d.bounds)) for d in docs]).astype(object)
+        queries, codes = np.unique(ids.astype(str), return_inverse=True)
+        if all(isinstance(d.docs, np.ndarray) for d in docs):
+            doc_ids: Any = np.concatenate([d.docs for d in docs]).astype(object)
+        else:
+            import pyarrow as pa
+
+            doc_ids = pa.concat_arrays([_arrow(d.docs) for d in docs])
+        return cls.from_rows(queries.astype(object), codes, doc_ids, np.concatenate([d.ranks for d in docs]))
+
+    def rows(self) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """One row per document: its query id, doc id and rank (Python strings for the ids)."""
+        docs = self.docs.tolist() if isinstance(self.docs, np.ndarray) else self.docs.to_pylist()
+        return np.repeat(self.queries, np.diff(self.bounds)), docs, self.ranks
+
     def __len__(self) -> int:
         return len(self.queries)
 
@@ -127,31 +151,26 @@ def _arrow(docs: Any) -> Any:
     return docs.cast(pa.string()) if docs.type != pa.string() else docs
 
 
-def write_unjudged(path: Any, unjudged: Mapping[str, Any]) -> None:
-    """Write ``unjudged`` (an :class:`UnjudgedDocs` or a plain mapping) as Parquet columns ``query_id``
-    (dictionary-encoded), ``doc_id`` and ``rank``, local or fsspec ``path``."""
+def _table(unjudged: Mapping[str, Any]) -> Any:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     docs = unjudged if isinstance(unjudged, UnjudgedDocs) else UnjudgedDocs.from_dict(unjudged)
     counts = np.diff(docs.bounds)
     query = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(docs.queries), dtype=np.int32), counts)),
                                            pa.array(docs.queries.tolist(), type=pa.string()))
-    table = pa.table({"query_id": query, "doc_id": _arrow(docs.docs), "rank": pa.array(docs.ranks, type=pa.int32())})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
-        # doc ids barely repeat within a shard: a dictionary page for them costs time and saves nothing; LZ4
-        # writes and reads the millions of rows of a large shard faster than the default Snappy; no column
-        # statistics (the file is read whole, never filtered; the doc ids' min and max took a third of the write)
-        pq.write_table(table, handle, use_dictionary=["query_id"], compression="lz4", write_statistics=False)
+    return pa.table({"query_id": query, "doc_id": _arrow(docs.docs), "rank": pa.array(docs.ranks, type=pa.int32())})
 
 
-def read_unjudged(path: Any) -> UnjudgedDocs:
-    """The :class:`UnjudgedDocs` written by :func:`write_unjudged` at ``path``."""
+def _write(table: Any, handle: Any) -> None:
     import pyarrow.parquet as pq
 
-    with path.open("rb") as handle:
-        table = pq.read_table(handle)
+    # doc ids barely repeat within a shard: a dictionary page for them costs time and saves nothing; LZ4
+    # writes and reads the millions of rows of a large shard faster than the default Snappy; no column
+    # statistics (the file is read whole, never filtered; the doc ids' min and max took a third of the write)
+    pq.write_table(table, handle, use_dictionary=["query_id"], compression="lz4", write_statistics=False)
+
+
+def _docs(table: Any) -> UnjudgedDocs:
     column = table.column("query_id").unify_dictionaries()  # one dictionary for every row group
     codes = np.concatenate([np.asarray(c.indices, dtype=np.int64) for c in column.chunks] or [np.zeros(0, np.int64)])
     queries = np.array(column.chunks[0].dictionary.to_pylist() if column.num_chunks else [], dtype=object)
@@ -161,11 +180,58 @@ def read_unjudged(path: Any) -> UnjudgedDocs:
                         np.asarray(table.column("rank"), dtype=np.int64))
 
 
+def write_unjudged(path: Any, unjudged: Mapping[str, Any]) -> None:
+    """Write ``unjudged`` (an :class:`UnjudgedDocs` or a plain mapping) as Parquet columns ``query_id``
+    (dictionary-encoded), ``doc_id`` and ``rank``, local or fsspec ``path``."""
+    table = _table(unjudged)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        _write(table, handle)
+
+
+def read_unjudged(path: Any) -> UnjudgedDocs:
+    """The :class:`UnjudgedDocs` written by :func:`write_unjudged` at ``path``."""
+    import pyarrow.parquet as pq
+
+    with path.open("rb") as handle:
+        return _docs(pq.read_table(handle))
+
+
+def docs_to_bytes(docs: Mapping[str, Any]) -> bytes:
+    """``docs`` as the bytes of the Parquet file :func:`write_unjudged` writes (a run's kept ranking in the
+    warehouse, ``run_rankings``)."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    _write(_table(docs), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def docs_from_bytes(data: bytes) -> UnjudgedDocs:
+    """The :class:`UnjudgedDocs` of :func:`docs_to_bytes`' bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return _docs(pq.read_table(pa.BufferReader(data)))
+
+
 def unjudged_of_table(qrels: Any, table: Any, k: int) -> UnjudgedDocs:
     """:func:`evalops.holes.unjudged_top` of a :class:`~evalops.data.RunTable`, from its codes: the same
     (document, rank) pairs, with the doc ids left in the run's dictionary."""
     ranks = table_ranks(table)
-    rows = unjudged_rows(as_gold(qrels), table, ranks, k)
+    return _docs_of_rows(table, unjudged_rows(as_gold(qrels), table, ranks, k), ranks)
+
+
+def judged_of_table(qrels: Any, table: Any, k: int) -> UnjudgedDocs:
+    """The judged documents (any grade) of a :class:`~evalops.data.RunTable`'s top ``k`` of each gold query,
+    as :class:`UnjudgedDocs` columns: with the unjudged ones, the ranking the bounds of a comparison need
+    (``evalops.bounds``)."""
+    ranks = table_ranks(table)
+    rows = np.sort(judged_rows(as_gold(qrels), table)[0])
+    return _docs_of_rows(table, rows[ranks[rows] < k], ranks)
+
+
+def _docs_of_rows(table: Any, rows: np.ndarray, ranks: np.ndarray) -> UnjudgedDocs:
     codes = table.doc_codes[rows]
     dictionary = table.doc_dictionary
     if not isinstance(dictionary, np.ndarray):

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evalops import numfmt
+from evalops.holes import describe_bounds
 from evalops.safetext import plain
 
 __all__ = ["regression_message", "worst_query_rows", "format_p", "slack_text", "QUERY_TEXT_LIMIT", "MESSAGE_LIMIT"]
@@ -102,23 +103,19 @@ def _judged_lines(n: Mapping[str, Any], policy: Mapping[str, Any] | None = None)
     j = n.get("judged_coverage")
     if not j:
         return []
-    bound = j.get("holes_relevant_delta")
     line = (f"judged coverage ({j['measure']}): baseline {_f(j['baseline'], 3)} -> candidate {_f(j['candidate'], 3)} "
             f"({_f(j['difference'], 3, signed=True)}); {j['unjudged_documents']} unjudged documents in the "
-            "candidate's top k")
-    if bound is None:
+            "top k of either version")
+    bounds = describe_bounds(j, lambda x: _f(x, signed=True))
+    if bounds is None:
         return [line]
-    line += (f"; delta {_f(n['delta'], signed=True)} with them non-relevant, {_f(bound, signed=True)} with every "
-             "one relevant")
-    delta = n.get("delta")
-    if delta is not None and (delta < 0) == (bound < 0) and delta != 0 and bound != 0:
-        return [line + f" (the {'drop' if delta < 0 else 'gain'} holds under both bounds)"]
+    line += f"; delta {_f(n['delta'], signed=True)} as judged, {bounds}"
     limit = (policy or {}).get("max_judged_coverage_drop")
     drop = -j["difference"] if j.get("difference") is not None else None
-    within = (f"the judged coverage fell by {_f(drop, 3)}, within max_judged_coverage_drop {numfmt.margin(limit)}"
-              if drop is not None and limit is not None and drop <= limit else
-              "the judged coverage did not fall past max_judged_coverage_drop")
-    return [line + f" (the bounds disagree; {within}, so the judged delta decides)"]
+    if drop is not None and limit is not None and drop <= limit:
+        return [line + f" (the judged coverage fell by {_f(drop, 3)}, within max_judged_coverage_drop "
+                       f"{numfmt.margin(limit)}, so the judged delta decides)"]
+    return [line]
 
 
 def regression_message(

@@ -16,9 +16,11 @@
    (``partial_run``). The baseline version itself is never compared with its own earlier run.
 
 Each comparison carries the judged coverage of both sides at the measure's cutoff (``evalops.holes``) and
-the per-query deltas of the holes-relevant bound: the shards score each version a second time with its
-unjudged top-k documents counted relevant (``nDCG@10+holes`` rows, split off here and never stored as
-scores), paired with the baseline's scores as judged.
+the bounds of the unjudged documents (``evalops.bounds``: each unjudged (query, document) one grade in both
+versions, and the condensed lists). They need both versions' rankings: each version's shards keep its
+judged documents and its unjudged top-k ones, stored with the run (``run_rankings``), so a baseline scored
+on another day is read from the warehouse. A baseline stored before rankings were kept has none: its
+comparisons carry no bounds, and a regression the rule would re-read is withheld (and fails closed).
 Gold queries with ``split: dev`` are left out of these comparisons (the pipeline alerts on ``test`` only);
 their mean deltas are kept beside the test ones for the tuning warning. The comparisons are also read per
 query type, language, split and log segment (``evalops.segments``; descriptive, one family per facet).
@@ -39,9 +41,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalops.bounds import ranking_from_docs
 from evalops.context import parse_any_measure
 from evalops.pipeline.context import RunContext
-from evalops.holes import cutoff_of, judged_measure, judged_shift, split_bound
+from evalops.holes import cutoff_of, judged_measure, judged_shift
 from evalops.metrics import summarize
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes
@@ -49,9 +52,10 @@ from evalops.pipeline.registry import compared_measures, context_measures, score
 from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.specs import VersionSpec
-from evalops.unjudged import UnjudgedDocs, read_unjudged
-from evalops.pipeline.workdir import comparison_file, read_frame, shard_file, unjudged_file
-from evalops.warehouse import get_fingerprint, get_run, load_scores, promote_baseline, record_run
+from evalops.unjudged import UnjudgedDocs, docs_from_bytes, docs_to_bytes, read_unjudged
+from evalops.pipeline.workdir import comparison_file, judged_file, read_frame, shard_file, unjudged_file
+from evalops.warehouse import (RunRanking, get_fingerprint, get_run, load_ranking, load_scores, promote_baseline,
+                               record_run)
 from evalops.stats import Coverage, align, compare
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,8 +84,13 @@ class VersionOutcome:
     error: str | None
     retries: int = 0
     unjudged: Mapping[str, list[tuple[str, int]]] = field(default_factory=dict)
-    holes_relevant: pd.DataFrame | None = None  # the scores under the holes-relevant bound (evalops.holes)
     n_empty: int = 0  # answered queries whose answer held no document (scored 0)
+    judged: Mapping[str, list[tuple[str, int]]] = field(default_factory=dict)  # judged documents and ranks
+
+    def ranked(self) -> UnjudgedDocs:
+        """The version's ranked documents as far as the bounds need them (``evalops.bounds``): the judged ones
+        at every rank and the unjudged ones in the top k, with their ranks."""
+        return UnjudgedDocs.merge([self.judged, self.unjudged])
 
 
 @dataclass(frozen=True)
@@ -103,7 +112,7 @@ class VersionCompared:
 def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
     import pandas as pd
 
-    frames, failed, errors, retries, unjudged_parts, n_empty = [], {}, [], 0, [], 0
+    frames, failed, errors, retries, unjudged_parts, judged_parts, n_empty = [], {}, [], 0, [], [], 0
     for shard in range(n_shards):
         path = shard_file(cfg, run, run_id, shard)
         meta_path = path.with_suffix(".json")
@@ -119,11 +128,13 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
         n_empty += int(meta.get("n_empty") or 0)
         if unjudged_file(path).exists():
             unjudged_parts.append(read_unjudged(unjudged_file(path)))
+        if judged_file(path).exists():
+            judged_parts.append(read_unjudged(judged_file(path)))
         if meta["error"]:
             errors.append(meta["error"])
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["query_id", "measure", "value"])
-    frame, holes_relevant = split_bound(frame)  # the bound is compared, never stored as a score
     unjudged: Mapping[str, list[tuple[str, int]]] = UnjudgedDocs.concat(unjudged_parts)
+    judged: Mapping[str, list[tuple[str, int]]] = UnjudgedDocs.concat(judged_parts)
     share = len(failed) / n_queries if n_queries else 0.0
     if errors:
         status, error = "failed", errors[0]
@@ -136,8 +147,8 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
     else:
         status, error = ("partial" if failed else "succeeded"), None
     if status == "failed":
-        frame, unjudged, holes_relevant = frame.iloc[0:0], {}, holes_relevant.iloc[0:0]
-    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries, unjudged, holes_relevant, n_empty)
+        frame, unjudged, judged = frame.iloc[0:0], {}, {}
+    return VersionOutcome(frame, n_queries, failed, errors, status, error, retries, unjudged, n_empty, judged)
 
 
 def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -164,6 +175,7 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
         n_failed=len(own.failed), failed_query_ids=sorted(own.failed), error=own.error, scores=own.frame,
         aggregates=None if own.status == "failed" else _aggregates(own.frame, scored_measures(cfg)),
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
+        ranking=None if own.status == "failed" else _kept_ranking(cfg, own),
     )
     facts = record_run_facts(cfg, run, spec, n_failed=len(own.failed))
     if spec.rescore_reason and own.status == "succeeded":
@@ -188,10 +200,13 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
             base = collect_version(cfg, run, base_id, spec.n_shards, spec.n_queries)
             base_frame, base_failed = base.frame, base.status == "failed"
             base_answered, base_empty = base.n_queries - len(base.failed), base.n_empty
+            base_ranking = ranking_from_docs(base.ranked())
         else:
             base_run = get_run(engine, base_id)
             base_frame, base_failed = load_scores(engine, base_id), False
             base_answered, base_empty = base_run.n_queries - base_run.n_failed, None
+            kept = load_ranking(engine, base_id)
+            base_ranking = None if kept is None else ranking_from_docs(docs_from_bytes(kept.data))
         if base_failed:
             notes.append(f"not compared: the baseline {spec.baseline_version} could not be scored in this run")
         else:
@@ -208,8 +223,13 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
             in_test = (lambda f: f[~f["query_id"].isin(dev_ids)]) if dev_ids else (lambda f: f)
             missing = "intersection" if coverage.judged > min(coverage.baseline_answered,
                                                               coverage.candidate_answered) else "error"
+            if base_ranking is None:
+                notes.append(f"the baseline run {base_id} was stored before rankings were kept: no bounds of the "
+                             "unjudged documents (a regression on a less judged candidate is withheld)")
+            bounds = (None if base_ranking is None
+                      else _bounds(cfg, spec, base_ranking, ranking_from_docs(own.ranked()), measures))
             comparisons = _compare(cfg, run, spec, in_test(base_frame), in_test(own.frame), measures, coverage,
-                                   own.unjudged, missing=missing, holes_relevant=in_test(own.holes_relevant))
+                                   own.unjudged, missing=missing, bounds=bounds)
             segments = _segments(cfg, run, spec, base_frame, own.frame, measures, attributes)
     path = comparison_file(cfg, run, spec.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -291,9 +311,31 @@ def data_seed(*parts: Any) -> int:
     return int.from_bytes(digest.digest()[:8], "big") >> 1
 
 
+def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
+    """What the warehouse keeps of a version's ranking for later comparisons' bounds (``run_rankings``)."""
+    docs = outcome.ranked()
+    depth = max((cutoff_of(m, cfg.k) for m in compared_measures(cfg) if m not in context_measures(cfg)),
+                default=cfg.k)
+    return RunRanking(depth, docs.n_documents(), docs_to_bytes(docs))
+
+
+def _bounds(cfg: Config, spec: VersionSpec, baseline: Any, candidate: Any, measures: list[str]) -> dict[str, Any]:
+    """The bounds of the unjudged documents of every judged measure (``evalops.bounds``), against the gold
+    set's judgments the versions were scored on."""
+    from evalops.bounds import pair_bounds
+    from evalops.pipeline.queries import query_set_for
+    from evalops.pipeline.registry import metric_policy
+
+    ir = [m for m in measures if m not in set(context_measures(cfg))]
+    if not ir:
+        return {}
+    qrels = query_set_for(cfg, spec.dataset, spec.sample_folder).qrels
+    return pair_bounds(qrels, baseline, candidate, ir, cfg.k, metric_policy())
+
+
 def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
-             holes_relevant: pd.DataFrame | None = None) -> list[Comparison]:
+             bounds: Mapping[str, Any] | None = None) -> list[Comparison]:
 
     context = set(context_measures(cfg))
 
@@ -313,13 +355,9 @@ def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame
         if measure not in context:
             jm = judged_measure(measure, cfg.k)
             jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
-            upper = None if holes_relevant is None else holes_relevant[holes_relevant["measure"] == measure]
             judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])),
                                   dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
-                                  queries=paired.query_ids.tolist(),
-                                  bound=None if upper is None or upper.empty else (
-                                      dict(zip(b["query_id"], b["value"])),
-                                      dict(zip(upper["query_id"], upper["value"]))))
+                                  queries=paired.query_ids.tolist(), bound=(bounds or {}).get(measure))
         out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
                            coverage=coverage, judged=judged, higher_is_better=direction,
                            rng=data_seed(paired.query_ids, paired.baseline, paired.candidate)))

@@ -38,8 +38,8 @@ from evalops.config import PRODUCTION
 from evalops.context import context_values, parse_context_measures
 from evalops.data import RunTable
 from evalops.errors import EvalopsError
-from evalops.holes import cutoff_of, holes_relevant_frame, unjudged_top
-from evalops.metrics.evaluation import evaluate_located
+from evalops.holes import cutoff_of, judged_top, unjudged_top
+from evalops.metrics import evaluate
 from evalops.metrics.gold import as_gold
 from evalops.metrics.topk import top_k
 from evalops.pipeline.context import RunContext
@@ -49,8 +49,8 @@ from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import context_measures, load_registry_for, metric_policy, scored_measures
 from evalops.pipeline.store import run_lease
-from evalops.unjudged import unjudged_of_table, write_unjudged
-from evalops.pipeline.workdir import embedding_cache_for, shard_file, unjudged_file, write_frame
+from evalops.unjudged import judged_of_table, unjudged_of_table, write_unjudged
+from evalops.pipeline.workdir import embedding_cache_for, judged_file, shard_file, unjudged_file, write_frame
 from evalops.pipeline.specs import ShardSpec
 from evalops.transport import CircuitBreaker
 
@@ -124,17 +124,17 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     gold = as_gold(qrels)  # one Gold: the run's documents are looked up in it once (metrics.table_input)
     context = context_measures(cfg)
     measures = [m for m in scored_measures(cfg) if m not in context]
-    evaluation, located = evaluate_located(gold, result.run, measures, metric_policy())
-    # the unjudged documents of the top k, for judged coverage in comparisons and the holes queue
+    evaluation = evaluate(gold, result.run, measures, metric_policy())
+    # the unjudged documents of the top k (judged coverage, the holes queue) and the judged ones of the whole
+    # ranking: together what the bounds of a comparison read (evalops.bounds), kept with the run
     cutoff = max(cutoff_of(m, cfg.k) for m in measures)
     if isinstance(result.run, RunTable):
         outcome["unjudged"] = unjudged_of_table(gold, result.run, cutoff)
+        outcome["judged"] = judged_of_table(gold, result.run, max(cutoff, cfg.k))
     else:
         outcome["unjudged"] = unjudged_top(gold, result.run, cutoff)
+        outcome["judged"] = judged_top(gold, result.run, max(cutoff, cfg.k))
     frame = evaluation.to_frame()
-    # the same run with its unjudged top-k documents counted relevant: the other bound (evalops.holes)
-    frame = pd.concat([frame, holes_relevant_frame(gold, result.run, measures, cfg.k, metric_policy(),
-                                                   outcome["unjudged"], located)], ignore_index=True)
     if context:
         frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
     return frame, outcome
@@ -191,6 +191,9 @@ def score_shard(cfg: Config, run: RunContext, spec: ShardSpec | dict[str, Any]) 
     unjudged = outcome.pop("unjudged", None)
     if unjudged is not None:
         write_unjudged(unjudged_file(path), unjudged)
+    judged = outcome.pop("judged", None)
+    if judged is not None:
+        write_unjudged(judged_file(path), judged)
     path.with_suffix(".json").write_text(json.dumps(outcome, default=str))
     log.info("%s: %d queries, %d failed%s", spec.label, len(outcome["query_ids"]), len(outcome["failed"]),
              f", error: {outcome['error']}" if outcome["error"] else "")

@@ -90,6 +90,12 @@ def unjudged_file(shard: Any) -> Any:
     return shard.with_suffix(".unjudged.parquet")
 
 
+def judged_file(shard: Any) -> Any:
+    """The judged documents of a shard's rankings (``shard_file``), as Parquet columns beside its scores:
+    with the unjudged ones, the ranking the bounds of a comparison read (``evalops.bounds``)."""
+    return shard.with_suffix(".judged.parquet")
+
+
 def comparison_file(cfg: Config, run: RunContext, run_id: int) -> Any:
     return run_folder(cfg, run) / "comparisons" / f"run-{run_id}.json"
 

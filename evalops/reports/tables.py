@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalops import numfmt
+from evalops.holes import describe_bounds
 from evalops.reports.model import ABResult, ReportData, VersionScores
 
 __all__ = ["Bullet", "Cell", "Section", "Table", "decision_interval", "decision_text", "report_sections", "fmt_num",
@@ -153,12 +154,10 @@ def _judged(j: dict[str, Any] | None) -> str:
     """Judged@k of both sides at the measure's cutoff, their difference and the unjudged documents."""
     if not j:
         return "–"
-    bound = j.get("holes_relevant_delta")
+    bounds = describe_bounds(j, lambda x: fmt_num(x, 4, signed=True))
     return (f"{j['measure']} {fmt_num(j['baseline'], 3)} → {fmt_num(j['candidate'], 3)} "
             f"({fmt_num(j['difference'], 3, signed=True)}; {j['unjudged_documents']} unjudged"
-            + ("" if bound is None
-               else f"; delta with every unjudged document relevant {fmt_num(bound, 4, signed=True)}")
-            + ")")
+            + ("" if bounds is None else f"; {bounds}") + ")")
 
 
 def _floors_section(floors: list[dict[str, Any]]) -> Section | None:

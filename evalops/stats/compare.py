@@ -434,22 +434,38 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
         higher_is_better=higher_is_better, nonzero=nonzero, robust=robust, queries_needed=robust_needed,
     )
-    verdict = decide(evidence, policy)
+
+    def read(bound: Sequence[float]) -> tuple[Decision, tuple[float, float] | None]:
+        """The rule on the deltas of a bound of the unjudged documents (``JudgedShift``): this comparison's
+        own interval method, family and look."""
+        d = np.asarray(bound, dtype=np.float64)
+        shape = DeltaShape.of(np.zeros_like(d), d)
+        flat = "all_zero" if shape.all_zero else "constant" if (shape.constant and len(d) >= 2) else None
+        out = apply_rule(policy, measure=measure, n=len(d), delta=float(shape.mean) if len(d) else None,
+                         sd=float(shape.sd) if len(d) >= 2 else None, degenerate=flat, deltas=d,
+                         family_size=family_size, discoveries=discoveries, look=look, workers=workers,
+                         size_hint=False)
+        return out.decision, out.interval
+
+    verdict = decide(evidence, policy, read)
     needed = robust_needed
     if size_hint and verdict.reason_code == "underpowered" and sd and degenerate is None:
         # only an undecided comparison needs the number of queries that would decide it
         # the robust t branch reads a claim past the margin at MATERIAL_SHARE of the per-side error
         share = MATERIAL_SHARE if policy.interval == "robust" else 1.0
         needed = _queries_needed(sd, margin, share * policy.alpha, policy.alternative, family_size)
-        verdict = decide(replace(evidence, queries_needed=needed), policy)
+        verdict = decide(replace(evidence, queries_needed=needed), policy, read)
     return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
                        notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on),
                        p_value if robust is not None else None, p_adjusted if robust is not None else None)
 
 
 def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None, family_size: int = 1,
-                  discoveries: int = 1, look: int | None = None, size_hint: bool = True) -> RuleOutcome:
-    """The rule on a vector of per-query deltas alone (t-test p reported): for simulations and benchmarks."""
+                  discoveries: int = 1, look: int | None = None, size_hint: bool = True,
+                  judged: JudgedShift | None = None) -> RuleOutcome:
+    """The rule on a vector of per-query deltas (t-test p reported): for simulations and benchmarks.
+    ``judged``: the judged coverage and bounds of the unjudged documents (``evalops.bounds``), read exactly
+    as ``compare`` reads them; without it no rule about unjudged documents applies."""
     d = np.asarray(deltas, dtype=np.float64).reshape(-1)
     shape = DeltaShape.of(np.zeros_like(d), d)
     n = len(d)
@@ -462,7 +478,7 @@ def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None,
                       sd=float(shape.sd) if n >= 2 else None, degenerate=degenerate, deltas=d,
                       p_value=result.p_value, queries_lost=lost, queries_gained=gained,
                       query_drops_p=sign_test_p(lost, gained), family_size=family_size, discoveries=discoveries,
-                      look=look, size_hint=size_hint)
+                      look=look, size_hint=size_hint, judged=judged)
 
 
 def decide_in_family(comp: Comparison, policy: Policy, *, family_size: int, discoveries: int = 1,

@@ -59,14 +59,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import InitVar, asdict, dataclass, field, replace
 
 from evalops.errors import InputError
 from evalops.stats._base import ALTERNATIVES
-from evalops.stats.bootstrap import CI_METHODS, paired_bootstrap_ci
+from evalops.stats.bootstrap import CI_METHODS
 from evalops.stats.correction import CORRECTIONS
-from evalops.stats.rule import t_interval
 from evalops.stats.margins import DEFAULT_MARGINS, FALLBACK_MARGIN, table_margin
 from evalops.stats.wilcoxon import ZERO_METHODS
 
@@ -271,12 +270,17 @@ class Coverage:
 
 @dataclass(frozen=True)
 class JudgedShift:
-    """Judged coverage of both sides at a measure's cutoff (``measure`` names it, e.g. ``Judged@10``).
+    """Judged coverage of both sides at a measure's cutoff (``measure`` names it, e.g. ``Judged@10``), and
+    what the unjudged documents could do to the comparison.
 
     ``baseline`` / ``candidate``: mean Judged@k over the compared queries; ``unjudged_documents``: the
-    candidate's unjudged (query, document) pairs in those top k, the documents that would need judging.
-    ``relevant_deltas``: the per-query deltas with every one of those documents counted relevant at the
-    gold set's highest grade (the holes-relevant bound, ``evalops.holes``); empty when it was not scored.
+    unjudged (query, document) pairs in either side's top k over those queries, the documents that would
+    need judging. The per-query deltas over the compared queries (``evalops.bounds``, each unjudged pair
+    one grade in both runs): ``relevant_deltas`` the optimistic bound (the candidate's best case),
+    ``lower_deltas`` the pessimistic one, ``condensed_deltas`` both runs with their unjudged documents
+    removed (Sakai's condensed lists); empty when not scored. ``bound`` names how ``relevant_deltas`` was
+    made: ``pair`` (the consistent bounds) or ``per-run`` (a record stored before them: the candidate's
+    holes relevant, the baseline's not, which is not a bound of the delta and is never read again).
     """
 
     measure: str
@@ -284,11 +288,24 @@ class JudgedShift:
     candidate: float
     unjudged_documents: int
     relevant_deltas: tuple[float, ...] = ()
+    lower_deltas: tuple[float, ...] = ()
+    condensed_deltas: tuple[float, ...] = ()
+    bound: str = "pair"
 
     @property
     def relevant_delta(self) -> float | None:
-        """The mean delta under the holes-relevant bound (``None`` when it was not scored)."""
-        return math.fsum(self.relevant_deltas) / len(self.relevant_deltas) if self.relevant_deltas else None
+        """The mean delta under the optimistic bound (``None`` when it was not scored)."""
+        return _mean(self.relevant_deltas)
+
+    @property
+    def lower_delta(self) -> float | None:
+        """The mean delta under the pessimistic bound (``None`` when it was not scored)."""
+        return _mean(self.lower_deltas)
+
+    @property
+    def condensed_delta(self) -> float | None:
+        """The mean delta on condensed lists (``None`` when it was not scored)."""
+        return _mean(self.condensed_deltas)
 
     @property
     def difference(self) -> float:
@@ -299,20 +316,36 @@ class JudgedShift:
         out: dict[str, object] = {"measure": self.measure, "baseline": self.baseline, "candidate": self.candidate,
                                   "difference": self.difference, "unjudged_documents": self.unjudged_documents}
         if self.relevant_deltas:
-            out.update(holes_relevant_delta=self.relevant_delta, holes_relevant_deltas=list(self.relevant_deltas))
+            out.update(bound=self.bound, holes_relevant_delta=self.relevant_delta,
+                       holes_relevant_deltas=list(self.relevant_deltas))
+        if self.lower_deltas:
+            out.update(holes_pessimistic_delta=self.lower_delta, holes_pessimistic_deltas=list(self.lower_deltas))
+        if self.condensed_deltas:
+            out.update(condensed_delta=self.condensed_delta, condensed_deltas=list(self.condensed_deltas))
         return out
 
     @classmethod
     def from_dict(cls, values: Mapping[str, object]) -> JudgedShift:
+        """A stored shift; a record without ``bound`` but with holes-relevant deltas was stored under the
+        per-run bound (``per-run``)."""
+        def deltas(key: str) -> tuple[float, ...]:
+            return tuple(float(x) for x in values.get(key) or ())  # type: ignore[union-attr]
+
+        upper = deltas("holes_relevant_deltas")
         return cls(str(values["measure"]), float(values["baseline"]),  # type: ignore[arg-type]
                    float(values["candidate"]), int(values["unjudged_documents"]),  # type: ignore[arg-type]
-                   tuple(float(x) for x in values.get("holes_relevant_deltas") or ()))  # type: ignore[union-attr]
+                   upper, deltas("holes_pessimistic_deltas"), deltas("condensed_deltas"),
+                   str(values.get("bound") or ("per-run" if upper else "pair")))
 
     def describe(self) -> str:
         n = self.unjudged_documents
         return (f"judged coverage {self.measure}: baseline {self.baseline:.0%}, candidate {self.candidate:.0%} "
-                f"({self.difference:+.2f}); {n} document{'' if n == 1 else 's'} in the candidate's top k "
-                f"{'is' if n == 1 else 'are'} unjudged")
+                f"({self.difference:+.2f}); {n} unjudged document{'' if n == 1 else 's'} in the top k of either "
+                f"version")
+
+
+def _mean(values: tuple[float, ...]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
 
 
 @dataclass(frozen=True)
@@ -392,12 +425,18 @@ def _interval_reason(ev: Evidence, policy: Policy, margin: float) -> str:
             f"{policy.alternative}); margin +-{margin:g}")
 
 
-def decide(evidence: Evidence, policy: Policy) -> Decision:
+Reader = Callable[[Sequence[float]], "tuple[Decision, tuple[float, float] | None]"]
+"""Reads per-query deltas with the comparison's own interval method and level (``evalops.stats.compare``
+passes one): the rule's decision on them and the interval it was read from."""
+
+
+def decide(evidence: Evidence, policy: Policy, read: Reader | None = None) -> Decision:
     """Apply the regression rule (module docstring) to one comparison.
 
     A lower-is-better measure (``higher_is_better=False``: context tokens, redundancy) is read as its
     reduction: the rule sees ``-delta`` and the mirrored interval, so a drop in tokens is an improvement and
-    a rise a regression."""
+    a rise a regression. ``read`` reads the bounds of the unjudged documents (``JudgedShift``) at the
+    comparison's own interval and level; without it a regression on a less judged candidate is withheld."""
     if not evidence.higher_is_better:
         lo_hi = None if evidence.interval is None else (-evidence.interval[1], -evidence.interval[0])
         material = evidence.material_interval
@@ -409,67 +448,67 @@ def decide(evidence: Evidence, policy: Policy) -> Decision:
         note = "lower is better: the rule reads the reduction (baseline - candidate) as the gain"
         return Decision(decided.label, (note, *decided.reasons), decided.severity, decided.criterion,
                         decided.reason_code, decided.margin)
-    return _with_judged(_decide(evidence, policy), evidence, policy)
+    return _with_judged(_decide(evidence, policy), evidence, policy, read)
 
 
-def _with_judged(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
+def _with_judged(decided: Decision, ev: Evidence, policy: Policy, read: Reader | None) -> Decision:
     """Judged coverage: reported with every decided comparison. A regression on a candidate whose top k is
-    less judged than the baseline's by more than the policy allows is read again under the holes-relevant
-    bound (module docstring): it stands when the bound shows it too, else it is withheld
-    (``unjudged_documents``)."""
+    less judged than the baseline's by more than the policy allows is read again (module docstring): under
+    the optimistic consistent bound, then on condensed lists; it stands when either shows it, else it is
+    withheld (``unjudged_documents``), which the gate and the alerts fail closed on."""
     if ev.judged is None or decided.reason_code in ("partial_run", "too_few_queries"):
         return decided
     j = ev.judged
     words = j.describe()
-    if decided.label == "regression" and j.difference < -policy.max_judged_coverage_drop:
-        n = j.unjudged_documents
-        why = (f"unjudged_documents: the candidate's judged coverage is {-j.difference:.2f} below the baseline's, "
-               f"more than the {policy.max_judged_coverage_drop:g} allowed")
-        judge = f"judge the {n} unjudged document{'' if n == 1 else 's'} (annotation queue, source hole)"
-        upper = _holes_relevant(ev, policy) if j.relevant_deltas else None
-        if upper is None:  # a comparison stored before the bound was scored: withheld, as before
-            return Decision("inconclusive", (
-                *decided.reasons[:-1], words, decided.reasons[-1],
-                f"{why}; its unjudged documents count as non-relevant, so the drop may be theirs. "
-                f"{judge[0].upper()}{judge[1:]} to decide it",
-            ), None, None, "unjudged_documents", decided.margin)
-        bounds = (f"delta {ev.delta:+.4f} with every unjudged document non-relevant, {upper[1]} with every one "
-                  "relevant (the holes-relevant bound)")
-        if upper[0].label == "regression":
-            return Decision("regression", (
-                *decided.reasons[:-1], words, decided.reasons[-1],
-                f"{why}, but the drop holds under both bounds ({bounds}): a regression "
-                f"({upper[0].severity} under the holes-relevant bound); {judge} to narrow the bounds",
-            ), upper[0].severity, upper[0].criterion, "unjudged_documents", decided.margin)
+    if not (decided.label == "regression" and j.difference < -policy.max_judged_coverage_drop):
+        return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,
+                        decided.criterion, decided.reason_code, decided.margin)
+    n = j.unjudged_documents
+    why = (f"unjudged_documents: the candidate's judged coverage is {-j.difference:.2f} below the baseline's, "
+           f"more than the {policy.max_judged_coverage_drop:g} allowed")
+    judge = f"judge the {n} unjudged document{'' if n == 1 else 's'} (annotation queue, source hole)"
+    # the judged reading's conclusion holds only if every unjudged document is non-relevant: said so
+    judged_words = f"as judged (every unjudged document non-relevant): {decided.reasons[-1]}"
+    kept = (*decided.reasons[:-1], words, judged_words)
+    bounded = j.bound == "pair" and bool(j.relevant_deltas) and read is not None
+    if not bounded:  # stored before the consistent bounds: withheld
         return Decision("inconclusive", (
-            *decided.reasons[:-1], words, decided.reasons[-1],
-            f"{why}, and the bounds disagree ({bounds}: {upper[0].label} under the holes-relevant bound); "
-            f"{judge} to decide it",
+            *kept, f"{why}; no consistent bound of the unjudged documents was scored for this comparison, so "
+                   f"the drop may be theirs. {judge[0].upper()}{judge[1:]} to decide it",
         ), None, None, "unjudged_documents", decided.margin)
-    return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,
-                    decided.criterion, decided.reason_code, decided.margin)
+    upper, upper_interval = read(j.relevant_deltas)  # type: ignore[misc]
+    span = _bounds_words(ev, j, upper_interval)
+    if upper.label == "regression":
+        return Decision("regression", (
+            *kept, f"{why}, but the drop holds under both bounds ({span}): a regression "
+                   f"({upper.severity} under the optimistic bound); {judge} to narrow the bounds",
+        ), upper.severity, upper.criterion, "unjudged_documents", decided.margin)
+    condensed = condensed_interval = None
+    if j.condensed_deltas:
+        condensed, condensed_interval = read(j.condensed_deltas)  # type: ignore[misc]
+    lean = ("" if condensed is None else
+            f"; on the judged documents alone (condensed lists) delta {j.condensed_delta:+.4f}"
+            + ("" if condensed_interval is None else
+               f" [{condensed_interval[0]:+.4f}, {condensed_interval[1]:+.4f}]") + f": {condensed.label}")
+    if condensed is not None and condensed.label == "regression":
+        severity = "warning" if "warning" in (decided.severity, condensed.severity) else "critical"
+        criterion = decided.criterion if severity == decided.severity else condensed.criterion
+        return Decision("regression", (
+            *kept, f"{why}; the bounds disagree ({span}: {upper.label} under the optimistic bound){lean}: a "
+                   f"regression on the judged evidence, not a bound; {judge} to confirm it",
+        ), severity, criterion, "unjudged_documents", decided.margin)
+    return Decision("inconclusive", (
+        *kept, f"{why}, and the bounds disagree ({span}: {upper.label} under the optimistic bound){lean}; "
+               f"the drop may be the unjudged documents': {judge} to decide it",
+    ), None, None, "unjudged_documents", decided.margin)
 
 
-def _holes_relevant(ev: Evidence, policy: Policy) -> tuple[Decision, str] | None:
-    """The rule's reading of the holes-relevant bound's deltas at the comparison's own level and interval
-    method, and those words (``delta +x [lo, hi]``); ``None`` without a decision interval."""
-    import numpy as np
-
-    d = np.asarray(ev.judged.relevant_deltas, dtype=np.float64)  # type: ignore[union-attr]
-    if len(d) < 2 or ev.tail is None:
-        return None
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    degenerate = "all_zero" if not d.any() else "constant" if np.ptp(d) == 0 else None
-    if degenerate is not None or ev.interval_method == "t":
-        interval = t_interval(mean, sd, len(d), ev.tail)
-    else:
-        boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=ev.interval_level or 1.0 - 2.0 * ev.tail,
-                                   method=policy.ci_method, n_resamples=policy.n_resamples, rng=[policy.seed, 2])
-        interval = (boot.low, boot.high)
-    bound = replace(ev, n=len(d), delta=mean, sd=sd, interval=interval, material_interval=None, degenerate=degenerate,
-                    floor_p=float(2.0 ** -len(d)) if degenerate == "constant" else None, judged=None,
-                    queries_lost=0, queries_gained=0, query_drops_p=1.0, queries_needed=None)
-    return _decide(bound, policy), f"delta {mean:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}]"
+def _bounds_words(ev: Evidence, j: JudgedShift, interval: tuple[float, float] | None) -> str:
+    """``delta as judged, optimistic [interval], pessimistic`` in words."""
+    shown = "" if interval is None else f" [{interval[0]:+.4f}, {interval[1]:+.4f}]"
+    low = "" if j.lower_delta is None else f", {j.lower_delta:+.4f} at worst (the pessimistic bound)"
+    return (f"delta {ev.delta:+.4f} with every unjudged document non-relevant, {j.relevant_delta:+.4f}{shown} "
+            f"at best (the optimistic bound: each unjudged document one grade in both versions){low}")
 
 
 def _decide(evidence: Evidence, policy: Policy) -> Decision:

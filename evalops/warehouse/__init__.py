@@ -58,7 +58,8 @@ from evalops.warehouse.history import (
     runs_under_fingerprint,
 )
 from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
-from evalops.warehouse.runs import abandon_expired_runs, find_run, get_run, record_run, renew_lease
+from evalops.warehouse.runs import (RunRanking, abandon_expired_runs, find_run, get_run, load_ranking, record_run,
+                                    renew_lease)
 from evalops.warehouse.scores import (
     load_aggregates,
     load_paired_scores,
@@ -122,6 +123,8 @@ __all__ = [
     "record_gold_set_version",
     "record_kb_snapshot",
     "record_run",
+    "RunRanking",
+    "load_ranking",
     "alert_deliveries",
     "mark_notifier_delivery",
     "retryable_alerts",

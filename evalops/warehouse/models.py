@@ -34,6 +34,7 @@ from sqlalchemy import (
     Date,
     ForeignKey,
     Index,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -60,6 +61,7 @@ __all__ = [
     "NAMING_CONVENTION",
     "QueryScoreModel",
     "QueryTextModel",
+    "RunRankingModel",
     "RunTimingModel",
     "RUN_STATUSES",
     "RunAggregateModel",
@@ -361,6 +363,21 @@ class RunTimingModel(Base):
     wall_seconds: Mapped[float | None]
     n_failed: Mapped[int]
     recorded_at: Mapped[dt.datetime]
+
+
+class RunRankingModel(Base):
+    """What a run retrieved, as far as the bounds of a comparison need it (``evalops.bounds``): every judged
+    document of each query's ranking and the unjudged ones down to ``depth`` (the deepest cutoff compared),
+    with their 0-based ranks. ``data`` is a Parquet file of ``query_id, doc_id, rank`` (``evalops.unjudged``);
+    a later comparison against this run, as its baseline, reads it to give each unjudged (query, document)
+    one grade in both runs. Written with the run's scores, in their transaction."""
+
+    __tablename__ = "run_rankings"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True)
+    depth: Mapped[int]
+    n_rows: Mapped[int]
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class JudgmentModel(Base):

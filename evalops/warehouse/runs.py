@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, and_, or_, select, update
@@ -14,19 +15,21 @@ from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.catalog import ensure_fingerprint, fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import EvalRun, RunKey
-from evalops.warehouse.models import RUN_STATUSES, EvalRunModel
+from evalops.warehouse.models import RUN_STATUSES, EvalRunModel, RunRankingModel
 from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggregates, write_scores
 from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "abandon_expired_runs", "find_run", "get_run", "record_run", "renew_lease"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "RunRanking", "abandon_expired_runs", "find_run", "get_run", "load_ranking",
+           "record_run", "renew_lease"]
 
 # Twice the default task timeout of the DAG's score and compare tasks (30 minutes).
 DEFAULT_LEASE_SECONDS = 2 * 30 * 60
 
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
+rankings: Table = RunRankingModel.__table__  # type: ignore[assignment]
 KEY_COLUMNS = ("dag_id", "dag_run_id", "retriever", "version", "dataset")
 
 
@@ -50,6 +53,7 @@ def record_run(
     contracts: Mapping[str, Any] | None = None,
     n_retries: int = 0,
     lease_seconds: float | None = None,
+    ranking: RunRanking | None = None,
 ) -> EvalRun:
     """Insert or update the run with this key, and optionally its scores and aggregates, atomically.
 
@@ -61,6 +65,8 @@ def record_run(
       ``ci_level`` and ``ci_method``.
     * ``contracts``, when given, records the data contracts' rules and outcomes the run was made under;
       when omitted the stored ones are kept.
+    * ``ranking``, when given, replaces the run's kept ranking (``run_rankings``: what the bounds of a
+      later comparison against this run read); when omitted the stored one is kept.
     * A ``running`` run gets a lease of ``lease_seconds`` (default :data:`DEFAULT_LEASE_SECONDS`) that
       :func:`renew_lease` extends; a finished run has none. See :func:`abandon_expired_runs`.
 
@@ -103,8 +109,36 @@ def record_run(
             write_scores(conn, run_id, *score_arrays, replace_all=True)
         if aggregate_list is not None:
             write_aggregates(conn, run_id, aggregate_list)
+        if ranking is not None:
+            _write_ranking(conn, run_id, ranking)
         row = select_runs(conn, runs.c.id == run_id)[0]
     return row
+
+
+@dataclass(frozen=True)
+class RunRanking:
+    """A run's kept ranking (``run_rankings``): ``data`` the Parquet bytes of ``query_id, doc_id, rank``
+    (``evalops.unjudged.docs_to_bytes``), ``n_rows`` its rows, ``depth`` the cutoff its unjudged documents
+    reach (judged ones are kept at every rank)."""
+
+    depth: int
+    n_rows: int
+    data: bytes
+
+
+def _write_ranking(conn: Connection, run_id: int, ranking: RunRanking) -> None:
+    stmt = insert_for(conn, rankings).values(run_id=run_id, depth=int(ranking.depth), n_rows=int(ranking.n_rows),
+                                             data=bytes(ranking.data))
+    conn.execute(stmt.on_conflict_do_update(index_elements=["run_id"], set_={
+        "depth": stmt.excluded.depth, "n_rows": stmt.excluded.n_rows, "data": stmt.excluded.data}))
+
+
+def load_ranking(engine: Engine, run_id: int) -> RunRanking | None:
+    """The kept ranking of run ``run_id``, or ``None`` (a run stored before rankings were kept, or failed)."""
+    with transaction(engine, f"reading the ranking of run {run_id}") as conn:
+        row = conn.execute(select(rankings.c.depth, rankings.c.n_rows, rankings.c.data)
+                           .where(rankings.c.run_id == run_id)).first()
+    return None if row is None else RunRanking(int(row.depth), int(row.n_rows), bytes(row.data))
 
 
 def get_run(engine: Engine, run_id: int) -> EvalRun:

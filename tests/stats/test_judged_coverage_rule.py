@@ -23,6 +23,7 @@ def test_a_less_judged_candidate_is_not_called_a_regression():
     assert (comp.decision, comp.reason_code, comp.severity, comp.alert) == (
         "inconclusive", "unjudged_documents", None, False)
     assert "Judge the 412 unjudged documents" in comp.reasons[-1]
+    assert "no consistent bound of the unjudged documents was scored" in comp.reasons[-1]
     assert "judged coverage Judged@10: baseline 90%, candidate 70% (-0.20)" in " ".join(comp.reasons)
     assert comp.judged_coverage == {"measure": "Judged@10", "baseline": 0.9, "candidate": 0.7,
                                     "difference": pytest.approx(-0.2), "unjudged_documents": 412}
@@ -47,11 +48,11 @@ def test_the_threshold_is_the_policy_and_only_a_regression_is_withheld():
     assert more.decision == "regression"
 
 
-def test_a_regression_that_holds_with_every_hole_relevant_stands_and_one_that_does_not_is_inconclusive():
+def test_a_regression_that_holds_under_the_optimistic_bound_stands_and_one_that_does_not_is_inconclusive():
     paired = _drop()
     lower = paired.candidate - paired.baseline
     rng = np.random.default_rng(1)
-    # the holes-relevant bound: still a clear drop (the candidate lost judged relevant documents), of about
+    # the optimistic bound: still a clear drop (the candidate lost judged relevant documents), of about
     # 0.035, past nDCG's default margin of 0.02
     still = JudgedShift("Judged@10", 0.9, 0.6, 300, tuple(lower + 0.015 + rng.normal(0, 0.01, len(lower))))
     comp = compare(paired, measure="nDCG@10", judged=still)
@@ -59,20 +60,46 @@ def test_a_regression_that_holds_with_every_hole_relevant_stands_and_one_that_do
     assert comp.severity == "critical"
     assert "the drop holds under both bounds" in comp.reasons[-1]
     assert f"delta {comp.delta:+.4f} with every unjudged document non-relevant" in comp.reasons[-1]
+    # the judged reading's conclusion is kept, said to hold only with the unjudged documents non-relevant
+    assert comp.reasons[-2].startswith("as judged (every unjudged document non-relevant): ")
     assert comp.judged_coverage["holes_relevant_delta"] == pytest.approx(float(np.mean(still.relevant_deltas)))
+    assert comp.judged_coverage["bound"] == "pair"
     again = adjust_and_decide([comp, comp])  # a family of two reads the bound at its own level
     assert {(c.decision, c.reason_code, c.family_size) for c in again} == {("regression", "unjudged_documents", 2)}
     boot = compare(paired, measure="nDCG@10", judged=still, policy=Policy(interval="bootstrap", n_resamples=2000))
     assert (boot.decision, boot.reason_code) == ("regression", "unjudged_documents")  # the bound's own bootstrap
-    # the bound is a gain: the drop may be the holes'
+    # the bound is a gain and no condensed lists: the drop may be the holes'
     gain = JudgedShift("Judged@10", 0.9, 0.6, 300, tuple(-lower))
     comp = compare(paired, measure="nDCG@10", judged=gain)
     assert (comp.decision, comp.reason_code, comp.severity, comp.alert) == (
         "inconclusive", "unjudged_documents", None, False)
-    assert "the bounds disagree" in comp.reasons[-1] and "improvement under the holes-relevant bound" in comp.reasons[-1]
+    assert "the bounds disagree" in comp.reasons[-1] and "improvement under the optimistic bound" in comp.reasons[-1]
     # a drop under the bound that is not material (inside the margin) does not stand either
     small = JudgedShift("Judged@10", 0.9, 0.6, 300, tuple(rng.normal(-0.001, 0.001, len(lower))))
     assert compare(paired, measure="nDCG@10", judged=small).decision == "inconclusive"
+
+
+def test_when_the_bounds_disagree_the_condensed_lists_decide_and_say_it_is_not_a_bound():
+    """Bounds of opposite signs: the comparison on the judged documents alone (condensed lists) is read at the
+    same level; a drop there is a regression on the judged evidence (the weaker severity), none is withheld."""
+    paired = _drop()
+    lower = paired.candidate - paired.baseline
+    gain = tuple(-lower)
+    shown = JudgedShift("Judged@10", 0.9, 0.6, 300, gain, tuple(lower * 2), tuple(lower))
+    comp = compare(paired, measure="nDCG@10", judged=shown)
+    assert (comp.decision, comp.reason_code, comp.alert) == ("regression", "unjudged_documents", True)
+    assert "on the judged documents alone (condensed lists)" in comp.reasons[-1]
+    assert "a regression on the judged evidence, not a bound" in comp.reasons[-1]
+    assert comp.judged_coverage["condensed_delta"] == pytest.approx(float(np.mean(lower)))
+    flat = JudgedShift("Judged@10", 0.9, 0.6, 300, gain, tuple(lower * 2), tuple(np.zeros(len(lower))))
+    held = compare(paired, measure="nDCG@10", judged=flat)
+    assert (held.decision, held.reason_code) == ("inconclusive", "unjudged_documents")
+    assert "on the judged documents alone (condensed lists) delta +0.0000" in held.reasons[-1]
+    # a record stored under the old per-run bound is never read as a bound again: withheld
+    stored = JudgedShift.from_dict({"measure": "Judged@10", "baseline": 0.9, "candidate": 0.6,
+                                    "unjudged_documents": 300, "holes_relevant_deltas": list(lower)})
+    assert stored.bound == "per-run"
+    assert compare(paired, measure="nDCG@10", judged=stored).decision == "inconclusive"
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, "x"])

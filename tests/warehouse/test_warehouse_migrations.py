@@ -24,6 +24,7 @@ TABLES = {
     "query_scores",
     "query_texts",
     "run_aggregates",
+    "run_rankings",
     "run_timings",
 }
 

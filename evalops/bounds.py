@@ -1,0 +1,221 @@
+"""What the unjudged documents could do to a comparison: bounds that give each (query, document) one grade.
+
+An unjudged document counts as non-relevant in the score as judged. Whether it is relevant is a fact about
+the pair (query, document), so a bound on the *difference* of two runs must give the pair the same grade in
+both runs. Giving it the highest grade in the candidate and none in the baseline (a per-run bound) makes
+every changed candidate look possibly better on sparse judgments, and hides every regression behind
+``inconclusive``.
+
+**The consistent bounds** (:func:`pair_bounds`). For one measure with cutoff k and one query, take the
+unjudged documents in either run's top k, with DCG's discount ``w(r) = 1 / log2(r + 2)`` of their 0-based
+rank in each run (0 outside the top k). A document the candidate ranks above the baseline (``w_c > w_b``:
+only the candidate retrieved it, or retrieved it higher) can only favour the candidate if it is relevant;
+one the baseline ranks higher favours the baseline; one both rank alike cancels in a sum of gains but
+still enters a normalised measure's ideal ranking. Five assignments of grades to these documents are
+scored, each one grade per pair for both runs (relevant documents get the gold set's highest grade, ``G``):
+
+=========  ===========================================================================
+judged     every unjudged document non-relevant (the score as judged)
+up         the documents the candidate ranks higher relevant at ``G``
+up+tied    those, and the documents both rank alike
+down       the documents the baseline ranks higher relevant at ``G``
+down+tied  those, and the documents both rank alike
+=========  ===========================================================================
+
+The **optimistic** delta of a query (the candidate's best case) is the largest of judged, up and up+tied;
+the **pessimistic** delta the smallest of judged, down and down+tied. Queries are independent (relevance is
+per query), so the per-query extremes form one consistent assignment over the whole comparison. For sums
+of gains at a fixed cutoff (P@k, DCG, Success, the numerators of R@k and nDCG@k) ``up`` is the exact
+extreme; for measures whose normaliser grows with the relevant documents (nDCG, AP, R-Prec, recall) the
+tied set is tried both ways, which covers the common cases but is not a proof of the extreme.
+An empty answer has no unjudged documents, so it bounds to its score as judged.
+
+**Condensed lists** (Sakai 2007): each run with its unjudged documents removed (the judged documents keep
+their order and move up), scored against the same judgments. It is not a bound: it is the comparison on the
+judged evidence alone, which is much less biased than the score as judged when a run retrieves many
+unjudged documents. The regression rule reads it when the bounds disagree (``evalops.stats.decision``).
+
+Only the queries a comparison pairs are read: a query that the no-answer policy leaves out as judged stays
+out under every assignment. Pure: runs come in as rankings (``{query: [doc, ...]}``, best first), the
+judgments as anything ``evalops.metrics.evaluate`` reads; nothing is read or written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BOUND_POLICY", "PairBounds", "pair_bounds", "ranking_from_docs", "ranking_of"]
+
+BOUND_POLICY = {
+    "bounds": "each unjudged (query, document) in either run's top k gets one grade for both runs: optimistic = "
+              "the largest per-query delta of {as judged, the documents the candidate ranks higher relevant, "
+              "those and the documents both rank alike relevant}; pessimistic = the mirror (evalops.bounds)",
+    "grade": "the highest grade of the gold set",
+    "condensed": "both runs with their unjudged documents removed, scored against the same judgments "
+                 "(Sakai 2007); read when the bounds disagree",
+}
+
+Ranking = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class PairBounds:
+    """Per-query deltas (candidate minus baseline) of one measure over ``query_ids`` (the queries both runs
+    are scored on as judged): ``judged``, the ``upper`` (optimistic) and ``lower`` (pessimistic) consistent
+    bounds, and the ``condensed``-list deltas; ``holes``: the unjudged (query, document) pairs in either
+    run's top k per query (aligned with ``query_ids``), the documents whose judgment would narrow the
+    bounds."""
+
+    measure: str
+    query_ids: np.ndarray
+    judged: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    condensed: np.ndarray
+    holes: np.ndarray
+
+    def restricted(self, queries: Iterable[str]) -> PairBounds:
+        """The same bounds over ``queries`` (in their order; a query without a value is left out)."""
+        position = {q: i for i, q in enumerate(self.query_ids.tolist())}
+        keep = np.array([position[q] for q in queries if q in position], dtype=np.int64)
+        return PairBounds(self.measure, self.query_ids[keep], self.judged[keep], self.upper[keep],
+                          self.lower[keep], self.condensed[keep], self.holes[keep])
+
+
+def ranking_of(run: Any, depth: int) -> dict[str, list[str]]:
+    """``{query: [doc, ...]}``: the first ``depth`` documents of each query of ``run`` in the evaluation's
+    order (score descending, ties by doc id descending, as trec_eval; ``evalops.metrics.topk``)."""
+    from evalops.metrics.topk import top_k
+
+    return top_k(run.to_run() if hasattr(run, "to_run") else run, int(depth))
+
+
+def ranking_from_docs(docs: Any) -> dict[str, list[str]]:
+    """A ranking from documents with their 0-based ranks in the evaluation's order (an
+    ``evalops.unjudged.UnjudgedDocs``: each query's rows in rank order); ranks may have gaps (documents
+    left out), the order is kept."""
+    queries, ids, _ = docs.rows()
+    out: dict[str, list[str]] = {}
+    for q, d in zip(queries.tolist(), ids):
+        out.setdefault(str(q), []).append(str(d))
+    return out
+
+
+def pair_bounds(qrels: Any, baseline: Ranking, candidate: Ranking, measures: Iterable[str], default_k: int,
+                policy: Any = None) -> dict[str, PairBounds]:
+    """The consistent bounds and condensed-list deltas of every measure (module docstring), keyed by the
+    measure's name as given. ``baseline`` / ``candidate``: rankings (:func:`ranking_of`); ``default_k``: the
+    cutoff of a measure over the whole ranking (AP, R-Prec); ``policy``: the metrics policy
+    (``evalops.metrics.Policy``) both runs are scored under."""
+    from evalops.holes import cutoff_of
+    from evalops.metrics.gold import as_gold
+
+    gold = _plain(as_gold(qrels))
+    grade = max(1, int(gold.grades.max()) if len(gold.grades) else 1)
+    judged_pairs = set(zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist()))
+    by_cutoff: dict[int, list[str]] = {}
+    for m in measures:
+        by_cutoff.setdefault(cutoff_of(str(m), default_k), []).append(str(m))
+    runs = {"b": _as_run(baseline), "c": _as_run(candidate)}
+    condensed = {side: _as_run({q: [d for d in docs if (q, d) in judged_pairs] for q, docs in ranking.items()})
+                 for side, ranking in (("b", baseline), ("c", candidate))}
+    out: dict[str, PairBounds] = {}
+    for k, names in sorted(by_cutoff.items()):
+        up, down, tied, holes = _holes(gold, judged_pairs, baseline, candidate, k)
+        as_judged = _deltas(gold, runs, names, policy)
+        lean = _deltas(gold, condensed, names, policy)
+        scenarios = {name: _deltas(_with(gold, pairs, grade), runs, names, policy)
+                     for name, pairs in (("up", up), ("up+tied", up + tied), ("down", down),
+                                         ("down+tied", down + tied))}
+        for m in names:
+            ids, judged = as_judged[m]
+            upper, lower = judged.copy(), judged.copy()
+            for name, per_query in scenarios.items():
+                values = _aligned(per_query[m], ids)
+                finite = np.isfinite(values)
+                if name.startswith("up"):
+                    upper[finite] = np.maximum(upper[finite], values[finite])
+                else:
+                    lower[finite] = np.minimum(lower[finite], values[finite])
+            counts = np.array([holes.get(q, 0) for q in ids.tolist()], dtype=np.int64)
+            out[m] = PairBounds(m, ids, judged, upper, lower, _aligned(lean[m], ids), counts)
+    return out
+
+
+def _plain(gold: Any) -> Any:
+    """``gold`` with numpy object doc ids (a compact gold set keeps Arrow strings)."""
+    from evalops.metrics.gold import Gold
+
+    docs = gold.doc_ids
+    if isinstance(docs, np.ndarray) and docs.dtype == object:
+        return gold
+    docs = np.asarray(docs.to_pylist() if hasattr(docs, "to_pylist") else list(docs), dtype=object)
+    return Gold(np.asarray(gold.query_ids, dtype=object), np.asarray(gold.qidx, dtype=np.int64), docs,
+                np.asarray(gold.grades))
+
+
+def _as_run(ranking: Ranking) -> dict[str, dict[str, float]]:
+    """A run whose scores reproduce ``ranking``'s order (distinct, descending: no tie to break)."""
+    return {str(q): {str(d): float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in ranking.items()}
+
+
+def _holes(gold: Any, judged: set[tuple[str, str]], baseline: Ranking, candidate: Ranking, k: int
+           ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], dict[str, int]]:
+    """The unjudged pairs of the gold queries in either top ``k``: those the candidate ranks higher, those
+    the baseline ranks higher, those both rank alike, and how many each query has."""
+    from evalops.holes import rank_weight
+
+    up, down, tied = [], [], []
+    counts: dict[str, int] = {}
+    for q in gold.query_ids.tolist():
+        c_top, b_top = list(candidate.get(q, ()))[:k], list(baseline.get(q, ()))[:k]
+        if not c_top and not b_top:
+            continue
+        c_rank = {d: r for r, d in enumerate(c_top) if (q, d) not in judged}
+        b_rank = {d: r for r, d in enumerate(b_top) if (q, d) not in judged}
+        union = c_rank.keys() | b_rank.keys()
+        counts[q] = len(union)
+        for d in union:
+            wc, wb = rank_weight(c_rank.get(d), k), rank_weight(b_rank.get(d), k)
+            (up if wc > wb else down if wb > wc else tied).append((q, d))
+    return sorted(up), sorted(down), sorted(tied), counts
+
+
+def _with(gold: Any, pairs: list[tuple[str, str]], grade: int) -> Any:
+    """``gold`` plus ``pairs`` (unjudged, of gold queries) judged at ``grade``."""
+    from evalops.metrics.gold import Gold
+
+    if not pairs:
+        return gold
+    position = {q: i for i, q in enumerate(gold.query_ids.tolist())}
+    qidx = np.array([position[q] for q, _ in pairs], dtype=np.int64)
+    docs = np.array([d for _, d in pairs], dtype=object)
+    return Gold(gold.query_ids, np.concatenate([np.asarray(gold.qidx, dtype=np.int64), qidx]),
+                np.concatenate([gold.doc_ids, docs]),
+                np.concatenate([np.asarray(gold.grades, dtype=np.int64), np.full(len(pairs), grade, np.int64)]))
+
+
+def _deltas(gold: Any, runs: Mapping[str, Any], measures: list[str], policy: Any
+            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per measure: the query ids both runs have a (non-NaN) value for, and candidate minus baseline there."""
+    from evalops.metrics import evaluate
+
+    base = evaluate(gold, runs["b"], measures, policy)
+    cand = evaluate(gold, runs["c"], measures, policy)
+    out = {}
+    for m in measures:
+        b = dict(zip(base.query_ids.tolist(), base.per_query[m].tolist()))
+        c = dict(zip(cand.query_ids.tolist(), cand.per_query[m].tolist()))
+        ids = [q for q in sorted(b.keys() & c.keys()) if b[q] == b[q] and c[q] == c[q]]
+        out[m] = (np.array(ids, dtype=object), np.array([c[q] - b[q] for q in ids], dtype=np.float64))
+    return out
+
+
+def _aligned(found: tuple[np.ndarray, np.ndarray], ids: np.ndarray) -> np.ndarray:
+    """``found``'s deltas at ``ids`` (NaN where it has none)."""
+    at = dict(zip(found[0].tolist(), found[1].tolist()))
+    return np.array([at.get(q, np.nan) for q in ids.tolist()], dtype=np.float64)
