@@ -2,16 +2,20 @@
 
 Pure: it reads the run's decided comparisons (from the warehouse's ``ab_tests``, where they are stored),
 its alerts and each version's status, and returns :class:`GateCase` records. What fails the gate is a
-policy, ``fail_on`` (``evalops gate --fail-on``), a set of :data:`FAIL_ON` kinds; each case has a ``kind``:
+policy, ``fail_on`` (``evalops gate --fail-on``, by default the project's ``alerting.fail_on``), a set of
+:data:`FAIL_ON` kinds, read exactly as the run's alerts read it (:mod:`evalops.failing`, the one place a
+decided comparison gets its kind); each case has a ``kind``:
 
 ==============  ======================================================================  =========
 kind            the case                                                                exit code
 ==============  ======================================================================  =========
-regression      an alerting regression: the run raised a ``regression`` alert for it    4
+regression      a regression ``alert_on`` notifies, on an alert measure (the run raised   4
+                a ``regression`` alert for it)
 floor           the version's score is under an absolute floor (``floors``,             4
                 ``evalops.floors``), with or without a baseline
 failed          the version could not be scored (status ``failed``)                     5
-partial         the version was scored partially (some queries failed)                  5
+partial         the version was scored partially (some queries failed), or a            5
+                ``partial_run`` comparison with a drop as judged on an alert measure
 missing         a comparison the run should have decided cannot be found (fail closed)  7
 unjudged        a drop on an alert measure that the judged documents show and the       4
                 unjudged ones could undo: ``inconclusive (unjudged_documents)`` with a
@@ -34,9 +38,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from evalops.errors import InputError
+from evalops.failing import DEFAULT_FAIL_ON, FAIL_ON, KIND_EXIT_CODE, comparison_kind, parse_fail_on
 from evalops.exitcodes import ExitCode, most_severe
 from evalops.floors import floor_checks
+from evalops.holes import describe_bounds
 from evalops.pipeline.registry import alerting_measures, canonical_measures
 from evalops.reports.tables import decision_interval
 from evalops.pipeline.specs import VersionSpec
@@ -48,28 +53,7 @@ __all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "GateCase", "alerting_regressions", "ca
            "gate_cases", "gate_exit_code", "parse_fail_on"]
 
 OUTCOMES = ("failure", "error", "skipped", "passed")
-FAIL_ON: tuple[str, ...] = ("regression", "floor", "failed", "partial", "missing", "unjudged", "inconclusive")
-DEFAULT_FAIL_ON: frozenset[str] = frozenset(FAIL_ON) - {"inconclusive"}
-_KIND_CODE = {"regression": ExitCode.REGRESSION, "floor": ExitCode.REGRESSION, "inconclusive": ExitCode.REGRESSION,
-              "unjudged": ExitCode.REGRESSION,
-              "failed": ExitCode.VERSION_FAILED, "partial": ExitCode.VERSION_FAILED,
-              "missing": ExitCode.WAREHOUSE_ERROR, "judge_failed": ExitCode.JUDGE_FAILED}
-
-
-def parse_fail_on(text: str | Iterable[str] | None) -> frozenset[str]:
-    """``--fail-on`` as a set of :data:`FAIL_ON` kinds (comma-separated; ``none`` for an empty set);
-    an unknown kind is an ``InputError`` naming the known ones."""
-    if text is None:
-        return DEFAULT_FAIL_ON
-    items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text) if t and t.strip()]
-    if items == ["none"]:
-        return frozenset()
-    unknown = [t for t in items if t not in FAIL_ON]
-    if unknown or not items:
-        given = ",".join(items) or repr(text)
-        raise InputError(f"--fail-on {given}: unknown kind(s) {', '.join(unknown) or '(none given)'}; use a "
-                         f"comma-separated list of {', '.join(FAIL_ON)}, or none")
-    return frozenset(items)
+_KIND_CODE = KIND_EXIT_CODE
 
 
 @dataclass(frozen=True)
@@ -147,12 +131,21 @@ def describe_comparison(c: Mapping[str, Any]) -> str:
         ci = ""
     p = c.get("p_adjusted")
     tags = ", ".join(str(x) for x in (c.get("severity"), c.get("reason_code")) if x)
-    judged = c.get("judged_coverage") or {}
-    upper = judged.get("holes_relevant_delta") if c.get("reason_code") == "unjudged_documents" else None
-    bound = "" if upper is None else f", delta {upper:+.4f} with every unjudged document relevant"
+    bounds = describe_bounds(c.get("judged_coverage")) if c.get("reason_code") == "unjudged_documents" else None
+    bound = "" if bounds is None else f", {bounds}"
     return (f"{c['decision']}{f' ({tags})' if tags else ''}: {c['measure']} {_num(c.get('baseline_mean'), '.4f')} -> "
             f"{_num(c.get('candidate_mean'), '.4f')}, delta {_num(c.get('delta'), '+.4f')}{ci}{bound}, "
-            f"adjusted p {_num(p, '.2g')}, n {c.get('n')}")
+            f"adjusted p {_num(p, '.2g')}{_p_source(c)}, n {c.get('n')}")
+
+
+def _p_source(c: Mapping[str, Any]) -> str:
+    """`` (the test it came from)``: the decision interval's own test under the robust interval, else the
+    reported paired test."""
+    method = c.get("interval_method")
+    if method in ("skew-corrected t", "betting"):
+        return f" ({method} test)"
+    test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "randomization test"}
+    return f" ({test.get(str(c.get('test')), c.get('test'))})" if c.get("test") else ""
 
 
 def gate_cases(
@@ -174,7 +167,8 @@ def gate_cases(
     run's alerts, ``statuses`` each warehouse run id's status, ``measures`` the canonical measures scored,
     ``fail_on`` the kinds that fail (module docstring), ``floors`` the run's floor checks
     (:class:`evalops.floors.FloorCheck` with ``run_id``), ``alert_measures`` the measures whose drops alert
-    (``None``: every measure), which are the ones an ``unjudged`` case can fail.
+    (``None``: every measure, and a regression where the run raised its ``regression`` alert), the ones a
+    ``regression``, ``unjudged`` or ``partial`` case can fail.
     """
     fail_on = frozenset(fail_on)
     alerting = alerting_regressions(alerts)
@@ -235,20 +229,27 @@ def gate_cases(
             c = record.comparison
             decision = record.decision
             message = describe_comparison(c) + f" (against {baseline})"
-            kind, outcome = None, "passed"
-            if decision == "regression" and key in alerting:
-                kind, outcome = "regression", held("regression")
-            elif (decision == "inconclusive" and c.get("reason_code") == "unjudged_documents"
-                  and (c.get("delta") or 0.0) < 0 and (alert_measures is None or measure in alert_measures)):
-                # a drop on the judged documents that the unjudged ones could undo: the gate cannot tell
-                kind, outcome = "unjudged", held("unjudged", held("inconclusive", "skipped"))
+            # one kind per comparison, as the run's alerts read it (evalops.failing), from the record (a
+            # regression whose alert was not stored still fails); without ``alert_measures`` a regression
+            # alerts where the run raised its alert
+            alerts_on = (measure in alert_measures if alert_measures is not None
+                         else decision != "regression" or key in alerting)
+            kind = comparison_kind(c, alerting=alerts_on)
+            outcome = "passed"
+            if kind == "regression":
+                outcome = held("regression")
+            elif kind in ("unjudged", "partial"):
+                # a drop on the judged documents that the gate cannot confirm: it fails closed
+                outcome = held(kind, held("inconclusive", "skipped"))
                 if outcome != "skipped":
                     message += ("; the gate cannot tell until the queued unjudged documents are judged "
-                                "(the annotation queue, .evalops/annotation/queue.jsonl), so it fails closed")
-            elif decision == "inconclusive":
-                kind, outcome = "inconclusive", held("inconclusive", "skipped")
+                                "(the annotation queue, .evalops/annotation/queue.jsonl), so it fails closed"
+                                if kind == "unjudged" else
+                                "; a side answered too few of the judged queries to compare, so it fails closed")
+            elif kind == "inconclusive":
+                outcome = held("inconclusive", "skipped")
             elif decision == "regression":
-                message += "; this measure does not alert"
+                message += "; this measure does not alert" if not alerts_on else "; alert_on does not notify it"
             if floor is not None and outcome in ("passed", "skipped"):
                 if held("floor") != "passed":
                     kind, outcome = "floor", held("floor")

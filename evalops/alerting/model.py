@@ -25,6 +25,11 @@ class AlertKind:
     RETRIEVER_PARTIAL = "retriever_partial"
     FLOOR = "floor"  # a score under an absolute floor (evalops.floors)
     JUDGE_FAILED = "judge_failed"
+    # a drop as judged that the unjudged documents (or a partial run) leave unconfirmed: fail closed
+    UNJUDGED = "unjudged"
+    PARTIAL_RUN = "partial_run"
+    INCONCLUSIVE = "inconclusive"  # only when fail_on names it
+    MISSING = "missing"  # a comparison the run should have decided cannot be found
 
     @staticmethod
     def validation(stage: str) -> str:

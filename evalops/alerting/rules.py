@@ -43,6 +43,16 @@ class AlertContext:
     query_set: str = "gold"
 
 
+_TITLES = {
+    AlertKind.REGRESSION: "Regression",
+    AlertKind.UNJUDGED: "Unconfirmed drop (unjudged documents)",
+    AlertKind.PARTIAL_RUN: "Unconfirmed drop (partial run)",
+    AlertKind.INCONCLUSIVE: "Inconclusive",
+}
+_KIND_OF = {"regression": AlertKind.REGRESSION, "unjudged": AlertKind.UNJUDGED, "partial": AlertKind.PARTIAL_RUN,
+            "inconclusive": AlertKind.INCONCLUSIVE}
+
+
 def regression_alerts(
     comparisons: Mapping[str, Any],
     context: AlertContext,
@@ -51,14 +61,20 @@ def regression_alerts(
     query_text: Mapping[str, str],
     scrub: Callable[[str], str],
     max_worst_queries: int = 5,
+    fail_on: Iterable[str] = ("regression",),
 ) -> list[Alert]:
-    """One alert per measure whose comparison decided ``regression``; an empty list otherwise.
+    """One alert per measure whose comparison's kind (``evalops.failing.comparison_kind``: regression,
+    unjudged, partial, inconclusive) is in ``fail_on``; an empty list otherwise. A regression alerts as
+    ``regression``; a drop as judged that the unjudged documents or a partial run leave unconfirmed alerts
+    as ``unjudged`` or ``partial_run`` (fail closed: what would decide it is its last reason).
 
     ``comparisons`` maps a canonical measure name to its comparison record (the ``evalops.stats`` compare
-    result or its stored dict). ``policy`` is the regression policy the decision was taken under; it is
-    quoted in the message and kept in ``details``. ``query_text`` maps query id to raw text; ``scrub``
-    removes personal data from it.
+    result or its stored dict); every one of them is on a measure that alerts. ``policy`` is the regression
+    policy the decision was taken under; it is quoted in the message and kept in ``details``.
+    ``query_text`` maps query id to raw text; ``scrub`` removes personal data from it.
     """
+    from evalops.failing import comparison_kind
+
     from evalops.stats.compare import public_fields, public_view
     from evalops.stats.margins import DEFAULT_MARGINS
 
@@ -69,19 +85,22 @@ def regression_alerts(
     for measure, comparison in comparisons.items():
         # one shape: the comparison's JSON record (an evalops.stats.Comparison is turned into its record)
         record: Mapping[str, Any] = comparison.to_record() if hasattr(comparison, "to_record") else comparison
-        if record.get("decision") != "regression" or not record.get("alert", True):
+        found = comparison_kind(record)
+        if found is None or found not in fail_on:
             continue
+        kind = _KIND_OF[found]
         worst = worst_query_rows(record.get("worst_queries") or [], query_text, scrub, max_worst_queries)
         # every public field of the record (None when it lacks one); its reasons and worst queries go apart
         shown = {**dict.fromkeys(public_fields()), **public_view(record)}
         numbers = {name: _plain(value) for name, value in shown.items() if name not in ("reasons", "worst_queries")}
-        if numbers.get("judged_coverage"):  # the bound's mean travels with the alert, not its per-query deltas
+        if numbers.get("judged_coverage"):  # the bounds' means travel with the alert, not their per-query deltas
             numbers["judged_coverage"] = {k: v for k, v in numbers["judged_coverage"].items()
-                                          if k != "holes_relevant_deltas"}
-        severity = Severity.WARNING if numbers["severity"] == "warning" else Severity.CRITICAL
+                                          if not k.endswith("_deltas")}
+        severity = (Severity.CRITICAL if kind == AlertKind.REGRESSION and numbers["severity"] != "warning"
+                    else Severity.WARNING)
         reasons = [str(r) for r in (record.get("reasons") or [])]
         title = (
-            f"Regression: {context.retriever} {context.version} on {measure} "
+            f"{_TITLES[kind]}: {context.retriever} {context.version} on {measure} "
             f"({_num(numbers['baseline_mean'])} -> {_num(numbers['candidate_mean'])})"
         )
         message = regression_message(
@@ -95,7 +114,7 @@ def regression_alerts(
         )
         alerts.append(
             Alert(
-                kind=AlertKind.REGRESSION,
+                kind=kind,
                 severity=severity,
                 day=context.day,
                 title=title,

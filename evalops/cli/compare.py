@@ -21,7 +21,8 @@ OUTPUT_FORMAT = output_options()
 COMPARISON_COLUMNS = ("measure", "baseline", "candidate", "n", "baseline_mean", "candidate_mean", "delta",
                       "delta_ci_low", "delta_ci_high", "relative_change", "test", "p_value", "p_adjusted",
                       "effect_size_dz", "wins", "ties", "losses", "decision", "severity", "criterion",
-                      "reason_code", "margin", "interval_low", "interval_high", "interval_level", "family_size")
+                      "reason_code", "kind", "margin", "interval_low", "interval_high", "interval_level",
+                      "family_size")
 ALTERNATIVE = click.option(
     "--alternative", type=click.Choice(["two-sided", "less", "greater"]), default="two-sided", show_default=True,
     help="two-sided, less (only look for drops) or greater (only look for gains).",
@@ -77,8 +78,14 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
                    "answered-by-both: only the judged queries every run answered.")
 @click.option("--no-answer", type=click.Choice(["exclude", "zero"]), default="exclude", show_default=True,
               help="Judged queries without a relevant document: leave them out (exclude) or score them 0.")
+@click.option("--fail-on", "fail_on", default=None, metavar="KINDS",
+              help="Exit non-zero when a comparison is of one of these kinds, as `evalops gate` does for the same "
+                   "comparison (comma-separated; evalops.failing): regression (exit 4), unjudged (a drop the "
+                   "unjudged documents could undo, 4), partial (a drop on a run that answered too few judged "
+                   "queries, 5), inconclusive (4).")
 @click.option("--fail-on-regression", is_flag=True,
-              help="Exit with status 4 when any comparison is a regression that --alert-on notifies (for CI gates).")
+              help="The gate's default policy for CI: --fail-on regression,unjudged,partial (a drop is never "
+                   "passed because evalops could not confirm it).")
 @OUTPUT_FORMAT
 @reports_errors
 def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tuple[str, ...], test: str,
@@ -86,7 +93,8 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
             alert_on: str, interval: str, min_coverage: float, max_judged_coverage_drop: float, query_drop: float,
             alert_on_query_drops: bool,
             correction: str, alternative: str, zero_method: str, ci_method: str, resamples: int, seed: int,
-            queries: str, no_answer: str, fail_on_regression: bool, fmt: str, output_path: Any) -> None:
+            queries: str, no_answer: str, fail_on: str | None, fail_on_regression: bool, fmt: str,
+            output_path: Any) -> None:
     """Paired comparison of CANDIDATE_RUN(s) with BASELINE_RUN on the queries of QRELS.
 
     Every measure of every candidate is tested on the same queries, the p-values are corrected across all
@@ -113,12 +121,23 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
                     alert_on_query_drops=alert_on_query_drops, correction=correction, test=test,
                     zero_method=zero_method, ci_method=ci_method, n_resamples=resamples, seed=seed,
                     min_effect=min_effect)
+    from evalops.failing import DEFAULT_FAIL_ON, comparison_kind, exit_code, parse_fail_on
+
+    failing = parse_fail_on(fail_on) if fail_on is not None else DEFAULT_FAIL_ON if fail_on_regression else frozenset()
     report = compare_run_files(qrels, baseline, candidates, measures, policy, queries, no_answer)
-    notes = [f"{c['measure']} ({c['candidate']}): {c['decision']}: {c['reasons'][-1]}" for c in report["comparisons"]]
+    kinds = [comparison_kind(c) for c in report["comparisons"]]  # every measure of `compare` alerts
+    for c, kind in zip(report["comparisons"], kinds):
+        c["kind"] = kind
+    report["summary"]["failing"] = sum(1 for k in kinds if k is not None and k in failing)
+    report["fail_on"] = sorted(failing)
+    notes = [f"{c['measure']} ({c['candidate']}): {c['decision']}"
+             + (f" [fails: {c['kind']}]" if c["kind"] in failing else "") + f": {c['reasons'][-1]}"
+             for c in report["comparisons"]]
     emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=report["comparisons"], notes=notes, cell=_cell,
                 draw=lambda console: _print_table(console, report)), fmt, output_path)
-    if fail_on_regression and report["summary"]["alerts"]:
-        sys.exit(ExitCode.REGRESSION)
+    code = exit_code(kinds, failing)
+    if code != ExitCode.SUCCESS:
+        sys.exit(code)
 
 
 def run_labels(paths: Sequence[str], tags: Sequence[str | None]) -> list[str]:

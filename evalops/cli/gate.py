@@ -179,13 +179,14 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     the decision interval and the decision with its reason code; then the alerts, the gate's summary and
     the report's path. ``quiet``: nothing on stdout (the exit code, the files and stderr's errors remain).
 
-    ``fail_on``: the gate's policy (``evalops.gate``, default ``DEFAULT_FAIL_ON``). Without
+    ``fail_on``: the gate's policy (``evalops.failing``; default the project's ``alerting.fail_on``, which
+    its alerts were raised under). Without
     ``fail_on_regression`` (``evalops run``) only the kinds that never passed there fail it: a failed version
     (exit 5), as it always has for ``evalops run``.
     """
-    from evalops.gate import DEFAULT_FAIL_ON, GateCase, cases_for_run, gate_exit_code
+    from evalops.gate import GateCase, cases_for_run, gate_exit_code
 
-    policy = DEFAULT_FAIL_ON if fail_on is None else fail_on
+    policy = frozenset(cfg.alerting.fail_on) if fail_on is None else fail_on
     if not fail_on_regression:
         policy = policy & {"failed"}
     cases = cases_for_run(cfg, run, result, fail_on=policy)
@@ -273,9 +274,11 @@ QUIET_OPTION = click.option("-q", "--quiet", is_flag=True,
 @CONFIG_OPTION
 @click.option("--fail-on-regression/--no-fail-on-regression", default=True, show_default=True,
               help="Apply the --fail-on policy (--no-fail-on-regression: only a failed version fails).")
-@click.option("--fail-on", "fail_on", default="regression,floor,failed,partial,missing,unjudged", show_default=True,
+@click.option("--fail-on", "fail_on", default=None,
               help="What fails the gate, comma-separated: regression, floor, failed, partial, missing, "
-                   "unjudged (a drop the unjudged documents could undo), inconclusive (or none).")
+                   "unjudged (a drop the unjudged documents could undo), inconclusive (or none). "
+                   "[default: the project's alerting.fail_on, what its alerts are raised on: regression, "
+                   "unjudged, partial, floor, failed, missing]")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=Path("evalops-junit.xml"),
               show_default=True, help=JUNIT_HELP)
 @QUIET_OPTION
@@ -291,9 +294,9 @@ def gate(day: dt.date | None, project: Path | None, config_file: str | None, fai
     comparisons are reported with their reason code (skipped in the JUnit XML) and pass unless --fail-on
     names inconclusive.
     """
-    from evalops.gate import parse_fail_on
+    from evalops.failing import parse_fail_on
 
-    policy = parse_fail_on(fail_on)
+    policy = None if fail_on is None else parse_fail_on(fail_on)
 
     try:
         cfg = project_config(project, config_file)

@@ -140,9 +140,28 @@ class AlertingSettings(_Section):
     remind_every_days: int = Field(7, ge=1, description="an unchanged regression (same version, baseline, "
                                    "measure and fingerprint) is sent again only this many days after it was "
                                    "last sent; the days between store it as suppressed")
+    fail_on: tuple[str, ...] = Field(("regression", "unjudged", "partial", "floor", "failed", "missing"),
+                                     description="what raises an alert and fails `evalops gate` and `evalops run "
+                                     "--fail-on-regression` (evalops.failing): regression, unjudged (a drop the "
+                                     "unjudged documents could undo), partial, floor, failed, missing, "
+                                     "inconclusive")
     realert_shift: float = Field(0.02, ge=0, description="a repeated regression is sent at once when a bound of "
                                  "its delta's interval moved more than this (in the measure's units) since "
                                  "it was last sent, or its severity changed")
+
+    @field_validator("fail_on", mode="before")
+    @classmethod
+    def _known_kinds(cls, value: Any) -> Any:
+        """Each kind is one of ``evalops.failing.FAIL_ON`` (``none``: nothing fails); a string may list several,
+        comma-separated, as ``--fail-on`` does."""
+        from evalops.failing import parse_fail_on
+
+        if isinstance(value, (list, tuple)) and not value:
+            return ()
+        try:
+            return tuple(sorted(parse_fail_on(value if isinstance(value, str) else [str(v) for v in value])))
+        except Exception as exc:  # an InputError: pydantic reports it with the setting's name
+            raise ValueError(str(exc).replace("--fail-on", "fail_on", 1)) from None
 
 
 class JudgeSettings(_Section):

@@ -1,5 +1,8 @@
-"""Raise the run's alerts: a regression on the gold set, a version that failed or was scored partially, and
-a gold-set version under an absolute floor (``evalops.floors``, with or without a baseline).
+"""Raise the run's alerts: a regression on the gold set, a drop as judged that the unjudged documents or a
+partial run leave unconfirmed (``unjudged``, ``partial_run``: fail closed), a comparison that cannot be
+found (``missing``), a version that failed or was scored partially, and a gold-set version under an absolute
+floor (``evalops.floors``, with or without a baseline). What alerts is the project's ``alerting.fail_on``,
+the same policy ``evalops gate`` fails on (``evalops.failing``).
 
 Only the alert measures (``Config.alert_measures``, by default the first configured measure) raise
 regression alerts; a regression on another measure is in the report. Production-sample comparisons (weak
@@ -14,6 +17,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert, AlertContext, floor_alert, regression_alerts, retriever_alert
+from evalops.alerting.model import AlertKind, Severity
+from evalops.failing import comparison_kind
 from evalops.config import PRODUCTION
 from evalops.floors import floor_checks
 from evalops.pipeline.context import RunContext
@@ -41,7 +46,8 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision
     for record in decisions:
         if record.dataset != PRODUCTION and record.measure in wanted:
             by_candidate.setdefault((record.retriever, record.version), []).append(record)
-    if not any(r.decision == "regression" for rs in by_candidate.values() for r in rs):
+    fail_on = set(cfg.alerting.fail_on)
+    if not any(comparison_kind(r.comparison) in fail_on for rs in by_candidate.values() for r in rs):
         return []
     texts: dict[str, str] = {}
     for dataset in sorted({r.dataset for rs in by_candidate.values() for r in rs}):
@@ -55,9 +61,42 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision
                                report_location=report_location(cfg, run))
         comparisons = {r.measure: r.comparison for r in records}
         ids = {r.measure: (r.candidate_run_id, r.ab_test_id) for r in records}
-        for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=scrub_text):
+        for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=scrub_text,
+                                       fail_on=fail_on):
             run_id, ab_id = ids[alert.measure]
             alerts.append(dataclasses.replace(alert, details={**alert.details, "run_id": run_id, "ab_test_id": ab_id}))
+    return alerts
+
+
+def missing_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec],
+                       decisions: list[Decision]) -> list[Alert]:
+    """A ``missing`` alert for every alert measure of a gold-set version with a baseline run whose decided
+    comparison cannot be found in the warehouse (``missing`` in ``alerting.fail_on``): the run cannot tell,
+    so it says so instead of passing quietly. A version that failed, or whose baseline failed, has its own
+    alert."""
+    if "missing" not in cfg.alerting.fail_on:
+        return []
+    engine = engine_for(cfg)
+    found = {(d.candidate_run_id, d.measure) for d in decisions}
+    alerts = []
+    for spec in versions:
+        if (spec.dataset == PRODUCTION or spec.baseline_run_id is None or spec.version == spec.baseline_version
+                or get_run(engine, spec.run_id).status == "failed"
+                or get_run(engine, spec.baseline_run_id).status == "failed"):
+            continue
+        for measure in alerting_measures(cfg):
+            if (spec.run_id, measure) in found:
+                continue
+            title = f"Missing comparison: {spec.retriever} {spec.version} on {measure}"
+            alerts.append(Alert(
+                kind=AlertKind.MISSING, severity=Severity.CRITICAL, day=run.day, title=title,
+                message="\n".join([title, f"The {measure} comparison of {spec.retriever} {spec.version} against "
+                                          f"{spec.baseline_version} (baseline run {spec.baseline_run_id}) cannot be "
+                                          "found in the warehouse (ab_tests): evalops cannot tell whether it "
+                                          "regressed. Re-run the day."]),
+                retriever=spec.retriever, version=spec.version, measure=measure, fingerprint=spec.fingerprint,
+                report_location=report_location(cfg, run),
+                details={"run_id": spec.run_id, "baseline_run_id": spec.baseline_run_id, "dataset": spec.dataset}))
     return alerts
 
 
@@ -104,7 +143,9 @@ def raise_alerts(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) 
     is owed it. The gate reads the list's regressions whatever their delivery.
     """
     retried = retry_undelivered(cfg)
-    alerts = regression_alerts_for(cfg, run, load_decisions(cfg, run, versions))  # the warehouse's decisions
+    decisions = load_decisions(cfg, run, versions)  # the warehouse's decisions
+    alerts = regression_alerts_for(cfg, run, decisions)
+    alerts += missing_alerts_for(cfg, run, versions, decisions)
     alerts += retriever_alerts_for(cfg, run, versions)
     alerts += floor_alerts_for(cfg, run, versions)
     # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.

@@ -224,6 +224,7 @@ def build_report_data(
         "shard_size": cfg.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",
         **{f"holes.{k}": v for k, v in HOLE_BOUND.items()},
+        "alerting.fail_on": ", ".join(cfg.alerting.fail_on) + " (what alerts and fails `evalops gate`; evalops.failing)",
         **{f"floors.{name}": ", ".join(f"{m} >= {v:g}" for m, v in g.floors.items())
            + f" (on the {g.floor_on.replace('_', ' ')}, {g.floor_severity})"
            for name, g in cfg.gold_sets.items() if g.floors},

@@ -159,24 +159,49 @@ def test_the_alert_prints_the_judged_coverage_and_its_threshold(context, compari
     policy = {**POLICY, "max_judged_coverage_drop": 0.1}
     (alert,) = regression_alerts({"nDCG@10": record}, context, policy=policy, query_text=TEXT, scrub=scrub)
     assert ("judged coverage (Judged@10): baseline 0.800 -> candidate 0.750 (-0.050); 17 unjudged documents in "
-            "the candidate's top k") in alert.message
+            "the top k of either version") in alert.message
     assert "max_judged_coverage_drop=0.1" in alert.message
     assert alert.details["judged_coverage"] == judged
 
 
-def test_the_alert_says_whether_the_two_bounds_agree_and_why_the_judged_delta_decided(context, comparison_factory):
-    """Under the holes-relevant bound: a drop under both bounds says so; bounds of opposite signs say the rule
-    did not hold the decision because the judged coverage fell by no more than its threshold."""
+def test_the_alert_prints_the_bounds_and_why_the_judged_delta_decided(context, comparison_factory):
+    """The consistent bounds and the condensed lists are printed beside the judged delta; when the judged
+    coverage fell by no more than its threshold, the alert says the judged delta decided."""
     policy = {**POLICY, "max_judged_coverage_drop": 0.1}
     judged = {"measure": "Judged@10", "baseline": 0.8, "candidate": 0.75, "difference": -0.052,
-              "unjudged_documents": 17}
-    for bound, said in ((-0.03, "with every one relevant (the drop holds under both bounds)"),
-                        (0.52, "with every one relevant (the bounds disagree; the judged coverage fell by 0.052, "
-                               "within max_judged_coverage_drop 0.1, so the judged delta decides)")):
-        record = comparison_factory(severity="critical", criterion="material", alert=True,
-                                    judged_coverage={**judged, "holes_relevant_delta": bound})
-        (alert,) = regression_alerts({"nDCG@10": record}, context, policy=policy, query_text=TEXT, scrub=scrub)
-        assert said in alert.message, alert.message
+              "unjudged_documents": 17, "bound": "pair", "holes_pessimistic_delta": -0.31, "condensed_delta": -0.08}
+    record = comparison_factory(severity="critical", criterion="material", alert=True,
+                                judged_coverage={**judged, "holes_relevant_delta": 0.52})
+    (alert,) = regression_alerts({"nDCG@10": record}, context, policy=policy, query_text=TEXT, scrub=scrub)
+    assert ("delta -0.1250 as judged, bounds of the unjudged documents -0.3100 .. +0.5200, condensed lists -0.0800 "
+            "(the judged coverage fell by 0.052, within max_judged_coverage_drop 0.1, so the judged delta "
+            "decides)") in alert.message, alert.message
+
+
+def test_a_drop_the_unjudged_documents_leave_unconfirmed_alerts_as_its_own_kind(context, comparison_factory):
+    """``inconclusive (unjudged_documents)`` with a drop as judged is never silent: under the default policy
+    it raises an ``unjudged`` alert (a warning) whose last reason says what would decide it; a gain, or a
+    policy without ``unjudged``, raises nothing; a partial run's drop is ``partial_run``."""
+    from evalops.failing import DEFAULT_FAIL_ON
+
+    held = comparison_factory(decision="inconclusive", severity=None, criterion=None, alert=False,
+                              reason_code="unjudged_documents",
+                              reasons=["why", "unjudged_documents: ... judge the 40 unjudged documents to decide it"])
+    (alert,) = regression_alerts({"nDCG@10": held}, context, policy=POLICY, query_text=TEXT, scrub=scrub,
+                                 fail_on=DEFAULT_FAIL_ON)
+    assert (alert.kind, alert.severity) == ("unjudged", "warning")
+    assert alert.title.startswith("Unconfirmed drop (unjudged documents): handbook-search v3-degraded on nDCG@10")
+    assert "judge the 40 unjudged documents to decide it" in alert.message
+    assert alert.dedup_key.startswith("unjudged|handbook-search|v3-degraded|nDCG@10|")
+    assert regression_alerts({"nDCG@10": held}, context, policy=POLICY, query_text=TEXT, scrub=scrub,
+                             fail_on=DEFAULT_FAIL_ON - {"unjudged"}) == []
+    gain = {**held, "delta": 0.05}
+    assert regression_alerts({"nDCG@10": gain}, context, policy=POLICY, query_text=TEXT, scrub=scrub,
+                             fail_on=DEFAULT_FAIL_ON) == []
+    partial = {**held, "reason_code": "partial_run"}
+    (alert,) = regression_alerts({"nDCG@10": partial}, context, policy=POLICY, query_text=TEXT, scrub=scrub,
+                                 fail_on=DEFAULT_FAIL_ON)
+    assert alert.kind == "partial_run" and alert.title.startswith("Unconfirmed drop (partial run)")
 
 
 def test_with_no_single_margin_the_alert_quotes_the_margin_table(context, comparison_factory):

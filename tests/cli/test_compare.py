@@ -19,7 +19,7 @@ RECORD_KEYS = [
     "alert", "margin", "interval_low", "interval_high", "interval_level", "interval_method", "family_size",
     "queries_needed", "test", "test_method", "statistic", "p_value", "decision_p", "p_adjusted", "effect_size_dz",
     "effect_size_ci", "effect_size_gz", "wins", "ties", "losses", "queries_lost", "queries_gained",
-    "query_drops_p", "reasons", "pooled", "worst_queries", "notes", "judged_coverage", "higher_is_better",
+    "query_drops_p", "reasons", "pooled", "worst_queries", "notes", "judged_coverage", "higher_is_better", "kind",
 ]
 
 
@@ -44,7 +44,7 @@ def report(scifact):
 
 
 def test_json_shape_on_the_real_scifact_runs(report, scifact):
-    assert list(report) == ["qrels", "baseline", "candidates", "queries", "policy", "comparisons", "summary"]
+    assert list(report) == ["qrels", "baseline", "candidates", "queries", "policy", "comparisons", "summary", "fail_on"]
     # named by file, with the tag because the tags differ
     assert report["baseline"] == {"run": scifact[1], "name": "bm25s-k1_0.9-b_0.4",
                                   "label": "bm25.trec (bm25s-k1_0.9-b_0.4)"}
@@ -122,11 +122,14 @@ def test_table_is_readable(scifact):
 
 
 def test_fail_on_regression_sets_the_exit_code(scifact):
-    # over all 300 judged queries the candidate's 270 unanswered ones score 0: a partial run, not a regression
+    # over all 300 judged queries the candidate's 270 unanswered ones score 0: a partial run, not a regression;
+    # its drop as judged is never passed quietly under the gate's policy (kind partial, exit 5, as the gate)
     partial = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--format", "json")
-    assert partial.exit_code == 0
+    assert partial.exit_code == ExitCode.VERSION_FAILED
     record = json.loads(partial.stdout)["comparisons"][0]
-    assert (record["decision"], record["reason_code"]) == ("inconclusive", "partial_run")
+    assert (record["decision"], record["reason_code"], record["kind"]) == ("inconclusive", "partial_run", "partial")
+    assert invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on", "regression").exit_code == 0
+    assert invoke("compare", *scifact, "-m", "nDCG@10").exit_code == 0  # no policy: compare reports only
     # accepting any coverage, the unanswered queries scored 0 make a clear, critical regression
     flagged = invoke("compare", *scifact, "-m", "nDCG@10", "--fail-on-regression", "--min-coverage", "0",
                      "--format", "json")

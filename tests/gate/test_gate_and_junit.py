@@ -77,11 +77,18 @@ def test_inconclusive_is_skipped_and_passes_the_gate():
 
 def test_the_fail_on_policy_names_every_held_back_comparison_with_its_reason_code():
     held = _decision("2.0", "nDCG@10", "inconclusive", reason_code="unjudged_documents",
-                     judged_coverage={"holes_relevant_delta": 0.02})
+                     judged_coverage={"bound": "pair", "holes_relevant_delta": 0.02, "holes_pessimistic_delta": -0.3,
+                                      "condensed_delta": -0.01})
     (case, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES, alert_measures=["RR@10"])
     assert case.outcome == "skipped" and case.kind == "inconclusive"
     assert case.message.startswith("inconclusive (unjudged_documents): nDCG@10")
-    assert "delta -0.1000 [95% CI" in case.message and "delta +0.0200 with every unjudged document relevant" in case.message
+    assert "delta -0.1000 [95% CI" in case.message
+    assert "bounds of the unjudged documents -0.3000 .. +0.0200, condensed lists -0.0100" in case.message
+    # a record stored under the old per-run bound says so: that number is not a bound of the delta
+    old = _decision("2.0", "nDCG@10", "inconclusive", reason_code="unjudged_documents",
+                    judged_coverage={"holes_relevant_delta": 0.02})
+    (case, _) = gate_cases([_spec("2.0", 2)], [old], [], {2: "succeeded"}, MEASURES, alert_measures=["RR@10"])
+    assert "+0.0200 with the candidate's unjudged documents relevant (per-run bound)" in case.message
     (strict, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES,
                              fail_on=parse_fail_on("regression,inconclusive"))
     assert strict.outcome == "failure" and gate_exit_code([strict]) == ExitCode.REGRESSION

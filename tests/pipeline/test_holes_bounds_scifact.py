@@ -4,12 +4,14 @@ The gold set is SciFact's qrels plus the shipped BM25 run's top 10 judged non-re
 annotators build one), so BM25's top 10 is fully judged. Against BM25 as the baseline:
 
 * ``broken`` loses every relevant document and, for 40 % of the queries, returns only unjudged documents:
-  its judged coverage drops far past ``max_judged_coverage_drop``, yet the drop holds with every unjudged
-  document counted relevant, so it is a critical regression, alerts and fails the gate (exit 4);
+  its judged coverage drops far past ``max_judged_coverage_drop``; the optimistic bound (those documents
+  relevant) is not a drop, but on the judged documents alone (condensed lists) it is, so it is a critical
+  regression on the judged evidence, alerts and fails the gate (exit 4);
 * ``swap`` changes nothing but three judged non-relevant documents per query, swapped for three unjudged
-  ones ranked first: a drop if they are non-relevant, a gain if relevant, so it stays
-  ``inconclusive (unjudged_documents)`` with the delta under both bounds printed; a drop as judged that the
-  gate cannot tell apart from a gain fails it closed (kind ``unjudged``) until the holes are judged.
+  ones ranked first: a drop if they are non-relevant, a gain if relevant, and unchanged on the judged
+  documents, so it stays ``inconclusive (unjudged_documents)`` with the bounds printed; a drop as judged
+  that evalops cannot tell apart from a gain raises an ``unjudged`` alert and fails the gate closed until the
+  holes are judged.
 
 A floor above BM25's nDCG@10 fails the gate of a project with no baseline yet (exit 4, the floor named).
 """
@@ -129,8 +131,11 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     broken = cases["broken"]
     assert (broken["outcome"], broken["kind"], broken["decision"]) == ("failure", "regression", "regression")
     assert broken["message"].startswith("regression (critical, unjudged_documents): nDCG@10")
-    assert "with every unjudged document relevant" in broken["message"]
-    assert "the drop holds under both bounds" in broken["details"]
+    # its optimistic bound gives every unjudged document of the 40 % of queries only it answered one grade in
+    # both versions: not a drop there, so the bounds disagree; the judged documents alone show the drop
+    assert "bounds of the unjudged documents -0.6762 .. " in broken["message"]
+    assert "condensed lists -0.6762" in broken["message"]
+    assert "a regression on the judged evidence, not a bound" in broken["details"]
     assert [a["kind"] for a in payload["alerts"] if a["dedup_key"].split("|")[2] == "broken"] == ["regression"]
     from evalops.config import load_config
     from evalops.pipeline.store import engine_for
@@ -140,38 +145,41 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     alerts = list_alerts(engine)
     [alert] = [a for a in alerts.itertuples(index=False) if a.kind == "regression"]
     assert alert.version == "broken" and alert.severity == "critical"
-    assert "with them non-relevant" in alert.message and "with every one relevant (the drop holds under both bounds)" in alert.message
-    assert "holes_relevant_deltas" not in alert.payload["judged_coverage"]
-    assert alert.payload["judged_coverage"]["holes_relevant_delta"] < 0
+    assert "as judged, bounds of the unjudged documents" in alert.message
+    assert not [k for k in alert.payload["judged_coverage"] if k.endswith("_deltas")]
+    assert alert.payload["judged_coverage"]["condensed_delta"] < 0
 
     swap = cases["swap"]
     assert (swap["outcome"], swap["kind"], swap["decision"]) == ("failure", "unjudged", "inconclusive")
     assert "fails closed" in swap["message"]
     assert swap["message"].startswith("inconclusive (unjudged_documents): nDCG@10")
-    lower, upper = swap["delta"], float(swap["message"].split(", delta ")[2].split(" with every")[0])
+    lower, upper = swap["delta"], swap["judged_coverage"]["holes_relevant_delta"]
     assert lower < -0.01 and upper > 0.01  # the bounds disagree: a drop as judged, a gain with the holes relevant
+    assert abs(swap["judged_coverage"]["condensed_delta"]) < 0.01  # judged documents alone: unchanged
     assert "the bounds disagree" in swap["details"]
-    assert not [a for a in payload["alerts"] if a["dedup_key"].split("|")[2] == "swap"]
+    # never silent: its own alert, which says what would decide it
+    [held_alert] = [a for a in payload["alerts"] if a["dedup_key"].split("|")[2] == "swap"]
+    assert held_alert["kind"] == "unjudged" and held_alert["title"].startswith("Unconfirmed drop (unjudged documents)")
 
     xml = _junit(tmp_path / "day2.xml")
     failure = xml["search@broken", "nDCG@10"].find("failure")
     assert failure.get("type") == "regression" and "unjudged_documents" in failure.get("message")
     held = xml["search@swap", "nDCG@10"].find("failure")
     assert held.get("type") == "unjudged" and "inconclusive (unjudged_documents)" in held.get("message")
-    assert "with every unjudged document relevant" in held.get("message")
+    assert "bounds of the unjudged documents" in held.get("message")
 
-    # a regression called under both bounds still queues its holes for judging
+    # a regression called on the judged evidence still queues its holes for judging
     queue = [json.loads(line) for line in (home / ".evalops" / "annotation" / "queue.jsonl").read_text().splitlines()]
     assert {r["source"] for r in queue} == {"hole"}
     assert any("broken" in r["origin"] for r in queue) and any("swap" in r["origin"] for r in queue)
 
-    # the report shows the delta under the other bound beside the judged coverage, and the bound's policy
+    # the report shows the bounds beside the judged coverage, and the bounds' policy
     report = (Path(payload["report"]).parent / "report.md").read_text()
-    assert "delta with every unjudged document relevant" in report and "holes.upper" in report
+    assert "bounds of the unjudged documents" in report and "holes.upper" in report and "holes.condensed" in report
     assert "regression.default_margins" in report and "nDCG 0.02" in report  # the margin table in force
-    assert "the bounds disagree" in report and "the drop holds under both bounds" in report
+    assert "the bounds disagree" in report and "condensed lists" in report
 
-    # the warehouse keeps both bounds with the comparison
+    # the warehouse keeps the bounds with the comparison
     from evalops.warehouse import load_ab_tests
 
     stored = load_ab_tests(engine)
