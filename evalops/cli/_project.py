@@ -42,11 +42,22 @@ def project_home(project: Path | None, *, config_file: str | None = None) -> Pat
     return found
 
 
-def project_config(project: Path | None, config_file: str | None = None):
-    """The settings of the project this command works on."""
+ALLOW_LOCAL_OPTION = click.option(
+    "--allow-local", "allow_local", is_flag=True,
+    help="When the warehouse URL is set but empty (a CI secret a fork's pull request cannot read), use the "
+         "project's local SQLite warehouse instead of stopping (it has no baselines: nothing is compared).",
+)
+
+
+def project_config(project: Path | None, config_file: str | None = None, *, allow_local: bool = False):
+    """The settings of the project this command works on. ``allow_local``: an empty warehouse URL means the
+    project's local warehouse (said on stderr), instead of an error (:mod:`evalops.config.closed`)."""
     from evalops.config import load_config
 
     home = project_home(project, config_file=config_file)
-    cfg = load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)})
+    cfg = load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)},
+                      allow_local=allow_local)
     cfg.apply_process_settings()
+    for note in cfg.notes:
+        click.echo(f"note: {note}", err=True)
     return cfg

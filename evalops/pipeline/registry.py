@@ -32,11 +32,13 @@ def load_registry_for(cfg: Config, run: RunContext | None = None) -> Registry:
 
 def check_before_run(cfg: Config) -> None:
     """What a run reads from the settings and the registry, checked before any work: the registry files
-    (every entry, its adapter's parameters, URL schemes), the measures and the regression policy. A
+    (every entry, its adapter's parameters, URL schemes), the secrets the settings reference, the measures and
+    the regression policy. A
     ``ConfigError`` names the file, line and key. The input bounds of the settings are put in force."""
     from evalops.retrievers import load_registry
 
     cfg.apply_process_settings()
+    cfg.check_secrets()  # a referenced secret the process lacks (a fork's CI): refused, never silently off
     load_registry(*cfg.registry_files())
     scored_measures(cfg)
     cfg.stats_policy()
