@@ -61,3 +61,19 @@ def project_config(project: Path | None, config_file: str | None = None, *, allo
     for note in cfg.notes:
         click.echo(f"note: {note}", err=True)
     return cfg
+
+
+def given_location() -> str:
+    """`` --project DIR --config FILE`` as the user gave them to the running command (empty when neither
+    was), shell-quoted: appended to every command a command prints as the next step, so that it works
+    from the folder the user is in."""
+    import shlex
+
+    ctx = click.get_current_context(silent=True)
+    params = ctx.params if ctx is not None else {}
+    parts = []
+    if params.get("project") is not None:
+        parts += ["--project", shlex.quote(str(params["project"]))]
+    if params.get("config_file") is not None:
+        parts += ["--config", shlex.quote(str(params["config_file"]))]
+    return "".join(" " + p for p in parts)

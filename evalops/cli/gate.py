@@ -27,7 +27,7 @@ from evalops.cli._common import (
     reports_errors,
     stderr_is_terminal,
 )
-from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTION, given_location, project_config
 from evalops.errors import InputError, ValidationError
 from evalops.exitcodes import ExitCode, most_severe
 from evalops.pipeline.registry import canonical_measures
@@ -217,7 +217,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
                   if r["role"] == "deployed" and r["status"] != "failed"}
     for retriever in sorted({name for name, _ in unpromoted}):
         version = min(v for name, v in unpromoted if name == retriever)
-        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version} --reason "
+        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version}{given_location()} --reason "
                      "'first baseline'`) and later runs compare every version of it with that one")
     if incomplete is not None:
         lines.append(f"error: {incomplete}")
