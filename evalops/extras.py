@@ -33,6 +33,7 @@ class MissingExtraError(InputError):
 
     def __init__(self, extra: str, purpose: str, missing: str):
         self.extra = extra
+        self.purpose = purpose
         self.missing = missing
         super().__init__(f"install `{DISTRIBUTION}[{extra}]` to {purpose} ({missing} is not installed): "
                          f"{install_hint(extra)}")

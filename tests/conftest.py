@@ -9,6 +9,49 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+POSTGRES_VAR = "EVALOPS_TEST_POSTGRES_URL"
+LOCAL_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def _postgres_answers(url: str, timeout: float = 2.0) -> str | None:
+    """None when the server at ``url`` accepts a connection within ``timeout`` seconds, else why not."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 5432), timeout=timeout).close()
+    except OSError as exc:
+        return f"nothing answers at 127.0.0.1:5432 ({exc.strerror or exc})"
+    try:
+        import psycopg
+
+        psycopg.connect(url.replace("+psycopg", ""), connect_timeout=max(1, round(timeout))).close()
+    except Exception as exc:  # the driver's error says why (no database 'test', authentication, ...)
+        return f"127.0.0.1:5432 refused the connection ({str(exc).strip().splitlines()[0]})"
+    return None
+
+
+# `make test` (the README's command) runs the PostgreSQL tests whenever a local server answers, not only
+# under .ci/run, which sets the variable; a machine without PostgreSQL skips them and the suite still passes.
+_POSTGRES_NOTE: str
+if os.environ.get(POSTGRES_VAR):
+    _POSTGRES_NOTE = f"PostgreSQL tests: run against {POSTGRES_VAR} (set in the environment)"
+else:
+    _why_not = _postgres_answers(LOCAL_POSTGRES)
+    if _why_not is None:
+        os.environ[POSTGRES_VAR] = LOCAL_POSTGRES
+        _POSTGRES_NOTE = (f"PostgreSQL tests: run against {LOCAL_POSTGRES} (it answered; set {POSTGRES_VAR} to "
+                          "use another server)")
+    else:
+        _POSTGRES_NOTE = (f"PostgreSQL tests: SKIPPED, {_why_not}; to include them, start PostgreSQL with a "
+                          f"database 'test' at 127.0.0.1:5432, or set {POSTGRES_VAR}=postgresql+psycopg://USER@HOST:PORT/DB")
+
+
+def pytest_sessionstart(session):
+    """Say at the start of the session (with -q too) which database-backed tests run, or why they are skipped."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(_POSTGRES_NOTE)
+
 
 def _shared_data_dir() -> Path:
     return Path(os.environ.get("EVALOPS_SHARED_DATA", REPO.parent / "shared" / "data"))

@@ -57,6 +57,21 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
+_REASONS = {"task_failure": "the task raised an error or was killed; the task log below has the error"}
+
+
+def _planned_tries(context: dict[str, Any], ti: Any, max_tries: Any, try_number: Any) -> int | None:
+    """How many tries the task has: its ``retries`` + 1 (the task's own declaration), else the instance's
+    ``max_tries`` + 1, and never fewer than the try it is at. A DAG-level callback's task instance can carry
+    ``max_tries`` 0 whatever the retries were, which read "try 3 of 1"."""
+    task = context.get("task") or _get(ti, "task")
+    retries = _get(task, "retries")
+    planned = retries + 1 if isinstance(retries, int) else max_tries + 1 if isinstance(max_tries, int) else None
+    if planned is not None and isinstance(try_number, int):
+        planned = max(planned, try_number)
+    return planned
+
+
 def alert_from_context(context: dict[str, Any], *, kind: str = AIRFLOW_FAILURE, title: str | None = None,
                        message: str | None = None) -> Alert:
     """The alert for one Airflow callback: the DAG run, the task, its try, the log URL and the reason."""
@@ -79,13 +94,15 @@ def alert_from_context(context: dict[str, Any], *, kind: str = AIRFLOW_FAILURE, 
     day = stamp.date().isoformat() if hasattr(stamp, "date") else "1970-01-01"
     failed = kind == AIRFLOW_FAILURE
     what = f"task {task_id}" + (f"[{map_index}]" if map_index not in (None, -1) else "") if task_id else "the run"
+    tries = _planned_tries(context, ti, max_tries, try_number)
     lines = [
         f"{dag_id} run {run_id}: {what} {'failed' if failed else 'succeeded'}"
-        + (f" (try {try_number} of {max_tries + 1})" if try_number and max_tries is not None else
-           f" (try {try_number})" if try_number else ""),
+        + (f" (try {try_number} of {tries})" if try_number and tries else f" (try {try_number})" if try_number else ""),
     ]
     if reason:
-        lines.append(f"reason: {reason}")
+        # a DAG-level callback carries no exception: the cause is in the task's log (linked below)
+        lines.append(f"reason: {reason}" + ("" if exception else
+                                            f" ({_REASONS.get(str(reason), 'see the task log for the cause')})"))
     if exception:
         lines.append(f"error: {type(exception).__name__}: {exception}")
     if log_url:

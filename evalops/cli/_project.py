@@ -42,11 +42,38 @@ def project_home(project: Path | None, *, config_file: str | None = None) -> Pat
     return found
 
 
-def project_config(project: Path | None, config_file: str | None = None):
-    """The settings of the project this command works on."""
+ALLOW_LOCAL_OPTION = click.option(
+    "--allow-local", "allow_local", is_flag=True,
+    help="When the warehouse URL is set but empty (a CI secret a fork's pull request cannot read), use the "
+         "project's local SQLite warehouse instead of stopping (it has no baselines: nothing is compared).",
+)
+
+
+def project_config(project: Path | None, config_file: str | None = None, *, allow_local: bool = False):
+    """The settings of the project this command works on. ``allow_local``: an empty warehouse URL means the
+    project's local warehouse (said on stderr), instead of an error (:mod:`evalops.config.closed`)."""
     from evalops.config import load_config
 
     home = project_home(project, config_file=config_file)
-    cfg = load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)})
+    cfg = load_config(home, config_file=config_file, environ={**os.environ, HOME_VAR: str(home)},
+                      allow_local=allow_local)
     cfg.apply_process_settings()
+    for note in cfg.notes:
+        click.echo(f"note: {note}", err=True)
     return cfg
+
+
+def given_location() -> str:
+    """`` --project DIR --config FILE`` as the user gave them to the running command (empty when neither
+    was), shell-quoted: appended to every command a command prints as the next step, so that it works
+    from the folder the user is in."""
+    import shlex
+
+    ctx = click.get_current_context(silent=True)
+    params = ctx.params if ctx is not None else {}
+    parts = []
+    if params.get("project") is not None:
+        parts += ["--project", shlex.quote(str(params["project"]))]
+    if params.get("config_file") is not None:
+        parts += ["--config", shlex.quote(str(params["config_file"]))]
+    return "".join(" " + p for p in parts)

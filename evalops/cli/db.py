@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import getpass
 from pathlib import Path
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -48,25 +50,57 @@ URL_OPTION = click.option(
 
 def _project_url(url: str | None, project: Path | None, required: bool) -> str | None:
     """``--url``, else the warehouse of the project (``--project`` or the one around the current folder)."""
+    return _project_and_url(url, project, required)[1]
+
+
+def _project_and_url(url: str | None, project: Path | None, required: bool) -> tuple[Path | None, str | None]:
+    """``(project folder, URL)``: the project is None when ``--url`` (or no project) decided the warehouse."""
     from evalops.config import find_project
 
     if url is None and (project is not None or required or find_project() is not None):
-        return warehouse_url_for(project_config(project))
-    return url
+        cfg = project_config(project)
+        return cfg.home, warehouse_url_for(cfg)
+    return None, url
 
 
-def _read_only_engine(url: str | None, project: Path | None = None):
-    """The warehouse for a command that only reads: a SQLite file that does not exist is not created."""
-    resolved = resolve_url(_project_url(url, project, required=True))
+def _looked_in(resolved: Any, home: Path | None, *, url: bool = True) -> str:
+    """Where a command looked, for its errors: the warehouse (masked; ``url``) and the project it belongs to,
+    or where its URL came from when no project was read."""
+    where = f"the warehouse {resolved.masked()} " if url else ""
+    if home is not None:
+        return where + f"of the project {home}"
+    label = f"{_SOURCES.get(resolved.source, resolved.source)}; no project here: pass --project DIR"
+    return where + f"({label})" if url else label
+
+
+_SOURCES = {"env": "from --url or EVALOPS_WAREHOUSE_URL", "airflow": "from the Airflow connection evalops_warehouse",
+            "default": "the default under the current folder"}
+
+
+@contextlib.contextmanager
+def _naming(resolved: Any, home: Path | None) -> Iterator[None]:
+    """A warehouse error (nothing found, no such run) names the warehouse and project it looked in: a
+    command run from another folder otherwise exits 7 without saying where it looked."""
+    try:
+        yield
+    except WarehouseError as exc:
+        raise WarehouseError(f"{exc} (looked in {_looked_in(resolved, home)})") from None
+
+
+def _read_only_engine(url: str | None, project: Path | None = None, *, required: bool = True):
+    """The warehouse for a command that only reads: a SQLite file that does not exist is not created.
+    Returns the engine, the resolved URL and the project folder (None when --url decided)."""
+    home, given = _project_and_url(url, project, required=required)
+    resolved = resolve_url(given)
     if resolved.url.startswith("sqlite:///"):
         from sqlalchemy.engine import make_url
 
         database = make_url(resolved.url).database
         if database and database != ":memory:" and not database.startswith("file:") and not os.path.exists(database):
-            raise InputError(f"no warehouse at {database} ({resolved.source}): nothing has been recorded there yet; "
-                             "`evalops run` (or `evalops db upgrade`) creates it, or set --url / "
+            raise InputError(f"no warehouse at {database} ({_looked_in(resolved, home, url=False)}): nothing has been recorded "
+                             "there yet; `evalops run` (or `evalops db upgrade`) creates it, or set --url / "
                              "EVALOPS_WAREHOUSE_URL")
-    return create_warehouse_engine(resolved), resolved
+    return create_warehouse_engine(resolved), resolved, home
 
 
 def _engine(url: str | None, project: Path | None = None):
@@ -246,47 +280,48 @@ def history(
             measure = str(parse_measure(measure))
         except MeasureError:
             pass  # not a measure name: the check below names the stored ones
-    engine, _ = _read_only_engine(url, project)
+    engine, resolved, home = _read_only_engine(url, project)
     extra: list[str] = []  # the runs view's measure columns
     try:
-        if fingerprint_hash:
-            fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
-        if baselines:
-            view = "baselines"
-            check_history_query(engine, retriever=retriever)
-            rows = baseline_history_rows(engine, retriever, fingerprint_hash)
-            columns: tuple[str, ...] = BASELINE_COLUMNS
-        else:
-            check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
-            if measure:
-                view = "measure"
-                columns = HISTORY_COLUMNS
-                # without a RETRIEVER: every retriever with a run on the dataset
-                names = [retriever] if retriever else sorted({r["retriever"] for r in latest_run_rows(
-                    engine, dataset=dataset, statuses=FINISHED_STATUSES)})
-                rows = [row for name in names for row in measure_history_rows(
-                    engine,
-                    name,
-                    measure,
-                    dataset=dataset,
-                    versions=versions or None,
-                    fingerprint_hash=fingerprint_hash,
-                    since=since_utc,
-                    statuses=FINISHED_STATUSES,
-                    include_superseded=include_superseded,
-                )]
-                if len(names) > 1:
-                    rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
-                for row in rows:
-                    row["measure"] = asked
+        with _naming(resolved, home):
+            if fingerprint_hash:
+                fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
+            if baselines:
+                view = "baselines"
+                check_history_query(engine, retriever=retriever)
+                rows = baseline_history_rows(engine, retriever, fingerprint_hash)
+                columns: tuple[str, ...] = BASELINE_COLUMNS
             else:
-                view = "runs"
-                columns = RUN_COLUMNS
-                rows = latest_run_rows(engine, retriever=retriever, dataset=dataset,
-                                       fingerprint_hash=fingerprint_hash, statuses=FINISHED_STATUSES)
-                if versions:
-                    rows = [r for r in rows if r["version"] in versions]
-                rows, extra = _with_means(engine, rows)
+                check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
+                if measure:
+                    view = "measure"
+                    columns = HISTORY_COLUMNS
+                    # without a RETRIEVER: every retriever with a run on the dataset
+                    names = [retriever] if retriever else sorted({r["retriever"] for r in latest_run_rows(
+                        engine, dataset=dataset, statuses=FINISHED_STATUSES)})
+                    rows = [row for name in names for row in measure_history_rows(
+                        engine,
+                        name,
+                        measure,
+                        dataset=dataset,
+                        versions=versions or None,
+                        fingerprint_hash=fingerprint_hash,
+                        since=since_utc,
+                        statuses=FINISHED_STATUSES,
+                        include_superseded=include_superseded,
+                    )]
+                    if len(names) > 1:
+                        rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
+                    for row in rows:
+                        row["measure"] = asked
+                else:
+                    view = "runs"
+                    columns = RUN_COLUMNS
+                    rows = latest_run_rows(engine, retriever=retriever, dataset=dataset,
+                                           fingerprint_hash=fingerprint_hash, statuses=FINISHED_STATUSES)
+                    if versions:
+                        rows = [r for r in rows if r["version"] in versions]
+                    rows, extra = _with_means(engine, rows)
     finally:
         engine.dispose()
     filters = [f"of {retriever}" if retriever else "", "" if baselines else f"on dataset {dataset}",
@@ -338,30 +373,32 @@ def promote(
     A rollback needs --fingerprint, because baselines are kept per fingerprint.
     """
     who = who or getpass.getuser()
-    engine, _ = _engine(url, project)
+    # a promotion needs a stored run: a warehouse that does not exist is not created (in whatever folder)
+    engine, resolved, home = _read_only_engine(url, project, required=False)
     started = dt.datetime.now(dt.timezone.utc)
     try:
-        if rollback:
-            if not fingerprint_hash:
-                raise InputError("--rollback needs --fingerprint HASH (see `evalops history RETRIEVER --baselines`)")
-            baseline = rollback_baseline(engine, retriever, find_fingerprint_hash(engine, fingerprint_hash), by=who, reason=reason)
-        else:
-            if run_id is None:
-                if not version:
-                    raise InputError("give a VERSION to promote, or --run-id")
-                latest = latest_runs(
-                    engine,
-                    retriever=retriever,
-                    fingerprint_hash=find_fingerprint_hash(engine, fingerprint_hash) if fingerprint_hash else None,
-                    statuses=("succeeded",),
-                )
-                latest = latest[latest["version"] == version]
-                if latest.empty:
-                    raise WarehouseError(f"{retriever}@{version} has no succeeded gold-set run to promote")
-                run_id = int(latest["run_id"].iloc[0])
-            elif version and get_run(engine, run_id).version != version:
-                raise InputError(f"run {run_id} is not a run of version {version!r}")
-            baseline = promote_baseline(engine, run_id, by=who, reason=reason, at=started)
+        with _naming(resolved, home):
+            if rollback:
+                if not fingerprint_hash:
+                    raise InputError("--rollback needs --fingerprint HASH (see `evalops history RETRIEVER --baselines`)")
+                baseline = rollback_baseline(engine, retriever, find_fingerprint_hash(engine, fingerprint_hash), by=who, reason=reason)
+            else:
+                if run_id is None:
+                    if not version:
+                        raise InputError("give a VERSION to promote, or --run-id")
+                    latest = latest_runs(
+                        engine,
+                        retriever=retriever,
+                        fingerprint_hash=find_fingerprint_hash(engine, fingerprint_hash) if fingerprint_hash else None,
+                        statuses=("succeeded",),
+                    )
+                    latest = latest[latest["version"] == version]
+                    if latest.empty:
+                        raise WarehouseError(f"{retriever}@{version} has no succeeded gold-set run to promote")
+                    run_id = int(latest["run_id"].iloc[0])
+                elif version and get_run(engine, run_id).version != version:
+                    raise InputError(f"run {run_id} is not a run of version {version!r}")
+                baseline = promote_baseline(engine, run_id, by=who, reason=reason, at=started)
     finally:
         engine.dispose()
     record = {k: _plain(v) for k, v in dataclasses.asdict(baseline).items()}

@@ -27,7 +27,7 @@ from evalops.cli._common import (
     reports_errors,
     stderr_is_terminal,
 )
-from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTION, given_location, project_config
 from evalops.errors import InputError, ValidationError
 from evalops.exitcodes import ExitCode, most_severe
 from evalops.pipeline.registry import canonical_measures
@@ -218,7 +218,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
                   if r["role"] == "deployed" and r["status"] != "failed"}
     for retriever in sorted({name for name, _ in unpromoted}):
         version = min(v for name, v in unpromoted if name == retriever)
-        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version} --reason "
+        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version}{given_location()} --reason "
                      "'first baseline'`) and later runs compare every version of it with that one")
     if incomplete is not None:
         lines.append(f"error: {incomplete}")
@@ -282,10 +282,11 @@ QUIET_OPTION = click.option("-q", "--quiet", is_flag=True,
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=Path("evalops-junit.xml"),
               show_default=True, help=JUNIT_HELP)
 @QUIET_OPTION
+@ALLOW_LOCAL_OPTION
 @output_options()
 @reports_errors
 def gate(day: dt.date | None, project: Path | None, config_file: str | None, fail_on_regression: bool, fail_on: str,
-         junit_xml: Path, quiet: bool, fmt: str, output_path: Path | None) -> None:
+         junit_xml: Path, quiet: bool, allow_local: bool, fmt: str, output_path: Path | None) -> None:
     """Run one evaluation (as `evalops run`) as a CI check: exit 0 when it passes, 4 on a regression alert
     or a floor breach, 5 when a version could not be scored or was scored partially, 7 when a comparison
     cannot be found, 8 when the judge step failed, 3 on bad input; write JUnit XML and a short summary.
@@ -299,7 +300,7 @@ def gate(day: dt.date | None, project: Path | None, config_file: str | None, fai
     policy = None if fail_on is None else parse_fail_on(fail_on)
 
     try:
-        cfg = project_config(project, config_file)
+        cfg = project_config(project, config_file, allow_local=allow_local)
         run, result, incomplete = gated_run(cfg, day)
     except (InputError, ValidationError) as exc:
         _write_input_error(junit_xml, exc)

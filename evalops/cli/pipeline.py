@@ -18,7 +18,7 @@ from evalops.cli._common import (
     reports_errors,
     stderr_is_terminal,
 )
-from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.gate import JUNIT_HELP, QUIET_OPTION, finish_run, gated_run
 from evalops.errors import InputError
 from evalops.pipeline.demo import BACKFILL_DAYS, demo_summary, plan_demo, run_backfill
@@ -42,10 +42,12 @@ def _say(message: str) -> None:
 @QUIET_OPTION
 @click.option("--timings", is_flag=True,
               help="At the end, print each step's wall and CPU seconds on stderr (the whole process's too).")
+@ALLOW_LOCAL_OPTION
 @output_options()
 @exits_fast
 @reports_errors
-def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet, timings, fmt, output_path):
+def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet, timings, allow_local, fmt,
+        output_path):
     """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
     window, and print what it decided: per gold set, each version's measures, the delta against its
     baseline with the decision interval and the decision (with its reason code); then the alerts and the
@@ -58,7 +60,7 @@ def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet
         from evalops.cli._timings import StageClock
 
         clock = StageClock()
-    cfg = project_config(project, config_file)
+    cfg = project_config(project, config_file, allow_local=allow_local)
     run_ctx, result, incomplete = gated_run(cfg, day, clock)
     if clock is not None:
         clock.mark("printing the results")

@@ -78,7 +78,8 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
              project: Path | None, fmt: str, output_path: Path | None) -> None:
     """Validate a gold set and its knowledge base.
 
-    Without DATASET: every gold set and the knowledge base of the project, under the project's rules. With
+    Without DATASET: every gold set and the knowledge base of the project, under the project's rules, and
+    the registry (every deployed version's run file read, the extras it needs installed). With
     DATASET (a BEIR, jsonl or csv folder): that folder, under the rules the options give (a plain BEIR
     collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 3 (bad input)
     when anything is not, including a file that cannot be read as a gold set.
@@ -132,8 +133,10 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
     """Every gold set of the project against its knowledge base, under the project's rules."""
     from evalops.contracts import validate_gold_set, validate_knowledge_base
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
+    from evalops.pipeline.registry import check_deployed
 
     cfg = project_config(project)
+    check_deployed(cfg)  # what `run` would refuse (a missing run file or extra) is refused here too
     docs = _docs_dir(docs_dir, no_docs, cfg)
     try:
         snapshot = load_knowledge_base(cfg)

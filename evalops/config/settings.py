@@ -44,6 +44,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SecretsSettingsSource, SettingsConfigDict
 
+from evalops.config.closed import FAIL_CLOSED, check_secrets, empty_settings, refuse_empty
 from evalops.config.env import (
     _DEFAULTS,
     _LOCATION_VARS,
@@ -54,6 +55,7 @@ from evalops.config.env import (
     ENV_PREFIX,
     HOME_VAR,
     PROJECT_FILE,
+    SECRETS_DIR_VAR,
     _positive,
     _unit,
     find_project,
@@ -114,7 +116,8 @@ class Config(BaseSettings):
     data_docs: Path | None = Field(None, description="Data Docs folder (default: <work_dir>/data_docs; .evalops/data_docs "
                                    "when work_dir is a URL)")
     warehouse_url: str | None = Field(None, description="SQLAlchemy URL (default: Airflow connection "
-                                                        "`evalops_warehouse`, else SQLite in .evalops/)")
+                                                        "`evalops_warehouse`, else SQLite in .evalops/; set "
+                                                        "but empty: refused, unless `--allow-local`)")
     measures: tuple[str, ...] = Field(("nDCG@10", "RR@10", "R@100"), description="measures scored (ir_measures "
                                                                            "names)")
     alert_measures: tuple[str, ...] = Field((), description="measures that alert (default: the first)")
@@ -159,6 +162,7 @@ class Config(BaseSettings):
                                           "for the SQLite write lock")
 
     _source: str = PrivateAttr("defaults")
+    _notes: tuple[str, ...] = PrivateAttr(())
 
     # Set by load_config for the duration of one build (pydantic-settings reads sources at __init__).
     _build: ClassVar[dict[str, Any]] = {}
@@ -319,6 +323,16 @@ class Config(BaseSettings):
         """Where the values came from, for messages: ``defaults < FILE < env: VAR, ...``."""
         return self._source
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What loading chose on the caller's word and a command should say (``--allow-local``'s warehouse)."""
+        return self._notes
+
+    def check_secrets(self, environ: Mapping[str, str] | None = None) -> None:
+        """The secrets these settings reference are present and not empty (:func:`evalops.config.closed.check_secrets`):
+        checked before a run does any work."""
+        check_secrets(self, os.environ if environ is None else environ)
+
     def gold_set_named(self, name: str) -> GoldSetSettings:
         """The gold set ``name``; a ``ConfigError`` naming the configured ones when there is none."""
         if name not in self.gold_sets:
@@ -391,11 +405,14 @@ def load_config(
     *,
     config_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    allow_local: bool = False,
 ) -> Config:
     """Build the settings of the project at ``home`` (``EVALOPS_HOME`` wins; default: the current folder).
 
     A malformed file or value raises :class:`ConfigError` naming the source (file and line, or the
-    variable), the key and what is expected.
+    variable), the key and what is expected. So does a warehouse, judge or notifier setting that is set but
+    empty (:mod:`evalops.config.closed`); ``allow_local`` lets an empty ``warehouse_url`` through, and the
+    settings then name the project's local SQLite warehouse (``.evalops/warehouse.db``).
     """
     env = dict(os.environ if environ is None else environ)
     base = Path(env.get(HOME_VAR) or home or Path.cwd()).expanduser().resolve()
@@ -428,6 +445,9 @@ def load_config(
             if head not in Config.model_fields:
                 raise ConfigError(f"{label} {upper}: unknown setting {head!r}; known: "
                                   + ", ".join(k for k in Config.model_fields if k != "home"))
+    empties = empty_settings(environ=env, dotenv=dotenv, dotenv_path=base / ".env", secrets_dir=secrets_dir,
+                             yaml_values=yaml_values, lines=lines, file_path=file_path, defaults=_section_defaults())
+    local = refuse_empty(empties, allow_local=allow_local)
     Config._build = {"environ": env, "dotenv": dotenv, "yaml": yaml_values, "secrets_dir": secrets_dir}
     try:
         cfg = Config(home=base)
@@ -436,7 +456,22 @@ def load_config(
     finally:
         Config._build = {}
     cfg._source = " < ".join(sources)
+    if local:  # asked for: the project's own warehouse, by name (never the Airflow connection's)
+        from evalops.warehouse.config import DEFAULT_SQLITE_PATH
+
+        object.__setattr__(cfg, "warehouse_url", f"sqlite:///{cfg.home / DEFAULT_SQLITE_PATH}")
+        where = ", ".join(w for k, w in empties if k == "warehouse_url")
+        cfg._notes = (f"warehouse_url is empty ({where}): using the local warehouse {cfg.home / DEFAULT_SQLITE_PATH} "
+                      "(--allow-local)",)
     return cfg
+
+
+def _section_defaults() -> dict[str, Any]:
+    """The default of every fail-closed key, dotted (``judge.base_url`` -> ``""``)."""
+    out: dict[str, Any] = {"warehouse_url": Config.model_fields["warehouse_url"].default}
+    for name, section in (("judge", JudgeSettings), ("alerting", AlertingSettings)):
+        out.update({f"{name}.{k}": f.default for k, f in section.model_fields.items()})
+    return out
 
 
 def _is_setting_variable(name: str) -> bool:
@@ -461,8 +496,12 @@ def process_setting(name: str, environ: Mapping[str, str] | None = None) -> Any:
     field = Config.model_fields[name]
     var = ENV_PREFIX + name.upper()
     raw = env.get(var)
+    if name in FAIL_CLOSED and raw is not None and not raw.strip():  # set but empty: never the default
+        refuse_empty([(name, f"environment variable {var}")])
     if raw is None or not raw.strip():
         raw = secret_file(var, env)
+    if name in FAIL_CLOSED and raw is not None and not raw.strip():
+        refuse_empty([(name, f"the secrets file {var} ({SECRETS_DIR_VAR})")])
     if raw is None or not raw.strip():
         return field.get_default(call_default_factory=True)
     if field.annotation is float:

@@ -23,6 +23,7 @@ from evalops.floors import check_floors
 from evalops.holes import judged_measure
 from evalops.pipeline.registry import alerting_measures, canonical_measures
 from evalops.warehouse import dashboard as wh
+from evalops.warehouse.alerts import delivery_text
 from evalops.warehouse.models import ALERT_STATUSES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -188,7 +189,8 @@ def _alert_row(a: dict[str, Any], links: Links) -> dict[str, Any]:
         "day": _day(a["day"]), "kind": a["kind"], "severity": a["severity"], "retriever": a["retriever"],
         "version": a["version"] or "–", "measure": a["measure"] or "–",
         "title": (a["message"].strip().splitlines() or [""])[0], "message": a["message"],
-        "delivery": a["delivery_status"], "attempts": a["delivery_attempts"],
+        "delivery": delivery_text(a["delivery_status"], a["delivery_attempts"], a.get("notifiers") or {}),
+        "attempts": a["delivery_attempts"],
         "ab_href": links.ab(a["ab_test_id"]) if a.get("ab_test_id") else None,
     }
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.context import RunContext
     from evalops.retrievers import Registry
 
-__all__ = ["check_before_run", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
+__all__ = ["check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
            "fingerprint_for"]
 
 
@@ -32,14 +32,26 @@ def load_registry_for(cfg: Config, run: RunContext | None = None) -> Registry:
 
 def check_before_run(cfg: Config) -> None:
     """What a run reads from the settings and the registry, checked before any work: the registry files
-    (every entry, its adapter's parameters, URL schemes), the measures and the regression policy. A
+    (every entry, its adapter's parameters, URL schemes; the deployed versions' extras and run files), the
+    secrets the settings reference, the measures and the regression policy. A
     ``ConfigError`` names the file, line and key. The input bounds of the settings are put in force."""
-    from evalops.retrievers import load_registry
-
     cfg.apply_process_settings()
-    load_registry(*cfg.registry_files())
+    cfg.check_secrets()  # a referenced secret the process lacks (a fork's CI): refused, never silently off
+    check_deployed(cfg)
     scored_measures(cfg)
     cfg.stats_policy()
+
+
+def check_deployed(cfg: Config) -> None:
+    """The registry files load, and every deployed version can be built here: the extras it needs are
+    installed and its run files read (:func:`evalops.retrievers.preflight.check_entries`). A
+    ``MissingExtraError`` names the extra and its install line, a ``ConfigError`` the file, line and entry;
+    both before the warehouse or any file is written (``evalops run``, ``gate``, ``validate``)."""
+    from evalops.retrievers import load_registry
+    from evalops.retrievers.preflight import check_entries
+
+    registry = load_registry(*cfg.registry_files())
+    check_entries(registry.deployed(), registry, memory_budget=cfg.memory_budget_bytes)
 
 
 def known_log_versions(cfg: Config) -> tuple[str, ...]:

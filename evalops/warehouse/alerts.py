@@ -36,6 +36,7 @@ __all__ = [
     "alert_deliveries",
     "last_sent_alerts",
     "list_alerts",
+    "delivery_text",
     "mark_alert_delivery",
     "mark_notifier_delivery",
     "record_alert",
@@ -211,14 +212,18 @@ def last_sent_alerts(
 
 
 def list_alerts(
-    engine: Engine, *, delivery_status: str | None = None, retriever: str | None = None, since: dt.date | None = None
+    engine: Engine, *, delivery_status: str | None = None, retriever: str | None = None, since: dt.date | None = None,
+    kind: str | None = None,
 ) -> pd.DataFrame:
-    """Stored alerts, oldest first; ``delivery_status="undelivered"`` lists the ones to retry."""
+    """Stored alerts, oldest first; ``delivery_status="undelivered"`` lists the ones to retry. ``since``: the
+    alerts of that day and later; ``kind``: of that kind only."""
     import pandas as pd
 
     stmt = select(alerts).order_by(alerts.c.created_at, alerts.c.id)
     if delivery_status is not None:
         stmt = stmt.where(alerts.c.delivery_status == delivery_status)
+    if kind is not None:
+        stmt = stmt.where(alerts.c.kind == kind)
     if retriever is not None:
         stmt = stmt.where(alerts.c.retriever == retriever)
     if since is not None:
@@ -232,3 +237,24 @@ def list_alerts(
 def _alert(row: Mapping[str, Any]) -> AlertRow:
     """The one place a stored alert row becomes a domain object."""
     return AlertRow(**{name: row[name] for name in AlertRow.__dataclass_fields__})
+
+
+# the notifier that only writes to the process's (or the task's) log: nobody is told by it alone
+LOG_NOTIFIER = "log"
+
+
+def delivery_text(status: str, attempts: int, notifiers: Mapping[str, Mapping[str, Any]]) -> str:
+    """How an alert's delivery reads for a person: ``logged only`` when the log was the only notifier that
+    had it (no webhook or e-mail is configured: nobody was told), ``delivered to webhook, email`` otherwise,
+    and the status with its attempts when it is not delivered. ``notifiers``: the alert's per-notifier rows
+    (:func:`alert_deliveries`). The stored ``delivery_status`` counts the log as a delivery."""
+    plural = "" if attempts == 1 else "s"
+    if status == "delivered":
+        told = sorted(name for name, row in notifiers.items()
+                      if name != LOG_NOTIFIER and row.get("status") == "delivered")
+        if not told:
+            return "logged only"
+        return f"delivered to {', '.join(told)}" + (f" ({attempts} attempts)" if attempts > 1 else "")
+    if status == "suppressed":
+        return "suppressed (sent earlier)"
+    return f"{status} ({attempts} attempt{plural})"

@@ -286,7 +286,8 @@ def dashboard_alerts(
     since: dt.date | None = None,
     limit: int | None = 500,
 ) -> list[dict[str, Any]]:
-    """Stored alerts, newest first, with the logical date of the run they name (when they name one)."""
+    """Stored alerts, newest first, with the logical date of the run they name (when they name one) and
+    their per-notifier deliveries (``notifiers``, :func:`evalops.warehouse.alerts.alert_deliveries`)."""
     stmt = (select(alerts, runs.c.logical_date, runs.c.dataset).outerjoin(runs, runs.c.id == alerts.c.run_id)
             .order_by(alerts.c.day.desc(), alerts.c.id.desc()))
     for column, value in (("retriever", retriever), ("kind", kind), ("severity", severity),
@@ -298,7 +299,13 @@ def dashboard_alerts(
     if limit is not None:
         stmt = stmt.limit(limit)
     with transaction(engine, "reading alerts") as conn:
-        return _rows(conn, stmt)
+        found = _rows(conn, stmt)
+    from evalops.warehouse.alerts import alert_deliveries
+
+    per_notifier = alert_deliveries(engine, [row["id"] for row in found])
+    for row in found:  # which notifiers had it: the log alone told nobody
+        row["notifiers"] = per_notifier.get(row["id"], {})
+    return found
 
 
 def dashboard_runs(

@@ -58,7 +58,9 @@ def _expect(args: list[str], out: str, folder: Path) -> None:
         assert all(h in header for h in ("version", "measure", "mean", "delta", "decision interval", "decision"))
         assert re.search(r"bm25 1\.0 +│ nDCG@10 +│ 0\.6762 │", out), out
         assert "no baseline yet" in out and "no alerts" in out and "report: " in out, out
-        assert "bm25 has no baseline yet: promote one (`evalops promote bm25 1.0 --reason" in out, out
+        # the step carries the --project the walk gave, so it works when copied from the same folder
+        given = "".join(f" --project {a}" for prev, a in zip(args, args[1:]) if prev == "--project")
+        assert f"bm25 has no baseline yet: promote one (`evalops promote bm25 1.0{given} --reason" in out, out
     elif command == "history" and ("-m" in args or "--measure" in args):
         header = out.splitlines()[0]
         assert "retriever" in header and "measure" in header and "mean" in header, out

@@ -1,6 +1,7 @@
 """Warehouse fixtures: every test that takes ``engine`` runs on SQLite and on PostgreSQL.
 
-PostgreSQL runs when ``EVALOPS_TEST_POSTGRES_URL`` names a server (``.ci/run`` sets it). The session
+PostgreSQL runs when ``EVALOPS_TEST_POSTGRES_URL`` names a server (``.ci/run`` sets it; ``tests/conftest.py``
+sets it to the local server when one answers at 127.0.0.1:5432). The session
 creates its own uniquely named database there and drops it at the end; with the variable set and the
 server unreachable the tests fail instead of skipping.
 """
