@@ -1,8 +1,11 @@
 """Paired comparison of evaluated runs: the step between ``evalops.metrics.evaluate`` and the decisions.
 
-``compare_evaluations`` pairs each candidate's per-query values with the baseline's, measure by measure,
-tests them (``evalops.stats.compare``) and corrects and decides all of them as one family
-(``evalops.stats.adjust_and_decide``). ``evalops compare`` and ``evalops.testing`` both use it.
+``compare_runs`` is the one path from judgments and runs to decided comparisons for ``evalops compare``,
+``evalops.testing.assert_no_regression`` and any caller of the Python API: it scores every run, measures the
+judged coverage and the bounds of the unjudged documents (``evalops.holes.run_judged``, ``evalops.bounds``)
+and decides. ``compare_evaluations`` is its last step: it pairs each candidate's per-query values with the
+baseline's, measure by measure, tests them (``evalops.stats.compare``) and corrects and decides all of them as
+one family (``evalops.stats.adjust_and_decide``). What fails is then :mod:`evalops.failing`'s policy.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["compare_evaluations"]
+__all__ = ["compare_evaluations", "compare_runs"]
 
 
 def compare_evaluations(base: Any, candidates: Sequence[Any], policy: Any, *, baseline_name: str = "baseline",
@@ -44,3 +47,38 @@ def compare_evaluations(base: Any, candidates: Sequence[Any], policy: Any, *, ba
             comparisons.append(compare_pair(paired, measure=measure, policy=policy, baseline_name=baseline_name,
                                             candidate_name=name, coverage=coverage, judged=shift.get(measure)))
     return adjust_and_decide(comparisons, policy)
+
+
+def compare_runs(qrels: Any, baseline: Any, candidates: Sequence[Any], measures: Sequence[Any], policy: Any = None,
+                 *, metrics_policy: Any = None, baseline_name: str = "baseline",
+                 candidate_names: Sequence[str] | None = None, coverages: Sequence[Any] | None = None,
+                 depth: int = 100, progress: Any = None) -> list[Any]:
+    """Decided ``Comparison`` records of every measure of every candidate run against ``baseline``, with
+    the judged coverage and the bounds of the unjudged documents each one carries: what ``evalops compare``
+    prints for the same inputs.
+
+    ``qrels`` and the runs: anything ``evalops.metrics.evaluate`` reads (a ``RunTable`` is fastest);
+    ``policy``: the ``evalops.stats.Policy`` (default: its defaults); ``metrics_policy``: the
+    ``evalops.metrics.Policy`` (no-answer queries); ``depth``: how deep the bounds read each ranking (the
+    cutoff of a measure over the whole ranking); ``coverages``: per candidate, how many judged queries each
+    side answered (``evalops.stats.Coverage``); ``progress(i, run)``: a context manager factory per run
+    scored, returning a callback ``(finished, total)``, for a progress bar."""
+    from evalops.holes import run_judged
+    from evalops.metrics import evaluate, parse_measures
+    from evalops.metrics.gold import as_gold
+    from evalops.stats import Policy
+
+    policy = policy or Policy()
+    parsed = parse_measures(list(measures))
+    gold = as_gold(qrels)
+    scored = []
+    for i, run in enumerate((baseline, *candidates)):
+        if progress is None:
+            scored.append(evaluate(gold, run, parsed, metrics_policy))
+        else:
+            with progress(i, run) as report:
+                scored.append(evaluate(gold, run, parsed, metrics_policy, progress=report))
+    judged = [run_judged(gold, baseline, run, scored[0].per_query, default_k=depth, policy=metrics_policy)
+              for run in candidates]
+    return compare_evaluations(scored[0], scored[1:], policy, baseline_name=baseline_name,
+                               candidate_names=candidate_names, coverages=coverages, judged=judged)

@@ -6,9 +6,12 @@
         assert_no_regression(baseline_run, candidate_run, qrels=qrels, measures=["nDCG@10", "R@100"])
 
 It applies the same rule as ``evalops compare`` and the pipeline (family-adjusted intervals of the mean
-delta against a margin in the measure's units; see ``evalops.stats.Policy``) and raises ``AssertionError``
-with the decision in words. Only a ``regression`` the policy's ``alert_on`` notifies fails:
-``inconclusive`` (too few queries to tell) passes, and the returned comparisons say so.
+delta against a margin in the measure's units; see ``evalops.stats.Policy``), with the same bounds of the
+unjudged documents, and raises ``AssertionError`` with the decision in words under the same ``fail_on``
+policy as ``evalops gate`` (``evalops.failing``; default every kind but ``inconclusive``): a regression the
+policy's ``alert_on`` notifies, and a drop as judged the unjudged documents or a partial run leave
+unconfirmed (``unjudged``, ``partial``), fail; another ``inconclusive`` (too few queries to tell) passes, and
+the returned comparisons say so.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalops.abtest import compare_evaluations
+from evalops.abtest import compare_runs
+from evalops.failing import DEFAULT_FAIL_ON, comparison_kind, parse_fail_on
 from evalops.gate import cases_for_run, describe_comparison
-from evalops.holes import run_judged
 
 __all__ = ["assert_no_regression"]
 
@@ -44,6 +47,7 @@ def assert_no_regression(
     no_answer: str = "exclude",
     config: Any = None,
     run: Any = None,
+    fail_on: Any = None,
 ) -> list[Any]:
     """Fail (``AssertionError``) when ``candidate`` regresses against ``baseline``; return the comparisons.
 
@@ -80,22 +84,20 @@ def assert_no_regression(
     else:
         from evalops.formats import read_qrels, read_run
         from evalops.metrics import Policy as MetricsPolicy
-        from evalops.metrics import evaluate, parse_measures
 
-        parsed = parse_measures(names)
         metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
-
         gold = _read(qrels, read_qrels)
-        base_run, cand_run = _read(baseline, read_run), _read(candidate, read_run)
-        base = evaluate(gold, base_run, parsed, metrics_policy)
-        cand = evaluate(gold, cand_run, parsed, metrics_policy)
-        judged = run_judged(gold, base_run, cand_run, base.per_query, baseline_scores=base, policy=metrics_policy)
-        decided = compare_evaluations(base, [cand], policy, judged=[judged])
-    regressions = [c for c in decided if c.alert]  # a regression that alert_on notifies
-    if regressions:
+        # the path of `evalops compare`: judged coverage and the bounds of the unjudged documents included
+        decided = compare_runs(gold, _read(baseline, read_run), [_read(candidate, read_run)], names, policy,
+                               metrics_policy=metrics_policy)
+    policy_kinds = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(fail_on)
+    failing = [(c, kind) for c in decided if (kind := comparison_kind(c.to_record())) in policy_kinds]
+    if failing:
+        kinds = sorted({k for _, k in failing})
+        verb = "regressed" if kinds == ["regression"] else f"fail ({', '.join(kinds)})"
         raise AssertionError(
-            f"{len(regressions)} of {len(decided)} comparisons regressed:\n  "
-            + "\n  ".join(_describe(c) for c in regressions)
+            f"{len(failing)} of {len(decided)} comparisons {verb}:\n  "
+            + "\n  ".join(f"[{kind}] {_describe(c)}" for c, kind in failing)
         )
     return decided
 

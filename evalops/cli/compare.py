@@ -12,7 +12,6 @@ from evalops import numfmt
 from evalops.cli._common import MEASURE, Output, emit, output_options, progress, reports_errors
 from evalops.errors import InputError
 from evalops.exitcodes import ExitCode
-from evalops.holes import run_judged
 
 __all__ = ["compare", "compare_run_files", "power"]
 
@@ -163,12 +162,13 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
                       measures: tuple[str, ...], policy: Any, queries: str = "all",
                       no_answer: str = "exclude") -> dict[str, Any]:
     """Read, score and compare run files; the JSON report of ``evalops compare``."""
-    from evalops.abtest import compare_evaluations
+    from contextlib import contextmanager
+
+    from evalops.abtest import compare_runs
     from evalops.formats import read_qrels
     from evalops.formats.trec import read_run_table
-    from evalops.holes import run_judged
     from evalops.metrics import Policy as MetricsPolicy
-    from evalops.metrics import evaluate, parse_measures
+    from evalops.metrics import parse_measures
 
     parsed = parse_measures(measures)  # a typo fails before any file is read
     metrics_policy = MetricsPolicy(no_answer=no_answer)  # type: ignore[arg-type]
@@ -185,9 +185,11 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
         for run in runs:
             answered &= set(run.query_ids.tolist())
         gold = gold.restrict(sorted(answered))
-    scored = []
-    for run, path in zip(runs, (baseline_path, *candidate_paths)):
-        with progress(f"scoring {run.name or path}", total=len(gold.queries)) as advance:
+    paths = (baseline_path, *candidate_paths)
+
+    @contextmanager
+    def scoring(i: int, run: Any) -> Any:
+        with progress(f"scoring {run.name or paths[i]}", total=len(gold.queries)) as advance:
             done = 0
 
             def report(finished: int, total: int) -> None:
@@ -195,19 +197,17 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
                 advance(finished - done)
                 done = finished
 
-            scored.append(evaluate(gold, run, parsed, metrics_policy, progress=report))
+            yield report
 
     from evalops.stats import Coverage
 
     treatment = ("a judged query a run did not answer scores 0 (trec_eval -c)" if queries == "all" else
                  f"only the {len(gold.queries)} judged queries every run answered are compared")
-    labels = run_labels((baseline_path, *candidate_paths), [run.name for run in runs])
-    decided = compare_evaluations(scored[0], scored[1:], policy, baseline_name=labels[0],
-                                  candidate_names=labels[1:],
-                                  coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
-                                             for answered in answered_by[1:]],
-                                  judged=[run_judged(gold, runs[0], run, scored[0].per_query, baseline_scores=scored[0],
-                                                     policy=metrics_policy) for run in runs[1:]])
+    labels = run_labels(paths, [run.name for run in runs])
+    decided = compare_runs(gold, runs[0], runs[1:], parsed, policy, metrics_policy=metrics_policy,
+                           baseline_name=labels[0], candidate_names=labels[1:],
+                           coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
+                                      for answered in answered_by[1:]], progress=scoring)
     summary = {label: sum(c.decision == label for c in decided)
                for label in ("regression", "improvement", "no_change", "inconclusive")}
     summary["alerts"] = sum(c.alert for c in decided)
