@@ -11,23 +11,26 @@ unjudged documents in either run's top k, with DCG's discount ``w(r) = 1 / log2(
 rank in each run (0 outside the top k). A document the candidate ranks above the baseline (``w_c > w_b``:
 only the candidate retrieved it, or retrieved it higher) can only favour the candidate if it is relevant;
 one the baseline ranks higher favours the baseline; one both rank alike cancels in a sum of gains but
-still enters a normalised measure's ideal ranking. Five assignments of grades to these documents are
+still enters a normalised measure's ideal ranking. Nine assignments of grades to these documents are
 scored, each one grade per pair for both runs (relevant documents get the gold set's highest grade, ``G``):
 
-=========  ===========================================================================
-judged     every unjudged document non-relevant (the score as judged)
-up         the documents the candidate ranks higher relevant at ``G``
-up+tied    those, and the documents both rank alike
-down       the documents the baseline ranks higher relevant at ``G``
-down+tied  those, and the documents both rank alike
-=========  ===========================================================================
+==============  ======================================================================
+judged          every unjudged document non-relevant (the score as judged)
+candidate-only  the documents only the candidate has in its top k relevant at ``G``
+up              the documents the candidate ranks higher relevant
+up+tied         those, and the documents both rank alike
+candidate-all   every unjudged document of the candidate's top k
+baseline-only,  the mirror images, for the baseline
+down, ...
+==============  ======================================================================
 
-The **optimistic** delta of a query (the candidate's best case) is the largest of judged, up and up+tied;
-the **pessimistic** delta the smallest of judged, down and down+tied. Queries are independent (relevance is
-per query), so the per-query extremes form one consistent assignment over the whole comparison. For sums
-of gains at a fixed cutoff (P@k, DCG, Success, the numerators of R@k and nDCG@k) ``up`` is the exact
-extreme; for measures whose normaliser grows with the relevant documents (nDCG, AP, R-Prec, recall) the
-tied set is tried both ways, which covers the common cases but is not a proof of the extreme.
+The **optimistic** delta of a query (the candidate's best case) is the largest of judged and the four
+candidate-side assignments; the **pessimistic** delta the smallest of judged and the four baseline-side
+ones. Queries are independent (relevance is per query), so the per-query extremes form one consistent
+assignment over the whole comparison. For P@k and Success@k these are the exact extremes over every
+consistent grading (a test enumerates them); for measures whose normaliser grows with the relevant
+documents (nDCG, AP, R-Prec, recall) and for RR each bound is the delta of one consistent grading, which
+covers the common cases but is not a proof of the extreme.
 An empty answer has no unjudged documents, so it bounds to its score as judged.
 
 **Condensed lists** (Sakai 2007): each run with its unjudged documents removed (the judged documents keep
@@ -125,12 +128,11 @@ def pair_bounds(qrels: Any, baseline: Ranking, candidate: Ranking, measures: Ite
                  for side, ranking in (("b", baseline), ("c", candidate))}
     out: dict[str, PairBounds] = {}
     for k, names in sorted(by_cutoff.items()):
-        up, down, tied, holes = _holes(gold, judged_pairs, baseline, candidate, k)
+        sides, holes = _holes(gold, judged_pairs, baseline, candidate, k)
         as_judged = _deltas(gold, runs, names, policy)
         lean = _deltas(gold, condensed, names, policy)
         scenarios = {name: _deltas(_with(gold, pairs, grade), runs, names, policy)
-                     for name, pairs in (("up", up), ("up+tied", up + tied), ("down", down),
-                                         ("down+tied", down + tied))}
+                     for name, pairs in _scenarios(sides)}
         for m in names:
             ids, judged = as_judged[m]
             upper, lower = judged.copy(), judged.copy()
@@ -163,13 +165,27 @@ def _as_run(ranking: Ranking) -> dict[str, dict[str, float]]:
     return {str(q): {str(d): float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in ranking.items()}
 
 
+Pairs = list[tuple[str, str]]
+
+
+def _scenarios(sides: Mapping[str, Pairs]) -> list[tuple[str, Pairs]]:
+    """The gradings (module docstring): ``up...`` ones favour the candidate, ``down...`` the baseline."""
+    c_only, b_only, up, down, tied = (sides[n] for n in ("c_only", "b_only", "up", "down", "tied"))
+    c_set, b_set = set(c_only), set(b_only)
+    shared_up = [p for p in up if p not in c_set]
+    shared_down = [p for p in down if p not in b_set]
+    return [("up-only", c_only), ("up", up), ("up+tied", up + tied), ("up-all", up + tied + shared_down),
+            ("down-only", b_only), ("down", down), ("down+tied", down + tied), ("down-all", down + tied + shared_up)]
+
+
 def _holes(gold: Any, judged: set[tuple[str, str]], baseline: Ranking, candidate: Ranking, k: int
-           ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], dict[str, int]]:
-    """The unjudged pairs of the gold queries in either top ``k``: those the candidate ranks higher, those
-    the baseline ranks higher, those both rank alike, and how many each query has."""
+           ) -> tuple[dict[str, Pairs], dict[str, int]]:
+    """The unjudged pairs of the gold queries in either top ``k``: those only the candidate has (``c_only``),
+    only the baseline has (``b_only``), that the candidate ranks higher (``up``, its own included), that the
+    baseline ranks higher (``down``), that both rank alike (``tied``); and how many each query has."""
     from evalops.holes import rank_weight
 
-    up, down, tied = [], [], []
+    up, down, tied, c_only, b_only = [], [], [], [], []
     counts: dict[str, int] = {}
     for q in gold.query_ids.tolist():
         c_top, b_top = list(candidate.get(q, ()))[:k], list(baseline.get(q, ()))[:k]
@@ -182,7 +198,12 @@ def _holes(gold: Any, judged: set[tuple[str, str]], baseline: Ranking, candidate
         for d in union:
             wc, wb = rank_weight(c_rank.get(d), k), rank_weight(b_rank.get(d), k)
             (up if wc > wb else down if wb > wc else tied).append((q, d))
-    return sorted(up), sorted(down), sorted(tied), counts
+            if wb == 0:
+                c_only.append((q, d))
+            elif wc == 0:
+                b_only.append((q, d))
+    sides = {"c_only": c_only, "b_only": b_only, "up": up, "down": down, "tied": tied}
+    return {name: sorted(pairs) for name, pairs in sides.items()}, counts
 
 
 def _with(gold: Any, pairs: list[tuple[str, str]], grade: int) -> Any:
