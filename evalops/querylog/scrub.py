@@ -6,9 +6,9 @@ digit runs first, so an ID-card number is not half-eaten as a phone number):
 ==============  ==============================================================================  ============
 kind            what matches                                                                    placeholder
 ==============  ==============================================================================  ============
-email           ``local@domain.tld``                                                            ``<EMAIL>``
+email           ``local@domain.tld``, in any script but CJK (``jöhn@exämple.de``)                  ``<EMAIL>``
 iban            an IBAN: country code, 2 check digits, 11-30 letters and digits (spaces allowed    ``<IBAN>``
-                every 4), passing the ISO 13616 mod-97 check
+                every 4, any letter case), passing the ISO 13616 mod-97 check
 us_ssn          US social security number ``AAA-GG-SSSS`` (dashes required; area not 000, 666 or  ``<SSN>``
                 9xx, group not 00, serial not 0000)
 id_document     a passport, national ID, identity card, driving licence or social security      ``<ID>``
@@ -52,6 +52,9 @@ its name recognizer needs a spaCy model and is not used.
 Plug-ins: :func:`register_recognizer` adds any object with ``analyze(text) -> [(start, end, kind)]`` (an
 adapter over Presidio's pattern recognizers is :class:`PresidioRecognizers`, from the optional
 ``presidio`` extra); their matches are replaced by ``<KIND>`` after the built-in patterns ran.
+
+Every pattern reads the text's normal form (:mod:`evalops.querylog.textform`): full-width forms, Unicode
+digits and space separators are their ASCII forms there, and a line break is a space to every pattern.
 
 Digits joined to letters (``ORDER-2024``, ``ORDER-2024-0315``, ``AX-350``, ``PB-20000``) and decimals
 are never matched: every pattern needs a boundary that is not a word character, nor a dash or dot right
