@@ -12,8 +12,9 @@ file, and no traceback. Target: 0 tracebacks, and a line named wherever the inpu
 
 The pipeline cases each break one input of a small project (the sample gold set and knowledge base, two
 BM25 versions) and run `evalops run` on it: the settings (measures, alpha, k, duplicate keys, the judge's
-URL), the registry (unknown kinds, non-http URLs), a run file, the gold set, the knowledge base, the query
-logs.
+URL, an alias bomb, ``EVALOPS_CONFIG=/dev/zero``), the registry (unknown kinds, non-http URLs, an alias bomb
+in ``params.body``, non-finite or out-of-range numbers), a run file, the gold set, the knowledge base, the
+query logs.
 
 The bombs go through `evalops evaluate` in a fresh process each: a gzip of 1 GiB of NUL bytes (as a run
 and as qrels), ``-`` fed from ``/dev/zero``, and a gzip of 7 M identical run lines (a duplicate on line 2).
@@ -200,8 +201,20 @@ def _with_logs(data: bytes) -> Callable[[Path], None]:
 
 _RUN_FILE = '  - {name: search, version: "3.0", adapter: run_file, deployed: true, owner: me, params: {path: r.trec}}\n'
 
-# (name, the change, the expected exit code: 3 bad input, writes nothing; 5 a version failed, the rest stored)
-PIPELINE_CASES: list[tuple[str, Callable[[Path], None], int]] = [
+
+def _alias_bomb(indent: str) -> str:
+    """A 'billion laughs' mapping: 9 levels of 9 aliases, about 9**9 values once expanded, in 600 bytes."""
+    lines = [f'{indent}l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"{indent}l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+_BODY_BOMB = ('  - name: search\n    version: "4.0"\n    adapter: http\n    deployed: true\n    owner: me\n'
+              '    params:\n      url: http://127.0.0.1:9/search\n      body:\n' + _alias_bomb(" " * 8))
+
+# (name, the change, the expected exit code: 3 bad input, writes nothing; 5 a version failed, the rest stored).
+# A change may return environment variables for the run.
+PIPELINE_CASES: list[tuple[str, Callable[[Path], Any], int]] = [
     ("settings: a rule of the wrong type", lambda root: (root / "evalops.yaml").write_text(
         (root / "evalops.yaml").read_text().replace("{path: goldset}", "{path: goldset, rules: {min_queries: lots}}")),
      3),
@@ -231,6 +244,15 @@ PIPELINE_CASES: list[tuple[str, Callable[[Path], None], int]] = [
         "adapter: run_file", "adapter: builtin").replace("path: r.trec", "kind: nosuch")), 3),
     ("registry: http adapter at file:///etc/passwd", _append("retrievers.yaml", _RUN_FILE.replace(
         "adapter: run_file", "adapter: http").replace("path: r.trec", "url: 'file:///etc/passwd'")), 3),
+    ("settings: an alias bomb", _append("evalops.yaml", "anchors:\n" + _alias_bomb("  ")), 3),
+    ("settings: EVALOPS_CONFIG=/dev/zero", lambda root: {"EVALOPS_CONFIG": "/dev/zero"}, 3),
+    ("registry: an alias bomb in params.body", _append("retrievers.yaml", _BODY_BOMB), 3),
+    ("registry: bm25 k1 .nan", _append("retrievers.yaml", _RUN_FILE.replace(
+        "adapter: run_file", "adapter: builtin").replace("path: r.trec", "kind: bm25, k1: .nan")), 3),
+    ("registry: bm25 b 7", _append("retrievers.yaml", _RUN_FILE.replace(
+        "adapter: run_file", "adapter: builtin").replace("path: r.trec", "kind: bm25, b: 7")), 3),
+    ("registry: http timeout .inf", _append("retrievers.yaml", _RUN_FILE.replace("adapter: run_file", "adapter: http")
+                                            .replace("path: r.trec", "url: 'http://127.0.0.1:9/s', timeout: .inf")), 3),
 ]
 
 
@@ -303,20 +325,22 @@ print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
-def pipeline_outcome(change: Callable[[Path], None], expected: int, root: Path) -> tuple[str, str]:
+def pipeline_outcome(change: Callable[[Path], Any], expected: int, root: Path) -> tuple[str, str]:
     """(the command's outcome, the warehouse's) for one broken project."""
     import sqlite3
 
     project = _project(root)
+    extra_env: dict[str, str] = {}
     try:
-        change(project)
+        changed = change(project)
+        extra_env = changed if isinstance(changed, dict) else {}
     except UnicodeEncodeError:  # a lone surrogate written as the raw byte it stands for
         path = project / "goldset" / "queries.jsonl"
         path.write_bytes(path.read_bytes() + b'{"_id": "q\xff", "text": "x"}\n')
     done = subprocess.run(
         [str(Path(sys.executable).parent / "evalops"), "run", "--project", str(project), "--date", "2024-06-01"],
-        capture_output=True, text=True, cwd=root, env={k: v for k, v in __import__("os").environ.items()
-                                                      if not k.startswith("EVALOPS_")},
+        capture_output=True, text=True, cwd=root, env={**{k: v for k, v in __import__("os").environ.items()
+                                                         if not k.startswith("EVALOPS_")}, **extra_env},
     )
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     if "Traceback" in done.stderr:

@@ -5,14 +5,14 @@ newline when asked to keep them) and bidi controls (U+202A-U+202E, U+2066-U+2069
 which can make a terminal or a report show text in an order other than its bytes', are removed, and the
 text is cut to ``limit`` characters with a marker saying how much was cut. Each medium then escapes its own
 markup: :func:`markdown_inline` here, Slack in :func:`evalops.alerting.message.slack_text`, HTML with
-Jinja2's autoescape.
+Jinja2's autoescape, and a spreadsheet cell with :func:`csv_cell`.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["DEFAULT_LIMIT", "markdown_inline", "plain", "truncate"]
+__all__ = ["DEFAULT_LIMIT", "csv_cell", "markdown_inline", "plain", "truncate"]
 
 DEFAULT_LIMIT = 500
 
@@ -24,6 +24,25 @@ _BREAKS = re.compile(r"[\t\n\r\x0b\x0c]")
 # strike-through, code spans, table cells and the escape character itself. ``&`` and ``<`` (entities and
 # inline HTML) become HTML entities, which every viewer shows as the characters.
 _MD_SPECIAL = re.compile(r"([\\`*\[\]!|~])")
+
+
+# What makes a spreadsheet read a CSV cell as a formula (OWASP "CSV injection"): =SUM(...), +cmd|..., -2+3,
+# @SUM(...), and a leading tab or carriage return that some importers drop before looking.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")  # a plain decimal, nothing around it
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet runs as a formula: a cell starting with ``= + - @``, a tab or a
+    carriage return (after any single quotes) gets a leading ``'``; a number written as text (``-0.25``,
+    ``+1e-3``) stays as it is, so numeric columns stay numbers. Only text cells go through here.
+
+    The rule is reversible, for a reader that needs the original: drop the first character of a cell that
+    starts with ``'`` when the rest would itself get a quote (``"'" + csv_cell(x)`` never collides with an
+    ``x`` left alone, since a quote followed by a formula start is itself quoted)."""
+    if text.lstrip("'")[:1] in _FORMULA_START and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:

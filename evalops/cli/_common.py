@@ -130,7 +130,9 @@ def _csv_cell(value: Any) -> str:
     value = plain(value)
     if isinstance(value, float):
         return repr(value)
-    return _text(value)
+    if isinstance(value, (bool, int)) or value is None:
+        return _text(value)
+    return safetext.csv_cell(_text(value))  # ids, query text, errors: never a formula in a spreadsheet
 
 
 def markdown_cell(value: Any) -> str:

@@ -155,9 +155,11 @@ def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:
         return {}
     import yaml
 
+    from evalops.config.yamlfile import compose_and_load, read_settings_text
+
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        data = compose_and_load(read_settings_text(file), str(file))[1] or {}
+    except (ConfigError, yaml.YAMLError):
         return {}  # the tasks load the settings and report the error with the file and line
     return data if isinstance(data, dict) else {}
 

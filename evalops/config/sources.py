@@ -97,15 +97,12 @@ def _read_dotenv(path: Path) -> dict[str, str]:
 def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
     import yaml
 
+    from evalops.config.yamlfile import compose_and_load, read_settings_text
+
+    text = read_settings_text(path)  # a regular file, bounded in size
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text) or {}
+        node, data = compose_and_load(text, str(path))  # bounded alias expansion
+        data = data or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

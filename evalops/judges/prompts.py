@@ -92,12 +92,13 @@ def _build(data: Any, source: str) -> Prompt:
 @cache
 def load_prompt(task: str) -> Prompt:
     """The packaged prompt of ``task`` (one of :data:`TASKS`)."""
-    import yaml
+    from evalops.config.yamlfile import compose_and_load
 
     if task not in TASKS:
         raise ConfigError(f"unknown judge task {task!r}; valid tasks: {', '.join(TASKS)}")
     path = resources.files("evalops.judges") / "prompts" / f"{task}.yaml"
-    return _build(yaml.safe_load(path.read_text(encoding="utf-8")), f"evalops/judges/prompts/{task}.yaml")
+    name = f"evalops/judges/prompts/{task}.yaml"
+    return _build(compose_and_load(path.read_text(encoding="utf-8"), name)[1], name)
 
 
 def prompt_for(task: str | Prompt) -> Prompt:

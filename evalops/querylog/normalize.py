@@ -1,7 +1,10 @@
 """Normalise, scrub and de-duplicate logged queries into sampling units.
 
-* **Display text** = the query scrubbed of personal data (``evalops.querylog.scrub``), Unicode NFKC,
-  whitespace collapsed. This is the only form of the text that leaves this module.
+* **Display text** = the query scrubbed of personal data (``evalops.querylog.scrub``) in the normal form
+  the scrubber reads (``evalops.querylog.textform.fold``: NFKC, ASCII digits, one space per whitespace
+  run), stripped and on one line. The scrubber sees this form, not the logged bytes, so a full-width or
+  NBSP-spaced value cannot pass it; ``scrub(display_text(x))`` and ``display_text(scrub(x))`` agree. This
+  is the only form of the text that leaves this module.
 * **Key** = the display text case-folded, without trailing ``? ! . 。 ？ ！`` and spaces. Two log rows with
   the same key are the same query.
 * **Query id** = ``log-`` + the first 12 hex digits of SHA-1 of the key: the same query gets the same id
@@ -16,7 +19,6 @@ Scrubbing runs once per distinct raw text, not once per row.
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from evalops.querylog.scrub import scrub
+from evalops.querylog.textform import fold
 
 __all__ = ["SamplingUnits", "build_units", "display_text", "query_key", "log_query_id"]
 
@@ -31,7 +34,7 @@ _TRAILING = "?!.。？！ \t"
 
 
 def display_text(scrubbed: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", scrubbed).split())
+    return " ".join(fold(scrubbed).split())
 
 
 def query_key(display: str) -> str:

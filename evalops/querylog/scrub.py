@@ -6,9 +6,9 @@ digit runs first, so an ID-card number is not half-eaten as a phone number):
 ==============  ==============================================================================  ============
 kind            what matches                                                                    placeholder
 ==============  ==============================================================================  ============
-email           ``local@domain.tld``                                                            ``<EMAIL>``
+email           ``local@domain.tld``, in any script but CJK (``jöhn@exämple.de``)                  ``<EMAIL>``
 iban            an IBAN: country code, 2 check digits, 11-30 letters and digits (spaces allowed    ``<IBAN>``
-                every 4), passing the ISO 13616 mod-97 check
+                every 4, any letter case), passing the ISO 13616 mod-97 check
 us_ssn          US social security number ``AAA-GG-SSSS`` (dashes required; area not 000, 666 or  ``<SSN>``
                 9xx, group not 00, serial not 0000)
 id_document     a passport, national ID, identity card, driving licence or social security      ``<ID>``
@@ -53,6 +53,9 @@ Plug-ins: :func:`register_recognizer` adds any object with ``analyze(text) -> [(
 adapter over Presidio's pattern recognizers is :class:`PresidioRecognizers`, from the optional
 ``presidio`` extra); their matches are replaced by ``<KIND>`` after the built-in patterns ran.
 
+Every pattern reads the text's normal form (:mod:`evalops.querylog.textform`): full-width forms, Unicode
+digits and space separators are their ASCII forms there, and a line break is a space to every pattern.
+
 Digits joined to letters (``ORDER-2024``, ``ORDER-2024-0315``, ``AX-350``, ``PB-20000``) and decimals
 are never matched: every pattern needs a boundary that is not a word character, nor a dash or dot right
 after one. A digit run containing an ISO date (``2025-03-01``) is neither a phone nor a card number.
@@ -69,6 +72,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from evalops.extras import require
+from evalops.querylog.textform import fold
 
 __all__ = [
     "PII_KINDS",
@@ -90,22 +94,33 @@ _W = "A-Za-z0-9_"
 _B = rf"(?<![{_W}+@])(?<![{_W}][-.])"
 _E = rf"(?![{_W}@])(?![-.][{_W}])"
 
-EMAIL = re.compile(rf"(?<![{_W}.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}}(?![{_W}-])")
+# E-mail addresses may hold letters of any script (RFC 6531/IDNA: jöhn@exämple.de) except CJK ones, which
+# run straight into an address in Chinese or Japanese text ("联系邮箱li.wei@example.com谢谢"); the marks of
+# Indic scripts are word characters of an address too.
+_CJK = "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf" \
+       "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff"
+_MARKS = "\u0300-\u036f\u0900-\u0dff"
+_UW = rf"(?:(?![{_CJK}])\w|[{_MARKS}])"  # a letter, digit or _ of an address
+_UL = rf"(?:(?![{_CJK}_])\w|[{_MARKS}])"  # a letter or digit of a domain label
+_UA = rf"(?:(?![{_CJK}\d_])\w|[{_MARKS}])"  # a letter of a top-level domain
+EMAIL = re.compile(
+    rf"(?<![.%+-])(?<!{_UW})(?:{_UW}|[.%+-])+@(?:{_UL}|-)+(?:\.(?:{_UL}|-)+)*\.{_UA}{{2,}}(?!{_UW}|-)"
+)
 CN_ID_CARD = re.compile(
     _B + r"(?:[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
     r"|[1-9]\d{5}\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3})" + _E
 )
-CARD = re.compile(_B + r"\d(?:[ -]?\d){12,18}" + _E)
-IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])")
+CARD = re.compile(_B + r"\d(?:[ \n-]?\d){12,18}" + _E)
+IBAN = re.compile(r"(?i)(?<![A-Z0-9])[A-Z]{2}\d{2}(?:[ \n]?[A-Z0-9]{4}){2,7}(?:[ \n]?[A-Z0-9]{1,3})?(?![A-Z0-9])")
 US_SSN = re.compile(_B + r"(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}" + _E)
 ID_DOCUMENT = re.compile(
-    r"(?i)(?<![A-Za-z])((?:passport|national[ _-]?id(?:entity)?|identity[ _-]?(?:card|number|no)|id[ _-]?(?:card|number|no)"
-    r"|driv(?:er'?s|ing)[ _-]?licen[cs]e|social[ _-]?security|personalausweis|reisepass|pasaporte|passeport"
-    r"|护照|身份证)(?:[ _-]?(?:number|num|no\.?|nr\.?|#|号码?))?\s*[:#=]?\s*)"
+    r"(?i)(?<![A-Za-z])((?:passport|national[ \n_-]?id(?:entity)?|identity[ \n_-]?(?:card|number|no)|id[ \n_-]?(?:card|number|no)"
+    r"|driv(?:er'?s|ing)[ \n_-]?licen[cs]e|social[ \n_-]?security|personalausweis|reisepass|pasaporte|passeport"
+    r"|护照|身份证)(?:[ \n_-]?(?:number|num|no\.?|nr\.?|#|号码?))?\s*[:#=]?\s*)"
     r"([A-Z0-9][A-Z0-9-]{4,19})(?![A-Za-z0-9])"
 )
-CN_MOBILE = re.compile(_B + r"(?:(?:\+|00)?86[ -]?)?1[3-9]\d(?:[ -]?\d{4}){2}" + _E)
-PHONE = re.compile(_B + r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}" + _E)
+CN_MOBILE = re.compile(_B + r"(?:(?:\+|00)?86[ \n-]?)?1[3-9]\d(?:[ \n-]?\d{4}){2}" + _E)
+PHONE = re.compile(_B + r"(?:\+\d{1,3}[ \n.-]?)?(?:\(\d{1,4}\)[ \n.-]?)?\d{2,4}(?:[ \n.-]\d{2,4}){1,4}" + _E)
 
 _SECRET_NAMES = r"(?:password|passwd|pwd|secret|client[_-]?secret|token|access[_-]?token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key)"
 SECRET_PAIR = re.compile(rf"(?i)(?<![A-Za-z0-9])({_SECRET_NAMES}\s*([=:])\s*)(\"[^\"]*\"|'[^']*'|[^\s&,;]+)")
@@ -144,8 +159,8 @@ _PLACEHOLDER = {
 }
 # Cheap pre-test for the personal-data patterns: text without '@' and without a run of 7+ digit-ish
 # characters has no e-mail, card, ID or phone number.
-_CANDIDATE = re.compile(r"@|\d[\d ().+-]{5,}\d")
-_IBAN_CANDIDATE = re.compile(r"[A-Z]{2}\d\d ?[A-Z0-9]{4}")
+_CANDIDATE = re.compile(r"@|\d[\d \n().+-]{5,}\d")
+_IBAN_CANDIDATE = re.compile(r"(?i)[A-Z]{2}\d\d[ \n]?[A-Z0-9]{4}")
 _ID_WORD = re.compile(r"(?i)passport|\bid\b|identity|national|licen[cs]e|social|ausweis|reisepass|pasaporte|passeport"
                       r"|护照|身份证")
 # ... and for the secret patterns: a separator a pair or an address needs, or a long token.
@@ -196,7 +211,7 @@ def _is_card(value: str) -> bool:
 
 def _is_iban(value: str) -> bool:
     """ISO 13616: move the first four characters to the end, letters to 10..35; the number mod 97 is 1."""
-    compact = value.replace(" ", "")
+    compact = value.replace(" ", "").replace("\n", "")
     if not 15 <= len(compact) <= 34:
         return False
     moved = compact[4:] + compact[:4]
@@ -366,8 +381,13 @@ def _apply_recognizers(text: str, counts: Counter[str]) -> str:
 
 
 def scrub(text: str) -> ScrubResult:
-    """Replace personal data and secrets in ``text`` with placeholders; count what was found by kind."""
+    """Replace personal data and secrets in ``text`` with placeholders; count what was found by kind.
+
+    The patterns read, and the result is, ``text`` in its normal form (:func:`evalops.querylog.textform.fold`):
+    what a reader would see is what is scrubbed, so a full-width or NBSP-spaced value cannot pass.
+    """
     counts: Counter[str] = Counter()
+    text = fold(text)
     if _IBAN_CANDIDATE.search(text):  # before the secrets: a compact IBAN is also a high-entropy token
         text = IBAN.sub(_replacer("iban", counts, _is_iban), text)
     if _SECRET_CANDIDATE.search(text):

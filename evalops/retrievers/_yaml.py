@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from evalops.config.yamlfile import BoundedLoader, read_settings_text
 from evalops.errors import ConfigError
 
 __all__ = ["Marked", "load_marked"]
@@ -23,7 +24,7 @@ class Marked(dict):
         return self.key_lines.get(key, self.line)
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(BoundedLoader):  # bounded alias expansion: a params.body alias bomb is refused
     pass
 
 
@@ -48,12 +49,7 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 def load_marked(path: str | os.PathLike[str]) -> Any:
     """Parse ``path``; a YAML syntax error becomes a ConfigError with the file and line."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot read it ({exc})") from None
+    text = read_settings_text(p)  # a regular file, bounded in size
     loader = _Loader(text)
     loader.name = str(p)
     try:

@@ -19,7 +19,7 @@ from evalops.retrievers.base import Query, QueryResult, top_k
 from evalops.retrievers.corpus import as_corpus
 from evalops.retrievers.text import Tokenizer
 
-__all__ = ["BM25Retriever", "truncated"]
+__all__ = ["BM25Retriever", "truncated", "require_terms"]
 
 
 def truncated(corpus: Any, index_fraction: float):
@@ -28,6 +28,15 @@ def truncated(corpus: Any, index_fraction: float):
     if not (0 < index_fraction <= 1):
         raise ConfigError(f"index_fraction must be in (0, 1], got {index_fraction}")
     return docs.head(max(1, math.ceil(index_fraction * len(docs))))
+
+
+def require_terms(token_lists: Sequence[list[str]], tokenizer: Tokenizer, what: str) -> None:
+    """Refuse an index without a single term: it would answer every query with no document, and the run
+    would be scored 0 instead of failing (the corpus's text is empty, or the tokenizer drops all of it)."""
+    if not any(token_lists):
+        raise ConfigError(f"{what}: the {len(token_lists)} indexed document(s) give no term with {tokenizer!r}, so "
+                          "every query would get no document; check that the corpus has text (title/text columns) "
+                          "and the tokenizer settings (stopwords, chinese)")
 
 
 class BM25Retriever:
@@ -50,13 +59,18 @@ class BM25Retriever:
         index_fraction: float = 1.0,
     ):
         bm25s = require("bm25s", "retrievers", "use the built-in BM25 retriever")
+        if not (math.isfinite(k1) and k1 >= 0 and math.isfinite(b) and 0 <= b <= 1):
+            # NaN scored every document NaN, so every query got an empty list and the run scored 0
+            raise ConfigError(f"bm25: k1 must be a finite number >= 0 and b one between 0 and 1, got k1={k1}, b={b}")
         if method not in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
             raise ConfigError(f"bm25: unknown method {method!r}; use lucene, robertson, atire, bm25l or bm25+")
         self.docs = truncated(corpus, index_fraction)
         self.tokenizer = tokenizer or Tokenizer()
         self.params = {"k1": k1, "b": b, "method": method, "index_fraction": index_fraction}
         self._bm25 = bm25s.BM25(method=method, k1=k1, b=b)
-        self._bm25.index(self.tokenizer.many(self.docs.texts), show_progress=False)
+        doc_tokens = self.tokenizer.many(self.docs.texts)
+        require_terms(doc_tokens, self.tokenizer, "bm25")
+        self._bm25.index(doc_tokens, show_progress=False)
 
     def __repr__(self) -> str:
         return f"BM25Retriever({len(self.docs)} docs, {self.params}, {self.tokenizer!r})"

@@ -33,7 +33,7 @@ class ReciprocalRankFusion:
                  method: str = "rrf", weights: Sequence[float] | None = None):
         if len(retrievers) < 2:
             raise ConfigError("hybrid: fusion needs at least two retrievers")
-        if rrf_k <= 0 or depth < 1:
+        if not (np.isfinite(rrf_k) and rrf_k > 0) or depth < 1:  # a NaN rrf_k would fuse into NaN scores
             raise ConfigError(f"hybrid: rrf_k must be > 0 and depth >= 1 (got rrf_k={rrf_k}, depth={depth})")
         if method not in FUSION_METHODS:
             raise ConfigError(f"hybrid: unknown method {method!r}; use {' or '.join(FUSION_METHODS)}")

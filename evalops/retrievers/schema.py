@@ -5,6 +5,7 @@ Every check raises a ``ConfigError`` that starts with ``file:line:`` (lines come
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,6 +78,49 @@ PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
         "device": ("str", False),
         "batch_size": ("int", False),
     },
+}
+
+
+@dataclass(frozen=True)
+class _Range:
+    """The values a numeric parameter may take. NaN and infinities never pass: a NaN k1 made BM25 return
+    nothing for every query, which a run then scored as 0 instead of failing."""
+
+    low: float
+    high: float = math.inf
+    low_open: bool = False  # ``low`` itself is refused
+    why: str = ""
+
+    def admits(self, value: float) -> bool:
+        if not math.isfinite(value) or value > self.high:
+            return False
+        return value > self.low if self.low_open else value >= self.low
+
+    def __str__(self) -> str:
+        low = f"> {self.low:g}" if self.low_open else f">= {self.low:g}"
+        shown = low if self.high == math.inf else f"between {self.low:g} and {self.high:g}"
+        if self.low_open and self.high != math.inf:
+            shown = f"in ({self.low:g}, {self.high:g}]"
+        return f"a finite number {shown}" + (f" ({self.why})" if self.why else "")
+
+
+_AT_LEAST_1 = _Range(1)
+_FRACTION = _Range(0, 1, low_open=True, why="the share of the corpus indexed; 1 for a real retriever")
+# Numeric parameter -> allowed range, per adapter (keys as in PARAMS). Every numeric parameter has one.
+RANGES: dict[str, dict[str, _Range]] = {
+    "http": {"timeout": _Range(0, low_open=True, why="seconds per attempt"),
+             "stall_timeout": _Range(0, low_open=True, why="seconds without a byte"),
+             "concurrency": _AT_LEAST_1, "max_retries": _Range(0), "backoff": _Range(0, why="seconds"),
+             "backoff_max": _Range(0, why="seconds")},
+    "python": {},
+    "run_file": {},
+    "builtin:bm25": {"k1": _Range(0, why="term-frequency saturation; 0.9 by default"),
+                     "b": _Range(0, 1, why="length normalisation; 0.4 by default"),
+                     "index_fraction": _FRACTION},
+    "builtin:tfidf": {"index_fraction": _FRACTION},
+    "builtin:hybrid": {"rrf_k": _Range(0, low_open=True, why="60 by default"), "depth": _AT_LEAST_1},
+    "builtin:rerank": {"depth": _AT_LEAST_1},
+    "builtin:dense": {"dim": _AT_LEAST_1, "batch_size": _AT_LEAST_1},
 }
 BUILTIN_KINDS = tuple(k.split(":", 1)[1] for k in PARAMS if k.startswith("builtin:"))
 _ENTRY_KEYS = {"name", "version", "adapter", "deployed", "owner", "params"}
@@ -160,7 +204,8 @@ def _type_ok(value: Any, kind: str) -> bool:
     raise AssertionError(kind)  # pragma: no cover - the table above is closed
 
 
-def _check(m: Any, spec: dict[str, tuple[str, bool]], what: str, where: str, line: int) -> None:
+def _check(m: Any, spec: dict[str, tuple[str, bool]], what: str, where: str, line: int,
+           ranges: Mapping[str, _Range] | None = None) -> None:
     if not isinstance(m, Mapping):
         raise ConfigError(f"{where}:{line}: {what} must be a mapping, got {type(m).__name__}")
     lines = m.line_of if isinstance(m, Marked) else (lambda _k: line)
@@ -175,6 +220,10 @@ def _check(m: Any, spec: dict[str, tuple[str, bool]], what: str, where: str, lin
         if not _type_ok(m[key], kind):
             shown = "a list of retrievers" if kind == "components" else "a mapping" if kind == "component" else f"a {kind}"
             raise ConfigError(f"{where}:{lines(key)}: {what}: {key!r} must be {shown}, got {m[key]!r}")
+        allowed = (ranges or {}).get(key)
+        if allowed is not None and not allowed.admits(m[key]):
+            raise ConfigError(f"{where}:{lines(key)}: {what}: {key} is {m[key]!r}; it must be {allowed}. Fix the "
+                              "value in the file or remove it to use the default")
 
 
 def _param_line(m: Any, key: str, default: int) -> int:
@@ -199,7 +248,7 @@ def _check_builtin(p: Any, where: str, line: int) -> None:
     kind = p["kind"]
     if kind not in BUILTIN_KINDS:
         raise ConfigError(f"{where}:{_line(p, line)}: unknown builtin kind {kind!r}; use one of {', '.join(BUILTIN_KINDS)}")
-    _check(p, PARAMS[f"builtin:{kind}"], f"builtin {kind}", where, _line(p, line))
+    _check(p, PARAMS[f"builtin:{kind}"], f"builtin {kind}", where, _line(p, line), RANGES[f"builtin:{kind}"])
     lines = p.line_of if isinstance(p, Marked) else (lambda _k: line)
     if "tokenizer" in p:
         _check(p["tokenizer"], _TOKENIZER, "tokenizer", where, lines("tokenizer"))
@@ -211,9 +260,9 @@ def _check_builtin(p: Any, where: str, line: int) -> None:
         if p.get("method", "rrf") not in ("rrf", "linear"):
             raise ConfigError(f"{where}:{lines('method')}: hybrid method {p['method']!r}: use rrf or linear")
         if "weights" in p and (len(p["weights"]) != len(p["retrievers"]) or not all(
-                _type_ok(w, "number") and w >= 0 for w in p["weights"])):
+                _type_ok(w, "number") and math.isfinite(w) and w >= 0 for w in p["weights"])):
             raise ConfigError(f"{where}:{lines('weights')}: hybrid weights must be {len(p['retrievers'])} numbers "
-                              f">= 0, one per retriever, got {p['weights']!r}")
+                              f">= 0 (finite), one per retriever, got {p['weights']!r}")
     if kind == "dense" and "dim" in p:
         if p["model"] != "wordllama":
             raise ConfigError(f"{where}:{lines('dim')}: dense `dim` applies to model: wordllama only (a "
@@ -228,6 +277,20 @@ def _check_builtin(p: Any, where: str, line: int) -> None:
                               "`entry_point` or `retriever` (a dense, bm25 or tfidf spec, or {ref: name@version})")
         if "retriever" in p["reranker"]:
             _check_component(p["reranker"]["retriever"], where, lines("reranker"))
+
+
+def _check_params(adapter: str, params: Any, where: str, pline: int) -> None:
+    if adapter == "builtin":
+        _check_builtin(params, where, _line(params, pline))
+        return
+    _check(params, PARAMS[adapter], f"{adapter} params", where, _line(params, pline), RANGES[adapter])
+    if "auth" in params:
+        _check(params["auth"], _AUTH, "auth", where, _line(params["auth"], pline))
+    if adapter == "http":
+        try:
+            check_url_scheme(params["url"])
+        except ValueError as exc:
+            raise ConfigError(f"{where}:{_param_line(params, 'url', pline)}: params.url: {exc}") from None
 
 
 def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:
@@ -257,16 +320,9 @@ def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:
     if not isinstance(m["owner"], str) or not m["owner"].strip():
         raise ConfigError(f"{where}:{lines('owner')}: owner must be a non-empty string")
     params = m.get("params") or Marked()
-    pline = lines("params")
-    if m["adapter"] == "builtin":
-        _check_builtin(params, where, _line(params, pline))
-    else:
-        _check(params, PARAMS[m["adapter"]], f"{m['adapter']} params", where, _line(params, pline))
-        if "auth" in params:
-            _check(params["auth"], _AUTH, "auth", where, _line(params["auth"], pline))
-        if m["adapter"] == "http":
-            try:
-                check_url_scheme(params["url"])
-            except ValueError as exc:
-                raise ConfigError(f"{where}:{_param_line(params, 'url', pline)}: params.url: {exc}") from None
+    try:
+        _check_params(m["adapter"], params, where, lines("params"))
+    except ConfigError as exc:  # name the entry: "file:line: retriever name@version: ..."
+        place, sep, rest = str(exc).partition(": ")
+        raise ConfigError(f"{place}{sep}retriever {name}@{version}: {rest}" if sep else str(exc)) from None
     return RetrieverEntry(name, str(version), m["adapter"], params, m["deployed"], m["owner"], f"{where}:{line}", path.parent)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from evalops.retrievers.base import Query, QueryResult, top_k
-from evalops.retrievers.bm25 import truncated
+from evalops.retrievers.bm25 import require_terms, truncated
 from evalops.retrievers.text import Tokenizer
 
 __all__ = ["TfidfRetriever"]
@@ -34,6 +34,7 @@ class TfidfRetriever:
         self.params = {"index_fraction": index_fraction}
         self.vocab: dict[str, int] = {}
         doc_tokens = self.tokenizer.many(self.docs.texts)
+        require_terms(doc_tokens, self.tokenizer, "tfidf")
         for toks in doc_tokens:
             for t in toks:
                 self.vocab.setdefault(t, len(self.vocab))

@@ -20,6 +20,7 @@ built, never at import time.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -88,9 +89,12 @@ class HttpClient:
         import httpx
 
         install_log_masking()  # httpx logs each request's URL, credentials and all
-        if concurrency < 1 or timeout <= 0 or (stall_timeout is not None and stall_timeout <= 0):
+        def positive(v: float) -> bool:  # NaN and infinity refused: a NaN deadline never fires
+            return math.isfinite(v) and v > 0
+
+        if concurrency < 1 or not positive(timeout) or (stall_timeout is not None and not positive(stall_timeout)):
             raise ConfigError(
-                f"http: concurrency must be >= 1 and timeout, stall_timeout > 0 (got {concurrency}, {timeout}, "
+                f"http: concurrency must be >= 1 and timeout, stall_timeout finite and > 0 (got {concurrency}, {timeout}, "
                 f"{stall_timeout})"
             )
         self.timeout = float(timeout)

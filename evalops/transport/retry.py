@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import math
 import random
 from dataclasses import dataclass
 
@@ -60,9 +61,10 @@ class RetryPolicy:
     retry_after_max: float = 60.0
 
     def __post_init__(self) -> None:
-        if self.max_retries < 0 or self.backoff < 0 or self.backoff_max < 0 or self.retry_after_max < 0:
+        values = (self.max_retries, self.backoff, self.backoff_max, self.retry_after_max)
+        if not all(math.isfinite(v) and v >= 0 for v in values):  # NaN compares False both ways
             raise ConfigError(
-                "retry: max_retries, backoff, backoff_max and retry_after_max must be >= 0 "
+                "retry: max_retries, backoff, backoff_max and retry_after_max must be finite and >= 0 "
                 f"(got {self.max_retries}, {self.backoff}, {self.backoff_max}, {self.retry_after_max})"
             )
 

@@ -63,3 +63,18 @@ def test_annotation_queue_lists_sampled_queries_without_feedback(rows, tmp_path:
     assert record["occurrences"] == 1 and record["retriever_versions"] == "bm25-v1"
     with pytest.raises(InputError, match=r"\.csv or \.jsonl"):
         write_annotation_queue(queue, tmp_path / "q.xlsx")
+
+
+def test_annotation_queue_csv_neutralises_formulas(tmp_path: Path) -> None:
+    """Query text comes from the logs: a spreadsheet must not run it. The JSON Lines form keeps it as is."""
+    queue = pd.DataFrame({"query_id": ["log-1", "log-2"], "text": ["=HYPERLINK(\"http://evil\")", "-0.25"],
+                          "retriever_versions": ["@v1", "v1"], "segment": ["web", "+app"], "occurrences": [-1, 2],
+                          "first_seen": pd.to_datetime(["2025-03-05T03:00Z", "2025-03-05T04:00Z"], utc=True)})
+    write_annotation_queue(queue, tmp_path / "q.csv")
+    with open(tmp_path / "q.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows[0]["text"] == "'=HYPERLINK(\"http://evil\")" and rows[1]["text"] == "-0.25"
+    assert rows[0]["retriever_versions"] == "'@v1" and rows[1]["segment"] == "'+app"
+    assert rows[0]["occurrences"] == "-1" and rows[0]["first_seen"] == "2025-03-05T03:00:00+00:00"
+    write_annotation_queue(queue, tmp_path / "q.jsonl")
+    assert json.loads((tmp_path / "q.jsonl").read_text().splitlines()[0])["text"] == "=HYPERLINK(\"http://evil\")"

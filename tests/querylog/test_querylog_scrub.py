@@ -41,7 +41,7 @@ POSITIVE = {
     ],
     "cn_mobile": [
         ("电话13812345678", "电话<PHONE>"),
-        ("我的手机号是17274468174，退款还没到账", "我的手机号是<PHONE>，退款还没到账"),
+        ("我的手机号是17274468174，退款还没到账", "我的手机号是<PHONE>,退款还没到账"),  # NFKC: the result is the display form
         ("+86 138 1234 5678 call me", "<PHONE> call me"),
         ("call 138-1234-5678.", "call <PHONE>."),
         ("0086 19912345678", "<PHONE>"),

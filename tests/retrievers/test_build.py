@@ -64,9 +64,10 @@ def test_builtin_without_a_corpus_is_a_config_error_naming_the_entry(tmp_path):
 
 
 def test_a_bad_value_found_while_building_names_the_entry(tmp_path, small_corpus):
-    reg = registry(tmp_path, entry("lex", "1", "builtin", "{kind: bm25, index_fraction: 1.5}"))
-    with pytest.raises(ConfigError, match=r"retrievers.yaml:2: lex@1: index_fraction must be in"):
-        build_retriever(reg.resolve("lex"), corpus=small_corpus)
+    # (an out-of-range number is refused on loading already: tests/retrievers/test_param_ranges.py)
+    reg = registry(tmp_path, entry("hyb", "1", "builtin", "{kind: hybrid, weights: [0, 0], retrievers: [{kind: bm25}, {kind: tfidf}]}"))
+    with pytest.raises(ConfigError, match=r"retrievers.yaml:2: hyb@1: hybrid: weights must be 2 finite numbers >= 0, not all 0"):
+        build_retriever(reg.resolve("hyb"), corpus=small_corpus)
 
 
 def test_reference_cycles_and_unknown_references(tmp_path, small_corpus):

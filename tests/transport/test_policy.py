@@ -54,7 +54,7 @@ def test_retry_after_is_a_floor_on_the_wait():
 
 
 def test_a_negative_policy_is_refused():
-    with pytest.raises(ConfigError, match="must be >= 0"):
+    with pytest.raises(ConfigError, match="must be finite and >= 0"):
         RetryPolicy(max_retries=-1)
 
 
