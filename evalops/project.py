@@ -55,7 +55,8 @@ retrievers:
     params: {kind: bm25, k1: 0.9, b: 0.4}
 
   # A TREC run file your retriever wrote (qid Q0 docid rank score tag). `missing: empty` treats a query
-  # absent from the file as "retrieved nothing"; `missing: fail` (the default) as a failed query.
+  # absent from the file as "retrieved nothing" (scored 0: it counts against the version); `missing: fail`
+  # (the default) as a failed query (left out; past the failure budget the version fails and alerts).
   - name: my-retriever
     version: "run-file"
     adapter: run_file

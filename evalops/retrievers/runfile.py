@@ -28,7 +28,8 @@ from evalops.retrievers.base import Query, QueryResult
 
 __all__ = ["RunFileRetriever", "check_run_file"]
 
-_MISSING_HINT = "set `missing: empty` if an absent query retrieved nothing"
+_MISSING_HINT = ("set `missing: empty` only if an absent query really retrieved nothing: each one is then an answer "
+                 "scored 0 on every measure and counts against the version, never left out")
 
 
 class RunFileRetriever:

@@ -97,7 +97,8 @@ def test_run_file_answers_in_evaluation_order_and_cuts_at_k(tmp_path):
     a, b, c = r.retrieve(QS, 2)
     assert a.ranked == (("d9", 3.0), ("d2", 1.5))  # ties by doc id descending
     assert b.error == (f"query 'q2' is absent from the run file {path} "
-                       "(set `missing: empty` if an absent query retrieved nothing)")
+                       "(set `missing: empty` only if an absent query really retrieved nothing: each one is then "
+                       "an answer scored 0 on every measure and counts against the version, never left out)")
     assert c.ranked == (("d4", 2.0),)
     a, b, c = RunFileRetriever(path, missing="empty").retrieve(QS, 10)
     assert b.ok and b.ranked == () and len(a.ranked) == 3
