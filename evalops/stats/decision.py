@@ -28,17 +28,17 @@ bound above -M).
 
 **Unjudged documents.** An unjudged document counts as non-relevant, so a candidate that retrieves
 documents the annotators never saw is scored low exactly when it differs most from the baseline. A
-comparison carries the judged coverage of both sides (``JudgedShift``: Judged@k at the measure's cutoff, the
-share of the top k that has a judgment). When the candidate's coverage is lower than the baseline's by
-more than ``max_judged_coverage_drop`` (absolute, default 0.1), a ``regression`` is not called: the
-regression is read again under the other bound (``JudgedShift.relevant_deltas``: the candidate scored with
-every unjudged document of its top k relevant at the gold set's highest grade, ``evalops.holes``), at the same
-level and interval method. A regression under both bounds stands, with ``reason_code = "unjudged_documents"``
-and the severity of the holes-relevant bound; when the bounds disagree the comparison is ``inconclusive``
-(``unjudged_documents``) and its reasons give the delta under each bound and how many documents would need
-judging. A comparison without the bound (stored before it was scored) is withheld as ``inconclusive``. Only
-a regression is re-read: the bias lowers the candidate's score, so an improvement or a no-change read from it
-stands.
+comparison carries the judged coverage of both sides and the bounds of what the unjudged documents could do
+(``JudgedShift``, ``evalops.bounds``: each unjudged (query, document) one grade in both versions). When the
+candidate's coverage is lower than the baseline's by more than ``max_judged_coverage_drop`` (absolute,
+default 0.1), a ``regression`` is read again, at the comparison's own level and interval method (``read``,
+passed by ``evalops.stats.compare.apply_rule``): under the optimistic bound (a regression there stands, under
+both bounds), then on condensed lists (a regression there stands on the judged evidence, the weaker
+severity); otherwise it is ``inconclusive`` (``unjudged_documents``), which ``evalops.failing`` turns into an
+``unjudged`` alert and gate failure when the judged delta is a drop on an alert measure. The reasons give
+the delta as judged, both bounds, the condensed delta and how many documents would need judging. A
+comparison without the consistent bounds (stored before them, or under the per-run bound) is withheld as
+``inconclusive``. Only a regression is re-read.
 
 Cohen's d_z is reported with every comparison; it is not a gate (it is signal-to-noise, not size).
 

@@ -67,7 +67,7 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     assert judged["unjudged_documents"] >= len(removed)  # the removed ones and the candidate's pads in its top 5
     [why] = [r for r in comp["reasons"] if r.startswith("unjudged_documents:")]
     assert "the bounds disagree" in why and "judge the" in why and "unjudged documents" in why
-    # the candidate scored with its holes relevant does not lose: the bound is on the record with its delta
+    # the optimistic bound (the holes the candidate ranks higher relevant) does not lose: on the record
     assert judged["holes_relevant_delta"] > -0.01 > comp["delta"]
     assert f"delta {comp['delta']:+.4f} with every unjudged document non-relevant" in why
 
