@@ -142,7 +142,7 @@ def _p_source(c: Mapping[str, Any]) -> str:
     """`` (the test it came from)``: the decision interval's own test under the robust interval, else the
     reported paired test."""
     method = c.get("interval_method")
-    if method in ("skew-corrected t", "betting"):
+    if method in ("skew-corrected t", "betting", "exact sign-flip"):
         return f" ({method} test)"
     test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "randomization test"}
     return f" ({test.get(str(c.get('test')), c.get('test'))})" if c.get("test") else ""

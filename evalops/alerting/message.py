@@ -78,6 +78,7 @@ _CRITERIA = {
     "significant": "significant drop, size uncertain (the interval is below 0 but reaches past -margin)",
     "material_estimate": "material but not yet significant (the estimate is past -margin; alert_on: either)",
     "query_drops": "significantly many queries lost more than query_drop",
+    "broken_queries": "significantly more queries lost query_drop or more than gained that much (exact sign test)",
 }
 
 

@@ -58,8 +58,12 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 @click.option("--max-judged-coverage-drop", type=float, default=0.1, show_default=True,
               help="How much lower (absolute Judged@k at the measure's cutoff) a candidate's judged coverage may "
                    "be than the baseline's before a regression is inconclusive (unjudged_documents).")
-@click.option("--query-drop", type=float, default=0.5, show_default=True,
-              help="A query whose score falls by more than this counts as lost (reported with a sign test).")
+@click.option("--query-drop", type=float, default=0.3, show_default=True,
+              help="A query whose score falls by this much or more counts as lost, one that rises as much as "
+                   "gained; with --broken-queries their exact sign test is the rule's second question.")
+@click.option("--broken-queries/--no-broken-queries", default=True, show_default=True,
+              help="Call a candidate that loses significantly more queries by --query-drop than it gains a "
+                   "regression (warning, criterion broken_queries), whatever its mean.")
 @click.option("--alert-on-query-drops", is_flag=True, hidden=True,
               help="Removed: refused with what to use instead.")
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
@@ -90,7 +94,7 @@ ALPHA = click.option("--alpha", type=float, default=0.05, show_default=True, hel
 def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tuple[str, ...], test: str,
             alpha: float, min_effect: float | None, min_delta: float | None, margins: tuple[str, ...],
             alert_on: str, interval: str, min_coverage: float, max_judged_coverage_drop: float, query_drop: float,
-            alert_on_query_drops: bool,
+            broken_queries: bool, alert_on_query_drops: bool,
             correction: str, alternative: str, zero_method: str, ci_method: str, resamples: int, seed: int,
             queries: str, no_answer: str, fail_on: str | None, fail_on_regression: bool, fmt: str,
             output_path: Any) -> None:
@@ -117,6 +121,7 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
                     min_delta=min_delta, margins=per_measure,
                     alert_on=alert_on, interval=interval, min_coverage=min_coverage,
                     max_judged_coverage_drop=max_judged_coverage_drop, query_drop=query_drop,
+                    broken_queries=broken_queries,
                     alert_on_query_drops=alert_on_query_drops, correction=correction, test=test,
                     zero_method=zero_method, ci_method=ci_method, n_resamples=resamples, seed=seed,
                     min_effect=min_effect)

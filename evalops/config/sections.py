@@ -115,7 +115,11 @@ class RegressionSettings(_Section):
     correction: str = Field("holm", description="multiple-comparison correction: holm or bh")
     test: str = Field("t", description="reported paired test: t, wilcoxon or randomization")
     interval: str = Field("robust", description="decision interval of the mean delta: robust, t or bootstrap")
-    query_drop: float = Field(0.5, description="a query whose delta is below -query_drop counts as lost")
+    query_drop: float = Field(0.3, description="a query whose delta is -query_drop or less counts as lost (one "
+                                               "that gains as much, gained)")
+    broken_queries: bool = Field(True, description="the second question: an exact sign test of the lost "
+                                 "queries against the gained ones; below the family's error the candidate is a "
+                                 "regression (warning, criterion broken_queries) whatever its mean")
     alert_on_query_drops: bool = Field(False, description="removed (refused when true): lost queries are reported, "
                                                           "never alerted on")
     min_coverage: float = Field(0.9, description="share of the judged queries each side must answer")

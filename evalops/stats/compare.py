@@ -334,7 +334,7 @@ def compare(
         gz = hedges_correction(n) * dz
     wtl = win_tie_loss(b, c)
     d = c - b
-    lost, gained = int(np.count_nonzero(d < -policy.query_drop)), int(np.count_nonzero(d > policy.query_drop))
+    lost, gained = large_changes(d, policy.query_drop)
     worst = _worst(paired.query_ids, b, c)
     if not higher_is_better:  # a loss is a rise; the worst queries are the largest rises
         lost, gained = gained, lost
@@ -356,6 +356,13 @@ def compare(
         judged_coverage=None if judged is None else judged.to_dict(), higher_is_better=higher_is_better,
     )
     return decide_in_family(comparison, policy, family_size=1, discoveries=1)
+
+
+def large_changes(d: np.ndarray, query_drop: float) -> tuple[int, int]:
+    """(queries that lost ``query_drop`` or more, queries that gained that much): ``d`` candidate - baseline.
+    A change of exactly ``query_drop`` counts (to 1e-12: 0.7 - 0.4 is 0.29999999999999993)."""
+    edge = query_drop - 1e-12
+    return int(np.count_nonzero(d <= -edge)), int(np.count_nonzero(d >= edge))
 
 
 def sign_test_p(lost: int, gained: int) -> float:
@@ -433,6 +440,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
         queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
         higher_is_better=higher_is_better, nonzero=nonzero, robust=robust, queries_needed=robust_needed,
+        bounded=bool(np.all(np.abs(np.asarray(deltas, dtype=np.float64)) <= 1.0)),
     )
 
     def read(bound: Sequence[float]) -> tuple[Decision, tuple[float, float] | None]:
@@ -473,7 +481,7 @@ def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None,
     if n >= 1:
         degenerate = "all_zero" if shape.all_zero else "constant" if (shape.constant and n >= 2) else None
     result = paired_t_test(np.zeros_like(d), d, policy.alternative)
-    lost, gained = int(np.count_nonzero(d < -policy.query_drop)), int(np.count_nonzero(d > policy.query_drop))
+    lost, gained = large_changes(d, policy.query_drop)
     return apply_rule(policy, measure=measure, n=n, delta=float(shape.mean) if n else None,
                       sd=float(shape.sd) if n >= 2 else None, degenerate=degenerate, deltas=d,
                       p_value=result.p_value, queries_lost=lost, queries_gained=gained,

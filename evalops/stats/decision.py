@@ -76,7 +76,8 @@ __all__ = [
 
 DECISIONS: tuple[str, ...] = ("regression", "improvement", "no_change", "inconclusive")
 SEVERITIES: tuple[str, ...] = ("critical", "warning")
-CRITERIA: tuple[str, ...] = ("material", "significant", "material_estimate", "query_drops", "equivalence")
+CRITERIA: tuple[str, ...] = ("material", "significant", "broken_queries", "material_estimate", "query_drops",
+                             "equivalence")
 REASON_CODES: tuple[str, ...] = ("underpowered", "too_few_queries", "partial_run", "unjudged_documents",
                                  "too_few_nonzero", "skewed_small_sample")
 ALERT_ON: tuple[str, ...] = ("critical", "warning")
@@ -84,7 +85,7 @@ TESTS: tuple[str, ...] = ("t", "wilcoxon", "randomization")
 INTERVALS: tuple[str, ...] = ("robust", "t", "bootstrap")
 DEFAULT_MIN_DELTA = FALLBACK_MARGIN  # the margin of a measure outside the table (evalops.stats.margins)
 DEFAULT_MIN_COVERAGE = 0.9
-DEFAULT_QUERY_DROP = 0.5
+DEFAULT_QUERY_DROP = 0.3
 DEFAULT_MAX_JUDGED_COVERAGE_DROP = 0.1
 _TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "randomization test"}
 _CORRECTION_NAMES = {"holm": "Bonferroni intervals for a Holm family", "bh": "Benjamini-Yekutieli level for a BH family"}
@@ -103,9 +104,9 @@ EITHER_REMOVED = (
     "shown to exceed the margin)"
 )
 QUERY_DROPS_REMOVED = (
-    "alert_on_query_drops was removed: as a second route to an alert it doubled the false-alarm rate of "
-    "comparisons of identical systems. Lost and gained queries are still reported with every comparison; "
-    "a version that loses a few queries badly is caught by the skew-robust interval (interval: robust). "
+    "alert_on_query_drops was removed: it read the lost queries without the family's correction. Broken "
+    "queries are now their own question, on by default (broken_queries: an exact sign test of the queries "
+    "that lost query_drop or more against those that gained that much, at the family's level). "
     "Remove alert_on_query_drops"
 )
 
@@ -130,7 +131,9 @@ class Policy:
     interval: the decision interval: ``robust`` (the default; ``evalops.stats.robust``: skew-corrected t where
     Cochran's rule trusts it, the betting interval for bounded means where it does not), ``t`` or
     ``bootstrap`` (``ci_method``: ``bca`` or ``percentile``); stored policies keep the interval they ran with.
-    query_drop: a query whose delta is below -query_drop counts as lost (reported, with its sign test).
+    query_drop: a query whose delta is -query_drop or less counts as lost (a gain of query_drop or more, gained).
+    broken_queries: the second question (``_broken_queries``): an exact sign test of the lost queries against
+    the gained ones, a ``regression`` (criterion ``broken_queries``) below the family's per-side error.
     min_coverage: the share of judged queries each side must answer, else ``inconclusive`` (partial_run).
     max_judged_coverage_drop: how much lower (absolute) the candidate's judged coverage may be than the
     baseline's before a regression is withheld as ``inconclusive`` (unjudged_documents).
@@ -150,6 +153,7 @@ class Policy:
     interval: str = "robust"
     ci_method: str = "bca"
     query_drop: float = DEFAULT_QUERY_DROP
+    broken_queries: bool = True
     min_coverage: float = DEFAULT_MIN_COVERAGE
     max_judged_coverage_drop: float = DEFAULT_MAX_JUDGED_COVERAGE_DROP
     n_resamples: int = 10_000
@@ -205,6 +209,8 @@ class Policy:
                                            f"got {self.ci_method!r}"),
             (positive(self.query_drop), f"query_drop must be a positive number; got {self.query_drop!r}"),
             (isinstance(self.continuity, bool), f"continuity must be true or false; got {self.continuity!r}"),
+            (isinstance(self.broken_queries, bool),
+             f"broken_queries must be true or false; got {self.broken_queries!r}"),
             (isinstance(self.min_coverage, float) and 0.0 <= self.min_coverage <= 1.0,
              f"min_coverage must be a share between 0 and 1; got {self.min_coverage!r}"),
             (isinstance(self.max_judged_coverage_drop, float) and 0.0 <= self.max_judged_coverage_drop <= 1.0,
@@ -389,6 +395,7 @@ class Evidence:
     higher_is_better: bool = True
     nonzero: int | None = None
     robust: str | None = None
+    bounded: bool = True  # every delta in [-1, 1] (a retrieval measure): the broken-queries question applies
 
 
 @dataclass(frozen=True)
@@ -419,7 +426,8 @@ def _interval_reason(ev: Evidence, policy: Policy, margin: float) -> str:
     family = (f"{_CORRECTION_NAMES[policy.correction]} of {ev.family_size}" if ev.family_size > 1
               else "a family of one")
     method = ("t-interval" if ev.interval_method == "t" else f"{ev.interval_method} interval"
-              if ev.interval_method in ("skew-corrected t", "betting") else f"{ev.interval_method} bootstrap interval")
+              if ev.interval_method in ("skew-corrected t", "betting", "exact sign-flip")
+              else f"{ev.interval_method} bootstrap interval")
     level = ev.interval_level if ev.interval_level is not None else 1.0 - 2.0 * (ev.tail or policy.alpha / 2.0)
     return (f"delta = {ev.delta:+.4f}, {level:.4g} {method} [{lo:+.4f}, {hi:+.4f}] ({family}, "
             f"{policy.alternative}); margin +-{margin:g}")
@@ -512,6 +520,36 @@ def _bounds_words(ev: Evidence, j: JudgedShift, interval: tuple[float, float] | 
 
 
 def _decide(evidence: Evidence, policy: Policy) -> Decision:
+    """The rule's two questions (module docstring): did the mean drop, and did the candidate break queries."""
+    return _broken_queries(_decide_mean(evidence, policy), evidence, policy)
+
+
+def _broken_queries(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
+    """*Did the candidate break queries?* An exact one-sided sign test of the queries that lost at least
+    ``query_drop`` against those that gained that much: with ``L`` large losses and ``G`` large gains,
+    ``p = P(Binomial(L + G, 1/2) >= L)``, exact whenever large losses and large gains are equally likely (any
+    change symmetric about 0, whatever its shape). Below the family's per-side error (``tail``) the
+    comparison is a ``regression`` (``warning``, criterion ``broken_queries``), whatever the mean does: a
+    few queries broken outright and the rest unchanged is the commonest real regression, and no test of the
+    mean valid for every distribution on [-1, 1] can see it (a rare large gain would explain the same
+    sample). It reads bounded measures only (deltas in [-1, 1]), and drops only (a ``greater`` policy looks
+    for gains)."""
+    if (not policy.broken_queries or ev.queries_lost == 0 or ev.tail is None or not ev.bounded
+            or decided.label == "regression" or decided.reason_code in ("partial_run", "too_few_queries")
+            or policy.alternative == "greater"):
+        return decided
+    if ev.query_drops_p >= ev.tail:
+        return decided
+    lost, gained = ev.queries_lost, ev.queries_gained
+    why = (f"broken_queries: {lost} quer{'y' if lost == 1 else 'ies'} lost {policy.query_drop:g} or more and "
+           f"{gained} gained that much; the exact sign test of large losses against large gains gives "
+           f"p = {_g(ev.query_drops_p)} (one-sided), under the family's {_g(ev.tail)} per side: the candidate "
+           f"breaks queries (warning), whatever its mean")
+    mean = f"the mean alone: {decided.label}" + (f" ({decided.reason_code})" if decided.reason_code else "")
+    return Decision("regression", (*decided.reasons, mean, why), "warning", "broken_queries", None, decided.margin)
+
+
+def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
     ev = evidence
     margin = policy.margin(ev.measure)
     if ev.coverage is not None:
@@ -548,7 +586,8 @@ def _decide(evidence: Evidence, policy: Policy) -> Decision:
     tail = ev.tail if ev.tail is not None else policy.alpha / 2.0
     if ev.degenerate == "constant" and ev.robust is not None:
         reasons.append(f"every query changed by the same {ev.delta:+.4g} (sd = 0): the point shows whether the "
-                       "change is inside the margin; a change needs the betting interval")
+                       "change is inside the margin; a change needs the betting interval (a constant sample "
+                       "cannot rule out a rare query that moved the other way by up to 1)")
         if abs(ev.delta) < margin:  # inside the margin on every query: no material change
             return _with_drops(Decision("no_change", (*reasons, f"every query moved by less than the margin "
                                                       f"{margin:g}: no material change"), None, "equivalence",
@@ -635,10 +674,11 @@ def _robust_refusal(ev: Evidence, margin: float) -> Decision | None:
 
 
 def _with_drops(decided: Decision, ev: Evidence, policy: Policy) -> Decision:
-    """The lost and gained queries, reported before the conclusion (never a route to an alert)."""
+    """The lost and gained queries, reported before the conclusion (their own question:
+    :func:`_broken_queries`)."""
     if ev.queries_lost == 0:
         return decided
-    words = (f"{ev.queries_lost} quer{'y' if ev.queries_lost == 1 else 'ies'} lost more than {policy.query_drop:g} "
+    words = (f"{ev.queries_lost} quer{'y' if ev.queries_lost == 1 else 'ies'} lost {policy.query_drop:g} or more "
              f"({ev.queries_gained} gained that much; sign test p = {_g(ev.query_drops_p)})")
     # reported before the conclusion, which stays the last reason
     return Decision(decided.label, (*decided.reasons[:-1], words, decided.reasons[-1]), decided.severity,

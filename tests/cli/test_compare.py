@@ -62,7 +62,8 @@ def test_json_shape_on_the_real_scifact_runs(report, scifact):
     assert report["policy"] == {"alpha": 0.05, "alternative": "two-sided", "min_delta": None, "margins": {},
                                 "default_margins": dict(DEFAULT_MARGINS),
                                 "alert_on": "warning", "correction": "holm", "test": "t", "zero_method": "wilcox",
-                                "continuity": False, "interval": "robust", "ci_method": "bca", "query_drop": 0.5,
+                                "continuity": False, "interval": "robust", "ci_method": "bca", "query_drop": 0.3,
+                                "broken_queries": True,
                                 "min_coverage": 0.9, "max_judged_coverage_drop": 0.1,
                                 "n_resamples": 10_000,
                                 "seed": 0}

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -130,7 +132,7 @@ def test_ten_of_three_hundred_queries_losing_everything_is_a_regression_that_ale
     assert (comp.decision, comp.severity, comp.criterion) == ("regression", "warning", "significant")
     assert comp.interval_high < 0 and comp.alert
     assert comp.decision_p < 0.05 and comp.p_adjusted == comp.decision_p  # the p that decided, family of one
-    assert "10 queries lost more than 0.5 (0 gained that much" in comp.reasons[-2]
+    assert "10 queries lost 0.3 or more (0 gained that much" in comp.reasons[-2]
     # in a family of 3 (Bonferroni, 1 - 0.05/3) still a significant drop; the adjusted p is Bonferroni's on
     # the p of the family's own test (the bets are tuned to the level), and it is what decided
     family = adjust_and_decide([comp, comp, comp])
@@ -170,11 +172,23 @@ def test_inconclusive_says_how_many_queries_would_decide():
     assert bigger.queries_needed > need  # the family's correction asks for more
 
 
-def test_query_drops_are_reported_not_alerted():
+def test_broken_queries_are_their_own_question_whatever_the_mean():
+    """12 collapses hidden by a mean that rose: the mean's question says no drop; the broken-queries question
+    (an exact sign test of 12 large losses against 0 large gains, p = 2^-12) says the candidate breaks
+    queries, a regression (warning) that alerts; switched off, it is reported only."""
     d = np.r_[np.full(12, -1.0), np.full(288, 0.05)]  # mean ~ +0.008: the mean hides 12 collapses
-    plain = decide_deltas(d, POLICY)
-    assert plain.decision.label != "regression" and not plain.alert
-    assert "12 queries lost more than 0.5" in plain.decision.reasons[-2]
+    found = decide_deltas(d, POLICY)
+    assert (found.decision.label, found.decision.severity, found.decision.criterion) == (
+        "regression", "warning", "broken_queries")
+    assert found.alert
+    assert found.decision.reasons[-1].startswith("broken_queries: 12 queries lost 0.3 or more and 0 gained")
+    assert found.decision.reasons[-2].startswith("the mean alone: ")
+    off = decide_deltas(d, replace(POLICY, broken_queries=False))
+    assert off.decision.label != "regression" and not off.alert
+    assert "12 queries lost 0.3 or more" in off.decision.reasons[-2]
+    # symmetric: as many large gains as losses is no evidence of broken queries
+    both = np.r_[np.full(12, -1.0), np.full(12, 1.0), np.zeros(276)]
+    assert decide_deltas(both, POLICY).decision.criterion != "broken_queries"
 
 
 def test_partial_run_is_inconclusive_before_any_number():
