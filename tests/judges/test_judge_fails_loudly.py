@@ -20,12 +20,14 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(autouse=True)
 def _no_judge_key(monkeypatch):
-    monkeypatch.delenv("NO_SUCH_JUDGE_KEY", raising=False)
+    # the default key variable, unset: a keyless judge (a local endpoint) is legitimate and runs; a variable
+    # named in judge.api_key_env and absent stops the run before anything (tests/config/test_empty_settings.py)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def project(root, base_url, **judge):
-    settings = {"kind": "openai", "base_url": base_url, "model": "judge-model", "api_key_env": "NO_SUCH_JUDGE_KEY",
-                "max_retries": 0, "top_k": 2, **judge}
+    settings = {"kind": "openai", "base_url": base_url, "model": "judge-model", "max_retries": 0, "top_k": 2,
+                **judge}
     root.mkdir(parents=True, exist_ok=True)
     (root / "evalops.yaml").write_text(
         f"gold_set: {{path: {INCLUDE / 'goldset'}}}\nknowledge_base: {{path: {INCLUDE / 'knowledge_base'}}}\n"
@@ -44,7 +46,7 @@ def test_a_judge_at_a_closed_port_fails_the_judge_step(tmp_path):
     result = CliRunner().invoke(main, ["run", "--date", "2024-06-01", "--project", str(root)])
 
     cause = (f"judge preflight: cannot connect to {url}/chat/completions (connection refused); no API key was "
-             "found ($NO_SUCH_JUDGE_KEY is unset)")
+             "found ($OPENAI_API_KEY is unset)")
     assert result.exit_code == ExitCode.JUDGE_FAILED, result.output
     assert f"error: judge step on gold failed: {cause}" in result.output
     assert "judge step will fail" in result.output  # said before anything was scored
