@@ -52,7 +52,8 @@ def compare_evaluations(base: Any, candidates: Sequence[Any], policy: Any, *, ba
 def compare_runs(qrels: Any, baseline: Any, candidates: Sequence[Any], measures: Sequence[Any], policy: Any = None,
                  *, metrics_policy: Any = None, baseline_name: str = "baseline",
                  candidate_names: Sequence[str] | None = None, coverages: Sequence[Any] | None = None,
-                 depth: int = 100, progress: Any = None) -> list[Any]:
+                 depth: int = 100, progress: Any = None,
+                 treatment: str = "a judged query a run did not answer scores 0 (trec_eval -c)") -> list[Any]:
     """Decided ``Comparison`` records of every measure of every candidate run against ``baseline``, with
     the judged coverage and the bounds of the unjudged documents each one carries: what ``evalops compare``
     prints for the same inputs.
@@ -61,8 +62,9 @@ def compare_runs(qrels: Any, baseline: Any, candidates: Sequence[Any], measures:
     ``policy``: the ``evalops.stats.Policy`` (default: its defaults); ``metrics_policy``: the
     ``evalops.metrics.Policy`` (no-answer queries); ``depth``: how deep the bounds read each ranking (the
     cutoff of a measure over the whole ranking); ``coverages``: per candidate, how many judged queries each
-    side answered (``evalops.stats.Coverage``); ``progress(i, run)``: a context manager factory per run
-    scored, returning a callback ``(finished, total)``, for a progress bar."""
+    side answered (default: the judged queries each run has, under ``treatment``; a run under
+    ``policy.min_coverage`` of them is ``partial_run``, as in ``evalops compare``); ``progress(i, run)``: a
+    context manager factory per run scored, returning a callback ``(finished, total)``, for a progress bar."""
     from evalops.holes import run_judged
     from evalops.metrics import evaluate, parse_measures
     from evalops.metrics.gold import as_gold
@@ -80,5 +82,25 @@ def compare_runs(qrels: Any, baseline: Any, candidates: Sequence[Any], measures:
                 scored.append(evaluate(gold, run, parsed, metrics_policy, progress=report))
     judged = [run_judged(gold, baseline, run, scored[0].per_query, default_k=depth, policy=metrics_policy)
               for run in candidates]
+    if coverages is None:
+        from evalops.stats import Coverage
+
+        ids = set(gold.query_ids.tolist())
+        answered = [len(ids & _query_ids(run)) for run in (baseline, *candidates)]
+        coverages = [Coverage(len(ids), answered[0], n, treatment) for n in answered[1:]]
     return compare_evaluations(scored[0], scored[1:], policy, baseline_name=baseline_name,
                                candidate_names=candidate_names, coverages=coverages, judged=judged)
+
+
+def _query_ids(run: Any) -> set[str]:
+    """The queries a run answered (any answer, even an empty one, is one)."""
+    from collections.abc import Mapping
+
+    if isinstance(run, Mapping):
+        return {str(q) for q in run}
+    ids = getattr(run, "query_ids", None)
+    if ids is None:
+        from evalops.metrics.gold import as_run
+
+        ids = as_run(run).query_ids
+    return {str(q) for q in (ids.tolist() if hasattr(ids, "tolist") else ids)}

@@ -204,15 +204,17 @@ def compare_run_files(qrels_path: str, baseline_path: str, candidate_paths: tupl
 
             yield report
 
-    from evalops.stats import Coverage
-
     treatment = ("a judged query a run did not answer scores 0 (trec_eval -c)" if queries == "all" else
                  f"only the {len(gold.queries)} judged queries every run answered are compared")
     labels = run_labels(paths, [run.name for run in runs])
+    # coverage against every judged query, whatever the selection: a run that answered 30 of 300 is not
+    # decided on the 30 (partial_run), as compare_runs does by default over the judgments it is given
+    from evalops.stats import Coverage
+
     decided = compare_runs(gold, runs[0], runs[1:], parsed, policy, metrics_policy=metrics_policy,
-                           baseline_name=labels[0], candidate_names=labels[1:],
+                           baseline_name=labels[0], candidate_names=labels[1:], progress=scoring,
                            coverages=[Coverage(n_gold, answered_by[0], answered, treatment)
-                                      for answered in answered_by[1:]], progress=scoring)
+                                      for answered in answered_by[1:]])
     summary = {label: sum(c.decision == label for c in decided)
                for label in ("regression", "improvement", "no_change", "inconclusive")}
     summary["alerts"] = sum(c.alert for c in decided)

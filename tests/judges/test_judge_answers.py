@@ -55,7 +55,7 @@ def _registry(path, urls: dict[str, str], deployed: set[str]):
     return path
 
 
-def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_reported(tmp_path):
+def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_reported(tmp_path, monkeypatch):
     from evalops.config import load_config
     from evalops.pipeline import RunContext, promote, run_local
     from evalops.pipeline.store import engine_for
@@ -63,6 +63,7 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
     from evalops.warehouse.judgments import load_judge_runs
 
     env = make_home(tmp_path / "home", log_start="2024-05-29", log_days=4)
+    monkeypatch.setenv("FAKE_JUDGE_KEY", "sk-test")  # the judge reads its key from the process's environment
     with LocalService(_rag_handler(True)) as good, LocalService(_rag_handler(False)) as bad, \
             FakeChatServer() as judge_server:
         urls = {"1.0": good.url, "2.0-hybrid": bad.url}
