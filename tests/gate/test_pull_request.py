@@ -143,14 +143,51 @@ def postgres_url():
         admin.dispose()
 
 
+@pytest.fixture
+def read_only_url(postgres_url):
+    """``postgres_url`` through a role that may only read (what docs/deployment.md tells CI jobs to use)."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    role = f"evalops_ci_{uuid.uuid4().hex[:8]}"
+    owner = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    database = make_url(postgres_url).database
+    with owner.connect() as conn:
+        conn.execute(text(f"CREATE ROLE {role} LOGIN"))
+        conn.execute(text(f'GRANT CONNECT ON DATABASE "{database}" TO {role}'))
+        conn.execute(text(f"GRANT USAGE ON SCHEMA public TO {role}"))
+    try:
+        yield role, make_url(postgres_url).set(username=role, password=None).render_as_string(hide_password=False)
+    finally:
+        from evalops.pipeline.store import dispose_engines
+
+        dispose_engines()
+        with owner.connect() as conn:
+            conn.execute(text(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}"))
+            conn.execute(text(f"REVOKE ALL ON SCHEMA public FROM {role}"))
+            conn.execute(text(f'REVOKE ALL ON DATABASE "{database}" FROM {role}'))
+            conn.execute(text(f"DROP ROLE {role}"))
+        owner.dispose()
+
+
 @pytest.mark.postgres
-def test_two_pull_request_gates_the_same_day_leave_the_postgres_warehouse_unchanged(tmp_path, postgres_url):
+def test_two_pull_request_gates_the_same_day_leave_the_postgres_warehouse_unchanged(tmp_path, postgres_url,
+                                                                                     read_only_url):
+    """The day-1 run and promotion write through the owner; the pull-request gates read through a role
+    granted SELECT only, so any write would fail them, and the dump shows none."""
+    from sqlalchemy import create_engine, text
+
     home = tmp_path / "project"
     home.mkdir()
     env = _promoted_project(home, postgres_url)
+    role, url = read_only_url
+    owner = create_engine(postgres_url)
+    with owner.begin() as conn:
+        conn.execute(text(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"))
+    owner.dispose()
     before = dump(postgres_url)
     assert before["baselines"] and before["query_scores"]
-    _check_two_gates(env, home, tmp_path)
+    _check_two_gates({**env, "EVALOPS_WAREHOUSE_URL": url}, home, tmp_path)
     assert dump(postgres_url) == before
 
 
