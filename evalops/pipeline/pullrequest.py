@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.errors import InputError, WarehouseError
+from evalops.secrets import mask_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine
@@ -134,7 +135,6 @@ def prepare_pull_request(cfg: Config, run_id: str) -> PullRequestRun:
     reads from the shared warehouse of ``cfg`` (module docstring)."""
     from evalops.pipeline.store import engine_for, migrate_warehouse
     from evalops.pipeline.workdir import safe_name
-    from evalops.secrets import mask_url
     from evalops.warehouse.config import url_for
 
     source = url_for(cfg)
