@@ -464,6 +464,14 @@ def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
+def _live(*columns: Any) -> Any:
+    """A transient rich progress display on stderr (the bar of :func:`progress`, the line of :func:`steps`)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    return Progress(*columns, console=Console(stderr=True), transient=True)
+
+
 @contextlib.contextmanager
 def progress(description: str, total: int | None) -> Iterator[Callable[[int], None]]:
     """A progress bar on stderr when it is a terminal; a silent no-op when output is piped.
@@ -473,17 +481,42 @@ def progress(description: str, total: int | None) -> Iterator[Callable[[int], No
     if not stderr_is_terminal():
         yield lambda n=1: None
         return
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
-    from rich.console import Console
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
+    with _live(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn()) as bar:
         task = bar.add_task(description, total=total)
         yield lambda n=1: bar.advance(task, n)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """What :func:`steps` yields: ``step(message)`` starts a step, ``note(message)`` prints a line that is
+    not one (a warning, a count) and stays on screen."""
+
+    step: Callable[[str], None]
+    note: Callable[[str], None]
+
+
+def _echo_err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@contextlib.contextmanager
+def steps(title: str, *, quiet: bool = False) -> Iterator[Steps]:
+    """The steps of a long command (``evalops run``, ``gate``) on stderr, so a run that takes half a minute is
+    never silent: on a terminal one live line (``title: step``, a spinner and the seconds so far; each step
+    replaces the last, and the line is gone when the block ends); otherwise one plain line per step
+    (``  step ...``), for a CI log; with ``quiet`` no step at all. Notes are printed in every case."""
+    if quiet or not stderr_is_terminal():
+        yield Steps((lambda _m: None) if quiet else (lambda m: _echo_err(f"  {m} ...")),
+                    lambda m: _echo_err(f"  {m}"))
+        return
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with _live(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()) as line:
+        task = line.add_task(title, total=None)
+
+        def note(message: str) -> None:
+            line.console.print(f"  {message}", highlight=False, markup=False, soft_wrap=True)
+
+        yield Steps(lambda m: line.update(task, description=f"{title}: {m}"), note)

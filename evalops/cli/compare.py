@@ -22,6 +22,9 @@ COMPARISON_COLUMNS = ("measure", "baseline", "candidate", "n", "baseline_mean", 
                       "effect_size_dz", "wins", "ties", "losses", "decision", "severity", "criterion",
                       "reason_code", "kind", "margin", "interval_low", "interval_high", "interval_level",
                       "family_size")
+# --format markdown: narrow enough for a pull-request comment (csv and json keep every field)
+MARKDOWN_COLUMNS = ("measure", "candidate", "baseline → candidate", "delta [decision interval]",
+                    "decision (severity, reason)", "kind")
 ALTERNATIVE = click.option(
     "--alternative", type=click.Choice(["two-sided", "less", "greater"]), default="two-sided", show_default=True,
     help="two-sided, less (only look for drops) or greater (only look for gains).",
@@ -137,8 +140,9 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
     notes = [f"{c['measure']} ({c['candidate']}): {c['decision']}"
              + (f" [fails: {c['kind']}]" if c["kind"] in failing else "") + f": {c['reasons'][-1]}"
              for c in report["comparisons"]]
-    emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=report["comparisons"], notes=notes, cell=_cell,
-                draw=lambda console: _print_table(console, report)), fmt, output_path)
+    rows = [{**c, **_markdown_row(c)} for c in report["comparisons"]] if fmt == "markdown" else report["comparisons"]
+    emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=rows, notes=notes, cell=_cell,
+                table_columns=MARKDOWN_COLUMNS, draw=lambda console: _print_table(console, report)), fmt, output_path)
     code = exit_code(kinds, failing)
     if code != ExitCode.SUCCESS:
         sys.exit(code)
@@ -265,6 +269,21 @@ def _cell(column: str, value: Any) -> str:
     if column == "relative_change":
         return "-" if numfmt.defined(value) is None else f"{value:+.1f}"
     return "" if value is None else str(value)
+
+
+def _markdown_row(c: dict[str, Any]) -> dict[str, str]:
+    """The composed cells of one comparison's markdown row (:data:`MARKDOWN_COLUMNS`), numbers as the terminal
+    prints them."""
+    from evalops.reports.tables import decision_interval
+
+    interval = decision_interval(c["interval_low"], c["interval_high"], c["interval_level"], missing="")
+    qualifiers = ", ".join(x for x in (c["severity"], c["reason_code"]) if x)
+    return {
+        "baseline → candidate": f"{_num(c['baseline_mean'])} → {_num(c['candidate_mean'])}",
+        "delta [decision interval]": _num(c["delta"], True) + (f" [{interval}]" if interval else ""),
+        "decision (severity, reason)": c["decision"] + (f" ({qualifiers})" if qualifiers else ""),
+        "kind": c.get("kind") or "-",
+    }
 
 
 def _print_table(console: Any, report: dict[str, Any]) -> None:

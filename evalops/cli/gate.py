@@ -24,46 +24,60 @@ from evalops.cli._common import (
     frozen_at_each_step,
     measure_labels,
     output_options,
+    markdown_cell,
     reports_errors,
-    stderr_is_terminal,
+    steps,
 )
 from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTION, given_location, project_config
 from evalops.errors import InputError, ValidationError
 from evalops.exitcodes import ExitCode, most_severe
 from evalops.pipeline.registry import canonical_measures
 
-__all__ = ["gate", "gated_run", "finish_run", "result_tables"]
+__all__ = ["gate", "gated_run", "finish_run", "result_tables", "summary_markdown"]
 
 # csv and markdown: one interval per comparison, the decision interval (JSON carries every field)
 CASE_COLUMNS = ("retriever", "version", "measure", "outcome", "kind", "decision", "delta", "interval_low",
                 "interval_high", "interval_level", "p_adjusted", "baseline_version", "message")
 
 
-def _say(message: str) -> None:
-    if stderr_is_terminal():
-        click.echo(f"  {message} ...", err=True)
+def gated_run(cfg: Any, day: dt.date | None, clock: Any = None, *, run_id: str | None = None,
+              pull_request: bool = False, quiet: bool = False, title: str = "evalops run"
+              ) -> tuple[Any, Any, dict[str, Any], Exception | None, Any]:
+    """Run the pipeline for ``day``, showing its steps on stderr (:func:`evalops.cli._common.steps`; none with
+    ``quiet``). Returns the settings it ran with, the run context, the result, the ``IncompleteRunError`` a
+    failed version raised (after the report), if any, and the :class:`evalops.pipeline.pullrequest.PullRequestRun`
+    (None outside pull-request mode); any other error propagates. ``clock``: a
+    :class:`evalops.cli._timings.StageClock` that marks each step.
 
+    ``run_id``: the run key's id (default ``cli__<day>``). ``pull_request``: the run reads the shared warehouse
+    and writes only to its own folder (:mod:`evalops.pipeline.pullrequest`); its run id defaults to the CI's,
+    and its key is ``pr__<run id>``."""
+    import os
 
-def _say_always(message: str) -> None:
-    """The judge's lines (its preflight failure, its progress while requesting labels): on stderr even when
-    it is not a terminal, so a CI log shows a judge step that takes minutes or cannot start."""
-    click.echo(f"  {message}", err=True)
-
-
-def gated_run(cfg: Any, day: dt.date | None, clock: Any = None) -> tuple[Any, dict[str, Any], Exception | None]:
-    """Run the pipeline for ``day``. Returns the run context, the result, and the ``IncompleteRunError`` a
-    failed version raised (after the report), if any; any other error propagates. ``clock``: a
-    :class:`evalops.cli._timings.StageClock` that marks each step."""
     from evalops.pipeline import IncompleteRunError, RunContext, run_local
 
-    run = RunContext.for_day(day or dt.datetime.now(dt.timezone.utc).date())
-    say = frozen_at_each_step(clock.wrap(_say) if clock is not None else _say)
-    try:
-        return run, run_local(cfg, run, progress=say, judge_progress=_say_always), None
-    except IncompleteRunError as exc:
-        if exc.result is None:
-            raise
-        return run, exc.result, exc
+    day = day or dt.datetime.now(dt.timezone.utc).date()
+    prepared = None
+    with steps(title, quiet=quiet) as shown:
+        say = frozen_at_each_step(clock.wrap(shown.step) if clock is not None else shown.step)
+        if pull_request:
+            from evalops.pipeline.pullrequest import prepare_pull_request, pull_request_run_id
+
+            run_id = pull_request_run_id(run_id, os.environ)
+            say("reading the baselines from the shared warehouse")
+            prepared = prepare_pull_request(cfg, run_id)
+            copied = prepared.copied
+            shown.note(f"pull request {run_id}: read {copied.get('baselines', 0)} baseline rows and "
+                       f"{copied.get('query_scores', 0)} scores of their runs from {prepared.source}; this run "
+                       f"writes only to {prepared.folder}")
+            cfg, run_id = prepared.cfg, f"pr__{run_id}"
+        run = RunContext.for_day(day, run_id=run_id)
+        try:
+            return cfg, run, run_local(cfg, run, progress=say, judge_progress=shown.note), None, prepared
+        except IncompleteRunError as exc:
+            if exc.result is None:
+                raise
+            return cfg, run, exc.result, exc, prepared
 
 
 def _summary_lines(cases: list[Any], code: int) -> list[str]:
@@ -88,6 +102,56 @@ def _summary_lines(cases: list[Any], code: int) -> list[str]:
         if case.outcome != "passed" or case.decision == "regression":
             lines.append(f"  {case.outcome.upper():<8} {case.retriever} {case.version}: {case.message}")
     return lines
+
+
+SUMMARY_ROWS = 30  # a pull-request comment stays short; the JUnit XML and the report list every case
+
+
+def summary_markdown(cases: list[Any], code: int, *, title: str, notes: list[str] = ()) -> str:
+    """The gate's verdict as a short markdown text for a pull-request comment: a heading with the verdict,
+    the counts, ``notes`` (one line each), then one table row per case that is not passed or whose decision
+    is not ``no_change`` (a regression, an improvement, an inconclusive comparison; the first
+    :data:`SUMMARY_ROWS`): the version, the measure, the means, the delta with its decision interval, the
+    decision (severity, reason code) and the kind. Every text is escaped (:func:`markdown_cell`)."""
+    from evalops.reports.tables import decision_interval
+
+    counts = {o: sum(c.outcome == o for c in cases) for o in ("failure", "error", "skipped", "passed")}
+    verdict = "passed" if code == ExitCode.SUCCESS else f"FAILED (exit {int(code)}, {ExitCode(code).name.lower()})"
+    lines = [f"### {markdown_cell(title)}: {verdict}", "",
+             f"{len(cases)} checks: {counts['failure']} failing, {counts['error']} errors, {counts['skipped']} "
+             f"inconclusive, {counts['passed']} passed"]
+    lines += [f"- {markdown_cell(note)}" for note in notes]
+    shown = [c for c in cases if c.outcome != "passed" or (c.decision is not None and c.decision != "no_change")]
+    if shown:
+        lines += ["", "| outcome | version | measure | baseline → candidate | delta [decision interval] | decision | kind |",
+                  "|---|---|---|---|---|---|---|"]
+        for case in shown[:SUMMARY_ROWS]:
+            if case.decision is None:  # not compared: failed, missing, a floor, partial
+                cells = [case.outcome, f"{case.retriever} {case.version}", case.measure, "", "", case.message, case.kind or ""]
+            else:
+                interval = decision_interval(case.interval_low, case.interval_high, case.interval_level, missing="")
+                tags = ", ".join(x for x in (case.severity, case.reason_code) if x)
+                cells = [case.outcome, f"{case.retriever} {case.version}", case.measure,
+                         f"{numfmt.number(case.baseline_mean)} → {numfmt.number(case.candidate_mean)}"
+                         + (f" (vs {case.baseline_version})" if case.baseline_version else ""),
+                         numfmt.number(case.delta, signed=True) + (f" [{interval}]" if interval else ""),
+                         case.decision + (f" ({tags})" if tags else ""), case.kind or ""]
+            lines.append("| " + " | ".join(markdown_cell(c) or " " for c in cells) + " |")
+        if len(shown) > SUMMARY_ROWS:
+            lines.append(f"\n... and {len(shown) - SUMMARY_ROWS} more: see the JUnit XML and the report")
+    else:
+        lines += ["", "No comparison changed (every case passed with no change, or nothing was compared)."]
+    return "\n".join(lines) + "\n"
+
+
+def _write_summary_md(path: Path | None, text: str) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the summary ({exc.strerror or exc})") from None
 
 
 def result_tables(cfg: Any, result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -172,8 +236,12 @@ def _result_table(dataset: str, rows: list[dict[str, Any]]) -> Any:
 
 def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception | None, *,
                fail_on_regression: bool, junit_xml: Path | None, fmt: str, output_path: Path | None,
-               gate_summary: bool, fail_on: frozenset[str] | None = None, quiet: bool = False) -> None:
-    """Print (or write) the run's result, write the JUnit XML, and exit with the gate's code.
+               gate_summary: bool, fail_on: frozenset[str] | None = None, quiet: bool = False,
+               summary_md: Path | None = None, pull_request: Any = None) -> None:
+    """Print (or write) the run's result, write the JUnit XML (and ``summary_md``, the short markdown of
+    :func:`summary_markdown`), and exit with the gate's code. ``pull_request``: the run's
+    :class:`evalops.pipeline.pullrequest.PullRequestRun`, said in the output (``cfg`` is then its scratch
+    settings).
 
     The table format prints, per gold set, each version's measures with the delta against its baseline,
     the decision interval and the decision with its reason code; then the alerts, the gate's summary and
@@ -203,8 +271,10 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     if junit_xml is not None:
         from evalops.junit import write_junit_xml
 
-        write_junit_xml(junit_xml, cases, suite=f"evalops {run.label}",
-                        properties={"day": run.day, "report": result["report"]},
+        properties = {"day": run.day, "report": result["report"]}
+        if pull_request is not None:
+            properties["pull_request"] = pull_request.run_id
+        write_junit_xml(junit_xml, cases, suite=f"evalops {run.label}", properties=properties,
                         timestamp=dt.datetime.now(dt.timezone.utc))
     alerts = result["alerts"]
     lines = ([] if gate_summary else [
@@ -218,13 +288,28 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
                   if r["role"] == "deployed" and r["status"] != "failed"}
     for retriever in sorted({name for name, _ in unpromoted}):
         version = min(v for name, v in unpromoted if name == retriever)
+        if pull_request is not None:  # its runs are not in the shared warehouse: nothing here to promote
+            lines.append(f"{retriever} has no baseline in the shared warehouse yet: the main branch's run promotes "
+                         "one, and later pull requests compare with it")
+            continue
         lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version}{given_location()} --reason "
                      "'first baseline'`) and later runs compare every version of it with that one")
     if incomplete is not None:
         lines.append(f"error: {incomplete}")
+    pr_note = None
+    if pull_request is not None:
+        pr_note = (f"pull-request run {pull_request.run_id}: baselines read from {pull_request.source}, nothing "
+                   f"written there and no alert sent; its warehouse and report are in {pull_request.folder}")
+        lines.append(pr_note)
     lines.append(f"report: {result['report']}")
     if junit_xml is not None:
         lines.append(f"JUnit XML: {junit_xml}")
+    if summary_md is not None:
+        _write_summary_md(summary_md, summary_markdown(
+            cases, code, title=f"evalops {'gate' if gate_summary else 'run'} {run.day}",
+            notes=[*([pr_note] if pr_note else []), *([f"error: {incomplete}"] if incomplete is not None else []),
+                   f"report: {result['report']}"]))
+        lines.append(f"summary: {summary_md}")
     data = {
         "report": result["report"],
         "alerts": alerts,
@@ -232,6 +317,9 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         "results": tables,
         "gate": {"exit_code": int(code), "cases": [c.to_dict() for c in cases]},
     }
+    if pull_request is not None:
+        data["pull_request"] = {"run_id": pull_request.run_id, "folder": str(pull_request.folder),
+                                "source": pull_request.source, "copied": pull_request.copied}
 
     def draw(console: Any) -> None:
         for dataset, rows in tables.items():
@@ -249,9 +337,10 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         sys.exit(code)
 
 
-def _write_input_error(junit_xml: Path | None, exc: Exception) -> None:
-    """A run stopped by its inputs is one JUnit error case, so CI shows why (the exit code is still 3)."""
-    if junit_xml is None:
+def _write_input_error(junit_xml: Path | None, exc: Exception, summary_md: Path | None = None) -> None:
+    """A run stopped by its inputs is one JUnit error case (and a summary that says why), so CI shows why
+    (the exit code is still 3)."""
+    if junit_xml is None and summary_md is None:
         return
     from evalops.gate import GateCase
     from evalops.junit import write_junit_xml
@@ -259,13 +348,41 @@ def _write_input_error(junit_xml: Path | None, exc: Exception) -> None:
     message = exc.summary if hasattr(exc, "summary") else str(exc)
     case = GateCase(retriever="evalops", version="", measure="inputs", outcome="error", decision="bad_input",
                     message=message.splitlines()[0] if message else type(exc).__name__, details=message)
-    write_junit_xml(junit_xml, [case], suite="evalops inputs", timestamp=dt.datetime.now(dt.timezone.utc))
+    if junit_xml is not None:
+        write_junit_xml(junit_xml, [case], suite="evalops inputs", timestamp=dt.datetime.now(dt.timezone.utc))
+    if summary_md is not None:
+        _write_summary_md(summary_md, summary_markdown([case], ExitCode.BAD_INPUT, title="evalops gate",
+                                                       notes=[f"stopped before anything was scored: {case.message}"]))
+
+
+def _run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from evalops.pipeline.pullrequest import check_run_id
+
+    if value is None:
+        return None
+    try:
+        return check_run_id(value)
+    except InputError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--run-id "), ctx, param) from None
 
 
 JUNIT_HELP = "Write one JUnit XML test case per (version, measure) to this file, for CI."
 QUIET_OPTION = click.option("-q", "--quiet", is_flag=True,
                             help="Print nothing on stdout (for scripts: the exit code says what happened; errors "
-                                 "still go to stderr; -o still writes the output).")
+                                 "still go to stderr; -o still writes the output) and no progress on stderr.")
+PULL_REQUEST_OPTION = click.option(
+    "--pull-request", "pull_request", is_flag=True,
+    help="Pull-request mode: read the baselines (and their scores) from the shared warehouse and write nothing "
+         "there: the run, its alerts (sent to no notifier) and its report go to .evalops/pr/RUN_ID/.")
+RUN_ID_OPTION = click.option(
+    "--run-id", "run_id", default=None, callback=_run_id, metavar="ID",
+    help="The run's id (its run key; default cli__DATE). With --pull-request its default is the CI's: "
+         "GitHub Actions' GITHUB_RUN_ID (with the pull request's number), GitLab's CI_PIPELINE_ID (with "
+         "CI_MERGE_REQUEST_IID), else a fresh one.")
+SUMMARY_MD_OPTION = click.option(
+    "--summary-md", "summary_md", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Write a short markdown summary for a pull-request comment: the verdict, then one line per failing "
+         "or changed comparison.")
 
 
 @click.command()
@@ -281,12 +398,16 @@ QUIET_OPTION = click.option("-q", "--quiet", is_flag=True,
                    "unjudged, partial, floor, failed, missing]")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=Path("evalops-junit.xml"),
               show_default=True, help=JUNIT_HELP)
+@PULL_REQUEST_OPTION
+@RUN_ID_OPTION
+@SUMMARY_MD_OPTION
 @QUIET_OPTION
 @ALLOW_LOCAL_OPTION
 @output_options()
 @reports_errors
 def gate(day: dt.date | None, project: Path | None, config_file: str | None, fail_on_regression: bool, fail_on: str,
-         junit_xml: Path, quiet: bool, allow_local: bool, fmt: str, output_path: Path | None) -> None:
+         junit_xml: Path, pull_request: bool, run_id: str | None, summary_md: Path | None, quiet: bool,
+         allow_local: bool, fmt: str, output_path: Path | None) -> None:
     """Run one evaluation (as `evalops run`) as a CI check: exit 0 when it passes, 4 on a regression alert
     or a floor breach, 5 when a version could not be scored or was scored partially, 7 when a comparison
     cannot be found, 8 when the judge step failed, 3 on bad input; write JUnit XML and a short summary.
@@ -294,6 +415,9 @@ def gate(day: dt.date | None, project: Path | None, config_file: str | None, fai
     A regression fails the gate when it raises an alert (an alert measure, on the gold set); inconclusive
     comparisons are reported with their reason code (skipped in the JUnit XML) and pass unless --fail-on
     names inconclusive.
+
+    --pull-request compares with the shared warehouse's baselines and writes nothing there (no run, score,
+    alert or baseline row; no alert sent): for a pull request's CI job, with a read-only warehouse URL.
     """
     from evalops.failing import parse_fail_on
 
@@ -301,9 +425,11 @@ def gate(day: dt.date | None, project: Path | None, config_file: str | None, fai
 
     try:
         cfg = project_config(project, config_file, allow_local=allow_local)
-        run, result, incomplete = gated_run(cfg, day)
+        cfg, run, result, incomplete, prepared = gated_run(cfg, day, run_id=run_id, pull_request=pull_request,
+                                                           quiet=quiet, title="evalops gate")
     except (InputError, ValidationError) as exc:
-        _write_input_error(junit_xml, exc)
+        _write_input_error(junit_xml, exc, summary_md)
         raise
     finish_run(cfg, run, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
-               fmt=fmt, output_path=output_path, gate_summary=True, fail_on=policy, quiet=quiet)
+               fmt=fmt, output_path=output_path, gate_summary=True, fail_on=policy, quiet=quiet,
+               summary_md=summary_md, pull_request=prepared)

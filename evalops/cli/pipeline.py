@@ -16,20 +16,22 @@ from evalops.cli._common import (
     exits_fast,
     output_options,
     reports_errors,
-    stderr_is_terminal,
 )
 from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTION, project_config
-from evalops.cli.gate import JUNIT_HELP, QUIET_OPTION, finish_run, gated_run
+from evalops.cli.gate import (
+    JUNIT_HELP,
+    PULL_REQUEST_OPTION,
+    QUIET_OPTION,
+    RUN_ID_OPTION,
+    SUMMARY_MD_OPTION,
+    finish_run,
+    gated_run,
+)
 from evalops.errors import InputError
 from evalops.pipeline.demo import BACKFILL_DAYS, demo_summary, plan_demo, run_backfill
 from evalops.secrets import mask_url
 from evalops.utc import as_utc
 from evalops.warehouse.config import url_for as warehouse_url_for
-
-
-def _say(message: str) -> None:
-    if stderr_is_terminal():
-        click.echo(f"  {message} ...", err=True)
 
 
 @click.command()
@@ -38,6 +40,9 @@ def _say(message: str) -> None:
 @CONFIG_OPTION
 @click.option("--fail-on-regression", is_flag=True, help="Exit 4 when the run raised a regression alert (for CI).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, help=JUNIT_HELP)
+@PULL_REQUEST_OPTION
+@RUN_ID_OPTION
+@SUMMARY_MD_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @QUIET_OPTION
 @click.option("--timings", is_flag=True,
@@ -46,27 +51,30 @@ def _say(message: str) -> None:
 @output_options()
 @exits_fast
 @reports_errors
-def run(day, project, config_file, fail_on_regression, junit_xml, as_json, quiet, timings, allow_local, fmt,
-        output_path):
+def run(day, project, config_file, fail_on_regression, junit_xml, pull_request, run_id, summary_md, as_json, quiet,
+        timings, allow_local, fmt, output_path):
     """Run one evaluation of the project (every step of the DAG, in this process, without Airflow) for DAY's
     window, and print what it decided: per gold set, each version's measures, the delta against its
     baseline with the decision interval and the decision (with its reason code); then the alerts and the
-    report's path.
+    report's path. Its steps show on stderr as they start (a live line on a terminal; none with -q).
 
     Exits 6 when an alert stays undelivered (or unknown) after sending; `evalops alerts retry` and every
-    later run send it again. --timings prints how long each step took (wall and CPU seconds)."""
+    later run send it again. --timings prints how long each step took (wall and CPU seconds).
+    --pull-request reads the shared warehouse's baselines and writes nothing there (see `evalops gate`)."""
     clock = None
     if timings:
         from evalops.cli._timings import StageClock
 
         clock = StageClock()
     cfg = project_config(project, config_file, allow_local=allow_local)
-    run_ctx, result, incomplete = gated_run(cfg, day, clock)
+    cfg, run_ctx, result, incomplete, prepared = gated_run(cfg, day, clock, run_id=run_id, pull_request=pull_request,
+                                                           quiet=quiet)
     if clock is not None:
         clock.mark("printing the results")
     try:
         finish_run(cfg, run_ctx, result, incomplete, fail_on_regression=fail_on_regression, junit_xml=junit_xml,
-                   fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False, quiet=quiet)
+                   fmt="json" if as_json else fmt, output_path=output_path, gate_summary=False, quiet=quiet,
+                   summary_md=summary_md, pull_request=prepared)
     finally:
         if clock is not None:
             clock.print()

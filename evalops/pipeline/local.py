@@ -57,11 +57,12 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     log_sample = sample_query_logs(cfg, run, snapshot_id)
     say("planning the run")
     planned = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
-    for shard in shard_specs(cfg, run, planned):
-        say(f"scoring {shard.label}")
+    shards = shard_specs(cfg, run, planned)
+    for n, shard in enumerate(shards, 1):
+        say(f"scoring {shard.label.removesuffix(' 1/1')} ({n}/{len(shards)})")
         score_shard(cfg, run, shard)
-    for spec in planned:
-        say(f"comparing {spec.label}")
+    for n, spec in enumerate(planned, 1):
+        say(f"comparing {spec.label} ({n}/{len(planned)})")
         embeddings = compare_version(cfg, run, spec).embeddings
         if any(embeddings.values()):  # a dense encoder's documents: embedded now, or read from the cache
             # a note, not a step (a step's clock in `evalops run --timings` must not start here)

@@ -232,11 +232,33 @@ def test_markdown_prints_the_numbers_as_the_terminal_does(scifact):
     header = next(line for line in md.splitlines() if line.startswith("| measure |"))
     row = next(line for line in md.splitlines() if line.startswith("| nDCG@10 |"))
     cells = dict(zip([c.strip() for c in header.strip("|").split("|")], [c.strip() for c in row.strip("|").split("|")]))
-    assert cells["delta"][0] in "+-" and len(cells["delta"].split(".")[1]) == 4  # signed, 4 decimals
-    assert cells["interval_level"].endswith("%")
-    for key in ("delta", "interval_low", "interval_high", "baseline_mean", "p_adjusted", "effect_size_dz"):
-        assert cells[key] in terminal, (key, cells[key])
-    assert f"at {cells['interval_level']}" in terminal
+    baseline_mean, candidate_mean = cells["baseline → candidate"].split(" → ")
+    delta, interval = cells["delta \\[decision interval\\]"].split(" ", 1)
+    assert delta[0] in "+-" and len(delta.split(".")[1]) == 4  # signed, 4 decimals
+    low, high = interval.strip("\\[]").split(" at ")[0].split(" .. ")
+    level = interval.strip("\\[]").split(" at ")[1]
+    assert level.endswith("%") and f"at {level}" in terminal
+    for value in (baseline_mean, candidate_mean, delta, low, high):
+        assert value in terminal, value
+    assert cells["decision (severity, reason)"] in terminal
+
+
+def test_markdown_is_narrow_enough_for_a_pull_request_comment(scifact):
+    """Six columns (a 26-column table does not fit a pull-request comment); csv and json keep every field."""
+    from evalops.cli.compare import COMPARISON_COLUMNS
+
+    args = ("compare", *scifact, "-m", "nDCG@10", "-m", "P@10", "--queries", "answered-by-both")
+    md = invoke(*args, "--format", "markdown").stdout
+    header = next(line for line in md.splitlines() if line.startswith("| measure |"))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "measure", "candidate", "baseline → candidate", "delta \\[decision interval\\]",
+        "decision (severity, reason)", "kind"]
+    assert len([line for line in md.splitlines() if line.startswith("| ") and line != header]) == 2  # one per comparison
+    csv_header = invoke(*args, "--format", "csv").stdout.splitlines()[0]
+    assert csv_header.split(",") == list(COMPARISON_COLUMNS) and len(COMPARISON_COLUMNS) == 27
+    record = json.loads(invoke(*args, "--format", "json").stdout)["comparisons"][0]
+    assert {"p_adjusted", "effect_size_dz", "wins", "margin", "family_size"} <= set(record)
+    assert "baseline → candidate" not in record
 
 
 def test_power_from_a_pilot_of_real_deltas_is_the_library_simulation(tmp_path):

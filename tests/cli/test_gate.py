@@ -103,7 +103,7 @@ def test_without_the_regression_the_gate_passes(project, tmp_path):
     assert result.exit_code == ExitCode.SUCCESS, result.output
     import json
 
-    payload = json.loads(result.output)
+    payload = json.loads(result.stdout)  # the steps go to stderr
     assert payload["gate"]["exit_code"] == 0
     decisions = {(c["version"], c["measure"]): (c["decision"], c["outcome"]) for c in payload["gate"]["cases"]}
     assert decisions[("2.0-hybrid", "nDCG@10")] == ("improvement", "passed")
@@ -131,7 +131,7 @@ def test_run_reports_a_regression_but_exits_0_without_the_flag(project, tmp_path
     plain = runner.invoke(main, ["run", "--date", DAY2], env=env)
     assert plain.exit_code == 0 and "ALERT  Regression: handbook-search 2.0-truncated" in plain.output
     # what the run decided comes first: each version's measures, the delta, the decision interval, the decision
-    assert plain.output.startswith("gold set gold")
+    assert plain.stdout.startswith("gold set gold")  # on stdout; the steps went to stderr
     truncated = next(x for x in plain.output.splitlines() if x.lstrip().startswith("handbook-search 2.0-truncated"))
     assert "nDCG@10" in truncated and "0.3640" in truncated and "-0.2792" in truncated
     assert "REGRESSION (critical) vs 1.0" in truncated

@@ -91,12 +91,12 @@ def test_the_gate_after_the_work_folder_is_deleted_gives_the_verdict_the_folder_
     home, env = project
     kept = _gate(env)
     assert kept.exit_code == ExitCode.REGRESSION, kept.output
-    before = json.loads(kept.output)
+    before = json.loads(kept.stdout)  # the steps go to stderr
 
     shutil.rmtree(_work_folder(home, env))
     gated = _gate(env)
     assert gated.exit_code == ExitCode.REGRESSION == 4, gated.output  # non-zero, naming the regression
-    after = json.loads(gated.output)
+    after = json.loads(gated.stdout)
     assert after["gate"] == before["gate"]  # every case, message and number as with the folder
     [failing] = [c for c in after["gate"]["cases"] if c["outcome"] != "passed"]
     assert (failing["version"], failing["measure"], failing["kind"]) == ("2.0-truncated", "nDCG@10", "regression")
@@ -132,7 +132,7 @@ def test_a_decision_missing_from_the_warehouse_fails_the_gate_closed_naming_it(p
     junit = home / "junit.xml"
     gated = _gate(env)
     assert gated.exit_code == ExitCode.WAREHOUSE_ERROR == 7, gated.output
-    payload = json.loads(gated.output)
+    payload = json.loads(gated.stdout)
     [missing] = [c for c in payload["gate"]["cases"] if c["outcome"] != "passed"]
     assert (missing["version"], missing["measure"], missing["outcome"], missing["kind"]) == (
         "2.0-truncated", "nDCG@10", "error", "missing")
