@@ -51,7 +51,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BOUND_POLICY", "PairBounds", "pair_bounds", "ranking_from_docs", "ranking_of"]
+from evalops.holes import cutoff_of, judged_shift, rank_weight
+from evalops.metrics import evaluate
+from evalops.metrics.gold import Gold, as_gold
+from evalops.metrics.topk import top_k
+
+__all__ = ["BOUND_POLICY", "PairBounds", "pair_bounds", "ranking_from_docs", "ranking_of", "run_judged"]
 
 BOUND_POLICY = {
     "bounds": "each unjudged (query, document) in either run's top k gets one grade for both runs: optimistic = "
@@ -92,8 +97,6 @@ class PairBounds:
 def ranking_of(run: Any, depth: int) -> dict[str, list[str]]:
     """``{query: [doc, ...]}``: the first ``depth`` documents of each query of ``run`` in the evaluation's
     order (score descending, ties by doc id descending, as trec_eval; ``evalops.metrics.topk``)."""
-    from evalops.metrics.topk import top_k
-
     return top_k(run.to_run() if hasattr(run, "to_run") else run, int(depth))
 
 
@@ -114,9 +117,6 @@ def pair_bounds(qrels: Any, baseline: Ranking, candidate: Ranking, measures: Ite
     measure's name as given. ``baseline`` / ``candidate``: rankings (:func:`ranking_of`); ``default_k``: the
     cutoff of a measure over the whole ranking (AP, R-Prec); ``policy``: the metrics policy
     (``evalops.metrics.Policy``) both runs are scored under."""
-    from evalops.holes import cutoff_of
-    from evalops.metrics.gold import as_gold
-
     gold = _plain(as_gold(qrels))
     grade = max(1, int(gold.grades.max()) if len(gold.grades) else 1)
     judged_pairs = set(zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist()))
@@ -150,8 +150,6 @@ def pair_bounds(qrels: Any, baseline: Ranking, candidate: Ranking, measures: Ite
 
 def _plain(gold: Any) -> Any:
     """``gold`` with numpy object doc ids (a compact gold set keeps Arrow strings)."""
-    from evalops.metrics.gold import Gold
-
     docs = gold.doc_ids
     if isinstance(docs, np.ndarray) and docs.dtype == object:
         return gold
@@ -183,8 +181,6 @@ def _holes(gold: Any, judged: set[tuple[str, str]], baseline: Ranking, candidate
     """The unjudged pairs of the gold queries in either top ``k``: those only the candidate has (``c_only``),
     only the baseline has (``b_only``), that the candidate ranks higher (``up``, its own included), that the
     baseline ranks higher (``down``), that both rank alike (``tied``); and how many each query has."""
-    from evalops.holes import rank_weight
-
     up, down, tied, c_only, b_only = [], [], [], [], []
     counts: dict[str, int] = {}
     for q in gold.query_ids.tolist():
@@ -208,8 +204,6 @@ def _holes(gold: Any, judged: set[tuple[str, str]], baseline: Ranking, candidate
 
 def _with(gold: Any, pairs: list[tuple[str, str]], grade: int) -> Any:
     """``gold`` plus ``pairs`` (unjudged, of gold queries) judged at ``grade``."""
-    from evalops.metrics.gold import Gold
-
     if not pairs:
         return gold
     position = {q: i for i, q in enumerate(gold.query_ids.tolist())}
@@ -223,8 +217,6 @@ def _with(gold: Any, pairs: list[tuple[str, str]], grade: int) -> Any:
 def _deltas(gold: Any, runs: Mapping[str, Any], measures: list[str], policy: Any
             ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per measure: the query ids both runs have a (non-NaN) value for, and candidate minus baseline there."""
-    from evalops.metrics import evaluate
-
     base = evaluate(gold, runs["b"], measures, policy)
     cand = evaluate(gold, runs["c"], measures, policy)
     out = {}
@@ -240,3 +232,33 @@ def _aligned(found: tuple[np.ndarray, np.ndarray], ids: np.ndarray) -> np.ndarra
     """``found``'s deltas at ``ids`` (NaN where it has none)."""
     at = dict(zip(found[0].tolist(), found[1].tolist()))
     return np.array([at.get(q, np.nan) for q in ids.tolist()], dtype=np.float64)
+
+
+def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str], default_k: int = 100,
+               baseline_scores: Any = None, policy: Any = None) -> dict:
+    """The judged coverage of ``candidate`` against ``baseline`` at each measure's cutoff and the bounds of
+    the unjudged documents (``evalops.bounds``), over every gold query both are scored on:
+    ``{measure: JudgedShift}``, for comparisons of runs in memory (``evalops compare``, the Python API).
+    Both runs are read to ``default_k`` documents (the cutoff of a measure over the whole ranking); the
+    bounds are scored under the metrics ``policy``. ``baseline_scores`` is accepted for older callers and
+    not needed."""
+    del baseline_scores
+    gold = as_gold(qrels)
+    measures = [str(m) for m in measures if not str(m).startswith("Judged@")]
+    if not measures:
+        return {}
+    cutoffs = sorted({cutoff_of(m, default_k) for m in measures})
+    depth = max([default_k, *cutoffs])
+    base_rank, cand_rank = ranking_of(baseline, depth), ranking_of(candidate, depth)
+    coverage = [f"Judged@{k}" for k in cutoffs]
+    base_cov, cand_cov = (evaluate(gold, run, coverage) for run in (baseline, candidate))
+    bounds = pair_bounds(gold, base_rank, cand_rank, measures, default_k, policy)
+    out = {}
+    for measure in measures:
+        k = cutoff_of(measure, default_k)
+        per = [dict(zip(r.query_ids.tolist(), r.per_query[f"Judged@{k}"].tolist())) for r in (base_cov, cand_cov)]
+        shift = judged_shift(measure, per[0], per[1], {}, k, queries=bounds[measure].query_ids.tolist(),
+                             bound=bounds[measure])
+        if shift is not None:
+            out[measure] = shift
+    return out

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.failing import DEFAULT_FAIL_ON, FAIL_ON, KIND_EXIT_CODE, comparison_kind, parse_fail_on
 from evalops.exitcodes import ExitCode, most_severe
+from evalops import numfmt
 from evalops.floors import floor_checks
-from evalops.holes import describe_bounds
 from evalops.pipeline.registry import alerting_measures, canonical_measures
 from evalops.reports.tables import decision_interval
 from evalops.pipeline.specs import VersionSpec
@@ -131,7 +131,7 @@ def describe_comparison(c: Mapping[str, Any]) -> str:
         ci = ""
     p = c.get("p_adjusted")
     tags = ", ".join(str(x) for x in (c.get("severity"), c.get("reason_code")) if x)
-    bounds = describe_bounds(c.get("judged_coverage")) if c.get("reason_code") == "unjudged_documents" else None
+    bounds = numfmt.bounds(c.get("judged_coverage")) if c.get("reason_code") == "unjudged_documents" else None
     bound = "" if bounds is None else f", {bounds}"
     return (f"{c['decision']}{f' ({tags})' if tags else ''}: {c['measure']} {_num(c.get('baseline_mean'), '.4f')} -> "
             f"{_num(c.get('candidate_mean'), '.4f')}, delta {_num(c.get('delta'), '+.4f')}{ci}{bound}, "

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["HOLE_BOUND", "HOLE_POLICY", "Hole", "beside_judged", "cutoff_of", "hole_rows", "judged_measure",
-           "describe_bounds", "judged_measures", "judged_shift", "judged_top", "run_judged", "prioritise_holes", "rank_weight",
+           "judged_measures", "judged_shift", "judged_top", "prioritise_holes", "rank_weight",
            "unjudged_top"]
 
 HOLE_POLICY = {
@@ -50,24 +50,6 @@ HOLE_BOUND = {
             "optimistic bound or the condensed lists show it too, read with the decision's own interval and "
             "level; else inconclusive (unjudged_documents), which alerts and fails the gate as 'unjudged'",
 }
-
-
-def describe_bounds(judged: Mapping[str, Any] | None, signed: Any = None) -> str | None:
-    """The bounds of the unjudged documents of a stored comparison (its ``judged_coverage``) in words:
-    ``bounds of the unjudged documents -0.5796 .. +0.6583, condensed lists -0.0314``; ``None`` without them.
-    A record stored under the per-run bound (``bound: per-run``, not a bound of the delta) says so.
-    ``signed`` formats a delta (default ``+.4f``)."""
-    if not judged or judged.get("holes_relevant_delta") is None:
-        return None
-    fmt = signed or (lambda x: f"{x:+.4f}")
-    if judged.get("bound", "per-run") != "pair":
-        return f"{fmt(judged['holes_relevant_delta'])} with the candidate's unjudged documents relevant (per-run bound)"
-    low = judged.get("holes_pessimistic_delta")
-    words = (f"bounds of the unjudged documents {fmt(low) if low is not None else '?'} .. "
-             f"{fmt(judged['holes_relevant_delta'])}")
-    if judged.get("condensed_delta") is not None:
-        words += f", condensed lists {fmt(judged['condensed_delta'])}"
-    return words
 
 
 def cutoff_of(measure: str, default_k: int) -> int:
@@ -164,40 +146,6 @@ def judged_shift(measure: str, baseline: Mapping[str, float], candidate: Mapping
 
 def _floats(values: Any) -> tuple[float, ...]:
     return tuple(float(x) for x in values.tolist())
-
-
-def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str], default_k: int = 100,
-               baseline_scores: Any = None, policy: Any = None) -> dict:
-    """The judged coverage of ``candidate`` against ``baseline`` at each measure's cutoff and the bounds of
-    the unjudged documents (``evalops.bounds``), over every gold query both are scored on:
-    ``{measure: JudgedShift}``, for comparisons of runs in memory (``evalops compare``, the Python API).
-    Both runs are read to ``default_k`` documents (the cutoff of a measure over the whole ranking); the
-    bounds are scored under the metrics ``policy``. ``baseline_scores`` is accepted for older callers and
-    not needed."""
-    from evalops.bounds import pair_bounds, ranking_of
-    from evalops.metrics import evaluate
-    from evalops.metrics.gold import as_gold
-
-    del baseline_scores
-    gold = as_gold(qrels)
-    measures = [str(m) for m in measures if not str(m).startswith("Judged@")]
-    if not measures:
-        return {}
-    cutoffs = sorted({cutoff_of(m, default_k) for m in measures})
-    depth = max([default_k, *cutoffs])
-    base_rank, cand_rank = ranking_of(baseline, depth), ranking_of(candidate, depth)
-    coverage = [f"Judged@{k}" for k in cutoffs]
-    base_cov, cand_cov = (evaluate(gold, run, coverage) for run in (baseline, candidate))
-    bounds = pair_bounds(gold, base_rank, cand_rank, measures, default_k, policy)
-    out = {}
-    for measure in measures:
-        k = cutoff_of(measure, default_k)
-        per = [dict(zip(r.query_ids.tolist(), r.per_query[f"Judged@{k}"].tolist())) for r in (base_cov, cand_cov)]
-        shift = judged_shift(measure, per[0], per[1], {}, k, queries=bounds[measure].query_ids.tolist(),
-                             bound=bounds[measure])
-        if shift is not None:
-            out[measure] = shift
-    return out
 
 
 def rank_weight(rank: int | None, k: int) -> float:

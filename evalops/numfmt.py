@@ -15,9 +15,10 @@ An undefined value (``None``, NaN, infinity) prints as ``missing``: each medium 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DASH", "P_DIGITS", "defined", "effect", "level", "margin", "number", "p_value", "percent"]
+__all__ = ["DASH", "P_DIGITS", "bounds", "defined", "effect", "level", "margin", "number", "p_value", "percent"]
 
 DASH = "–"
 P_DIGITS = 2  # significant digits of a p-value
@@ -75,3 +76,21 @@ def margin(value: Any, missing: str = DASH) -> str:
     """A margin or threshold in its shortest form (``0.01``)."""
     v = defined(value)
     return missing if v is None else f"{v:g}"
+
+
+def bounds(judged: Mapping[str, Any] | None, signed: Any = None) -> str | None:
+    """The bounds of the unjudged documents of a stored comparison (its ``judged_coverage``) in words:
+    ``bounds of the unjudged documents -0.5796 .. +0.6583, condensed lists -0.0314``; ``None`` without them.
+    A record stored under the per-run bound (``bound: per-run``, not a bound of the delta) says so.
+    ``signed`` formats a delta (default ``+.4f``)."""
+    if not judged or judged.get("holes_relevant_delta") is None:
+        return None
+    fmt = signed or (lambda x: f"{x:+.4f}")
+    if judged.get("bound", "per-run") != "pair":
+        return f"{fmt(judged['holes_relevant_delta'])} with the candidate's unjudged documents relevant (per-run bound)"
+    low = judged.get("holes_pessimistic_delta")
+    words = (f"bounds of the unjudged documents {fmt(low) if low is not None else '?'} .. "
+             f"{fmt(judged['holes_relevant_delta'])}")
+    if judged.get("condensed_delta") is not None:
+        words += f", condensed lists {fmt(judged['condensed_delta'])}"
+    return words

@@ -9,7 +9,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evalops import numfmt
-from evalops.holes import describe_bounds
 from evalops.safetext import plain
 
 __all__ = ["regression_message", "worst_query_rows", "format_p", "slack_text", "QUERY_TEXT_LIMIT", "MESSAGE_LIMIT"]
@@ -107,7 +106,7 @@ def _judged_lines(n: Mapping[str, Any], policy: Mapping[str, Any] | None = None)
     line = (f"judged coverage ({j['measure']}): baseline {_f(j['baseline'], 3)} -> candidate {_f(j['candidate'], 3)} "
             f"({_f(j['difference'], 3, signed=True)}); {j['unjudged_documents']} unjudged documents in the "
             "top k of either version")
-    bounds = describe_bounds(j, lambda x: _f(x, signed=True))
+    bounds = numfmt.bounds(j, lambda x: _f(x, signed=True))
     if bounds is None:
         return [line]
     line += f"; delta {_f(n['delta'], signed=True)} as judged, {bounds}"

@@ -26,6 +26,7 @@ from typing import Any
 
 from evalops.alerting.message import regression_message, worst_query_rows
 from evalops.alerting.model import Alert, AlertKind, Severity
+from evalops.failing import comparison_kind
 
 __all__ = ["AlertContext", "floor_alert", "judge_failed_alert", "regression_alerts", "validation_alert", "retriever_alert"]
 
@@ -73,7 +74,6 @@ def regression_alerts(
     policy the decision was taken under; it is quoted in the message and kept in ``details``.
     ``query_text`` maps query id to raw text; ``scrub`` removes personal data from it.
     """
-    from evalops.failing import comparison_kind
 
     from evalops.stats.compare import public_fields, public_view
     from evalops.stats.margins import DEFAULT_MARGINS

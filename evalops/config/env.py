@@ -18,6 +18,9 @@ from typing import Any
 
 from evalops.errors import ConfigError
 
+# the project's own SQLite warehouse, relative to the project folder (warehouse_url unset, or --allow-local)
+DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
+
 __all__ = [
     "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",
     "DASHBOARD_PASSWORD_VAR", "DASHBOARD_TOKEN_VAR", "DASHBOARD_USER_VAR", "HOME_VAR", "PROJECT_FILE",
@@ -155,7 +158,7 @@ def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:
         return {}
     import yaml
 
-    from evalops.config.yamlfile import compose_and_load, read_settings_text
+    from evalops.yamlfile import compose_and_load, read_settings_text
 
     try:
         data = compose_and_load(read_settings_text(file), str(file))[1] or {}

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evalops.config.env import check_url_scheme
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.failing import parse_fail_on
 from evalops.floors import parse_floors
 
 __all__ = [
@@ -158,8 +159,6 @@ class AlertingSettings(_Section):
     def _known_kinds(cls, value: Any) -> Any:
         """Each kind is one of ``evalops.failing.FAIL_ON`` (``none``: nothing fails); a string may list several,
         comma-separated, as ``--fail-on`` does."""
-        from evalops.failing import parse_fail_on
-
         if isinstance(value, (list, tuple)) and not value:
             return ()
         try:

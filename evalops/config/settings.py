@@ -92,6 +92,7 @@ from evalops.limits import (
     set_input_bounds,
 )
 from evalops.safetext import truncate
+from evalops.config.env import DEFAULT_SQLITE_PATH
 
 __all__ = ["Config", "find_project", "load_config", "process_setting"]
 
@@ -457,8 +458,6 @@ def load_config(
         Config._build = {}
     cfg._source = " < ".join(sources)
     if local:  # asked for: the project's own warehouse, by name (never the Airflow connection's)
-        from evalops.warehouse.config import DEFAULT_SQLITE_PATH
-
         object.__setattr__(cfg, "warehouse_url", f"sqlite:///{cfg.home / DEFAULT_SQLITE_PATH}")
         where = ", ".join(w for k, w in empties if k == "warehouse_url")
         cfg._notes = (f"warehouse_url is empty ({where}): using the local warehouse {cfg.home / DEFAULT_SQLITE_PATH} "

@@ -97,7 +97,7 @@ def _read_dotenv(path: Path) -> dict[str, str]:
 def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
     import yaml
 
-    from evalops.config.yamlfile import compose_and_load, read_settings_text
+    from evalops.yamlfile import compose_and_load, read_settings_text
 
     text = read_settings_text(path)  # a regular file, bounded in size
     try:

@@ -92,7 +92,7 @@ def _build(data: Any, source: str) -> Prompt:
 @cache
 def load_prompt(task: str) -> Prompt:
     """The packaged prompt of ``task`` (one of :data:`TASKS`)."""
-    from evalops.config.yamlfile import compose_and_load
+    from evalops.yamlfile import compose_and_load
 
     if task not in TASKS:
         raise ConfigError(f"unknown judge task {task!r}; valid tasks: {', '.join(TASKS)}")

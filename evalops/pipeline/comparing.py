@@ -41,14 +41,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalops.bounds import ranking_from_docs
+from evalops.bounds import pair_bounds, ranking_from_docs
 from evalops.context import parse_any_measure
 from evalops.pipeline.context import RunContext
 from evalops.holes import cutoff_of, judged_measure, judged_shift
 from evalops.metrics import summarize
 from evalops.pipeline.facts import record_run_facts
-from evalops.pipeline.queries import query_attributes
-from evalops.pipeline.registry import compared_measures, context_measures, scored_measures
+from evalops.pipeline.queries import query_attributes, query_set_for
+from evalops.pipeline.registry import compared_measures, context_measures, metric_policy, scored_measures
 from evalops.segments import segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.specs import VersionSpec
@@ -322,10 +322,6 @@ def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
 def _bounds(cfg: Config, spec: VersionSpec, baseline: Any, candidate: Any, measures: list[str]) -> dict[str, Any]:
     """The bounds of the unjudged documents of every judged measure (``evalops.bounds``), against the gold
     set's judgments the versions were scored on."""
-    from evalops.bounds import pair_bounds
-    from evalops.pipeline.queries import query_set_for
-    from evalops.pipeline.registry import metric_policy
-
     ir = [m for m in measures if m not in set(context_measures(cfg))]
     if not ir:
         return {}

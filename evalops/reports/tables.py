@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalops import numfmt
-from evalops.holes import describe_bounds
 from evalops.reports.model import ABResult, ReportData, VersionScores
 
 __all__ = ["Bullet", "Cell", "Section", "Table", "decision_interval", "decision_text", "report_sections", "fmt_num",
@@ -154,7 +153,7 @@ def _judged(j: dict[str, Any] | None) -> str:
     """Judged@k of both sides at the measure's cutoff, their difference and the unjudged documents."""
     if not j:
         return "–"
-    bounds = describe_bounds(j, lambda x: fmt_num(x, 4, signed=True))
+    bounds = numfmt.bounds(j, lambda x: fmt_num(x, 4, signed=True))
     return (f"{j['measure']} {fmt_num(j['baseline'], 3)} → {fmt_num(j['candidate'], 3)} "
             f"({fmt_num(j['difference'], 3, signed=True)}; {j['unjudged_documents']} unjudged"
             + ("" if bounds is None else f"; {bounds}") + ")")

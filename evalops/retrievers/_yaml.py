@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from evalops.config.yamlfile import BoundedLoader, read_settings_text
+from evalops.yamlfile import BoundedLoader, read_settings_text
 from evalops.errors import ConfigError
 
 __all__ = ["Marked", "load_marked"]

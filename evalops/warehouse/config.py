@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalops.config import process_number  # the import-light part: no settings object (nor pydantic) to make an engine
+from evalops.config.env import DEFAULT_SQLITE_PATH
 from evalops.errors import ConfigError
 from evalops.extras import require
 from evalops.secrets import ConnectionFields, read_connection
@@ -53,7 +54,6 @@ __all__ = [
 ]
 
 AIRFLOW_CONN_ID = "evalops_warehouse"
-DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
 
 
 def warehouse_timeout(name: str) -> float:

@@ -35,6 +35,7 @@ from evalops.warehouse.models import (
     RunTimingModel,
 )
 from evalops.utc import as_utc
+from evalops.warehouse.alerts import alert_deliveries
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine
@@ -300,8 +301,6 @@ def dashboard_alerts(
         stmt = stmt.limit(limit)
     with transaction(engine, "reading alerts") as conn:
         found = _rows(conn, stmt)
-    from evalops.warehouse.alerts import alert_deliveries
-
     per_notifier = alert_deliveries(engine, [row["id"] for row in found])
     for row in found:  # which notifiers had it: the log alone told nobody
         row["notifiers"] = per_notifier.get(row["id"], {})

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from evalops.cli import main
 from evalops.config import load_config, parse_time_settings
-from evalops.config import yamlfile
+from evalops import yamlfile
 from evalops.config.env import DEFAULT_TASK_TIMEOUT
 from evalops.errors import ConfigError
 from evalops.exitcodes import ExitCode
