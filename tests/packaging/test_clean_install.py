@@ -82,8 +82,11 @@ def test_the_wheel_without_extras_evaluates_and_compares_and_names_each_missing_
     _ok(base_venv.run("evalops", "init", "proj", "--gold-set", scifact_copy,
                       "--knowledge-base", scifact_copy / "corpus.jsonl", cwd=outside))
     project = outside / "proj"
+    # validate checks the deployed versions' extras first (the built-in BM25 of init's retrievers.yaml), then
+    # Great Expectations; with nothing built-in deployed, Great Expectations is the one missing
+    registry = project / "retrievers.yaml"
     missing = [
-        (("validate",), {}, "gx", "to validate with Great Expectations"),
+        (("validate",), {}, "retrievers", "to use the built-in BM25 retriever"),
         (("retrieve", "bm25", "--dataset", scifact_copy, "-k", "10"), {}, "retrievers",
          "to use the built-in BM25 retriever"),
         (("db", "upgrade"), {"EVALOPS_WAREHOUSE_URL": "postgresql://evalops@127.0.0.1:9/none"}, "postgres",
@@ -95,3 +98,7 @@ def test_the_wheel_without_extras_evaluates_and_compares_and_names_each_missing_
         assert done.returncode == 3, (args, done.returncode, done.stdout, done.stderr[-2000:])
         assert message in done.stdout + done.stderr, (args, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr, done.stderr
+    registry.write_text(registry.read_text().replace("deployed: true", "deployed: false"))
+    done = base_venv.run("evalops", "validate", cwd=project)
+    assert done.returncode == 3 and "install `evalops-rag[gx]` to validate with Great Expectations" in (
+        done.stdout + done.stderr), (done.stdout, done.stderr)

@@ -29,7 +29,7 @@ def cfg(tmp_path):
 @pytest.mark.parametrize(("entry", "message"), [
     ({**ENTRY, "adapter": "carrier-pigeon"}, "params.candidate:1: unknown adapter 'carrier-pigeon'"),
     ({k: v for k, v in ENTRY.items() if k != "owner"}, "params.candidate:1: retriever is missing 'owner'"),
-    ({**ENTRY, "params": {}}, "params.candidate:1: run_file params"),
+    ({**ENTRY, "params": {}}, "params.candidate:1: retriever handbook-search@9.9-adhoc: run_file params"),
     ({**ENTRY, "colour": "red"}, "params.candidate:1: unknown key 'colour'"),
     ("bm25", "params.candidate: expected a registry entry"),
 ])

@@ -114,7 +114,8 @@ def _a_valid_other_value(key: str, default):
                "memory_budget": "512MB", "context_measures": "Tokens@10", "max_line_length": "1MB",
                "max_decompressed_size": "2GB", "judge.base_url": "https://judge.example/v1",
                "regression.max_judged_coverage_drop": "0.2", "gold_set.floors": '{"nDCG@10": 0.3}',
-               "gold_set.floor_on": "lower_bound", "gold_set.floor_severity": "warning"}
+               "gold_set.floor_on": "lower_bound", "gold_set.floor_severity": "warning",
+               "alerting.fail_on": "regression,inconclusive"}
     if key in special:
         return special[key]
     if isinstance(default, bool):
