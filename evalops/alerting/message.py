@@ -88,9 +88,14 @@ def _rule_lines(n: Mapping[str, Any]) -> list[str]:
     level = n.get("interval_level")
     family = n.get("family_size")
     criterion = n.get("criterion")
+    # an inconclusive comparison that alerts (unjudged, partial_run) has no severity of its own: its decision
+    # and reason code say what it is
+    head = (f"severity: {n['severity']}   criterion: {criterion or 'n/a'}"
+            + (f" ({_CRITERIA[criterion]})" if criterion in _CRITERIA else "")
+            if n.get("severity") else
+            f"decision: {n.get('decision') or 'n/a'} ({n.get('reason_code') or 'no reason code'})")
     return [
-        f"severity: {n.get('severity') or 'n/a'}   criterion: {criterion or 'n/a'}"
-        + (f" ({_CRITERIA[criterion]})" if criterion in _CRITERIA else ""),
+        head,
         f"decision interval: {_f(n.get('interval_low'), signed=True)} .. {_f(n.get('interval_high'), signed=True)}"
         f" at {numfmt.level(level, NA)}   margin: {numfmt.margin(n.get('margin'), NA)}   family size: {family or NA}",
     ]
