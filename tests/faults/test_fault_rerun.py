@@ -140,3 +140,42 @@ def test_a_killed_re_run_of_a_finished_day_leaves_the_day_and_its_baseline(stage
     assert [r[:3] for r in day_rows(warehouse_url)] == [r[:3] for r in finished]
     assert [r for r in history(warehouse_url, "-m", "nDCG@10") if r["logical_date"].startswith(DAY)] == day_history
     assert the_baseline(cfg) == baseline
+
+
+def test_a_run_stopped_by_an_error_gives_up_its_runs_at_once(tmp_path, monkeypatch):
+    """Not killed but stopped by an error after planning: a run that never finished is `abandoned` with the
+    cause at once, and a re-run's attempts are dropped, the finished day untouched (no lease to wait out)."""
+    import evalops.pipeline.local as local
+    from evalops.config import load_config
+    from evalops.pipeline import RunContext, run_local
+
+    url = f"sqlite:///{tmp_path / 'warehouse.db'}"
+    cfg = load_config(tmp_path, environ={
+        "EVALOPS_HOME": str(tmp_path), "EVALOPS_GOLD_SET": str(INCLUDE / "goldset"),
+        "EVALOPS_KNOWLEDGE_BASE": str(INCLUDE / "knowledge_base"), "EVALOPS_REGISTRY": str(INCLUDE / "retrievers.yaml"),
+        "EVALOPS_LOG_SAMPLE_SIZE": "0", "EVALOPS_WAREHOUSE_URL": url,
+    })
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the comparison broke")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(local, "compare_version", broken)
+        with pytest.raises(RuntimeError, match="the comparison broke"):
+            run_local(cfg, RunContext.for_day(DAY))
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse import get_run
+
+    ((run_id, *_),) = day_rows(url)
+    stopped = get_run(engine_for(cfg), run_id)
+    assert stopped.status == "abandoned" and stopped.lease_expires_at is None
+    assert stopped.error == "abandoned: the run stopped before finishing: RuntimeError: the comparison broke"
+
+    run_local(cfg, RunContext.for_day(DAY))  # the day, finished
+    finished = day_rows(url)
+    with monkeypatch.context() as patch:
+        patch.setattr(local, "compare_version", broken)
+        with pytest.raises(RuntimeError):
+            run_local(cfg, RunContext.for_day(DAY))
+    assert day_rows(url) == finished  # succeeded, no lease, no attempt: as it was
+    assert get_run(engine_for(cfg), run_id).error is None
