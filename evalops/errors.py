@@ -10,6 +10,7 @@
     ├── ValidationError            a data contract (Great Expectations suite) failed; carries a summary
     ├── RetrieverError             a retriever call failed or the failure budget was exceeded
     └── WarehouseError             the metrics warehouse refused or could not complete a write
+        └── UnusableBaselineError  the current baseline names a run that is not ``succeeded`` (fails closed)
 
 Callers catch the base classes; the CLI turns every ``EvalopsError`` into a one-line message and the exit code of ``evalops.exitcodes``.
 """
@@ -27,6 +28,7 @@ __all__ = [
     "ValidationError",
     "RetrieverError",
     "WarehouseError",
+    "UnusableBaselineError",
 ]
 
 
@@ -91,3 +93,14 @@ class RetrieverError(EvalopsError):
 
 class WarehouseError(EvalopsError):
     """The warehouse could not complete a write or a lookup."""
+
+
+class UnusableBaselineError(WarehouseError):
+    """The current baseline of a retriever names a run that is not ``succeeded`` (its scores cannot be
+    trusted); lookups fail closed instead of comparing against it. ``baseline`` is the stored row,
+    ``run_status`` the status of the run it names."""
+
+    def __init__(self, message: str, *, baseline: object = None, run_status: str | None = None):
+        self.baseline = baseline
+        self.run_status = run_status
+        super().__init__(message)

@@ -139,9 +139,10 @@ class Config(BaseSettings):
                                        "one stops the reading with an error naming the file (a bomb's defence)")
     max_decompressed_size: str | int = Field("4GB", description="most bytes read from a compressed file or a "
                                              "stream (stdin, a pipe; at least 1MB) before it is refused")
-    run_lease_seconds: float | None = Field(None, gt=0, description="lease of a `running` run, renewed while "
-                                            "it scores; expired = `abandoned` by the next run (default: twice "
-                                            "the longest task timeout)")
+    run_lease_seconds: float | None = Field(None, gt=0, description="lease of a run in flight, renewed while "
+                                            "it scores; expired, the next run marks a run that never finished "
+                                            "`abandoned` and drops a re-run's attempt, the finished run kept "
+                                            "(default: twice the longest task timeout)")
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
@@ -160,7 +161,7 @@ class Config(BaseSettings):
     warehouse_idle_timeout: float = Field(_DEFAULTS["warehouse_idle_timeout"], gt=0, allow_inf_nan=False, description="seconds a warehouse "
                                           "session may stay idle in a transaction (PostgreSQL)")
     warehouse_busy_timeout: float = Field(_DEFAULTS["warehouse_busy_timeout"], gt=0, allow_inf_nan=False, description="seconds a writer waits "
-                                          "for the SQLite write lock")
+                                          "for a lock (SQLite's write lock; PostgreSQL's lock_timeout)")
 
     _source: str = PrivateAttr("defaults")
     _notes: tuple[str, ...] = PrivateAttr(())

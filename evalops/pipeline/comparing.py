@@ -6,7 +6,8 @@
    ``error`` or a failed share above ``Config.failure_budget`` makes the run ``failed`` (no scores kept);
    other failures make it ``partial`` (failed queries excluded, never scored as 0); else ``succeeded``;
 2. stores the run with all its per-query scores and the per-measure aggregates (mean and 95% Student-t
-   interval, ``evalops.metrics.summarize``) in one transaction, replacing what a previous attempt wrote;
+   interval, ``evalops.metrics.summarize``) in one transaction, replacing what a previous attempt wrote (a
+   re-run of a finished run replaces the finished result only here: until then it stays as it was);
 3. promotes it when it is the re-score of a stale baseline (and it succeeded);
 4. runs the paired comparison of every measure against the baseline run (``evalops.stats.compare``) and
    writes the records to the work folder. Before any number, the notes say how many of the judged queries
@@ -169,9 +170,12 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
     own = collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries)
     planned = get_run(engine, spec.run_id)
     fingerprint = get_fingerprint(engine, spec.fingerprint)
+    # A re-run of a finished run is an attempt beside it (planning): this write replaces the finished result
+    # with the attempt's, its start and contracts included, in one transaction.
     record_run(
         engine, planned.key, fingerprint=fingerprint, logical_date=run.anchor, status=own.status,
-        started_at=planned.started_at, finished_at=dt.datetime.now(dt.timezone.utc), n_queries=own.n_queries,
+        started_at=planned.attempt_started_at or planned.started_at, contracts=planned.attempt_contracts,
+        finished_at=dt.datetime.now(dt.timezone.utc), n_queries=own.n_queries,
         n_failed=len(own.failed), failed_query_ids=sorted(own.failed), error=own.error, scores=own.frame,
         aggregates=None if own.status == "failed" else _aggregates(own.frame, scored_measures(cfg)),
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,

@@ -5,6 +5,7 @@ The steps are the ones the DAG's tasks call, in the DAG's order; shards run one 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +20,17 @@ from evalops.pipeline.planning import plan_run, shard_specs
 from evalops.pipeline.publishing import publish_report
 from evalops.pipeline.registry import check_before_run
 from evalops.pipeline.scoring import score_shard
-from evalops.pipeline.store import migrate_warehouse
+from evalops.pipeline.store import engine_for, migrate_warehouse
 from evalops.pipeline.workdir import report_location
+from evalops.warehouse import release_runs
+from evalops.warehouse._deadline import is_silent
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
 __all__ = ["run_local"]
+
+log = logging.getLogger(__name__)
 
 
 def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | None = None,
@@ -35,7 +40,8 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     A failed input contract raises (after storing its alert), as the DAG's task would. A gold version that
     could not be scored, or a failed judge step, raises ``IncompleteRunError`` after the report, carrying
     this result as ``.result``. The judge is checked (``preflight_judge``) before anything is scored, so an
-    unreachable judge costs seconds, not the scoring and ``judge.deadline_seconds``. ``judge_progress``
+    unreachable judge costs seconds, not the scoring and ``judge.deadline_seconds``. Stopped by any other
+    error after planning, it gives up its runs still in flight (:func:`_give_up`). ``judge_progress``
     receives the lines that are notes rather than steps: the judge's preflight failure and progress, the
     dense versions' embedding counts (default: ``progress``).
     """
@@ -57,6 +63,38 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     log_sample = sample_query_logs(cfg, run, snapshot_id)
     say("planning the run")
     planned = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
+    try:
+        return _after_planning(cfg, run, planned, say, judge_say, preflight)
+    except IncompleteRunError:
+        raise  # raised after the report: every run was finished by its final write
+    except BaseException as exc:
+        _give_up(cfg, planned, exc)
+        raise
+
+
+def _give_up(cfg: Config, planned: list[Any], exc: BaseException) -> None:
+    """Give up this process's runs still in flight when it stops on an error (or an interrupt): a run that
+    never finished becomes ``abandoned`` with the cause, a re-run's attempt of a finished run is dropped
+    (``evalops.warehouse.release_runs``); the finished runs stay as they were. When the warehouse itself
+    stopped answering there is no one to tell: the runs stay in flight until their lease expires (the next
+    run marks them) or the day is re-run, and a finished day was never touched."""
+    ids = [spec.run_id for spec in planned]
+    if is_silent(exc):
+        log.warning("the warehouse stopped answering: runs %s are released when their lease expires or the day "
+                    "is re-run", ids)
+        return
+    cause = f"the run stopped before finishing: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    try:
+        abandoned = release_runs(engine_for(cfg), ids, cause)
+    except Exception as second:  # the original error is the one to report
+        log.warning("could not release runs %s (%s); their lease expires and the next run marks them", ids, second)
+        return
+    if abandoned:
+        log.warning("marked the unfinished runs %s abandoned: %s", abandoned, cause)
+
+
+def _after_planning(cfg: Config, run: RunContext, planned: list[Any], say: Callable[[str], None],
+                    judge_say: Callable[[str], None], preflight: Any) -> dict[str, Any]:
     shards = shard_specs(cfg, run, planned)
     for n, shard in enumerate(shards, 1):
         say(f"scoring {shard.label.removesuffix(' 1/1')} ({n}/{len(shards)})")

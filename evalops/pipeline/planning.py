@@ -11,7 +11,10 @@ Rules owned here:
   its own fingerprint (the sample's version replaces the gold-set version). Every day's sample differs, so
   a candidate is compared with the baseline version scored on the same sample in the same run.
 * Each (version, query set) is one warehouse run, created here as ``running`` under the run key, so a
-  re-run of the DAG run writes the same rows.
+  re-run of the DAG run writes the same rows. A re-run of a run that already finished leaves it as it is
+  (status, scores, and any baseline naming it) and only opens an attempt beside it, with the lease: the
+  final write in ``comparing`` replaces the result (``evalops.warehouse.record_run``). Killed before that,
+  the day reads as before, and the attempt is dropped when its lease expires.
 """
 
 from __future__ import annotations

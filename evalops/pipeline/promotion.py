@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from evalops.errors import InputError
+from evalops.errors import InputError, UnusableBaselineError
 from evalops.pipeline.registry import canonical_measures
 from evalops.pipeline.store import engine_for
 from evalops.warehouse import find_baseline, get_run, measure_history, promote_baseline
@@ -70,8 +70,11 @@ def promote(
     stored = get_run(engine, run_id)
     if stored.key.retriever != retriever:
         raise InputError(f"run {run_id} scored {stored.key.retriever}, not {retriever}")
-    current = find_baseline(engine, retriever, stored.fingerprint)
-    if current.status == "current" and (current.baseline.run_id == run_id or (
+    try:
+        current = find_baseline(engine, retriever, stored.fingerprint)
+    except UnusableBaselineError:  # the current one names a run that did not succeed: this promotion repairs it
+        current = None
+    if current is not None and current.status == "current" and (current.baseline.run_id == run_id or (
             keep_current_version and current.baseline.version == stored.key.version)):
         baseline, changed = current.baseline, False
     else:

@@ -58,8 +58,8 @@ from evalops.warehouse.history import (
     runs_under_fingerprint,
 )
 from evalops.warehouse.migrate import current_revision, downgrade, head_revisions, upgrade
-from evalops.warehouse.runs import (RunRanking, abandon_expired_runs, find_run, get_run, load_ranking, record_run,
-                                    renew_lease)
+from evalops.warehouse.leases import abandon_expired_runs, release_runs, renew_lease
+from evalops.warehouse.runs import RunRanking, find_run, get_run, load_ranking, record_run
 from evalops.warehouse.scores import (
     load_aggregates,
     load_paired_scores,
@@ -130,6 +130,7 @@ __all__ = [
     "retryable_alerts",
     "renew_lease",
     "abandon_expired_runs",
+    "release_runs",
     "resolve_url",
     "rollback_baseline",
     "runs_under_fingerprint",

@@ -53,7 +53,12 @@ def transaction(engine: Engine | Connection, what: str) -> Iterator[Connection]:
     except EvalopsError:
         raise
     except (SQLAlchemyError, driver_error) as exc:
-        raise WarehouseError(f"{what} failed and was rolled back: {describe_error(exc)}") from exc
+        detail = describe_error(exc)
+        if type(getattr(exc, "orig", exc)).__name__ == "ConnectionTimeout":  # psycopg's message names neither
+            url = engine.engine.url
+            detail += (f" (the PostgreSQL server at {url.host}:{url.port or 5432} did not complete a connection "
+                       "within EVALOPS_WAREHOUSE_CONNECT_TIMEOUT)")
+        raise WarehouseError(f"{what} failed and was rolled back: {detail}") from exc
 
 
 def describe_error(exc: BaseException) -> str:

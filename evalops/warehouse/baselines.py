@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Table, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from evalops.errors import InputError, WarehouseError
+from evalops.errors import InputError, UnusableBaselineError, WarehouseError
 from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse._db import advisory_lock, now_utc, transaction
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
@@ -95,7 +95,13 @@ def rollback_baseline(
                 f"the current baseline of {retriever} (run {current['run_id']}) replaced nothing; "
                 "there is no earlier baseline to roll back to"
             )
-        target = conn.execute(select(baselines).where(baselines.c.id == current["previous_id"])).mappings().one()
+        target = conn.execute(_baseline_select().where(baselines.c.id == current["previous_id"])).mappings().one()
+        if target["run_status"] not in PROMOTABLE_STATUSES:
+            raise WarehouseError(
+                f"the baseline a rollback of {retriever} would restore names run {target['run_id']} "
+                f"({retriever}@{target['version']}), whose status is {target['run_status']!r}; only a succeeded "
+                "run can be a baseline: promote a succeeded run instead (`evalops promote`)"
+            )
         return _replace_current(
             conn,
             current,
@@ -115,10 +121,16 @@ def find_baseline(engine: Engine, retriever: str, fingerprint: EvalFingerprint) 
 
     With none under ``fingerprint`` but one under another fingerprint, the answer is ``stale``: it carries
     the most recently promoted such baseline and names the fingerprint components that changed.
+
+    A current baseline whose run is not ``succeeded`` (a warehouse damaged before re-runs kept finished runs,
+    or edited by hand) fails closed: :class:`~evalops.errors.UnusableBaselineError` says which run and how to
+    repair it (promote a succeeded run, or roll back); nothing is compared against it.
     """
     with transaction(engine, f"looking up the baseline of {retriever}") as conn:
         current = _current(conn, retriever, fingerprint.hash)
         if current is not None:
+            if current["run_status"] not in PROMOTABLE_STATUSES:
+                raise _unusable(current)
             return BaselineLookup("current", retriever, fingerprint.hash, _baseline(current))
         other = conn.execute(
             _baseline_select()
@@ -204,7 +216,20 @@ def _replace_current(
 
 
 def _baseline_select():
-    return select(baselines, runs.c.version).join(runs, runs.c.id == baselines.c.run_id)
+    return (select(baselines, runs.c.version, runs.c.status.label("run_status"))
+            .join(runs, runs.c.id == baselines.c.run_id))
+
+
+def _unusable(row: Mapping[str, Any]) -> UnusableBaselineError:
+    retriever = row["retriever"]
+    return UnusableBaselineError(
+        f"the current baseline of {retriever} (fingerprint {row['fingerprint_hash'][:12]}) is run {row['run_id']} "
+        f"({retriever}@{row['version']}, promoted {row['promoted_at']:%Y-%m-%d} by {row['promoted_by']}), whose "
+        f"status is {row['run_status']!r}, not 'succeeded': its scores cannot be compared against. Promote a "
+        f"succeeded run (`evalops promote {retriever} VERSION --reason ...`) or restore the previous baseline "
+        f"(`evalops promote {retriever} --rollback --fingerprint {row['fingerprint_hash'][:12]} --reason ...`)",
+        baseline=_baseline(row), run_status=row["run_status"],
+    )
 
 
 def _current(

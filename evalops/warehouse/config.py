@@ -20,9 +20,16 @@ what                              variable                                defaul
 connect (PostgreSQL)              ``EVALOPS_WAREHOUSE_CONNECT_TIMEOUT``   10
 one statement (PostgreSQL)        ``EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT`` 600
 idle in a transaction (PostgreSQL) ``EVALOPS_WAREHOUSE_IDLE_TIMEOUT``     600
-waiting for the write lock        ``EVALOPS_WAREHOUSE_BUSY_TIMEOUT``      60
-(SQLite busy timeout)
+waiting for a lock (SQLite busy   ``EVALOPS_WAREHOUSE_BUSY_TIMEOUT``      60
+timeout; PostgreSQL lock_timeout)
 ================================  ======================================  =======
+
+Those are the server's timeouts; a PostgreSQL server that stops answering (or a proxy in between that
+keeps the connection open) never sends their error. So on PostgreSQL the client bounds every wait too
+(:mod:`evalops.warehouse._deadline`: the statement timeout + 5 s, then the connection is closed and the
+write fails with a ``WarehouseError`` naming the server), and the connections use TCP keepalives
+(``keepalives_idle`` 30 s, ``keepalives_interval`` 10 s, ``keepalives_count`` 3) and ``tcp_user_timeout``
+(the client deadline), so a peer that vanished is noticed on an idle pooled connection too.
 
 Supported backends: PostgreSQL (psycopg 3) and SQLite. Both support ``ON CONFLICT`` upserts and partial
 unique indexes, which idempotent writes and the one-current-baseline rule depend on.
@@ -62,18 +69,36 @@ def warehouse_timeout(name: str) -> float:
     return process_number(f"warehouse_{name}_timeout")
 
 
+# TCP keepalives of a warehouse connection (libpq parameters; a value in the URL wins): an idle connection
+# whose peer vanished is found dead within about idle + interval x count seconds.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3}
+
+
 def _postgres_connect_args(parsed: Any, given: dict[str, Any]) -> dict[str, Any]:
-    """libpq's connect_timeout and the server-side statement and idle-in-transaction timeouts."""
+    """libpq's connect_timeout, TCP keepalives and tcp_user_timeout (the client deadline), and the
+    server-side statement, idle-in-transaction and lock timeouts."""
     args = dict(given)
     query = parsed.query
     if "connect_timeout" not in query and "connect_timeout" not in args:
         args["connect_timeout"] = max(1, round(warehouse_timeout("connect")))
     options = [args.get("options") or query.get("options") or ""]
-    for setting, name in (("statement_timeout", "statement"), ("idle_in_transaction_session_timeout", "idle")):
+    for setting, name in (("statement_timeout", "statement"), ("idle_in_transaction_session_timeout", "idle"),
+                          ("lock_timeout", "busy")):
         if setting not in options[0]:
             options.append(f"-c {setting}={int(warehouse_timeout(name) * 1000)}")
     args["options"] = " ".join(o for o in options if o)
+    deadline = _client_deadline(args["options"])
+    extra = {**KEEPALIVES, **({"tcp_user_timeout": int(deadline * 1000)} if deadline is not None else {})}
+    for name, value in extra.items():
+        if name not in query and name not in args:
+            args[name] = value
     return args
+
+
+def _client_deadline(options: str) -> float | None:
+    from evalops.warehouse._deadline import client_deadline
+
+    return client_deadline(options, warehouse_timeout("statement"))
 
 
 @dataclass(frozen=True)
@@ -179,13 +204,16 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
     ``must_exist``: a reader's engine (the dashboard): a SQLite file that does not exist is a
     :class:`ConfigError` naming it, and neither the file nor its folder is created.
 
-    On PostgreSQL: a connect timeout and statement and idle-in-transaction timeouts (module docstring).
+    On PostgreSQL: a connect timeout, statement, idle-in-transaction and lock timeouts, TCP keepalives and a
+    client deadline on every wait for the server (module docstring).
     On SQLite: foreign keys on, WAL journal, a busy timeout, and every transaction opened with
     ``BEGIN IMMEDIATE`` so that concurrent writers queue for the write lock instead of failing halfway
     (the sqlite3 driver's own deferred BEGIN is switched off). The folder of a file database is created.
     """
     from sqlalchemy import create_engine, event
     from sqlalchemy.engine import make_url
+
+    from evalops.warehouse._deadline import install_deadline
 
     if isinstance(url, WarehouseURL):
         resolved = url.url
@@ -194,9 +222,17 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
         require("psycopg", "postgres", "use a PostgreSQL warehouse")
-        connect_args = _postgres_connect_args(parsed, kwargs.pop("connect_args", {}))
+        given_args = kwargs.pop("connect_args", {})
+        connect_args = _postgres_connect_args(parsed, given_args)
         kwargs.setdefault("pool_timeout", warehouse_timeout("connect"))
-        return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+        engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+        given = "statement_timeout" in f"{parsed.query.get('options') or ''} {given_args.get('options') or ''}"
+        source = ("the statement timeout in the URL's options" if given
+                  else "the statement timeout from EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT")
+        install_deadline(engine, _client_deadline(connect_args["options"]), source,
+                         ping_seconds=float(connect_args.get("connect_timeout") or parsed.query.get("connect_timeout")
+                                            or warehouse_timeout("connect")))
+        return engine
 
     database = parsed.database
     in_memory = database in (None, "", ":memory:") or (database or "").startswith("file::memory:")

@@ -85,6 +85,9 @@ class EvalRun:
     n_retries: int = 0
     lease_expires_at: dt.datetime | None = None
     abandoned_at: dt.datetime | None = None
+    # a re-run of this finished run in flight (``runs.record_run``): when it started, its contracts
+    attempt_started_at: dt.datetime | None = None
+    attempt_contracts: Mapping[str, Any] | None = None
 
     @property
     def retriever(self) -> str:

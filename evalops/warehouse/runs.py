@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, and_, or_, select, update
+from sqlalchemy import Table, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import InputError, WarehouseError
@@ -15,21 +15,22 @@ from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.catalog import ensure_fingerprint, fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import EvalRun, RunKey
-from evalops.warehouse.models import RUN_STATUSES, EvalRunModel, RunRankingModel
+from evalops.warehouse.models import (RUN_STATUSES, UNFINISHED_STATUSES, BaselineModel, EvalRunModel,
+                                      RunRankingModel)
 from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggregates, write_scores
 from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "RunRanking", "abandon_expired_runs", "find_run", "get_run", "load_ranking",
-           "record_run", "renew_lease"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "RunRanking", "find_run", "get_run", "load_ranking", "record_run"]
 
 # Twice the default task timeout of the DAG's score and compare tasks (30 minutes).
 DEFAULT_LEASE_SECONDS = 2 * 30 * 60
 
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 rankings: Table = RunRankingModel.__table__  # type: ignore[assignment]
+baselines: Table = BaselineModel.__table__  # type: ignore[assignment]
 KEY_COLUMNS = ("dag_id", "dag_run_id", "retriever", "version", "dataset")
 
 
@@ -68,7 +69,17 @@ def record_run(
     * ``ranking``, when given, replaces the run's kept ranking (``run_rankings``: what the bounds of a
       later comparison against this run read); when omitted the stored one is kept.
     * A ``running`` run gets a lease of ``lease_seconds`` (default :data:`DEFAULT_LEASE_SECONDS`) that
-      :func:`renew_lease` extends; a finished run has none. See :func:`abandon_expired_runs`.
+      :func:`~evalops.warehouse.leases.renew_lease` extends; a finished run has none. See
+      :mod:`evalops.warehouse.leases`.
+    * ``running`` for a run that already **finished** (a re-run of its day) is an *attempt*: the finished row
+      keeps its status, times, counts, scores and contracts (readers go on seeing the finished result); only
+      ``attempt_started_at``, ``attempt_contracts`` (``contracts``) and the lease are recorded, and the
+      attempt's own final write (a finished ``status``) replaces the result and clears them, in one
+      transaction. A running attempt cannot bring ``scores`` (:class:`WarehouseError`). Only a run that never
+      finished (``running``, ``abandoned``) is marked ``running`` again.
+    * A run that a baseline names (current or earlier: a rollback may restore it) is recorded only as
+      ``succeeded``: any other final status is refused (:class:`WarehouseError`) and the stored run is kept,
+      so a baseline never points at a run that did not succeed.
 
     Everything happens in one transaction: if any part fails, nothing of this call is stored. The
     fingerprint's gold-set version and KB snapshot must have been recorded first.
@@ -104,7 +115,12 @@ def record_run(
 
     with transaction(engine, f"recording run {_describe(key)}") as conn:
         ensure_fingerprint(conn, fingerprint)
-        run_id = _upsert_run(conn, values)
+        if status == "running":
+            run_id = _open_attempt(conn, values, scores=score_arrays is not None)
+        else:
+            run_id = _upsert_run(conn, {**values, "attempt_started_at": None, "attempt_contracts": None})
+            if status != "succeeded":
+                _refuse_for_a_baseline(conn, run_id, key, status, error)
         if score_arrays is not None:
             write_scores(conn, run_id, *score_arrays, replace_all=True)
         if aggregate_list is not None:
@@ -192,6 +208,8 @@ def run_from_row(row: Mapping[str, Any]) -> EvalRun:
         n_retries=row["n_retries"],
         lease_expires_at=row["lease_expires_at"],
         abandoned_at=row["abandoned_at"],
+        attempt_started_at=row["attempt_started_at"],
+        attempt_contracts=row["attempt_contracts"],
     )
 
 
@@ -205,6 +223,47 @@ def _upsert_run(conn: Connection, values: Mapping[str, Any]) -> int:
     update = {c: stmt.excluded[c] for c in values if c not in (*KEY_COLUMNS, "created_at")}
     stmt = stmt.on_conflict_do_update(index_elements=list(KEY_COLUMNS), set_=update).returning(runs.c.id)
     return conn.execute(stmt).scalar_one()
+
+
+def _open_attempt(conn: Connection, values: Mapping[str, Any], *, scores: bool) -> int:
+    """A ``running`` write: a new or unfinished run becomes ``running`` (an upsert that updates only an
+    unfinished row); a finished one keeps its row and gets the attempt's start, contracts and lease."""
+    stmt = insert_for(conn, runs).values(**values)
+    changed = {c: stmt.excluded[c] for c in values if c not in (*KEY_COLUMNS, "created_at")}
+    stmt = stmt.on_conflict_do_update(index_elements=list(KEY_COLUMNS), set_=changed,
+                                      where=runs.c.status.in_(UNFINISHED_STATUSES)).returning(runs.c.id)
+    run_id = conn.execute(stmt).scalar_one_or_none()
+    if run_id is not None:
+        return run_id
+    at_key = [runs.c[c] == values[c] for c in KEY_COLUMNS]
+    finished = conn.execute(select(runs.c.id, runs.c.status).where(*at_key)).one()
+    if scores:
+        raise WarehouseError(
+            f"run {finished.id} already finished ({finished.status}); a re-run of it writes its scores with its "
+            "final status, not while it is running (the finished scores are kept)"
+        )
+    conn.execute(update(runs).where(runs.c.id == finished.id).values(
+        attempt_started_at=values["started_at"], attempt_contracts=values.get("contracts"),
+        lease_expires_at=values["lease_expires_at"]))
+    return finished.id
+
+
+def _refuse_for_a_baseline(conn: Connection, run_id: int, key: RunKey, status: str, error: str | None) -> None:
+    """Raise (rolling the write back) when a baseline names run ``run_id``: it must stay ``succeeded``."""
+    named = conn.execute(
+        select(baselines.c.retriever, baselines.c.promoted_at, baselines.c.promoted_by, baselines.c.is_current)
+        .where(baselines.c.run_id == run_id).order_by(baselines.c.is_current.desc(), baselines.c.id.desc()).limit(1)
+    ).first()
+    if named is None:
+        return
+    which = "the current" if named.is_current else "an earlier"
+    raise WarehouseError(
+        f"run {run_id} ({_describe(key)}) is {which} baseline of {named.retriever} (promoted "
+        f"{named.promoted_at:%Y-%m-%d} by {named.promoted_by}); this re-run of it ended {status!r}"
+        + (f" ({error})" if error else "") + ", which would leave the baseline on a run that did not succeed. "
+        "The succeeded run is kept and nothing of this re-run is stored: fix what failed and re-run the day, "
+        "or promote another run first (`evalops promote`)"
+    )
 
 
 def _run_values(
@@ -230,6 +289,9 @@ def _run_values(
         raise InputError(f"fingerprint must be an EvalFingerprint, got {type(fingerprint).__name__}")
     if status not in RUN_STATUSES:
         raise InputError(f"run status {status!r} is not one of {list(RUN_STATUSES)}")
+    if status == "abandoned":
+        raise InputError("a run becomes 'abandoned' only when its lease expires or its process gives it up "
+                         "(evalops.warehouse.leases), never by recording it")
     failed = [str(q) for q in failed_query_ids]
     if not 0 <= int(n_failed) <= int(n_queries) or (failed and len(failed) != int(n_failed)):
         raise InputError(
@@ -255,43 +317,3 @@ def _run_values(
 
 def _describe(key: RunKey) -> str:
     return f"{key.retriever}@{key.version} ({key.dataset}) of {key.dag_id}/{key.dag_run_id}"
-
-
-def renew_lease(engine: Engine, run_ids: Iterable[int], seconds: float = DEFAULT_LEASE_SECONDS) -> int:
-    """Extend the lease of these runs that are still ``running`` (a task's heartbeat); returns how many."""
-    ids = [int(i) for i in run_ids]
-    if not ids:
-        return 0
-    now = now_utc()
-    with transaction(engine, f"renewing the lease of runs {ids}") as conn:
-        result = conn.execute(
-            update(runs).where(runs.c.id.in_(ids), runs.c.status == "running")
-            .values(lease_expires_at=now + dt.timedelta(seconds=seconds))
-        )
-    return result.rowcount
-
-
-def abandon_expired_runs(engine: Engine, *, now: dt.datetime | None = None) -> list[int]:
-    """Mark every ``running`` run whose lease has expired as ``abandoned`` (with the time); returns their ids.
-
-    A run killed mid-way (SIGKILL, a lost worker) leaves a ``running`` row; the next run calls this, so
-    such rows never linger and are never read as results (readers only see finished statuses).
-    """
-    when = as_utc(now) if now is not None else now_utc()
-    with transaction(engine, "marking abandoned runs") as conn:
-        expired = conn.execute(
-            select(runs.c.id).where(
-                runs.c.status == "running",
-                or_(runs.c.lease_expires_at < when,
-                    and_(runs.c.lease_expires_at.is_(None),
-                         runs.c.updated_at < when - dt.timedelta(seconds=DEFAULT_LEASE_SECONDS))),
-            )
-        ).scalars().all()
-        if expired:
-            conn.execute(
-                update(runs).where(runs.c.id.in_(expired), runs.c.status == "running")
-                .values(status="abandoned", abandoned_at=when, finished_at=when, lease_expires_at=None,
-                        error="abandoned: its lease expired before the run finished (the process was killed "
-                              "or lost)", updated_at=when)
-            )
-    return list(expired)

@@ -43,6 +43,9 @@ def main() -> None:
         "in_final_write": (runs, "write_scores"),  # inside the transaction of a run's final write
         "after_first_compare": (local, "compare_version"),  # one version final, the others still running
         "in_alert_delivery": (WarehouseAlertStore, "record_alert"),  # an alert stored, not yet sent
+        "after_decide": (local, "decide_run"),  # every version final, the decisions stored
+        "after_alerts": (local, "raise_alerts"),  # the alerts raised, no report yet
+        "after_report": (local, "publish_report"),  # the report written, the process not yet done
     }
     _after(*stages[stage])
     cfg = load_config(env["EVALOPS_HOME"], environ=env)

@@ -34,11 +34,16 @@ def test_timeouts_in_the_url_win_over_the_defaults():
 
     default = _postgres_connect_args(make_url("postgresql://u@h/db"), {})
     assert default == {"connect_timeout": 10,
-                       "options": "-c statement_timeout=600000 -c idle_in_transaction_session_timeout=600000"}
+                       "options": "-c statement_timeout=600000 -c idle_in_transaction_session_timeout=600000 "
+                                  "-c lock_timeout=60000",
+                       "keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3,
+                       "tcp_user_timeout": 605000}  # the client deadline: the statement timeout + 5 s
     given = _postgres_connect_args(
-        make_url("postgresql://u@h/db?connect_timeout=3&options=-c%20statement_timeout%3D5000"), {})
-    assert "connect_timeout" not in given
-    assert given["options"] == "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=600000"
+        make_url("postgresql://u@h/db?connect_timeout=3&keepalives_idle=5&options=-c%20statement_timeout%3D5000"), {})
+    assert "connect_timeout" not in given and "keepalives_idle" not in given
+    assert given["options"] == ("-c statement_timeout=5000 -c idle_in_transaction_session_timeout=600000 "
+                                "-c lock_timeout=60000")
+    assert given["tcp_user_timeout"] == 10000
 
 
 def test_a_bad_timeout_setting_is_a_config_error(monkeypatch):

@@ -161,3 +161,35 @@ def test_a_new_ranking_rule_makes_baselines_stale_and_they_are_not_compared(seed
     new_run = seed.run("v2", fingerprint=current, dag_run_id="scheduled__2024-05-02")
     with pytest.raises(WarehouseError, match="different fingerprints .changed: policies"):
         load_paired_scores(engine, old_run.id, new_run.id, "nDCG@10")
+
+
+def test_a_re_run_of_a_baseline_run_that_did_not_succeed_is_refused_and_the_run_kept(seed, engine):
+    from evalops.warehouse import get_run, load_scores
+    from warehouse_helpers import score_frame
+
+    run = seed.run("v1", scores=score_frame(["q1", "q2"], ("P@5", "nDCG@10")))
+    promote_baseline(engine, run.id, by="alice", reason="first")
+    seed.run("v1", status="running")  # the re-run's attempt
+    with pytest.raises(WarehouseError, match=r"is the current baseline of bm25 .* ended 'failed' \(retriever down\)"):
+        seed.run("v1", status="failed", n_queries=2, n_failed=2, error="retriever down", scores=score_frame([], ()))
+    assert get_run(engine, run.id).status == "succeeded" and len(load_scores(engine, run.id)) == 4
+    assert find_baseline(engine, "bm25", run.fingerprint).is_current
+
+
+def test_a_current_baseline_on_a_run_that_is_not_succeeded_fails_closed(seed, engine):
+    from sqlalchemy import update
+
+    from evalops.errors import UnusableBaselineError
+    from evalops.warehouse.models import EvalRunModel
+
+    v1, v2 = seed.run("v1"), seed.run("v2")
+    promote_baseline(engine, v1.id, by="a", reason="one", at=T0)
+    promote_baseline(engine, v2.id, by="a", reason="two", at=T0 + dt.timedelta(hours=1))
+    with engine.begin() as conn:  # a warehouse damaged before re-runs kept finished runs
+        conn.execute(update(EvalRunModel.__table__).values(status="abandoned"))
+    with pytest.raises(UnusableBaselineError, match=rf"is run {v2.id} \(bm25@v2, .*status is 'abandoned'.*evalops promote bm25"):
+        find_baseline(engine, "bm25", v2.fingerprint)
+    with pytest.raises(WarehouseError, match=rf"would restore names run {v1.id} .*'abandoned'"):
+        rollback_baseline(engine, "bm25", v2.fingerprint.hash, by="a", reason="back")
+    with pytest.raises(WarehouseError, match="only a succeeded run"):
+        promote_baseline(engine, v1.id, by="a", reason="again")

@@ -176,7 +176,8 @@ def test_a_warehouse_with_data_upgrades_on_sqlite(tmp_path):
 def test_query_scores_lose_the_run_key_and_on_sqlite_the_rowid_keeping_their_rows(empty_url, backend):
     """Revision a4d2f6b8c1e9: no foreign key from query_scores to eval_runs (a per-row trigger on every COPY),
     and on SQLite a WITHOUT ROWID table (Alembic's comparison sees neither the rowid nor, on SQLite, the
-    table's rebuild). Scores written before survive the upgrade and the downgrade, which puts both back."""
+    table's rebuild). Scores written before survive the upgrade and the downgrade, which puts both back.
+    (The run is written at the head, whose record_run writes columns of later revisions, then taken down.)"""
     import datetime as dt
 
     import pandas as pd
@@ -195,8 +196,7 @@ def test_query_scores_lose_the_run_key_and_on_sqlite_the_rowid_keeping_their_row
 
     engine = create_warehouse_engine(empty_url)
     try:
-        upgrade(engine, "9f3c5a1e7b42")
-        assert keys() == [("eval_runs", "CASCADE")]
+        upgrade(engine)
         record_gold_set_version(engine, "g1", name="g", n_queries=3, n_judgments=3)
         record_kb_snapshot(engine, "k1", n_documents=2, content_hash="k1")
         fp = EvalFingerprint.of("g1", "k1", ["nDCG@10", "P@10"], {"k": 10})
@@ -211,6 +211,9 @@ def test_query_scores_lose_the_run_key_and_on_sqlite_the_rowid_keeping_their_row
 
         before = stored()
         assert len(before) == 6
+        downgrade(engine, "9f3c5a1e7b42")
+        assert keys() == [("eval_runs", "CASCADE")]
+        pd.testing.assert_frame_equal(stored(), before)
         upgrade(engine)
         assert keys() == []
         if backend == "sqlite":
