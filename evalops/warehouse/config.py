@@ -46,6 +46,7 @@ from evalops.config.env import DEFAULT_SQLITE_PATH
 from evalops.errors import ConfigError
 from evalops.extras import require
 from evalops.secrets import ConnectionFields, read_connection
+from evalops.warehouse._deadline import client_deadline, install_deadline
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -96,8 +97,6 @@ def _postgres_connect_args(parsed: Any, given: dict[str, Any]) -> dict[str, Any]
 
 
 def _client_deadline(options: str) -> float | None:
-    from evalops.warehouse._deadline import client_deadline
-
     return client_deadline(options, warehouse_timeout("statement"))
 
 
@@ -212,8 +211,6 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
     """
     from sqlalchemy import create_engine, event
     from sqlalchemy.engine import make_url
-
-    from evalops.warehouse._deadline import install_deadline
 
     if isinstance(url, WarehouseURL):
         resolved = url.url
