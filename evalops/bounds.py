@@ -51,9 +51,14 @@ from typing import Any
 
 import numpy as np
 
-from evalops.holes import cutoff_of, judged_shift, rank_weight
+from evalops.holes import cutoff_of, judged_shift
 from evalops.metrics import evaluate
+from evalops.metrics.compute import needs_judged
+from evalops.metrics.evaluation import evaluate_hits
 from evalops.metrics.gold import Gold, as_gold
+from evalops.metrics.hits import locate_hits
+from evalops.metrics.parse import parse_measures
+from evalops.metrics.ranking import Hits
 from evalops.metrics.topk import top_k
 
 __all__ = ["BOUND_POLICY", "PairBounds", "pair_bounds", "ranking_from_docs", "ranking_of", "run_judged"]
@@ -116,23 +121,30 @@ def pair_bounds(qrels: Any, baseline: Ranking, candidate: Ranking, measures: Ite
     """The consistent bounds and condensed-list deltas of every measure (module docstring), keyed by the
     measure's name as given. ``baseline`` / ``candidate``: rankings (:func:`ranking_of`); ``default_k``: the
     cutoff of a measure over the whole ranking (AP, R-Prec); ``policy``: the metrics policy
-    (``evalops.metrics.Policy``) both runs are scored under."""
+    (``evalops.metrics.Policy``) both runs are scored under.
+
+    Each run's judged documents are located once (``evalops.metrics.hits.locate_hits``); a grading adds its
+    documents to the gold set and, at their known ranks, to each run's hits, and is scored from the hits
+    (``evaluate_hits``), never by matching the runs again."""
     gold = _plain(as_gold(qrels))
     grade = max(1, int(gold.grades.max()) if len(gold.grades) else 1)
     judged_pairs = set(zip(gold.query_ids[gold.qidx].tolist(), gold.doc_ids.tolist()))
     by_cutoff: dict[int, list[str]] = {}
     for m in measures:
         by_cutoff.setdefault(cutoff_of(str(m), default_k), []).append(str(m))
-    runs = {"b": _as_run(baseline), "c": _as_run(candidate)}
-    condensed = {side: _as_run({q: [d for d in docs if (q, d) in judged_pairs] for q, docs in ranking.items()})
-                 for side, ranking in (("b", baseline), ("c", candidate))}
+    rankings = {"b": baseline, "c": candidate}
+    located = {side: locate_hits(gold, _as_run(r)) for side, r in rankings.items()}
+    lean = {side: locate_hits(gold, _as_run({q: [d for d in docs if (q, d) in judged_pairs]
+                                             for q, docs in r.items()})) for side, r in rankings.items()}
     out: dict[str, PairBounds] = {}
     for k, names in sorted(by_cutoff.items()):
-        sides, holes = _holes(gold, judged_pairs, baseline, candidate, k)
-        as_judged = _deltas(gold, runs, names, policy)
-        lean = _deltas(gold, condensed, names, policy)
-        scenarios = {name: _deltas(_with(gold, pairs, grade), runs, names, policy)
-                     for name, pairs in _scenarios(sides)}
+        if any(needs_judged(m) for m in parse_measures(names)):  # they read every judged document: no bounds
+            continue
+        holes = _holes(gold, judged_pairs, baseline, candidate, k)
+        as_judged = _deltas(gold, located, names, policy)
+        condensed = _deltas(gold, lean, names, policy)
+        scenarios = {name: _deltas(*_graded(gold, located, holes, mask, grade), names, policy)
+                     for name, mask in _scenarios(holes)}
         for m in names:
             ids, judged = as_judged[m]
             upper, lower = judged.copy(), judged.copy()
@@ -143,8 +155,10 @@ def pair_bounds(qrels: Any, baseline: Ranking, candidate: Ranking, measures: Ite
                     upper[finite] = np.maximum(upper[finite], values[finite])
                 else:
                     lower[finite] = np.minimum(lower[finite], values[finite])
-            counts = np.array([holes.get(q, 0) for q in ids.tolist()], dtype=np.int64)
-            out[m] = PairBounds(m, ids, judged, upper, lower, _aligned(lean[m], ids), counts)
+            per_query_holes = np.bincount(holes.qidx, minlength=len(gold.query_ids))
+            at = {q: i for i, q in enumerate(gold.query_ids.tolist())}
+            counts = np.array([per_query_holes[at[q]] for q in ids.tolist()], dtype=np.int64)
+            out[m] = PairBounds(m, ids, judged, upper, lower, _aligned(condensed[m], ids), counts)
     return out
 
 
@@ -163,62 +177,75 @@ def _as_run(ranking: Ranking) -> dict[str, dict[str, float]]:
     return {str(q): {str(d): float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in ranking.items()}
 
 
-Pairs = list[tuple[str, str]]
+@dataclass(frozen=True)
+class _Holes:
+    """The unjudged pairs of the gold queries in either top k, as columns: gold query index, doc id, and the
+    0-based rank in the candidate's and the baseline's top k (-1: not there)."""
+
+    qidx: np.ndarray
+    docs: np.ndarray
+    rank_c: np.ndarray
+    rank_b: np.ndarray
 
 
-def _scenarios(sides: Mapping[str, Pairs]) -> list[tuple[str, Pairs]]:
-    """The gradings (module docstring): ``up...`` ones favour the candidate, ``down...`` the baseline."""
-    c_only, b_only, up, down, tied = (sides[n] for n in ("c_only", "b_only", "up", "down", "tied"))
-    c_set, b_set = set(c_only), set(b_only)
-    shared_up = [p for p in up if p not in c_set]
-    shared_down = [p for p in down if p not in b_set]
-    return [("up-only", c_only), ("up", up), ("up+tied", up + tied), ("up-all", up + tied + shared_down),
-            ("down-only", b_only), ("down", down), ("down+tied", down + tied), ("down-all", down + tied + shared_up)]
-
-
-def _holes(gold: Any, judged: set[tuple[str, str]], baseline: Ranking, candidate: Ranking, k: int
-           ) -> tuple[dict[str, Pairs], dict[str, int]]:
-    """The unjudged pairs of the gold queries in either top ``k``: those only the candidate has (``c_only``),
-    only the baseline has (``b_only``), that the candidate ranks higher (``up``, its own included), that the
-    baseline ranks higher (``down``), that both rank alike (``tied``); and how many each query has."""
-    up, down, tied, c_only, b_only = [], [], [], [], []
-    counts: dict[str, int] = {}
-    for q in gold.query_ids.tolist():
+def _holes(gold: Any, judged: set[tuple[str, str]], baseline: Ranking, candidate: Ranking, k: int) -> _Holes:
+    qidx: list[int] = []
+    docs: list[str] = []
+    rank_c: list[int] = []
+    rank_b: list[int] = []
+    for i, q in enumerate(gold.query_ids.tolist()):
         c_top, b_top = list(candidate.get(q, ()))[:k], list(baseline.get(q, ()))[:k]
         if not c_top and not b_top:
             continue
         c_rank = {d: r for r, d in enumerate(c_top) if (q, d) not in judged}
         b_rank = {d: r for r, d in enumerate(b_top) if (q, d) not in judged}
-        union = c_rank.keys() | b_rank.keys()
-        counts[q] = len(union)
-        for d in union:
-            wc, wb = rank_weight(c_rank.get(d), k), rank_weight(b_rank.get(d), k)
-            (up if wc > wb else down if wb > wc else tied).append((q, d))
-            if wb == 0:
-                c_only.append((q, d))
-            elif wc == 0:
-                b_only.append((q, d))
-    sides = {"c_only": c_only, "b_only": b_only, "up": up, "down": down, "tied": tied}
-    return {name: sorted(pairs) for name, pairs in sides.items()}, counts
+        for d in sorted(c_rank.keys() | b_rank.keys()):
+            qidx.append(i)
+            docs.append(d)
+            rank_c.append(c_rank.get(d, -1))
+            rank_b.append(b_rank.get(d, -1))
+    return _Holes(np.array(qidx, dtype=np.int64), np.array(docs, dtype=object), np.array(rank_c, dtype=np.int64),
+                  np.array(rank_b, dtype=np.int64))
 
 
-def _with(gold: Any, pairs: list[tuple[str, str]], grade: int) -> Any:
-    """``gold`` plus ``pairs`` (unjudged, of gold queries) judged at ``grade``."""
-    if not pairs:
-        return gold
-    position = {q: i for i, q in enumerate(gold.query_ids.tolist())}
-    qidx = np.array([position[q] for q, _ in pairs], dtype=np.int64)
-    docs = np.array([d for _, d in pairs], dtype=object)
-    return Gold(gold.query_ids, np.concatenate([np.asarray(gold.qidx, dtype=np.int64), qidx]),
-                np.concatenate([gold.doc_ids, docs]),
-                np.concatenate([np.asarray(gold.grades, dtype=np.int64), np.full(len(pairs), grade, np.int64)]))
+def _scenarios(holes: _Holes) -> list[tuple[str, np.ndarray]]:
+    """The gradings (module docstring) as masks over the holes: ``up...`` ones favour the candidate,
+    ``down...`` the baseline. The weight of a rank is DCG's discount (0 outside the top k)."""
+    def weight(rank: np.ndarray) -> np.ndarray:
+        return np.where(rank >= 0, 1.0 / np.log2(np.maximum(rank, 0) + 2.0), 0.0)
+
+    wc, wb = weight(holes.rank_c), weight(holes.rank_b)
+    up, down, tied = wc > wb, wb > wc, (wc == wb) & (holes.rank_c >= 0)
+    in_c, in_b = holes.rank_c >= 0, holes.rank_b >= 0
+    return [("up-only", in_c & ~in_b), ("up", up), ("up+tied", up | tied), ("up-all", in_c),
+            ("down-only", in_b & ~in_c), ("down", down), ("down+tied", down | tied), ("down-all", in_b)]
 
 
-def _deltas(gold: Any, runs: Mapping[str, Any], measures: list[str], policy: Any
+def _graded(gold: Any, located: Mapping[str, Any], holes: _Holes, mask: np.ndarray, grade: int
+            ) -> tuple[Any, dict[str, Any]]:
+    """``gold`` plus the holes of ``mask`` judged at ``grade``, and each run's hits plus those of them it
+    ranks in its top k (at their ranks)."""
+    qidx, docs = holes.qidx[mask], holes.docs[mask]
+    graded = Gold(gold.query_ids, np.concatenate([np.asarray(gold.qidx, dtype=np.int64), qidx]),
+                  np.concatenate([gold.doc_ids, docs]),
+                  np.concatenate([np.asarray(gold.grades, dtype=np.int64), np.full(len(qidx), grade, np.int64)]))
+    hits = {}
+    for side, ranks in (("c", holes.rank_c[mask]), ("b", holes.rank_b[mask])):
+        there = ranks >= 0
+        h = located[side]
+        hits[side] = Hits(np.concatenate([np.asarray(h.qidx, dtype=np.int64), qidx[there]]),
+                          np.concatenate([np.asarray(h.rank, dtype=np.int64), ranks[there]]),
+                          np.concatenate([np.asarray(h.grade, dtype=np.int64), np.full(int(there.sum()), grade,
+                                                                                       np.int64)]),
+                          h.retrieved, h.ignored_query_ids)
+    return graded, hits
+
+
+def _deltas(gold: Any, hits: Mapping[str, Any], measures: list[str], policy: Any
             ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per measure: the query ids both runs have a (non-NaN) value for, and candidate minus baseline there."""
-    base = evaluate(gold, runs["b"], measures, policy)
-    cand = evaluate(gold, runs["c"], measures, policy)
+    base = evaluate_hits(gold, hits["b"], measures, policy)
+    cand = evaluate_hits(gold, hits["c"], measures, policy)
     out = {}
     for m in measures:
         b = dict(zip(base.query_ids.tolist(), base.per_query[m].tolist()))
