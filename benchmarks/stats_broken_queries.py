@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     bound = policy.alpha / 2
     print(f"{sims} simulations per cell; default policy (two-sided alpha {policy.alpha}, query_drop "
           f"{policy.query_drop}); the worst pool of each measure")
+    under = planted(pool, measures, sizes, shares, "unchanged", policy, sims, rng)
+    planted(pool, measures, sizes, shares, "noise", policy, sims, rng)
     failed = 0
-    for rest in ("unchanged", "noise"):
-        failed += planted(pool, measures, sizes, shares, rest, policy, sims, rng)
     print(f"\n2. A/A of the broken-queries question (bound {bound:.1%} + 3 SE on identical behaviour)")
     print(f"{'measure':<10} {'n':>4} {'identical (sign-flip)':>22} {'whole rule':>11} {'skewed equal-mean (worst)':>27}")
     for measure in measures:
@@ -126,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{measure:<10} {n:>4} {worst_sym[0]:>15.2%} ±{se(worst_sym[0], sims):.2%}{' OVER' if over else ''} "
                   f"{worst_rule[0]:>10.2%} {worst_skew[0]:>20.2%}   {worst_skew[1]}")
     print(f"\nmargins: {', '.join(f'{m} {table_margin(m, policy.default_margins):g}' for m in measures)}")
-    print("cells over the bound:", failed)
+    print(f"planted cells (rest unchanged) under 80 %: {under} (with 5 broken queries or fewer no exact test reaches "
+          f"{bound:.1%}: 2^-5 = 3.1 %); A/A cells over the bound: {failed}")
     return 0
 
 
