@@ -45,7 +45,7 @@ test-fast: venv
 	$(BIN)/python -m pytest -m "not airflow and not scheduler and not slow" $(PYTEST_ARGS)
 
 # Each benchmark compares evalops with a peer in the same run and prints the ratio (see docs/benchmarks.md).
-BENCHMARKS := metrics_vs_peers stats_speed stats_power stats_rule warehouse_io querylog_validate_sample http_throughput context_measures dashboard_pages judge_throughput ingest_vs_peers bad_inputs dag_parse fuzz_long retrievers_dense
+BENCHMARKS := metrics_vs_peers stats_speed stats_power stats_rule stats_broken_queries warehouse_io querylog_validate_sample http_throughput context_measures dashboard_pages judge_throughput ingest_vs_peers bad_inputs dag_parse fuzz_long retrievers_dense
 
 bench: venv
 	@for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(BIN)/python benchmarks/$$b.py || exit 1; done
