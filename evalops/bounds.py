@@ -61,16 +61,7 @@ from evalops.metrics.parse import parse_measures
 from evalops.metrics.ranking import Hits
 from evalops.metrics.topk import top_k
 
-__all__ = ["BOUND_POLICY", "PairBounds", "pair_bounds", "ranking_from_docs", "ranking_of", "run_judged"]
-
-BOUND_POLICY = {
-    "bounds": "each unjudged (query, document) in either run's top k gets one grade for both runs: optimistic = "
-              "the largest per-query delta of {as judged, the documents the candidate ranks higher relevant, "
-              "those and the documents both rank alike relevant}; pessimistic = the mirror (evalops.bounds)",
-    "grade": "the highest grade of the gold set",
-    "condensed": "both runs with their unjudged documents removed, scored against the same judgments "
-                 "(Sakai 2007); read when the bounds disagree",
-}
+__all__ = ["PairBounds", "pair_bounds", "ranking_from_docs", "ranking_of", "run_judged"]
 
 Ranking = Mapping[str, Sequence[str]]
 
