@@ -149,9 +149,11 @@ def dead_port() -> int:
 
 class SearchService:
     """An HTTP retriever that answers every query with the same ``doc_ids`` (rank order), after failing the
-    first ``fail_first`` requests with a 503 (so retries happen). Keeps every request's headers and body."""
+    first ``fail_first`` requests with a 503 (so retries happen). Keeps every request's headers and body.
+    ``on_first``: called once, when the first request arrives, before it is answered (a fault to inject)."""
 
-    def __init__(self, doc_ids: list[str], fail_first: int = 0, fail_ids: frozenset[str] = frozenset()):
+    def __init__(self, doc_ids: list[str], fail_first: int = 0, fail_ids: frozenset[str] = frozenset(),
+                 on_first: Callable[[], None] | None = None):
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         outer = self
@@ -162,6 +164,8 @@ class SearchService:
                 with outer._lock:
                     n = len(outer.requests)
                     outer.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
+                if n == 0 and on_first is not None:
+                    on_first()
                 if n < fail_first or body.get("query_id") in fail_ids:
                     payload, code = b'{"error": "warming up"}', 503
                 else:

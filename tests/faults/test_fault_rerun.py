@@ -14,12 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from tests.warehouse.warehouse_helpers import scratch_pg_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900, method="thread")]  # a hang guard for four runs
 
@@ -41,23 +41,8 @@ def warehouse_url(request, tmp_path):
         return
     if not _TEST_URL:
         pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    name = f"evalops_rerun_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(make_url(_TEST_URL).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(_TEST_URL).set(drivername="postgresql+psycopg", database=name).render_as_string(
-            hide_password=False)
-    finally:
-        from evalops.pipeline.store import dispose_engines
-
-        dispose_engines()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with scratch_pg_database(_TEST_URL, "evalops_rerun") as url:
+        yield url
 
 
 def history(url: str, *args: str) -> list[dict]:

@@ -11,12 +11,12 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.faults.servers import SearchService
+from tests.warehouse.warehouse_helpers import scratch_pg_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(600, method="thread")]
 
@@ -89,64 +89,14 @@ class SilenceableProxy:
         self._listen.close()
 
 
-class Retriever:
-    """An HTTP retriever whose first request calls ``on_first`` (here: silence the warehouse), then answers
-    every query with the same documents."""
-
-    def __init__(self, doc_ids: list[str], on_first):
-        fired = threading.Event()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
-                if not fired.is_set():
-                    fired.set()
-                    on_first()
-                results = [{"doc_id": d, "score": float(len(doc_ids) - i)} for i, d in enumerate(doc_ids)]
-                payload = json.dumps({"query_id": body.get("query_id"), "results": results}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.fired = fired
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return self._server.server_address[1]
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
 @pytest.fixture
 def database():
     if not _TEST_URL:
         pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
-    from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
-    name = f"evalops_silent_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(make_url(_TEST_URL).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(_TEST_URL).set(drivername="postgresql+psycopg", database=name)
-    finally:
-        from evalops.pipeline.store import dispose_engines
-
-        dispose_engines()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with scratch_pg_database(_TEST_URL, "evalops_silent") as url:
+        yield make_url(url)
 
 
 def day_statuses(url: str) -> list[str]:
@@ -174,7 +124,7 @@ def test_a_warehouse_that_stops_answering_ends_the_run_at_the_deadline_with_exit
 
     with (INCLUDE / "knowledge_base" / "corpus.jsonl").open(encoding="utf-8") as f:
         doc_ids = [json.loads(line)["_id"] for line in f if line.strip()][:20]
-    service = Retriever(doc_ids, silence)
+    service = SearchService(doc_ids, on_first=silence)
     overlay = tmp_path / "remote.yaml"
     overlay.write_text(yaml.safe_dump({"retrievers": [{
         "name": "handbook-search", "version": "3.0-remote", "adapter": "http", "deployed": True, "owner": "tests",

@@ -22,6 +22,7 @@ from evalops.cli import main
 from evalops.exitcodes import ExitCode
 from tests.alerting.hook_server import hook_server, url_of
 from tests.cli.test_gate import DAY1, DAY2, _registry, project_env
+from tests.warehouse.warehouse_helpers import scratch_pg_database
 
 pytestmark = pytest.mark.slow
 
@@ -125,22 +126,8 @@ def test_two_pull_request_gates_the_same_day_leave_the_sqlite_warehouse_unchange
 def postgres_url():
     if not _POSTGRES:
         pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    name = f"evalops_pr_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(make_url(_POSTGRES).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(_POSTGRES).set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
-    finally:
-        from evalops.pipeline.store import dispose_engines
-
-        dispose_engines()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with scratch_pg_database(_POSTGRES, "evalops_pr") as url:
+        yield url
 
 
 @pytest.fixture

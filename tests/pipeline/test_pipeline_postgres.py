@@ -7,9 +7,9 @@ creates its own database and drops it afterwards.
 from __future__ import annotations
 
 import os
-import uuid
 
 import pytest
+from tests.warehouse.warehouse_helpers import scratch_pg_database
 
 from tests.dags.conftest import DAGS, make_home
 
@@ -18,25 +18,10 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 @pytest.fixture
 def postgres_url():
-    url = _TEST_URL
-    if not url:
+    if not _TEST_URL:
         pytest.skip("EVALOPS_TEST_POSTGRES_URL is not set")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    name = f"evalops_dag_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(make_url(url).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(url).set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
-    finally:
-        from evalops.pipeline.store import _engine
-
-        _engine.cache_clear()  # close the pipeline's pooled connections before dropping
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with scratch_pg_database(_TEST_URL, "evalops_dag") as url:
+        yield url
 
 
 # Read at import: this folder's autouse fixture removes EVALOPS_* variables before each test runs.

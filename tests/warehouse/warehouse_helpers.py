@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,3 +174,17 @@ def run_workers(target, argument_lists: list[tuple], timeout: float = 120.0) -> 
         process.join(timeout=timeout)
         assert process.exitcode == 0, f"worker exited with {process.exitcode}"
     return reports
+
+
+@contextlib.contextmanager
+def scratch_pg_database(server: str, prefix: str = "evalops_wh") -> Iterator[str]:
+    """A uniquely named database on ``server`` for one test (its URL), dropped afterwards with the pipeline's
+    pooled connections closed first (a pooled connection would keep the database in use)."""
+    url = create_pg_database(server, prefix)
+    try:
+        yield url
+    finally:
+        from evalops.pipeline.store import dispose_engines
+
+        dispose_engines()
+        drop_pg_database(url)
