@@ -82,11 +82,16 @@ def emit(output: Output, fmt: str, path: Path | None = None) -> None:
         if text:
             click.echo(text, nl=False)
         return
+    write_text(path, text, "the output")
+
+
+def write_text(path: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path`` (its folder made); a failure is an ``InputError`` naming the path and ``what``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"{path}: cannot write the output ({exc.strerror or exc})") from None
+        raise InputError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
 
 
 def plain(value: Any) -> Any:

@@ -27,6 +27,7 @@ from evalops.cli._common import (
     markdown_cell,
     reports_errors,
     steps,
+    write_text,
 )
 from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTION, given_location, project_config
 from evalops.errors import InputError, ValidationError
@@ -145,13 +146,8 @@ def summary_markdown(cases: list[Any], code: int, *, title: str, notes: list[str
 
 
 def _write_summary_md(path: Path | None, text: str) -> None:
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write the summary ({exc.strerror or exc})") from None
+    if path is not None:
+        write_text(path, text, "the summary")
 
 
 def result_tables(cfg: Any, result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
