@@ -36,13 +36,26 @@ Figures (default policy: two-sided alpha = 0.05, each measure's default margin, 
    for 80 % (the default alert) at a true delta of -2 x margin; the detection on fresh draws from the pool
    shifted there, by this script's own rule, against the pilot's power at n and against 80 % - 3 SE.
 
+7. Uniform shift: re-centred real deltas moved by -2 x margin at n = 20, 50, 100 (every query loses the same),
+   the t rule's alert against the default rule's (both questions); target at n = 50: within 15 points.
+
+8. Held-out cells: runs no constant of the rule was chosen on (SciFact's third-party dense + reranker run on
+   the 30 queries it answers; a wordllama dense retriever on NFCorpus), each against the shipped BM25, the
+   same null shapes, A/A bounded by alpha/2 + 3 SE.
+
+Figure 1 also prints the rule's second question, broken queries (the exact sign test of losses of
+``query_drop`` or more against gains that large): its worst A/A on identical behaviour (sign-flip, bounded
+like the mean) and, beside it, its rate on the skewed equal-mean shapes, where a candidate that loses big on
+more queries than it gains big is what the question asks about. The cross-check against ``decide_deltas``
+compares the whole alert (either question).
+
 ``--write-docs`` replaces the generated table in ``docs/statistics.md`` (only from a run of every figure,
 measure and size). ``--figures``, ``--measures`` and ``--sizes`` compute a part, to try a change of the rule
 on the cells it touches (the balanced-tails route, for example, only decides from 200 non-zero deltas:
 ``--figures 1,2,3 --sizes 300,1000``).
 
     python benchmarks/stats_rule.py [--simulations 2000] [--seed 0] [--data ../shared/data] [--write-docs]
-        [--figures 1,2,3,4,5,6] [--measures P@10,AP] [--sizes 300,1000] [--skip-looks]
+        [--figures 1,2,3,4,5,6,7,8] [--measures P@10,AP] [--sizes 300,1000] [--skip-looks]
 """
 
 from __future__ import annotations
@@ -68,6 +81,8 @@ SIZES = (10, 20, 30, 50, 100, 300, 1000)
 CANDIDATES = {"bm25 k1=1.2 b=0.75": {"k1": 1.2, "b": 0.75}, "bm25 k1=0.5 b=0.2": {"k1": 0.5, "b": 0.2},
               "tfidf": None}
 DAYS, DAILY_N, DROP_FROM, DROP = 60, 200, 20, 0.02
+QUERY_DROP = 0.3  # Policy().query_drop
+SHIFT_SIZES = (20, 50, 100)
 BEGIN, END = "<!-- stats_rule.py: begin -->", "<!-- stats_rule.py: end -->"
 
 
@@ -100,6 +115,49 @@ def pools(data: Path) -> dict[tuple[str, str, str], np.ndarray]:
             values = evaluate(qrels, run, list(MEASURES)).per_query
             for m in MEASURES:
                 out[(folder, name, m)] = np.nan_to_num(values[m]) - np.nan_to_num(base[m])
+    return out
+
+
+def held_out_pools(data: Path) -> dict[tuple[str, str, str], np.ndarray]:
+    """Pools from runs no constant of the rule was chosen on: SciFact's third-party dense + reranker run
+    against the shipped BM25 on the queries it answers (30), and a dense retriever (the wordllama encoder
+    that ships with evalops) against the shipped BM25 on NFCorpus."""
+    import pandas as pd
+
+    from evalops.formats import read_qrels, read_run
+    from evalops.metrics import evaluate
+    from evalops.retrievers.dense import DenseRetriever
+    from evalops.retrievers.encoders import wordllama_encoder
+    from evalops.retrievers.scoring import retrieve_run
+
+    def per_query(qrels, run) -> dict[str, dict[str, float]]:
+        r = evaluate(qrels, run, list(MEASURES))
+        return {m: dict(zip(r.query_ids, np.nan_to_num(r.per_query[m]))) for m in MEASURES}
+
+    out = {}
+    folder = data / "scifact"
+    qrels = read_qrels(folder / "qrels.tsv")
+    third = read_run(folder / "runs" / "itsumida-te3large-zerank1-top15.trec")
+    answered = set(third.queries.tolist())
+    base, cand = per_query(qrels, read_run(folder / "runs" / "bm25.trec")), per_query(qrels, third)
+    for m in MEASURES:
+        ids = sorted(q for q in base[m] if q in answered)
+        out[("scifact", "te3-large + zerank-1 (30 answered)", m)] = np.array([cand[m][q] - base[m][q] for q in ids])
+    folder = data / "nfcorpus-orig-test"
+    qrels = read_qrels(folder / "qrels.tsv")
+    corpus = pd.read_json(folder / "corpus.jsonl", lines=True, dtype={"_id": str}).rename(columns={"_id": "doc_id"})
+    judged = set(qrels.queries.tolist())
+    queries = {}
+    with open(folder / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if str(row["_id"]) in judged:
+                queries[str(row["_id"])] = row["text"]
+    base = per_query(qrels, read_run(folder / "runs" / "bm25.trec"))
+    dense = per_query(qrels, retrieve_run(DenseRetriever(corpus, wordllama_encoder()), queries, k=100, name="dense").run)
+    for m in MEASURES:
+        ids = sorted(base[m])
+        out[("nfcorpus-orig-test", "dense wordllama", m)] = np.array([dense[m].get(q, 0.0) - base[m][q] for q in ids])
     return out
 
 
@@ -159,8 +217,13 @@ def rule(D: np.ndarray, tail: float, margin: float, interval: str) -> dict[str, 
     inconclusive = ~(critical | gain_critical | decided_eq | warning | gain_warning)
     # the removed modes, on the t rule: the point estimate past -margin (either); the sign test of lost queries
     either = warning | critical | (inconclusive & (mean <= -margin))
+    # the rule's second question (evalops.stats.decision._broken_queries): the exact one-sided sign test of the
+    # queries that lost query_drop or more against those that gained that much, at the per-side error
+    edge = QUERY_DROP - 1e-12
+    lost, gained = (D <= -edge).sum(axis=1), (D >= edge).sum(axis=1)
+    broken = (lost > 0) & (stats.binom.sf(lost - 1, lost + gained, 0.5) < tail) & ~(warning | critical)
     return {"warning": warning | critical, "critical": critical, "inconclusive": inconclusive, "either": either,
-            "significant": below[1] & ~undecidable}
+            "significant": below[1] & ~undecidable, "broken": broken}
 
 
 def query_drops(D: np.ndarray, tail: float, drop: float = 0.5) -> np.ndarray:
@@ -178,7 +241,7 @@ def crosscheck(D: np.ndarray, out: dict[str, np.ndarray], tail: float, policy: P
     bad = 0
     for i in range(min(rows, len(D))):
         got = decide_deltas(D[i], policy, size_hint=False)
-        bad += bool(got.alert) != bool(out["warning"][i])
+        bad += bool(got.alert) != bool(out["warning"][i] | out["broken"][i])
     return bad
 
 
@@ -189,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--skip-looks", action="store_true", help="leave out figure 5 (the slowest)")
-    parser.add_argument("--figures", default="1,2,3,4,5,6", help="the figures to compute, e.g. 1,2 (default: all)")
+    parser.add_argument("--figures", default="1,2,3,4,5,6,7,8", help="the figures to compute, e.g. 1,2 (default: all)")
     parser.add_argument("--measures", default=",".join(MEASURES), help="figure 1's measures (default: all)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="figure 1's n (default: all)")
     args = parser.parse_args(argv)
@@ -198,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         figures.discard("5")
     measures = tuple(m for m in MEASURES if m in args.measures.split(","))
     sizes = tuple(int(x) for x in args.sizes.split(","))
-    if args.write_docs and (figures != {"1", "2", "3", "4", "5", "6"} or measures != MEASURES or sizes != SIZES):
+    if args.write_docs and (figures != set("12345678") or measures != MEASURES or sizes != SIZES):
         parser.error("--write-docs needs every figure, measure and size (the table is the whole benchmark)")
     sims, rng = args.simulations, np.random.default_rng(args.seed)
     started = time.perf_counter()
@@ -219,15 +282,16 @@ def main(argv: list[str] | None = None) -> int:
         # 1. A/A
         print("\n1. A/A: worst cell over every pair and null shape (share alerting; MC SE of that cell)")
         header = (f"{'measure':>10} {'n':>5} {'t rule':>8} {'robust':>8} {'SE':>7} {'cells>bound t':>13} "
-                  f"{'robust':>6} {'inconcl.':>8} {'either':>7} {'q-drops':>7} {'critical':>8}")
+                  f"{'robust':>6} {'inconcl.':>8} {'either':>7} {'q-drops':>7} {'critical':>8} {'broken sym':>10} "
+                  f"{'broken skew':>11}")
         print(header)
         table = []
         mismatches = 0
         for m in measures:
             for n in sizes:
                 margin = policy.margin(m)
-                worst_t = worst_r = worst_either = worst_drops = worst_crit = 0.0
-                over_t = over_r = 0
+                worst_t = worst_r = worst_either = worst_drops = worst_crit = broken_sym = broken_skew = 0.0
+                over_t = over_r = over_broken = 0
                 inconclusive = []
                 for (folder, cand, meas), d in sorted(data.items()):
                     if meas != m:
@@ -244,16 +308,25 @@ def main(argv: list[str] | None = None) -> int:
                         over_t += a_t > side_bound
                         over_r += a_r > side_bound
                         inconclusive.append(float(new["inconclusive"].mean()))
+                        # the broken-queries question on identical behaviour (sign-flip: large losses and gains
+                        # equally likely) is held to the bound; on the skewed equal-mean shapes it answers its own
+                        # question (a candidate that loses big on more queries than it gains big), printed beside
+                        b = float(new["broken"].mean())
+                        if shape is None:
+                            broken_sym = max(broken_sym, b)
+                            over_broken += b > side_bound
+                        else:
+                            broken_skew = max(broken_skew, b)
                         if n in (20, 100) and shape_name in ("re-centred", "pos-scaled"):
                             mismatches += crosscheck(D, new, tail, policy, 10)
                 if n >= 20:
-                    failures += over_r
+                    failures += over_r + over_broken
                 line = (f"{m:>10} {n:>5} {worst_t:>8.4f} {worst_r:>8.4f} {se(max(worst_r, tail), sims):>7.4f} "
                         f"{over_t:>13} {over_r:>6} {np.mean(inconclusive):>8.2f} {worst_either:>7.4f} {worst_drops:>7.4f} "
-                        f"{worst_crit:>8.4f}")
+                        f"{worst_crit:>8.4f} {broken_sym:>10.4f} {broken_skew:>11.4f}")
                 print(line)
                 table.append((m, n, worst_t, worst_r, over_t, over_r, float(np.mean(inconclusive)), worst_either,
-                              worst_drops, worst_crit))
+                              worst_drops, worst_crit, broken_sym, broken_skew))
         failures += mismatches
         print(f"cross-check against decide_deltas: {mismatches} disagreements")
 
@@ -393,25 +466,72 @@ def main(argv: list[str] | None = None) -> int:
                   f"80 % - 3 SE = {0.8 - 3 * se(0.8, sims):.4f}; {'ok' if ok else 'OFF'}"
                   f"{'' if abs(got - 0.8) <= 3 * se(0.8, sims) else ', more than 3 SE above 80 %: a cliff'})")
 
+    shift_gaps: list[tuple] = []
+    if "7" in figures:
+        # 7. a uniform shift of -2 x margin: the paired t-test's detection against the rule's alert (both questions)
+        print("\n7. uniform shift: re-centred real deltas moved by -2 x margin (every query loses the same), the t rule's "
+              "alert against the default rule's (target at n = 50: within 15 points)")
+        for n in SHIFT_SIZES:
+            gaps = []
+            for (folder, cand, meas), d in sorted(data.items()):
+                if meas not in ("P@10", "RR@10", "nDCG@10", "AP"):
+                    continue
+                margin = policy.margin(meas)
+                D = np.clip(draw(d, d - d.mean(), sims, n, rng) - 2.0 * margin, -1.0, 1.0)
+                p_t = float(rule(D, tail, margin, "t")["warning"].mean())
+                out = rule(D, tail, margin, "robust")
+                p_r = float((out["warning"] | out["broken"]).mean())
+                gaps.append((p_t - p_r, p_t, p_r, f"{folder} {cand} {meas}"))
+            worst = max(gaps)
+            ok = n != 50 or worst[0] <= 0.15
+            failures += not ok
+            shift_gaps.append((n, worst[0], float(np.median([g[0] for g in gaps])), worst[3], worst[1], worst[2]))
+            print(f"   n {n:>4}: largest gap {100 * worst[0]:+.1f} points ({worst[3]}: t {worst[1]:.3f}, rule "
+                  f"{worst[2]:.3f}), median {100 * np.median([g[0] for g in gaps]):+.1f}"
+                  f"{'' if n != 50 else (' (target 15: ' + ('met' if ok else 'NOT MET') + ')')}")
+
+    held: list[tuple] = []
+    if "8" in figures:
+        # 8. held-out cells: runs no constant of the rule was chosen on, the same null shapes
+        extra = held_out_pools(args.data)
+        print(f"\n8. held-out cells: {', '.join(sorted({k[0] + ' ' + k[1] for k in extra}))}; worst A/A over the null "
+              f"shapes (bound {side_bound:.4f})")
+        for m in MEASURES:
+            for n in (20, 30, 50, 100, 300):
+                worst, where = 0.0, ""
+                for (folder, cand, meas), d in sorted(extra.items()):
+                    if meas != m or np.count_nonzero(d) < 2:
+                        continue
+                    for shape_name, shape in shapes(d).items():
+                        out = rule(draw(d, shape, sims, n, rng), tail, policy.margin(m), "robust")
+                        a = float(out["warning"].mean())
+                        if a > worst:
+                            worst, where = a, f"{folder} {cand} {shape_name}"
+                ok = worst <= side_bound
+                failures += not ok
+                held.append((m, n, worst, where))
+                print(f"   {m:>10} n {n:>4}: {worst:.4f}{'' if ok else ' OVER'} ({where})")
+
     print(f"\n{time.perf_counter() - started:.0f} s; figures outside their bound: {failures}")
     if args.write_docs:
-        write_docs(table, family_rates, worst_cost, worst_at_margin, sims, side_bound, looks, pilots)
+        write_docs(table, family_rates, worst_cost, worst_at_margin, sims, side_bound, looks, pilots, shift_gaps, held)
     return 1 if failures else 0
 
 
 def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float, at_margin: float, sims: int,
-               bound: float, looks: dict[str, tuple[float, float]], pilots: list[tuple]) -> None:
+               bound: float, looks: dict[str, tuple[float, float]], pilots: list[tuple], shift_gaps: list[tuple],
+               held: list[tuple]) -> None:
     lines = [BEGIN, "",
              f"Worst A/A cell per measure and n over 3 system pairs x 2 collections x up to 7 null shapes, {sims} "
              f"simulations per cell; a drop alert is bounded by alpha/2 + 3 SE = {bound:.4f}. \"t rule\" is "
              "`interval: t`, \"robust\" the default; *either* and *query drops* are the removed modes, measured on "
              "the t rule; *critical* is the effect-size route (`alert_on: critical`) of the robust rule.", "",
              "| measure | n | t rule | robust | cells over (t) | cells over (robust) | robust inconclusive | "
-             "either | query drops | critical |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for m, n, t, r, ot, orr, inc, either, drops, crit in table:
+             "either | query drops | critical | broken queries, symmetric | broken queries, skewed |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for m, n, t, r, ot, orr, inc, either, drops, crit, bsym, bskew in table:
         lines.append(f"| {m} | {n} | {t:.4f} | {r:.4f} | {ot} | {orr} | {inc:.2f} | {either:.4f} | {drops:.4f} | "
-                     f"{crit:.4f} |")
+                     f"{crit:.4f} | {bsym:.4f} | {bskew:.4f} |")
     lines += ["", "Family of 3 measures x 3 candidates under the skewed global null (bound alpha + 3 SE):", "",
               "| collection | n | t rule | robust |", "|---|---:|---:|---:|"]
     for folder, n, t, r in family_rates:
@@ -438,6 +558,19 @@ def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float,
         for (folder, cand, m), skew, margin, n, before, planned, got in pilots:
             lines.append(f"| {folder} {cand} {m} | {skew:+.2f} | {margin:g} | {n} | {before:.4f} | {planned:.4f} | "
                          f"{got:.4f} |")
+        lines.append("")
+    if shift_gaps:
+        lines += ["Uniform shift of -2 x margin (every query loses the same): the paired t rule's alert against the "
+                  "default rule's, over the pools of P@10, RR@10, nDCG@10 and AP:", "",
+                  "| n | largest gap (points) | pool | t | rule | median gap |", "|---:|---:|---|---:|---:|---:|"]
+        for n, gap, median, where, p_t, p_r in shift_gaps:
+            lines.append(f"| {n} | {100 * gap:+.1f} | {where} | {p_t:.3f} | {p_r:.3f} | {100 * median:+.1f} |")
+        lines.append("")
+    if held:
+        lines += ["Held-out cells (runs no constant was chosen on), worst A/A over the null shapes:", "",
+                  "| measure | n | worst A/A | cell |", "|---|---:|---:|---|"]
+        for m, n, worst, where in held:
+            lines.append(f"| {m} | {n} | {worst:.4f} | {where} |")
         lines.append("")
     lines.append(END)
     path = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
