@@ -169,3 +169,16 @@ def test_claims_past_the_margin_are_read_at_half_the_per_side_error_on_the_t_bra
     assert (out.decision.label, out.decision.severity) == ("regression", "warning")
     assert any("half the per-side error" in r for r in out.decision.reasons)
     assert "its material reading reaches past -0.01" in out.decision.reasons[-1]
+
+
+@pytest.mark.parametrize("n, drop", [(8, -0.1), (30, -0.05)])
+def test_constant_drops_are_decided_as_documented(n, drop):
+    """docs/statistics.md: a constant sample cannot alone show a drop of the mean (a rare query that moved the
+    other way by up to 1 would explain it), so it is inconclusive with the n that would decide; a constant
+    loss of query_drop or more is a regression by the broken-queries question."""
+    got = decide_deltas(np.full(n, drop), Policy()).decision
+    assert got.label == "inconclusive" and got.reason_code == "skewed_small_sample"
+    assert "a constant sample cannot rule out a rare query that moved the other way" in " ".join(got.reasons)
+    for k in (8, 30):  # a constant loss of query_drop: regression (the broken-queries question, or the mean's)
+        broken = decide_deltas(np.full(k, -0.3), Policy()).decision
+        assert broken.label == "regression" and broken.criterion in ("broken_queries", "material")
