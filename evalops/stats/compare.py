@@ -416,6 +416,8 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         robust, nonzero, interval, robust_needed = reading.branch, reading.nonzero, reading.interval, reading.queries_needed
         material = reading.material
         method = {"t": "skew-corrected t", "betting": "betting", "constant": "betting"}.get(robust, "robust")
+        if reading.strict:
+            method = "betting and strict t"
         # the p-value of the test the interval inverts: the one that decides (adjusted: Bonferroni m p under holm,
         # the BH level under bh, the family's divisor either way)
         sides = {"two-sided": min(1.0, 2.0 * min(reading.p_below, reading.p_above)), "less": reading.p_below,

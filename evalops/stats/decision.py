@@ -70,11 +70,14 @@ from evalops.stats.margins import DEFAULT_MARGINS, FALLBACK_MARGIN, table_margin
 from evalops.stats.wilcoxon import ZERO_METHODS
 
 __all__ = [
-    "ALERT_ON", "CRITERIA", "DECISIONS", "DEFAULT_MIN_DELTA", "INTERVALS", "REASON_CODES", "SEVERITIES", "TESTS",
+    "ALERT_ON", "CRITERIA", "DECISIONS", "DEFAULT_MIN_DELTA", "INTERVALS", "INTERVAL_TESTS", "REASON_CODES", "SEVERITIES",
+    "TESTS",
     "Coverage", "Decision", "Evidence", "JudgedShift", "Policy", "PolicyError", "decide", "notifies",
 ]
 
 DECISIONS: tuple[str, ...] = ("regression", "improvement", "no_change", "inconclusive")
+# interval methods whose interval inverts its own test (the p-value printed is that test's, not a paired test's)
+INTERVAL_TESTS: tuple[str, ...] = ("skew-corrected t", "betting", "betting and strict t", "exact sign-flip")
 SEVERITIES: tuple[str, ...] = ("critical", "warning")
 CRITERIA: tuple[str, ...] = ("material", "significant", "broken_queries", "material_estimate", "query_drops",
                              "equivalence")
@@ -426,7 +429,7 @@ def _interval_reason(ev: Evidence, policy: Policy, margin: float) -> str:
     family = (f"{_CORRECTION_NAMES[policy.correction]} of {ev.family_size}" if ev.family_size > 1
               else "a family of one")
     method = ("t-interval" if ev.interval_method == "t" else f"{ev.interval_method} interval"
-              if ev.interval_method in ("skew-corrected t", "betting", "exact sign-flip")
+              if ev.interval_method in INTERVAL_TESTS
               else f"{ev.interval_method} bootstrap interval")
     level = ev.interval_level if ev.interval_level is not None else 1.0 - 2.0 * (ev.tail or policy.alpha / 2.0)
     return (f"delta = {ev.delta:+.4f}, {level:.4g} {method} [{lo:+.4f}, {hi:+.4f}] ({family}, "
@@ -645,6 +648,8 @@ def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
         code = "skewed_small_sample"
         why = ("the deltas are too skewed or sparse for the t-interval at this n (Cochran's rule), and the betting "
                "interval, which holds its level for any shape, is too wide to tell")
+        if ev.interval_method == "betting and strict t":
+            why += ", as is the skew-corrected t-interval at a tenth of the per-side error read beside it"
         if ev.queries_needed is not None:
             why += f": about {ev.queries_needed} queries would let the t-interval decide"
     elif ev.queries_needed is not None:
