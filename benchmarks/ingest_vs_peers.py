@@ -194,8 +194,9 @@ def part_per_query(qrels: Path, run: Path, repeat: int = 2) -> None:
             _, peak, _ = measure(cmd)
             cpu[kind], rss[kind] = min(cpu[kind], CPU["last"]), max(rss[kind], peak)
     for kind in kinds:
-        print(f"  {kind:<22}{cpu[kind]:>7.2f} s CPU {rss[kind]:>6.0f} MB  ratio {cpu[kind] / cpu['aggregates']:.2f}"
-              "  (target <= 1.5)" * (kind != "aggregates"))
+        target = "  (target <= 1.5)" if kind != "aggregates" else ""
+        print(f"  {kind:<22}{cpu[kind]:>7.2f} s CPU {rss[kind]:>6.0f} MB  ratio "
+              f"{cpu[kind] / cpu['aggregates']:.2f}{target}")
 
 
 FLOOR = """

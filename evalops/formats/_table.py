@@ -268,11 +268,14 @@ def segments(source: Source, size: int) -> Iterator[tuple[bytes, int, int]]:
         yield tail, 0, len(tail)
 
 
-def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], segment_bytes: int
-                ) -> Iterator[tuple[Any, Any, np.ndarray, bool]]:
+def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], segment_bytes: int,
+                plain_docs: bool = False) -> Iterator[tuple[Any, Any, np.ndarray, bool]]:
     """(query ids, doc ids, values, last of its segment) per Arrow block, the ids dictionary-encoded (the
     integer codes the kernels use), the values a numpy array (float64 scores, finite; int64 grades, within
-    int32). Raises :class:`Refused` where the exact parser could read the file otherwise.
+    int32). Raises :class:`Refused` where the exact parser could read the file otherwise. ``plain_docs``:
+    the doc ids as a plain string array (a run's doc ids are nearly all distinct, and encoding them took
+    about half of Arrow's parsing; :func:`plain_doc_codes` and :func:`first_duplicate_row_hashed` then
+    stand in for the dictionary's codes).
 
     Each segment of ``segment_bytes`` is parsed by the multi-threaded CSV reader. Only the query and doc
     ids are hashed; the other fields the exact parser splits (Q0, rank, tag, iteration) are read as bytes.
@@ -294,7 +297,8 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
     qf, df, vf = names[layout.query[shape]], names[layout.doc[shape]], names[layout.value[shape]]
     ids = pa.dictionary(pa.int32(), pa.string())
     types = {name: pa.binary() for name in checked}
-    types.update({qf: ids, df: ids, vf: pa.float64() if layout.value_kind == "score" else pa.int64()})
+    types.update({qf: ids, df: pa.string() if plain_docs else ids,
+                  vf: pa.float64() if layout.value_kind == "score" else pa.int64()})
     if layout.tab_separated:
         forbidden: tuple[bytes, ...] = (b"\x0b", b"\x0c")
     else:
@@ -323,7 +327,8 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
             chunks = list(zip(table.column(qf).chunks, table.column(df).chunks, table.column(vf).chunks))
             for at, (qc, dc, vc) in enumerate(chunks, 1):
                 if layout.tab_separated and any(
-                    pc.any(pc.match_substring_regex(c.dictionary, "^\\s|\\s$")).as_py() for c in (qc, dc)
+                    pc.any(pc.match_substring_regex(c.dictionary if pa.types.is_dictionary(c.type) else c,
+                                                    "^\\s|\\s$")).as_py() for c in (qc, dc)
                 ):
                     raise Refused()
                 values = numeric(vc)
@@ -413,7 +418,31 @@ def _doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
     return codes, pa.chunked_array([c.dictionary for c in chunks], type=pa.string())
 
 
+def plain_doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
+    """Doc codes for plain (not dictionary-encoded) doc id chunks: each row its own code, the chunks the
+    dictionary. Codes then never repeat, which keeps :class:`~evalops.data.RunTable`'s promise (two rows of
+    one query name the same document exactly when their codes are equal) once
+    :func:`first_duplicate_row_hashed` has found no repeated pair."""
+    import pyarrow as pa
+
+    total = sum(len(c) for c in chunks)
+    return np.arange(total, dtype=np.int32 if total < 2**31 else np.int64), pa.chunked_array(chunks, type=pa.string())
+
+
 # -- duplicates ------------------------------------------------------------------------------------
+
+
+def first_duplicate_row_hashed(query_codes: np.ndarray, docs: Any) -> int | None:
+    """:func:`first_duplicate_row` for plain doc ids (an Arrow string array, one per row): the pairs keyed
+    by the query code and a 64-bit hash of the doc id, and only rows whose keys repeat compared as strings."""
+    from evalops.metrics.strhash import hash_strings, pair_keys
+
+    if len(query_codes) < 2:
+        return None
+    keys = pair_keys(query_codes, hash_strings(docs))
+    return first_repeated_row(keys, lambda rows: zip(query_codes[rows].tolist(),
+                                                     doc_strings(docs, rows).tolist()))
+
 
 
 def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | None:
