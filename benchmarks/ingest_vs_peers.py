@@ -176,11 +176,9 @@ def part_peer(qrels: Path, run: Path) -> None:
     for m in MEASURES:
         print(f"  {m:<12} evalops {ours[m]:.12f}  ir_measures {theirs[m]:.12f}")
 
-    part_per_query(qrels, run)
-    part_floor(run, e_cpu)
 
 
-def part_per_query(qrels: Path, run: Path, repeat: int = 2) -> None:
+def part_per_query(qrels: Path, run: Path, repeat: int = 2) -> float:
     """``--per-query`` in each format against the aggregates alone, CPU (interleaved, the least of
     ``repeat`` each); the table format with stdout a pipe, as a script or ``| less`` has it."""
     print("\n## --per-query in each format against the aggregates alone (CPU, interleaved, least of", repeat, "each)")
@@ -197,6 +195,7 @@ def part_per_query(qrels: Path, run: Path, repeat: int = 2) -> None:
         target = "  (target <= 1.5)" if kind != "aggregates" else ""
         print(f"  {kind:<22}{cpu[kind]:>7.2f} s CPU {rss[kind]:>6.0f} MB  ratio "
               f"{cpu[kind] / cpu['aggregates']:.2f}{target}")
+    return cpu["aggregates"]
 
 
 FLOOR = """
@@ -354,6 +353,7 @@ def main() -> None:
     print(f"data: {run.name} ({run.stat().st_size / 1e6:.0f} MB), {qrels.name} ready in {time.perf_counter() - t:.0f} s")
     if not args.skip_peer:
         part_peer(qrels, run)
+    part_floor(run, part_per_query(qrels, run))
     part_startup(args.repeat)
     part_help(args.repeat)
     part_scifact_cpu(args.repeat, args.workdir)

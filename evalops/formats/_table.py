@@ -30,6 +30,7 @@ from evalops.data import first_repeated_row
 from evalops.errors import FormatError
 from evalops._arrow import doc_strings, from_numpy, numeric, strings
 from evalops.formats._source import Source
+from evalops.metrics.strhash import hash_strings, pair_keys
 
 __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
 
@@ -435,11 +436,10 @@ def plain_doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
 def first_duplicate_row_hashed(query_codes: np.ndarray, docs: Any) -> int | None:
     """:func:`first_duplicate_row` for plain doc ids (an Arrow string array, one per row): the pairs keyed
     by the query code and a 64-bit hash of the doc id, and only rows whose keys repeat compared as strings."""
-    from evalops.metrics.strhash import hash_strings, pair_keys
-
     if len(query_codes) < 2:
         return None
-    keys = pair_keys(query_codes, hash_strings(docs))
+    chunks = docs.chunks if hasattr(docs, "chunks") else [docs]  # chunk by chunk: no copy of the whole column
+    keys = pair_keys(query_codes, np.concatenate([hash_strings(chunk) for chunk in chunks]))
     return first_repeated_row(keys, lambda rows: zip(query_codes[rows].tolist(),
                                                      doc_strings(docs, rows).tolist()))
 

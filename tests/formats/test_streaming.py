@@ -168,11 +168,10 @@ def test_hashed_duplicate_check_confirms_by_the_doc_ids(monkeypatch):
     import pyarrow as pa
 
     from evalops.formats import _table
-    from evalops.metrics import strhash
 
     codes = np.array([0, 0, 0, 1, 1, 1], dtype=np.int32)
     docs = pa.chunked_array([pa.array(["a", "b", "c"]), pa.array(["a", "c", "d"])])
-    monkeypatch.setattr(strhash, "hash_strings", lambda values: np.zeros(len(values), dtype=np.uint64))
+    monkeypatch.setattr(_table, "hash_strings", lambda values: np.zeros(len(values), dtype=np.uint64))
     assert _table.first_duplicate_row_hashed(codes, docs) is None
     repeated = pa.chunked_array([pa.array(["a", "b", "c"]), pa.array(["d", "c", "d"])])
     assert _table.first_duplicate_row_hashed(codes, repeated) == 5
