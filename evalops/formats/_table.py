@@ -328,8 +328,7 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
             chunks = list(zip(table.column(qf).chunks, table.column(df).chunks, table.column(vf).chunks))
             for at, (qc, dc, vc) in enumerate(chunks, 1):
                 if layout.tab_separated and any(
-                    pc.any(pc.match_substring_regex(c.dictionary if pa.types.is_dictionary(c.type) else c,
-                                                    "^\\s|\\s$")).as_py() for c in (qc, dc)
+                    pc.any(pc.match_substring_regex(id_strings(c), "^\\s|\\s$")).as_py() for c in (qc, dc)
                 ):
                     raise Refused()
                 values = numeric(vc)
@@ -417,6 +416,15 @@ def _doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
     offsets = np.cumsum([0, *sizes[:-1]])
     codes = np.concatenate([numeric(c.indices).astype(dtype) + dtype(o) for c, o in zip(chunks, offsets)])
     return codes, pa.chunked_array([c.dictionary for c in chunks], type=pa.string())
+
+
+def id_strings(chunk: Any) -> Any:
+    """The id strings of one Arrow block's id column, each distinct id once where Arrow dictionary-encoded
+    them (query ids; qrels' doc ids) and every row's where it did not (a streamed run's doc ids): what a
+    check on the ids of the fast path looks at."""
+    import pyarrow as pa
+
+    return chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
 
 
 def plain_doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
