@@ -9,9 +9,12 @@ Every number comes from the same run on the same machine, so the ratios stand ev
 1. **100k x 100 -> six aggregates** (nDCG@10, P@10, R@100, AP@100, RR, Success@10): wall time and peak
    RSS of each whole process (``os.wait4``), the wall-time ratio, and the largest |difference| of the
    means (ir_measures prints 16 decimals here). Targets: ratio <= 0.2, evalops peak <= 1 GB, |d| <= 1e-9.
-2. **``--per-query --format json``** on the same file against the aggregates alone (target <= 2x).
+2. **``--per-query``** on the same file in each format (table, csv, json, markdown; stdout a pipe) against
+   the aggregates alone, CPU (target <= 1.5x); and the reading floor, pyarrow's streamed CSV reader with
+   plain string ids (no trec_eval build is at hand offline), against the aggregates' CPU (target <= 1.5x).
 3. **SciFact ``evalops evaluate``** against ``python -c "import numpy"`` (target: at most 1.0 s more), and
    ``python -X importtime`` of the same command: the slowest imports.
+   ``evalops --help`` against ``ir_measures --help``, CPU (target <= 0.2 s).
 4. ``--big``: 1 M queries x 100 documents (2 judgments per query), gzip-compressed, under
    ``--memory-budget 1GB``: time and peak.
 5. **SciFact, whole-process CPU against the ir_measures CLI, from a compiled environment** (``--scifact``
@@ -173,11 +176,60 @@ def part_peer(qrels: Path, run: Path) -> None:
     for m in MEASURES:
         print(f"  {m:<12} evalops {ours[m]:.12f}  ir_measures {theirs[m]:.12f}")
 
-    print("\n## --per-query --format json against the aggregates alone")
-    a_wall, _, _ = measure(evalops_cmd(qrels, run))
-    q_wall, q_rss, _ = measure(evalops_cmd(qrels, run, "--per-query"))
-    print(f"aggregates {min(a_wall, e_wall):.2f} s, per-query JSON {q_wall:.2f} s (peak {q_rss:.0f} MB): "
-          f"ratio {q_wall / min(a_wall, e_wall):.2f}  (target <= 2)")
+
+
+def part_per_query(qrels: Path, run: Path, repeat: int = 2) -> float:
+    """``--per-query`` in each format against the aggregates alone, CPU (interleaved, the least of
+    ``repeat`` each); the table format with stdout a pipe, as a script or ``| less`` has it."""
+    print("\n## --per-query in each format against the aggregates alone (CPU, interleaved, least of", repeat, "each)")
+    kinds = {"aggregates": ("--format", "json"), **{f"per-query {f}": ("--per-query", "--format", f)
+                                                     for f in ("table", "csv", "json", "markdown")}}
+    cpu = {k: float("inf") for k in kinds}
+    rss = dict.fromkeys(kinds, 0.0)
+    for _ in range(repeat):
+        for kind, extra in kinds.items():
+            cmd = [a for a in evalops_cmd(qrels, run) if a not in ("--format", "json")] + list(extra)
+            _, peak, _ = measure(cmd)
+            cpu[kind], rss[kind] = min(cpu[kind], CPU["last"]), max(rss[kind], peak)
+    for kind in kinds:
+        target = "  (target <= 1.5)" if kind != "aggregates" else ""
+        print(f"  {kind:<22}{cpu[kind]:>7.2f} s CPU {rss[kind]:>6.0f} MB  ratio "
+              f"{cpu[kind] / cpu['aggregates']:.2f}{target}")
+    return cpu["aggregates"]
+
+
+FLOOR = """
+import sys
+import pyarrow as pa, pyarrow.csv as csv
+names = ["q", "z", "d", "r", "s", "t"]
+types = {"q": pa.string(), "d": pa.string(), "s": pa.float64()}
+reader = csv.open_csv(sys.argv[1], read_options=csv.ReadOptions(column_names=names, block_size=2 << 20),
+                      parse_options=csv.ParseOptions(delimiter=" ", quote_char=False),
+                      convert_options=csv.ConvertOptions(column_types=types, include_columns=["q", "d", "s"]))
+rows = sum(batch.num_rows for batch in reader)
+print(rows)
+"""
+
+
+def part_floor(run: Path, evalops_cpu: float) -> None:
+    """No trec_eval build is at hand offline: the floor is Arrow's streamed CSV reader alone, ids as plain
+    strings (no dictionary encoding), the query, document and score columns only."""
+    print("\n## The reading floor: pyarrow's streamed CSV reader, plain string ids, nothing computed")
+    _, rss, out = measure([sys.executable, "-c", FLOOR, str(run)])
+    floor = CPU["last"]
+    print(f"floor {floor:.2f} s CPU ({int(out)} rows, {rss:.0f} MB); evalops evaluate {evalops_cpu:.2f} s CPU: "
+          f"ratio {evalops_cpu / floor:.2f}  (target <= 1.5)")
+
+
+def part_help(repeat: int) -> None:
+    print(f"\n## `evalops --help` (whole-process CPU, least of {repeat}) against `ir_measures --help`")
+    ours = peer = float("inf")
+    for _ in range(repeat):
+        measure([str(BIN / "evalops"), "--help"])
+        ours = min(ours, CPU["last"])
+        measure([str(BIN / "ir_measures"), "--help"])
+        peer = min(peer, CPU["last"])
+    print(f"evalops --help {ours:.3f} s CPU (target <= 0.2), ir_measures --help {peer:.3f} s CPU")
 
 
 def part_startup(repeat: int) -> None:
@@ -294,13 +346,16 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
     if args.scifact:
         part_scifact_cpu(args.repeat, args.workdir)
+        part_help(args.repeat)
         return
     t = time.perf_counter()
     run, qrels = generated(args.workdir, args.queries)
     print(f"data: {run.name} ({run.stat().st_size / 1e6:.0f} MB), {qrels.name} ready in {time.perf_counter() - t:.0f} s")
     if not args.skip_peer:
         part_peer(qrels, run)
+    part_floor(run, part_per_query(qrels, run))
     part_startup(args.repeat)
+    part_help(args.repeat)
     part_scifact_cpu(args.repeat, args.workdir)
     if args.big:
         part_big(args.workdir)

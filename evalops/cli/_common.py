@@ -126,9 +126,28 @@ def _csv(output: Output) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(output.columns)
-    for row in output.rows:
-        writer.writerow([_csv_cell(row.get(c)) for c in output.columns])
+    cell = _memo(lambda _column, value: _csv_cell(value))
+    writer.writerows([cell(c, row.get(c)) for c in output.columns] for row in output.rows)
     return buffer.getvalue()
+
+
+def _memo(render: Callable[[str, Any], str]) -> Callable[[str, Any], str]:
+    """``render(column, value)`` remembered for each (column, type, value) seen: a long table repeats its
+    cells (per-query rows repeat each query id once per measure, each measure name once per query, and
+    values), and escaping each cell again was most of the time of a per-query CSV or markdown table."""
+    seen: dict[tuple[str, type, Any], str] = {}
+
+    def cell(column: str, value: Any) -> str:
+        try:
+            key = (column, type(value), value)
+            text = seen.get(key)
+        except TypeError:  # an unhashable value (a list): rendered each time
+            return render(column, value)
+        if text is None:
+            text = seen[key] = render(column, value)
+        return text
+
+    return cell
 
 
 def _csv_cell(value: Any) -> str:
@@ -155,8 +174,8 @@ def _markdown(output: Output) -> str:
         shown = list(output.table_columns or output.columns)
         lines.append("| " + " | ".join(markdown_cell(c) for c in shown) + " |")
         lines.append("|" + "|".join("---" for _ in shown) + "|")
-        for row in output.rows:
-            lines.append("| " + " | ".join(markdown_cell(_format_cell(output, c, row.get(c))) for c in shown) + " |")
+        cell = _memo(lambda column, value: markdown_cell(_format_cell(output, column, value)))
+        lines.extend("| " + " | ".join([cell(c, row.get(c)) for c in shown]) + " |" for row in output.rows)
     else:
         lines.append(output.empty)
     if output.notes:
@@ -233,11 +252,42 @@ def plain_table_lines(header: Sequence[str], cells: Sequence[Sequence[str]], rig
     widths = [max(map(len, column)) for column in columns]
     if sum(w + 2 for w in widths) + len(widths) - 1 > width:
         return None
+    parts: list[str] = []
+    write_table_columns(parts.append, header, [column[1:] for column in columns], right)
+    return "".join(parts).splitlines()
 
-    def line(texts: Sequence[str], bar: str) -> str:
-        return bar.join(f" {t.rjust(w) if r else t.ljust(w)} " for t, w, r in zip(texts, widths, right))
 
-    return [line(header, "┃"), "╇".join("━" * (w + 2) for w in widths), *(line(row, "│") for row in cells)]
+STREAMED_LINES = 10_000  # lines per write of :func:`write_table_columns`
+
+
+def write_table_columns(write: Callable[[str], Any], header: Sequence[str], columns: Sequence[Sequence[str]],
+                        right: Sequence[bool], title: str | None = None) -> None:
+    """A table as the plain lines rich draws for it (no edge, heavy head; ``title`` centred above), given
+    column by column and written ``STREAMED_LINES`` lines at a time: for tables too long for a screen, which
+    rich renders at about a millisecond per row. Cells are printed as given (the caller makes untrusted text
+    safe); a cell wider on screen than its length (CJK) is padded by its width on screen."""
+    from rich.cells import cell_len
+
+    padded = []
+    for head, column, is_right in zip(header, columns, right):
+        cells = [head, *column]
+        if all(map(str.isascii, cells)):
+            width = max(map(len, cells))
+            padded.append([f" {c:>{width}} " if is_right else f" {c:<{width}} " for c in cells])
+        else:
+            lengths = [cell_len(c) for c in cells]
+            width = max(lengths)
+            padded.append([" " + (" " * (width - n) + c if is_right else c + " " * (width - n)) + " "
+                           for c, n in zip(cells, lengths)])
+    widths = [len(column[0]) if column[0].isascii() else cell_len(column[0]) for column in padded]
+    if title:
+        write(title.center(sum(widths) + len(widths) - 1) + "\n")
+    write("┃".join(column[0] for column in padded) + "\n")
+    write("╇".join("━" * w for w in widths) + "\n")
+    rows = len(padded[0]) if padded else 0
+    for start in range(1, rows, STREAMED_LINES):
+        stop = min(rows, start + STREAMED_LINES)
+        write("\n".join(map("│".join, zip(*(column[start:stop] for column in padded)))) + "\n")
 
 
 class MeasureName(click.ParamType):

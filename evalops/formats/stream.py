@@ -23,12 +23,13 @@ from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
     Columns,
     Refused,
-    _doc_codes,
     _fast_plan,
     _first_line,
     _unify_queries,
     fast_chunks,
     first_duplicate_row,
+    first_duplicate_row_hashed,
+    plain_doc_codes,
     line_of_row,
     ranked_scores,
     read_table_exact,
@@ -119,13 +120,13 @@ class _ClosedQueries:
 
 def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]], first_row: int, name: str,
            float32: bool = True) -> RunTable:
-    query_codes, query_ids, spans = _unify_queries([p[0] for p in parts])
-    doc_codes, dictionary = _doc_codes([p[1] for p in parts])
+    query_codes, query_ids, _ = _unify_queries([p[0] for p in parts])
+    doc_codes, dictionary = plain_doc_codes([p[1] for p in parts])  # (the doc ids are read as plain strings)
     scores = np.concatenate([p[2] for p in parts]).astype(np.float64)
     if float32:
         scores = ranked_scores(scores, source, lambda row: line_of_row(source, layout, first_row + row))
     columns = Columns(query_codes, query_ids, doc_codes, dictionary, scores, None, None, True)
-    duplicate = first_duplicate_row(columns, spans)
+    duplicate = first_duplicate_row_hashed(query_codes, dictionary)
     if duplicate is not None:
         qid = str(query_ids[query_codes[duplicate]])
         did = str(columns.doc_ids(np.array([duplicate]))[0])
@@ -153,7 +154,7 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
         closed.add(hashes)
         return block
 
-    for q, d, scores, segment_end in fast_chunks(source, layout, plan, block_bytes):
+    for q, d, scores, segment_end in fast_chunks(source, layout, plan, block_bytes, plain_docs=True):
         n = len(q)
         cut = 0
         if segment_end and n:

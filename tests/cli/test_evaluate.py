@@ -200,3 +200,30 @@ def test_a_measure_is_shown_as_the_user_spelled_it_and_keyed_canonically_in_json
     markdown = invoke(*small, "-m", "MRR", "--format", "markdown", "--per-query").stdout
     assert "| q1 | MRR | 1.0000 |" in markdown and "- MRR: mean 0.5000" in markdown
     assert list(json.loads(invoke(*small, "-m", "MRR", "--format", "json").stdout)["measures"]) == ["RR"]
+
+
+def _rich_per_query(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+    from rich.table import Table
+
+    from evalops.cli._common import console_for
+
+    buffer = io.StringIO()
+    table = Table(title="per query", show_edge=False)
+    for i, head in enumerate(header):
+        table.add_column(head, justify="right" if i else "left")
+    for row in rows:
+        table.add_row(*row)
+    console_for(buffer).print(table)
+    return buffer.getvalue()
+
+
+def test_per_query_table_off_a_terminal_is_rich_drawing_written_as_plain_lines(tmp_path):
+    """Off a terminal (or longer than the screen) the per-query table is streamed as plain lines; they are
+    the lines rich draws, with a wide id padded by its width on screen and control characters removed."""
+    qrels = write(tmp_path, "qrels.txt", "q1 0 a 1\n表9 0 b 1\nq\x1b[2J 0 c 1\n")
+    run = write(tmp_path, "run.trec", "q1 Q0 a 1 2.0 t\nq1 Q0 z 2 1.0 t\n表9 Q0 z 1 1.0 t\n")
+    text = invoke(str(qrels), str(run), "-m", "RR", "-m", "P@1", "--per-query").stdout
+    expected = _rich_per_query([("q[2J", "0.0000", "0.0000"), ("q1", "1.0000", "1.0000"), ("表9", "0.0000", "0.0000")],
+                               ("query", "RR", "P@1"))
+    assert text.startswith(expected)
+    assert "\x1b" not in text

@@ -160,3 +160,21 @@ def read_qrels_text(folder, text):
     path = folder / "qrels.txt"
     path.write_text(text)
     return read_qrels(path)
+
+
+def test_hashed_duplicate_check_confirms_by_the_doc_ids(monkeypatch):
+    """Streamed blocks keep doc ids as plain strings and find repeated pairs by hashing them: a hash shared by
+    different documents is never reported, a real repeat is, at its first repeated row."""
+    import pyarrow as pa
+
+    from evalops.formats import _table
+
+    codes = np.array([0, 0, 0, 1, 1, 1], dtype=np.int32)
+    docs = pa.chunked_array([pa.array(["a", "b", "c"]), pa.array(["a", "c", "d"])])
+    monkeypatch.setattr(_table, "hash_strings", lambda values: np.zeros(len(values), dtype=np.uint64))
+    assert _table.first_duplicate_row_hashed(codes, docs) is None
+    repeated = pa.chunked_array([pa.array(["a", "b", "c"]), pa.array(["d", "c", "d"])])
+    assert _table.first_duplicate_row_hashed(codes, repeated) == 5
+    monkeypatch.undo()
+    assert _table.first_duplicate_row_hashed(codes, docs) is None
+    assert _table.first_duplicate_row_hashed(codes, repeated) == 5
