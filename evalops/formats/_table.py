@@ -30,6 +30,7 @@ from evalops.data import first_repeated_row
 from evalops.errors import FormatError
 from evalops._arrow import doc_strings, from_numpy, numeric, strings
 from evalops.formats._source import Source
+from evalops.safetext import ARROW_UNSAFE_ID, refuse_unsafe
 
 __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
 
@@ -159,6 +160,10 @@ def read_table_exact(source: Source, layout: Layout) -> Columns:
             raise FormatError(f"empty {'query id' if not q_raw else 'doc id'} ({layout.description})", path=source.name, line=lineno)
         q = source.decode(q_raw, lineno)
         d = source.decode(d_raw, lineno)
+        if q not in q_index:
+            refuse_unsafe(q, "query id", path=source.name, line=lineno)
+        if d not in d_index:
+            refuse_unsafe(d, "doc id", path=source.name, line=lineno)
         value = _number(layout, fields[vi])
         if isinstance(value, str):
             raise FormatError(f"{value} ({layout.description})", path=source.name, line=lineno)
@@ -326,6 +331,8 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
                     pc.any(pc.match_substring_regex(c.dictionary, "^\\s|\\s$")).as_py() for c in (qc, dc)
                 ):
                     raise Refused()
+                if unsafe_ids(qc.dictionary) or unsafe_ids(dc.dictionary):
+                    raise Refused()  # the exact parser names the line and the character
                 values = numeric(vc)
                 if layout.value_kind == "score":
                     if values.size and not np.isfinite(values).all():
@@ -335,6 +342,14 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
                 yield qc, dc, values, at == len(chunks)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         raise Refused() from None
+
+
+def unsafe_ids(ids: Any) -> bool:
+    """Whether an Arrow string array of ids holds a character ids may not hold
+    (:func:`evalops.safetext.refuse_unsafe`); checked on the dictionaries, not the rows."""
+    import pyarrow.compute as pc
+
+    return bool(len(ids)) and bool(pc.any(pc.match_substring_regex(ids, ARROW_UNSAFE_ID)).as_py())
 
 
 def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray] | None:
