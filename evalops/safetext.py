@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from evalops.errors import FormatError
+
 __all__ = ["DEFAULT_LIMIT", "ARROW_UNSAFE_ID", "ARROW_UNSAFE_TEXT", "csv_cell", "markdown_inline", "plain",
            "refuse_unsafe", "truncate", "unsafe_character"]
 
@@ -120,8 +122,6 @@ def refuse_unsafe(value: str, what: str, kind: str = "id", *, path: str | None =
     problem = unsafe_character(value, kind)
     if problem is None:
         return value
-    from evalops.errors import FormatError
-
     fix = ("remove control characters, ANSI escapes and byte order marks from ids"
            if kind == "id" else "remove the control characters (tab and line breaks may stay)" if kind == "text"
            else "write the character the escape stands for, or remove the escape")
