@@ -2,6 +2,8 @@
 
 * :func:`write_atomic` writes a file so that a reader never sees half of it (a temporary file beside it,
   put in place with ``os.replace``) and so that a failed write leaves no temporary file behind.
+* :func:`make_folder` creates a folder evalops writes into (a warehouse file's, Data Docs, a new project);
+  one that cannot be created (a part of its path is a file, no permission) is a ``ConfigError`` naming it.
 * :func:`storage_full` finds a full disk in an exception: an ``OSError`` with ``ENOSPC`` (no space left),
   ``EDQUOT`` (a quota) or ``EFBIG`` (a file larger than the file system or the process's file-size limit
   allows), in the exception itself, in its causes, or in the list a ``shutil.Error`` of a tree copy
@@ -20,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["FULL_ERRNOS", "StorageFull", "full_errno_in_text", "storage_full", "write_atomic"]
+from evalops.errors import ConfigError
+
+__all__ = ["FULL_ERRNOS", "StorageFull", "full_errno_in_text", "make_folder", "storage_full", "write_atomic"]
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _IN_TEXT = re.compile(r"\[Errno (%s)\]" % "|".join(str(e) for e in sorted(FULL_ERRNOS)))
@@ -83,3 +87,21 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | Callable[[Binary
         if isinstance(exc, OSError) and exc.errno in FULL_ERRNOS:  # named by the file the user knows
             raise OSError(exc.errno, exc.strerror, str(target)) from exc
         raise
+
+
+def make_folder(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` created with its parents (nothing when it exists); a :class:`~evalops.errors.ConfigError`
+    naming ``what`` (``"the Data Docs folder"``) and the reason when it cannot be (a full disk is raised as
+    it is, for :func:`storage_full`)."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno in FULL_ERRNOS:
+            raise
+        why = {errno.ENOTDIR: "a part of the path is a file, not a folder",
+               errno.EEXIST: "a file of that name is in the way",
+               errno.EACCES: "permission denied", errno.EPERM: "not permitted",
+               errno.EROFS: "the file system is read-only"}.get(exc.errno or 0, exc.strerror or str(exc))
+        raise ConfigError(f"{folder}: cannot create {what} ({why}); fix the path or its setting") from None
+    return folder

@@ -37,7 +37,7 @@ from evalops.contracts.checks import Check, Table
 from evalops.contracts.report import Failure
 from evalops.extras import require
 from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
-from evalops.storage import FULL_ERRNOS, full_errno_in_text
+from evalops.storage import FULL_ERRNOS, full_errno_in_text, make_folder
 
 __all__ = ["DATA_DOCS_STYLESHEET", "run_tables", "PARTIAL_EXAMPLES"]
 
@@ -277,7 +277,7 @@ def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.Pa
     if docs is not None:
         import tempfile
 
-        docs.mkdir(parents=True, exist_ok=True)
+        make_folder(docs, "the Data Docs folder (data_docs)")
         build = Path(tempfile.mkdtemp(prefix=".site-", dir=docs))
     try:
         return _run(suite_prefix, tables, docs, build)
