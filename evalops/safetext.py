@@ -25,7 +25,7 @@ import re
 from evalops.errors import FormatError
 
 __all__ = ["DEFAULT_LIMIT", "ARROW_UNSAFE_ID", "ARROW_UNSAFE_TEXT", "csv_cell", "markdown_inline", "plain",
-           "refuse_unsafe", "truncate", "unsafe_character"]
+           "first_unsafe", "refuse_unsafe", "truncate", "unsafe_character"]
 
 DEFAULT_LIMIT = 500
 
@@ -112,6 +112,14 @@ def unsafe_character(value: str, kind: str = "id") -> str | None:
     else:
         what = f"the {'C0' if code < 0x20 else 'C1'} control character U+{code:04X}"
     return f"{what} at character {found.start() + 1}"
+
+
+def first_unsafe(values: list[str], kind: str = "id") -> int | None:
+    """The index of the first of ``values`` that holds a character ``kind`` may not hold, or None: one
+    search over the values joined by spaces (allowed in every kind), then a look at each only when it hits."""
+    if _UNSAFE[kind].search(" ".join(values)) is None:
+        return None
+    return next(i for i, value in enumerate(values) if _UNSAFE[kind].search(value))
 
 
 def refuse_unsafe(value: str, what: str, kind: str = "id", *, path: str | None = None,

@@ -36,7 +36,7 @@ from evalops.formats import read_jsonl, read_qrels, write_beir_qrels, write_json
 from evalops.formats._source import as_source
 from evalops.formats.beir import find_beir_qrels
 from evalops.goldset.model import QUERY_TYPES, UNKNOWN_LANGUAGE, GoldSet, check_split
-from evalops.safetext import refuse_unsafe
+from evalops.safetext import first_unsafe, refuse_unsafe
 
 __all__ = ["load_gold_set", "load_gold_set_trec", "save_gold_set", "save_gold_set_trec", "detect_layout"]
 
@@ -205,9 +205,9 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     if missing:
         raise FormatError(f"missing column(s) {missing} in the header; have {list(frame.columns)}", path=str(path), line=1)
     for column, what, kind in (("query_id", "query id", "id"), ("doc_id", "doc id", "id"), ("text", "query text", "text")):
-        if column in frame.columns:
-            for row, value in enumerate(frame[column]):  # row n of the file is line n + 2 (after the header)
-                refuse_unsafe(value, what, kind, path=str(path), line=row + 2)
+        row = first_unsafe(frame[column].tolist(), kind) if column in frame.columns else None
+        if row is not None:  # row n of the file is line n + 2 (after the header)
+            refuse_unsafe(frame[column].iloc[row], what, kind, path=str(path), line=row + 2)
     if "grade" in required:
         grades = pd.to_numeric(frame["grade"], errors="coerce")
         bad = grades.isna() | (grades.abs() == float("inf")) | (grades != grades.round()) | (grades.abs() > 2**31 - 1)
