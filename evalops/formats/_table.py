@@ -345,11 +345,27 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
 
 
 def unsafe_ids(ids: Any) -> bool:
-    """Whether an Arrow string array of ids holds a character ids may not hold
-    (:func:`evalops.safetext.refuse_unsafe`); checked on the dictionaries, not the rows."""
+    """Whether an Arrow string array (or chunked array) of ids holds a character ids may not hold
+    (:func:`evalops.safetext.refuse_unsafe`); checked on the dictionaries, not the rows. ASCII ids are
+    checked on their bytes in one numpy pass (a regular expression over 2 M ids took 0.66 s); the regular
+    expression runs only over an array with a byte of 0x80 or more (C1 controls, a byte order mark)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    return bool(len(ids)) and bool(pc.any(pc.match_substring_regex(ids, ARROW_UNSAFE_ID)).as_py())
+    for chunk in ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]:
+        if not len(chunk) or chunk.buffers()[2] is None:
+            continue
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64 if pa.types.is_large_string(chunk.type)
+                                else np.int32)
+        data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[
+            int(offsets[chunk.offset]):int(offsets[chunk.offset + len(chunk)])]
+        if data.size == 0:
+            continue
+        if bool((data < 0x20).any()) or bool((data == 0x7F).any()):
+            return True
+        if bool((data >= 0x80).any()) and pc.any(pc.match_substring_regex(chunk, ARROW_UNSAFE_ID)).as_py():
+            return True
+    return False
 
 
 def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray] | None:
