@@ -16,9 +16,21 @@ URL, an alias bomb, ``EVALOPS_CONFIG=/dev/zero``), the registry (unknown kinds, 
 in ``params.body``, non-finite or out-of-range numbers), a run file, the gold set, the knowledge base, the
 query logs.
 
+Ids and query texts with a NUL, a C0/C1 control, an ANSI escape, an inner byte order mark or a lone
+surrogate are refused by every reader with the file and line (a query log marks the row malformed), and by
+`evalops run` before anything is written, on SQLite and on PostgreSQL (``EVALOPS_TEST_POSTGRES_URL``, else
+the local server; each case gets a scratch database).
+
 The bombs go through `evalops evaluate` in a fresh process each: a gzip of 1 GiB of NUL bytes (as a run
-and as qrels), ``-`` fed from ``/dev/zero``, and a gzip of 7 M identical run lines (a duplicate on line 2).
-Each must be one ``error:`` line, exit 3, within 10 s and 400 MB of peak RSS. Each is judged on its exit code (3 bad input, 5 a failed version), on
+and as qrels), ``-`` fed from ``/dev/zero``, a gzip of 7 M identical run lines (a duplicate on line 2), a
+gzip of 1 GiB of newlines (run and qrels) and 1 GiB of newlines on standard input. Each must be one
+``error:`` line, exit 3, within 10 s and 400 MB of peak RSS; a run whose one query id is 15 MB long must be
+scored (exit 0) within the same limits.
+
+The full-disk cases run `evalops run` (and `evaluate -o`) with writes under one folder failing with ENOSPC,
+or under a file-size limit (EFBIG): each must exit 7 with one ``error:`` line naming the path, leave no
+temporary file and no run `running`. The command-line cases (a run id beyond the column, a warehouse port
+that is not a number, folders that cannot be created) must each be a clean exit 2 or 3. Each is judged on its exit code (3 bad input, 5 a failed version), on
 having no traceback and one `error:` line, and on the warehouse it leaves: bad input writes no evaluation
 run at all; a failed version leaves the other versions stored and no run `running` (no partial writes).
 """
@@ -54,6 +66,19 @@ def _gold_csv(judgments: bytes) -> Callable[[Path], Any]:
         folder.mkdir(exist_ok=True)
         (folder / "queries.csv").write_text("query_id,text,type\nq1,hello,keyword\n")
         (folder / "judgments.csv").write_bytes(judgments)
+        return load_gold_set(folder)
+
+    return read
+
+
+def _gold_jsonl(queries: bytes) -> Callable[[Path], Any]:
+    def read(path: Path) -> Any:
+        from evalops.goldset.io import load_gold_set
+
+        folder = path.parent / (path.name + ".d")
+        folder.mkdir(exist_ok=True)
+        (folder / "queries.jsonl").write_bytes(queries)
+        (folder / "judgments.jsonl").write_text('{"query_id": "q1", "doc_id": "d1", "grade": 1}\n')
         return load_gold_set(folder)
 
     return read
@@ -116,6 +141,24 @@ CASES: list[tuple[str, str, bytes, Any, bool, str | None]] = [
     ("gold CSV: not UTF-8", "g", b"", _gold_csv(b"query_id,doc_id,grade\nq1,d\xff,1\n"), True, None),
     ("query log: corrupt .jsonl.gz", "l", b"", _log(b"\x1f\x8b\x08\x00" + b"\x00" * 30, True), False, None),
     ("query log: not UTF-8", "l", b"", _log(b'{"query": "\xff"}\n', False), True, None),
+    # control characters, escapes, an inner BOM and lone surrogates in ids and query texts (evalops.safetext)
+    ("run: NUL in a doc id", "a.run", GOOD_RUN + b"q1 Q0 d\x003 3 0.5 t\n", read_run, True, "run"),
+    ("run: ANSI escape in a query id", "a.run", b"q\x1b[31m1 Q0 d1 1 2.5 t\n", read_run, True, "run"),
+    ("run: C1 control in a doc id", "a.run", GOOD_RUN + b"q1 Q0 d\xc2\x853 3 0.5 t\n", read_run, True, "run"),
+    ("qrels: BOM inside a doc id", "a.qrels", GOOD_QRELS + b"q1 0 d\xef\xbb\xbf3 1\n", read_qrels, True, "qrels"),
+    ("qrels: NUL in a query id", "a.qrels", b"q\x001 0 d1 1\n", read_qrels, True, "qrels"),
+    ("BEIR qrels: BEL in a doc id", "a.tsv", b"query-id\tcorpus-id\tscore\nq1\td\x07\t1\n", read_beir_qrels, True,
+     "qrels"),
+    ("BEIR queries: NUL escape in a text", "q.jsonl", b'{"_id": "1", "text": "a\\u0000b"}\n', read_beir_queries, True,
+     None),
+    ("BEIR queries: lone surrogate in an id", "q.jsonl", b'{"_id": "\\ud800", "text": "x"}\n', read_beir_queries,
+     True, None),
+    ("BEIR corpus: ESC in an id", "c.jsonl", b'{"_id": "d\\u001b[2J", "text": "a"}\n', read_beir_corpus, True, None),
+    ("gold CSV: NUL in a doc id", "g", b"", _gold_csv(b"query_id,doc_id,grade\nq1,d\x001,1\n"), True, None),
+    ("gold JSONL: lone surrogate in a query text", "g", b"", _gold_jsonl(b'{"_id": "q1", "text": "a \\ud800"}\n'),
+     True, None),
+    ("query log: NUL in a query (row malformed)", "l", b"",
+     _log(b'{"timestamp": "2026-01-01T01:00:00Z", "query": "a\\u0000b"}\n', False), False, None),
 ]
 
 
@@ -212,6 +255,59 @@ def _alias_bomb(indent: str) -> str:
 _BODY_BOMB = ('  - name: search\n    version: "4.0"\n    adapter: http\n    deployed: true\n    owner: me\n'
               '    params:\n      url: http://127.0.0.1:9/search\n      body:\n' + _alias_bomb(" " * 8))
 
+_GOLD_QUERY = '{"_id": "%s", "text": "%s", "metadata": {"type": "no_answer"}}\n'
+PG_URL = __import__("os").environ.get("EVALOPS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+
+
+def _on_postgres(change: Callable[[Path], Any]) -> Callable[[Path], Any]:
+    """``change``, with the run's warehouse a fresh PostgreSQL database (dropped after the case)."""
+    def on_postgres(root: Path) -> dict[str, str]:
+        import sqlalchemy as sa
+
+        change(root)
+        name = f"evalops_bad_{abs(hash(str(root))) % 10**9}"
+        admin = sa.create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+            conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        admin.dispose()
+        return {"EVALOPS_WAREHOUSE_URL": str(sa.engine.make_url(PG_URL).set(database=name).render_as_string(False))}
+
+    return on_postgres
+
+
+def _endless_server() -> int:
+    """A local HTTP server (a daemon thread) whose every answer is an endless body; returns its port."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    def answer(conn: socket.socket) -> None:
+        try:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+            block = b" " * (1 << 20)
+            while True:
+                conn.sendall(block)
+        except OSError:
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+def _endless_body_version(root: Path) -> None:
+    port = _endless_server()
+    _append("retrievers.yaml", _RUN_FILE.replace("adapter: run_file", "adapter: http").replace(
+        "path: r.trec", f"url: 'http://127.0.0.1:{port}/s', max_response_bytes: 1048576, max_retries: 0"))(root)
+
+
 # (name, the change, the expected exit code: 3 bad input, writes nothing; 5 a version failed, the rest stored).
 # A change may return environment variables for the run.
 PIPELINE_CASES: list[tuple[str, Callable[[Path], Any], int]] = [
@@ -253,6 +349,29 @@ PIPELINE_CASES: list[tuple[str, Callable[[Path], Any], int]] = [
         "adapter: run_file", "adapter: builtin").replace("path: r.trec", "kind: bm25, b: 7")), 3),
     ("registry: http timeout .inf", _append("retrievers.yaml", _RUN_FILE.replace("adapter: run_file", "adapter: http")
                                             .replace("path: r.trec", "url: 'http://127.0.0.1:9/s', timeout: .inf")), 3),
+    # ids and query texts are refused where they are read, whatever the warehouse (PostgreSQL refuses NUL
+    # only when the run is written: a NUL in a query id left a run `running`, in a text a run without texts)
+    ("gold set: a NUL in a query id", _append("goldset/queries.jsonl", _GOLD_QUERY % ("q\\u0000x", "x")), 3),
+    ("gold set: a NUL in a query text", _append("goldset/queries.jsonl", _GOLD_QUERY % ("qnul", "a\\u0000b")), 3),
+    ("gold set: a lone surrogate in a query text",
+     _append("goldset/queries.jsonl", _GOLD_QUERY % ("qsur", "a \\ud800 b")), 3),
+    ("gold set: an ANSI escape in a judged doc id", _append("goldset/qrels/test.tsv", "q001\td\x1b[2J\t1\n"), 3),
+    ("knowledge base: an ANSI escape in a document id",
+     _append("kb/corpus.jsonl", '{"_id": "d\\u001b[2J", "title": "", "text": "x"}\n'), 3),
+    ("PostgreSQL: a NUL in a gold query id", _on_postgres(_append("goldset/queries.jsonl",
+                                                                  _GOLD_QUERY % ("q\\u0000x", "x"))), 3),
+    ("PostgreSQL: a NUL in a gold query text", _on_postgres(_append("goldset/queries.jsonl",
+                                                                    _GOLD_QUERY % ("qnul", "a\\u0000b"))), 3),
+    ("registry: http max_response_bytes 10", _append("retrievers.yaml", _RUN_FILE.replace(
+        "adapter: run_file", "adapter: http").replace("path: r.trec", "url: 'http://127.0.0.1:9/s', max_response_bytes: 10")),
+     3),
+    ("retriever: an endless HTTP body (max_response_bytes 1 MB)", _endless_body_version, 5),
+    ("settings: warehouse URL with port 'abc'",
+     lambda root: {"EVALOPS_WAREHOUSE_URL": "postgresql+psycopg://u:secret@127.0.0.1:abc/db"}, 3),
+    ("settings: a SQLite warehouse whose folder is a file", lambda root: (
+        (root / "file").write_text("x"), {"EVALOPS_WAREHOUSE_URL": f"sqlite:///{root}/file/sub/warehouse.db"})[1], 3),
+    ("settings: a Data Docs folder whose parent is a file", lambda root: (
+        (root / "file").write_text("x"), _append("evalops.yaml", f"data_docs: {root}/file/docs\n")(root)), 3),
 ]
 
 
@@ -270,17 +389,37 @@ def _line_gzip(path: Path) -> None:
         fh.write(b"q1 Q0 d1 1 1.0 t\n" * 7_000_000)
 
 
-# (name, file maker or None for standard input from /dev/zero, role)
-BOMBS: list[tuple[str, Callable[[Path], None] | None, str]] = [
-    ("run: 1 GiB of NUL bytes, gzip", _nul_gzip, "run"),
-    ("qrels: 1 GiB of NUL bytes, gzip", _nul_gzip, "qrels"),
-    ("run: - fed from /dev/zero", None, "run"),
-    ("run: 7 M lines, duplicate on line 2, gzip", _line_gzip, "run"),
+def _newline_gzip(path: Path, size: int = 1 << 30) -> None:
+    """``size`` newlines, gzip -9 (1 GiB -> about 1 MB)."""
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        block = b"\n" * (1 << 20)
+        for _ in range(size >> 20):
+            fh.write(block)
+
+
+def _long_id_run(path: Path) -> None:
+    """A run whose one query id is 15 MB long (under max_line_length), gzip: hashed in linear time."""
+    path.write_bytes(gzip.compress(b"q" * (15 << 20) + b" Q0 d1 1 1.0 t\n" + GOOD_RUN))
+
+
+NEWLINES_ON_STDIN = "newlines"  # standard input: 1 GiB of newlines through a pipe
+
+# (name, file maker, None for standard input from /dev/zero or NEWLINES_ON_STDIN, role, expected exit code)
+BOMBS: list[tuple[str, Callable[[Path], None] | str | None, str, int]] = [
+    ("run: 1 GiB of NUL bytes, gzip", _nul_gzip, "run", 3),
+    ("qrels: 1 GiB of NUL bytes, gzip", _nul_gzip, "qrels", 3),
+    ("run: - fed from /dev/zero", None, "run", 3),
+    ("run: 7 M lines, duplicate on line 2, gzip", _line_gzip, "run", 3),
+    ("run: 1 GiB of newlines, gzip", _newline_gzip, "run", 3),
+    ("qrels: 1 GiB of newlines, gzip", _newline_gzip, "qrels", 3),
+    ("run: - fed 1 GiB of newlines", NEWLINES_ON_STDIN, "run", 3),
+    ("run: a 15 MB query id (scored)", _long_id_run, "run", 0),
 ]
 MAX_BOMB_SECONDS, MAX_BOMB_RSS_MB = 10.0, 400.0
 
 
-def bomb_outcome(make: Callable[[Path], None] | None, role: str, folder: Path) -> tuple[str, float, float]:
+def bomb_outcome(make: Callable[[Path], None] | str | None, role: str, folder: Path,
+                 expected: int = 3) -> tuple[str, float, float]:
     """(outcome, wall seconds, peak RSS in MB) of `evalops evaluate` on one bomb."""
     import time
 
@@ -288,11 +427,19 @@ def bomb_outcome(make: Callable[[Path], None] | None, role: str, folder: Path) -
     qrels.write_bytes(GOOD_QRELS)
     run.write_bytes(GOOD_RUN)
     bomb = folder / "bomb.gz"
-    if make is not None:
+    on_stdin = make is None or make == NEWLINES_ON_STDIN
+    if not on_stdin:
         make(bomb)
-    target = "-" if make is None else str(bomb)
+    target = "-" if on_stdin else str(bomb)
     args = [str(qrels), target] if role == "run" else [target, str(run)]
-    stdin = open("/dev/zero", "rb") if make is None else subprocess.DEVNULL
+    feeder = None
+    if make is None:
+        stdin = open("/dev/zero", "rb")
+    elif make == NEWLINES_ON_STDIN:
+        feeder = subprocess.Popen(["sh", "-c", "head -c 1073741824 /dev/zero | tr '\\0' '\\n'"], stdout=subprocess.PIPE)
+        stdin = feeder.stdout
+    else:
+        stdin = subprocess.DEVNULL
     started = time.perf_counter()
     try:  # a fresh parent whose only child is the command: its RUSAGE_CHILDREN peak is the command's own
         done = subprocess.run([sys.executable, "-c", _MEASURED, str(Path(sys.executable).parent / "evalops"),
@@ -301,8 +448,11 @@ def bomb_outcome(make: Callable[[Path], None] | None, role: str, folder: Path) -
     except subprocess.TimeoutExpired:
         return "NOT REFUSED in 120 s", 120.0, float("nan")
     finally:
-        if make is None:
+        if on_stdin:
             stdin.close()
+        if feeder is not None:
+            feeder.kill()
+            feeder.wait()
     seconds = time.perf_counter() - started
     returncode, rss = (int(v) for v in done.stdout.decode().split())
     rss /= 1024
@@ -311,7 +461,7 @@ def bomb_outcome(make: Callable[[Path], None] | None, role: str, folder: Path) -
     lines = [line for line in text.splitlines() if line.strip()]
     if "Traceback" in text:
         return "TRACEBACK", seconds, rss
-    if returncode != 3 or len(lines) != 1 or not lines[0].startswith("error:"):
+    if returncode != expected or (expected and (len(lines) != 1 or not lines[0].startswith("error:"))):
         return f"unclear (exit {returncode}: {text.strip()[:60]})", seconds, rss
     if seconds > MAX_BOMB_SECONDS or rss > MAX_BOMB_RSS_MB:
         return "TOO SLOW OR TOO BIG", seconds, rss
@@ -323,6 +473,24 @@ import resource, subprocess, sys
 code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
 print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
+
+
+def _postgres_runs(url: str) -> list[tuple[str, str]]:
+    """The (version, status) rows of a case's PostgreSQL database, which is then dropped."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            if not sa.inspect(conn).has_table("eval_runs"):
+                return []
+            return [tuple(r) for r in conn.execute(sa.text("SELECT version, status FROM eval_runs"))]
+    finally:
+        engine.dispose()
+        admin = sa.create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {sa.engine.make_url(url).database} WITH (FORCE)")
+        admin.dispose()
 
 
 def pipeline_outcome(change: Callable[[Path], Any], expected: int, root: Path) -> tuple[str, str]:
@@ -353,7 +521,10 @@ def pipeline_outcome(change: Callable[[Path], Any], expected: int, root: Path) -
         command = "clean"
     db = project / ".evalops" / "warehouse.db"
     runs = []
-    if db.exists():
+    url = extra_env.get("EVALOPS_WAREHOUSE_URL", "")
+    if url.startswith("postgresql") and ":abc/" not in url:
+        runs = _postgres_runs(url)
+    elif db.exists():
         with sqlite3.connect(db) as conn:
             if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'eval_runs'").fetchone():
                 runs = conn.execute("SELECT version, status FROM eval_runs").fetchall()
@@ -365,6 +536,119 @@ def pipeline_outcome(change: Callable[[Path], Any], expected: int, root: Path) -
               and {statuses.get("1.0"), statuses.get("2.0")} <= {"succeeded", "partial"})
         warehouse = "others stored" if ok else f"PARTIAL WRITE {runs}"
     return command, warehouse
+
+
+# A full disk, simulated in the command's own process: writes under a folder fail with ENOSPC (``open`` and
+# ``shutil.copyfile`` patched), or a file-size limit (RLIMIT_FSIZE) makes the kernel refuse them with EFBIG.
+_FULL_DISK = """
+import builtins, errno, io, os, resource, shutil, signal, sys
+where, args = sys.argv[1], sys.argv[2:]
+if where.startswith("fsize:"):
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(where[6:]), int(where[6:])))
+else:
+    prefix = os.path.realpath(where)
+    def under(path):
+        return not isinstance(path, int) and os.path.realpath(os.fsdecode(path)).startswith(prefix)
+    def full(path):
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fsdecode(path))
+    real_open, real_copy = builtins.open, shutil.copyfile
+    def fake_open(file, mode="r", *a, **k):
+        if any(c in mode for c in "wax+") and under(file):
+            raise full(file)
+        return real_open(file, mode, *a, **k)
+    def fake_copy(src, dst, *a, **k):
+        if under(dst):
+            raise full(dst)
+        return real_copy(src, dst, *a, **k)
+    builtins.open = io.open = fake_open
+    shutil.copyfile = fake_copy
+sys.argv = ["evalops", *args]
+from evalops.cli import main
+main()
+"""
+
+# (name, what is full: a folder of the project or "fsize:BYTES", the command)
+DISK_FULL: list[tuple[str, str, str]] = [
+    ("evalops run: the report folder is full", ".evalops/reports", "run"),
+    ("evalops run: the Data Docs folder is full", ".evalops/work/data_docs", "run"),
+    ("evalops run: 1 MB file-size limit (EFBIG)", "fsize:1000000", "run"),
+    ("evalops run: the SQLite warehouse cannot grow", "fsize:150000", "run"),
+    ("evalops evaluate -o on a full disk", "out", "evaluate"),
+]
+
+
+def disk_full_outcome(where: str, command: str, root: Path) -> tuple[str, str]:
+    """(the command's outcome, what it left) on a full disk: exit 7 and one line naming the path, no temporary
+    file, no run left `running`."""
+    import sqlite3
+
+    project = _project(root)
+    if command == "run":
+        args = ["run", "--project", str(project), "--date", "2024-06-01"]
+    else:
+        (root / "a.qrels").write_bytes(GOOD_QRELS)
+        (root / "a.run").write_bytes(GOOD_RUN)
+        args = ["evaluate", str(root / "a.qrels"), str(root / "a.run"), "-m", "P@5", "--format", "json", "-o",
+                str(root / "out" / "result.json")]
+    target = where if where.startswith("fsize:") else str(project / where)
+    done = subprocess.run([sys.executable, "-c", _FULL_DISK, target, *args], capture_output=True, text=True,
+                          cwd=root, env={k: v for k, v in __import__("os").environ.items()
+                                         if not k.startswith("EVALOPS_")}, timeout=300)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    if "Traceback" in done.stderr:
+        command_outcome = "TRACEBACK"
+    elif done.returncode != 7:
+        command_outcome = f"exit {done.returncode} (expected 7)"
+    elif len(errors) != 1 or "cannot write" not in errors[0] and "disk or quota full" not in errors[0]:
+        command_outcome = f"unclear ({(errors or [done.stderr.strip()])[0][:60]})"
+    else:
+        command_outcome = "clean"
+    left = [p.name for p in root.rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".site-")]
+    db = project / ".evalops" / "warehouse.db"
+    running = []
+    if db.exists():
+        with sqlite3.connect(db) as conn:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'eval_runs'").fetchone():
+                running = conn.execute("SELECT version FROM eval_runs WHERE status = 'running'").fetchall()
+    if left or running:
+        return command_outcome, f"PARTIAL WRITE ({left[:2]} {running})"
+    return command_outcome, "nothing half-written"
+
+
+# (name, the arguments (given the case's folder, which holds a file named `file`), its environment, exit code)
+CLI_CASES: list[tuple[str, Callable[[Path], list[str]], dict[str, str], int]] = [
+    ("promote --run-id 10^23", lambda root: ["promote", "search", "1.0", "--run-id", "9" * 23, "--reason", "x"], {}, 2),
+    ("init into a folder under a file", lambda root: ["init", str(root / "file" / "project")], {}, 3),
+    ("history: warehouse port 'abc'", lambda root: ["history"],
+     {"EVALOPS_WAREHOUSE_URL": "postgresql+psycopg://u:pw@127.0.0.1:abc/db"}, 3),
+    ("db current: warehouse port 'abc'", lambda root: ["db", "current"],
+     {"EVALOPS_WAREHOUSE_URL": "postgresql+psycopg://u:pw@127.0.0.1:abc/db"}, 3),
+    ("dashboard: warehouse port 'abc'", lambda root: ["dashboard", "--port", "0"],
+     {"EVALOPS_WAREHOUSE_URL": "postgresql+psycopg://u:pw@127.0.0.1:abc/db"}, 3),
+    ("db upgrade: SQLite under a file", lambda root: ["db", "upgrade"],
+     {"EVALOPS_WAREHOUSE_URL": "sqlite:///file/sub/warehouse.db"}, 3),
+]
+
+
+def cli_case_outcome(args: list[str], env: dict[str, str], expected: int, root: Path) -> str:
+    import os
+
+    (root / "file").write_text("x")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EVALOPS_")}
+    try:
+        done = subprocess.run([str(Path(sys.executable).parent / "evalops"), *args], capture_output=True, text=True,
+                              cwd=root, env={**base, **env}, timeout=60)
+    except subprocess.TimeoutExpired:
+        return "HANG (60 s)"
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    if "Traceback" in done.stderr:
+        return "TRACEBACK"
+    if done.returncode != expected:
+        return f"exit {done.returncode} (expected {expected})"
+    if expected == 3 and (len(lines) != 1 or not lines[0].startswith("error:")):
+        return f"unclear ({done.stderr.strip()[:60]})"
+    return "clean"
 
 
 def main() -> None:
@@ -394,10 +678,10 @@ def main() -> None:
     bombs = []
     if not args.no_cli:
         with tempfile.TemporaryDirectory() as tmp:
-            for i, (name, make, role) in enumerate(BOMBS):
+            for i, (name, make, role, expected) in enumerate(BOMBS):
                 folder = Path(tmp) / f"b{i}"
                 folder.mkdir()
-                bombs.append((name, *bomb_outcome(make, role, folder)))
+                bombs.append((name, *bomb_outcome(make, role, folder, expected)))
         width = max(len(r[0]) for r in bombs) + 2
         print(f"\n{'bomb (evalops evaluate)':<{width}}{'outcome':<24}{'seconds':>8}{'peak RSS MB':>13}")
         for name, outcome, seconds, rss in bombs:
@@ -413,6 +697,29 @@ def main() -> None:
         for name, command, warehouse in pipeline:
             print(f"{name:<{width}}{command:<28}{warehouse:<18}")
         outcomes += [r[1] for r in pipeline]
+        full = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, (name, where, command) in enumerate(DISK_FULL):
+                root = Path(tmp) / f"f{i}"
+                root.mkdir()
+                full.append((name, *disk_full_outcome(where, command, root)))
+        width = max(len(r[0]) for r in full) + 2
+        print(f"\n{'full disk (exit 7 expected)':<{width}}{'command':<28}{'left behind':<18}")
+        for name, command, left in full:
+            print(f"{name:<{width}}{command:<28}{left:<18}")
+        outcomes += [r[1] for r in full]
+        pipeline += full  # their partial writes count with the runs'
+        others = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, (name, make_args, env, expected) in enumerate(CLI_CASES):
+                root = Path(tmp) / f"c{i}"
+                root.mkdir()
+                others.append((name, cli_case_outcome(make_args(root), env, expected, root)))
+        width = max(len(r[0]) for r in others) + 2
+        print(f"\n{'command line and settings':<{width}}{'outcome':<28}")
+        for name, outcome in others:
+            print(f"{name:<{width}}{outcome:<28}")
+        outcomes += [r[1] for r in others]
     tracebacks = sum(o.startswith("TRACEBACK") for o in outcomes)
     clean = sum(o == "clean" for o in outcomes)
     no_line = sum(o == "no line" for o in outcomes)
@@ -424,7 +731,7 @@ def main() -> None:
         print(f"\nbombs: {within} of {len(bombs)} refused with one line in <= {MAX_BOMB_SECONDS:.0f} s and <= "
               f"{MAX_BOMB_RSS_MB:.0f} MB (slowest {max(r[2] for r in bombs):.1f} s, largest "
               f"{max(r[3] for r in bombs):.0f} MB)")
-    print(f"\n{len(rows) + len(pipeline) + len(bombs)} inputs, {len(outcomes)} reads and runs: {tracebacks} tracebacks, {clean} "
+    print(f"\n{len(outcomes) - sum(r[2] != '-' for r in rows)} inputs, {len(outcomes)} reads and runs: {tracebacks} tracebacks, {clean} "
           f"clean one-line errors naming file (and line), {no_line} without the line, {accepted} accepted, "
           f"{other} other; {partial} partial writes")
 

@@ -65,7 +65,9 @@ class ExitCode(enum.IntEnum):
     WAREHOUSE_ERROR = 7, (
         "The warehouse refused or could not complete a write or a lookup (``WarehouseError``), e.g. a "
         "promotion of a version that has no succeeded run; ``gate`` when a comparison the run should have "
-        "decided cannot be found in the warehouse (it fails closed)."
+        "decided cannot be found in the warehouse (it fails closed). Also a full disk or quota wherever a "
+        "command writes (the warehouse file, reports, Data Docs, the work folder, ``-o``): one ``error:`` line "
+        "names the path; no temporary file is left."
     )
     JUDGE_FAILED = 8, (
         "The judge step failed: its preflight could not reach the judge or was refused (connection, timeout, "

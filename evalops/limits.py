@@ -11,6 +11,14 @@
   after ``max_line_length`` bytes. A bomb of valid lines is stopped by its ratio: a compressed file whose
   output passes :data:`RATIO_CHECKED_FROM` bytes and :data:`MAX_COMPRESSION_RATIO` times its own size is
   refused (text runs and qrels compress 3-15 times; a repeated line compresses hundreds of times).
+* A bomb of line ends (a file, a stream or a gzip of newlines, which would take minutes and gigabytes as
+  millions of blank lines) is stopped by the density of its lines: once more than :data:`LINES_CHECKED_FROM`
+  lines have been read, a file must average at least :data:`MIN_BYTES_PER_LINE` bytes a line (the shortest
+  real lines, a qrels line ``q1 0 d1 1``, hold 10; a BEIR TSV or CSV row 6 and more). Together with
+  ``max_decompressed_size`` this bounds the lines of a stream or a compressed file too (at most a quarter
+  of its bytes).
+* The body of one HTTP response (:data:`DEFAULT_MAX_RESPONSE_BYTES`, the ``max_response_bytes`` parameter of
+  an HTTP retriever): :class:`evalops.transport.HttpClient` stops reading past it.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from evalops.errors import InputError
 
 __all__ = ["QUERY_ID_MAX_LENGTH", "DEFAULT_MEMORY_BUDGET", "MIN_MEMORY_BUDGET", "parse_memory_budget",
            "DEFAULT_MAX_LINE_LENGTH", "DEFAULT_MAX_DECOMPRESSED_SIZE", "InputBounds", "MAX_COMPRESSION_RATIO",
-           "RATIO_CHECKED_FROM", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
+           "RATIO_CHECKED_FROM", "MIN_BYTES_PER_LINE", "LINES_CHECKED_FROM", "DEFAULT_MAX_RESPONSE_BYTES", "input_bounds", "parse_size", "set_input_bounds", "size_text", "rss_bytes",
            "peak_rss_bytes", "ProcessBudget", "MIN_READER_BUDGET", "READER_OVERSHOOT", "RESULT_BYTES_PER_VALUE", "STREAM_BYTES_PER_QUERY",
            "STREAM_BYTES_PER_JUDGMENT", "SCORING_BYTES_PER_QUERY", "SCORING_FIXED_BYTES", "SCORING_BYTES_PER_JUDGMENT", "result_shares", "OUTPUT_BYTES_PER_VALUE", "JUDGMENTS_READ_FACTOR",
            "release_free_memory", "return_freed_memory", "reset_peak_rss"]
@@ -67,6 +75,9 @@ DEFAULT_MAX_DECOMPRESSED_SIZE = 4 << 30  # about 120 M TREC run lines; a bomb of
 MIN_MAX_DECOMPRESSED_SIZE = 1 << 20
 MAX_COMPRESSION_RATIO = 200
 RATIO_CHECKED_FROM = 32 << 20
+DEFAULT_MAX_RESPONSE_BYTES = 64 << 20  # one HTTP response body (a retriever's 1,000 results: about 100 KB)
+MIN_BYTES_PER_LINE = 4  # on average, once LINES_CHECKED_FROM lines are read (line ends included)
+LINES_CHECKED_FROM = 1 << 20  # a small file may be mostly blank lines
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,26 @@ which can make a terminal or a report show text in an order other than its bytes
 text is cut to ``limit`` characters with a marker saying how much was cut. Each medium then escapes its own
 markup: :func:`markdown_inline` here, Slack in :func:`evalops.alerting.message.slack_text`, HTML with
 Jinja2's autoescape, and a spreadsheet cell with :func:`csv_cell`.
+
+:func:`refuse_unsafe` is the input side, the one rule every reader applies to ids (run, qrels and gold query
+ids, document ids, knowledge-base ids) and to query texts: an id holds no control character at all (C0,
+tab included, DEL and C1; an ANSI escape starts with ESC), no byte order mark (U+FEFF; the one that starts
+a file is skipped by the readers) and no lone surrogate (a ``\\ud800`` JSON escape with no pair, which no
+UTF-8 writer and no database can store). A query text follows the same rule but may hold tab, line feed
+and carriage return (a pasted multi-line question); those become spaces wherever it is shown. Such input
+is refused where it is read, naming the file and line, whatever the warehouse backend (PostgreSQL refuses
+NUL in text; SQLite would store it). Document texts and titles are only held to the last part (no lone
+surrogate): a form feed from a PDF page break is common there and harmless.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["DEFAULT_LIMIT", "csv_cell", "markdown_inline", "plain", "truncate"]
+from evalops.errors import FormatError
+
+__all__ = ["DEFAULT_LIMIT", "ARROW_UNSAFE_ID", "ARROW_UNSAFE_TEXT", "csv_cell", "markdown_inline", "plain",
+           "first_unsafe", "refuse_unsafe", "truncate", "unsafe_character"]
 
 DEFAULT_LIMIT = 500
 
@@ -66,3 +79,59 @@ def markdown_inline(text: str, limit: int | None = DEFAULT_LIMIT) -> str:
     """:func:`plain` text escaped for inline markdown: no link, image, emphasis, HTML or table cell can start."""
     text = plain(text, limit).replace("&", "&amp;").replace("<", "&lt;")
     return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+# -- the input rule ----------------------------------------------------------------------------------------
+
+_ID_RANGES = "\x00-\x1f\x7f-\x9f\ufeff"
+_TEXT_RANGES = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff"  # tab, line feed, carriage return allowed
+_UNSAFE = {
+    "id": re.compile(f"[{_ID_RANGES}\ud800-\udfff]"),
+    "text": re.compile(f"[{_TEXT_RANGES}\ud800-\udfff]"),
+    "document": re.compile("[\ud800-\udfff]"),
+}
+# The same classes for Arrow's regular expressions (RE2; Arrow strings are valid UTF-8, so no surrogates).
+ARROW_UNSAFE_ID = "[\\x00-\\x1f\\x{7f}-\\x{9f}\\x{feff}]"
+ARROW_UNSAFE_TEXT = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x{7f}-\\x{9f}\\x{feff}]"
+_NAMES = {0: "a NUL byte", 0x1B: "an escape character (ESC, which starts an ANSI terminal sequence)",
+          0x09: "a tab", 0x0A: "a line break", 0x0D: "a carriage return", 0x7F: "a DEL character",
+          0xFEFF: "a byte order mark (U+FEFF)"}
+
+
+def unsafe_character(value: str, kind: str = "id") -> str | None:
+    """What the first character of ``value`` that ``kind`` (``"id"``, ``"text"`` for a query text,
+    ``"document"`` for a document's text or title) may not hold is, and where; None when there is none."""
+    found = _UNSAFE[kind].search(value)
+    if found is None:
+        return None
+    code = ord(found.group())
+    if code in _NAMES:
+        what = _NAMES[code]
+    elif 0xD800 <= code <= 0xDFFF:
+        what = f"a lone surrogate escape (\\u{code:04x}, half of a pair, not a character)"
+    else:
+        what = f"the {'C0' if code < 0x20 else 'C1'} control character U+{code:04X}"
+    return f"{what} at character {found.start() + 1}"
+
+
+def first_unsafe(values: list[str], kind: str = "id") -> int | None:
+    """The index of the first of ``values`` that holds a character ``kind`` may not hold, or None: one
+    search over the values joined by spaces (allowed in every kind), then a look at each only when it hits."""
+    if _UNSAFE[kind].search(" ".join(values)) is None:
+        return None
+    return next(i for i, value in enumerate(values) if _UNSAFE[kind].search(value))
+
+
+def refuse_unsafe(value: str, what: str, kind: str = "id", *, path: str | None = None,
+                  line: int | None = None) -> str:
+    """``value`` when it follows the input rule for ``kind`` (the module docstring), else a
+    :class:`~evalops.errors.FormatError` naming ``path``, ``line``, ``what`` (``"query id"``) and the
+    character; the value is shown escaped (``repr``), so the message itself is safe on a terminal."""
+    problem = unsafe_character(value, kind)
+    if problem is None:
+        return value
+    fix = ("remove control characters, ANSI escapes and byte order marks from ids"
+           if kind == "id" else "remove the control characters (tab and line breaks may stay)" if kind == "text"
+           else "write the character the escape stands for, or remove the escape")
+    shown = truncate(repr(value).encode("utf-8", "backslashreplace").decode("utf-8"), 80)
+    raise FormatError(f"{what} holds {problem} ({shown}); {fix}", path=path, line=line)

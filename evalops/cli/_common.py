@@ -22,6 +22,7 @@ import click
 from evalops import safetext
 from evalops.errors import EvalopsError, InputError, MeasureError
 from evalops.exitcodes import ExitCode, for_exception
+from evalops.storage import storage_full
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -91,6 +92,8 @@ def write_text(path: Path, text: str, what: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
+        if storage_full(exc) is not None:  # the disk is full: exit 7, not bad input (reports_errors)
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise InputError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
 
 
@@ -351,8 +354,10 @@ DAY = Day()
 
 def reports_errors(func: F) -> F:
     """Exit with the code of :mod:`evalops.exitcodes`: an ``EvalopsError`` becomes one ``error:`` line on
-    stderr and its code (bad input, a failed version, ...); any other exception is an internal error, with
-    its traceback. click's own usage errors pass through (exit 2)."""
+    stderr and its code (bad input, a failed version, ...); a full disk anywhere below (ENOSPC, EDQUOT,
+    EFBIG, also inside a ``shutil.Error``: :func:`evalops.storage.storage_full`) one ``error:`` line naming
+    the path and exit 7; any other exception is an internal error, with its traceback. click's own usage
+    errors pass through (exit 2)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -363,7 +368,11 @@ def reports_errors(func: F) -> F:
         except EvalopsError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(for_exception(exc))
-        except Exception:
+        except Exception as exc:
+            full = storage_full(exc)
+            if full is not None:  # not a bug: the disk or quota is full (see evalops.storage)
+                click.echo(f"error: {full.message()}", err=True)
+                sys.exit(ExitCode.WAREHOUSE_ERROR)
             click.echo("internal error (a bug in evalops; please report it with this traceback):", err=True)
             click.echo(traceback.format_exc(), err=True, nl=False)
             sys.exit(ExitCode.INTERNAL_ERROR)

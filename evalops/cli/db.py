@@ -347,7 +347,8 @@ def _with_means(engine: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str,
 @click.argument("version", required=False)
 @click.option("--reason", required=True, help="Why (recorded with the promotion).")
 @click.option("--by", "who", default=None, help="Who (recorded). Default: the current OS user.")
-@click.option("--run-id", type=int, help="Promote this run instead of the latest succeeded gold run of VERSION.")
+@click.option("--run-id", type=click.IntRange(1, 2**31 - 1),  # eval_runs.id: an INTEGER on PostgreSQL
+              help="Promote this run instead of the latest succeeded gold run of VERSION.")
 @click.option("--fingerprint", "fingerprint_hash", help="Pick the run under this fingerprint hash.")
 @click.option("--rollback", is_flag=True, help="Restore the baseline the current one replaced.")
 @URL_OPTION

@@ -21,6 +21,7 @@ folder and copies it into ``docs_dir``, which accumulates one page per validatio
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import importlib.util
@@ -28,7 +29,7 @@ import os
 import shutil
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from evalops.contracts.checks import Check, Table
 from evalops.contracts.report import Failure
 from evalops.extras import require
 from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
+from evalops.storage import FULL_ERRNOS, full_errno_in_text, make_folder
 
 __all__ = ["DATA_DOCS_STYLESHEET", "run_tables", "PARTIAL_EXAMPLES"]
 
@@ -205,7 +207,7 @@ def _shown(outcome: Any) -> Any:
     return shown
 
 
-def _write_pages(ctx: Any, validated: Sequence[tuple[Any, Any, Any]]) -> None:
+def _write_pages(ctx: Any, validated: Sequence[tuple[Any, Any, Any]], docs: Path) -> None:
     """Build the pages of every ``(key, outcome, suite)`` of the call, and the index, in one site build.
 
     One build renders each page once: GX's site builder compiles its Jinja templates and renders the
@@ -216,7 +218,42 @@ def _write_pages(ctx: Any, validated: Sequence[tuple[Any, Any, Any]]) -> None:
     for key, outcome, suite in validated:
         ctx.validation_results_store.set(key, _shown(outcome))
         resources += [key, ExpectationSuiteIdentifier(name=suite.name)]
-    ctx.build_data_docs(site_names=[_SITE], resource_identifiers=resources)
+    with _full_disk_raised(docs):
+        ctx.build_data_docs(site_names=[_SITE], resource_identifiers=resources)
+
+
+@contextlib.contextmanager
+def _full_disk_raised(where: Path) -> Iterator[None]:
+    """GX's site builder logs a page it could not write (with a traceback) and goes on: a full disk is raised
+    here instead, as an ``OSError`` naming the site (:mod:`evalops.storage`), as is a full disk GX raises
+    without a file name; any other record is logged as GX logged it, after the build."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+
+    class Held(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger, held = logging.getLogger("great_expectations"), Held()
+    propagate = logger.propagate
+    logger.addHandler(held)
+    logger.propagate = False
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in FULL_ERRNOS and not exc.filename:  # a write of an open file: name the site at least
+            raise OSError(exc.errno, exc.strerror, str(where)) from exc
+        raise
+    finally:
+        logger.removeHandler(held)
+        logger.propagate = propagate
+    for record in records:
+        code = full_errno_in_text(record.getMessage())
+        if code is not None:
+            raise OSError(code, os.strerror(code), str(where))
+    for record in records:
+        logging.getLogger(record.name).handle(record)
 
 
 def _make_inert(site: Path) -> None:
@@ -240,7 +277,7 @@ def run_tables(suite_prefix: str, tables: Sequence[Table], docs_dir: str | os.Pa
     if docs is not None:
         import tempfile
 
-        docs.mkdir(parents=True, exist_ok=True)
+        make_folder(docs, "the Data Docs folder (data_docs)")
         build = Path(tempfile.mkdtemp(prefix=".site-", dir=docs))
     try:
         return _run(suite_prefix, tables, docs, build)
@@ -289,7 +326,7 @@ def _run(suite_prefix: str, tables: Sequence[Table], docs: Path | None,
             failures.append(_failure(check, table.name, result))
     if docs is None or build is None:
         return checked, failures, None
-    _write_pages(ctx, validated)
+    _write_pages(ctx, validated, docs)
     _make_inert(build)
     shutil.copytree(build, docs, dirs_exist_ok=True)  # earlier validations' pages stay
     index = docs / "index.html"

@@ -7,9 +7,10 @@ same treatment of the things that are not the format itself:
   (``<(zcat run.gz)``, a ``/dev/fd/N`` pipe) are streams too. A stream is read once into memory and kept, so
   a second, exact pass over a bad region (for its line number) reads the same bytes again. A device
   (``/dev/null``, a terminal) and a symbolic-link loop are refused with what they are.
-* Hostile input is bounded (:class:`evalops.limits.InputBounds`): a line longer than ``max_line_length``, and
-  a stream or a compressed file whose bytes exceed ``max_decompressed_size``, stop the reading with one
-  error naming the file and the bound.
+* Hostile input is bounded (:class:`evalops.limits.InputBounds`): a line longer than ``max_line_length``, a
+  stream or a compressed file whose bytes exceed ``max_decompressed_size``, and millions of lines of fewer
+  than :data:`~evalops.limits.MIN_BYTES_PER_LINE` bytes on average stop the reading with one error naming
+  the file and the bound.
 * ``.gz`` and ``.zst`` (or ``.zstd``) are decompressed while reading, never through a temporary copy.
   A gzip or zstd stream is also recognised by its magic bytes, whatever the file is called.
 * A UTF-8 byte order mark at the start is skipped, in every format.
@@ -29,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from evalops.errors import FormatError
-from evalops.limits import MAX_COMPRESSION_RATIO, RATIO_CHECKED_FROM, InputBounds, input_bounds, size_text
+from evalops.limits import (
+    LINES_CHECKED_FROM,
+    MAX_COMPRESSION_RATIO,
+    MIN_BYTES_PER_LINE,
+    RATIO_CHECKED_FROM,
+    InputBounds,
+    input_bounds,
+    size_text,
+)
 
 __all__ = ["Source", "as_source", "BOM", "STDIN"]
 
@@ -195,6 +204,7 @@ class _Bounds:
         self.ratio_limit = None if stored is None else max(RATIO_CHECKED_FROM, MAX_COMPRESSION_RATIO * stored)
         self.run = 0  # bytes since the last line end
         self.total = 0
+        self.line_ends = 0
 
     def check(self, piece: bytes) -> None:
         self.total += len(piece)
@@ -208,6 +218,11 @@ class _Bounds:
                               "bomb. Decompress it yourself if it is genuine", path=self.name)
         if not self.lines:
             return
+        self.line_ends += max(piece.count(b"\n"), piece.count(b"\r"))  # CRLF ends a line once
+        if self.line_ends > LINES_CHECKED_FROM and self.line_ends * MIN_BYTES_PER_LINE > self.total:
+            raise FormatError(f"holds {self.line_ends:,} line ends in its first {self.total:,} bytes, fewer than "
+                              f"{MIN_BYTES_PER_LINE} bytes a line; refusing it (blank lines by the million: a bomb?). "
+                              "Remove the blank lines if the file is genuine", path=self.name)
         last = max(piece.rfind(b"\n"), piece.rfind(b"\r"))
         if last < 0:
             self.run += len(piece)

@@ -16,9 +16,10 @@ import numpy as np
 from evalops.data import Qrels
 from evalops.errors import FormatError
 from evalops.formats._source import Source, as_source
-from evalops.formats._table import Layout, read_table
+from evalops.formats._table import Layout, read_table, unsafe_ids
 from evalops.formats.jsonl import read_jsonl, write_jsonl
 from evalops.formats.trec import qrels_from_columns
+from evalops.safetext import refuse_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -68,25 +69,15 @@ def write_beir_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
             fh.write(f"{qrels.query_ids[i]}\t{qrels.doc_ids[i]}\t{int(qrels.grades[i])}\n")
 
 
-def _require(record: dict[str, Any], key: str, path: Path, lineno: int) -> str:
+def _require(record: dict[str, Any], key: str, path: Path, lineno: int, kind: str = "document") -> str:
+    """``record[key]`` as text held to the input rule for ``kind`` (:func:`evalops.safetext.refuse_unsafe`:
+    an id, a query's text, or a document's text, which only may not hold a lone surrogate)."""
     if key not in record:
         raise FormatError(f"record has no {key!r} field (have {sorted(record)})", path=str(path), line=lineno)
     value = record[key]
     if value is None:
         raise FormatError(f"{key!r} is null", path=str(path), line=lineno)
-    return _encodable(str(value), key, path, lineno)
-
-
-def _encodable(value: str, key: str, path: Path, lineno: int) -> str:
-    """``value`` if it is Unicode text; a lone surrogate (a ``\\ud800`` escape with no pair) is not a character
-    and nothing downstream can write it."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise FormatError(f"{key!r} holds a lone surrogate escape ({value[exc.start]!r} at character {exc.start}), "
-                          "which is not a character; write the character it stands for or remove the escape",
-                          path=str(path), line=lineno) from None
-    return value
+    return refuse_unsafe(str(value), repr(key), kind, path=str(path), line=lineno)
 
 
 def read_beir_queries(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -94,10 +85,10 @@ def read_beir_queries(path: str | os.PathLike[str]) -> dict[str, str]:
     p = Path(path)
     out: dict[str, str] = {}
     for lineno, record in read_jsonl(p):
-        qid = _require(record, "_id", p, lineno)
+        qid = _require(record, "_id", p, lineno, "id")
         if qid in out:
             raise FormatError(f"query id {qid!r} appears twice", path=str(p), line=lineno)
-        out[qid] = _require(record, "text", p, lineno)
+        out[qid] = _require(record, "text", p, lineno, "text")
     return out
 
 
@@ -118,12 +109,12 @@ def read_beir_corpus(path: str | os.PathLike[str]) -> pd.DataFrame:
     texts: list[str] = []
     seen: dict[str, int] = {}
     for lineno, record in read_jsonl(p):
-        did = _require(record, "_id", p, lineno)
+        did = _require(record, "_id", p, lineno, "id")
         if did in seen:
             raise FormatError(f"document id {did!r} appears twice (first on line {seen[did]})", path=str(p), line=lineno)
         seen[did] = lineno
         ids.append(did)
-        titles.append(_encodable(str(record.get("title") or ""), "title", p, lineno))
+        titles.append(refuse_unsafe(str(record.get("title") or ""), "'title'", "document", path=str(p), line=lineno))
         texts.append(_require(record, "text", p, lineno))
     return pd.DataFrame({"doc_id": ids, "title": titles, "text": texts})
 
@@ -184,6 +175,8 @@ def read_beir_corpus_arrow(path: str | os.PathLike[str]) -> tuple[Any, Any, Any]
             column.validate(full=True)
     except pa.ArrowInvalid:
         return None
+    if unsafe_ids(ids):
+        return None  # an id with a control character: the line reader names the line
     return ids, titles, texts
 
 

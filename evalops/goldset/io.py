@@ -36,6 +36,7 @@ from evalops.formats import read_jsonl, read_qrels, write_beir_qrels, write_json
 from evalops.formats._source import as_source
 from evalops.formats.beir import find_beir_qrels
 from evalops.goldset.model import QUERY_TYPES, UNKNOWN_LANGUAGE, GoldSet, check_split
+from evalops.safetext import first_unsafe, refuse_unsafe
 
 __all__ = ["load_gold_set", "load_gold_set_trec", "save_gold_set", "save_gold_set_trec", "detect_layout"]
 
@@ -149,10 +150,12 @@ def _read_queries_jsonl(path: Path, default_type: str | None, default_language: 
         if reference is not None and not isinstance(reference, str):
             raise FormatError(f"query {str(qid)!r}: reference_answer must be a string, got {type(reference).__name__}",
                               path=str(path), line=lineno)
+        text = record.get("text")
         rows.append(
             {
-                "query_id": str(qid),
-                "text": record.get("text"),
+                "query_id": refuse_unsafe(str(qid), "query id", path=str(path), line=lineno),
+                "text": refuse_unsafe(text, "query text", "text", path=str(path), line=lineno)
+                if isinstance(text, str) else text,
                 "type": str(qtype),
                 "language": _field(record, "language") or default_language or UNKNOWN_LANGUAGE,
                 "tags": _field(record, "tags") or (),
@@ -176,8 +179,8 @@ def _read_queries_tsv(path: Path) -> pd.DataFrame:
         parts = line.split("\t", 1)
         if len(parts) != 2:
             raise FormatError("expected query_id<TAB>text", path=str(path), line=lineno)
-        ids.append(parts[0].strip())
-        texts.append(parts[1])
+        ids.append(refuse_unsafe(parts[0].strip(), "query id", path=str(path), line=lineno))
+        texts.append(refuse_unsafe(parts[1], "query text", "text", path=str(path), line=lineno))
     return pd.DataFrame({"query_id": ids, "text": texts})
 
 
@@ -201,6 +204,10 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise FormatError(f"missing column(s) {missing} in the header; have {list(frame.columns)}", path=str(path), line=1)
+    for column, what, kind in (("query_id", "query id", "id"), ("doc_id", "doc id", "id"), ("text", "query text", "text")):
+        row = first_unsafe(frame[column].tolist(), kind) if column in frame.columns else None
+        if row is not None:  # row n of the file is line n + 2 (after the header)
+            refuse_unsafe(frame[column].iloc[row], what, kind, path=str(path), line=row + 2)
     if "grade" in required:
         grades = pd.to_numeric(frame["grade"], errors="coerce")
         bad = grades.isna() | (grades.abs() == float("inf")) | (grades != grades.round()) | (grades.abs() > 2**31 - 1)
@@ -228,7 +235,8 @@ def _read_judgments_jsonl(path: Path) -> pd.DataFrame:
             or not -(2**31) <= grade <= 2**31 - 1
         ):
             raise FormatError(f"grade {grade!r} is not an integer within the 32-bit range", path=str(path), line=lineno)
-        rows.append((str(record["query_id"]), str(record["doc_id"]), int(grade)))
+        rows.append((refuse_unsafe(str(record["query_id"]), "query id", path=str(path), line=lineno),
+                     refuse_unsafe(str(record["doc_id"]), "doc id", path=str(path), line=lineno), int(grade)))
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "grade"])
 
 

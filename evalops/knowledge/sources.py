@@ -22,6 +22,7 @@ import pandas as pd
 from evalops.errors import FormatError, InputError
 from evalops.formats.beir import read_beir_corpus_arrow, read_beir_corpus_columns
 from evalops.knowledge.snapshot import MANIFEST_KIND, KnowledgeBaseSnapshot
+from evalops.safetext import refuse_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -70,7 +71,7 @@ def snapshot_from_directory(
             texts.append(path.read_text(encoding="utf-8"))
         except UnicodeDecodeError as exc:
             raise FormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
-        ids.append(rel.as_posix())
+        ids.append(refuse_unsafe(rel.as_posix(), "document id (the file's path)", path=str(path)))
     if not ids:
         raise FormatError(f"no documents with suffix {sorted(wanted)} found", path=str(root))
     frame = pd.DataFrame({"doc_id": ids, "title": [""] * len(ids), "text": texts})
@@ -101,6 +102,9 @@ def snapshot_from_sql(
     finally:
         if isinstance(url, str):
             engine.dispose()
+    for row, values in enumerate(rows, 1):
+        if isinstance(values[0], str):
+            refuse_unsafe(values[0], f"document id (column {id_column!r}, row {row})", path=where)
     frame = pd.DataFrame([tuple(r) for r in rows], columns=cols)
     return KnowledgeBaseSnapshot.from_frame(frame, source=where, id_col=id_column, title_col=title_column, text_col=text_column)
 

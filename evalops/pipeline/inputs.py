@@ -26,6 +26,7 @@ from evalops.pipeline.registry import known_log_versions
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.validated import remembered_validation
 from evalops.pipeline.workdir import is_local, log_sample_folder, manifest_file, run_folder, upload
+from evalops.storage import make_folder
 from evalops.warehouse import record_gold_set_version, record_kb_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,7 +49,10 @@ log = logging.getLogger(__name__)
 
 @contextlib.contextmanager
 def _contract(cfg: Config, run: RunContext, stage: str, source: str) -> Iterator[None]:
-    """Bad input inside the block stores and sends the validation alert of ``stage``, then re-raises."""
+    """Bad input inside the block stores and sends the validation alert of ``stage``, then re-raises. The
+    Data Docs folder is made first: one that cannot be made is a bad setting, not bad input of ``stage``."""
+    if cfg.data_docs is not None:
+        make_folder(cfg.data_docs, "the Data Docs folder (data_docs)")
     try:
         yield
     except (InputError, ValidationError) as exc:

@@ -18,7 +18,6 @@ connection (``s3://aws_default@bucket/evalops``): :func:`work_root` then builds 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import tempfile
@@ -30,6 +29,7 @@ from evalops.config import Config
 from evalops.pipeline.context import RunContext
 from evalops.reports import report_dir_for
 from evalops.secrets import connection_path
+from evalops.storage import write_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -118,10 +118,7 @@ def write_whole(path: Any, write: Callable[[Any], None]) -> None:
         with path.open("wb") as handle:
             write(handle)
         return
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        write(handle)
-    os.replace(tmp, path)
+    write_atomic(path, write)
 
 
 def write_frame(path: Any, frame: pd.DataFrame) -> None:

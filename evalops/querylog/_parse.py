@@ -26,6 +26,7 @@ import pandas as pd
 
 from evalops.errors import FormatError
 from evalops.formats._source import as_source
+from evalops.safetext import ARROW_UNSAFE_ID, ARROW_UNSAFE_TEXT, unsafe_character
 
 __all__ = ["parse_jsonl", "parse_parquet", "FEEDBACK_COLUMNS", "TEXT_FIELDS"]
 
@@ -56,6 +57,12 @@ def _feedback(value: Any) -> tuple[list[str] | None, str | None]:
     return [str(v) for v in value], None
 
 
+def _kind(field: str) -> str:
+    """The input rule (:func:`evalops.safetext.refuse_unsafe`) a text field is held to: a query is a text
+    (tab and line breaks allowed), the other fields (version, segment, timestamp) are held as ids."""
+    return "text" if field == "query" else "id"
+
+
 def finish(columns: dict[str, list[Any]], reasons: list[str | None], lines: list[int] | np.ndarray,
            text_fields: tuple[str, ...]) -> pd.DataFrame:
     """Check field types value by value (the slow path and SQL rows) and build the frame."""
@@ -64,6 +71,9 @@ def finish(columns: dict[str, list[Any]], reasons: list[str | None], lines: list
         for i, v in enumerate(values):
             if v is not None and not isinstance(v, str):
                 _note(reasons, i, f"{field} is {type(v).__name__}, not text")
+                values[i] = None
+            elif v is not None and (problem := unsafe_character(v, _kind(field))) is not None:
+                _note(reasons, i, f"{field} holds {problem}")
                 values[i] = None
     for field in FEEDBACK_COLUMNS:
         values = columns[field]
@@ -121,6 +131,16 @@ def _arrow_frame(tables: list[Any], linenos: list[int], names: Mapping[str, str]
                     _note(reasons, i, f"{canonical}: feedback is not a list of doc ids")
             out[canonical] = pd.Series(values, dtype=object)
         else:
+            if canonical in text_fields and col.null_count < len(col):
+                pattern = ARROW_UNSAFE_TEXT if _kind(canonical) == "text" else ARROW_UNSAFE_ID
+                unsafe = np.flatnonzero(pc.fill_null(pc.match_substring_regex(col, pattern), False).to_numpy(
+                    zero_copy_only=False))
+                if unsafe.size:  # rare: named one by one, the value nulled as for a value of the wrong type
+                    values = col.to_pylist()
+                    for i in unsafe.tolist():
+                        _note(reasons, i, f"{canonical} holds {unsafe_character(values[i], _kind(canonical))}")
+                        values[i] = None
+                    col = pa.array(values, type=col.type)
             out[canonical] = col.to_pandas().astype("str" if canonical in text_fields else object)
     frame = pd.DataFrame(out)
     frame["malformed"] = pd.Series(reasons, dtype=object)

@@ -10,6 +10,7 @@ from pathlib import Path
 from evalops.reports.charts import delta_chart_svg, means_chart_svg
 from evalops.reports.model import ReportData
 from evalops.reports.render import render_html, render_markdown
+from evalops.storage import write_atomic
 
 __all__ = ["ReportPaths", "write_report", "report_dir_for"]
 
@@ -53,6 +54,4 @@ def write_report(data: ReportData, root: str | os.PathLike[str]) -> ReportPaths:
 
 
 def _atomic_write(path: Path, content: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(content)
-    os.replace(tmp, path)
+    write_atomic(path, content)  # no temporary file is left behind when the disk is full

@@ -80,7 +80,7 @@ class _Builder:
         retry_keys = {"max_retries", "backoff", "backoff_max"}
         retry = RetryPolicy(**{k: p[k] for k in retry_keys if k in p})
         auth = AuthHeader(**dict(p["auth"])) if "auth" in p else None
-        other = {k: p[k] for k in ("timeout", "stall_timeout", "concurrency", "body") if k in p}
+        other = {k: p[k] for k in ("timeout", "stall_timeout", "concurrency", "body", "max_response_bytes") if k in p}
         return HttpRetriever(p["url"], retry=retry, auth=auth, **other)
 
     def _python(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:

@@ -20,6 +20,8 @@ Transport: one :class:`evalops.transport.HttpClient` (see :mod:`evalops.transpor
 ``timeout`` is the overall deadline of one attempt (connect, send, wait, read the whole body), enforced on
 every socket operation, so a server that drips a byte a second fails at the deadline. ``stall_timeout``
 (default ``min(timeout, 5)``) is the stall detector: no byte for that long fails the attempt at once.
+``max_response_bytes`` (default 64 MB) bounds one response body: a longer one fails its query, not retried,
+naming the retriever's URL and the bound.
 Retries follow :class:`evalops.transport.RetryPolicy` (a timeout, a connection error, a 5xx and a 429 are
 retried up to ``max_retries`` times with jittered backoff, honouring ``Retry-After``); a 3xx (redirects are
 not followed), any other 4xx, a malformed answer (not JSON, wrong shape) and any other httpx error are not
@@ -41,7 +43,8 @@ from evalops.errors import ConfigError, RetrieverError
 from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
 from evalops.secrets import mask_text, mask_url
-from evalops.transport import CircuitBreaker, HttpClient, RetryPolicy
+from evalops.limits import DEFAULT_MAX_RESPONSE_BYTES
+from evalops.transport import CircuitBreaker, HttpClient, ResponseTooLarge, RetryPolicy
 
 __all__ = ["HttpRetriever", "MalformedResponse", "parse_answer", "parse_response"]
 
@@ -97,6 +100,7 @@ class HttpRetriever:
         body: Mapping[str, Any] | None = None,
         transport: Any = None,
         sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ):
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"http: url must start with http:// or https://, got {mask_url(url)!r}")
@@ -112,7 +116,7 @@ class HttpRetriever:
             self._secrets = [secret, *(Secret(t) for t in secret.reveal().split(" ", 1)[1:])]
         self._client = HttpClient(timeout=timeout, stall_timeout=5.0 if stall_timeout is None else stall_timeout,
                                   retry=retry, concurrency=concurrency, headers=headers, transport=transport,
-                                  sleep=sleep)
+                                  sleep=sleep, max_response_bytes=max_response_bytes)
         self.timeout = self._client.timeout
         self.stall_timeout = self._client.stall_timeout
         self.retry = self._client.retry
@@ -152,6 +156,9 @@ class HttpRetriever:
         out = self._client.request("POST", self.url, json=payload, breaker=self.breaker, label=f"query {query.id!r}")
         if out.stopped == "breaker" and out.attempts == 0 and self.breaker is not None:
             return QueryResult.failure(query.id, self.breaker.reason(), 0, time.perf_counter() - started)
+        if isinstance(out.error, ResponseTooLarge):
+            return self._fail(query, f"{mask_url(self.url)}: {out.problem} (in the retriever's params)", out.retries,
+                              started)
         if out.kind == "error":
             return self._fail(query, f"request failed ({type(out.error).__name__}: {out.error})", out.retries, started)
         resp = out.response

@@ -33,6 +33,7 @@ PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
         "timeout": ("number", False),
         "stall_timeout": ("number", False),
         "concurrency": ("int", False),
+        "max_response_bytes": ("int", False),
         "max_retries": ("int", False),
         "backoff": ("number", False),
         "backoff_max": ("number", False),
@@ -110,7 +111,8 @@ _FRACTION = _Range(0, 1, low_open=True, why="the share of the corpus indexed; 1 
 RANGES: dict[str, dict[str, _Range]] = {
     "http": {"timeout": _Range(0, low_open=True, why="seconds per attempt"),
              "stall_timeout": _Range(0, low_open=True, why="seconds without a byte"),
-             "concurrency": _AT_LEAST_1, "max_retries": _Range(0), "backoff": _Range(0, why="seconds"),
+             "concurrency": _AT_LEAST_1, "max_response_bytes": _Range(1024, why="bytes of one response body"),
+             "max_retries": _Range(0), "backoff": _Range(0, why="seconds"),
              "backoff_max": _Range(0, why="seconds")},
     "python": {},
     "run_file": {},

@@ -11,7 +11,7 @@ Importing this package does not import httpx.
 """
 
 from evalops.transport.breaker import CircuitBreaker
-from evalops.transport.client import HttpClient, Outcome
+from evalops.transport.client import HttpClient, Outcome, ResponseTooLarge
 from evalops.transport.deadline import DeadlineExceeded, deadline_transport, request_deadline
 from evalops.transport.retry import RetryPolicy, parse_retry_after, retryable_status
 
@@ -20,6 +20,7 @@ __all__ = [
     "DeadlineExceeded",
     "HttpClient",
     "Outcome",
+    "ResponseTooLarge",
     "RetryPolicy",
     "deadline_transport",
     "parse_retry_after",

@@ -11,6 +11,10 @@ One call of :meth:`HttpClient.request` is a series of attempts:
 * **Retries**: :class:`~evalops.transport.retry.RetryPolicy` (jitter, ``Retry-After``).
 * **Circuit breaker**: with a :class:`~evalops.transport.breaker.CircuitBreaker`, no attempt is made once
   it is open.
+* **Size of a body**: ``max_response_bytes`` (default :data:`evalops.limits.DEFAULT_MAX_RESPONSE_BYTES`)
+  bounds the bytes of a response body as it is read (after any ``Content-Encoding`` is undone, so a
+  compressed bomb is bounded too); a larger body ends the attempt as an ``error`` (not retried: the server
+  would send it again) whose problem names the bound. Without it a 3 GB body took 1.57 GB of memory.
 
 The result is an :class:`Outcome`: the final response, or why there is none; callers turn it into their
 own results (a failed query, a missing label, an undelivered alert). httpx is imported when a client is
@@ -28,14 +32,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.limits import DEFAULT_MAX_RESPONSE_BYTES, size_text
 from evalops.secrets import install_log_masking
 from evalops.transport.breaker import CircuitBreaker
 from evalops.transport.deadline import deadline_transport, request_deadline
 from evalops.transport.retry import RetryPolicy, parse_retry_after, retryable_status
 
-__all__ = ["HttpClient", "Outcome"]
+__all__ = ["HttpClient", "Outcome", "ResponseTooLarge"]
 
 log = logging.getLogger(__name__)
+
+
+class ResponseTooLarge(Exception):
+    """A response body longer than the client's ``max_response_bytes``; the message names the bound."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,7 @@ class HttpClient:
         transport: Any = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ):
         import httpx
 
@@ -97,6 +107,9 @@ class HttpClient:
                 f"http: concurrency must be >= 1 and timeout, stall_timeout finite and > 0 (got {concurrency}, {timeout}, "
                 f"{stall_timeout})"
             )
+        if isinstance(max_response_bytes, bool) or not isinstance(max_response_bytes, int) or max_response_bytes < 1:
+            raise ConfigError(f"http: max_response_bytes must be a whole number of bytes >= 1 (got {max_response_bytes!r})")
+        self.max_response_bytes = max_response_bytes
         self.timeout = float(timeout)
         self.stall_timeout = min(self.timeout, float(stall_timeout) if stall_timeout is not None else self.timeout)
         self.retry = retry or RetryPolicy()
@@ -125,7 +138,7 @@ class HttpClient:
         try:
             with request_deadline(budget):
                 with self._client.stream(method, url, **kwargs) as response:
-                    response.read()
+                    self._read(response)
         except httpx.TimeoutException as exc:
             if time.monotonic() - started >= budget * 0.99:
                 problem = f"exceeded the overall deadline of {budget:.3g} s (a slow or dripping response)"
@@ -137,7 +150,27 @@ class HttpClient:
                            sent=not isinstance(exc, httpx.ConnectError))
         except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded: not worth retrying
             return Outcome(None, "error", f"request failed ({type(exc).__name__})", 1, error=exc)
+        except ResponseTooLarge as exc:
+            return Outcome(None, "error", str(exc), 1, error=exc)
         return Outcome(response, "response", f"HTTP {response.status_code}", 1)
+
+    def _read(self, response: Any) -> None:
+        """Read the body into ``response`` (as ``response.read()`` does), at most ``max_response_bytes``."""
+        cap = self.max_response_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap and "content-encoding" not in response.headers:
+            raise ResponseTooLarge(self._too_large(f"declares {int(declared):,} bytes"))
+        parts, total = [], 0
+        for part in response.iter_bytes():
+            total += len(part)
+            if total > cap:
+                raise ResponseTooLarge(self._too_large(f"passed {cap:,} bytes"))
+            parts.append(part)
+        response._content = b"".join(parts)  # what httpx's own read() leaves: .content and .text work
+
+    def _too_large(self, what: str) -> str:
+        return (f"the response body {what}, more than max_response_bytes ({size_text(self.max_response_bytes)}); "
+                "not read further. Raise max_response_bytes if answers are this large")
 
     def request(
         self,

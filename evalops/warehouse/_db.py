@@ -53,7 +53,7 @@ def transaction(engine: Engine | Connection, what: str) -> Iterator[Connection]:
     except EvalopsError:
         raise
     except (SQLAlchemyError, driver_error) as exc:
-        detail = describe_error(exc)
+        detail = describe_error(exc, engine)
         if type(getattr(exc, "orig", exc)).__name__ == "ConnectionTimeout":  # psycopg's message names neither
             url = engine.engine.url
             detail += (f" (the PostgreSQL server at {url.host}:{url.port or 5432} did not complete a connection "
@@ -61,11 +61,17 @@ def transaction(engine: Engine | Connection, what: str) -> Iterator[Connection]:
         raise WarehouseError(f"{what} failed and was rolled back: {detail}") from exc
 
 
-def describe_error(exc: BaseException) -> str:
-    """The first line of the driver's message, plus a hint when the schema is missing."""
+def describe_error(exc: BaseException, engine: Any = None) -> str:
+    """The first line of the driver's message, plus a hint when the schema is missing, or (``engine``, a
+    SQLite one) the file whose disk may be full: SQLite says ``database or disk is full``, or ``disk I/O
+    error`` when a write was refused (a quota, a file-size limit)."""
     detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
     if "no such table" in detail or ("relation" in detail and "does not exist" in detail):
         detail += " (the warehouse schema is missing or old: run `evalops db upgrade`)"
+    url = getattr(getattr(engine, "engine", engine), "url", None)
+    if url is not None and url.get_backend_name() == "sqlite" and detail in ("database or disk is full",
+                                                                              "disk I/O error"):
+        detail += f" (the SQLite warehouse {url.database}: is its disk or quota full? free space and run again)"
     return detail
 
 

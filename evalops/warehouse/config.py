@@ -45,7 +45,8 @@ from evalops.config import process_number  # the import-light part: no settings 
 from evalops.config.env import DEFAULT_SQLITE_PATH
 from evalops.errors import ConfigError
 from evalops.extras import require
-from evalops.secrets import ConnectionFields, read_connection
+from evalops.secrets import ConnectionFields, mask_url, read_connection
+from evalops.storage import make_folder
 from evalops.warehouse._deadline import client_deadline, install_deadline
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,7 +121,10 @@ def normalise_url(url: str) -> str:
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise ConfigError(f"warehouse URL {url!r} is not a valid SQLAlchemy URL: {exc}") from None
+        raise ConfigError(f"warehouse URL {mask_url(url)!r} is not a valid SQLAlchemy URL: {exc}") from None
+    except ValueError:  # SQLAlchemy reads the port as an int
+        raise ConfigError(f"warehouse URL {mask_url(url)!r}: the port is not a number; write it like "
+                          "postgresql+psycopg://user@host:5432/database") from None
     backend = parsed.get_backend_name()
     if backend in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -239,7 +243,7 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
             raise ConfigError(f"the warehouse {path} does not exist; run the retrieval_eval DAG or "
                               "`evalops run` first, or point EVALOPS_HOME / EVALOPS_WAREHOUSE_URL at the project's")
         if not must_exist:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(path.parent, f"the folder of the SQLite warehouse {path}")
     busy = warehouse_timeout("busy")
     connect_args = {"timeout": busy, **kwargs.pop("connect_args", {})}
     engine = create_engine(parsed, connect_args=connect_args, **kwargs)

@@ -100,7 +100,7 @@ def transaction_on(connection: Any, what: str) -> Iterator[Any]:
     except WarehouseError:
         raise
     except SQLAlchemyError as exc:
-        raise WarehouseError(f"{what} failed and was rolled back: {describe_error(exc)}") from exc
+        raise WarehouseError(f"{what} failed and was rolled back: {describe_error(exc, connection)}") from exc
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

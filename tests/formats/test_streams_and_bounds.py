@@ -134,3 +134,23 @@ def test_the_bounds_are_settings(tmp_path):
         assert input_bounds().max_line_length == 1 << 20 and input_bounds().max_decompressed_size == 2 << 30
     finally:
         set_input_bounds(DEFAULT_MAX_LINE_LENGTH, DEFAULT_MAX_DECOMPRESSED_SIZE)
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"])
+def test_a_bomb_of_line_ends_is_refused_by_its_density(tmp_path, monkeypatch, ending):
+    """Millions of blank lines (a file, a gzip, a stream of newlines) are refused within the first pieces,
+    not read as blank lines for minutes; short real lines above the density pass."""
+    import evalops.formats._source as source_module
+
+    monkeypatch.setattr(source_module, "LINES_CHECKED_FROM", 1000)
+    bomb = tmp_path / "newlines.gz"
+    bomb.write_bytes(gzip.compress(ending * 5000 + RUN))
+    with pytest.raises(FormatError, match=r"newlines\.gz: holds [\d,]+ line ends in its first [\d,]+ bytes, "
+                                          r"fewer than 4 bytes a line"):
+        read_run(bomb)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(ending * 5000 + RUN)))
+    with pytest.raises(FormatError, match=r"<stdin>: holds"):
+        read_run("-")
+    short = tmp_path / "short.qrels"
+    short.write_bytes(b"\n" * 500 + b"".join(b"q 0 %d 1%s" % (i, ending) for i in range(3000)))
+    assert len(read_qrels(short).to_frame()) == 3000
