@@ -174,7 +174,7 @@ def create_app(
     def datadocs_file(name: str) -> FileResponse | HTMLResponse:
         root = settings.data_docs
         if root is not None and name.endswith(".html"):
-            html = offline_page(root, name, links.static("datadocs.css"))
+            html = offline_page(root, name, links.static("datadocs.css"), links.datadocs())
             if html is not None:
                 return HTMLResponse(html, headers={
                     "Content-Security-Policy": DATA_DOCS_CSP + "; frame-ancestors 'self'",
