@@ -1,20 +1,22 @@
 """Rendered pages kept for a short while, so that many readers of one page cost one render.
 
-Two kinds of page, one policy each:
+A page is kept with the *state* it was made from, read in the page's own transaction; within ``ttl`` seconds
+of its last check it is served with no warehouse read at all, after that one small read of the state decides
+whether the kept page still holds (it is served again) or not (it is rendered again):
 
-* **A comparison's page** (``/ab/<id>``) reads two runs. Once both have finished, it changes only when one
-  of them is re-run (an attempt opens, or its final write lands) or the comparison is decided again. Its
-  entry is keyed by that *state* (:func:`evalops.warehouse.dashboard.dashboard_ab_state`: each run's id,
-  status, ``updated_at`` and open attempt, and the comparison's ``created_at``); within ``ttl`` seconds of
-  its last check it is served with no warehouse read at all, after that one small read of the state
-  decides whether the kept page still holds. A comparison of a run that has not finished is not kept.
-* **Every other page** (the overview, trends, runs, alerts, Data Docs) can change with any run: it is kept
-  for ``ttl`` seconds, then rendered again.
+* **a comparison's page** (``/ab/<id>``) by its two runs
+  (:func:`evalops.warehouse.dashboard.dashboard_ab_state`: each run's id, status, ``updated_at`` and open
+  attempt, and the comparison's ``created_at``). A comparison of a run that has not finished has no state
+  and is not kept: it may change at any time.
+* **the overview, trends, runs and alerts** by the warehouse's change token
+  (:func:`evalops.warehouse.dashboard.dashboard_version`: each table's row count and newest write), so a
+  day with no run renders each of them once.
+* **a page with no state** (the Data Docs list, read from files) is kept for ``ttl`` seconds.
 
 Each kept page has an ``ETag`` and ``Cache-Control: private, max-age=<ttl>``; a request whose
 ``If-None-Match`` names the ETag gets 304. One render per page at a time: a reader that finds the page
-being rendered waits for it, or gets the expired copy when there is one (at most one ``ttl`` old), rather
-than rendering it again. Only 200 pages are kept; the cache holds at most ``max_bytes`` of pages, the least
+being checked or rendered gets the expired copy when there is one, else waits for it, rather than
+rendering it again. Only pages answered 200 are kept; the cache holds at most ``max_bytes`` of pages, the least
 recently used dropped first.
 """
 
@@ -35,7 +37,7 @@ DEFAULT_MAX_BYTES = 64 * 2**20
 
 @dataclass
 class CachedPage:
-    body: str
+    body: bytes  # the page, UTF-8
     status: int
     etag: str
     state: Hashable | None  # what the page was rendered from (a comparison's runs); None: kept by age only
@@ -71,26 +73,28 @@ class PageCache:
         page is kept only with a state, and a kept page whose ``ttl`` has passed is served again when
         ``state()`` still equals the state it was rendered from."""
         if self.ttl <= 0:
-            body, status, _ = render()
+            html, status, _ = render()
+            body = html.encode("utf-8")
             return CachedPage(body, status, _etag(key, body), None, 0.0)
-        kept = self._fresh(key)
+        kept = self.fresh(key)
         if kept is not None:
             return kept
         flight = self._rendering[hash(key) % len(self._rendering)]
         if not flight.acquire(blocking=False):
             stale = self._get(key)
-            if stale is not None and state is None:
-                return stale  # being rendered by another reader: the copy at most one ttl old meanwhile
+            if stale is not None:
+                return stale  # another reader checks or renders it: the expired copy meanwhile
             flight.acquire()
         try:
-            kept = self._fresh(key)
+            kept = self.fresh(key)
             if kept is not None:
                 return kept
             old = self._get(key) if state is not None else None
             if old is not None and old.state is not None and state is not None and state() == old.state:
                 old.checked = self._clock()
                 return old
-            body, status, current = render()
+            html, status, current = render()
+            body = html.encode("utf-8")
             fresh = CachedPage(body, status, _etag(key, body), current, self._clock())
             if status == 200 and (state is None or current is not None):
                 self._put(key, fresh)
@@ -100,7 +104,9 @@ class PageCache:
         finally:
             flight.release()
 
-    def _fresh(self, key: Hashable) -> CachedPage | None:
+    def fresh(self, key: Hashable) -> CachedPage | None:
+        """The page under ``key`` if it is kept and within its ``ttl`` (no read, no render: a server may
+        answer with it on its event loop), else None."""
         kept = self._get(key)
         return kept if kept is not None and self._clock() - kept.checked < self.ttl else None
 
@@ -134,5 +140,5 @@ class PageCache:
             self._bytes = 0
 
 
-def _etag(key: Hashable, body: str) -> str:
-    return '"' + hashlib.blake2b(f"{key!r}\0{body}".encode(), digest_size=12).hexdigest() + '"'
+def _etag(key: Hashable, body: bytes) -> str:
+    return '"' + hashlib.blake2b(repr(key).encode() + b"\0" + body, digest_size=12).hexdigest() + '"'

@@ -53,6 +53,7 @@ __all__ = [
     "dashboard_runs",
     "dashboard_timings",
     "dashboard_trend",
+    "dashboard_version",
     "record_query_texts",
     "record_run_timing",
     "stored_query_text_ids",
@@ -376,6 +377,22 @@ def dashboard_ab_state(engine: Engine, ab_id: int) -> tuple[Any, ...] | None:
     if row is None or row[2] not in FINISHED_STATUSES or row[6] not in FINISHED_STATUSES:
         return None
     return tuple(row)
+
+
+def dashboard_version(engine: Engine) -> tuple[Any, ...]:
+    """A token that changes whenever anything the dashboard's pages read changes, in one small read: each
+    table's row count and newest write (runs by ``updated_at``, comparisons by ``created_at``, which a new
+    decision rewrites, alerts by their delivery attempts, baselines by id: a promotion or rollback adds a
+    row; aggregates, fingerprints and query texts are written with their run)."""
+    def scalar(column: Any, table: Table) -> Any:
+        return select(column).select_from(table).scalar_subquery()
+
+    stmt = select(scalar(func.count(), runs), scalar(func.max(runs.c.updated_at), runs),
+                  scalar(func.count(), ab_tests), scalar(func.max(ab_tests.c.created_at), ab_tests),
+                  scalar(func.count(), alerts), scalar(func.sum(alerts.c.delivery_attempts), alerts),
+                  scalar(func.max(baselines.c.id), baselines), scalar(func.count(), timings))
+    with transaction(engine, "reading whether the warehouse changed") as conn:
+        return tuple(conn.execute(stmt).one())
 
 
 def _delta(baseline: float | None, candidate: float | None) -> float | None:

@@ -27,14 +27,14 @@ def renderer(pages: list[str], state=None):
     return render
 
 
-def test_a_page_is_kept_for_its_ttl_then_rendered_again():
+def test_a_page_without_a_state_is_kept_for_its_ttl_then_rendered_again():
     clock, made = Clock(), []
     cache = PageCache(5, clock=clock)
     first = cache.page(("overview",), renderer(made))
     assert cache.page(("overview",), renderer(made)) is first and len(made) == 1
     clock.now += 5
     again = cache.page(("overview",), renderer(made))
-    assert len(made) == 2 and again.body == "<p>2</p>" and again.etag != first.etag
+    assert len(made) == 2 and again.body == b"<p>2</p>" and again.etag != first.etag
     assert cache.cache_control == "private, max-age=5"
 
 
@@ -55,7 +55,7 @@ def test_a_page_kept_by_state_is_checked_after_its_ttl_and_rendered_when_the_sta
     assert len(made) == 1 and len(reads) == 2  # one read of the state, no render
     state["run"] = ("succeeded", 2)  # re-run
     clock.now += 6
-    assert cache.page(("ab", 1), renderer(made, read_state), read_state).body == "<p>2</p>"
+    assert cache.page(("ab", 1), renderer(made, read_state), read_state).body == b"<p>2</p>"
 
 
 def test_unfinished_runs_errors_and_oversized_pages_are_not_kept():
@@ -65,13 +65,13 @@ def test_unfinished_runs_errors_and_oversized_pages_are_not_kept():
     cache.page(("ab", 2), renderer(made, lambda: None), lambda: None)
     assert len(made) == 2  # a run not finished: rendered each time
     cache.page(("gone",), lambda: ("missing", 404, None))
-    assert cache.page(("gone",), lambda: ("found", 200, None)).body == "found"
+    assert cache.page(("gone",), lambda: ("found", 200, None)).body == b"found"
     cache.page(("big",), lambda: ("x" * 21, 200, None))
-    assert cache.page(("big",), lambda: ("y", 200, None)).body == "y"
+    assert cache.page(("big",), lambda: ("y", 200, None)).body == b"y"
     cache.page(("a",), lambda: ("a" * 10, 200, None))
     cache.page(("b",), lambda: ("b" * 10, 200, None))
     cache.page(("c",), lambda: ("c" * 10, 200, None))  # over 20 bytes: the least recently used goes
-    assert cache.page(("a",), lambda: ("new", 200, None)).body == "new"
+    assert cache.page(("a",), lambda: ("new", 200, None)).body == b"new"
 
 
 @pytest.fixture
@@ -129,12 +129,18 @@ def test_a_finished_comparison_is_served_without_a_read_until_a_re_run_changes_i
         assert client.get(url).status_code == 200 and len(statements) > 1  # the run changed: rendered again
 
         statements.clear()
-        client.get("/")
+        overview = client.get("/").text
         rendered = len(statements)
-        client.get("/")
-        assert rendered > 0 and len(statements) == rendered  # the overview is kept for its ttl
+        assert client.get("/").text == overview and rendered > 1 and len(statements) == rendered  # kept
         clock.now += 6
         client.get("/")
-        assert len(statements) == 2 * rendered
+        assert len(statements) == rendered + 1  # the warehouse did not change: one small read, no render
+        with copied.begin() as conn:  # a new run's final write
+            conn.execute(text("UPDATE eval_runs SET updated_at = :at WHERE id = :id"),
+                         {"at": dt.datetime(2030, 1, 2), "id": int(ab["candidate_run_id"])})
+        clock.now += 6
+        statements.clear()
+        client.get("/")
+        assert len(statements) == rendered + 1  # the token, then the page again
     finally:
         event.remove(copied, "before_cursor_execute", count)
