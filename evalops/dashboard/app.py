@@ -3,9 +3,9 @@
     app = create_app(engine)                        # evalops dashboard (uvicorn)
     app = create_app(engine, prefix="/evalops")     # under the Airflow api-server (the plugin)
 
-Every route is a GET; nothing here writes to the warehouse. Pages are kept for a few seconds, a finished
-comparison's page until its runs change (:mod:`evalops.dashboard.cache`), with an ``ETag`` for conditional
-requests.
+Every route is a GET; nothing here writes to the warehouse. Rendered pages are kept until what they were
+made from changes, checked at most every ``cache_seconds`` (:mod:`evalops.dashboard.cache`), with an
+``ETag`` for conditional requests.
 """
 
 from __future__ import annotations
