@@ -7,7 +7,6 @@ from __future__ import annotations
 import posixpath
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpx
