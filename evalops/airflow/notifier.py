@@ -167,6 +167,9 @@ class _DeadlineStore:
         self.recorded = True
         return stored
 
+    def mark_notifier_attempt(self, alert_id: int | str, notifier: str, *, at: Any) -> None:
+        self._call("mark", lambda s: s.mark_notifier_attempt(alert_id, notifier, at=at))
+
     def mark_notifier_delivery(self, alert_id: int | str, notifier: str, *, status: str, error: str | None,
                                next_attempt_at: Any) -> None:
         self._call("mark", lambda s: s.mark_notifier_delivery(alert_id, notifier, status=status, error=error,

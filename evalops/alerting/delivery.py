@@ -6,9 +6,15 @@ every notifier that does not have it yet, and records the outcome *per notifier*
 
 * ``delivered`` — the notifier accepted it; it is never sent there again (a retry, a re-run of the day);
 * ``undelivered`` — it certainly did not arrive (connection refused, HTTP 500, ...);
-* ``unknown`` — the request went out and timed out: it may have arrived. It is retried like an
-  undelivered one, but the retry says so (``details["redelivery"] = "unknown"``, a first line in the text)
-  and carries the same ``Idempotency-Key``, so a receiver that has it drops the copy.
+* ``unknown`` — the request went out and timed out: it may have arrived.
+* ``pending`` — recorded *before* each send (:meth:`AlertStore.mark_notifier_attempt`): an attempt that
+  started and whose outcome was never recorded (the process was killed between the send and the record).
+  It may have arrived too.
+
+An alert retried after an ``unknown`` or ``pending`` attempt says so: ``details["redelivery"] = True`` with
+``redelivery_reason`` (``timed out`` or ``unconfirmed``), ``first_attempt_at`` (when the alert was stored
+and first sent) and ``previous_attempt_at``, a first line in the text, and the same ``Idempotency-Key``
+(:func:`evalops.alerting.notifiers.idempotency_key`, one per alert), so a receiver that has it drops the copy.
 
 The alert's own status is ``delivered`` when every notifier has it, else ``undelivered`` when some
 notifier certainly lacks it, else ``unknown``.
@@ -61,9 +67,10 @@ DEFAULT_MAX_AGE = dt.timedelta(days=7)
 class NotifierState:
     """What the store knows about one alert at one notifier."""
 
-    status: str  # delivered | undelivered | unknown
-    attempts: int = 0
+    status: str  # delivered | undelivered | unknown | pending (started, outcome never recorded)
+    attempts: int = 0  # attempts whose outcome was recorded
     next_attempt_at: dt.datetime | None = None
+    last_attempt_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,10 @@ class AlertStore(Protocol):
     def last_sent(self, alert: Alert) -> SentAlert | None:
         """The newest alert of ``alert``'s series (:func:`series_key`) from a day before its day that was
         not suppressed; only asked when a reminder policy is given."""
+
+    def mark_notifier_attempt(self, alert_id: int | str, notifier: str, *, at: dt.datetime) -> None:
+        """Record that an attempt at one notifier starts now (status ``pending`` until its outcome is
+        recorded): a process killed after the send leaves this mark, and the next attempt is a redelivery."""
 
     def mark_notifier_delivery(
         self, alert_id: int | str, notifier: str, *, status: str, error: str | None, next_attempt_at: dt.datetime | None
@@ -122,11 +133,24 @@ def overall_status(states: Mapping[str, str]) -> str:
     return "undelivered" if values & {"undelivered", "pending"} else "unknown"
 
 
-def _redelivery(alert: Alert, previous: str) -> Alert:
-    note = (f"[evalops: re-sent alert {alert.dedup_key}; the previous attempt timed out and may have arrived "
+# why an earlier attempt at a notifier may have arrived, by its recorded status
+_MAYBE_ARRIVED = {"unknown": "timed out", "pending": "unconfirmed"}
+
+
+def _iso(when: dt.datetime | None) -> str | None:
+    return None if when is None else when.isoformat()
+
+
+def _redelivery(alert: Alert, stored: StoredAlert, state: NotifierState) -> Alert:
+    """The alert as re-sent after an attempt that may have arrived (see the module docstring)."""
+    reason = _MAYBE_ARRIVED[state.status]
+    what = ("timed out" if state.status == "unknown"
+            else "was never confirmed (the sender stopped before recording it)")
+    note = (f"[evalops: re-sent alert {alert.dedup_key}; the previous attempt {what} and may have arrived "
             "— drop this copy if you have it]")
-    return dataclasses.replace(alert, message=f"{note}\n{alert.message}",
-                               details={**alert.details, "redelivery": previous})
+    marker = {"redelivery": True, "redelivery_reason": reason, "first_attempt_at": _iso(stored.created_at),
+              "previous_attempt_at": _iso(state.last_attempt_at)}
+    return dataclasses.replace(alert, message=f"{note}\n{alert.message}", details={**alert.details, **marker})
 
 
 def _send_one(
@@ -146,7 +170,9 @@ def _send_one(
             per[notifier.name] = state.status  # not yet: its backoff has not passed
             continue
         attempted = True
-        message = _redelivery(alert, "unknown") if state is not None and state.status == "unknown" else alert
+        message = (_redelivery(alert, stored, state) if state is not None and state.status in _MAYBE_ARRIVED
+                   else alert)
+        store.mark_notifier_attempt(stored.alert_id, notifier.name, at=now)
         try:
             notifier.send(message)
         except DeliveryUnknown as exc:

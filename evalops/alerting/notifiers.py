@@ -13,7 +13,9 @@
 A notifier that cannot deliver raises :class:`NotificationError`; :func:`evalops.alerting.deliver_alerts`
 catches it and marks the stored alert undelivered, so a dead webhook never loses an alert. A timeout after
 the request was sent raises :class:`DeliveryUnknown` instead: the receiver may well have the alert, so it is
-marked ``unknown`` and the retry says it is one (``redelivery`` in the payload, a first line in the text).
+marked ``unknown`` and the retry says it is one (``"redelivery": true`` with its reason and the first and
+previous attempts' times in the body, a first line in the text; an e-mail gets the text line and an
+``X-Evalops-Redelivery`` header), as does a retry after an attempt whose outcome was never recorded.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("evalops.alerts")
+
+# what a re-sent alert adds to the webhook body (set by :func:`evalops.alerting.delivery.deliver_alerts`)
+REDELIVERY_FIELDS = ("redelivery", "redelivery_reason", "first_attempt_at", "previous_attempt_at")
 
 
 class NotificationError(EvalopsError):
@@ -114,7 +119,7 @@ class WebhookNotifier:
     def payload(self, alert: Alert) -> dict[str, Any]:
         body: dict[str, Any] = {"text": slack_text(alert.message), "alert_key": idempotency_key(alert)}
         if alert.details.get("redelivery"):
-            body["redelivery"] = alert.details["redelivery"]
+            body.update({k: alert.details.get(k) for k in REDELIVERY_FIELDS})
         return body
 
     def send(self, alert: Alert) -> None:
@@ -169,6 +174,8 @@ class EmailNotifier:
         msg["From"] = str(extra.get("from_email") or conn.login or "evalops@localhost")
         msg["To"] = ", ".join(self._to)
         msg["Idempotency-Key"] = idempotency_key(alert)
+        if alert.details.get("redelivery"):
+            msg["X-Evalops-Redelivery"] = f"true; first-attempt={alert.details.get('first_attempt_at')}"
         msg.set_content(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))
         msg.add_alternative(f"<pre>{html.escape(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))}</pre>",
                             subtype="html")

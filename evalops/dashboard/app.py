@@ -3,7 +3,9 @@
     app = create_app(engine)                        # evalops dashboard (uvicorn)
     app = create_app(engine, prefix="/evalops")     # under the Airflow api-server (the plugin)
 
-Every route is a GET; nothing here writes to the warehouse.
+Every route is a GET; nothing here writes to the warehouse. Rendered pages are kept until what they were
+made from changes, checked at most every ``cache_seconds`` (:mod:`evalops.dashboard.cache`), with an
+``ETag`` for conditional requests.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops.dashboard.cache import PageCache
 from evalops.dashboard.datadocs import offline_page, resolve_inside
 from evalops.dashboard.links import AppLinks
 from evalops.errors import EvalopsError
@@ -29,7 +32,7 @@ from evalops.dashboard.pages import (
 from evalops.dashboard.trends import trend_page
 from evalops.dashboard.render import STATIC, render_page
 from evalops.warehouse._db import transaction
-from evalops.warehouse.dashboard import dashboard_measures
+from evalops.warehouse.dashboard import dashboard_ab_state, dashboard_measures, dashboard_version
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastapi import FastAPI
@@ -51,6 +54,33 @@ def default_trend(engine: Engine, settings: DashboardSettings) -> dict[str, str]
     return {"retriever": retriever, "measure": _alert_measures(settings, measures, retriever)[0]}
 
 
+class _SecurityHeaders:
+    """ASGI middleware: every response, whatever route made it (static files, reports, errors), gets no
+    sniffing and the dashboard's policy unless the route set its own (reports, Data Docs). Plain ASGI, not
+    Starlette's ``BaseHTTPMiddleware``, which costs each request a task and a copy of the body."""
+
+    _DEFAULTS = ((b"content-security-policy", (DASHBOARD_CSP + "; frame-ancestors 'self'").encode()),
+                 (b"x-content-type-options", b"nosniff"))
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers += [(name, value) for name, value in self._DEFAULTS if name not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 def create_app(
     engine: Engine | Any,
     *,
@@ -59,18 +89,22 @@ def create_app(
     report_dir: str | Path | None = None,
     dependencies: Sequence[Any] = (),
     auth: DashboardAuth | None = None,
+    cache: PageCache | None = None,
 ) -> FastAPI:
     """The dashboard app. ``engine`` may be a callable returning the engine (resolved on first request), so
     the Airflow plugin can be imported without touching the database. ``prefix`` is where the app is
     mounted (links are built under it). ``report_dir`` serves the run reports under ``/reports``.
     ``dependencies`` guard every page and report (the plugin passes Airflow's authentication); only the
     stylesheet is served without them. ``auth`` (a token or basic credentials) is one more such guard:
-    401 without the credentials."""
-    from fastapi import Depends, FastAPI, Path as PathParam, Query
-    from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
+    401 without the credentials. ``cache`` keeps rendered pages (default: for
+    ``settings.cache_seconds``; see :mod:`evalops.dashboard.cache`)."""
+    from fastapi import Depends, FastAPI, Header, Path as PathParam, Query
+    from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
     from fastapi.staticfiles import StaticFiles
+    from starlette.concurrency import run_in_threadpool
 
     settings = settings or DashboardSettings()
+    pages = cache if cache is not None else PageCache(settings.cache_seconds)
     reports = Path(report_dir) if report_dir is not None else None
     links = AppLinks(prefix, reports=reports is not None)
     guards = list(dependencies)
@@ -81,37 +115,60 @@ def create_app(
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     state: dict[str, Any] = {}
 
-    @app.middleware("http")
-    async def security_headers(request: Any, call_next: Any) -> Any:
-        # Every response, whatever route made it (static files, reports, errors): no sniffing, and the
-        # dashboard's policy unless the route set its own (reports, Data Docs).
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", DASHBOARD_CSP + "; frame-ancestors 'self'")
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        return response
+    app.add_middleware(_SecurityHeaders)
 
     def get_engine() -> Engine:
         if "engine" not in state:
             state["engine"] = engine() if callable(engine) else engine
         return state["engine"]
 
-    def read(make_page: Any) -> tuple[str, dict[str, Any], dict[str, str] | None]:
+    def read(make_page: Any, conn: Any) -> tuple[str, dict[str, Any], dict[str, str] | None]:
         # A page's reads share one connection and one transaction (a trend page makes eight reads: one
         # checkout, ping and BEGIN each made the page wait on the database's scheduling as often).
-        with transaction(get_engine(), "reading the page") as conn:
-            template, context = make_page(conn)
-            return template, context, default_trend(conn, settings)
+        template, context = make_page(conn)
+        return template, context, default_trend(conn, settings)
 
-    def page(template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False, *,
-             status: int = 200) -> HTMLResponse:
+    def render_html(template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False) -> str:
         if trend is False:  # not read with the page
             trend = default_trend(get_engine(), settings)
-        html = render_page(template, context, links, settings, trend)
-        return HTMLResponse(html, status_code=status, headers={
+        return render_page(template, context, links, settings, trend)
+
+    def respond(body: str | bytes, status: int, cache_headers: dict[str, str] | None = None) -> HTMLResponse:
+        return HTMLResponse(body, status_code=status, headers={
             # No script runs on these pages; say so to the browser as well.
             "Content-Security-Policy": DASHBOARD_CSP + "; frame-ancestors 'self'",
             "X-Content-Type-Options": "nosniff",
+            **(cache_headers or {}),
         })
+
+    def page(template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False, *,
+             status: int = 200) -> HTMLResponse:
+        return respond(render_html(template, context, trend), status)
+
+    async def cached(asked: str | None, key: tuple[Any, ...], make_page: Any, state_of: Any = None) -> Response:
+        """The page under ``key`` from the cache, or rendered by ``make_page(conn)`` (404 when it raises
+        :class:`NotFound`, not kept); ``state_of(conn)``, when given, is what the page is kept by, read in
+        the page's own transaction. 304 when the request already has it (``asked``: its ``If-None-Match``).
+        A fresh kept page is answered on the event loop; reads and renders run in the thread pool."""
+        def render() -> tuple[str, int, Any]:
+            try:
+                with transaction(get_engine(), "reading the page") as conn:
+                    state = state_of(conn) if state_of is not None else None
+                    body = render_html(*read(make_page, conn))
+                return body, 200, state
+            except NotFound as exc:
+                return render_html("error.html", {"page": "error", "message": str(exc)}), 404, None
+
+        kept = pages.fresh(key)
+        if kept is None:
+            kept = await run_in_threadpool(pages.page, key, render,
+                                           (lambda: state_of(get_engine())) if state_of else None)
+        if kept.status != 200:
+            return respond(kept.body, kept.status)
+        headers = {"ETag": kept.etag, "Cache-Control": pages.cache_control}
+        if asked and kept.etag in {tag.strip().removeprefix("W/") for tag in asked.split(",")}:
+            return Response(status_code=304, headers=headers)
+        return respond(kept.body, 200, headers)
 
     @app.exception_handler(EvalopsError)
     def evalops_error(_request: Any, exc: EvalopsError) -> HTMLResponse:
@@ -124,37 +181,39 @@ def create_app(
     def not_found(exc: NotFound) -> HTMLResponse:
         return page("error.html", {"page": "error", "message": str(exc)}, status=404)
 
+    # every page but a comparison's is kept by the warehouse's change token; a comparison's by its runs
     @app.get("/", response_class=HTMLResponse)
-    def overview() -> HTMLResponse:
-        return page(*read(lambda conn: overview_page(conn, links, settings)))
+    async def overview(if_none_match: str | None = Header(None)) -> Response:
+        return await cached(if_none_match, ("overview",), lambda conn: overview_page(conn, links, settings),
+                            dashboard_version)
 
     @app.get("/trends", response_class=HTMLResponse)
-    def trends(retriever: str | None = None, measure: str | None = None, dataset: str = "gold",
-               days: int = Query(90, ge=0, le=MAX_TREND_DAYS)) -> HTMLResponse:
-        try:
-            return page(*read(lambda conn: trend_page(conn, links, settings, retriever=retriever, measure=measure,
-                                                      dataset=dataset, days=days)))
-        except NotFound as exc:
-            return not_found(exc)
+    async def trends(retriever: str | None = None, measure: str | None = None, dataset: str = "gold",
+                     days: int = Query(90, ge=0, le=MAX_TREND_DAYS),
+                     if_none_match: str | None = Header(None)) -> Response:
+        return await cached(if_none_match, ("trends", retriever, measure, dataset, days),
+                            lambda conn: trend_page(conn, links, settings, retriever=retriever, measure=measure,
+                                                    dataset=dataset, days=days), dashboard_version)
 
     @app.get("/ab/{ab_id}", response_class=HTMLResponse)
-    def ab(ab_id: int = PathParam(ge=1, le=MAX_ID)) -> HTMLResponse:
-        try:
-            return page(*read(lambda conn: ab_page(conn, links, settings, ab_id)))
-        except NotFound as exc:
-            return not_found(exc)
+    async def ab(ab_id: int = PathParam(ge=1, le=MAX_ID), if_none_match: str | None = Header(None)) -> Response:
+        return await cached(if_none_match, ("ab", ab_id), lambda conn: ab_page(conn, links, settings, ab_id),
+                            lambda conn: dashboard_ab_state(conn, ab_id))
 
     @app.get("/runs", response_class=HTMLResponse)
-    def runs(retriever: str | None = None, version: str | None = None, dataset: str | None = None,
-             status: str | None = None) -> HTMLResponse:
-        return page(*read(lambda conn: runs_page(conn, links, settings, retriever=retriever, version=version,
-                                                 dataset=dataset, status=status)))
+    async def runs(retriever: str | None = None, version: str | None = None, dataset: str | None = None,
+                   status: str | None = None, if_none_match: str | None = Header(None)) -> Response:
+        return await cached(if_none_match, ("runs", retriever, version, dataset, status),
+                            lambda conn: runs_page(conn, links, settings, retriever=retriever, version=version,
+                                                   dataset=dataset, status=status), dashboard_version)
 
     @app.get("/alerts", response_class=HTMLResponse)
-    def alerts(retriever: str | None = None, kind: str | None = None, severity: str | None = None,
-               delivery_status: str | None = None) -> HTMLResponse:
-        return page(*read(lambda conn: alerts_page(conn, links, settings, retriever=retriever, kind=kind,
-                                                   severity=severity, delivery_status=delivery_status)))
+    async def alerts(retriever: str | None = None, kind: str | None = None, severity: str | None = None,
+                     delivery_status: str | None = None, if_none_match: str | None = Header(None)) -> Response:
+        return await cached(if_none_match, ("alerts", retriever, kind, severity, delivery_status),
+                            lambda conn: alerts_page(conn, links, settings, retriever=retriever, kind=kind,
+                                                     severity=severity, delivery_status=delivery_status),
+                            dashboard_version)
 
     @app.get("/reports/{name:path}", response_model=None)
     def report_file(name: str) -> FileResponse | HTMLResponse:
@@ -167,14 +226,14 @@ def create_app(
         return FileResponse(path, headers={"Content-Security-Policy": REPORT_CSP + "; frame-ancestors 'self'"})
 
     @app.get("/datadocs", response_class=HTMLResponse)
-    def datadocs() -> HTMLResponse:
-        return page(*datadocs_page(get_engine(), links, settings))
+    async def datadocs(if_none_match: str | None = Header(None)) -> Response:
+        return await cached(if_none_match, ("datadocs",), lambda conn: datadocs_page(conn, links, settings))
 
     @app.get("/datadocs/files/{name:path}", response_model=None)
     def datadocs_file(name: str) -> FileResponse | HTMLResponse:
         root = settings.data_docs
         if root is not None and name.endswith(".html"):
-            html = offline_page(root, name, links.static("datadocs.css"))
+            html = offline_page(root, name, links.static("datadocs.css"), links.datadocs())
             if html is not None:
                 return HTMLResponse(html, headers={
                     "Content-Security-Policy": DATA_DOCS_CSP + "; frame-ancestors 'self'",

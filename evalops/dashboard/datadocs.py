@@ -10,18 +10,26 @@ interactive widgets (filters, Vega charts) are lost.
 
 ``evalops.contracts._gx`` builds each validation's site apart and copies it in, so the folder keeps one page
 per validation (GX's site builder alone would keep only the latest).
+
+Every local link of a page served or exported here resolves (:func:`_local_links`): a link to a validation
+page, an expectation suite page (``expectations/<suite>.html``, served and exported too) or a file of the
+GX site's ``static/`` folder that exists is kept (relative, so it works in the app and in an export alike);
+a link to the GX site's index (which lists only the latest validations, by script) points at the dashboard's
+Data Docs page instead; any other (a GX favicon path one folder short, a page that is not kept) is removed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 import re
 from pathlib import Path
+from html import escape as html_escape
 from typing import Any
 
 from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
 
-__all__ = ["list_validations", "offline_page"]
+__all__ = ["list_pages", "list_validations", "offline_page"]
 
 _STAMP = re.compile(r"^(\d{8}T\d{6})(?:\.\d+)?Z$")
 
@@ -50,14 +58,52 @@ def resolve_inside(root: str | Path, relative: str) -> Path | None:
     return path if base in path.parents and path.is_file() else None
 
 
-def offline_page(root: str | Path, relative: str, stylesheet: str) -> str | None:
-    """The validation page with no script and nothing from another host; ``stylesheet`` is the URL of the
-    dashboard's Data Docs stylesheet. None when there is no such page."""
+# the folders of a Data Docs site whose pages are served (and exported), rewritten by :func:`offline_page`
+PAGE_FOLDERS = ("validations/", "expectations/")
+_LOCAL_REF = re.compile(r"""\s(href|src)\s*=\s*("[^"]*"|'[^']*')""", re.IGNORECASE)
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def list_pages(root: str | Path | None) -> list[str]:
+    """The relative path of every page served from ``root``: the validation and expectation suite pages."""
+    if root is None or not Path(root).is_dir():
+        return []
+    base = Path(root)
+    return sorted(page.relative_to(base).as_posix() for folder in PAGE_FOLDERS
+                  for page in (base / folder).rglob("*.html"))
+
+
+def _local_links(html: str, root: str | Path, relative: str, index: str) -> str:
+    """``html`` (the page at ``relative`` under ``root``) with every local link resolving (module docstring);
+    ``index`` is the URL of the dashboard's Data Docs page, as seen from the page."""
+    here = posixpath.dirname(relative)
+
+    def fix(match: re.Match[str]) -> str:
+        attr, quoted = match.group(1), match.group(2)
+        url = quoted[1:-1].strip()
+        if not url or url.startswith(("#", "//")) or _SCHEME.match(url):
+            return match.group(0)  # an anchor; remote ones are inert already (htmlpolicy) or leave the site
+        path = url.split("#", 1)[0].split("?", 1)[0]
+        target = posixpath.normpath(posixpath.join(here, path))
+        if target == "index.html":
+            return f' {attr}="{html_escape(index)}"'
+        kept = (target.startswith(PAGE_FOLDERS) and target.endswith(".html")) or target.startswith("static/")
+        if kept and not target.startswith("..") and resolve_inside(root, target) is not None:
+            return match.group(0)
+        return ""
+
+    return _LOCAL_REF.sub(fix, html)
+
+
+def offline_page(root: str | Path, relative: str, stylesheet: str, index: str) -> str | None:
+    """The validation or expectation suite page with no script, nothing from another host and no dead local
+    link; ``stylesheet`` is the URL of the dashboard's Data Docs stylesheet, ``index`` the URL of its Data
+    Docs page. None when there is no such page."""
     path = resolve_inside(root, relative)
-    if path is None or path.suffix != ".html" or not relative.startswith("validations/"):
+    if path is None or path.suffix != ".html" or not relative.startswith(PAGE_FOLDERS):
         return None
     from evalops.contracts._gx import DATA_DOCS_STYLESHEET
 
-    html = path.read_text(encoding="utf-8", errors="replace")
+    html = _local_links(path.read_text(encoding="utf-8", errors="replace"), root, relative, index)
     depth = "../" * (len(Path(relative).parts) - 1)
     return inert_page(html, DATA_DOCS_CSP, (f"{depth}{DATA_DOCS_STYLESHEET}", stylesheet))

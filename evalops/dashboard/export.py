@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalops.dashboard.app import default_trend
-from evalops.dashboard.datadocs import list_validations, offline_page
+from evalops.dashboard.datadocs import list_pages, offline_page
 from evalops.dashboard.links import TREND_RANGES, ExportLinks
 from evalops.dashboard.pages import (
     DashboardSettings,
@@ -63,22 +63,22 @@ def export_site(engine: Engine, folder: str | Path, *, settings: DashboardSettin
     write(links.runs(), runs_page(engine, links, settings))
     write(links.alerts(), alerts_page(engine, links, settings))
     write(links.datadocs(), datadocs_page(engine, links, settings))
-    _export_data_docs(settings, out, written)
+    _export_data_docs(settings, links, out, written)
     shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)
     if reports is not None:
         shutil.copytree(reports, out / "reports", dirs_exist_ok=True)
     return written
 
 
-def _export_data_docs(settings: DashboardSettings, out: Path, written: list[Path]) -> None:
-    """The kept validation pages, rewritten for offline reading, and the GX site's local assets."""
+def _export_data_docs(settings: DashboardSettings, links: ExportLinks, out: Path, written: list[Path]) -> None:
+    """The kept validation and expectation suite pages, rewritten for offline reading, and the GX site's
+    local assets."""
     root = settings.data_docs
     if root is None or not Path(root).is_dir():
         return
-    for validation in list_validations(root):
-        relative = validation["path"]
+    for relative in list_pages(root):
         up = "../" * len(Path(relative).parts)  # from the page back to the export's top folder
-        html = offline_page(root, relative, f"{up}static/datadocs.css")
+        html = offline_page(root, relative, f"{up}static/datadocs.css", f"{up}{links.datadocs()}")
         if html is None:
             continue
         path = out / "datadocs" / relative

@@ -53,6 +53,8 @@ class DashboardSettings:
     k: int = 100  # the retrieval depth: the Judged@k of a measure without a cutoff
     # the absolute floors (evalops.floors): (gold set, measure, floor, floor_on, severity)
     floors: tuple[tuple[str, str, float, str, str], ...] = ()
+    # how long a rendered page is kept, and a finished comparison's page goes unchecked (evalops.dashboard.cache)
+    cache_seconds: float = 5.0
 
     @classmethod
     def from_config(cls, cfg: Any) -> DashboardSettings:

@@ -31,7 +31,8 @@ _FIELD = re.compile(r"<<<(.*?)>>>", re.S)
 
 @dataclass
 class Reply:
-    """One canned reply: an HTTP status, a raw body (bytes or a JSON-able object), extra headers, a delay."""
+    """One canned reply: an HTTP status, a raw body (bytes or a JSON-able object), extra headers (a
+    ``Content-Type`` among them replaces ``application/json``), a delay."""
 
     status: int = 200
     body: Any = None
@@ -119,7 +120,8 @@ class FakeChatServer:
                     time.sleep(reply.delay)
                 raw = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
                 self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
+                if not any(key.lower() == "content-type" for key in reply.headers):
+                    self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 for key, value in reply.headers.items():
                     self.send_header(key, value)

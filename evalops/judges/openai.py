@@ -28,8 +28,10 @@ or nothing (``text``, for servers without structured output). Policies, all in :
   ``.../deployments/d/chat/completions?api-version=2024-02-01``), see :func:`endpoint_url`.
 * **Preflight**: :meth:`OpenAIJudge.preflight` sends one request of one output token with its own short
   timeout (``preflight_timeout``, default 10 s, no retries) before any judging: a refused connection, a
-  timeout, HTTP 401/403 (the key), 404 (the URL or the model) or any other error answer is a one-line cause
-  and the judge step fails at once instead of after ``deadline_seconds``. HTTP 429 passes (the server
+  timeout, HTTP 401/403 (the key), 404 (the URL or the model), a redirect (never followed), any other error
+  answer, and a 2xx whose body is not a chat completion (not JSON, no ``choices[0].message.content``) is a
+  one-line cause naming the masked URL and, for an answer, its status, content type and first bytes
+  (escaped); the judge step fails at once instead of after ``deadline_seconds``. HTTP 429 passes (the server
   answered and accepted the key).
 * **Answers**: every answer that is not a label becomes a missing label with its reason: an HTTP error
   after the retries, a body that is not JSON (truncated), no choices, a refusal (``message.refusal`` or
@@ -154,6 +156,44 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _escaped(text: str, limit: int = 120) -> str:
+    """``text`` cut to ``limit`` characters with every control, non-ASCII character, quote and backslash
+    escaped (Python's escapes), so a hostile answer cannot draw on a terminal or forge a log line."""
+    cut = text[:limit]
+    return ascii(cut)[1:-1] + ("..." if len(text) > limit else "")
+
+
+def _came_back(response: Any) -> str:
+    """What an answer was, for a message: its content type and its first bytes, escaped (the bytes' repr:
+    ``\\xNN``, ``\\n``, ``\\\\``)."""
+    raw = response.content or b""
+    ctype = _escaped(response.headers.get("content-type") or "no content type", 80)
+    if not raw:
+        return f"{ctype}, empty body"
+    return f"{ctype}, {len(raw)} bytes: {str(raw[:120])[2:-1]}" + ("..." if len(raw) > 120 else "")
+
+
+def _not_a_completion(response: Any) -> str | None:
+    """Why a 2xx answer is not the chat completion :meth:`OpenAIJudge._read` parses, or None: a JSON object
+    with ``choices[0].message`` an object whose ``content`` is a string (null too: one output token may
+    leave none)."""
+    try:
+        data = response.json()
+    except ValueError:
+        return "the body is not JSON"
+    if not isinstance(data, dict):
+        return "the JSON is not an object"
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return "no choices"
+    message = choices[0].get("message")
+    if not isinstance(message, dict) or "content" not in message:
+        return "no choices[0].message.content"
+    if message["content"] is not None and not isinstance(message["content"], str):
+        return "choices[0].message.content is not a string"
+    return None
+
+
 def _transport_cause(exc: BaseException) -> str:
     """A short cause of a connection error: ``connection refused``, ``name not resolved``, or its type."""
     text = str(exc).lower()
@@ -231,14 +271,21 @@ class OpenAIJudge:
             return f"judge preflight: request to {where} failed ({type(out.error).__name__}){no_key}"
         response = out.response
         code = response.status_code
-        if code < 400 or code == 429:
+        if code == 429:
             return None
+        if 300 <= code < 400:
+            target = mask_url(response.headers.get("location") or "") or "nowhere"
+            return (f"judge preflight: {where} answered HTTP {code}, a redirect to {_escaped(target)} (redirects "
+                    f"are not followed: set judge.base_url to the endpoint itself){no_key}")
         if code in (401, 403):
             return f"judge preflight: {where} refused the credentials (HTTP {code}){no_key}"
         if code == 404:
             return (f"judge preflight: {where} answered HTTP 404 (check judge.base_url and judge.model "
                     f"{s.model!r}){no_key}")
-        return f"judge preflight: {where} answered HTTP {code}: {_short(response.text, 120)}{no_key}"
+        if code >= 400 or (problem := _not_a_completion(response)) is not None:
+            what = "" if code >= 400 else f" that is not a chat completion ({problem})"
+            return f"judge preflight: {where} answered HTTP {code}{what}: {_came_back(response)}{no_key}"
+        return None
 
     def attach_breaker(self, breaker: CircuitBreaker | None) -> None:
         """Stop calling the server once ``breaker`` is open (see the module docstring)."""

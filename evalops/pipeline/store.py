@@ -19,6 +19,7 @@ from evalops.warehouse import (
     current_revision,
     last_sent_alerts,
     mark_alert_delivery,
+    mark_notifier_attempt,
     mark_notifier_delivery,
     record_alert,
     renew_lease,
@@ -151,9 +152,13 @@ class WarehouseAlertStore:
 
     @staticmethod
     def _stored(stored: Any, created: bool, rows: dict[str, dict[str, Any]]) -> StoredAlert:
-        states = {name: NotifierState(r["status"], r["attempts"], r["next_attempt_at"]) for name, r in rows.items()}
+        states = {name: NotifierState(r["status"], r["attempts"], r["next_attempt_at"], r["last_attempt_at"])
+                  for name, r in rows.items()}
         return StoredAlert(stored.id, created=created, delivered=stored.delivery_status == "delivered",
                            deliveries=states, created_at=stored.created_at, status=stored.delivery_status)
+
+    def mark_notifier_attempt(self, alert_id: int | str, notifier: str, *, at: dt.datetime) -> None:
+        mark_notifier_attempt(self._engine, int(alert_id), notifier, at=at)
 
     def mark_notifier_delivery(self, alert_id: int | str, notifier: str, *, status: str, error: str | None,
                                next_attempt_at: dt.datetime | None) -> None:

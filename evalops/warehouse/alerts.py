@@ -8,7 +8,8 @@ An alert stored ``suppressed`` (a regression already sent, unchanged, within the
 series that were sent.
 
 Delivery is recorded twice over: per notifier in ``alert_deliveries`` (so a retry goes only where the alert
-did not arrive) and as the alert's overall ``delivery_status`` (``pending``, ``delivered``,
+did not arrive; ``pending`` there is an attempt that started and whose outcome was never recorded) and as
+the alert's overall ``delivery_status`` (``pending``, ``delivered``,
 ``undelivered`` or ``unknown``: a timed-out attempt the receiver may have got).
 """
 
@@ -38,6 +39,7 @@ __all__ = [
     "list_alerts",
     "delivery_text",
     "mark_alert_delivery",
+    "mark_notifier_attempt",
     "mark_notifier_delivery",
     "record_alert",
     "retryable_alerts",
@@ -163,6 +165,19 @@ def mark_notifier_delivery(
                   "attempts": deliveries.c.attempts + 1},
         )
         conn.execute(stmt)
+
+
+def mark_notifier_attempt(engine: Engine, alert_id: int, notifier: str, *, at: dt.datetime | None = None) -> None:
+    """Record that an attempt at one notifier starts (``pending``, ``last_attempt_at`` = ``at``), before the
+    send: a process killed between the send and :func:`mark_notifier_delivery` leaves this row, and the next
+    attempt knows the alert may have arrived. ``attempts`` counts recorded outcomes only."""
+    when = as_utc(at) if at is not None else now_utc()
+    values = {"alert_id": int(alert_id), "notifier": notifier, "status": "pending", "attempts": 0,
+              "last_attempt_at": when, "next_attempt_at": None, "delivered_at": None, "error": None}
+    with transaction(engine, f"recording an attempt to deliver alert {alert_id} to {notifier}") as conn:
+        stmt = insert_for(conn, deliveries).values(**values)
+        conn.execute(stmt.on_conflict_do_update(index_elements=["alert_id", "notifier"],
+                                                set_={"status": "pending", "last_attempt_at": when}))
 
 
 def alert_deliveries(engine: Engine, alert_ids: list[int]) -> dict[int, dict[str, dict[str, Any]]]:

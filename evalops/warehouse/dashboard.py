@@ -25,6 +25,7 @@ from evalops.errors import InputError
 from evalops.warehouse._bulk import fetch_scores
 from evalops.warehouse._db import insert_for, measures_table, now_utc, transaction
 from evalops.warehouse.models import (
+    FINISHED_STATUSES,
     ABTestModel,
     AlertModel,
     BaselineModel,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "dashboard_ab_detail",
+    "dashboard_ab_state",
     "dashboard_aggregates",
     "dashboard_alerts",
     "dashboard_comparisons",
@@ -51,6 +53,7 @@ __all__ = [
     "dashboard_runs",
     "dashboard_timings",
     "dashboard_trend",
+    "dashboard_version",
     "record_query_texts",
     "record_run_timing",
     "stored_query_text_ids",
@@ -357,6 +360,39 @@ def dashboard_ab_detail(engine: Engine, ab_id: int) -> dict[str, Any] | None:
                 "text": query_text.get(q)} for q in sorted(set(base) & set(cand))]
     return {"ab": ab, "baseline_run": run_rows[ab["baseline_run_id"]], "candidate_run": candidate,
             "fingerprint": fingerprint, "queries": queries}
+
+
+def dashboard_ab_state(engine: Engine, ab_id: int) -> tuple[Any, ...] | None:
+    """What one comparison's page is made from, in one small read: the comparison's ``created_at`` (a new
+    decision rewrites it) and each run's id, status, ``updated_at`` and open attempt. ``None`` when there is
+    no such comparison or a run has not finished (its page may change at any time)."""
+    base, cand = runs.alias("base"), runs.alias("cand")
+    stmt = (select(ab_tests.c.created_at, base.c.id, base.c.status, base.c.updated_at, base.c.attempt_started_at,
+                   cand.c.id, cand.c.status, cand.c.updated_at, cand.c.attempt_started_at)
+            .join(base, base.c.id == ab_tests.c.baseline_run_id)
+            .join(cand, cand.c.id == ab_tests.c.candidate_run_id)
+            .where(ab_tests.c.id == ab_id))
+    with transaction(engine, f"reading the state of comparison {ab_id}") as conn:
+        row = conn.execute(stmt).first()
+    if row is None or row[2] not in FINISHED_STATUSES or row[6] not in FINISHED_STATUSES:
+        return None
+    return tuple(row)
+
+
+def dashboard_version(engine: Engine) -> tuple[Any, ...]:
+    """A token that changes whenever anything the dashboard's pages read changes, in one small read: each
+    table's row count and newest write (runs by ``updated_at``, comparisons by ``created_at``, which a new
+    decision rewrites, alerts by their delivery attempts, baselines by id: a promotion or rollback adds a
+    row; aggregates, fingerprints and query texts are written with their run)."""
+    def scalar(column: Any, table: Table) -> Any:
+        return select(column).select_from(table).scalar_subquery()
+
+    stmt = select(scalar(func.count(), runs), scalar(func.max(runs.c.updated_at), runs),
+                  scalar(func.count(), ab_tests), scalar(func.max(ab_tests.c.created_at), ab_tests),
+                  scalar(func.count(), alerts), scalar(func.sum(alerts.c.delivery_attempts), alerts),
+                  scalar(func.max(baselines.c.id), baselines), scalar(func.count(), timings))
+    with transaction(engine, "reading whether the warehouse changed") as conn:
+        return tuple(conn.execute(stmt).one())
 
 
 def _delta(baseline: float | None, candidate: float | None) -> float | None:

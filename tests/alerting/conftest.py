@@ -30,10 +30,17 @@ class MemoryAlertStore:
                                       "attempts": 0, "deliveries": {}, "created_at": dt.datetime.now(dt.timezone.utc)}
         return self._stored(alert.dedup_key, True)
 
+    def mark_notifier_attempt(self, alert_id, notifier, *, at) -> None:
+        row = self.rows[alert_id]
+        before = row["deliveries"].get(notifier)
+        row["deliveries"][notifier] = NotifierState("pending", before.attempts if before else 0,
+                                                    before.next_attempt_at if before else None, at)
+
     def mark_notifier_delivery(self, alert_id, notifier, *, status, error, next_attempt_at) -> None:
         row = self.rows[alert_id]
         before = row["deliveries"].get(notifier)
-        row["deliveries"][notifier] = NotifierState(status, (before.attempts if before else 0) + 1, next_attempt_at)
+        row["deliveries"][notifier] = NotifierState(status, (before.attempts if before else 0) + 1, next_attempt_at,
+                                                    before.last_attempt_at if before else None)
 
     def mark_alert_delivery(self, alert_id, *, status: str, error: str | None) -> None:
         row = self.rows[alert_id]

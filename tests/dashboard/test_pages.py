@@ -149,12 +149,14 @@ def test_a_trend_range_is_read_as_such_and_equals_the_year_cut_to_it(filled):
             assert min(r["logical_date"] for r in ranged) >= newest - dt.timedelta(days=days)
 
 
-def test_a_page_reads_through_one_connection_and_reads_what_the_engine_reads(client, filled):
+def test_a_page_reads_through_one_connection_and_reads_what_the_engine_reads(filled):
     """Each page checks out one connection for all its reads (a year's trend page made eight checkouts,
     each a ping and a BEGIN), and the page read through that connection is the page read read by read."""
+    import dataclasses
+
     from sqlalchemy import event
 
-    from evalops.dashboard import DashboardSettings
+    from evalops.dashboard import DashboardSettings, create_app
     from evalops.dashboard.links import AppLinks
     from evalops.dashboard.trends import trend_page
     from evalops.warehouse import dashboard as wh
@@ -163,6 +165,8 @@ def test_a_page_reads_through_one_connection_and_reads_what_the_engine_reads(cli
     measures = wh.dashboard_measures(engine)
     retriever = sorted(measures)[0]
     checkouts: list[object] = []
+    uncached = dataclasses.replace(DashboardSettings.from_config(filled["cfg"]), cache_seconds=0)
+    client = TestClient(create_app(engine, settings=uncached))  # every request reads
 
     def count(*_args):
         checkouts.append(1)

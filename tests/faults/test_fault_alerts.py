@@ -48,7 +48,8 @@ def test_slow_then_timed_out_then_delivered_reaches_the_receiver_under_one_key(e
     assert len(hook.received) == 2 and len(hook.distinct_keys()) == 1
     first_body, second_body = (r["body"] for r in hook.received)
     assert first_body["alert_key"] == second_body["alert_key"] == hook.received[0]["key"]
-    assert "redelivery" not in first_body and second_body["redelivery"] == "unknown"
+    assert "redelivery" not in first_body and second_body["redelivery"] is True
+    assert second_body["redelivery_reason"] == "timed out"
     assert second_body["text"].startswith("[evalops: re-sent alert")
     states = alert_deliveries(engine, [row.id])[row.id]
     assert states["webhook"]["status"] == "delivered" and states["webhook"]["attempts"] == 2
@@ -63,3 +64,39 @@ def test_a_dead_webhook_is_undelivered_and_given_up_after_the_maximum_age(engine
     far = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=8)
     assert retry_alerts(store, dead, now=far, max_age=dt.timedelta(days=7)) == []
     assert list_alerts(engine).iloc[0]["delivery_status"] == "undelivered"
+
+
+class _Killed(BaseException):
+    """The process dying between the send and the record (not an exception any handler catches)."""
+
+
+class _KilledAfterSending(WarehouseAlertStore):
+    def mark_notifier_delivery(self, alert_id, notifier, **kwargs):
+        if notifier == "webhook":
+            raise _Killed
+        super().mark_notifier_delivery(alert_id, notifier, **kwargs)
+
+
+def test_an_alert_sent_again_after_a_kill_before_its_delivery_was_recorded_is_marked_a_redelivery(engine, alert):
+    hook = Webhook([("ok",)])
+    try:
+        with pytest.raises(_Killed):
+            deliver_alerts([alert], _KilledAfterSending(engine), [WebhookNotifier(hook.url, timeout=3.0)])
+        (row,) = list_alerts(engine).itertuples()
+        started = alert_deliveries(engine, [row.id])[row.id]["webhook"]
+        assert row.delivery_status == "pending" and started["status"] == "pending" and started["attempts"] == 0
+
+        rerun = deliver_alerts([alert], WarehouseAlertStore(engine), [WebhookNotifier(hook.url, timeout=3.0)])
+        assert rerun[0].status == "delivered"
+    finally:
+        hook.stop()
+    first, second = (r["body"] for r in hook.received)
+    assert "redelivery" not in first and not first["text"].startswith("[evalops: re-sent")
+    assert second["redelivery"] is True and second["redelivery_reason"] == "unconfirmed"
+    assert second["alert_key"] == first["alert_key"] == hook.received[1]["key"] == hook.received[0]["key"]
+    assert second["first_attempt_at"] == row.created_at.isoformat()
+    assert second["previous_attempt_at"] == started["last_attempt_at"].isoformat()
+    assert second["text"].startswith(f"[evalops: re-sent alert {alert.dedup_key}; the previous attempt was never "
+                                     "confirmed")
+    states = alert_deliveries(engine, [row.id])[row.id]
+    assert states["webhook"]["status"] == "delivered" and states["webhook"]["attempts"] == 1

@@ -65,3 +65,42 @@ def test_the_preflight_reads_the_answer(status, expected):
     else:
         assert cause.startswith(f"judge preflight: {server.url}/chat/completions ") and expected in cause
         assert "no API key" not in cause
+
+
+OK = Reply(200, {"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "OK"},
+                                         "finish_reason": "length"}]})
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+@pytest.mark.parametrize("reply, expected", [
+    (Reply(302, b"", {"Location": "https://login.example/sso?token=s3cret"}),
+     "answered HTTP 302, a redirect to https://login.example/sso?token=*** (redirects are not followed: "
+     "set judge.base_url to the endpoint itself)"),
+    (Reply(301, b"", {}), "answered HTTP 301, a redirect to nowhere"),
+    (Reply(200, b"<html>\x1b[31mcaptive portal\n\xff</html>", HTML),
+     "answered HTTP 200 that is not a chat completion (the body is not JSON): text/html; charset=utf-8, "
+     "34 bytes: <html>\\x1b[31mcaptive portal\\n\\xff</html>"),
+    (Reply(200, b"", {}), "answered HTTP 200 that is not a chat completion (the body is not JSON): "
+                          "application/json, empty body"),
+    (Reply(200, [1, 2]), "(the JSON is not an object)"),
+    (Reply(200, {"status": "ok"}), "(no choices)"),
+    (Reply(200, {"choices": [{"text": "OK"}]}), "(no choices[0].message.content)"),
+    (Reply(200, {"choices": [{"message": {"content": 7}}]}), "(choices[0].message.content is not a string)"),
+    (Reply(500, b"x" * 300, HTML), "answered HTTP 500: text/html; charset=utf-8, 300 bytes: " + "x" * 120 + "..."),
+    (OK, None),
+    (Reply(200, {"choices": [{"message": {"role": "assistant", "content": None}}]}), None),
+])
+def test_the_preflight_needs_a_chat_completion_and_says_what_came_back(reply, expected):
+    """A redirect (not followed) and a 2xx that is not a chat completion fail the preflight: the cause names
+    the endpoint, never the key, and shows the status, the content type and the first bytes, escaped."""
+    with FakeChatServer(script=[reply]) as server:
+        with OpenAIJudge(OpenAISettings(base_url=server.url, model="m"), api_key="sk-secret-key") as judge:
+            cause = judge.preflight()
+    assert server.requests == 1  # the redirect is not followed
+    if expected is None:
+        assert cause is None
+        return
+    assert cause.startswith(f"judge preflight: {server.url}/chat/completions answered HTTP ")
+    assert expected in cause
+    assert "sk-secret-key" not in cause and "s3cret" not in cause
+    assert cause.isprintable() and cause.isascii()
