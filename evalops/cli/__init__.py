@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "alerts": "alerts:alerts",
     "dashboard": "dashboard:dashboard",
     "generate-queries": "generate:generate_queries",
+    "gold": "gold:gold",
 }
 
 
