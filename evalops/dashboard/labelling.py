@@ -35,7 +35,7 @@ from evalops.annotation.agreement import agreement_report
 from evalops.annotation.queue import ITEM_STATES, item_states, ordered_items
 from evalops.dashboard.csrf import SESSION_COOKIE, form_token, new_session, valid_token
 from evalops.errors import InputError
-from evalops.judges.generate import QUEUE_SOURCES, read_queue
+from evalops.judges.generate import QUEUE_SOURCES, queue_path, read_queue
 from evalops.warehouse.labels import (
     MAX_ANNOTATOR_LENGTH,
     load_adjudications,
@@ -67,8 +67,6 @@ class LabellingSettings:
     def from_config(cls, cfg: Any, name: str = "gold") -> "LabellingSettings":
         """The project's queue and knowledge base; the grade scale is the gold set's ``allowed_grades`` when
         it names them, else 0 to 2; the guidelines are read from beside the gold set."""
-        from evalops.judges.generate import queue_path
-
         spec = cfg.gold_sets.get(name) or next(iter(cfg.gold_sets.values()), None)
         grades = DEFAULT_GRADES[:3]
         guidelines = ""
