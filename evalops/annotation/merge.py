@@ -122,7 +122,8 @@ def judgments_file(cfg: Config, name: str) -> tuple[Path, str]:
     ``csv``)."""
     spec = cfg.gold_set_named(name)
     if spec.queries is not None:  # TREC qrels (or a BEIR TSV) beside a queries file
-        first = next(iter(spec.path.read_text(encoding="utf-8").splitlines()), "")
+        with spec.path.open(encoding="utf-8") as lines:
+            first = lines.readline()
         return spec.path, "tsv" if "\t" in first else "trec"
     layout = detect_layout(spec.path)
     if layout == "jsonl":

@@ -36,10 +36,12 @@ from evalops.annotation.queue import ITEM_STATES, item_states, ordered_items
 from evalops.dashboard.csrf import SESSION_COOKIE, form_token, new_session, valid_token
 from evalops.errors import InputError
 from evalops.judges.generate import QUEUE_SOURCES, queue_path, read_queue
+from evalops.warehouse._db import transaction
 from evalops.warehouse.labels import (
     MAX_ANNOTATOR_LENGTH,
     load_adjudications,
     load_labels,
+    person_name,
     record_adjudication,
     record_label,
 )
@@ -176,9 +178,10 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
             return {}
         return {r["item_id"]: r for r in ordered_items(read_queue(settings.queue))}
 
-    def states(conn: Any, items: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[Any]]:
-        labels = load_labels(conn)
-        return item_states(list(items), labels, load_adjudications(conn), settings.labels_per_item), labels
+    def states(items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        # the labels and adjudications read in one transaction
+        with transaction(get_engine(), "reading the labels") as conn:
+            return item_states(list(items), load_labels(conn), load_adjudications(conn), settings.labels_per_item)
 
     def grade_of(form: dict[str, str]) -> int | None:
         raw = form.get("grade", "")
@@ -204,8 +207,7 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
                     logged_in: str | None = Depends(user)) -> Any:
         me = annotator_of(request, logged_in)
         items = queue()
-        with get_engine().connect() as conn:
-            found, _ = states(conn, items)
+        found = states(items)
         rows = []
         counts = {s: 0 for s in ITEM_STATES}
         for item_id, item in items.items():
@@ -213,8 +215,9 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
             counts[s.state] += 1
             if (source and item["source"] != source) or (state and s.state != state):
                 continue
+            mine = s.labels.get(me, "skip") if me in s.labels else None
             rows.append({"item": item, "state": s, "href": url(f"/item/{quote(item_id)}"),
-                         "mine": None if me is None else s.labels.get(me, "–") if me in s.labels else None,
+                         "mine": "skip" if me in s.labels and mine is None else mine,
                          "priority": "–" if item["priority"] is None else f"{item['priority']:.3f}"})
         first = next_item(items, found, me)
         return respond(request, "label_queue.html", {
@@ -229,11 +232,12 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
         refused = checked(request, form)
         if refused is not None:
             return refused
-        name = (form or {}).get("annotator", "").strip()
         if logged_in is not None:
             return refuse(request, 400, "You are logged in: labels are recorded under your login name.")
-        if not name or len(name) > MAX_ANNOTATOR_LENGTH or any(ord(c) < 32 for c in name):
-            return refuse(request, 400, f"An annotator name has 1 to {MAX_ANNOTATOR_LENGTH} printable characters.")
+        try:
+            name = person_name((form or {}).get("annotator", ""))
+        except InputError as exc:
+            return refuse(request, 400, str(exc))
         response = RedirectResponse(url(""), status_code=303)
         response.set_cookie(ANNOTATOR_COOKIE, name, httponly=True, samesite="strict", path=base + "/",
                             secure=request.url.scheme == "https")
@@ -246,8 +250,7 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
         item = items.get(item_id)
         if item is None:
             return refuse(request, 404, f"no annotation-queue item {item_id!r}")
-        with get_engine().connect() as conn:
-            found, _ = states(conn, items)
+        found = states(items)
         s = found[item_id]
         following = next_item(items, found, me, after=item_id)
         return respond(request, "label_item.html", {
@@ -263,7 +266,7 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
         refused = checked(request, form)
         if refused is not None:
             return refused
-        assert form is not None
+        form = form or {}
         me = annotator_of(request, logged_in)
         if me is None:
             return refuse(request, 403, "Name yourself on the labelling page first: every label records its annotator.")
@@ -280,16 +283,14 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
             record_label(get_engine(), item, annotator=me, grade=grade, comment=form.get("comment"))
         except InputError as exc:
             return refuse(request, 400, str(exc))
-        with get_engine().connect() as conn:
-            found, _ = states(conn, items)
+        found = states(items)
         following = next_item(items, found, me, after=item_id)
         return RedirectResponse(url(f"/item/{quote(following)}") if following else url(""), status_code=303)
 
     @app.get("/label/agreement")
     def agreement(request: Request, logged_in: str | None = Depends(user)) -> Any:
         items = queue()
-        with get_engine().connect() as conn:
-            found, _ = states(conn, items)
+        found = states(items)
         report = agreement_report({i: s.labels for i, s in found.items()},
                                   {i: r.get("proposed_grade") for i, r in items.items()})
         conflicts = [{"item": items.get(i, {"item_id": i, "query": "", "doc_id": None, "source": "hole"}),
@@ -309,13 +310,13 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
         refused = checked(request, form)
         if refused is not None:
             return refused
-        assert form is not None
+        form = form or {}
         me = annotator_of(request, logged_in)
         if me is None:
-            return refuse(request, 403, "Name yourself on the labelling page first: an adjudication records who made it.")
+            return refuse(request, 403, "Name yourself on the labelling page first: an adjudication records who "
+                                        "made it.")
         items = queue()
-        with get_engine().connect() as conn:
-            labels = [lab for lab in load_labels(conn) if lab.item_id == item_id]
+        labels = [lab for lab in load_labels(get_engine()) if lab.item_id == item_id]
         item = items.get(item_id) or (None if not labels else {
             "item_id": item_id, "source": labels[0].source, "query_id": labels[0].query_id,
             "doc_id": labels[0].doc_id})

@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine
 
 __all__ = ["Adjudication", "GoldSetMerge", "Label", "MAX_ANNOTATOR_LENGTH", "load_adjudications",
-           "load_gold_set_merges", "load_labels", "record_adjudication", "record_gold_set_merge", "record_label"]
+           "load_gold_set_merges", "load_labels", "person_name", "record_adjudication", "record_gold_set_merge",
+           "record_label"]
 
 labels_table: Table = AnnotationLabelModel.__table__  # type: ignore[assignment]
 adjudications_table: Table = AnnotationAdjudicationModel.__table__  # type: ignore[assignment]
@@ -76,7 +77,8 @@ class GoldSetMerge:
     created_at: dt.datetime | None = None
 
 
-def _person(value: str, what: str) -> str:
+def person_name(value: str, what: str = "the annotator") -> str:
+    """``value`` stripped, or an ``InputError``: a name is 1 to 200 printable characters."""
     name = (value or "").strip()
     if not name or len(name) > MAX_ANNOTATOR_LENGTH or any(ord(c) < 32 for c in name):
         raise InputError(f"{what} must be a name of 1 to {MAX_ANNOTATOR_LENGTH} printable characters, got {value!r}")
@@ -102,7 +104,7 @@ def record_label(engine: Engine | Connection, item: Mapping[str, Any], *, annota
                  comment: str | None = None, recorded_at: dt.datetime | None = None) -> Label:
     """Store ``annotator``'s answer to queue ``item`` (a queue row: ``item_id``, ``source``, ``query_id``,
     ``doc_id``); ``grade`` None is a skip. Replaces the annotator's earlier answer to the item."""
-    row = {**_item(item), "annotator": _person(annotator, "the annotator"),
+    row = {**_item(item), "annotator": person_name(annotator, "the annotator"),
            "grade": None if grade is None else int(grade), "comment": _comment(comment),
            "created_at": as_utc(recorded_at) if recorded_at else now_utc()}
     with transaction(engine, f"recording a label of item {row['item_id']!r}") as conn:
@@ -118,7 +120,7 @@ def record_adjudication(engine: Engine | Connection, item: Mapping[str, Any], *,
     """Settle queue ``item``'s grade (replaces an earlier adjudication of it)."""
     base = _item(item)
     row = {"item_id": base["item_id"], "query_id": base["query_id"], "doc_id": base["doc_id"], "grade": int(grade),
-           "adjudicator": _person(adjudicator, "the adjudicator"), "comment": _comment(comment),
+           "adjudicator": person_name(adjudicator, "the adjudicator"), "comment": _comment(comment),
            "created_at": as_utc(recorded_at) if recorded_at else now_utc()}
     with transaction(engine, f"recording the adjudication of item {row['item_id']!r}") as conn:
         stmt = insert_for(conn, adjudications_table).values(row)
@@ -151,7 +153,7 @@ def record_gold_set_merge(engine: Engine | Connection, *, gold_set: str, version
     the parent is recorded first as number 1 (the version people labelled against), so the first merge is
     number 2."""
     when = as_utc(recorded_at) if recorded_at else now_utc()
-    who = _person(merged_by, "merged_by")
+    who = person_name(merged_by, "merged_by")
     with transaction(engine, f"recording a merged version of gold set {gold_set!r}") as conn:
         advisory_lock(conn, "gold_set_merges", gold_set)
         last = conn.execute(select(func.max(merges_table.c.number)).where(merges_table.c.gold_set == gold_set)

@@ -72,9 +72,10 @@ def test_item_states_need_k_agreeing_labels_and_adjudication_settles_conflicts()
 
 
 def test_holes_come_first_by_priority():
+    hole = "gold: s 2 vs 1, top 10; priority {}; in 2"
     rows = [{"item_id": "g", "source": "generated", "origin": "judge", "created_at": "1"},
-            {"item_id": "h1", "source": "hole", "origin": "gold: s 2 vs 1, top 10; priority 0.250; in 2", "created_at": "1"},
-            {"item_id": "h2", "source": "hole", "origin": "gold: s 2 vs 1, top 10; priority 1.000; in 2", "created_at": "2"},
+            {"item_id": "h1", "source": "hole", "origin": hole.format("0.250"), "created_at": "1"},
+            {"item_id": "h2", "source": "hole", "origin": hole.format("1.000"), "created_at": "2"},
             {"item_id": "s", "source": "sampled_query", "origin": "production sample", "created_at": "0"}]
     assert [r["item_id"] for r in ordered_items(rows)] == ["h2", "h1", "s", "g"]
     assert priority_of(rows[1]) == 0.25 and priority_of(rows[0]) is None

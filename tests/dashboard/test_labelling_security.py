@@ -123,3 +123,20 @@ def test_the_static_export_has_no_labelling_page(site):
     assert not any("label" in str(p) for p in pages)
     index = (site["tmp"] / "export" / "index.html").read_text()
     assert "Labelling" not in index and "/label" not in index
+
+
+@pytest.mark.airflow
+def test_inside_airflow_the_labelling_pages_need_the_login():
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from evalops.airflow.plugin import EvalopsDashboardPlugin
+
+    app = EvalopsDashboardPlugin.fastapi_apps[0]["app"]
+    paths = {route.path for route in app.routes}
+    assert {"/label", "/label/item/{item_id}", "/label/agreement", "/label/adjudicate/{item_id}"} <= paths
+    root = FastAPI()
+    root.mount("/evalops", app)
+    client = TestClient(root)
+    assert client.get("/evalops/label").status_code == 401
+    assert client.post("/evalops/label/item/x", data={"grade": "1", "csrf": "x"}).status_code == 401
