@@ -36,16 +36,22 @@ def test_alpha_edge_cases():
         krippendorff_alpha(UNITS, "ratio")
 
 
-def test_kappa_matches_sklearn_and_a_hand_computed_case():
-    # hand-computed: p_o = 3/4, p_e = (2*2 + 2*2)/16 = 1/2, kappa = (3/4 - 1/2) / (1/2) = 0.5
+def test_kappa_of_a_hand_computed_case():
+    # p_o = 3/4, p_e = (2*2 + 2*2)/16 = 1/2, kappa = (3/4 - 1/2) / (1/2) = 0.5
     assert cohen_kappa([0, 0, 1, 1], [0, 0, 1, 0]) == pytest.approx(0.5)
+    # p_o = 2/3; p_e = (1*2 + 2*1 + 0*0)/9 = 4/9; kappa = (6/9 - 4/9) / (5/9) = 0.4
+    assert cohen_kappa(["a", "b", "b"], ["a", "a", "b"]) == pytest.approx(0.4)
+    assert math.isnan(cohen_kappa([1, 1], [1, 1])) and math.isnan(cohen_kappa([], []))
+
+
+@pytest.mark.slow  # importing scikit-learn takes seconds
+def test_kappa_matches_sklearn():
     sklearn = pytest.importorskip("sklearn.metrics")
     rng = random.Random(3)
     for _ in range(20):
         a = [rng.randint(0, 3) for _ in range(40)]
         b = [x if rng.random() < 0.6 else rng.randint(0, 3) for x in a]
         assert cohen_kappa(a, b) == pytest.approx(sklearn.cohen_kappa_score(a, b), abs=1e-12)
-    assert math.isnan(cohen_kappa([1, 1], [1, 1])) and math.isnan(cohen_kappa([], []))
 
 
 def test_the_report_pairs_annotators_and_the_judge():
