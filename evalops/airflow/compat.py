@@ -16,7 +16,8 @@ try:  # Airflow 3.1+: the Task SDK owns them; airflow.exceptions keeps deprecate
 except ImportError:  # pragma: no cover - older Airflow 3
     from airflow.exceptions import AirflowNotFoundException, AirflowSkipException
 
-__all__ = ["AirflowNotFoundException", "AirflowSkipException", "airflow_user_name", "approval_operator", "dag_bag",
+__all__ = ["AirflowNotFoundException", "AirflowSkipException", "airflow_session_cookie", "airflow_user_name",
+           "approval_operator", "dag_bag",
            "plugin_base", "requires_authenticated"]
 
 
@@ -60,3 +61,10 @@ def airflow_user_name() -> Any:
         return str(user.get_name())
 
     return name
+
+
+def airflow_session_cookie() -> str:
+    """The name of the api-server's session cookie (the UI's JWT)."""
+    from airflow.api_fastapi.auth.managers.base_auth_manager import COOKIE_NAME_JWT_TOKEN
+
+    return COOKIE_NAME_JWT_TOKEN

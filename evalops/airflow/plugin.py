@@ -14,7 +14,7 @@ or a folder. When it finds no warehouse, or one without evalops' tables, every p
 
 Every page requires an authenticated Airflow user (the UI's session cookie or a bearer token), as the
 REST API does; without one the app answers 401. The labelling pages record labels under the user's Airflow
-login, and their CSRF tokens are bound to it (the ``_token`` cookie or the bearer token).
+login, and their CSRF tokens are bound to it (the session cookie or the bearer token).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalops.airflow.compat import airflow_user_name, plugin_base, requires_authenticated
+from evalops.airflow.compat import airflow_session_cookie, airflow_user_name, plugin_base, requires_authenticated
 from evalops.config import load_config
 from evalops.config.env import HOME_VAR, PROJECT_FILE
 from evalops.dashboard import DashboardSettings, create_app
@@ -33,7 +33,6 @@ from evalops.warehouse.config import WarehouseURL, url_for
 __all__ = ["URL_PREFIX", "EvalopsDashboardPlugin", "build_app", "open_warehouse"]
 
 URL_PREFIX = "/evalops"
-AIRFLOW_TOKEN_COOKIE = "_token"  # the api-server's session cookie (its JWT)
 
 WHAT_TO_SET = ("Set EVALOPS_HOME to the evalops project folder (the one with evalops.yaml and dags/) in the "
                "api-server's environment, or define the Airflow connection evalops_warehouse "
@@ -100,7 +99,7 @@ def build_app() -> Any:
         settings, reports, labelling = DashboardSettings(), None, LabellingSettings()
     return create_app(open_warehouse, prefix=URL_PREFIX, settings=settings, report_dir=reports,
                       dependencies=_authenticated(), labelling=labelling, identity=airflow_user_name(),
-                      credential_cookies=(AIRFLOW_TOKEN_COOKIE,))
+                      credential_cookies=(airflow_session_cookie(),))
 
 
 class EvalopsDashboardPlugin(plugin_base()):

@@ -140,3 +140,32 @@ def test_inside_airflow_the_labelling_pages_need_the_login():
     client = TestClient(root)
     assert client.get("/evalops/label").status_code == 401
     assert client.post("/evalops/label/item/x", data={"grade": "1", "csrf": "x"}).status_code == 401
+
+
+def test_behind_a_login_the_annotator_is_the_user_and_the_token_is_bound_to_the_session_cookie(site):
+    """As the Airflow plugin builds it: a guard, the user's name from a dependency, the login's cookie."""
+    from fastapi import Depends, HTTPException, Request
+
+    def logged_in(request) -> None:
+        if request.cookies.get("_token") not in ("jwt-ana", "jwt-ben"):
+            raise HTTPException(401)
+
+    def user(request) -> str:
+        return request.cookies["_token"].removeprefix("jwt-")
+
+    for dependency in (logged_in, user):  # FastAPI reads the class (this module's annotations are strings)
+        dependency.__annotations__["request"] = Request
+
+    client = _client(site, dependencies=[Depends(logged_in)], identity=user, credential_cookies=("_token",))
+    assert client.get("/label").status_code == 401
+    client.cookies.set("_token", "jwt-ana")
+    page = client.get(f"/label/item/{site['item']}")
+    token = _csrf(page.text)
+    client.cookies.set("_token", "jwt-ben")  # another login in the same browser session: the token is not its
+    assert client.post(f"/label/item/{site['item']}", data={"grade": "1", "csrf": token}).status_code == 403
+    assert _labels(site) == []
+    client.cookies.set("_token", "jwt-ana")
+    assert client.post("/label/annotator", data={"annotator": "mallory", "csrf": token}).status_code == 400
+    done = client.post(f"/label/item/{site['item']}", data={"grade": "1", "csrf": token}, follow_redirects=False)
+    assert done.status_code == 303
+    assert [(label.annotator, label.grade) for label in _labels(site)] == [("ana", 1)]
