@@ -169,3 +169,26 @@ def test_behind_a_login_the_annotator_is_the_user_and_the_token_is_bound_to_the_
     done = client.post(f"/label/item/{site['item']}", data={"grade": "1", "csrf": token}, follow_redirects=False)
     assert done.status_code == 303
     assert [(label.annotator, label.grade) for label in _labels(site)] == [("ana", 1)]
+
+
+def test_under_a_prefix_every_labelling_link_and_form_stays_under_it(site):
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from evalops.dashboard import create_app
+    from evalops.dashboard.auth import DashboardAuth
+    from evalops.dashboard.labelling import LabellingSettings
+
+    root = FastAPI()
+    labelling = LabellingSettings(queue=site["queue"], knowledge_base=site["kb"])
+    root.mount("/evalops", create_app(site["engine"], prefix="/evalops", auth=DashboardAuth(token=TOKEN),
+                                      labelling=labelling))
+    client = TestClient(root)
+    page = client.get("/evalops/label", headers=AUTH)
+    assert page.status_code == 200
+    assert client.cookies.get("evalops_session")
+    client.post("/evalops/label/annotator", data={"annotator": "ana", "csrf": _csrf(page.text)}, headers=AUTH)
+    for path in ("/evalops/label", f"/evalops/label/item/{site['item']}", "/evalops/label/agreement"):
+        html = client.get(path, headers=AUTH).text
+        targets = re.findall(r'(?:href|action)="([^"]+)"', html)
+        assert targets and all(t.startswith("/evalops/") or t.startswith("data:") for t in targets), (path, targets)
