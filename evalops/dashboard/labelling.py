@@ -106,7 +106,7 @@ def _document(settings: LabellingSettings, doc_id: str | None) -> str | None:
     return _documents(str(path), os.stat(path).st_mtime).get(doc_id)
 
 
-def _fmt(value: float) -> str:
+def _fmt(value: float | None) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
 
 
