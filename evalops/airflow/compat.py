@@ -16,7 +16,8 @@ try:  # Airflow 3.1+: the Task SDK owns them; airflow.exceptions keeps deprecate
 except ImportError:  # pragma: no cover - older Airflow 3
     from airflow.exceptions import AirflowNotFoundException, AirflowSkipException
 
-__all__ = ["AirflowNotFoundException", "AirflowSkipException", "approval_operator", "dag_bag",
+__all__ = ["AirflowNotFoundException", "AirflowSkipException", "airflow_session_cookie", "airflow_user_name",
+           "approval_operator", "dag_bag",
            "plugin_base", "requires_authenticated"]
 
 
@@ -48,3 +49,22 @@ def requires_authenticated() -> Any:
     from airflow.api_fastapi.core_api.security import requires_authenticated as guard
 
     return guard()
+
+
+def airflow_user_name() -> Any:
+    """A FastAPI dependency: the logged-in Airflow user's name (the api-server's ``get_user``)."""
+    from fastapi import Depends
+
+    from airflow.api_fastapi.core_api.security import get_user
+
+    def name(user: Any = Depends(get_user)) -> str:
+        return str(user.get_name())
+
+    return name
+
+
+def airflow_session_cookie() -> str:
+    """The name of the api-server's session cookie (the UI's JWT)."""
+    from airflow.api_fastapi.auth.managers.base_auth_manager import COOKIE_NAME_JWT_TOKEN
+
+    return COOKIE_NAME_JWT_TOKEN

@@ -13,7 +13,8 @@ or a folder. When it finds no warehouse, or one without evalops' tables, every p
 (503, no traceback).
 
 Every page requires an authenticated Airflow user (the UI's session cookie or a bearer token), as the
-REST API does; without one the app answers 401.
+REST API does; without one the app answers 401. The labelling pages record labels under the user's Airflow
+login, and their CSRF tokens are bound to it (the session cookie or the bearer token).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalops.airflow.compat import plugin_base, requires_authenticated
+from evalops.airflow.compat import airflow_session_cookie, airflow_user_name, plugin_base, requires_authenticated
 from evalops.config import load_config
 from evalops.config.env import HOME_VAR, PROJECT_FILE
 from evalops.dashboard import DashboardSettings, create_app
@@ -87,14 +88,18 @@ def _authenticated() -> list[Any]:
 def build_app() -> Any:
     from evalops.config import load_config  # noqa: F401  (fail at import if evalops is half installed)
 
+    from evalops.dashboard.labelling import LabellingSettings
+
     try:
         cfg = _project()
         settings = DashboardSettings.from_config(cfg) if cfg is not None else DashboardSettings()
         reports = cfg.report_dir if cfg is not None else None
+        labelling = LabellingSettings.from_config(cfg) if cfg is not None else LabellingSettings()
     except Exception:  # a bad configuration must not stop the api-server; the pages say what is wrong
-        settings, reports = DashboardSettings(), None
+        settings, reports, labelling = DashboardSettings(), None, LabellingSettings()
     return create_app(open_warehouse, prefix=URL_PREFIX, settings=settings, report_dir=reports,
-                      dependencies=_authenticated())
+                      dependencies=_authenticated(), labelling=labelling, identity=airflow_user_name(),
+                      credential_cookies=(airflow_session_cookie(),))
 
 
 class EvalopsDashboardPlugin(plugin_base()):

@@ -61,6 +61,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Draft one question and answer per sampled knowledge-base document with the judge model, drop those "
         "that duplicate a gold query, and append the rest to the annotation queue (source `generated`, the "
         "document as the proposed judgment)."),
+    "gold": ("gold:gold", "The gold set's versions: fold the annotators' decided labels into the next one."),
 }
 
 

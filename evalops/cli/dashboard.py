@@ -61,7 +61,10 @@ def dashboard(host: str, port: int, export_dir: str | None, url: str | None, pro
 
     from evalops.dashboard import create_app
 
-    app = create_app(engine, settings=settings, report_dir=cfg.report_dir, auth=auth)
+    from evalops.dashboard.labelling import LabellingSettings
+
+    app = create_app(engine, settings=settings, report_dir=cfg.report_dir, auth=auth,
+                     labelling=LabellingSettings.from_config(cfg))
     guarded = " (credentials required)" if auth.configured else ""
     click.echo(f"evalops dashboard on http://{host}:{port}/{guarded} (warehouse {resolved.masked()}); Ctrl-C stops "
                "it", err=True)

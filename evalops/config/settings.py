@@ -128,6 +128,8 @@ class Config(BaseSettings):
     shard_size: int = Field(0, ge=0, description="queries per score shard (0 = one shard per version)")
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
     log_versions: tuple[str, ...] = Field((), description="extra version labels the logs may carry")
+    labels_per_item: int = Field(1, ge=1, le=10, description="people's grades an annotation-queue item needs "
+                                 "before it is decided (agreeing; a conflict waits for an adjudicator)")
     failure_budget: float = Field(0.02, ge=0, lt=1, description="failed-query share above which a version fails")
     query_score_retention_days: int = Field(0, ge=0, description="days of per-query scores kept in the warehouse "
                                             "(0 = forever); older runs keep aggregates, A/B results, decisions "

@@ -2,7 +2,8 @@
 
 Three ways to open it, one set of pages (``evalops.dashboard.pages``):
 
-* ``create_app(engine)``: a read-only FastAPI app (``evalops dashboard`` serves it with uvicorn);
+* ``create_app(engine)``: a FastAPI app (``evalops dashboard`` serves it with uvicorn) that only reads, but
+  for the annotators' labels (``evalops.dashboard.labelling``: credentials and a CSRF token required);
 * the Airflow plugin (``evalops.airflow.plugin``) mounts the same app under ``/evalops``;
 * ``export_site(engine, folder)``: static HTML files that open from ``file://`` with no network.
 

@@ -3,9 +3,10 @@
     app = create_app(engine)                        # evalops dashboard (uvicorn)
     app = create_app(engine, prefix="/evalops")     # under the Airflow api-server (the plugin)
 
-Every route is a GET; nothing here writes to the warehouse. Rendered pages are kept until what they were
-made from changes, checked at most every ``cache_seconds`` (:mod:`evalops.dashboard.cache`), with an
-``ETag`` for conditional requests.
+Every route here is a GET; the labelling pages (``evalops.dashboard.labelling``) are the only ones that write,
+and only with credentials and a CSRF token. Rendered pages are kept until what they were made from changes,
+checked at most every ``cache_seconds`` (:mod:`evalops.dashboard.cache`), with an ``ETag`` for conditional
+requests.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard.cache import PageCache
 from evalops.dashboard.datadocs import offline_page, resolve_inside
+from evalops.dashboard.labelling import LabellingSettings, register_labelling
 from evalops.dashboard.links import AppLinks
 from evalops.errors import EvalopsError
 from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP
@@ -90,6 +92,9 @@ def create_app(
     dependencies: Sequence[Any] = (),
     auth: DashboardAuth | None = None,
     cache: PageCache | None = None,
+    labelling: LabellingSettings | None = None,
+    identity: Any = None,
+    credential_cookies: Sequence[str] = (),
 ) -> FastAPI:
     """The dashboard app. ``engine`` may be a callable returning the engine (resolved on first request), so
     the Airflow plugin can be imported without touching the database. ``prefix`` is where the app is
@@ -97,7 +102,8 @@ def create_app(
     ``dependencies`` guard every page and report (the plugin passes Airflow's authentication); only the
     stylesheet is served without them. ``auth`` (a token or basic credentials) is one more such guard:
     401 without the credentials. ``cache`` keeps rendered pages (default: for
-    ``settings.cache_seconds``; see :mod:`evalops.dashboard.cache`)."""
+    ``settings.cache_seconds``; see :mod:`evalops.dashboard.cache`). ``labelling``, ``identity`` and
+    ``credential_cookies`` configure the labelling pages (``evalops.dashboard.labelling.register_labelling``)."""
     from fastapi import Depends, FastAPI, Header, Path as PathParam, Query
     from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
     from fastapi.staticfiles import StaticFiles
@@ -243,6 +249,9 @@ def create_app(
             if path is not None:
                 return FileResponse(path)
         return not_found(NotFound(f"no Data Docs file {name!r}"))
+
+    register_labelling(app, get_engine=get_engine, prefix=prefix, page=page, settings=labelling or LabellingSettings(),
+                       writes=bool(guards), identity=identity, credential_cookies=credential_cookies)
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:

@@ -47,7 +47,7 @@ from evalops.context.tokens import default_tokenize
 from evalops.errors import InputError
 from evalops.judges.base import Judge, JudgeItem
 
-__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_path", "queue_row",
+__all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_path", "queue_row", "read_queue",
            "sampled_query_rows", "write_queue"]
 
 QUEUE_COLUMNS = ("item_id", "source", "query", "query_id", "doc_id", "proposed_grade", "answer", "origin",
@@ -136,6 +136,27 @@ def queue_path(cfg: Any) -> Path:
     return default_queue(cfg.home)
 
 
+def read_queue(path: Path) -> list[dict[str, Any]]:
+    """The rows of the queue file in file order (none when there is no file yet); a line that is not a
+    JSON object with the queue's columns is an error naming the file and line."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise InputError(f"{path}:{n}: not a JSON line; the annotation queue holds one JSON object per line")
+        if not isinstance(row, dict) or set(row) != set(QUEUE_COLUMNS):
+            found = sorted(row) if isinstance(row, dict) else type(row).__name__
+            raise InputError(f"{path}:{n}: columns {found} are not the annotation queue's {list(QUEUE_COLUMNS)}")
+        rows.append(row)
+    return rows
+
+
 def write_queue(path: Path, rows: Sequence[Mapping[str, Any]], *, gold_paths: Iterable[Path] = ()) -> int:
     """Append ``rows`` to the queue file (JSONL, :data:`QUEUE_COLUMNS`), skipping item ids already in it.
 
@@ -149,19 +170,7 @@ def write_queue(path: Path, rows: Sequence[Mapping[str, Any]], *, gold_paths: It
         if resolved == g or g in resolved.parents:
             raise InputError(f"{path}: the annotation queue must not be inside the gold set ({g}); drafts are "
                              "reviewed before anything enters the gold set. Choose another --queue path")
-    existing: set[str] = set()
-    if path.exists():
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(f"{path}:{n}: not a JSON line; the annotation queue holds one JSON object per line")
-            if set(row) != set(QUEUE_COLUMNS):
-                raise InputError(f"{path}:{n}: columns {sorted(row)} are not the annotation queue's "
-                                 f"{list(QUEUE_COLUMNS)}")
-            existing.add(row["item_id"])
+    existing = {row["item_id"] for row in read_queue(path)}
     fresh = [r for r in rows if r["item_id"] not in existing]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as out:

@@ -16,6 +16,8 @@ Layout::
       measures (small lookup table of canonical measure strings)
     ab_tests (baseline run vs candidate run, per measure)    alerts (de-duplicated, with delivery status)
     judgments (the judge cache, content-addressed)   judge_runs (a judge step's usage, agreement and results)
+    annotation_labels, annotation_adjudications (people's grades of annotation-queue items)
+    gold_set_merges (each gold-set version made from adjudicated labels, with its provenance)
 
 ``query_scores`` is the big table (100,000+ rows per run): an integer run id, an integer measure id, the
 query id and a ``NaNFloat``; its primary key (run_id, measure_id, query_id) is the natural key, so a
@@ -69,6 +71,10 @@ __all__ = [
     "DELIVERY_STATUSES",
     "BASELINE_ACTIONS",
     "AlertDeliveryModel",
+    "AnnotationAdjudicationModel",
+    "AnnotationLabelModel",
+    "GoldSetMergeModel",
+    "LABEL_SOURCES",
     "FINISHED_STATUSES",
     "UNFINISHED_STATUSES",
 ]
@@ -92,6 +98,8 @@ BASELINE_ACTIONS = ("promote", "rollback")
 DELIVERY_STATUSES = ("pending", "delivered", "undelivered", "unknown")
 # an alert's own status may also be ``suppressed``: an unchanged regression already sent (the reminder cadence)
 ALERT_STATUSES = (*DELIVERY_STATUSES, "suppressed")
+# where an annotation-queue item comes from (evalops.judges.generate.QUEUE_SOURCES)
+LABEL_SOURCES = ("generated", "sampled_query", "hole")
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -437,4 +445,61 @@ class JudgeRunModel(Base):
     gate: Mapped[dict[str, Any]]
     agreement: Mapped[dict[str, Any] | None]
     results: Mapped[dict[str, Any]]
+    created_at: Mapped[dt.datetime]
+
+
+class AnnotationLabelModel(Base):
+    """One annotator's answer to one annotation-queue item: a grade, or a skip (``grade`` null), with an
+    optional comment. The item's query and document ids are copied from the queue, so a label means the
+    same thing after the queue file is gone. A second answer by the same annotator replaces the first."""
+
+    __tablename__ = "annotation_labels"
+    __table_args__ = (
+        UniqueConstraint("item_id", "annotator"),
+        CheckConstraint(_in("source", LABEL_SOURCES), name="source"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[str] = mapped_column(String(64), index=True)
+    source: Mapped[str] = mapped_column(String(20))
+    query_id: Mapped[str | None] = mapped_column(String(QUERY_ID_MAX_LENGTH))
+    doc_id: Mapped[str | None] = mapped_column(String(QUERY_ID_MAX_LENGTH))
+    annotator: Mapped[str] = mapped_column(String(200))
+    grade: Mapped[int | None]
+    comment: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime]
+
+
+class AnnotationAdjudicationModel(Base):
+    """The grade an adjudicator settled on for an item whose labels disagree (one per item; a second
+    adjudication replaces the first)."""
+
+    __tablename__ = "annotation_adjudications"
+
+    item_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    query_id: Mapped[str | None] = mapped_column(String(QUERY_ID_MAX_LENGTH))
+    doc_id: Mapped[str | None] = mapped_column(String(QUERY_ID_MAX_LENGTH))
+    grade: Mapped[int]
+    adjudicator: Mapped[str] = mapped_column(String(200))
+    comment: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime]
+
+
+class GoldSetMergeModel(Base):
+    """A gold-set version made by ``evalops gold merge``: its number within the gold set's history, its
+    content hash and its parent's, and the provenance of every judgment it added (item, labels,
+    annotators, adjudicator)."""
+
+    __tablename__ = "gold_set_merges"
+    __table_args__ = (UniqueConstraint("gold_set", "number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    gold_set: Mapped[str] = mapped_column(String(200))
+    number: Mapped[int]
+    version: Mapped[str] = mapped_column(String(128))
+    parent_version: Mapped[str | None] = mapped_column(String(128))
+    path: Mapped[str] = mapped_column(Text)
+    merged_by: Mapped[str] = mapped_column(String(200))
+    n_added: Mapped[int]
+    provenance: Mapped[dict[str, Any]]
     created_at: Mapped[dt.datetime]

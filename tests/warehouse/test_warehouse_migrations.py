@@ -12,10 +12,13 @@ from evalops.warehouse.models import Base
 TABLES = {
     "ab_tests",
     "alerts",
+    "annotation_adjudications",
+    "annotation_labels",
     "alert_deliveries",
     "baselines",
     "eval_fingerprints",
     "eval_runs",
+    "gold_set_merges",
     "gold_set_versions",
     "kb_snapshots",
     "judge_runs",
