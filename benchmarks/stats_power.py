@@ -24,7 +24,8 @@ would decide it" (80 % power to call a drop of 1.5 x margin critical). A fresh s
 pool shifted to -1.5 x margin is decided by the default rule: the share called critical is the power the
 hint delivers (target >= 80 %, SE printed), beside the hint computed from the sample's own sd (before).
 
-    python benchmarks/stats_power.py [--replicates 4000] [--seed 0] [--figures t,pilot,hint] [--pilots 30]
+    python benchmarks/stats_power.py [--replicates 4000] [--seed 0] [--figures t,pilot,hint] [--pilots 20]
+        [--pilot-measures nDCG@10,AP]
         [--pilot-size 50] [--pilot-simulations 800] [--hint-samples 100] [--hint-n 100] [--data ../shared/data]
 """
 
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--figures", default="t,pilot,hint")
-    parser.add_argument("--pilots", type=int, default=30, help="pilots per pool")
+    parser.add_argument("--pilots", type=int, default=20, help="pilots per pool")
+    parser.add_argument("--pilot-measures", default=",".join(MEASURES), help="the pilot figure's measures")
     parser.add_argument("--pilot-size", type=int, default=50)
     parser.add_argument("--pilot-simulations", type=int, default=800)
     parser.add_argument("--hint-samples", type=int, default=100, help="samples per pool")
@@ -107,8 +109,9 @@ def t_test_figure(args: argparse.Namespace) -> int:
 def pilot_figure(args: argparse.Namespace, data: dict) -> int:
     """Does the range printed from a pilot cover the n the pool needs? (module docstring)"""
     policy, rng, started = Policy(alpha=args.alpha), np.random.default_rng(args.seed), time.perf_counter()
-    keys = [max((k for k in data if k[2] == m), key=lambda k: abs(stats.skew(data[k]))) for m in MEASURES]
-    keys += [max((k for k in data if k[2] == m), key=lambda k: data[k].std()) for m in ("nDCG@10", "AP")]
+    chosen = [m for m in MEASURES if m in args.pilot_measures.split(",")]
+    keys = [max((k for k in data if k[2] == m), key=lambda k: abs(stats.skew(data[k]))) for m in chosen]
+    keys += [max((k for k in data if k[2] == m), key=lambda k: data[k].std()) for m in ("nDCG@10", "AP") if m in chosen]
     print(f"\nplanning from a pilot: {args.pilots} pilots of {args.pilot_size} queries per pool, n for 80 % at "
           f"-2 x margin; range = pilot_sample_size_range (90 %, 20 bootstrap pilots, {args.pilot_simulations} "
           "simulations per n)")

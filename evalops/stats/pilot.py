@@ -112,9 +112,9 @@ def pilot_sample_size(deltas: object, delta: float, margin: float, *, power: flo
     return n, at(n)
 
 
-def _smallest_n(reaches, start: int) -> int:
+def _smallest_n(reaches, start: int, within: float = 0.0) -> int:
     """The smallest n >= 2 that ``reaches`` the target, bracketed from ``start`` (doubling up or halving down)
-    and then bisected to the query."""
+    and then bisected to the query (``within``: to that share of n, an n that reaches it)."""
     hi = max(2, int(start))
     if reaches(hi):
         lo = hi // 2
@@ -127,8 +127,8 @@ def _smallest_n(reaches, start: int) -> int:
             lo, hi = hi, hi * 2
             if hi > _MAX_N:
                 raise InputError(f"more than {_MAX_N} queries would be needed")
-    while hi - lo > 1:  # to the query: near the n where the t-interval takes over, power jumps steeply
-        mid = (lo + hi) // 2
+    while hi - lo > max(1.0, within * hi):  # to the query: near the n where the t-interval takes over, power
+        mid = (lo + hi) // 2                 # jumps steeply
         if reaches(mid):
             hi = mid
         else:
@@ -160,7 +160,7 @@ def pilot_sample_size_range(deltas: object, delta: float, margin: float, *, powe
                             outcome: str = "regression", simulations: int = 2000, level: float = 0.9,
                             resamples: int = 20, seed: int = 0) -> PilotRange:
     """``pilot_sample_size`` and the range of n the pilot's own sampling error allows (module docstring):
-    the ``level`` quantile range of the n of ``resamples`` bootstrap pilots, each searched with
+    the ``level`` quantile range of the n of ``resamples`` bootstrap pilots, each searched to 2 % of its n with
     ``max(200, simulations // 4)`` simulated comparisons per n."""
     if not 0.0 < level < 1.0:
         raise InputError(f"level must be between 0 and 1; got {level}")
@@ -180,7 +180,7 @@ def pilot_sample_size_range(deltas: object, delta: float, margin: float, *, powe
                                outcome=outcome, simulations=sims, seed=seed).power >= power
 
         try:
-            found.append(float(_smallest_n(reaches, n)))
+            found.append(float(_smallest_n(reaches, n, within=0.02)))
         except InputError:  # this resample needs more than MAX_N queries
             found.append(math.inf)
     low, high = np.quantile(np.array(found), [(1.0 - level) / 2.0, (1.0 + level) / 2.0], method="inverted_cdf")

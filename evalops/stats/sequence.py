@@ -74,8 +74,8 @@ from evalops.errors import InputError
 from evalops.stats.robust import CAP
 from evalops.stats._base import check_alternative
 
-__all__ = ["GRID", "DropSequence", "PooledLook", "change_log_wealth", "change_sequence", "change_start", "day_log_factors",
-           "drop_sequence", "pooled_decision", "sequence_log_wealth", "start_weight"]
+__all__ = ["GRID", "DropSequence", "PooledLook", "change_log_wealth", "change_sequence", "change_start",
+           "day_log_factors", "drop_sequence", "pooled_decision", "sequence_log_wealth", "start_weight"]
 
 GRID = 10
 
