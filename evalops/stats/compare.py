@@ -30,6 +30,7 @@ from evalops.stats.distributions import binomial_sf
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
 from evalops.metrics.student_t import t_quantile
+from evalops.stats.pilot import sd_upper_bound
 from evalops.stats.robust import MATERIAL_SHARE, robust_interval
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
 from evalops.stats.ttest import paired_t_test
@@ -461,9 +462,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         # only an undecided comparison needs the number of queries that would decide it
         # the robust t branch reads a claim past the margin at MATERIAL_SHARE of the per-side error
         share = MATERIAL_SHARE if policy.interval == "robust" else 1.0
-        from evalops.stats.pilot import sd_upper_bound  # at the sd's upper bound: the n delivers its power
-
-        planning_sd = sd_upper_bound(deltas) if len(deltas) >= 2 else sd
+        planning_sd = sd_upper_bound(deltas) if len(deltas) >= 2 else sd  # so that the n delivers its power
         needed = _queries_needed(planning_sd, margin, share * policy.alpha, policy.alternative, family_size)
         verdict = decide(replace(evidence, queries_needed=needed), policy, read)
     return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
