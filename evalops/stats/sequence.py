@@ -169,9 +169,9 @@ def day_log_factors(d: np.ndarray, m: float) -> np.ndarray:
 
 def change_log_wealth(factors: np.ndarray) -> np.ndarray:
     """The change detector's log e-process at the end of each look, from each gambler's per-look log factor
-    sums ``factors`` (..., looks, GRID; :func:`day_log_factors` of each look): ``log E_k`` with ``E_k = sum_{j <= k} w_j
-    mean_g prod_{i=j..k} f_{g,i} + sum_{j > k} w_j`` (module docstring), by the recursion
-    ``S_k = (S_{k-1} + w_k) F_k`` per gambler."""
+    sums ``factors`` (..., looks, GRID; :func:`day_log_factors` of each look): ``log E_k`` with
+    ``E_k = sum_{j <= k} w_j mean_g prod_{i=j..k} f_{g,i} + sum_{j > k} w_j`` (module docstring), by the
+    recursion ``S_k = (S_{k-1} + w_k) F_k`` per gambler."""
     factors = np.asarray(factors, dtype=np.float64)
     looks = factors.shape[-2]
     out = np.empty(factors.shape[:-1])
