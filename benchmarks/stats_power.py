@@ -116,12 +116,12 @@ def pilot_figure(args: argparse.Namespace, data: dict) -> int:
           f"-2 x margin; range = pilot_sample_size_range (90 %, 20 bootstrap pilots, {args.pilot_simulations} "
           "simulations per n)")
     print(f"{'pool':>44} {'needed':>6} {'covered':>7} {'SE':>6} {'pilots n min-max':>16} {'median range':>14} "
-          f"{'failed':>6}")
+          f"{'failed':>6} {'no upper end':>12}")
     covered_all = total = 0
     for key in dict.fromkeys(keys):
         d, margin = data[key], policy.margin(key[2])
         needed, _ = pilot_sample_size(d, -2 * margin, margin, alpha=args.alpha, simulations=4000, seed=args.seed + 1)
-        covered, points, lows, highs, failed = 0, [], [], [], 0
+        covered, points, lows, highs, failed, open_ended = 0, [], [], [], 0, 0
         for _ in range(args.pilots):
             pilot = d[rng.integers(0, len(d), args.pilot_size)]
             try:
@@ -133,6 +133,7 @@ def pilot_figure(args: argparse.Namespace, data: dict) -> int:
                 continue
             high = math.inf if r.high is None else r.high
             covered += r.low <= needed <= high
+            open_ended += r.note is not None  # too few changed queries: no upper end (it covers, and says why)
             points.append(r.n)
             lows.append(r.low)
             highs.append(high)
@@ -141,7 +142,8 @@ def pilot_figure(args: argparse.Namespace, data: dict) -> int:
         total += args.pilots
         print(f"{' '.join(key):>44} {needed:>6} {share:>7.3f} {se(share, args.pilots):>6.3f} "
               f"{min(points, default=0):>7}-{max(points, default=0):<8} "
-              f"{np.median(lows) if lows else 0:>6.0f}-{np.median(highs) if highs else 0:<7.0f} {failed:>6}",
+              f"{np.median(lows) if lows else 0:>6.0f}-{np.median(highs) if highs else 0:<7.0f} {failed:>6} "
+              f"{open_ended:>12}",
               flush=True)
     share = covered_all / total
     ok = share >= 0.8

@@ -501,7 +501,10 @@ def _pilot_power(path: str, drop: float | None, n: int | None, target: float | N
     of = f" of {measure}" if measure is not None and drop is not None else ""
     text = [f"{head} (the default rule, {alternative}, alpha = {alpha:g}, margin{of} {margin:g}; {simulations} "
             f"simulated comparisons resampling {len(deltas)} pilot deltas re-centred to {drop:g})"]
-    if planned is not None:
+    if planned is not None and planned.note is not None:
+        payload["range_note"] = planned.note
+        text.append(f"with the pilot's own uncertainty: {planned.low:,} queries or more; {planned.note}")
+    elif planned is not None:
         high = f"{planned.high:,}" if planned.high is not None else f"more than {MAX_N:,}"
         text.append(f"with the pilot's own uncertainty: {planned.low:,} to {high} queries ({planned.level:.0%} of "
                     f"{planned.resamples} bootstrap pilots of {len(deltas)} queries, {planned.simulations} simulated "

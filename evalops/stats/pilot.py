@@ -37,7 +37,7 @@ import numpy as np
 from evalops.errors import InputError
 from evalops.metrics.student_t import t_quantile
 from evalops.stats.distributions import norm_ppf
-from evalops.stats.robust import read_robust
+from evalops.stats.robust import MIN_NONZERO, read_robust
 from evalops.stats.rule import RulePower, family_tail
 
 __all__ = ["PilotRange", "pilot_power", "pilot_sample_size", "pilot_sample_size_range", "sd_upper_bound"]
@@ -146,7 +146,8 @@ class PilotRange:
     """The n for ``power`` from a pilot with the pilot's own uncertainty (``pilot_sample_size_range``):
     ``n`` and ``at_n`` the pilot's own answer; ``low``/``high`` the ``level`` range of the n of ``resamples``
     bootstrap pilots, widened to the n at the sd's bootstrap bounds (``high`` is ``None`` when more than
-    ``MAX_N`` queries would be needed);
+    ``MAX_N`` queries would be needed, or when the pilot has fewer than ``MIN_NONZERO`` changed queries, which
+    ``note`` then says: such a pilot says nothing of how large the rare changes are);
     ``simulations`` per n of each bootstrap pilot."""
 
     n: int
@@ -156,6 +157,7 @@ class PilotRange:
     level: float
     resamples: int
     simulations: int
+    note: str | None = None
 
 
 MAX_N = _MAX_N
@@ -200,8 +202,14 @@ def pilot_sample_size_range(deltas: object, delta: float, margin: float, *, powe
         low = min(low, math.floor(n * (sd_low / sd) ** 2))
         high = max(high, math.ceil(n * (sd_high / sd) ** 2))
     high = math.inf if high > _MAX_N else high
+    note = None
+    changed = int(np.count_nonzero(pilot))
+    if changed < MIN_NONZERO:
+        high = math.inf
+        note = (f"only {changed} of the pilot's {len(pilot)} queries changed: it says nothing of how large or how "
+                "rare the changes are, so no number of queries is an upper end; take a larger pilot")
     return PilotRange(n, at_n, max(2, int(min(low, n))), None if math.isinf(high) else int(max(high, n)), level,
-                      resamples, sims)
+                      resamples, sims, note)
 
 
 def sd_upper_bound(deltas: object, confidence: float = 0.9) -> float:

@@ -94,3 +94,11 @@ def test_the_inconclusive_hint_is_computed_at_the_sd_upper_bound():
     assert out.queries_needed == expected > rule_sample_size(-0.03, float(deltas.std(ddof=1)), 0.02,
                                                              alpha=MATERIAL_SHARE * 0.05, outcome="critical")
     assert f"about {expected} queries would decide it" in out.decision.reasons[-1]
+
+
+def test_a_pilot_with_too_few_changed_queries_has_no_upper_end():
+    from evalops.stats.pilot import pilot_sample_size_range
+
+    pilot = np.r_[np.zeros(46), [0.5, -0.2, 0.1, 0.3]]  # 4 changed queries of 50
+    got = pilot_sample_size_range(pilot, -0.05, 0.01, simulations=200, resamples=3)
+    assert got.high is None and "only 4 of the pilot's 50 queries changed" in got.note and got.low <= got.n
