@@ -361,7 +361,10 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
                    "and sample size of the default rule by simulation from their shape (with --delta).")
 @click.option("--delta", "drop", type=float, default=None,
               help="With --pilot: the true mean drop to detect, in the measure's units (e.g. -0.02).")
-@click.option("--margin", type=float, default=None, help="With --pilot: the margin (default 0.01).")
+@click.option("--measure", default=None,
+              help="With --pilot: the measure the deltas are of; its default margin applies (nDCG@10: 0.02).")
+@click.option("--margin", type=float, default=None,
+              help="With --pilot: the margin (default: the --measure's default margin, else 0.01).")
 @click.option("--simulations", type=click.IntRange(min=100), default=2000, show_default=True,
               help="With --pilot: simulated comparisons per n.")
 @ALPHA
@@ -369,7 +372,8 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
 @OUTPUT_FORMAT
 @reports_errors
 def power(effect: float | None, n: int | None, target: float | None, pilot_path: str | None, drop: float | None,
-          margin: float | None, simulations: int, alpha: float, alternative: str, fmt: str, output_path: Any) -> None:
+          measure: str | None, margin: float | None, simulations: int, alpha: float, alternative: str, fmt: str,
+          output_path: Any) -> None:
     """Power and sample size of the paired t-test, exact through the noncentral t; or of the default rule,
     simulated from a pilot of real per-query deltas.
 
@@ -377,13 +381,16 @@ def power(effect: float | None, n: int | None, target: float | None, pilot_path:
     alone (or with --power) gives the number of queries needed; --n with --power gives the smallest
     detectable |d_z|. With --pilot and --delta: the power of the default (robust) rule to call a drop of
     --delta a regression with --n queries, or the queries it needs for --power (default 0.8), resampling
-    the pilot re-centred to that mean; the Monte Carlo standard error is printed with it.
+    the pilot re-centred to that mean; the Monte Carlo standard error is printed with it. The margin is
+    --margin, else the --measure's default margin. Solving for n also prints the range of n the pilot's own
+    sampling error allows (90 % over 20 bootstrap pilots): plan with its upper end.
     """
     if pilot_path is not None:
-        _pilot_power(pilot_path, drop, n, target, margin, simulations, alpha, alternative, effect, fmt, output_path)
+        _pilot_power(pilot_path, drop, n, target, measure, margin, simulations, alpha, alternative, effect, fmt,
+                     output_path)
         return
-    if drop is not None or margin is not None:
-        raise InputError("--delta and --margin go with --pilot (without one, give --effect as |d_z|)")
+    if drop is not None or margin is not None or measure is not None:
+        raise InputError("--delta, --measure and --margin go with --pilot (without one, give --effect as |d_z|)")
     from evalops.stats import (
         minimum_detectable_effect,
         paired_power,
@@ -456,37 +463,53 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _pilot_power(path: str, drop: float | None, n: int | None, target: float | None, margin: float | None,
-                 simulations: int, alpha: float, alternative: str, effect: float | None, fmt: str,
-                 output_path: Any) -> None:
-    from evalops.stats import DEFAULT_MIN_DELTA
-    from evalops.stats.pilot import pilot_power, pilot_sample_size
+def _pilot_power(path: str, drop: float | None, n: int | None, target: float | None, measure: str | None,
+                 margin: float | None, simulations: int, alpha: float, alternative: str, effect: float | None,
+                 fmt: str, output_path: Any) -> None:
+    from evalops.stats import DEFAULT_MIN_DELTA, Policy
+    from evalops.stats.pilot import MAX_N, pilot_power, pilot_sample_size_range
 
     if effect is not None:
         raise InputError("--effect (|d_z|) does not go with --pilot; give --delta, the drop in the measure's units")
     if drop is None:
         raise InputError("--pilot needs --delta, the true mean drop to detect (e.g. --delta -0.02)")
     deltas = _read_pilot(path)
-    margin = DEFAULT_MIN_DELTA if margin is None else margin
+    if margin is None:
+        margin = Policy().margin(measure) if measure is not None else DEFAULT_MIN_DELTA
     common = {"alpha": alpha, "alternative": alternative, "simulations": simulations}
     if n is not None and target is not None:
         raise InputError("with --pilot give --n (to get the power) or --power (to get n), not both")
+    planned = None
     if n is not None:
         solved, got = "power", pilot_power(deltas, drop, n, margin, **common)
     else:
         target = 0.8 if target is None else target
-        n, got = pilot_sample_size(deltas, drop, margin, power=target, **common)
-        solved = "n"
+        planned = pilot_sample_size_range(deltas, drop, margin, power=target, **common)
+        n, got, solved = planned.n, planned.at_n, "n"
     payload: dict[str, Any] = {"solved_for": solved, "delta": drop, "n": n, "power": got.power,
-                               "mc_se": got.mc_se, "margin": margin, "alpha": alpha, "alternative": alternative,
-                               "pilot": path, "pilot_queries": len(deltas), "simulations": simulations,
+                               "mc_se": got.mc_se, "measure": measure, "margin": margin, "alpha": alpha,
+                               "alternative": alternative, "pilot": path, "pilot_queries": len(deltas),
+                               "simulations": simulations,
                                "design": "the default rule (robust interval), simulated from the pilot"}
+    if planned is not None:
+        payload.update({"n_low": planned.low, "n_high": planned.high, "range_level": planned.level,
+                        "range_resamples": planned.resamples, "range_simulations": planned.simulations})
     head = (f"power {got.power:.3f} (Monte Carlo SE {got.mc_se:.3f}) to call a drop of {drop:g} a regression "
             f"with {n} queries" if solved == "power" else
             f"{n} queries give power {got.power:.3f} (Monte Carlo SE {got.mc_se:.3f}, target {target:g}) to call "
             f"a drop of {drop:g} a regression")
-    text = [f"{head} (the default rule, {alternative}, alpha = {alpha:g}, margin {margin:g}; {simulations} "
+    of = f" of {measure}" if measure is not None and drop is not None else ""
+    text = [f"{head} (the default rule, {alternative}, alpha = {alpha:g}, margin{of} {margin:g}; {simulations} "
             f"simulated comparisons resampling {len(deltas)} pilot deltas re-centred to {drop:g})"]
+    if planned is not None and planned.note is not None:
+        payload["range_note"] = planned.note
+        text.append(f"with the pilot's own uncertainty: {planned.low:,} queries or more; {planned.note}")
+    elif planned is not None:
+        high = f"{planned.high:,}" if planned.high is not None else f"more than {MAX_N:,}"
+        text.append(f"with the pilot's own uncertainty: {planned.low:,} to {high} queries ({planned.level:.0%} of "
+                    f"{planned.resamples} bootstrap pilots of {len(deltas)} queries, {planned.simulations} simulated "
+                    f"comparisons per n each); a pilot of {len(deltas)} queries cannot say more precisely: plan "
+                    f"for {high}")
     emit(Output(data=payload, columns=tuple(payload), rows=[payload], notes=[],
                 draw=lambda console: [console.print(t, highlight=False, markup=False, soft_wrap=True) for t in text]),
          fmt, output_path)

@@ -1,17 +1,20 @@
 """Daily production looks: decide a production-sample comparison with every query since its last restart.
 
-The production family's comparisons are new data every day. Each one is decided by the pooled betting
-test (``evalops.stats.sequence.pooled_decision``) over the per-query deltas of every day the same candidate
-version was compared with the same baseline version under the same conditions since the restart (read
+The production family's comparisons are new data every day. Each one is decided by the pooled daily
+looks (``evalops.stats.sequence.pooled_decision``: a change detector that finds a drop from whichever day
+it starts, and the betting test since the restart for equivalence) over the per-query deltas of every day
+the same candidate version was compared with the same baseline version under the same conditions since the restart (read
 from the warehouse, ``evalops.warehouse.looks.earlier_looks``), today's included, at the family's per-side
 error (Bonferroni over the candidate run's measures). Its false-alarm bound holds however many days the
-pair is watched, and a sustained drop too small to show in one day's sample shows once enough days pool.
+pair is watched, a sustained drop too small to show in one day's sample shows once enough days pool, and a
+drop that starts late is not diluted by the quiet days before it.
 
 The comparison keeps today's own numbers (delta, its interval at ``policy.confidence``, p-values) and says
 what decided it: ``decision``, ``severity``, ``criterion`` and the decision interval are the pooled
 test's (``interval_method`` ``pooled betting sequence``: the confidence sequence's bounds on the mean delta
-since the restart), ``pooled`` records the looks, the first day, the restart, the queries, the tail and the
-bounds, and the last reason says it in words (the report and the alert show it).
+since the restart), ``pooled`` records the looks, the first day, the restart, the queries, the tail, the
+bounds, the day the deciding statement was first shown and the day the detected change started from, and
+the last reason says it in words (the report and the alert show it).
 
 Which method decides is the measure's, never the day's data (:func:`unit_range`): a measure whose per-query
 values are declared within [0, 1] (every retrieval measure, the context shares, judge labels that are
@@ -143,6 +146,7 @@ def pool_family(comparisons: Sequence[Comparison],
                   "restart_day": None if before.restart_day is None else before.restart_day.isoformat(),
                   "queries": look.queries, "tail": tail, "lower": lower, "upper": upper,
                   "decided_on": None if look.decided_at is None else dates[look.decided_at - 1],
+                  "change_from": None if look.change_from is None else dates[look.change_from - 1],
                   "today_alone": comp.decision, "policy": policy_key(policy.to_dict())}
         out.append(dataclasses.replace(
             comp, decision=look.decision, severity=look.severity, criterion=look.criterion,
@@ -162,6 +166,8 @@ def pooled_words(pooled: dict[str, object]) -> str:
              f"{int(pooled['queries']):,} queries")  # type: ignore[call-overload]
     if pooled.get("decided_on"):
         words += f"; shown on {pooled['decided_on']}"
+    if pooled.get("change_from"):
+        words += f" (a change from {pooled['change_from']} on)"
     lower, upper = pooled.get("lower"), pooled.get("upper")
     if lower is not None and upper is not None:
         words += (f"; the mean delta since then lies in [{numfmt.number(lower, signed=True)}, "

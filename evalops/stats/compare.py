@@ -30,6 +30,7 @@ from evalops.stats.distributions import binomial_sf
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
 from evalops.metrics.student_t import t_quantile
+from evalops.stats.pilot import sd_upper_bound
 from evalops.stats.robust import MATERIAL_SHARE, robust_interval
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval
 from evalops.stats.ttest import paired_t_test
@@ -463,7 +464,8 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         # only an undecided comparison needs the number of queries that would decide it
         # the robust t branch reads a claim past the margin at MATERIAL_SHARE of the per-side error
         share = MATERIAL_SHARE if policy.interval == "robust" else 1.0
-        needed = _queries_needed(sd, margin, share * policy.alpha, policy.alternative, family_size)
+        planning_sd = sd_upper_bound(deltas) if len(deltas) >= 2 else sd  # so that the n delivers its power
+        needed = _queries_needed(planning_sd, margin, share * policy.alpha, policy.alternative, family_size)
         verdict = decide(replace(evidence, queries_needed=needed), policy, read)
     return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
                        notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on),
@@ -517,7 +519,8 @@ def decide_in_family(comp: Comparison, policy: Policy, *, family_size: int, disc
 
 @lru_cache(maxsize=1024)
 def _queries_needed(sd: float, margin: float, alpha: float, alternative: str, family_size: int) -> int | None:
-    """n for 80% power to call a drop (a gain for ``greater``) of 1.5 x margin critical under this family."""
+    """n for 80% power to call a drop (a gain for ``greater``) of 1.5 x margin critical under this family, for
+    deltas of sd ``sd`` (the call site gives the sample's 90% upper bound, ``evalops.stats.pilot.sd_upper_bound``)."""
     side = 1.0 if alternative == "greater" else -1.0
     try:
         return rule_sample_size(side * 1.5 * margin, sd, margin, power=0.8, alpha=alpha, alternative=alternative,

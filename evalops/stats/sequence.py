@@ -1,4 +1,5 @@
-"""Daily looks that pool the days: an anytime-valid betting test over every production sample since the restart.
+"""Daily looks that pool the days: an anytime-valid change detector of betting e-processes over every production
+sample since the restart.
 
 **Why.** A comparison repeated on a fresh production sample every day may look every day. Spending alpha over
 the looks (``evalops.stats.rule.spending_tail``: look k at ``alpha 6 / (pi^2 k^2)``) keeps the false-alarm
@@ -26,20 +27,39 @@ of drop (a large drop rewards large stakes, a small sustained one small stakes, 
 there is no drop). The cap keeps every factor positive for deltas in [-1, 1] (``1 + lambda (m - d) >=
 1 - CAP``). Deltas outside [-1, 1] have no such test (the caller keeps the spending rule for them).
 
+**The change detector.** The wealth since the restart bets on every query since the first look, so a drop
+that starts on day 40 of a quiet watch must first win back what the quiet days cost and is diluted by them
+(the mean since the restart of 40 quiet days and 20 days at -2M is -0.7M). The detector bets from every
+look on at once: with ``F_{g,i}`` gambler g's factor over look i's queries and prior weights ``w_j = 1 /
+(j (j + 1))`` over the look j a change starts at (they sum to 1),
+
+    E_k = sum_{j <= k} w_j mean_g prod_{i = j..k} F_{g,i} + sum_{j > k} w_j,
+
+computed by the recursion ``S_k = (S_{k-1} + w_k) F_k`` per gambler (:func:`change_log_wealth`). Under the
+null each term is a nonnegative supermartingale that is 1 until its start look (the bets are the same as
+above), so ``E`` is one too, starting at 1, and Ville's inequality bounds the chance that it ever reaches
+``1 / tail`` by ``tail``: an e-detector in the sense of Shin, Ramdas & Rinaldo (2023, "E-detectors: a
+nonparametric framework for sequential change detection"), a Shiryaev-Roberts mixture over start times, with
+its false-alarm bound taken over the whole watch, not only its average run length. A change from look j
+costs ``log 1/w_j`` (7.4 at look 40) on top of ``log 1/tail``, however long the quiet stretch before it. The
+start carrying the largest share of ``E`` when it first reached ``1 / tail`` (:func:`change_start`) says
+roughly where the change began.
+
 **The decision** (:func:`pooled_decision`, what the pipeline's production looks use). The regression rule's
-table (``evalops.stats.decision``) read from the sequence instead of one day's interval: with M the margin,
-"the mean delta since the restart lies below m" is shown at a look whose wealth against "no drop past m"
-reaches ``1 / tail`` (and above m by the mirror image, the test on ``-d``). A drop shown below -M at any
-look so far: a ``regression``, ``critical`` (``material``); a gain above +M: an ``improvement``,
-``critical``; shown above -M and below +M at the last look (two-sided; above -M alone under ``less``, below
-+M alone under ``greater``): ``no_change`` (``equivalence``); a drop shown below 0 at any look so far: a
-``regression``, ``warning`` (``significant``); a gain above 0 the mirror image; anything else
-``inconclusive`` (``underpowered``: not enough days pooled yet). A drop, once shown, stays shown until the
-restart: it rejects "no query's expected delta is below m", whatever came after. Equivalence is read at the
-last look only: the mean since the restart moves when a drop starts, so an equivalence shown before the
-drop must not hide it. Each statement is a level-``tail`` test at any look, however long the pair is
-watched (Ville). Its confidence bounds (the running intersection of the confidence sequence: the values m
-not yet ruled out at any look) are reported beside it.
+table (``evalops.stats.decision``) read from the daily looks, with M the margin: "from some look on, the mean
+delta lies below m" is shown at a look where the detector against "no query's expected delta is below m"
+reaches ``1 / tail`` (and above m by the mirror image, the detector on ``-d``). A drop shown below -M at any
+look so far: a ``regression``, ``critical`` (``material``); else a drop shown below 0 at any look: a
+``regression``, ``warning`` (``significant``); else a gain above +M, then above 0: an ``improvement``
+(``critical``, ``warning``); else, when the betting test since the restart shows the mean delta above -M
+and below +M at the last look (two-sided; above -M alone under ``less``, below +M alone under ``greater``):
+``no_change`` (``equivalence``); anything else ``inconclusive`` (``underpowered``: not enough days pooled
+yet). A drop, once shown, stays shown until the restart, whatever comes after: it rejected "no query's
+expected delta is below m" and a later equivalence of the mean since the restart (diluted by the days before
+or after the drop) does not take it back. Each statement is a level-``tail`` test at any look, however long
+the pair is watched (Ville). Its confidence bounds are those of the betting confidence sequence of the mean
+delta since the restart at the last look (each side holding at every look with probability at least ``1 -
+tail``); they are reported beside the decision and never cross (:func:`_bound_below`).
 """
 
 from __future__ import annotations
@@ -54,7 +74,8 @@ from evalops.errors import InputError
 from evalops.stats.robust import CAP
 from evalops.stats._base import check_alternative
 
-__all__ = ["GRID", "DropSequence", "PooledLook", "drop_sequence", "pooled_decision", "sequence_log_wealth"]
+__all__ = ["GRID", "DropSequence", "PooledLook", "change_log_wealth", "change_sequence", "change_start",
+           "day_log_factors", "drop_sequence", "pooled_decision", "sequence_log_wealth", "start_weight"]
 
 GRID = 10
 
@@ -127,6 +148,70 @@ def drop_sequence(days: Sequence[np.ndarray], tail: float, points: Sequence[floa
     return DropSequence(tuple(float(p) for p in points), tail, log_wealth, tuple(alarms))
 
 
+def start_weight(look: int) -> float:
+    """The prior weight of a change starting at look ``look`` (1, 2, ...): ``1 / (look (look + 1))``, which
+    sums to 1 over every look (module docstring, *the change detector*)."""
+    return 1.0 / (look * (look + 1.0))
+
+
+def day_log_factors(d: np.ndarray, m: float) -> np.ndarray:
+    """Each gambler's log factor summed over one day: ``d`` shaped (..., queries) in [-1, 1] (a leading axis
+    of days or of histories is vectorised over), the result (..., GRID); gambler g stakes
+    ``CAP / (1 - m) / 2^g`` (module docstring)."""
+    d = np.asarray(d, dtype=np.float64)
+    if not -1.0 < m < 1.0:
+        raise InputError(f"the point tested must lie inside (-1, 1); got {m}")
+    if d.size and not np.abs(d).max() <= 1.0:
+        raise InputError("the betting sequence needs deltas in [-1, 1] (and numbers)")
+    stakes = CAP / (1.0 - m) / 2.0 ** np.arange(GRID)
+    return np.stack([np.log1p(s * (m - d)).sum(axis=-1) for s in stakes], axis=-1)
+
+
+def change_log_wealth(factors: np.ndarray) -> np.ndarray:
+    """The change detector's log e-process at the end of each look, from each gambler's per-look log factor
+    sums ``factors`` (..., looks, GRID; :func:`day_log_factors` of each look): ``log E_k`` with
+    ``E_k = sum_{j <= k} w_j mean_g prod_{i=j..k} f_{g,i} + sum_{j > k} w_j`` (module docstring), by the
+    recursion ``S_k = (S_{k-1} + w_k) F_k`` per gambler."""
+    factors = np.asarray(factors, dtype=np.float64)
+    looks = factors.shape[-2]
+    out = np.empty(factors.shape[:-1])
+    s = np.full(factors.shape[:-2] + factors.shape[-1:], -np.inf)
+    for k in range(looks):
+        s = np.logaddexp(s, math.log(start_weight(k + 1))) + factors[..., k, :]
+        mixed = np.logaddexp.reduce(s, axis=-1) - math.log(factors.shape[-1])
+        out[..., k] = np.logaddexp(mixed, -math.log(k + 2.0))  # the looks not yet started: weight 1 / (k + 2)
+    return out
+
+
+def change_start(factors: np.ndarray, look: int) -> int:
+    """The start look (1-based) carrying the largest share of the change detector's e-process at ``look``
+    (1-based), from one history's ``factors`` (looks, GRID): where the change the detector saw began."""
+    f = np.asarray(factors, dtype=np.float64)[:look].T
+    tails = np.cumsum(f[:, ::-1], axis=1)[:, ::-1]  # tails[g, j] = sum_{i=j..look-1} f[g, i]
+    terms = np.logaddexp.reduce(tails, axis=0) + np.log([start_weight(j + 1) for j in range(look)])
+    return int(np.argmax(terms)) + 1
+
+
+def change_sequence(days: Sequence[np.ndarray], tail: float, points: Sequence[float] = (0.0,)) -> DropSequence:
+    """The change detector of the looks ``days`` (each one day's per-query deltas, in order since the
+    restart) against each point: ``alarm[j]`` is the first look at which "from some look on, the mean delta
+    lies below ``points[j]``" is shown (module docstring). An unchanged pair with no drop past the point is
+    declared one with probability at most ``tail``, however many days it is watched."""
+    if not 0.0 < tail < 1.0:
+        raise InputError(f"tail must lie in (0, 1); got {tail}")
+    parts = [np.asarray(x, dtype=np.float64).reshape(-1) for x in days]
+    threshold = math.log(1.0 / tail)
+    walls, alarms = [], []
+    for m in points:
+        factors = np.stack([day_log_factors(p, float(m)) for p in parts]) if parts else np.zeros((0, GRID))
+        lw = change_log_wealth(factors)
+        walls.append(lw)
+        hit = np.flatnonzero(lw >= threshold)
+        alarms.append(int(hit[0]) if len(hit) else None)
+    log_wealth = tuple(tuple(float(w[k]) for w in walls) for k in range(len(parts)))
+    return DropSequence(tuple(float(p) for p in points), tail, log_wealth, tuple(alarms))
+
+
 @dataclass(frozen=True)
 class PooledLook:
     """The decision of the pooled daily test at the last look (:func:`pooled_decision`).
@@ -135,9 +220,11 @@ class PooledLook:
     per-side false-alarm bound of the whole watch; ``decision``/``severity``/``criterion``/``reason_code``:
     the regression rule's words (``evalops.stats.decision``); ``decided_at``: the look (1-based) at which
     the drop or gain that decided was first shown, or since which equivalence has been shown at every look
-    (``None`` while ``inconclusive``); ``lower``/``upper``: the
-    confidence sequence's bounds on the mean delta since the restart, each holding with probability at
-    least ``1 - tail`` at every look (``None`` when not asked for)."""
+    (``None`` while ``inconclusive``); ``change_from``: for a drop or gain, the look from which the change
+    detector saw it (the start carrying the largest share of its e-process when it was shown);
+    ``lower``/``upper``: the confidence sequence's bounds on the mean delta since the restart at the last
+    look, each holding with probability at least ``1 - tail`` at every look, and never crossed (``None``
+    when not asked for)."""
 
     looks: int
     queries: int
@@ -151,18 +238,16 @@ class PooledLook:
     decided_at: int | None
     lower: float | None = None
     upper: float | None = None
+    change_from: int | None = None
 
 
-def _shown_below(days: Sequence[np.ndarray], tail: float, points: Sequence[float]
-                 ) -> tuple[dict[float, int | None], dict[float, int | None]]:
-    """For each point m: the first look (1-based) at which "the mean lies below m" was shown, or ``None``
-    (``ever``); and the first look of the stretch of looks up to the last one at which it is shown at
-    every look, or ``None`` when it is not shown at the last look (``now``)."""
+def _shown_now(days: Sequence[np.ndarray], tail: float, points: Sequence[float]) -> dict[float, int | None]:
+    """For each point m: the first look of the stretch of looks up to the last one at which "the mean delta
+    since the restart lies below m" is shown at every look, or ``None`` when it is not shown at the last look."""
     if not points:
-        return {}, {}
+        return {}
     seq = drop_sequence(days, tail, points)
     threshold = math.log(1.0 / tail)
-    ever = {m: None if a is None else a + 1 for m, a in zip(points, seq.alarm)}
     now: dict[float, int | None] = {}
     for j, m in enumerate(points):
         shown = [w[j] >= threshold for w in seq.log_wealth]
@@ -170,18 +255,36 @@ def _shown_below(days: Sequence[np.ndarray], tail: float, points: Sequence[float
         while k and shown[k - 1]:
             k -= 1
         now[m] = k + 1 if k < len(shown) else None
-    return ever, now
+    return now
 
 
-def _bound_below(stream: np.ndarray, ends: np.ndarray, threshold: float, iterations: int) -> float:
-    """The upper confidence bound: the smallest m not yet ruled out (bisection on the wealth's running
-    maximum over the looks, which grows with m)."""
+def _detected(parts: Sequence[np.ndarray], tail: float, m: float) -> tuple[int | None, int | None, str]:
+    """The change detector against m: the first look (1-based) at which "from some look on, the mean delta
+    lies below m" is shown, the look the change started from (``None``, ``None``: never shown), and the
+    statistic in words."""
+    factors = np.stack([day_log_factors(p, m) for p in parts])
+    wealth = change_log_wealth(factors)
+    hit = np.flatnonzero(wealth >= math.log(1.0 / tail))
+    if not len(hit):
+        return None, None, ""
+    at = int(hit[0]) + 1
+    start = change_start(factors, at)
+    return at, start, (f" (the change detector's e-process reached {math.exp(min(wealth[at - 1], 700.0)):.3g} >= "
+                       f"1/tail = {1.0 / tail:.3g} at look {at}; the change began about look {start})")
+
+
+def _bound_below(stream: np.ndarray, end: int, threshold: float, iterations: int) -> float:
+    """The upper confidence bound at the last look: the smallest m at which "the mean delta since the restart
+    lies below m" is shown (bisection on the wealth at the last look, which grows with m). The lower bound
+    is the same on the mirrored stream; the two never cross: one constant-stake gambler's log wealth is
+    concave in her signed stake and 0 at stake 0, so no point is shown below and above by the same deltas."""
     if len(stream) == 0:
         return 1.0
     edge = 1.0 - 2.0**-20
+    at = np.array([end])
 
     def shown(m: float) -> bool:
-        return bool(sequence_log_wealth(stream, m, at=ends).max() >= threshold)
+        return bool(sequence_log_wealth(stream, m, at=at)[-1] >= threshold)
 
     lo, hi = -edge, edge
     if shown(lo):
@@ -196,7 +299,7 @@ def _bound_below(stream: np.ndarray, ends: np.ndarray, threshold: float, iterati
 
 def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alternative: str = "two-sided", *,
                     bounds: bool = True, iterations: int = 30) -> PooledLook:
-    """The regression rule read from the pooled daily test (module docstring) at the last look of ``days``
+    """The regression rule read from the pooled daily looks (module docstring) at the last look of ``days``
     (each one day's per-query deltas in [-1, 1], candidate - baseline in the direction where higher is
     better, in order since the restart; a day may be empty).
 
@@ -205,58 +308,59 @@ def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alte
     check_alternative(alternative)
     if not 0.0 <= margin < 1.0:
         raise InputError(f"the margin must lie in [0, 1) for the pooled test; got {margin}")
+    if not 0.0 < tail < 1.0:
+        raise InputError(f"tail must lie in (0, 1); got {tail}")
     parts = [np.asarray(x, dtype=np.float64).reshape(-1) for x in days]
     if not parts:
         raise InputError("the pooled test needs at least one look")
     mirror = [-p for p in parts]
     down = alternative in ("two-sided", "less")
     up = alternative in ("two-sided", "greater")
-    # below[m]: "the mean lies below m" shown; above[m]: "the mean lies above m" shown (the test on -d at -m)
-    below_points = ({-margin, 0.0} if down else set()) | ({margin} if up else set())
-    above_points = ({margin, 0.0} if up else set()) | ({-margin} if down else set())
-    below, below_now = _shown_below(parts, tail, sorted(below_points))
-    above_ever, above_then = _shown_below(mirror, tail, sorted(-x for x in above_points))
-    above = {-m: look for m, look in above_ever.items()}
-    above_now = {-m: look for m, look in above_then.items()}
     queries = int(sum(len(p) for p in parts))
 
     def done(decision: str, severity: str | None, criterion: str | None, reason_code: str | None, why: str,
-             at: int | None) -> PooledLook:
+             at: int | None, start: int | None = None) -> PooledLook:
         lower = upper = None
         if bounds:
             stream = np.concatenate(parts)
-            ends = np.cumsum([len(p) for p in parts]) - 1
-            ends = ends[ends >= 0]
             threshold = math.log(1.0 / tail)
-            upper = _bound_below(stream, ends, threshold, iterations)
-            lower = -_bound_below(-stream, ends, threshold, iterations)
+            upper = _bound_below(stream, len(stream) - 1, threshold, iterations)
+            lower = -_bound_below(-stream, len(stream) - 1, threshold, iterations)
         return PooledLook(len(parts), queries, tail, margin, decision, severity, criterion, reason_code, why, at,
-                          lower, upper)
+                          lower, upper, start)
 
-    def first(*looks: int | None) -> int | None:
-        """The look at which every statement was shown (the last of them), or None."""
-        return None if any(x is None for x in looks) else max(x for x in looks if x is not None)
+    def shown(words: str) -> str:
+        return f"the daily looks reject \"no query's expected delta lies {words} on any day since the restart\""
 
-    if down and below.get(-margin) is not None:
-        return done("regression", "critical", "material", None,
-                    f"the pooled test shows the mean delta below -{margin:g}: a material drop (critical)",
-                    below[-margin])
-    if up and above.get(margin) is not None and below.get(0.0) is None:  # a drop shown wins over a gain
-        return done("improvement", "critical", "material", None,
-                    f"the pooled test shows the mean delta above +{margin:g}: a material gain", above[margin])
-    at = (first(above_now.get(-margin), below_now.get(margin)) if alternative == "two-sided"
-          else first(above_now.get(-margin)) if alternative == "less" else first(below_now.get(margin)))
-    if at is not None:
+    # a drop shown at any look decides, before any gain and before equivalence: it is never taken back
+    if down:
+        at, start, stat = _detected(parts, tail, -margin)
+        if at is not None:
+            return done("regression", "critical", "material", None,
+                        f"{shown(f'below -{margin:g}')}{stat}: a material drop (critical)", at, start)
+        at, start, stat = _detected(parts, tail, 0.0)
+        if at is not None:
+            return done("regression", "warning", "significant", None,
+                        f"{shown('below 0')}{stat}, not shown past -{margin:g}: a significant drop, size "
+                        "uncertain (warning)", at, start)
+    if up:
+        at, start, stat = _detected(mirror, tail, -margin)
+        if at is not None:
+            return done("improvement", "critical", "material", None,
+                        f"{shown(f'above +{margin:g}')}{stat}: a material gain", at, start)
+        at, start, stat = _detected(mirror, tail, 0.0)
+        if at is not None:
+            return done("improvement", "warning", "significant", None,
+                        f"{shown('above 0')}{stat}, not shown past +{margin:g}: a significant gain", at, start)
+    # equivalence: the mean since the restart inside the margin at the last look (no change was detected)
+    below_now = _shown_now(parts, tail, [margin] if up else [])
+    above_now = {-m: look for m, look in _shown_now(mirror, tail, [margin] if down else []).items()}
+    looks = [look for look in (*below_now.values(), *above_now.values())]
+    if looks and all(look is not None for look in looks):
         words = {"two-sided": f"inside +-{margin:g} (equivalence)", "less": f"above -{margin:g} (non-inferiority)",
                  "greater": f"below +{margin:g}"}[alternative]
-        return done("no_change", None, "equivalence", None, f"the pooled test shows the mean delta {words}", at)
-    if down and below.get(0.0) is not None:
-        return done("regression", "warning", "significant", None,
-                    f"the pooled test shows the mean delta below 0, not yet past -{margin:g}: a significant drop, "
-                    "size uncertain (warning)", below[0.0])
-    if up and above.get(0.0) is not None:
-        return done("improvement", "warning", "significant", None,
-                    f"the pooled test shows the mean delta above 0, not yet past +{margin:g}: a significant gain",
-                    above[0.0])
+        return done("no_change", None, "equivalence", None,
+                    f"the pooled test shows the mean delta since the restart {words}, and no change was detected",
+                    max(look for look in looks if look is not None))
     return done("inconclusive", None, None, "underpowered",
                 "the pooled test has not shown a drop, a gain or equivalence yet: more days will decide it", None)

@@ -276,6 +276,11 @@ def test_power_from_a_pilot_of_real_deltas_is_the_library_simulation(tmp_path):
     n = json.loads(invoke("power", "--pilot", str(path), "--delta", "-0.05", "--simulations", "500",
                           "--format", "json").stdout)
     assert n["n"] == pilot_sample_size(deltas, -0.05, 0.01, simulations=500)[0] and n["power"] >= 0.8 - 3 * n["mc_se"]
+    # the range the pilot's own uncertainty allows, and the measure's default margin
+    assert n["n_low"] <= n["n"] <= n["n_high"] and (n["range_level"], n["range_resamples"]) == (0.9, 20)
+    text = invoke("power", "--pilot", str(path), "--delta", "-0.05", "--measure", "nDCG@10", "--n", "100",
+                  "--simulations", "200")
+    assert text.exit_code == 0 and "margin of nDCG@10 0.02" in text.output
 
 
 @pytest.mark.parametrize("args, message", [

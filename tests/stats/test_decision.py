@@ -164,8 +164,10 @@ def test_inconclusive_says_how_many_queries_would_decide():
     assert out.decision.reason_code == "underpowered"
     from evalops.stats import rule_sample_size
 
-    # the robust t branch reads a claim past the margin at half the per-side error
-    need = rule_sample_size(-0.015, float(np.std(d, ddof=1)), 0.01, alpha=0.025)
+    from evalops.stats.pilot import sd_upper_bound
+
+    # the robust t branch reads a claim past the margin at half the per-side error; at the sd's upper bound
+    need = rule_sample_size(-0.015, sd_upper_bound(d), 0.01, alpha=0.025)
     assert out.queries_needed == need
     assert f"about {need} queries would decide it" in out.decision.reasons[-1]
     bigger = decide_deltas(d - d.mean(), POLICY, measure="nDCG@10", family_size=3)

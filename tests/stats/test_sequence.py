@@ -146,9 +146,9 @@ def test_the_wealth_read_at_the_ends_of_days_is_the_wealth_of_every_delta_there(
             edge = 1.0 - 2.0**-20
 
             def shown(m, s=stream):
-                return bool(_reference_log_wealth(s, m)[ends].max() >= threshold)
+                return bool(_reference_log_wealth(s, m)[-1] >= threshold)  # the last look's wealth
 
-            def bound(s):  # the bisection on the reference wealth
+            def bound(s):  # the bisection on the reference wealth at the last look
                 lo, hi = -edge, edge
                 if shown(lo, s):
                     return lo
@@ -165,3 +165,68 @@ def test_the_wealth_read_at_the_ends_of_days_is_the_wealth_of_every_delta_there(
 def test_deltas_that_are_not_numbers_are_refused():
     with pytest.raises(InputError, match=r"\[-1, 1\]"):
         sequence_log_wealth(np.array([0.1, np.nan]), 0.0)
+
+
+# -- the change detector: a change is found whenever it starts ------------------------------------------------
+
+def test_the_detector_is_the_weighted_mixture_over_start_looks():
+    from evalops.stats.sequence import change_log_wealth, day_log_factors, start_weight
+
+    rng = np.random.default_rng(2)
+    days = [np.clip(rng.normal(-0.01, 0.3, k), -1, 1) for k in (5, 0, 7, 3)]
+    factors = np.stack([day_log_factors(d, -0.02) for d in days])
+    got = change_log_wealth(factors)
+    for k in range(len(days)):
+        started = sum(start_weight(j + 1) * np.mean([math.exp(factors[j:k + 1, g].sum()) for g in range(GRID)])
+                      for j in range(k + 1))
+        assert math.isclose(got[k], math.log(started + 1.0 / (k + 2)), rel_tol=1e-12)
+    assert math.isclose(sum(start_weight(j) for j in range(1, 10**6)), 1.0, rel_tol=1e-5)
+
+
+def test_a_late_drop_is_found_where_the_mean_since_the_restart_hides_it():
+    from evalops.stats.sequence import pooled_decision
+
+    # 40 quiet days, then 20 days at twice the margin: the mean since the restart is -0.013, inside +-0.02
+    late = pooled_decision(_days([0.0] * 40 + [-0.04] * 20), TAIL, 0.02)
+    assert late.decision == "regression" and 40 < late.decided_at <= 60 and 38 <= late.change_from <= 42
+    assert "reject" in late.reason and f"began about look {late.change_from}" in late.reason
+    assert late.lower <= late.upper and late.lower < -0.0134 < late.upper
+
+
+def test_identical_behaviour_never_alarms_and_ends_in_equivalence():
+    from evalops.stats.sequence import pooled_decision
+
+    same = pooled_decision(_days([0.0] * 60), TAIL, 0.02)
+    assert same.decision == "no_change" and same.change_from is None
+    rng = np.random.default_rng(9)
+    sims, days, daily = 300, 60, 50  # skewed identical behaviour, both directions, vectorised
+    from evalops.stats.sequence import change_log_wealth, day_log_factors
+
+    alarms = 0
+    for sign in (1.0, -1.0):
+        d = sign * _skewed_null(rng, (sims, days, daily))
+        alarms += int((change_log_wealth(day_log_factors(d, 0.0)) >= math.log(1 / TAIL)).any(axis=1).sum())
+    assert alarms / (2 * sims) <= TAIL + 3 * math.sqrt(TAIL * (1 - TAIL) / (2 * sims))
+
+
+def test_a_drop_once_shown_is_not_taken_back_by_a_later_equivalence():
+    from evalops.stats.sequence import pooled_decision
+
+    shown = pooled_decision(_days([0.0] * 30 + [-0.03] * 15), TAIL, 0.05, bounds=False)
+    assert (shown.decision, shown.severity) == ("regression", "warning")
+    # the same history, then 60 quiet days: the mean since the restart is shown inside the margin, the drop stays
+    later = pooled_decision(_days([0.0] * 30 + [-0.03] * 15 + [0.0] * 60), TAIL, 0.05, bounds=False)
+    assert (later.decision, later.severity, later.decided_at) == ("regression", "warning", shown.decided_at)
+
+
+def test_the_bounds_are_ordered_whatever_the_history():
+    from evalops.stats.sequence import pooled_decision
+
+    rng = np.random.default_rng(4)
+    for _ in range(15):
+        k = int(rng.integers(2, 30))
+        at = int(rng.integers(1, k))
+        shifts = [0.0] * at + [float(rng.choice([-0.3, 0.3]))] * (k - at)
+        days = [np.clip(rng.normal(s, 0.1, 40), -1, 1) for s in shifts]
+        look = pooled_decision(days, TAIL, 0.02, iterations=20)
+        assert look.lower <= look.upper
