@@ -145,3 +145,12 @@ def test_duck_typed_objects_without_the_frameworks():
     assert res.ranked == (("a", 2.0), ("7", 1.0))
     (res,) = langchain_retriever(LangLike(), name="y").retrieve(Q[:1], 5)
     assert not res.ok and "rank 2: metadata 'id' must be a string or an integer, got bool" in res.error
+
+
+def test_a_missing_framework_names_its_extra(tmp_path, monkeypatch):
+    from evalops.extras import MissingExtraError
+
+    monkeypatch.setitem(__import__("sys").modules, "langchain_core", None)  # as if not installed
+    reg = registry(tmp_path, entry("lc", "1", "langchain", "{entry_point: 'os:getcwd'}"))
+    with pytest.raises(MissingExtraError, match=r"install `evalops-rag\[langchain\]` to use a LangChain retriever"):
+        build_retriever(reg.resolve("lc"))
