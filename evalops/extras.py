@@ -23,6 +23,8 @@ EXTRAS = {
     "retrievers": "the built-in lexical retrievers (BM25, the tokenizer)",
     "reports": "charts in reports",
     "postgres": "a PostgreSQL warehouse",
+    "langchain": "LangChain retrievers as registry entries (langchain-core)",
+    "llamaindex": "LlamaIndex retrievers as registry entries (llama-index-core)",
     "dense": "the dense retriever (sentence-transformers)",
     "presidio": "Presidio's pattern recognizers in the query-log scrubber",
 }

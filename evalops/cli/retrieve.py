@@ -59,7 +59,7 @@ def retrieve(retriever, dataset, k, output, registry_file, split, failure_budget
 
     registry = load_default_registry(registry_file)
     entry = _entry(retriever, registry)
-    needs_corpus = entry.adapter in ("builtin", "python")
+    needs_corpus = entry.adapter in ("builtin", "python", "langchain", "llamaindex")
     data = load_beir(dataset, split=split, corpus=needs_corpus)
     judged = data.qrels.queries.tolist()
     missing = [q for q in judged if q not in data.queries]

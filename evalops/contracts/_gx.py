@@ -10,7 +10,7 @@ built in one site build once they are validated. Progress bars and analytics are
 values are gold-set doc ids, query text and retriever versions. The page is therefore built from a copy of
 the result whose strings are HTML-escaped (:func:`_shown`), and every page of the site is then made inert
 (no script, no event handler, nothing from another host) under a restrictive Content-Security-Policy meta
-tag (:func:`evalops.htmlpolicy.inert_page`). Without the CDN scripts the pages lose GX's filters and charts;
+tag (:func:`evalops.htmlpolicy.sanitized_page`). Without the CDN scripts the pages lose GX's filters and charts;
 the result tables are plain HTML and read the same.
 
 **History.** GX's site builder deletes the pages of results its (here in-memory) store no longer holds, so
@@ -36,7 +36,7 @@ from typing import Any
 from evalops.contracts.checks import Check, Table
 from evalops.contracts.report import Failure
 from evalops.extras import require
-from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
+from evalops.htmlpolicy import DATA_DOCS_CSP, sanitized_page
 from evalops.storage import FULL_ERRNOS, full_errno_in_text, make_folder
 
 __all__ = ["DATA_DOCS_STYLESHEET", "run_tables", "PARTIAL_EXAMPLES"]
@@ -265,7 +265,7 @@ def _make_inert(site: Path) -> None:
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8", errors="replace")
         up = "../" * (len(page.relative_to(site).parts) - 1)
-        page.write_text(inert_page(text, DATA_DOCS_CSP, (f"{up}{DATA_DOCS_STYLESHEET}", f"{up}{_OWN_STYLESHEET}")),
+        page.write_text(sanitized_page(text, DATA_DOCS_CSP, (f"{up}{DATA_DOCS_STYLESHEET}", f"{up}{_OWN_STYLESHEET}")),
                         encoding="utf-8")
 
 

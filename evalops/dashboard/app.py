@@ -20,7 +20,7 @@ from evalops.dashboard.datadocs import offline_page, resolve_inside
 from evalops.dashboard.labelling import LabellingSettings, register_labelling
 from evalops.dashboard.links import AppLinks
 from evalops.errors import EvalopsError
-from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP
+from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP, sanitized_page
 from evalops.dashboard.pages import (
     DashboardSettings,
     NotFound,
@@ -228,8 +228,13 @@ def create_app(
         path = (root / name).resolve() if root is not None else None
         if path is None or root not in path.parents or not path.is_file():
             return not_found(NotFound(f"no report file {name!r}"))
-        # The reports are self-contained pages with inline CSS and data: charts, and no script.
-        return FileResponse(path, headers={"Content-Security-Policy": REPORT_CSP + "; frame-ancestors 'self'"})
+        # The reports are self-contained pages with inline CSS and data: charts, and no script; a page is served
+        # through the sanitiser again, so a report written by an older evalops is held to today's rules.
+        headers = {"Content-Security-Policy": REPORT_CSP + "; frame-ancestors 'self'"}
+        if path.suffix == ".html":
+            return HTMLResponse(sanitized_page(path.read_text(encoding="utf-8", errors="replace"), REPORT_CSP),
+                                headers=headers)
+        return FileResponse(path, headers=headers)
 
     @app.get("/datadocs", response_class=HTMLResponse)
     async def datadocs(if_none_match: str | None = Header(None)) -> Response:

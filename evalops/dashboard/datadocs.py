@@ -3,7 +3,7 @@
 Each validation writes its page under ``<work_dir>/data_docs/validations/<suite>/<table>/<run>/<timestamp>/``.
 The pages load Bootstrap, jQuery and Vega from CDNs, so offline they are unstyled. Here every validation
 page present is listed (newest first, grouped by day) and served rewritten by
-:func:`evalops.htmlpolicy.inert_page` (pages written before evalops made them inert itself are made so here):
+:func:`evalops.htmlpolicy.sanitized_page` (pages written before evalops made them inert itself are made so here):
 every ``<script>``, event handler and stylesheet or image from another host is removed, the Data Docs
 Content-Security-Policy is set, and the GX site's own local stylesheet plus a small one of ours are linked. The result tables are plain HTML in the pages, so they read the same; only the
 interactive widgets (filters, Vega charts) are lost.
@@ -27,7 +27,7 @@ from pathlib import Path
 from html import escape as html_escape
 from typing import Any
 
-from evalops.htmlpolicy import DATA_DOCS_CSP, inert_page
+from evalops.htmlpolicy import DATA_DOCS_CSP, sanitized_page
 
 __all__ = ["list_pages", "list_validations", "offline_page"]
 
@@ -106,4 +106,4 @@ def offline_page(root: str | Path, relative: str, stylesheet: str, index: str) -
 
     html = _local_links(path.read_text(encoding="utf-8", errors="replace"), root, relative, index)
     depth = "../" * (len(Path(relative).parts) - 1)
-    return inert_page(html, DATA_DOCS_CSP, (f"{depth}{DATA_DOCS_STYLESHEET}", stylesheet))
+    return sanitized_page(html, DATA_DOCS_CSP, (f"{depth}{DATA_DOCS_STYLESHEET}", stylesheet))

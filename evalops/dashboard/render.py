@@ -1,4 +1,5 @@
-"""Jinja2 rendering of the pages (autoescape on for every template)."""
+"""Jinja2 rendering of the pages (autoescape on for every template), each page then through the sanitiser
+(:func:`evalops.htmlpolicy.sanitized_page`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard.pages import DashboardSettings
-from evalops.htmlpolicy import DASHBOARD_CSP
+from evalops.htmlpolicy import DASHBOARD_CSP, sanitized_page
 
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
@@ -36,6 +37,7 @@ def environment() -> jinja2.Environment:
 
 def render_page(template: str, context: dict[str, Any], links: Links, settings: DashboardSettings,
                 default_trend: dict[str, str] | None) -> str:
-    return environment().get_template(template).render(
+    page = environment().get_template(template).render(
         **context, links=links, settings=settings, default_trend=default_trend, csp=DASHBOARD_CSP
     )
+    return sanitized_page(page, DASHBOARD_CSP)

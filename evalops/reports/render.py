@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalops.htmlpolicy import REPORT_CSP
+from evalops.htmlpolicy import REPORT_CSP, sanitized_page
 from evalops.reports.model import ReportData
 from evalops.reports.tables import report_sections
 from evalops.safetext import markdown_inline, plain
@@ -93,8 +93,10 @@ def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = No
 
 def render_html(data: ReportData, charts: Mapping[str, bytes] | None = None) -> str:
     """The report as one self-contained HTML page: inline CSS, charts as base64 images, no external request, no
-    script (its Content-Security-Policy meta tag says so to the browser)."""
-    return _environment(True).get_template("report.html.j2").render(
+    script (its Content-Security-Policy meta tag says so to the browser); the rendered page then goes through
+    the sanitiser (:func:`evalops.htmlpolicy.sanitized_page`)."""
+    page = _environment(True).get_template("report.html.j2").render(
         title=data.title, day=data.day, sections=report_sections(data), charts=dict(charts or {}),
         chart_alt=_CHART_ALT, csp=REPORT_CSP,
     )
+    return sanitized_page(page, REPORT_CSP)

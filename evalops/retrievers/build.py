@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.extras import require
 from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.auth import AuthHeader
 from evalops.retrievers.base import Retriever
 from evalops.retrievers.bm25 import BM25Retriever
 from evalops.retrievers.dense import DenseRetriever, load_sentence_transformer, resolve_model_dir
 from evalops.retrievers.encoders import wordllama_encoder
+from evalops.retrievers.frameworks import langchain_retriever, llamaindex_retriever
 from evalops.retrievers.function import FunctionRetriever, load_entry_point
 from evalops.retrievers.fusion import ReciprocalRankFusion
 from evalops.retrievers.http import HttpRetriever
@@ -83,7 +85,8 @@ class _Builder:
         other = {k: p[k] for k in ("timeout", "stall_timeout", "concurrency", "body", "max_response_bytes") if k in p}
         return HttpRetriever(p["url"], retry=retry, auth=auth, **other)
 
-    def _python(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+    def _entry_object(self, p: Mapping[str, Any]) -> Any:
+        """The entry point's object, or what its factory returns (``factory: true``)."""
         obj = load_entry_point(p["entry_point"])
         if p.get("factory", False):
             kwargs = dict(p.get("options") or {})
@@ -92,9 +95,23 @@ class _Builder:
             obj = obj(**kwargs)
         elif "options" in p or "with_corpus" in p:
             raise ConfigError("`options` and `with_corpus` only apply with `factory: true`")
+        return obj
+
+    def _python(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        obj = self._entry_object(p)
         if hasattr(obj, "retrieve"):
             return obj
         return FunctionRetriever(obj, batch=p.get("batch", True), name=p["entry_point"])
+
+    def _langchain(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        require("langchain_core", "langchain", "use a LangChain retriever")
+        keys = {k: p[k] for k in ("id_key", "score_key") if k in p}
+        return langchain_retriever(self._entry_object(p), name=p["entry_point"], **keys)
+
+    def _llamaindex(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        require("llama_index.core", "llamaindex", "use a LlamaIndex retriever")
+        keys = {k: p[k] for k in ("id_key",) if k in p}
+        return llamaindex_retriever(self._entry_object(p), name=p["entry_point"], **keys)
 
     def _run_file(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
         return RunFileRetriever(_path(p["path"], base_dir), missing=p.get("missing", "fail"),

@@ -21,12 +21,14 @@ from evalops.secrets import mask_value
 
 __all__ = ["ADAPTERS", "BUILTIN_KINDS", "PARAMS", "RetrieverEntry", "parse_entry"]
 
-ADAPTERS = ("http", "python", "run_file", "builtin")
+ADAPTERS = ("http", "python", "langchain", "llamaindex", "run_file", "builtin")
 
 # Parameter name -> (type, required). Types: str, int, number, bool, mapping, list, component(s).
 _TOKENIZER = {"stem": ("bool", False), "stopwords": ("bool", False), "chinese": ("str", False)}
 _AUTH = {"env": ("str", False), "conn_id": ("str", False), "header": ("str", False), "scheme": ("str", False)}
 _RERANKER = {"kind": ("str", False), "entry_point": ("str", False), "retriever": ("component", False)}
+_ENTRY_POINT = {"entry_point": ("str", True), "factory": ("bool", False), "options": ("mapping", False),
+                "with_corpus": ("bool", False)}
 PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
     "http": {
         "url": ("str", True),
@@ -40,13 +42,10 @@ PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
         "auth": ("mapping", False),
         "body": ("mapping", False),
     },
-    "python": {
-        "entry_point": ("str", True),
-        "batch": ("bool", False),
-        "factory": ("bool", False),
-        "options": ("mapping", False),
-        "with_corpus": ("bool", False),
-    },
+    "python": {**_ENTRY_POINT, "batch": ("bool", False)},
+    # A LangChain or LlamaIndex retriever object (evalops.retrievers.frameworks).
+    "langchain": {**_ENTRY_POINT, "id_key": ("str", False), "score_key": ("str", False)},
+    "llamaindex": {**_ENTRY_POINT, "id_key": ("str", False)},
     "run_file": {"path": ("str", True), "missing": ("str", False)},
     "builtin:bm25": {
         "kind": ("str", True),
@@ -115,6 +114,8 @@ RANGES: dict[str, dict[str, _Range]] = {
              "max_retries": _Range(0), "backoff": _Range(0, why="seconds"),
              "backoff_max": _Range(0, why="seconds")},
     "python": {},
+    "langchain": {},
+    "llamaindex": {},
     "run_file": {},
     "builtin:bm25": {"k1": _Range(0, why="term-frequency saturation; 0.9 by default"),
                      "b": _Range(0, 1, why="length normalisation; 0.4 by default"),
