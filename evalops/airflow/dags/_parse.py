@@ -56,9 +56,12 @@ def apply_task_timeouts(built: Any, project: Path, environ: Mapping[str, str] | 
 
 def for_project(dag_file: str | os.PathLike[str], build: Any, dag_id: str) -> Any:
     """The DAG ``build(project, dag_id)`` makes for the project that ``dag_file`` (a file in its ``dags/``
-    folder) belongs to, with its task timeouts. ``fileloc`` is set to that file, because workers re-parse
+    folder) belongs to, with its task timeouts; ``dag_id`` is prefixed with the project's ``project_name``
+    when it has one (:mod:`evalops.airflow.assets`). ``fileloc`` is set to that file, because workers re-parse
     the project's file, not the evalops module that defines the DAG."""
+    from evalops.airflow.assets import dag_id_for, project_name
+
     project = Path(dag_file).resolve().parent.parent
-    built = apply_task_timeouts(build(project, dag_id), project)
+    built = apply_task_timeouts(build(project, dag_id_for(project_name(project), dag_id)), project)
     built.fileloc = str(Path(dag_file).resolve())
     return built
