@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalops.config.env import parse_time_settings
+
 __all__ = ["KNOWLEDGE_BASE_ASSET", "RESULTS_ASSET", "ProjectAssets", "dag_id_for", "name_for", "project_assets",
            "project_name"]
 
@@ -36,8 +38,6 @@ dag_id_for = name_for
 
 def project_name(project: Path) -> str | None:
     """The project's ``project_name`` as a DAG file reads it at parse time (environment, then evalops.yaml)."""
-    from evalops.config.env import parse_time_settings
-
     return parse_time_settings(project, [])["project_name"]
 
 

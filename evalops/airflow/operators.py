@@ -28,7 +28,12 @@ from typing import Any
 
 from airflow.sdk import BaseOperator
 
+from evalops.airflow.compat import AirflowFailException
 from evalops.airflow.tasks import NO_RETRY_ON_BAD_INPUT
+from evalops.exitcodes import ExitCode
+from evalops.failing import parse_fail_on
+from evalops.gate import cases_for_run, gate_exit_code
+from evalops.pipeline.context import RunContext
 
 __all__ = ["EvaluateOperator", "GateOperator"]
 
@@ -36,7 +41,6 @@ __all__ = ["EvaluateOperator", "GateOperator"]
 def _project_run(project: Path, context: Mapping[str, Any]) -> tuple[Any, Any]:
     """The project's settings (with their process settings applied) and the DAG run's context."""
     from evalops.config import load_config
-    from evalops.pipeline import RunContext
 
     cfg = load_config(home=project)
     cfg.apply_process_settings()
@@ -72,16 +76,10 @@ class GateOperator(BaseOperator):
         super().__init__(**kwargs)
         self.project = str(project)
         self.result = result
-        from evalops.failing import parse_fail_on
-
         # an unknown kind fails the DAG file's import, naming the known ones
         self.fail_on = None if fail_on is None else tuple(sorted(parse_fail_on(list(fail_on))))
 
     def execute(self, context: Any) -> list[dict[str, Any]]:
-        from evalops.airflow.compat import AirflowFailException
-        from evalops.exitcodes import ExitCode
-        from evalops.gate import cases_for_run, gate_exit_code
-
         cfg, run = _project_run(Path(self.project).expanduser().resolve(), context)
         if not isinstance(self.result, Mapping) or "versions" not in self.result:
             raise AirflowFailException("the gate needs the result of an EvaluateOperator (result=evaluate.output); "

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalops.airflow.assets import dag_id_for, project_name
 from evalops.config.env import DEFAULT_TASK_TIMEOUT, ParseSettingError, parse_time_settings
 
 __all__ = ["DEFAULT_TASK_TIMEOUT", "approval_wait", "retry_delay", "task_timeouts", "ParseSettingError"]
@@ -59,8 +60,6 @@ def for_project(dag_file: str | os.PathLike[str], build: Any, dag_id: str) -> An
     folder) belongs to, with its task timeouts; ``dag_id`` is prefixed with the project's ``project_name``
     when it has one (:mod:`evalops.airflow.assets`). ``fileloc`` is set to that file, because workers re-parse
     the project's file, not the evalops module that defines the DAG."""
-    from evalops.airflow.assets import dag_id_for, project_name
-
     project = Path(dag_file).resolve().parent.parent
     built = apply_task_timeouts(build(project, dag_id_for(project_name(project), dag_id)), project)
     built.fileloc = str(Path(dag_file).resolve())
