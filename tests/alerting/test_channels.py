@@ -118,3 +118,14 @@ def test_the_registry_picks_teams_and_pagerduty_from_the_settings(tmp_path, monk
     cfg = load_config(tmp_path, environ={})
     monkeypatch.delenv("EVALOPS_PAGERDUTY_ROUTING_KEY")
     assert [n.name for n in notifiers_for(cfg)] == ["log", "webhook"]
+
+
+def test_a_named_routing_key_variable_that_is_missing_stops_the_run_before_any_work(tmp_path):
+    from evalops.config import load_config
+    from evalops.errors import ConfigError
+
+    env = {"EVALOPS_ALERTING__PAGERDUTY_KEY_ENV": "TEAM_PD_KEY"}
+    cfg = load_config(tmp_path, environ=env)
+    with pytest.raises(ConfigError, match="TEAM_PD_KEY is not set.*PagerDuty routing key"):
+        cfg.check_secrets(env)
+    cfg.check_secrets({**env, "TEAM_PD_KEY": ROUTING_KEY})
