@@ -2,6 +2,8 @@
 
 * ``dags``: the DAG factories a project's thin DAG files call (``evalops init`` writes those files);
 * ``tasks``: the evaluation as tasks of any DAG (``evaluation_task_group``);
+* ``operators``: the evaluation as one task and the gate on it (``EvaluateOperator``, ``GateOperator``);
+* ``assets``: a project's DAG ids and asset names (prefixed by its ``project_name``);
 * ``notifier``: evalops' alert delivery as an Airflow notifier (``EvalopsNotifier``);
 * ``plugin``: the dashboard under the api-server at ``/evalops``;
 * ``provider`` and ``hooks``: the provider's entry point and its connection types;

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 try:  # Airflow 3.1+: the Task SDK owns them; airflow.exceptions keeps deprecated aliases
-    from airflow.sdk.exceptions import AirflowNotFoundException, AirflowSkipException
+    from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException, AirflowSkipException
 except ImportError:  # pragma: no cover - older Airflow 3
-    from airflow.exceptions import AirflowNotFoundException, AirflowSkipException
+    from airflow.exceptions import AirflowFailException, AirflowNotFoundException, AirflowSkipException
 
-__all__ = ["AirflowNotFoundException", "AirflowSkipException", "airflow_session_cookie", "airflow_user_name",
-           "approval_operator", "dag_bag",
+__all__ = ["AirflowFailException", "AirflowNotFoundException", "AirflowSkipException", "airflow_session_cookie",
+           "airflow_user_name", "approval_operator", "dag_bag",
            "plugin_base", "requires_authenticated"]
 
 

@@ -17,9 +17,15 @@ from typing import Any
 from evalops import __version__
 from evalops.extras import DISTRIBUTION
 
-__all__ = ["CONNECTION_TYPES", "get_provider_info"]
+__all__ = ["CONNECTION_TYPES", "INTEGRATION", "get_provider_info"]
 
 _HOOKS = "evalops.airflow.hooks"
+
+# What Airflow's provider listings show (``airflow providers get evalops-rag``); the operators are listed under it.
+INTEGRATION: dict[str, Any] = {
+    "integration-name": "evalops",
+    "tags": ["software"],
+}
 
 CONNECTION_TYPES: list[dict[str, Any]] = [
     {
@@ -47,7 +53,8 @@ CONNECTION_TYPES: list[dict[str, Any]] = [
         "conn-fields": {
             "url": {
                 "label": "Webhook URL",
-                "description": "The full URL alerts are POSTed to (Slack incoming webhook, Teams, any JSON endpoint).",
+                "description": "The full URL alerts are POSTed to: a Slack incoming webhook or any JSON endpoint, or "
+                               "a Teams workflow webhook (set alerting.webhook_format: teams for its Adaptive Card).",
                 "schema": {"type": ["string", "null"], "format": "password"},
             },
         },
@@ -87,6 +94,9 @@ def get_provider_info() -> dict[str, Any]:
         "description": "Continuous evaluation of RAG retrievers: the evaluation as a task group in your DAGs, "
                        "the alert notifier, the metrics dashboard and the connections evalops reads.",
         "versions": [__version__],
+        "integrations": [INTEGRATION],
+        "operators": [{"integration-name": INTEGRATION["integration-name"],
+                       "python-modules": ["evalops.airflow.operators"]}],
         "connection-types": CONNECTION_TYPES,
         "notifications": ["evalops.airflow.notifier.EvalopsNotifier"],
         "plugins": [{"name": "evalops", "plugin-class": "evalops.airflow.plugin.EvalopsDashboardPlugin"}],

@@ -14,7 +14,8 @@ Spec (JSON)::
 
 The result, printed as the last line of stdout, is a JSON list with each step's ``run_id``, ``state``,
 the warehouse's row count per table after the step (``counts``), which is how the demo and the tests
-show that a re-run writes nothing new, and the asset events the run emitted (``asset_events``).
+show that a re-run writes nothing new, the asset events the run emitted (``asset_events``), and the DAGs
+that asset events have queued for a run so far (``queued``: whom an asset update would start).
 The run id is stable per (DAG, logical date) because ``run_after`` is set to the logical date, so running
 the same step again is a re-run of the same DAG run (Airflow clears and re-executes its tasks).
 """
@@ -92,8 +93,20 @@ def run_steps(dags_folder: str | os.PathLike[str], steps: list[Mapping[str, Any]
         state = getattr(dag_run.state, "value", dag_run.state)
         results.append({"dag_id": step["dag_id"], "logical_date": step["logical_date"], "run_id": dag_run.run_id,
                         "state": str(state), "counts": found,
-                        "asset_events": _asset_events(step["dag_id"], dag_run.run_id)})
+                        "asset_events": _asset_events(step["dag_id"], dag_run.run_id),
+                        "queued": _queued_dag_ids()})
     return results
+
+
+def _queued_dag_ids() -> list[str]:
+    """The DAGs an asset event queued for a run so far (the scheduler would start them; nothing here does)."""
+    from sqlalchemy import select
+
+    from airflow.models.asset import AssetDagRunQueue
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        return sorted(set(session.scalars(select(AssetDagRunQueue.target_dag_id))))
 
 
 def _asset_events(dag_id: str, run_id: str) -> list[dict[str, Any]]:

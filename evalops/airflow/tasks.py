@@ -2,7 +2,8 @@
 :func:`evaluation_task_group` puts inside a DAG of your own.
 
 migrate -> snapshot -> validate / sample logs -> plan -> score (mapped over versions x query shards) ->
-compare (mapped over versions) -> judge -> decide -> alert -> publish_report (emits ``retrieval-eval-results``).
+compare (mapped over versions) -> judge -> decide -> alert -> publish_report (emits the project's results asset,
+``retrieval-eval-results`` or ``<project_name>.retrieval-eval-results``: :mod:`evalops.airflow.assets`).
 Each task body calls one pipeline step (``evalops.pipeline``) with the project's settings and the DAG run's
 context; XCom carries ids and small specs, never data. Importing this module imports ``airflow.sdk`` only.
 
@@ -19,12 +20,15 @@ from typing import Any
 
 from airflow.sdk import Asset, ExceptionRetryPolicy, RetryAction, RetryRule, TaskGroup, task
 
+from evalops.airflow.assets import KNOWLEDGE_BASE_ASSET, RESULTS_ASSET, project_assets
+
 __all__ = ["KNOWLEDGE_BASE", "NO_RETRY_ON_BAD_INPUT", "RESULTS", "evaluation_task_group", "evaluation_tasks"]
 
+# The assets of a project without a project_name (each project's own: evalops.airflow.assets.project_assets).
 # Emitted by publish_report with what the run concluded (see evalops.pipeline.results).
-RESULTS = Asset("retrieval-eval-results")
+RESULTS = Asset(RESULTS_ASSET)
 # Updated by a knowledge-base pipeline (knowledge_base_producer, or POST /api/v2/assets/events).
-KNOWLEDGE_BASE = Asset("knowledge-base")
+KNOWLEDGE_BASE = Asset(KNOWLEDGE_BASE_ASSET)
 
 # Bad input, and a version that already failed its own retries, do not get better on retry.
 NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
@@ -67,6 +71,7 @@ def evaluation_tasks(project: Path, *, score_pool: str | None = None, score_pool
     if score_pool_slots < 1:
         raise ValueError(f"score_pool_slots must be at least 1, not {score_pool_slots}")
     pool = {"pool": score_pool, "pool_slots": score_pool_slots} if score_pool else {}
+    results = project_assets(project).results
 
     @task
     def migrate_warehouse() -> str:
@@ -120,10 +125,10 @@ def evaluation_tasks(project: Path, *, score_pool: str | None = None, score_pool
     def alert(versions: list[dict], _decided: dict) -> list[dict]:
         return _call(project, "raise_alerts", _specs(versions))
 
-    @task(outlets=[RESULTS])
+    @task(outlets=[results])
     def publish_report(versions: list[dict], alerts: list[dict], outlet_events=None) -> str:
         report = _call(project, "publish_report", _specs(versions), alerts)
-        outlet_events[RESULTS].extra = _call(project, "result_event", _specs(versions), alerts, report)
+        outlet_events[results].extra = _call(project, "result_event", _specs(versions), alerts, report)
         return report
 
     migrated = migrate_warehouse()

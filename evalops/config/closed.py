@@ -14,8 +14,9 @@ yet". So here:
 * a **secret the settings reference** and the process lacks, checked before a run does any work
   (:func:`check_secrets`): the judge's key when the judge is an OpenAI-compatible endpoint (its variable set
   but empty, or named explicitly and absent), and the webhook's variable when ``alerting.webhook_env`` names
-  one explicitly (absent or empty). The default ``EVALOPS_WEBHOOK_URL`` may stay empty: no webhook (the
-  docker-compose file passes it so).
+  one explicitly (absent or empty), and likewise PagerDuty's (``alerting.pagerduty_key_env``). The default
+  ``EVALOPS_WEBHOOK_URL`` may stay empty: no webhook (the docker-compose file passes it so); so may
+  ``EVALOPS_PAGERDUTY_ROUTING_KEY``: no PagerDuty.
 """
 
 from __future__ import annotations
@@ -120,3 +121,8 @@ def check_secrets(cfg: Any, environ: Mapping[str, str]) -> None:
             env_secret(alerting.webhook_env, what=f"alerting.webhook_env ({cfg.source})", environ=environ)
         except SecretError as exc:
             raise SecretError(f"{exc}: the alert webhook's URL; set it, or remove alerting.webhook_env") from None
+    if "pagerduty_key_env" in alerting.model_fields_set:
+        try:
+            env_secret(alerting.pagerduty_key_env, what=f"alerting.pagerduty_key_env ({cfg.source})", environ=environ)
+        except SecretError as exc:
+            raise SecretError(f"{exc}: the PagerDuty routing key; set it, or remove alerting.pagerduty_key_env") from None

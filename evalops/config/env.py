@@ -12,6 +12,7 @@ only code that reads ``EVALOPS_*`` variables.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ DEFAULT_SQLITE_PATH = Path(".evalops") / "warehouse.db"
 __all__ = [
     "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",
     "DASHBOARD_PASSWORD_VAR", "DASHBOARD_TOKEN_VAR", "DASHBOARD_USER_VAR", "HOME_VAR", "PROJECT_FILE",
-    "ParseSettingError", "SECRETS_DIR_VAR", "check_url_scheme", "dashboard_credentials", "find_project",
+    "ParseSettingError", "SECRETS_DIR_VAR", "check_project_name", "check_url_scheme", "dashboard_credentials", "find_project",
     "parse_time_settings", "process_number", "project_from_environment", "secret_file",
     "without_settings_variables",
 ]
@@ -80,6 +81,23 @@ def _positive(value: Any, where: str, unit: str = "seconds") -> float:
     if not number > 0 or number != number or number == float("inf"):
         raise ParseSettingError(f"{where}: expected a positive number of {unit}, got {value!r}")
     return number
+
+
+# A project's name in a shared Airflow prefixes DAG ids and asset names (evalops.airflow.assets): the
+# characters a DAG id allows, starting with a letter or digit.
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+def check_project_name(value: Any, where: str | None = None) -> str | None:
+    """``project_name`` as given (None when unset or empty), or a :class:`ParseSettingError` naming ``where``
+    when it is not 1-64 letters, digits, ``-`` and ``_`` starting with a letter or digit."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    text = str(value).strip()
+    if not _PROJECT_NAME.fullmatch(text):
+        raise ParseSettingError(f"{where + ': ' if where else ''}{text!r} is not a project name (1-64 letters, "
+                                f"digits, '-' or '_', starting with a letter or digit)")
+    return text
 
 
 def _unit(name: str) -> str:
@@ -173,7 +191,7 @@ def parse_time_settings(project: Path, task_ids: list[str], environ: Mapping[str
     :class:`Config` (an environment variable wins over ``evalops.yaml``; ``.env`` is not read at parse time)
     and validated alike (a positive number): ``retry_delay_seconds``, ``approval_hours`` and
     ``task_timeouts`` (each task id's own override, else ``task_timeout``, else the default), in seconds
-    or hours. A malformed value raises :class:`ParseSettingError` naming the variable or the file and key.
+    or hours; and ``project_name`` (:func:`check_project_name`; None when unset). A malformed value raises :class:`ParseSettingError` naming the variable or the file and key.
     Loading the whole settings object here would fail the DAG file on any settings error, which the tasks
     report better."""
     env = os.environ if environ is None else environ
@@ -203,8 +221,11 @@ def parse_time_settings(project: Path, task_ids: list[str], environ: Mapping[str
             timeouts[task_id] = _positive(overrides[task_id], f"{where}: task_timeouts.{task_id}")
         else:
             timeouts[task_id] = default
+    var = ENV_PREFIX + "PROJECT_NAME"
+    name = (check_project_name(upper[var], var) if var in upper
+            else check_project_name(data.get("project_name"), f"{where}: project_name"))
     return {"retry_delay_seconds": one("retry_delay_seconds"), "approval_hours": one("approval_hours"),
-            "task_timeouts": timeouts}
+            "task_timeouts": timeouts, "project_name": name}
 
 
 def project_from_environment(environ: Mapping[str, str] | None = None) -> tuple[Path | None, Path | None]:

@@ -136,6 +136,15 @@ class AlertingSettings(_Section):
     webhook_env: str = Field("EVALOPS_WEBHOOK_URL", description="the variable holding the webhook URL (a secret)")
     webhook_conn_id: str | None = Field("evalops_webhook", description="Airflow connection of the webhook")
     webhook_timeout: float = Field(10.0, gt=0, description="seconds per webhook request")
+    webhook_format: Literal["slack", "teams"] = Field("slack", description="the webhook's payload: slack (a "
+                                                      "Slack-compatible text) or teams (an Adaptive Card, for a "
+                                                      "Teams workflow webhook)")
+    pagerduty_key_env: str = Field("EVALOPS_PAGERDUTY_ROUTING_KEY", description="the variable holding the "
+                                   "PagerDuty routing key (a secret; unset, and no connection: no PagerDuty)")
+    pagerduty_conn_id: str | None = Field("evalops_pagerduty", description="Airflow connection whose password "
+                                          "is the PagerDuty routing key")
+    pagerduty_url: str = Field("https://events.pagerduty.com/v2/enqueue", description="PagerDuty's Events API "
+                               "v2 endpoint (events.eu.pagerduty.com for an EU account)")
     email_to: tuple[str, ...] = Field((), description="alert e-mail recipients (none: no e-mail)")
     smtp_conn_id: str = Field("smtp_default", description="Airflow SMTP connection")
     retry_backoff: float = Field(300.0, ge=0, description="seconds before an undelivered alert is re-sent "
@@ -153,6 +162,12 @@ class AlertingSettings(_Section):
     realert_shift: float = Field(0.02, ge=0, description="a repeated regression is sent at once when a bound of "
                                  "its delta's interval moved more than this (in the measure's units) since "
                                  "it was last sent, or its severity changed")
+
+    @field_validator("pagerduty_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        check_url_scheme(value)
+        return value
 
     @field_validator("fail_on", mode="before")
     @classmethod

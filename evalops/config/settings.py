@@ -56,6 +56,8 @@ from evalops.config.env import (
     HOME_VAR,
     PROJECT_FILE,
     SECRETS_DIR_VAR,
+    ParseSettingError,
+    check_project_name,
     _positive,
     _unit,
     find_project,
@@ -105,6 +107,9 @@ class Config(BaseSettings):
     )
 
     home: Path = Field(default_factory=Path.cwd, description="the project folder; relative paths start here")
+    project_name: str | None = Field(None, description="the project's name where several projects share one "
+                                     "Airflow: prefixes its DAG ids and asset names (read when a DAG file is "
+                                     "parsed; unset: the plain names, for one project per Airflow)")
     gold_set: GoldSetSettings | None = Field(None, description="the gold set named `gold`")
     gold_sets: dict[str, GoldSetSettings] = Field(default_factory=dict, description="further gold sets by name")
     knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
@@ -194,6 +199,15 @@ class Config(BaseSettings):
         if isinstance(data, dict) and "retrievers" in data:
             raise ValueError("the key 'retrievers' is now 'registry' (the registry file of retriever versions)")
         return data
+
+    @field_validator("project_name", mode="before")
+    @classmethod
+    def _project_name(cls, value: Any) -> Any:
+        """The rule the DAG files apply at parse time (:func:`evalops.config.env.check_project_name`)."""
+        try:
+            return check_project_name(value)
+        except ParseSettingError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("measures", "alert_measures", "context_measures", "log_versions", mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from evalops.alerting import (
     resolve_webhook_url,
 )
 from evalops.alerting.cadence import ReminderPolicy
+from evalops.alerting.channels import PagerDutyNotifier, TeamsNotifier, resolve_pagerduty_key
 from evalops.alerting.delivery import retry_alerts
 from evalops.pipeline.store import WarehouseAlertStore, engine_for
 
@@ -30,15 +31,24 @@ log = logging.getLogger(__name__)
 
 
 def notifiers_for(cfg: Config) -> list[Notifier]:
-    """The log notifier, plus the webhook when a URL resolves, plus e-mail when recipients are set."""
+    """The log notifier, plus the webhook when a URL resolves (a Slack-compatible text, or an Adaptive Card
+    for Teams: ``alerting.webhook_format``), plus e-mail when recipients are set, plus PagerDuty when a
+    routing key resolves."""
     a = cfg.alerting
     found: list[Notifier] = [LogNotifier()]
     url = resolve_webhook_url(a.webhook_env, a.webhook_conn_id)
     if url:
-        found.append(WebhookNotifier(url, timeout=a.webhook_timeout))
+        found.append(_WEBHOOKS[a.webhook_format](url, timeout=a.webhook_timeout))
     if a.email_to:
         found.append(EmailNotifier(list(a.email_to), conn_id=a.smtp_conn_id))
+    routing_key = resolve_pagerduty_key(a.pagerduty_key_env, a.pagerduty_conn_id)
+    if routing_key:
+        found.append(PagerDutyNotifier(routing_key, url=a.pagerduty_url, timeout=a.webhook_timeout))
     return found
+
+
+# alerting.webhook_format -> the notifier that posts that payload
+_WEBHOOKS: dict[str, type[WebhookNotifier]] = {"slack": WebhookNotifier, "teams": TeamsNotifier}
 
 
 def deliver(cfg: Config, alerts: Sequence[Alert]) -> list[DeliveryOutcome]:

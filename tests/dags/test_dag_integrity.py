@@ -26,7 +26,7 @@ HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s"
 ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.yamlfile",
                    "evalops.airflow.dags",
                    "evalops.airflow.dags._parse", "evalops.airflow.dags.retrieval_eval",
-                   "evalops.airflow", "evalops.airflow.tasks", "evalops.airflow.compat",
+                   "evalops.airflow", "evalops.airflow.tasks", "evalops.airflow.compat", "evalops.airflow.assets",
                    "evalops.airflow.dags.promote_baseline", "evalops.airflow.dags.knowledge_base_producer",
                    "evalops.airflow.dags.promote_on_results", "evalops.errors",
                    "evalops.pipeline", "evalops.pipeline.errors"}

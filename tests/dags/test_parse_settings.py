@@ -53,3 +53,30 @@ def test_retry_delay():
     assert retry_delay({"EVALOPS_RETRY_DELAY_SECONDS": "1"}) == dt.timedelta(seconds=1)
     with pytest.raises(ParseSettingError, match="EVALOPS_RETRY_DELAY_SECONDS"):
         retry_delay({"EVALOPS_RETRY_DELAY_SECONDS": "x"})
+
+
+def test_project_name_prefixes_names_and_reads_like_the_config(tmp_path):
+    from evalops.airflow.assets import name_for
+    from evalops.config.env import parse_time_settings
+
+    assert parse_time_settings(tmp_path, [], {})["project_name"] is None
+    assert name_for(None, "knowledge-base") == "knowledge-base"  # one project per Airflow: the plain names
+    (tmp_path / "evalops.yaml").write_text("project_name: support\n", encoding="utf-8")
+    assert parse_time_settings(tmp_path, [], {})["project_name"] == "support"
+    assert parse_time_settings(tmp_path, [], {"EVALOPS_PROJECT_NAME": "search"})["project_name"] == "search"
+    assert load_config(tmp_path, environ={}).project_name == "support"
+    assert name_for("support", "retrieval_eval") == "support.retrieval_eval"
+
+
+@pytest.mark.parametrize("value", ["two words", "a.b", "-lead", "x" * 65, "s/lash"])
+def test_a_bad_project_name_names_where_it_came_from(tmp_path, value):
+    from evalops.config.env import parse_time_settings
+    from evalops.errors import ConfigError
+
+    with pytest.raises(ParseSettingError, match=f"EVALOPS_PROJECT_NAME: {value!r} is not a project name"):
+        parse_time_settings(tmp_path, [], {"EVALOPS_PROJECT_NAME": value})
+    (tmp_path / "evalops.yaml").write_text(f"project_name: {value!r}\n", encoding="utf-8")
+    with pytest.raises(ParseSettingError, match=r"evalops.yaml: project_name: .* is not a project name"):
+        parse_time_settings(tmp_path, [], {})
+    with pytest.raises(ConfigError, match=r"evalops.yaml:1: project_name: .* is not a project name"):
+        load_config(tmp_path, environ={})

@@ -94,6 +94,7 @@ def _read_by_the_settings_module(repo_root: Path) -> set[str]:
     named.discard("EVALOPS_")
     # the default of alerting.webhook_env names a secret's variable: read where the alert is sent
     named.discard(Config.model_fields["alerting"].default_factory().webhook_env)
+    named.discard(Config.model_fields["alerting"].default_factory().pagerduty_key_env)  # likewise
     return named
 
 
@@ -115,7 +116,8 @@ def _a_valid_other_value(key: str, default):
                "max_decompressed_size": "2GB", "judge.base_url": "https://judge.example/v1",
                "regression.max_judged_coverage_drop": "0.2", "gold_set.floors": '{"nDCG@10": 0.3}',
                "gold_set.floor_on": "lower_bound", "gold_set.floor_severity": "warning",
-               "alerting.fail_on": "regression,inconclusive"}
+               "alerting.fail_on": "regression,inconclusive", "alerting.webhook_format": "teams",
+               "alerting.pagerduty_url": "https://events.eu.pagerduty.com/v2/enqueue"}
     if key in special:
         return special[key]
     if isinstance(default, bool):

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalops.airflow.assets import dag_id_for, project_name
 from evalops.config.env import DEFAULT_TASK_TIMEOUT, ParseSettingError, parse_time_settings
 
 __all__ = ["DEFAULT_TASK_TIMEOUT", "approval_wait", "retry_delay", "task_timeouts", "ParseSettingError"]
@@ -56,9 +57,10 @@ def apply_task_timeouts(built: Any, project: Path, environ: Mapping[str, str] | 
 
 def for_project(dag_file: str | os.PathLike[str], build: Any, dag_id: str) -> Any:
     """The DAG ``build(project, dag_id)`` makes for the project that ``dag_file`` (a file in its ``dags/``
-    folder) belongs to, with its task timeouts. ``fileloc`` is set to that file, because workers re-parse
+    folder) belongs to, with its task timeouts; ``dag_id`` is prefixed with the project's ``project_name``
+    when it has one (:mod:`evalops.airflow.assets`). ``fileloc`` is set to that file, because workers re-parse
     the project's file, not the evalops module that defines the DAG."""
     project = Path(dag_file).resolve().parent.parent
-    built = apply_task_timeouts(build(project, dag_id), project)
+    built = apply_task_timeouts(build(project, dag_id_for(project_name(project), dag_id)), project)
     built.fileloc = str(Path(dag_file).resolve())
     return built

@@ -2,7 +2,8 @@
 ### knowledge_base_producer: an example knowledge-base pipeline that announces a new snapshot
 
 Whatever rebuilds your knowledge base (re-chunking, re-embedding, a nightly sync) ends by emitting the
-`knowledge-base` asset; `retrieval_eval` is scheduled on it and starts within seconds. This example only
+project's `knowledge-base` asset (`<project_name>.knowledge-base` when the project has a name, see
+`evalops.airflow.assets`); its `retrieval_eval` is scheduled on it and starts within seconds. This example only
 fingerprints the knowledge base folder and attaches the snapshot id to the event.
 
 A pipeline outside Airflow makes the same announcement over the REST API (see docs/deployment.md,
@@ -18,8 +19,8 @@ from pathlib import Path
 
 from airflow.sdk import Metadata, dag, task
 
+from evalops.airflow.assets import project_assets
 from evalops.airflow.dags._parse import for_project, retry_delay
-from evalops.airflow.tasks import KNOWLEDGE_BASE
 
 __all__ = ["knowledge_base_producer"]
 
@@ -30,6 +31,8 @@ def knowledge_base_producer(dag_file: str, dag_id: str = "knowledge_base_produce
 
 
 def _build(project: Path, dag_id: str):
+    knowledge_base = project_assets(project).knowledge_base
+
     @dag(
         dag_id=dag_id,
         schedule=None,
@@ -40,13 +43,13 @@ def _build(project: Path, dag_id: str):
         doc_md=__doc__,
     )
     def producer_dag():
-        @task(outlets=[KNOWLEDGE_BASE])
+        @task(outlets=[knowledge_base])
         def publish_snapshot():
             from evalops import pipeline
             from evalops.config import load_config
 
             snapshot = pipeline.describe_knowledge_base(load_config(home=project))
-            yield Metadata(KNOWLEDGE_BASE, snapshot)
+            yield Metadata(knowledge_base, snapshot)
 
         publish_snapshot()
 

@@ -1,8 +1,8 @@
 """
 ### promote_on_results: promote a candidate when its results are all clear and a human approves
 
-Scheduled on the `retrieval-eval-results` asset, which `retrieval_eval`'s `publish_report` emits after
-every successful run. The event's extra says, per version and measure, what the run decided.
+Scheduled on the project's `retrieval-eval-results` asset (`<project_name>.retrieval-eval-results` when the
+project has a name), which its `retrieval_eval`'s `publish_report` emits after every successful run. The event's extra says, per version and measure, what the run decided.
 
 1. `pick_candidates`: the gold-set candidates of the triggering run whose every measure is
    `improvement` or `no_change` (and that did not fail). None: the run stops here, skipped.
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from airflow.sdk import dag, task
 
+from evalops.airflow.assets import project_assets
 from evalops.airflow.compat import approval_operator
 from evalops.airflow.dags._parse import approval_wait, for_project, retry_delay
 from evalops.airflow.tasks import RESULTS
@@ -38,7 +39,7 @@ def _build(project: Path, dag_id: str):
 
     @dag(
         dag_id=dag_id,
-        schedule=[RESULTS],
+        schedule=[project_assets(project).results],
         start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
         catchup=False,
         max_active_runs=1,

@@ -2,8 +2,10 @@
 ### retrieval_eval: did any deployed retriever version get worse, by how much, on which queries?
 
 Runs every day at 00:00 UTC (its data interval is the previous UTC day, as the query logs are
-partitioned) **and** whenever the `knowledge-base` asset is updated (by the
-`knowledge_base_producer` DAG or `POST /api/v2/assets/events`).
+partitioned) **and** whenever the project's `knowledge-base` asset is updated (by the
+`knowledge_base_producer` DAG or `POST /api/v2/assets/events`). A project with a `project_name` has its
+own names: this DAG is `<project_name>.retrieval_eval`, scheduled on `<project_name>.knowledge-base`
+(`evalops.airflow.assets`), so two projects in one Airflow never trigger each other.
 
 1. `migrate_warehouse`: bring the metrics warehouse to the current schema.
 2. `snapshot_knowledge_base`: content-hash the knowledge base; record the snapshot.
@@ -21,7 +23,7 @@ partitioned) **and** whenever the `knowledge-base` asset is updated (by the
 9. `alert`: regressions and failed/partial versions (stored first, then sent; a dead webhook leaves the
    alert undelivered).
 10. `publish_report`: markdown + HTML report; fails the run if a version could not be scored. Emits the
-    `retrieval-eval-results` asset with what the run decided (versions, decisions, alerts, report path),
+    project's `retrieval-eval-results` asset with what the run decided (versions, decisions, alerts, report path),
     which `promote_on_results` consumes.
 
 **Ad-hoc run.** Trigger with the param `candidate` set to a registry entry (the keys of an entry of
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag
 
+from evalops.airflow.assets import project_assets
 from evalops.airflow.dags._parse import for_project, retry_delay
 from evalops.airflow.tasks import KNOWLEDGE_BASE, NO_RETRY_ON_BAD_INPUT, RESULTS, evaluation_tasks
 
@@ -75,7 +78,7 @@ def _build(project: Path, dag_id: str, score_pool: str | None = None, score_pool
         dag_id=dag_id,
         schedule=AssetOrTimeSchedule(
             timetable=CronTriggerTimetable("0 0 * * *", timezone="UTC", interval=dt.timedelta(days=1)),
-            assets=[KNOWLEDGE_BASE],
+            assets=[project_assets(project).knowledge_base],
         ),
         start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
         catchup=False,
