@@ -44,7 +44,6 @@ from evalops import numfmt
 from evalops.floors import floor_checks
 from evalops.pipeline.registry import alerting_measures, canonical_measures
 from evalops.reports.tables import decision_interval
-from evalops.stats.decision import INTERVAL_TESTS
 from evalops.pipeline.specs import VersionSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -143,7 +142,7 @@ def _p_source(c: Mapping[str, Any]) -> str:
     """`` (the test it came from)``: the decision interval's own test under the robust interval, else the
     reported paired test."""
     method = c.get("interval_method")
-    if method in INTERVAL_TESTS:
+    if method in numfmt.INTERVAL_TESTS:
         return f" ({method} test)"
     test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "randomization test"}
     return f" ({test.get(str(c.get('test')), c.get('test'))})" if c.get("test") else ""

@@ -18,10 +18,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DASH", "P_DIGITS", "bounds", "defined", "effect", "level", "margin", "number", "p_value", "percent"]
+__all__ = ["DASH", "INTERVAL_TESTS", "P_DIGITS", "bounds", "defined", "effect", "level", "margin", "number", "p_value", "percent"]
 
 DASH = "–"
 P_DIGITS = 2  # significant digits of a p-value
+# interval methods whose interval inverts its own test: the p-value printed beside them is that test's, not a
+# paired test's (evalops.stats.decision, evalops.gate)
+INTERVAL_TESTS: tuple[str, ...] = ("skew-corrected t", "betting", "betting and strict t", "exact sign-flip")
 DECIMALS = 4  # decimals of a mean or a delta
 EFFECT_DECIMALS = 2  # decimals of d_z
 

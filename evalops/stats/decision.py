@@ -63,6 +63,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import InitVar, asdict, dataclass, field, replace
 
 from evalops.errors import InputError
+from evalops.numfmt import INTERVAL_TESTS
 from evalops.stats._base import ALTERNATIVES
 from evalops.stats.bootstrap import CI_METHODS
 from evalops.stats.correction import CORRECTIONS
@@ -70,14 +71,11 @@ from evalops.stats.margins import DEFAULT_MARGINS, FALLBACK_MARGIN, table_margin
 from evalops.stats.wilcoxon import ZERO_METHODS
 
 __all__ = [
-    "ALERT_ON", "CRITERIA", "DECISIONS", "DEFAULT_MIN_DELTA", "INTERVALS", "INTERVAL_TESTS", "REASON_CODES", "SEVERITIES",
-    "TESTS",
+    "ALERT_ON", "CRITERIA", "DECISIONS", "DEFAULT_MIN_DELTA", "INTERVALS", "REASON_CODES", "SEVERITIES", "TESTS",
     "Coverage", "Decision", "Evidence", "JudgedShift", "Policy", "PolicyError", "decide", "notifies",
 ]
 
 DECISIONS: tuple[str, ...] = ("regression", "improvement", "no_change", "inconclusive")
-# interval methods whose interval inverts its own test (the p-value printed is that test's, not a paired test's)
-INTERVAL_TESTS: tuple[str, ...] = ("skew-corrected t", "betting", "betting and strict t", "exact sign-flip")
 SEVERITIES: tuple[str, ...] = ("critical", "warning")
 CRITERIA: tuple[str, ...] = ("material", "significant", "broken_queries", "material_estimate", "query_drops",
                              "equivalence")
