@@ -15,7 +15,8 @@ allowlist, so entity-encoded or malformed markup is judged as a browser would re
 rebuilt: charset, the policy, the title, local stylesheets, and inline ``<style>`` only where the policy
 allows inline styles. What is kept:
 
-- tags: text, tables, lists, headings, links, images, forms back to the page (GET) and the SVG shapes the
+- tags: text, tables, lists, headings, links, images, forms back to the same host (GET, or POST to a relative
+  action: the labelling pages, whose posts also need credentials and a CSRF token) and the SVG shapes the
   charts draw; never ``script``, ``iframe``, ``object``, ``embed``, ``base``, ``meta`` in the body, SVG
   ``animate``/``set``, ``foreignObject`` or ``use``;
 - attributes: presentation, ARIA and ``data-`` attributes; no event handler;
@@ -49,7 +50,7 @@ DATA_DOCS_CSP = ("default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 
 
 _SVG_TAGS = {"svg", "g", "rect", "line", "polyline", "polygon", "circle", "ellipse", "path", "text", "tspan",
              "title", "desc"}
-_FORM_TAGS = {"form", "label", "select", "option", "optgroup", "button", "input", "fieldset", "legend"}
+_FORM_TAGS = {"form", "label", "select", "option", "optgroup", "button", "input", "fieldset", "legend", "textarea"}
 _PAGE_TAGS = {"main", "section", "header", "footer", "nav", "article", "aside", "figure", "figcaption",
               "details", "summary", "caption", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "col",
               "colgroup", "div", "span", "p", "br", "hr", "pre", "code", "kbd", "samp", "var", "blockquote",
@@ -57,15 +58,16 @@ _PAGE_TAGS = {"main", "section", "header", "footer", "nav", "article", "aside", 
               "s", "em", "strong", "small", "sub", "sup", "mark", "abbr", "cite", "q", "time", "del", "ins",
               "wbr"}
 _BODY_TAGS = _PAGE_TAGS | _FORM_TAGS | _SVG_TAGS
-_GENERIC = {"class", "id", "title", "role", "lang", "dir", "hidden", "style", "tabindex"}
+_GENERIC = {"class", "id", "title", "role", "lang", "dir", "hidden", "style", "tabindex", "accesskey"}
 _ATTRIBUTES = {
     "*": _GENERIC,
     "a": {"href"}, "img": {"src", "alt", "width", "height"},
     "td": {"colspan", "rowspan", "headers"}, "th": {"colspan", "rowspan", "headers", "scope"},
     "col": {"span"}, "colgroup": {"span"}, "ol": {"start", "reversed"}, "details": {"open"},
-    "time": {"datetime"}, "form": {"method"}, "label": {"for"},
+    "time": {"datetime"}, "form": {"method", "action"}, "label": {"for"},
     "select": {"name", "multiple"}, "option": {"value", "selected"}, "optgroup": {"label"},
-    "button": {"type", "name", "value"}, "input": {"type", "name", "value", "checked", "placeholder"},
+    "button": {"type", "name", "value"}, "input": {"type", "name", "value", "checked", "placeholder", "maxlength", "required"},
+    "textarea": {"name", "rows", "cols", "maxlength", "placeholder", "required"},
     # SVG presentation and geometry (no href: links in a chart are HTML <a> around the shapes).
     **{tag: {"viewBox", "preserveAspectRatio", "width", "height", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy",
              "r", "rx", "ry", "d", "points", "fill", "fill-opacity", "stroke", "stroke-width", "stroke-dasharray",
@@ -123,7 +125,9 @@ def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if tag == "link" and attribute == "rel":
         return value if value.strip().lower() == "stylesheet" else None
     if tag == "form" and attribute == "method":
-        return "get"
+        return "post" if value.strip().lower() == "post" else "get"
+    if tag == "form" and attribute == "action":  # back to the same host only: a relative URL, never data:
+        return value if _url_allowed(value, resource=True) and not _DATA_IMAGE.match(value.strip()) else None
     return value
 
 
@@ -142,7 +146,7 @@ def _cleaner() -> Any:
     import nh3
 
     return nh3.Cleaner(
-        tags=_BODY_TAGS, clean_content_tags={"script", "style", "noscript", "template", "textarea", "xmp",
+        tags=_BODY_TAGS, clean_content_tags={"script", "style", "noscript", "template", "xmp",
                                              "iframe", "noembed", "noframes", "object"},
         attributes=_ATTRIBUTES, attribute_filter=_attribute_filter, generic_attribute_prefixes={"aria-", "data-"},
         url_schemes=_LINK_SCHEMES | {"data"}, link_rel=None, strip_comments=True,

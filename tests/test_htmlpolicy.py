@@ -147,6 +147,26 @@ def test_what_a_page_may_keep():
         assert kept in out, kept
 
 
+def test_a_labelling_form_keeps_its_post_back_to_the_same_host():
+    """The labelling pages post grades (with credentials and a CSRF token) to a relative action; a form aimed
+    at another host, or at a scheme, loses its action (and so posts back to the page itself)."""
+    page = ('<html><body><form method="post" action="/label/item/ab12" class="label">'
+            '<input type="hidden" name="csrf" value="t0k"><button type="submit" name="grade" value="2" accesskey="2">'
+            '2</button><textarea name="comment" rows="2" maxlength="10">a &lt;b&gt;</textarea>'
+            '<input name="annotator" maxlength="64" required></form>'
+            '<form method="POST" action="https://evil.example/x"></form><form method="post" action="//evil.example/"></form>'
+            '<form method="post" action="javascript:alert(1)"></form><form method="dialog" action="data:image/png,x"></form>'
+            '</body></html>')
+    out = sanitized_page(page, DASHBOARD_CSP)
+    for kept in ('<form method="post" action="/label/item/ab12" class="label">', 'name="csrf" value="t0k"',
+                 'accesskey="2"', '<textarea name="comment" rows="2" maxlength="10">a &lt;b&gt;</textarea>',
+                 'maxlength="64" required'):
+        assert kept in out, kept
+    assert "evil.example" not in out and "javascript" not in out and "data:image/png,x" not in out
+    assert out.count('method="post"') == 4 and out.count('method="get"') == 1
+    assert _audit(out).problems == []
+
+
 def test_inline_styles_only_where_the_policy_allows_them():
     page = "<html><head><style>p{color:red}</style></head><body><p>x</p></body></html>"
     assert "<style>" in sanitized_page(page, REPORT_CSP)
