@@ -113,7 +113,7 @@ def test_every_measure_documents_its_formula():
     "text, fragment",
     [
         ("foo@10", "unknown measure 'foo'"),
-        ("ndcg@10", "unknown measure 'ndcg'"),
+        ("ndgc@10", "unknown measure 'ndgc'"),
         ("P", "P needs a cutoff"),
         ("Success", "Success needs a cutoff"),
         ("R-Prec@5", "R-Prec takes no cutoff"),
