@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from evalops.data import RunTable
 from evalops.errors import MeasureError
+from evalops.metrics.gold import as_run
 from evalops.metrics.measures import ALIASES, MEASURE_TYPES, TREC_EVAL_NAMES, Measure
 
 __all__ = ["FallbackMeasure", "fallback_measure", "fallback_values", "is_fallback", "close_names", "FALLBACK"]
@@ -151,9 +153,6 @@ def _qrels_frame(gold: Any) -> Any:
 
 
 def _run_frame(run: Any) -> Any:
-    from evalops.data import RunTable
-    from evalops.metrics.gold import as_run
-
     frame = (run.to_run() if isinstance(run, RunTable) else as_run(run)).to_frame()
     scores = frame["score"].to_numpy(dtype=np.float64)
     unscored = np.isnan(scores)

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from evalops.errors import MeasureError
+from evalops.metrics.fallback import fallback_measure
 from evalops.metrics.measures import ALIASES, MEASURE_TYPES, TREC_EVAL_NAMES, Measure, measure_type, valid_names_hint
 from evalops.safetext import truncate
 
@@ -86,8 +87,6 @@ def parse_measure(text: str | Measure, types: Mapping[str, type[Measure]] | None
     except MeasureError as native:
         if not _fallback_may_apply(text):
             raise
-        from evalops.metrics.fallback import fallback_measure
-
         return fallback_measure(text, native)
 
 

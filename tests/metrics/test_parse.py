@@ -196,5 +196,5 @@ def test_every_measure_declares_its_direction():
     from evalops.metrics import MEASURE_TYPES
 
     for cls in MEASURE_TYPES.values():
-        m = cls(10) if cls.CUTOFF != "none" else cls()
+        m = cls(0.5) if cls.AT_PARAM else cls(10) if cls.CUTOFF != "none" else cls()
         assert m.higher_is_better is True, cls.NAME
