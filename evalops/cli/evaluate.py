@@ -130,7 +130,10 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     else:
         notes = convention_notes(result, label)
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
-        rows = [{"measure": label(name, name), **agg.to_dict(), "95% CI": _ci(agg)} for name, agg in result.aggregates.items()]
+        totals = result.trec_eval_counts() if fmt == "markdown" else {}  # as the terminal shows n; csv keeps the count
+        rows = [{"measure": label(name, name), **agg.to_dict(), "95% CI": _ci(agg),
+                 **({"n": f"{agg.n} of {totals[name]}"} if name in totals else {})}
+                for name, agg in result.aggregates.items()]
         table_columns = SUMMARY_COLUMNS
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
                 title=f"{result.run_name or run}  vs  {qrels}", table_columns=table_columns, cell=_cell,
