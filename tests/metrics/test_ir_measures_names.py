@@ -15,7 +15,7 @@ import pytest
 
 ir_measures = pytest.importorskip("ir_measures")
 
-from evalops.errors import MeasureError  # noqa: E402
+from evalops.errors import InputError, MeasureError  # noqa: E402
 from evalops.formats import read_qrels, read_run  # noqa: E402
 from evalops.metrics import Policy, evaluate, parse_measure  # noqa: E402
 from evalops.metrics.fallback import FALLBACK, fallback_values, is_fallback  # noqa: E402
@@ -151,3 +151,26 @@ def test_p_rel2_differs_from_trec_eval_only_by_the_no_answer_policy(nfcorpus):
     assert zero.aggregates["P(rel=2)@5"].n == 323
     assert abs(zero.mean("P(rel=2)@5") - 0.07801857585139312) <= 1e-12
     assert "queries_under_trec_eval" not in zero.policies()
+
+
+def test_without_ir_measures_the_refusal_says_it_is_not_installed(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "ir_measures", None)  # import ir_measures raises ImportError
+    with pytest.raises(MeasureError, match=r"falls back to ir_measures .* not installed \(pip install ir-measures\)"):
+        parse_measure("infAP")
+    assert not is_fallback(parse_measure("SetP"))  # native names need no ir_measures
+
+
+def test_the_fallback_needs_the_run_it_was_not_given():
+    from evalops.metrics.evaluation import evaluate_hits
+    from evalops.metrics.hits import locate_hits
+
+    gold = as_gold({"q1": {"a": 1}})
+    hits = locate_hits(gold, {"q1": {"a": 1.0}})
+    with pytest.raises(InputError, match=r"infAP: computed by ir_measures \(the fallback\), which needs the whole run"):
+        evaluate_hits(gold, hits, ["infAP"])
+
+
+def test_a_provider_that_rewrites_query_ids_is_refused():
+    gold = as_gold({"PLAIN-2": {"a": 2, "b": 1}})
+    with pytest.raises(MeasureError, match=r"not in the judgments \(2, \.\.\.\)"):
+        fallback_values([parse_measure("ERR@10")], gold, {"PLAIN-2": {"a": 1.0, "b": 0.5}})
