@@ -15,6 +15,7 @@ computes it (the providers that would are named).
 from __future__ import annotations
 
 import difflib
+import re
 import subprocess
 from collections.abc import Sequence
 from types import MappingProxyType
@@ -30,6 +31,7 @@ from evalops.metrics.measures import ALIASES, MEASURE_TYPES, TREC_EVAL_NAMES, Me
 __all__ = ["FallbackMeasure", "fallback_measure", "fallback_values", "is_fallback", "close_names", "FALLBACK"]
 
 FALLBACK = "ir_measures"
+_UNSET = re.compile(r"<object object at 0x[0-9a-f]+>")  # ir_measures' "parameter not given" marker, as it prints
 # what ir_measures' parser raises on a name it cannot read
 _PARSE_ERRORS = (NameError, AssertionError, ValueError, TypeError, SyntaxError, KeyError)
 
@@ -92,6 +94,12 @@ def fallback_measure(text: str, native: MeasureError) -> Measure:
         measure = ir_measures.parse_measure(text)
         measure.validate_params()
     except _PARSE_ERRORS as why:
+        from ir_measures.measures import registry
+
+        if text.strip().split("(")[0].split("@")[0] in registry:  # its name, with parameters it refuses
+            reason = _UNSET.sub("(not given)", str(why))
+            raise MeasureError(f"measure {text!r} is not native to evalops, and ir_measures (the fallback) refuses "
+                               f"it: {reason}; see ir_measures' documentation of its parameters") from None
         raise MeasureError(f"{native}; {close_names(text)}; ir_measures (the fallback) does not read it either "
                            f"({why})") from None
     # the providers that would compute it, asked in ir_measures' order; only those are initialised (ranx's

@@ -26,9 +26,9 @@ SPELLINGS = {
     "AP": ["AP", "AP@10", "AP(rel=2)"], "AP_IA": ["AP_IA"], "Accuracy": ["Accuracy"],
     "BPM": ["BPM(T=1.0,min_rel=0,max_rel=2)@10"], "BPref": ["BPref"], "Bpref": ["Bpref", "Bpref(rel=2)"],
     "Compat": ["Compat", "Compat(p=0.8)"], "ERR": ["ERR@10"], "ERR_IA": ["ERR_IA@10"],
-    "INSQ": ["INSQ(T=2.0)"], "INST": ["INST(T=2.0)"], "IPrec": ["IPrec@0.0", "IPrec@0.5", "IPrec@1.0", "IPrec(rel=2)@0.3"],
+    "INSQ": ["INSQ(T=2.0,max_rel=2)"], "INST": ["INST(T=2.0,max_rel=2)"], "IPrec": ["IPrec@0.0", "IPrec@0.5", "IPrec@1.0", "IPrec(rel=2)@0.3"],
     "Judged": ["Judged@10"], "MAP": ["MAP"], "MAP_IA": ["MAP_IA"], "MRR": ["MRR", "MRR@10"],
-    "NDCG": ["NDCG@10"], "NERR10": ["NERR10(p=0.8)"], "NERR11": ["NERR11(T=2.0)"],
+    "NDCG": ["NDCG@10"], "NERR10": ["NERR10(p=0.8,max_rel=2)"], "NERR11": ["NERR11(T=2.0,max_rel=2)"],
     "NERR8": ["NERR8(min_rel=0,max_rel=2)@10"], "NERR9": ["NERR9(min_rel=0,max_rel=2)@10"], "NRBP": ["NRBP"],
     "NumQ": ["NumQ"], "NumRel": ["NumRel", "NumRel(rel=2)"], "NumRelRet": ["NumRelRet"],
     "NumRet": ["NumRet", "NumRet(rel=2)"], "P": ["P@5", "P(rel=2)@5", "P@10"], "P_IA": ["P_IA@10"],
@@ -136,7 +136,7 @@ def test_these_are_native(text):
     assert not is_fallback(parse_measure(text))
 
 
-@pytest.mark.parametrize("text", ["RBP(p=0.8)", "alpha_nDCG@10", "ERR@10", "AP_IA"])
+@pytest.mark.parametrize("text", ["RBP(p=0.8)", "alpha_nDCG@10", "ERR@10", "AP_IA", "INST(T=2.0,max_rel=2)"])
 def test_known_refusals_name_the_fallback(outcomes, text):
     assert outcomes[text][0] == "refused"
     assert "ir_measures (the fallback)" in outcomes[text][1]
@@ -174,3 +174,9 @@ def test_a_provider_that_rewrites_query_ids_is_refused():
     gold = as_gold({"PLAIN-2": {"a": 2, "b": 1}})
     with pytest.raises(MeasureError, match=r"not in the judgments \(2, \.\.\.\)"):
         fallback_values([parse_measure("ERR@10")], gold, {"PLAIN-2": {"a": 1.0, "b": 0.5}})
+
+
+def test_an_ir_measures_name_with_parameters_it_refuses_says_so_first():
+    with pytest.raises(MeasureError, match=r"^measure 'INST\(T=2\)' is not native to evalops, and ir_measures \(the "
+                                           r"fallback\) refuses it: invalid param T=2"):
+        parse_measure("INST(T=2)")
