@@ -107,9 +107,12 @@ def fallback_measure(text: str, native: MeasureError) -> Measure:
     supporting = [p for p in ir_measures.DefaultPipeline.providers if _supports(p, measure)]
     if not any(p.is_available() for p in supporting):
         would = [p.NAME + (f" ({p.install_instructions()})" if p.install_instructions() else "") for p in supporting]
-        where = f"; it would need {', '.join(would)}" if would else ""
+        forms = [f"{p.NAME} computes {form}" for p in ir_measures.DefaultPipeline.providers
+                 for form in map(str, getattr(p, "SUPPORTED_MEASURES", [])) if form.split("(")[0].split("@")[0] == measure.NAME]
+        where = (f"; it would need {', '.join(would)}" if would
+                 else f"; with these parameters no provider computes it ({'; '.join(forms)})" if forms else "")
         raise MeasureError(f"measure {text!r} ({measure}) is not native to evalops, and ir_measures (the fallback) "
-                           f"has no provider installed here that computes it{where}; {close_names(text)}")
+                           f"has no provider installed here that computes it{where}")
     return FallbackMeasure(measure)
 
 

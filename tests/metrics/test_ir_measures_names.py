@@ -32,7 +32,7 @@ SPELLINGS = {
     "NERR8": ["NERR8(min_rel=0,max_rel=2)@10"], "NERR9": ["NERR9(min_rel=0,max_rel=2)@10"], "NRBP": ["NRBP"],
     "NumQ": ["NumQ"], "NumRel": ["NumRel", "NumRel(rel=2)"], "NumRelRet": ["NumRelRet"],
     "NumRet": ["NumRet", "NumRet(rel=2)"], "P": ["P@5", "P(rel=2)@5", "P@10"], "P_IA": ["P_IA@10"],
-    "Precision": ["Precision@10"], "R": ["R@10", "R@100"], "RBP": ["RBP(p=0.8)"], "RPrec": ["RPrec"],
+    "Precision": ["Precision@10"], "R": ["R@10", "R@100"], "RBP": ["RBP(p=0.8)", "RBP(p=0.8,rel=1)"], "RPrec": ["RPrec"],
     "RR": ["RR", "RR@10", "RR(rel=2)"], "Recall": ["Recall@10"], "Rprec": ["Rprec"],
     "SDCG": ["SDCG(min_rel=0,max_rel=2)@10"], "SetAP": ["SetAP"], "SetF": ["SetF"],
     "SetP": ["SetP", "SetP(rel=2)"], "SetR": ["SetR"], "SetRelP": ["SetRelP"], "StRecall": ["StRecall"],
