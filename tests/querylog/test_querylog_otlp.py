@@ -79,3 +79,15 @@ def test_same_contracts_and_scrubbing(tmp_path: Path) -> None:
     assert problems.isna().tolist() == [True, True, False, False]
     scrubbed, found = scrub_many(frame["query"].iloc[:1].tolist())
     assert "ann@example.com" not in scrubbed[0] and sum(found.values()) >= 1
+
+
+def test_an_otlp_window_is_validated_scrubbed_and_sampled_like_any_log(tmp_path: Path) -> None:
+    from evalops.querylog import draw_log_sample
+
+    window = _window(tmp_path)
+    rules = QueryLogRules(START, END, ("bm25-v1", "hybrid-rrf-v2"), max_malformed_share=0.6)
+    sample = draw_log_sample(window, rules, logical_date="2025-03-05", size=2, docs_dir=None)
+    assert sample.report.failures == [] and sample.dropped_rows == 2
+    assert sample.pii_found == {"email": 1}
+    assert not any("ann@example.com" in text for text in sample.sample["text"])
+    assert sorted(sample.sample["retriever_version"]) == ["bm25-v1", "hybrid-rrf-v2"]
