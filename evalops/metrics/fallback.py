@@ -96,7 +96,8 @@ def fallback_measure(text: str, native: MeasureError) -> Measure:
     except _PARSE_ERRORS as why:
         from ir_measures.measures import registry
 
-        if text.strip().split("(")[0].split("@")[0] in registry:  # its name, with parameters it refuses
+        name = text.strip().split("(")[0].split("@")[0]
+        if name in registry and ALIASES.get(name, name) not in MEASURE_TYPES:  # its name, parameters it refuses
             reason = _UNSET.sub("(not given)", str(why))
             raise MeasureError(f"measure {text!r} is not native to evalops, and ir_measures (the fallback) refuses "
                                f"it: {reason}; see ir_measures' documentation of its parameters") from None
