@@ -33,8 +33,8 @@ def evaluate(
     """Score ``run`` against ``qrels`` with each measure.
 
     ``qrels``: ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade).
-    ``run``: ``Run``, ``RunTable`` (from :func:`evalops.formats.read_run_table`), ``{qid: {docid: score}}``
-    or a DataFrame (query_id, doc_id[, score]).
+    ``run``: ``Run``, ``RunTable`` (from :func:`evalops.formats.read_run_table`), ``{qid: {docid: score}}``,
+    ``{qid: [docid, ...]}`` (ranked lists: list order) or a DataFrame (query_id, doc_id[, score]).
     ``measures``: names such as ``"nDCG@10"`` (see :mod:`evalops.metrics.measures`) or ``Measure`` objects;
     a name evalops does not compute natively is computed by ir_measures when it is installed
     (:mod:`evalops.metrics.fallback`), and ``result.policies()["computed_by_fallback"]`` names it.
@@ -65,13 +65,13 @@ def evaluate_located(
     gold = as_gold(qrels)
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")
-    fallback = [m for m in parsed if is_fallback(m)]
-    computed = fallback_values(fallback, gold, run) if fallback else None
     if any(needs_judged(m) for m in parsed):  # rank every judged document once; the relevant ones are a subset
         judged = locate_judged(gold, run)
         hits = relevant_hits(judged)
     else:
         judged, hits = None, locate_hits(gold, run)
+    fallback = [m for m in parsed if is_fallback(m)]  # after the run was checked (duplicates, scores)
+    computed = fallback_values(fallback, gold, run) if fallback else None
     result = evaluate_hits(
         gold, hits, parsed, policy, progress=progress, run_name=run.name if isinstance(run, (Run, RunTable)) else None,
         judged=judged, fallback=computed,
