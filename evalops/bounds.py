@@ -55,6 +55,7 @@ from evalops.holes import cutoff_of, judged_shift
 from evalops.metrics import evaluate
 from evalops.metrics.compute import needs_judged
 from evalops.metrics.evaluation import evaluate_hits
+from evalops.metrics.fallback import is_fallback
 from evalops.metrics.gold import Gold, as_gold
 from evalops.metrics.hits import locate_hits
 from evalops.metrics.parse import parse_measures
@@ -259,10 +260,12 @@ def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str
     ``{measure: JudgedShift}``, for comparisons of runs in memory (``evalops compare``, the Python API).
     Both runs are read to ``default_k`` documents (the cutoff of a measure over the whole ranking); the
     bounds are scored under the metrics ``policy``. ``baseline_scores`` is accepted for older callers and
-    not needed."""
+    not needed. A measure ir_measures computes (the fallback) gets no bounds: they re-score the located
+    documents, and ir_measures reads only whole runs."""
     del baseline_scores
     gold = as_gold(qrels)
-    measures = [str(m) for m in measures if not str(m).startswith("Judged@")]
+    measures = [str(m) for m in parse_measures(list(measures))
+                if not str(m).startswith("Judged@") and not is_fallback(m)]
     if not measures:
         return {}
     cutoffs = sorted({cutoff_of(m, default_k) for m in measures})

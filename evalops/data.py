@@ -399,13 +399,44 @@ class Run(_Coded):
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None) -> Run:
-        """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape). A ``None`` score means unscored."""
+        """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape). A ``None`` score means unscored.
+
+        ``{qid: [docid, ...]}`` (plain ranked lists, the shape of RAGAS's retrieved context ids) is read by
+        :meth:`from_lists`."""
+        if not all(isinstance(v, Mapping) for v in run.values()):
+            return cls.from_lists(run, name, source)  # type: ignore[arg-type]
         qs, ds, values, codes = _flatten_nested(run)
         try:
             scores = np.array(values, dtype=np.float64)
         except (TypeError, ValueError):
             scores = np.array(values, dtype=object)  # None -> NaN; the constructor names anything else
         return _build(cls, codes, query_ids=qs, doc_ids=ds, scores=scores, name=name, source=source)
+
+    @classmethod
+    def from_lists(cls, ranked: Mapping[Any, Sequence[Any]], name: str = "run", source: str | None = None) -> Run:
+        """From plain ranked lists ``{qid: [docid, ...]}``: rank order is list order, and each query's
+        documents get synthetic descending scores n, n-1, ..., 1 (n = the list's length), so the ranking
+        survives any writer or reader of scores. A document listed twice for one query is an error."""
+        qs: list[Any] = []
+        ds: list[Any] = []
+        ss: list[float] = []
+        for qid, docs in ranked.items():
+            if isinstance(docs, (str, bytes)) or not isinstance(docs, (Sequence, np.ndarray)):
+                raise InputError(
+                    f"{source or 'run'}: query {str(qid)!r} holds {type(docs).__name__}; give either "
+                    "{qid: {docid: score}} or {qid: [docid, ...]} (ranked lists) for every query"
+                )
+            for i, doc in enumerate(docs):
+                if isinstance(doc, (Mapping, list, tuple)):
+                    raise InputError(
+                        f"{source or 'run'}: query {str(qid)!r}, position {i + 1} holds {type(doc).__name__}; "
+                        "a ranked list holds doc ids only (give {qid: {docid: score}} for scored documents)"
+                    )
+            n = len(docs)
+            qs += [str(qid)] * n
+            ds += [str(d) for d in docs]
+            ss += [float(n - i) for i in range(n)]
+        return cls(np.array(qs, dtype=object), np.array(ds, dtype=object), np.array(ss, dtype=np.float64), name, source)
 
     @classmethod
     def from_ranked(

@@ -139,7 +139,7 @@ def compare(qrels: str, baseline: str, candidates: tuple[str, ...], measures: tu
     report["fail_on"] = sorted(failing)
     notes = [f"{c['measure']} ({c['candidate']}): {c['decision']}"
              + (f" [fails: {c['kind']}]" if c["kind"] in failing else "") + f": {c['reasons'][-1]}"
-             for c in report["comparisons"]]
+             for c in report["comparisons"]] + _fallback_notes(report)
     rows = [{**c, **_markdown_row(c)} for c in report["comparisons"]] if fmt == "markdown" else report["comparisons"]
     emit(Output(data=report, columns=COMPARISON_COLUMNS, rows=rows, notes=notes, cell=_cell,
                 table_columns=MARKDOWN_COLUMNS, draw=lambda console: _print_table(console, report)), fmt, output_path)
@@ -337,6 +337,8 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
         f"{policy['alert_on']}; reported test: {policy['test']}",
         style="dim", highlight=False, markup=False,
     )
+    for note in _fallback_notes(report):
+        console.print(note, style="dim", highlight=False, markup=False)
     # The table holds the numbers; below it, the rule's conclusion in words (every reason: --format json),
     # one line for all comparisons that reached the same conclusion.
     conclusions: dict[tuple[str, str], list[str]] = {}
@@ -350,6 +352,15 @@ def _print_table(console: Any, report: dict[str, Any]) -> None:
             worst = ", ".join(f"{w['query_id']} {w['baseline']:.3f}->{w['candidate']:.3f}" for w in c["worst_queries"])
             label = f"{c['measure']}" + (f" ({c['candidate']})" if many else "")
             console.print(f"{label}, largest drops: {worst}", style="dim", highlight=False, markup=False)
+
+
+def _fallback_notes(report: dict) -> list[str]:
+    """Which measures ir_measures computed (the fallback), one line each."""
+    from evalops.metrics import parse_measures
+    from evalops.metrics.result import fallback_names
+
+    names = list(dict.fromkeys(c["measure"] for c in report["comparisons"]))
+    return [f"{name}: computed by {how}" for name, how in fallback_names(parse_measures(names)).items()] if names else []
 
 
 @click.command("power")

@@ -50,7 +50,8 @@ SUMMARY_COLUMNS = ("measure", "mean", "95% CI", "std", "min", "max", "n")
     multiple=True,
     required=True,
     type=MEASURE,
-    help="A measure in ir_measures syntax, e.g. nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, AP, RR, R-Prec. Repeat for more.",
+    help="A measure in ir_measures syntax, e.g. nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, AP, RR, R-Prec, or a "
+    "trec_eval name (ndcg_cut_10); other ir_measures names are computed by ir_measures. Repeat for more.",
 )
 @click.option("--per-query", is_flag=True, help="Also output the value of every query.")
 @FORMAT_OPTION
@@ -136,13 +137,33 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
         rows = _per_query_rows(result, label) if fmt in ("csv", "markdown") else []  # json and table do not use them
         # markdown: under the rows
         notes = [_mean_note(label(name, name), agg) for name, agg in result.aggregates.items()]
+        notes += convention_notes(result, label)
     else:
+        notes = convention_notes(result, label)
         columns = ("measure", "n", "mean", "std", "min", "max", "ci_low", "ci_high")
-        rows = [{"measure": label(name, name), **agg.to_dict(), "95% CI": _ci(agg)} for name, agg in result.aggregates.items()]
+        totals = result.trec_eval_counts() if fmt == "markdown" else {}  # as the terminal shows n; csv keeps the count
+        rows = [{"measure": label(name, name), **agg.to_dict(), "95% CI": _ci(agg),
+                 **({"n": f"{agg.n} of {totals[name]}"} if name in totals else {})}
+                for name, agg in result.aggregates.items()]
         table_columns = SUMMARY_COLUMNS
     emit(Output(data=result.to_json(per_query=per_query), columns=columns, rows=rows, notes=notes,
                 title=f"{result.run_name or run}  vs  {qrels}", table_columns=table_columns, cell=_cell,
                 draw=lambda console: _table(console, result, per_query, qrels, run, label)), fmt, output_path)
+
+
+def convention_notes(result: Any, label: Any) -> list[str]:
+    """Where a mean is not the one trec_eval and ir_measures print (fewer queries under the no-answer
+    policy), and which measures ir_measures computed (the fallback)."""
+    from evalops.metrics.result import fallback_names
+
+    notes = []
+    for name, total in result.trec_eval_counts().items():
+        n = result.aggregates[name].n
+        notes.append(f"{label(name, name)}: mean over {n} of {total} queries (no relevant document: "
+                     f"{result.policy.no_answer}); {total} under trec_eval's convention (--no-answer zero)")
+    for name, how in fallback_names(result.measures).items():
+        notes.append(f"{label(name, name)}: computed by {how}")
+    return notes
 
 
 def _judgments_fit(path: str, budget: int) -> None:
@@ -240,11 +261,13 @@ def _table(console: Any, result: Any, per_query: bool, qrels_path: str, run_path
     summary = Table(title=escape(f"{result.run_name or run_path}  vs  {qrels_path}"), show_edge=False)
     for header in ("measure", "mean", "95% CI", "std", "min", "max", "n"):
         summary.add_column(header, justify="left" if header == "measure" else "right")
+    totals = result.trec_eval_counts()
     for name, agg in result.aggregates.items():
-        summary.add_row(escape(label(name, name)), _fmt(agg.mean), _ci(agg), _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), str(agg.n))
+        n = f"{agg.n} of {totals[name]}" if name in totals else str(agg.n)
+        summary.add_row(escape(label(name, name)), _fmt(agg.mean), _ci(agg), _fmt(agg.std), _fmt(agg.min), _fmt(agg.max), n)
     console.print(summary)
 
-    notes = [f"ties: {result.policy.ties}"]
+    notes = [f"ties: {result.policy.ties}", *convention_notes(result, label)]
     verb = "left out of the means" if result.policy.no_answer == "exclude" else "scored 0"
     by_ids: dict[tuple[str, ...], list[str]] = {}
     for name, ids in result.no_answer_ids.items():

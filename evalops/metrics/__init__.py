@@ -21,15 +21,23 @@ from evalops.metrics.measures import (
     Bpref,
     ContextPrecision,
     F1,
+    IPrec,
     Judged,
     Measure,
     NDCG,
+    NumRel,
+    NumRelRet,
+    NumRet,
     Param,
     Precision,
     Recall,
     ReciprocalRank,
     RPrecision,
+    SetF,
+    SetP,
+    SetR,
     Success,
+    TREC_EVAL_NAMES,
 )
 from evalops.metrics.parse import parse_measure, parse_measures
 from evalops.metrics.policy import NO_ANSWER_CHOICES, Policy
@@ -42,6 +50,7 @@ __all__ = [
     "parse_measure", "parse_measures",
     # the measure declarations (evalops.metrics.measures.__all__ without measure_type)
     "Param", "Measure", "Precision", "Recall", "F1", "NDCG", "ReciprocalRank", "AveragePrecision", "Success",
-    "RPrecision", "ContextPrecision", "Judged", "Bpref", "MEASURE_TYPES", "ALIASES",
+    "RPrecision", "ContextPrecision", "Judged", "Bpref", "NumRel", "NumRet", "NumRelRet", "SetP", "SetR", "SetF",
+    "IPrec", "MEASURE_TYPES", "ALIASES", "TREC_EVAL_NAMES",
     "judged_coverage", "JudgedCoverage", "top_k",
 ]

@@ -28,18 +28,26 @@ __all__ = ["per_query_values", "judged_values", "needs_judged", "CHUNK_CELLS"]
 # queries, nDCG@10 and AP) against 33 MB, for the same CPU time or less (the matrices stay in cache).
 CHUNK_CELLS = 1 << 19
 
-# measure name -> kernel call on (measure, grade matrix, ideal matrix, R at the measure's threshold)
-Kernel = Callable[[Measure, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+# measure name -> kernel call on (measure, grade matrix, ideal matrix, R at the measure's threshold,
+# documents retrieved)
+Kernel = Callable[[Measure, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 KERNELS: dict[str, Kernel] = {
-    "P": lambda m, g, ideal, r: kernels.precision(g, m.cutoff, m["rel"]),
-    "R": lambda m, g, ideal, r: kernels.recall(g, m.cutoff, r, m["rel"]),
-    "F1": lambda m, g, ideal, r: kernels.f1(g, m.cutoff, r, m["rel"]),
-    "nDCG": lambda m, g, ideal, r: kernels.ndcg(g, m.cutoff, ideal, m["gain"]),
-    "RR": lambda m, g, ideal, r: kernels.reciprocal_rank(g, m.cutoff, m["rel"]),
-    "AP": lambda m, g, ideal, r: kernels.average_precision(g, m.cutoff, r, m["rel"]),
-    "Success": lambda m, g, ideal, r: kernels.success(g, m.cutoff, m["rel"]),
-    "R-Prec": lambda m, g, ideal, r: kernels.r_precision(g, r, m["rel"]),
-    "ContextPrecision": lambda m, g, ideal, r: kernels.context_precision(g, m.cutoff, m["rel"]),
+    "P": lambda m, g, ideal, r, ret: kernels.precision(g, m.cutoff, m["rel"]),
+    "R": lambda m, g, ideal, r, ret: kernels.recall(g, m.cutoff, r, m["rel"]),
+    "F1": lambda m, g, ideal, r, ret: kernels.f1(g, m.cutoff, r, m["rel"]),
+    "nDCG": lambda m, g, ideal, r, ret: kernels.ndcg(g, m.cutoff, ideal, m["gain"]),
+    "RR": lambda m, g, ideal, r, ret: kernels.reciprocal_rank(g, m.cutoff, m["rel"]),
+    "AP": lambda m, g, ideal, r, ret: kernels.average_precision(g, m.cutoff, r, m["rel"]),
+    "Success": lambda m, g, ideal, r, ret: kernels.success(g, m.cutoff, m["rel"]),
+    "R-Prec": lambda m, g, ideal, r, ret: kernels.r_precision(g, r, m["rel"]),
+    "ContextPrecision": lambda m, g, ideal, r, ret: kernels.context_precision(g, m.cutoff, m["rel"]),
+    "NumRel": lambda m, g, ideal, r, ret: np.where(np.asarray(ret) > 0, r, 0).astype(np.float64),
+    "NumRet": lambda m, g, ideal, r, ret: np.asarray(ret, dtype=np.float64),
+    "NumRelRet": lambda m, g, ideal, r, ret: kernels.relevant_retrieved(g, m["rel"]),
+    "SetP": lambda m, g, ideal, r, ret: kernels.set_precision(g, ret, m["rel"]),
+    "SetR": lambda m, g, ideal, r, ret: kernels.set_recall(g, r, m["rel"]),
+    "SetF": lambda m, g, ideal, r, ret: kernels.set_f(g, ret, r, m["rel"], m["beta"]),
+    "IPrec": lambda m, g, ideal, r, ret: kernels.interpolated_precision(g, r, m["recall"], m["rel"]),
 }
 JUDGED_KINDS = frozenset({"Judged", "Bpref"})
 
@@ -95,6 +103,7 @@ def per_query_values(
     n_rel = {t: gold.n_relevant(t) for t in {m.relevance_threshold for m in measures}}
     out = {m: np.zeros(n, dtype=np.float64) for m in measures}
 
+    retrieved = np.asarray(hits.retrieved)
     order = np.argsort(hits.qidx, kind="stable")
     # held while the chunks are scored: 32 bits where they fit (12 bytes a hit instead of 24), not the order
     hit_q, hit_rank, hit_grade = (_narrow(a[order]) for a in (hits.qidx, hits.rank, hits.grade))
@@ -112,7 +121,7 @@ def per_query_values(
         i = slice(ideal_edges[c], ideal_edges[c + 1])
         ideal = _fill(hi - lo, ideal_depth, ideal_q[i] - lo, ideal_rank[i], ideal_grade[i])
         for m in measures:
-            out[m][lo:hi] = KERNELS[m.NAME](m, grades, ideal, n_rel[m.relevance_threshold][lo:hi])
+            out[m][lo:hi] = KERNELS[m.NAME](m, grades, ideal, n_rel[m.relevance_threshold][lo:hi], retrieved[lo:hi])
         if progress is not None:
             progress(hi, n)
     return out

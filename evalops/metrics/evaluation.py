@@ -10,6 +10,7 @@ import numpy as np
 from evalops.data import Run, RunTable
 from evalops.errors import InputError
 from evalops.metrics.compute import judged_values, needs_judged, per_query_values
+from evalops.metrics.fallback import fallback_values, is_fallback
 from evalops.metrics.gold import Gold, as_gold
 from evalops.metrics.judged import locate_judged, relevant_hits
 from evalops.metrics.measures import Measure
@@ -32,9 +33,11 @@ def evaluate(
     """Score ``run`` against ``qrels`` with each measure.
 
     ``qrels``: ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade).
-    ``run``: ``Run``, ``RunTable`` (from :func:`evalops.formats.read_run_table`), ``{qid: {docid: score}}``
-    or a DataFrame (query_id, doc_id[, score]).
-    ``measures``: names such as ``"nDCG@10"`` (see :mod:`evalops.metrics.measures`) or ``Measure`` objects.
+    ``run``: ``Run``, ``RunTable`` (from :func:`evalops.formats.read_run_table`), ``{qid: {docid: score}}``,
+    ``{qid: [docid, ...]}`` (ranked lists: list order) or a DataFrame (query_id, doc_id[, score]).
+    ``measures``: names such as ``"nDCG@10"`` (see :mod:`evalops.metrics.measures`) or ``Measure`` objects;
+    a name evalops does not compute natively is computed by ir_measures when it is installed
+    (:mod:`evalops.metrics.fallback`), and ``result.policies()["computed_by_fallback"]`` names it.
     ``progress(done, total)`` is called after each chunk of gold queries is scored.
 
     Every gold query counts; one missing from the run scores 0. Run queries without judgments are
@@ -67,9 +70,11 @@ def evaluate_located(
         hits = relevant_hits(judged)
     else:
         judged, hits = None, locate_hits(gold, run)
+    fallback = [m for m in parsed if is_fallback(m)]  # after the run was checked (duplicates, scores)
+    computed = fallback_values(fallback, gold, run) if fallback else None
     result = evaluate_hits(
         gold, hits, parsed, policy, progress=progress, run_name=run.name if isinstance(run, (Run, RunTable)) else None,
-        judged=judged,
+        judged=judged, fallback=computed,
     )
     return result, hits
 
@@ -82,20 +87,30 @@ def evaluate_hits(
     progress: Callable[[int, int], None] | None = None,
     run_name: str | None = None,
     judged: Hits | None = None,
+    fallback: dict[Measure, np.ndarray] | None = None,
 ) -> EvaluationResult:
     """The second half of :func:`evaluate`: per-query values, policies and aggregates from located hits.
 
     ``judged`` (every judged document located, :func:`evalops.metrics.judged.locate_judged`) is needed by
-    the measures that look at unjudged documents (Judged@k, bpref, ``judged_only=True``)."""
+    the measures that look at unjudged documents (Judged@k, bpref, ``judged_only=True``); ``fallback`` (from
+    :func:`evalops.metrics.fallback.fallback_values`, which reads the whole run) by those ir_measures computes."""
     policy = policy or Policy()
     parsed = parse_measures(list(measures))
-    special = [m for m in parsed if needs_judged(m)]
-    usual = [m for m in parsed if not needs_judged(m)]
+    borrowed = [m for m in parsed if is_fallback(m)]
+    special = [m for m in parsed if needs_judged(m) and not is_fallback(m)]
+    usual = [m for m in parsed if not needs_judged(m) and not is_fallback(m)]
     values = {}
+    if borrowed:
+        if fallback is None or any(m not in fallback for m in borrowed):
+            raise InputError(
+                f"{', '.join(map(str, borrowed))}: computed by ir_measures (the fallback), which needs the whole run in "
+                "memory, and this run was read in blocks; give a larger --memory-budget, or leave these measures out"
+            )
+        values = {m: np.array(fallback[m], dtype=np.float64) for m in borrowed}
     if special:
         if judged is None:
             raise InputError(f"{', '.join(map(str, special))} need every judged document located (pass judged=)")
-        values = judged_values(special, gold, judged)
+        values.update(judged_values(special, gold, judged))
     if usual:
         values.update(per_query_values(usual, gold, hits, progress))
 
@@ -123,4 +138,5 @@ def evaluate_hits(
         missing_from_run_ids=tuple(gold.query_ids_where(hits.retrieved == 0).tolist()),
         ignored_run_query_ids=tuple(sorted(hits.ignored_query_ids.tolist())),
         run_name=run_name,
+        gold_query_count=len(gold),
     )

@@ -52,14 +52,16 @@ def as_qrels(qrels: Any) -> Qrels:
 
 
 def as_run(run: Any) -> Run:
-    """Accept ``Run``, ``{qid: {docid: score}}`` or a DataFrame (query_id, doc_id[, score])."""
+    """Accept ``Run``, ``{qid: {docid: score}}``, ``{qid: [docid, ...]}`` (plain ranked lists: rank order is
+    list order, :meth:`Run.from_lists`) or a DataFrame (query_id, doc_id[, score])."""
     if isinstance(run, Run):
         return run
     if isinstance(run, Mapping):
         return Run.from_dict(run)
     if hasattr(run, "columns"):
         return Run.from_frame(run, score_col="score" if "score" in run.columns else None)
-    raise InputError(f"run must be Run, a {{qid: {{docid: score}}}} dict or a DataFrame, not {type(run).__name__}")
+    raise InputError(f"run must be Run, a {{qid: {{docid: score}}}} or {{qid: [docid, ...]}} dict or a DataFrame, "
+                     f"not {type(run).__name__}")
 
 
 @dataclass(frozen=True, eq=False)

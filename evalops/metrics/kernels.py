@@ -6,7 +6,7 @@ run), and returns one value per query (a float64 vector). Columns past the last 
 cut off: no kernel needs them, because P@k divides by ``k`` itself, not by the matrix width.
 
 ``rel`` is the relevance threshold (grade >= rel is relevant), ``n_rel`` the number of relevant judged
-documents per query (from the qrels), ``ideal`` a matrix of each query's judged grades sorted descending.
+documents per query (from the qrels), ``n_ret`` the number of documents the run returned per query, ``ideal`` a matrix of each query's judged grades sorted descending.
 A ratio whose denominator is 0 is 0. The formulas are documented on the measure classes in
 :mod:`evalops.metrics.measures`; the code below follows them term by term. No Python loop per query.
 
@@ -32,6 +32,11 @@ __all__ = [
     "context_precision",
     "judged_share",
     "bpref",
+    "relevant_retrieved",
+    "set_precision",
+    "set_recall",
+    "set_f",
+    "interpolated_precision",
 ]
 
 
@@ -121,6 +126,35 @@ def ndcg(grades: np.ndarray, k: int | None, ideal: np.ndarray, gain: str = "line
 def context_precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
     relevant = _relevant(grades, k, rel)
     return _ratio(_precision_where_relevant(relevant).sum(axis=1), np.count_nonzero(relevant, axis=1))
+
+
+def relevant_retrieved(grades: np.ndarray, rel: int = 1) -> np.ndarray:
+    """Relevant documents at any rank (the matrix must reach the deepest relevant one)."""
+    return np.count_nonzero(grades >= rel, axis=1).astype(np.float64)
+
+
+def set_precision(grades: np.ndarray, n_ret: np.ndarray, rel: int = 1) -> np.ndarray:
+    return _ratio(relevant_retrieved(grades, rel), n_ret)
+
+
+def set_recall(grades: np.ndarray, n_rel: np.ndarray, rel: int = 1) -> np.ndarray:
+    return _ratio(relevant_retrieved(grades, rel), n_rel)
+
+
+def set_f(grades: np.ndarray, n_ret: np.ndarray, n_rel: np.ndarray, rel: int = 1, beta: float = 1.0) -> np.ndarray:
+    p = set_precision(grades, n_ret, rel)
+    r = set_recall(grades, n_rel, rel)
+    b2 = beta * beta
+    return _ratio((1.0 + b2) * p * r, b2 * p + r)
+
+
+def interpolated_precision(grades: np.ndarray, n_rel: np.ndarray, level: float, rel: int = 1) -> np.ndarray:
+    """max P@i over the ranks i holding a relevant document whose recall reaches ``level``, else 0 (the
+    maximum over every rank is reached at a relevant one)."""
+    relevant = grades >= rel
+    reached = _ratio(_found_by_rank(relevant), np.asarray(n_rel)[:, None]) >= level
+    prec = _precision_where_relevant(relevant)
+    return np.where(relevant & reached, prec, 0.0).max(axis=1, initial=0.0)
 
 
 def judged_share(qidx: np.ndarray, rank: np.ndarray, retrieved: np.ndarray, k: int) -> np.ndarray:

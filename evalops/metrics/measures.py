@@ -43,7 +43,15 @@ __all__ = [
     "ContextPrecision",
     "Judged",
     "Bpref",
+    "NumRel",
+    "NumRet",
+    "NumRelRet",
+    "SetP",
+    "SetR",
+    "SetF",
+    "IPrec",
     "MEASURE_TYPES",
+    "TREC_EVAL_NAMES",
     "ALIASES",
     "measure_type",
 ]
@@ -65,6 +73,10 @@ class Param:
         """Return ``value`` if allowed for ``measure``, else raise ``MeasureError`` saying what is allowed."""
         if self.kind is bool and isinstance(value, str) and value.lower() in ("true", "false"):
             value = value.lower() == "true"  # the grammar's bare words True / False
+        if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # beta=2 is beta=2.0
+        if value is None and self.default is None:
+            raise MeasureError(f"{measure} needs {self.name} ({self.description}), for example {measure}@0.5")
         if self.kind is int and isinstance(value, bool) or not isinstance(value, self.kind):
             raise MeasureError(
                 f"{measure}: parameter {self.name}={value!r} must be {self.kind.__name__} ({self.description})"
@@ -107,10 +119,16 @@ class Measure:
     # False for a measure that does not depend on the query having a relevant document (Judged@k)
     NO_ANSWER_APPLIES: ClassVar[bool] = True
     UNJUDGED_RULE: ClassVar[str] = "non-relevant"
+    # the parameter that ``@x`` sets when it is not a rank cutoff (IPrec@0.5 is a recall level), as in ir_measures
+    AT_PARAM: ClassVar[str | None] = None
 
     __slots__ = ("_cutoff", "_params", "_canonical")
 
     def __init__(self, cutoff: int | None = None, **params: Any) -> None:
+        if self.AT_PARAM is not None and cutoff is not None:
+            if self.AT_PARAM in params:
+                raise MeasureError(f"{self.NAME}: {self.AT_PARAM} is given twice (as a parameter and after @)")
+            params, cutoff = {**params, self.AT_PARAM: cutoff}, None
         declared = {p.name: p for p in self.PARAMS}
         unknown = sorted(set(params) - set(declared))
         if unknown:
@@ -130,9 +148,11 @@ class Measure:
 
     # -- value semantics ---------------------------------------------------------------------------
     def _render(self) -> str:
-        shown = [f"{p.name}={self._params[p.name]}" for p in self.PARAMS if self._params[p.name] != p.default]
+        shown = [f"{p.name}={self._params[p.name]}" for p in self.PARAMS
+                 if self._params[p.name] != p.default and p.name != self.AT_PARAM]
         text = self.NAME + (f"({','.join(shown)})" if shown else "")
-        return text + (f"@{self._cutoff}" if self._cutoff is not None else "")
+        at = self._params[self.AT_PARAM] if self.AT_PARAM is not None else self._cutoff
+        return text + (f"@{at}" if at is not None else "")
 
     def __str__(self) -> str:
         return self._canonical
@@ -328,6 +348,96 @@ class Bpref(Measure):
     UNJUDGED_RULE = "skipped (bpref compares judged documents only)"
 
 
+class NumRel(Measure):
+    """NumRel = R, the number of judged documents of the query with grade >= rel (whatever was retrieved).
+
+    A query the run did not answer scores 0, as on every measure (and as in ir_measures).
+
+    A count, not a share: evalops averages it over the queries like every measure (ir_measures and
+    trec_eval sum it; the sum is n x mean)."""
+
+    NAME = "NumRel"
+    DESCRIPTION = "number of relevant judged documents (trec_eval num_rel)"
+    PARAMS = (REL,)
+    CUTOFF = "none"
+    TREC_EVAL = "num_rel"
+    UNIT_RANGE = False
+
+
+class NumRet(Measure):
+    """NumRet = the number of documents the run returned for the query (0 for a query it did not answer).
+
+    A count (averaged by evalops, summed by ir_measures and trec_eval)."""
+
+    NAME = "NumRet"
+    DESCRIPTION = "number of documents retrieved (trec_eval num_ret)"
+    CUTOFF = "none"
+    TREC_EVAL = "num_ret"
+    UNIT_RANGE = False
+
+
+class NumRelRet(Measure):
+    """NumRelRet = sum_i rel_i over the whole ranking: relevant documents retrieved at any rank.
+
+    ir_measures spells it ``NumRet(rel=1)``. A count (averaged by evalops, summed by ir_measures)."""
+
+    NAME = "NumRelRet"
+    DESCRIPTION = "number of relevant documents retrieved (trec_eval num_rel_ret)"
+    PARAMS = (REL,)
+    CUTOFF = "none"
+    TREC_EVAL = "num_rel_ret"
+    UNIT_RANGE = False
+
+
+class SetP(Measure):
+    """SetP = NumRelRet / NumRet: precision of the whole retrieved set, 0 when nothing was retrieved."""
+
+    NAME = "SetP"
+    DESCRIPTION = "precision of the whole retrieved set"
+    PARAMS = (REL,)
+    CUTOFF = "none"
+    TREC_EVAL = "set_P"
+
+
+class SetR(Measure):
+    """SetR = NumRelRet / R: recall of the whole retrieved set."""
+
+    NAME = "SetR"
+    DESCRIPTION = "recall of the whole retrieved set"
+    PARAMS = (REL,)
+    CUTOFF = "none"
+    TREC_EVAL = "set_recall"
+
+
+BETA = Param("beta", float, 1.0, "weight of recall against precision in the harmonic mean", minimum=0)
+
+
+class SetF(Measure):
+    """SetF = (1 + beta^2) * SetP * SetR / (beta^2 * SetP + SetR), 0 when the denominator is 0."""
+
+    NAME = "SetF"
+    DESCRIPTION = "F measure of the whole retrieved set"
+    PARAMS = (REL, BETA)
+    CUTOFF = "none"
+    TREC_EVAL = "set_F"
+
+
+RECALL_LEVEL = Param("recall", float, None, "the recall level", minimum=0, maximum=1)
+
+
+class IPrec(Measure):
+    """IPrec@x = max over ranks i with recall_i >= x of P@i (interpolated precision), 0 when no rank
+    reaches recall x. ``recall_i`` = (sum_{j<=i} rel_j) / R; ``@x`` is the recall level, not a cutoff
+    (ir_measures' ``IPrec@0.5``, trec_eval's ``iprec_at_recall_0.50``)."""
+
+    NAME = "IPrec"
+    DESCRIPTION = "interpolated precision at a recall level"
+    PARAMS = (RECALL_LEVEL, REL)
+    CUTOFF = "none"
+    AT_PARAM = "recall"
+    TREC_EVAL = "iprec_at_recall"
+
+
 MEASURE_TYPES: dict[str, type[Measure]] = {
     m.NAME: m
     for m in (
@@ -342,11 +452,31 @@ MEASURE_TYPES: dict[str, type[Measure]] = {
         ContextPrecision,
         Judged,
         Bpref,
+        NumRel,
+        NumRet,
+        NumRelRet,
+        SetP,
+        SetR,
+        SetF,
+        IPrec,
     )
 }
 
 # alias -> canonical name. Cutoffs and parameters carry over (MRR@10 is RR@10).
-ALIASES: dict[str, str] = {"MRR": "RR", "MAP": "AP", "Hit": "Success", "Rprec": "R-Prec", "bpref": "Bpref"}
+ALIASES: dict[str, str] = {
+    "MRR": "RR", "MAP": "AP", "Hit": "Success", "Rprec": "R-Prec", "RPrec": "R-Prec", "bpref": "Bpref",
+    "BPref": "Bpref", "NDCG": "nDCG", "Precision": "P", "Recall": "R",
+    # trec_eval's names of the same measures (``ndcg_cut_10`` and ``P_10`` are read by TREC_EVAL_NAMES)
+    "map": "AP", "recip_rank": "RR", "ndcg": "nDCG", "num_rel": "NumRel", "num_ret": "NumRet",
+    "num_rel_ret": "NumRelRet", "set_P": "SetP", "set_recall": "SetR", "set_F": "SetF",
+    "iprec_at_recall": "IPrec",
+}
+
+# trec_eval's names with a cutoff or level after "_" or "." (ndcg_cut_10, P.5, iprec_at_recall_0.50)
+TREC_EVAL_NAMES: dict[str, str] = {
+    "P": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "success": "Success",
+    "iprec_at_recall": "IPrec",
+}
 
 
 def measure_type(name: str, types: Mapping[str, type[Measure]] | None = None) -> type[Measure]:
@@ -367,6 +497,7 @@ def measure_type(name: str, types: Mapping[str, type[Measure]] | None = None) ->
 
 def valid_names_hint() -> str:
     names = ", ".join(MEASURE_TYPES)
-    aliases = ", ".join(f"{a} = {c}" for a, c in ALIASES.items())
-    examples = "nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, nDCG(judged_only=True)@10, AP, R-Prec, Judged@10, Bpref"
-    return f"valid measures: {names} (aliases: {aliases}); e.g. {examples}"
+    examples = "nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, nDCG(judged_only=True)@10, AP, R-Prec, Judged@10, IPrec@0.5"
+    return (f"valid measures: {names}, their aliases (MRR, MAP, Hit, Rprec) and trec_eval names (ndcg_cut_10, "
+            f"P_10, map, recip_rank, ...), and any other ir_measures name when ir_measures is installed; "
+            f"e.g. {examples}")

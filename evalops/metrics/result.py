@@ -11,11 +11,22 @@ import numpy as np
 from evalops.metrics.measures import Measure
 from evalops.metrics.policy import Policy
 from evalops.metrics.student_t import t_quantile
+from evalops.numfmt import number
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Aggregate", "EvaluationResult", "summarize"]
+__all__ = ["Aggregate", "EvaluationResult", "summarize", "fallback_names"]
+
+
+def fallback_names(measures: Any) -> dict[str, str]:
+    """``{measure: "ir_measures <version>"}`` for the measures the fallback computed (none: empty)."""
+    borrowed = [str(m) for m in measures if getattr(m, "ir_measure", None) is not None]
+    if not borrowed:
+        return {}
+    from importlib.metadata import version
+
+    return {name: f"ir_measures {version('ir_measures')} (fallback: no native evalops kernel)" for name in borrowed}
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,8 @@ class EvaluationResult:
     missing_from_run_ids: tuple[str, ...]
     ignored_run_query_ids: tuple[str, ...]
     run_name: str | None = None
+    # every gold query, kept or not: the n trec_eval and ir_measures average over (their no-answer convention)
+    gold_query_count: int | None = None
 
     def mean(self, measure: str | Measure) -> float:
         return self.aggregates[str(measure)].mean
@@ -97,13 +110,52 @@ class EvaluationResult:
 
     def policies(self) -> dict[str, Any]:
         """The policies in force and what they were applied to (the ``policies`` block of ``to_json``)."""
-        return {
+        out: dict[str, Any] = {
             **self.policy.to_dict(),
             "no_answer_queries": {m: list(ids) for m, ids in self.no_answer_ids.items()},
             "missing_from_run_queries": list(self.missing_from_run_ids),
             "ignored_run_queries": len(self.ignored_run_query_ids),
             "unjudged_documents": {str(m): m.unjudged_rule for m in self.measures},
         }
+        differs = self.trec_eval_counts()
+        if differs:
+            out["queries_under_trec_eval"] = differs
+        borrowed = fallback_names(self.measures)
+        if borrowed:
+            out["computed_by_fallback"] = borrowed
+        return out
+
+    def trec_eval_counts(self) -> dict[str, int]:
+        """Per measure whose mean is over fewer queries than trec_eval's (-c) and ir_measures' (every gold
+        query, no-answer ones scored 0): that count. Empty under ``no_answer="zero"``."""
+        total = self.gold_query_count
+        if total is None:
+            return {}
+        return {name: total for name, agg in self.aggregates.items() if agg.n != total}
+
+    def _repr_html_(self) -> str:
+        """A small table for notebooks: each measure's mean, 95% CI and n (``119 of 323`` where the mean is
+        over fewer queries than trec_eval's), and the policies that change the numbers. Every text escaped."""
+        import html
+
+        def cell(text: Any, tag: str = "td") -> str:
+            return f"<{tag}>{html.escape(str(text))}</{tag}>"
+
+        totals = self.trec_eval_counts()
+        rows = []
+        for name, agg in self.aggregates.items():
+            ci = "-" if agg.ci_low != agg.ci_low else f"[{number(agg.ci_low)}, {number(agg.ci_high)}]"
+            n = f"{agg.n} of {totals[name]}" if name in totals else str(agg.n)
+            rows.append("<tr>" + "".join(cell(v) for v in (name, number(agg.mean), ci, n)) + "</tr>")
+        head = "<tr>" + "".join(cell(h, "th") for h in ("measure", "mean", "95% CI", "n")) + "</tr>"
+        notes = [f"no-answer queries: {self.policy.no_answer}"]
+        notes += [f"{name}: {total} queries under trec_eval's convention" for name, total in totals.items()]
+        notes += [f"{name}: computed by {how}" for name, how in fallback_names(self.measures).items()]
+        if self.missing_from_run_ids:
+            notes.append(f"missing from the run (scored 0): {len(self.missing_from_run_ids)} queries")
+        caption = cell(self.run_name or "evaluation", "caption")
+        return (f"<table>{caption}<thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+                + "".join(f"<div><small>{html.escape(note)}</small></div>" for note in notes))
 
     def to_json(self, per_query: bool = False) -> dict[str, Any]:
         """A JSON-ready dict: ``{"measures": {m: aggregate}, "per_query": {qid: {m: value}}, "policies": ...}``.

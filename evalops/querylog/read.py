@@ -1,7 +1,9 @@
-"""Read one window of production query logs: date-partitioned JSONL/Parquet files, or a SQL table.
+"""Read one window of production query logs: date-partitioned JSONL/Parquet files, OTLP JSON trace exports,
+or a SQL table.
 
-**Layout of a log folder.** Any file under the folder whose suffix is ``.jsonl``, ``.jsonl.gz`` or
-``.parquet`` and whose relative path contains a date ``YYYY-MM-DD`` (``date=2025-03-01/part-0.jsonl``,
+**Layout of a log folder.** Any file under the folder whose suffix is ``.jsonl``, ``.jsonl.gz``,
+``.parquet`` or an OTLP trace export's (``.otlp.json``, ``.otlp.jsonl``, optionally ``.gz``; read by
+:mod:`evalops.querylog.otlp`: one row per OpenInference retriever span) and whose relative path contains a date ``YYYY-MM-DD`` (``date=2025-03-01/part-0.jsonl``,
 ``2025-03-01.jsonl``, ...) belongs to that date's partition. Dates are UTC. ``read_log_window`` reads every
 partition whose date overlaps ``[start, end)`` and keeps all their rows: a row whose timestamp falls
 outside the interval is reported by the validation suite, not silently filtered.
@@ -31,6 +33,7 @@ import pandas as pd
 
 from evalops.errors import ConfigError, FormatError, InputError
 from evalops.querylog._parse import FEEDBACK_COLUMNS, TEXT_FIELDS, finish, parse_jsonl, parse_parquet
+from evalops.querylog.otlp import OTLP_SUFFIXES, parse_otlp
 from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["LogWindow", "read_log_window", "read_log_table", "log_partitions", "FEEDBACK_COLUMNS"]
 
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
-_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
+_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", *OTLP_SUFFIXES)
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,9 @@ def read_log_window(
         )
     frames = []
     for path in files:
-        parse = parse_parquet if path.name.lower().endswith(".parquet") else parse_jsonl
+        name = path.name.lower()
+        parse = (parse_otlp if name.endswith(OTLP_SUFFIXES) else parse_parquet if name.endswith(".parquet")
+                 else parse_jsonl)
         part = parse(path, names, segment_column)
         part["file"] = str(path)
         frames.append(part)

@@ -295,3 +295,12 @@ def test_pilot_options_go_together(tmp_path, args, message):
     assert out.exit_code != 0 and message in out.output and "Traceback" not in out.output
     bad = invoke("power", "--pilot", str(path), "--delta", "-0.05")
     assert bad.exit_code != 0 and "line 3" in bad.output
+
+
+def test_a_measure_ir_measures_computes_is_compared_and_named(shared_data):
+    folder = shared_data / "scifact"
+    out = invoke("compare", str(folder / "qrels.tsv"), str(folder / "runs" / "bm25.trec"),
+                 str(folder / "runs" / "itsumida-te3large-zerank1-top15.trec"), "-m", "infAP", "-m", "ndcg_cut_10",
+                 "--queries", "answered-by-both")
+    assert out.exit_code == 0, out.output
+    assert "infAP: computed by ir_measures" in out.stdout and "nDCG@10: computed by" not in out.stdout

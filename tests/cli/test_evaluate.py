@@ -100,8 +100,10 @@ def test_table_is_readable_and_states_the_policies(small):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["-m", "ndcg@10"], "Error: Invalid value for '-m' / '--measure': unknown measure 'ndcg'; valid measures: "
+        (["-m", "ndgc@10"], "Error: Invalid value for '-m' / '--measure': unknown measure 'ndgc'; valid measures: "
                             "P, R, F1, nDCG"),
+        (["-m", "ndgc@10"], "closest names: ndcg"),
+        (["-m", "RBP(p=0.8)"], "ir_measures (the fallback) has no provider installed here that computes it"),
         (["-m", "P"], "Error: Invalid value for '-m' / '--measure': P needs a cutoff"),
         (["-m", ""], "Error: Invalid value for '-m' / '--measure': is empty"),
         (["-m", "P@" + "9" * 100_000], "the cutoff has 100000 digits; it must be below 10^9"),
@@ -227,3 +229,20 @@ def test_per_query_table_off_a_terminal_is_rich_drawing_written_as_plain_lines(t
                                ("query", "RR", "P@1"))
     assert text.startswith(expected)
     assert "\x1b" not in text
+
+
+def test_a_mean_over_fewer_queries_than_trec_eval_says_so_and_the_fallback_is_named(shared_data):
+    folder = shared_data / "nfcorpus-orig-test"
+    out = invoke(str(folder / "qrels.tsv"), str(folder / "runs" / "bm25.trec"), "-m", "P(rel=2)@5", "-m", "infAP",
+                 "-m", "ndcg_cut_10")
+    assert out.exit_code == 0, out.output
+    assert "119 of 323" in out.stdout
+    assert ("P(rel=2)@5: mean over 119 of 323 queries (no relevant document: exclude); 323 under trec_eval's "
+            "convention (--no-answer zero)") in out.stdout
+    assert "infAP: computed by ir_measures" in out.stdout
+    zero = invoke(str(folder / "qrels.tsv"), str(folder / "runs" / "bm25.trec"), "-m", "P(rel=2)@5",
+                  "--no-answer", "zero", "--format", "json")
+    payload = json.loads(zero.stdout)
+    assert payload["measures"]["P(rel=2)@5"]["n"] == 323
+    assert abs(payload["measures"]["P(rel=2)@5"]["mean"] - 0.07801857585139312) < 1e-12  # ir_measures' number
+    assert "queries_under_trec_eval" not in payload["policies"]

@@ -113,7 +113,7 @@ def test_every_measure_documents_its_formula():
     "text, fragment",
     [
         ("foo@10", "unknown measure 'foo'"),
-        ("ndcg@10", "unknown measure 'ndcg'"),
+        ("ndgc@10", "unknown measure 'ndgc'"),
         ("P", "P needs a cutoff"),
         ("Success", "Success needs a cutoff"),
         ("R-Prec@5", "R-Prec takes no cutoff"),
@@ -196,5 +196,5 @@ def test_every_measure_declares_its_direction():
     from evalops.metrics import MEASURE_TYPES
 
     for cls in MEASURE_TYPES.values():
-        m = cls(10) if cls.CUTOFF != "none" else cls()
+        m = cls(0.5) if cls.AT_PARAM else cls(10) if cls.CUTOFF != "none" else cls()
         assert m.higher_is_better is True, cls.NAME

@@ -54,7 +54,9 @@ def test_json_shape_is_exactly_the_documented_one():
         "missing_from_run_queries": ["q4"],
         "ignored_run_queries": 1,
         "unjudged_documents": {"nDCG@10": "non-relevant", "RR": "non-relevant"},
+        "queries_under_trec_eval": {"nDCG@10": 4, "RR": 4},  # q4 has no relevant document: out of the means
     }
+    assert "queries_under_trec_eval" not in evaluate(QRELS, RUN, ["MRR"], Policy(no_answer="zero")).policies()
     with_queries = result.to_json(per_query=True)
     assert list(with_queries) == ["measures", "per_query", "policies"]
     assert with_queries["per_query"] == {
@@ -82,3 +84,15 @@ def test_result_records_the_run_name_and_measures():
     assert result.run_name == "bm25-v2"
     assert [str(m) for m in result.measures] == ["Success@1"]
     assert result.policy == Policy()
+
+
+def test_repr_html_is_a_small_escaped_table():
+    from evalops.data import Run
+    from evalops.metrics import Policy, evaluate
+
+    run = Run.from_dict({"q1": {"a": 2.0}, "q2": {"b": 1.0}}, name="<script>alert(1)</script>")
+    result = evaluate({"q1": {"a": 1}, "q2": {"b": 0}, "q3": {"c": 1}}, run, ["P@1", "NumRet"], Policy())
+    page = result._repr_html_()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count("<tr>") == 3  # the header and two measures
+    assert "2 of 3" in page and "missing from the run (scored 0): 1 queries" in page
