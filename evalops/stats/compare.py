@@ -410,7 +410,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
     margin = policy.margin(measure)
     interval = None
     method = "t" if policy.interval == "t" else policy.ci_method
-    robust = nonzero = None
+    robust = nonzero = strict_side = None
     robust_needed = material = None
     if policy.interval == "robust" and n >= 2 and delta is not None and degenerate != "all_zero":
         reading = robust_interval(np.asarray(deltas, dtype=np.float64), tail, t_quantile(n - 1, 1.0 - tail))
@@ -418,7 +418,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         material = reading.material
         method = {"t": "skew-corrected t", "betting": "betting", "constant": "betting"}.get(robust, "robust")
         if reading.strict:
-            method = "betting and strict t"
+            method, strict_side = "betting and strict t", reading.strict_side
         # the p-value of the test the interval inverts: the one that decides (adjusted: Bonferroni m p under holm,
         # the BH level under bh, the family's divisor either way)
         sides = {"two-sided": min(1.0, 2.0 * min(reading.p_below, reading.p_above)), "less": reading.p_below,
@@ -443,6 +443,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
         queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
         higher_is_better=higher_is_better, nonzero=nonzero, robust=robust, queries_needed=robust_needed,
+        strict_side=strict_side,
         bounded=bool(np.all(np.abs(np.asarray(deltas, dtype=np.float64)) <= 1.0)),
     )
 

@@ -396,6 +396,7 @@ class Evidence:
     higher_is_better: bool = True
     nonzero: int | None = None
     robust: str | None = None
+    strict_side: str | None = None  # the strict t-interval's claim beside the betting interval: "below" 0, "above"
     bounded: bool = True  # every delta in [-1, 1] (a retrieval measure): the broken-queries question applies
 
 
@@ -637,6 +638,13 @@ def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
         return done("improvement", "warning", "significant",
                     f"the interval lies above 0 but {'its material reading ' if lo > margin else ''}reaches past "
                     f"+{margin:g}: a significant gain, size uncertain")
+    if ev.strict_side is not None and ((down and ev.strict_side == "below") or (up and ev.strict_side == "above")):
+        drop = ev.strict_side == "below"
+        return done("regression" if drop else "improvement", "warning", "significant",
+                    f"the betting interval reaches past 0, but the skew-corrected t-interval at a tenth of the "
+                    f"per-side error lies {'below' if drop else 'above'} 0 and the bets on "
+                    f"{'a drop' if drop else 'a gain'} have at least doubled their wealth: a significant "
+                    f"{'drop' if drop else 'gain'}, size uncertain{' (warning)' if drop else ''}")
     if not down and hi < 0:  # greater-only policy, a drop
         return done("no_change", None, None, "the one-sided policy only looks for gains")
     if not up and lo > 0:

@@ -28,14 +28,16 @@ the t-interval is the most powerful interval there is, so it is kept where it is
    samples at n = 300 to the betting interval, costing up to 50 points of power; the sign count of the
    tails is not inflated by heavy tails, and a real skew puts the extreme deltas on one side.
 4. Otherwise, and when every delta lies in [-1, 1] (every retrieval measure in [0, 1]): the **betting
-   interval** (below), intersected, from ``STRICT_NONZERO`` (20) non-zero deltas on, with the **strict
-   t-interval**: the skew-corrected t-interval at ``STRICT_SHARE`` (a tenth) of the per-side error. A claim
-   stands when either interval makes it, so its error is at most the betting interval's plus the strict
-   t-interval's. Betting alone cannot see a drop of 2 x margin at n = 50 on any skewed pool (it must allow
-   for a rare query that moved the other way by up to 1: 50 deltas of -0.04 bring a wealth of at most
-   (1 + 0.75 x 0.04)^50 = 4.4 against the 40 a 2.5 % side needs), where the paired t-test finds it in up to
-   100 %; a tenth of the error is what keeps the t-interval's level on the skewed real pools at n = 20-100,
-   where it is read at all (``benchmarks/stats_rule.py``, figures 1, 7 and 8). With the **betting
+   interval** (below). From ``STRICT_NONZERO`` (20) non-zero deltas on, the **strict t-interval** (the
+   skew-corrected t-interval at ``STRICT_SHARE``, a tenth, of the per-side error) is read beside it for one
+   claim only, that the mean lies below 0 (or above), and only when the betting wealth against it has at
+   least doubled (``STRICT_WEALTH``): betting alone cannot see a drop of 2 x margin at n = 50 on a skewed
+   pool (it must allow for a rare query that moved the other way by up to 1: 50 deltas of -0.04 bring a
+   wealth of at most (1 + 0.75 x 0.04)^50 = 4.4 against the 40 a 2.5 % side needs), where the paired t-test
+   finds it in up to 100 %. A sample that missed a pool's rare large gain looks like a tight drop to any
+   t-interval, but its mean is small, so its wealth stays near 1: the doubling is what keeps such samples
+   out. Claims past the margin (``critical``) and equivalence stay with the betting interval alone.
+   (``benchmarks/stats_rule.py``, figures 1, 2, 7 and 8.) With the **betting
    interval** for a bounded mean (Waudby-Smith & Ramdas 2023, "Estimating means of bounded random variables
    by betting", JRSS B), which holds its level for *every* distribution on [-1, 1], however skewed or
    sparse, at every n. Deltas outside [-1, 1] (token counts) have no such interval: ``skewed_small_sample``.
@@ -64,7 +66,7 @@ import numpy as np
 from evalops.metrics.student_t import t_quantile, t_upper_tail
 
 __all__ = ["BALANCED_NONZERO", "BRANCHES", "CAP", "TAIL_K", "ORDERS", "MIN_NONZERO", "RobustInterval", "RobustReading", "betting_interval", "branch",
-           "STRICT_NONZERO", "STRICT_SHARE", "strict_t",
+           "STRICT_NONZERO", "STRICT_SHARE", "STRICT_WEALTH", "strict_t",
            "MATERIAL_SHARE", "SKEW_FACTOR", "cochran_n", "log_wealth", "read_robust", "robust_interval", "skew_ends", "skew_shift",
            "tails_balanced"]
 
@@ -76,6 +78,7 @@ BALANCED_NONZERO = 200  # from this many non-zero deltas, balanced tails also le
 TAIL_K = 25
 STRICT_SHARE = 0.1  # the strict t-interval beside the betting interval reads at this share of the per-side error
 STRICT_NONZERO = 20  # from this many non-zero deltas
+STRICT_WEALTH = 2.0  # ... and when the betting wealth against the same claim has at least doubled
 CAP = 0.75  # the largest bet, a fraction of 1 / (1 -+ m) (WSR 2023 recommend 1/2 or 3/4)
 ORDERS = 4
 _BISECTION_STEPS = 60
@@ -249,7 +252,8 @@ class RobustInterval:
     nonzero: int
     queries_needed: int | None
     material: tuple[float, float] | None = None  # the interval the material claims are read from (None: interval)
-    strict: bool = False  # the betting interval intersected with the strict t-interval (STRICT_SHARE)
+    strict: bool = False  # the strict t-interval was read beside the betting interval (STRICT_SHARE)
+    strict_side: str | None = None  # the claim it made: "below" (the mean lies below 0), "above", or None
 
 
 def robust_interval(d: np.ndarray, tail: float, t_crit: float) -> RobustInterval:
@@ -272,19 +276,23 @@ def robust_interval(d: np.ndarray, tail: float, t_crit: float) -> RobustInterval
         mlo, mhi = (float(x) for x in skew_ends(mean, se, g1, n, material_t(n, tail)))
         return RobustInterval(name, (lo, hi), _t_p(mean, se, g1, n, "below"),
                               _t_p(mean, se, g1, n, "above"), int(nonzero), None, (mlo, mhi))
-    below = min(1.0, float(np.exp(-log_wealth(d, 0.0, "below", tail))))
-    above = min(1.0, float(np.exp(-log_wealth(d, 0.0, "above", tail))))
+    wealth_below, wealth_above = float(log_wealth(d, 0.0, "below", tail)), float(log_wealth(d, 0.0, "above", tail))
+    below, above = min(1.0, math.exp(-wealth_below)), min(1.0, math.exp(-wealth_above))
     interval = betting_interval(d, tail)
-    strict = False
+    strict, side = False, None
     if name == "betting" and nonzero >= STRICT_NONZERO:
+        strict = True
         mean, se = float(d.mean()), float(d.std(ddof=1)) / math.sqrt(n)
-        slo, shi = (float(x) for x in skew_ends(mean, se, g1, n, strict_t(n, tail)))
-        lo, hi = max(interval[0], slo), min(interval[1], shi)
-        if lo <= hi:  # the two intervals contradict each other only on a freak sample: the betting one stands
-            interval, strict = (lo, hi), True
+        doubled = math.log(STRICT_WEALTH)
+        # the p of "either test": the betting one, or the strict t at STRICT_SHARE of the error (where the
+        # wealth has doubled), so that p < tail exactly when the claim stands
+        if wealth_below >= doubled:
             below = min(below, _t_p(mean, se, g1, n, "below") / STRICT_SHARE)
+        if wealth_above >= doubled:
             above = min(above, _t_p(mean, se, g1, n, "above") / STRICT_SHARE)
-    return RobustInterval(name, interval, min(1.0, below), min(1.0, above), int(nonzero), need, strict=strict)
+        side = "below" if below < tail and interval[1] >= 0 else "above" if above < tail and interval[0] <= 0 else None
+    return RobustInterval(name, interval, min(1.0, below), min(1.0, above), int(nonzero), need, strict=strict,
+                          strict_side=side)
 
 
 def strict_t(n: int, tail: float) -> float:
@@ -321,8 +329,12 @@ def _t_p(mean: float, se: float, g1: float, n: int, side: str) -> float:
     def end(t: float) -> float:  # increasing in t for below, decreasing for above
         return mean + se * (sign * t + k * (2.0 * t * t + 1.0) / (6.0 * math.sqrt(n)))
 
+    # the end is monotone in t from -1.5 sqrt(n) / |k| on (its derivative 1 + 4 |k| t / (6 sqrt(n)) in the
+    # deciding direction), so the search runs from just inside that point to 40; a symmetric bracket capped
+    # the root, and so the p-value, where the correction is large (the strict t-interval reads
+    # t_{1 - tail/10} on skewed samples)
     reach = min(40.0, 1.4 * math.sqrt(n) / abs(k)) if k else 40.0
-    lo, hi = -reach, reach
+    lo, hi = -reach, 40.0
     for _ in range(_BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
         if sign * end(mid) < 0:  # the end has not passed 0 yet at this t: the root lies further out
@@ -340,7 +352,8 @@ class RobustReading:
 
     ``method``: 0 = too few non-zero deltas, 1 = constant (the point), 2 = t-interval, 3 = betting,
     4 = no trustworthy interval (skewed, deltas outside [-1, 1]). ``below[k]`` / ``above[k]``: the upper
-    bound lies below / the lower bound above the k-th of ``points``. ``material_below`` / ``material_above``
+    bound lies below / the lower bound above the k-th of ``points`` (at the point 0, or the strict t-interval's
+    claim, ``robust_interval``). ``material_below`` / ``material_above``
     (with ``material``, a margin M): the material interval (``RobustInterval.material``) lies below -M / above +M.
     """
 
@@ -367,6 +380,7 @@ def read_robust(d: np.ndarray, tail: float, points: tuple[float, ...], *, t_crit
     se = sd / math.sqrt(max(n, 1))
     strict = (method == 3) & (nonzero >= STRICT_NONZERO) if n >= 2 else np.zeros(method.shape, bool)
     slo, shi = skew_ends(mean, se, np.where(strict, g1, 0.0), n, strict_t(n, tail)) if n >= 2 else (mean, mean)
+    strict_below = strict_above = np.zeros(method.shape, bool)
     g1 = np.where(method == 2, g1, 0.0)
     lo, hi = skew_ends(mean, se, g1, n, t_crit)
     below, above = [], []
@@ -374,19 +388,28 @@ def read_robust(d: np.ndarray, tail: float, points: tuple[float, ...], *, t_crit
     bets = _bets(d[bet], tail) if bet.any() else None
     threshold = math.log(1.0 / tail)
 
-    def betting_or_strict(b: np.ndarray, a: np.ndarray, p_below: float, p_above: float) -> None:
-        # the betting interval intersected with the strict t-interval (robust_interval): either one decides
-        # (the freak sample where the two contradict is left to the betting interval there; not vectorised)
+    if bets is not None and strict.any():
+        # the strict t-interval's one claim (robust_interval): the mean lies below 0 (above), where the betting
+        # wealth against the same claim has at least doubled
+        doubled = math.log(STRICT_WEALTH)
+        strict_below, strict_above = np.zeros(method.shape, bool), np.zeros(method.shape, bool)
+        strict_below[bet] = _wealth(bets, 0.0, "below") >= doubled
+        strict_above[bet] = _wealth(bets, 0.0, "above") >= doubled
+        strict_below &= strict & (shi < 0.0)
+        strict_above &= strict & (slo > 0.0)
+
+    def betting(b: np.ndarray, a: np.ndarray, p_below: float, p_above: float) -> None:
         if bets is not None:
             b[bet] = _wealth(bets, p_below, "below") >= threshold
             a[bet] = _wealth(bets, p_above, "above") >= threshold
-        b |= strict & (shi < p_below)
-        a |= strict & (slo > p_above)
 
     for p in points:
         b = np.where(method == 2, hi < p, False)
         a = np.where(method == 2, lo > p, False)
-        betting_or_strict(b, a, p, p)
+        betting(b, a, p, p)
+        if p == 0.0:
+            b |= strict_below
+            a |= strict_above
         below.append(np.asarray(b, bool))
         above.append(np.asarray(a, bool))
     material_below = material_above = None
@@ -394,5 +417,5 @@ def read_robust(d: np.ndarray, tail: float, points: tuple[float, ...], *, t_crit
         mlo, mhi = skew_ends(mean, se, g1, n, material_t(n, tail)) if n >= 2 else (lo, hi)
         material_below = np.where(method == 2, mhi < -material, False)
         material_above = np.where(method == 2, mlo > material, False)
-        betting_or_strict(material_below, material_above, -material, material)
+        betting(material_below, material_above, -material, material)
     return RobustReading(method, tuple(points), tuple(below), tuple(above), needed, material_below, material_above)

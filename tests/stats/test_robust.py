@@ -97,8 +97,10 @@ def test_vectorised_reading_matches_the_interval():
         if r.interval is None:
             continue
         for k, p in enumerate((-0.01, 0.0, 0.01)):
-            assert reading.below[k][i] == (r.interval[1] < p)
-            assert reading.above[k][i] == (r.interval[0] > p)
+            # at 0 the strict t-interval's claim counts too (robust_interval's strict_side)
+            assert reading.below[k][i] == (r.interval[1] < p or (p == 0.0 and r.strict_side == "below"))
+            assert reading.above[k][i] == (r.interval[0] > p or (p == 0.0 and r.strict_side == "above"))
+    assert any(robust_interval(d, tail, t_quantile(79, 1 - tail)).strict_side == "below" for d in D)
 
 
 def test_interval_is_recorded_in_the_policy_and_old_policies_load():
