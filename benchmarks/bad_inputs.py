@@ -33,6 +33,16 @@ temporary file and no run `running`. The command-line cases (a run id beyond the
 that is not a number, folders that cannot be created) must each be a clean exit 2 or 3. Each is judged on its exit code (3 bad input, 5 a failed version), on
 having no traceback and one `error:` line, and on the warehouse it leaves: bad input writes no evaluation
 run at all; a failed version leaves the other versions stored and no run `running` (no partial writes).
+
+Personal data and formulas (``--pii-only`` runs these alone): query logs whose texts hold e-mail addresses,
+a password, an AWS key, a card number and an IBAN in forms that read as the plain ones once shown (full-width,
+no-break, thin-space and en-dash separated, math-bold digits, umlauts, lower case, a hidden bidi mark) go
+through `evalops run`, `sample-logs` and `report`, in a clean window, with the same texts in malformed rows,
+and in a window refused as malformed; every file under ``.evalops`` (parquet, SQLite text columns, gzip,
+JSON escapes and HTML entities read back), and the commands' output, is NFKC-folded and searched for the
+plain forms. Ids and query texts starting with ``= + - @``, a tab or a carriage return go through the gold
+set, the logs, `evaluate --per-query`, `compare` and `history` as CSV and the annotation queue CSV; every
+cell is checked. Target: 0 files with plain PII, 0 formula cells; the benchmark exits 1 otherwise.
 """
 
 from __future__ import annotations
@@ -651,10 +661,208 @@ def cli_case_outcome(args: list[str], env: dict[str, str], expected: int, root: 
     return "clean"
 
 
+# -- personal data and spreadsheet formulas in what evalops writes --------------------------------------------
+#
+# Query logs whose texts hold personal data in the forms that read as plain text once shown (full-width,
+# no-break and thin spaces, en dashes, math-bold digits, umlauts, lower case, a hidden bidi mark) go through
+# `evalops sample-logs` and `evalops run`; then every file the project wrote (.evalops/**: reports, the sample and its annotation queue,
+# Data Docs, work files, parquet shards), the warehouse's text columns and the commands' own output are read
+# back, NFKC-folded (evalops.querylog.textform.fold) and searched for the plain forms. Ids and query texts that
+# start like a spreadsheet formula go through the gold set, the logs, `evaluate --per-query --format csv`,
+# `compare --format csv`, `history --format csv` and the annotation queue CSV; every CSV cell is checked.
+
+_PII_TEXTS = [
+    "contact john＠example.com about refunds", "mail jöhn@exämple.de please", "plain mary.major@example.org help",
+    "login password＝hunter2xyz fails", "key ＡＫＩＡＩＯＳＦＯＤＮＮ７ＥＸＡＭＰＬＥ leaked",
+    "card 4111\u00a01111\u00a01111\u00a01111 declined", "card 4111\u20091111\u20091111\u20091111 thin",
+    "bold 𝟒𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 digits", "iban de89370400440532013000 transfer",
+    "card 4111\u20131111\u20131111\u20131111 en dashes", "write to anna@exam\u200eple.net (a hidden mark)",
+]
+# what must not be found, after fold() and lower(): (name, needle, separators dropped first)
+_PII_PLAIN = [("e-mail john", "john@", False), ("e-mail jöhn", "jöhn@", False), ("e-mail mary", "mary.major@", False),
+              ("e-mail anna", "anna@", False),
+              ("password", "hunter2xyz", False), ("AWS key", "akiaiosfodnn7example", False),
+              ("card", "4111111111111111", True), ("IBAN", "de89370400440532013000", True)]
+_FORMULAS = ['=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "@SUM(1)", "-2+3+cmd|' /C calc'!A0",
+             "\t=1+1", "\r=1+1"]
+_FORMULA_IDS = ['=HYPERLINK("http://x","y")', "+cmd|'/Ccalc'!A0", "@SUM(1)", "-1+cmd|'/Ccalc'!A0"]
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _log_rows(texts: list[str], repeat: int = 3) -> bytes:
+    rows = [{"timestamp": f"2024-05-31T{10 + i % 12:02d}:{i % 60:02d}:00Z", "query": text,
+             "retriever_version": "search@1.0", "segment": "web"} for i, text in enumerate(texts * repeat)]
+    return gzip.compress(("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n").encode())
+
+
+def _read_back(path: Path) -> list[str]:
+    """The texts a file holds as a reader would see them: parquet cells, SQLite text columns, gzip
+    content, JSON with its escapes resolved, HTML with its entities resolved."""
+    import html
+    import sqlite3
+
+    data = path.read_bytes()
+    if data[:4] == b"PAR1":
+        import pyarrow.parquet as pq
+
+        return [json.dumps(pq.read_table(path).to_pylist(), ensure_ascii=False, default=str)]
+    if data[:16] == b"SQLite format 3\x00":
+        with sqlite3.connect(path) as conn:
+            tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            return [" ".join(v for v in row if isinstance(v, str))
+                    for t in tables for row in conn.execute(f'SELECT * FROM "{t}"')]
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    text = data.decode("utf-8", "replace")
+    out = [text, html.unescape(text)]
+    for line in text.splitlines():
+        try:
+            out.append(json.dumps(json.loads(line), ensure_ascii=False))
+        except ValueError:
+            pass
+    try:
+        out.append(json.dumps(json.loads(text), ensure_ascii=False))
+    except ValueError:
+        pass
+    return out
+
+
+def _plain_pii(texts: list[str]) -> set[str]:
+    from evalops.querylog.textform import fold
+
+    found = set()
+    for text in texts:
+        folded = fold(text).lower()
+        squeezed = re.sub(r"[\s.\-/]", "", folded)
+        found.update(name for name, needle, drop in _PII_PLAIN if needle in (squeezed if drop else folded))
+    return found
+
+
+def _evalops(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EVALOPS_")}
+    return subprocess.run([str(Path(sys.executable).parent / "evalops"), *args], capture_output=True, text=True,
+                          cwd=cwd, env={**base, **(env or {})}, timeout=600)
+
+
+def _pii_project(root: Path, texts: list[str], extra_rows: bytes = b"", settings: str = "") -> Path:
+    project = _project(root)
+    _with_logs(_log_rows(texts) + extra_rows)(project)
+    _append("evalops.yaml", "log_sample_size: 100\n" + settings)(project)
+    return project
+
+
+def pii_outcome(case: str, root: Path) -> tuple[str, list[str]]:
+    """(what the commands did, where plain personal data was found) for one PII case."""
+    extra, settings = b"", ""
+    if case in ("malformed", "refused"):  # rows the contract drops as malformed (a bad time, a NUL), same texts
+        bad = [{"timestamp": "not a time", "query": t, "retriever_version": "search@1.0", "segment": "web"}
+               for t in _PII_TEXTS]
+        bad += [{"timestamp": "2024-05-31T09:00:00Z", "query": t + "\u0000", "retriever_version": "search@1.0",
+                 "segment": "web"} for t in _PII_TEXTS]
+        extra = gzip.compress(("\n".join(json.dumps(r, ensure_ascii=False) for r in bad) + "\n").encode())
+        share = 0.9 if case == "malformed" else 0.01  # refused: the window breaks its contract (exit 3)
+        settings = f"query_logs: {{path: logs, rules: {{max_malformed_share: {share}}}}}\n"
+    project = _pii_project(root, _PII_TEXTS, extra, "")
+    if settings:
+        text = (project / "evalops.yaml").read_text().replace("query_logs: {path: logs}\n", "")
+        (project / "evalops.yaml").write_text(text + settings)
+    done = [_evalops(["run", "--project", str(project), "--date", "2024-06-01"], root),
+            _evalops(["sample-logs", "--date", "2024-05-31", "--logs", str(project / "logs"), "-o",
+                      str(project / ".evalops" / "sample-logs"), "--version", "search@1.0", "--size", "50",
+                      "--max-malformed-share", "0.9" if case == "malformed" else "0.01",
+                      "--docs-dir", str(project / ".evalops" / "docs-cli")], root),
+            _evalops(["report", "--project", str(project)], root)]
+    outcome = "; ".join(f"{d.args[1]} exit {d.returncode}" for d in done)
+    if any("Traceback" in d.stderr for d in done):
+        outcome = "TRACEBACK " + outcome
+    leaks = []
+    for path in sorted((project / ".evalops").rglob("*")):
+        if path.is_file() and (found := _plain_pii(_read_back(path))):
+            leaks.append(f"{path.relative_to(project)}: {', '.join(sorted(found))}")
+    for d in done:
+        if found := _plain_pii([d.stdout, d.stderr]):
+            leaks.append(f"`evalops {d.args[1]}` output: {', '.join(sorted(found))}")
+    return outcome, leaks
+
+
+PII_CASES = [("query logs with personal data: run, sample-logs, report", "plain"),
+             ("the same in rows dropped as malformed", "malformed"),
+             ("the same in a window refused as malformed", "refused")]
+
+
+def _formula_cells(text: str) -> list[str]:
+    import csv
+    import io
+
+    from evalops.safetext import _NUMBER
+
+    return [cell for row in csv.reader(io.StringIO(text, newline="")) for cell in row
+            if cell[:1] in _FORMULA_START and not _NUMBER.fullmatch(cell)]
+
+
+def formula_outcome(root: Path) -> tuple[list[str], list[str]]:
+    """(the CSVs read, the formula cells found: 'file: cell') for ids and query texts that start like a formula."""
+    project = _project(root)
+    for i, text in enumerate(_FORMULAS):
+        query = {"_id": _FORMULA_IDS[i % len(_FORMULA_IDS)] + str(i), "text": text, "metadata": {"type": "no_answer"}}
+        _append("goldset/queries.jsonl", json.dumps(query) + "\n")(project)
+    _with_logs(_log_rows(_FORMULAS))(project)
+    _append("evalops.yaml", "log_sample_size: 100\n")(project)
+    qrels = "".join(f"{q} 0 d1 1\n{q} 0 d2 0\n" for q in _FORMULA_IDS)
+    run = "".join(f"{q} Q0 d1 1 2.5 t\n{q} Q0 d2 2 1.5 t\n" for q in _FORMULA_IDS)
+    worse = "".join(f"{q} Q0 d2 1 2.5 u\n{q} Q0 d1 2 1.5 u\n" for q in _FORMULA_IDS)
+    (root / "f.qrels").write_text(qrels)
+    (root / "a.run").write_text(run)
+    (root / "b.run").write_text(worse)
+    outputs = {"evaluate --per-query": _evalops(["evaluate", "f.qrels", "a.run", "-m", "P@1", "--per-query",
+                                                  "--format", "csv"], root),
+               "compare": _evalops(["compare", "f.qrels", "a.run", "b.run", "-m", "P@1", "--format", "csv"], root)}
+    ran = _evalops(["run", "--project", str(project), "--date", "2024-06-01"], root)
+    outputs["history"] = _evalops(["history", "--project", str(project), "--format", "csv"], root)
+    read, found = [f"run (exit {ran.returncode})"], []
+    for name, done in outputs.items():
+        read.append(f"{name} (exit {done.returncode})")
+        found += [f"{name}: {cell!r}" for cell in _formula_cells(done.stdout)]
+    for path in sorted(project.rglob("*.csv")):
+        if ".evalops" in path.parts:
+            read.append(str(path.relative_to(project)))
+            found += [f"{path.name}: {cell!r}" for cell in _formula_cells(path.read_text(encoding="utf-8"))]
+    return read, found
+
+
+def pii_and_formulas() -> tuple[list[tuple[str, str, list[str]]], list[str]]:
+    """Run and print the personal-data and formula cases: (the PII cases' rows, the formula cells found)."""
+    pii = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, case) in enumerate(PII_CASES):
+            root = Path(tmp) / f"pii{i}"
+            root.mkdir()
+            pii.append((name, *pii_outcome(case, root)))
+        root = Path(tmp) / "formulas"
+        root.mkdir()
+        csvs, formulas = formula_outcome(root)
+    print("\npersonal data (plain forms after NFKC in anything written)")
+    for name, outcome, leaks in pii:
+        print(f"  {name}: {outcome}: {len(leaks)} files or outputs with plain PII")
+        for leak in leaks:
+            print(f"    {leak}")
+    print(f"\nformula cells in the CSVs of {', '.join(csvs)}: {len(formulas)}")
+    for cell in formulas:
+        print(f"    {cell}")
+    return pii, formulas
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-cli", action="store_true")
+    parser.add_argument("--pii-only", action="store_true", help="only the personal-data and formula cases")
     args = parser.parse_args()
+    if args.pii_only:
+        pii, formulas = pii_and_formulas()
+        print(f"\n{sum(len(r[2]) for r in pii)} files with plain PII in anything written, {len(formulas)} formula cells")
+        sys.exit(1 if any(r[2] for r in pii) or formulas else 0)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -676,6 +884,8 @@ def main() -> None:
     outcomes = [r[1] for r in rows] + [r[2] for r in rows if r[2] != "-"]
     pipeline = []
     bombs = []
+    pii: list[tuple[str, str, list[str]]] = []
+    formulas: list[str] = []
     if not args.no_cli:
         with tempfile.TemporaryDirectory() as tmp:
             for i, (name, make, role, expected) in enumerate(BOMBS):
@@ -720,6 +930,7 @@ def main() -> None:
         for name, outcome in others:
             print(f"{name:<{width}}{outcome:<28}")
         outcomes += [r[1] for r in others]
+        pii, formulas = pii_and_formulas()
     tracebacks = sum(o.startswith("TRACEBACK") for o in outcomes)
     clean = sum(o == "clean" for o in outcomes)
     no_line = sum(o == "no line" for o in outcomes)
@@ -733,7 +944,10 @@ def main() -> None:
               f"{max(r[3] for r in bombs):.0f} MB)")
     print(f"\n{len(outcomes) - sum(r[2] != '-' for r in rows)} inputs, {len(outcomes)} reads and runs: {tracebacks} tracebacks, {clean} "
           f"clean one-line errors naming file (and line), {no_line} without the line, {accepted} accepted, "
-          f"{other} other; {partial} partial writes")
+          f"{other} other; {partial} partial writes; {sum(len(r[2]) for r in pii)} files with plain PII in anything "
+          f"written, {len(formulas)} formula cells")
+    if any(r[2] for r in pii) or formulas:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

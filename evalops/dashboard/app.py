@@ -158,7 +158,7 @@ def create_app(
         A fresh kept page is answered on the event loop; reads and renders run in the thread pool."""
         def render() -> tuple[str, int, Any]:
             try:
-                with transaction(get_engine(), "reading the page") as conn:
+                with transaction(get_engine(), "reading the page", read_only=True) as conn:
                     state = state_of(conn) if state_of is not None else None
                     body = render_html(*read(make_page, conn))
                 return body, 200, state

@@ -54,7 +54,8 @@ adapter over Presidio's pattern recognizers is :class:`PresidioRecognizers`, fro
 ``presidio`` extra); their matches are replaced by ``<KIND>`` after the built-in patterns ran.
 
 Every pattern reads the text's normal form (:mod:`evalops.querylog.textform`): full-width forms, Unicode
-digits and space separators are their ASCII forms there, and a line break is a space to every pattern.
+digits, space separators and dashes are their ASCII forms there, invisible and bidi control characters
+are gone, and a line break is a space to every pattern.
 
 Digits joined to letters (``ORDER-2024``, ``ORDER-2024-0315``, ``AX-350``, ``PB-20000``) and decimals
 are never matched: every pattern needs a boundary that is not a word character, nor a dash or dot right

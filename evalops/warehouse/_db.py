@@ -33,8 +33,12 @@ def now_utc() -> dt.datetime:
 
 
 @contextlib.contextmanager
-def transaction(engine: Engine | Connection, what: str) -> Iterator[Connection]:
+def transaction(engine: Engine | Connection, what: str, *, read_only: bool = False) -> Iterator[Connection]:
     """One database transaction: committed when the block ends, rolled back on any exception.
+
+    ``read_only``: a reader's transaction, which takes no write lock: a deferred ``BEGIN`` on SQLite (a
+    writer's is ``BEGIN IMMEDIATE``, :func:`evalops.warehouse.config.make_engine`; in WAL mode a reader
+    then waits on no writer and no other reader), ``READ ONLY`` on PostgreSQL.
 
     Database errors become ``WarehouseError`` naming ``what`` failed; evalops errors pass through. That
     includes errors from the driver's own cursor (the bulk paths use it directly, bypassing SQLAlchemy).
@@ -48,8 +52,16 @@ def transaction(engine: Engine | Connection, what: str) -> Iterator[Connection]:
         if isinstance(engine, Connection):
             yield engine
             return
-        with engine.begin() as connection:
-            yield connection
+        if not read_only:
+            with engine.begin() as connection:
+                yield connection
+            return
+        with engine.connect() as connection:
+            connection.execution_options(evalops_read_only=True)  # read by the SQLite engine's BEGIN
+            with connection.begin():
+                if connection.dialect.name == "postgresql":
+                    connection.exec_driver_sql("SET TRANSACTION READ ONLY")
+                yield connection
     except EvalopsError:
         raise
     except (SQLAlchemyError, driver_error) as exc:

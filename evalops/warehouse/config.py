@@ -211,7 +211,8 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
     client deadline on every wait for the server (module docstring).
     On SQLite: foreign keys on, WAL journal, a busy timeout, and every transaction opened with
     ``BEGIN IMMEDIATE`` so that concurrent writers queue for the write lock instead of failing halfway
-    (the sqlite3 driver's own deferred BEGIN is switched off). The folder of a file database is created.
+    (the sqlite3 driver's own deferred BEGIN is switched off); a read-only transaction opens with a deferred
+    ``BEGIN`` (the execution option ``evalops_read_only``, set by ``transaction(read_only=True)``). The folder of a file database is created.
     """
     from sqlalchemy import create_engine, event
     from sqlalchemy.engine import make_url
@@ -260,6 +261,8 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # a reader's transaction (evalops.warehouse._db.transaction(read_only=True)) takes no write lock
+        deferred = connection.get_execution_options().get("evalops_read_only", False)
+        connection.exec_driver_sql("BEGIN" if deferred else "BEGIN IMMEDIATE")
 
     return engine

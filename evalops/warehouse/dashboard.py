@@ -157,7 +157,7 @@ def dashboard_latest_runs(engine: Engine) -> list[dict[str, Any]]:
     inner = select(runs.c.id, rank).subquery()
     stmt = (_run_select().where(runs.c.id.in_(select(inner.c.id).where(inner.c.rank == 1)))
             .order_by(runs.c.retriever, runs.c.dataset, runs.c.version))
-    with transaction(engine, "reading the latest runs") as conn:
+    with transaction(engine, "reading the latest runs", read_only=True) as conn:
         return _rows(conn, stmt)
 
 
@@ -172,7 +172,7 @@ def dashboard_measures(engine: Engine) -> dict[str, list[str]]:
             .where(newest.c.rank == 1)
             .order_by(newest.c.retriever, newest.c.logical_date.desc(), newest.c.id.desc()))
     out: dict[str, list[str]] = {}
-    with transaction(engine, "reading the measures") as conn:
+    with transaction(engine, "reading the measures", read_only=True) as conn:
         for retriever, measures in conn.execute(stmt).all():  # newest first; duplicates are dropped here
             known = out.setdefault(retriever, [])
             known += [m for m in measures if m not in known]
@@ -189,7 +189,7 @@ def dashboard_aggregates(engine: Engine, run_ids: Iterable[int]) -> dict[int, di
                    aggregates.c.ci_low, aggregates.c.ci_high, aggregates.c.ci_level)
             .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
             .where(aggregates.c.run_id.in_(ids)))
-    with transaction(engine, "reading run aggregates") as conn:
+    with transaction(engine, "reading run aggregates", read_only=True) as conn:
         for row in _rows(conn, stmt):
             out[row.pop("run_id")][row.pop("measure")] = row
     return out
@@ -210,7 +210,7 @@ def dashboard_comparisons(engine: Engine, candidate_run_ids: Iterable[int]) -> d
     if not ids:
         return out
     stmt = _ab_select().where(ab_tests.c.candidate_run_id.in_(ids)).order_by(ab_tests.c.id.desc())
-    with transaction(engine, "reading comparisons") as conn:
+    with transaction(engine, "reading comparisons", read_only=True) as conn:
         for row in _rows(conn, stmt):
             out[row["candidate_run_id"]].append(row)
     return out
@@ -249,7 +249,7 @@ def dashboard_trend(
             .order_by(runs.c.logical_date, runs.c.version, runs.c.id))
     if since is not None:
         stmt = stmt.where(runs.c.logical_date >= as_utc(since))
-    with transaction(engine, f"reading the {measure} trend of {retriever}") as conn:
+    with transaction(engine, f"reading the {measure} trend of {retriever}", read_only=True) as conn:
         return _rows(conn, _last_days(conn, stmt, days))
 
 
@@ -266,7 +266,7 @@ def dashboard_timings(
             .order_by(runs.c.logical_date, runs.c.version, runs.c.id))
     if since is not None:
         stmt = stmt.where(runs.c.logical_date >= as_utc(since))
-    with transaction(engine, f"reading the timings of {retriever}") as conn:
+    with transaction(engine, f"reading the timings of {retriever}", read_only=True) as conn:
         return _rows(conn, _last_days(conn, stmt, days))
 
 
@@ -276,7 +276,7 @@ def dashboard_promotions(engine: Engine, retriever: str | None = None) -> list[d
             .join(runs, runs.c.id == baselines.c.run_id).order_by(baselines.c.promoted_at, baselines.c.id))
     if retriever is not None:
         stmt = stmt.where(baselines.c.retriever == retriever)
-    with transaction(engine, "reading the baseline history") as conn:
+    with transaction(engine, "reading the baseline history", read_only=True) as conn:
         return _rows(conn, stmt)
 
 
@@ -302,7 +302,7 @@ def dashboard_alerts(
         stmt = stmt.where(alerts.c.day >= since)
     if limit is not None:
         stmt = stmt.limit(limit)
-    with transaction(engine, "reading alerts") as conn:
+    with transaction(engine, "reading alerts", read_only=True) as conn:
         found = _rows(conn, stmt)
     per_notifier = alert_deliveries(engine, [row["id"] for row in found])
     for row in found:  # which notifiers had it: the log alone told nobody
@@ -332,14 +332,14 @@ def dashboard_runs(
         stmt = stmt.where(runs.c.status.in_(list(statuses)))
     if limit is not None:
         stmt = stmt.limit(limit)
-    with transaction(engine, "reading runs") as conn:
+    with transaction(engine, "reading runs", read_only=True) as conn:
         return _rows(conn, stmt)
 
 
 def dashboard_ab_detail(engine: Engine, ab_id: int) -> dict[str, Any] | None:
     """One comparison with both runs, the paired per-query values (with the query text when stored) and
     the comparison's fingerprint; ``None`` when there is no such comparison."""
-    with transaction(engine, f"reading comparison {ab_id}") as conn:
+    with transaction(engine, f"reading comparison {ab_id}", read_only=True) as conn:
         found = _rows(conn, _ab_select().where(ab_tests.c.id == ab_id))
         if not found:
             return None
@@ -372,7 +372,7 @@ def dashboard_ab_state(engine: Engine, ab_id: int) -> tuple[Any, ...] | None:
             .join(base, base.c.id == ab_tests.c.baseline_run_id)
             .join(cand, cand.c.id == ab_tests.c.candidate_run_id)
             .where(ab_tests.c.id == ab_id))
-    with transaction(engine, f"reading the state of comparison {ab_id}") as conn:
+    with transaction(engine, f"reading the state of comparison {ab_id}", read_only=True) as conn:
         row = conn.execute(stmt).first()
     if row is None or row[2] not in FINISHED_STATUSES or row[6] not in FINISHED_STATUSES:
         return None
@@ -391,7 +391,7 @@ def dashboard_version(engine: Engine) -> tuple[Any, ...]:
                   scalar(func.count(), ab_tests), scalar(func.max(ab_tests.c.created_at), ab_tests),
                   scalar(func.count(), alerts), scalar(func.sum(alerts.c.delivery_attempts), alerts),
                   scalar(func.max(baselines.c.id), baselines), scalar(func.count(), timings))
-    with transaction(engine, "reading whether the warehouse changed") as conn:
+    with transaction(engine, "reading whether the warehouse changed", read_only=True) as conn:
         return tuple(conn.execute(stmt).one())
 
 

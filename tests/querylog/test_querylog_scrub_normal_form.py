@@ -42,6 +42,16 @@ VARIANTS = [
     (CARD.replace(" ", "  "), ["4111", "1111"]),
     (CARD.replace(" ", "\n"), ["4111", "1111"]),
     (CARD.replace(" ", "\u200b"), ["4111", "1111"]),
+    (CARD.replace(" ", "\u200d"), ["4111", "1111"]),  # zero-width joiner
+    (CARD.replace(" ", "\u2062"), ["4111", "1111"]),  # invisible times
+    (CARD.replace(" ", "\u2010"), ["4111", "1111"]),  # hyphen
+    (CARD.replace(" ", "\u2011"), ["4111", "1111"]),  # no-break hyphen
+    (CARD.replace(" ", "\u2013"), ["4111", "1111"]),  # en dash
+    (CARD.replace(" ", "\u2212"), ["4111", "1111"]),  # minus sign
+    ("john@exam\u200eple.com", ["john", "example"]),  # a left-to-right mark, which every display drops
+    ("jo\u200dhn@example.com", ["john", "example"]),  # zero-width joiner
+    ("john\u200c@example.com", ["john", "example"]),  # zero-width non-joiner
+    ("\u202ejohn@example.com\u202c", ["john", "example"]),  # a right-to-left override
     (digits(CARD, 0x1D7CE), ["4111", "1111"]),  # mathematical bold digits
     (digits(CARD, 0x0660), ["4111", "1111"]),  # Arabic-Indic digits (NFKC keeps them)
     (digits(CARD, 0x0966), ["4111", "1111"]),  # Devanagari digits
