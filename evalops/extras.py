@@ -25,6 +25,7 @@ EXTRAS = {
     "postgres": "a PostgreSQL warehouse",
     "langchain": "LangChain retrievers as registry entries (langchain-core)",
     "llamaindex": "LlamaIndex retrievers as registry entries (llama-index-core)",
+    "irmeasures": "measures without a native kernel, computed by ir_measures (the fallback)",
     "dense": "the dense retriever (sentence-transformers)",
     "presidio": "Presidio's pattern recognizers in the query-log scrubber",
 }

@@ -107,7 +107,7 @@ def create_app(
     from fastapi import Depends, FastAPI, Header, Path as PathParam, Query
     from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
     from fastapi.staticfiles import StaticFiles
-    from starlette.concurrency import run_in_threadpool
+    from fastapi.concurrency import run_in_threadpool
 
     settings = settings or DashboardSettings()
     pages = cache if cache is not None else PageCache(settings.cache_seconds)

@@ -25,12 +25,14 @@ import numpy as np
 
 from evalops.data import RunTable
 from evalops.errors import MeasureError
+from evalops.extras import MissingExtraError, require
 from evalops.metrics.gold import as_run
 from evalops.metrics.measures import ALIASES, MEASURE_TYPES, TREC_EVAL_NAMES, Measure
 
 __all__ = ["FallbackMeasure", "fallback_measure", "fallback_values", "is_fallback", "close_names", "FALLBACK"]
 
 FALLBACK = "ir_measures"
+_PURPOSE = "compute measures evalops has no kernel for"
 _UNSET = re.compile(r"<object object at 0x[0-9a-f]+>")  # ir_measures' "parameter not given" marker, as it prints
 # what ir_measures' parser raises on a name it cannot read
 _PARSE_ERRORS = (NameError, AssertionError, ValueError, TypeError, SyntaxError, KeyError)
@@ -72,10 +74,9 @@ def close_names(text: str) -> str:
     name = text.strip().split("(")[0].split("@")[0]
     names = [*MEASURE_TYPES, *ALIASES, *(f"{n}_10" for n in TREC_EVAL_NAMES)]
     try:
-        from ir_measures.measures import registry
-
+        registry = require("ir_measures", "irmeasures", _PURPOSE).measures.registry
         names += [n for n in registry if n not in names]
-    except ImportError:
+    except MissingExtraError:
         pass
     close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
     close += [n for n in names if n.lower() == name.lower() and n not in close]
@@ -86,10 +87,10 @@ def fallback_measure(text: str, native: MeasureError) -> Measure:
     """``text`` as a :class:`FallbackMeasure`, or ``MeasureError``: ``native`` (evalops' own reason), the
     closest names, and what the fallback said."""
     try:
-        import ir_measures
-    except ImportError:
+        ir_measures = require("ir_measures", "irmeasures", _PURPOSE)
+    except MissingExtraError:
         raise MeasureError(f"{native}; {close_names(text)}. evalops falls back to ir_measures for its other "
-                           f"measures, but it is not installed (pip install ir-measures)") from None
+                           f"measures, but it is not installed (pip install 'evalops-rag[irmeasures]')") from None
     try:
         measure = ir_measures.parse_measure(text)
         measure.validate_params()
@@ -128,7 +129,7 @@ def fallback_values(measures: Sequence[Measure], gold: Any, run: Any) -> dict[Me
     """Per-query values of the fallback ``measures``, aligned with ``gold.query_ids`` (0 where ir_measures
     gives none: a query the run did not answer). ``run``: any form :func:`evalops.metrics.evaluate` takes;
     a query without scores is ranked in the retriever's order (descending synthetic scores)."""
-    import ir_measures
+    ir_measures = require("ir_measures", "irmeasures", _PURPOSE)
 
     qrels = _qrels_frame(gold)
     frame = _run_frame(run)

@@ -45,7 +45,8 @@ def planted_query() -> str:
     p = QUERY_TEXT_PLANTS
     return (f"hotel refund for {p['email']} call {p['phone']} from {p['ipv4']} or {p['ipv6']}, keys "
             f"{p['openai']} {p['aws']} {p['github']} password={p['password']} card {p['card']} "
-            "[phish](http://evil.example/x) ![px](http://evil.example/p.png) <!channel> \u202e\x00")
+            # (a NUL is refused where the gold set is read, with its line: tests/formats/test_unsafe_characters.py)
+            "[phish](http://evil.example/x) ![px](http://evil.example/p.png) <!channel> \u202e")
 
 
 def _generate_logs(out: Path, start: date, days: int) -> None:

@@ -155,7 +155,7 @@ def test_p_rel2_differs_from_trec_eval_only_by_the_no_answer_policy(nfcorpus):
 
 def test_without_ir_measures_the_refusal_says_it_is_not_installed(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ir_measures", None)  # import ir_measures raises ImportError
-    with pytest.raises(MeasureError, match=r"falls back to ir_measures .* not installed \(pip install ir-measures\)"):
+    with pytest.raises(MeasureError, match=r"falls back to ir_measures .* not installed \(pip install 'evalops-rag\[irmeasures\]'\)"):
         parse_measure("infAP")
     assert not is_fallback(parse_measure("SetP"))  # native names need no ir_measures
 
