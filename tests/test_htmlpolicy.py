@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
@@ -197,35 +196,3 @@ def test_the_writers_use_it():
     report = render_html(data)
     assert '<link rel="icon" href="data:,">' in report  # only the sanitiser's head has it
     assert _audit(report).csp == [REPORT_CSP]
-
-
-def test_in_chromium(tmp_path):
-    """Nothing runs, navigates or leaves the machine when the sanitised page is opened in a browser."""
-    from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    playwright = pytest.importorskip("playwright.sync_api")
-    target = tmp_path / "page.html"
-    target.write_text(sanitized_page(PAGE, DATA_DOCS_CSP), encoding="utf-8")
-    elsewhere: list[str] = []
-    with playwright.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context()
-            context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")
-                          else (elsewhere.append(route.request.url), route.abort()))
-            page = context.new_page()
-            page.goto(target.as_uri())
-            page.wait_for_timeout(300)  # a meta refresh of 0 s, an animation or an image error would have fired
-            assert page.url == target.as_uri()
-            assert page.evaluate("window.__pwned") is None
-            assert page.locator("script, iframe, object, embed, base, animate, set, meta[http-equiv=refresh]").count() == 0
-            assert page.evaluate("""() => [...document.querySelectorAll('*')].flatMap(e => [...e.attributes])
-                .filter(a => a.name.startsWith('on') || /^\\s*javascript:/i.test(a.value)).length""") == 0
-            page.click("#p1")  # the former javascript: link now goes nowhere
-            page.wait_for_timeout(50)
-            assert page.evaluate("window.__pwned") is None
-        finally:
-            browser.close()
-    assert elsewhere == []
