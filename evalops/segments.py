@@ -10,6 +10,8 @@ facet           values
 ``language``    the gold query's language (``en``, ``zh``, ...; ``und`` when unknown)
 ``split``       ``dev`` (tuning) or ``test`` (evaluation); only when the gold set has ``dev`` queries
 ``segment``     the production log's segment column (``web``, ``mobile``, ``agent-assist``, ...)
+``length``      ``long`` or ``other``: the length of the query's relevant documents (``evalops.spread``);
+                in the per-version aggregates only (:data:`AGGREGATE_FACETS`)
 ==============  =====================================================================================
 
 The per-segment comparisons of one facet are one **family** (its segments x the compared measures of one
@@ -31,9 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["FACETS", "segment_aggregates", "segment_comparisons", "split_queries", "tuning_warnings"]
+__all__ = ["AGGREGATE_FACETS", "FACETS", "segment_aggregates", "segment_comparisons", "split_queries", "tuning_warnings"]
 
 FACETS: tuple[str, ...] = ("type", "language", "split", "segment")
+AGGREGATE_FACETS: tuple[str, ...] = FACETS + ("length",)  # the means and spread per segment of one version
 
 
 def _segments(attributes: Mapping[str, Mapping[str, str]], facet: str) -> dict[str, list[str]]:
@@ -53,11 +56,15 @@ def split_queries(attributes: Mapping[str, Mapping[str, str]]) -> tuple[set[str]
 
 def segment_aggregates(frame: Any, attributes: Mapping[str, Mapping[str, str]], measures: Sequence[str],
                        facets: Iterable[str] = FACETS) -> list[dict[str, Any]]:
-    """Mean (and n) of each measure per segment of each facet for one version's scores.
+    """Mean (and n) of each measure per segment of each facet for one version's scores, with its spread
+    (:func:`evalops.spread.spread`).
 
-    Rows: ``{"facet", "segment", "measure", "n", "mean"}``; a facet with one segment is skipped.
+    Rows: ``{"facet", "segment", "measure", "n", "mean", "std", "var", "p10", "median", "p90"}``; a facet
+    with one segment is skipped.
     """
     import numpy as np
+
+    from evalops.spread import spread
 
     rows = []
     for facet in facets:
@@ -71,7 +78,7 @@ def segment_aggregates(frame: Any, attributes: Mapping[str, Mapping[str, str]], 
                 vals = np.array([by_query[q] for q in queries if q in by_query], dtype=float)
                 vals = vals[~np.isnan(vals)]
                 rows.append({"facet": facet, "segment": segment, "measure": measure, "n": int(len(vals)),
-                             "mean": float(vals.mean()) if len(vals) else None})
+                             "mean": float(vals.mean()) if len(vals) else None, **spread(vals)})
     return rows
 
 

@@ -30,6 +30,7 @@ class AlertKind:
     PARTIAL_RUN = "partial_run"
     INCONCLUSIVE = "inconclusive"  # only when fail_on names it
     MISSING = "missing"  # a comparison the run should have decided cannot be found
+    SOURCE_SHARE = "source_share"  # a source's share of the top k moved beyond its bound (evalops.sources)
 
     @staticmethod
     def validation(stage: str) -> str:

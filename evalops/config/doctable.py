@@ -17,6 +17,7 @@ from evalops.config.sections import (
     QueryLogSettings,
     QueryLogThresholds,
     RegressionSettings,
+    SourceSettings,
 )
 from evalops.config.settings import Config
 from evalops.config.sources import _PATH_KEYS
@@ -51,7 +52,8 @@ def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator
         key = prefix + (name,)
         sub = field.annotation
         nested = next((t for t in (GoldSetSettings, KnowledgeBaseSettings, QueryLogSettings, QueryLogThresholds,
-                                   RegressionSettings, AlertingSettings, JudgeSettings, GoldSetRules, KnowledgeBaseRules)
+                                   RegressionSettings, AlertingSettings, JudgeSettings, GoldSetRules, KnowledgeBaseRules,
+                                   SourceSettings)
                        if sub is t or sub == t | None), None)
         if nested is not None and name != "gold_sets":
             yield from iter_settings(nested, key)

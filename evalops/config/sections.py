@@ -19,7 +19,7 @@ from evalops.floors import parse_floors
 
 __all__ = [
     "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings", "MAX_K",
-    "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings",
+    "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings", "SourceSettings",
 ]
 
 DEFAULT_GOLD_SET = "gold"
@@ -66,12 +66,38 @@ class GoldSetSettings(_Section):
         return parse_floors(value)
 
 
+class SourceSettings(_Section):
+    """The source of each document (``evalops.sources``): a field of the BEIR corpus rows, the depth of the
+    counted slots and the bound on a share's shift against the baseline."""
+
+    field: str | None = Field(None, description="the corpus field naming a document's source, top-level or in "
+                              "`metadata` (none: no per-source view)")
+    k: int = Field(5, ge=1, le=MAX_K, description="top-k slots whose sources are counted")
+    max_share_shift: float | None = Field(None, gt=0, le=1, description="a source whose share of the top k moves "
+                                          "more than this against the baseline alerts (source_share; none: no "
+                                          "alert)")
+    unlabelled: str = Field("(none)", min_length=1, max_length=100, description="the source of a document "
+                            "without the field")
+
+    @field_validator("field")
+    @classmethod
+    def _field_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}", value):
+            raise ValueError(f"{value!r} is not a field name (letters, digits, '_', '-', '.'; e.g. source or "
+                             "metadata.source)")
+        return value
+
+
 class KnowledgeBaseSettings(_Section):
     """The knowledge base: a BEIR ``corpus.jsonl`` (or its folder), a folder of documents, or a manifest."""
 
     path: Path | None = Field(None, description="BEIR corpus.jsonl (or its folder), a folder of documents, or a "
                                                 "manifest")
     rules: KnowledgeBaseRules = Field(default_factory=KnowledgeBaseRules)
+    sources: SourceSettings = Field(default_factory=SourceSettings)
+    long_document_percentile: float = Field(90.0, gt=0, lt=100, description="a query whose relevant documents "
+                                            "are on average longer (characters) than this percentile of the "
+                                            "knowledge base is in the long-document segment (evalops.spread)")
 
 
 class QueryLogThresholds(_Section):

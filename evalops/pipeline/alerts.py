@@ -2,7 +2,9 @@
 partial run leave unconfirmed (``unjudged``, ``partial_run``: fail closed), a comparison that cannot be
 found (``missing``), a version that failed or was scored partially, and a gold-set version under an absolute
 floor (``evalops.floors``, with or without a baseline). What alerts is the project's ``alerting.fail_on``,
-the same policy ``evalops gate`` fails on (``evalops.failing``).
+the same policy ``evalops gate`` fails on (``evalops.failing``). A source whose share of the top k moved
+beyond ``knowledge_base.sources.max_share_shift`` raises a ``source_share`` warning: its bound is its
+policy (``evalops.pipeline.sources``).
 
 Only the alert measures (``Config.alert_measures``, by default the first configured measure) raise
 regression alerts; a regression on another measure is in the report. Production-sample comparisons (weak
@@ -27,6 +29,7 @@ from evalops.pipeline.judging import judge_alerts_for
 from evalops.pipeline.notify import deliver, retry_undelivered
 from evalops.pipeline.queries import gold_queries
 from evalops.pipeline.registry import alerting_measures
+from evalops.pipeline.sources import source_alerts_for
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import report_location
 from evalops.warehouse import get_run, load_aggregates
@@ -148,6 +151,8 @@ def raise_alerts(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) 
     alerts += missing_alerts_for(cfg, run, versions, decisions)
     alerts += retriever_alerts_for(cfg, run, versions)
     alerts += floor_alerts_for(cfg, run, versions)
+    # a source's share of the top k moved beyond knowledge_base.sources.max_share_shift (evalops.sources)
+    alerts += source_alerts_for(cfg, run, versions)
     # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
 
     alerts += judge_alerts_for(cfg, run, versions)

@@ -50,13 +50,14 @@ from evalops.metrics import summarize
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes, query_set_for
 from evalops.pipeline.registry import compared_measures, context_measures, metric_policy, scored_measures
-from evalops.segments import segment_aggregates, segment_comparisons, split_queries
+from evalops.segments import AGGREGATE_FACETS, segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.specs import VersionSpec
+from evalops.pipeline.sources import long_document_attributes, share_rows, version_sources
 from evalops.unjudged import UnjudgedDocs, docs_from_bytes, docs_to_bytes, read_unjudged
 from evalops.pipeline.workdir import comparison_file, judged_file, read_frame, shard_file, unjudged_file
 from evalops.warehouse import (RunRanking, get_fingerprint, get_run, load_ranking, load_scores, promote_baseline,
-                               record_run)
+                               record_breakdowns, record_run)
 from evalops.stats import Coverage, align, compare
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -193,6 +194,7 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
     test_summary: dict[str, Any] = {}
     attributes = query_attributes(cfg, spec.dataset, spec.sample_folder)
     base_id = spec.baseline_run_id
+    base_docs: Any = None  # the baseline's ranked documents, for its source shares (evalops.sources)
     if base_id is None:
         notes.append(spec.baseline_note or "no baseline to compare with")
     elif own.status == "failed":
@@ -204,13 +206,15 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
             base = collect_version(cfg, run, base_id, spec.n_shards, spec.n_queries)
             base_frame, base_failed = base.frame, base.status == "failed"
             base_answered, base_empty = base.n_queries - len(base.failed), base.n_empty
-            base_ranking = ranking_from_docs(base.ranked())
+            base_docs = base.ranked()
+            base_ranking = ranking_from_docs(base_docs)
         else:
             base_run = get_run(engine, base_id)
             base_frame, base_failed = load_scores(engine, base_id), False
             base_answered, base_empty = base_run.n_queries - base_run.n_failed, None
             kept = load_ranking(engine, base_id)
-            base_ranking = None if kept is None else ranking_from_docs(docs_from_bytes(kept.data))
+            base_docs = None if kept is None else docs_from_bytes(kept.data)
+            base_ranking = None if base_docs is None else ranking_from_docs(base_docs)
         if base_failed:
             notes.append(f"not compared: the baseline {spec.baseline_version} could not be scored in this run")
         else:
@@ -235,6 +239,17 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
             comparisons = _compare(cfg, run, spec, in_test(base_frame), in_test(own.frame), measures, coverage,
                                    own.unjudged, missing=missing, bounds=bounds)
             segments = _segments(cfg, run, spec, base_frame, own.frame, measures, attributes)
+        if base_failed:
+            base_docs = None
+    # sources of the retrieved contexts, and the means with their spread per segment, the long-document
+    # segment included (evalops.sources, evalops.spread): in the comparison file and the warehouse
+    sources = aggregates = None
+    long_rule = None
+    if own.status != "failed":
+        sources = version_sources(cfg, spec, own.ranked(), base_docs)
+        with_length, long_rule = long_document_attributes(cfg, spec, attributes)
+        aggregates = segment_aggregates(own.frame, with_length, measures, AGGREGATE_FACETS)
+        record_breakdowns(engine, spec.run_id, shares=share_rows(sources), spreads=aggregates)
     path = comparison_file(cfg, run, spec.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
@@ -243,8 +258,10 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
         "notes": notes,
         "comparisons": [c.to_record() for c in comparisons],
         # per segment (evalops.segments): this version's means, and each comparison read within segments
-        "segment_aggregates": [] if own.status == "failed" else segment_aggregates(own.frame, attributes, measures),
+        "segment_aggregates": aggregates or [],
         "segments": segments,
+        "sources": sources,
+        "long_documents": None if long_rule is None else long_rule.to_dict(),
         "splits": {"dev": dev_summary, "test": test_summary} if dev_summary else {},
     }))
     return VersionCompared(spec.run_id, own.status, len(comparisons), facts["embeddings"])

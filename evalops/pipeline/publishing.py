@@ -33,6 +33,7 @@ from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
 from evalops.reports import ABResult, ReportData, VersionScores, write_report
 from evalops.safetext import plain  # a retriever's error is untrusted text
 from evalops.segments import tuning_warnings
+from evalops.pipeline.sources import report_sources, source_policies
 from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
 from evalops.stats import Coverage
 from evalops.stats.margins import DEFAULT_MARGINS
@@ -229,6 +230,8 @@ def build_report_data(
            + f" (on the {g.floor_on.replace('_', ' ')}, {g.floor_severity})"
            for name, g in cfg.gold_sets.items() if g.floors},
         **contract_policies(load_contracts(cfg, run)),
+        # sources of the retrieved contexts and the spread per segment (evalops.sources, evalops.spread)
+        **source_policies(cfg, _long_document_rule(cfg, run, versions)),
     }
     notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
@@ -254,7 +257,20 @@ def build_report_data(
         warnings=warnings,
         notes=notes,
         failed_steps=judge_failures(cfg, run),
+        sources=report_sources(cfg, run, versions),
     )
+
+
+def _long_document_rule(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any] | None:
+    """The long-document rule a compare step recorded (its threshold in this knowledge base)."""
+    import json
+
+    for spec in versions:
+        path = comparison_file(cfg, run, spec.run_id)
+        rule = json.loads(path.read_text()).get("long_documents") if path.exists() else None
+        if rule:
+            return rule
+    return None
 
 
 def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[str]:

@@ -105,3 +105,4 @@ class ReportData:
     failed_steps: list[str] = field(default_factory=list)  # steps that failed (a judge): the report leads with them
     no_baseline: list[str] = field(default_factory=list)  # retrievers with no baseline yet, in words
     floors: list[dict[str, Any]] = field(default_factory=list)  # each version's floor checks (evalops.floors)
+    sources: list[dict[str, Any]] = field(default_factory=list)  # each version's source shares (evalops.sources)

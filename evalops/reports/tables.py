@@ -98,7 +98,7 @@ def _version_table(versions: list[VersionScores]) -> Table:
 def _segment_mean_tables(versions: list[VersionScores]) -> list[tuple[str, Table]]:
     """Each version's means per query type (then language, split), one table per facet, by segment."""
     out = []
-    for facet in ("type", "language", "split"):
+    for facet in ("type", "language", "split", "length"):
         rows_of = [(v, [r for r in v.segments if r["facet"] == facet]) for v in versions]
         if not any(rows for _, rows in rows_of):
             continue
@@ -177,7 +177,7 @@ def _floors_section(floors: list[dict[str, Any]]) -> Section | None:
 
 
 _FACET_TITLES = {"type": "query type", "language": "language", "split": "split (dev / test)",
-                 "segment": "log segment"}
+                 "segment": "log segment", "length": "relevant-document length (long documents)"}
 
 
 def _segments_section(results: list[ABResult]) -> Section | None:
@@ -396,6 +396,12 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     per_segment = _segments_section(data.ab_results)
     if per_segment is not None:
         sections.append(per_segment)
+
+    from evalops.reports.breakdowns import sources_section, spread_section  # (it builds on this module)
+
+    for extra in (sources_section(data.sources), spread_section(gold)):
+        if extra is not None:
+            sections.append(extra)
 
     holes = _holes_section(data.holes)
     if holes is not None:

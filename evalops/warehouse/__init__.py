@@ -29,6 +29,12 @@ from evalops.warehouse.alerts import (
     record_alert,
     retryable_alerts,
 )
+from evalops.warehouse.breakdowns import (
+    load_segment_spreads,
+    load_source_shares,
+    record_breakdowns,
+    source_share_history,
+)
 from evalops.warehouse.baselines import baseline_history, find_baseline, promote_baseline, rollback_baseline
 from evalops.warehouse.catalog import (
     find_fingerprint_hash,
@@ -132,6 +138,10 @@ __all__ = [
     "retryable_alerts",
     "renew_lease",
     "abandon_expired_runs",
+    "load_segment_spreads",
+    "load_source_shares",
+    "record_breakdowns",
+    "source_share_history",
     "release_runs",
     "resolve_url",
     "rollback_baseline",

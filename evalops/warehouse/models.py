@@ -75,6 +75,8 @@ __all__ = [
     "AnnotationLabelModel",
     "GoldSetMergeModel",
     "LABEL_SOURCES",
+    "SegmentSpreadModel",
+    "SourceShareModel",
     "FINISHED_STATUSES",
     "UNFINISHED_STATUSES",
 ]
@@ -503,3 +505,44 @@ class GoldSetMergeModel(Base):
     n_added: Mapped[int]
     provenance: Mapped[dict[str, Any]]
     created_at: Mapped[dt.datetime]
+
+
+class SourceShareModel(Base):
+    """One source's share of a run's top-k slots and its precision (``evalops.sources``), with the
+    baseline's share and the shift when the run was compared, and the policy they were counted under (the
+    corpus field, k, the bound). A re-run replaces the run's rows."""
+
+    __tablename__ = "source_shares"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True)
+    source: Mapped[str] = mapped_column(String(200), primary_key=True)
+    field: Mapped[str] = mapped_column(String(100))
+    k: Mapped[int]
+    slots: Mapped[int]
+    total: Mapped[int]
+    share: Mapped[float]
+    judged: Mapped[int]
+    relevant: Mapped[int]
+    precision: Mapped[float | None]
+    baseline_share: Mapped[float | None]
+    shift: Mapped[float | None]
+    bound: Mapped[float | None]
+
+
+class SegmentSpreadModel(Base):
+    """A run's mean and spread of one measure within one segment (``evalops.segments``, ``evalops.spread``).
+    A re-run replaces the run's rows."""
+
+    __tablename__ = "segment_spreads"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True)
+    facet: Mapped[str] = mapped_column(String(40), primary_key=True)
+    segment: Mapped[str] = mapped_column(String(200), primary_key=True)
+    measure: Mapped[str] = mapped_column(String(200), primary_key=True)
+    n: Mapped[int]
+    mean: Mapped[float | None]
+    std: Mapped[float | None]
+    var: Mapped[float | None]
+    p10: Mapped[float | None]
+    median: Mapped[float | None]
+    p90: Mapped[float | None]

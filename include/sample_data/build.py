@@ -4,7 +4,7 @@
     python include/sample_data/build.py --check  # exit 1 if the committed files differ from the content
 
 Output (BEIR layout):
-    include/knowledge_base/corpus.jsonl   {"_id", "title", "text", "metadata": {"section", "language"}}
+    include/knowledge_base/corpus.jsonl   {"_id", "title", "text", "metadata": {"section", "language", "source"}}
     include/goldset/queries.jsonl         {"_id", "text", "metadata": {"type", "language", "tags"}}
     include/goldset/qrels/test.tsv        query-id  corpus-id  score   (with header)
     include/goldset/corpus.jsonl          symlink to ../knowledge_base/corpus.jsonl, so that
@@ -37,6 +37,12 @@ def _section(doc_id: str) -> str:
             "err": "error-codes", "manual": "product-manuals"}[doc_id.split("-", 1)[0]]
 
 
+# The document the chunk was cut from (knowledge_base.sources.field: source; evalops.sources): the handbook's
+# policies, the error-code reference, the product manuals.
+_SOURCES = {"travel": "policy-handbook", "refund": "policy-handbook", "support": "policy-handbook",
+            "it": "policy-handbook", "err": "error-code-reference", "manual": "product-manuals"}
+
+
 def corpus_records() -> list[dict]:
     chunks = POLICY_CHUNKS + error_chunks() + manual_chunks()
     ids = [c[0] for c in chunks]
@@ -45,7 +51,8 @@ def corpus_records() -> list[dict]:
         raise SystemExit(f"duplicate chunk ids: {dups}")
     return [
         {"_id": doc_id, "title": title, "text": text,
-         "metadata": {"section": _section(doc_id), "language": "zh" if _CJK.search(title + text) else "en"}}
+         "metadata": {"section": _section(doc_id), "language": "zh" if _CJK.search(title + text) else "en",
+                      "source": _SOURCES[doc_id.split("-", 1)[0]]}}
         for doc_id, title, text in chunks
     ]
 

@@ -1,0 +1,236 @@
+"""Sources and spread in the run: the per-version source shares written by the compare step, their alerts,
+and the long-document segment (``evalops.sources``, ``evalops.spread``).
+
+The compare step has both versions' rankings (the judged documents at every rank, the unjudged ones in the
+measures' deepest cutoff): :func:`version_sources` counts each version's sources in them with today's
+source labels, so the baseline's shares are counted under the same labels and k as the candidate's. The
+record goes to the version's comparison file (``sources``) and to the warehouse (``source_shares``);
+:func:`source_alerts_for` raises a ``source_share`` alert for every source whose shift breaches the bound,
+through the run's one alert path (stored, then sent). A source-share alert is a warning: the bound is the
+project's, the figures are counts, not a test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from evalops.config import PRODUCTION
+from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.alerting import Alert
+    from evalops.config import Config
+    from evalops.pipeline.context import RunContext
+    from evalops.pipeline.specs import VersionSpec
+    from evalops.spread import LongDocumentRule
+
+__all__ = ["long_document_attributes", "source_alerts_for", "source_policy", "source_policies", "version_sources"]
+
+
+def source_policy(cfg: Config) -> SourcePolicy | None:
+    """The project's source policy, or None when no source field is declared."""
+    s = cfg.knowledge_base.sources
+    if not s.field:
+        return None
+    return SourcePolicy(field=s.field, k=s.k, max_shift=s.max_share_shift, unlabelled=s.unlabelled)
+
+
+def source_policies(cfg: Config, rule: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report's policy lines of sources and spread."""
+    from evalops.spread import LongDocumentRule
+
+    policy = source_policy(cfg)
+    out: dict[str, Any] = {
+        "sources": "no source field declared (knowledge_base.sources.field)" if policy is None else policy.describe(),
+        "segments.spread": "sample variance and standard deviation (ddof=1) and the 10th, 50th and 90th "
+                           "percentiles (numpy's linear interpolation) of the per-query values",
+    }
+    long_rule = LongDocumentRule(float(rule["percentile"]), rule.get("threshold")) if rule else \
+        LongDocumentRule(cfg.knowledge_base.long_document_percentile)
+    out["segments.long_documents"] = long_rule.describe()
+    return out
+
+
+@lru_cache(maxsize=4)
+def _labels(path: str, field: str, stamp: tuple[int, int]) -> dict[str, str]:
+    from evalops.knowledge.labels import document_sources
+
+    return document_sources(path, field)
+
+
+def _doc_sources(cfg: Config, field: str) -> dict[str, str]:
+    path = cfg.knowledge_base_path()
+    corpus = path / "corpus.jsonl" if path.is_dir() else path
+    try:
+        stat = os.stat(corpus)
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        stamp = (0, 0)  # the reader names the problem
+    return _labels(str(path), field, stamp)
+
+
+def _grades(cfg: Config, spec: VersionSpec) -> dict[str, dict[str, int]]:
+    from evalops.pipeline.queries import query_set_for
+
+    return query_set_for(cfg, spec.dataset, spec.sample_folder).qrels.to_dict()
+
+
+def _depth(cfg: Config) -> int:
+    """How deep a kept ranking holds every document (the unjudged ones to the measures' deepest cutoff)."""
+    from evalops.holes import cutoff_of
+    from evalops.pipeline.registry import context_measures, scored_measures
+
+    context = set(context_measures(cfg))
+    return max((cutoff_of(m, cfg.k) for m in scored_measures(cfg) if m not in context), default=cfg.k)
+
+
+def version_sources(cfg: Config, spec: VersionSpec, ranked: Mapping[str, Any],
+                    baseline_ranked: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The sources record of one version (None when no source field is declared): its shares with
+    precision, the baseline's shares and the shifts when ``baseline_ranked`` is given, and the policy."""
+    policy = source_policy(cfg)
+    if policy is None:
+        return None
+    notes = []
+    depth = _depth(cfg)
+    if policy.k > depth:
+        notes.append(f"knowledge_base.sources.k is {policy.k} but the rankings are kept to rank {depth} (the "
+                     f"measures' deepest cutoff): the shares count the top {depth}")
+        policy = SourcePolicy(policy.field, depth, policy.max_shift, policy.unlabelled, policy.relevance_level)
+    labels = _doc_sources(cfg, policy.field)
+    grades = _grades(cfg, spec)
+    shares = source_shares(ranked, labels, policy, grades)
+    record: dict[str, Any] = {"policy": policy.to_dict(), "shares": [s.to_dict() for s in shares],
+                              "baseline": None, "shifts": [], "notes": notes,
+                              "retriever": spec.retriever, "version": spec.version,
+                              "baseline_version": spec.baseline_version, "dataset": spec.dataset}
+    if baseline_ranked is not None:
+        base = source_shares(baseline_ranked, labels, policy, grades)
+        record["baseline"] = [s.to_dict() for s in base]
+        record["shifts"] = [s.to_dict() for s in share_shifts(base, shares, policy.max_shift)]
+    return record
+
+
+def share_rows(record: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
+    """The warehouse rows (``source_shares``) of a sources record."""
+    if record is None:
+        return None
+    policy = record["policy"]
+    shifts = {s["source"]: s for s in record.get("shifts") or []}
+    rows = []
+    for share in record["shares"]:
+        shift = shifts.get(share["source"])
+        rows.append({**share, "field": policy["field"], "k": policy["k"], "bound": policy["max_shift"],
+                     "baseline_share": None if shift is None else shift["baseline"],
+                     "shift": None if shift is None else shift["shift"]})
+    for source, shift in shifts.items():  # a source the candidate no longer retrieves: share 0, the shift kept
+        if not any(r["source"] == source for r in rows):
+            rows.append({"source": source, "field": policy["field"], "k": policy["k"], "slots": 0,
+                         "total": sum(s["slots"] for s in record["shares"]), "share": 0.0, "judged": 0,
+                         "relevant": 0, "precision": None, "bound": policy["max_shift"],
+                         "baseline_share": shift["baseline"], "shift": shift["shift"]})
+    return sorted(rows, key=lambda r: r["source"])
+
+
+def long_document_attributes(cfg: Config, spec: VersionSpec, attributes: Mapping[str, Mapping[str, str]]
+                             ) -> tuple[dict[str, dict[str, str]], LongDocumentRule | None]:
+    """``attributes`` with each judged query's ``length`` segment (``evalops.spread``), and the rule with its
+    threshold; unchanged (and no rule) for a knowledge base without text."""
+    from evalops.knowledge.labels import document_lengths
+    from evalops.pipeline.inputs import current_snapshot
+    from evalops.spread import long_document_segments
+
+    snapshot = current_snapshot(cfg, spec.snapshot_id)
+    if not snapshot.has_text:
+        return {q: dict(a) for q, a in attributes.items()}, None
+    segments, rule = long_document_segments(_grades(cfg, spec), document_lengths(snapshot.docs),
+                                            cfg.knowledge_base.long_document_percentile)
+    out = {q: dict(a) for q, a in attributes.items()}
+    for query, segment in segments.items():
+        out.setdefault(query, {})["length"] = segment
+    return out, rule
+
+
+def _share_text(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def shift_alert(record: Mapping[str, Any], shift: Mapping[str, Any], *, fingerprint: str | None, day: str,
+                report_location: str | None, run_id: int) -> Alert:
+    """The ``source_share`` alert of one breached shift (pure): names the source, both shares, the bound."""
+    import hashlib
+
+    from evalops.alerting import Alert
+    from evalops.alerting.model import AlertKind, Severity
+    from evalops.safetext import plain
+
+    policy = record["policy"]
+    source = plain(shift["source"], 100)
+    title = (f"Source share moved: {record['retriever']} {record['version']}: {source} "
+             f"{_share_text(shift['baseline'])} -> {_share_text(shift['candidate'])} of the top {policy['k']}")
+    lines = [title,
+             f"The share of the top-{policy['k']} slots filled by documents of source {source!r} moved by "
+             f"{100 * shift['shift']:+.1f} points against the baseline {record['baseline_version']}, beyond the "
+             f"bound of {100 * policy['max_shift']:.1f} points (knowledge_base.sources.max_share_shift).", "",
+             "Shares (baseline -> candidate), precision of the candidate's judged documents:"]
+    precision = {s["source"]: s for s in record["shares"]}
+    for s in record["shifts"]:
+        p = precision.get(s["source"], {}).get("precision")
+        lines.append(f"  {plain(s['source'], 100)}: {_share_text(s['baseline'])} -> {_share_text(s['candidate'])}"
+                     + ("" if p is None else f", precision {p:.2f}") + (" (beyond the bound)" if s["breached"] else ""))
+    key = shift["source"]
+    if len(key) > 150:  # the alert's measure column holds 200 characters: a long name keeps a digest
+        key = key[:120] + "#" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return Alert(kind=AlertKind.SOURCE_SHARE, severity=Severity.WARNING, day=day, title=title,
+                 message="\n".join(lines), retriever=record["retriever"], version=record["version"],
+                 measure=f"source-share@{policy['k']}:{key}", fingerprint=fingerprint,
+                 report_location=report_location,
+                 details={"run_id": run_id, "dataset": record["dataset"], "source": shift["source"],
+                          "baseline_share": shift["baseline"], "candidate_share": shift["candidate"],
+                          "shift": shift["shift"], "bound": policy["max_shift"], "k": policy["k"]})
+
+
+def read_sources(cfg: Config, run: RunContext, run_id: int) -> dict[str, Any] | None:
+    """The sources record a version's compare step wrote, or None."""
+    from evalops.pipeline.workdir import comparison_file
+
+    path = comparison_file(cfg, run, run_id)
+    return json.loads(path.read_text()).get("sources") if path.exists() else None
+
+
+def source_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
+    """A ``source_share`` alert for every gold-set version's source whose share moved beyond the bound."""
+    from evalops.pipeline.workdir import report_location
+
+    policy = source_policy(cfg)
+    if policy is None or policy.max_shift is None:
+        return []
+    alerts = []
+    for spec in versions:
+        if spec.dataset == PRODUCTION:
+            continue
+        record = read_sources(cfg, run, spec.run_id)
+        for shift in (record or {}).get("shifts") or []:
+            if shift["breached"]:
+                alerts.append(shift_alert(record, shift, fingerprint=spec.fingerprint, day=run.day,
+                                          report_location=report_location(cfg, run), run_id=spec.run_id))
+    return alerts
+
+
+def report_sources(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
+    """Each version's sources record (the report's section), in the versions' order."""
+    out = []
+    for spec in versions:
+        record = read_sources(cfg, run, spec.run_id)
+        if record is not None:
+            out.append(record)
+    return out
+
+
+def shares_of(record: Mapping[str, Any]) -> list[SourceShare]:
+    """The :class:`SourceShare` rows of a record (for readers that recompute)."""
+    return [SourceShare(s["source"], s["slots"], s["total"], s["judged"], s["relevant"]) for s in record["shares"]]

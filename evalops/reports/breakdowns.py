@@ -1,0 +1,83 @@
+"""The report's sections on sources and spread: each version's source shares of the top-k slots with their
+precision and shift (``evalops.sources``), and the spread of each measure per segment (``evalops.spread``).
+
+Source names are untrusted text from the knowledge base: they only ever go into table cells, which every
+renderer escapes (never into our own sentences, whose `code` spans a renderer keeps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalops import numfmt
+from evalops.reports.model import VersionScores
+from evalops.reports.tables import Cell, Section, Table
+
+__all__ = ["sources_section", "spread_section"]
+
+_FACETS = {"type": "query type", "language": "language", "split": "split", "segment": "log segment",
+           "length": "relevant-document length"}
+
+
+def _pct(value: Any) -> str:
+    v = numfmt.defined(value)
+    return numfmt.DASH if v is None else f"{100 * v:.1f}%"
+
+
+def sources_section(sources: Sequence[Mapping[str, Any]]) -> Section | None:
+    """One table of every version's sources, the baseline's share and the shift beside the candidate's."""
+    if not sources:
+        return None
+    section = Section("Sources of the retrieved contexts")
+    policy = sources[0]["policy"]
+    section.paragraphs.append(
+        f"Each source's share of the top-{int(policy['k'])} slots (pooled over the queries), the precision of its "
+        "judged documents there, and the shift against the baseline's share under the same labels. "
+        + ("No bound: shifts are reported, never alerted on." if policy.get("max_shift") is None else
+           f"A shift beyond {100 * float(policy['max_shift']):.1f} points alerts (`source_share`)."))
+    rows = []
+    for record in sources:
+        shifts = {s["source"]: s for s in record.get("shifts") or []}
+        names = sorted({s["source"] for s in record["shares"]} | set(shifts))
+        shares = {s["source"]: s for s in record["shares"]}
+        for name in names:
+            share = shares.get(name, {})
+            shift = shifts.get(name)
+            precision = share.get("precision")
+            rows.append([
+                record["retriever"], record["version"], name,
+                f"{share.get('slots', 0)} of {share.get('total', 0) if share else '–'}", _pct(share.get("share", 0.0)),
+                "–" if precision is None else f"{numfmt.number(precision)} ({share['relevant']}/{share['judged']})",
+                "–" if shift is None else _pct(shift["baseline"]),
+                "–" if shift is None else f"{100 * shift['shift']:+.1f} pt",
+                Cell("beyond the bound", "regression") if shift and shift["breached"] else "",
+            ])
+        for note in record.get("notes") or []:
+            section.paragraphs.append(note)
+    section.tables.append(("", Table(["retriever", "version", "source", "slots", "share",
+                                      "precision (relevant/judged)", "baseline share", "shift", ""], rows)))
+    return section
+
+
+def spread_section(versions: Sequence[VersionScores]) -> Section | None:
+    """The mean beside the spread of each measure, per segment of each facet, for each version."""
+    rows = []
+    for v in versions:
+        for r in v.segments:
+            if "std" not in r:
+                continue  # written before the spread was kept
+            rows.append([_FACETS.get(r["facet"], r["facet"]), r["segment"], v.retriever, v.version, r["measure"],
+                         str(r["n"]), numfmt.number(r.get("mean")), numfmt.number(r.get("std")),
+                         numfmt.number(r.get("var")), numfmt.number(r.get("p10")), numfmt.number(r.get("median")),
+                         numfmt.number(r.get("p90"))])
+    if not rows:
+        return None
+    section = Section("Spread per segment")
+    section.paragraphs.append(
+        "How each segment's per-query values spread around the mean: standard deviation and variance (sample, "
+        "ddof 1) and the 10th, 50th and 90th percentiles. The `long` length segment holds the queries whose "
+        "relevant documents are long (the rule is under the policies).")
+    section.tables.append(("", Table(["facet", "segment", "retriever", "version", "measure", "n", "mean", "sd",
+                                      "variance", "p10", "median", "p90"], rows)))
+    return section
