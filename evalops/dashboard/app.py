@@ -32,6 +32,7 @@ from evalops.dashboard.pages import (
     runs_page,
 )
 from evalops.dashboard.trends import trend_page
+from evalops.dashboard.breakdowns import sources_page
 from evalops.dashboard.render import STATIC, render_page
 from evalops.warehouse._db import transaction
 from evalops.warehouse.dashboard import dashboard_ab_state, dashboard_measures, dashboard_version
@@ -219,6 +220,12 @@ def create_app(
         return await cached(if_none_match, ("alerts", retriever, kind, severity, delivery_status),
                             lambda conn: alerts_page(conn, links, settings, retriever=retriever, kind=kind,
                                                      severity=severity, delivery_status=delivery_status),
+                            dashboard_version)
+
+    @app.get("/sources", response_class=HTMLResponse)
+    async def sources(if_none_match: str | None = Header(None)) -> Response:
+        # each version's source shares and spread per segment (evalops.dashboard.breakdowns)
+        return await cached(if_none_match, ("sources",), lambda conn: sources_page(conn, links, settings),
                             dashboard_version)
 
     @app.get("/reports/{name:path}", response_model=None)

@@ -24,6 +24,7 @@ from evalops.dashboard.pages import (
 )
 from evalops.dashboard.trends import trend_page
 from evalops.dashboard.render import STATIC, render_page
+from evalops.dashboard.breakdowns import sources_page
 from evalops.warehouse.dashboard import dashboard_comparisons, dashboard_measures, dashboard_runs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,6 +63,7 @@ def export_site(engine: Engine, folder: str | Path, *, settings: DashboardSettin
             write(links.ab(comparison["id"]), ab_page(engine, links, settings, comparison["id"]))
     write(links.runs(), runs_page(engine, links, settings))
     write(links.alerts(), alerts_page(engine, links, settings))
+    write(links.sources(), sources_page(engine, links, settings))
     write(links.datadocs(), datadocs_page(engine, links, settings))
     _export_data_docs(settings, links, out, written)
     shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)

@@ -35,6 +35,9 @@ class Links:
     def alerts(self, **filters: str) -> str:
         raise NotImplementedError
 
+    def sources(self) -> str:
+        raise NotImplementedError
+
     def static(self, name: str) -> str:
         raise NotImplementedError
 
@@ -72,6 +75,9 @@ class AppLinks(Links):
     def alerts(self, **filters: str) -> str:
         return self._url("alerts", filters)
 
+    def sources(self) -> str:
+        return self._url("sources")
+
     def static(self, name: str) -> str:
         return self._url(f"static/{name}")
 
@@ -107,6 +113,9 @@ class ExportLinks(Links):
 
     def alerts(self, **filters: str) -> str:
         return "alerts.html"
+
+    def sources(self) -> str:
+        return "sources.html"
 
     def static(self, name: str) -> str:
         return f"static/{name}"

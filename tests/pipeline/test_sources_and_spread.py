@@ -4,67 +4,25 @@ source, escaped in every medium), the warehouse keeps the shares, and the spread
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.dashboard.sources_builder import HOSTILE
+
 pytestmark = pytest.mark.slow
-
-# a hostile source name: markup for HTML, markdown and Slack
-HOSTILE = "err<b>codes</b>|*[x](http://e.x)&<!channel>"
-
-
-def _write_run(path: Path, ranked: dict[str, list[str]]) -> None:
-    with path.open("w") as out:
-        for q, docs in ranked.items():
-            for r, d in enumerate(docs):
-                out.write(f"{q} Q0 {d} {r + 1} {100 - r} planted\n")
 
 
 @pytest.fixture(scope="module")
 def sourced_run(tmp_path_factory, repo_root):
     """Day 1 scores both versions and promotes 1.0; day 2 compares 2.0, which fills its top 5 with
     error-code chunks (relabelled with a hostile source name in a copy of the sample corpus)."""
-    from evalops.config import load_config
-    from evalops.goldset import load_gold_set
-    from evalops.pipeline import RunContext, run_local
-    from evalops.pipeline.promotion import promote
+    from tests.dashboard.sources_builder import build_sourced_project
 
-    tmp = tmp_path_factory.mktemp("sources")
-    rows = [json.loads(line) for line in (repo_root / "include" / "knowledge_base" / "corpus.jsonl")
-            .read_text(encoding="utf-8").splitlines()]
-    for row in rows:
-        if row["metadata"]["source"] == "error-code-reference":
-            row["metadata"]["source"] = HOSTILE
-    (tmp / "kb").mkdir()
-    (tmp / "kb" / "corpus.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                                              encoding="utf-8")
-    gold = load_gold_set(repo_root / "include" / "goldset")
-    errs = [r["_id"] for r in rows if r["_id"].startswith("err-")]
-    judged = gold.judgments.sort_values(["query_id", "grade", "doc_id"], ascending=[True, False, True])
-    baseline, candidate = {}, {}
-    for q, group in judged.groupby("query_id"):
-        docs = group["doc_id"].tolist()
-        baseline[q] = docs + [d for d in errs[:3] if d not in docs]
-        candidate[q] = [d for d in errs if d not in docs][:5] + docs  # the top 5 from one source
-    _write_run(tmp / "baseline.trec", baseline)
-    _write_run(tmp / "candidate.trec", candidate)
-    entry = "  - {{name: s, version: '{v}', adapter: run_file, deployed: true, owner: o, params: {{path: {p}}}}}\n"
-    (tmp / "retrievers.yaml").write_text("retrievers:\n" + entry.format(v="1.0", p="baseline.trec")
-                                         + entry.format(v="2.0", p="candidate.trec"))
-    (tmp / "evalops.yaml").write_text(
-        f"gold_set: {{path: {repo_root / 'include' / 'goldset'}}}\n"
-        "knowledge_base:\n  path: kb\n  sources: {field: source, k: 5, max_share_shift: 0.3}\n"
-        "  long_document_percentile: 75\n"
-        "registry: retrievers.yaml\nmeasures: [nDCG@10, P@5]\nlog_sample_size: 0\n")
-    cfg = load_config(tmp, environ={})
-    run_local(cfg, RunContext.for_day("2024-06-01"))
-    promote(cfg, retriever="s", version="1.0", promoted_by="test", reason="the deployed version")
-    day2 = RunContext.for_day("2024-06-02")
-    return cfg, day2, run_local(cfg, day2), rows, baseline, candidate, gold
+    built = build_sourced_project(tmp_path_factory.mktemp("sources"), repo_root)
+    return tuple(built[k] for k in ("cfg", "day2", "result", "rows", "baseline", "candidate", "gold"))
 
 
 def _direct_count(ranked, rows, gold, k=5):
@@ -123,7 +81,7 @@ def test_a_version_that_takes_its_top_5_from_one_source_alerts_naming_it_escaped
     hostile = next(a for a in stored if a.payload["source"] == HOSTILE)
     assert hostile.payload["candidate_share"] == 1.0 and hostile.payload["shift"] > 0.3
     text = slack_text(hostile.message)
-    assert "<b>" not in text and "<!channel>" not in text and "&lt;b&gt;" in text
+    assert "<script>" not in text and "<!channel>" not in text and "&lt;script&gt;" in text
     # the 1.0 baseline on day 1 and the baseline version itself raise nothing
     assert not [a for a in stored if a.version == "1.0"]
 
@@ -135,8 +93,8 @@ def test_report_shows_sources_and_spread_escaped(sourced_run):
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert "## Sources of the retrieved contexts" in md and "## Spread per segment" in md
     assert "policy-handbook" in md and "beyond the bound" in md
-    assert "<b>codes</b>" not in md and "&lt;b>codes&lt;/b>" in md and "\\|" in md  # a cell, not markup
-    assert "<b>codes</b>" not in html and "&lt;b&gt;codes&lt;/b&gt;" in html
+    assert "<script>" not in md and "&lt;script>window.__pwned=1&lt;/script>err\\|\\*\\[x\\]" in md  # a cell
+    assert "<script>" not in html and "&lt;script&gt;window.__pwned=1&lt;/script&gt;err|*[x]" in html
     assert "Sources of the retrieved contexts" in html and "Spread per segment" in html
     assert "relevant-document length" in md and "75th percentile" in md  # the long-document rule, recorded
 

@@ -19,6 +19,8 @@ TABLES = {
     "eval_fingerprints",
     "eval_runs",
     "gold_set_merges",
+    "segment_spreads",
+    "source_shares",
     "gold_set_versions",
     "kb_snapshots",
     "judge_runs",
