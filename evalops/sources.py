@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["SourcePolicy", "SourceShare", "SourceShift", "source_shares", "share_shifts"]
+__all__ = ["SourcePolicy", "SourceShare", "SourceShift", "share_shifts", "source_shares"]
 
 
 @dataclass(frozen=True)

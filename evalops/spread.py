@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LONG", "OTHER", "LongDocumentRule", "SPREAD_KEYS", "long_document_segments", "spread"]
+__all__ = ["LONG", "OTHER", "SPREAD_KEYS", "LongDocumentRule", "long_document_segments", "spread"]
 
 SPREAD_KEYS: tuple[str, ...] = ("std", "var", "p10", "median", "p90")
 LONG, OTHER = "long", "other"

@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING, Any
 from evalops import numfmt
 from evalops.dashboard.links import Links
 from evalops.warehouse import dashboard as wh
-from evalops.warehouse.breakdowns import load_segment_spreads, load_source_shares, source_share_history
+from evalops.warehouse.breakdowns import (
+    load_segment_spreads,
+    load_source_shares,
+    source_share_history,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
     from evalops.spread import LongDocumentRule
 
-__all__ = ["long_document_attributes", "source_alerts_for", "source_policy", "source_policies", "version_sources"]
+__all__ = ["long_document_attributes", "source_alerts_for", "source_policies", "source_policy", "version_sources"]
 
 
 def source_policy(cfg: Config) -> SourcePolicy | None:
@@ -173,9 +173,9 @@ def shift_alert(record: Mapping[str, Any], shift: Mapping[str, Any], *, fingerpr
     title = (f"Source share moved: {record['retriever']} {record['version']}: {source} "
              f"{_share_text(shift['baseline'])} -> {_share_text(shift['candidate'])} of the top {policy['k']}")
     lines = [title,
-             f"The share of the top-{policy['k']} slots filled by documents of source {source!r} moved by "
-             f"{100 * shift['shift']:+.1f} points against the baseline {record['baseline_version']}, beyond the "
-             f"bound of {100 * policy['max_shift']:.1f} points (knowledge_base.sources.max_share_shift).", "",
+             (f"The share of the top-{policy['k']} slots filled by documents of source {source!r} moved by "
+              f"{100 * shift['shift']:+.1f} points against the baseline {record['baseline_version']}, beyond the "
+              f"bound of {100 * policy['max_shift']:.1f} points (knowledge_base.sources.max_share_shift)."), "",
              "Shares (baseline -> candidate), precision of the candidate's judged documents:"]
     precision = {s["source"]: s for s in record["shares"]}
     for s in record["shifts"]:
@@ -214,7 +214,9 @@ def source_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSp
         if spec.dataset == PRODUCTION:
             continue
         record = read_sources(cfg, run, spec.run_id)
-        for shift in (record or {}).get("shifts") or []:
+        if record is None:
+            continue
+        for shift in record.get("shifts") or []:
             if shift["breached"]:
                 alerts.append(shift_alert(record, shift, fingerprint=spec.fingerprint, day=run.day,
                                           report_location=report_location(cfg, run), run_id=spec.run_id))

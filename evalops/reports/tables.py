@@ -397,7 +397,8 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     if per_segment is not None:
         sections.append(per_segment)
 
-    from evalops.reports.breakdowns import sources_section, spread_section  # (it builds on this module)
+    # sources of the retrieved contexts and spread per segment (a module that builds on this one)
+    from evalops.reports.breakdowns import sources_section, spread_section
 
     for extra in (sources_section(data.sources), spread_section(gold)):
         if extra is not None:

@@ -72,7 +72,7 @@ def test_a_version_that_takes_its_top_5_from_one_source_alerts_naming_it_escaped
     from evalops.pipeline.store import engine_for
     from evalops.warehouse import list_alerts
 
-    cfg, day2, result, *_ = sourced_run
+    cfg, _day2, result, *_ = sourced_run
     raised = [a for a in result["alerts"] if a["kind"] == "source_share"]
     assert raised and all("s 2.0" in a["title"] for a in raised)
     assert any(HOSTILE in a["title"] for a in raised)  # the title names the source (plain text)
@@ -87,7 +87,7 @@ def test_a_version_that_takes_its_top_5_from_one_source_alerts_naming_it_escaped
 
 
 def test_report_shows_sources_and_spread_escaped(sourced_run):
-    cfg, day2, result, *_ = sourced_run
+    _cfg, _day2, result, *_ = sourced_run
     folder = Path(result["report"]).parent
     md = (folder / "report.md").read_text(encoding="utf-8")
     html = (folder / "report.html").read_text(encoding="utf-8")
@@ -100,11 +100,11 @@ def test_report_shows_sources_and_spread_escaped(sourced_run):
 
 
 def test_spread_per_segment_equals_numpy_on_the_per_query_values(sourced_run):
+    from evalops.pipeline.queries import query_attributes
     from evalops.pipeline.store import engine_for
     from evalops.warehouse import load_scores, load_segment_spreads
-    from evalops.pipeline.queries import query_attributes
 
-    cfg, day2, result, *_ = sourced_run
+    cfg, _day2, result, *_ = sourced_run
     spec = _specs(result)["2.0"]
     engine = engine_for(cfg)
     spreads = load_segment_spreads(engine, spec.run_id)
