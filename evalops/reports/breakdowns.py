@@ -46,7 +46,7 @@ def sources_section(sources: Sequence[Mapping[str, Any]]) -> Section | None:
             shift = shifts.get(name)
             precision = share.get("precision")
             rows.append([
-                record["retriever"], record["version"], name,
+                record["retriever"], record["version"], record.get("dataset", ""), name,
                 f"{share.get('slots', 0)} of {share.get('total', 0) if share else '–'}", _pct(share.get("share", 0.0)),
                 "–" if precision is None else f"{numfmt.number(precision)} ({share['relevant']}/{share['judged']})",
                 "–" if shift is None else _pct(shift["baseline"]),
@@ -55,7 +55,7 @@ def sources_section(sources: Sequence[Mapping[str, Any]]) -> Section | None:
             ])
         for note in record.get("notes") or []:
             section.paragraphs.append(note)
-    section.tables.append(("", Table(["retriever", "version", "source", "slots", "share",
+    section.tables.append(("", Table(["retriever", "version", "queries", "source", "slots", "share",
                                       "precision (relevant/judged)", "baseline share", "shift", ""], rows)))
     return section
 
