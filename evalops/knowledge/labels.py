@@ -70,5 +70,9 @@ def document_sources(path: str | os.PathLike[str], field: str) -> dict[str, str]
 def document_lengths(docs: Any) -> dict[str, int]:
     """``{doc_id: characters of title and text}`` of a snapshot's documents frame (``doc_id``, ``title``,
     ``text``; a missing title or text counts 0)."""
-    return {str(d): len(ti or "") + len(te or "")
-            for d, ti, te in zip(docs["doc_id"], docs["title"], docs["text"])}
+    import pandas as pd
+
+    frame = pd.DataFrame({"title": pd.Series(docs["title"], dtype=object),
+                          "text": pd.Series(docs["text"], dtype=object)})
+    lengths = (frame["title"].str.len().fillna(0) + frame["text"].str.len().fillna(0)).astype(int)
+    return dict(zip(map(str, docs["doc_id"]), lengths.tolist()))
