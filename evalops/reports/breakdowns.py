@@ -41,13 +41,14 @@ def sources_section(sources: Sequence[Mapping[str, Any]]) -> Section | None:
         shifts = {s["source"]: s for s in record.get("shifts") or []}
         names = sorted({s["source"] for s in record["shares"]} | set(shifts))
         shares = {s["source"]: s for s in record["shares"]}
+        total = sum(int(s["slots"]) for s in record["shares"])  # every filled slot of the version
         for name in names:
             share = shares.get(name, {})
             shift = shifts.get(name)
             precision = share.get("precision")
             rows.append([
                 record["retriever"], record["version"], record.get("dataset", ""), name,
-                f"{share.get('slots', 0)} of {share.get('total', 0) if share else '–'}", _pct(share.get("share", 0.0)),
+                f"{share.get('slots', 0)} of {total}", _pct(share.get("share", 0.0)),
                 "–" if precision is None else f"{numfmt.number(precision)} ({share['relevant']}/{share['judged']})",
                 "–" if shift is None else _pct(shift["baseline"]),
                 "–" if shift is None else f"{100 * shift['shift']:+.1f} pt",
