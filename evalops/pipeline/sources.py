@@ -13,12 +13,14 @@ project's, the figures are counts, not a test.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
+from evalops.errors import InputError
 from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,6 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.spread import LongDocumentRule
 
 __all__ = ["long_document_attributes", "source_alerts_for", "source_policies", "source_policy", "version_sources"]
+
+log = logging.getLogger(__name__)
 
 
 def source_policy(cfg: Config) -> SourcePolicy | None:
@@ -144,7 +148,11 @@ def long_document_attributes(cfg: Config, spec: VersionSpec, attributes: Mapping
     from evalops.pipeline.inputs import current_snapshot
     from evalops.spread import long_document_segments
 
-    snapshot = current_snapshot(cfg, spec.snapshot_id)
+    try:
+        snapshot = current_snapshot(cfg, spec.snapshot_id)
+    except InputError as exc:  # the knowledge base changed since planning: the segment is left out, said
+        log.warning("%s: no long-document segment: %s", spec.label, exc)
+        return {q: dict(a) for q, a in attributes.items()}, None
     if not snapshot.has_text:
         return {q: dict(a) for q, a in attributes.items()}, None
     segments, rule = long_document_segments(_grades(cfg, spec), document_lengths(snapshot.docs),
