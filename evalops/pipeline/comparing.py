@@ -249,7 +249,8 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
         sources = version_sources(cfg, spec, own.ranked(), base_docs)
         with_length, long_rule = long_document_attributes(cfg, spec, attributes)
         aggregates = segment_aggregates(own.frame, with_length, measures, AGGREGATE_FACETS)
-        record_breakdowns(engine, spec.run_id, shares=share_rows(sources), spreads=aggregates)
+    # replaces what an earlier attempt wrote (a failed version keeps none)
+    record_breakdowns(engine, spec.run_id, shares=share_rows(sources), spreads=aggregates or [])
     path = comparison_file(cfg, run, spec.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
