@@ -15,7 +15,13 @@ Pure: files are read only by the ``read_*`` functions.
 
 from __future__ import annotations
 
-from evalops.chunking.aggregate import AGGREGATIONS, DEFAULT_OVERLAP_THRESHOLD, ChunkQrels, chunk_qrels, document_run
+from evalops.chunking.aggregate import (
+    AGGREGATIONS,
+    DEFAULT_OVERLAP_THRESHOLD,
+    ChunkQrels,
+    chunk_qrels,
+    document_run,
+)
 from evalops.chunking.conditions import (
     JUDGMENT_KINDS,
     chunking_fingerprint,
@@ -37,7 +43,13 @@ from evalops.chunking.manifest import (
     read_chunk_manifest,
     write_chunk_manifest,
 )
-from evalops.chunking.measures import OVERLAP_COUNTING, SpanPolicy, SpanScores, ranked_chunks, span_scores
+from evalops.chunking.measures import (
+    OVERLAP_COUNTING,
+    SpanPolicy,
+    SpanScores,
+    ranked_chunks,
+    span_scores,
+)
 from evalops.chunking.migrate import Migration, anchor_judgments, chunk_judgments
 from evalops.chunking.sources import SourceTexts
 from evalops.chunking.spans import UNITS, SpanUnits

@@ -33,7 +33,7 @@ from evalops.chunking.manifest import ChunkManifest
 from evalops.chunking.measures import ranked_chunks
 from evalops.errors import InputError
 
-__all__ = ["AGGREGATIONS", "ChunkQrels", "DEFAULT_OVERLAP_THRESHOLD", "chunk_qrels", "document_run"]
+__all__ = ["AGGREGATIONS", "DEFAULT_OVERLAP_THRESHOLD", "ChunkQrels", "chunk_qrels", "document_run"]
 
 AGGREGATIONS: tuple[str, ...] = ("maxp", "firstp")
 DEFAULT_OVERLAP_THRESHOLD = 0.5
@@ -49,9 +49,9 @@ def document_run(run: Any, manifest: ChunkManifest, aggregation: str = "maxp") -
         run = Run.from_dict(run) if isinstance(run, dict) else Run.from_frame(run)
     first = {doc: chunks[0].chunk_id for doc, chunks in manifest.by_document().items()}
     scores: dict[str, dict[str, float]] = {}
-    unscored = {str(q) for q, s in zip(run.query_ids, run.scores) if s != s}
+    unscored = {str(q) for q, s in zip(run.query_ids, run.scores) if np.isnan(s)}
     ranked = ranked_chunks(run) if unscored else {}
-    pseudo = {(q, c): float(len(cs) - i) for q in unscored for i, c in enumerate(ranked.get(q, []))}
+    pseudo = {(q, c): float(len(ranked[q]) - i) for q in unscored for i, c in enumerate(ranked[q])}
     for q, c, s in zip(run.query_ids, run.doc_ids, run.scores):
         q, c = str(q), str(c)
         chunk = manifest.get(c)

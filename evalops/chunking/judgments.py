@@ -153,7 +153,7 @@ def _checked(row: Mapping[str, Any], sources: SourceTexts, source: str | None, i
                           "a span needs 0 <= start < end <= the text's length", path=source, line=i)
     excerpt = row.get("excerpt")
     actual = text[start:end]
-    if excerpt is None or excerpt == "" or (isinstance(excerpt, float) and excerpt != excerpt):
+    if excerpt is None or excerpt == "" or (isinstance(excerpt, float) and np.isnan(excerpt)):
         excerpt = actual
     elif str(excerpt) != actual:
         found = text.find(str(excerpt))
@@ -196,11 +196,9 @@ def read_anchored_judgments(path: str | os.PathLike[str], sources: SourceTexts) 
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        handle = open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise FormatError("file not found", path=str(path)) from None
-    with handle:
+    if not path.is_file():
+        raise FormatError("file not found", path=str(path))
+    with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         if reader.fieldnames is None:
             return

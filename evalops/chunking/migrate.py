@@ -54,8 +54,8 @@ def anchor_judgments(qrels: Any, manifest: ChunkManifest, sources: SourceTexts) 
         elif chunk.doc_id not in sources:
             missed.append((q, c, f"its document {chunk.doc_id!r} is not in {sources.name}"))
         elif chunk.end > len(sources.text(chunk.doc_id)) or chunk.length == 0:
-            missed.append((q, c, f"its span [{chunk.start}, {chunk.end}) is empty or past the end of document "
-                                  f"{chunk.doc_id!r}"))
+            missed.append((q, c, (f"its span [{chunk.start}, {chunk.end}) is empty or past the end of document "
+                                  f"{chunk.doc_id!r}")))
         else:
             excerpt = sources.text(chunk.doc_id)[chunk.start:chunk.end]
             rows.append(AnchoredJudgment(q, chunk.doc_id, chunk.start, chunk.end, excerpt, int(g)))

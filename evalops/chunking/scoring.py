@@ -25,7 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from evalops.chunking.aggregate import DEFAULT_OVERLAP_THRESHOLD, chunk_qrels, document_run
+from evalops.chunking.aggregate import (
+    DEFAULT_OVERLAP_THRESHOLD,
+    chunk_qrels,
+    document_run,
+)
 from evalops.chunking.conditions import chunking_policies
 from evalops.chunking.judgments import AnchoredJudgments
 from evalops.chunking.manifest import ChunkManifest
@@ -80,7 +84,7 @@ def score_chunk_run(judgments: AnchoredJudgments, manifest: ChunkManifest, run: 
         doc_result = evaluate(judgments.document_qrels(), document_run(run, manifest, aggregation), list(measures))
         values.update({f"document/{m}": _aligned(doc_result, m, relevant) for m in doc_result.per_query})
     policies = chunking_policies(span, aggregation, overlap_threshold)
-    return ChunkRunScores(name or getattr(run, "name", "run"), manifest.describe(), query_ids, values, policies,
+    return ChunkRunScores(name or str(getattr(run, "name", None) or "run"), manifest.describe(), query_ids, values, policies,
                           tuple(notes))
 
 

@@ -85,7 +85,7 @@ def test_span_measures_equal_an_independent_implementation(scifact_chunks, name,
 
 def test_overlapping_windows_pay_twice_for_shared_text(scifact_chunks):
     col = scifact_chunks
-    kw = dict(k=10)
+    kw = {"k": 10}
     repeat = span_scores(col.judgments, col.manifests["win256"], col.runs["win256"], col.sources, **kw)
     once = span_scores(col.judgments, col.manifests["win256"], col.runs["win256"], col.sources,
                        policy=SpanPolicy(overlap="once"), **kw)
