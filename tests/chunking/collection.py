@@ -103,6 +103,7 @@ def chunk_run(manifest: ChunkManifest, sources: SourceTexts, doc_run: Run, queri
 
 class Collection:
     def __init__(self, folder: Path):
+        self.folder = folder
         snapshot = snapshot_from_beir(folder / "corpus.jsonl")
         self.sources = SourceTexts.of(snapshot)
         import json
