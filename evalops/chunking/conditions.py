@@ -6,7 +6,8 @@ it must name depends on what the judgments point at:
 * **Chunk-id judgments** (TREC / BEIR qrels of chunks) depend on the chunking: the component is the
   snapshot id of the *chunked* corpus, as before. Re-chunking changes it, and stored baselines are stale.
 * **Text-anchored judgments** (:mod:`evalops.chunking.judgments`) depend on the source text only: the
-  component is the snapshot id of the *source* documents (``source:<id>``). A knowledge-base update that
+  component is the snapshot id of the *source* documents (the knowledge base the pipeline reads, when the
+  knowledge base is the unchunked corpus). A knowledge-base update that
   changes only the chunking leaves it, so baselines stay comparable and versions that differ only in
   chunking are compared on the same judgments; an update that changes the source text (a document added,
   removed or edited, a title included) changes it, and baselines are stale as before.
@@ -36,7 +37,7 @@ JUDGMENT_KINDS: tuple[str, ...] = ("chunk-id", "text-anchored")
 def kb_component(judgments: str, *, source_snapshot_id: str, chunked_snapshot_id: str | None = None) -> str:
     """The fingerprint's knowledge-base component for judgments of kind ``judgments`` (module docstring)."""
     if judgments == "text-anchored":
-        return f"source:{source_snapshot_id}"
+        return source_snapshot_id
     if judgments == "chunk-id":
         if not chunked_snapshot_id:
             raise InputError("chunk-id judgments depend on the chunked corpus: give its snapshot id")

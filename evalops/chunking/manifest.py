@@ -59,16 +59,17 @@ class ChunkManifest:
     @classmethod
     def of(cls, rows: Iterable[Chunk | Mapping[str, Any]], *, name: str = "chunking",
            source_snapshot_id: str | None = None, sources: SourceTexts | None = None,
-           where: str | None = None) -> ChunkManifest:
+           where: str | None = None, lines: Sequence[int] | None = None) -> ChunkManifest:
         """Checked chunks: ids unique, ``0 <= start <= end``; with ``sources`` also every document known and
         every span within its text (``source_snapshot_id`` then defaults to the sources'). A bad row is a
-        ``FormatError`` naming ``where`` and the row (1-based)."""
+        ``FormatError`` naming ``where`` and the row (1-based), or its line in ``lines`` (a file's)."""
         chunks: list[Chunk] = []
         seen: dict[str, int] = {}
-        for i, row in enumerate(rows, start=1):
+        for n, row in enumerate(rows, start=1):
+            i = lines[n - 1] if lines is not None else n
             chunk = row if isinstance(row, Chunk) else _chunk(row, where, i)
             if chunk.chunk_id in seen:
-                raise FormatError(f"chunk id {chunk.chunk_id!r} appears twice (first in row {seen[chunk.chunk_id]}); "
+                raise FormatError(f"chunk id {chunk.chunk_id!r} appears twice (first at {seen[chunk.chunk_id]}); "
                                   "give each chunk its own id", path=where, line=i)
             seen[chunk.chunk_id] = i
             if not 0 <= chunk.start <= chunk.end:
@@ -232,12 +233,13 @@ def read_chunk_manifest(path: str | os.PathLike[str], *, name: str | None = None
     p = Path(path)
     if not p.exists():
         raise FormatError("file not found", path=str(p))
-    rows = []
+    rows, lines = [], []
     for line, record in read_jsonl(p):
         rows.append(_chunk(record, str(p), line))
+        lines.append(line)
     if not rows:
         raise InputError(f"{p}: no chunks; a manifest lists one chunk per line")
-    return ChunkManifest.of(rows, name=name or p.stem, sources=sources, where=str(p))
+    return ChunkManifest.of(rows, name=name or p.stem, sources=sources, where=str(p), lines=lines)
 
 
 def write_chunk_manifest(manifest: ChunkManifest, path: str | os.PathLike[str]) -> Path:

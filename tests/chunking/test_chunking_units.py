@@ -167,8 +167,8 @@ def test_manifest_reader_and_locate_failures(tmp_path, tiny):
     path = _write(tmp_path / "m.jsonl", [{"_id": "a", "doc_id": "d", "start": 0, "end": 4, "text": "abcd"}])
     manifest = read_chunk_manifest(path, sources=sources)
     assert manifest.name == "m" and manifest.source_snapshot_id == sources.snapshot_id
-    _write(path, [{"_id": "a", "doc_id": "d", "start": 0, "end": 40}])
-    with pytest.raises(FormatError, match=r"m\.jsonl:1: chunk 'a' ends at 40, past the end of document 'd'"):
+    path.write_text("\n" + json.dumps({"_id": "a", "doc_id": "d", "start": 0, "end": 40}) + "\n")
+    with pytest.raises(FormatError, match=r"m\.jsonl:2: chunk 'a' ends at 40, past the end of document 'd'"):
         read_chunk_manifest(path, sources=sources)
     located, report = locate_chunks([{"chunk_id": "1", "doc_id": "d", "text": "cde"},
                                      {"chunk_id": "2", "text": "nop"},
