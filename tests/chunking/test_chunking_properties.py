@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalops.chunking import AnchoredJudgment, AnchoredJudgments, ChunkManifest, SourceTexts, SpanPolicy, span_scores
+from evalops.chunking import (
+    AnchoredJudgment,
+    AnchoredJudgments,
+    ChunkManifest,
+    SourceTexts,
+    SpanPolicy,
+    span_scores,
+)
 from evalops.data import Run
 
 TEXT = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma"
@@ -17,7 +26,7 @@ def cases(draw):
     n = len(TEXT)
     bounds = sorted(draw(st.lists(st.integers(0, n), min_size=2, max_size=12)))
     chunks = [{"chunk_id": f"c{i}", "doc_id": "d", "start": a, "end": b}
-              for i, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a]
+              for i, (a, b) in enumerate(pairwise(bounds)) if b > a]
     if draw(st.booleans()):  # overlapping windows too
         chunks += [{"chunk_id": f"o{i}", "doc_id": "d", "start": s, "end": min(n, s + 20)}
                    for i, s in enumerate(draw(st.lists(st.integers(0, n - 1), max_size=5, unique=True)))]
