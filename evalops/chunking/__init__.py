@@ -51,6 +51,7 @@ from evalops.chunking.measures import (
     span_scores,
 )
 from evalops.chunking.migrate import Migration, anchor_judgments, chunk_judgments
+from evalops.chunking.scoring import ChunkRunScores, compare_chunkings, score_chunk_run
 from evalops.chunking.sources import SourceTexts
 from evalops.chunking.spans import UNITS, SpanUnits
 
@@ -65,6 +66,7 @@ __all__ = [
     "Chunk",
     "ChunkManifest",
     "ChunkQrels",
+    "ChunkRunScores",
     "LocateReport",
     "Migration",
     "SourceTexts",
@@ -76,12 +78,14 @@ __all__ = [
     "chunk_qrels",
     "chunking_fingerprint",
     "chunking_policies",
+    "compare_chunkings",
     "document_run",
     "kb_component",
     "locate_chunks",
     "ranked_chunks",
     "read_anchored_judgments",
     "read_chunk_manifest",
+    "score_chunk_run",
     "span_scores",
     "version_conditions",
     "write_anchored_judgments",

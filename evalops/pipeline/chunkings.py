@@ -1,7 +1,8 @@
 """Chunked versions in the pipeline: a registry entry's ``chunking:`` (the chunk manifest it retrieves from).
 
 * the report names each version's chunking with the manifest's ``chunking_id``, so versions that differ
-  only in chunking read as such (:func:`chunking_notes`);
+  only in chunking read as such (:func:`chunking_notes`), and each version's run records it in the
+  warehouse (the run's ``contracts["chunking"]``, :func:`chunking_record`);
 * a chunked version's run of chunk ids is scored as the document run of its chunks
   (:func:`documents_of_chunks`, below), against the gold set's judgments of the source documents.
 """
@@ -22,8 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
     from evalops.retrievers import Registry, RetrieverEntry
 
-__all__ = ["CHUNK_AGGREGATION", "chunk_corpus", "chunking_notes", "chunking_policy", "describe_chunkings",
-           "documents_of_chunks"]
+__all__ = ["CHUNK_AGGREGATION", "chunk_corpus", "chunking_notes", "chunking_policy", "chunking_record",
+           "describe_chunkings", "documents_of_chunks"]
 
 
 def describe_chunkings(registry: Registry, keys: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -49,6 +50,15 @@ def describe_chunkings(registry: Registry, keys: Sequence[tuple[str, str]]) -> d
         out[entry.key] = (f"{entry.key} retrieves from chunking {d['name']} ({d['chunking_id']}: {d['chunks']} chunks "
                           f"of {d['documents']} documents, median {d['median_chars']} characters)")
     return out
+
+
+def chunking_record(entry: RetrieverEntry, snapshot_id: str) -> dict[str, Any] | None:
+    """What a version's run records about its chunking (the run's ``contracts["chunking"]`` in the
+    warehouse): the manifest's path as declared and its description (``chunking_id``, counts, and the
+    knowledge-base snapshot it cuts), or None for a version without one."""
+    if entry.chunking_path is None:
+        return None
+    return {"manifest": entry.chunking, **_manifest(entry.chunking_path).describe(), "source_snapshot_id": snapshot_id}
 
 
 def chunking_notes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[str]:

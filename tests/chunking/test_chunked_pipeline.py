@@ -69,7 +69,7 @@ def test_chunkings_compared_through_the_pipeline(project):
     from evalops.pipeline.registry import fingerprint_for
     from evalops.pipeline.store import engine_for
     from evalops.retrievers import build_retriever, load_registry, retrieve_run
-    from evalops.warehouse import load_scores
+    from evalops.warehouse import get_run, load_scores
 
     cfg, folder, sources = project
     _day(cfg, "2024-06-01")
@@ -92,6 +92,11 @@ def test_chunkings_compared_through_the_pipeline(project):
     stored = load_scores(engine_for(cfg), specs["w400"]["run_id"], ["nDCG@10"]).set_index("query_id")["value"]
     np.testing.assert_allclose(stored.loc[want.query_ids].to_numpy(), want.per_query["nDCG@10"], rtol=0, atol=1e-12)
     assert 0 < want.mean("nDCG@10") < 1
+
+    for version, size, stride in (("w400", 400, 400), ("w200", 200, 150)):  # each run records its chunking
+        recorded = get_run(engine_for(cfg), specs[version]["run_id"]).contracts["chunking"]
+        assert recorded == {**_windows(sources, size, stride).describe(), "manifest": f"chunks/{version}.jsonl",
+                            "name": version, "source_snapshot_id": specs[version]["snapshot_id"]}
 
     report = result["report"]
     text = "\n".join(p.read_text() for p in Path(report).parent.glob("*.md"))
