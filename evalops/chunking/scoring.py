@@ -78,14 +78,19 @@ def score_chunk_run(judgments: AnchoredJudgments, manifest: ChunkManifest, run: 
     if lost:
         notes.append(f"{len(lost)} queries have no chunk over the overlap threshold {overlap_threshold} "
                      f"(they score 0 on chunk measures): {lost[:5]}")
-    if measures:
+    if measures and len(derived.qrels) == 0:  # no chunk takes any excerpt: every query lost, every value 0
+        from evalops.metrics import parse_measures
+
+        values.update({f"chunk/{m}": np.zeros(len(relevant)) for m in map(str, parse_measures(list(measures)))})
+    elif measures:
         chunk_result = evaluate(derived.qrels, run, list(measures))
         values.update({f"chunk/{m}": _aligned(chunk_result, m, relevant) for m in chunk_result.per_query})
+    if measures:
         doc_result = evaluate(judgments.document_qrels(), document_run(run, manifest, aggregation), list(measures))
         values.update({f"document/{m}": _aligned(doc_result, m, relevant) for m in doc_result.per_query})
     policies = chunking_policies(span, aggregation, overlap_threshold)
-    return ChunkRunScores(name or str(getattr(run, "name", None) or "run"), manifest.describe(), query_ids, values, policies,
-                          tuple(notes))
+    return ChunkRunScores(name or str(getattr(run, "name", None) or "run"), manifest.describe(), query_ids, values,
+                          policies, tuple(notes))
 
 
 def _aligned(result: Any, measure: str, query_ids: list[str]) -> np.ndarray:

@@ -207,3 +207,18 @@ def test_manifest_refuses_duplicates_and_bad_spans():
         ChunkManifest.of([{"chunk_id": "a", "doc_id": "d", "start": 0, "end": 1}] * 2)
     with pytest.raises(FormatError, match=r"span \[3, 1\)"):
         ChunkManifest.of([{"chunk_id": "a", "doc_id": "d", "start": 3, "end": 1}])
+
+
+def test_a_chunking_that_loses_every_excerpt_scores_zero(tiny):
+    from evalops.chunking import score_chunk_run
+
+    sources, _, judgments, run = tiny
+    crumbs = ChunkManifest.of([{"chunk_id": "c2", "doc_id": "d", "start": 0, "end": 1},
+                               {"chunk_id": "c1", "doc_id": "d", "start": 9, "end": 10},
+                               {"chunk_id": "c3", "doc_id": "d", "start": 8, "end": 9},
+                               {"chunk_id": "e1", "doc_id": "e", "start": 9, "end": 10}], sources=sources)
+    scored = score_chunk_run(judgments, crumbs, run, sources, measures=["nDCG@10"], cutoffs=(2,))
+    assert scored.values["chunk/nDCG@10"].tolist() == [0.0] and scored.values["TokenRecall@2"].tolist() == [0.0]
+    assert scored.values["document/nDCG@10"].tolist() == [1.0]  # the document is still found
+    assert scored.notes == (("1 queries have no chunk over the overlap threshold 0.5 (they score 0 on chunk "
+                             "measures): ['q']"),)
