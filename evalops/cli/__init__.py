@@ -62,6 +62,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "that duplicate a gold query, and append the rest to the annotation queue (source `generated`, the "
         "document as the proposed judgment)."),
     "gold": ("gold:gold", "The gold set's versions: fold the annotators' decided labels into the next one."),
+    "chunking": ("chunking:chunking",
+        "Score and compare chunkings on one text-anchored gold set; convert chunk-id judgments to spans and back."),
 }
 
 

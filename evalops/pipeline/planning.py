@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
 from evalops.errors import ConfigError
 from evalops.pipeline.adhoc import record_candidate
+from evalops.pipeline.chunkings import chunking_record
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.queries import gold_queries, production_queries
@@ -90,8 +91,11 @@ def plan_run(
 
     def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)
-        row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running",
-                         started_at=started, n_queries=n, contracts=contracts, lease_seconds=cfg.lease_seconds)
+        chunking = (chunking_record(registry.get(retriever, version), snapshot_id)
+                    if _registered(registry, retriever, version) else None)
+        row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running", started_at=started,
+                         n_queries=n, contracts=contracts if chunking is None else {**contracts, "chunking": chunking},
+                         lease_seconds=cfg.lease_seconds)
         return row.id
 
     specs: list[VersionSpec] = []

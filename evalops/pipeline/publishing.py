@@ -27,6 +27,7 @@ from evalops.pipeline.holes import load_holes
 from evalops.pipeline.judging import failed_judge_steps, judge_failures, judge_report
 from evalops.pipeline.prepared import discard_prepared
 from evalops.pipeline.queries import gold_queries, production_queries
+from evalops.pipeline.chunkings import chunking_notes
 from evalops.pipeline.registry import alerting_measures, canonical_measures, context_measures, load_registry_for
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
@@ -233,7 +234,7 @@ def build_report_data(
         # sources of the retrieved contexts and the spread per segment (evalops.sources, evalops.spread)
         **source_policies(cfg, _long_document_rule(cfg, run, versions)),
     }
-    notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + notes
+    notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + chunking_notes(cfg, run, versions) + notes
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
 
     judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
@@ -310,8 +311,19 @@ def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[
             if cand is not None and cand != prev:
                 keys = sorted(k for k in set(cand) | set(prev) if cand.get(k) != prev.get(k))
                 what += ": " + ", ".join(f"{k} {_show(prev.get(k))} → {_show(cand.get(k))}" for k in keys)
+            what += _chunking_change(registry, spec)
             out.append(what)
     return out
+
+
+def _chunking_change(registry: Any, spec: VersionSpec) -> str:
+    """``; chunking a.jsonl → b.jsonl`` when the candidate's declared chunking is not its baseline's."""
+    try:
+        cand = registry.get(spec.retriever, spec.version).chunking
+        prev = registry.get(spec.retriever, spec.baseline_version).chunking
+    except ConfigError:
+        return ""
+    return "" if cand == prev else f"; chunking {_show(prev)} → {_show(cand)}"
 
 
 def _show(value: Any) -> str:

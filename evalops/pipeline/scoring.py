@@ -42,6 +42,7 @@ from evalops.holes import cutoff_of, judged_top, unjudged_top
 from evalops.metrics import evaluate
 from evalops.metrics.gold import as_gold
 from evalops.metrics.topk import top_k
+from evalops.pipeline.chunkings import chunk_corpus, documents_of_chunks
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.inputs import current_snapshot
 from evalops.pipeline.judging import _documents
@@ -89,9 +90,11 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     try:
         registry = load_registry_for(cfg, run)
         entry = registry.get(spec["retriever"], spec["version"])
+        chunked = entry.chunking_path is not None  # retrieves chunk ids: indexes chunks, scored as documents
         try:
-            retriever = build_retriever(entry, corpus=snapshot.corpus, registry=registry,
-                                        memory_budget=cfg.memory_budget_bytes, embedding_cache=embeddings)
+            retriever = build_retriever(entry, corpus=chunk_corpus(entry, snapshot) if chunked else snapshot.corpus,
+                                        registry=registry, memory_budget=cfg.memory_budget_bytes,
+                                        embedding_cache=None if chunked else embeddings)
         except EvalopsError:
             raise
         except Exception as exc:  # see the module docstring: a version that cannot load is a failed version
@@ -106,6 +109,8 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         else:
             breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
             result = retrieve_run(retriever, queries.texts, k=cfg.k, name=name, failure_budget=1.0, breaker=breaker)
+        if chunked:
+            result = documents_of_chunks(entry, result, snapshot)
     except EvalopsError as exc:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["failed"] = {q: "retriever error" for q in queries.query_ids}

@@ -127,6 +127,8 @@ RANGES: dict[str, dict[str, _Range]] = {
 }
 BUILTIN_KINDS = tuple(k.split(":", 1)[1] for k in PARAMS if k.startswith("builtin:"))
 _ENTRY_KEYS = {"name", "version", "adapter", "deployed", "owner", "params"}
+# optional: ``chunking``, the chunk manifest of the chunking the version retrieves from (evalops.chunking)
+_OPTIONAL_KEYS = {"chunking"}
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
@@ -142,16 +144,30 @@ class RetrieverEntry:
     owner: str
     source: str = "<memory>"
     base_dir: Path = field(default_factory=Path.cwd)
+    chunking: str | None = None  # the chunk manifest of the version's chunking (relative to base_dir)
 
     @property
     def key(self) -> str:
         return f"{self.name}@{self.version}"
+
+    @property
+    def chunking_path(self) -> Path | None:
+        """The declared chunk manifest (``chunking:``), resolved against the registry file's folder."""
+        if not self.chunking:
+            return None
+        path = Path(self.chunking).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
 
     def check_files(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
         """Refuse an entry whose run file does not exist or is malformed (a ``ConfigError`` naming the
         registry file and line or the run file and line, the key and what to fix); called before a run
         writes anything, so a bad run file is bad input, not a version that failed half-way. The file is read
         as scoring reads it (within ``memory_budget``), and nothing of it is kept."""
+        manifest = self.chunking_path
+        if manifest is not None and not manifest.is_file():
+            raise ConfigError(f"{self.source}: retriever {self.key}: chunking {manifest} does not exist; write the "
+                              "chunk manifest there (`evalops chunking locate` makes one from chunk texts), fix the "
+                              "path (relative paths start at the registry's folder), or remove the key")
         if self.adapter != "run_file" or "path" not in self.params:
             return
 
@@ -180,6 +196,7 @@ class RetrieverEntry:
             "owner": self.owner,
             "params": mask_value(params) if masked else params,
             "source": self.source,
+            **({"chunking": self.chunking} if self.chunking else {}),
         }
 
 
@@ -304,8 +321,9 @@ def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:
     line = _line(m, line)
     lines = m.line_of if isinstance(m, Marked) else (lambda _k: line)
     for key in m:
-        if key not in _ENTRY_KEYS:
-            raise ConfigError(f"{where}:{lines(key)}: unknown key {key!r}; allowed: {', '.join(sorted(_ENTRY_KEYS))}")
+        if key not in _ENTRY_KEYS | _OPTIONAL_KEYS:
+            raise ConfigError(f"{where}:{lines(key)}: unknown key {key!r}; allowed: "
+                              f"{', '.join(sorted(_ENTRY_KEYS | _OPTIONAL_KEYS))}")
     for key in ("name", "version", "adapter", "deployed", "owner"):
         if key not in m:
             raise ConfigError(f"{where}:{line}: retriever is missing {key!r}")
@@ -322,10 +340,15 @@ def parse_entry(m: Any, path: Path, line: int) -> RetrieverEntry:
         raise ConfigError(f"{where}:{lines('deployed')}: deployed must be true or false, got {m['deployed']!r}")
     if not isinstance(m["owner"], str) or not m["owner"].strip():
         raise ConfigError(f"{where}:{lines('owner')}: owner must be a non-empty string")
+    chunking = m.get("chunking")
+    if chunking is not None and (not isinstance(chunking, str) or not chunking.strip()):
+        raise ConfigError(f"{where}:{lines('chunking')}: retriever {name}@{version}: chunking must be the path of a "
+                          f"chunk manifest (JSON Lines of chunk_id, doc_id, start, end), got {chunking!r}")
     params = m.get("params") or Marked()
     try:
         _check_params(m["adapter"], params, where, lines("params"))
     except ConfigError as exc:  # name the entry: "file:line: retriever name@version: ..."
         place, sep, rest = str(exc).partition(": ")
         raise ConfigError(f"{place}{sep}retriever {name}@{version}: {rest}" if sep else str(exc)) from None
-    return RetrieverEntry(name, str(version), m["adapter"], params, m["deployed"], m["owner"], f"{where}:{line}", path.parent)
+    return RetrieverEntry(name, str(version), m["adapter"], params, m["deployed"], m["owner"], f"{where}:{line}", path.parent,
+                          chunking)
