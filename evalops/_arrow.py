@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["call", "compute_options", "doc_strings", "numeric", "strings", "from_numpy", "from_strings"]
+__all__ = ["call", "compute_options", "doc_strings", "from_numpy", "from_strings", "numeric", "strings"]
 
 _TYPES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -21,9 +21,9 @@ _TYPES = {
 
 def _compute() -> Any:
     try:
-        import pyarrow._compute as compute
+        from pyarrow import _compute as compute
     except ImportError:  # a pyarrow without the private module: the public one has the same two names
-        import pyarrow.compute as compute
+        from pyarrow import compute
     return compute
 
 

@@ -28,7 +28,6 @@ from sqlalchemy import Table, and_, func, literal, or_, select
 from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
-from evalops.warehouse.runs import select_runs
 from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -234,6 +233,8 @@ def latest_per_logical_date(
     if retriever is not None:
         inner = inner.where(runs.c.retriever == retriever)
     inner = _filters(inner, versions=versions, since=since, until=until).subquery()
+    from evalops.warehouse.runs import select_runs  # (imports the scores' numpy)
+
     with transaction(engine, "reading the runs per logical date") as conn:
         marks = {r.id: (r.rank, r.latest_id) for r in conn.execute(select(inner))}
         found = select_runs(conn, runs.c.id.in_(select(inner.c.id)),
@@ -253,6 +254,8 @@ def latest_runs(
     statuses: Sequence[str] = SCORED,
 ) -> pd.DataFrame:
     """The latest run (by logical date, then id) of every (retriever, version)."""
+    from evalops.warehouse.runs import select_runs  # (imports the scores' numpy)
+
     with transaction(engine, "reading the latest runs") as conn:
         found = select_runs(conn, runs.c.id.in_(_latest_ids(retriever, dataset, fingerprint_hash, statuses)),
                             order_by=[runs.c.retriever, runs.c.version])
@@ -326,6 +329,8 @@ def runs_under_fingerprint(
         conditions.append(runs.c.dataset == dataset)
     if statuses is not None:
         conditions.append(runs.c.status.in_(list(statuses)))
+    from evalops.warehouse.runs import select_runs  # (imports the scores' numpy)
+
     with transaction(engine, "reading runs under a fingerprint") as conn:
         found = select_runs(conn, *conditions, order_by=[runs.c.logical_date, runs.c.id])
     return runs_frame(found)
