@@ -6,9 +6,9 @@ import contextlib
 import dataclasses
 import datetime as dt
 import getpass
-from pathlib import Path
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,25 +17,9 @@ from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION, project_config
 from evalops.errors import InputError, MeasureError, WarehouseError
 from evalops.utc import as_utc
-from evalops.warehouse import (
-    check_history_query,
-    create_warehouse_engine,
-    current_revision,
-    downgrade as downgrade_schema,
-    find_fingerprint_hash,
-    get_run,
-    head_revisions,
-    latest_runs,
-    promote_baseline,
-    resolve_url,
-    rollback_baseline,
-    upgrade as upgrade_schema,
-)
-from evalops.warehouse.baselines import BASELINE_COLUMNS, baseline_history_rows
-from evalops.warehouse.config import url_for as warehouse_url_for
-from evalops.warehouse.history import HISTORY_COLUMNS, RUN_COLUMNS, latest_run_rows, measure_history_rows, run_mean_rows
-from evalops.warehouse.migrate import migration_history as revisions, stamp as stamp_schema, upgrade_sql
-from evalops.warehouse.models import FINISHED_STATUSES
+
+# The warehouse's modules are imported where a command uses them: `evalops history` reads a few tables and
+# need not import the rest (the scores' and A/B tests' numpy, the alerts, the migrations).
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -56,6 +40,7 @@ def _project_url(url: str | None, project: Path | None, required: bool) -> str |
 def _project_and_url(url: str | None, project: Path | None, required: bool) -> tuple[Path | None, str | None]:
     """``(project folder, URL)``: the project is None when ``--url`` (or no project) decided the warehouse."""
     from evalops.config import find_project
+    from evalops.warehouse.config import url_for as warehouse_url_for
 
     if url is None and (project is not None or required or find_project() is not None):
         cfg = project_config(project)
@@ -90,6 +75,8 @@ def _naming(resolved: Any, home: Path | None) -> Iterator[None]:
 def _read_only_engine(url: str | None, project: Path | None = None, *, required: bool = True):
     """The warehouse for a command that only reads: a SQLite file that does not exist is not created.
     Returns the engine, the resolved URL and the project folder (None when --url decided)."""
+    from evalops.warehouse.config import create_warehouse_engine, resolve_url
+
     home, given = _project_and_url(url, project, required=required)
     resolved = resolve_url(given)
     if resolved.url.startswith("sqlite:///"):
@@ -104,6 +91,8 @@ def _read_only_engine(url: str | None, project: Path | None = None, *, required:
 
 
 def _engine(url: str | None, project: Path | None = None):
+    from evalops.warehouse.config import create_warehouse_engine, resolve_url
+
     resolved = resolve_url(_project_url(url, project, required=False))
     return create_warehouse_engine(resolved), resolved
 
@@ -123,6 +112,10 @@ def db() -> None:
 @reports_errors
 def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | None) -> None:
     """Apply the warehouse migrations (safe to run again; it is what the DAG's first task does)."""
+    from evalops.warehouse.config import resolve_url
+    from evalops.warehouse.migrate import current_revision, upgrade_sql
+    from evalops.warehouse.migrate import upgrade as upgrade_schema
+
     if as_sql:
         click.echo(upgrade_sql(resolve_url(url).url, revision, start=from_revision), nl=False)
         return
@@ -145,6 +138,8 @@ def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | N
 @reports_errors
 def current(url: str | None, fmt: str, output_path: Any) -> None:
     """Show which warehouse is used, where that came from, and its schema revision."""
+    from evalops.warehouse.migrate import current_revision, head_revisions
+
     engine, resolved = _engine(url)
     try:
         revision = current_revision(engine)
@@ -171,6 +166,8 @@ def current(url: str | None, fmt: str, output_path: Any) -> None:
 @reports_errors
 def downgrade(url: str | None, revision: str, yes: bool) -> None:
     """Step the schema back to REVISION ("base" drops every warehouse table and its data)."""
+    from evalops.warehouse.migrate import downgrade as downgrade_schema
+
     engine, resolved = _engine(url)
     try:
         if not yes:
@@ -187,6 +184,8 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
 @reports_errors
 def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
     """List the schema revisions, newest first, marking the head and the warehouse's current one."""
+    from evalops.warehouse.migrate import migration_history as revisions
+
     engine, _ = _engine(url)
     try:
         found = revisions(engine)
@@ -209,6 +208,9 @@ def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
 def stamp(url: str | None, revision: str) -> None:
     """Record REVISION as the warehouse's schema revision without running migrations (for a schema
     created or repaired by hand; "base" clears it)."""
+    from evalops.warehouse.migrate import current_revision
+    from evalops.warehouse.migrate import stamp as stamp_schema
+
     engine, resolved = _engine(url)
     try:
         stamp_schema(engine, revision)
@@ -259,6 +261,16 @@ def history(
     and so is an option that does not apply to the view asked for (--since and --superseded go with
     --measure), rather than being ignored.
     """
+    from evalops.warehouse.catalog import find_fingerprint_hash
+    from evalops.warehouse.history import (
+        HISTORY_COLUMNS,
+        RUN_COLUMNS,
+        check_history_query,
+        latest_run_rows,
+        measure_history_rows,
+    )
+    from evalops.warehouse.models import FINISHED_STATUSES
+
     ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
                if given and (baselines or not measure)]
     if baselines:
@@ -287,6 +299,11 @@ def history(
             if fingerprint_hash:
                 fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
             if baselines:
+                from evalops.warehouse.baselines import (
+                    BASELINE_COLUMNS,
+                    baseline_history_rows,
+                )
+
                 view = "baselines"
                 check_history_query(engine, retriever=retriever)
                 rows = baseline_history_rows(engine, retriever, fingerprint_hash)
@@ -336,6 +353,8 @@ def history(
 def _with_means(engine: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The runs with each run's mean of every measure it scored (one column per measure, in the order
     first seen; the Judged@k coverage measures left to the report), and those columns' names."""
+    from evalops.warehouse.history import run_mean_rows
+
     means = run_mean_rows(engine, [int(r["run_id"]) for r in rows])
     means = {run: {m: v for m, v in row.items() if not m.startswith("Judged@")} for run, row in means.items()}
     names = list(dict.fromkeys(m for row in means.values() for m in row))
@@ -373,6 +392,11 @@ def promote(
     By default the latest succeeded gold-set run of VERSION is promoted (under --fingerprint when given).
     A rollback needs --fingerprint, because baselines are kept per fingerprint.
     """
+    from evalops.warehouse.baselines import promote_baseline, rollback_baseline
+    from evalops.warehouse.catalog import find_fingerprint_hash
+    from evalops.warehouse.history import latest_runs
+    from evalops.warehouse.runs import get_run
+
     who = who or getpass.getuser()
     # a promotion needs a stored run: a warehouse that does not exist is not created (in whatever folder)
     engine, resolved, home = _read_only_engine(url, project, required=False)

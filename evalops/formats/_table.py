@@ -28,7 +28,7 @@ import numpy as np
 
 from evalops.data import first_repeated_row
 from evalops.errors import FormatError
-from evalops._arrow import doc_strings, from_numpy, numeric, strings
+from evalops._arrow import call, compute_options, doc_strings, from_numpy, numeric, strings
 from evalops.formats._source import Source
 from evalops.metrics.strhash import hash_strings, pair_keys
 from evalops.safetext import ARROW_UNSAFE_ID, refuse_unsafe
@@ -291,7 +291,6 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
     looked for in the raw bytes, one ``memchr`` per kind; in a BEIR TSV, whose fields the exact parser
     strips, ids are checked for whitespace at either end (on the dictionaries, not the rows)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as csv
 
     delimiter, count, header = plan
@@ -333,7 +332,7 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
             chunks = list(zip(table.column(qf).chunks, table.column(df).chunks, table.column(vf).chunks))
             for at, (qc, dc, vc) in enumerate(chunks, 1):
                 if layout.tab_separated and any(
-                    pc.any(pc.match_substring_regex(id_strings(c), "^\\s|\\s$")).as_py() for c in (qc, dc)
+                    _matches(id_strings(c), "^\\s|\\s$") for c in (qc, dc)
                 ):
                     raise Refused()
                 if unsafe_ids(id_strings(qc)) or unsafe_ids(id_strings(dc)):
@@ -355,7 +354,6 @@ def unsafe_ids(ids: Any) -> bool:
     checked on their bytes in one numpy pass (a regular expression over 2 M ids took 0.66 s); the regular
     expression runs only over an array with a byte of 0x80 or more (C1 controls, a byte order mark)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     for chunk in ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]:
         if not len(chunk) or chunk.buffers()[2] is None:
@@ -368,9 +366,15 @@ def unsafe_ids(ids: Any) -> bool:
             continue
         if bool((data < 0x20).any()) or bool((data == 0x7F).any()):
             return True
-        if bool((data >= 0x80).any()) and pc.any(pc.match_substring_regex(chunk, ARROW_UNSAFE_ID)).as_py():
+        if bool((data >= 0x80).any()) and _matches(chunk, ARROW_UNSAFE_ID):
             return True
     return False
+
+
+def _matches(strings: Any, pattern: str) -> bool:
+    """Whether any of an Arrow string array's values matches the regular expression ``pattern`` (RE2)."""
+    found = call("match_substring_regex", strings, options=compute_options("MatchSubstringOptions", pattern))
+    return bool(call("any", found).as_py())
 
 
 def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray] | None:
@@ -412,12 +416,11 @@ def _unify_queries(chunks: Sequence[Any], arrow_ids: bool = False) -> tuple[np.n
     """Global query codes from Arrow's per-block dictionaries; also which queries span several blocks.
     The query ids: an object array of str, or with ``arrow_ids`` an Arrow string array."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not chunks:
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object), np.zeros(0, dtype=bool)
     dictionaries = [c.dictionary for c in chunks]
-    encoded = pc.dictionary_encode(pa.concat_arrays(dictionaries))
+    encoded = call("dictionary_encode", pa.concat_arrays(dictionaries))
     global_of_local = numeric(encoded.indices).astype(np.int32)
     query_ids = encoded.dictionary if arrow_ids else strings(encoded.dictionary)
     parts = []
@@ -431,7 +434,7 @@ def _unify_queries(chunks: Sequence[Any], arrow_ids: bool = False) -> tuple[np.n
     used = np.bincount(codes, minlength=len(query_ids)) > 0
     if not used.all():  # a sliced block keeps its whole dictionary: drop the ids without rows
         renumber = (np.cumsum(used) - 1).astype(np.int32)
-        kept = query_ids.take(from_numpy(np.flatnonzero(used))) if arrow_ids else query_ids[used]
+        kept = call("take", query_ids, from_numpy(np.flatnonzero(used))) if arrow_ids else query_ids[used]
         codes, query_ids, spans = renumber[codes], kept, spans[used]
     return codes, query_ids, spans
 
@@ -501,10 +504,8 @@ def first_duplicate_row(columns: Columns, spans: np.ndarray | None) -> int | Non
     if spans is not None and spans.any():
         rows = np.flatnonzero(spans[columns.query_codes])
         if rows.size:
-            import pyarrow.compute as pc
-
-            taken = columns.doc_dictionary.take(from_numpy(codes[rows]))
-            doc[rows] = numeric(pc.dictionary_encode(taken).combine_chunks().indices)
+            taken = call("take", columns.doc_dictionary, from_numpy(codes[rows]))
+            doc[rows] = numeric(call("dictionary_encode", taken).combine_chunks().indices)
             candidate[rows] = True
     rows = np.flatnonzero(candidate)  # in file order
     if rows.size < 2:
@@ -522,9 +523,14 @@ def load_arrow_readers() -> None:
     pipeline; ``evalops evaluate``, whose scoring imports the compute module and whose floor under a memory
     budget includes both): :func:`read_table` then reads plain files over 64 KB on the Arrow path, which is
     quicker than the exact parser once they are imported (SciFact's run, 1.4 MB: 0.1 s less CPU). A caller
-    that reads a small file and imports neither is quicker with the exact parser alone."""
-    import pyarrow.compute  # noqa: F401
+    that reads a small file and imports neither is quicker with the exact parser alone. The compute module
+    is Arrow's function registry (``pyarrow._compute``), not ``pyarrow.compute``'s wrappers
+    (:func:`evalops._arrow.call`)."""
     import pyarrow.csv  # noqa: F401
+
+    from evalops._arrow import _compute
+
+    _compute()
 
 
 def read_table(source: Source, layout: Layout, *, float32: bool = False,
@@ -535,7 +541,7 @@ def read_table(source: Source, layout: Layout, *, float32: bool = False,
     Small plain files go straight to the exact parser: it is quicker than importing pyarrow for them (and,
     once pyarrow is imported, than the Arrow path for files under 64 KB).
     """
-    loaded = "pyarrow.csv" in sys.modules and "pyarrow.compute" in sys.modules
+    loaded = "pyarrow.csv" in sys.modules and ("pyarrow._compute" in sys.modules or "pyarrow.compute" in sys.modules)
     limit = min(SMALL_FILE, SMALL_FILE_ARROW_LOADED) if loaded else SMALL_FILE
     small = source.compression is None and source.size < limit
     fast = None if small else _read_fast(source, layout, arrow_ids)

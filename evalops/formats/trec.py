@@ -14,7 +14,7 @@ from evalops.data import Qrels, Run, RunTable
 from evalops.errors import DuplicateDocumentError, FormatError
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import Columns, Layout, line_of, read_table
-from evalops._arrow import from_numpy, from_strings, numeric
+from evalops._arrow import call, from_numpy, from_strings, numeric
 from evalops.metrics.gold import CompactGold
 from evalops.metrics.ranking import trec_eval_order
 
@@ -68,16 +68,15 @@ def gold_from_columns(source: Source, layout: Layout, columns: Columns, duplicat
     """A :class:`~evalops.metrics.gold.CompactGold` from read columns (the same judgments as
     ``Gold.from_qrels(qrels_from_columns(...))``, ids kept in Arrow); a repeated judgment names its line."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     _refuse_duplicate(source, layout, columns, duplicate)
     ids = columns.query_ids
     if isinstance(ids, np.ndarray):
         ids = from_strings(ids)  # (pa.array would import pandas)
-    order = numeric(pc.sort_indices(ids)).astype(np.int64)  # UTF-8 byte order = Python's string order
+    order = numeric(call("sort_indices", ids)).astype(np.int64)  # UTF-8 byte order = Python's string order
     renumber = np.empty(len(order), dtype=np.int64)
     renumber[order] = np.arange(len(order))
-    query_arrow = ids.take(from_numpy(order))
+    query_arrow = call("take", ids, from_numpy(order))
     grades = _small(columns.values, spread=True)
     if isinstance(columns.doc_dictionary, np.ndarray):  # the exact parser's (a small file)
         return CompactGold(query_arrow, _small(renumber[columns.query_codes]), from_strings(columns.doc_ids()), grades)

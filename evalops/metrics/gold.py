@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from evalops._arrow import from_numpy, strings
+from evalops._arrow import call, from_numpy, strings
 from evalops.data import Qrels, Run
 from evalops.errors import InputError
 from evalops.metrics.strhash import hash_strings
@@ -211,7 +211,7 @@ class CompactGold(Gold):
             return held[mask]
         rows = np.flatnonzero(mask).astype(np.int32 if len(self) < 2**31 else np.int64)
         ids = _fixed_width_ids(self.query_arrow, rows)
-        return strings(self.query_arrow.take(from_numpy(rows))) if ids is None else ids
+        return strings(call("take", self.query_arrow, from_numpy(rows))) if ids is None else ids
 
     @property  # type: ignore[override]
     def doc_ids(self) -> np.ndarray:
@@ -223,7 +223,7 @@ class CompactGold(Gold):
 
     def docs_of(self, rows: np.ndarray) -> Any:
         rows = np.asarray(rows, dtype=np.int64)
-        return self.doc_arrow.take(from_numpy(rows if self.doc_codes is None else self.doc_codes[rows]))
+        return call("take", self.doc_arrow, from_numpy(rows if self.doc_codes is None else self.doc_codes[rows]))
 
     def with_grades(self, grades: np.ndarray) -> Gold:
         other = CompactGold(self.query_arrow, self.qidx, self.doc_arrow, grades, self.doc_codes)
@@ -271,7 +271,7 @@ class CompactGold(Gold):
         hit = np.flatnonzero(hashes[at] == wanted)
         if hit.size:
             found = order[at[hit]].astype(np.int64)
-            same = np.array(self.query_arrow.take(from_numpy(found)).to_pylist(), dtype=object) == query_ids[hit]
+            same = np.array(call("take", self.query_arrow, from_numpy(found)).to_pylist(), dtype=object) == query_ids[hit]
             out[hit[same]] = found[same]
         return out
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops._arrow import from_numpy, from_strings, numeric
+from evalops._arrow import call, compute_options, from_numpy, from_strings, numeric
 from evalops.metrics.gold import CompactGold, Gold
 from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
 
@@ -133,7 +133,7 @@ def _judged_docs(gold: Gold, judgments: np.ndarray, dictionary: Any) -> Any:
     if held is None:
         held = from_strings(gold.doc_ids)
         object.__setattr__(gold, "_doc_arrow", held)
-    return held.take(from_numpy(np.asarray(judgments, dtype=np.int64)))
+    return call("take", held, from_numpy(np.asarray(judgments, dtype=np.int64)))
 
 
 def _judged_lookup(judged_docs: Any, dictionary: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -147,11 +147,10 @@ def _judged_lookup(judged_docs: Any, dictionary: Any) -> tuple[np.ndarray, np.nd
         canon = np.fromiter(map(first.__getitem__, docs), dtype=np.int64, count=len(docs))
         lut = np.fromiter(map(first.get, dictionary.tolist(), repeat(-1)), dtype=np.int64, count=len(dictionary))
         return canon, lut
-    import pyarrow.compute as pc
-
     judged = from_strings(judged_docs) if isinstance(judged_docs, np.ndarray) else judged_docs
-    canon = numeric(pc.index_in(judged, value_set=judged)).astype(np.int64)
-    found = pc.index_in(dictionary, value_set=judged)
+    lookup = compute_options("SetLookupOptions", judged)
+    canon = numeric(call("index_in", judged, options=lookup)).astype(np.int64)
+    found = call("index_in", dictionary, options=lookup)
     return canon, numeric(found, fill=-1).astype(np.int64)
 
 

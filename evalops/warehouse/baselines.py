@@ -24,7 +24,6 @@ from evalops.warehouse._db import advisory_lock, now_utc, transaction
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import Baseline, BaselineLookup
 from evalops.warehouse.models import BaselineModel, EvalRunModel
-from evalops.warehouse.runs import select_runs
 from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,6 +47,8 @@ def promote_baseline(
     Promoting the run that is already current is a no-op that returns the current row. Only succeeded
     runs can be promoted.
     """
+    from evalops.warehouse.runs import select_runs  # (the scores' numpy: not on `evalops history`'s path)
+
     _require_text(by=by, reason=reason)
     when = as_utc(at) if at is not None else now_utc()
     with transaction(engine, f"promoting run {run_id} to baseline") as conn:

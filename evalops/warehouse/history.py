@@ -7,7 +7,8 @@ measure), never of the per-query rows, so its cost grows with the runs, not with
 (``succeeded`` and ``partial``) are included; pass ``statuses`` to widen or narrow that (``evalops history``
 passes ``FINISHED_STATUSES``, so a failed version is listed, with empty measure cells).
 :func:`check_history_query` refuses a retriever, dataset, version or measure the warehouse holds no run of,
-naming the stored ones, so a typo is not mistaken for "no results".
+naming the stored ones, so a typo is not mistaken for "no results". Every read is a reader's transaction
+(no write lock: ``evalops history`` answers while a run writes on SQLite, and does not hold up its writes).
 
 **One result per (version, logical date).** Two DAG runs can evaluate the same version for the same
 logical date (``airflow dags test`` twice, a manual re-trigger). The latest of them (started last, then
@@ -28,7 +29,6 @@ from sqlalchemy import Table, and_, func, literal, or_, select
 from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
-from evalops.warehouse.runs import select_runs
 from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,7 +154,7 @@ def measure_history_rows(
         .order_by(runs.c.logical_date, runs.c.version, runs.c.id)
     )
     stmt = _filters(stmt, versions=versions, fingerprint_hash=fingerprint_hash, since=since, until=until)
-    with transaction(engine, f"reading the {measure} history of {retriever}") as conn:
+    with transaction(engine, f"reading the {measure} history of {retriever}", read_only=True) as conn:
         rows = _dicts(conn.execute(stmt))
     return _mark_superseded_rows(rows, include_superseded)
 
@@ -178,7 +178,7 @@ def check_history_query(
     Nothing is checked on a warehouse without runs when no retriever is asked for (an empty history is
     the truth there)."""
     where: list[Any] = []
-    with transaction(engine, "reading the stored retrievers, datasets and measures") as conn:
+    with transaction(engine, "reading the stored retrievers, datasets and measures", read_only=True) as conn:
         if retriever is not None:
             stored = sorted(conn.execute(select(runs.c.retriever).distinct()).scalars())
             if retriever not in stored:
@@ -234,7 +234,9 @@ def latest_per_logical_date(
     if retriever is not None:
         inner = inner.where(runs.c.retriever == retriever)
     inner = _filters(inner, versions=versions, since=since, until=until).subquery()
-    with transaction(engine, "reading the runs per logical date") as conn:
+    from evalops.warehouse.runs import select_runs  # (imports the scores' numpy)
+
+    with transaction(engine, "reading the runs per logical date", read_only=True) as conn:
         marks = {r.id: (r.rank, r.latest_id) for r in conn.execute(select(inner))}
         found = select_runs(conn, runs.c.id.in_(select(inner.c.id)),
                             order_by=[runs.c.logical_date, runs.c.retriever, runs.c.version, runs.c.id])
@@ -253,7 +255,9 @@ def latest_runs(
     statuses: Sequence[str] = SCORED,
 ) -> pd.DataFrame:
     """The latest run (by logical date, then id) of every (retriever, version)."""
-    with transaction(engine, "reading the latest runs") as conn:
+    from evalops.warehouse.runs import select_runs  # (imports the scores' numpy)
+
+    with transaction(engine, "reading the latest runs", read_only=True) as conn:
         found = select_runs(conn, runs.c.id.in_(_latest_ids(retriever, dataset, fingerprint_hash, statuses)),
                             order_by=[runs.c.retriever, runs.c.version])
     return runs_frame(found)
@@ -275,7 +279,7 @@ def latest_run_rows(
         .where(runs.c.id.in_(_latest_ids(retriever, dataset, fingerprint_hash, statuses)))
         .order_by(runs.c.retriever, runs.c.version)
     )
-    with transaction(engine, "reading the latest runs") as conn:
+    with transaction(engine, "reading the latest runs", read_only=True) as conn:
         return _dicts(conn.execute(stmt))
 
 
@@ -291,7 +295,7 @@ def run_mean_rows(engine: Engine, run_ids: Sequence[int]) -> dict[int, dict[str,
         .order_by(aggregates.c.run_id, measures_table.c.name)
     )
     out: dict[int, dict[str, float | None]] = {}
-    with transaction(engine, "reading the runs' means") as conn:
+    with transaction(engine, "reading the runs' means", read_only=True) as conn:
         for run_id, name, mean in conn.execute(stmt):
             out.setdefault(int(run_id), {})[str(name)] = None if mean is None else float(mean)
     return out
@@ -326,7 +330,9 @@ def runs_under_fingerprint(
         conditions.append(runs.c.dataset == dataset)
     if statuses is not None:
         conditions.append(runs.c.status.in_(list(statuses)))
-    with transaction(engine, "reading runs under a fingerprint") as conn:
+    from evalops.warehouse.runs import select_runs  # (imports the scores' numpy)
+
+    with transaction(engine, "reading runs under a fingerprint", read_only=True) as conn:
         found = select_runs(conn, *conditions, order_by=[runs.c.logical_date, runs.c.id])
     return runs_frame(found)
 

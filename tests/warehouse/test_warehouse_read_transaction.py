@@ -46,3 +46,26 @@ def test_errors_in_a_read_transaction_name_what_failed(engine) -> None:
     with pytest.raises(WarehouseError, match="reading the moon failed"):
         with transaction(engine, "reading the moon", read_only=True) as conn:
             conn.execute(text("SELECT * FROM no_such_table"))
+
+
+def test_the_history_reads_while_a_writer_holds_the_lock(tmp_path, monkeypatch) -> None:
+    """``evalops history``'s reads take no write lock: on SQLite they answer while another process holds
+    one (a writer's BEGIN IMMEDIATE would wait out the busy timeout and fail)."""
+    from evalops.warehouse import create_warehouse_engine, upgrade
+    from evalops.warehouse.history import latest_run_rows, measure_history_rows, run_mean_rows
+
+    monkeypatch.setenv("EVALOPS_WAREHOUSE_BUSY_TIMEOUT", "0.2")
+    path = tmp_path / "warehouse.db"
+    engine = create_warehouse_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    writer = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("INSERT INTO measures (name) VALUES ('P@5')")
+        assert latest_run_rows(engine) == []
+        assert measure_history_rows(engine, "bm25", "P@5") == []
+        assert run_mean_rows(engine, [1]) == {}
+        writer.execute("COMMIT")
+    finally:
+        writer.close()
+        engine.dispose()
