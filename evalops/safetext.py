@@ -29,7 +29,8 @@ from typing import Any
 from evalops.errors import FormatError
 
 __all__ = ["DEFAULT_LIMIT", "ARROW_UNSAFE_ID", "ARROW_UNSAFE_TEXT", "csv_cell", "csv_text", "csv_uncell",
-           "markdown_inline", "plain", "first_unsafe", "refuse_unsafe", "truncate", "unsafe_character"]
+           "markdown_inline", "plain", "first_unsafe", "refuse_unsafe", "truncate", "unlinked", "unsafe_character",
+           "WORD_JOINER"]
 
 DEFAULT_LIMIT = 500
 
@@ -61,6 +62,31 @@ def csv_cell(text: str) -> str:
     if text.lstrip("'")[:1] in _FORMULA_START and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+# What chat apps, PagerDuty's web app and mail clients link without any markup: a URL (``http://...``), a bare
+# domain with a path (``evil.example/login``) and an e-mail address (``user@host.tld``). Each needs a dot, an
+# ``@``, a colon or a slash joined to the letters around it (full-width and ideographic forms too: some
+# linkers read them as the ASCII ones). A WORD JOINER (U+2060: no width, no line break) after each one
+# splits the would-be link: the scheme is no longer followed by ``//``, and every label after a dot starts
+# with a character that is no letter, so no top-level domain is recognised. A dot or colon between two
+# digits (``0.4567``, ``12:00``) is a number or a time, and one before a space or the end ends a sentence:
+# neither is ever a link, and those stay as they are.
+_LINK_SEPARATOR = re.compile(r"(?:[@/\uff20\uff0f]|(?<!\d)[.:\u3002\uff0e\uff61\uff1a]|[.:\u3002\uff0e\uff61\uff1a](?!\d))"
+                             r"(?=\S)")
+WORD_JOINER = "\u2060"
+
+
+def unlinked(text: str, keep: Iterable[str] = ()) -> str:
+    """``text`` with nothing a chat app, PagerDuty or a mail client would turn into a link by itself (the
+    comment above :data:`WORD_JOINER`); the strings of ``keep`` (a trusted report URL) stay as they are,
+    wherever they occur. It reads the same; copied, it holds the invisible joiners."""
+    kept = sorted({k for k in keep if k}, key=len, reverse=True)
+    if not kept:
+        return _LINK_SEPARATOR.sub(lambda m: m.group() + WORD_JOINER, text)
+    parts = re.split("(" + "|".join(map(re.escape, kept)) + ")", text)
+    return "".join(part if i % 2 else _LINK_SEPARATOR.sub(lambda m: m.group() + WORD_JOINER, part)
+                   for i, part in enumerate(parts))
 
 
 def csv_uncell(text: str) -> str:
