@@ -42,6 +42,7 @@ __all__ = [
     "WebhookNotifier",
     "EmailNotifier",
     "resolve_webhook_url",
+    "slack_message",
 ]
 
 if TYPE_CHECKING:
@@ -70,6 +71,12 @@ def _trusted_links(alert: Alert) -> tuple[str, ...]:
     """The links a message may keep for a chat app or mail client to link: the report's location, which
     evalops wrote; everything else in an alert may come from untrusted text (:func:`evalops.safetext.unlinked`)."""
     return (alert.report_location,) if alert.report_location else ()
+
+
+def slack_message(alert: Alert) -> str:
+    """The alert's message for Slack's mrkdwn: escaped (:func:`~evalops.alerting.message.slack_text`) and
+    with nothing Slack would link by itself but the report (:func:`evalops.safetext.unlinked`)."""
+    return slack_text(unlinked(alert.message, _trusted_links(alert)))
 
 
 class Notifier(Protocol):
@@ -126,8 +133,7 @@ class WebhookNotifier:
         return "WebhookNotifier(url=<redacted>)"
 
     def payload(self, alert: Alert) -> dict[str, Any]:
-        body: dict[str, Any] = {"text": slack_text(unlinked(alert.message, _trusted_links(alert))),
-                                "alert_key": idempotency_key(alert)}
+        body: dict[str, Any] = {"text": slack_message(alert), "alert_key": idempotency_key(alert)}
         if alert.details.get("redelivery"):
             body.update({k: alert.details.get(k) for k in REDELIVERY_FIELDS})
         return body
