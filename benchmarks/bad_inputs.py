@@ -36,12 +36,13 @@ run at all; a failed version leaves the other versions stored and no run `runnin
 
 Personal data and formulas (``--pii-only`` runs these alone): query logs whose texts hold e-mail addresses,
 a password, an AWS key, a card number and an IBAN in forms that read as the plain ones once shown (full-width,
-no-break, thin-space and en-dash separated, math-bold digits, umlauts, lower case, a hidden bidi mark) go
-through `evalops run`, `sample-logs` and `report`, in a clean window, with the same texts in malformed rows,
-and in a window refused as malformed; every file under ``.evalops`` (parquet, SQLite text columns, gzip,
+no-break, thin-space and en-dash separated, math-bold digits, umlauts, lower case, a hidden bidi mark), as
+query texts, as segment values and (in malformed rows) as unknown retriever versions, go through
+`evalops run`, `sample-logs` and `report`, in a clean window, with the same texts in malformed rows, and in
+a window refused as malformed; every file under ``.evalops`` (parquet, SQLite text columns, gzip,
 JSON escapes and HTML entities read back), and the commands' output, is NFKC-folded and searched for the
 plain forms. Ids and query texts starting with ``= + - @``, a tab or a carriage return go through the gold
-set, the logs, `evaluate --per-query`, `compare` and `history` as CSV and the annotation queue CSV; every
+set, the logs (texts and segments), `evaluate --per-query`, `compare` and `history` as CSV and the annotation queue CSV; every
 cell is checked. Target: 0 files with plain PII, 0 formula cells; the benchmark exits 1 otherwise.
 """
 
@@ -815,7 +816,7 @@ def formula_outcome(root: Path) -> tuple[list[str], list[str]]:
     for i, text in enumerate(_FORMULAS):
         query = {"_id": _FORMULA_IDS[i % len(_FORMULA_IDS)] + str(i), "text": text, "metadata": {"type": "no_answer"}}
         _append("goldset/queries.jsonl", json.dumps(query) + "\n")(project)
-    _with_logs(_log_rows(_FORMULAS, segments=_FORMULAS))(project)
+    _with_logs(_log_rows(_FORMULAS, segments=_FORMULA_IDS))(project)  # a segment is an id: no tab or CR
     _append("evalops.yaml", "log_sample_size: 100\n")(project)
     qrels = "".join(f"{q} 0 d1 1\n{q} 0 d2 0\n" for q in _FORMULA_IDS)
     run = "".join(f"{q} Q0 d1 1 2.5 t\n{q} Q0 d2 2 1.5 t\n" for q in _FORMULA_IDS)
@@ -828,6 +829,13 @@ def formula_outcome(root: Path) -> tuple[list[str], list[str]]:
                "compare": _evalops(["compare", "f.qrels", "a.run", "b.run", "-m", "P@1", "--format", "csv"], root)}
     ran = _evalops(["run", "--project", str(project), "--date", "2024-06-01"], root)
     outputs["history"] = _evalops(["history", "--project", str(project), "--format", "csv"], root)
+    # the gold set as evalops writes it back (the csv layout, a TREC qrels with a queries.csv)
+    from evalops.goldset import load_gold_set, save_gold_set, save_gold_set_trec
+
+    gold = load_gold_set(project / "goldset")
+    save_gold_set(gold, project / ".evalops" / "gold-csv", layout="csv")
+    save_gold_set_trec(gold, project / ".evalops" / "gold-trec" / "qrels.txt", project / ".evalops" / "gold-trec" /
+                       "queries.csv")
     read, found = [f"run (exit {ran.returncode})"], []
     for name, done in outputs.items():
         read.append(f"{name} (exit {done.returncode})")
