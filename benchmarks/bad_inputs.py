@@ -834,6 +834,7 @@ def formula_outcome(root: Path) -> tuple[list[str], list[str]]:
 
     gold = load_gold_set(project / "goldset")
     save_gold_set(gold, project / ".evalops" / "gold-csv", layout="csv")
+    (project / ".evalops" / "gold-trec").mkdir()
     save_gold_set_trec(gold, project / ".evalops" / "gold-trec" / "qrels.txt", project / ".evalops" / "gold-trec" /
                        "queries.csv")
     read, found = [f"run (exit {ran.returncode})"], []
