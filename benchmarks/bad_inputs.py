@@ -36,12 +36,13 @@ run at all; a failed version leaves the other versions stored and no run `runnin
 
 Personal data and formulas (``--pii-only`` runs these alone): query logs whose texts hold e-mail addresses,
 a password, an AWS key, a card number and an IBAN in forms that read as the plain ones once shown (full-width,
-no-break, thin-space and en-dash separated, math-bold digits, umlauts, lower case, a hidden bidi mark) go
-through `evalops run`, `sample-logs` and `report`, in a clean window, with the same texts in malformed rows,
-and in a window refused as malformed; every file under ``.evalops`` (parquet, SQLite text columns, gzip,
+no-break, thin-space and en-dash separated, math-bold digits, umlauts, lower case, a hidden bidi mark), as
+query texts, as segment values and (in malformed rows) as unknown retriever versions, go through
+`evalops run`, `sample-logs` and `report`, in a clean window, with the same texts in malformed rows, and in
+a window refused as malformed; every file under ``.evalops`` (parquet, SQLite text columns, gzip,
 JSON escapes and HTML entities read back), and the commands' output, is NFKC-folded and searched for the
 plain forms. Ids and query texts starting with ``= + - @``, a tab or a carriage return go through the gold
-set, the logs, `evaluate --per-query`, `compare` and `history` as CSV and the annotation queue CSV; every
+set, the logs (texts and segments), `evaluate --per-query`, `compare` and `history` as CSV and the annotation queue CSV; every
 cell is checked. Target: 0 files with plain PII, 0 formula cells; the benchmark exits 1 otherwise.
 """
 
@@ -689,9 +690,12 @@ _FORMULA_IDS = ['=HYPERLINK("http://x","y")', "+cmd|'/Ccalc'!A0", "@SUM(1)", "-1
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _log_rows(texts: list[str], repeat: int = 3) -> bytes:
+def _log_rows(texts: list[str], repeat: int = 3, segments: list[str] | None = None) -> bytes:
+    """Log rows of ``texts``; every other row's segment is one of ``segments`` (free text from the log)."""
     rows = [{"timestamp": f"2024-05-31T{10 + i % 12:02d}:{i % 60:02d}:00Z", "query": text,
-             "retriever_version": "search@1.0", "segment": "web"} for i, text in enumerate(texts * repeat)]
+             "retriever_version": "search@1.0",
+             "segment": segments[i % len(segments)] if segments and i % 2 else "web"}
+            for i, text in enumerate(texts * repeat)]
     return gzip.compress(("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n").encode())
 
 
@@ -746,9 +750,10 @@ def _evalops(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> s
                           cwd=cwd, env={**base, **(env or {})}, timeout=600)
 
 
-def _pii_project(root: Path, texts: list[str], extra_rows: bytes = b"", settings: str = "") -> Path:
+def _pii_project(root: Path, texts: list[str], extra_rows: bytes = b"", settings: str = "",
+                 segments: list[str] | None = None) -> Path:
     project = _project(root)
-    _with_logs(_log_rows(texts) + extra_rows)(project)
+    _with_logs(_log_rows(texts, segments=segments) + extra_rows)(project)
     _append("evalops.yaml", "log_sample_size: 100\n" + settings)(project)
     return project
 
@@ -761,10 +766,13 @@ def pii_outcome(case: str, root: Path) -> tuple[str, list[str]]:
                for t in _PII_TEXTS]
         bad += [{"timestamp": "2024-05-31T09:00:00Z", "query": t + "\u0000", "retriever_version": "search@1.0",
                  "segment": "web"} for t in _PII_TEXTS]
+        # a version the registry does not know is free text from the log too (the row is malformed)
+        bad += [{"timestamp": "2024-05-31T09:30:00Z", "query": "refund", "retriever_version": t, "segment": "web"}
+                for t in _PII_TEXTS]
         extra = gzip.compress(("\n".join(json.dumps(r, ensure_ascii=False) for r in bad) + "\n").encode())
         share = 0.9 if case == "malformed" else 0.01  # refused: the window breaks its contract (exit 3)
         settings = f"query_logs: {{path: logs, rules: {{max_malformed_share: {share}}}}}\n"
-    project = _pii_project(root, _PII_TEXTS, extra, "")
+    project = _pii_project(root, _PII_TEXTS, extra, "", segments=_PII_TEXTS)
     if settings:
         text = (project / "evalops.yaml").read_text().replace("query_logs: {path: logs}\n", "")
         (project / "evalops.yaml").write_text(text + settings)
@@ -808,7 +816,7 @@ def formula_outcome(root: Path) -> tuple[list[str], list[str]]:
     for i, text in enumerate(_FORMULAS):
         query = {"_id": _FORMULA_IDS[i % len(_FORMULA_IDS)] + str(i), "text": text, "metadata": {"type": "no_answer"}}
         _append("goldset/queries.jsonl", json.dumps(query) + "\n")(project)
-    _with_logs(_log_rows(_FORMULAS))(project)
+    _with_logs(_log_rows(_FORMULAS, segments=_FORMULA_IDS))(project)  # a segment is an id: no tab or CR
     _append("evalops.yaml", "log_sample_size: 100\n")(project)
     qrels = "".join(f"{q} 0 d1 1\n{q} 0 d2 0\n" for q in _FORMULA_IDS)
     run = "".join(f"{q} Q0 d1 1 2.5 t\n{q} Q0 d2 2 1.5 t\n" for q in _FORMULA_IDS)
@@ -821,6 +829,14 @@ def formula_outcome(root: Path) -> tuple[list[str], list[str]]:
                "compare": _evalops(["compare", "f.qrels", "a.run", "b.run", "-m", "P@1", "--format", "csv"], root)}
     ran = _evalops(["run", "--project", str(project), "--date", "2024-06-01"], root)
     outputs["history"] = _evalops(["history", "--project", str(project), "--format", "csv"], root)
+    # the gold set as evalops writes it back (the csv layout, a TREC qrels with a queries.csv)
+    from evalops.goldset import load_gold_set, save_gold_set, save_gold_set_trec
+
+    gold = load_gold_set(project / "goldset")
+    save_gold_set(gold, project / ".evalops" / "gold-csv", layout="csv")
+    (project / ".evalops" / "gold-trec").mkdir()
+    save_gold_set_trec(gold, project / ".evalops" / "gold-trec" / "qrels.txt", project / ".evalops" / "gold-trec" /
+                       "queries.csv")
     read, found = [f"run (exit {ran.returncode})"], []
     for name, done in outputs.items():
         read.append(f"{name} (exit {done.returncode})")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import socket
@@ -36,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -152,7 +153,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--db", type=Path, default=None, help="keep the SQLite warehouse here (reused if filled)")
-    parser.add_argument("--postgres", default=None, help="a PostgreSQL URL instead of SQLite (filled each time)")
+    parser.add_argument("--postgres", default=None, help="a PostgreSQL URL instead of SQLite (filled each time, in "
+                        "a schema of its own, dropped after)")
     parser.add_argument("--clients", type=int, default=200, help="concurrent clients of the load (0: no load)")
     parser.add_argument("--seconds", type=float, default=30.0, help="how long each load runs")
     parser.add_argument("--serve", default=None, help=argparse.SUPPRESS)  # the load's server process
@@ -161,14 +163,39 @@ def main() -> int:
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.port, args.cache_seconds)
+    scratch = tempfile.TemporaryDirectory()
+    path = args.db or Path(scratch.name) / "warehouse.db"
+    if args.postgres:
+        with postgres_schema(args.postgres) as url:
+            return measure(args, url, path, scratch)
+    return measure(args, f"sqlite:///{path}", path, scratch)
 
+
+@contextlib.contextmanager
+def postgres_schema(base: str) -> Iterator[str]:
+    """The URL of a new schema of its own on the PostgreSQL server ``base`` (its ``search_path``), dropped
+    after, so the benchmark never touches the database's other tables."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    schema = f"dashbench_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{base}{'&' if '?' in base else '?'}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def measure(args: argparse.Namespace, url: str, path: Path, scratch: tempfile.TemporaryDirectory[str]) -> int:
     from fastapi.testclient import TestClient
 
     from evalops.dashboard import DashboardSettings, create_app
 
-    scratch = tempfile.TemporaryDirectory()
-    path = args.db or Path(scratch.name) / "warehouse.db"
-    url = args.postgres or f"sqlite:///{path}"
     engine = create_warehouse_engine(url)
     filled = args.postgres is None and path.exists() and path.stat().st_size > 0 and _has_runs(engine)
     if not filled:

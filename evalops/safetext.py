@@ -20,12 +20,17 @@ surrogate): a form feed from a PDF page break is common there and harmless.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from evalops.errors import FormatError
 
-__all__ = ["DEFAULT_LIMIT", "ARROW_UNSAFE_ID", "ARROW_UNSAFE_TEXT", "csv_cell", "markdown_inline", "plain",
-           "first_unsafe", "refuse_unsafe", "truncate", "unsafe_character"]
+__all__ = ["DEFAULT_LIMIT", "ARROW_UNSAFE_ID", "ARROW_UNSAFE_TEXT", "csv_cell", "csv_text", "csv_uncell",
+           "markdown_inline", "plain", "first_unsafe", "refuse_unsafe", "truncate", "unlinked", "unsafe_character",
+           "WORD_JOINER"]
 
 DEFAULT_LIMIT = 500
 
@@ -40,14 +45,15 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]!|~])")
 
 
 # What makes a spreadsheet read a CSV cell as a formula (OWASP "CSV injection"): =SUM(...), +cmd|..., -2+3,
-# @SUM(...), and a leading tab or carriage return that some importers drop before looking.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# @SUM(...), and a leading tab or carriage return that some importers drop before looking (and a line feed,
+# which is whitespace to the same importers, and what csv_text writes for a carriage return).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")  # a plain decimal, nothing around it
 
 
 def csv_cell(text: str) -> str:
-    """``text`` as a CSV cell no spreadsheet runs as a formula: a cell starting with ``= + - @``, a tab or a
-    carriage return (after any single quotes) gets a leading ``'``; a number written as text (``-0.25``,
+    """``text`` as a CSV cell no spreadsheet runs as a formula: a cell starting with ``= + - @``, a tab, a
+    carriage return or a line feed (after any single quotes) gets a leading ``'``; a number written as text (``-0.25``,
     ``+1e-3``) stays as it is, so numeric columns stay numbers. Only text cells go through here.
 
     The rule is reversible, for a reader that needs the original: drop the first character of a cell that
@@ -56,6 +62,59 @@ def csv_cell(text: str) -> str:
     if text.lstrip("'")[:1] in _FORMULA_START and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+# What chat apps, PagerDuty's web app and mail clients link without any markup: a URL (``http://...``), a bare
+# domain with a path (``evil.example/login``) and an e-mail address (``user@host.tld``). Each needs a dot, an
+# ``@``, a colon or a slash joined to the letters around it (full-width and ideographic forms too: some
+# linkers read them as the ASCII ones). A WORD JOINER (U+2060: no width, no line break) after each one
+# splits the would-be link: the scheme is no longer followed by ``//``, and every label after a dot starts
+# with a character that is no letter, so no top-level domain is recognised. A dot or colon between two
+# digits (``0.4567``, ``12:00``) is a number or a time, and one before a space or the end ends a sentence:
+# neither is ever a link, and those stay as they are.
+_LINK_SEPARATOR = re.compile(r"(?:[@/\uff20\uff0f]|(?<!\d)[.:\u3002\uff0e\uff61\uff1a]|[.:\u3002\uff0e\uff61\uff1a](?!\d))"
+                             r"(?=\S)")
+WORD_JOINER = "\u2060"
+
+
+def unlinked(text: str, keep: Iterable[str] = ()) -> str:
+    """``text`` with nothing a chat app, PagerDuty or a mail client would turn into a link by itself (the
+    comment above :data:`WORD_JOINER`); the strings of ``keep`` (a trusted report URL) stay as they are,
+    wherever they occur. It reads the same; copied, it holds the invisible joiners."""
+    kept = sorted({k for k in keep if k}, key=len, reverse=True)
+    if not kept:
+        return _LINK_SEPARATOR.sub(lambda m: m.group() + WORD_JOINER, text)
+    parts = re.split("(" + "|".join(map(re.escape, kept)) + ")", text)
+    return "".join(part if i % 2 else _LINK_SEPARATOR.sub(lambda m: m.group() + WORD_JOINER, part)
+                   for i, part in enumerate(parts))
+
+
+def csv_uncell(text: str) -> str:
+    """The original of a cell :func:`csv_cell` wrote: ``'`` dropped when what follows would itself have got
+    one (``'=SUM(A1)`` -> ``=SUM(A1)``, ``''=x`` -> ``'=x``); any other cell as it is. A spreadsheet reads
+    such a cell the same way (a leading ``'`` marks text), so a file edited there reads back unchanged."""
+    if text[:1] == "'" and csv_cell(text[1:]) == text:
+        return text[1:]
+    return text
+
+
+def csv_text(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
+    """The CSV document every CSV evalops writes goes through: ``header`` (None: no header line) and
+    ``rows``, each text cell through :func:`csv_cell` (numbers, booleans and None as :mod:`csv` writes
+    them: ``None`` is an empty cell), ``\\n`` line ends, quoting as :mod:`csv`'s default dialect. A carriage
+    return inside a cell is written as a line feed: Python's writer quotes a cell for its line terminator's
+    characters only, and a bare CR left unquoted ends the row in spreadsheets and in Python's reader, so
+    the rest of the cell (``=1+1`` after ``\\r``) would start a row of its own, unguarded."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if header is not None:
+        writer.writerow([_csv_str(str(name)) for name in header])
+    writer.writerows([_csv_str(v) if isinstance(v, str) else v for v in row] for row in rows)
+    return buffer.getvalue()
+
+
+def _csv_str(text: str) -> str:
+    return csv_cell(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text)
 
 
 def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:

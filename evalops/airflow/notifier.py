@@ -35,7 +35,7 @@ from airflow.sdk import BaseNotifier
 
 from evalops.alerting.delivery import StoredAlert, deliver_alerts
 from evalops.alerting.model import ALL_RETRIEVERS, Alert, Severity
-from evalops.alerting.notifiers import LogNotifier, NotificationError
+from evalops.alerting.notifiers import LogNotifier, NotificationError, slack_message
 
 __all__ = ["EvalopsNotifier", "AIRFLOW_FAILURE", "AIRFLOW_SUCCESS", "WarehouseUnreachable", "alert_from_context"]
 
@@ -199,7 +199,7 @@ class _SlackNotifier:
 
     def send(self, alert: Alert) -> None:
         try:
-            self._cls(slack_webhook_conn_id=self._conn_id, text=alert.message).notify(self._context)
+            self._cls(slack_webhook_conn_id=self._conn_id, text=slack_message(alert)).notify(self._context)
         except Exception as exc:
             raise NotificationError(f"Slack webhook via {self._conn_id!r} failed ({type(exc).__name__})") from None
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from evalops.alerting.message import MESSAGE_LIMIT
 from evalops.alerting.model import Alert, Severity
-from evalops.alerting.notifiers import NotificationError, WebhookNotifier, idempotency_key
-from evalops.safetext import plain
+from evalops.alerting.notifiers import NotificationError, WebhookNotifier, _trusted_links, idempotency_key
+from evalops.safetext import plain, unlinked
 from evalops.secrets import read_connection, register_secret
 
 __all__ = ["ADAPTIVE_CARD", "PAGERDUTY_EVENTS_URL", "PAGERDUTY_SEVERITY", "PagerDutyNotifier", "TeamsNotifier",
@@ -47,8 +47,9 @@ def _run(text: str, **style: Any) -> dict[str, Any]:
 
 def adaptive_card(alert: Alert) -> dict[str, Any]:
     """The Teams workflow payload of ``alert``: a message with one Adaptive Card (module docstring)."""
-    title = plain(alert.title, 300)
-    lines = plain(alert.message, MESSAGE_LIMIT, keep_newlines=True).split("\n")
+    # Teams links URLs and addresses in a TextRun by itself: only the report's location stays linkable
+    title = unlinked(plain(alert.title, 300))
+    lines = unlinked(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True), _trusted_links(alert)).split("\n")
     body = [_run(title, weight="Bolder", size="Medium",
                  color="Attention" if alert.severity == Severity.CRITICAL else "Warning")]
     body += [_run(line) for line in lines if line.strip()]
@@ -87,7 +88,8 @@ class PagerDutyNotifier(WebhookNotifier):
         return "PagerDutyNotifier(routing_key=<redacted>)"
 
     def payload(self, alert: Alert) -> dict[str, Any]:
-        details = {"message": plain(alert.message, MESSAGE_LIMIT, keep_newlines=True), "day": alert.day,
+        details = {"message": unlinked(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True), _trusted_links(alert)),
+                   "day": alert.day,
                    "kind": plain(alert.kind, 100), "version": plain(alert.version or "", 200),
                    "measure": plain(alert.measure or "", 100), "report": plain(alert.report_location or "", 1000)}
         return {
@@ -96,7 +98,7 @@ class PagerDutyNotifier(WebhookNotifier):
             "dedup_key": idempotency_key(alert),
             "client": "evalops",
             "payload": {
-                "summary": plain(alert.title, _SUMMARY_LIMIT),
+                "summary": unlinked(plain(alert.title, _SUMMARY_LIMIT)),
                 "source": plain(f"evalops {alert.retriever}", 255),
                 "severity": PAGERDUTY_SEVERITY.get(alert.severity, _UNKNOWN_SEVERITY),
                 "component": plain(alert.retriever, 255),

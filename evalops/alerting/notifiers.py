@@ -24,12 +24,12 @@ import hashlib
 import html
 import logging
 import os
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalops.alerting.message import MESSAGE_LIMIT, slack_text
 from evalops.alerting.model import Alert
 from evalops.errors import EvalopsError
-from evalops.safetext import plain
+from evalops.safetext import plain, unlinked
 from evalops.secrets import SecretError, read_connection, register_secret
 from evalops.transport import HttpClient, RetryPolicy
 
@@ -42,7 +42,11 @@ __all__ = [
     "WebhookNotifier",
     "EmailNotifier",
     "resolve_webhook_url",
+    "slack_message",
 ]
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage
 
 log = logging.getLogger("evalops.alerts")
 
@@ -61,6 +65,18 @@ class DeliveryUnknown(NotificationError):
 def idempotency_key(alert: Alert) -> str:
     """The alert's key for receivers: ``evalops-`` + 32 hex digits of SHA-256 over its de-dup key."""
     return "evalops-" + hashlib.sha256(alert.dedup_key.encode("utf-8")).hexdigest()[:32]
+
+
+def _trusted_links(alert: Alert) -> tuple[str, ...]:
+    """The links a message may keep for a chat app or mail client to link: the report's location, which
+    evalops wrote; everything else in an alert may come from untrusted text (:func:`evalops.safetext.unlinked`)."""
+    return (alert.report_location,) if alert.report_location else ()
+
+
+def slack_message(alert: Alert) -> str:
+    """The alert's message for Slack's mrkdwn: escaped (:func:`~evalops.alerting.message.slack_text`) and
+    with nothing Slack would link by itself but the report (:func:`evalops.safetext.unlinked`)."""
+    return slack_text(unlinked(alert.message, _trusted_links(alert)))
 
 
 class Notifier(Protocol):
@@ -117,7 +133,7 @@ class WebhookNotifier:
         return "WebhookNotifier(url=<redacted>)"
 
     def payload(self, alert: Alert) -> dict[str, Any]:
-        body: dict[str, Any] = {"text": slack_text(alert.message), "alert_key": idempotency_key(alert)}
+        body: dict[str, Any] = {"text": slack_message(alert), "alert_key": idempotency_key(alert)}
         if alert.details.get("redelivery"):
             body.update({k: alert.details.get(k) for k in REDELIVERY_FIELDS})
         return body
@@ -158,10 +174,26 @@ class EmailNotifier:
         self._to = list(to)
         self._conn_id = conn_id
 
+    def compose(self, alert: Alert, sender: str) -> EmailMessage:
+        """The e-mail of ``alert``: a plain and an HTML part of the same text."""
+        from email.message import EmailMessage
+
+        msg = EmailMessage()
+        msg["Subject"] = f"[evalops] {unlinked(plain(alert.title, 200))}"
+        msg["From"] = sender
+        msg["To"] = ", ".join(self._to)
+        msg["Idempotency-Key"] = idempotency_key(alert)
+        if alert.details.get("redelivery"):
+            msg["X-Evalops-Redelivery"] = f"true; first-attempt={alert.details.get('first_attempt_at')}"
+        # mail clients link URLs and addresses in both parts by themselves: only the report's stays linkable
+        text = unlinked(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True), _trusted_links(alert))
+        msg.set_content(text)
+        msg.add_alternative(f"<pre>{html.escape(text)}</pre>", subtype="html")
+        return msg
+
     def send(self, alert: Alert) -> None:
         import smtplib
         import ssl
-        from email.message import EmailMessage
 
         try:
             conn = read_connection(self._conn_id, what="the e-mail notifier")
@@ -169,16 +201,7 @@ class EmailNotifier:
             raise NotificationError(str(exc)) from None
         extra = conn.extra
         on = lambda key: str(extra.get(key, "false")).lower() in ("1", "true", "yes")  # noqa: E731
-        msg = EmailMessage()
-        msg["Subject"] = f"[evalops] {plain(alert.title, 200)}"
-        msg["From"] = str(extra.get("from_email") or conn.login or "evalops@localhost")
-        msg["To"] = ", ".join(self._to)
-        msg["Idempotency-Key"] = idempotency_key(alert)
-        if alert.details.get("redelivery"):
-            msg["X-Evalops-Redelivery"] = f"true; first-attempt={alert.details.get('first_attempt_at')}"
-        msg.set_content(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))
-        msg.add_alternative(f"<pre>{html.escape(plain(alert.message, MESSAGE_LIMIT, keep_newlines=True))}</pre>",
-                            subtype="html")
+        msg = self.compose(alert, str(extra.get("from_email") or conn.login or "evalops@localhost"))
         timeout = float(extra.get("timeout", 30))
         try:
             if on("disable_ssl"):

@@ -27,8 +27,6 @@ documents; nothing is re-decided in place, and the earlier run's record stays as
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import shutil
 from collections import Counter
@@ -48,6 +46,7 @@ from evalops.goldset.io import detect_layout
 from evalops.judges.generate import queue_path, read_queue
 from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
 from evalops.pipeline.store import engine_for
+from evalops.safetext import csv_text
 from evalops.warehouse import record_gold_set_version
 from evalops.warehouse.labels import load_adjudications, load_gold_set_merges, load_labels, record_gold_set_merge
 
@@ -138,9 +137,8 @@ def _lines(rows: list[dict[str, Any]], kind: str) -> str:
         return "".join(json.dumps({k: r[k] for k in ("query_id", "doc_id", "grade")}, ensure_ascii=False) + "\n"
                        for r in rows)
     if kind == "csv":
-        buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerows([r["query_id"], r["doc_id"], r["grade"]] for r in rows)
-        return buffer.getvalue()
+        # the gold set's own CSV: no cell a spreadsheet runs as a formula, read back as it was (goldset.io)
+        return csv_text(None, ([r["query_id"], r["doc_id"], r["grade"]] for r in rows))
     sep = "\t" if kind == "tsv" else " "
     middle = "" if kind == "tsv" else "0 "
     return "".join(f"{r['query_id']}{sep}{middle}{r['doc_id']}{sep}{r['grade']}\n" for r in rows)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import csv
 import datetime as dt
 import functools
 import gc
@@ -126,12 +125,9 @@ def _text(value: Any) -> str:
 
 
 def _csv(output: Output) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(output.columns)
     cell = _memo(lambda _column, value: _csv_cell(value))
-    writer.writerows([cell(c, row.get(c)) for c in output.columns] for row in output.rows)
-    return buffer.getvalue()
+    # safetext.csv_text neutralises every text cell (ids, query text, errors: never a formula in a spreadsheet)
+    return safetext.csv_text(output.columns, ([cell(c, row.get(c)) for c in output.columns] for row in output.rows))
 
 
 def _memo(render: Callable[[str, Any], str]) -> Callable[[str, Any], str]:
@@ -159,7 +155,7 @@ def _csv_cell(value: Any) -> str:
         return repr(value)
     if isinstance(value, (bool, int)) or value is None:
         return _text(value)
-    return safetext.csv_cell(_text(value))  # ids, query text, errors: never a formula in a spreadsheet
+    return _text(value)
 
 
 def markdown_cell(value: Any) -> str:

@@ -36,7 +36,7 @@ from evalops.formats import read_jsonl, read_qrels, write_beir_qrels, write_json
 from evalops.formats._source import as_source
 from evalops.formats.beir import find_beir_qrels
 from evalops.goldset.model import QUERY_TYPES, UNKNOWN_LANGUAGE, GoldSet, check_split
-from evalops.safetext import first_unsafe, refuse_unsafe
+from evalops.safetext import csv_text, csv_uncell, first_unsafe, refuse_unsafe
 
 __all__ = ["load_gold_set", "load_gold_set_trec", "save_gold_set", "save_gold_set_trec", "detect_layout"]
 
@@ -204,6 +204,11 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise FormatError(f"missing column(s) {missing} in the header; have {list(frame.columns)}", path=str(path), line=1)
+    # a cell evalops (or a spreadsheet) wrote as '=... is the text =...: the formula guard read back
+    for column in frame.columns:
+        values = frame[column]
+        if bool(values.str.startswith("'").any()):
+            frame[column] = [csv_uncell(v) for v in values]
     for column, what, kind in (("query_id", "query id", "id"), ("doc_id", "doc id", "id"), ("text", "query text", "text")):
         row = first_unsafe(frame[column].tolist(), kind) if column in frame.columns else None
         if row is not None:  # row n of the file is line n + 2 (after the header)
@@ -265,6 +270,14 @@ def _queries_csv_frame(gold: GoldSet) -> pd.DataFrame:
     return frame
 
 
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """``frame`` as CSV through :func:`evalops.safetext.csv_text` (no cell a spreadsheet runs as a formula;
+    :func:`_read_csv` reads the cells back as they were); a missing value is an empty cell."""
+    values = frame.astype(object).where(frame.notna(), None)
+    path.write_text(csv_text([str(c) for c in frame.columns], values.itertuples(index=False, name=None)),
+                    encoding="utf-8")
+
+
 def save_gold_set(gold: GoldSet, folder: str | os.PathLike[str], layout: str = "beir", split: str = "test") -> Path:
     """Write ``gold`` into ``folder`` in one of ``beir``, ``jsonl`` or ``csv`` (see module docs)."""
     if layout not in LAYOUTS:
@@ -283,8 +296,8 @@ def save_gold_set(gold: GoldSet, folder: str | os.PathLike[str], layout: str = "
             f / "judgments.jsonl",
         )
     else:
-        _queries_csv_frame(gold).to_csv(f / "queries.csv", index=False)
-        gold.judgments.to_csv(f / "judgments.csv", index=False)
+        _write_csv(_queries_csv_frame(gold), f / "queries.csv")
+        _write_csv(gold.judgments, f / "judgments.csv")
     return f
 
 
@@ -298,4 +311,4 @@ def save_gold_set_trec(gold: GoldSet, qrels: str | os.PathLike[str], queries: st
     if suffix == ".jsonl":
         write_jsonl(_query_records(gold, beir=False), qpath)
     else:
-        _queries_csv_frame(gold).to_csv(qpath, index=False)
+        _write_csv(_queries_csv_frame(gold), qpath)

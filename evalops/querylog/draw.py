@@ -33,7 +33,7 @@ from evalops.contracts.report import ValidationReport
 from evalops.contracts.rules import QueryLogRules
 from evalops.contracts.validation import DEFAULT_DOCS_DIR, validate_query_logs
 from evalops.querylog.feedback import FeedbackPolicy, annotation_queue, weak_judgments, write_annotation_queue
-from evalops.querylog.normalize import build_units
+from evalops.querylog.normalize import build_units, scrub_labels
 from evalops.contracts.logrows import row_problems
 from evalops.querylog.read import LogWindow
 from evalops.querylog.sample import SampleSizePolicy, logical_date_text, seed_for_date, stratified_sample
@@ -155,7 +155,8 @@ def draw_log_sample(
     say = progress or (lambda _msg: None)
     policy = size if isinstance(size, SampleSizePolicy) else SampleSizePolicy(size=int(size))
     feedback = feedback or FeedbackPolicy()
-    frame = window.frame
+    # segments and unknown versions are free text from the log: scrubbed before the checks quote them
+    frame, label_pii = scrub_labels(window.frame, rules.segment_column, rules.known_versions)
     say(f"checking {len(frame)} rows")
     problems = row_problems(frame, rules)
     report = validate_query_logs(frame, rules, problems=problems, source=window.source, docs_dir=docs_dir)
@@ -181,7 +182,7 @@ def draw_log_sample(
         report=report,
         rows=len(frame),
         dropped_rows=int(problems.notna().sum()),
-        pii_found=dict(sorted(units.pii_found.items())),
+        pii_found=dict(sorted((units.pii_found + label_pii).items())),
         policies={
             "segment_column": rules.segment_column,
             "min_per_stratum": min_per_stratum,

@@ -24,7 +24,7 @@ from evalops.data import Qrels
 from evalops.errors import ConfigError, InputError
 from evalops.formats import write_jsonl
 from evalops.querylog.read import FEEDBACK_COLUMNS
-from evalops.safetext import csv_cell
+from evalops.safetext import csv_text
 
 __all__ = ["FeedbackPolicy", "weak_judgments", "annotation_queue", "write_annotation_queue"]
 
@@ -103,17 +103,16 @@ def annotation_queue(sample: pd.DataFrame, weak: Qrels, segment_column: str = "s
 
 def write_annotation_queue(queue: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write the queue as ``.csv`` or ``.jsonl`` (by the file's suffix). In the CSV, text cells that a
-    spreadsheet would run as a formula get a leading ``'`` (:func:`evalops.safetext.csv_cell`)."""
+    spreadsheet would run as a formula get a leading ``'`` (:func:`evalops.safetext.csv_text`)."""
     p = Path(path)
     out = queue.copy()
     if "first_seen" in out.columns:
         out["first_seen"] = [t.isoformat() if pd.notna(t) else None for t in out["first_seen"]]
     suffix = p.suffix.lower()
     if suffix == ".csv":  # for annotators' spreadsheets: query text from the logs must not run as a formula
-        for column in out.columns:
-            if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
-                out[column] = [csv_cell(v) if isinstance(v, str) else v for v in out[column]]
-        out.to_csv(p, index=False)
+        values = out.astype(object).where(out.notna(), None)
+        p.write_text(csv_text([str(c) for c in out.columns], values.itertuples(index=False, name=None)),
+                     encoding="utf-8")
     elif suffix == ".jsonl":
         write_jsonl((dict(zip(out.columns, (v.item() if hasattr(v, "item") else v for v in row))) for row in out.itertuples(index=False)), p)
     else:

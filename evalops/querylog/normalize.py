@@ -10,16 +10,20 @@
 * **Query id** = ``log-`` + the first 12 hex digits of SHA-1 of the key: the same query gets the same id
   in every stratum and on every day, so versions can be compared on it and an annotator's judgment
   can be matched later. The ``log-`` prefix keeps these ids apart from gold-set ids.
+* **Segment** = the log's segment value in the same scrubbed display form (it is free text from the log
+  and is shown in the sample, annotation queue, report, dashboard and warehouse); two values that differ
+  only in what was scrubbed are one segment.
 * **Unit** = one (retriever version, segment, key): the thing that is sampled. A unit records how many
   rows it stands for (``occurrences``) and when it was first seen.
 
-Scrubbing runs once per distinct raw text, not once per row.
+Scrubbing runs once per distinct raw text (and segment value), not once per row.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +60,36 @@ class SamplingUnits:
     pii_found: Counter[str]
 
 
+def _scrub_values(values: pd.Series, keep: frozenset[str], found: Counter[str]) -> pd.Series:
+    """Each distinct text of ``values`` not in ``keep`` scrubbed to its display form (other values as they are)."""
+    codes, uniques = pd.factorize(values, sort=False)
+    out = []
+    for value in uniques:
+        if isinstance(value, str) and value not in keep:
+            result = scrub(value)
+            found.update(result.found)
+            value = display_text(result.text)
+        out.append(value)
+    mapped = np.asarray(out, dtype=object)[codes] if len(out) else np.asarray([None] * len(values), dtype=object)
+    mapped[codes < 0] = None  # a missing value stays missing (the contract counts it)
+    return pd.Series(mapped, index=values.index, dtype=object)
+
+
+def scrub_labels(frame: pd.DataFrame, segment_column: str, known_versions: Iterable[str]
+                 ) -> tuple[pd.DataFrame, Counter[str]]:
+    """``frame`` with the free text of its labels scrubbed before anything reads it: every segment value,
+    and every retriever version the registry does not know (a known one is the registry's own text and
+    must still match it; an unknown one makes the row malformed, and the malformed-row reasons and the
+    validation's failing examples quote it). Returns the frame and what was found, by kind."""
+    found: Counter[str] = Counter()
+    out = frame.copy(deep=False)
+    if segment_column in out.columns:
+        out[segment_column] = _scrub_values(out[segment_column], frozenset(), found)
+    if "retriever_version" in out.columns:
+        out["retriever_version"] = _scrub_values(out["retriever_version"], frozenset(known_versions), found)
+    return out, found
+
+
 def build_units(frame: pd.DataFrame, segment_column: str) -> SamplingUnits:
     """Group usable rows (timestamp, query, retriever_version, segment all valid) into units."""
     codes, raw_uniques = pd.factorize(frame["query"].astype(str), sort=False)
@@ -65,13 +99,21 @@ def build_units(frame: pd.DataFrame, segment_column: str) -> SamplingUnits:
         result = scrub(raw)
         found.update(result.found)
         displays.append(display_text(result.text))
+    # The segment is free text from the log too (a client may log anything there) and reaches the sample,
+    # the annotation queue, the report, the dashboard and the warehouse: scrubbed like the query, per value.
+    segment_codes, segment_uniques = pd.factorize(frame[segment_column].astype(str), sort=False)
+    segments: list[str] = []
+    for raw in segment_uniques:
+        result = scrub(raw)
+        found.update(result.found)
+        segments.append(display_text(result.text))
     keys = [query_key(d) for d in displays]
     key_codes, key_uniques = pd.factorize(pd.Series(keys, dtype=object), sort=True)
     row_key = key_codes[codes]
     grouped = pd.DataFrame(
         {
             "retriever_version": frame["retriever_version"].astype(str).to_numpy(),
-            "segment": frame[segment_column].astype(str).to_numpy(),
+            "segment": np.asarray(segments, dtype=object)[segment_codes] if len(frame) else np.asarray([], dtype=object),
             "key": row_key,
             "timestamp": frame["timestamp"].dt.tz_convert(None).to_numpy(),  # naive UTC sorts fast
             "raw": codes,

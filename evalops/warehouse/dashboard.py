@@ -235,15 +235,18 @@ def dashboard_trend(
     fingerprint parts, and the id of the run's comparison on this measure (if any), oldest first. ``days``:
     only the rows of the ``days`` before the newest one's logical date (the trend page's range), read as such
     rather than cut from a year."""
-    ab_ids = (select(ab_tests.c.candidate_run_id, func.max(ab_tests.c.id).label("ab_id"))
-              .join(measures_table, measures_table.c.id == ab_tests.c.measure_id)
-              .where(measures_table.c.name == measure).group_by(ab_tests.c.candidate_run_id).subquery())
+    # The run's newest comparison on the measure, looked up per run through the (candidate, baseline, measure)
+    # index: a grouped subquery over all comparisons was re-aggregated once per run by PostgreSQL when its
+    # statistics were stale (1,200 runs of 120 days: 1.3 s instead of a few ms).
+    newest = ab_tests.alias("newest_ab")
+    newest_id = (select(func.max(newest.c.id))
+                 .where(newest.c.candidate_run_id == runs.c.id, newest.c.measure_id == aggregates.c.measure_id)
+                 .correlate(runs, aggregates).scalar_subquery())
     stmt = (_run_select(aggregates.c.n, aggregates.c.mean, aggregates.c.ci_low, aggregates.c.ci_high,
-                        ab_ids.c.ab_id, ab_tests.c.decision, slim=True)
+                        ab_tests.c.id.label("ab_id"), ab_tests.c.decision, slim=True)
             .join(aggregates, aggregates.c.run_id == runs.c.id)
             .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
-            .outerjoin(ab_ids, ab_ids.c.candidate_run_id == runs.c.id)
-            .outerjoin(ab_tests, ab_tests.c.id == ab_ids.c.ab_id)
+            .outerjoin(ab_tests, ab_tests.c.id == newest_id)
             .where(runs.c.retriever == retriever, runs.c.dataset == dataset, measures_table.c.name == measure,
                    runs.c.status.in_(("succeeded", "partial")))
             .order_by(runs.c.logical_date, runs.c.version, runs.c.id))

@@ -130,3 +130,23 @@ def test_title_and_message_are_templates_even_with_a_dag_that_has_no_template_en
                     store=False)(context)
     assert [a.title for a in recorder.sent] == ["scheduled__2024-06-02 broke"]
     assert recorder.sent[0].message.endswith("see score")
+
+
+def test_the_slack_provider_gets_the_escaped_unlinked_text():
+    from evalops.airflow.notifier import _SlackNotifier
+    from evalops.alerting import Alert, Severity
+
+    sent = []
+
+    class FakeSlackWebhookNotifier:  # the provider's class: (conn id, text), then notify(context)
+        def __init__(self, slack_webhook_conn_id, text):
+            self.text = text
+
+        def notify(self, context):
+            sent.append(self.text)
+
+    notifier = _SlackNotifier.__new__(_SlackNotifier)
+    notifier._cls, notifier._conn_id, notifier._context = FakeSlackWebhookNotifier, "slack", {}
+    notifier.send(Alert(kind="airflow_failure", severity=Severity.CRITICAL, day="2024-06-02", title="t",
+                        message="<!channel> see evil.example/login", retriever="r", fingerprint="fp"))
+    assert sent == ["&lt;!channel&gt; see evil.\u2060example/\u2060login"]

@@ -94,3 +94,33 @@ def test_unit_numbering_ignores_row_order() -> None:
     b = build_units(f.iloc[::-1].reset_index(drop=True), "segment").table.set_index("unit")["query_id"]
     assert a.sort_index().tolist() == b.sort_index().tolist()
     assert np.array_equal(np.sort(a.index.to_numpy()), np.arange(len(a)))
+
+
+def test_segments_are_scrubbed_like_query_texts() -> None:
+    f = frame([
+        ("2025-03-05T01:00Z", "refund", "bm25-v1", "partner john\uff20example.com"),
+        ("2025-03-05T02:00Z", "refund", "bm25-v1", "partner mary@example.org"),
+        ("2025-03-05T03:00Z", "refund", "bm25-v1", "card 4111\u00a01111\u00a01111\u00a01111"),
+        ("2025-03-05T04:00Z", "refund", "bm25-v1", "web"),
+    ])
+    units = build_units(f, "segment")
+    table = units.table.sort_values("segment").reset_index(drop=True)
+    # two partners that differ only in the address are one segment; the card and the address are gone
+    assert table[["segment", "occurrences"]].values.tolist() == [
+        ["card <CARD>", 1], ["partner <EMAIL>", 2], ["web", 1]]
+    assert units.pii_found == {"email": 2, "card": 1}
+
+
+def test_scrub_labels_keeps_known_versions_and_scrubs_the_rest() -> None:
+    from evalops.querylog.normalize import scrub_labels
+
+    f = frame([
+        ("2025-03-05T01:00Z", "refund", "svc@prod.example", "web"),  # known: the registry's own text, kept
+        ("2025-03-05T02:00Z", "refund", "v2 john\uff20example.com", "partner mary@example.org"),
+    ])
+    out, found = scrub_labels(f, "segment", ["svc@prod.example"])
+    assert out["retriever_version"].tolist() == ["svc@prod.example", "v2 <EMAIL>"]
+    assert out["segment"].tolist() == ["web", "partner <EMAIL>"]
+    assert found == {"email": 2}
+    problems = [p for p in row_problems(out, RULES) if p]  # both versions unknown to RULES: quoted scrubbed
+    assert problems == ["unknown retriever version svc@prod.example", "unknown retriever version v2 <EMAIL>"]

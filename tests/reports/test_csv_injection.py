@@ -75,3 +75,94 @@ def test_retrievers_csv(tmp_path) -> None:
     assert res.exit_code == 0, res.output
     row = next(r for r in csv.DictReader(io.StringIO(res.stdout)) if r["name"] == "r")
     assert row["owner"] == "'=evil()"
+
+
+# -- every CSV writer goes through safetext.csv_text -------------------------------------------------------
+
+HOSTILE_IDS = ['=HYPERLINK("http://evil","x")', "+cmd|'/Ccalc'!A0", "@SUM(1)", "-1+cmd|'/Ccalc'!A0", "'=1"]
+HOSTILE_TEXTS = ["=1+1", "\t=1+1", "\r=1+1", "-2+3", "@x", "'@y"]
+
+
+def _cells(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+def _no_formula(rows: list[list[str]]) -> None:
+    from evalops.safetext import _NUMBER
+
+    bad = [c for row in rows for c in row if c[:1] in ("=", "+", "-", "@", "\t", "\r") and not _NUMBER.fullmatch(c)]
+    assert bad == []
+
+
+def test_csv_text_quotes_every_text_cell_and_keeps_numbers_and_none() -> None:
+    from evalops.safetext import csv_text
+
+    out = csv_text(["id", "value", "note"], [["=1", -0.5, None], ["-0.25", 3, "@x"]])
+    assert _cells(out) == [["id", "value", "note"], ["'=1", "-0.5", ""], ["-0.25", "3", "'@x"]]
+    # a carriage return would end the row unquoted, and its rest start a row of its own: written as a line feed
+    assert _cells(csv_text(None, [["a\r=1+1", "\r@x"]])) == [["a\n=1+1", "'\n@x"]]
+
+
+@given(st.text(alphabet="'=+-@\t\r0123456789.eE ax", max_size=8))
+def test_csv_uncell_inverts_csv_cell(text: str) -> None:
+    from evalops.safetext import csv_uncell
+
+    assert csv_uncell(csv_cell(text)) == text
+
+
+def _hostile_gold():
+    from evalops.goldset import GoldSet
+
+    queries = [{"query_id": q, "text": HOSTILE_TEXTS[i % len(HOSTILE_TEXTS)], "type": "", "tags": ["=t"]}
+               for i, q in enumerate(HOSTILE_IDS)]
+    return GoldSet.from_records(queries, [(q, f"=d{i}", 1) for i, q in enumerate(HOSTILE_IDS)])
+
+
+def test_gold_set_csv_layout_is_neutralised_and_reads_back_unchanged(tmp_path) -> None:
+    from evalops.goldset import load_gold_set, save_gold_set
+
+    gold = _hostile_gold()
+    save_gold_set(gold, tmp_path / "g", layout="csv")
+    queries = _cells((tmp_path / "g" / "queries.csv").read_text(encoding="utf-8"))
+    judgments = _cells((tmp_path / "g" / "judgments.csv").read_text(encoding="utf-8"))
+    _no_formula(queries)
+    _no_formula(judgments)
+    assert [r[0] for r in queries[1:]] == ["'" + q for q in HOSTILE_IDS]
+    assert judgments[1] == ["'" + HOSTILE_IDS[0], "'=d0", "1"]
+    back = load_gold_set(tmp_path / "g")
+    assert sorted(back.queries["query_id"]) == sorted(HOSTILE_IDS)
+    # the same texts, a carriage return written as a line feed (safetext.csv_text)
+    assert dict(zip(back.queries["query_id"], back.queries["text"])) == {
+        q: t.replace("\r", "\n") for q, t in zip(gold.queries["query_id"], gold.queries["text"])}
+    assert sorted(back.judgments["doc_id"]) == sorted(gold.judgments["doc_id"])
+
+
+def test_gold_set_trec_queries_csv_is_neutralised(tmp_path) -> None:
+    from evalops.goldset import save_gold_set_trec
+
+    save_gold_set_trec(_hostile_gold(), tmp_path / "q.qrels", tmp_path / "queries.csv")
+    rows = _cells((tmp_path / "queries.csv").read_text(encoding="utf-8"))
+    _no_formula(rows)
+    assert {r[1] for r in rows[1:]} == {"'" + t.replace("\r", "\n") for t in HOSTILE_TEXTS[:5]}
+
+
+def test_merge_appends_neutralised_csv_lines() -> None:
+    from evalops.annotation.merge import _lines
+
+    rows = [{"query_id": q, "doc_id": "@d", "grade": 2} for q in HOSTILE_IDS]
+    out = _lines(rows, "csv")
+    _no_formula(_cells(out))
+    assert _cells(out)[0] == ["'" + HOSTILE_IDS[0], "'@d", "2"]
+
+
+def test_annotation_queue_csv_goes_through_csv_text(tmp_path) -> None:
+    import pandas as pd
+
+    from evalops.querylog import write_annotation_queue
+
+    queue = pd.DataFrame({"query_id": HOSTILE_IDS, "text": HOSTILE_TEXTS[:5], "segment": ["=seg"] * 5,
+                          "occurrences": [-1, 2, 3, 4, 5]})
+    write_annotation_queue(queue, tmp_path / "q.csv")
+    rows = _cells((tmp_path / "q.csv").read_text(encoding="utf-8"))
+    _no_formula(rows)
+    assert rows[1] == ["'" + HOSTILE_IDS[0], "'=1+1", "'=seg", "-1"]
