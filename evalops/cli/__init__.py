@@ -62,6 +62,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "that duplicate a gold query, and append the rest to the annotation queue (source `generated`, the "
         "document as the proposed judgment)."),
     "gold": ("gold:gold", "The gold set's versions: fold the annotators' decided labels into the next one."),
+    "conversations": ("conversations:conversations",
+        "Score BASELINE and each CANDIDATE on the turns of a conversation gold set (GOLD_FOLDER: "
+        "conversations.jsonl and qrels) and decide each candidate against the baseline with the conversation as "
+        "the statistical unit (turns averaged per conversation, then the paired decision); print the decisions "
+        "and the drift by turn depth."),
 }
 
 

@@ -22,7 +22,7 @@ _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
 def _decision(c: Any) -> str:
-    extra = ", ".join(x for x in (c.severity, c.reason_code) if x)
+    extra = ", ".join(x for x in (c.severity, c.criterion, c.reason_code) if x)
     return c.decision + (f" ({extra})" if extra else "") + (" ALERT" if c.alert else "")
 
 
