@@ -12,7 +12,11 @@ self-contained by an annotator), ``language`` (BCP-47, default ``und``), ``type`
 ``query_id`` (default ``<conversation_id>_<turn>``, the TREC CAsT turn id) are optional.
 
 **A conversation gold-set folder** holds ``conversations.jsonl`` and judgments keyed by turn id:
-``qrels.tsv`` (BEIR), ``qrels.trec`` (TREC) or ``judgments.jsonl`` (``{"query_id", "doc_id", "grade"}``).
+``qrels.tsv`` (BEIR), ``qrels/test.tsv``, ``qrels.trec`` (TREC) or ``judgments.jsonl`` (``{"query_id",
+"doc_id", "grade"}``). It is also a gold-set layout (:func:`evalops.goldset.load_gold_set` reads it), so a
+project's ``gold_set.path`` may point at one: the pipeline then asks each turn with its history and decides by
+conversation (``docs/conversations.md``). A folder without ``conversations.jsonl`` is read as a plain gold
+set whose query ids are turn ids (:func:`conversations_from_gold_set`).
 
 **Plain topics.** :func:`conversations_from_gold_set` reads the conversation structure from the query ids of
 any gold set (``31_1``, ``31_2``, ... as in CAsT's topics): each query is a turn, its text the question.
@@ -40,7 +44,7 @@ __all__ = ["ConversationGoldSet", "TURNS_FILE", "conversations_from_gold_set", "
            "load_conversations", "save_conversations"]
 
 TURNS_FILE = "conversations.jsonl"
-_JUDGMENT_FILES = ("qrels.tsv", "qrels.trec", "judgments.jsonl")
+_JUDGMENT_FILES = ("qrels.tsv", "qrels/test.tsv", "qrels.trec", "judgments.jsonl")
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,9 +146,11 @@ def _judgments(folder: Path) -> tuple[Any, str, int]:
     raise FormatError(f"no judgments: expected one of {list(_JUDGMENT_FILES)} beside {TURNS_FILE}", path=str(folder))
 
 
-def load_conversation_gold_set(folder: str | os.PathLike[str]) -> ConversationGoldSet:
+def load_conversation_gold_set(folder: str | os.PathLike[str], *, default_type: str | None = None,
+                               default_language: str | None = None) -> ConversationGoldSet:
     """A conversation gold-set folder (see the module docs), checked: the contract's problems of the turns file
-    and of the judgments are raised together."""
+    and of the judgments are raised together. Without ``conversations.jsonl``, a plain gold-set folder whose
+    query ids are turn ids."""
     import pandas as pd
 
     from evalops.goldset import GoldSet
@@ -152,13 +158,28 @@ def load_conversation_gold_set(folder: str | os.PathLike[str]) -> ConversationGo
     f = Path(folder)
     if not f.is_dir():
         raise FormatError("expected a conversation gold-set folder (conversations.jsonl and judgments)", path=str(f))
+    if not (f / TURNS_FILE).is_file():
+        from evalops.goldset import load_gold_set
+
+        plain = load_gold_set(f, default_type=default_type, default_language=default_language)
+        conversations = conversations_from_gold_set(plain)
+        raise_problems(judged_problems(conversations.turns, ((q, None) for q in plain.judgments["query_id"]),
+                                       plain.source, plain.source))
+        judged = set(plain.judgments["query_id"])
+        keep = plain.queries["query_id"].isin(judged)
+        return ConversationGoldSet(GoldSet(plain.queries[keep].reset_index(drop=True), plain.judgments, plain.source),
+                                   conversations)
+    if (f / "queries.jsonl").is_file():
+        raise FormatError("holds both queries.jsonl and conversations.jsonl; a conversation gold set's queries are "
+                          "its turns: remove queries.jsonl (or conversations.jsonl for a plain gold set)", path=str(f))
     conversations = load_conversations(f / TURNS_FILE)
     judgments, jpath, first_line = _judgments(f)
     ids = judgments["query_id"].astype(str).tolist()
     raise_problems(judged_problems(conversations.turns, ((q, i + first_line) for i, q in enumerate(ids)),
                                    conversations.source, jpath))
     judged = set(ids)
-    rows = [{"query_id": t.query_id, "text": t.question, "type": t.type, "language": t.language,
+    rows = [{"query_id": t.query_id, "text": t.question, "type": t.type or default_type or "",
+             "language": t.language if t.language != "und" else (default_language or "und"),
              "reference_answer": t.answer or ""}
             for t in sorted(conversations.turns, key=lambda t: (t.row or 0)) if t.query_id in judged]
     gold = GoldSet.from_frames(pd.DataFrame(rows, columns=["query_id", "text", "type", "language", "reference_answer"]),

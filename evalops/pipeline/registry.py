@@ -105,11 +105,13 @@ def metric_policy():
     return Policy()
 
 
-def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels: str = "gold") -> EvalFingerprint:
+def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels: str = "gold",
+                    extra: dict[str, Any] | None = None) -> EvalFingerprint:
     """The eval fingerprint: gold-set (or log-sample) version, snapshot, measures, and every policy that
     changes a per-query number (metric conformance, retrieval depth k, the kind of labels, the version of
-    the ranking rule that cut each run at k)."""
+    the ranking rule that cut each run at k); ``extra``: a gold set's own (a conversational gold set's unit
+    and turns, :func:`evalops.conversations.pipeline.fingerprint_policy`)."""
 
     policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels,
-                                "ranking_rule": RANKING_RULE_VERSION}
+                                "ranking_rule": RANKING_RULE_VERSION, **(extra or {})}
     return EvalFingerprint.of(gold_set_version, snapshot_id, scored_measures(cfg), policies)
