@@ -9,14 +9,16 @@ for its medium: :func:`evalops.safetext.markdown_inline` in markdown, :func:`htm
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from evalops import numfmt
 from evalops.conversations.evaluate import ConversationResults
+from evalops.conversations.stats import DepthPoint
 from evalops.safetext import markdown_inline
 
-__all__ = ["depth_chart_svg", "render_html", "render_markdown", "write_report"]
+__all__ = ["depth_chart", "depth_chart_svg", "render_html", "render_markdown", "write_report"]
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
@@ -91,30 +93,40 @@ def render_markdown(results: ConversationResults) -> str:
 
 def depth_chart_svg(results: ConversationResults, measure: str, width: int = 420, height: int = 220) -> str:
     """A line chart of the mean per-turn value by depth, one line per version (static SVG, escaped labels)."""
+    return depth_chart([(v, results.scores[(v, measure)].depth) for v in results.versions],
+                       f"{measure} by turn depth", width, height)
+
+
+def depth_chart(series: Sequence[tuple[str, Sequence[DepthPoint]]], title: str, width: int = 420,
+                height: int = 220) -> str:
+    """A line chart of (name, mean by depth) series: one line each, turn depth on x (static SVG; every text
+    escaped)."""
     left, right, top, bottom = 44, 120, 14, 30
-    depth = max(_max_depth(results), 2)
-    values = [p.mean for v in results.versions for p in results.scores[(v, measure)].depth]
-    hi = max([*values, 1e-9])
+    depth = max([2, *(p.depth for _, points in series for p in points)])
+    hi = max([1e-9, *(p.mean for _, points in series for p in points)])
+
     def x(d: float) -> float:
         return left + (d - 1) / (depth - 1) * (width - left - right)
+
     def y(v: float) -> float:
         return top + (1 - v / hi) * (height - top - bottom)
+
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="depth-chart" role="img" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}"><title>{html.escape(measure)} by turn depth</title>',
+             f'height="{height}" viewBox="0 0 {width} {height}"><title>{html.escape(title)}</title>',
              f'<line x1="{left}" y1="{y(0):.1f}" x2="{width - right}" y2="{y(0):.1f}" stroke="#888"/>',
              f'<line x1="{left}" y1="{top}" x2="{left}" y2="{y(0):.1f}" stroke="#888"/>',
              f'<text x="4" y="{top + 8}" font-size="10">{hi:.2f}</text>',
              f'<text x="4" y="{y(0):.1f}" font-size="10">0</text>']
     for d in range(1, depth + 1):
         parts.append(f'<text x="{x(d) - 14:.1f}" y="{height - 8}" font-size="10">turn {d}</text>')
-    for i, v in enumerate(results.versions):
+    for i, (name, points) in enumerate(series):
         colour = _COLOURS[i % len(_COLOURS)]
-        pts = [(x(p.depth), y(p.mean)) for p in results.scores[(v, measure)].depth]
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
+        pts = [(x(p.depth), y(p.mean)) for p in points]
+        parts.append(f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="2" points="'
                      + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + '"/>')
         parts += [f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{colour}"/>' for a, b in pts]
         parts.append(f'<text x="{width - right + 8}" y="{top + 14 * (i + 1)}" font-size="11" fill="{colour}">'
-                     f'{html.escape(v)}</text>')
+                     f'{html.escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
