@@ -9,7 +9,8 @@ judged turns) and, through the three functions here:
 * comparing decides by conversation (:func:`by_conversation_inputs`): the per-turn values and the judged
   bounds of both sides are averaged per conversation before the one paired decision, so ``n`` in the
   warehouse, the report, the dashboard and the gate is the number of conversations, and the comparison
-  carries the note ``unit: conversation``.
+  carries the notes ``unit: conversation`` and the drift by turn depth (:func:`drift_note`), which the run
+  report prints.
 
 The policy is recorded as ``conversation_unit`` in the evaluation fingerprint's policies
 (:func:`fingerprint_policy`).
@@ -24,7 +25,7 @@ from typing import Any
 from evalops.conversations.io import TURNS_FILE, load_conversations
 from evalops.conversations.model import Conversations
 
-__all__ = ["by_conversation_inputs", "conversations_for", "fingerprint_policy", "unit_note"]
+__all__ = ["by_conversation_inputs", "conversations_for", "drift_note", "fingerprint_policy", "unit_note"]
 
 _cache: dict[tuple[str, int, int], Conversations] = {}
 
@@ -64,6 +65,18 @@ def fingerprint_policy(cfg: Any, dataset: str) -> dict[str, Any]:
 def unit_note(n_conversations: int, n_turns: int) -> str:
     return (f"unit: conversation (n = {n_conversations} conversations, the mean of their {n_turns} judged turns each "
             "side; paired and resampled by conversation)")
+
+
+def drift_note(paired: Any, conversations: Conversations) -> str:
+    """The drift by turn depth of both sides of per-turn ``paired``, as one line (reports, stored records)."""
+    from evalops import numfmt
+    from evalops.conversations.stats import depth_profile
+
+    ids = [str(q) for q in paired.query_ids]
+    depth_of = conversations.depth_of()
+    base, cand = depth_profile(ids, paired.baseline, depth_of), depth_profile(ids, paired.candidate, depth_of)
+    return "drift by turn depth (mean per-turn value, baseline -> candidate): " + ", ".join(
+        f"turn {b.depth} ({b.turns}) {numfmt.number(b.mean)} -> {numfmt.number(c.mean)}" for b, c in zip(base, cand))
 
 
 def by_conversation_inputs(paired: Any, judged: Any, conversations: Conversations) -> tuple[Any, Any]:

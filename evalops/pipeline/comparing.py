@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from evalops.conversations.pipeline import by_conversation_inputs, conversations_for, unit_note
+from evalops.conversations.pipeline import by_conversation_inputs, conversations_for, drift_note, unit_note
 from evalops.bounds import pair_bounds, ranking_from_docs
 from evalops.context import parse_any_measure
 from evalops.pipeline.context import RunContext
@@ -360,11 +360,13 @@ def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame
             judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])),
                                   dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
                                   queries=paired.query_ids.tolist(), bound=(bounds or {}).get(measure))
-        turns_n = paired.n
+        extra: tuple[str, ...] = ()
         if turns is not None:
+            turns_n, drift = paired.n, drift_note(paired, turns)
             paired, judged = by_conversation_inputs(paired, judged, turns)
+            extra = (unit_note(paired.n, turns_n), drift)
         comp = compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
                        coverage=coverage, judged=judged, higher_is_better=direction,
                        rng=data_seed(paired.query_ids, paired.baseline, paired.candidate))
-        out.append(comp if turns is None else replace(comp, notes=(*comp.notes, unit_note(paired.n, turns_n))))
+        out.append(replace(comp, notes=(*comp.notes, *extra)) if extra else comp)
     return out

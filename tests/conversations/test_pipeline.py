@@ -53,6 +53,11 @@ def test_turns_get_their_history_and_are_decided_by_conversation(tmp_path, share
     assert comp["n"] == n_conversations == 39 and len(gold.judged_ids) == 99
     assert any(n.startswith("unit: conversation (n = 39 conversations, the mean of their 99 judged turns")
                for n in comp["notes"])
+    assert any(n.startswith("drift by turn depth (mean per-turn value, baseline -> candidate): turn 1 (39) ")
+               for n in comp["notes"])
+    report = (tmp_path / result["report"]).read_text(encoding="utf-8") if not str(result["report"]).startswith("/") \
+        else open(result["report"], encoding="utf-8").read()
+    assert "unit: conversation (n = 39 conversations" in report and "drift by turn depth" in report
     engine = engine_for(cfg)
     spec = next(s for s in specs if s.version == "2.0")
     fingerprint = get_run(engine, spec.run_id).fingerprint
