@@ -96,8 +96,8 @@ def conversations(gold_folder: Path, baseline: str, candidates: tuple[str, ...],
              "candidate_mean": c.candidate_mean, "delta": c.delta, "interval_low": c.interval_low,
              "interval_high": c.interval_high, "decision": c.decision, "severity": c.severity,
              "reason_code": c.reason_code, "kind": kind} for c, kind in zip(results.comparisons, kinds)]
-    notes = [f"unit: conversation ({results.describe['conversations']} conversations, "
-             f"{results.describe['judged_turns']} judged turns)"]
+    notes = [(f"unit: conversation ({results.describe['conversations']} conversations, "
+              f"{results.describe['judged_turns']} judged turns)")]
     for m in results.measures:
         for v in results.versions:
             depth = ", ".join(f"turn {p.depth} {p.mean:.4f}" for p in results.scores[(v, m)].depth)

@@ -23,7 +23,32 @@ _EXPORTS: dict[str, str] = {
     "render_markdown": "report", "render_html": "report", "write_report": "report",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "QUERY_POLICIES",
+    "ContractProblem",
+    "ConversationContractError",
+    "ConversationGoldSet",
+    "ConversationPolicy",
+    "ConversationResults",
+    "Conversations",
+    "Turn",
+    "by_conversation",
+    "compare_by_conversation",
+    "conversation_means",
+    "conversation_queries",
+    "conversations_from_gold_set",
+    "depth_profile",
+    "evaluate_conversations",
+    "load_conversation_gold_set",
+    "load_conversations",
+    "parse_turn_id",
+    "render_html",
+    "render_markdown",
+    "retrieve_conversations",
+    "save_conversations",
+    "turn_id",
+    "write_report",
+]
 
 __getattr__ = lazy_getattr("evalops.conversations", _EXPORTS)
 

@@ -21,8 +21,14 @@ from dataclasses import dataclass
 
 from evalops.errors import InputError
 
-__all__ = ["CHECKS", "ContractProblem", "ConversationContractError", "judged_problems", "structure_problems",
-           "raise_problems"]
+__all__ = [
+    "CHECKS",
+    "ContractProblem",
+    "ConversationContractError",
+    "judged_problems",
+    "raise_problems",
+    "structure_problems",
+]
 
 CHECKS: tuple[str, ...] = ("turn_id", "duplicate", "turn_order", "gaps", "judged_turns", "rewrite")
 _SHOW = 10

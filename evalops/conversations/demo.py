@@ -20,7 +20,10 @@ MEASURE = "nDCG@10"
 
 def demo_conversations(home: str | Path, out: str | Path) -> tuple[Any, dict[str, Path]]:
     """(the results, the report's paths in ``out``) for the sample conversations of the project at ``home``."""
-    from evalops.conversations.evaluate import evaluate_conversations, retrieve_conversations
+    from evalops.conversations.evaluate import (
+        evaluate_conversations,
+        retrieve_conversations,
+    )
     from evalops.conversations.io import load_conversation_gold_set
     from evalops.conversations.report import write_report
     from evalops.formats.beir import read_beir_corpus

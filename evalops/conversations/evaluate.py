@@ -18,7 +18,12 @@ import numpy as np
 
 from evalops.conversations.io import ConversationGoldSet
 from evalops.conversations.queries import ConversationPolicy
-from evalops.conversations.stats import DepthPoint, compare_by_conversation, conversation_means, depth_profile
+from evalops.conversations.stats import (
+    DepthPoint,
+    compare_by_conversation,
+    conversation_means,
+    depth_profile,
+)
 from evalops.errors import InputError
 
 __all__ = ["ConversationResults", "VersionScores", "evaluate_conversations", "retrieve_conversations"]

@@ -34,14 +34,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from evalops.conversations.checks import ContractProblem, judged_problems, raise_problems, structure_problems
+from evalops.conversations.checks import (
+    ContractProblem,
+    judged_problems,
+    raise_problems,
+    structure_problems,
+)
 from evalops.conversations.model import Conversations, Turn, parse_turn_id, turn_id
 from evalops.errors import FormatError
 from evalops.fingerprint import content_digest
 from evalops.safetext import refuse_unsafe
 
-__all__ = ["ConversationGoldSet", "TURNS_FILE", "conversations_from_gold_set", "load_conversation_gold_set",
-           "load_conversations", "save_conversations"]
+__all__ = [
+    "TURNS_FILE",
+    "ConversationGoldSet",
+    "conversations_from_gold_set",
+    "load_conversation_gold_set",
+    "load_conversations",
+    "save_conversations",
+]
 
 TURNS_FILE = "conversations.jsonl"
 _JUDGMENT_FILES = ("qrels.tsv", "qrels/test.tsv", "qrels.trec", "judgments.jsonl")

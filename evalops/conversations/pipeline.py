@@ -32,14 +32,9 @@ _cache: dict[tuple[str, int, int], Conversations] = {}
 
 def conversations_for(cfg: Any, dataset: str) -> Conversations | None:
     """The turns of gold set ``dataset`` when its folder holds ``conversations.jsonl``; else None."""
-    from evalops.config import PRODUCTION
-
-    if dataset == PRODUCTION:
+    if dataset not in getattr(cfg, "gold_sets", {}):  # the production sample, or no gold set of this project
         return None
-    try:
-        spec = cfg.gold_set_named(dataset)
-    except Exception:  # not a gold set of this project
-        return None
+    spec = cfg.gold_set_named(dataset)
     path = Path(spec.path) / TURNS_FILE
     if getattr(spec, "queries", None) is not None or not path.is_file():
         return None

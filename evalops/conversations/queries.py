@@ -27,7 +27,7 @@ from evalops.conversations.model import Conversations, Turn
 from evalops.errors import InputError
 from evalops.retrievers.base import Query
 
-__all__ = ["ConversationPolicy", "QUERY_POLICIES", "UNITS", "conversation_queries", "query_text"]
+__all__ = ["QUERY_POLICIES", "UNITS", "ConversationPolicy", "conversation_queries", "query_text"]
 
 QUERY_POLICIES: tuple[str, ...] = ("raw", "history", "rewrite")
 UNITS: tuple[str, ...] = ("conversation",)

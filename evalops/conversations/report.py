@@ -34,8 +34,8 @@ def _rows(results: ConversationResults) -> dict[str, list[list[str]]]:
     for c in results.comparisons:
         tables["decisions"].append([c.measure, c.candidate_name, str(c.n), numfmt.number(c.baseline_mean),
                                     numfmt.number(c.candidate_mean), numfmt.number(c.delta, signed=True),
-                                    f"{numfmt.number(c.interval_low, signed=True)} .. "
-                                    f"{numfmt.number(c.interval_high, signed=True)}",
+                                    (f"{numfmt.number(c.interval_low, signed=True)} .. "
+                                     f"{numfmt.number(c.interval_high, signed=True)}"),
                                     f"{c.wins}/{c.ties}/{c.losses}", _decision(c)])
     for m in results.measures:
         depths = sorted({p.depth for v in results.versions for p in results.scores[(v, m)].depth})
@@ -67,13 +67,13 @@ def _headers(results: ConversationResults) -> dict[str, list[str]]:
 
 def _policy_lines(results: ConversationResults) -> list[str]:
     p = results.policy.to_dict()
-    queries = ", ".join(f"{k}: {v}" for k, v in p["queries"].items())  # type: ignore[union-attr]
+    queries = ", ".join(f"{k}: {v}" for k, v in results.policy.queries)
     d = results.describe
-    return [f"Statistical unit: **{p['unit']}** (each conversation's judged turns averaged, {p['aggregate']}); "
-            f"unjudged turns: {p['unjudged_turns']}; history: {p['history']}.",
+    return [(f"Statistical unit: **{p['unit']}** (each conversation's judged turns averaged, {p['aggregate']}); "
+             f"unjudged turns: {p['unjudged_turns']}; history: {p['history']}."),
             f"Query policy per version: {queries}.",
-            f"{d.get('conversations')} conversations, {d.get('turns')} turns ({d.get('judged_turns')} judged), "
-            f"deepest turn {d.get('max_depth')}; gold set {results.gold_version}."]
+            (f"{d.get('conversations')} conversations, {d.get('turns')} turns ({d.get('judged_turns')} judged), "
+             f"deepest turn {d.get('max_depth')}; gold set {results.gold_version}.")]
 
 
 def render_markdown(results: ConversationResults) -> str:
@@ -111,8 +111,8 @@ def depth_chart(series: Sequence[tuple[str, Sequence[DepthPoint]]], title: str, 
     def y(v: float) -> float:
         return top + (1 - v / hi) * (height - top - bottom)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="depth-chart" role="img" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}"><title>{html.escape(title)}</title>',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="depth-chart" role="img" width="{width}" '
+              f'height="{height}" viewBox="0 0 {width} {height}"><title>{html.escape(title)}</title>'),
              f'<line x1="{left}" y1="{y(0):.1f}" x2="{width - right}" y2="{y(0):.1f}" stroke="#888"/>',
              f'<line x1="{left}" y1="{top}" x2="{left}" y2="{y(0):.1f}" stroke="#888"/>',
              f'<text x="4" y="{top + 8}" font-size="10">{hi:.2f}</text>',

@@ -11,14 +11,23 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from evalops.conversations import (ConversationContractError, conversation_queries, conversations_from_gold_set,
-                                   load_conversation_gold_set, load_conversations, parse_turn_id)
-from evalops.conversations.evaluate import evaluate_conversations, retrieve_conversations
+from evalops.conversations import (
+    ConversationContractError,
+    conversation_queries,
+    conversations_from_gold_set,
+    load_conversation_gold_set,
+    load_conversations,
+    parse_turn_id,
+)
+from evalops.conversations.evaluate import (
+    evaluate_conversations,
+    retrieve_conversations,
+)
 from evalops.conversations.stats import by_conversation, compare_by_conversation
 from evalops.retrievers import FunctionRetriever, HttpRetriever
 from evalops.retrievers.base import HistoryTurn, Query
 from evalops.retrievers.service import LocalService, retriever_handler
-from evalops.stats import Policy, compare
+from evalops.stats import compare
 from evalops.stats.align import align
 from tests.conversations.collection import build
 

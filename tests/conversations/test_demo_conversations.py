@@ -54,7 +54,7 @@ def test_cli_fails_on_a_regression_by_conversation(tmp_path):
             turns.append({"conversation_id": f"c{c}", "turn": t, "question": f"question {t} of {c}"})
             qrels.append(f"{q}\td{c}{t}\t1")
             base.append(f"{q} Q0 d{c}{t} 1 10 b")
-            cand.append(f"{q} Q0 {'d%d%d' % (c, t) if t == 1 else 'other'} 1 10 c")
+            cand.append(f"{q} Q0 {f'd{c}{t}' if t == 1 else 'other'} 1 10 c")
     (tmp_path / "g").mkdir()
     (tmp_path / "g/conversations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
     (tmp_path / "g/qrels.tsv").write_text("\n".join(qrels) + "\n")

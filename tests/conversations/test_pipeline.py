@@ -55,8 +55,9 @@ def test_turns_get_their_history_and_are_decided_by_conversation(tmp_path, share
                for n in comp["notes"])
     assert any(n.startswith("drift by turn depth (mean per-turn value, baseline -> candidate): turn 1 (39) ")
                for n in comp["notes"])
-    report = (tmp_path / result["report"]).read_text(encoding="utf-8") if not str(result["report"]).startswith("/") \
-        else open(result["report"], encoding="utf-8").read()
+    from pathlib import Path
+
+    report = (tmp_path / Path(result["report"])).read_text(encoding="utf-8")  # an absolute path stays itself
     assert "unit: conversation (n = 39 conversations" in report and "drift by turn depth" in report
     engine = engine_for(cfg)
     spec = next(s for s in specs if s.version == "2.0")

@@ -42,9 +42,9 @@ def conversational_warehouse(tmp_path_factory, repo_root):
 
 
 def test_ab_page_shows_conversations_and_depth(browser, conversational_warehouse, screenshots):
-    from evalops.dashboard import DashboardSettings, create_app
     from sqlalchemy import text
 
+    from evalops.dashboard import DashboardSettings, create_app
     from tests.dashboard.conftest import Server
 
     cfg, engine = conversational_warehouse
@@ -77,7 +77,10 @@ def test_ab_page_shows_conversations_and_depth(browser, conversational_warehouse
 
 def test_conversation_report_in_chromium(browser, tmp_path, screenshots, repo_root):
     from evalops.conversations import load_conversation_gold_set
-    from evalops.conversations.evaluate import evaluate_conversations, retrieve_conversations
+    from evalops.conversations.evaluate import (
+        evaluate_conversations,
+        retrieve_conversations,
+    )
     from evalops.conversations.report import write_report
     from evalops.formats.beir import read_beir_corpus
     from evalops.retrievers import BM25Retriever
