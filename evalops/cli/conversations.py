@@ -9,8 +9,13 @@ from typing import Any
 import click
 
 from evalops.cli._common import MEASURE, Output, emit, output_options, reports_errors
+from evalops.conversations.io import load_conversation_gold_set
 from evalops.errors import InputError
 from evalops.exitcodes import ExitCode
+from evalops.failing import DEFAULT_FAIL_ON, comparison_kind, exit_code
+from evalops.formats import read_run
+from evalops.formats.beir import read_beir_corpus
+from evalops.stats import Policy
 
 __all__ = ["conversations"]
 
@@ -33,7 +38,6 @@ def _run_of(spec: str, gold: Any, corpus: Path | None, k: int, cache: dict[str, 
         if corpus is None:
             raise InputError(f"{spec}: a built-in retriever needs --corpus (a BEIR corpus.jsonl)")
         if "bm25" not in cache:
-            from evalops.formats.beir import read_beir_corpus
             from evalops.retrievers import BM25Retriever
             from evalops.retrievers.corpus import as_corpus
 
@@ -41,8 +45,6 @@ def _run_of(spec: str, gold: Any, corpus: Path | None, k: int, cache: dict[str, 
         from evalops.conversations.evaluate import retrieve_conversations
 
         return name, retrieve_conversations(cache["bm25"], gold, policy, k=k, name=name), policy
-    from evalops.formats import read_run
-
     return name, read_run(value), "given"
 
 
@@ -74,9 +76,6 @@ def conversations(gold_folder: Path, baseline: str, candidates: tuple[str, ...],
     policy: bm25:raw (the turn as asked), bm25:history (earlier questions prepended) or bm25:rewrite (the
     gold set's rewrites)."""
     from evalops.conversations.evaluate import evaluate_conversations
-    from evalops.conversations.io import load_conversation_gold_set
-    from evalops.failing import DEFAULT_FAIL_ON, comparison_kind, exit_code
-    from evalops.stats import Policy
 
     gold = load_conversation_gold_set(gold_folder)
     cache: dict[str, Any] = {}

@@ -16,7 +16,7 @@ _EXPORTS: dict[str, str] = {
     "ConversationGoldSet": "io", "load_conversation_gold_set": "io", "load_conversations": "io",
     "conversations_from_gold_set": "io", "save_conversations": "io",
     "ConversationContractError": "checks", "ContractProblem": "checks",
-    "ConversationPolicy": "queries", "QUERY_POLICIES": "queries", "conversation_queries": "queries",
+    "ConversationPolicy": "policy", "QUERY_POLICIES": "policy", "conversation_queries": "queries",
     "by_conversation": "stats", "compare_by_conversation": "stats", "conversation_means": "stats",
     "depth_profile": "stats",
     "ConversationResults": "evaluate", "evaluate_conversations": "evaluate", "retrieve_conversations": "evaluate",

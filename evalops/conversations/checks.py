@@ -16,6 +16,7 @@ A turn without judgments is allowed (history only, never scored; see :mod:`evalo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,23 @@ __all__ = [
     "raise_problems",
     "structure_problems",
 ]
+
+_TURN_ID = re.compile(r"^(?P<conversation>.+)_(?P<turn>[0-9]+)$")
+
+
+def turn_id(conversation_id: str, turn: int) -> str:
+    """``<conversation_id>_<turn>`` (TREC CAsT's turn id)."""
+    return f"{conversation_id}_{turn}"
+
+
+def parse_turn_id(query_id: str) -> tuple[str, int] | None:
+    """``(conversation_id, turn)`` of a CAsT-style turn id (the turn after the *last* underscore), or None when
+    ``query_id`` is not one."""
+    m = _TURN_ID.match(str(query_id))
+    if m is None or int(m.group("turn")) < 1:
+        return None
+    return m.group("conversation"), int(m.group("turn"))
+
 
 CHECKS: tuple[str, ...] = ("turn_id", "duplicate", "turn_order", "gaps", "judged_turns", "rewrite")
 _SHOW = 10
@@ -68,8 +86,6 @@ def raise_problems(problems: Sequence[ContractProblem]) -> None:
 
 def structure_problems(turns: Sequence, path: str | None) -> list[ContractProblem]:  # Sequence[Turn]
     """Turn ids, duplicates, order in the file and gaps (turns in file order)."""
-    from evalops.conversations.model import parse_turn_id, turn_id
-
     out: list[ContractProblem] = []
     seen_ids: dict[str, int | None] = {}
     seen_turns: dict[tuple[str, int], int | None] = {}

@@ -11,6 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from evalops.conversations.io import load_conversation_gold_set
+from evalops.formats.beir import read_beir_corpus
+
 __all__ = ["CONVERSATIONS", "demo_conversations"]
 
 CONVERSATIONS = Path("include") / "goldset" / "conversations"
@@ -24,9 +27,7 @@ def demo_conversations(home: str | Path, out: str | Path) -> tuple[Any, dict[str
         evaluate_conversations,
         retrieve_conversations,
     )
-    from evalops.conversations.io import load_conversation_gold_set
     from evalops.conversations.report import write_report
-    from evalops.formats.beir import read_beir_corpus
     from evalops.retrievers import BM25Retriever
     from evalops.retrievers.corpus import as_corpus
 

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from evalops.conversations.io import ConversationGoldSet
-from evalops.conversations.queries import ConversationPolicy
+from evalops.conversations.policy import ConversationPolicy
+from evalops.conversations.queries import conversation_queries
 from evalops.conversations.stats import (
     DepthPoint,
     compare_by_conversation,
@@ -25,6 +26,10 @@ from evalops.conversations.stats import (
     depth_profile,
 )
 from evalops.errors import InputError
+from evalops.metrics import evaluate
+from evalops.retrievers.scoring import retrieve_run
+from evalops.stats import Policy, adjust_and_decide
+from evalops.stats.align import align
 
 __all__ = ["ConversationResults", "VersionScores", "evaluate_conversations", "retrieve_conversations"]
 
@@ -97,10 +102,6 @@ def evaluate_conversations(gold: ConversationGoldSet, runs: Mapping[str, Any], m
     candidate against ``baseline`` by conversation (see the module docs). ``policy``: the comparison policy
     (:class:`evalops.stats.Policy`, default the project's). ``query_policies``: how each version was asked
     (recorded; a run file's own queries are ``given``)."""
-    from evalops.metrics import evaluate
-    from evalops.stats import Policy, adjust_and_decide
-    from evalops.stats.align import align
-
     if baseline not in runs:
         raise InputError(f"baseline {baseline!r} is not one of the versions {sorted(runs)}")
     if len(runs) < 1 or not measures:
@@ -142,8 +143,5 @@ def retrieve_conversations(retriever: Any, gold: ConversationGoldSet, policy: st
                            name: str | None = None) -> Any:
     """``retriever``'s run over the judged turns, each asked under the query ``policy`` with its history
     attached (:func:`evalops.conversations.queries.conversation_queries`)."""
-    from evalops.conversations.queries import conversation_queries
-    from evalops.retrievers.scoring import retrieve_run
-
     queries = conversation_queries(gold.conversations, gold.judged_ids, policy)
     return retrieve_run(retriever, queries, k, name=name or policy).run

@@ -13,9 +13,9 @@ self-contained by an annotator), ``language`` (BCP-47, default ``und``), ``type`
 
 **A conversation gold-set folder** holds ``conversations.jsonl`` and judgments keyed by turn id:
 ``qrels.tsv`` (BEIR), ``qrels/test.tsv``, ``qrels.trec`` (TREC) or ``judgments.jsonl`` (``{"query_id",
-"doc_id", "grade"}``). It is also a gold-set layout (:func:`evalops.goldset.load_gold_set` reads it), so a
-project's ``gold_set.path`` may point at one: the pipeline then asks each turn with its history and decides by
-conversation (``docs/conversations.md``). A folder without ``conversations.jsonl`` is read as a plain gold
+"doc_id", "grade"}``). :func:`load_gold_set_folder` reads it or any other gold-set folder (what the pipeline
+and ``evalops validate`` call), so a project's ``gold_set.path`` may point at one: the pipeline then asks each
+turn with its history and decides by conversation (``docs/conversations.md``). A folder without ``conversations.jsonl`` is read as a plain gold
 set whose query ids are turn ids (:func:`conversations_from_gold_set`).
 
 **Plain topics.** :func:`conversations_from_gold_set` reads the conversation structure from the query ids of
@@ -43,6 +43,7 @@ from evalops.conversations.checks import (
 from evalops.conversations.model import Conversations, Turn, parse_turn_id, turn_id
 from evalops.errors import FormatError
 from evalops.fingerprint import content_digest
+from evalops.formats import read_jsonl, read_qrels, write_jsonl
 from evalops.safetext import refuse_unsafe
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "conversations_from_gold_set",
     "load_conversation_gold_set",
     "load_conversations",
+    "load_gold_set_folder",
     "save_conversations",
 ]
 
@@ -93,8 +95,6 @@ def _text(record: dict[str, Any], key: str, path: str, line: int, *, required: b
 
 def load_conversations(path: str | os.PathLike[str]) -> Conversations:
     """The turns of a ``conversations.jsonl`` file (see the module docs), checked."""
-    from evalops.formats import read_jsonl
-
     p = str(path)
     if not Path(p).is_file():
         raise FormatError("file not found; expected a conversations.jsonl turns file", path=p)
@@ -141,8 +141,6 @@ def conversations_from_gold_set(gold: Any) -> Conversations:
 
 def _judgments(folder: Path) -> tuple[Any, str, int]:
     """(judgments frame, its path, the file line of the frame's first row)."""
-    from evalops.formats import read_qrels
-
     for name in _JUDGMENT_FILES:
         path = folder / name
         if path.is_file():
@@ -198,10 +196,20 @@ def load_conversation_gold_set(folder: str | os.PathLike[str], *, default_type: 
     return ConversationGoldSet(gold, conversations)
 
 
+def load_gold_set_folder(folder: str | os.PathLike[str], **options: Any) -> Any:
+    """The gold set of ``folder``: its judged turns when it holds ``conversations.jsonl`` (checked as above),
+    else :func:`evalops.goldset.load_gold_set` (``options``: its keyword arguments)."""
+    f = Path(folder)
+    if (f / TURNS_FILE).is_file():
+        keep = {k: options[k] for k in ("default_type", "default_language") if k in options}
+        return load_conversation_gold_set(f, **keep).gold
+    from evalops.goldset import load_gold_set
+
+    return load_gold_set(f, **options)
+
+
 def save_conversations(conversations: Conversations, path: str | os.PathLike[str]) -> Path:
     """Write the turns as a ``conversations.jsonl`` file (the format :func:`load_conversations` reads)."""
-    from evalops.formats import write_jsonl
-
     def record(t: Turn) -> dict[str, Any]:
         out: dict[str, Any] = {"conversation_id": t.conversation_id, "turn": t.turn, "question": t.question}
         if t.query_id != turn_id(t.conversation_id, t.turn):

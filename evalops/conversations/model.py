@@ -16,32 +16,16 @@ Conventions owned here (TREC CAsT / iKAT style):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from evalops.conversations.checks import parse_turn_id, structure_problems, turn_id
 from evalops.errors import InputError
 from evalops.fingerprint import content_digest
-from evalops.retrievers.base import HistoryTurn
+from evalops.turns import HistoryTurn
 
 __all__ = ["Conversations", "Turn", "parse_turn_id", "turn_id"]
-
-_TURN_ID = re.compile(r"^(?P<conversation>.+)_(?P<turn>[0-9]+)$")
-
-
-def turn_id(conversation_id: str, turn: int) -> str:
-    """``<conversation_id>_<turn>``."""
-    return f"{conversation_id}_{turn}"
-
-
-def parse_turn_id(query_id: str) -> tuple[str, int] | None:
-    """``(conversation_id, turn)`` of a CAsT-style turn id, or None when ``query_id`` is not one."""
-    m = _TURN_ID.match(str(query_id))
-    if m is None or int(m.group("turn")) < 1:
-        return None
-    return m.group("conversation"), int(m.group("turn"))
-
 
 @dataclass(frozen=True)
 class Turn:
@@ -70,8 +54,6 @@ class Conversations:
     def of(cls, turns: Iterable[Turn], source: str | None = None) -> Conversations:
         """Turns in any order; duplicate turns and gaps are refused (see :mod:`evalops.conversations.checks`
         for the full contract with every problem at once)."""
-        from evalops.conversations.checks import structure_problems
-
         turns = tuple(turns)
         problems = structure_problems(turns, source)
         if problems:

@@ -22,8 +22,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from evalops import numfmt
 from evalops.conversations.io import TURNS_FILE, load_conversations
 from evalops.conversations.model import Conversations
+from evalops.conversations.policy import ConversationPolicy
+from evalops.conversations.stats import (
+    by_conversation,
+    depth_profile,
+    group_index,
+    group_means,
+)
 
 __all__ = ["by_conversation_inputs", "conversations_for", "drift_note", "fingerprint_policy", "unit_note"]
 
@@ -51,8 +61,6 @@ def fingerprint_policy(cfg: Any, dataset: str) -> dict[str, Any]:
     conv = conversations_for(cfg, dataset)
     if conv is None:
         return {}
-    from evalops.conversations.queries import ConversationPolicy
-
     return {"conversation_unit": {**ConversationPolicy().to_dict(), "queries": "the turn as asked, with its history",
                                   "turns_version": conv.version}}
 
@@ -64,9 +72,6 @@ def unit_note(n_conversations: int, n_turns: int) -> str:
 
 def drift_note(paired: Any, conversations: Conversations) -> str:
     """The drift by turn depth of both sides of per-turn ``paired``, as one line (reports, stored records)."""
-    from evalops import numfmt
-    from evalops.conversations.stats import depth_profile
-
     ids = [str(q) for q in paired.query_ids]
     depth_of = conversations.depth_of()
     base, cand = depth_profile(ids, paired.baseline, depth_of), depth_profile(ids, paired.candidate, depth_of)
@@ -76,21 +81,17 @@ def drift_note(paired: Any, conversations: Conversations) -> str:
 
 def by_conversation_inputs(paired: Any, judged: Any, conversations: Conversations) -> tuple[Any, Any]:
     """(``paired`` as conversation means, ``judged`` with its per-turn bound deltas as conversation means)."""
-    import numpy as np
-
-    from evalops.conversations.stats import _group_means, _groups, by_conversation
-
     conv_of = conversations.conversation_of()
     grouped = by_conversation(paired, conv_of)
     if judged is None:
         return grouped, None
-    _, index = _groups([str(q) for q in paired.query_ids], conv_of, "conversation")
+    _, index = group_index([str(q) for q in paired.query_ids], conv_of, "conversation")
     groups = grouped.n
 
     def mean(deltas: tuple[float, ...]) -> tuple[float, ...]:
         if len(deltas) != len(index):  # not scored (empty), or not aligned: leave as it is
             return deltas
-        return tuple(float(x) for x in _group_means(index, groups, np.asarray(deltas, dtype=np.float64)))
+        return tuple(float(x) for x in group_means(index, groups, np.asarray(deltas, dtype=np.float64)))
 
     return grouped, replace(judged, relevant_deltas=mean(judged.relevant_deltas), lower_deltas=mean(judged.lower_deltas),
                             condensed_deltas=mean(judged.condensed_deltas))

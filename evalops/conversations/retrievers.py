@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalops.errors import ConfigError
+from evalops.retrievers import BM25Retriever
 from evalops.retrievers.base import Query, is_remote
 
 __all__ = ["QueryPolicyRetriever", "history_bm25"]
@@ -55,6 +56,4 @@ class QueryPolicyRetriever:
 
 def history_bm25(corpus: Any, policy: str = "history", **bm25: Any) -> QueryPolicyRetriever:
     """The built-in BM25 over ``corpus`` (``bm25``: its parameters) asked under ``policy``."""
-    from evalops.retrievers import BM25Retriever
-
     return QueryPolicyRetriever(BM25Retriever(corpus, **bm25), policy)

@@ -21,8 +21,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from evalops.errors import InputError
+from evalops.stats.align import Paired
+from evalops.stats.compare import compare
 
-__all__ = ["DepthPoint", "by_conversation", "compare_by_conversation", "conversation_means", "depth_profile"]
+__all__ = ["DepthPoint", "by_conversation", "compare_by_conversation", "conversation_means", "depth_profile",
+           "group_index", "group_means"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class DepthPoint:
     mean: float
 
 
-def _groups(query_ids: Sequence[str], key: Mapping[str, object], what: str) -> tuple[np.ndarray, np.ndarray]:
+def group_index(query_ids: Sequence[str], key: Mapping[str, object], what: str) -> tuple[np.ndarray, np.ndarray]:
     """(sorted unique keys, each query's group index)."""
     missing = [q for q in query_ids if q not in key]
     if missing:
@@ -46,7 +49,7 @@ def _groups(query_ids: Sequence[str], key: Mapping[str, object], what: str) -> t
     return uniq, index.reshape(-1)
 
 
-def _group_means(index: np.ndarray, groups: int, values: np.ndarray) -> np.ndarray:
+def group_means(index: np.ndarray, groups: int, values: np.ndarray) -> np.ndarray:
     counts = np.bincount(index, minlength=groups).astype(np.float64)
     return np.bincount(index, weights=values, minlength=groups) / counts
 
@@ -57,27 +60,25 @@ def conversation_means(query_ids: Sequence[str], values: Sequence[float],
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     if len(v) != len(query_ids):
         raise InputError(f"{len(query_ids)} query ids for {len(v)} values")
-    uniq, index = _groups(list(query_ids), conversation_of, "conversation")
-    return uniq, _group_means(index, len(uniq), v), np.bincount(index, minlength=len(uniq))
+    uniq, index = group_index(list(query_ids), conversation_of, "conversation")
+    return uniq, group_means(index, len(uniq), v), np.bincount(index, minlength=len(uniq))
 
 
 def depth_profile(query_ids: Sequence[str], values: Sequence[float], depth_of: Mapping[str, int]) -> list[DepthPoint]:
     """The mean of ``values`` at each turn depth, shallowest first (see the module docs)."""
     v = np.asarray(values, dtype=np.float64).reshape(-1)
-    uniq, index = _groups(list(query_ids), depth_of, "turn depth")
-    means = _group_means(index, len(uniq), v)
+    uniq, index = group_index(list(query_ids), depth_of, "turn depth")
+    means = group_means(index, len(uniq), v)
     counts = np.bincount(index, minlength=len(uniq))
     return [DepthPoint(int(d), int(c), float(m)) for d, c, m in zip(uniq.tolist(), counts.tolist(), means.tolist())]
 
 
-def by_conversation(paired, conversation_of: Mapping[str, str]):  # (Paired, ...) -> Paired
+def by_conversation(paired: Paired, conversation_of: Mapping[str, str]) -> Paired:
     """``paired`` (per-turn, aligned) as aligned conversation means: ``query_ids`` are conversation ids."""
-    from evalops.stats.align import Paired
-
     ids = [str(q) for q in paired.query_ids]
-    uniq, index = _groups(ids, conversation_of, "conversation")
-    b = _group_means(index, len(uniq), np.asarray(paired.baseline, dtype=np.float64))
-    c = _group_means(index, len(uniq), np.asarray(paired.candidate, dtype=np.float64))
+    uniq, index = group_index(ids, conversation_of, "conversation")
+    b = group_means(index, len(uniq), np.asarray(paired.baseline, dtype=np.float64))
+    c = group_means(index, len(uniq), np.asarray(paired.candidate, dtype=np.float64))
     return Paired(np.asarray([str(u) for u in uniq], dtype=object), b, c, paired.missing,
                   paired.dropped_baseline_only, paired.dropped_candidate_only)
 
@@ -86,8 +87,6 @@ def compare_by_conversation(paired, conversation_of: Mapping[str, str], *, measu
     """:func:`evalops.stats.compare` on the conversation means of ``paired`` (the unit is the conversation):
     the record's ``n`` is the number of conversations, its worst "queries" are conversations, and a note
     says how many turns were averaged. ``kwargs`` go to ``compare`` (names, rng, coverage, ...)."""
-    from evalops.stats.compare import compare
-
     grouped = by_conversation(paired, conversation_of)
     out = compare(grouped, measure=measure, policy=policy, **kwargs)
     note = (f"unit: conversation (n = {grouped.n} conversations, the mean of their {paired.n} judged turns each "

@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalops.conversations.model import parse_turn_id
+from evalops.conversations.report import depth_chart
+from evalops.conversations.stats import conversation_means, depth_profile
+
 __all__ = ["conversation_view"]
 
 
@@ -20,10 +24,6 @@ def conversation_view(policies: Mapping[str, Any], queries: Sequence[Mapping[str
     if not policies.get("conversation_unit"):
         return None
     from markupsafe import Markup
-
-    from evalops.conversations.model import parse_turn_id
-    from evalops.conversations.report import depth_chart
-    from evalops.conversations.stats import conversation_means, depth_profile
 
     rows = [q for q in queries if q.get("baseline") is not None and q.get("candidate") is not None
             and parse_turn_id(q["query_id"]) is not None]

@@ -12,10 +12,6 @@ Layouts (``load_gold_set`` detects the folder kind; ``save_gold_set`` writes the
 * ``csv``: ``queries.csv`` (``query_id,text,type,language,tags`` with tags joined by ``|``, and optional
   ``reference_answer`` and ``split`` columns) +
   ``judgments.csv`` (``query_id,doc_id,grade``).
-* ``conversations``: ``conversations.jsonl`` (one turn per line, with its conversation, turn number, and
-  optionally the answer given and a rewrite) + judgments keyed by turn id (``qrels.tsv``, ``qrels.trec``,
-  ``qrels/test.tsv`` or ``judgments.jsonl``): a conversation gold set (:mod:`evalops.conversations.io`); its
-  queries are the judged turns, asked as written. Read only (it is written by hand or by its own tools).
 * TREC: ``load_gold_set_trec(qrels, queries)`` with TREC (or BEIR) qrels and a queries file in ``.jsonl``,
   ``.csv`` or ``.tsv`` (``query_id<TAB>text``, no header, as for TREC topics / MS MARCO).
 
@@ -53,8 +49,6 @@ def detect_layout(folder: str | os.PathLike[str], split: str = "test") -> str:
     if not f.is_dir():
         what = "not a directory" if f.exists() else "no such file or directory"
         raise FormatError(f"{what}; expected a gold-set folder (BEIR, jsonl or csv layout)", path=str(f))
-    if (f / "conversations.jsonl").is_file():
-        return "conversations"
     if (f / "judgments.jsonl").is_file():
         return "jsonl"
     if (f / "judgments.csv").is_file():
@@ -77,10 +71,6 @@ def load_gold_set(
     """Load a gold-set folder in any of the layouts in the module docs."""
     f = Path(path)
     layout = detect_layout(f, split)
-    if layout == "conversations":
-        from evalops.conversations.io import load_conversation_gold_set
-
-        return load_conversation_gold_set(f, default_type=default_type, default_language=default_language).gold
     if layout == "beir":
         queries = _read_queries(f / "queries.jsonl", default_type, default_language)
         judgments = read_qrels(find_beir_qrels(f, split)).to_frame()

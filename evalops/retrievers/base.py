@@ -37,6 +37,7 @@ import numpy as np
 
 from evalops.errors import RetrieverError
 from evalops.metrics.ranking import as_trec_eval_scores, trec_eval_order
+from evalops.turns import HistoryTurn
 
 __all__ = [
     "HistoryTurn",
@@ -51,17 +52,6 @@ __all__ = [
 ]
 
 Ranked = tuple[tuple[str, float | None], ...]
-
-
-@dataclass(frozen=True)
-class HistoryTurn:
-    """An earlier turn of a conversation: its question and the answer given (None when not recorded)."""
-
-    question: str
-    answer: str | None = None
-
-    def to_dict(self) -> dict[str, str]:
-        return {"question": self.question, **({} if self.answer is None else {"answer": self.answer})}
 
 
 @dataclass(frozen=True)
