@@ -86,3 +86,48 @@ def test_turns_get_their_history_and_are_decided_by_conversation(tmp_path, share
     for q in base:
         per_conv[parse_turn_id(q)[0]].append(cand[q] - base[q])
     assert comp["delta"] == pytest.approx(np.mean([np.mean(d) for d in per_conv.values()]), abs=1e-12)
+
+
+def test_the_gate_fails_on_a_regression_by_conversation(tmp_path, shared_data):
+    """Planted run files: the candidate keeps turn 1 and loses every later turn; `evalops gate` exits 4 and its
+    failing case is the comparison over the 39 conversations."""
+    import json
+
+    from click.testing import CliRunner
+
+    from evalops.cli import main
+    from evalops.config import load_config
+    from evalops.pipeline import RunContext, run_local
+    from evalops.pipeline.promotion import promote
+
+    nf = shared_data / "nfcorpus-orig-test"
+    build(nf, tmp_path / "gold")
+    rel: dict[str, list[str]] = {}
+    for line in (tmp_path / "gold" / "qrels.tsv").read_text().splitlines()[1:]:
+        q, d, g = line.split("\t")
+        if int(g) > 0:
+            rel.setdefault(q, []).append(d)
+    junk = ["MED-1", "MED-2", "MED-3", "MED-4", "MED-5"]
+    with (tmp_path / "base.trec").open("w") as b, (tmp_path / "cand.trec").open("w") as c:
+        for q, docs in rel.items():
+            good = [d for d in docs if d not in junk][:10]
+            for r, d in enumerate(good):
+                b.write(f"{q} Q0 {d} {r + 1} {100 - r} b\n")
+            for r, d in enumerate(good if q.endswith("_1") else junk):
+                c.write(f"{q} Q0 {d} {r + 1} {100 - r} c\n")
+    entry = "  - {{name: nf, version: '{v}', adapter: run_file, deployed: true, owner: s, params: {{path: {p}}}}}\n"
+    (tmp_path / "retrievers.yaml").write_text("retrievers:\n" + entry.format(v="1.0", p="base.trec")
+                                              + entry.format(v="2.0", p="cand.trec"))
+    (tmp_path / "evalops.yaml").write_text(
+        f"gold_set: {{path: gold}}\nknowledge_base: {{path: {nf}}}\nregistry: retrievers.yaml\n"
+        "measures: [nDCG@10]\nlog_sample_size: 0\n")
+    cfg = load_config(tmp_path, environ={})
+    run_local(cfg, RunContext.for_day("2024-06-01"))
+    promote(cfg, retriever="nf", version="1.0", promoted_by="test", reason="the deployed version")
+    out = CliRunner().invoke(main, ["gate", "--project", str(tmp_path), "--date", "2024-06-02", "--format", "json",
+                                    "--junit-xml", str(tmp_path / "junit.xml")], env={"EVALOPS_HOME": str(tmp_path)})
+    assert out.exit_code == 4, out.output
+    cases = json.loads(out.stdout)["gate"]["cases"]
+    [failing] = [c for c in cases if c["outcome"] != "passed"]
+    assert "nf" in json.dumps(failing) and "2.0" in json.dumps(failing)
+    assert failing["decision"] == "regression" and "n 39 (against 1.0)" in failing["message"]  # conversations
