@@ -81,8 +81,16 @@ class Conversations:
         """query id -> turn number (its depth in the conversation)."""
         return {t.query_id: t.turn for t in self.turns}
 
+    @cached_property
+    def _grouped(self) -> dict[str, tuple[Turn, ...]]:
+        """conversation id -> its turns in turn order (the turns are sorted by conversation and turn)."""
+        out: dict[str, list[Turn]] = {}
+        for t in self.turns:
+            out.setdefault(t.conversation_id, []).append(t)
+        return {c: tuple(ts) for c, ts in out.items()}
+
     def turns_of(self, conversation_id: str) -> tuple[Turn, ...]:
-        return tuple(t for t in self.turns if t.conversation_id == conversation_id)
+        return self._grouped.get(conversation_id, ())
 
     def history(self, query_id: str) -> tuple[HistoryTurn, ...]:
         """The earlier turns of ``query_id``'s conversation, oldest first."""
@@ -90,8 +98,8 @@ class Conversations:
             turn = self.by_id[query_id]
         except KeyError:
             raise InputError(f"{self.source or 'conversations'}: no turn {query_id!r}") from None
-        return tuple(HistoryTurn(t.question, t.answer) for t in self.turns
-                     if t.conversation_id == turn.conversation_id and t.turn < turn.turn)
+        return tuple(HistoryTurn(t.question, t.answer) for t in self.turns_of(turn.conversation_id)
+                     if t.turn < turn.turn)
 
     def restrict(self, query_ids: Iterable[str]) -> dict[str, Turn]:
         """The turns of ``query_ids`` (those that are turns), by id."""

@@ -222,3 +222,23 @@ def test_ignoring_the_history_loses_on_later_turns(nf_conversations):
     assert decided["raw"].decision == "regression" and decided["raw"].alert
     assert results.policy.to_dict()["unit"] == "conversation"
     assert results.policy.to_dict()["queries"] == {"raw": "raw", "history": "history", "rewrite": "rewrite"}
+
+
+def test_query_policy_retriever_and_scale():
+    from evalops.conversations.model import Conversations, Turn
+    from evalops.conversations.retrievers import QueryPolicyRetriever
+
+    asked = []
+    inner = FunctionRetriever(lambda qs, k: [asked.append(q.text) or [("d", 1.0)] for q in qs])
+    q = Query("a_3", "and for children?", (HistoryTurn("statins?"), HistoryTurn("side effects?", "muscle pain")))
+    QueryPolicyRetriever(inner, "history").retrieve([q, Query("x", "alone")], 5)
+    QueryPolicyRetriever(inner, "raw").retrieve([q], 5)
+    assert asked == ["statins? side effects? and for children?", "alone", "and for children?"]
+    with pytest.raises(Exception, match="the rewrite policy reads the gold set's rewrites"):
+        QueryPolicyRetriever(inner, "rewrite")
+    # 2,000 conversations of 10 turns: history and queries for every turn, linear in the turns
+    turns = [Turn(f"c{c}_{t}", f"c{c}", t, f"q{t}") for c in range(2000) for t in range(1, 11)]
+    conv = Conversations.of(turns)
+    queries = conversation_queries(conv, [t.query_id for t in turns], "history")
+    assert len(queries) == 20_000 and queries[9].text == " ".join(f"q{t}" for t in range(1, 11))
+    assert len(queries[9].history) == 9
