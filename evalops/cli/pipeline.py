@@ -184,8 +184,11 @@ def demo(days, no_backfill):
 
 def _echo_conversations(home: Path, out: Path) -> None:
     """The demo's conversation lines: BM25 asked each turn three ways, by depth, decided by conversation."""
-    from evalops.conversations.demo import MEASURE, demo_conversations
+    from evalops.conversations.demo import CONVERSATIONS, MEASURE, demo_conversations
 
+    if not (home / CONVERSATIONS).is_dir():  # a checkout from before the sample conversations
+        click.echo(f"\nconversations: none ({CONVERSATIONS} is absent)")
+        return
     results, paths = demo_conversations(home, out)
     d = results.describe
     click.echo(f"\nconversations ({d['conversations']} in English and Chinese, {d['judged_turns']} turns), BM25 asked "
