@@ -64,6 +64,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gold": ("gold:gold", "The gold set's versions: fold the annotators' decided labels into the next one."),
     "chunking": ("chunking:chunking",
         "Score and compare chunkings on one text-anchored gold set; convert chunk-id judgments to spans and back."),
+    "conversations": ("conversations:conversations",
+        "Score BASELINE and each CANDIDATE on the turns of a conversation gold set (GOLD_FOLDER: "
+        "conversations.jsonl and qrels) and decide each candidate against the baseline with the conversation as "
+        "the statistical unit (turns averaged per conversation, then the paired decision); print the decisions "
+        "and the drift by turn depth."),
 }
 
 

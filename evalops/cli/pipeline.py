@@ -172,6 +172,7 @@ def demo(days, no_backfill):
     for _, version in plan.candidates:
         if version not in flagged:
             click.echo(f"no alert for {version}")
+    _echo_conversations(cfg.home, Path(summary["report"]).parent / "conversations")
     counts = summary["counts"]
     click.echo("\nwarehouse rows: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     click.echo(f"report: {summary['report']}")
@@ -179,6 +180,28 @@ def demo(days, no_backfill):
                f"{sum(os.times()[:4]) - cpu:.0f} s CPU)")
     click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
                "or `evalops dashboard --export site/` for static files)")
+
+
+def _echo_conversations(home: Path, out: Path) -> None:
+    """The demo's conversation lines: BM25 asked each turn three ways, by depth, decided by conversation."""
+    from evalops.conversations.demo import CONVERSATIONS, MEASURE, demo_conversations
+
+    if not (home / CONVERSATIONS).is_dir():  # a checkout from before the sample conversations
+        click.echo(f"\nconversations: none ({CONVERSATIONS} is absent)")
+        return
+    results, paths = demo_conversations(home, out)
+    d = results.describe
+    click.echo(f"\nconversations ({d['conversations']} in English and Chinese, {d['judged_turns']} turns), BM25 asked "
+               f"each turn three ways, {MEASURE} by turn depth; decided by conversation against the rewrite:")
+    decided = {c.candidate_name: c for c in results.comparisons}
+    for version in results.versions:
+        s = results.scores[(version, MEASURE)]
+        depth = "  ".join(f"turn {p.depth} {p.mean:.4f}" for p in s.depth)
+        c = decided.get(version)
+        verdict = "baseline" if c is None else f"{c.delta:+.4f} over {c.n} conversations: {c.decision}" + (
+            f" ({c.reason_code})" if c.reason_code else "")
+        click.echo(f"  {version:<8} {s.mean_of_conversations:.4f}  {depth}  {verdict}")
+    click.echo(f"  report: {paths['html']}")
 
 
 def _echo_judge(judged: dict) -> None:

@@ -85,7 +85,7 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
     when anything is not, including a file that cannot be read as a gold set.
     """
     from evalops.contracts import GoldSetRules, validate_gold_set, validate_knowledge_base
-    from evalops.goldset import load_gold_set
+    from evalops.conversations.io import load_gold_set_folder
     from evalops.knowledge import load_snapshot
 
     if dataset is None:
@@ -115,7 +115,7 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
         raise click.BadParameter(f"no {kb_path}; name the knowledge base with --corpus", param_hint="--corpus")
     docs = _docs_dir(docs_dir, no_docs)
     try:
-        gold = load_gold_set(folder, split=split, default_type=default_type, default_language=default_language)
+        gold = load_gold_set_folder(folder, split=split, default_type=default_type, default_language=default_language)
         snapshot = load_snapshot(kb_path)
     except InputError as exc:
         click.echo(f"invalid: {exc}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops import numfmt
+from evalops.dashboard.conversations import conversation_view
 from evalops.dashboard import svg
 from evalops.dashboard.datadocs import list_validations
 from evalops.dashboard.links import Links
@@ -262,6 +263,7 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         "report_href": links.report(cand["dag_id"], cand["dag_run_id"]),
         "retriever": cand["retriever"], "candidate": cand["version"], "baseline": base["version"],
         "segments": _segment_tables(ab.get("segments") or []),
+        "conversations": conversation_view(fp["policies"], queries, base["version"], cand["version"], fmt),
     }
 
 

@@ -39,9 +39,10 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from evalops.conversations.pipeline import by_conversation_inputs, conversations_for, drift_note, unit_note
 from evalops.bounds import pair_bounds, ranking_from_docs
 from evalops.context import parse_any_measure
 from evalops.pipeline.context import RunContext
@@ -358,6 +359,7 @@ def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame
     context = set(context_measures(cfg))
 
     policy = cfg.stats_policy(run.seed)
+    turns = conversations_for(cfg, spec.dataset)  # a conversational gold set is decided by conversation
     b_name = f"{spec.retriever}@{spec.baseline_version}"
     c_name = f"{spec.retriever}@{spec.version}"
     out = []
@@ -376,7 +378,13 @@ def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame
             judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])),
                                   dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
                                   queries=paired.query_ids.tolist(), bound=(bounds or {}).get(measure))
-        out.append(compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
-                           coverage=coverage, judged=judged, higher_is_better=direction,
-                           rng=data_seed(paired.query_ids, paired.baseline, paired.candidate)))
+        extra: tuple[str, ...] = ()
+        if turns is not None:
+            turns_n, drift = paired.n, drift_note(paired, turns)
+            paired, judged = by_conversation_inputs(paired, judged, turns)
+            extra = (unit_note(paired.n, turns_n), drift)
+        comp = compare(paired, measure=measure, policy=policy, baseline_name=b_name, candidate_name=c_name,
+                       coverage=coverage, judged=judged, higher_is_better=direction,
+                       rng=data_seed(paired.query_ids, paired.baseline, paired.candidate))
+        out.append(replace(comp, notes=(*comp.notes, *extra)) if extra else comp)
     return out

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import validation_alert
 from evalops.config import DEFAULT_GOLD_SET
+from evalops.conversations.io import load_gold_set_folder
 from evalops.errors import InputError, ValidationError
 from evalops.fingerprint import content_digest
 from evalops.formats._table import load_arrow_readers
@@ -70,7 +71,7 @@ def load_knowledge_base(cfg: Config) -> KnowledgeBaseSnapshot:
 
 def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     """The gold set ``name`` as configured: a folder (BEIR, JSONL, CSV) or TREC qrels with ``queries``."""
-    from evalops.goldset import load_gold_set, load_gold_set_trec
+    from evalops.goldset import load_gold_set_trec
 
     # the run imports pyarrow anyway (its run files, the work storage's Parquet): import it now, so that the
     # qrels are read in columns rather than line by line (formats._table.read_table)
@@ -83,7 +84,7 @@ def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
         raise InputError(f"{spec.path}: a gold set file needs its queries; set "
                          f"{'gold_set' if name == DEFAULT_GOLD_SET else 'gold_sets.' + name}.queries to the queries "
                          "file (.jsonl, .csv or .tsv), or point path at a BEIR folder")
-    return load_gold_set(spec.path, **options)
+    return load_gold_set_folder(spec.path, **options)  # a conversation gold set too (evalops.conversations.io)
 
 
 def gold_set_for_run(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
 from evalops.errors import ConfigError
+from evalops.conversations.pipeline import fingerprint_policy
 from evalops.pipeline.adhoc import record_candidate
 from evalops.pipeline.chunkings import chunking_record
 from evalops.pipeline.context import RunContext
@@ -104,7 +105,7 @@ def plan_run(
         production_baseline: str | None = None
         production_versions: list[str] = list(deployed_versions)
         for dataset, gold_version in gold_set_versions.items():
-            gold_fp = fingerprint_for(cfg, gold_version, snapshot_id)
+            gold_fp = fingerprint_for(cfg, gold_version, snapshot_id, extra=fingerprint_policy(cfg, dataset))
             n_gold = len(gold_queries(cfg, dataset).query_ids)
             lookup = find_baseline(engine, retriever, gold_fp)
             versions = list(deployed_versions)

@@ -6,7 +6,7 @@ as strings; shards are contiguous slices of that order (``planning.shard_bounds`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,10 +25,19 @@ class QuerySet:
     texts: dict[str, str]
     qrels: Qrels
     source: str
+    # a conversational gold set's turns: query id -> its history (evalops.conversations.pipeline); empty otherwise
+    history: dict[str, tuple] = field(default_factory=dict)
 
     def slice(self, start: int, stop: int) -> QuerySet:
         ids = self.query_ids[start:stop]
-        return QuerySet(ids, {q: self.texts[q] for q in ids}, self.qrels.restrict(ids), self.source)
+        return QuerySet(ids, {q: self.texts[q] for q in ids}, self.qrels.restrict(ids), self.source,
+                        {q: self.history[q] for q in ids if q in self.history})
+
+    def queries(self) -> list:
+        """The queries as the retrievers are asked them: each with its history (a conversation's turn)."""
+        from evalops.retrievers.base import Query
+
+        return [Query(q, self.texts[q], self.history.get(q, ())) for q in self.query_ids]
 
 
 def _judged(texts: dict[str, str], qrels: Qrels, source: str) -> QuerySet:
@@ -52,6 +61,12 @@ def gold_queries(cfg: Config, name: str = DEFAULT_GOLD_SET) -> QuerySet:
         return held[1]
     texts = dict(zip(gold.queries["query_id"].tolist(), gold.queries["text"].tolist()))
     queries = _judged(texts, gold.qrels, str(cfg.gold_set_named(name).path))
+    from evalops.conversations.pipeline import conversations_for
+
+    turns = conversations_for(cfg, name)
+    if turns is not None:
+        queries = QuerySet(queries.query_ids, queries.texts, queries.qrels, queries.source,
+                           {q: turns.history(q) for q in queries.query_ids})
     _built[name] = (gold, queries)
     return queries
 

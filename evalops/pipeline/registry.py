@@ -105,16 +105,18 @@ def metric_policy():
     return Policy()
 
 
-def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels: str = "gold") -> EvalFingerprint:
+def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels: str = "gold",
+                    extra: dict[str, Any] | None = None) -> EvalFingerprint:
     """The eval fingerprint: gold-set (or log-sample) version, snapshot, measures, and every policy that
     changes a per-query number (metric conformance, retrieval depth k, the kind of labels, the version of
     the ranking rule that cut each run at k, and how chunk runs become document runs when a version declares
-    a chunking: :mod:`evalops.pipeline.chunkings`)."""
+    a chunking: :mod:`evalops.pipeline.chunkings`); ``extra``: a gold set's own (a conversational gold set's unit
+    and turns, :func:`evalops.conversations.pipeline.fingerprint_policy`)."""
 
     from evalops.pipeline.chunkings import chunking_policy
 
     policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels,
-                                "ranking_rule": RANKING_RULE_VERSION}
+                                "ranking_rule": RANKING_RULE_VERSION, **(extra or {})}
     chunking = chunking_policy(cfg)  # only once a version declares a chunking: other fingerprints are unchanged
     if chunking is not None:
         policies["chunking"] = chunking

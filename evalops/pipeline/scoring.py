@@ -108,7 +108,8 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
             result = retrieve_table(retriever, queries.query_ids, k=cfg.k, name=name)
         else:
             breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
-            result = retrieve_run(retriever, queries.texts, k=cfg.k, name=name, failure_budget=1.0, breaker=breaker)
+            result = retrieve_run(retriever, queries.queries() if queries.history else queries.texts, k=cfg.k,
+                                  name=name, failure_budget=1.0, breaker=breaker)
         if chunked:
             result = documents_of_chunks(entry, result, snapshot)
     except EvalopsError as exc:

@@ -21,6 +21,9 @@ Conventions owned here:
 * A RAG endpoint may also return a generated ``answer`` (a string) with its ranked list; it is kept as
   returned (untrusted text: escaped wherever it is shown) and judged for faithfulness and relevance. An
   answer that is not a string fails the query, like a malformed ranked list.
+* A turn of a conversation carries its ``history`` (the earlier turns' questions and answers, oldest first;
+  ``()`` for an independent query). A retriever that reads only ``id`` and ``text`` keeps working unchanged;
+  one that rewrites queries reads the history (:mod:`evalops.conversations`).
 """
 
 from __future__ import annotations
@@ -34,8 +37,10 @@ import numpy as np
 
 from evalops.errors import RetrieverError
 from evalops.metrics.ranking import as_trec_eval_scores, trec_eval_order
+from evalops.turns import HistoryTurn
 
 __all__ = [
+    "HistoryTurn",
     "Query",
     "QueryResult",
     "Ranked",
@@ -51,10 +56,12 @@ Ranked = tuple[tuple[str, float | None], ...]
 
 @dataclass(frozen=True)
 class Query:
-    """One query: its id (a string, compared as a string everywhere) and its text."""
+    """One query: its id (a string, compared as a string everywhere), its text and, for a turn of a
+    conversation, its history (earlier turns, oldest first; empty for an independent query)."""
 
     id: str
     text: str
+    history: tuple[HistoryTurn, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,16 @@ function and it behaves like a retriever, so tests (and users) inject behaviour 
 
 * ``batch=True``: ``fn(queries: list[Query], k) -> one ranked list (or QueryResult) per query``. When a
   batch call raises, each of its queries is retried alone, so one bad query does not fail its neighbours.
-* ``batch=False``: ``fn(query_text, k) -> ranked list``; an exception fails that query only.
+* ``batch=False``: ``fn(query_text, k) -> ranked list``; an exception fails that query only. A function
+  that also takes a ``history`` keyword (or ``**kwargs``) receives a turn's history (a tuple of
+  :class:`~evalops.retrievers.base.HistoryTurn`, ``()`` for an independent query); one that does not is
+  called as before. A batch function reads ``query.history`` on each :class:`Query`.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,6 +38,7 @@ class FunctionRetriever:
         self.fn = fn
         self.batch = batch
         self.name = name or getattr(fn, "__qualname__", repr(fn))
+        self.takes_history = _takes_history(fn)
 
     def __repr__(self) -> str:
         return f"FunctionRetriever({self.name}, batch={self.batch})"
@@ -44,7 +49,8 @@ class FunctionRetriever:
             if self.batch:
                 answer = coerce_results([query], self.fn([query], k), k)[0]
             else:
-                answer = coerce_results([query], [self.fn(query.text, k)], k)[0]
+                extra = {"history": query.history} if self.takes_history else {}
+                answer = coerce_results([query], [self.fn(query.text, k, **extra)], k)[0]
         except Exception as exc:  # user code: isolate the failure to this query
             return _failure(query, exc)
         return QueryResult(answer.query_id, answer.ranked, answer.error, answer.retries, time.perf_counter() - started,
@@ -57,6 +63,15 @@ class FunctionRetriever:
             return coerce_results(queries, self.fn(list(queries), k), k)
         except Exception:  # find which queries fail by asking one at a time
             return [self._single(q, k) for q in queries]
+
+
+def _takes_history(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: call it as before
+        return False
+    return any(p.name == "history" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) or p.kind == p.VAR_KEYWORD
+               for p in params)
 
 
 def load_entry_point(spec: str) -> Any:

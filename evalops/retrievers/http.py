@@ -4,6 +4,12 @@ Request (``POST url``, JSON body)::
 
     {"query_id": "q1", "query": "how do refunds work", "k": 100, ...extra body fields from params}
 
+A turn of a conversation adds its history, oldest first (an independent query sends no ``history`` field,
+so a service written for single questions sees the body it always saw)::
+
+    {"query_id": "c1_2", "query": "and for orders?", "k": 100,
+     "history": [{"question": "how do refunds work", "answer": "Refunds are issued within 14 days."}]}
+
 Response (200, JSON)::
 
     {"query_id": "q1", "results": [{"doc_id": "d7", "score": 12.3}, {"doc_id": "d2", "score": 11.0}]}
@@ -153,6 +159,8 @@ class HttpRetriever:
     def _one(self, query: Query, k: int) -> QueryResult:
         started = time.perf_counter()
         payload = {**self.body, "query_id": query.id, "query": query.text, "k": k}
+        if query.history:
+            payload["history"] = [h.to_dict() for h in query.history]
         out = self._client.request("POST", self.url, json=payload, breaker=self.breaker, label=f"query {query.id!r}")
         if out.stopped == "breaker" and out.attempts == 0 and self.breaker is not None:
             return QueryResult.failure(query.id, self.breaker.reason(), 0, time.perf_counter() - started)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from evalops.retrievers.base import Query, Retriever, coerce_results
+from evalops.retrievers.base import HistoryTurn, Query, Retriever, coerce_results
 
 __all__ = ["LocalService", "retriever_handler"]
 
@@ -23,11 +23,13 @@ Handler = Callable[[dict[str, Any], Mapping[str, str]], tuple[int, Any]]
 
 
 def retriever_handler(retriever: Retriever) -> Handler:
-    """A handler answering ``{"query_id", "query", "k"}`` with ``retriever``'s top k (500 on its failure),
-    and its generated ``answer`` when it returns one (a RAG endpoint)."""
+    """A handler answering ``{"query_id", "query", "k"}`` (and a turn's ``history``) with ``retriever``'s top
+    k (500 on its failure), and its generated ``answer`` when it returns one (a RAG endpoint)."""
 
     def handle(body: dict[str, Any], headers: Mapping[str, str]) -> tuple[int, Any]:
-        query = Query(str(body["query_id"]), str(body["query"]))
+        history = tuple(HistoryTurn(str(h["question"]), None if h.get("answer") is None else str(h["answer"]))
+                        for h in body.get("history") or ())
+        query = Query(str(body["query_id"]), str(body["query"]), history)
         result = coerce_results([query], retriever.retrieve([query], int(body["k"])), int(body["k"]))[0]
         if not result.ok:
             return 500, {"error": result.error}
