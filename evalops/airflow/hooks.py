@@ -15,6 +15,8 @@ from airflow.sdk import BaseHook
 
 from evalops.alerting.notifiers import _url_from_airflow_connection
 from evalops.secrets import read_connection
+from evalops.warehouse.config import _connection_to_url, normalise_url
+from evalops.warehouse import create_warehouse_engine
 
 __all__ = ["JudgeHook", "RetrieverAuthHook", "WarehouseHook", "WebhookHook"]
 
@@ -35,12 +37,10 @@ class WarehouseHook(_EvalopsHook):
     hook_name = "evalops metrics warehouse"
 
     def get_url(self) -> str:
-        from evalops.warehouse.config import _connection_to_url, normalise_url
 
         return normalise_url(_connection_to_url(read_connection(self.conn_id, what="the warehouse hook")))
 
     def get_conn(self) -> Any:
-        from evalops.warehouse import create_warehouse_engine
 
         return create_warehouse_engine(self.get_url())
 

@@ -31,6 +31,9 @@ import numpy as np
 from evalops.chunking.judgments import AnchoredJudgment, AnchoredJudgments
 from evalops.chunking.manifest import ChunkManifest
 from evalops.errors import InputError
+from evalops.data import Run
+from evalops.metrics.ranking import trec_eval_order
+from evalops.data import Qrels
 
 __all__ = ["AGGREGATIONS", "DEFAULT_OVERLAP_THRESHOLD", "ChunkQrels", "chunk_qrels", "document_run"]
 
@@ -44,8 +47,6 @@ def document_run(run: Any, manifest: ChunkManifest, aggregation: str = "maxp") -
     where a loop over the rows took 14 s."""
     import pandas as pd
 
-    from evalops.data import Run
-    from evalops.metrics.ranking import trec_eval_order
 
     if aggregation not in AGGREGATIONS:
         raise InputError(f"aggregation {aggregation!r} is not known; use one of {list(AGGREGATIONS)}")
@@ -110,7 +111,6 @@ class ChunkQrels:
 def chunk_qrels(judgments: AnchoredJudgments, manifest: ChunkManifest,
                 threshold: float = DEFAULT_OVERLAP_THRESHOLD) -> ChunkQrels:
     """Chunk-level graded judgments of a chunking (module docstring)."""
-    from evalops.data import Qrels
 
     if not 0 < threshold <= 1:
         raise InputError(f"overlap threshold {threshold!r} must be in (0, 1]")

@@ -30,6 +30,9 @@ import numpy as np
 from evalops.chunking.sources import SourceTexts
 from evalops.errors import FormatError
 from evalops.fingerprint import content_digest
+from evalops.data import Qrels
+from evalops.formats.jsonl import read_jsonl
+from evalops.formats.jsonl import write_jsonl
 
 __all__ = ["AnchoredJudgment", "AnchoredJudgments", "read_anchored_judgments", "write_anchored_judgments"]
 
@@ -110,7 +113,6 @@ class AnchoredJudgments:
     def document_qrels(self) -> Any:
         """Document-level judgments (``evalops.data.Qrels``): each judged (query, document) with the highest
         grade of its excerpts, for document runs (:func:`evalops.chunking.aggregate.document_run`)."""
-        from evalops.data import Qrels
 
         best: dict[tuple[str, str], int] = {}
         for j in self.rows:
@@ -176,7 +178,6 @@ def read_anchored_judgments(path: str | os.PathLike[str], sources: SourceTexts) 
     if p.suffix.lower() == ".csv":
         rows = list(_csv_rows(p))
     else:
-        from evalops.formats.jsonl import read_jsonl
 
         rows = list(read_jsonl(p))
     if not rows:
@@ -223,7 +224,6 @@ def write_anchored_judgments(judgments: AnchoredJudgments, path: str | os.PathLi
             writer.writeheader()
             writer.writerows(judgments.to_records())
         return p
-    from evalops.formats.jsonl import write_jsonl
 
     write_jsonl(judgments.to_records(), p)
     return p

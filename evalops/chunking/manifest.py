@@ -29,6 +29,8 @@ from typing import Any
 from evalops.chunking.sources import SourceTexts
 from evalops.errors import FormatError, InputError
 from evalops.fingerprint import content_digest
+from evalops.formats.jsonl import read_jsonl
+from evalops.formats.jsonl import write_jsonl
 
 __all__ = ["Chunk", "ChunkManifest", "LocateReport", "locate_chunks", "read_chunk_manifest", "write_chunk_manifest"]
 
@@ -228,7 +230,6 @@ def read_chunk_manifest(path: str | os.PathLike[str], *, name: str | None = None
                         sources: SourceTexts | None = None) -> ChunkManifest:
     """A manifest from JSON Lines rows ``{"chunk_id", "doc_id", "start", "end"}`` (``_id`` for
     ``chunk_id`` too: a chunked BEIR corpus that carries its spans reads as it is; other fields ignored)."""
-    from evalops.formats.jsonl import read_jsonl
 
     p = Path(path)
     if not p.exists():
@@ -243,7 +244,6 @@ def read_chunk_manifest(path: str | os.PathLike[str], *, name: str | None = None
 
 
 def write_chunk_manifest(manifest: ChunkManifest, path: str | os.PathLike[str]) -> Path:
-    from evalops.formats.jsonl import write_jsonl
 
     p = Path(path)
     write_jsonl(manifest.to_records(), p)

@@ -43,6 +43,8 @@ from evalops.chunking.manifest import ChunkManifest
 from evalops.chunking.sources import SourceTexts
 from evalops.chunking.spans import Interval, SpanUnits, intersection_length, merged
 from evalops.errors import InputError
+from evalops.data import Run
+from evalops.metrics.ranking import trec_eval_order
 
 __all__ = ["OVERLAP_COUNTING", "SpanPolicy", "SpanScores", "ranked_chunks", "span_scores"]
 
@@ -89,8 +91,6 @@ class SpanScores:
 
 def ranked_chunks(run: Any) -> dict[str, list[str]]:
     """Query id -> chunk ids in evalops' rank order (module docstring)."""
-    from evalops.data import Run
-    from evalops.metrics.ranking import trec_eval_order
 
     if not isinstance(run, Run):
         run = Run.from_dict(run) if isinstance(run, dict) else Run.from_frame(run)

@@ -21,6 +21,7 @@ import numpy as np
 from evalops.chunking.judgments import AnchoredJudgment, AnchoredJudgments
 from evalops.chunking.manifest import ChunkManifest
 from evalops.chunking.sources import SourceTexts
+from evalops.data import Qrels
 
 __all__ = ["Migration", "anchor_judgments", "chunk_judgments"]
 
@@ -40,7 +41,6 @@ class Migration:
 
 def anchor_judgments(qrels: Any, manifest: ChunkManifest, sources: SourceTexts) -> Migration:
     """Chunk-id judgments (``Qrels`` or ``{qid: {chunk_id: grade}}``) -> text-anchored judgments."""
-    from evalops.data import Qrels
 
     if not isinstance(qrels, Qrels):
         qrels = Qrels.from_dict(qrels)
@@ -65,7 +65,6 @@ def anchor_judgments(qrels: Any, manifest: ChunkManifest, sources: SourceTexts) 
 
 def chunk_judgments(judgments: AnchoredJudgments, manifest: ChunkManifest) -> Migration:
     """Text-anchored judgments -> chunk-id judgments (``Qrels``) of the chunks with exactly their spans."""
-    from evalops.data import Qrels
 
     at: dict[tuple[str, int, int], list[str]] = {}
     for c in manifest.chunks:

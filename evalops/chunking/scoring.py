@@ -35,6 +35,10 @@ from evalops.chunking.judgments import AnchoredJudgments
 from evalops.chunking.manifest import ChunkManifest
 from evalops.chunking.measures import SpanPolicy, span_scores
 from evalops.chunking.sources import SourceTexts
+from evalops.metrics import evaluate
+from evalops.metrics import parse_measures
+from evalops.errors import InputError
+from evalops.stats import Policy, adjust_and_decide, align, compare
 
 __all__ = ["ChunkRunScores", "compare_chunkings", "score_chunk_run"]
 
@@ -63,7 +67,6 @@ def score_chunk_run(judgments: AnchoredJudgments, manifest: ChunkManifest, run: 
                     budgets: Iterable[int] = (), span: SpanPolicy | None = None, aggregation: str = "maxp",
                     overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD, name: str | None = None) -> ChunkRunScores:
     """Score ``run`` (chunk ids of ``manifest``) every way (module docstring)."""
-    from evalops.metrics import evaluate
 
     span = span or SpanPolicy()
     relevant = sorted({j.query_id for j in judgments if j.grade > 0})
@@ -79,7 +82,6 @@ def score_chunk_run(judgments: AnchoredJudgments, manifest: ChunkManifest, run: 
         notes.append(f"{len(lost)} queries have no chunk over the overlap threshold {overlap_threshold} "
                      f"(they score 0 on chunk measures): {lost[:5]}")
     if measures and len(derived.qrels) == 0:  # no chunk takes any excerpt: every query lost, every value 0
-        from evalops.metrics import parse_measures
 
         values.update({f"chunk/{m}": np.zeros(len(relevant)) for m in map(str, parse_measures(list(measures)))})
     elif measures:
@@ -103,8 +105,6 @@ def compare_chunkings(baseline: ChunkRunScores, candidate: ChunkRunScores, measu
                       policy: Any = None) -> list[Any]:
     """Paired comparisons of two chunkings on the same judgments, one per measure, decided as one family
     (:func:`evalops.stats.adjust_and_decide`). Both must have been scored under the same policies."""
-    from evalops.errors import InputError
-    from evalops.stats import Policy, adjust_and_decide, align, compare
 
     if baseline.policies != candidate.policies:
         raise InputError(f"{baseline.name} and {candidate.name} were scored under different chunking policies; "

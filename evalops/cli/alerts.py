@@ -11,6 +11,8 @@ import click
 from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
 from evalops.cli._common import Output, emit, output_options, plain, reports_errors
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
+from evalops.cli.db import _read_only_engine
+from evalops.warehouse.config import url_for
 
 
 @click.group()
@@ -66,11 +68,9 @@ def list_(days, kind, project, config_file, fmt, output_path):
     --format json carries every stored field of each alert."""
     import datetime as dt
 
-    from evalops.cli.db import _read_only_engine
     from evalops.warehouse.alerts import alert_deliveries, delivery_text, list_alerts
 
     if config_file is not None:
-        from evalops.warehouse.config import url_for
 
         engine, *_ = _read_only_engine(url_for(project_config(project, config_file)))
     else:

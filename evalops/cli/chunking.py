@@ -12,6 +12,8 @@ from typing import Any
 import click
 
 from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, reports_errors
+from evalops.errors import InputError
+from evalops.cli._common import dump_json
 
 __all__ = ["chunking"]
 
@@ -106,7 +108,6 @@ def compare(judgments, corpus, baseline_manifest, baseline_run, candidate_manife
     project's regression rule as one family."""
     from evalops.chunking import read_anchored_judgments
     from evalops.chunking.scoring import compare_chunkings
-    from evalops.errors import InputError
 
     sources = _sources(corpus)
     gold = read_anchored_judgments(judgments, sources)
@@ -151,7 +152,6 @@ def convert(judgments, corpus, manifest, output, direction, fmt):
         read_chunk_manifest,
         write_anchored_judgments,
     )
-    from evalops.cli._common import dump_json
     from evalops.formats import read_qrels, write_trec_qrels
 
     sources = _sources(corpus)
@@ -186,8 +186,6 @@ def locate(chunks, corpus, output, max_failure_rate, fmt):
     """Make a chunk manifest from CHUNKS (JSON Lines of chunk_id or _id, text and, when known, doc_id) by
     finding each chunk's text in its source document in CORPUS; report the chunks it could not place."""
     from evalops.chunking import locate_chunks, write_chunk_manifest
-    from evalops.cli._common import dump_json
-    from evalops.errors import InputError
     from evalops.formats.jsonl import read_jsonl
 
     sources = _sources(corpus)

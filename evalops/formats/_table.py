@@ -32,6 +32,7 @@ from evalops._arrow import call, compute_options, doc_strings, from_numpy, numer
 from evalops.formats._source import Source
 from evalops.metrics.strhash import hash_strings, pair_keys
 from evalops.safetext import ARROW_UNSAFE_ID, refuse_unsafe
+from evalops._arrow import _compute
 
 __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
 
@@ -528,7 +529,6 @@ def load_arrow_readers() -> None:
     (:func:`evalops._arrow.call`)."""
     import pyarrow.csv  # noqa: F401
 
-    from evalops._arrow import _compute
 
     _compute()
 

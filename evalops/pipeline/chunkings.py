@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.chunking import ChunkManifest, SourceTexts
     from evalops.config import Config
     from evalops.knowledge import KnowledgeBaseSnapshot
-    from evalops.pipeline.context import RunContext
     from evalops.pipeline.specs import VersionSpec
     from evalops.retrievers import Registry, RetrieverEntry
 
@@ -61,16 +60,15 @@ def chunking_record(entry: RetrieverEntry, snapshot_id: str) -> dict[str, Any] |
     return {"manifest": entry.chunking, **_manifest(entry.chunking_path).describe(), "source_snapshot_id": snapshot_id}
 
 
-def chunking_notes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[str]:
-    """The report's lines on chunkings: one per scored version (and stored baseline) that declares one."""
-    from evalops.pipeline.registry import load_registry_for
-
+def chunking_notes(registry: Registry, versions: Sequence[VersionSpec]) -> list[str]:
+    """The report's lines on chunkings: one per scored version (and stored baseline) that declares one in the
+    run's ``registry``."""
     keys: list[tuple[str, str]] = []
     for spec in versions:
         for version in (spec.version, spec.baseline_version):
             if version is not None and (spec.retriever, version) not in keys:
                 keys.append((spec.retriever, version))
-    return list(describe_chunkings(load_registry_for(cfg, run), keys).values())
+    return list(describe_chunkings(registry, keys).values())
 
 
 # -- scoring a chunked version ----------------------------------------------------------------------------

@@ -31,6 +31,14 @@ from evalops.config import without_settings_variables
 from evalops.errors import ConfigError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
+from evalops.warehouse import RunKey, find_run
+from evalops.warehouse import RunKey, find_run, load_ab_tests, load_aggregates
+from evalops.pipeline.store import engine_for, migrate_warehouse
+from evalops.pipeline.promotion import promote
+from evalops.pipeline.store import engine_for, warehouse_counts
+from evalops.warehouse import list_alerts
+from evalops.pipeline.store import engine_for
+from evalops.warehouse.judgments import load_judge_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -183,8 +191,6 @@ def scored_days(day_cfg: Config, plan: DemoPlan, days: list[dt.date]) -> set[dt.
     (another gold set, knowledge base, measures or policies), is not among them and is scored again."""
     from evalops.pipeline.workdir import report_location
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
-    from evalops.pipeline.store import engine_for, migrate_warehouse
-    from evalops.warehouse import RunKey, find_run
 
     if not days:
         return set()
@@ -217,7 +223,6 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
     of every day, before it is scored (or as it is skipped). Returns every day, scored or skipped.
     """
     from evalops.pipeline.local import run_local
-    from evalops.pipeline.promotion import promote
 
     wanted = backfill_days(plan, days)
     if not wanted:
@@ -243,8 +248,6 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
 def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> dict[str, Any]:
     """What the demo found on day 2: per version the primary measure and decision, and the alerts."""
     from evalops.pipeline.workdir import report_location
-    from evalops.pipeline.store import engine_for, warehouse_counts
-    from evalops.warehouse import list_alerts
 
     engine = engine_for(cfg)
     measure = canonical_measures(cfg)[0]
@@ -272,8 +275,6 @@ def judge_summary(cfg: Config, dag_run_id: str) -> dict[str, Any]:
     """What the judge step of one DAG run recorded (``judge_runs``): per query set the judge, the pairs
     labelled, requests and cache hits, and on a gold set the agreement with the human grades (Cohen's
     kappa over the pairs both labelled) and the gate it decides. Empty when the judge was off."""
-    from evalops.pipeline.store import engine_for
-    from evalops.warehouse.judgments import load_judge_runs
 
     frame = load_judge_runs(engine_for(cfg), dag_run_id)
     out: dict[str, Any] = {}
@@ -292,7 +293,6 @@ def judge_summary(cfg: Config, dag_run_id: str) -> dict[str, Any]:
 
 
 def _version_row(engine: Any, run: Any, retriever: str, version: str, measure: str) -> dict[str, Any]:
-    from evalops.warehouse import RunKey, find_run, load_ab_tests, load_aggregates
 
     stored = find_run(engine, RunKey(run.dag_id, run.run_id, retriever, version, "gold"))
     row: dict[str, Any] = {"retriever": retriever, "version": version, "status": None, "mean": None,

@@ -234,7 +234,8 @@ def build_report_data(
         # sources of the retrieved contexts and the spread per segment (evalops.sources, evalops.spread)
         **source_policies(cfg, _long_document_rule(cfg, run, versions)),
     }
-    notes = trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run)) + chunking_notes(cfg, run, versions) + notes
+    notes = (trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run))
+             + chunking_notes(load_registry_for(cfg, run), versions) + notes)
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
 
     judge_rows, judge_policies, judge_notes = judge_report(cfg, run)

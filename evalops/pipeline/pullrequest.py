@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.errors import InputError, WarehouseError
 from evalops.secrets import mask_url
+from evalops.warehouse.config import url_for
+from evalops.warehouse.config import create_warehouse_engine
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine
@@ -135,7 +137,6 @@ def prepare_pull_request(cfg: Config, run_id: str) -> PullRequestRun:
     reads from the shared warehouse of ``cfg`` (module docstring)."""
     from evalops.pipeline.store import engine_for, migrate_warehouse
     from evalops.pipeline.workdir import safe_name
-    from evalops.warehouse.config import url_for
 
     source = url_for(cfg)
     folder = cfg.home / PR_FOLDER / safe_name(run_id)
@@ -169,7 +170,6 @@ def _read_only_engine(url: str) -> Engine | None:
 
     from sqlalchemy import create_engine
 
-    from evalops.warehouse.config import create_warehouse_engine
 
     path = _sqlite_path(url)
     if path is not None:

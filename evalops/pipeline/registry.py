@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.fingerprint import RANKING_RULE_VERSION, EvalFingerprint
 from evalops.holes import judged_measures
+from evalops.pipeline.chunkings import chunking_policy
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -113,7 +114,6 @@ def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels
     a chunking: :mod:`evalops.pipeline.chunkings`); ``extra``: a gold set's own (a conversational gold set's unit
     and turns, :func:`evalops.conversations.pipeline.fingerprint_policy`)."""
 
-    from evalops.pipeline.chunkings import chunking_policy
 
     policies: dict[str, Any] = {"metrics": metric_policy().to_dict(), "k": cfg.k, "labels": labels,
                                 "ranking_rule": RANKING_RULE_VERSION, **(extra or {})}

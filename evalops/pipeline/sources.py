@@ -22,6 +22,12 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import PRODUCTION
 from evalops.errors import InputError
 from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
+from evalops.pipeline.queries import query_set_for
+from evalops.holes import cutoff_of
+from evalops.pipeline.registry import context_measures, scored_measures
+from evalops.alerting import Alert
+from evalops.alerting.model import AlertKind, Severity
+from evalops.safetext import plain
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.alerting import Alert
@@ -78,15 +84,12 @@ def _doc_sources(cfg: Config, field: str) -> dict[str, str]:
 
 
 def _grades(cfg: Config, spec: VersionSpec) -> dict[str, dict[str, int]]:
-    from evalops.pipeline.queries import query_set_for
 
     return query_set_for(cfg, spec.dataset, spec.sample_folder).qrels.to_dict()
 
 
 def _depth(cfg: Config) -> int:
     """How deep a kept ranking holds every document (the unjudged ones to the measures' deepest cutoff)."""
-    from evalops.holes import cutoff_of
-    from evalops.pipeline.registry import context_measures, scored_measures
 
     context = set(context_measures(cfg))
     return max((cutoff_of(m, cfg.k) for m in scored_measures(cfg) if m not in context), default=cfg.k)
@@ -172,9 +175,6 @@ def shift_alert(record: Mapping[str, Any], shift: Mapping[str, Any], *, fingerpr
     """The ``source_share`` alert of one breached shift (pure): names the source, both shares, the bound."""
     import hashlib
 
-    from evalops.alerting import Alert
-    from evalops.alerting.model import AlertKind, Severity
-    from evalops.safetext import plain
 
     policy = record["policy"]
     source = plain(shift["source"], 100)

@@ -12,7 +12,7 @@ from typing import Any
 
 from evalops import numfmt
 from evalops.reports.model import VersionScores
-from evalops.reports.tables import Cell, Section, Table
+from evalops.reports.blocks import Cell, Section, Table
 
 __all__ = ["sources_section", "spread_section"]
 

@@ -5,54 +5,15 @@ Keeping content here means the markdown and the HTML report can never disagree a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from evalops import numfmt
+from evalops.reports.blocks import TONES, Bullet, Cell, Section, Table
+from evalops.reports.breakdowns import sources_section, spread_section
 from evalops.reports.model import ABResult, ReportData, VersionScores
 
 __all__ = ["Bullet", "Cell", "Section", "Table", "decision_interval", "decision_text", "report_sections", "fmt_num",
            "fmt_p"]
-
-TONES = ("regression", "improvement")  # decisions a renderer may colour
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: its text and, for a decision, its ``tone`` (``regression``, ``improvement``)."""
-
-    text: str
-    tone: str | None = None
-
-
-@dataclass
-class Table:
-    header: list[str]
-    rows: list[list[Cell]]
-
-    def __post_init__(self) -> None:
-        self.rows = [[c if isinstance(c, Cell) else Cell(c) for c in row] for row in self.rows]
-
-
-@dataclass(frozen=True)
-class Bullet:
-    """One line of a list; ``kind`` ``alert`` for an alert (a renderer may mark it)."""
-
-    text: str
-    kind: str | None = None
-
-
-@dataclass
-class Section:
-    """Format-neutral content: paragraphs are our own sentences (`code` spans allowed), everything else is
-    text the renderer escapes."""
-
-    title: str
-    paragraphs: list[str] = field(default_factory=list)
-    bullets: list[Bullet] = field(default_factory=list)
-    tables: list[tuple[str, Table]] = field(default_factory=list)  # (caption, table)
-    charts: list[str] = field(default_factory=list)  # names of charts rendered here
-
 
 fmt_num = numfmt.number  # the names this module exported before evalops.numfmt
 fmt_p = numfmt.p_value
@@ -397,9 +358,7 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     if per_segment is not None:
         sections.append(per_segment)
 
-    # sources of the retrieved contexts and spread per segment (a module that builds on this one)
-    from evalops.reports.breakdowns import sources_section, spread_section
-
+    # sources of the retrieved contexts and spread per segment
     for extra in (sources_section(data.sources), spread_section(gold)):
         if extra is not None:
             sections.append(extra)

@@ -238,6 +238,8 @@ LAZY_IMPORTS_ALLOWED: dict[str, str] = {
     "evalops.cli.pipeline": HELP + " (the Airflow runner, the settings, the demo project, the reports)",
     "evalops.cli.validate": HELP + " (the contracts, gold sets, snapshots and query logs: pandas, Great "
                                    "Expectations)",
+    "evalops.warehouse": "the package front imports each part on first use (PEP 562), so that `evalops history` "
+                         "loads neither the A/B tests' nor the scores' numpy; connect() is one such first use",
     "evalops.airflow.plugin": "build_app imports evalops.config when the api-server builds the app, so that a "
                               "half-installed evalops fails there and not while Airflow loads its plugins",
 }
