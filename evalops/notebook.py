@@ -64,8 +64,8 @@ def comparisons_html(comparisons: Sequence[Any]) -> str:
     caption = f"{first.baseline_name} against {', '.join(candidates)}"
     sizes = sorted({c.family_size for c in comparisons})
     levels = sorted({level(c.interval_level) for c in comparisons})
-    notes = [f"decided as one family of {', '.join(map(str, sizes))}; decision intervals at "
-             f"{', '.join(levels)} (the delta is candidate minus baseline)"]
+    notes = [(f"decided as one family of {', '.join(map(str, sizes))}; decision intervals at "
+              f"{', '.join(levels)} (the delta is candidate minus baseline)")]
     notes += [f"{c.candidate_name} {c.measure}: {note}" for c in comparisons for note in c.notes]
     return html_table(caption, COMPARISON_HEADERS, [comparison_row(c) for c in comparisons], notes)
 

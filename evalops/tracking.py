@@ -23,11 +23,12 @@ A failed call raises :class:`TrackingError` naming the endpoint, the HTTP status
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from evalops.errors import ConfigError, EvalopsError
@@ -60,7 +61,7 @@ def overall_decision(decisions: Iterable[str]) -> str:
     for decision in _DECISION_ORDER:
         if decision in seen:
             return decision
-    return sorted(seen)[0] if seen else "no_comparison"
+    return min(seen) if seen else "no_comparison"
 
 
 def resolve_token(settings: Any) -> tuple[str | None, str]:
@@ -96,7 +97,7 @@ class MlflowTracker:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> MlflowTracker:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -143,9 +144,10 @@ class MlflowTracker:
                   tags: Mapping[str, str] = {}) -> int:
         """Write ``metrics``, ``params`` and ``tags`` in as many calls as MLflow's limits need; the calls."""
         now = self._clock()
-        pending = {"metrics": [{"key": k, "value": float(v), "timestamp": now, "step": 0} for k, v in metrics.items()],
-                   "params": [{"key": k, "value": str(v)} for k, v in params.items()],
-                   "tags": [{"key": k, "value": str(v)} for k, v in tags.items()]}
+        pending: dict[str, list[dict[str, Any]]] = {
+            "metrics": [{"key": k, "value": float(v), "timestamp": now, "step": 0} for k, v in metrics.items()],
+            "params": [{"key": k, "value": str(v)} for k, v in params.items()],
+            "tags": [{"key": k, "value": str(v)} for k, v in tags.items()]}
         calls = 0
         while any(pending.values()):
             body: dict[str, Any] = {"run_id": run_id}
@@ -176,7 +178,7 @@ def log_to_mlflow(tracker: MlflowTracker, experiment: str, run_name: str, *,
     def metric(value: Any, version: str, measure: str, *what: str) -> None:
         params[f"evalops.version.{mlflow_key(version)}"] = version
         params[f"evalops.measure.{mlflow_key(measure)}"] = measure
-        if value is not None and value == value:
+        if value is not None and not math.isnan(value):
             metrics[mlflow_key(version, measure, *what)] = float(value)
 
     for version, means in measures.items():

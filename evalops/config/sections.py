@@ -19,8 +19,7 @@ from evalops.floors import parse_floors
 
 __all__ = [
     "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings", "MAX_K",
-    "MlflowSettings",
-    "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings",
+    "MlflowSettings", "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings",
 ]
 
 DEFAULT_GOLD_SET = "gold"

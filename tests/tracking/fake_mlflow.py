@@ -7,6 +7,7 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 from urllib.parse import parse_qs, urlsplit
 
 KEY = re.compile(r"^[/\w.\- ]*$")
@@ -49,17 +50,17 @@ class FakeMlflow:
                     return
                 self._answer(*fake.route(method, endpoint, body))
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 self._handle("GET")
 
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 self._handle("POST")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> FakeMlflow:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

@@ -10,7 +10,13 @@ from evalops.data import Run
 from evalops.errors import ConfigError
 from evalops.metrics import evaluate
 from evalops.stats import Policy
-from evalops.tracking import MlflowTracker, TrackingError, log_to_mlflow, mlflow_key, overall_decision
+from evalops.tracking import (
+    MlflowTracker,
+    TrackingError,
+    log_to_mlflow,
+    mlflow_key,
+    overall_decision,
+)
 from tests.tracking.fake_mlflow import FakeMlflow
 
 QRELS = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 2}}
@@ -65,10 +71,10 @@ def test_an_undefined_mean_is_left_out_not_sent_as_nan():
 
 def test_a_refusal_names_the_endpoint_status_and_code_and_no_secret():
     fail = {"runs/log-batch": (400, {"error_code": "INVALID_PARAMETER_VALUE", "message": "bad\x1b[31m <key>"})}
-    with FakeMlflow(fail) as server, MlflowTracker(server.url.replace("http://", "http://me:pw@"),
-                                                   token="s3cret") as tracker:
-        with pytest.raises(TrackingError) as caught:
-            log_to_mlflow(tracker, "e", "r", measures={"v": {"P@1": 1.0}})
+    with (FakeMlflow(fail) as server,
+          MlflowTracker(server.url.replace("http://", "http://me:pw@"), token="s3cret") as tracker,
+          pytest.raises(TrackingError) as caught):
+        log_to_mlflow(tracker, "e", "r", measures={"v": {"P@1": 1.0}})
     message = str(caught.value)
     assert "runs/log-batch answered HTTP 400 INVALID_PARAMETER_VALUE: bad[31m <key>" in message
     assert "\x1b" not in message and "s3cret" not in message and "pw" not in message
@@ -81,9 +87,9 @@ def test_an_unreachable_server_is_a_tracking_error():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with MlflowTracker(f"http://127.0.0.1:{port}", timeout=2, max_retries=0) as tracker:
-        with pytest.raises(TrackingError, match=r"experiments/get-by-name failed: connection"):
-            tracker.experiment_id("e")
+    with (MlflowTracker(f"http://127.0.0.1:{port}", timeout=2, max_retries=0) as tracker,
+          pytest.raises(TrackingError, match=r"experiments/get-by-name failed: connection")):
+        tracker.experiment_id("e")
 
 
 @pytest.mark.parametrize("uri", ["file:///tmp/mlruns", "127.0.0.1:5000", "databricks"])
