@@ -1,7 +1,7 @@
 # evalops on Airflow 3.3: one image for every service of docker-compose.yaml (and for Kubernetes pods).
 #
 # The install is the one `make venv` does: uv syncs the hash-checked requirements.lock (the tested set of the
-# airflow, gx, postgres, retrievers and reports extras) into a virtualenv with its bytecode compiled, then installs
+# airflow, gx, postgres, retrievers, wordllama and reports extras) into a virtualenv with its bytecode compiled, then installs
 # evalops itself (the evalops-rag distribution) without dependencies. deploy/requirements-celery.lock adds the Celery
 # executor (hash-checked, resolved against requirements.lock, so no shared package moves).
 #

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evalops.notebook import Comparisons
+
 __all__ = ["compare_evaluations", "compare_runs"]
 
 
@@ -20,7 +22,8 @@ def compare_evaluations(base: Any, candidates: Sequence[Any], policy: Any, *, ba
                         candidate_names: Sequence[str] | None = None,
                         coverages: Sequence[Any] | None = None,
                         judged: Sequence[Any] | None = None) -> list[Any]:
-    """Decided ``Comparison`` records of every measure of every candidate against ``base``.
+    """Decided ``Comparison`` records of every measure of every candidate against ``base``: a list
+    (:class:`evalops.notebook.Comparisons`) that a notebook shows as a table.
 
     ``base`` and ``candidates`` are ``EvaluationResult`` objects of the same qrels. A NaN value marks a
     query the no-answer policy left out of a measure (the same queries on both sides, since they share the
@@ -46,7 +49,7 @@ def compare_evaluations(base: Any, candidates: Sequence[Any], policy: Any, *, ba
                            baseline_name=baseline_name, candidate_name=name)
             comparisons.append(compare_pair(paired, measure=measure, policy=policy, baseline_name=baseline_name,
                                             candidate_name=name, coverage=coverage, judged=shift.get(measure)))
-    return adjust_and_decide(comparisons, policy)
+    return Comparisons(adjust_and_decide(comparisons, policy))
 
 
 def compare_runs(qrels: Any, baseline: Any, candidates: Sequence[Any], measures: Sequence[Any], policy: Any = None,

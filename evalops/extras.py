@@ -26,7 +26,8 @@ EXTRAS = {
     "langchain": "LangChain retrievers as registry entries (langchain-core)",
     "llamaindex": "LlamaIndex retrievers as registry entries (llama-index-core)",
     "irmeasures": "measures without a native kernel, computed by ir_measures (the fallback)",
-    "dense": "the dense retriever (sentence-transformers)",
+    "wordllama": "the built-in dense encoder (model: wordllama: its static embeddings, tokenizers, safetensors)",
+    "dense": "the dense retriever over your own model (sentence-transformers)",
     "presidio": "Presidio's pattern recognizers in the query-log scrubber",
 }
 

@@ -27,7 +27,7 @@ _LIGHT = {
 }
 
 _SECTIONS = {
-    "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings",
+    "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings", "MlflowSettings",
     "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings",
 }
 _DOCTABLE = {"iter_settings", "settings_table"}

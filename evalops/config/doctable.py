@@ -13,6 +13,7 @@ from evalops.config.sections import (
     AlertingSettings,
     GoldSetSettings,
     JudgeSettings,
+    MlflowSettings,
     KnowledgeBaseSettings,
     QueryLogSettings,
     QueryLogThresholds,
@@ -52,8 +53,8 @@ def iter_settings(model: Any = Config, prefix: tuple[str, ...] = ()) -> Iterator
         key = prefix + (name,)
         sub = field.annotation
         nested = next((t for t in (GoldSetSettings, KnowledgeBaseSettings, QueryLogSettings, QueryLogThresholds,
-                                   RegressionSettings, AlertingSettings, JudgeSettings, GoldSetRules, KnowledgeBaseRules,
-                                   SourceSettings)
+                                   RegressionSettings, AlertingSettings, JudgeSettings, MlflowSettings, GoldSetRules,
+                                   KnowledgeBaseRules, SourceSettings)
                        if sub is t or sub == t | None), None)
         if nested is not None and name != "gold_sets":
             yield from iter_settings(nested, key)

@@ -19,7 +19,7 @@ from evalops.floors import parse_floors
 
 __all__ = [
     "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings", "MAX_K",
-    "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings", "SourceSettings",
+    "MlflowSettings", "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings", "SourceSettings",
 ]
 
 DEFAULT_GOLD_SET = "gold"
@@ -254,3 +254,28 @@ class JudgeSettings(_Section):
             raise ValueError("kind openai needs base_url (an http(s) URL such as https://api.openai.com/v1) or "
                              "airflow_conn_id (a connection holding the URL)")
         return self
+
+
+class MlflowSettings(_Section):
+    """The MLflow hook (:mod:`evalops.tracking`): each run's means and decisions logged to an MLflow tracking
+    server through its REST API. Off while neither ``tracking_uri`` nor ``airflow_conn_id`` is set. The token
+    is never a setting: it is read from ``token_env`` or the Airflow connection's password."""
+
+    tracking_uri: str = Field("", description="MLflow tracking server, e.g. http://127.0.0.1:5000 (empty: the "
+                              "connection's host, or no MLflow logging)")
+    experiment: str = Field("evalops", min_length=1, description="MLflow experiment the runs are logged to "
+                            "(created when missing)")
+    token_env: str = Field("MLFLOW_TRACKING_TOKEN", description="the variable holding the server's bearer token "
+                           "(a secret; unset: no token)")
+    airflow_conn_id: str | None = Field(None, description="Airflow connection holding the token (password) and "
+                                        "the server (host)")
+    timeout: float = Field(30.0, gt=0, allow_inf_nan=False, description="seconds for each call to the server")
+    required: bool = Field(False, description="a failed logging fails the report step (the report is written "
+                           "first); otherwise it is a warning in the log")
+
+    @field_validator("tracking_uri")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value:
+            check_url_scheme(value)
+        return value

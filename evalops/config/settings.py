@@ -72,6 +72,7 @@ from evalops.config.sections import (
     AlertingSettings,
     GoldSetSettings,
     JudgeSettings,
+    MlflowSettings,
     KnowledgeBaseSettings,
     QueryLogSettings,
     RegressionSettings,
@@ -153,6 +154,7 @@ class Config(BaseSettings):
     regression: RegressionSettings = Field(default_factory=RegressionSettings)
     alerting: AlertingSettings = Field(default_factory=AlertingSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    mlflow: MlflowSettings = Field(default_factory=MlflowSettings)
     task_timeout: float = Field(DEFAULT_TASK_TIMEOUT, gt=0, description="seconds before Airflow fails a task "
                                 "attempt (read when a DAG file is parsed: environment or evalops.yaml)")
     task_timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(

@@ -11,6 +11,7 @@ import numpy as np
 from evalops.metrics.measures import Measure
 from evalops.metrics.policy import Policy
 from evalops.metrics.student_t import t_quantile
+from evalops.notebook import html_table
 from evalops.numfmt import number
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -135,27 +136,20 @@ class EvaluationResult:
 
     def _repr_html_(self) -> str:
         """A small table for notebooks: each measure's mean, 95% CI and n (``119 of 323`` where the mean is
-        over fewer queries than trec_eval's), and the policies that change the numbers. Every text escaped."""
-        import html
-
-        def cell(text: Any, tag: str = "td") -> str:
-            return f"<{tag}>{html.escape(str(text))}</{tag}>"
-
+        over fewer queries than trec_eval's), and the policies that change the numbers. Every text escaped
+        (:func:`evalops.notebook.html_table`)."""
         totals = self.trec_eval_counts()
         rows = []
         for name, agg in self.aggregates.items():
             ci = "-" if agg.ci_low != agg.ci_low else f"[{number(agg.ci_low)}, {number(agg.ci_high)}]"
             n = f"{agg.n} of {totals[name]}" if name in totals else str(agg.n)
-            rows.append("<tr>" + "".join(cell(v) for v in (name, number(agg.mean), ci, n)) + "</tr>")
-        head = "<tr>" + "".join(cell(h, "th") for h in ("measure", "mean", "95% CI", "n")) + "</tr>"
+            rows.append((name, number(agg.mean), ci, n))
         notes = [f"no-answer queries: {self.policy.no_answer}"]
         notes += [f"{name}: {total} queries under trec_eval's convention" for name, total in totals.items()]
         notes += [f"{name}: computed by {how}" for name, how in fallback_names(self.measures).items()]
         if self.missing_from_run_ids:
             notes.append(f"missing from the run (scored 0): {len(self.missing_from_run_ids)} queries")
-        caption = cell(self.run_name or "evaluation", "caption")
-        return (f"<table>{caption}<thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
-                + "".join(f"<div><small>{html.escape(note)}</small></div>" for note in notes))
+        return html_table(self.run_name or "evaluation", ("measure", "mean", "95% CI", "n"), rows, notes)
 
     def to_json(self, per_query: bool = False) -> dict[str, Any]:
         """A JSON-ready dict: ``{"measures": {m: aggregate}, "per_query": {qid: {m: value}}, "policies": ...}``.

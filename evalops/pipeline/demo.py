@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import without_settings_variables
+from evalops.config.env import parse_time_settings
 from evalops.errors import ConfigError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
@@ -65,6 +66,9 @@ class DemoPlan:
     candidates: list[tuple[str, str]]  # deployed on day 2
     steps: list[dict[str, Any]] = field(default_factory=list)
     judge: str = "off"  # the judge kind every day runs with
+    # the evaluation DAG's id: `<project_name>.retrieval_eval` when the project has a name, as its DAG files
+    # name it at parse time (evalops.airflow.assets)
+    eval_dag_id: str = "retrieval_eval"
 
 
 def plan_demo(
@@ -100,18 +104,25 @@ def plan_demo(
     judge = cfg.judge.kind if cfg.judge.kind != "off" else "lexical"
     if cfg.judge.kind == "off":
         env.update({"EVALOPS_JUDGE__KIND": judge})  # a variable the child process reads, written here
-    steps = [{"dag_id": "retrieval_eval", "logical_date": day_one.isoformat(),
+    # The DAG ids the child process's DAG files give (EVALOPS_PROJECT_NAME, else evalops.yaml's project_name),
+    # the name pinned in the steps' environment so that the parent and the child agree on it.
+    # (evalops.airflow.assets.name_for's rule; the pipeline does not import evalops.airflow)
+    name = parse_time_settings(cfg.home, [])["project_name"]
+    env["EVALOPS_PROJECT_NAME"] = name or ""
+    prefix = f"{name}." if name else ""
+    eval_dag, promote_dag = f"{prefix}retrieval_eval", f"{prefix}promote_baseline"
+    steps = [{"dag_id": eval_dag, "logical_date": day_one.isoformat(),
               "env": {**env, "EVALOPS_RETRIEVERS_OVERLAY": None}}]
     for retriever, version in baselines:
         steps.append({
-            "dag_id": "promote_baseline", "logical_date": day_one.isoformat(),
+            "dag_id": promote_dag, "logical_date": day_one.isoformat(),
             "env": {**env, "EVALOPS_RETRIEVERS_OVERLAY": None},
             "conf": {"retriever": retriever, "run": "latest", "version": version,
                      "reason": f"demo day 1: {version} is the deployed version"},
         })
-    steps.append({"dag_id": "retrieval_eval", "logical_date": day_two.isoformat(),
+    steps.append({"dag_id": eval_dag, "logical_date": day_two.isoformat(),
                   "env": {**env, "EVALOPS_RETRIEVERS_OVERLAY": str(overlay)}})
-    return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps, judge)
+    return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps, judge, eval_dag)
 
 
 def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]:
@@ -251,9 +262,9 @@ def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> 
 
     engine = engine_for(cfg)
     measure = canonical_measures(cfg)[0]
-    day_two = [r for r in results if r["dag_id"] == "retrieval_eval"][-1]
+    day_two = [r for r in results if r["dag_id"] == plan.eval_dag_id][-1]
     anchor = dt.datetime.fromisoformat(day_two["logical_date"])
-    run = RunContext("retrieval_eval", day_two["run_id"], anchor, anchor - dt.timedelta(days=1), anchor)
+    run = RunContext(plan.eval_dag_id, day_two["run_id"], anchor, anchor - dt.timedelta(days=1), anchor)
     rows = []
     for retriever, version in plan.baselines + plan.candidates:
         rows.append(_version_row(engine, run, retriever, version, measure))

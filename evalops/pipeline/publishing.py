@@ -18,6 +18,7 @@ from evalops.config import PRODUCTION
 from evalops.errors import ConfigError
 from evalops.floors import floor_checks
 from evalops.holes import HOLE_BOUND, beside_judged
+from evalops.tracking import TrackingError
 from evalops.pipeline.adhoc import recorded_candidate
 from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.inputs import load_contracts
@@ -28,6 +29,7 @@ from evalops.pipeline.judging import failed_judge_steps, judge_failures, judge_r
 from evalops.pipeline.prepared import discard_prepared
 from evalops.pipeline.queries import gold_queries, production_queries
 from evalops.pipeline.chunkings import chunking_notes
+from evalops.pipeline.tracked import log_run_to_mlflow
 from evalops.pipeline.registry import alerting_measures, canonical_measures, context_measures, load_registry_for
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
@@ -334,8 +336,9 @@ def _show(value: Any) -> str:
 def publish_report(
     cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]] | None = None
 ) -> str:
-    """Write the report; returns the HTML path. Raises :class:`IncompleteRunError` afterwards when a gold
-    version failed to score or the judge step failed (the DAG run fails; ``evalops run`` exits 5 or 8)."""
+    """Write the report and log the run to MLflow when the project sets ``mlflow``; returns the HTML path.
+    Raises :class:`IncompleteRunError` afterwards when a gold version failed to score, the judge step failed,
+    or the MLflow logging failed under ``mlflow.required`` (the DAG run fails; ``evalops run`` exits 5 or 8)."""
     paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
     prune_old_scores(cfg, run)
 
@@ -355,6 +358,10 @@ def publish_report(
 
     problems += [f"judge step on {scope} failed: {cause} (see the judge_failed alert and {paths.html})"
                  for scope, cause in failed_judge_steps(cfg, run)]
+    try:
+        log_run_to_mlflow(cfg, run, versions)  # raises only under mlflow.required (evalops.pipeline.tracked)
+    except (TrackingError, ConfigError) as exc:
+        problems.append(f"MLflow logging failed (mlflow.required): {exc}")
     if problems:
         raise IncompleteRunError("; ".join(problems))
     return str(paths.html)

@@ -8,7 +8,7 @@
   ``package.module:callable``), :class:`RunFileRetriever` (a TREC run file).
 * Built-ins — :class:`BM25Retriever`, :class:`TfidfRetriever`, :class:`ReciprocalRankFusion`,
   :class:`RerankedRetriever` (with :class:`RetrieverReranker`), :class:`DenseRetriever` over
-  :class:`WordLlamaEncoder` (shipped static embeddings) or a sentence-transformers folder (``dense`` extra),
+  :class:`WordLlamaEncoder` (static embeddings, ``wordllama`` extra) or a sentence-transformers folder (``dense`` extra),
   its document vectors kept per snapshot by an :class:`EmbeddingCache`.
 * :func:`retrieve_run` runs a retriever over a query set and returns a :class:`RetrievalResult` (the Run,
   failed query ids, timings); failures are excluded and counted, and a failure budget guards the score.

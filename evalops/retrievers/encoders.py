@@ -26,8 +26,13 @@ from pathlib import Path
 import numpy as np
 
 from evalops.errors import ConfigError
+from evalops.extras import MissingExtraError, require
 
 __all__ = ["WORDLLAMA_DIMS", "WordLlamaEncoder", "wordllama_encoder", "wordllama_files"]
+
+# The `wordllama` extra carries the model files (wordllama's wheel) and the two libraries that read them; it is
+# an extra because wordllama pulls huggingface_hub (about 64 MB with tokenizers and hf-xet) into every install.
+_EXTRA, _PURPOSE = "wordllama", "use the built-in dense encoder (model: wordllama)"
 
 # The matryoshka dimensions the shipped 256-dimension table can be truncated to (wordllama's available dims).
 WORDLLAMA_DIMS = (64, 128, 256)
@@ -40,8 +45,7 @@ def wordllama_files() -> tuple[Path, Path]:
     """The installed ``wordllama`` package's (weights, tokenizer) files, without importing the package."""
     spec = importlib.util.find_spec("wordllama")
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("dense: the `wordllama` package is not installed; install evalops-rag's dependencies "
-                          "(pip install evalops-rag), it carries the model files")
+        raise MissingExtraError(_EXTRA, _PURPOSE, "wordllama")
     root = Path(next(iter(spec.submodule_search_locations)))
     weights, tokenizer = root / _WEIGHTS, root / _TOKENIZER
     for path in (weights, tokenizer):
@@ -66,10 +70,10 @@ class WordLlamaEncoder:
         if dim not in WORDLLAMA_DIMS:
             raise ConfigError(f"dense: wordllama's dimension must be one of {', '.join(map(str, WORDLLAMA_DIMS))}, "
                               f"got {dim!r}")
-        import tokenizers  # main dependencies, imported here to keep `import evalops.retrievers` cheap
-        from safetensors.numpy import load_file
-
         weights_path, tokenizer_path = wordllama_files()
+        tokenizers = require("tokenizers", "wordllama", _PURPOSE)  # imported here: `import evalops.retrievers` stays cheap
+        require("safetensors", "wordllama", _PURPOSE)
+        from safetensors.numpy import load_file
         table = load_file(str(weights_path))["embedding.weight"]
         self.table = np.ascontiguousarray(table[:, :dim], dtype=np.float32)
         self.tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))

@@ -7,7 +7,8 @@ references) and checks, without importing anything heavy:
 
 * the libraries of the extras it uses (``importlib.util.find_spec``): BM25 (``bm25s``), the tokenizer's
   stemmer (``Stemmer``, unless ``stem: false``) and Chinese segmenter (``jieba``, unless ``chinese`` is not
-  ``jieba``), a sentence-transformers model (``dense``);
+  ``jieba``), the built-in dense encoder (``wordllama``, ``tokenizers``, ``safetensors``: the ``wordllama`` extra), a
+  sentence-transformers model (``dense``);
 * the run files it reads: present and readable as runs (:meth:`RetrieverEntry.check_files`).
 
 The first problem raises: a :class:`~evalops.extras.MissingExtraError` naming the extra and its install line,
@@ -91,7 +92,10 @@ class _Walk:
                 _tokenizer(None)
             if "first" in p:
                 self.component(p["first"], base_dir)
-        elif kind == "dense" and p.get("model") != "wordllama":
+        elif kind == "dense" and p.get("model") == "wordllama":
+            for module in ("wordllama", "tokenizers", "safetensors"):
+                _installed(module, "wordllama", "use the built-in dense encoder (model: wordllama)")
+        elif kind == "dense":
             _installed("sentence_transformers", "dense", "use the dense retriever")
 
 

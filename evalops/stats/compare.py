@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from evalops.errors import InputError
+from evalops.notebook import comparisons_html
 from evalops.stats._base import DeltaShape, TestResult, as_pair
 from evalops.stats.align import Paired
 from evalops.stats.bootstrap import paired_bootstrap_ci
@@ -149,6 +150,10 @@ class Comparison:
                 value = float("nan")
             values[name] = value
         return cls(**values)  # type: ignore[arg-type]
+
+    def _repr_html_(self) -> str:
+        """A one-row table for notebooks (:func:`evalops.notebook.comparisons_html`), every text escaped."""
+        return comparisons_html([self])
 
     def to_dict(self) -> dict[str, object]:
         """The public JSON view (``evalops compare --format json``): the record under its public names

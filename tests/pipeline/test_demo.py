@@ -214,3 +214,51 @@ def test_a_backfill_after_a_later_promotion_of_the_same_version_adds_no_baseline
     run_backfill(cfg, plan, days=1)
     assert warehouse_counts(cfg) == before
     assert _rows(cfg)["current_baselines"] == [(retriever, "scheduled__2024-05-31", version)]
+
+
+@pytest.mark.parametrize("named_in", ["environment", "evalops.yaml"])
+def test_a_named_project_s_demo_runs_its_own_dag_ids(tmp_path, monkeypatch, named_in):
+    """With a project_name the DAG files name their DAGs `<name>.retrieval_eval`: the demo's steps (and the
+    summary's lookup of day 2) ask for those ids, and the steps' environment pins the name for the child."""
+    home = _demo_home(tmp_path / "home")
+    monkeypatch.delenv("EVALOPS_PROJECT_NAME", raising=False)
+    if named_in == "environment":
+        monkeypatch.setenv("EVALOPS_PROJECT_NAME", "support")
+    else:
+        (home / "evalops.yaml").write_text((home / "evalops.yaml").read_text() + "\nproject_name: support\n")
+    _, plan = _plan(home)
+    assert [s["dag_id"] for s in plan.steps] == (
+        ["support.retrieval_eval"] + ["support.promote_baseline"] * len(plan.baselines) + ["support.retrieval_eval"])
+    assert plan.eval_dag_id == "support.retrieval_eval"
+    assert {s["env"]["EVALOPS_PROJECT_NAME"] for s in plan.steps} == {"support"}
+
+
+def test_an_unnamed_project_s_demo_keeps_the_plain_dag_ids(tmp_path, monkeypatch):
+    monkeypatch.delenv("EVALOPS_PROJECT_NAME", raising=False)
+    _, plan = _plan(_demo_home(tmp_path / "home"))
+    assert {s["dag_id"] for s in plan.steps} == {"retrieval_eval", "promote_baseline"}
+    assert plan.eval_dag_id == "retrieval_eval"
+
+
+@pytest.mark.airflow
+def test_the_named_demo_s_dag_ids_are_the_ones_its_dag_files_define(tmp_path, monkeypatch):
+    """The child's Airflow parses the demo's DAG folder under the steps' environment and finds every id."""
+    import json
+    import subprocess
+    import sys
+
+    from evalops.airflow.runner import airflow_environment
+
+    monkeypatch.setenv("EVALOPS_PROJECT_NAME", "support")
+    home = _demo_home(tmp_path / "home")
+    _, plan = _plan(home)
+    env = {**os.environ, **{k: v for k, v in plan.steps[0]["env"].items() if v is not None},
+           **airflow_environment(tmp_path / "airflow", plan.dags), "EVALOPS_HOME": str(home)}
+    code = ("import json, sys; from evalops.airflow.compat import dag_bag; "
+            "bag = dag_bag()(dag_folder=sys.argv[1]); "
+            "print(json.dumps([sorted(bag.dag_ids), sorted(bag.import_errors)]))")
+    done = subprocess.run([sys.executable, "-c", code, str(plan.dags)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ids, errors = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not errors and {s["dag_id"] for s in plan.steps} <= set(ids), ids

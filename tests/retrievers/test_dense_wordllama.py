@@ -1,18 +1,20 @@
 """The built-in dense encoder (wordllama's shipped static embeddings), its cache, and the search over it.
 
 The encoder's vectors are checked against wordllama's own inference code (``WordLlamaInference.embed`` with
-``norm=True``) over the same files; it runs in CI (wordllama is a main dependency) with network access
+``norm=True``) over the same files; it runs in CI (the lock holds the ``wordllama`` extra) with network access
 blocked.
 """
 
 from __future__ import annotations
 
 import socket
+import sys
 
 import numpy as np
 import pytest
 
 from evalops.errors import ConfigError
+from evalops.extras import MissingExtraError
 from evalops.retrievers import DenseRetriever, Query, build_retriever, retrieve_run
 from evalops.retrievers.embedcache import EmbeddingCache
 from evalops.retrievers.encoders import WordLlamaEncoder, wordllama_encoder, wordllama_files
@@ -136,3 +138,13 @@ def test_a_torn_cache_file_is_embedded_again(tmp_path):
 def test_an_encoder_without_identity_is_not_cached(tmp_path):
     r = DenseRetriever({"a": "alpha"}, lambda texts: np.ones((len(texts), 2)), cache=EmbeddingCache(tmp_path, "s"))
     assert r.embedding_counts == {"embedded": 1, "cached": 0} and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("missing", ["wordllama", "tokenizers", "safetensors"])
+def test_without_the_wordllama_extra_the_encoder_names_it(monkeypatch, missing):
+    monkeypatch.delitem(sys.modules, f"{missing}.numpy", raising=False)  # imported by an earlier test
+    monkeypatch.setitem(sys.modules, missing, None)  # as if not installed
+    with pytest.raises(MissingExtraError) as caught:
+        WordLlamaEncoder(64)
+    assert caught.value.extra == "wordllama" and caught.value.missing == missing
+    assert "pip install 'evalops-rag[wordllama]'" in str(caught.value)

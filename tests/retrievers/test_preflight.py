@@ -118,3 +118,18 @@ def test_validate_and_run_refuse_a_deployed_run_file_that_does_not_exist(tmp_pat
         assert f"retrievers.yaml:2: retriever mine@run: params.path {project / 'runs' / 'mine.trec'} does not exist" \
                in result.output
     assert not (project / ".evalops").exists()
+
+
+def test_the_built_in_dense_encoder_needs_the_wordllama_extra(tmp_path, without):
+    dense = BM25.replace("kind: bm25", "kind: dense, model: wordllama, dim: 64")
+    registry = _registry(tmp_path, dense)
+    check_entries(registry.deployed(), registry)  # installed here (the lock holds the extra)
+    for missing in ("wordllama", "tokenizers", "safetensors"):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setitem(sys.modules, missing, None)
+            with pytest.raises(MissingExtraError) as caught:
+                check_entries(registry.deployed(), registry)
+        message = str(caught.value)
+        assert caught.value.extra == "wordllama" and f"({missing} is not installed)" in message, message
+        assert "to use the built-in dense encoder (model: wordllama)" in message
+        assert "pip install 'evalops-rag[wordllama]'" in message
