@@ -149,7 +149,7 @@ def read_queue(path: Path) -> list[dict[str, Any]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            raise InputError(f"{path}:{n}: not a JSON line; the annotation queue holds one JSON object per line")
+            raise InputError(f"{path}:{n}: not a JSON line; the annotation queue holds one JSON object per line") from None
         if not isinstance(row, dict) or set(row) != set(QUEUE_COLUMNS):
             found = sorted(row) if isinstance(row, dict) else type(row).__name__
             raise InputError(f"{path}:{n}: columns {found} are not the annotation queue's {list(QUEUE_COLUMNS)}")
