@@ -51,7 +51,8 @@ class Paired:
     @property
     def deltas(self) -> np.ndarray:
         """``candidate - baseline`` per query."""
-        return self.candidate - self.baseline
+        deltas: np.ndarray = self.candidate - self.baseline
+        return deltas
 
 
 def _name_ids(ids: Sequence[str]) -> str:
