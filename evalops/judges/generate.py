@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalops import utc
 from evalops.context.tokens import default_tokenize
 from evalops.errors import InputError
 from evalops.judges.base import Judge, JudgeItem
@@ -91,7 +92,7 @@ def queue_row(*, source: str, query: str, doc_id: str | None, proposed_grade: in
     key = json.dumps([source, " ".join(default_tokenize(query)), doc_id], ensure_ascii=False)
     return {"item_id": hashlib.sha256(key.encode()).hexdigest()[:16], "source": source, "query": query,
             "query_id": query_id, "doc_id": doc_id, "proposed_grade": proposed_grade, "answer": answer,
-            "origin": origin, "created_at": (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
+            "origin": origin, "created_at": (now or utc.now()).isoformat(timespec="seconds"),
             "status": "pending"}
 
 
