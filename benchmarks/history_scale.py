@@ -66,10 +66,10 @@ def fill(engine, days: int, versions: int, queries: int) -> None:
     from evalops.warehouse import promote_baseline, record_alert, record_gold_set_version, record_kb_snapshot, upgrade
     from evalops.warehouse._db import measure_ids
     from evalops.warehouse.dashboard import record_query_texts
-    from evalops.warehouse.models import ABTestModel, EvalRunModel, QueryScoreModel, RunAggregateModel, RunTimingModel
+    from evalops.warehouse.models import ABTestModel, EvalRunModel, RunAggregateModel, RunTimingModel
 
     upgrade(engine)
-    runs, scores, aggs = EvalRunModel.__table__, QueryScoreModel.__table__, RunAggregateModel.__table__
+    runs, aggs = EvalRunModel.__table__, RunAggregateModel.__table__
     fingerprints: dict[tuple[str, str], EvalFingerprint] = {}
     run_rows, day_fp = [], []
     for day in range(days):

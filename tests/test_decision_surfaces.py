@@ -87,8 +87,6 @@ def _plant(bm25: dict[str, list[str]], judged: set[tuple[str, str]], corpus: lis
 @pytest.fixture(scope="module")
 def pairs(shared_data, tmp_path_factory):
     """``{name: (gold folder for the pipeline, qrels file, baseline run, candidate run)}`` and NFCorpus's parts."""
-    import pandas as pd
-
     from evalops.goldset import GoldSet, load_gold_set, save_gold_set
 
     nf = shared_data / "nfcorpus-orig-test"

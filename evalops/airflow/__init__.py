@@ -17,7 +17,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalops._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
+    from evalops.airflow.provider import get_provider_info as get_provider_info
+    from evalops.airflow.tasks import evaluation_task_group as evaluation_task_group
 
 __all__ = ["evaluation_task_group", "get_provider_info"]
 

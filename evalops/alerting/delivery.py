@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from evalops import utc
 from evalops.alerting.cadence import ReminderPolicy, SentAlert, cadence, series_key
 from evalops.alerting.model import Alert
 from evalops.alerting.notifiers import DeliveryUnknown, NotificationError, Notifier
@@ -214,7 +215,7 @@ def deliver_alerts(
     raises for a notifier failure. Errors are recorded per notifier name (``webhook: webhook answered HTTP
     500``) and never contain the notifier's secrets. An alert found again (same key) goes only where it has
     not arrived, at once (the backoff applies to :func:`retry_alerts`)."""
-    when = now or dt.datetime.now(dt.timezone.utc)
+    when = now or utc.now()
     outcomes: list[DeliveryOutcome] = []
     for alert in alerts:
         decision = None
@@ -241,7 +242,7 @@ def retry_alerts(
 ) -> list[DeliveryOutcome]:
     """Send again every stored alert that is not delivered and is younger than ``max_age``, to the
     notifiers that lack it and whose backoff has passed (``force`` ignores the backoff)."""
-    when = now or dt.datetime.now(dt.timezone.utc)
+    when = now or utc.now()
     outcomes = []
     for alert, stored in store.retryable_alerts(when - max_age):
         outcomes.append(_send_one(alert, stored, store, notifiers, now=when, backoff=backoff, respect_backoff=not force))

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from evalops import utc
 from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
 from evalops.cli._common import Output, emit, output_options, plain, reports_errors
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
@@ -75,7 +76,7 @@ def list_(days, kind, project, config_file, fmt, output_path):
         engine, *_ = _read_only_engine(url_for(project_config(project, config_file)))
     else:
         engine, *_ = _read_only_engine(None, project)
-    since = dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=days - 1) if days else None
+    since = utc.now().date() - dt.timedelta(days=days - 1) if days else None
     try:
         frame = list_alerts(engine, since=since, kind=kind)
         notifiers = alert_deliveries(engine, [int(i) for i in frame["id"]])

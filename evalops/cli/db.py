@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from evalops import utc
 from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION, project_config
 from evalops.errors import InputError, MeasureError, WarehouseError
@@ -400,7 +401,7 @@ def promote(
     who = who or getpass.getuser()
     # a promotion needs a stored run: a warehouse that does not exist is not created (in whatever folder)
     engine, resolved, home = _read_only_engine(url, project, required=False)
-    started = dt.datetime.now(dt.timezone.utc)
+    started = utc.now()
     try:
         with _naming(resolved, home):
             if rollback:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from evalops import numfmt
+from evalops import numfmt, utc
 from evalops.cli._common import (
     DAY,
     Output,
@@ -57,7 +57,7 @@ def gated_run(cfg: Any, day: dt.date | None, clock: Any = None, *, run_id: str |
 
     from evalops.pipeline import IncompleteRunError, RunContext, run_local
 
-    day = day or dt.datetime.now(dt.timezone.utc).date()
+    day = day or utc.now().date()
     prepared = None
     with steps(title, quiet=quiet) as shown:
         say = frozen_at_each_step(clock.wrap(shown.step) if clock is not None else shown.step)
@@ -271,7 +271,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         if pull_request is not None:
             properties["pull_request"] = pull_request.run_id
         write_junit_xml(junit_xml, cases, suite=f"evalops {run.label}", properties=properties,
-                        timestamp=dt.datetime.now(dt.timezone.utc))
+                        timestamp=utc.now())
     alerts = result["alerts"]
     lines = ([] if gate_summary else [
         f"ALERT  {a['title']}" + (f"  (not sent again: {a['suppressed']})" if a.get("suppressed") else
@@ -345,7 +345,7 @@ def _write_input_error(junit_xml: Path | None, exc: Exception, summary_md: Path 
     case = GateCase(retriever="evalops", version="", measure="inputs", outcome="error", decision="bad_input",
                     message=message.splitlines()[0] if message else type(exc).__name__, details=message)
     if junit_xml is not None:
-        write_junit_xml(junit_xml, [case], suite="evalops inputs", timestamp=dt.datetime.now(dt.timezone.utc))
+        write_junit_xml(junit_xml, [case], suite="evalops inputs", timestamp=utc.now())
     if summary_md is not None:
         _write_summary_md(summary_md, summary_markdown([case], ExitCode.BAD_INPUT, title="evalops gate",
                                                        notes=[f"stopped before anything was scored: {case.message}"]))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from evalops import utc
 from evalops.cli._common import (
     DAY,
     Output,
@@ -99,7 +100,6 @@ def demo(days, no_backfill):
     demo adds no row. The offline lexical judge labels the top contexts (unless the project sets a judge).
     Run it from the project folder; it takes a few minutes.
     """
-    import datetime as dt
     import time
 
     from evalops.airflow.runner import run_demo
@@ -107,7 +107,7 @@ def demo(days, no_backfill):
     from evalops.project import demo_project
 
     started, cpu = time.perf_counter(), sum(os.times()[:4])  # CPU of this process and its children
-    demo_started = dt.datetime.now(dt.UTC)
+    demo_started = utc.now()
     environ = without_settings_variables(os.environ, location_only=True)
     cfg = load_config(demo_project(), environ=environ)
     plan = plan_demo(cfg)

@@ -18,7 +18,39 @@ each part is imported on first use, so that ``evalops.config.env`` stays light.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
+    from evalops.config.doctable import iter_settings as iter_settings, settings_table as settings_table
+    from evalops.config.env import (
+        CONFIG_VAR as CONFIG_VAR,
+        DEFAULT_APPROVAL_HOURS as DEFAULT_APPROVAL_HOURS,
+        DEFAULT_RETRY_DELAY_SECONDS as DEFAULT_RETRY_DELAY_SECONDS,
+        DEFAULT_TASK_TIMEOUT as DEFAULT_TASK_TIMEOUT,
+        ENV_PREFIX as ENV_PREFIX,
+        HOME_VAR as HOME_VAR,
+        PROJECT_FILE as PROJECT_FILE,
+        SECRETS_DIR_VAR as SECRETS_DIR_VAR,
+        ParseSettingError as ParseSettingError,
+        find_project as find_project,
+        parse_time_settings as parse_time_settings,
+        process_number as process_number,
+        project_from_environment as project_from_environment,
+        secret_file as secret_file,
+        without_settings_variables as without_settings_variables,
+    )
+    from evalops.config.sections import (
+        DEFAULT_GOLD_SET as DEFAULT_GOLD_SET,
+        PRODUCTION as PRODUCTION,
+        AlertingSettings as AlertingSettings,
+        GoldSetSettings as GoldSetSettings,
+        JudgeSettings as JudgeSettings,
+        KnowledgeBaseSettings as KnowledgeBaseSettings,
+        QueryLogSettings as QueryLogSettings,
+        QueryLogThresholds as QueryLogThresholds,
+        RegressionSettings as RegressionSettings,
+    )
+    from evalops.config.settings import Config as Config, load_config as load_config, process_setting as process_setting
 
 _LIGHT = {
     "CONFIG_VAR", "DEFAULT_APPROVAL_HOURS", "DEFAULT_RETRY_DELAY_SECONDS", "DEFAULT_TASK_TIMEOUT", "ENV_PREFIX",

@@ -11,7 +11,25 @@ to validate.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalops._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
+    from evalops.contracts.logrows import row_problems as row_problems
+    from evalops.contracts.report import Failure as Failure, ValidationReport as ValidationReport
+    from evalops.contracts.rules import (
+        LOG_REQUIRED_COLUMNS as LOG_REQUIRED_COLUMNS,
+        GoldSetRules as GoldSetRules,
+        KnowledgeBaseRules as KnowledgeBaseRules,
+        QueryLogRules as QueryLogRules,
+    )
+    from evalops.contracts.validation import (
+        DEFAULT_DOCS_DIR as DEFAULT_DOCS_DIR,
+        validate_gold_set as validate_gold_set,
+        validate_knowledge_base as validate_knowledge_base,
+        validate_query_logs as validate_query_logs,
+    )
 
 # public name -> module inside evalops.contracts (imported on first use: the checks need pandas, while the
 # settings only need the rules)

@@ -5,7 +5,18 @@ The contract a gold set must meet is :mod:`evalops.contracts`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalops._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
+    from evalops.goldset.io import (
+        load_gold_set as load_gold_set,
+        load_gold_set_trec as load_gold_set_trec,
+        save_gold_set as save_gold_set,
+        save_gold_set_trec as save_gold_set_trec,
+    )
+    from evalops.goldset.model import GoldSet as GoldSet, Query as Query
 
 # The query types of a gold set. Declared here, not in ``model``, so that the contract rules (read by the
 # settings) can name them without importing pandas.

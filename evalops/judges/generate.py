@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalops import utc
 from evalops.context.tokens import default_tokenize
 from evalops.errors import InputError
 from evalops.judges.base import Judge, JudgeItem
@@ -91,7 +92,7 @@ def queue_row(*, source: str, query: str, doc_id: str | None, proposed_grade: in
     key = json.dumps([source, " ".join(default_tokenize(query)), doc_id], ensure_ascii=False)
     return {"item_id": hashlib.sha256(key.encode()).hexdigest()[:16], "source": source, "query": query,
             "query_id": query_id, "doc_id": doc_id, "proposed_grade": proposed_grade, "answer": answer,
-            "origin": origin, "created_at": (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
+            "origin": origin, "created_at": (now or utc.now()).isoformat(timespec="seconds"),
             "status": "pending"}
 
 
@@ -149,7 +150,7 @@ def read_queue(path: Path) -> list[dict[str, Any]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            raise InputError(f"{path}:{n}: not a JSON line; the annotation queue holds one JSON object per line")
+            raise InputError(f"{path}:{n}: not a JSON line; the annotation queue holds one JSON object per line") from None
         if not isinstance(row, dict) or set(row) != set(QUEUE_COLUMNS):
             found = sorted(row) if isinstance(row, dict) else type(row).__name__
             raise InputError(f"{path}:{n}: columns {found} are not the annotation queue's {list(QUEUE_COLUMNS)}")

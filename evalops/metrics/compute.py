@@ -32,15 +32,15 @@ CHUNK_CELLS = 1 << 19
 # documents retrieved)
 Kernel = Callable[[Measure, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 KERNELS: dict[str, Kernel] = {
-    "P": lambda m, g, ideal, r, ret: kernels.precision(g, m.cutoff, m["rel"]),
-    "R": lambda m, g, ideal, r, ret: kernels.recall(g, m.cutoff, r, m["rel"]),
-    "F1": lambda m, g, ideal, r, ret: kernels.f1(g, m.cutoff, r, m["rel"]),
+    "P": lambda m, g, ideal, r, ret: kernels.precision(g, m.rank_cutoff, m["rel"]),
+    "R": lambda m, g, ideal, r, ret: kernels.recall(g, m.rank_cutoff, r, m["rel"]),
+    "F1": lambda m, g, ideal, r, ret: kernels.f1(g, m.rank_cutoff, r, m["rel"]),
     "nDCG": lambda m, g, ideal, r, ret: kernels.ndcg(g, m.cutoff, ideal, m["gain"]),
     "RR": lambda m, g, ideal, r, ret: kernels.reciprocal_rank(g, m.cutoff, m["rel"]),
     "AP": lambda m, g, ideal, r, ret: kernels.average_precision(g, m.cutoff, r, m["rel"]),
-    "Success": lambda m, g, ideal, r, ret: kernels.success(g, m.cutoff, m["rel"]),
+    "Success": lambda m, g, ideal, r, ret: kernels.success(g, m.rank_cutoff, m["rel"]),
     "R-Prec": lambda m, g, ideal, r, ret: kernels.r_precision(g, r, m["rel"]),
-    "ContextPrecision": lambda m, g, ideal, r, ret: kernels.context_precision(g, m.cutoff, m["rel"]),
+    "ContextPrecision": lambda m, g, ideal, r, ret: kernels.context_precision(g, m.rank_cutoff, m["rel"]),
     "NumRel": lambda m, g, ideal, r, ret: np.where(np.asarray(ret) > 0, r, 0).astype(np.float64),
     "NumRet": lambda m, g, ideal, r, ret: np.asarray(ret, dtype=np.float64),
     "NumRelRet": lambda m, g, ideal, r, ret: kernels.relevant_retrieved(g, m["rel"]),
@@ -136,7 +136,7 @@ def judged_values(measures: Sequence[Measure], gold: Gold, judged: Hits) -> dict
     out: dict[Measure, np.ndarray] = {}
     for m in measures:
         if m.NAME == "Judged":
-            out[m] = kernels.judged_share(judged.qidx, judged.rank, judged.retrieved, m.cutoff)
+            out[m] = kernels.judged_share(judged.qidx, judged.rank, judged.retrieved, m.rank_cutoff)
         elif m.NAME == "Bpref":
             rel = m["rel"]
             n_nonrel = gold.n_relevant(0) - gold.n_relevant(rel)

@@ -72,7 +72,8 @@ def hits_from_dicts(gold: Gold, run: Mapping[Any, Any]) -> Hits | None:
         sub_lengths = lengths[needed]
         sub_docs = np.fromiter(chain.from_iterable(chosen), dtype=object, count=int(sub_lengths.sum()))
         sub_start = np.cumsum(sub_lengths) - sub_lengths
-        return sub_docs[sub_start[local] + (flat - start[seg_of])]
+        picked: np.ndarray = sub_docs[sub_start[local] + (flat - start[seg_of])]
+        return picked
 
     rank = ranks_in_segments(scores_desc, start[segment], end[segment], pair_scores, doc.__getitem__, docs_at)
     known = set(gold_ids)

@@ -47,6 +47,8 @@ class FallbackMeasure(Measure):
     UNIT_RANGE = False  # not known here: the daily pooling then leaves it alone
     UNJUDGED_RULE = "as ir_measures computes the measure"
 
+    ir_measure: Any  # the ir_measures measure, set once by __init__
+
     def __init__(self, measure: Any) -> None:  # an ir_measures measure, validated
         object.__setattr__(self, "ir_measure", measure)
         object.__setattr__(self, "_cutoff", None)

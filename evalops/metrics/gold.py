@@ -132,7 +132,7 @@ class Gold:
             if span * (len(self) + 1) < 2**62:  # one sort of integer keys: much faster than lexsort
                 # the key is (query, grade descending) itself, so sorting it (no argsort, no gathers) gives both;
                 # 32 bits when they hold it: 2 M judgments sort in 8 MB arrays instead of 16 MB ones
-                key = q.astype(np.int32 if span * (len(self) + 1) < 2**31 else np.int64)
+                key: np.ndarray = q.astype(np.int32 if span * (len(self) + 1) < 2**31 else np.int64)
                 del q
                 key *= span
                 key += span - 1
@@ -150,7 +150,8 @@ class Gold:
 
     def query_ids_where(self, mask: np.ndarray) -> np.ndarray:
         """The ids of the gold queries where ``mask`` holds: the values of ``query_ids[mask]``."""
-        return self.query_ids[mask]
+        ids: np.ndarray = self.query_ids[mask]
+        return ids
 
     def query_groups(self) -> tuple[np.ndarray, np.ndarray]:
         """(judgment rows ordered by query, where each query's rows start: ``len(self) + 1`` bounds), built
@@ -188,13 +189,17 @@ class CompactGold(Gold):
     measures' shift cannot overflow); what reads them casts where 64 bits are needed.
     """
 
+    query_arrow: Any  # pyarrow string arrays (set by __init__)
+    doc_arrow: Any
+    doc_codes: np.ndarray | None
+
     def __init__(self, query_arrow: Any, qidx: np.ndarray, doc_arrow: Any, grades: np.ndarray,
                  doc_codes: np.ndarray | None = None) -> None:
         for name, value in (("query_arrow", query_arrow), ("qidx", qidx), ("doc_arrow", doc_arrow),
                             ("grades", grades), ("doc_codes", doc_codes)):
             object.__setattr__(self, name, value)
 
-    @property  # type: ignore[override]
+    @property
     def query_ids(self) -> np.ndarray:
         held = self.__dict__.get("_query_ids")
         if held is None:
@@ -206,14 +211,15 @@ class CompactGold(Gold):
     def query_ids_where(self, mask: np.ndarray) -> np.ndarray:
         """The values of ``query_ids[mask]``, built from the Arrow ids of those queries only when
         ``query_ids`` was not asked for (1 M ids of 7 characters take 28 MB as a numpy str array)."""
-        held = self.__dict__.get("_query_ids")
+        held: np.ndarray | None = self.__dict__.get("_query_ids")
         if held is not None:
-            return held[mask]
+            picked: np.ndarray = held[mask]
+            return picked
         rows = np.flatnonzero(mask).astype(np.int32 if len(self) < 2**31 else np.int64)
         ids = _fixed_width_ids(self.query_arrow, rows)
         return strings(call("take", self.query_arrow, from_numpy(rows))) if ids is None else ids
 
-    @property  # type: ignore[override]
+    @property
     def doc_ids(self) -> np.ndarray:
         """Every judged doc id as an object array of str (built on each call: prefer :meth:`docs_of`)."""
         return strings(self.docs_of(np.arange(len(self.qidx))))
@@ -234,9 +240,9 @@ class CompactGold(Gold):
 
     def nbytes(self) -> int:
         """The bytes its arrays hold (the lookups, once built, included)."""
-        held = self.qidx.nbytes + self.grades.nbytes + self.query_arrow.nbytes + self.doc_arrow.nbytes
+        held: int = self.qidx.nbytes + self.grades.nbytes + self.query_arrow.nbytes + self.doc_arrow.nbytes
         held += 0 if self.doc_codes is None else self.doc_codes.nbytes
-        built = [*(self.__dict__.get("_hashes") or ()), *(self.__dict__.get("_groups") or ())]
+        built: list[np.ndarray | None] = [*(self.__dict__.get("_hashes") or ()), *(self.__dict__.get("_groups") or ())]
         return held + sum(a.nbytes for a in built if a is not None)
 
     def index(self) -> CompactGold:
@@ -248,21 +254,21 @@ class CompactGold(Gold):
 
     def positions(self, query_ids: np.ndarray) -> np.ndarray:
         """The position of each of ``query_ids`` (an object array of str) among the gold queries, -1 if absent."""
-        lookup = self.__dict__.get("_hashes")
+        lookup: tuple[np.ndarray | None, np.ndarray | None] | None = self.__dict__.get("_hashes")
         if lookup is None:
-            hashes = hash_strings(self.query_arrow)
-            order = np.argsort(hashes, kind="stable")
-            hashes = hashes[order]
-            if len(hashes) > 1 and bool(np.any(hashes[1:] == hashes[:-1])):  # a collision: look up by dict
+            hashed = hash_strings(self.query_arrow)
+            by_hash = np.argsort(hashed, kind="stable")
+            hashed = hashed[by_hash]
+            if len(hashed) > 1 and bool(np.any(hashed[1:] == hashed[:-1])):  # a collision: look up by dict
                 lookup = (None, None)
             else:
-                lookup = (hashes, order.astype(np.int32 if len(order) < 2**31 else np.int64))
+                lookup = (hashed, by_hash.astype(np.int32 if len(by_hash) < 2**31 else np.int64))
             object.__setattr__(self, "_hashes", lookup)
         hashes, order = lookup
         out = np.full(len(query_ids), -1, dtype=np.int64)
         if len(query_ids) == 0 or len(self) == 0:
             return out
-        if hashes is None:
+        if hashes is None or order is None:
             position = dict(zip(self.query_ids.tolist(), range(len(self))))
             return np.fromiter((position.get(q, -1) for q in query_ids.tolist()), dtype=np.int64,
                                count=len(query_ids))
@@ -271,7 +277,7 @@ class CompactGold(Gold):
         hit = np.flatnonzero(hashes[at] == wanted)
         if hit.size:
             found = order[at[hit]].astype(np.int64)
-            same = np.array(call("take", self.query_arrow, from_numpy(found)).to_pylist(), dtype=object) == query_ids[hit]
+            same = np.array(call("take", self.query_arrow, from_numpy(found)).to_pylist(), dtype=np.object_) == query_ids[hit]
             out[hit[same]] = found[same]
         return out
 

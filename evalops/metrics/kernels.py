@@ -54,7 +54,8 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
-    return np.count_nonzero(_relevant(grades, k, rel), axis=1) / float(k)
+    counts: np.ndarray = np.count_nonzero(_relevant(grades, k, rel), axis=1)
+    return counts / float(k)
 
 
 def recall(grades: np.ndarray, k: int, n_rel: np.ndarray, rel: int = 1) -> np.ndarray:
@@ -93,7 +94,7 @@ def reciprocal_rank(grades: np.ndarray, k: int | None, rel: int = 1) -> np.ndarr
 
 
 def success(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
-    return _relevant(grades, k, rel).any(axis=1).astype(np.float64)
+    return np.asarray(_relevant(grades, k, rel).any(axis=1)).astype(np.float64)
 
 
 def r_precision(grades: np.ndarray, n_rel: np.ndarray, rel: int = 1) -> np.ndarray:
@@ -108,7 +109,7 @@ def r_precision(grades: np.ndarray, n_rel: np.ndarray, rel: int = 1) -> np.ndarr
 
 
 def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
-    g = np.maximum(grades, 0).astype(np.float64)
+    g: np.ndarray = np.maximum(grades, 0).astype(np.float64)
     return g if gain == "linear" else np.exp2(g) - 1.0
 
 
@@ -130,7 +131,8 @@ def context_precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
 
 def relevant_retrieved(grades: np.ndarray, rel: int = 1) -> np.ndarray:
     """Relevant documents at any rank (the matrix must reach the deepest relevant one)."""
-    return np.count_nonzero(grades >= rel, axis=1).astype(np.float64)
+    counts: np.ndarray = np.count_nonzero(grades >= rel, axis=1)
+    return counts.astype(np.float64)
 
 
 def set_precision(grades: np.ndarray, n_ret: np.ndarray, rel: int = 1) -> np.ndarray:
@@ -154,7 +156,8 @@ def interpolated_precision(grades: np.ndarray, n_rel: np.ndarray, level: float, 
     relevant = grades >= rel
     reached = _ratio(_found_by_rank(relevant), np.asarray(n_rel)[:, None]) >= level
     prec = _precision_where_relevant(relevant)
-    return np.where(relevant & reached, prec, 0.0).max(axis=1, initial=0.0)
+    best: np.ndarray = np.where(relevant & reached, prec, 0.0).max(axis=1, initial=0.0)
+    return best
 
 
 def judged_share(qidx: np.ndarray, rank: np.ndarray, retrieved: np.ndarray, k: int) -> np.ndarray:

@@ -62,7 +62,7 @@ class Param:
     """A declared measure parameter: its type, default, and the values it allows."""
 
     name: str
-    kind: type
+    kind: type[Any]
     default: Any
     description: str
     choices: tuple[Any, ...] | None = None
@@ -183,6 +183,13 @@ class Measure:
     # -- what the evaluator needs ------------------------------------------------------------------
     @property
     def cutoff(self) -> int | None:
+        return self._cutoff
+
+    @property
+    def rank_cutoff(self) -> int:
+        """The cutoff of a measure that needs one (``CUTOFF = "required"``; the constructor checked it is there)."""
+        if self._cutoff is None:
+            raise MeasureError(f"{self.NAME} needs a cutoff, for example {self.NAME}@10")
         return self._cutoff
 
     @property

@@ -81,7 +81,7 @@ def ranks_in_segments(
     ``docs_of(i)`` gives the ids of documents ``i`` (asked only for the documents that tie with another,
     so most ids never become Python strings); ``docs_at(p)`` the ids at positions ``p`` of the segments."""
     first_tied = _first_not_above(scores_desc, start, end, score, strict=False)
-    rank = first_tied - start
+    rank: np.ndarray = first_tied - start
     tie_size = np.ones_like(rank)
     following = first_tied + 1
     maybe = np.flatnonzero(following < end)
@@ -258,7 +258,8 @@ def _sorted_codes(ids: Any) -> np.ndarray:
 def _take(docs: Any, rows: np.ndarray) -> np.ndarray:
     """Doc ids at ``rows`` as an object array of str, from an ndarray or a pyarrow array."""
     if isinstance(docs, np.ndarray):
-        return docs[rows]
+        taken: np.ndarray = docs[rows]
+        return taken
     return np.asarray(docs.take(rows).to_numpy(zero_copy_only=False), dtype=object)
 
 

@@ -84,7 +84,7 @@ def hash_strings(values: Any) -> np.ndarray:
     starts = offsets[:-1] - lo
     lengths = offsets[1:] - offsets[:-1]
 
-    h = lengths.astype(np.uint64)  # the length is hashed too: "a" and "a\0" differ
+    h: np.ndarray = lengths.astype(np.uint64)  # the length is hashed too: "a" and "a\0" differ
     rows: np.ndarray | None = None  # None = every string is still being read
     step = 0
     while True:

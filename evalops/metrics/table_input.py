@@ -180,7 +180,7 @@ def table_ranks(table: RunTable) -> np.ndarray:
     precision, ties by doc id descending: :func:`evalops.metrics.ranking.trec_eval_order`), from the codes:
     one sort of the rows, and the doc ids compared as the dictionary's dense rank (no Python string).
     Computed once per table (kept on it, like the lookups kept on a ``Gold``)."""
-    held = table.__dict__.get("_ranks")
+    held: np.ndarray | None = table.__dict__.get("_ranks")
     if held is not None:
         return held
     ranks = _ranks(table)

@@ -10,7 +10,31 @@ and the in-process runner import it before Airflow starts tasks).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalops._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
+    from evalops.pipeline.alerts import raise_alerts as raise_alerts
+    from evalops.pipeline.comparing import compare_version as compare_version
+    from evalops.pipeline.context import RunContext as RunContext
+    from evalops.pipeline.deciding import decide_run as decide_run
+    from evalops.pipeline.errors import IncompleteRunError as IncompleteRunError
+    from evalops.pipeline.inputs import (
+        describe_knowledge_base as describe_knowledge_base,
+        sample_query_logs as sample_query_logs,
+        snapshot_knowledge_base as snapshot_knowledge_base,
+        validate_inputs as validate_inputs,
+    )
+    from evalops.pipeline.judging import judge_versions as judge_versions
+    from evalops.pipeline.local import run_local as run_local
+    from evalops.pipeline.planning import plan_run as plan_run, shard_specs as shard_specs
+    from evalops.pipeline.promotion import promote as promote
+    from evalops.pipeline.publishing import publish_report as publish_report
+    from evalops.pipeline.results import result_event as result_event
+    from evalops.pipeline.scoring import score_shard as score_shard
+    from evalops.pipeline.specs import ShardSpec as ShardSpec, VersionSpec as VersionSpec
+    from evalops.pipeline.store import migrate_warehouse as migrate_warehouse
 
 # public name -> module inside evalops.pipeline
 _EXPORTS: dict[str, str] = {

@@ -35,13 +35,13 @@ of the run together, as a family; a per-version task cannot see the family.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from evalops import utc
 from evalops.conversations.pipeline import by_conversation_inputs, conversations_for, drift_note, unit_note
 from evalops.bounds import pair_bounds, ranking_from_docs
 from evalops.context import parse_any_measure
@@ -177,7 +177,7 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
     record_run(
         engine, planned.key, fingerprint=fingerprint, logical_date=run.anchor, status=own.status,
         started_at=planned.attempt_started_at or planned.started_at, contracts=planned.attempt_contracts,
-        finished_at=dt.datetime.now(dt.timezone.utc), n_queries=own.n_queries,
+        finished_at=utc.now(), n_queries=own.n_queries,
         n_failed=len(own.failed), failed_query_ids=sorted(own.failed), error=own.error, scores=own.frame,
         aggregates=None if own.status == "failed" else _aggregates(own.frame, scored_measures(cfg)),
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,

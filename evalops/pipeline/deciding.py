@@ -40,7 +40,7 @@ from evalops.pipeline.holes import queue_holes
 from evalops.pipeline.registry import alerting_measures
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file
-from evalops.warehouse import ab_test_result, ab_test_results, comparison_look, record_ab_tests
+from evalops.warehouse import ab_test_result, ab_test_results, record_ab_tests
 from evalops.pipeline.pooling import decide_production_run
 from evalops.stats import Comparison, adjust_and_decide, notifies
 

@@ -19,11 +19,11 @@ Rules owned here:
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import math
 from typing import TYPE_CHECKING, Any
 
+from evalops import utc
 from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
 from evalops.errors import ConfigError
 from evalops.conversations.pipeline import fingerprint_policy
@@ -86,7 +86,7 @@ def plan_run(
             meta={"kind": "production log sample", "window": log_sample.get("window")},
         )
 
-    started = dt.datetime.now(dt.timezone.utc)
+    started = utc.now()
     contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run),
                  "trigger": run.trigger_record(), "adhoc_candidate": adhoc.key if adhoc is not None else None}
 

@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalops import utc
 from evalops.config import PRODUCTION
 from evalops.errors import ConfigError
 from evalops.floors import floor_checks
@@ -246,7 +247,7 @@ def build_report_data(
     return ReportData(
         run_key=run.label,
         day=run.day,
-        generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        generated_at=utc.now().isoformat(timespec="seconds"),
         fingerprint=fp.hash if fp is not None else "-",
         fingerprint_components=components,
         policies=policies,

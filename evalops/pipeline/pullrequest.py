@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops import utc
 from evalops.errors import InputError, WarehouseError
 from evalops.secrets import mask_url
 from evalops.warehouse.config import url_for
@@ -91,7 +92,7 @@ def ci_run_id(environ: Mapping[str, str]) -> str | None:
 
 
 def pull_request_run_id(given: str | None, environ: Mapping[str, str],
-                        now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc)) -> str:
+                        now: Callable[[], dt.datetime] = utc.now) -> str:
     """The id of a pull-request run: ``given`` (``--run-id``), else the CI's (:func:`ci_run_id`), else
     ``local-<UTC time>-<random>``; checked by :func:`check_run_id`."""
     if given is not None:

@@ -21,7 +21,6 @@ remembered: it runs, and fails, again, with fresh Data Docs. A run that reuses a
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import logging
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import evalops.contracts
+from evalops import utc
 from evalops.contracts.report import ValidationReport
 from evalops.pipeline.workdir import work_root
 
@@ -89,7 +89,7 @@ def remembered_validation(
     report = validate()
     if report.ok:
         record = {k: v for k, v in report.to_dict().items() if k != "failures"}
-        record |= {"validated_by": run.label, "validated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+        record |= {"validated_by": run.label, "validated_at": utc.now().isoformat(timespec="seconds")}
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(record, default=str, indent=1))
     return report, None

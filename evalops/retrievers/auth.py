@@ -7,7 +7,6 @@ The value comes from an environment variable or from an Airflow connection's pas
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from evalops.errors import ConfigError

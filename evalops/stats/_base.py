@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -172,6 +172,13 @@ class Prepared:
     shape: DeltaShape | None
     early: TestResult | None
 
+    @property
+    def going_on(self) -> DeltaShape:
+        """``shape``, for a test that goes on (``early`` is None): :func:`prepare` sets it for every n >= 2."""
+        if self.shape is None:
+            raise RuntimeError("a test with fewer than 2 pairs returns `early` before it needs the delta shape")
+        return self.shape
+
 
 def prepare(test: str, baseline: object, candidate: object, alternative: str) -> Prepared:
     """Check the inputs of a one-comparison test and settle the degenerate cases every test shares."""
@@ -221,7 +228,7 @@ def nct_cdf(t: object, df: object, nc: object) -> np.ndarray:
 def in_chunks(
     total: int,
     rows: int,
-    rng: int | np.random.Generator,
+    rng: int | Sequence[int] | np.random.Generator,
     work: Callable[[np.random.Generator, int, int], T],
     workers: int = 1,
 ) -> list[T]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeAlias
 
 import numpy as np
 
@@ -28,7 +28,7 @@ __all__ = ["MISSING_POLICIES", "Paired", "align"]
 
 MISSING_POLICIES: tuple[str, ...] = ("error", "intersection")
 
-Scores = Union[Mapping[str, float], tuple[Sequence[str], Sequence[float]]]
+Scores: TypeAlias = Mapping[str, float] | tuple[Sequence[str], Sequence[float]]
 
 _SHOW = 10  # ids named in an error message before "... and N more"
 
@@ -51,7 +51,8 @@ class Paired:
     @property
     def deltas(self) -> np.ndarray:
         """``candidate - baseline`` per query."""
-        return self.candidate - self.baseline
+        deltas: np.ndarray = self.candidate - self.baseline
+        return deltas
 
 
 def _name_ids(ids: Sequence[str]) -> str:

@@ -22,6 +22,7 @@ caller's generator, so memory stays bounded and the result depends only on (data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +50,7 @@ class Interval:
 
 
 def bootstrap_means(
-    deltas: object, n_resamples: int, rng: int | np.random.Generator, workers: int = 1
+    deltas: object, n_resamples: int, rng: int | Sequence[int] | np.random.Generator | None, workers: int = 1
 ) -> np.ndarray:
     """The bootstrap distribution of the mean: ``n_resamples`` means of n deltas drawn with replacement.
 
@@ -89,7 +90,8 @@ def _acceleration(d: np.ndarray) -> float:
         return 0.0
     # Jackknife values of the mean are (n*mean - d_i)/(n-1); their deviations are proportional to -dev,
     # and the jackknife acceleration sum(U^3)/(6 sum(U^2)^1.5) with U = mean_jack - theta_(i) is scale free.
-    return float(np.sum(dev**3)) / (6.0 * ss**1.5)
+    scale: float = ss**1.5
+    return float(np.sum(dev**3)) / (6.0 * scale)
 
 
 def bootstrap_interval(
@@ -106,7 +108,7 @@ def bootstrap_interval(
     lo_q, hi_q = (1.0 - confidence) / 2.0, 1.0 - (1.0 - confidence) / 2.0
     if method == "bca":
         b = len(means)
-        prop = (np.count_nonzero(means < theta) + np.count_nonzero(means <= theta)) / (2.0 * b)
+        prop: float = (np.count_nonzero(means < theta) + np.count_nonzero(means <= theta)) / (2.0 * b)
         prop = min(max(prop, 1.0 / (2 * b)), 1.0 - 1.0 / (2 * b))
         z0 = norm_ppf(prop)
         a = _acceleration(d)
@@ -126,7 +128,7 @@ def paired_bootstrap_ci(
     confidence: float = 0.95,
     method: str = "bca",
     n_resamples: int = 10_000,
-    rng: int | np.random.Generator | None = None,
+    rng: int | Sequence[int] | np.random.Generator | None = None,
     workers: int = 1,
 ) -> Interval | None:
     """Bootstrap CI of mean(candidate - baseline). ``None`` for n = 0; a point interval when deltas are constant."""

@@ -14,9 +14,10 @@ Undefined quantities are ``None`` (JSON ``null``), never NaN:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ class Comparison:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> Comparison:
+    def from_record(cls, record: Mapping[str, Any]) -> Comparison:
         """The comparison of :meth:`to_record` (a field absent from an older record takes its default)."""
         names = {f.name: f for f in fields(cls)}
         unknown = sorted(set(record) - set(names))
@@ -141,9 +142,9 @@ class Comparison:
         for name, value in record.items():
             kind = names[name].type
             if name == "policy":
-                value = Policy.from_dict(value)  # type: ignore[arg-type]
+                value = Policy.from_dict(value)
             elif name == "worst_queries":
-                value = tuple(QueryChange(**q) for q in value)  # type: ignore[union-attr]
+                value = tuple(QueryChange(**q) for q in value)
             elif isinstance(value, list):
                 value = tuple(value)
             elif value is None and kind == "float":  # a defined-by-type float that was undefined (NaN)
@@ -206,6 +207,7 @@ class ComparisonRecord(Mapping[str, object]):
     """
 
     __slots__ = ("_data",)
+    _data: dict[str, object]
 
     def __init__(self, record: Mapping[str, object]) -> None:
         if isinstance(record, ComparisonRecord):
@@ -229,7 +231,7 @@ class ComparisonRecord(Mapping[str, object]):
     def __getitem__(self, name: str) -> object:
         return self._data[name]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 
     def __len__(self) -> int:
@@ -238,7 +240,7 @@ class ComparisonRecord(Mapping[str, object]):
     def __repr__(self) -> str:
         return f"ComparisonRecord({self._data!r})"
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]
+    def __reduce__(self) -> tuple[type[ComparisonRecord], tuple[dict[str, object]]]:
         return ComparisonRecord, (dict(self._data),)
 
 
@@ -395,7 +397,7 @@ class RuleOutcome:
 
 
 def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | None, sd: float | None,
-               degenerate: str | None, deltas: Sequence[float] = (), p_value: float = 1.0,
+               degenerate: str | None, deltas: Sequence[float] | np.ndarray = (), p_value: float = 1.0,
                p_adjusted: float | None = None, test: str = "t", coverage: Coverage | None = None,
                queries_lost: int = 0, queries_gained: int = 0, query_drops_p: float = 1.0, family_size: int = 1,
                discoveries: int = 1, look: int | None = None, workers: int = 1,
@@ -438,7 +440,7 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
             d = np.asarray(deltas, dtype=np.float64)
             boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=level, method=policy.ci_method,
                                        n_resamples=policy.n_resamples, rng=[policy.seed, 1], workers=workers)
-            interval = (boot.low, boot.high)
+            interval = None if boot is None else (boot.low, boot.high)  # None only for n = 0
     # constant deltas: the exact sign-flip p-value of one side, the best any paired test can do with n queries
     floor = float(2.0 ** -n) if degenerate == "constant" else None
     evidence = Evidence(

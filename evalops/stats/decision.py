@@ -61,6 +61,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import InitVar, asdict, dataclass, field, replace
+from typing import Any, cast
 
 from evalops.errors import InputError
 from evalops.numfmt import INTERVAL_TESTS
@@ -183,7 +184,7 @@ class Policy:
                 raise PolicyError(f"{table} must map measure names to margins; got {given!r}")
             checked = {}
             for measure, value in dict(given).items():
-                if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+                if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and cast(float, value) > 0
                         and math.isfinite(value)):
                     raise PolicyError(f"{table}[{measure!r}] must be a positive number; got {value!r}")
                 checked[str(measure)] = float(value)
@@ -332,15 +333,15 @@ class JudgedShift:
         return out
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, object]) -> JudgedShift:
+    def from_dict(cls, values: Mapping[str, Any]) -> JudgedShift:
         """A stored shift; a record without ``bound`` but with holes-relevant deltas was stored under the
         per-run bound (``per-run``)."""
         def deltas(key: str) -> tuple[float, ...]:
-            return tuple(float(x) for x in values.get(key) or ())  # type: ignore[union-attr]
+            return tuple(float(x) for x in values.get(key) or ())
 
         upper = deltas("holes_relevant_deltas")
-        return cls(str(values["measure"]), float(values["baseline"]),  # type: ignore[arg-type]
-                   float(values["candidate"]), int(values["unjudged_documents"]),  # type: ignore[arg-type]
+        return cls(str(values["measure"]), float(values["baseline"]),
+                   float(values["candidate"]), int(values["unjudged_documents"]),
                    upper, deltas("holes_pessimistic_deltas"), deltas("condensed_deltas"),
                    str(values.get("bound") or ("per-run" if upper else "pair")))
 

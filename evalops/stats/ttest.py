@@ -48,11 +48,14 @@ def t_p_value(t: np.ndarray, df: np.ndarray | float, alternative: str) -> np.nda
         return cdf(t_arr) if alternative == "less" else cdf(-t_arr)
     from scipy import special
 
+    p: np.ndarray
     if alternative == "two-sided":
-        return np.minimum(1.0, 2.0 * special.stdtr(df, -np.abs(t)))
-    if alternative == "less":
-        return special.stdtr(df, t)
-    return special.stdtr(df, -t)
+        p = np.minimum(1.0, 2.0 * special.stdtr(df, -np.abs(t)))
+    elif alternative == "less":
+        p = special.stdtr(df, t)
+    else:
+        p = special.stdtr(df, -t)
+    return p
 
 
 def paired_t(baseline: object, candidate: object, alternative: str = "two-sided") -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +84,7 @@ def paired_t_test(baseline: object, candidate: object, alternative: str = "two-s
     ready = prepare("t", baseline, candidate, alternative)  # rows at once: paired_t
     if ready.early is not None:
         return ready.early
-    b, c, shape, n = ready.baseline, ready.candidate, ready.shape, len(ready.baseline)
+    b, c, shape, n = ready.baseline, ready.candidate, ready.going_on, len(ready.baseline)
     t, p = paired_t(b, c, alternative)
     note = None
     if shape.constant:

@@ -131,7 +131,7 @@ def wilcoxon_test(
     ready = prepare("wilcoxon", baseline, candidate, alternative)
     if ready.early is not None:
         return ready.early
-    b, c, shape = ready.baseline, ready.candidate, ready.shape
+    b, c, shape = ready.baseline, ready.candidate, ready.going_on
     n = len(b)
     # constant deltas that differ only by rounding noise are one tie group, not n distinct ranks
     d = np.full(n, float(shape.mean)) if shape.constant else c - b
@@ -168,7 +168,7 @@ def wilcoxon_test(
         p = _tied_exact_p(ranks[nonzero], d[nonzero] > 0, alternative)
         how = f"exact with ties, shift algorithm over {n_nonzero} non-zero deltas ({label})"
     else:
-        var = n_ranked * (n_ranked + 1) * (2 * n_ranked + 1)
+        var: float = n_ranked * (n_ranked + 1) * (2 * n_ranked + 1)
         if zero_method == "pratt":
             var -= n_zero * (n_zero + 1) * (2 * n_zero + 1)
         var = (var - float((tie_counts**3 - tie_counts).sum()) / 2.0) / 24.0

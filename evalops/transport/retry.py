@@ -19,6 +19,7 @@ import math
 import random
 from dataclasses import dataclass
 
+from evalops import utc
 from evalops.errors import ConfigError
 
 __all__ = ["RetryPolicy", "parse_retry_after", "retryable_status"]
@@ -46,8 +47,8 @@ def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> floa
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:  # an HTTP-date is always GMT
-        when = when.replace(tzinfo=dt.timezone.utc)
-    now = now or dt.datetime.now(dt.timezone.utc)
+        when = when.replace(tzinfo=utc.UTC)
+    now = now or utc.now()
     return max(0.0, (when - now).total_seconds())
 
 

@@ -12,6 +12,7 @@ from sqlalchemy import Table, select, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from evalops import utc
 from evalops.errors import EvalopsError, WarehouseError
 from evalops.warehouse.models import MeasureModel
 
@@ -29,7 +30,8 @@ measures_table: Table = MeasureModel.__table__  # type: ignore[assignment]
 
 
 def now_utc() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+    """The time a row records: :func:`evalops.utc.now`, the one clock."""
+    return utc.now()
 
 
 @contextlib.contextmanager

@@ -39,7 +39,6 @@ from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
 from evalops.warehouse.models import ABTestModel, EvalRunModel
-from evalops.warehouse.scores import load_score_vectors
 from evalops.warehouse.judgments import judge_runs
 from evalops.warehouse._bulk import fetch_scores_of_runs, measure_ids_for_read
 

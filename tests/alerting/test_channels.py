@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from evalops.alerting import Alert, Severity, deliver_alerts, idempotency_key, validation_alert
+from evalops.alerting import Alert, Severity, deliver_alerts, idempotency_key
 from evalops.alerting.channels import (
     ADAPTIVE_CARD,
     PAGERDUTY_SEVERITY,

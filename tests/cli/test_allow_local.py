@@ -5,7 +5,6 @@ knowingly, and says so."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest

@@ -154,7 +154,6 @@ def test_a_warehouse_that_stops_answering_ends_the_run_at_the_deadline_with_exit
                 run.kill()
                 run.wait()
                 pytest.fail(f"`evalops run` hung with the warehouse silent: {err_file.read()[-2000:]}")
-            ended = time.monotonic()
         err = (tmp_path / "err.txt").read_text()
         assert run.returncode == 7, ((tmp_path / "out.txt").read_text()[-1000:], err[-2000:])
         assert "did not answer" in err or "did not complete a connection" in err, err[-2000:]

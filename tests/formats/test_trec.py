@@ -113,7 +113,7 @@ def test_run_writer_ranks_by_score_then_docid_descending(tmp_path):
     out = tmp_path / "out.run"
     write_trec_run(run, out, tag="x")
     lines = [line.split() for line in out.read_text().splitlines()]
-    assert [(l[2], l[3]) for l in lines] == [("b", "1"), ("c", "2"), ("a", "3")]
+    assert [(cols[2], cols[3]) for cols in lines] == [("b", "1"), ("c", "2"), ("a", "3")]
     assert read_trec_run(out).to_dict() == run.to_dict()
 
 

@@ -99,7 +99,7 @@ def test_duplicate_pairs_are_representable_but_qrels_refuse_them(make_frames) ->
     gold = GoldSet.from_frames(q, pd.concat([j, j.iloc[:1]]))
     assert len(gold.judgments) == 14  # kept for the validation suite to report
     with pytest.raises(FormatError, match="more than once"):
-        gold.qrels
+        _ = gold.qrels
 
 
 def test_missing_language_is_undetermined(make_frames) -> None:

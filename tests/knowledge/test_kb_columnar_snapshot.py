@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +18,9 @@ from evalops.formats import read_beir_corpus
 from evalops.formats.beir import read_beir_corpus_arrow
 from evalops.knowledge import content_hash, load_snapshot
 from evalops.knowledge.snapshot import KnowledgeBaseSnapshot, content_hashes_arrow
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # characters the canonical encoder writes as themselves, and those it escapes
 TEXT = st.text(alphabet=st.sampled_from(list('ab é中😀 "\\\t\n\x01\x1f\x7f/\u2028')), max_size=12)
@@ -105,7 +109,7 @@ def test_the_manifest_is_the_encoders_bytes(tmp_path: Path, ids: list[str]) -> N
     assert KnowledgeBaseSnapshot.from_manifest(path).snapshot_id == snapshot.snapshot_id
 
 
-def _manifest_frame_the_json_way(path: Path) -> "pd.DataFrame":
+def _manifest_frame_the_json_way(path: Path) -> pd.DataFrame:
     import pandas as pd
 
     pairs = json.loads(path.read_text(encoding="utf-8"))["docs"]

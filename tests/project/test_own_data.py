@@ -93,7 +93,7 @@ def test_init_run_history_report_on_a_real_collection(tmp_path, shared_data, mon
     code, report = cli("report", "--project", str(root), cwd=tmp_path, monkeypatch=monkeypatch)
     assert code == 0, report
     assert "contract gold_set gold" in report and "min_queries 50" in report
-    assert f"observed_grades" in report and "allowed_grades \"auto\"" in report
+    assert "observed_grades" in report and "allowed_grades \"auto\"" in report
     assert "not applicable: each query type present (no query types)" in report
     assert "handbook" not in report  # the demo's retriever never reaches a project of your own
 

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from evalops.pipeline.judging.alerts import judge_alerts_for
 from evalops.pipeline.judging.comparisons import judge_family
-from evalops.pipeline.judging.items import ANSWER_MEASURES, _documents  # _documents: scoring and holes read it
+from evalops.pipeline.judging.items import ANSWER_MEASURES, _documents as _documents  # _documents: scoring and holes read it
 from evalops.pipeline.judging.labelling import JUDGE_POLICY, PROGRESS_SECONDS, judge_versions
 from evalops.pipeline.judging.preflight import JudgePreflight, build_judge, preflight_judge
 from evalops.pipeline.judging.summaries import failed_judge_steps, judge_failures, judge_report
