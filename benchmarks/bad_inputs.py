@@ -62,6 +62,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from datetime import UTC
+
 from evalops.errors import InputError  # noqa: E402
 from evalops.formats import read_beir_corpus, read_beir_qrels, read_beir_queries, read_qrels, read_run  # noqa: E402
 
@@ -97,7 +99,7 @@ def _gold_jsonl(queries: bytes) -> Callable[[Path], Any]:
 
 def _log(payload: bytes, gz: bool) -> Callable[[Path], Any]:
     def read(path: Path) -> Any:
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         from evalops.querylog.read import read_log_window
 
@@ -105,8 +107,8 @@ def _log(payload: bytes, gz: bool) -> Callable[[Path], Any]:
         day.mkdir(parents=True, exist_ok=True)
         target = day / ("log.jsonl.gz" if gz else "log.jsonl")
         target.write_bytes(payload)
-        start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-        return read_log_window(day.parent, start, datetime(2026, 1, 2, tzinfo=timezone.utc))
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        return read_log_window(day.parent, start, datetime(2026, 1, 2, tzinfo=UTC))
 
     return read
 

@@ -37,7 +37,7 @@ def best_of(repeat: int, fn):
 
 def maxp_loop(run, manifest):
     best: dict[str, dict[str, float]] = {}
-    for q, c, s in zip(run.query_ids.tolist(), run.doc_ids.tolist(), run.scores.tolist()):
+    for q, c, s in zip(run.query_ids.tolist(), run.doc_ids.tolist(), run.scores.tolist(), strict=False):
         d = manifest.get(c).doc_id
         docs = best.setdefault(q, {})
         if s > docs.get(d, -np.inf):

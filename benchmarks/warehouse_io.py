@@ -138,7 +138,7 @@ def _copy_pairs(engine, url: str, frame: pd.DataFrame, fp: EvalFingerprint, repe
     qids = frame["query_id"].to_numpy(dtype=object)
     order = np.lexsort((qids, mids))
     rows = list(zip([1] * len(frame), mids[order].tolist(), qids[order].tolist(),
-                    frame["value"].to_numpy()[order].tolist()))
+                    frame["value"].to_numpy()[order].tolist(), strict=False))
     writes, copies = [], []
     with psycopg.connect(conninfo) as conn:
         conn.execute("DROP TABLE IF EXISTS peer_copy_scores")
@@ -162,7 +162,7 @@ def _copy_pairs(engine, url: str, frame: pd.DataFrame, fp: EvalFingerprint, repe
             copies.append(time.perf_counter() - start)
         conn.execute("DROP TABLE peer_copy_scores")
         conn.commit()
-    shares = [c / w for w, c in zip(writes, copies)]
+    shares = [c / w for w, c in zip(writes, copies, strict=False)]
     return statistics.median(writes), statistics.median(copies), statistics.median(shares)
 
 

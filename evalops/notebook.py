@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalops.numfmt import DASH, level, number, p_value
 from evalops.safetext import plain
+
+if TYPE_CHECKING:
+    from evalops.stats.compare import Comparison
 
 __all__ = ["Comparisons", "comparisons_html", "html_table"]
 
@@ -70,7 +73,7 @@ def comparisons_html(comparisons: Sequence[Any]) -> str:
     return html_table(caption, COMPARISON_HEADERS, [comparison_row(c) for c in comparisons], notes)
 
 
-class Comparisons(list):  # type: ignore[type-arg]
+class Comparisons(list["Comparison"]):
     """Decided comparisons (a list of ``Comparison``) that a notebook shows as a table."""
 
     def _repr_html_(self) -> str:

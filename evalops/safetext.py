@@ -72,7 +72,8 @@ def csv_cell(text: str) -> str:
 # with a character that is no letter, so no top-level domain is recognised. A dot or colon between two
 # digits (``0.4567``, ``12:00``) is a number or a time, and one before a space or the end ends a sentence:
 # neither is ever a link, and those stay as they are.
-_LINK_SEPARATOR = re.compile(r"(?:[@/\uff20\uff0f]|(?<!\d)[.:\u3002\uff0e\uff61\uff1a]|[.:\u3002\uff0e\uff61\uff1a](?!\d))"
+_LINK_SEPARATOR = re.compile(r"(?:[@/\uff20\uff0f]"
+                             r"|(?<!\d)[.:\u3002\uff0e\uff61\uff1a]|[.:\u3002\uff0e\uff61\uff1a](?!\d))"
                              r"(?=\S)")
 WORD_JOINER = "\u2060"
 

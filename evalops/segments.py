@@ -73,7 +73,7 @@ def segment_aggregates(frame: Any, attributes: Mapping[str, Mapping[str, str]], 
             continue
         for measure in measures:
             values = frame[frame["measure"] == measure]
-            by_query = dict(zip(values["query_id"].astype(str), values["value"].astype(float)))
+            by_query = dict(zip(values["query_id"].astype(str), values["value"].astype(float), strict=False))
             for segment, queries in segments.items():
                 vals = np.array([by_query[q] for q in queries if q in by_query], dtype=float)
                 vals = vals[~np.isnan(vals)]
@@ -108,8 +108,8 @@ def segment_comparisons(base: Any, cand: Any, attributes: Mapping[str, Mapping[s
         for measure in measures:
             b = base[base["measure"] == measure]
             c = cand[cand["measure"] == measure]
-            bmap = dict(zip(b["query_id"].astype(str), b["value"].astype(float)))
-            cmap = dict(zip(c["query_id"].astype(str), c["value"].astype(float)))
+            bmap = dict(zip(b["query_id"].astype(str), b["value"].astype(float), strict=False))
+            cmap = dict(zip(c["query_id"].astype(str), c["value"].astype(float), strict=False))
             for segment, queries in segments.items():
                 both = [q for q in queries if q in bmap and q in cmap
                         and not (math.isnan(bmap[q]) or math.isnan(cmap[q]))]
@@ -121,7 +121,7 @@ def segment_comparisons(base: Any, cand: Any, attributes: Mapping[str, Mapping[s
                 keys.append((segment, measure, both))
         decided = adjust_and_decide(members, policy)
         family = f"{facet} segments of {candidate_name}: {len(decided)} comparisons ({policy.correction})"
-        for (segment, measure, both), comp in zip(keys, decided):
+        for (segment, measure, both), comp in zip(keys, decided, strict=False):
             jb = jc = None
             if judged and measure in judged and both:
                 b_j, c_j = judged[measure]

@@ -15,8 +15,8 @@ from airflow.sdk import BaseHook
 
 from evalops.alerting.notifiers import _url_from_airflow_connection
 from evalops.secrets import read_connection
-from evalops.warehouse.config import _connection_to_url, normalise_url
 from evalops.warehouse import create_warehouse_engine
+from evalops.warehouse.config import _connection_to_url, normalise_url
 
 __all__ = ["JudgeHook", "RetrieverAuthHook", "WarehouseHook", "WebhookHook"]
 

@@ -30,10 +30,9 @@ import numpy as np
 
 from evalops.chunking.judgments import AnchoredJudgment, AnchoredJudgments
 from evalops.chunking.manifest import ChunkManifest
+from evalops.data import Qrels, Run
 from evalops.errors import InputError
-from evalops.data import Run
 from evalops.metrics.ranking import trec_eval_order
-from evalops.data import Qrels
 
 __all__ = ["AGGREGATIONS", "DEFAULT_OVERLAP_THRESHOLD", "ChunkQrels", "chunk_qrels", "document_run"]
 
@@ -104,7 +103,7 @@ class ChunkQrels:
     def lost_queries(self) -> list[str]:
         """Queries with a relevant excerpt but no relevant chunk."""
         relevant = {j.query_id for j in self.unmapped if j.grade > 0}
-        kept = {str(q) for q, g in zip(self.qrels.query_ids, self.qrels.grades) if g > 0}
+        kept = {str(q) for q, g in zip(self.qrels.query_ids, self.qrels.grades, strict=False) if g > 0}
         return sorted(relevant - kept)
 
 

@@ -28,11 +28,10 @@ from typing import Any
 import numpy as np
 
 from evalops.chunking.sources import SourceTexts
+from evalops.data import Qrels
 from evalops.errors import FormatError
 from evalops.fingerprint import content_digest
-from evalops.data import Qrels
-from evalops.formats.jsonl import read_jsonl
-from evalops.formats.jsonl import write_jsonl
+from evalops.formats.jsonl import read_jsonl, write_jsonl
 
 __all__ = ["AnchoredJudgment", "AnchoredJudgments", "read_anchored_judgments", "write_anchored_judgments"]
 
@@ -108,7 +107,8 @@ class AnchoredJudgments:
         return content_digest([[j.query_id, j.doc_id, j.start, j.end, j.grade] for j in self.rows])
 
     def to_records(self) -> list[dict[str, Any]]:
-        return [dict(zip(COLUMNS, (j.query_id, j.doc_id, j.start, j.end, j.excerpt, j.grade))) for j in self.rows]
+        return [dict(zip(COLUMNS, (j.query_id, j.doc_id, j.start, j.end, j.excerpt, j.grade), strict=True))
+                for j in self.rows]
 
     def document_qrels(self) -> Any:
         """Document-level judgments (``evalops.data.Qrels``): each judged (query, document) with the highest

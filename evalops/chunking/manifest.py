@@ -29,8 +29,7 @@ from typing import Any
 from evalops.chunking.sources import SourceTexts
 from evalops.errors import FormatError, InputError
 from evalops.fingerprint import content_digest
-from evalops.formats.jsonl import read_jsonl
-from evalops.formats.jsonl import write_jsonl
+from evalops.formats.jsonl import read_jsonl, write_jsonl
 
 __all__ = ["Chunk", "ChunkManifest", "LocateReport", "locate_chunks", "read_chunk_manifest", "write_chunk_manifest"]
 

@@ -42,8 +42,8 @@ from evalops.chunking.judgments import AnchoredJudgments
 from evalops.chunking.manifest import ChunkManifest
 from evalops.chunking.sources import SourceTexts
 from evalops.chunking.spans import Interval, SpanUnits, intersection_length, merged
-from evalops.errors import InputError
 from evalops.data import Run
+from evalops.errors import InputError
 from evalops.metrics.ranking import trec_eval_order
 
 __all__ = ["OVERLAP_COUNTING", "SpanPolicy", "SpanScores", "ranked_chunks", "span_scores"]
@@ -96,7 +96,7 @@ def ranked_chunks(run: Any) -> dict[str, list[str]]:
         run = Run.from_dict(run) if isinstance(run, dict) else Run.from_frame(run)
     order = trec_eval_order(run.scores, run.doc_ids, run.query_ids)
     out: dict[str, list[str]] = {}
-    for q, d in zip(run.query_ids[order], run.doc_ids[order]):
+    for q, d in zip(run.query_ids[order], run.doc_ids[order], strict=False):
         out.setdefault(str(q), []).append(str(d))
     return out
 

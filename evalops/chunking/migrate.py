@@ -46,7 +46,7 @@ def anchor_judgments(qrels: Any, manifest: ChunkManifest, sources: SourceTexts) 
         qrels = Qrels.from_dict(qrels)
     rows: list[AnchoredJudgment] = []
     missed: list[tuple[str, str, str]] = []
-    for q, c, g in zip(qrels.query_ids, qrels.doc_ids, qrels.grades):
+    for q, c, g in zip(qrels.query_ids, qrels.doc_ids, qrels.grades, strict=False):
         q, c = str(q), str(c)
         chunk = manifest.get(c)
         if chunk is None:

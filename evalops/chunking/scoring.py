@@ -35,9 +35,8 @@ from evalops.chunking.judgments import AnchoredJudgments
 from evalops.chunking.manifest import ChunkManifest
 from evalops.chunking.measures import SpanPolicy, span_scores
 from evalops.chunking.sources import SourceTexts
-from evalops.metrics import evaluate
-from evalops.metrics import parse_measures
 from evalops.errors import InputError
+from evalops.metrics import evaluate, parse_measures
 from evalops.stats import Policy, adjust_and_decide, align, compare
 
 __all__ = ["ChunkRunScores", "compare_chunkings", "score_chunk_run"]
@@ -59,7 +58,7 @@ class ChunkRunScores:
 
     def scores(self, measure: str) -> dict[str, float]:
         """``{query_id: value}`` of one measure (the shape :func:`evalops.stats.align` pairs)."""
-        return dict(zip(self.query_ids.tolist(), self.values[measure].tolist()))
+        return dict(zip(self.query_ids.tolist(), self.values[measure].tolist(), strict=False))
 
 
 def score_chunk_run(judgments: AnchoredJudgments, manifest: ChunkManifest, run: Any, sources: SourceTexts, *,
@@ -97,7 +96,7 @@ def score_chunk_run(judgments: AnchoredJudgments, manifest: ChunkManifest, run: 
 
 def _aligned(result: Any, measure: str, query_ids: list[str]) -> np.ndarray:
     """The measure's per-query values on ``query_ids``: a query the result does not hold scores 0."""
-    at = {q: v for q, v in zip(result.query_ids.tolist(), result.per_query[measure].tolist())}
+    at = {q: v for q, v in zip(result.query_ids.tolist(), result.per_query[measure].tolist(), strict=False)}
     return np.array([at.get(q, 0.0) for q in query_ids], dtype=np.float64)
 
 

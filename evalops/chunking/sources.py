@@ -36,7 +36,7 @@ class SourceTexts:
         if dup:
             raise InputError(f"{snapshot.source}: document id(s) {dup[:5]} appear more than once; spans need "
                              "one text per document")
-        texts = {str(d): ("" if t is None else str(t)) for d, t in zip(corpus["doc_id"], corpus["text"])}
+        texts = {str(d): ("" if t is None else str(t)) for d, t in zip(corpus["doc_id"], corpus["text"], strict=False)}
         return cls(texts, snapshot.snapshot_id, snapshot.source or "source documents")
 
     def __contains__(self, doc_id: object) -> bool:

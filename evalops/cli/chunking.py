@@ -11,9 +11,8 @@ from typing import Any
 
 import click
 
-from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, emit, reports_errors
+from evalops.cli._common import FORMAT_OPTION, MEASURE, Output, dump_json, emit, reports_errors
 from evalops.errors import InputError
-from evalops.cli._common import dump_json
 
 __all__ = ["chunking"]
 

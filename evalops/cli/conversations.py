@@ -94,7 +94,7 @@ def conversations(gold_folder: Path, baseline: str, candidates: tuple[str, ...],
     rows = [{"measure": c.measure, "candidate": c.candidate_name, "n": c.n, "baseline_mean": c.baseline_mean,
              "candidate_mean": c.candidate_mean, "delta": c.delta, "interval_low": c.interval_low,
              "interval_high": c.interval_high, "decision": c.decision, "severity": c.severity,
-             "reason_code": c.reason_code, "kind": kind} for c, kind in zip(results.comparisons, kinds)]
+             "reason_code": c.reason_code, "kind": kind} for c, kind in zip(results.comparisons, kinds, strict=False)]
     notes = [(f"unit: conversation ({results.describe['conversations']} conversations, "
               f"{results.describe['judged_turns']} judged turns)")]
     for m in results.measures:

@@ -114,8 +114,7 @@ def db() -> None:
 def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | None) -> None:
     """Apply the warehouse migrations (safe to run again; it is what the DAG's first task does)."""
     from evalops.warehouse.config import resolve_url
-    from evalops.warehouse.migrate import current_revision, upgrade_sql
-    from evalops.warehouse.migrate import upgrade as upgrade_schema
+    from evalops.warehouse.migrate import current_revision, upgrade as upgrade_schema, upgrade_sql
 
     if as_sql:
         click.echo(upgrade_sql(resolve_url(url).url, revision, start=from_revision), nl=False)
@@ -209,8 +208,7 @@ def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
 def stamp(url: str | None, revision: str) -> None:
     """Record REVISION as the warehouse's schema revision without running migrations (for a schema
     created or repaired by hand; "base" clears it)."""
-    from evalops.warehouse.migrate import current_revision
-    from evalops.warehouse.migrate import stamp as stamp_schema
+    from evalops.warehouse.migrate import current_revision, stamp as stamp_schema
 
     engine, resolved = _engine(url)
     try:

@@ -59,7 +59,8 @@ _LIGHT = {
 }
 
 _SECTIONS = {
-    "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings", "MlflowSettings",
+    "AlertingSettings", "DEFAULT_GOLD_SET", "GoldSetSettings", "JudgeSettings", "KnowledgeBaseSettings",
+    "MlflowSettings",
     "PRODUCTION", "QueryLogSettings", "QueryLogThresholds", "RegressionSettings",
 }
 _DOCTABLE = {"iter_settings", "settings_table"}

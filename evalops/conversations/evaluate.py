@@ -87,9 +87,9 @@ class ConversationResults:
                 {"version": s.version, "measure": s.measure, "mean_of_conversations": s.mean_of_conversations,
                  "mean_of_turns": s.mean_of_turns,
                  "conversations": [{"conversation_id": c, "mean": m, "turns": n} for c, m, n in
-                                   zip(s.conversation_ids, s.conversation_means, s.conversation_turns)],
+                                   zip(s.conversation_ids, s.conversation_means, s.conversation_turns, strict=False)],
                  "depth": [{"depth": p.depth, "turns": p.turns, "mean": p.mean} for p in s.depth],
-                 "turns": [{"query_id": q, "value": v} for q, v in zip(s.query_ids, s.values)]}
+                 "turns": [{"query_id": q, "value": v} for q, v in zip(s.query_ids, s.values, strict=False)]}
                 for s in self.scores.values()],
             "comparisons": [c.to_dict() for c in self.comparisons],
         }
@@ -118,7 +118,7 @@ def evaluate_conversations(gold: ConversationGoldSet, runs: Mapping[str, Any], m
         ids = [str(q) for q in result.query_ids]
         for m, vals in result.per_query.items():
             keep = ~np.isnan(vals)
-            qids = [q for q, k in zip(ids, keep.tolist()) if k]
+            qids = [q for q, k in zip(ids, keep.tolist(), strict=False) if k]
             v = vals[keep]
             convs, means, turns = conversation_means(qids, v, conv_of)
             scores[(name, m)] = VersionScores(name, m, tuple(qids), tuple(float(x) for x in v),

@@ -15,8 +15,8 @@ self-contained by an annotator), ``language`` (BCP-47, default ``und``), ``type`
 ``qrels.tsv`` (BEIR), ``qrels/test.tsv``, ``qrels.trec`` (TREC) or ``judgments.jsonl`` (``{"query_id",
 "doc_id", "grade"}``). :func:`load_gold_set_folder` reads it or any other gold-set folder (what the pipeline
 and ``evalops validate`` call), so a project's ``gold_set.path`` may point at one: the pipeline then asks each
-turn with its history and decides by conversation (``docs/conversations.md``). A folder without ``conversations.jsonl`` is read as a plain gold
-set whose query ids are turn ids (:func:`conversations_from_gold_set`).
+turn with its history and decides by conversation (``docs/conversations.md``). A folder without
+``conversations.jsonl`` is read as a plain gold set whose query ids are turn ids (:func:`conversations_from_gold_set`).
 
 **Plain topics.** :func:`conversations_from_gold_set` reads the conversation structure from the query ids of
 any gold set (``31_1``, ``31_2``, ... as in CAsT's topics): each query is a turn, its text the question.
@@ -127,7 +127,7 @@ def conversations_from_gold_set(gold: Any) -> Conversations:
     turns: list[Turn] = []
     problems: list[ContractProblem] = []
     q = gold.queries
-    for row, (qid, text, lang) in enumerate(zip(q["query_id"], q["text"], q["language"]), start=1):
+    for row, (qid, text, lang) in enumerate(zip(q["query_id"], q["text"], q["language"], strict=False), start=1):
         parsed = parse_turn_id(qid)
         if parsed is None:
             problems.append(ContractProblem("turn_id", f"query id {qid!r} is not a turn id",

@@ -129,6 +129,7 @@ def as_turn_map(values: Mapping[str, float], conversations: Conversations) -> di
     by_id = conversations.by_id
     missing = [q for q in values if q not in by_id]
     if missing:
-        raise InputError(f"{len(missing)} scored query id(s) are not turns of {conversations.source or 'the conversations'}"
+        raise InputError(f"{len(missing)} scored query id(s) are not turns of "
+                         f"{conversations.source or 'the conversations'}"
                          f" (first: {missing[0]!r}); score the conversation gold set's turns only")
     return {q: by_id[q] for q in values}

@@ -76,7 +76,8 @@ def drift_note(paired: Any, conversations: Conversations) -> str:
     depth_of = conversations.depth_of()
     base, cand = depth_profile(ids, paired.baseline, depth_of), depth_profile(ids, paired.candidate, depth_of)
     return "drift by turn depth (mean per-turn value, baseline -> candidate): " + ", ".join(
-        f"turn {b.depth} ({b.turns}) {numfmt.number(b.mean)} -> {numfmt.number(c.mean)}" for b, c in zip(base, cand))
+        f"turn {b.depth} ({b.turns}) {numfmt.number(b.mean)} -> {numfmt.number(c.mean)}"
+        for b, c in zip(base, cand, strict=False))
 
 
 def by_conversation_inputs(paired: Any, judged: Any, conversations: Conversations) -> tuple[Any, Any]:
@@ -93,5 +94,6 @@ def by_conversation_inputs(paired: Any, judged: Any, conversations: Conversation
             return deltas
         return tuple(float(x) for x in group_means(index, groups, np.asarray(deltas, dtype=np.float64)))
 
-    return grouped, replace(judged, relevant_deltas=mean(judged.relevant_deltas), lower_deltas=mean(judged.lower_deltas),
+    return grouped, replace(judged, relevant_deltas=mean(judged.relevant_deltas),
+                            lower_deltas=mean(judged.lower_deltas),
                             condensed_deltas=mean(judged.condensed_deltas))

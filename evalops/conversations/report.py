@@ -47,7 +47,7 @@ def _rows(results: ConversationResults) -> dict[str, list[list[str]]]:
         for i, conv in enumerate(first.conversation_ids):
             tables["conversations"].append([m, conv, str(first.conversation_turns[i]), *(
                 numfmt.number(dict(zip(results.scores[(v, m)].conversation_ids,
-                                       results.scores[(v, m)].conversation_means)).get(conv))
+                                       results.scores[(v, m)].conversation_means, strict=False)).get(conv))
                 for v in results.versions)])
     return tables
 

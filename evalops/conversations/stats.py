@@ -70,7 +70,8 @@ def depth_profile(query_ids: Sequence[str], values: Sequence[float], depth_of: M
     uniq, index = group_index(list(query_ids), depth_of, "turn depth")
     means = group_means(index, len(uniq), v)
     counts = np.bincount(index, minlength=len(uniq))
-    return [DepthPoint(int(d), int(c), float(m)) for d, c, m in zip(uniq.tolist(), counts.tolist(), means.tolist())]
+    return [DepthPoint(int(d), int(c), float(m))
+            for d, c, m in zip(uniq.tolist(), counts.tolist(), means.tolist(), strict=True)]
 
 
 def by_conversation(paired: Paired, conversation_of: Mapping[str, str]) -> Paired:

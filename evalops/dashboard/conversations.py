@@ -37,7 +37,8 @@ def conversation_view(policies: Mapping[str, Any], queries: Sequence[Mapping[str
     convs, b_means, turns = conversation_means(ids, b, conv_of)
     _, c_means, _ = conversation_means(ids, c, conv_of)
     table = sorted(({"conversation": str(k), "turns": int(n), "baseline": bm, "candidate": cm, "delta": cm - bm}
-                    for k, n, bm, cm in zip(convs.tolist(), turns.tolist(), b_means.tolist(), c_means.tolist())),
+                    for k, n, bm, cm in zip(convs.tolist(), turns.tolist(), b_means.tolist(), c_means.tolist(),
+                                            strict=True)),
                    key=lambda r: (r["delta"], r["conversation"]))
     b_depth, c_depth = depth_profile(ids, b, depth_of), depth_profile(ids, c, depth_of)
     unit = policies["conversation_unit"]
@@ -47,7 +48,7 @@ def conversation_view(policies: Mapping[str, Any], queries: Sequence[Mapping[str
         "rows": [{**r, "baseline": fmt(r["baseline"]), "candidate": fmt(r["candidate"]), "delta": fmt(r["delta"], "+")}
                  for r in table],
         "depth": [{"depth": bp.depth, "turns": bp.turns, "baseline": fmt(bp.mean), "candidate": fmt(cp.mean),
-                   "delta": fmt(cp.mean - bp.mean, "+")} for bp, cp in zip(b_depth, c_depth)],
+                   "delta": fmt(cp.mean - bp.mean, "+")} for bp, cp in zip(b_depth, c_depth, strict=False)],
         "chart": Markup(depth_chart([(f"baseline {baseline}", b_depth), (f"candidate {candidate}", c_depth)],
                                     "mean per-turn value by turn depth", width=520)),
     }

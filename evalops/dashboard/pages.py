@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops import numfmt
-from evalops.dashboard.conversations import conversation_view
 from evalops.dashboard import svg
+from evalops.dashboard.conversations import conversation_view
 from evalops.dashboard.datadocs import list_validations
 from evalops.dashboard.links import Links
 from evalops.floors import check_floors
@@ -89,7 +89,7 @@ def fmt(v: Any, spec: str | None = None) -> str:
 
 
 def _when(v: dt.datetime | None) -> str:
-    return "–" if v is None else v.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return "–" if v is None else v.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _day(v: dt.datetime | dt.date | None) -> str:

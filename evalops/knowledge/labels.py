@@ -75,4 +75,4 @@ def document_lengths(docs: Any) -> dict[str, int]:
     frame = pd.DataFrame({"title": pd.Series(docs["title"], dtype=object),
                           "text": pd.Series(docs["text"], dtype=object)})
     lengths = (frame["title"].str.len().fillna(0) + frame["text"].str.len().fillna(0)).astype(int)
-    return dict(zip(map(str, docs["doc_id"]), lengths.tolist()))
+    return dict(zip(map(str, docs["doc_id"]), lengths.tolist(), strict=False))

@@ -269,7 +269,7 @@ class CompactGold(Gold):
         if len(query_ids) == 0 or len(self) == 0:
             return out
         if hashes is None or order is None:
-            position = dict(zip(self.query_ids.tolist(), range(len(self))))
+            position = dict(zip(self.query_ids.tolist(), range(len(self)), strict=False))
             return np.fromiter((position.get(q, -1) for q in query_ids.tolist()), dtype=np.int64,
                                count=len(query_ids))
         wanted = hash_strings(query_ids)

@@ -31,14 +31,10 @@ from evalops.config import without_settings_variables
 from evalops.config.env import parse_time_settings
 from evalops.errors import ConfigError
 from evalops.pipeline.context import RunContext
-from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
-from evalops.warehouse import RunKey, find_run
-from evalops.warehouse import RunKey, find_run, load_ab_tests, load_aggregates
-from evalops.pipeline.store import engine_for, migrate_warehouse
 from evalops.pipeline.promotion import promote
-from evalops.pipeline.store import engine_for, warehouse_counts
-from evalops.warehouse import list_alerts
-from evalops.pipeline.store import engine_for
+from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
+from evalops.pipeline.store import engine_for, migrate_warehouse, warehouse_counts
+from evalops.warehouse import RunKey, find_run, list_alerts, load_ab_tests, load_aggregates
 from evalops.warehouse.judgments import load_judge_runs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,7 +44,7 @@ __all__ = ["BackfillDay", "DemoPlan", "plan_demo", "backfill_days", "scored_days
            "demo_summary", "judge_summary", "DAY_ONE", "DAY_TWO", "BACKFILL_DAYS"]
 
 # Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
-DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.timezone.utc)
+DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.UTC)
 DAY_TWO = DAY_ONE + dt.timedelta(days=1)
 LOG_DAYS = 30
 # Days before day 1 that `evalops demo` first scores with `evalops run` (no Airflow), so the dashboard's trend
@@ -200,8 +196,8 @@ def scored_days(day_cfg: Config, plan: DemoPlan, days: list[dt.date]) -> set[dt.
     version has a succeeded run on every gold set under the fingerprint the inputs give now, and the
     day's report (the run's last step) exists. A day interrupted half-way, or scored under other inputs
     (another gold set, knowledge base, measures or policies), is not among them and is scored again."""
-    from evalops.pipeline.workdir import report_location
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
+    from evalops.pipeline.workdir import report_location
 
     if not days:
         return set()
@@ -218,7 +214,7 @@ def scored_days(day_cfg: Config, plan: DemoPlan, days: list[dt.date]) -> set[dt.
         stored = [find_run(engine, RunKey(run.dag_id, run.run_id, retriever, version, name))
                   for retriever, version in plan.baselines for name in fingerprints]
         wanted = [fp for _ in plan.baselines for fp in fingerprints.values()]
-        if all(s is not None and s.status == "succeeded" and s.fingerprint.hash == fp for s, fp in zip(stored, wanted)):
+        if all(s is not None and s.status == "succeeded" and s.fingerprint.hash == fp for s, fp in zip(stored, wanted, strict=False)):
             done.add(day)
     return done
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalops import utc
 from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
-from evalops.errors import ConfigError
 from evalops.conversations.pipeline import fingerprint_policy
+from evalops.errors import ConfigError
 from evalops.pipeline.adhoc import record_candidate
 from evalops.pipeline.chunkings import chunking_record
 from evalops.pipeline.context import RunContext

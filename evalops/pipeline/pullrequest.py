@@ -42,8 +42,7 @@ from typing import TYPE_CHECKING, Any
 from evalops import utc
 from evalops.errors import InputError, WarehouseError
 from evalops.secrets import mask_url
-from evalops.warehouse.config import url_for
-from evalops.warehouse.config import create_warehouse_engine
+from evalops.warehouse.config import create_warehouse_engine, url_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine

@@ -19,15 +19,15 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from evalops.config import PRODUCTION
-from evalops.errors import InputError
-from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
-from evalops.pipeline.queries import query_set_for
-from evalops.holes import cutoff_of
-from evalops.pipeline.registry import context_measures, scored_measures
 from evalops.alerting import Alert
 from evalops.alerting.model import AlertKind, Severity
+from evalops.config import PRODUCTION
+from evalops.errors import InputError
+from evalops.holes import cutoff_of
+from evalops.pipeline.queries import query_set_for
+from evalops.pipeline.registry import context_measures, scored_measures
 from evalops.safetext import plain
+from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.alerting import Alert

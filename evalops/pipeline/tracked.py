@@ -53,7 +53,7 @@ def log_run_to_mlflow(cfg: Config, run: RunContext, versions: Sequence[VersionSp
             if spec.dataset == PRODUCTION:
                 continue
             frame = load_aggregates(engine, spec.run_id)
-            found = dict(zip(frame["measure"].astype(str), frame["mean"].astype(float)))
+            found = dict(zip(frame["measure"].astype(str), frame["mean"].astype(float), strict=False))
             means[spec.label] = {m: found[m] for m in wanted if m in found}
         comparisons = [ComparisonRecord(d.comparison) for d in load_decisions(cfg, run, versions)
                        if d.dataset != PRODUCTION]

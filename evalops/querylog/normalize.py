@@ -113,7 +113,8 @@ def build_units(frame: pd.DataFrame, segment_column: str) -> SamplingUnits:
     grouped = pd.DataFrame(
         {
             "retriever_version": frame["retriever_version"].astype(str).to_numpy(),
-            "segment": np.asarray(segments, dtype=object)[segment_codes] if len(frame) else np.asarray([], dtype=object),
+            "segment": (np.asarray(segments, dtype=object)[segment_codes] if len(frame)
+                        else np.asarray([], dtype=object)),
             "key": row_key,
             "timestamp": frame["timestamp"].dt.tz_convert(None).to_numpy(),  # naive UTC sorts fast
             "raw": codes,

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalops import numfmt
-from evalops.reports.model import VersionScores
 from evalops.reports.blocks import Cell, Section, Table
+from evalops.reports.model import VersionScores
 
 __all__ = ["sources_section", "spread_section"]
 

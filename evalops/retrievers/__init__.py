@@ -28,6 +28,8 @@ from evalops.retrievers.bm25 import BM25Retriever
 from evalops.retrievers.build import build_retriever
 from evalops.retrievers.corpus import Corpus, as_corpus
 from evalops.retrievers.dense import DenseRetriever, load_sentence_transformer, resolve_model_dir
+from evalops.retrievers.embedcache import EmbeddingCache
+from evalops.retrievers.encoders import WordLlamaEncoder
 from evalops.retrievers.function import FunctionRetriever, load_entry_point
 from evalops.retrievers.fusion import ReciprocalRankFusion
 from evalops.retrievers.http import HttpRetriever
@@ -40,18 +42,15 @@ from evalops.retrievers.registry import (
     load_default_registry,
     load_registry,
 )
-from evalops.retrievers.embedcache import EmbeddingCache
-from evalops.retrievers.encoders import WordLlamaEncoder
 from evalops.retrievers.rerank import (
-    Candidate,
     CallableReranker,
+    Candidate,
     LexicalOverlapReranker,
     RerankedRetriever,
     Reranker,
     RetrieverReranker,
 )
 from evalops.retrievers.runfile import RunFileRetriever
-from evalops.retrievers.service import LocalService, retriever_handler
 from evalops.retrievers.scoring import (
     DEFAULT_FAILURE_BUDGET,
     FailureBudgetExceeded,
@@ -60,6 +59,7 @@ from evalops.retrievers.scoring import (
     combine_results,
     retrieve_run,
 )
+from evalops.retrievers.service import LocalService, retriever_handler
 from evalops.retrievers.text import Tokenizer
 from evalops.retrievers.tfidf import TfidfRetriever
 from evalops.transport import RetryPolicy

@@ -71,7 +71,8 @@ class WordLlamaEncoder:
             raise ConfigError(f"dense: wordllama's dimension must be one of {', '.join(map(str, WORDLLAMA_DIMS))}, "
                               f"got {dim!r}")
         weights_path, tokenizer_path = wordllama_files()
-        tokenizers = require("tokenizers", "wordllama", _PURPOSE)  # imported here: `import evalops.retrievers` stays cheap
+        # imported here: `import evalops.retrievers` stays cheap
+        tokenizers = require("tokenizers", "wordllama", _PURPOSE)
         require("safetensors", "wordllama", _PURPOSE)
         from safetensors.numpy import load_file
         table = load_file(str(weights_path))["embedding.weight"]

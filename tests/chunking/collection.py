@@ -74,7 +74,7 @@ def sentence_chunks(sources: SourceTexts, per_chunk: int = 3) -> list[dict[str, 
 
 def judgments_on_spans(sources: SourceTexts, qrels, queries: dict[str, str]) -> AnchoredJudgments:
     rows = []
-    for q, d, g in zip(qrels.query_ids, qrels.doc_ids, qrels.grades):
+    for q, d, g in zip(qrels.query_ids, qrels.doc_ids, qrels.grades, strict=False):
         text = sources.text(d)
         claim = words(queries[q])
         best = max(sentences(text), key=lambda s: (len(words(text[s[0]:s[1]]) & claim), -s[0]))
@@ -88,7 +88,7 @@ def chunk_run(manifest: ChunkManifest, sources: SourceTexts, doc_run: Run, queri
     texts = manifest.texts(sources)
     ranked: dict[str, list[tuple[str, float]]] = {}
     order: dict[str, list[tuple[float, str]]] = {}
-    for q, d, s in zip(doc_run.query_ids, doc_run.doc_ids, doc_run.scores):
+    for q, d, s in zip(doc_run.query_ids, doc_run.doc_ids, doc_run.scores, strict=False):
         order.setdefault(q, []).append((-s, d))
     run: dict[str, dict[str, float]] = {}
     for q, docs in order.items():

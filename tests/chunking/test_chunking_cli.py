@@ -80,7 +80,8 @@ def test_convert_round_trip_and_refusals(scifact_chunks, files, tmp_path):
     bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
     refused = _invoke("chunking", "score", bad, files["corpus"], files["sent3.manifest"], files["sent3.run"])
     assert refused.exit_code == 3
-    assert f"error: {bad}:3: excerpt does not match document" in refused.output and "fix start and end" in refused.output
+    assert f"error: {bad}:3: excerpt does not match document" in refused.output
+    assert "fix start and end" in refused.output
 
 
 def test_locate_reports_and_bounds_the_failure_rate(files, tmp_path):

@@ -62,14 +62,17 @@ def test_versions_name_their_chunking(registry, tmp_path):
     assert _chunking_change(registry, SimpleNamespace(retriever="kb", version="256", baseline_version="256")) == ""
     (tmp_path / "chunks" / "sent3.jsonl").write_text("{not json\n")
     broken = describe_chunkings(registry, [("kb", "sent")])["kb@sent"]
-    assert broken.startswith("kb@sent: chunking chunks/sent3.jsonl could not be read (") and ":1: invalid JSON" in broken
+    assert broken.startswith("kb@sent: chunking chunks/sent3.jsonl could not be read (")
+    assert ":1: invalid JSON" in broken
 
 
 def test_a_missing_or_malformed_chunking_is_a_config_error(registry, tmp_path):
     (tmp_path / "chunks" / "win256.jsonl").unlink()
-    with pytest.raises(ConfigError, match=r"retrievers.yaml:2: retriever kb@256: chunking .*win256.jsonl does not exist"):
+    with pytest.raises(ConfigError,
+                       match=r"retrievers.yaml:2: retriever kb@256: chunking .*win256.jsonl does not exist"):
         registry.get("kb", "256").check_files()
     bad = tmp_path / "bad.yaml"
     bad.write_text(REGISTRY.replace("chunking: chunks/win256.jsonl", "chunking: [a, b]"))
-    with pytest.raises(ConfigError, match=r"bad.yaml:7: retriever kb@256: chunking must be the path of a chunk manifest"):
+    with pytest.raises(ConfigError,
+                       match=r"bad.yaml:7: retriever kb@256: chunking must be the path of a chunk manifest"):
         load_registry(bad)

@@ -35,7 +35,7 @@ def _oracle(col, name: str, k: int | None, budget: int | None, units: str, overl
     """Chroma's definitions, written with Python sets of (doc, unit) and the run sorted by hand."""
     manifest, run = col.manifests[name], col.runs[name]
     ranked: dict[str, list[tuple[float, str]]] = {}
-    for q, c, s in zip(run.query_ids, run.doc_ids, run.scores):
+    for q, c, s in zip(run.query_ids, run.doc_ids, run.scores, strict=False):
         ranked.setdefault(q, []).append((float(np.float32(s)), c))
     out = {}
     for q in sorted({j.query_id for j in col.judgments if j.grade > 0}):
@@ -100,7 +100,7 @@ def test_document_run_ndcg_equals_pytrec_eval(scifact_chunks, aggregation):
     manifest, run = col.manifests[name], col.runs[name]
     first = {d: cs[0].chunk_id for d, cs in manifest.by_document().items()}
     docs: dict[str, dict[str, float]] = {}
-    for q, c, s in zip(run.query_ids, run.doc_ids, run.scores):
+    for q, c, s in zip(run.query_ids, run.doc_ids, run.scores, strict=False):
         d = manifest.get(c).doc_id
         if aggregation == "firstp" and first[d] != c:
             continue
@@ -126,7 +126,7 @@ def test_chunk_qrels_follow_the_overlap_rule(scifact_chunks):
             inter = len(set(range(c.start, c.end)) & set(range(j.start, j.end)))
             if inter and inter >= 0.5 * min(c.length, j.end - j.start):
                 want.add((j.query_id, c.chunk_id))
-    assert set(zip(derived.qrels.query_ids, derived.qrels.doc_ids)) == want
+    assert set(zip(derived.qrels.query_ids, derived.qrels.doc_ids, strict=False)) == want
     assert (derived.qrels.grades == 1).all() and derived.unmapped == ()
 
 

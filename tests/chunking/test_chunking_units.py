@@ -140,7 +140,8 @@ def test_reader_names_file_line_and_fix(tmp_path, tiny):
                                                                        "excerpt": ""}]), sources)
     assert [(j.start, j.excerpt) for j in ok] == [(0, "ab"), (2, "cdef")]
     cases = [
-        ({**good, "excerpt": "defg"}, r"bad\.jsonl:2: excerpt does not match document 'd' at \[2, 6\).*occurs at \[3, 7\)"),
+        ({**good, "excerpt": "defg"},
+         r"bad\.jsonl:2: excerpt does not match document 'd' at \[2, 6\).*occurs at \[3, 7\)"),
         ({**good, "excerpt": "zzz"}, "occurs nowhere"),
         ({**good, "end": 11}, r"bad\.jsonl:2: span \[2, 11\) is out of range for document 'd' \(10 characters\)"),
         ({**good, "doc_id": "nope"}, r"bad\.jsonl:2: document 'nope' is not in docs"),

@@ -103,7 +103,8 @@ def test_query_policies(tmp_path):
         {"conversation_id": "a", "turn": 1, "question": "do statins cause cancer?", "answer": "no"},
         {"conversation_id": "a", "turn": 2, "question": "what about its side effects?",
          "rewrite": "what are the side effects of statins?"},
-        {"conversation_id": "b", "turn": 1, "question": "coffee"}, {"conversation_id": "b", "turn": 2, "question": "and tea?"}])
+        {"conversation_id": "b", "turn": 1, "question": "coffee"},
+        {"conversation_id": "b", "turn": 2, "question": "and tea?"}])
     conv = load_conversations(tmp_path / "c.jsonl")
     raw, hist, rew = (conversation_queries(conv, ["a_2"], p)[0] for p in ("raw", "history", "rewrite"))
     assert raw.text == "what about its side effects?"
@@ -153,8 +154,10 @@ def test_unit_is_the_conversation():
     paired = align((ids, b.tolist()), (ids, c.tolist()))
     out = compare_by_conversation(paired, conv_of, measure="nDCG@10")
     assert out.n == 12
-    by_hand_b = {k: np.mean([v for q, v in zip(ids, b) if conv_of[q] == k]) for k in set(conv_of.values())}
-    by_hand_c = {k: np.mean([v for q, v in zip(ids, c) if conv_of[q] == k]) for k in set(conv_of.values())}
+    by_hand_b = {k: np.mean([v for q, v in zip(ids, b, strict=True) if conv_of[q] == k])
+                 for k in set(conv_of.values())}
+    by_hand_c = {k: np.mean([v for q, v in zip(ids, c, strict=True) if conv_of[q] == k])
+                 for k in set(conv_of.values())}
     keys = sorted(by_hand_b)
     ref = compare(align((keys, [by_hand_b[k] for k in keys]), (keys, [by_hand_c[k] for k in keys])), measure="nDCG@10")
     assert out.delta == pytest.approx(ref.delta, abs=1e-12) and out.decision == ref.decision
@@ -183,7 +186,8 @@ def test_per_turn_values_equal_a_plain_computation(nf_conversations):
     gold, _, runs = nf_conversations
     results = evaluate_conversations(gold, runs, ["nDCG@10"], baseline="rewrite")
     qrels = defaultdict(dict)
-    for q, d, g in zip(gold.gold.judgments["query_id"], gold.gold.judgments["doc_id"], gold.gold.judgments["grade"]):
+    judgments = gold.gold.judgments
+    for q, d, g in zip(judgments["query_id"], judgments["doc_id"], judgments["grade"], strict=True):
         qrels[q][d] = int(g)
     for name, run in runs.items():
         scores = {q: {d: float(s) for d, s in ranked} for q, ranked in run.ranked().items()} \
@@ -191,20 +195,20 @@ def test_per_turn_values_equal_a_plain_computation(nf_conversations):
         if scores is None:
             frame = run.to_frame()
             scores = defaultdict(dict)
-            for q, d, s in zip(frame["query_id"], frame["doc_id"], frame["score"]):
+            for q, d, s in zip(frame["query_id"], frame["doc_id"], frame["score"], strict=False):
                 scores[q][d] = float(s)
         ref = pytrec_eval.RelevanceEvaluator(dict(qrels), {"ndcg_cut_10"}).evaluate(dict(scores))
         mine = results.scores[(name, "nDCG@10")]
-        for q, v in zip(mine.query_ids, mine.values):
+        for q, v in zip(mine.query_ids, mine.values, strict=False):
             assert v == pytest.approx(ref.get(q, {"ndcg_cut_10": 0.0})["ndcg_cut_10"], abs=1e-9)
         # the conversation means and the depth profile, by hand from the per-turn values
         per_conv = defaultdict(list)
         per_depth = defaultdict(list)
-        for q, v in zip(mine.query_ids, mine.values):
+        for q, v in zip(mine.query_ids, mine.values, strict=False):
             c, t = parse_turn_id(q)
             per_conv[c].append(v)
             per_depth[t].append(v)
-        assert dict(zip(mine.conversation_ids, mine.conversation_means)) == pytest.approx(
+        assert dict(zip(mine.conversation_ids, mine.conversation_means, strict=False)) == pytest.approx(
             {c: float(np.mean(v)) for c, v in per_conv.items()})
         assert [(p.depth, p.turns, p.mean) for p in mine.depth] == [
             (t, len(v), pytest.approx(float(np.mean(v)))) for t, v in sorted(per_depth.items())]
@@ -215,7 +219,8 @@ def test_ignoring_the_history_loses_on_later_turns(nf_conversations):
     results = evaluate_conversations(gold, runs, ["nDCG@10"], baseline="rewrite", query_policies={p: p for p in runs})
     raw, rewrite = results.scores[("raw", "nDCG@10")], results.scores[("rewrite", "nDCG@10")]
     assert raw.depth[0].mean == pytest.approx(rewrite.depth[0].mean)  # turn 1 is asked the same way
-    assert all(r.mean < w.mean - 0.05 for r, w in zip(raw.depth[1:], rewrite.depth[1:]))  # later turns lose
+    # later turns lose
+    assert all(r.mean < w.mean - 0.05 for r, w in zip(raw.depth[1:], rewrite.depth[1:], strict=True))
     decided = {c.candidate_name: c for c in results.comparisons}
     assert decided["raw"].n == len(gold.conversations.conversation_ids) == 39  # the unit is the conversation
     assert decided["raw"].n < len(gold.judged_ids)

@@ -35,7 +35,8 @@ def test_turns_get_their_history_and_are_decided_by_conversation(tmp_path, share
     (tmp_path / "retrievers.yaml").write_text(
         "retrievers:\n"
         "  - {name: nf, version: '1.0', adapter: python, deployed: true, owner: s, params: {entry_point: "
-        "'evalops.conversations.retrievers:history_bm25', factory: true, with_corpus: true, options: {policy: history}}}\n"
+        "'evalops.conversations.retrievers:history_bm25', factory: true, with_corpus: true, "
+        "options: {policy: history}}}\n"
         "  - {name: nf, version: '2.0', adapter: builtin, deployed: true, owner: s, params: {kind: bm25}}\n")
     (tmp_path / "evalops.yaml").write_text(
         f"gold_set: {{path: gold}}\nknowledge_base: {{path: {nf}}}\nregistry: retrievers.yaml\n"
@@ -77,7 +78,7 @@ def test_turns_get_their_history_and_are_decided_by_conversation(tmp_path, share
     def values(run_id):
         f = load_scores(engine, run_id)
         f = f[f["measure"] == "nDCG@10"]
-        return dict(zip(f["query_id"], f["value"]))
+        return dict(zip(f["query_id"], f["value"], strict=False))
 
     base, cand = values(spec.baseline_run_id), values(spec.run_id)
     assert all(base[q] == cand[q] for q in base if q.endswith("_1"))

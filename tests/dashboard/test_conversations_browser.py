@@ -30,7 +30,8 @@ def conversational_warehouse(tmp_path_factory, repo_root):
             "options: {policy: history}}}\n"
             "  - {name: hb, version: '2.0-raw', adapter: builtin, deployed: true, owner: s, params: {kind: bm25}}\n")
         (home / "evalops.yaml").write_text(
-            f"gold_set: {{path: gold, rules: {{min_queries: 10}}}}\nknowledge_base: {{path: {repo_root / 'include' / 'knowledge_base'}}}\n"
+            f"gold_set: {{path: gold, rules: {{min_queries: 10}}}}\n"
+            f"knowledge_base: {{path: {repo_root / 'include' / 'knowledge_base'}}}\n"
             "registry: retrievers.yaml\nmeasures: [nDCG@10]\nlog_sample_size: 0\n")
         cfg = load_config(home, environ={})
         run_local(cfg, RunContext.for_day("2024-06-01"))
@@ -49,7 +50,8 @@ def test_ab_page_shows_conversations_and_depth(browser, conversational_warehouse
 
     cfg, engine = conversational_warehouse
     with engine.connect() as conn:
-        [(ab_id, n)] = conn.execute(text("SELECT a.id, a.n FROM ab_tests a JOIN measures m ON m.id = a.measure_id WHERE m.name = 'nDCG@10'")).all()
+        [(ab_id, n)] = conn.execute(text("SELECT a.id, a.n FROM ab_tests a JOIN measures m ON m.id = a.measure_id "
+                                         "WHERE m.name = 'nDCG@10'")).all()
     assert n == 8  # conversations, not the 20 judged turns
     running = Server(create_app(engine, settings=DashboardSettings.from_config(cfg))).start()
     context = browser.new_context(viewport={"width": 1400, "height": 900})

@@ -18,7 +18,7 @@ def _corpus(tmp_path, rows):
 
 
 def test_the_field_is_read_at_the_top_level_then_in_metadata_then_as_a_dotted_path(tmp_path):
-    path = _corpus(tmp_path, [
+    _corpus(tmp_path, [
         {"_id": "a", "title": "", "text": "x", "source": "wiki"},
         {"_id": "b", "title": "", "text": "x", "metadata": {"source": "tickets"}},
         {"_id": "c", "title": "", "text": "x"},  # none: counted as the policy's unlabelled name

@@ -65,7 +65,7 @@ def test_a_comparison_table_holds_the_oracle_s_means_on_scifact(shared_data):
     assert tuple(cells.rows[0]) == COMPARISON_HEADERS and len(cells.rows) == 3
     oracle_b = pytrec_per_query(qrels.to_dict(), base.to_dict(), measures)
     oracle_c = pytrec_per_query(qrels.to_dict(), cand.to_dict(), measures)
-    for row, comparison, measure in zip(cells.rows[1:], found, measures):
+    for row, comparison, measure in zip(cells.rows[1:], found, measures, strict=False):
         b, c = np.mean(list(oracle_b[measure].values())), np.mean(list(oracle_c[measure].values()))
         assert row[:4] == [measure, "bm25", "te3large", "300"]
         assert row[4] == f"{b:.4f}" and row[5] == f"{c:.4f}" and row[6] == f"{c - b:+.4f}"

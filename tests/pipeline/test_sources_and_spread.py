@@ -109,7 +109,7 @@ def test_spread_per_segment_equals_numpy_on_the_per_query_values(sourced_run):
     engine = engine_for(cfg)
     spreads = load_segment_spreads(engine, spec.run_id)
     scores = load_scores(engine, spec.run_id, ["nDCG@10"])
-    by_query = dict(zip(scores["query_id"], scores["value"]))
+    by_query = dict(zip(scores["query_id"], scores["value"], strict=False))
     attributes = query_attributes(cfg, spec.dataset)
     facets = {r["facet"] for r in spreads}
     assert {"type", "language", "length"} <= facets

@@ -9,8 +9,7 @@ import io
 import click
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from evalops.cli import main
 from evalops.cli._common import Output, emit
@@ -132,8 +131,8 @@ def test_gold_set_csv_layout_is_neutralised_and_reads_back_unchanged(tmp_path) -
     back = load_gold_set(tmp_path / "g")
     assert sorted(back.queries["query_id"]) == sorted(HOSTILE_IDS)
     # the same texts, a carriage return written as a line feed (safetext.csv_text)
-    assert dict(zip(back.queries["query_id"], back.queries["text"])) == {
-        q: t.replace("\r", "\n") for q, t in zip(gold.queries["query_id"], gold.queries["text"])}
+    assert dict(zip(back.queries["query_id"], back.queries["text"], strict=False)) == {
+        q: t.replace("\r", "\n") for q, t in zip(gold.queries["query_id"], gold.queries["text"], strict=False)}
     assert sorted(back.judgments["doc_id"]) == sorted(gold.judgments["doc_id"])
 
 
