@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported
         GoldSetSettings as GoldSetSettings,
         JudgeSettings as JudgeSettings,
         KnowledgeBaseSettings as KnowledgeBaseSettings,
+        MlflowSettings as MlflowSettings,
         QueryLogSettings as QueryLogSettings,
         QueryLogThresholds as QueryLogThresholds,
         RegressionSettings as RegressionSettings,

@@ -269,7 +269,7 @@ def _lazy_target(package: str, name: str) -> str | None:
     """The submodule a package's module ``__getattr__`` (PEP 562) imports for ``name``, or None (asked of
     the ``__getattr__`` without importing the submodule)."""
     module = importlib.import_module(package)
-    if "__getattr__" not in vars(module) or name in vars(module):
+    if "__getattr__" not in vars(module):
         return None
     asked: list[str] = []
 
@@ -277,11 +277,19 @@ def _lazy_target(package: str, name: str) -> str | None:
         asked.append(target)
         raise _Asked
 
-    with mock.patch("importlib.import_module", record):
-        try:
-            module.__getattr__(name)
-        except (_Asked, AttributeError):
-            pass
+    # A name the ``__getattr__`` already loaded (another test used it) sits in the namespace: asked without it,
+    # so the answer does not depend on what ran before; a name the package defines itself gets no answer.
+    namespace = vars(module)
+    saved = namespace.pop(name, _Asked)
+    try:
+        with mock.patch("importlib.import_module", record):
+            try:
+                module.__getattr__(name)
+            except (_Asked, AttributeError):
+                pass
+    finally:
+        if saved is not _Asked:
+            namespace[name] = saved
     return asked[0] if asked else None
 
 
