@@ -208,22 +208,26 @@ def test_moved_count_is_the_deltas_off_the_common_value():
 
 
 def test_a_shifted_bulk_is_not_read_as_changed_queries(monkeypatch):
-    import evalops.stats.robust as robust
     from scipy import stats
+
+    from evalops.stats import robust
 
     # 45 queries at -0.01 and five others: what a held-out P@10 null (26 unchanged queries, two at -0.1, one
     # +0.1, one +0.4, re-centred) gives in a sample that missed its +0.4 query; the paired t-test calls it a drop
     d = np.r_[np.full(45, -0.01), np.full(3, -0.11), np.full(2, 0.09)]
     assert stats.ttest_1samp(d, 0.0, alternative="less").pvalue < 0.01
     out = decide_deltas(d, POLICY, measure="P@10", size_hint=False)
-    assert (out.interval_method, out.decision.label, out.alert) == ("betting", "inconclusive", False)
-    monkeypatch.setattr(robust, "moved_count", _nonzero_count)  # the rule before: 50 "changed" queries
+    # the betting interval decides (the strict t-interval beside it is read but makes no claim: the bets on a
+    # drop of 0.012 hardly grow)
+    assert out.interval_method.startswith("betting")
+    assert (out.decision.label, out.alert) == ("inconclusive", False)
+    monkeypatch.setattr(robust, "moved_count", _nonzero_count)  # the rule before: 50 "changed" queries, t
     before = decide_deltas(d, POLICY, measure="P@10", size_hint=False)
     assert before.decision.label == "regression" and before.alert
 
 
 def test_held_out_like_sparse_null_keeps_its_level(monkeypatch):
-    import evalops.stats.robust as robust
+    from evalops.stats import robust
 
     pool = np.r_[np.zeros(26), -0.1, -0.1, 0.1, 0.4]  # SciFact's third-party run, P@10 (benchmark figure 8)
     null = pool - pool.mean()
