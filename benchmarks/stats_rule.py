@@ -550,10 +550,11 @@ def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float,
     for m, n, t, r, ot, orr, inc, either, drops, crit, bsym, bskew in table:
         lines.append(f"| {m} | {n} | {t:.4f} | {r:.4f} | {ot} | {orr} | {inc:.2f} | {either:.4f} | {drops:.4f} | "
                      f"{crit:.4f} | {bsym:.4f} | {bskew:.4f} |")
-    lines += ["", "Family of 3 measures x 3 candidates under a global null, each member at alpha/18: the mean question's "
-              f"drop alerts (bound alpha/2 + 3 SE = {bound:.4f}) and the whole alert, either question (on identical "
-              f"behaviour bound alpha + 3 SE = {0.05 + 3 * se(0.05, sims):.4f}; on the skewed null the broken-queries "
-              "question alerts by design):", "",
+    family_note = ("Family of 3 measures x 3 candidates under a global null, each member at alpha/18: the mean "
+                   f"question's drop alerts (bound alpha/2 + 3 SE = {bound:.4f}) and the whole alert, either question "
+                   f"(on identical behaviour bound alpha + 3 SE = {0.05 + 3 * se(0.05, sims):.4f}; on the skewed null "
+                   "the broken-queries question alerts by design):")
+    lines += ["", family_note, "",
               "| collection | n | null | t rule (drops) | robust (drops) | robust (either question) |",
               "|---|---:|---|---:|---:|---:|"]
     for folder, n, rates in family_rates:
