@@ -18,6 +18,12 @@ bootstrap pilot cannot hold a rarer or larger delta than the pilot, so the sprea
 spread over real pilots (measured on the real pools: a 90 % range of bootstrap n covered the needed n in
 under half of the pilots of a skewed RR@10 pool); the range is therefore widened to the n at the pilot sd's
 own bootstrap bounds (the same level, 2,000 resamples), since n scales with the variance at a fixed shape.
+A pilot with fewer than ``MIN_NONZERO`` changed queries says nothing of how large or how rare the changes
+are, in either direction: its range has no upper end, and its lower end is at most ``STRICT_NONZERO`` (20),
+the n from which the strict t-interval can read a drop whose deltas differ; its own n simulates (nearly)
+constant drops, which only the betting interval reads, and overstated the n of a pool whose few large
+changes spread the deltas (measured on the P@10 pool of ``benchmarks/stats_power.py``: pilots without a
+changed query asked for about 250 queries where the pool needs 82).
 
 **An upper bound on the sd** (:func:`sd_upper_bound`): the sd of a sample's deltas, raised to a one-sided
 upper confidence bound of the variance from its own fourth moment (the normal approximation of the
@@ -37,7 +43,7 @@ import numpy as np
 from evalops.errors import InputError
 from evalops.metrics.student_t import t_quantile
 from evalops.stats.distributions import norm_ppf
-from evalops.stats.robust import MIN_NONZERO, read_robust
+from evalops.stats.robust import MIN_NONZERO, STRICT_NONZERO, read_robust
 from evalops.stats.rule import RulePower, family_tail
 
 __all__ = ["PilotRange", "pilot_power", "pilot_sample_size", "pilot_sample_size_range", "sd_upper_bound"]
@@ -147,7 +153,8 @@ class PilotRange:
     ``n`` and ``at_n`` the pilot's own answer; ``low``/``high`` the ``level`` range of the n of ``resamples``
     bootstrap pilots, widened to the n at the sd's bootstrap bounds (``high`` is ``None`` when more than
     ``MAX_N`` queries would be needed, or when the pilot has fewer than ``MIN_NONZERO`` changed queries, which
-    ``note`` then says: such a pilot says nothing of how large the rare changes are);
+    ``note`` then says: such a pilot says nothing of how large the rare changes are, and its ``low`` is then
+    at most ``STRICT_NONZERO``);
     ``simulations`` per n of each bootstrap pilot."""
 
     n: int
@@ -205,9 +212,13 @@ def pilot_sample_size_range(deltas: object, delta: float, margin: float, *, powe
     note = None
     changed = int(np.count_nonzero(pilot))
     if changed < MIN_NONZERO:
+        # nothing is known of the changes the pilot missed: they may spread the deltas, from which the strict
+        # t-interval reads a drop from STRICT_NONZERO queries on, or not (the pilot's own, constant-drop n)
         high = math.inf
+        low = min(low, STRICT_NONZERO)
         note = (f"only {changed} of the pilot's {len(pilot)} queries changed: it says nothing of how large or how "
-                "rare the changes are, so no number of queries is an upper end; take a larger pilot")
+                f"rare the changes are, so no number of queries is an upper end and any from {STRICT_NONZERO} on "
+                "may do; take a larger pilot")
     return PilotRange(n, at_n, max(2, int(min(low, n))), None if math.isinf(high) else int(max(high, n)), level,
                       resamples, sims, note)
 

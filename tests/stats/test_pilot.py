@@ -102,3 +102,14 @@ def test_a_pilot_with_too_few_changed_queries_has_no_upper_end():
     pilot = np.r_[np.zeros(46), [0.5, -0.2, 0.1, 0.3]]  # 4 changed queries of 50
     got = pilot_sample_size_range(pilot, -0.05, 0.01, simulations=200, resamples=3)
     assert got.high is None and "only 4 of the pilot's 50 queries changed" in got.note and got.low <= got.n
+
+
+def test_a_pilot_without_a_changed_query_reaches_down_to_the_strict_t_interval():
+    from evalops.stats.pilot import pilot_sample_size_range
+    from evalops.stats.robust import STRICT_NONZERO
+
+    # no query changed: the pilot's own n is that of constant drops, which only the betting interval reads; the
+    # changes it missed may spread the deltas, from which the strict t-interval reads the drop from 20 queries
+    got = pilot_sample_size_range(np.zeros(50), -0.02, 0.01, simulations=200, resamples=3)
+    assert got.n > 100 and got.low == STRICT_NONZERO and got.high is None
+    assert f"any from {STRICT_NONZERO} on may do" in got.note

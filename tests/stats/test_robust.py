@@ -89,7 +89,11 @@ def test_the_decision_p_is_below_the_tail_exactly_when_the_interval_decides(seed
 
 def test_vectorised_reading_matches_the_interval():
     rng = np.random.default_rng(5)
-    D = sparse_skewed_null(rng, 50, 80) - 0.03
+    rng.uniform(size=(50, 80))
+    u = rng.uniform(size=(50, 80))
+    # 40 % of queries lose 0.1, 5 % gain 0.3, the rest unchanged: skewed, with enough moved queries for the
+    # strict t-interval to stand beside the betting interval
+    D = np.where(u < 0.4, -0.1, np.where(u < 0.45, 0.3, 0.0))
     tail = 0.025
     reading = read_robust(D, tail, (-0.01, 0.0, 0.01), t_crit=t_quantile(79, 1 - tail))
     for i, d in enumerate(D):
@@ -184,3 +188,66 @@ def test_constant_drops_are_decided_as_documented(n, drop):
     for k in (8, 30):  # a constant loss of query_drop: regression (the broken-queries question, or the mean's)
         broken = decide_deltas(np.full(k, -0.3), Policy()).decision
         assert broken.label == "regression" and broken.criterion in ("broken_queries", "material")
+
+
+def _nonzero_count(d, tol=0.0):
+    """The count the rule used before ``moved_count``: every non-zero delta."""
+    return (np.abs(d) > np.asarray(tol)[..., None]).sum(axis=-1)
+
+
+def test_moved_count_is_the_deltas_off_the_common_value():
+    from evalops.stats.robust import moved_count
+
+    rng = np.random.default_rng(3)
+    D = np.round(rng.choice([-0.1, 0.0, 0.1, 0.2], size=(200, 40), p=[0.1, 0.6, 0.2, 0.1]) - 0.013, 10)
+    largest = np.array([np.unique(d, return_counts=True)[1].max() for d in D])  # a hand count
+    assert np.array_equal(moved_count(D), np.minimum(40 - largest, (D != 0).sum(axis=1)))
+    assert int(moved_count(np.r_[np.zeros(26), -0.1, -0.1, 0.1, 0.4])) == 4  # the common value 0
+    assert int(moved_count(np.linspace(-0.2, 0.1, 30))) == 30  # no two deltas equal: every one moved
+    assert int(moved_count(np.full(12, -0.05))) == 0
+
+
+def test_a_shifted_bulk_is_not_read_as_changed_queries(monkeypatch):
+    from scipy import stats
+
+    from evalops.stats import robust
+
+    # 45 queries at -0.01 and five others: what a held-out P@10 null (26 unchanged queries, two at -0.1, one
+    # +0.1, one +0.4, re-centred) gives in a sample that missed its +0.4 query; the paired t-test calls it a drop
+    d = np.r_[np.full(45, -0.01), np.full(3, -0.11), np.full(2, 0.09)]
+    assert stats.ttest_1samp(d, 0.0, alternative="less").pvalue < 0.01
+    out = decide_deltas(d, POLICY, measure="P@10", size_hint=False)
+    # the betting interval decides (the strict t-interval beside it is read but makes no claim: the bets on a
+    # drop of 0.012 hardly grow)
+    assert out.interval_method.startswith("betting")
+    assert (out.decision.label, out.alert) == ("inconclusive", False)
+    monkeypatch.setattr(robust, "moved_count", _nonzero_count)  # the rule before: 50 "changed" queries, t
+    before = decide_deltas(d, POLICY, measure="P@10", size_hint=False)
+    assert before.decision.label == "regression" and before.alert
+
+
+def test_held_out_like_sparse_null_keeps_its_level(monkeypatch):
+    from evalops.stats import robust
+
+    pool = np.r_[np.zeros(26), -0.1, -0.1, 0.1, 0.4]  # SciFact's third-party run, P@10 (benchmark figure 8)
+    null = pool - pool.mean()
+    rng = np.random.default_rng(40)
+    samples = null[rng.integers(0, len(null), (4000, 50))]
+    tail = 0.025
+    bound = tail + 3 * math.sqrt(tail * (1 - tail) / len(samples))
+
+    def drop_rate() -> float:
+        r = read_robust(samples, tail, (-0.01, 0.0, 0.01), t_crit=t_quantile(49, 1 - tail))
+        return float(np.mean(r.below[1]))  # every drop alert has its interval below 0
+
+    assert drop_rate() <= bound
+    monkeypatch.setattr(robust, "moved_count", _nonzero_count)
+    assert drop_rate() > 2 * bound  # 7.7 %: the rule before alarmed here
+
+
+@pytest.mark.parametrize("rest", (0.0, -0.004))
+def test_planted_broken_queries_are_still_found(rest):
+    # 10 % of 100 queries broken (each losing 0.37), the others unchanged or all moved by the same small amount
+    d = np.r_[np.full(10, -0.37), np.full(90, rest)]
+    out = decide_deltas(d, POLICY, measure="nDCG@10", size_hint=False)
+    assert out.decision.label == "regression" and out.alert
