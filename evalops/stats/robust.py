@@ -233,13 +233,13 @@ def branch(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
     The t-interval is trusted when the *moved* deltas (those that differ from the sample's common value, 0
     in a sample whose most queries did not change; ``moved_count``) number at least ``28 + COCHRAN g1^2``: a
-    sparse sample's information is in the queries that changed, and a shift of the bulk adds none. ``COCHRAN`` is 50, twice Cochran's 25, because the
-    rule reads one-sided errors of alpha/2 and less, further out in the tail than the 95 % coverage the
-    classical rule was derived for (and because g1 of a small sparse sample underestimates the skew). From
-    ``BALANCED_NONZERO`` non-zero deltas on, a sample whose extreme deltas fall on both sides about equally
-    (``tails_balanced``) is read as symmetric: the plain t-interval decides it (no skew correction). That
-    route counts non-zero deltas, not moved ones: it does not read the sample skewness, and the t-interval's
-    error on a symmetric distribution does not grow with the mass at its centre."""
+    sparse sample's information is in the queries that changed, and a shift of the bulk adds none.
+    ``COCHRAN`` is 50, twice Cochran's 25, because the rule reads one-sided errors of alpha/2 and less,
+    further out in the tail than the 95 % coverage the classical rule was derived for (and because g1 of a small
+    sparse sample underestimates the skew). From ``BALANCED_NONZERO`` non-zero deltas on, a sample whose extreme
+    deltas fall on both sides about equally (``tails_balanced``) is read as symmetric: the plain t-interval decides
+    it (no skew correction). That route counts non-zero deltas, not moved ones: it does not read the sample skewness,
+    and the t-interval's error on a symmetric distribution does not grow with the mass at its centre."""
     d = np.asarray(d, dtype=np.float64)
     n = d.shape[-1]
     scale = np.abs(d).max(axis=-1, initial=0.0)
@@ -281,9 +281,10 @@ class RobustInterval:
     """The robust rule on one delta vector: its branch (``BRANCHES``), the decision interval (``None`` when
     the branch has none), the p-value of the test the interval inverts on each side (``below``: evidence of
     a drop, ``above``: of a gain), the non-zero count and the number of queries that would let the t-interval
-    decide at the same share of moved deltas (of non-zero ones for ``too_few_nonzero``) (``None`` when it already does). ``material``: the interval a
-    claim past the margin (``critical``) is read from; on the t branch the t-interval at ``MATERIAL_SHARE`` of
-    the per-side error (``material_t``), elsewhere the interval itself."""
+    decide at the same share of moved deltas (of non-zero ones for ``too_few_nonzero``) (``None`` when it
+    already does). ``material``: the interval a claim past the margin (``critical``) is read from; on the t
+    branch the t-interval at ``MATERIAL_SHARE`` of the per-side error (``material_t``), elsewhere the interval
+    itself."""
 
     branch: str
     interval: tuple[float, float] | None
