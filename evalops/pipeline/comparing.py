@@ -49,7 +49,7 @@ from evalops.holes import cutoff_of, judged_measure, judged_shift
 from evalops.metrics import summarize
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes, query_set_for
-from evalops.pipeline.registry import compared_measures, context_measures, metric_policy, scored_measures
+from evalops.pipeline.registry import compared_measures, metric_policy, scored_measures, text_measures
 from evalops.segments import AGGREGATE_FACETS, segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.specs import VersionSpec
@@ -283,7 +283,7 @@ def _segments(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFram
               measures: list[str], attributes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """The comparison within each segment (``evalops.segments``), judged coverage beside each measure."""
     judged = {}
-    context = set(context_measures(cfg))
+    context = set(text_measures(cfg))
     for measure in measures:
         if measure in context:
             continue  # a context measure reads texts, not judgments
@@ -336,7 +336,7 @@ def data_seed(*parts: Any) -> int:
 def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
     """What the warehouse keeps of a version's ranking for later comparisons' bounds (``run_rankings``)."""
     docs = outcome.ranked()
-    depth = max((cutoff_of(m, cfg.k) for m in compared_measures(cfg) if m not in context_measures(cfg)),
+    depth = max((cutoff_of(m, cfg.k) for m in compared_measures(cfg) if m not in text_measures(cfg)),
                 default=cfg.k)
     return RunRanking(depth, docs.n_documents(), docs_to_bytes(docs))
 
@@ -344,7 +344,7 @@ def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
 def _bounds(cfg: Config, spec: VersionSpec, baseline: Any, candidate: Any, measures: list[str]) -> dict[str, Any]:
     """The bounds of the unjudged documents of every judged measure (``evalops.bounds``), against the gold
     set's judgments the versions were scored on."""
-    ir = [m for m in measures if m not in set(context_measures(cfg))]
+    ir = [m for m in measures if m not in set(text_measures(cfg))]
     if not ir:
         return {}
     qrels = query_set_for(cfg, spec.dataset, spec.sample_folder).qrels
@@ -355,7 +355,7 @@ def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
              bounds: Mapping[str, Any] | None = None) -> list[Comparison]:
 
-    context = set(context_measures(cfg))
+    context = set(text_measures(cfg))
 
     policy = cfg.stats_policy(run.seed)
     b_name = f"{spec.retriever}@{spec.baseline_version}"

@@ -86,9 +86,9 @@ def _grades(cfg: Config, spec: VersionSpec) -> dict[str, dict[str, int]]:
 def _depth(cfg: Config) -> int:
     """How deep a kept ranking holds every document (the unjudged ones to the measures' deepest cutoff)."""
     from evalops.holes import cutoff_of
-    from evalops.pipeline.registry import context_measures, scored_measures
+    from evalops.pipeline.registry import scored_measures, text_measures
 
-    context = set(context_measures(cfg))
+    context = set(text_measures(cfg))
     return max((cutoff_of(m, cfg.k) for m in scored_measures(cfg) if m not in context), default=cfg.k)
 
 

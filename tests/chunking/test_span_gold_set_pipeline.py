@@ -1,0 +1,102 @@
+"""A text-anchored gold set as the daily gold set (``evalops.pipeline.spans``), through the whole pipeline
+(``run_local``) on the sample knowledge base: two chunkings of it scored on span measures, the stored
+per-query values equal to ``score_chunk_run`` computed apart, compared with a decision the gate reads."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from evalops.chunking import AnchoredJudgment, AnchoredJudgments, SourceTexts, write_anchored_judgments, write_chunk_manifest
+from evalops.knowledge import snapshot_from_beir
+from tests.chunking.test_chunked_pipeline import REGISTRY, _windows
+
+MEASURES = ["TokenIoU@10", "TokenRecall@10", "TokenPrecision@10", "TokenIoU(budget=400)"]
+
+
+@pytest.fixture
+def project(tmp_path, repo_root):
+    from evalops.config import load_config
+    from evalops.formats import read_qrels
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    shutil.copy(repo_root / "include" / "knowledge_base" / "corpus.jsonl", kb / "corpus.jsonl")
+    sources = SourceTexts.of(snapshot_from_beir(kb / "corpus.jsonl"))
+    qrels = read_qrels(repo_root / "include" / "goldset" / "qrels" / "test.tsv")
+    rows = []  # judgments made once on the source text: the judged document's words 40..160
+    for q, d, g in zip(qrels.query_ids, qrels.doc_ids, qrels.grades):
+        text = sources.text(str(d))
+        s, e = min(40, len(text) // 3), min(len(text), 160)
+        rows.append(AnchoredJudgment(str(q), str(d), s, e, text[s:e], int(g)))
+    gold = AnchoredJudgments.of(rows, sources, source="spans")
+    write_anchored_judgments(gold, tmp_path / "spans.jsonl")
+    (tmp_path / "chunks").mkdir()
+    write_chunk_manifest(_windows(sources, 200, 150), tmp_path / "chunks" / "w200.jsonl")
+    write_chunk_manifest(_windows(sources, 400, 400), tmp_path / "chunks" / "w400.jsonl")
+    (tmp_path / "retrievers.yaml").write_text(REGISTRY)
+    (tmp_path / "evalops.yaml").write_text(
+        f"gold_set: {{path: spans.jsonl, queries: {repo_root / 'include' / 'goldset' / 'queries.jsonl'}}}\n"
+        f"knowledge_base: {{path: {kb}}}\nregistry: retrievers.yaml\nmeasures: [nDCG@10, R@10]\n"
+        "span_measures: [TokenIoU@10, TokenRecall@10, TokenPrecision@10, TokenIoU@budget=400]\n"
+        "alert_measures: [nDCG@10, TokenIoU@10]\nlog_sample_size: 0\n")
+    return load_config(tmp_path, environ={}), tmp_path, sources, gold
+
+
+def test_span_measures_scored_compared_and_gated(project):
+    from evalops.chunking import score_chunk_run
+    from evalops.gate import cases_for_run
+    from evalops.pipeline import RunContext, run_local
+    from evalops.pipeline.chunkings import chunk_corpus
+    from evalops.pipeline.promotion import promote
+    from evalops.pipeline.queries import gold_queries
+    from evalops.pipeline.registry import fingerprint_for
+    from evalops.pipeline.store import engine_for
+    from evalops.retrievers import build_retriever, load_registry, retrieve_run
+    from evalops.warehouse import load_scores
+
+    cfg, folder, sources, gold = project
+    run_local(cfg, RunContext.for_day("2024-06-01"))
+    promote(cfg, retriever="kb", version="w200", promoted_by="test", reason="first chunking")
+    run = RunContext.for_day("2024-06-02")
+    result = run_local(cfg, run)
+    specs = {s["version"]: s for s in result["versions"] if s["retriever"] == "kb"}
+    assert specs["w400"]["role"] == "candidate" and specs["w400"]["baseline_run_id"] is not None
+
+    # the fingerprint records the span policy and the span judgments' hash
+    fp = fingerprint_for(cfg, specs["w200"]["query_set_version"], specs["w200"]["snapshot_id"])
+    assert fp.policies["spans"]["judgments"] == {"gold": gold.version}
+    assert fp.policies["spans"]["units"] == "chars" and "TokenIoU(budget=400)" in fp.measures
+    assert fp.hash == specs["w400"]["fingerprint"]
+
+    # stored per-query span values = score_chunk_run of the same chunk run, computed apart
+    registry = load_registry(folder / "retrievers.yaml")
+    snapshot = snapshot_from_beir(folder / "kb" / "corpus.jsonl")
+    queries = gold_queries(cfg)
+    engine = engine_for(cfg)
+    for version, size, stride in (("w400", 400, 400), ("w200", 200, 150)):
+        entry = registry.get("kb", version)
+        chunk_run = retrieve_run(build_retriever(entry, corpus=chunk_corpus(entry, snapshot)), queries.texts,
+                                 k=cfg.k, name=f"kb@{version}").run
+        want = score_chunk_run(gold, _windows(sources, size, stride), chunk_run, sources, measures=(),
+                               cutoffs=(10,), budgets=(400,))
+        stored = load_scores(engine, specs[version]["run_id"], MEASURES)
+        for measure, theirs in (("TokenIoU@10", "TokenIoU@10"), ("TokenRecall@10", "TokenRecall@10"),
+                                ("TokenPrecision@10", "TokenPrecision@10"),
+                                ("TokenIoU(budget=400)", "TokenIoU@budget=400")):
+            got = stored[stored["measure"] == measure].set_index("query_id")["value"]
+            assert sorted(got.index) == want.query_ids.tolist()
+            np.testing.assert_allclose(got.loc[want.query_ids].to_numpy(), want.values[theirs], rtol=0, atol=1e-12)
+        assert 0 < want.means()["TokenIoU@10"] < 1
+
+    # compared with a decision, and the gate has a case for it
+    cases = {(c.version, c.measure): c for c in cases_for_run(cfg, run, result)}
+    case = cases[("w400", "TokenIoU@10")]
+    assert case.decision in ("improvement", "regression", "no_change", "inconclusive", "equivalent")
+    assert case.outcome in ("passed", "failure", "skipped") and case.baseline_version == "w200"
+    stored = {v: load_scores(engine, specs[v]["run_id"], ["TokenIoU@10"]).set_index("query_id")["value"]
+              for v in ("w400", "w200")}
+    assert case.comparison["delta"] == pytest.approx(float((stored["w400"] - stored["w200"]).mean()), abs=1e-12)
+    assert ("w400", "TokenIoU(budget=400)") in cases  # every span measure is a case
