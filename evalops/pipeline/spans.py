@@ -147,7 +147,12 @@ def span_frame(cfg: Config, dataset: str, entry: Any, snapshot: KnowledgeBaseSna
     ``dataset`` is not text-anchored (a production sample, a chunk-id gold set)."""
     import pandas as pd
 
-    from evalops.chunking import AnchoredJudgments, SpanPolicy, read_chunk_manifest, span_scores
+    from evalops.chunking import (
+        AnchoredJudgments,
+        SpanPolicy,
+        read_chunk_manifest,
+        span_scores,
+    )
     from evalops.chunking.names import parse_span_measures, span_cut
     from evalops.config import PRODUCTION
     from evalops.data import RunTable

@@ -9,7 +9,13 @@ import shutil
 import numpy as np
 import pytest
 
-from evalops.chunking import AnchoredJudgment, AnchoredJudgments, SourceTexts, write_anchored_judgments, write_chunk_manifest
+from evalops.chunking import (
+    AnchoredJudgment,
+    AnchoredJudgments,
+    SourceTexts,
+    write_anchored_judgments,
+    write_chunk_manifest,
+)
 from evalops.knowledge import snapshot_from_beir
 from tests.chunking.test_chunked_pipeline import REGISTRY, _windows
 
