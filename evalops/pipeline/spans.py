@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import DEFAULT_GOLD_SET
-from evalops.errors import InputError
+from evalops.errors import ConfigError, InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -125,6 +125,10 @@ def span_policy(cfg: Config) -> dict[str, Any] | None:
         judgments = anchored_judgments_for(cfg, name)
         if judgments is not None:
             versions[name] = judgments.version
+    if not versions:
+        raise ConfigError(f"{cfg.source}: span_measures {list(cfg.span_measures)} need a gold set whose judgments "
+                          "file is text-anchored (query_id, doc_id, start, end, excerpt, grade; with `queries` "
+                          "beside it); no gold set is. Remove span_measures or point a gold set's path at such a file")
     return {**SpanPolicy(**SPAN_POLICY).to_dict(), "cut": "rank order at k, or the budget's first units",
             "unchunked_versions": "each document one chunk", "judgments": versions}
 

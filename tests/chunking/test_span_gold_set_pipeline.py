@@ -4,7 +4,9 @@ per-query values equal to ``score_chunk_run`` computed apart, compared with a de
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,12 +14,19 @@ import pytest
 from evalops.chunking import (
     AnchoredJudgment,
     AnchoredJudgments,
+    ChunkManifest,
     SourceTexts,
+    span_scores,
     write_anchored_judgments,
     write_chunk_manifest,
 )
 from evalops.knowledge import snapshot_from_beir
 from tests.chunking.test_chunked_pipeline import REGISTRY, _windows
+
+# the two chunkings, and the whole documents (no chunking) scored on the same spans
+REGISTRY_WITH_DOCUMENTS = REGISTRY + """\
+  - {name: kb, version: docs, adapter: builtin, deployed: true, owner: s, params: {kind: bm25}}
+"""
 
 MEASURES = ["TokenIoU@10", "TokenRecall@10", "TokenPrecision@10", "TokenIoU(budget=400)"]
 
@@ -42,7 +51,7 @@ def project(tmp_path, repo_root):
     (tmp_path / "chunks").mkdir()
     write_chunk_manifest(_windows(sources, 200, 150), tmp_path / "chunks" / "w200.jsonl")
     write_chunk_manifest(_windows(sources, 400, 400), tmp_path / "chunks" / "w400.jsonl")
-    (tmp_path / "retrievers.yaml").write_text(REGISTRY)
+    (tmp_path / "retrievers.yaml").write_text(REGISTRY_WITH_DOCUMENTS)
     (tmp_path / "evalops.yaml").write_text(
         f"gold_set: {{path: spans.jsonl, queries: {repo_root / 'include' / 'goldset' / 'queries.jsonl'}}}\n"
         f"knowledge_base: {{path: {kb}}}\nregistry: retrievers.yaml\nmeasures: [nDCG@10, R@10]\n"
@@ -97,6 +106,18 @@ def test_span_measures_scored_compared_and_gated(project):
             np.testing.assert_allclose(got.loc[want.query_ids].to_numpy(), want.values[theirs], rtol=0, atol=1e-12)
         assert 0 < want.means()["TokenIoU@10"] < 1
 
+    # an unchunked version: its documents are the chunks (each one its whole text), a hand-built manifest
+    entry = registry.get("kb", "docs")
+    doc_run = retrieve_run(build_retriever(entry, corpus=snapshot.corpus), queries.texts, k=cfg.k, name="kb@docs").run
+    whole = ChunkManifest.of([{"chunk_id": d, "doc_id": d, "start": 0, "end": len(t)} for d, t in sources.texts.items()])
+    want = span_scores(gold, whole, doc_run, sources, k=10)
+    got = load_scores(engine, specs["docs"]["run_id"], ["TokenIoU@10"]).set_index("query_id")["value"]
+    np.testing.assert_allclose(got.loc[want.query_ids].to_numpy(), want.iou, rtol=0, atol=1e-12)
+    assert len(got) == len(want.query_ids)
+
+    report = "\n".join(p.read_text() for p in Path(result["report"]).parent.glob("*.md"))
+    assert "TokenIoU@10" in report and "TokenIoU(budget=400)" in report
+
     # compared with a decision, and the gate has a case for it
     cases = {(c.version, c.measure): c for c in cases_for_run(cfg, run, result)}
     case = cases[("w400", "TokenIoU@10")]
@@ -106,3 +127,48 @@ def test_span_measures_scored_compared_and_gated(project):
               for v in ("w400", "w200")}
     assert case.comparison["delta"] == pytest.approx(float((stored["w400"] - stored["w200"]).mean()), abs=1e-12)
     assert ("w400", "TokenIoU(budget=400)") in cases  # every span measure is a case
+
+
+@pytest.mark.parametrize("line, says", [
+    ("span_measures: [TokenIoU@ten]\n", "span_measures"),
+    ("span_measures: [nDCG@10]\n", "span_measures"),
+    ("span_measures: [TokenIoU@10]\nalert_measures: [TokenRecall@10]\n", "alert_measures"),
+])
+def test_span_measures_are_checked_with_the_settings(tmp_path, line, says):
+    from evalops.config import load_config
+    from evalops.errors import ConfigError
+
+    (tmp_path / "evalops.yaml").write_text("measures: [nDCG@10]\n" + line)
+    with pytest.raises(ConfigError, match=says):
+        load_config(tmp_path, environ={})
+
+
+def test_span_measures_need_a_text_anchored_gold_set(tmp_path, repo_root):
+    from evalops.config import load_config
+    from evalops.errors import ConfigError
+    from evalops.pipeline.registry import fingerprint_for
+
+    (tmp_path / "evalops.yaml").write_text(
+        f"gold_set: {{path: {repo_root / 'include' / 'goldset'}}}\n"
+        f"knowledge_base: {{path: {repo_root / 'include' / 'knowledge_base'}}}\n"
+        "span_measures: [TokenIoU@10]\n")
+    (tmp_path / "retrievers.yaml").write_text(REGISTRY_WITH_DOCUMENTS.split("\n  - {name: kb, version: w200")[0]
+                                              + "\n  - {name: kb, version: docs, adapter: builtin, deployed: true, "
+                                              "owner: s, params: {kind: bm25}}\n")
+    cfg = load_config(tmp_path, environ={})
+    with pytest.raises(ConfigError, match="text-anchored"):
+        fingerprint_for(cfg, "v", "s")
+
+
+def test_a_bad_excerpt_is_refused_with_file_and_line(project):
+    from evalops.errors import FormatError
+    from evalops.pipeline.inputs import load_gold_set_for
+
+    cfg, folder, _, _ = project
+    path = folder / "spans.jsonl"
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[1])
+    lines[1] = json.dumps({**row, "excerpt": "not in the text " + row["excerpt"]})
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(FormatError, match=r"spans.jsonl:2: excerpt does not match"):
+        load_gold_set_for(cfg)
