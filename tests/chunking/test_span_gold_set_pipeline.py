@@ -172,3 +172,45 @@ def test_a_bad_excerpt_is_refused_with_file_and_line(project):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(FormatError, match=r"spans.jsonl:2: excerpt does not match"):
         load_gold_set_for(cfg)
+
+
+def test_a_span_regression_the_document_measures_cannot_see_fails_the_gate(project):
+    """Two run files on one chunking that rank the same documents in the same order, one with the chunk that
+    holds each excerpt, the other with a chunk of the same document past it: MaxP nDCG@10 is the same, the
+    span measures regress, and the gate fails on the alerting one."""
+    from evalops.config import load_config
+    from evalops.gate import cases_for_run, gate_exit_code
+    from evalops.pipeline import RunContext, run_local
+    from evalops.pipeline.promotion import promote
+
+    cfg, folder, sources, gold = project
+    manifest = _windows(sources, 200, 150)
+    chunks_of: dict[str, list[str]] = {}
+    for c in sorted(manifest.chunks, key=lambda c: (c.doc_id, c.start)):
+        chunks_of.setdefault(c.doc_id, []).append(c.chunk_id)
+    relevant: dict[str, list[str]] = {}  # every judged document of a query, the relevant ones first
+    for j in sorted(gold, key=lambda j: (j.grade <= 0, j.query_id, j.doc_id)):
+        if j.doc_id not in relevant.setdefault(j.query_id, []):
+            relevant[j.query_id].append(j.doc_id)
+    for name, pick in (("held", lambda ids: ids[0]), ("past", lambda ids: ids[-1])):
+        lines = [f"{q} Q0 {pick(chunks_of[d])} {r + 1} {10.0 - r} {name}"
+                 for q, docs in sorted(relevant.items()) for r, d in enumerate(docs)]
+        (folder / f"{name}.trec").write_text("\n".join(lines) + "\n")
+    (folder / "retrievers.yaml").write_text("retrievers:\n" + "".join(
+        f"  - {{name: kb, version: {v}, adapter: run_file, deployed: true, owner: s, chunking: chunks/w200.jsonl, "
+        f"params: {{path: {v}.trec}}}}\n" for v in ("held", "past")))
+    text = (folder / "evalops.yaml").read_text().replace("alert_measures: [nDCG@10, TokenIoU@10]",
+                                                         "alert_measures: [TokenIoU@10]")
+    (folder / "evalops.yaml").write_text(text)
+    cfg = load_config(folder, environ={})
+    run_local(cfg, RunContext.for_day("2024-06-01"))
+    promote(cfg, retriever="kb", version="held", promoted_by="test", reason="the excerpts' chunks")
+    run = RunContext.for_day("2024-06-02")
+    result = run_local(cfg, run)
+    cases = {(c.version, c.measure): c for c in cases_for_run(cfg, run, result)}
+    assert cases[("past", "nDCG@10")].comparison["delta"] == 0.0  # the same documents, the same order
+    iou = cases[("past", "TokenIoU@10")]
+    assert iou.decision == "regression" and iou.outcome == "failure" and iou.kind == "regression"
+    assert cases[("past", "TokenRecall@10")].decision == "regression"
+    assert cases[("past", "TokenRecall@10")].outcome != "failure"  # descriptive: not an alert measure
+    assert int(gate_exit_code(cases.values())) != 0
