@@ -131,6 +131,9 @@ class Config(BaseSettings):
                                                               "(descriptive), e.g. Tokens@10, Redundancy@10")
     span_measures: tuple[str, ...] = Field((), description="span measures of a text-anchored gold set, scored and "
                                            "compared, e.g. TokenIoU@10, TokenRecall(budget=400); they may alert")
+    chunk_measures: tuple[str, ...] = Field((), description="measures scored on chunk judgments derived from a "
+                                            "text-anchored gold set by span overlap, stored as chunk/<measure>, "
+                                            "e.g. nDCG@10 (descriptive)")
     k: int = Field(100, ge=1, le=MAX_K, description="retrieval depth")
     shard_size: int = Field(0, ge=0, description="queries per score shard (0 = one shard per version)")
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
@@ -211,13 +214,13 @@ class Config(BaseSettings):
         except ParseSettingError as exc:
             raise ValueError(str(exc)) from None
 
-    @field_validator("measures", "alert_measures", "context_measures", "span_measures", "log_versions",
-                     mode="before")
+    @field_validator("measures", "alert_measures", "context_measures", "span_measures", "chunk_measures",
+                     "log_versions", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         return _split(value)
 
-    @field_validator("measures", "alert_measures")
+    @field_validator("measures", "alert_measures", "chunk_measures")
     @classmethod
     def _measure_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         from evalops.context import parse_any_measure
@@ -335,6 +338,13 @@ class Config(BaseSettings):
                 raise ValueError(f"span_measures: {exc}") from None
         else:
             spans = []
+        if self.chunk_measures:
+            from evalops.metrics import parse_measures
+
+            try:
+                parse_measures(list(self.chunk_measures))  # IR measures only (stored as chunk/<measure>)
+            except InputError as exc:
+                raise ValueError(f"chunk_measures: {exc}") from None
         unknown = [m for m in self.alert_measures if m not in self.measures and _canonical_span(m) not in spans]
         if unknown:
             raise ValueError(f"alert_measures {list(unknown)} are not among the measures {list(self.measures)}"

@@ -49,6 +49,8 @@ def parse_any_measure(name: str | Measure) -> Measure:
     stored measure's direction (``higher_is_better``)."""
     if isinstance(name, Measure):
         return name
+    if name.startswith("chunk/"):  # an IR measure on overlap-derived chunk judgments (evalops.pipeline.spans)
+        return parse_measure(name.removeprefix("chunk/"))
     try:
         return parse_measure(name)
     except MeasureError as ir_error:

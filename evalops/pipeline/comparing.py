@@ -49,7 +49,7 @@ from evalops.holes import cutoff_of, judged_measure, judged_shift
 from evalops.metrics import summarize
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes, query_set_for
-from evalops.pipeline.registry import (compared_measures, metric_policy, scored_measures, span_measures,
+from evalops.pipeline.registry import (anchored_measures, compared_measures, metric_policy, scored_measures,
                                        text_measures)
 from evalops.segments import AGGREGATE_FACETS, segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
@@ -169,8 +169,8 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
     """Steps 1-4 of the module docstring for one version spec."""
     engine = engine_for(cfg)
     own = collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries)
-    # span measures exist only on a text-anchored gold set (none on a production sample or a chunk-id gold set)
-    spans, scored = set(span_measures(cfg)), set(own.frame["measure"].unique().tolist())
+    # span and chunk measures exist only on a text-anchored gold set (none on a production sample)
+    spans, scored = set(anchored_measures(cfg)), set(own.frame["measure"].unique().tolist())
     measures = [m for m in compared_measures(cfg) if m not in spans or m in scored]
     planned = get_run(engine, spec.run_id)
     fingerprint = get_fingerprint(engine, spec.fingerprint)

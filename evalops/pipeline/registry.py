@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.context import RunContext
     from evalops.retrievers import Registry
 
-__all__ = ["check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "span_measures", "text_measures", "scored_measures", "alerting_measures", "metric_policy",
+__all__ = ["check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "span_measures", "chunk_measures", "anchored_measures", "text_measures", "scored_measures", "alerting_measures", "metric_policy",
            "fingerprint_for"]
 
 
@@ -84,10 +84,22 @@ def span_measures(cfg: Config) -> list[str]:
     return [str(m) for m in parse_span_measures(list(cfg.span_measures))] if cfg.span_measures else []
 
 
+def chunk_measures(cfg: Config) -> list[str]:
+    """The configured chunk measures as stored: ``chunk/<canonical measure>`` (``evalops.pipeline.spans``)."""
+    from evalops.metrics import parse_measures
+
+    return [f"chunk/{m}" for m in parse_measures(list(cfg.chunk_measures))] if cfg.chunk_measures else []
+
+
+def anchored_measures(cfg: Config) -> list[str]:
+    """What a text-anchored gold set adds: the span measures, then the chunk measures."""
+    return span_measures(cfg) + chunk_measures(cfg)
+
+
 def text_measures(cfg: Config) -> list[str]:
     """The measures that read texts or spans, not the document judgments (no Judged@k, no bounds): the
-    context measures, then the span measures."""
-    return context_measures(cfg) + span_measures(cfg)
+    context measures, then the span and chunk measures."""
+    return context_measures(cfg) + anchored_measures(cfg)
 
 
 def compared_measures(cfg: Config) -> list[str]:

@@ -49,7 +49,7 @@ from evalops.pipeline.judging import _documents
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
 from evalops.pipeline.registry import (context_measures, load_registry_for, metric_policy, scored_measures,
-                                       span_measures)
+                                       anchored_measures)
 from evalops.pipeline.spans import span_frame
 from evalops.pipeline.store import run_lease
 from evalops.unjudged import judged_of_table, unjudged_of_table, write_unjudged
@@ -130,7 +130,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         return empty, outcome
     qrels = result.exclude_failed(queries.qrels)
     gold = as_gold(qrels)  # one Gold: the run's documents are looked up in it once (metrics.table_input)
-    context, spans = context_measures(cfg), span_measures(cfg)
+    context, spans = context_measures(cfg), anchored_measures(cfg)
     measures = [m for m in scored_measures(cfg) if m not in context and m not in spans]
     evaluation = evaluate(gold, result.run, measures, metric_policy())
     # the unjudged documents of the top k (judged coverage, the holes queue) and the judged ones of the whole

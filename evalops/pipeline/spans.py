@@ -13,8 +13,13 @@ source text (every excerpt checked; a bad row refused with the file and line). T
   :func:`evalops.chunking.measures.span_scores` from the version's own run: a chunked version's chunk run
   against its chunk manifest, an unchunked version's document run against the **whole-document chunking**
   (each document one chunk, its whole text), so versions pair query by query whatever they retrieve;
-* the span policy (units, overlap counting) and the span judgments' content hash are in the fingerprint
-  (:func:`span_policy`): the document qrels alone would not change when only a span moves.
+* the **chunk measures** named in ``chunk_measures`` (IR measures, stored as ``chunk/nDCG@10``) score the
+  same run against chunk judgments derived by span overlap (:func:`evalops.chunking.aggregate.chunk_qrels`,
+  threshold :data:`~evalops.chunking.aggregate.DEFAULT_OVERLAP_THRESHOLD` of the shorter of chunk and
+  excerpt); a query whose excerpts no chunk takes scores 0. They are descriptive (they never alert);
+* the span policy (units, overlap counting, the overlap threshold) and the span judgments' content hash
+  are in the fingerprint (:func:`span_policy`): the document qrels alone would not change when only a
+  span moves.
 
 A query whose excerpts are all graded 0 has no span value (left out of the span measures, as
 ``span_scores`` says); a query the version did not answer has none either (failed queries are never scored).
@@ -26,6 +31,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops.chunking.aggregate import DEFAULT_OVERLAP_THRESHOLD
 from evalops.config import DEFAULT_GOLD_SET
 from evalops.errors import ConfigError, InputError
 
@@ -116,7 +122,7 @@ def load_anchored_gold_set(cfg: Config, name: str, options: dict[str, Any]) -> G
 def span_policy(cfg: Config) -> dict[str, Any] | None:
     """The fingerprint's ``spans`` policy when span measures are configured: how they count, and the content
     hash of every span-format gold set's judgments (None without span measures)."""
-    if not cfg.span_measures:
+    if not cfg.span_measures and not cfg.chunk_measures:
         return None
     from evalops.chunking.measures import SpanPolicy
 
@@ -126,11 +132,14 @@ def span_policy(cfg: Config) -> dict[str, Any] | None:
         if judgments is not None:
             versions[name] = judgments.version
     if not versions:
-        raise ConfigError(f"{cfg.source}: span_measures {list(cfg.span_measures)} need a gold set whose judgments "
+        raise ConfigError(f"{cfg.source}: span_measures / chunk_measures "
+                          f"{list(cfg.span_measures) + list(cfg.chunk_measures)} need a gold set whose judgments "
                           "file is text-anchored (query_id, doc_id, start, end, excerpt, grade; with `queries` "
-                          "beside it); no gold set is. Remove span_measures or point a gold set's path at such a file")
+                          "beside it); no gold set is. Remove them or point a gold set's path at such a file")
     return {**SpanPolicy(**SPAN_POLICY).to_dict(), "cut": "rank order at k, or the budget's first units",
-            "unchunked_versions": "each document one chunk", "judgments": versions}
+            "unchunked_versions": "each document one chunk", "judgments": versions,
+            "chunk_judgments": {"overlap_threshold": DEFAULT_OVERLAP_THRESHOLD, "of": "the shorter of chunk and "
+                                "excerpt", "grade": "highest overlapping", "lost_queries": "score 0"}}
 
 
 def whole_documents(sources: SourceTexts) -> ChunkManifest:
@@ -174,8 +183,11 @@ def span_frame(cfg: Config, dataset: str, entry: Any, snapshot: KnowledgeBaseSna
     run = run.to_run() if isinstance(run, RunTable) else run
     policy = SpanPolicy(**SPAN_POLICY)
     frames = []
+    chunk = [m.removeprefix("chunk/") for m in measures if m.startswith("chunk/")]
+    if chunk:
+        frames.append(_chunk_frame(asked, manifest, run, chunk))
     by_cut: dict[tuple[tuple[str, int], ...], Any] = {}
-    for measure in parse_span_measures(measures):
+    for measure in parse_span_measures([m for m in measures if not m.startswith("chunk/")]):
         cut = span_cut(measure)
         key = tuple(sorted(cut.items()))
         if key not in by_cut:
@@ -185,3 +197,29 @@ def span_frame(cfg: Config, dataset: str, entry: Any, snapshot: KnowledgeBaseSna
         frames.append(pd.DataFrame({"query_id": scores.query_ids.astype(str), "measure": str(measure),
                                     "value": values[measure.NAME].astype(float)}))
     return pd.concat(frames, ignore_index=True) if frames else empty
+
+
+def _chunk_frame(judgments: AnchoredJudgments, manifest: ChunkManifest, run: Any, measures: list[str]
+                 ) -> pd.DataFrame:
+    """``chunk/<measure>`` per query with a relevant excerpt: the run against the chunk judgments derived by
+    span overlap (:func:`evalops.chunking.aggregate.chunk_qrels`); a query whose excerpts no chunk takes
+    scores 0 (as in :func:`evalops.chunking.scoring.score_chunk_run`)."""
+    import numpy as np
+    import pandas as pd
+
+    from evalops.chunking import chunk_qrels
+    from evalops.chunking.scoring import _aligned
+    from evalops.metrics import evaluate, parse_measures
+    from evalops.pipeline.registry import metric_policy
+
+    relevant = sorted({j.query_id for j in judgments if j.grade > 0})
+    names = [str(m) for m in parse_measures(measures)]
+    derived = chunk_qrels(judgments, manifest, DEFAULT_OVERLAP_THRESHOLD)
+    if len(derived.qrels) == 0:  # no chunk takes any excerpt: every query lost
+        values = {m: np.zeros(len(relevant)) for m in names}
+    else:
+        result = evaluate(derived.qrels, run, names, metric_policy())
+        values = {m: _aligned(result, m, relevant) for m in names}
+    return pd.DataFrame({"query_id": [q for _ in names for q in relevant],
+                         "measure": [f"chunk/{m}" for m in names for _ in relevant],
+                         "value": [float(v) for m in names for v in values[m]]})

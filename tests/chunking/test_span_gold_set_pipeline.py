@@ -56,6 +56,7 @@ def project(tmp_path, repo_root):
         f"gold_set: {{path: spans.jsonl, queries: {repo_root / 'include' / 'goldset' / 'queries.jsonl'}}}\n"
         f"knowledge_base: {{path: {kb}}}\nregistry: retrievers.yaml\nmeasures: [nDCG@10, R@10]\n"
         "span_measures: [TokenIoU@10, TokenRecall@10, TokenPrecision@10, TokenIoU@budget=400]\n"
+        "chunk_measures: [nDCG@10]\n"
         "alert_measures: [nDCG@10, TokenIoU@10]\nlog_sample_size: 0\n")
     return load_config(tmp_path, environ={}), tmp_path, sources, gold
 
@@ -95,16 +96,16 @@ def test_span_measures_scored_compared_and_gated(project):
         entry = registry.get("kb", version)
         chunk_run = retrieve_run(build_retriever(entry, corpus=chunk_corpus(entry, snapshot)), queries.texts,
                                  k=cfg.k, name=f"kb@{version}").run
-        want = score_chunk_run(gold, _windows(sources, size, stride), chunk_run, sources, measures=(),
+        want = score_chunk_run(gold, _windows(sources, size, stride), chunk_run, sources, measures=("nDCG@10",),
                                cutoffs=(10,), budgets=(400,))
-        stored = load_scores(engine, specs[version]["run_id"], MEASURES)
+        stored = load_scores(engine, specs[version]["run_id"], [*MEASURES, "chunk/nDCG@10"])
         for measure, theirs in (("TokenIoU@10", "TokenIoU@10"), ("TokenRecall@10", "TokenRecall@10"),
                                 ("TokenPrecision@10", "TokenPrecision@10"),
-                                ("TokenIoU(budget=400)", "TokenIoU@budget=400")):
+                                ("TokenIoU(budget=400)", "TokenIoU@budget=400"), ("chunk/nDCG@10", "chunk/nDCG@10")):
             got = stored[stored["measure"] == measure].set_index("query_id")["value"]
             assert sorted(got.index) == want.query_ids.tolist()
             np.testing.assert_allclose(got.loc[want.query_ids].to_numpy(), want.values[theirs], rtol=0, atol=1e-12)
-        assert 0 < want.means()["TokenIoU@10"] < 1
+        assert 0 < want.means()["TokenIoU@10"] < 1 and 0 < want.means()["chunk/nDCG@10"] < 1
 
     # an unchunked version: its documents are the chunks (each one its whole text), a hand-built manifest
     entry = registry.get("kb", "docs")
@@ -133,6 +134,8 @@ def test_span_measures_scored_compared_and_gated(project):
     ("span_measures: [TokenIoU@ten]\n", "span_measures"),
     ("span_measures: [nDCG@10]\n", "span_measures"),
     ("span_measures: [TokenIoU@10]\nalert_measures: [TokenRecall@10]\n", "alert_measures"),
+    ("chunk_measures: [Tokens@10]\n", "chunk_measures"),
+    ("chunk_measures: [nDCG@10]\nalert_measures: [chunk/nDCG@10]\n", "alert_measures"),
 ])
 def test_span_measures_are_checked_with_the_settings(tmp_path, line, says):
     from evalops.config import load_config
@@ -214,3 +217,6 @@ def test_a_span_regression_the_document_measures_cannot_see_fails_the_gate(proje
     assert cases[("past", "TokenRecall@10")].decision == "regression"
     assert cases[("past", "TokenRecall@10")].outcome != "failure"  # descriptive: not an alert measure
     assert int(gate_exit_code(cases.values())) != 0
+    # the chunk judgments derived by overlap see it too (descriptive: they never alert)
+    chunked = cases[("past", "chunk/nDCG@10")]
+    assert chunked.decision == "regression" and chunked.outcome != "failure"
