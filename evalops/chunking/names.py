@@ -80,4 +80,8 @@ def parse_span_measures(names: Iterable[str | Measure] | str | Measure) -> tuple
 def span_cut(measure: Measure) -> dict[str, int]:
     """The cut of a span measure as :func:`evalops.chunking.measures.span_scores` takes it: ``{"k": 10}`` or
     ``{"budget": 400}``."""
-    return {"budget": int(measure["budget"])} if measure["budget"] else {"k": int(measure.cutoff)}
+    if measure["budget"]:
+        return {"budget": int(measure["budget"])}
+    if measure.cutoff is None:
+        raise MeasureError(f"{measure} has neither a cutoff nor a budget")
+    return {"k": int(measure.cutoff)}
