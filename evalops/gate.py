@@ -42,7 +42,7 @@ from evalops.failing import DEFAULT_FAIL_ON, FAIL_ON, KIND_EXIT_CODE, comparison
 from evalops.exitcodes import ExitCode, most_severe
 from evalops import numfmt
 from evalops.floors import floor_checks
-from evalops.pipeline.registry import alerting_measures, canonical_measures
+from evalops.pipeline.registry import alerting_measures, anchored_measures, canonical_measures
 from evalops.reports.tables import decision_interval
 from evalops.pipeline.specs import VersionSpec
 
@@ -298,5 +298,6 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
                                load_aggregates(engine, spec["run_id"]))
         gold.append(spec)
     decisions = load_decisions(cfg, run, [VersionSpec.from_xcom(s) for s in gold])  # the warehouse's, never the work folder's
-    return gate_cases(result["versions"], decisions, result["alerts"], statuses, canonical_measures(cfg),
+    return gate_cases(result["versions"], decisions, result["alerts"], statuses,
+                      canonical_measures(cfg) + anchored_measures(cfg),
                       fail_on=fail_on, floors=floors, alert_measures=alerting_measures(cfg))

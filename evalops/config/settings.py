@@ -130,6 +130,11 @@ class Config(BaseSettings):
     alert_measures: tuple[str, ...] = Field((), description="measures that alert (default: the first)")
     context_measures: tuple[str, ...] = Field((), description="context-efficiency measures scored and compared "
                                                               "(descriptive), e.g. Tokens@10, Redundancy@10")
+    span_measures: tuple[str, ...] = Field((), description="span measures of a text-anchored gold set, scored and "
+                                           "compared, e.g. TokenIoU@10, TokenRecall(budget=400); they may alert")
+    chunk_measures: tuple[str, ...] = Field((), description="measures scored on chunk judgments derived from a "
+                                            "text-anchored gold set by span overlap, stored as chunk/<measure>, "
+                                            "e.g. nDCG@10 (descriptive)")
     k: int = Field(100, ge=1, le=MAX_K, description="retrieval depth")
     shard_size: int = Field(0, ge=0, description="queries per score shard (0 = one shard per version)")
     log_sample_size: int = Field(200, ge=0, description="sampled log queries per day (0 = off)")
@@ -211,19 +216,20 @@ class Config(BaseSettings):
         except ParseSettingError as exc:
             raise ValueError(str(exc)) from None
 
-    @field_validator("measures", "alert_measures", "context_measures", "log_versions", mode="before")
+    @field_validator("measures", "alert_measures", "context_measures", "span_measures", "chunk_measures",
+                     "log_versions", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         return _split(value)
 
-    @field_validator("measures", "alert_measures")
+    @field_validator("measures", "alert_measures", "chunk_measures")
     @classmethod
     def _measure_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from evalops.metrics import parse_measure
+        from evalops.context import parse_any_measure
 
         for name in value:
             try:
-                parse_measure(name)
+                parse_any_measure(name)  # a context measure is refused below; a span measure may alert
             except InputError as exc:  # a MeasureError names the bad measure and the valid ones
                 raise ValueError(str(exc)) from None
         return value
@@ -325,9 +331,26 @@ class Config(BaseSettings):
                 resolved[name] = g.model_copy(update={"floors": floors})
         set_(self, "gold_sets", resolved)
         set_(self, "gold_set", resolved.get(DEFAULT_GOLD_SET))
-        unknown = [m for m in self.alert_measures if m not in self.measures]
+        if self.span_measures:
+            from evalops.chunking.names import parse_span_measures
+
+            try:
+                spans = [str(m) for m in parse_span_measures(list(self.span_measures))]
+            except InputError as exc:  # a MeasureError names the bad measure
+                raise ValueError(f"span_measures: {exc}") from None
+        else:
+            spans = []
+        if self.chunk_measures:
+            from evalops.metrics import parse_measures
+
+            try:
+                parse_measures(list(self.chunk_measures))  # IR measures only (stored as chunk/<measure>)
+            except InputError as exc:
+                raise ValueError(f"chunk_measures: {exc}") from None
+        unknown = [m for m in self.alert_measures if m not in self.measures and _canonical_span(m) not in spans]
         if unknown:
-            raise ValueError(f"alert_measures {list(unknown)} are not among the measures {list(self.measures)}")
+            raise ValueError(f"alert_measures {list(unknown)} are not among the measures {list(self.measures)}"
+                             + (f" or the span_measures {list(self.span_measures)}" if spans else ""))
         if self.context_measures:
             from evalops.context.compute import parse_context_measures
 
@@ -594,3 +617,13 @@ def _section_type(annotation: Any, key: str) -> Any:
     if key == "rules":
         return None
     return annotation
+
+
+def _canonical_span(name: str) -> str | None:
+    """``name`` as a canonical span measure, or None when it is not one."""
+    from evalops.chunking.names import parse_span_measures
+
+    try:
+        return str(parse_span_measures(name)[0])
+    except InputError:
+        return None

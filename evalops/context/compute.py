@@ -44,15 +44,24 @@ def parse_context_measures(measures: Iterable[str | Measure] | str | Measure) ->
 
 
 def parse_any_measure(name: str | Measure) -> Measure:
-    """An IR measure (``nDCG@10``) or a context measure (``Tokens@10``), from its name: what the
-    statistics and the alerting rule need to read a stored measure's direction (``higher_is_better``)."""
+    """An IR measure (``nDCG@10``), a context measure (``Tokens@10``) or a span measure (``TokenIoU@10``,
+    :mod:`evalops.chunking.names`), from its name: what the statistics and the alerting rule need to read a
+    stored measure's direction (``higher_is_better``)."""
     if isinstance(name, Measure):
         return name
+    if name.startswith("chunk/"):  # an IR measure on overlap-derived chunk judgments (evalops.pipeline.spans)
+        return parse_measure(name.removeprefix("chunk/"))
     try:
         return parse_measure(name)
     except MeasureError as ir_error:
+        from evalops.chunking.names import parse_span_measures
+
         try:
             return parse_measure(name, CONTEXT_MEASURE_TYPES)
+        except MeasureError:
+            pass
+        try:
+            return parse_span_measures(name)[0]
         except MeasureError:
             raise ir_error from None
 

@@ -50,7 +50,8 @@ from evalops.holes import cutoff_of, judged_measure, judged_shift
 from evalops.metrics import summarize
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes, query_set_for
-from evalops.pipeline.registry import compared_measures, context_measures, metric_policy, scored_measures
+from evalops.pipeline.registry import (anchored_measures, compared_measures, metric_policy, scored_measures,
+                                       text_measures)
 from evalops.segments import AGGREGATE_FACETS, segment_aggregates, segment_comparisons, split_queries
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.specs import VersionSpec
@@ -168,8 +169,10 @@ def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
 def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionCompared:
     """Steps 1-4 of the module docstring for one version spec."""
     engine = engine_for(cfg)
-    measures = compared_measures(cfg)
     own = collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries)
+    # span and chunk measures exist only on a text-anchored gold set (none on a production sample)
+    spans, scored = set(anchored_measures(cfg)), set(own.frame["measure"].unique().tolist())
+    measures = [m for m in compared_measures(cfg) if m not in spans or m in scored]
     planned = get_run(engine, spec.run_id)
     fingerprint = get_fingerprint(engine, spec.fingerprint)
     # A re-run of a finished run is an attempt beside it (planning): this write replaces the finished result
@@ -284,7 +287,7 @@ def _segments(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFram
               measures: list[str], attributes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """The comparison within each segment (``evalops.segments``), judged coverage beside each measure."""
     judged = {}
-    context = set(context_measures(cfg))
+    context = set(text_measures(cfg))
     for measure in measures:
         if measure in context:
             continue  # a context measure reads texts, not judgments
@@ -337,7 +340,7 @@ def data_seed(*parts: Any) -> int:
 def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
     """What the warehouse keeps of a version's ranking for later comparisons' bounds (``run_rankings``)."""
     docs = outcome.ranked()
-    depth = max((cutoff_of(m, cfg.k) for m in compared_measures(cfg) if m not in context_measures(cfg)),
+    depth = max((cutoff_of(m, cfg.k) for m in compared_measures(cfg) if m not in text_measures(cfg)),
                 default=cfg.k)
     return RunRanking(depth, docs.n_documents(), docs_to_bytes(docs))
 
@@ -345,7 +348,7 @@ def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
 def _bounds(cfg: Config, spec: VersionSpec, baseline: Any, candidate: Any, measures: list[str]) -> dict[str, Any]:
     """The bounds of the unjudged documents of every judged measure (``evalops.bounds``), against the gold
     set's judgments the versions were scored on."""
-    ir = [m for m in measures if m not in set(context_measures(cfg))]
+    ir = [m for m in measures if m not in set(text_measures(cfg))]
     if not ir:
         return {}
     qrels = query_set_for(cfg, spec.dataset, spec.sample_folder).qrels
@@ -356,7 +359,7 @@ def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
              bounds: Mapping[str, Any] | None = None) -> list[Comparison]:
 
-    context = set(context_measures(cfg))
+    context = set(text_measures(cfg))
 
     policy = cfg.stats_policy(run.seed)
     turns = conversations_for(cfg, spec.dataset)  # a conversational gold set is decided by conversation

@@ -79,6 +79,10 @@ def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     spec = cfg.gold_set_named(name)
     options = {"default_type": spec.default_type, "default_language": spec.default_language}
     if spec.queries is not None:
+        from evalops.pipeline.spans import is_anchored_file, load_anchored_gold_set
+
+        if is_anchored_file(spec.path):  # text-anchored judgments: the documents of their excerpts
+            return load_anchored_gold_set(cfg, name, options)
         return load_gold_set_trec(spec.path, spec.queries, **options)
     if spec.path.is_file():
         raise InputError(f"{spec.path}: a gold set file needs its queries; set "

@@ -31,7 +31,7 @@ from evalops.pipeline.prepared import discard_prepared
 from evalops.pipeline.queries import gold_queries, production_queries
 from evalops.pipeline.chunkings import chunking_notes
 from evalops.pipeline.tracked import log_run_to_mlflow
-from evalops.pipeline.registry import alerting_measures, canonical_measures, context_measures, load_registry_for
+from evalops.pipeline.registry import alerting_measures, canonical_measures, load_registry_for, text_measures
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
 from evalops.reports import ABResult, ReportData, VersionScores, write_report
@@ -158,7 +158,7 @@ def build_report_data(
 ) -> ReportData:
     engine = engine_for(cfg)
     # judged coverage next to each measure, then the context measures
-    measures = beside_judged(canonical_measures(cfg), cfg.k) + context_measures(cfg)
+    measures = beside_judged(canonical_measures(cfg), cfg.k) + text_measures(cfg)
     rows: list[VersionScores] = []
     stored_baselines: set[int] = set()
     for spec in versions:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.context import RunContext
     from evalops.retrievers import Registry
 
-__all__ = ["check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "scored_measures", "alerting_measures", "metric_policy",
+__all__ = ["check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "span_measures", "chunk_measures", "anchored_measures", "text_measures", "scored_measures", "alerting_measures", "metric_policy",
            "fingerprint_for"]
 
 
@@ -78,9 +78,34 @@ def context_measures(cfg: Config) -> list[str]:
     return [str(m) for m in parse_context_measures(list(cfg.context_measures))] if cfg.context_measures else []
 
 
+def span_measures(cfg: Config) -> list[str]:
+    """The configured span measures of a text-anchored gold set (``evalops.pipeline.spans``), canonical."""
+    from evalops.chunking.names import parse_span_measures
+
+    return [str(m) for m in parse_span_measures(list(cfg.span_measures))] if cfg.span_measures else []
+
+
+def chunk_measures(cfg: Config) -> list[str]:
+    """The configured chunk measures as stored: ``chunk/<canonical measure>`` (``evalops.pipeline.spans``)."""
+    from evalops.metrics import parse_measures
+
+    return [f"chunk/{m}" for m in parse_measures(list(cfg.chunk_measures))] if cfg.chunk_measures else []
+
+
+def anchored_measures(cfg: Config) -> list[str]:
+    """What a text-anchored gold set adds: the span measures, then the chunk measures."""
+    return span_measures(cfg) + chunk_measures(cfg)
+
+
+def text_measures(cfg: Config) -> list[str]:
+    """The measures that read texts or spans, not the document judgments (no Judged@k, no bounds): the
+    context measures, then the span and chunk measures."""
+    return context_measures(cfg) + anchored_measures(cfg)
+
+
 def compared_measures(cfg: Config) -> list[str]:
-    """What each candidate is compared on: the configured measures, then the context measures."""
-    return canonical_measures(cfg) + context_measures(cfg)
+    """What each candidate is compared on: the configured measures, then the context and span measures."""
+    return canonical_measures(cfg) + text_measures(cfg)
 
 
 def scored_measures(cfg: Config) -> list[str]:
@@ -88,15 +113,26 @@ def scored_measures(cfg: Config) -> list[str]:
     coverage, ``evalops.holes``, which every comparison carries and no rule compares), then the context
     measures."""
     measures = canonical_measures(cfg)
-    return measures + judged_measures(measures, cfg.k) + context_measures(cfg)
+    return measures + judged_measures(measures, cfg.k) + text_measures(cfg)
 
 
 def alerting_measures(cfg: Config) -> list[str]:
     """The canonical measures whose regression raises an alert (``alert_measures``, default the first)."""
-    from evalops.metrics import parse_measures
+    from evalops.context import parse_any_measure
 
     chosen = list(cfg.alert_measures) or [cfg.measures[0]]
-    return [str(m) for m in parse_measures(chosen)]
+    return list(dict.fromkeys(str(parse_any_measure(_budget_spelling(m))) for m in chosen))
+
+
+def _budget_spelling(name: str) -> str:
+    """A span measure's ``@budget=B`` spelling as its canonical ``(budget=B)``; any other name as it is."""
+    from evalops.chunking.names import parse_span_measures
+    from evalops.errors import InputError
+
+    try:
+        return str(parse_span_measures(name)[0])
+    except InputError:
+        return name
 
 
 def metric_policy():
@@ -120,4 +156,9 @@ def fingerprint_for(cfg: Config, gold_set_version: str, snapshot_id: str, labels
     chunking = chunking_policy(cfg)  # only once a version declares a chunking: other fingerprints are unchanged
     if chunking is not None:
         policies["chunking"] = chunking
+    from evalops.pipeline.spans import span_policy
+
+    spans = span_policy(cfg)  # only with span measures configured: other fingerprints are unchanged
+    if spans is not None:
+        policies["spans"] = spans
     return EvalFingerprint.of(gold_set_version, snapshot_id, scored_measures(cfg), policies)

@@ -48,7 +48,9 @@ from evalops.pipeline.inputs import current_snapshot
 from evalops.pipeline.judging import _documents
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
-from evalops.pipeline.registry import context_measures, load_registry_for, metric_policy, scored_measures
+from evalops.pipeline.registry import (context_measures, load_registry_for, metric_policy, scored_measures,
+                                       anchored_measures)
+from evalops.pipeline.spans import span_frame
 from evalops.pipeline.store import run_lease
 from evalops.unjudged import judged_of_table, unjudged_of_table, write_unjudged
 from evalops.pipeline.workdir import embedding_cache_for, judged_file, shard_file, unjudged_file, write_frame
@@ -110,6 +112,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
             breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
             result = retrieve_run(retriever, queries.queries() if queries.history else queries.texts, k=cfg.k,
                                   name=name, failure_budget=1.0, breaker=breaker)
+        own_run = result.run  # chunk ids for a chunked version: what the span measures read
         if chunked:
             result = documents_of_chunks(entry, result, snapshot)
     except EvalopsError as exc:
@@ -128,8 +131,8 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         return empty, outcome
     qrels = result.exclude_failed(queries.qrels)
     gold = as_gold(qrels)  # one Gold: the run's documents are looked up in it once (metrics.table_input)
-    context = context_measures(cfg)
-    measures = [m for m in scored_measures(cfg) if m not in context]
+    context, spans = context_measures(cfg), anchored_measures(cfg)
+    measures = [m for m in scored_measures(cfg) if m not in context and m not in spans]
     evaluation = evaluate(gold, result.run, measures, metric_policy())
     # the unjudged documents of the top k (judged coverage, the holes queue) and the judged ones of the whole
     # ranking: together what the bounds of a comparison read (evalops.bounds), kept with the run
@@ -143,6 +146,10 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     frame = evaluation.to_frame()
     if context:
         frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
+    if spans:
+        answered = [q for q in queries.query_ids if q not in result.failed]
+        frame = pd.concat([frame, span_frame(cfg, spec["dataset"], entry, snapshot, own_run, answered, spans)],
+                          ignore_index=True)
     return frame, outcome
 
 

@@ -25,7 +25,7 @@ from evalops.config import PRODUCTION
 from evalops.errors import InputError
 from evalops.holes import cutoff_of
 from evalops.pipeline.queries import query_set_for
-from evalops.pipeline.registry import context_measures, scored_measures
+from evalops.pipeline.registry import scored_measures, text_measures
 from evalops.safetext import plain
 from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
 
@@ -91,7 +91,7 @@ def _grades(cfg: Config, spec: VersionSpec) -> dict[str, dict[str, int]]:
 def _depth(cfg: Config) -> int:
     """How deep a kept ranking holds every document (the unjudged ones to the measures' deepest cutoff)."""
 
-    context = set(context_measures(cfg))
+    context = set(text_measures(cfg))
     return max((cutoff_of(m, cfg.k) for m in scored_measures(cfg) if m not in context), default=cfg.k)
 
 
