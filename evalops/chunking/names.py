@@ -15,6 +15,7 @@ from typing import Any
 
 from evalops.errors import MeasureError
 from evalops.metrics.measures import Measure, Param
+from evalops.metrics.parse import parse_measure
 
 __all__ = ["SPAN_MEASURE_TYPES", "TokenIoU", "TokenPrecision", "TokenRecall", "parse_span_measures", "span_cut"]
 
@@ -60,7 +61,6 @@ _BUDGET_SPELLING = re.compile(r"^\s*([A-Za-z]+)\s*@\s*budget\s*=\s*([0-9]+)\s*$"
 def parse_span_measures(names: Iterable[str | Measure] | str | Measure) -> tuple[Measure, ...]:
     """Parse ``TokenIoU@10``, ``TokenRecall(budget=400)`` or ``TokenRecall@budget=400``; ``MeasureError``
     naming the measure on anything else. Repeats are dropped, order kept."""
-    from evalops.metrics.parse import parse_measure
 
     given = [names] if isinstance(names, (str, Measure)) else list(names)
     out: list[Measure] = []

@@ -24,10 +24,14 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evalops.context.tokens import CJK_RANGES
 from evalops.errors import InputError
 
-__all__ = ["UNITS", "Interval", "SpanUnits", "covered", "intersection_length", "merged"]
+# CJK Unified Ideographs (+ extension A, compatibility), hiragana and katakana, and the supplementary
+# ideograph planes (extensions B and later): scripts written without spaces, where each character is a word
+# (here and in the context measures' tokenizer, evalops.context.tokens).
+CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+
+__all__ = ["CJK_RANGES", "UNITS", "Interval", "SpanUnits", "covered", "intersection_length", "merged"]
 
 Interval = tuple[int, int]
 UNITS: tuple[str, ...] = ("chars", "words")

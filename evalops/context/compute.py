@@ -14,6 +14,7 @@ from itertools import chain
 
 import numpy as np
 
+from evalops.chunking.names import parse_span_measures
 from evalops.context.measures import CONTEXT_MEASURE_TYPES
 from evalops.context.tokens import Tokenize, default_tokenize
 from evalops.errors import InputError, MeasureError
@@ -54,7 +55,6 @@ def parse_any_measure(name: str | Measure) -> Measure:
     try:
         return parse_measure(name)
     except MeasureError as ir_error:
-        from evalops.chunking.names import parse_span_measures
 
         try:
             return parse_measure(name, CONTEXT_MEASURE_TYPES)
@@ -194,7 +194,7 @@ def relevant_token_share(
     if len(relevant) != len(contexts):
         raise InputError(f"relevant has {len(relevant)} flags for {len(contexts)} contexts")
     sizes = [len(tokenize(text)) for text in contexts]
-    return _ratio(sum(s for s, r in zip(sizes, relevant) if r), sum(sizes))
+    return _ratio(sum(s for s, r in zip(sizes, relevant, strict=False) if r), sum(sizes))
 
 
 # -- a whole run -----------------------------------------------------------------------------------------
@@ -273,6 +273,6 @@ def context_values(
                 rel = m["rel"]
                 sizes = [coded.size(t) for t in top]
                 relevant = [grades.get(d, 0) >= rel for d in contexts[q][:k]]
-                out[i] = _ratio(sum(s for s, r in zip(sizes, relevant) if r), sum(sizes))
+                out[i] = _ratio(sum(s for s, r in zip(sizes, relevant, strict=False) if r), sum(sizes))
         per_query[str(m)] = out
     return ContextValues(parsed, np.array(query_ids, dtype=object), per_query)

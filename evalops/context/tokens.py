@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Sequence
 
+from evalops.chunking.spans import CJK_RANGES
+
 __all__ = ["Tokenize", "default_tokenize", "CJK_RANGES"]
 
 Tokenize = Callable[[str], Sequence[Hashable]]
 
-# CJK Unified Ideographs (+ extension A, compatibility), hiragana and katakana, and the supplementary
-# ideograph planes (extensions B and later).
-CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-# one CJK character, or a run of word characters that are neither "_" nor CJK
+# one CJK character (CJK_RANGES: the ideographs, hiragana and katakana), or a run of word characters that
+# are neither "_" nor CJK
 _TOKEN = re.compile(rf"[{CJK_RANGES}]|[^\W_{CJK_RANGES}]+")
 
 

@@ -104,7 +104,7 @@ def plan_demo(
     # the name pinned in the steps' environment so that the parent and the child agree on it.
     # (evalops.airflow.assets.name_for's rule; the pipeline does not import evalops.airflow)
     name = parse_time_settings(cfg.home, [])["project_name"]
-    env["EVALOPS_PROJECT_NAME"] = name or ""
+    env.update({"EVALOPS_PROJECT_NAME": name or ""})  # a variable the child process reads, written here
     prefix = f"{name}." if name else ""
     eval_dag, promote_dag = f"{prefix}retrieval_eval", f"{prefix}promote_baseline"
     steps = [{"dag_id": eval_dag, "logical_date": day_one.isoformat(),

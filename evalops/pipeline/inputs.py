@@ -16,17 +16,23 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import validation_alert
 from evalops.config import DEFAULT_GOLD_SET
+from evalops.contracts import validate_gold_set, validate_knowledge_base
 from evalops.conversations.io import load_gold_set_folder
 from evalops.errors import InputError, ValidationError
 from evalops.fingerprint import content_digest
 from evalops.formats._table import load_arrow_readers
+from evalops.goldset import load_gold_set_trec
+from evalops.knowledge import load_snapshot
 from evalops.pipeline.context import RunContext
+from evalops.pipeline.known_kb import known_snapshot
 from evalops.pipeline.notify import deliver
 from evalops.pipeline.prepared import keep_gold_set, keep_snapshot, prepared_gold_set, prepared_snapshot
 from evalops.pipeline.registry import known_log_versions
+from evalops.pipeline.spans import is_anchored_file, load_anchored_gold_set
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.validated import remembered_validation
 from evalops.pipeline.workdir import is_local, log_sample_folder, manifest_file, run_folder, upload
+from evalops.querylog import draw_log_sample, read_log_window
 from evalops.storage import make_folder
 from evalops.warehouse import record_gold_set_version, record_kb_snapshot
 
@@ -64,14 +70,12 @@ def _contract(cfg: Config, run: RunContext, stage: str, source: str) -> Iterator
 
 
 def load_knowledge_base(cfg: Config) -> KnowledgeBaseSnapshot:
-    from evalops.knowledge import load_snapshot
 
     return load_snapshot(cfg.knowledge_base_path())
 
 
 def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     """The gold set ``name`` as configured: a folder (BEIR, JSONL, CSV) or TREC qrels with ``queries``."""
-    from evalops.goldset import load_gold_set_trec
 
     # the run imports pyarrow anyway (its run files, the work storage's Parquet): import it now, so that the
     # qrels are read in columns rather than line by line (formats._table.read_table)
@@ -79,7 +83,6 @@ def load_gold_set_for(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     spec = cfg.gold_set_named(name)
     options = {"default_type": spec.default_type, "default_language": spec.default_language}
     if spec.queries is not None:
-        from evalops.pipeline.spans import is_anchored_file, load_anchored_gold_set
 
         if is_anchored_file(spec.path):  # text-anchored judgments: the documents of their excerpts
             return load_anchored_gold_set(cfg, name, options)
@@ -129,8 +132,6 @@ def snapshot_knowledge_base(cfg: Config, run: RunContext) -> str:
 
     Returns the snapshot id. A snapshot that cannot be read or breaks its contract stops the run.
     """
-    from evalops.contracts import validate_knowledge_base
-    from evalops.pipeline.known_kb import known_snapshot
 
     source = str(cfg.knowledge_base_path())
     with _contract(cfg, run, "knowledge_base", source):
@@ -173,7 +174,6 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
     gold set stops the run with nothing written. Also refuses a knowledge base that changed since the
     snapshot step.
     """
-    from evalops.contracts import validate_gold_set
 
     validated = []
     for name, spec in cfg.require_gold_sets().items():
@@ -208,7 +208,6 @@ def validate_inputs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[str,
 def current_snapshot(cfg: Config, snapshot_id: str) -> KnowledgeBaseSnapshot:
     """The knowledge base as it is now, refused when it is no longer the snapshot this run planned on (the
     copy prepared by ``snapshot_knowledge_base`` while the source is unchanged: :mod:`evalops.pipeline.prepared`)."""
-    from evalops.pipeline.known_kb import known_snapshot
 
     prepared = prepared_snapshot(cfg, snapshot_id)
     if prepared is not None:
@@ -237,7 +236,6 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
     if not logs.exists():
         log.warning("no query logs at %s: production queries are not scored", logs)
         return {"folder": None, "queries": 0, "judged": 0, "version": None, "reason": f"no query logs at {logs}"}
-    from evalops.querylog import draw_log_sample, read_log_window
 
     source = str(logs)
     with _contract(cfg, run, "query_logs", source):
@@ -264,5 +262,5 @@ def sample_query_logs(cfg: Config, run: RunContext, snapshot_id: str) -> dict[st
 def _sample_version(sample: Any) -> str:
     """A content hash of what production scoring uses: the sampled queries and their weak judgments."""
     qrels = sample.weak_qrels
-    rows = sorted(zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()))
+    rows = sorted(zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=False))
     return content_digest({"queries": sorted(sample.query_ids), "weak_judgments": [list(r) for r in rows]})

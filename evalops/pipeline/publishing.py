@@ -41,6 +41,8 @@ from evalops.pipeline.sources import report_sources, source_policies
 from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
 from evalops.stats import Coverage
 from evalops.stats.margins import DEFAULT_MARGINS
+from evalops.querylog import scrub
+from evalops.knowledge import KnowledgeBaseSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -75,7 +77,6 @@ def _coverage_words(coverage: dict[str, Any] | None) -> str | None:
 
 
 def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
-    from evalops.querylog import scrub
 
     rows = []
     for q in comparison["worst_queries"][:limit]:
@@ -281,7 +282,6 @@ def _long_document_rule(cfg: Config, run: RunContext, versions: Sequence[Version
 def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[str]:
     """What differs from each retriever's stored baseline run: the knowledge base (documents added,
     removed, changed), the gold set, and the candidate versions' registry parameters."""
-    from evalops.knowledge import KnowledgeBaseSnapshot
 
     out: list[str] = []
     registry = load_registry_for(cfg)

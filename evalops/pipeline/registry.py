@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalops.errors import InputError
 from evalops.fingerprint import RANKING_RULE_VERSION, EvalFingerprint
 from evalops.holes import judged_measures
 from evalops.pipeline.chunkings import chunking_policy
@@ -13,8 +14,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.context import RunContext
     from evalops.retrievers import Registry
 
-__all__ = ["check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures", "compared_measures", "context_measures", "span_measures", "chunk_measures", "anchored_measures", "text_measures", "scored_measures", "alerting_measures", "metric_policy",
-           "fingerprint_for"]
+__all__ = [
+    "check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures",
+    "compared_measures", "context_measures", "span_measures", "chunk_measures", "anchored_measures", "text_measures",
+    "scored_measures", "alerting_measures", "metric_policy", "fingerprint_for",
+]
 
 
 def load_registry_for(cfg: Config, run: RunContext | None = None) -> Registry:
@@ -127,7 +131,6 @@ def alerting_measures(cfg: Config) -> list[str]:
 def _budget_spelling(name: str) -> str:
     """A span measure's ``@budget=B`` spelling as its canonical ``(budget=B)``; any other name as it is."""
     from evalops.chunking.names import parse_span_measures
-    from evalops.errors import InputError
 
     try:
         return str(parse_span_measures(name)[0])

@@ -56,6 +56,7 @@ from evalops.unjudged import judged_of_table, unjudged_of_table, write_unjudged
 from evalops.pipeline.workdir import embedding_cache_for, judged_file, shard_file, unjudged_file, write_frame
 from evalops.pipeline.specs import ShardSpec
 from evalops.transport import CircuitBreaker
+from evalops.querylog.scrub import scrub
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -148,7 +149,8 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
         frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
     if spans:
         answered = [q for q in queries.query_ids if q not in result.failed]
-        frame = pd.concat([frame, span_frame(cfg, spec["dataset"], entry, snapshot, own_run, answered, spans)],
+        frame = pd.concat([frame, span_frame(cfg, spec["dataset"], entry, snapshot, own_run, answered, spans,
+                                                   metric_policy())],
                           ignore_index=True)
     return frame, outcome
 
@@ -174,7 +176,6 @@ def _answers(answers: dict[str, str], spec: dict[str, Any]) -> dict[str, str]:
     (an answer may echo the personal data of the query it answers)."""
     if spec["dataset"] != PRODUCTION:
         return dict(answers)
-    from evalops.querylog.scrub import scrub
 
     return {q: scrub(a).text for q, a in answers.items()}
 

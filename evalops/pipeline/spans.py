@@ -31,9 +31,26 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops.chunking import (
+    AnchoredJudgments,
+    ChunkManifest,
+    SourceTexts,
+    SpanPolicy,
+    chunk_qrels,
+    read_anchored_judgments,
+    read_chunk_manifest,
+    span_scores,
+)
 from evalops.chunking.aggregate import DEFAULT_OVERLAP_THRESHOLD
-from evalops.config import DEFAULT_GOLD_SET
+from evalops.chunking.names import parse_span_measures, span_cut
+from evalops.chunking.scoring import _aligned
+from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
+from evalops.data import RunTable
 from evalops.errors import ConfigError, InputError
+from evalops.goldset import GoldSet
+from evalops.goldset.io import _read_queries
+from evalops.knowledge import load_snapshot
+from evalops.metrics import Policy, evaluate, parse_measures
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -74,10 +91,7 @@ def is_anchored_file(path: Path | None) -> bool:
 
 
 def _sources(cfg: Config, snapshot: KnowledgeBaseSnapshot | None = None) -> SourceTexts:
-    from evalops.chunking import SourceTexts
-    from evalops.pipeline.inputs import load_knowledge_base
-
-    snapshot = snapshot if snapshot is not None else load_knowledge_base(cfg)
+    snapshot = snapshot if snapshot is not None else load_snapshot(cfg.knowledge_base_path())
     key = ("sources", snapshot.snapshot_id)
     if key not in _cache:
         _cache.clear()
@@ -94,27 +108,25 @@ def anchored_judgments_for(cfg: Config, name: str = DEFAULT_GOLD_SET,
                            snapshot: KnowledgeBaseSnapshot | None = None) -> AnchoredJudgments | None:
     """The text-anchored judgments of gold set ``name`` (checked against the knowledge base's text, or
     ``snapshot``'s), or None when its judgments are not in the span format."""
-    from evalops.chunking import read_anchored_judgments
 
     spec = cfg.gold_set_named(name)
-    if spec.queries is None or not is_anchored_file(spec.path):
+    path = spec.path
+    if spec.queries is None or path is None or not is_anchored_file(path):
         return None
     sources = _sources(cfg, snapshot)
-    key = ("judgments", _stamp(spec.path), sources.snapshot_id)
+    key = ("judgments", _stamp(path), sources.snapshot_id)
     if key not in _cache:
-        _cache[key] = read_anchored_judgments(spec.path, sources)
+        _cache[key] = read_anchored_judgments(path, sources)
     return _cache[key]
 
 
 def load_anchored_gold_set(cfg: Config, name: str, options: dict[str, Any]) -> GoldSet:
     """Gold set ``name`` from a span judgments file: its queries, and the document judgments of its excerpts."""
-    from evalops.goldset import GoldSet
-    from evalops.goldset.io import _read_queries
 
     spec = cfg.gold_set_named(name)
     judgments = anchored_judgments_for(cfg, name)
-    if judgments is None:
-        raise InputError(f"{spec.path}: not a text-anchored judgments file (no start and end)")
+    if judgments is None or spec.queries is None:
+        raise InputError(f"{spec.path}: not a text-anchored judgments file (no start and end) with its queries")
     queries = _read_queries(Path(spec.queries), options.get("default_type"), options.get("default_language"))
     return GoldSet.from_frames(queries, judgments.document_qrels().to_frame(), source=str(spec.path))
 
@@ -124,7 +136,6 @@ def span_policy(cfg: Config) -> dict[str, Any] | None:
     hash of every span-format gold set's judgments (None without span measures)."""
     if not cfg.span_measures and not cfg.chunk_measures:
         return None
-    from evalops.chunking.measures import SpanPolicy
 
     versions = {}
     for name in sorted(cfg.gold_sets):
@@ -144,7 +155,6 @@ def span_policy(cfg: Config) -> dict[str, Any] | None:
 
 def whole_documents(sources: SourceTexts) -> ChunkManifest:
     """The chunking an unchunked version retrieves from: each document one chunk (its id), its whole text."""
-    from evalops.chunking import ChunkManifest
 
     key = ("documents", sources.snapshot_id)
     if key not in _cache:
@@ -154,21 +164,12 @@ def whole_documents(sources: SourceTexts) -> ChunkManifest:
 
 
 def span_frame(cfg: Config, dataset: str, entry: Any, snapshot: KnowledgeBaseSnapshot, run: Any,
-               answered: list[str], measures: list[str]) -> pd.DataFrame:
+               answered: list[str], measures: list[str], metrics_policy: Policy) -> pd.DataFrame:
     """The long frame (``query_id, measure, value``) of ``measures`` for the ``answered`` queries of ``run``
     (the version's own run: chunk ids for a chunked version, document ids otherwise). Empty when gold set
-    ``dataset`` is not text-anchored (a production sample, a chunk-id gold set)."""
+    ``dataset`` is not text-anchored (a production sample, a chunk-id gold set). ``metrics_policy``: the
+    metric conformance policy the chunk measures are computed under (the run's)."""
     import pandas as pd
-
-    from evalops.chunking import (
-        AnchoredJudgments,
-        SpanPolicy,
-        read_chunk_manifest,
-        span_scores,
-    )
-    from evalops.chunking.names import parse_span_measures, span_cut
-    from evalops.config import PRODUCTION
-    from evalops.data import RunTable
 
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
                           "value": pd.Series([], dtype=float)})
@@ -185,7 +186,7 @@ def span_frame(cfg: Config, dataset: str, entry: Any, snapshot: KnowledgeBaseSna
     frames = []
     chunk = [m.removeprefix("chunk/") for m in measures if m.startswith("chunk/")]
     if chunk:
-        frames.append(_chunk_frame(asked, manifest, run, chunk))
+        frames.append(_chunk_frame(asked, manifest, run, chunk, metrics_policy))
     by_cut: dict[tuple[tuple[str, int], ...], Any] = {}
     for measure in parse_span_measures([m for m in measures if not m.startswith("chunk/")]):
         cut = span_cut(measure)
@@ -199,18 +200,14 @@ def span_frame(cfg: Config, dataset: str, entry: Any, snapshot: KnowledgeBaseSna
     return pd.concat(frames, ignore_index=True) if frames else empty
 
 
-def _chunk_frame(judgments: AnchoredJudgments, manifest: ChunkManifest, run: Any, measures: list[str]
-                 ) -> pd.DataFrame:
+def _chunk_frame(judgments: AnchoredJudgments, manifest: ChunkManifest, run: Any, measures: list[str],
+                 policy: Policy) -> pd.DataFrame:
     """``chunk/<measure>`` per query with a relevant excerpt: the run against the chunk judgments derived by
     span overlap (:func:`evalops.chunking.aggregate.chunk_qrels`); a query whose excerpts no chunk takes
     scores 0 (as in :func:`evalops.chunking.scoring.score_chunk_run`)."""
     import numpy as np
     import pandas as pd
 
-    from evalops.chunking import chunk_qrels
-    from evalops.chunking.scoring import _aligned
-    from evalops.metrics import evaluate, parse_measures
-    from evalops.pipeline.registry import metric_policy
 
     relevant = sorted({j.query_id for j in judgments if j.grade > 0})
     names = [str(m) for m in parse_measures(measures)]
@@ -218,7 +215,7 @@ def _chunk_frame(judgments: AnchoredJudgments, manifest: ChunkManifest, run: Any
     if len(derived.qrels) == 0:  # no chunk takes any excerpt: every query lost
         values = {m: np.zeros(len(relevant)) for m in names}
     else:
-        result = evaluate(derived.qrels, run, names, metric_policy())
+        result = evaluate(derived.qrels, run, names, policy)
         values = {m: _aligned(result, m, relevant) for m in names}
     return pd.DataFrame({"query_id": [q for _ in names for q in relevant],
                          "measure": [f"chunk/{m}" for m in names for _ in relevant],

@@ -42,7 +42,7 @@ def project(tmp_path, repo_root):
     sources = SourceTexts.of(snapshot_from_beir(kb / "corpus.jsonl"))
     qrels = read_qrels(repo_root / "include" / "goldset" / "qrels" / "test.tsv")
     rows = []  # judgments made once on the source text: the judged document's words 40..160
-    for q, d, g in zip(qrels.query_ids, qrels.doc_ids, qrels.grades):
+    for q, d, g in zip(qrels.query_ids, qrels.doc_ids, qrels.grades, strict=False):
         text = sources.text(str(d))
         s, e = min(40, len(text) // 3), min(len(text), 160)
         rows.append(AnchoredJudgment(str(q), str(d), s, e, text[s:e], int(g)))
@@ -110,7 +110,8 @@ def test_span_measures_scored_compared_and_gated(project):
     # an unchunked version: its documents are the chunks (each one its whole text), a hand-built manifest
     entry = registry.get("kb", "docs")
     doc_run = retrieve_run(build_retriever(entry, corpus=snapshot.corpus), queries.texts, k=cfg.k, name="kb@docs").run
-    whole = ChunkManifest.of([{"chunk_id": d, "doc_id": d, "start": 0, "end": len(t)} for d, t in sources.texts.items()])
+    whole = ChunkManifest.of([{"chunk_id": d, "doc_id": d, "start": 0, "end": len(t)}
+                              for d, t in sources.texts.items()])
     want = span_scores(gold, whole, doc_run, sources, k=10)
     got = load_scores(engine, specs["docs"]["run_id"], ["TokenIoU@10"]).set_index("query_id")["value"]
     np.testing.assert_allclose(got.loc[want.query_ids].to_numpy(), want.iou, rtol=0, atol=1e-12)
