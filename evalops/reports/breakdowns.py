@@ -36,28 +36,41 @@ def sources_section(sources: Sequence[Mapping[str, Any]]) -> Section | None:
         "judged documents there, and the shift against the baseline's share under the same labels. "
         + ("No bound: shifts are reported, never alerted on." if policy.get("max_shift") is None else
            f"A shift beyond {100 * float(policy['max_shift']):.1f} points alerts (`source_share`)."))
+    bounded = policy.get("max_shift") is not None
     rows = []
+    weak = False
     for record in sources:
         shifts = {s["source"]: s for s in record.get("shifts") or []}
         names = sorted({s["source"] for s in record["shares"]} | set(shifts))
         shares = {s["source"]: s for s in record["shares"]}
         total = sum(int(s["slots"]) for s in record["shares"])  # every filled slot of the version
+        # production samples are labelled by clicks and citations, which mark positives only: a precision
+        # over them would read 1.0 whatever the version retrieved, so none is shown
+        positives_only = record.get("dataset") == "production"
+        weak = weak or positives_only
         for name in names:
             share = shares.get(name, {})
             shift = shifts.get(name)
-            precision = share.get("precision")
-            rows.append([
+            precision = None if positives_only else share.get("precision")
+            row = [
                 record["retriever"], record["version"], record.get("dataset", ""), name,
                 f"{share.get('slots', 0)} of {total}", _pct(share.get("share", 0.0)),
                 "–" if precision is None else f"{numfmt.number(precision)} ({share['relevant']}/{share['judged']})",
                 "–" if shift is None else _pct(shift["baseline"]),
                 "–" if shift is None else f"{100 * shift['shift']:+.1f} pt",
-                Cell("beyond the bound", "regression") if shift and shift["breached"] else "",
-            ])
+            ]
+            if bounded:
+                row.append(Cell("beyond the bound", "regression") if shift and shift["breached"]
+                           else ("within" if shift else "–"))
+            rows.append(row)
         for note in record.get("notes") or []:
             section.paragraphs.append(note)
-    section.tables.append(("", Table(["retriever", "version", "queries", "source", "slots", "share",
-                                      "precision (relevant/judged)", "baseline share", "shift", ""], rows)))
+    if weak:
+        section.paragraphs.append("No precision on the production sample: its click and citation labels mark "
+                                  "relevant documents only.")
+    header = ["retriever", "version", "queries", "source", "slots", "share", "precision (relevant/judged)",
+              "baseline share", "shift"] + (["bound"] if bounded else [])
+    section.tables.append(("", Table(header, rows)))
     return section
 
 
