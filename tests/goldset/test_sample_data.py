@@ -64,7 +64,8 @@ def test_committed_chunkings_match_their_script_and_cover_every_character(includ
     valid manifest of the knowledge base whose windows together hold every character of every text."""
     from evalops.chunking import SourceTexts, read_chunk_manifest
 
-    out = subprocess.run([sys.executable, str(include / "sample_data" / "chunks.py"), "--check"], capture_output=True, text=True)
+    script = include / "sample_data" / "chunks.py"
+    out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     sources = SourceTexts.of(snapshot_from_beir(include / "knowledge_base" / "corpus.jsonl"))
     for name, width in (("win96", 96), ("win192", 192)):

@@ -295,7 +295,8 @@ def test_the_demo_s_day_two_decides_between_its_two_chunkings_in_the_report_and_
                                         "logical_date": DAY_TWO.isoformat()}])
 
     # the manifests as committed (include/sample_data/chunks.py), counted by hand from their files
-    counts = {name: sum(1 for _ in (REPO / "include" / "chunks" / f"{name}.jsonl").open()) for name in ("win96", "win192")}
+    counts = {name: sum(1 for _ in (REPO / "include" / "chunks" / f"{name}.jsonl").open())
+              for name in ("win96", "win192")}
     report = Path(summary["report"]).with_suffix(".md").read_text()
     for version, name in (("win96", "win96"), ("win192", "win192")):
         assert re.search(rf"handbook-chunks@{version} retrieves from chunking {name} \([0-9a-f]{{16}}: "
