@@ -172,7 +172,8 @@ def test_a_second_demo_adds_no_row_and_shows_the_judge(tmp_path):
         run_backfill(cfg, plan, days=2)
         summaries.append(demo_summary(cfg, plan, run_demo(cfg, plan)))
     first, second = summaries
-    assert [s for _, _, s in first["states"]] == ["success"] * 3
+    # day 1, a promote_baseline per deployed retriever (handbook-search, handbook-chunks), day 2
+    assert [s for _, _, s in first["states"]] == ["success"] * (2 + len(plan.baselines)) == ["success"] * 4
     assert first["counts"] == second["counts"] == warehouse_counts(cfg)
     counts = first["counts"]
     # per retriever (handbook-search, handbook-chunks) one baseline from the backfill's first day, one from
