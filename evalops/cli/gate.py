@@ -190,8 +190,16 @@ def result_tables(cfg: Any, result: dict[str, Any]) -> dict[str, list[dict[str, 
                 "decision": None if ab is None else ab["decision"],
                 "severity": None if ab is None else _label(ab["severity"]),
                 "reason_code": None if ab is None else _label(ab["reason_code"]),
+                # a conversation gold set is compared by conversation: its n is the conversations', while
+                # the mean beside it is over turns (evalops.conversations.pipeline.unit_note)
+                "conversations": None if ab is None or not _by_conversation(ab.get("record")) else ab["n"],
             })
     return tables
+
+
+def _by_conversation(record: Any) -> bool:
+    notes = record.get("notes") if isinstance(record, dict) else None
+    return any(str(note).startswith("unit: conversation") for note in notes or ())
 
 
 def _label(value: Any) -> str | None:
@@ -214,6 +222,8 @@ def _result_table(dataset: str, rows: list[dict[str, Any]]) -> Any:
         if row["decision"] is not None:
             decision = decision_text(row["decision"], row["severity"], row["reason_code"])
             decision += f" vs {row['baseline_version']}"
+            if row.get("conversations") is not None:
+                decision += f", by conversation (n {row['conversations']}; the mean is over turns)"
         elif row["status"] == "failed":
             decision = "failed: not scored"
         elif row["role"] == "baseline":

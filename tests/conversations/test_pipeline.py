@@ -132,3 +132,7 @@ def test_the_gate_fails_on_a_regression_by_conversation(tmp_path, shared_data):
     [failing] = [c for c in cases if c["outcome"] != "passed"]
     assert "nf" in json.dumps(failing) and "2.0" in json.dumps(failing)
     assert failing["decision"] == "regression" and "n 39 (against 1.0)" in failing["message"]  # conversations
+    # the terminal table says the delta is decided over conversations while the mean beside it is over turns
+    table = CliRunner().invoke(main, ["run", "--project", str(tmp_path), "--date", "2024-06-02"],
+                               env={"EVALOPS_HOME": str(tmp_path), "COLUMNS": "400"})
+    assert "vs 1.0, by conversation (n 39; the mean is over turns)" in table.output, table.output
