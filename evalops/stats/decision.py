@@ -562,7 +562,7 @@ def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
             return Decision("inconclusive", (
                 ev.coverage.describe(),
                 f"the {side} answered {min(shares):.0%} of the judged queries, under the minimum coverage of "
-                f"{policy.min_coverage:.0%}: a partial run is not compared",
+                f"{policy.min_coverage:.0%}: a partial run is shown but not decided",
             ), reason_code="partial_run", margin=margin)
     if ev.n < 2 or ev.delta is None:
         return Decision("inconclusive", (
