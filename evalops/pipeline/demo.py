@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import without_settings_variables
 from evalops.config.env import parse_time_settings
 from evalops.errors import ConfigError
-from evalops.pipeline.chunkings import describe_chunkings
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.promotion import promote
 from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
@@ -300,6 +299,7 @@ def chunking_summary(cfg: Config, plan: DemoPlan, rows: list[dict[str, Any]]) ->
     ``chunking_id`` and size, as the report words it), and ``compared``, per candidate whose deployed
     baseline declares one too, the two chunkings and the candidate's row (measure, delta, decision): the
     two chunkings decided on the same judgments by the run's rule."""
+    from evalops.pipeline.chunkings import describe_chunkings
 
     registry = load_registry_for(cfg)
     keys = plan.baselines + plan.candidates
