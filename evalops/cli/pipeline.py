@@ -93,10 +93,9 @@ def _fmt(value, spec: str) -> str:
 def demo(days, no_backfill):
     """Two days of the evaluation DAG on the sample data in include/, on the embedded SQLite warehouse.
 
-    Day 1 scores the deployed baselines and promotes them; day 2 deploys every candidate: a hybrid of BM25 and
-    TF-IDF, one with a planted regression, the built-in dense encoder's vector, vector + BM25 hybrid
-    and reranked versions, and BM25 over a second chunking of the knowledge base (windows of 192 characters
-    against the baseline's 96). The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
+    Day 1 scores the deployed baseline and promotes it; day 2 deploys every candidate: a hybrid of BM25 and
+    TF-IDF, one with a planted regression, and the built-in dense encoder's vector, vector + BM25 hybrid
+    and reranked versions. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
     the dashboard has a month of history; an interrupted backfill resumes where it stopped, and a second
     demo adds no row. The offline lexical judge labels the top contexts (unless the project sets a judge).
     Run it from the project folder; it takes a few minutes.
@@ -160,7 +159,6 @@ def demo(days, no_backfill):
             f"{_fmt(row['mean'], '.4f'):>9}{_fmt(row['delta'], '+.4f'):>9}{_fmt(row['p_adjusted'], '.2g'):>10}  "
             f"{decision.upper() if decision == 'regression' else decision}"
         )
-    _echo_chunkings(summary["chunkings"], m)
     _echo_judge(summary["judge"])
     alerts = summary["alerts"]
     flagged = {a["version"] for a in alerts if a["kind"] == "regression"}
@@ -182,20 +180,6 @@ def demo(days, no_backfill):
                f"{sum(os.times()[:4]) - cpu:.0f} s CPU)")
     click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
                "or `evalops dashboard --export site/` for static files)")
-
-
-def _echo_chunkings(chunkings: dict, measure: str) -> None:
-    """The demo's two chunkings of the knowledge base: what each version retrieves from, and the decision
-    between them (each scored as the MaxP document run of its chunks against the same gold set)."""
-    if not chunkings["described"]:
-        return
-    click.echo("\nday 2, chunkings of the knowledge base, scored as MaxP document runs on the same gold set:")
-    for line in chunkings["described"]:
-        click.echo(f"  {line}")
-    for c in chunkings["compared"]:
-        click.echo(f"  {c['retriever']} {c['candidate']} (chunking {c['candidate_chunking']}) against "
-                   f"{c['baseline']} (chunking {c['baseline_chunking']}): {measure} {_fmt(c['delta'], '+.4f')}, "
-                   f"adjusted p {_fmt(c['p_adjusted'], '.2g')}, decision {c['decision'] or '–'}")
 
 
 def _echo_conversations(home: Path, out: Path) -> None:

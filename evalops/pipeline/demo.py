@@ -8,11 +8,7 @@
 * **Day 2** deploys every registered candidate (an overlay registry file, ``EVALOPS_RETRIEVERS_OVERLAY``, sets
   ``deployed: true`` on all of them) and runs ``retrieval_eval`` again. With the sample registry that is
   a hybrid BM25 + TF-IDF version, a version with a planted regression (a truncated index), and the
-  built-in dense encoder's versions: vector, vector + BM25 hybrid, and BM25 reranked by the vectors. A
-  second retriever compares two chunkings of the knowledge base (``include/chunks``, docs/chunking.md):
-  BM25 over windows of 96 characters is deployed from day 1, BM25 over windows of 192 characters is its
-  day-2 candidate; each is scored as the MaxP document run of its chunks on the same gold set, so the
-  run's rule decides between the chunkings (:func:`chunking_summary`, and the report's notes and tables).
+  built-in dense encoder's versions: vector, vector + BM25 hybrid, and BM25 reranked by the vectors.
 
 Every day runs the judge step with the project's judge, or the offline lexical judge when the project
 has none: it labels each version's top contexts on the gold set (its agreement with the human grades)
@@ -45,8 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
 __all__ = ["BackfillDay", "DemoPlan", "plan_demo", "backfill_days", "scored_days", "run_backfill",
-           "demo_summary", "judge_summary", "chunking_summary",
-           "step_config", "DAY_ONE", "DAY_TWO", "BACKFILL_DAYS"]
+           "demo_summary", "judge_summary", "DAY_ONE", "DAY_TWO", "BACKFILL_DAYS"]
 
 # Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
 DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.UTC)
@@ -96,10 +91,7 @@ def plan_demo(
     for entry in entries:
         entry.pop("source", None)
         entry["deployed"] = True
-        registered = registry.get(entry["name"], entry["version"])
-        entry["params"] = _absolute_paths(entry["params"], registered.base_dir)
-        if registered.chunking_path is not None:  # relative to the registry's folder, not the overlay's
-            entry["chunking"] = str(registered.chunking_path.resolve())
+        entry["params"] = _absolute_paths(entry["params"], registry.get(entry["name"], entry["version"]).base_dir)
     overlay.write_text("# written by `evalops demo`: day 2 deploys the candidates\n"
                        + yaml.safe_dump({"retrievers": entries}, sort_keys=False, allow_unicode=True))
     env = _log_env(cfg, workdir, day_two)
@@ -188,21 +180,14 @@ def backfill_days(plan: DemoPlan, days: int = BACKFILL_DAYS) -> list[dt.date]:
 def backfill_config(cfg: Config, plan: DemoPlan) -> Config:
     """The configuration of the backfill's runs: the project's, with the demo's query logs and judge, and
     the registry as shipped (no day-2 overlay)."""
-    return step_config(cfg, plan, 0)
-
-
-def step_config(cfg: Config, plan: DemoPlan, step: int) -> Config:
-    """The configuration the plan's ``step`` runs under (``plan.steps[step]``'s environment over the
-    project's): the first day's is the registry as shipped, the last day's adds the day-2 overlay."""
     import os
 
     from evalops.config import load_config
 
-    variables = plan.steps[step]["env"]
-    env = {k: v for k, v in variables.items() if v is not None}
-    # a variable the step unsets (the overlay of a later day on the first) is unset here too
+    env = {k: v for k, v in plan.steps[0]["env"].items() if v is not None}
+    # the overlay of a later day is not the first day's (the plan sets it for the days that deploy it)
     base = {**without_settings_variables(os.environ, location_only=True),
-            **{k: "" for k, v in variables.items() if v is None}}
+            **{k: "" for k, v in plan.steps[0]["env"].items() if v is None}}
     return load_config(cfg.home, environ={**base, **env, "EVALOPS_HOME": str(cfg.home)})
 
 
@@ -284,7 +269,6 @@ def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> 
         "measure": measure,
         "states": [(r["dag_id"], r["logical_date"][:10], r["state"]) for r in results],
         "versions": rows,
-        "chunkings": chunking_summary(cfg, plan, rows),
         "alerts": [{"kind": a.kind, "version": a.version, "measure": a.measure, "message": a.message,
                     "delivery_status": a.delivery_status, "created_at": a.created_at}
                    for a in alerts.itertuples(index=False)],
@@ -292,33 +276,6 @@ def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> 
         "report": report_location(cfg, run),
         "counts": warehouse_counts(cfg),
     }
-
-
-def chunking_summary(cfg: Config, plan: DemoPlan, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The day's chunkings: ``described``, a line per version that declares a chunking (its manifest's name,
-    ``chunking_id`` and size, as the report words it), and ``compared``, per candidate whose deployed
-    baseline declares one too, the two chunkings and the candidate's row (measure, delta, decision): the
-    two chunkings decided on the same judgments by the run's rule."""
-    from evalops.pipeline.chunkings import describe_chunkings
-
-    registry = load_registry_for(cfg)
-    keys = plan.baselines + plan.candidates
-    described = describe_chunkings(registry, keys)
-    names = {}
-    for retriever, version in keys:
-        path = registry.get(retriever, version).chunking_path
-        if path is not None:
-            names[(retriever, version)] = path.stem  # the manifest's name (read_chunk_manifest's default)
-    baseline_of = dict(plan.baselines)
-    compared = []
-    for row in rows:
-        key = (row["retriever"], row["version"])
-        base = (row["retriever"], baseline_of.get(row["retriever"], ""))
-        if key in plan.candidates and key in names and base in names:
-            compared.append({"retriever": row["retriever"], "baseline": base[1], "baseline_chunking": names[base],
-                             "candidate": row["version"], "candidate_chunking": names[key],
-                             "delta": row["delta"], "decision": row["decision"], "p_adjusted": row["p_adjusted"]})
-    return {"described": list(described.values()), "compared": compared}
 
 
 def judge_summary(cfg: Config, dag_run_id: str) -> dict[str, Any]:

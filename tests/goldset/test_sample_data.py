@@ -59,24 +59,6 @@ def test_committed_files_match_the_build_script(include: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_committed_chunkings_match_their_script_and_cover_every_character(include: Path) -> None:
-    """include/chunks (the demo's two chunkings): as include/sample_data/chunks.py writes them, and each a
-    valid manifest of the knowledge base whose windows together hold every character of every text."""
-    from evalops.chunking import SourceTexts, read_chunk_manifest
-
-    script = include / "sample_data" / "chunks.py"
-    out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
-    sources = SourceTexts.of(snapshot_from_beir(include / "knowledge_base" / "corpus.jsonl"))
-    for name, width in (("win96", 96), ("win192", 192)):
-        manifest = read_chunk_manifest(include / "chunks" / f"{name}.jsonl", sources=sources)
-        covered: dict[str, set[int]] = {}
-        for chunk in manifest.chunks:
-            assert 0 < chunk.end - chunk.start <= width
-            covered.setdefault(chunk.doc_id, set()).update(range(chunk.start, chunk.end))
-        assert covered == {d: set(range(len(t))) for d, t in sources.texts.items()}
-
-
 @pytest.mark.slow
 def test_bm25_scores_well_but_not_perfectly_and_breaks_visibly(include: Path) -> None:
     """A plain BM25 must find most answers, not all; a whitespace tokenizer and a half index must hurt."""

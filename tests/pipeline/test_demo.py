@@ -64,8 +64,7 @@ def uninterrupted(tmp_path_factory):
         assert [(d.day, d.status) for d in days] == [
             ("2024-05-28", "scored"), ("2024-05-29", "scored"), ("2024-05-30", "scored")]
         rows = _rows(cfg)
-    # one baseline per retriever (handbook-search, handbook-chunks); gold + production a day for each
-    assert rows["counts"]["baselines"] == 2 and rows["counts"]["eval_runs"] == 2 * 2 * 3
+    assert rows["counts"]["baselines"] == 1 and rows["counts"]["eval_runs"] == 6  # gold + production a day
     assert rows["counts"]["judge_runs"] == 6 and rows["counts"]["judgments"] > 0
     return rows
 
@@ -172,13 +171,11 @@ def test_a_second_demo_adds_no_row_and_shows_the_judge(tmp_path):
         run_backfill(cfg, plan, days=2)
         summaries.append(demo_summary(cfg, plan, run_demo(cfg, plan)))
     first, second = summaries
-    # day 1, a promote_baseline per deployed retriever (handbook-search, handbook-chunks), day 2
-    assert [s for _, _, s in first["states"]] == ["success"] * (2 + len(plan.baselines)) == ["success"] * 4
+    assert [s for _, _, s in first["states"]] == ["success"] * 3
     assert first["counts"] == second["counts"] == warehouse_counts(cfg)
     counts = first["counts"]
-    # per retriever (handbook-search, handbook-chunks) one baseline from the backfill's first day, one from
-    # day 1's promote_baseline; none from the re-run
-    assert counts["baselines"] == 2 * 2 and counts["alerts"] == 1
+    # one baseline from the backfill's first day, one from day 1's promote_baseline; none from the re-run
+    assert counts["baselines"] == 2 and counts["alerts"] == 1
     assert counts["judge_runs"] == 2 * 4 and counts["judgments"] > 0  # gold + production, four days
     judged = second["judge"]
     assert set(judged) == {"gold", "production"}
@@ -203,13 +200,12 @@ def test_a_backfill_after_a_later_promotion_of_the_same_version_adds_no_baseline
     day_cfg = backfill_config(cfg, plan)
     day_one = RunContext.for_day(DAY_ONE.date(), dag_id="retrieval_eval", run_id="scheduled__2024-05-31")
     run_local(day_cfg, day_one)
-    assert plan.baselines == [("handbook-search", "1.0"), ("handbook-chunks", "win96")]
-    retriever, version = plan.baselines[0]
+    (retriever, version), = plan.baselines
     promoted = promote(day_cfg, retriever=retriever, version=version, promoted_by="test", reason="day 1",
                        as_of=day_one.anchor)
     assert promoted["changed"]
     before = warehouse_counts(cfg)
-    assert before["baselines"] == 3  # each retriever's from the backfill, and this one
+    assert before["baselines"] == 2
 
     earlier = RunContext.for_day(backfill_days(plan, 1)[0]).anchor
     kept = promote(day_cfg, retriever=retriever, version=version, promoted_by="test", reason="again",
@@ -217,9 +213,7 @@ def test_a_backfill_after_a_later_promotion_of_the_same_version_adds_no_baseline
     assert not kept["changed"] and kept["run_id"] == promoted["run_id"]
     run_backfill(cfg, plan, days=1)
     assert warehouse_counts(cfg) == before
-    backfilled = RunContext.for_day(backfill_days(plan, 1)[0]).run_id
-    assert _rows(cfg)["current_baselines"] == [("handbook-chunks", backfilled, "win96"),
-                                               (retriever, "scheduled__2024-05-31", version)]
+    assert _rows(cfg)["current_baselines"] == [(retriever, "scheduled__2024-05-31", version)]
 
 
 @pytest.mark.parametrize("named_in", ["environment", "evalops.yaml"])
@@ -268,60 +262,3 @@ def test_the_named_demo_s_dag_ids_are_the_ones_its_dag_files_define(tmp_path, mo
     assert done.returncode == 0, done.stderr[-3000:]
     ids, errors = json.loads(done.stdout.strip().splitlines()[-1])
     assert not errors and {s["dag_id"] for s in plan.steps} <= set(ids), ids
-
-
-def test_the_demo_s_day_two_decides_between_its_two_chunkings_in_the_report_and_the_summary(tmp_path, monkeypatch,
-                                                                                             capsys):
-    """handbook-chunks is BM25 over two chunkings of the knowledge base (include/chunks): windows of 96
-    characters deployed, windows of 192 its day-2 candidate. Day 2 (run here without Airflow, under the day-2
-    step's environment) scores both as MaxP document runs on the same gold set: the report names each
-    chunking and the decision between them, and the demo's summary says the same."""
-    import re
-
-    from evalops.cli.pipeline import _echo_chunkings
-    from evalops.pipeline.context import RunContext
-    from evalops.pipeline.demo import DAY_TWO, demo_summary, run_backfill, step_config
-    from evalops.pipeline.local import run_local
-    from evalops.pipeline.store import engine_for
-    from evalops.warehouse import RunKey, find_run
-
-    for key in [k for k in os.environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
-        monkeypatch.delenv(key)
-    cfg, plan = _plan(_demo_home(tmp_path / "home"))
-    assert ("handbook-chunks", "win96") in plan.baselines and ("handbook-chunks", "win192") in plan.candidates
-    run_backfill(cfg, plan, days=1)  # its first day promotes the deployed versions: the baselines
-    run_id = "scheduled__" + DAY_TWO.date().isoformat()
-    run_local(step_config(cfg, plan, -1), RunContext.for_day(DAY_TWO.date(), dag_id=plan.eval_dag_id, run_id=run_id))
-    summary = demo_summary(cfg, plan, [{"dag_id": plan.eval_dag_id, "run_id": run_id, "state": "success",
-                                        "logical_date": DAY_TWO.isoformat()}])
-
-    # the manifests as committed (include/sample_data/chunks.py), counted by hand from their files
-    counts = {name: sum(1 for _ in (REPO / "include" / "chunks" / f"{name}.jsonl").open())
-              for name in ("win96", "win192")}
-    report = Path(summary["report"]).with_suffix(".md").read_text()
-    for version, name in (("win96", "win96"), ("win192", "win192")):
-        assert re.search(rf"handbook-chunks@{version} retrieves from chunking {name} \([0-9a-f]{{16}}: "
-                         rf"{counts[name]} chunks of 213 documents", report), name
-    # the decision between them: the candidate's row against the baseline on the primary measure, gold set
-    measure = summary["measure"]
-    decided = [line for line in report.splitlines()
-               if line.startswith(f"| handbook-chunks | win96 → win192 | {measure} |") and "(gold)" in line]
-    assert len(decided) == 1
-    compared, = summary["chunkings"]["compared"]
-    assert compared["baseline_chunking"] == "win96" and compared["candidate_chunking"] == "win192"
-    assert compared["decision"] in {"improvement", "regression", "no_change", "inconclusive"}
-    assert f"| {compared['decision']} (" in decided[0]
-    assert f"| {compared['delta']:+.4f} |" in decided[0]
-
-    _echo_chunkings(summary["chunkings"], measure)
-    printed = capsys.readouterr().out
-    assert "handbook-chunks@win96 retrieves from chunking win96" in printed
-    assert "handbook-chunks@win192 retrieves from chunking win192" in printed
-    assert (f"handbook-chunks win192 (chunking win192) against win96 (chunking win96): {measure} "
-            f"{compared['delta']:+.4f}") in printed and f"decision {compared['decision']}" in printed
-    # each chunked version's day-2 run records its chunking in the warehouse
-    for version in ("win96", "win192"):
-        stored = find_run(engine_for(cfg), RunKey(plan.eval_dag_id, run_id, "handbook-chunks", version, "gold"))
-        assert stored is not None and stored.status == "succeeded"
-        assert stored.contracts["chunking"]["name"] == version
-        assert stored.contracts["chunking"]["chunks"] == counts[version]
