@@ -87,7 +87,10 @@ def chunking_policy(cfg: Config) -> dict[str, str] | None:
     first chunked version therefore re-scores the baselines once under the new rule), None before."""
     from evalops.retrievers import load_registry
 
-    if not any(entry.chunking for entry in load_registry(*cfg.registry_files())):
+    # a settings object with no registry file (a fingerprint asked outside a project) declares no chunking;
+    # a run whose registry is missing fails where it loads its versions, with the file named
+    files = [f for f in cfg.registry_files() if f.exists()]
+    if not files or not any(entry.chunking for entry in load_registry(*files)):
         return None
     return {"aggregation": CHUNK_AGGREGATION, "judged": "source documents", "chunk_ids": "chunk manifest"}
 
