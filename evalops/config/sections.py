@@ -95,9 +95,10 @@ class KnowledgeBaseSettings(_Section):
                                                 "manifest")
     rules: KnowledgeBaseRules = Field(default_factory=KnowledgeBaseRules)
     sources: SourceSettings = Field(default_factory=SourceSettings)
-    long_document_percentile: float = Field(90.0, gt=0, lt=100, description="a query whose relevant documents "
-                                            "are on average longer (characters) than this percentile of the "
-                                            "knowledge base is in the long-document segment (evalops.spread)")
+    long_document_percentile: float | None = Field(
+        None, gt=0, lt=100, description="a query whose relevant documents are on average longer (characters) than "
+        "this percentile of the knowledge base is in the long-document segment (evalops.spread); unset: no such "
+        "segment (it reads every document's text on each run, which a known knowledge base otherwise skips)")
 
 
 class QueryLogThresholds(_Section):

@@ -59,9 +59,13 @@ def source_policies(cfg: Config, rule: Mapping[str, Any] | None = None) -> dict[
         "segments.spread": "sample variance and standard deviation (ddof=1) and the 10th, 50th and 90th "
                            "percentiles (numpy's linear interpolation) of the per-query values",
     }
-    long_rule = LongDocumentRule(float(rule["percentile"]), rule.get("threshold")) if rule else \
-        LongDocumentRule(cfg.knowledge_base.long_document_percentile)
-    out["segments.long_documents"] = long_rule.describe()
+    percentile = cfg.knowledge_base.long_document_percentile
+    if rule:
+        out["segments.long_documents"] = LongDocumentRule(float(rule["percentile"]), rule.get("threshold")).describe()
+    elif percentile is not None:
+        out["segments.long_documents"] = LongDocumentRule(percentile).describe()
+    else:
+        out["segments.long_documents"] = "off (knowledge_base.long_document_percentile is not set)"
     return out
 
 
@@ -151,6 +155,9 @@ def long_document_attributes(cfg: Config, spec: VersionSpec, attributes: Mapping
     from evalops.pipeline.inputs import current_snapshot
     from evalops.spread import long_document_segments
 
+    percentile = cfg.knowledge_base.long_document_percentile
+    if percentile is None:  # off: the segment needs every document's text, which a known knowledge base skips
+        return {q: dict(a) for q, a in attributes.items()}, None
     try:
         snapshot = current_snapshot(cfg, spec.snapshot_id)
     except InputError as exc:  # the knowledge base changed since planning: the segment is left out, said
@@ -158,8 +165,7 @@ def long_document_attributes(cfg: Config, spec: VersionSpec, attributes: Mapping
         return {q: dict(a) for q, a in attributes.items()}, None
     if not snapshot.has_text:
         return {q: dict(a) for q, a in attributes.items()}, None
-    segments, rule = long_document_segments(_grades(cfg, spec), document_lengths(snapshot.docs),
-                                            cfg.knowledge_base.long_document_percentile)
+    segments, rule = long_document_segments(_grades(cfg, spec), document_lengths(snapshot.docs), percentile)
     out = {q: dict(a) for q, a in attributes.items()}
     for query, segment in segments.items():
         out.setdefault(query, {})["length"] = segment

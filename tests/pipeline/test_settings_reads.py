@@ -114,7 +114,7 @@ def _a_valid_other_value(key: str, default):
                "run_lease_seconds": "100", "judge.max_tokens_per_run": "1000", "judge.max_cost_per_run": "5",
                "memory_budget": "512MB", "context_measures": "Tokens@10", "span_measures": "TokenIoU@10",
                "chunk_measures": "nDCG@10", "max_line_length": "1MB", "knowledge_base.sources.max_share_shift": "0.2",
-               "mlflow.tracking_uri": "https://mlflow.example",
+               "mlflow.tracking_uri": "https://mlflow.example", "knowledge_base.long_document_percentile": "80",
                "max_decompressed_size": "2GB", "judge.base_url": "https://judge.example/v1",
                "regression.max_judged_coverage_drop": "0.2", "gold_set.floors": '{"nDCG@10": 0.3}',
                "gold_set.floor_on": "lower_bound", "gold_set.floor_severity": "warning",
