@@ -118,6 +118,8 @@ def test_too_few_queries(gold: GoldSet, snapshot: KnowledgeBaseSnapshot) -> None
     report = validate_gold_set(gold, snapshot, rules, docs_dir=None, raise_on_failure=False)
     assert report.failed_rules == ["minimum number of queries"]
     assert "observed 10" in report.summary() and ">= 11" in report.summary()
+    # the failure names the setting that lowers the floor, so a small gold set is one edit away from running
+    assert "gold_set.rules.min_queries" in report.summary()
 
 
 def test_no_answer_share_too_low(gold: GoldSet, snapshot: KnowledgeBaseSnapshot) -> None:
