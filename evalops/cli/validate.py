@@ -132,8 +132,9 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
                       output_path: Path | None) -> None:
     """Every gold set of the project against its knowledge base, under the project's rules."""
     from evalops.contracts import validate_gold_set, validate_knowledge_base
+    from evalops.contracts.runfiles import run_file_report
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
-    from evalops.pipeline.registry import check_deployed
+    from evalops.pipeline.registry import check_deployed, run_file_answers
 
     cfg = project_config(project)
     check_deployed(cfg)  # what `run` would refuse (a missing run file or extra) is refused here too
@@ -141,6 +142,7 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
     try:
         snapshot = load_knowledge_base(cfg)
         golds = {name: load_gold_set_for(cfg, name) for name in cfg.require_gold_sets()}
+        runs = run_file_answers(cfg)
     except InputError as exc:
         click.echo(f"invalid: {exc}")
         sys.exit(ExitCode.BAD_INPUT)
@@ -151,6 +153,8 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
     for name, gold in golds.items():
         reports.append(validate_gold_set(gold, snapshot, cfg.gold_sets[name].rules, docs_dir=docs,
                                          raise_on_failure=False))
+        if runs:
+            reports.append(run_file_report(runs, name, gold.query_ids, cfg.failure_budget))
     _emit(fmt, output_path, reports, {"gold_set_versions": {n: g.version for n, g in golds.items()},
                                       "snapshot_id": snapshot.snapshot_id})
     _exit(all(r.ok for r in reports))

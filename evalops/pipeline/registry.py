@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalops.contracts.runfiles import RunFileAnswers
 from evalops.errors import InputError
 from evalops.fingerprint import RANKING_RULE_VERSION, EvalFingerprint
 from evalops.holes import judged_measures
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.retrievers import Registry
 
 __all__ = [
-    "check_before_run", "check_deployed", "load_registry_for", "known_log_versions", "canonical_measures",
+    "check_before_run", "check_deployed", "run_file_answers", "load_registry_for", "known_log_versions", "canonical_measures",
     "compared_measures", "context_measures", "span_measures", "chunk_measures", "anchored_measures", "text_measures",
     "scored_measures", "alerting_measures", "metric_policy", "fingerprint_for",
 ]
@@ -57,6 +58,23 @@ def check_deployed(cfg: Config) -> None:
 
     registry = load_registry(*cfg.registry_files())
     check_entries(registry.deployed(), registry, memory_budget=cfg.memory_budget_bytes)
+
+
+def run_file_answers(cfg: Config) -> list[RunFileAnswers]:
+    """Every deployed ``run_file`` version with the query ids its file answers (read as scoring reads it;
+    :func:`check_deployed` first, so a missing or malformed file is already refused)."""
+    from evalops.retrievers import load_registry
+    from evalops.retrievers.runfile import RunFileRetriever
+
+    out = []
+    for entry in load_registry(*cfg.registry_files()).deployed():
+        path = entry.run_path
+        if path is None:
+            continue
+        missing = str(entry.params.get("missing", "fail"))
+        reader = RunFileRetriever(path, missing=missing, memory_budget=cfg.memory_budget_bytes)
+        out.append(RunFileAnswers(entry.key, str(path), missing, reader.answered()))
+    return out
 
 
 def known_log_versions(cfg: Config) -> tuple[str, ...]:

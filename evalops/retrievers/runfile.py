@@ -76,6 +76,12 @@ class RunFileRetriever:
             self._by_query = _ranked(self._table.to_run())
         return self._by_query
 
+    def answered(self) -> frozenset[str]:
+        """The ids of the queries the file answers (``evalops validate`` sets them against the gold set)."""
+        if self._table is not None:
+            return frozenset(str(q) for q in self._table.query_ids.tolist())
+        return frozenset(self._ranked)
+
     def __repr__(self) -> str:
         n = len(self._table.query_ids) if self._table is not None else len(self._ranked)
         return f"RunFileRetriever({str(self.path)!r}, {n} queries, missing={self.missing!r})"

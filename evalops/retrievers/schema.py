@@ -158,6 +158,14 @@ class RetrieverEntry:
         path = Path(self.chunking).expanduser()
         return path if path.is_absolute() else self.base_dir / path
 
+    @property
+    def run_path(self) -> Path | None:
+        """A ``run_file`` entry's run file, resolved against the registry file's folder (None otherwise)."""
+        if self.adapter != "run_file" or "path" not in self.params:
+            return None
+        path = Path(str(self.params["path"])).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
     def check_files(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
         """Refuse an entry whose run file does not exist or is malformed (a ``ConfigError`` naming the
         registry file and line or the run file and line, the key and what to fix); called before a run
@@ -168,11 +176,9 @@ class RetrieverEntry:
             raise ConfigError(f"{self.source}: retriever {self.key}: chunking {manifest} does not exist; write the "
                               "chunk manifest there (`evalops chunking locate` makes one from chunk texts), fix the "
                               "path (relative paths start at the registry's folder), or remove the key")
-        if self.adapter != "run_file" or "path" not in self.params:
+        path = self.run_path
+        if path is None:
             return
-
-        path = Path(str(self.params["path"])).expanduser()
-        path = path if path.is_absolute() else self.base_dir / path
         if not path.is_file():
             raise ConfigError(f"{self.source}: retriever {self.key}: params.path {path} does not exist; write the "
                               "run file there, fix the path (relative paths start at the registry's folder), or "

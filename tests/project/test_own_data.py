@@ -140,8 +140,8 @@ def test_bad_settings_write_nothing(tmp_path, shared_data, monkeypatch):
 
 @pytest.mark.airflow
 def test_the_project_runs_under_airflow(tmp_path, shared_data):
-    from evalops.config import load_config
     from evalops.airflow.runner import run_steps_in_subprocess
+    from evalops.config import load_config
     from evalops.pipeline.store import warehouse_counts
 
     root = make_project(tmp_path, shared_data, "nfcorpus-orig-test", "bm25.trec")
@@ -231,3 +231,28 @@ def test_a_malformed_run_file_is_bad_input_named_by_line_and_writes_nothing(tmp_
         assert "set deployed: false on retriever sf@bad" in out and "Traceback" not in out
         assert "could not be scored" not in out and "failed queries" not in out
         assert warehouse_counts(load_config(root, environ={})) == before  # history untouched
+
+
+def test_validate_says_a_run_file_does_not_answer_the_gold_queries(tmp_path, shared_data, monkeypatch):
+    """`validate` predicts what `run` does with a run file: 270 of 300 gold queries absent under
+    `missing: fail` fails it (exit 3, the file, the count and the fix named); under `missing: empty` the partial
+    file is a warning, and a file for other queries (every id renamed) fails."""
+    runs = shared_data / "scifact" / "runs"
+    partial = runs / "itsumida-te3large-zerank1-top15.trec"
+    root = _run_file_project(tmp_path, shared_data, {"bm25": runs / "bm25.trec", "partial": partial})
+    code, out = cli("validate", "--no-docs", cwd=root, monkeypatch=monkeypatch)
+    assert code == 3, out
+    assert "run files contract FAILED 1 of 2 expectations" in out, out
+    assert "270 of 300 rows failed" in out and str(partial) in out and "set `missing: empty` on sf@partial" in out
+
+    registry = (root / "retrievers.yaml").read_text().replace("missing: fail", "missing: empty")
+    (root / "retrievers.yaml").write_text(registry)
+    code, out = cli("validate", "--no-docs", cwd=root, monkeypatch=monkeypatch)
+    assert code == 0, out
+    assert "warning: sf@partial" in out and "answers 30 of 300 gold queries" in out, out
+
+    renamed = tmp_path / "renamed.trec"
+    renamed.write_text("".join("x" + line for line in (runs / "bm25.trec").read_text().splitlines(keepends=True)))
+    (root / "retrievers.yaml").write_text(registry.replace(str(partial), str(renamed)))
+    code, out = cli("validate", "--no-docs", cwd=root, monkeypatch=monkeypatch)
+    assert code == 3 and "sf@partial answers none of them" in out and "Traceback" not in out, out
