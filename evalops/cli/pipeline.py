@@ -104,10 +104,11 @@ def demo(days, no_backfill):
     Day 1 scores the deployed baseline and promotes it; day 2 deploys every candidate: a hybrid of BM25 and
     TF-IDF, one with a planted regression, and the built-in dense encoder's vector, vector + BM25 hybrid
     and reranked versions. Two chunkings of the knowledge base (include/chunks) are compared on the same
-    gold set in runs of their own, each scored as the MaxP document run of its chunks. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
-    the dashboard has a month of history; an interrupted backfill resumes where it stopped, and a second
-    demo adds no row. The offline lexical judge labels the top contexts (unless the project sets a judge).
-    Run it from the project folder; it takes a few minutes.
+    gold set in runs of their own, each scored as the MaxP document run of its chunks. The 28 days before
+    day 1 are scored first with `evalops run` (no Airflow), so the dashboard has a month of history; an
+    interrupted backfill resumes where it stopped, and a second demo adds no row. The offline lexical judge
+    labels the top contexts (unless the project sets a judge). Run it from the project folder; it takes a few
+    minutes.
     """
     import time
 
