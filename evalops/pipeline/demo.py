@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import without_settings_variables
 from evalops.config.env import parse_time_settings
 from evalops.errors import ConfigError
+from evalops.pipeline.chunkings import describe_chunkings
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.promotion import promote
 from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
@@ -354,7 +355,6 @@ def chunking_summary(cfg: Config, plan: DemoPlan) -> dict[str, Any]:
     primary measure, delta, adjusted p and decision against the deployed chunking; ``described``, the
     report's line naming each chunking (its ``chunking_id`` and size); ``report``, that run's report.
     Empty without chunkings."""
-    from evalops.pipeline.chunkings import describe_chunkings
     from evalops.pipeline.workdir import report_location
 
     chunkings = plan.chunkings
