@@ -29,7 +29,15 @@ from evalops.cli.gate import (
     gated_run,
 )
 from evalops.errors import InputError
-from evalops.pipeline.demo import BACKFILL_DAYS, demo_summary, plan_demo, run_backfill
+from evalops.pipeline.demo import (
+    BACKFILL_DAYS,
+    CHUNKINGS_REGISTRY,
+    chunking_summary,
+    demo_summary,
+    plan_demo,
+    run_backfill,
+    run_chunkings,
+)
 from evalops.secrets import mask_url
 from evalops.utc import as_utc
 from evalops.warehouse.config import url_for as warehouse_url_for
@@ -95,10 +103,12 @@ def demo(days, no_backfill):
 
     Day 1 scores the deployed baseline and promotes it; day 2 deploys every candidate: a hybrid of BM25 and
     TF-IDF, one with a planted regression, and the built-in dense encoder's vector, vector + BM25 hybrid
-    and reranked versions. The 28 days before day 1 are scored first with `evalops run` (no Airflow), so
-    the dashboard has a month of history; an interrupted backfill resumes where it stopped, and a second
-    demo adds no row. The offline lexical judge labels the top contexts (unless the project sets a judge).
-    Run it from the project folder; it takes a few minutes.
+    and reranked versions. Two chunkings of the knowledge base (include/chunks) are compared on the same
+    gold set in runs of their own, each scored as the MaxP document run of its chunks. The 28 days before
+    day 1 are scored first with `evalops run` (no Airflow), so the dashboard has a month of history; an
+    interrupted backfill resumes where it stopped, and a second demo adds no row. The offline lexical judge
+    labels the top contexts (unless the project sets a judge). Run it from the project folder; it takes a few
+    minutes.
     """
     import time
 
@@ -117,6 +127,10 @@ def demo(days, no_backfill):
     click.echo(f"  day 1: deployed {', '.join(f'{r} {v}' for r, v in plan.baselines)}; then promote_baseline")
     click.echo(f"  day 2: also deploys {', '.join(f'{r} {v}' for r, v in plan.candidates)}")
     click.echo(f"  judge: {plan.judge} on the gold set and on sampled production queries")
+    if plan.chunkings is not None:
+        click.echo(f"  chunkings ({CHUNKINGS_REGISTRY}, runs of their own on the same days): deployed "
+                   f"{', '.join(f'{r} {v}' for r, v in plan.chunkings.baselines)}, then also "
+                   f"{', '.join(f'{r} {v}' for r, v in plan.chunkings.candidates)}")
     if days:
         click.echo(f"backfill: the {days} days before day 1 with `evalops run` (no Airflow); a day already in the "
                    "warehouse under the same fingerprint is skipped")
@@ -145,6 +159,10 @@ def demo(days, no_backfill):
     click.echo("day 1, promote_baseline, day 2: the DAGs with Airflow's dag.test() in a child process "
                f"(its output goes to {plan.workdir / 'airflow.log'}) ...")
     results = run_demo(cfg, plan)
+    if plan.chunkings is not None:
+        click.echo("chunkings: day 1 and day 2 with `evalops run` under their own registry (no Airflow) ...")
+        for day in run_chunkings(cfg, plan):
+            click.echo(f"  {day['logical_date'][:10]}  {day['run_id']:<24} done")
     summary = demo_summary(cfg, plan, results)
     for dag_id, day, state in summary["states"]:
         click.echo(f"  {day}  {dag_id:<17} {state}")
@@ -159,6 +177,7 @@ def demo(days, no_backfill):
             f"{_fmt(row['mean'], '.4f'):>9}{_fmt(row['delta'], '+.4f'):>9}{_fmt(row['p_adjusted'], '.2g'):>10}  "
             f"{decision.upper() if decision == 'regression' else decision}"
         )
+    _echo_chunkings(chunking_summary(cfg, plan))
     _echo_judge(summary["judge"])
     alerts = summary["alerts"]
     flagged = {a["version"] for a in alerts if a["kind"] == "regression"}
@@ -180,6 +199,30 @@ def demo(days, no_backfill):
                f"{sum(os.times()[:4]) - cpu:.0f} s CPU)")
     click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
                "or `evalops dashboard --export site/` for static files)")
+
+
+def _echo_chunkings(chunkings: dict) -> None:
+    """The demo's two chunkings of the knowledge base: each version's chunking and score, the decision
+    between them (each scored as the MaxP document run of its chunks against the same gold set)."""
+    if not chunkings:
+        return
+    m = chunkings["measure"]
+    click.echo(f"\nday 2, chunkings of the knowledge base (run {chunkings['run_id']}), gold set, {m} of each "
+               "version's chunks as MaxP documents, against the deployed chunking:")
+    rows = chunkings["versions"]
+    width = max(len(f"{r['retriever']} {r['version']}") for r in rows) + 2
+    cw = max(len("chunking"), *(len(r["chunking"] or "–") for r in rows)) + 2
+    click.echo(f"  {'version':<{width}}{'chunking':<{cw}}{'status':<11}{m:>9}{'delta':>9}{'adj. p':>10}  decision")
+    for row in rows:
+        decision = row["decision"] or "–"
+        click.echo(
+            f"  {row['retriever'] + ' ' + row['version']:<{width}}{row['chunking'] or '–':<{cw}}"
+            f"{row['status'] or '–':<11}{_fmt(row['mean'], '.4f'):>9}{_fmt(row['delta'], '+.4f'):>9}"
+            f"{_fmt(row['p_adjusted'], '.2g'):>10}  {decision.upper() if decision == 'regression' else decision}"
+        )
+    for line in chunkings["described"]:
+        click.echo(f"  {line}")
+    click.echo(f"  report: {chunkings['report']}")
 
 
 def _echo_conversations(home: Path, out: Path) -> None:

@@ -9,6 +9,13 @@
   ``deployed: true`` on all of them) and runs ``retrieval_eval`` again. With the sample registry that is
   a hybrid BM25 + TF-IDF version, a version with a planted regression (a truncated index), and the
   built-in dense encoder's versions: vector, vector + BM25 hybrid, and BM25 reranked by the vectors.
+* **Chunkings** (``run_chunkings``): the demo compares two chunkings of the knowledge base on the same
+  gold set in runs of their own. Their versions (``handbook-chunks``) are registered in a registry file of
+  their own beside the manifests, ``include/chunks/retrievers.yaml`` (the project's registry stays whole
+  without the manifests), and are scored with what ``evalops run`` does under that registry alone: day 1
+  scores and promotes the deployed chunking, day 2 deploys the other one and decides it against it, each
+  as the MaxP document run of its chunks (docs/chunking.md). Runs of their own keep their comparison out
+  of the day-2 DAG run's alerting family, so the handbook-search decisions are those of five candidates.
 
 Every day runs the judge step with the project's judge, or the offline lexical judge when the project
 has none: it labels each version's top contexts on the gold set (its agreement with the human grades)
@@ -30,18 +37,21 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import without_settings_variables
 from evalops.config.env import parse_time_settings
 from evalops.errors import ConfigError
+from evalops.pipeline.chunkings import describe_chunkings
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.promotion import promote
 from evalops.pipeline.registry import canonical_measures, fingerprint_for, load_registry_for
 from evalops.pipeline.store import engine_for, migrate_warehouse, warehouse_counts
+from evalops.retrievers.registry import Registry, load_registry
 from evalops.warehouse import RunKey, find_run, list_alerts, load_ab_tests, load_aggregates
 from evalops.warehouse.judgments import load_judge_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
 
-__all__ = ["BackfillDay", "DemoPlan", "plan_demo", "backfill_days", "scored_days", "run_backfill",
-           "demo_summary", "judge_summary", "DAY_ONE", "DAY_TWO", "BACKFILL_DAYS"]
+__all__ = ["BackfillDay", "ChunkingPlan", "DemoPlan", "plan_demo", "backfill_days", "scored_days", "run_backfill",
+           "run_chunkings", "chunking_config", "chunking_summary", "demo_summary", "judge_summary", "DAY_ONE",
+           "DAY_TWO", "BACKFILL_DAYS", "CHUNKINGS_REGISTRY"]
 
 # Fixed days, so a second demo re-runs the same DAG runs. Each run's log window is the day before.
 DAY_ONE = dt.datetime(2024, 5, 31, tzinfo=dt.UTC)
@@ -50,6 +60,20 @@ LOG_DAYS = 30
 # Days before day 1 that `evalops demo` first scores with `evalops run` (no Airflow), so the dashboard's trend
 # has a month to show; each day's log window is the day before, inside the generated LOG_DAYS.
 BACKFILL_DAYS = 28
+# The registry of the demo's chunked versions, under the project's folder (beside their chunk manifests).
+CHUNKINGS_REGISTRY = Path("include") / "chunks" / "retrievers.yaml"
+
+
+@dataclass(frozen=True)
+class ChunkingPlan:
+    """The demo's comparison of chunkings: its own ``registry`` file, the ``overlay`` that deploys its
+    candidates on day 2, and the run ids of its two days (runs of their own, apart from the DAG's)."""
+
+    registry: Path
+    overlay: Path
+    baselines: list[tuple[str, str]]
+    candidates: list[tuple[str, str]]
+    run_ids: tuple[str, str]  # day 1's, day 2's
 
 
 @dataclass(frozen=True)
@@ -65,6 +89,7 @@ class DemoPlan:
     # the evaluation DAG's id: `<project_name>.retrieval_eval` when the project has a name, as its DAG files
     # name it at parse time (evalops.airflow.assets)
     eval_dag_id: str = "retrieval_eval"
+    chunkings: ChunkingPlan | None = None  # None when the project has no CHUNKINGS_REGISTRY
 
 
 def plan_demo(
@@ -74,8 +99,6 @@ def plan_demo(
 
     ``dags`` is the DAG folder (default: ``dags/`` under the configuration's home).
     """
-    import yaml
-
     dags = dags or cfg.home / "dags"
     if not (dags / "retrieval_eval.py").is_file():
         raise ConfigError(f"{dags}: no retrieval_eval.py here; run the demo from the project folder")
@@ -87,13 +110,7 @@ def plan_demo(
     workdir = cfg.home / ".evalops" / "demo"
     workdir.mkdir(parents=True, exist_ok=True)
     overlay = workdir / "retrievers-day2.yaml"
-    entries = [e.to_record(masked=False) for e in registry if (e.name, e.version) in candidates]
-    for entry in entries:
-        entry.pop("source", None)
-        entry["deployed"] = True
-        entry["params"] = _absolute_paths(entry["params"], registry.get(entry["name"], entry["version"]).base_dir)
-    overlay.write_text("# written by `evalops demo`: day 2 deploys the candidates\n"
-                       + yaml.safe_dump({"retrievers": entries}, sort_keys=False, allow_unicode=True))
+    _write_overlay(overlay, registry, candidates)
     env = _log_env(cfg, workdir, day_two)
     # The judge the project configures, else the offline lexical judge: the demo shows the judge's labels on
     # the sampled production queries and its agreement with the gold set's grades.
@@ -118,7 +135,43 @@ def plan_demo(
         })
     steps.append({"dag_id": eval_dag, "logical_date": day_two.isoformat(),
                   "env": {**env, "EVALOPS_RETRIEVERS_OVERLAY": str(overlay)}})
-    return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps, judge, eval_dag)
+    chunkings = _plan_chunkings(cfg, workdir, day_one, day_two)
+    return DemoPlan(cfg.home, dags, workdir, overlay, baselines, candidates, steps, judge, eval_dag, chunkings)
+
+
+def _write_overlay(overlay: Path, registry: Registry, candidates: list[tuple[str, str]]) -> None:
+    """A registry file that deploys ``candidates`` (their entries with ``deployed: true`` and every path
+    made absolute: the overlay lives elsewhere)."""
+    import yaml
+
+    entries = [e.to_record(masked=False) for e in registry if (e.name, e.version) in candidates]
+    for entry in entries:
+        entry.pop("source", None)
+        entry["deployed"] = True
+        registered = registry.get(entry["name"], entry["version"])
+        entry["params"] = _absolute_paths(entry["params"], registered.base_dir)
+        if registered.chunking_path is not None:  # relative to the registry's folder, not the overlay's
+            entry["chunking"] = str(registered.chunking_path.absolute())
+    overlay.write_text("# written by `evalops demo`: day 2 deploys the candidates\n"
+                       + yaml.safe_dump({"retrievers": entries}, sort_keys=False, allow_unicode=True))
+
+
+def _plan_chunkings(cfg: Config, workdir: Path, day_one: dt.datetime, day_two: dt.datetime) -> ChunkingPlan | None:
+    """The chunking comparison's plan, from ``CHUNKINGS_REGISTRY`` (None without it); writes its day-2
+    overlay."""
+    path = cfg.home / CHUNKINGS_REGISTRY
+    if not path.is_file():
+        return None
+    registry = load_registry(path)
+    baselines = [(e.name, e.version) for e in registry.deployed()]
+    candidates = [(e.name, e.version) for e in registry if not e.deployed and e.name in {b for b, _ in baselines}]
+    if not baselines or not candidates:
+        raise ConfigError(f"{path}: the demo's chunkings need a deployed version and a candidate of the same "
+                          "retriever (deployed: false)")
+    overlay = workdir / "chunkings-day2.yaml"
+    _write_overlay(overlay, registry, candidates)
+    run_ids = tuple(f"chunkings__{day.date().isoformat()}" for day in (day_one, day_two))
+    return ChunkingPlan(path, overlay, baselines, candidates, (run_ids[0], run_ids[1]))
 
 
 def _log_env(cfg: Config, workdir: Path, day_two: dt.datetime) -> dict[str, str]:
@@ -250,6 +303,78 @@ def run_backfill(cfg: Config, plan: DemoPlan, days: int = BACKFILL_DAYS,
                         as_of=RunContext.for_day(day).anchor, keep_current_version=True)
         out.append(item)
     return out
+
+
+def chunking_config(cfg: Config, plan: DemoPlan, day: int) -> Config:
+    """The configuration of the chunking comparison's ``day`` (1 or 2): the backfill's, with the chunkings'
+    registry alone (and on day 2 its overlay, which deploys the candidates), on the gold set only (no
+    production sample, no judge: the comparison is the gold set's document judgments)."""
+    import os
+
+    from evalops.config import load_config
+
+    chunkings = plan.chunkings
+    if chunkings is None:
+        raise ConfigError(f"{cfg.home / CHUNKINGS_REGISTRY}: no such file; the demo has no chunkings to compare")
+    env = {k: v for k, v in plan.steps[0]["env"].items() if v is not None}
+    env.update({"EVALOPS_REGISTRY": str(chunkings.registry),
+                "EVALOPS_RETRIEVERS_OVERLAY": str(chunkings.overlay) if day == 2 else "",
+                "EVALOPS_LOG_SAMPLE_SIZE": "0", "EVALOPS_JUDGE__KIND": "off"})
+    base = without_settings_variables(os.environ, location_only=True)
+    return load_config(cfg.home, environ={**base, **env, "EVALOPS_HOME": str(cfg.home)})
+
+
+def run_chunkings(cfg: Config, plan: DemoPlan) -> list[dict[str, Any]]:
+    """The chunking comparison (module docstring), in this process (what ``evalops run --date`` does): day 1
+    scores the deployed chunking and promotes it (unless it already is the baseline), day 2 scores both
+    and decides the candidate against it. A second demo re-runs the same runs and writes no new row.
+    Returns each day's ``run_local`` result with its ``run_id`` and ``logical_date``; empty without
+    chunkings."""
+    from evalops.pipeline.local import run_local
+
+    chunkings = plan.chunkings
+    if chunkings is None:
+        return []
+    out = []
+    for n, (logical, run_id) in enumerate(zip((plan.steps[0]["logical_date"], plan.steps[-1]["logical_date"]),
+                                              chunkings.run_ids, strict=True), start=1):
+        day_cfg = chunking_config(cfg, plan, n)
+        run = RunContext.for_day(dt.date.fromisoformat(logical[:10]), run_id=run_id)
+        result = run_local(day_cfg, run)
+        if n == 1:
+            for retriever, version in chunkings.baselines:
+                promote(day_cfg, retriever=retriever, version=version, promoted_by="evalops demo",
+                        reason=f"demo day 1: {version} is the deployed chunking", as_of=run.anchor,
+                        keep_current_version=True)
+        out.append({**result, "run_id": run_id, "dag_id": run.dag_id, "logical_date": logical})
+    return out
+
+
+def chunking_summary(cfg: Config, plan: DemoPlan) -> dict[str, Any]:
+    """What the chunking comparison's day 2 found: per version its chunking (the manifest's name) and the
+    primary measure, delta, adjusted p and decision against the deployed chunking; ``described``, the
+    report's line naming each chunking (its ``chunking_id`` and size); ``report``, that run's report.
+    Empty without chunkings."""
+    from evalops.pipeline.workdir import report_location
+
+    chunkings = plan.chunkings
+    if chunkings is None:
+        return {}
+    day_cfg = chunking_config(cfg, plan, 2)
+    registry = load_registry_for(day_cfg)
+    anchor = dt.datetime.fromisoformat(plan.steps[-1]["logical_date"])
+    run = RunContext.for_day(anchor.date(), run_id=chunkings.run_ids[1])
+    measure = canonical_measures(day_cfg)[0]
+    engine = engine_for(day_cfg)
+    rows = []
+    for retriever, version in chunkings.baselines + chunkings.candidates:
+        path = registry.get(retriever, version).chunking_path
+        row = _version_row(engine, run, retriever, version, measure)
+        rows.append({**row, "chunking": None if path is None else path.stem})  # read_chunk_manifest's name
+    keys = chunkings.baselines + chunkings.candidates
+    return {"measure": measure, "run_id": run.run_id, "versions": rows,
+            "described": list(describe_chunkings(registry, keys).values()),
+            "report": report_location(day_cfg, run)}
 
 
 def demo_summary(cfg: Config, plan: DemoPlan, results: list[dict[str, Any]]) -> dict[str, Any]:

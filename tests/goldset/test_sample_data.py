@@ -59,6 +59,45 @@ def test_committed_files_match_the_build_script(include: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+def test_committed_chunkings_match_their_script_and_cover_every_character(include: Path) -> None:
+    """include/chunks (the demo's two chunkings): as include/sample_data/chunks.py writes them, and each a
+    valid manifest of the knowledge base whose windows together hold every character of every text."""
+    from evalops.chunking import SourceTexts, read_chunk_manifest
+
+    script = include / "sample_data" / "chunks.py"
+    out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    sources = SourceTexts.of(snapshot_from_beir(include / "knowledge_base" / "corpus.jsonl"))
+    for name, width in (("win96", 96), ("win192", 192)):
+        manifest = read_chunk_manifest(include / "chunks" / f"{name}.jsonl", sources=sources)
+        covered: dict[str, set[int]] = {}
+        for chunk in manifest.chunks:
+            assert 0 < chunk.end - chunk.start <= width
+            covered.setdefault(chunk.doc_id, set()).update(range(chunk.start, chunk.end))
+        assert covered == {d: set(range(len(t))) for d, t in sources.texts.items()}
+
+
+def test_the_chunked_versions_have_a_registry_of_their_own_beside_their_manifests(include: Path,
+                                                                                  tmp_path: Path) -> None:
+    """include/retrievers.yaml declares no chunking, so a copy of it alone (what many tests make) is a whole
+    registry; include/chunks/retrievers.yaml declares the demo's chunked versions, their manifests beside it."""
+    import shutil
+
+    from evalops.retrievers import load_registry
+
+    shutil.copy(include / "retrievers.yaml", tmp_path / "retrievers.yaml")
+    alone = load_registry(tmp_path / "retrievers.yaml")
+    for entry in alone:
+        assert entry.chunking is None, entry.key
+        entry.check_files()
+    chunked = load_registry(include / "chunks" / "retrievers.yaml")
+    assert {(e.key, e.deployed, e.chunking_path) for e in chunked} == {
+        ("handbook-chunks@win96", True, include / "chunks" / "win96.jsonl"),
+        ("handbook-chunks@win192", False, include / "chunks" / "win192.jsonl")}
+    for entry in chunked:
+        entry.check_files()
+
+
 @pytest.mark.slow
 def test_bm25_scores_well_but_not_perfectly_and_breaks_visibly(include: Path) -> None:
     """A plain BM25 must find most answers, not all; a whitespace tokenizer and a half index must hurt."""

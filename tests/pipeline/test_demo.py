@@ -262,3 +262,74 @@ def test_the_named_demo_s_dag_ids_are_the_ones_its_dag_files_define(tmp_path, mo
     assert done.returncode == 0, done.stderr[-3000:]
     ids, errors = json.loads(done.stdout.strip().splitlines()[-1])
     assert not errors and {s["dag_id"] for s in plan.steps} <= set(ids), ids
+
+
+def test_the_demo_compares_its_two_chunkings_in_runs_of_their_own(tmp_path, monkeypatch, capsys):
+    """handbook-chunks is BM25 over two chunkings of the knowledge base (include/chunks, with a registry of
+    their own): windows of 96 characters deployed, windows of 192 its day-2 candidate. The demo scores both
+    as MaxP document runs on the same gold set in runs of their own: the candidate is decided against the
+    deployed chunking in a family of its own (handbook-search's five candidates keep theirs), the report
+    and the printed table name each version's chunking, and a second demo writes no row."""
+    import re
+
+    from evalops.cli.pipeline import _echo_chunkings
+    from evalops.pipeline.demo import CHUNKINGS_REGISTRY, chunking_summary, run_chunkings
+    from evalops.pipeline.store import engine_for, warehouse_counts
+    from evalops.warehouse import RunKey, find_run, load_ab_tests
+
+    for key in [k for k in os.environ if k.startswith("EVALOPS_") and k != "EVALOPS_SHARED_DATA"]:
+        monkeypatch.delenv(key)
+    cfg, plan = _plan(_demo_home(tmp_path / "home"))
+    chunkings = plan.chunkings
+    assert chunkings is not None and chunkings.registry == cfg.home / CHUNKINGS_REGISTRY
+    assert chunkings.baselines == [("handbook-chunks", "win96")]
+    assert chunkings.candidates == [("handbook-chunks", "win192")]
+    # the DAG's days know nothing of them: the day-2 family is handbook-search's five candidates
+    assert {r for r, _ in plan.baselines + plan.candidates} == {"handbook-search"} and len(plan.candidates) == 5
+
+    days = run_chunkings(cfg, plan)
+    assert [d["run_id"] for d in days] == ["chunkings__2024-05-31", "chunkings__2024-06-01"]
+    counts = warehouse_counts(cfg)
+    summary = chunking_summary(cfg, plan)
+    engine = engine_for(cfg)
+    manifests = {name: sum(1 for _ in (REPO / "include" / "chunks" / f"{name}.jsonl").open())
+                 for name in ("win96", "win192")}
+    for version in ("win96", "win192"):  # each day-2 run records the chunking it retrieved from
+        stored = find_run(engine, RunKey("cli", "chunkings__2024-06-01", "handbook-chunks", version, "gold"))
+        assert stored is not None and stored.status == "succeeded"
+        assert stored.contracts["chunking"]["name"] == version
+        assert stored.contracts["chunking"]["chunks"] == manifests[version]
+
+    base, cand = summary["versions"]
+    assert (base["version"], base["chunking"], base["status"]) == ("win96", "win96", "succeeded")
+    assert (cand["version"], cand["chunking"], cand["status"]) == ("win192", "win192", "succeeded")
+    assert base["delta"] is None and base["mean"] is not None
+    assert cand["delta"] == pytest.approx(cand["mean"] - base["mean"], abs=1e-9)
+    assert cand["decision"] in {"improvement", "regression", "no_change", "inconclusive"}
+    # decided on the same judgments, in a family of one (the chunking run's own)
+    candidate_run = find_run(engine, RunKey("cli", "chunkings__2024-06-01", "handbook-chunks", "win192", "gold"))
+    ab = load_ab_tests(engine, candidate_run_id=candidate_run.id)
+    row = ab[ab["measure"] == summary["measure"]].iloc[0]
+    assert (row["family"], row["family_size"], row["decision"]) == ("gold", 1, cand["decision"])
+    baseline_run = find_run(engine, RunKey("cli", "chunkings__2024-05-31", "handbook-chunks", "win96", "gold"))
+    assert row["baseline_run_id"] == baseline_run.id  # day 1's run, promoted
+
+    report = Path(summary["report"]).with_suffix(".md").read_text()
+    for version in ("win96", "win192"):
+        assert re.search(rf"handbook-chunks@{version} retrieves from chunking {version} \([0-9a-f]{{16}}: "
+                         rf"{manifests[version]} chunks of 213 documents", report), version
+    decided = [line for line in report.splitlines()
+               if line.startswith(f"| handbook-chunks | win96 → win192 | {summary['measure']} |")
+               and "| 1 (gold) |" in line]  # the decisions' table (family size, family), not a segment's
+    assert len(decided) == 1 and f"| {cand['delta']:+.4f} |" in decided[0] and f"{cand['decision']} (" in decided[0]
+
+    _echo_chunkings(summary)
+    printed = capsys.readouterr().out
+    assert re.search(rf"handbook-chunks win96 +win96 +succeeded +{base['mean']:.4f} +– +– +–", printed), printed
+    delta = re.escape(f"{cand['delta']:+.4f}")
+    assert re.search(rf"handbook-chunks win192 +win192 +succeeded +{cand['mean']:.4f} +{delta} "
+                     rf"+{cand['p_adjusted']:.2g} +{cand['decision']}", printed), printed
+    assert "handbook-chunks@win192 retrieves from chunking win192" in printed
+
+    run_chunkings(cfg, plan)  # a second demo
+    assert warehouse_counts(cfg) == counts
