@@ -564,8 +564,8 @@ def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float,
              f"simulations per cell; a drop alert is bounded by alpha/2 + 3 SE = {bound:.4f}. \"t rule\" is "
              "`interval: t`, \"robust\" the default; *either* and *query drops* are the removed modes, measured on "
              "the t rule; *critical* is the effect-size route (`alert_on: critical`) of the robust rule.", "",
-             "| measure | n | t rule | robust | SE (robust) | cells over (t) | cells over (robust) | robust inconclusive | "
-             "either | query drops | critical | broken queries, symmetric | broken queries, skewed |",
+             "| measure | n | t rule | robust | SE (robust) | cells over (t) | cells over (robust) | "
+             "robust inconclusive | either | query drops | critical | broken queries, symmetric | broken queries, skewed |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m, n, t, r, ot, orr, inc, either, drops, crit, bsym, bskew in table:
         lines.append(f"| {m} | {n} | {t:.4f} | {r:.4f} | {se(max(r, 0.025), sims):.4f} | {ot} | {orr} | {inc:.2f} | "
@@ -583,7 +583,8 @@ def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float,
                          f"{a:.4f} | {se(max(a, 0.05), sims):.4f} |")
     lines += ["", f"Largest power cost on symmetric data at n = 300 (robust against t, at the t rule's 80 %): "
                   f"{100 * worst_cost:.1f} points (SE {100 * math.sqrt(2) * se(0.8, sims):.1f}). Worst `critical` "
-                  f"rate at a true delta of exactly -margin: {at_margin:.4f} (SE {se(max(at_margin, 0.025), sims):.4f}).",
+                  f"rate at a true delta of exactly -margin: {at_margin:.4f} "
+                  f"(SE {se(max(at_margin, 0.025), sims):.4f}).",
               ""]
     if looks:
         lines += [f"Daily looks, {DAYS} days x {DAILY_N} queries of skewed A/A production samples, and a drop of {DROP} "
