@@ -565,7 +565,8 @@ def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float,
              "`interval: t`, \"robust\" the default; *either* and *query drops* are the removed modes, measured on "
              "the t rule; *critical* is the effect-size route (`alert_on: critical`) of the robust rule.", "",
              "| measure | n | t rule | robust | SE (robust) | cells over (t) | cells over (robust) | "
-             "robust inconclusive | either | query drops | critical | broken queries, symmetric | broken queries, skewed |",
+             "robust inconclusive | either | query drops | critical | broken queries, symmetric | "
+             "broken queries, skewed |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m, n, t, r, ot, orr, inc, either, drops, crit, bsym, bskew in table:
         lines.append(f"| {m} | {n} | {t:.4f} | {r:.4f} | {se(max(r, 0.025), sims):.4f} | {ot} | {orr} | {inc:.2f} | "
