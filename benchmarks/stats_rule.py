@@ -52,6 +52,10 @@ like the mean) and, beside it, its rate on the skewed equal-mean shapes, where a
 more queries than it gains big is what the question asks about. The cross-check against ``decide_deltas``
 compares the whole alert (either question).
 
+``--strict-share`` and ``--strict-wealth`` run the figures with another calibration of the strict t-interval
+(its share of the per-side error and the wealth its bets must reach), to measure the trade-off between the
+uniform shift (figure 7) and the A/A cells (figures 1 and 8); ``--write-docs`` refuses them.
+
 ``--write-docs`` replaces the generated table in ``docs/statistics.md`` (only from a run of every figure,
 measure and size). ``--figures``, ``--measures`` and ``--sizes`` compute a part, to try a change of the rule
 on the cells it touches (the balanced-tails route, for example, only decides from 200 non-zero deltas:
@@ -73,7 +77,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from evalops.stats import Policy, decide_deltas
+from evalops.stats import Policy, decide_deltas, robust
 from evalops.stats.pilot import pilot_power, pilot_sample_size
 from evalops.stats.robust import read_robust
 from evalops.stats.rule import spending_tail
@@ -270,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", default="1,2,3,4,5,6,7,8", help="the figures to compute, e.g. 1,2 (default: all)")
     parser.add_argument("--measures", default=",".join(MEASURES), help="figure 1's measures (default: all)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="figure 1's n (default: all)")
+    parser.add_argument("--strict-share", type=float, help="a trial STRICT_SHARE (the strict t-interval's share of "
+                        "the per-side error; evalops.stats.robust), to measure a calibration; not with --write-docs")
+    parser.add_argument("--strict-wealth", type=float, help="a trial STRICT_WEALTH (the wealth the bets must reach "
+                        "before the strict t-interval may decide); not with --write-docs")
     args = parser.parse_args(argv)
     figures = set(args.figures.split(","))
     if args.skip_looks:
@@ -278,6 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     sizes = tuple(int(x) for x in args.sizes.split(","))
     if args.write_docs and (figures != set("12345678") or measures != MEASURES or sizes != SIZES):
         parser.error("--write-docs needs every figure, measure and size (the table is the whole benchmark)")
+    trial = {"STRICT_SHARE": args.strict_share, "STRICT_WEALTH": args.strict_wealth}
+    if args.write_docs and any(v is not None for v in trial.values()):
+        parser.error("--write-docs documents the default rule: leave out --strict-share and --strict-wealth")
+    for name, value in trial.items():
+        if value is not None:  # read by evalops.stats.robust at each call (strict_t, read_robust, robust_interval)
+            print(f"trial: {name} = {value} (the default rule has {getattr(robust, name)})")
+            setattr(robust, name, value)
     sims, rng = args.simulations, np.random.default_rng(args.seed)
     started = time.perf_counter()
     policy = Policy()
