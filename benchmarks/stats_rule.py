@@ -52,6 +52,10 @@ like the mean) and, beside it, its rate on the skewed equal-mean shapes, where a
 more queries than it gains big is what the question asks about. The cross-check against ``decide_deltas``
 compares the whole alert (either question).
 
+``--strict-share`` and ``--strict-wealth`` run the figures with another calibration of the strict t-interval
+(its share of the per-side error and the wealth its bets must reach), to measure the trade-off between the
+uniform shift (figure 7) and the A/A cells (figures 1 and 8); ``--write-docs`` refuses them.
+
 ``--write-docs`` replaces the generated table in ``docs/statistics.md`` (only from a run of every figure,
 measure and size). ``--figures``, ``--measures`` and ``--sizes`` compute a part, to try a change of the rule
 on the cells it touches (the balanced-tails route, for example, only decides from 200 non-zero deltas:
@@ -73,7 +77,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from evalops.stats import Policy, decide_deltas
+from evalops.stats import Policy, decide_deltas, robust
 from evalops.stats.pilot import pilot_power, pilot_sample_size
 from evalops.stats.robust import read_robust
 from evalops.stats.rule import spending_tail
@@ -229,6 +233,18 @@ def rule(D: np.ndarray, tail: float, margin: float, interval: str) -> dict[str, 
             "significant": below[1] & ~undecidable, "broken": broken}
 
 
+def ceiling(pool: np.ndarray, n: int, tail: float) -> float:
+    """The most any drop test valid for every distribution on [-1, 1] (one-sided error ``tail`` at a mean of 0)
+    can detect on ``n`` draws from ``pool``, whose mean mu is below 0: ``tail (1 - mu)^n``.
+
+    The null Q = (1 - p) pool + p (a delta of +1), with p = -mu / (1 - mu), has mean exactly 0, and each sample of
+    Q^n that drew no +1 (probability (1 - p)^n = (1 - mu)^-n) is a sample of the pool: for any test phi,
+    tail >= E_Q phi >= (1 - mu)^-n E_pool phi. A rule that detects more on the pool than this is not valid for
+    every distribution on [-1, 1] (it trusts the pool not to hide such a gain)."""
+    mu = float(np.mean(pool))
+    return 1.0 if mu >= 0 else min(1.0, tail * (1.0 - mu) ** n)
+
+
 def query_drops(D: np.ndarray, tail: float, drop: float = 0.5) -> np.ndarray:
     lost, gained = (D < -drop).sum(axis=1), (D > drop).sum(axis=1)
     p = np.where(lost + gained > 0, stats.binom.sf(lost - 1, lost + gained, 0.5), 1.0)
@@ -258,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", default="1,2,3,4,5,6,7,8", help="the figures to compute, e.g. 1,2 (default: all)")
     parser.add_argument("--measures", default=",".join(MEASURES), help="figure 1's measures (default: all)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="figure 1's n (default: all)")
+    parser.add_argument("--strict-share", type=float, help="a trial STRICT_SHARE (the strict t-interval's share of "
+                        "the per-side error; evalops.stats.robust), to measure a calibration; not with --write-docs")
+    parser.add_argument("--strict-wealth", type=float, help="a trial STRICT_WEALTH (the wealth the bets must reach "
+                        "before the strict t-interval may decide); not with --write-docs")
     args = parser.parse_args(argv)
     figures = set(args.figures.split(","))
     if args.skip_looks:
@@ -266,6 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     sizes = tuple(int(x) for x in args.sizes.split(","))
     if args.write_docs and (figures != set("12345678") or measures != MEASURES or sizes != SIZES):
         parser.error("--write-docs needs every figure, measure and size (the table is the whole benchmark)")
+    trial = {"STRICT_SHARE": args.strict_share, "STRICT_WEALTH": args.strict_wealth}
+    if args.write_docs and any(v is not None for v in trial.values()):
+        parser.error("--write-docs documents the default rule: leave out --strict-share and --strict-wealth")
+    for name, value in trial.items():
+        if value is not None:  # read by evalops.stats.robust at each call (strict_t, read_robust, robust_interval)
+            print(f"trial: {name} = {value} (the default rule has {getattr(robust, name)})")
+            setattr(robust, name, value)
     sims, rng = args.simulations, np.random.default_rng(args.seed)
     started = time.perf_counter()
     policy = Policy()
@@ -349,8 +376,8 @@ def main(argv: list[str] | None = None) -> int:
                 worst_at_margin = max(worst_at_margin, rate)
         ok = worst_at_margin <= side_bound
         failures += not ok
-        print(f"   worst critical rate over dense pools, n = 30, 300, 1000: {worst_at_margin:.4f} "
-              f"(bound {side_bound:.4f}: {'yes' if ok else 'NO'})")
+        print(f"   worst critical rate over dense pools, n = 30, 300, 1000: {worst_at_margin:.4f} (SE "
+              f"{se(max(worst_at_margin, tail), sims):.4f}; bound {side_bound:.4f}: {'yes' if ok else 'NO'})")
 
     worst_cost = float("nan")
     if '3' in figures:
@@ -499,13 +526,20 @@ def main(argv: list[str] | None = None) -> int:
                 p_t = float(rule(D, tail, margin, "t")["warning"].mean())
                 out = rule(D, tail, margin, "robust")
                 p_r = float((out["warning"] | out["broken"]).mean())
-                gaps.append((p_t - p_r, p_t, p_r, f"{folder} {cand} {meas}"))
+                gaps.append((p_t - p_r, p_t, p_r, f"{folder} {cand} {meas}",
+                             ceiling(np.clip(d - d.mean() - 2.0 * margin, -1.0, 1.0), n, tail)))
             worst = max(gaps)
             ok = n != 50 or worst[0] <= 0.15
             failures += not ok
-            shift_gaps.append((n, worst[0], float(np.median([g[0] for g in gaps])), worst[3], worst[1], worst[2]))
-            print(f"   n {n:>4}: largest gap {100 * worst[0]:+.1f} points ({worst[3]}: t {worst[1]:.3f}, rule "
-                  f"{worst[2]:.3f}), median {100 * np.median([g[0] for g in gaps]):+.1f}"
+            gap_se = math.sqrt(se(worst[1], sims) ** 2 + se(worst[2], sims) ** 2)
+            top = max(g[4] for g in gaps)
+            shift_gaps.append((n, worst[0], float(np.median([g[0] for g in gaps])), worst[3], worst[1], worst[2],
+                               gap_se, worst[4], top, float(np.median([g[1] - g[4] for g in gaps]))))
+            print(f"   n {n:>4}: largest gap {100 * worst[0]:+.1f} points (SE {100 * gap_se:.1f}; {worst[3]}: t "
+                  f"{worst[1]:.3f}, rule {worst[2]:.3f}, no test valid for every distribution on [-1, 1] above "
+                  f"{worst[4]:.3f}), median {100 * np.median([g[0] for g in gaps]):+.1f}; the distribution-free "
+                  f"ceiling over the pools at most {top:.3f}, median t above it "
+                  f"{100 * np.median([g[1] - g[4] for g in gaps]):+.1f} points"
                   f"{'' if n != 50 else (' (target 15: ' + ('met' if ok else 'NOT MET') + ')')}")
 
     held: list[tuple] = []
@@ -528,7 +562,8 @@ def main(argv: list[str] | None = None) -> int:
                 ok = worst <= side_bound
                 failures += not ok
                 held.append((m, n, worst, where))
-                print(f"   {m:>10} n {n:>4}: {worst:.4f}{'' if ok else ' OVER'} ({where})")
+                print(f"   {m:>10} n {n:>4}: {worst:.4f} (SE {se(max(worst, tail), sims):.4f}){'' if ok else ' OVER'} "
+                      f"({where})")
 
     print(f"\n{time.perf_counter() - started:.0f} s; figures outside their bound: {failures}")
     if args.write_docs:
@@ -544,57 +579,66 @@ def write_docs(table: list[tuple], family_rates: list[tuple], worst_cost: float,
              f"simulations per cell; a drop alert is bounded by alpha/2 + 3 SE = {bound:.4f}. \"t rule\" is "
              "`interval: t`, \"robust\" the default; *either* and *query drops* are the removed modes, measured on "
              "the t rule; *critical* is the effect-size route (`alert_on: critical`) of the robust rule.", "",
-             "| measure | n | t rule | robust | cells over (t) | cells over (robust) | robust inconclusive | "
-             "either | query drops | critical | broken queries, symmetric | broken queries, skewed |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| measure | n | t rule | robust | SE (robust) | cells over (t) | cells over (robust) | "
+             "robust inconclusive | either | query drops | critical | broken queries, symmetric | "
+             "broken queries, skewed |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m, n, t, r, ot, orr, inc, either, drops, crit, bsym, bskew in table:
-        lines.append(f"| {m} | {n} | {t:.4f} | {r:.4f} | {ot} | {orr} | {inc:.2f} | {either:.4f} | {drops:.4f} | "
-                     f"{crit:.4f} | {bsym:.4f} | {bskew:.4f} |")
+        lines.append(f"| {m} | {n} | {t:.4f} | {r:.4f} | {se(max(r, 0.025), sims):.4f} | {ot} | {orr} | {inc:.2f} | "
+                     f"{either:.4f} | {drops:.4f} | {crit:.4f} | {bsym:.4f} | {bskew:.4f} |")
     family_note = ("Family of 3 measures x 3 candidates under a global null, each member at alpha/18: the mean "
                    f"question's drop alerts (bound alpha/2 + 3 SE = {bound:.4f}) and the whole alert, either question "
                    f"(on identical behaviour bound alpha + 3 SE = {0.05 + 3 * se(0.05, sims):.4f}; on the skewed null "
                    "the broken-queries question alerts by design):")
     lines += ["", family_note, "",
-              "| collection | n | null | t rule (drops) | robust (drops) | robust (either question) |",
-              "|---|---:|---|---:|---:|---:|"]
+              "| collection | n | null | t rule (drops) | robust (drops) | SE | robust (either question) | SE |",
+              "|---|---:|---|---:|---:|---:|---:|---:|"]
     for folder, n, rates in family_rates:
         for shape_name, (t, r, a) in rates.items():
-            lines.append(f"| {folder} | {n} | {shape_name} | {t:.4f} | {r:.4f} | {a:.4f} |")
+            lines.append(f"| {folder} | {n} | {shape_name} | {t:.4f} | {r:.4f} | {se(max(r, 0.025), sims):.4f} | "
+                         f"{a:.4f} | {se(max(a, 0.05), sims):.4f} |")
     lines += ["", f"Largest power cost on symmetric data at n = 300 (robust against t, at the t rule's 80 %): "
-                  f"{100 * worst_cost:.1f} points. Worst `critical` rate at a true delta of exactly -margin: "
-                  f"{at_margin:.4f}.", ""]
+                  f"{100 * worst_cost:.1f} points (SE {100 * math.sqrt(2) * se(0.8, sims):.1f}). Worst `critical` "
+                  f"rate at a true delta of exactly -margin: {at_margin:.4f} "
+                  f"(SE {se(max(at_margin, 0.025), sims):.4f}).",
+              ""]
     if looks:
         lines += [f"Daily looks, {DAYS} days x {DAILY_N} queries of skewed A/A production samples, and a drop of {DROP} "
                   f"from day {DROP_FROM}:", "", "| daily looks | A/A histories alerting | drop detected by day "
-                  f"{DAYS} |", "|---|---:|---:|"]
+                  f"{DAYS} | SE (A/A at alpha) | SE (drop) |", "|---|---:|---:|---:|---:|"]
         names = {"spending": "alpha spent over the looks, one day per look",
                  "sequence": "pooled betting sequence (every query since the restart)"}
         for key, (aa, hit) in looks.items():
-            lines.append(f"| {names[key]} | {aa:.4f} | {hit:.4f} |")
+            lines.append(f"| {names[key]} | {aa:.4f} | {hit:.4f} | {se(0.05, sims):.4f} | {se(hit, sims):.4f} |")
         lines.append("")
     if pilots:
         lines += [f"Power from a pilot: the most skewed pool of each measure as the pilot, n from `pilot_sample_size` "
                   f"for 80 % (the default alert) at a true delta of -2 x margin, detection measured on {sims} fresh "
                   "draws from the pool shifted there by the benchmark's own rule (3 SE of 80 % = "
                   f"{3 * se(0.8, sims):.4f}):", "",
-                  "| pilot (pool) | skew | margin | n | pilot's power at n - 1 | at n | measured at n |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+                  "| pilot (pool) | skew | margin | n | pilot's power at n - 1 | at n | measured at n | SE |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for (folder, cand, m), skew, margin, n, before, planned, got in pilots:
             lines.append(f"| {folder} {cand} {m} | {skew:+.2f} | {margin:g} | {n} | {before:.4f} | {planned:.4f} | "
-                         f"{got:.4f} |")
+                         f"{got:.4f} | {se(got, sims):.4f} |")
         lines.append("")
     if shift_gaps:
         lines += ["Uniform shift of -2 x margin (every query loses the same): the paired t rule's alert against the "
-                  "default rule's, over the pools of P@10, RR@10, nDCG@10 and AP:", "",
-                  "| n | largest gap (points) | pool | t | rule | median gap |", "|---:|---:|---|---:|---:|---:|"]
-        for n, gap, median, where, p_t, p_r in shift_gaps:
-            lines.append(f"| {n} | {100 * gap:+.1f} | {where} | {p_t:.3f} | {p_r:.3f} | {100 * median:+.1f} |")
+                  "default rule's, over the pools of P@10, RR@10, nDCG@10 and AP (SE of the gap beside it); "
+                  "*ceiling*: the most any drop test valid for every distribution on [-1, 1] can detect on that pool, "
+                  "tail (1 - mu)^n for the shifted pool's mean mu (a null that adds a rare +1 to the pool has mean 0 "
+                  "and draws none of it in (1 - mu)^-n of its samples), and the largest over the pools:", "",
+                  "| n | largest gap (points) | SE | pool | t | rule | ceiling (pool) | median gap | largest ceiling | "
+                  "median t above the ceiling |", "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+        for n, gap, median, where, p_t, p_r, gap_se, ceil, top, above in shift_gaps:
+            lines.append(f"| {n} | {100 * gap:+.1f} | {100 * gap_se:.1f} | {where} | {p_t:.3f} | {p_r:.3f} | "
+                         f"{ceil:.3f} | {100 * median:+.1f} | {top:.3f} | {100 * above:+.1f} |")
         lines.append("")
     if held:
         lines += ["Held-out cells (runs no constant was chosen on), worst A/A over the null shapes:", "",
-                  "| measure | n | worst A/A | cell |", "|---|---:|---:|---|"]
+                  "| measure | n | worst A/A | SE | cell |", "|---|---:|---:|---:|---|"]
         for m, n, worst, where in held:
-            lines.append(f"| {m} | {n} | {worst:.4f} | {where} |")
+            lines.append(f"| {m} | {n} | {worst:.4f} | {se(max(worst, 0.025), sims):.4f} | {where} |")
         lines.append("")
     lines.append(END)
     path = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
