@@ -57,7 +57,7 @@ docs: venv
 
 # Regenerates the locks (the Celery add-on is compiled against the main one). Needs uv (installed by `make venv`).
 lock: venv
-	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra gx --extra postgres --extra retrievers --extra wordllama --extra reports --extra langchain --extra llamaindex --extra irmeasures --extra docs --extra dev \
+	$(BIN)/uv pip compile pyproject.toml --extra fast --extra pipeline --extra dashboard --extra airflow --extra gx --extra postgres --extra retrievers --extra wordllama --extra reports --extra langchain --extra llamaindex --extra irmeasures --extra docs --extra dev \
 		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header -o requirements.lock
 	UV=$(BIN)/uv bash deploy/lock-celery.sh
 

@@ -6,17 +6,28 @@ of ``evalops evaluate`` views the buffers itself.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from typing import Any
 
 import numpy as np
 
-__all__ = ["call", "compute_options", "doc_strings", "from_numpy", "from_strings", "numeric", "strings"]
+__all__ = ["available", "call", "compute_options", "doc_strings", "from_numpy", "from_strings", "numeric", "strings"]
 
 _TYPES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
     "float": np.float32, "double": np.float64, "halffloat": np.float16,
 }
+
+
+def available() -> bool:
+    """Whether pyarrow is installed (the ``fast`` extra, which ``pipeline`` includes), without importing it.
+    The base install reads every table with the exact parser and scores against numpy judgments instead: the
+    same values, line by line."""
+    if "pyarrow" in sys.modules:
+        return sys.modules["pyarrow"] is not None
+    return importlib.util.find_spec("pyarrow") is not None
 
 
 def _compute() -> Any:

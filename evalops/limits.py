@@ -121,7 +121,7 @@ def release_free_memory() -> None:
     glibc's heap what Python freed (reading 2 M judgments leaves about 180 MB of either behind)."""
     import sys
 
-    if "pyarrow" in sys.modules:
+    if sys.modules.get("pyarrow") is not None:  # (None: an import of it failed; the base install has none)
         sys.modules["pyarrow"].default_memory_pool().release_unused()
     if sys.platform.startswith("linux"):
         import ctypes
@@ -141,7 +141,7 @@ def return_freed_memory() -> None:
     read instead of 135 MB. A no-op where either is unavailable."""
     import sys
 
-    if "pyarrow" in sys.modules:
+    if sys.modules.get("pyarrow") is not None:
         pa = sys.modules["pyarrow"]
         pa.set_memory_pool(pa.system_memory_pool())
     if sys.platform.startswith("linux"):

@@ -12,6 +12,7 @@ import importlib.util
 import click
 
 from evalops.cli import _common
+from evalops.extras import MissingExtraError, require_extra
 
 # command name -> ("module:attribute" inside evalops.cli, the first sentence of its help). ``evalops --help``
 # lists the commands from this table, importing none of them; a test holds each summary to its command's help.
@@ -72,6 +73,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# The commands of the base install (numpy, scipy, click, rich); every other one needs the `pipeline` extra and
+# checks for it before its module is imported (tests/cli/test_base_install.py runs these three without it).
+BASE_COMMANDS = frozenset({"evaluate", "compare", "power"})
+
+
+def _needs_extra(name: str) -> click.Command:
+    """A stand-in for command ``name`` when the `pipeline` extra is not installed: whatever its arguments, one
+    line naming the extra to install, exit 3 (its module would fail on its imports with a traceback)."""
+
+    @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                                           "help_option_names": []})
+    @_common.reports_errors
+    def stand_in() -> None:
+        require_extra("pipeline", f"run `evalops {name}`")
+
+    return stand_in
+
+
 def _module_exists(spec: str) -> bool:
     module = spec.split(":", 1)[0]
     return importlib.util.find_spec(f"evalops.cli.{module}") is not None
@@ -90,6 +109,11 @@ class _LazyGroup(click.Group):
         spec = COMMANDS.get(cmd_name, ("", ""))[0]
         if not spec or not _module_exists(spec):
             return None
+        if cmd_name not in BASE_COMMANDS:
+            try:
+                require_extra("pipeline", f"run `evalops {cmd_name}`")
+            except MissingExtraError:
+                return _needs_extra(cmd_name)
         module_name, attr = spec.split(":", 1)
         module = importlib.import_module(f"evalops.cli.{module_name}")
         return getattr(module, attr)

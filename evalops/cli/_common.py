@@ -21,6 +21,7 @@ import click
 from evalops import safetext
 from evalops.errors import EvalopsError, InputError, MeasureError
 from evalops.exitcodes import ExitCode, for_exception
+from evalops.extras import translate
 from evalops.storage import storage_full
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -352,8 +353,9 @@ def reports_errors(func: F) -> F:
     """Exit with the code of :mod:`evalops.exitcodes`: an ``EvalopsError`` becomes one ``error:`` line on
     stderr and its code (bad input, a failed version, ...); a full disk anywhere below (ENOSPC, EDQUOT,
     EFBIG, also inside a ``shutil.Error``: :func:`evalops.storage.storage_full`) one ``error:`` line naming
-    the path and exit 7; any other exception is an internal error, with its traceback. click's own usage
-    errors pass through (exit 2)."""
+    the path and exit 7; a library of an extra that is not installed (:data:`evalops.extras.LIBRARIES`) the
+    line naming the extra to install, exit 3; any other exception is an internal error, with its traceback.
+    click's own usage errors pass through (exit 2)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -365,6 +367,12 @@ def reports_errors(func: F) -> F:
             click.echo(f"error: {exc}", err=True)
             sys.exit(for_exception(exc))
         except Exception as exc:
+            ctx = click.get_current_context(silent=True)
+            missing = translate(exc, f"run `{ctx.command_path}`" if ctx else "run this command") \
+                if isinstance(exc, ModuleNotFoundError) else None
+            if missing is not None:  # an extra's library met below a command that did not check for it
+                click.echo(f"error: {missing}", err=True)
+                sys.exit(for_exception(missing))
             full = storage_full(exc)
             if full is not None:  # not a bug: the disk or quota is full (see evalops.storage)
                 click.echo(f"error: {full.message()}", err=True)

@@ -10,6 +10,7 @@ from evalops.cli._common import reports_errors
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.config.env import DASHBOARD_TOKEN_VAR, DASHBOARD_USER_VAR, dashboard_credentials
 from evalops.errors import ConfigError
+from evalops.extras import require_extra
 from evalops.warehouse import create_warehouse_engine, current_revision, resolve_url
 from evalops.warehouse.config import url_for as warehouse_url_for
 
@@ -34,6 +35,8 @@ def dashboard(host: str, port: int, export_dir: str | None, url: str | None, pro
     from evalops.dashboard import DashboardSettings
     from evalops.dashboard.auth import DashboardAuth, is_loopback
 
+    if export_dir is None:  # serving needs the app's libraries; the static export does not
+        require_extra("dashboard", "serve the dashboard (--export writes it as static files without them)")
     auth = DashboardAuth(*dashboard_credentials())
     if export_dir is None and not is_loopback(host) and not auth.configured:
         raise click.UsageError(

@@ -81,7 +81,9 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     Either may be `-` (standard input) or compressed (.gz, .zst). Values match trec_eval (ties by doc id
     descending; a query missing from the run scores 0).
     """
-    from evalops.formats import read_gold
+    from evalops._arrow import available
+    from evalops.formats import read_gold, read_qrels
+    from evalops.metrics.gold import as_gold
     from evalops.formats.stream import parse_memory_budget
     from evalops.metrics import Policy, parse_measures
     from evalops.formats.stream import evaluate_run_file
@@ -105,7 +107,9 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     reset_peak_rss()  # the peaks below are this evaluation's, not an earlier one in the same process
     if explicit_budget and qrels != "-" and Path(qrels).is_file():
         _judgments_fit(qrels, budget)  # before reading them: their reading alone could exceed the budget
-    gold = read_gold(qrels).index()  # ids in Arrow arrays, no Python string per judgment; lookups built
+    # ids in Arrow arrays, no Python string per judgment, lookups built; the base install (no pyarrow) holds
+    # them in numpy arrays, as `evalops compare` does: the same values
+    gold = read_gold(qrels).index() if available() else as_gold(read_qrels(qrels))
     if explicit_budget:
         release_free_memory()  # the judgments' share is what they hold, not what reading them freed
     streamed, scoring = result_shares(len(gold), len(gold.grades), len(parsed), per_query)

@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalops._arrow import available
 from evalops.errors import FormatError
+from evalops.extras import require
 from evalops.limits import (
     LINES_CHECKED_FROM,
     MAX_COMPRESSION_RATIO,
@@ -74,11 +76,13 @@ class Source:
             raise FormatError(f"cannot be read ({exc.strerror or exc})", path=self.name) from None
 
     def open(self) -> Any:
-        """A binary stream of the decompressed bytes (a pyarrow input stream when compressed)."""
+        """A binary stream of the decompressed bytes (a pyarrow input stream when compressed; gzip without
+        pyarrow, on the base install, through the standard library's ``gzip``)."""
         if self.compression is None:
             return self.raw()
-        import pyarrow as pa
-
+        if self.compression == "gzip" and not available():
+            return _Gunzip(self.raw())
+        pa = require("pyarrow", "fast", f"read {self.compression}-compressed files ({self.name})")
         return pa.CompressedInputStream(self.raw(), self.compression)
 
     @property
@@ -309,3 +313,26 @@ def as_source(path: str | os.PathLike[str] | Source) -> Source:
     except OSError as exc:
         raise FormatError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from None
     return Source(str(p), path=p, compression=_sniff(head) or _SUFFIX.get(p.suffix.lower()))
+
+
+class _Gunzip:
+    """A gzip stream read by the standard library; zlib's own error (not an ``OSError``) becomes a
+    ``ValueError``, as the decompression errors the readers name are."""
+
+    def __init__(self, raw: Any):
+        import gzip
+
+        self._stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def read(self, size: int = -1) -> bytes:
+        import zlib
+
+        try:
+            return self._stream.read(size)
+        except zlib.error as exc:
+            raise ValueError(str(exc)) from None
+
+    def close(self) -> None:
+        self._stream.close()
+        self._raw.close()

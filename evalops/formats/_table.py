@@ -28,7 +28,7 @@ import numpy as np
 
 from evalops.data import first_repeated_row
 from evalops.errors import FormatError
-from evalops._arrow import call, compute_options, doc_strings, from_numpy, numeric, strings
+from evalops._arrow import available, call, compute_options, doc_strings, from_numpy, numeric, strings
 from evalops.formats._source import Source
 from evalops.metrics.strhash import hash_strings, pair_keys
 from evalops.safetext import ARROW_UNSAFE_ID, refuse_unsafe
@@ -527,8 +527,9 @@ def load_arrow_readers() -> None:
     that reads a small file and imports neither is quicker with the exact parser alone. The compute module
     is Arrow's function registry (``pyarrow._compute``), not ``pyarrow.compute``'s wrappers
     (:func:`evalops._arrow.call`)."""
+    if not available():  # the base install: every table is read by the exact parser
+        return
     import pyarrow.csv  # noqa: F401
-
 
     _compute()
 
@@ -544,7 +545,7 @@ def read_table(source: Source, layout: Layout, *, float32: bool = False,
     loaded = "pyarrow.csv" in sys.modules and ("pyarrow._compute" in sys.modules or "pyarrow.compute" in sys.modules)
     limit = min(SMALL_FILE, SMALL_FILE_ARROW_LOADED) if loaded else SMALL_FILE
     small = source.compression is None and source.size < limit
-    fast = None if small else _read_fast(source, layout, arrow_ids)
+    fast = None if small or not available() else _read_fast(source, layout, arrow_ids)
     if fast is not None:
         columns, spans = fast
     else:

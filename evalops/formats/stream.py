@@ -18,7 +18,8 @@ import numpy as np
 
 from evalops.data import RunTable
 from evalops.errors import DuplicateDocumentError, FormatError, InputError
-from evalops._arrow import numeric, strings
+from evalops.extras import require
+from evalops._arrow import available, numeric, strings
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
     Columns,
@@ -360,13 +361,16 @@ def evaluate_run_file(
     A file whose in-memory reading would exceed the budget, or larger than :data:`STREAM_ABOVE`, is
     streamed by query blocks (one pass when grouped by query; else in memory when it fits the budget, or
     in two passes); the per-query values are the same either way. ``-`` reads standard input. ``notice``
-    hears how the file was read.
+    hears how the file was read. Without pyarrow (the base install) a run that fits the budget is read in
+    memory, whatever its size; one that does not needs the ``fast`` extra to be streamed.
     """
     budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else int(memory_budget)
     source = as_source(run)
-    if not streams(source, budget):
+    if not streams(source, budget) or (not available() and not needs_streaming(source, budget)):
         table = read_run_table(source, allow_empty=allow_empty)
         return evaluate(qrels, table, measures, policy, progress=progress)
+    require("pyarrow", "fast", f"stream {source.name} by query blocks (read in memory it takes about "
+                               f"{_size(estimated_peak(source))}, more than the memory budget leaves for it)")
     gold = as_gold(qrels)
     if len(gold) == 0:
         raise InputError("the qrels hold no judgments, so there is nothing to evaluate against")

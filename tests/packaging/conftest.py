@@ -123,6 +123,12 @@ def base_venv(artefacts, tmp_path_factory) -> Venv:
 
 
 @pytest.fixture(scope="session")
+def pipeline_venv(artefacts, tmp_path_factory) -> Venv:
+    """The wheel with the ``pipeline`` extra (every command; no Airflow, no Great Expectations)."""
+    return make_venv(tmp_path_factory.mktemp("venv") / "pipeline", artefacts.wheel, ("pipeline",))
+
+
+@pytest.fixture(scope="session")
 def user_venv(artefacts, tmp_path_factory) -> Venv:
     """The wheel with the extras docs/install.md tells a user with Airflow to name."""
     return make_venv(tmp_path_factory.mktemp("venv") / "user", artefacts.wheel,

@@ -112,11 +112,19 @@ def test_each_required_extra_declares_the_library_it_is_required_for():
 
 def test_libraries_of_an_extra_are_imported_only_through_require():
     """An extra's library imported at module level (or without ``require``) would be a traceback on the base
-    install instead of the message naming the extra."""
-    base = _project()["dependencies"]
+    install instead of the message naming the extra. The libraries of ``evalops.extras.LIBRARIES`` (the
+    ``fast``, ``pipeline`` and ``dashboard`` extras) are the exception: the commands that load them check for
+    them first (tests/cli/test_base_install.py runs the base commands without them)."""
+    from evalops.extras import LIBRARIES
+
+    project = _project()
+    base = project["dependencies"]
     lazy = {module.split(".")[0] for module, _, _ in _require_calls()}
+    for module, extra in LIBRARIES.items():
+        assert not _covered(_distributions(module), base), f"{module} is a base dependency, not the {extra} extra's"
+        assert _covered(_distributions(module), project["optional-dependencies"][extra]), (module, extra)
     for module, files in _imports().items():
-        if _covered(_distributions(module), base) or module in lazy:
+        if _covered(_distributions(module), base) or module in lazy or module in LIBRARIES:
             continue
         # Only evalops.airflow imports Airflow (tests/dags/test_airflow_boundary.py); Airflow loads it.
         assert module == "airflow" and all(f.startswith("evalops/airflow/") for f in files), \
@@ -136,3 +144,19 @@ def test_the_distribution_has_a_free_name_a_license_and_ranges_not_pins_in_its_e
         pinned = [r for r in requirements if "==" in r]
         assert not pinned, f"extra {extra!r} pins {pinned}; a library gives ranges (the lock pins the tested set)"
     assert not any("psycopg" in r for r in project["dependencies"]), "PostgreSQL is the `postgres` extra"
+
+
+def test_the_base_dependencies_are_the_light_ones_and_the_extras_of_the_pipeline_include_it():
+    """The base install is numpy, scipy and small pure-Python libraries (tests/packaging/test_clean_install.py
+    measures it); pandas, pyarrow, SQLAlchemy and the web stack come with ``pipeline`` (or ``fast``,
+    ``dashboard``), which every extra that serves the pipeline's commands includes."""
+    project = _project()
+    base = {_requirement_name(r) for r in project["dependencies"]}
+    assert base == {"numpy", "scipy", "pyyaml", "click", "rich", "markupsafe"}, base
+    extras = project["optional-dependencies"]
+    assert "evalops-rag[fast]" in extras["pipeline"] and "evalops-rag[pipeline]" in extras["dashboard"]
+    assert "evalops-rag[dashboard]" in extras["airflow"]
+    assert "evalops-rag[dashboard]" in extras["reports"]  # `[gx,retrievers,reports]`: every command
+    for name, requirements in extras.items():
+        if name not in ("fast", "pipeline", "dashboard", "airflow", "reports", "irmeasures", "docs", "dev"):
+            assert "evalops-rag[pipeline]" in requirements, f"extra {name!r} does not include the pipeline"

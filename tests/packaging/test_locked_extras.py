@@ -24,6 +24,8 @@ def test_the_lock_recipe_compiles_every_extra_and_the_lock_holds_them():
     pins = _pins()
     for extra in named:
         for requirement in project["optional-dependencies"][extra]:
+            if requirement.startswith(project["name"] + "["):  # another extra of evalops-rag, checked itself
+                continue
             name = re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement).group(0)).lower()
             assert name in pins, f"{requirement} (extra {extra}) is not in requirements.lock: run `make lock`"
     assert {"psycopg", "psycopg-binary"} <= pins  # the postgres extra, which the image installs
