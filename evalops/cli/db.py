@@ -289,8 +289,8 @@ def history(
             with _naming(resolved, home), direct.reading(resolved) as reader:
                 if fingerprint_hash:
                     fingerprint_hash = direct.find_fingerprint_hash(reader, fingerprint_hash)
-                rows, extra = _runs_view(direct, reader, retriever, dataset, versions, fingerprint_hash)
-            _emit(rows, RUN_COLUMNS, fmt, "runs", output_path, extra=extra,
+                found, means = _runs_view(direct, reader, retriever, dataset, versions, fingerprint_hash)
+            _emit(found, RUN_COLUMNS, fmt, "runs", output_path, extra=means,
                   empty=_empty("runs", asked, retriever, dataset, versions, since_utc, fingerprint_hash, baselines))
             return
     from evalops.warehouse import catalog, history as history_reads

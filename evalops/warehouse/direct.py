@@ -113,7 +113,7 @@ class Reader:
             ("port", self.parts.port), ("dbname", self.parts.database)) if value is not None}
         params.update(self.parts.query)  # as SQLAlchemy's psycopg dialect: the URL's options, then connect_args
         params.update(args)
-        cls = (deadline_connection_class(deadline, source) if deadline is not None else None) or psycopg.Connection
+        cls: Any = (deadline_connection_class(deadline, source) if deadline is not None else None) or psycopg.Connection
         conn = cls.connect(**params)
         conn.execute("SET TRANSACTION READ ONLY")  # the first statement of the transaction psycopg opens
         return conn
@@ -292,7 +292,7 @@ def latest_run_rows(
     )
     out = []
     for row in reader.rows(sql, params, "reading the latest runs"):
-        record = dict(zip(RUN_COLUMNS, row))
+        record = dict(zip(RUN_COLUMNS, row, strict=True))
         for column in _DATETIMES:
             record[column] = _utc(record[column])
         out.append(record)

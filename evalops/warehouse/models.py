@@ -46,8 +46,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from evalops.limits import QUERY_ID_MAX_LENGTH
-from evalops.warehouse.types import NaNFloat, UTCDateTime
 from evalops.warehouse.statuses import FINISHED_STATUSES, RUN_STATUSES, UNFINISHED_STATUSES
+from evalops.warehouse.types import NaNFloat, UTCDateTime
 
 __all__ = [
     "ABTestModel",

@@ -16,8 +16,14 @@ from sqlalchemy.engine import make_url
 
 from evalops.cli import main
 from evalops.fingerprint import EvalFingerprint
-from evalops.warehouse import RunKey, direct, record_gold_set_version, record_kb_snapshot, record_run
-from evalops.warehouse import history as sa_history
+from evalops.warehouse import (
+    RunKey,
+    direct,
+    history as sa_history,
+    record_gold_set_version,
+    record_kb_snapshot,
+    record_run,
+)
 from evalops.warehouse._url import parse_url
 from evalops.warehouse.catalog import find_fingerprint_hash
 from evalops.warehouse.config import resolve_url
