@@ -20,7 +20,7 @@ from evalops.errors import InputError, MeasureError, WarehouseError
 from evalops.utc import as_utc
 from evalops.warehouse import direct
 from evalops.warehouse.config import create_warehouse_engine, resolve_url, url_for as warehouse_url_for
-from evalops.warehouse.direct import RUN_COLUMNS
+from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS
 from evalops.warehouse.statuses import FINISHED_STATUSES
 
 # The warehouse's modules are imported where a command uses them: `evalops history` reads a few tables and
@@ -283,18 +283,23 @@ def history(
             measure = str(parse_measure(measure))
         except MeasureError:
             pass  # not a measure name: the check below names the stored ones
-    if not measure and not baselines:
+    if not baselines:
         resolved, home = _read_only_url(url, project)
-        if direct.supports(resolved):  # the runs view on the driver alone: no SQLAlchemy, no models
+        if direct.supports(resolved):  # the runs and measure views on the driver alone: no SQLAlchemy, no models
             with _naming(resolved, home), direct.reading(resolved) as reader:
                 if fingerprint_hash:
                     fingerprint_hash = direct.find_fingerprint_hash(reader, fingerprint_hash)
-                found, means = _runs_view(direct, reader, retriever, dataset, versions, fingerprint_hash)
-            _emit(found, RUN_COLUMNS, fmt, "runs", output_path, extra=means,
-                  empty=_empty("runs", asked, retriever, dataset, versions, since_utc, fingerprint_hash, baselines))
+                means: list[str] = []  # the runs view's measure columns
+                if measure:
+                    found = _measure_view(direct, reader, retriever, measure, asked, dataset, versions,
+                                          fingerprint_hash, since_utc, include_superseded)
+                else:
+                    found, means = _runs_view(direct, reader, retriever, dataset, versions, fingerprint_hash)
+            view = "measure" if measure else "runs"
+            _emit(found, HISTORY_COLUMNS if measure else RUN_COLUMNS, fmt, view, output_path, extra=means,
+                  empty=_empty(view, asked, retriever, dataset, versions, since_utc, fingerprint_hash, baselines))
             return
     from evalops.warehouse import catalog, history as history_reads
-    from evalops.warehouse.history import HISTORY_COLUMNS, measure_history_rows
 
     engine, resolved, home = _read_only_engine(url, project)
     extra: list[str] = []  # the runs view's measure columns
@@ -314,28 +319,10 @@ def history(
                 columns: tuple[str, ...] = BASELINE_COLUMNS
             else:
                 if measure:
-                    history_reads.check_history_query(engine, retriever=retriever, dataset=dataset,
-                                                      versions=versions, measure=measure)
                     view = "measure"
                     columns = HISTORY_COLUMNS
-                    # without a RETRIEVER: every retriever with a run on the dataset
-                    names = [retriever] if retriever else sorted({r["retriever"] for r in history_reads.latest_run_rows(
-                        engine, dataset=dataset, statuses=FINISHED_STATUSES)})
-                    rows = [row for name in names for row in measure_history_rows(
-                        engine,
-                        name,
-                        measure,
-                        dataset=dataset,
-                        versions=versions or None,
-                        fingerprint_hash=fingerprint_hash,
-                        since=since_utc,
-                        statuses=FINISHED_STATUSES,
-                        include_superseded=include_superseded,
-                    )]
-                    if len(names) > 1:
-                        rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
-                    for row in rows:
-                        row["measure"] = asked
+                    rows = _measure_view(history_reads, engine, retriever, measure, asked, dataset, versions,
+                                         fingerprint_hash, since_utc, include_superseded)
                 else:
                     view = "runs"
                     columns = RUN_COLUMNS
@@ -355,6 +342,24 @@ def _empty(view: str, asked: str | None, retriever: str | None, dataset: str, ve
                f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
     what = {"runs": "no finished runs", "measure": f"no {asked} results", "baselines": "no promotions"}[view]
     return f"({' '.join([what, *filter(None, filters)])})"
+
+
+def _measure_view(reads: Any, source: Any, retriever: str | None, measure: str, asked: str | None, dataset: str,
+                  versions: tuple[str, ...], fingerprint_hash: str | None, since_utc: dt.datetime | None,
+                  include_superseded: bool) -> list[dict[str, Any]]:
+    """The measure view (one result per version and logical date, of RETRIEVER or of every retriever with a
+    run on the dataset) through ``reads``, as :func:`_runs_view`; the measure shown as ``asked``."""
+    reads.check_history_query(source, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
+    names = [retriever] if retriever else sorted({r["retriever"] for r in reads.latest_run_rows(
+        source, dataset=dataset, statuses=FINISHED_STATUSES)})
+    rows = [row for name in names for row in reads.measure_history_rows(
+        source, name, measure, dataset=dataset, versions=versions or None, fingerprint_hash=fingerprint_hash,
+        since=since_utc, statuses=FINISHED_STATUSES, include_superseded=include_superseded)]
+    if len(names) > 1:
+        rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
+    for row in rows:
+        row["measure"] = asked
+    return rows
 
 
 def _runs_view(reads: Any, source: Any, retriever: str | None, dataset: str, versions: tuple[str, ...],

@@ -28,9 +28,11 @@ from evalops.extras import require
 from evalops.warehouse._deadline import deadline_connection_class
 from evalops.warehouse._url import URLParts
 from evalops.warehouse.config import WarehouseURL, postgres_connect_args, warehouse_timeout
+from evalops.warehouse.statuses import SCORED_STATUSES
 
-__all__ = ["Reader", "check_history_query", "check_stored", "describe_error", "find_fingerprint_hash",
-           "latest_run_rows", "one_fingerprint", "reading", "run_mean_rows", "supports"]
+__all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "Reader", "check_history_query", "check_stored", "describe_error",
+           "find_fingerprint_hash", "latest_run_rows", "mark_superseded_rows", "measure_history_rows",
+           "one_fingerprint", "reading", "run_mean_rows", "supports"]
 
 RUN_COLUMNS = (
     "run_id", "dag_id", "dag_run_id", "retriever", "version", "dataset", "logical_date", "status",
@@ -38,6 +40,11 @@ RUN_COLUMNS = (
     "n_queries", "n_failed",
 )
 _DATETIMES = ("logical_date", "started_at", "finished_at")
+HISTORY_COLUMNS = (
+    "logical_date", "retriever", "version", "dataset", "run_id", "dag_run_id", "status", "fingerprint_hash",
+    "measure", "n", "mean", "ci_low", "ci_high", "ci_level", "ci_method", "superseded", "superseded_by",
+)
+_FLOATS = ("mean", "ci_low", "ci_high", "ci_level")
 
 
 def supports(resolved: WarehouseURL) -> bool:
@@ -269,7 +276,7 @@ def latest_run_rows(
     retriever: str | None = None,
     dataset: str = "gold",
     fingerprint_hash: str | None = None,
-    statuses: Sequence[str] = ("succeeded", "partial"),
+    statuses: Sequence[str] = SCORED_STATUSES,
 ) -> list[dict[str, Any]]:
     """:func:`evalops.warehouse.history.latest_run_rows`: the latest run (by logical date, then id) of every
     (retriever, version), as dicts with ``RUN_COLUMNS`` (datetimes aware, in UTC)."""
@@ -311,3 +318,74 @@ def run_mean_rows(reader: Reader, run_ids: Sequence[int]) -> dict[int, dict[str,
             "ORDER BY run_aggregates.run_id, measures.name", ids, "reading the runs' means"):
         out.setdefault(int(run_id), {})[str(name)] = None if mean is None else float(mean)
     return out
+
+
+def mark_superseded_rows(rows: list[dict[str, Any]], include_superseded: bool) -> list[dict[str, Any]]:
+    """The window columns ``rank`` (1: the result for its version and logical date) and ``latest_id`` popped
+    from each row into ``superseded`` and ``superseded_by``; superseded rows dropped unless asked for."""
+    out = []
+    for row in rows:
+        rank, latest = row.pop("rank"), row.pop("latest_id")
+        row["superseded"] = rank > 1
+        row["superseded_by"] = latest if rank > 1 else None
+        if include_superseded or rank == 1:
+            out.append(row)
+    return out
+
+
+def _bound_datetime(reader: Reader, value: dt.datetime) -> Any:
+    """A datetime parameter as the warehouse's column type binds it: naive UTC text on SQLite."""
+    value = value.astimezone(dt.UTC)
+    return value.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f") if reader.dialect == "sqlite" else value
+
+
+def measure_history_rows(
+    reader: Reader,
+    retriever: str,
+    measure: str,
+    *,
+    dataset: str = "gold",
+    versions: Iterable[str] | None = None,
+    fingerprint_hash: str | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    statuses: Sequence[str] = SCORED_STATUSES,
+    include_superseded: bool = False,
+) -> list[dict[str, Any]]:
+    """:func:`evalops.warehouse.history.measure_history_rows`: one row per version and logical date (the
+    latest run for that date; ``include_superseded`` adds the earlier ones), with ``HISTORY_COLUMNS``."""
+    where = ["eval_runs.retriever = ?", "eval_runs.dataset = ?", f"eval_runs.status IN {_in(statuses)}",
+             f"(run_aggregates.run_id IS NOT NULL OR eval_runs.status NOT IN {_in(SCORED_STATUSES)})"]
+    params: list[Any] = [measure, retriever, dataset, *statuses, *SCORED_STATUSES]
+    if versions is not None:
+        chosen = list(versions)
+        where.append(f"eval_runs.version IN {_in(chosen)}")
+        params += chosen
+    if fingerprint_hash is not None:
+        where.append("eval_runs.fingerprint_hash = ?")
+        params.append(fingerprint_hash)
+    for op, bound in ((">=", since), ("<", until)):
+        if bound is not None:
+            where.append(f"eval_runs.logical_date {op} ?")
+            params.append(_bound_datetime(reader, bound))
+    window = ("OVER (PARTITION BY eval_runs.retriever, eval_runs.version, eval_runs.dataset, eval_runs.logical_date "
+              "ORDER BY eval_runs.started_at DESC, eval_runs.id DESC)")
+    sql = (
+        "SELECT eval_runs.logical_date, eval_runs.retriever, eval_runs.version, eval_runs.dataset, eval_runs.id, "
+        "eval_runs.dag_run_id, eval_runs.status, eval_runs.fingerprint_hash, run_aggregates.n, run_aggregates.mean, "
+        "run_aggregates.ci_low, run_aggregates.ci_high, run_aggregates.ci_level, run_aggregates.ci_method, "
+        f"row_number() {window}, first_value(eval_runs.id) {window} "
+        "FROM eval_runs LEFT OUTER JOIN run_aggregates ON run_aggregates.run_id = eval_runs.id AND "
+        "run_aggregates.measure_id = (SELECT measures.id FROM measures WHERE measures.name = ?) "
+        f"WHERE {' AND '.join(where)} ORDER BY eval_runs.logical_date, eval_runs.version, eval_runs.id"
+    )
+    names = ("logical_date", "retriever", "version", "dataset", "run_id", "dag_run_id", "status", "fingerprint_hash",
+             "n", "mean", "ci_low", "ci_high", "ci_level", "ci_method", "rank", "latest_id")
+    rows = []
+    for found in reader.rows(sql, params, f"reading the {measure} history of {retriever}"):
+        row = dict(zip(names, found, strict=True))
+        row["logical_date"] = _utc(row["logical_date"])
+        for column in _FLOATS:  # SQLite keeps a NaN as the text 'NaN' (evalops.warehouse.types.NaNFloat)
+            row[column] = None if row[column] is None else float(row[column])
+        rows.append({**{c: row[c] for c in names[:8]}, "measure": measure, **{c: row[c] for c in names[8:]}})
+    return mark_superseded_rows(rows, include_superseded)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Table, and_, func, literal, or_, select
 
 from evalops.warehouse._db import measures_table, transaction
-from evalops.warehouse.direct import RUN_COLUMNS, check_stored
+from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS, check_stored, mark_superseded_rows
+from evalops.warehouse.statuses import SCORED_STATUSES
 from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
 from evalops.utc import as_utc
 
@@ -43,11 +44,7 @@ __all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "check_history_query", "latest_per_
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
 fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
-SCORED = ("succeeded", "partial")
-HISTORY_COLUMNS = (
-    "logical_date", "retriever", "version", "dataset", "run_id", "dag_run_id", "status", "fingerprint_hash",
-    "measure", "n", "mean", "ci_low", "ci_high", "ci_level", "ci_method", "superseded", "superseded_by",
-)
+SCORED = SCORED_STATUSES
 # The runs that compete for one (version, logical date), and which of them is the result.
 _SAME_RESULT = (runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.logical_date)
 _NEWEST_FIRST = (runs.c.started_at.desc(), runs.c.id.desc())
@@ -69,18 +66,6 @@ def _mark_superseded(frame: pd.DataFrame, include_superseded: bool) -> pd.DataFr
     if not include_superseded:
         frame = frame[~frame["superseded"]].reset_index(drop=True)
     return frame
-
-
-def _mark_superseded_rows(rows: list[dict[str, Any]], include_superseded: bool) -> list[dict[str, Any]]:
-    """:func:`_mark_superseded` for plain rows (the window columns popped from each)."""
-    out = []
-    for row in rows:
-        rank, latest = row.pop("rank"), row.pop("latest_id")
-        row["superseded"] = rank > 1
-        row["superseded_by"] = latest if rank > 1 else None
-        if include_superseded or rank == 1:
-            out.append(row)
-    return out
 
 
 def measure_history(
@@ -151,7 +136,7 @@ def measure_history_rows(
     stmt = _filters(stmt, versions=versions, fingerprint_hash=fingerprint_hash, since=since, until=until)
     with transaction(engine, f"reading the {measure} history of {retriever}", read_only=True) as conn:
         rows = _dicts(conn.execute(stmt))
-    return _mark_superseded_rows(rows, include_superseded)
+    return mark_superseded_rows(rows, include_superseded)
 
 
 def _dicts(result: Any) -> list[dict[str, Any]]:

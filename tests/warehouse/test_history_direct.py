@@ -1,5 +1,5 @@
-"""``evalops history``'s runs view read on the driver alone (sqlite3, psycopg: no SQLAlchemy) gives what the
-SQLAlchemy readers give: the same rows, values and types, and the same output byte for byte, on both
+"""``evalops history``'s runs and measure views read on the driver alone (sqlite3, psycopg: no SQLAlchemy)
+give what the SQLAlchemy readers give: the same rows, values and types, and the same output byte for byte, on both
 backends; and it takes no write lock on SQLite."""
 
 from __future__ import annotations
@@ -77,7 +77,13 @@ def fill(engine) -> dict[str, EvalFingerprint]:
 
 ARGS = [[], ["bm25"], ["dense"], ["--version", "v2"], ["bm25", "--version", "v1", "--version", "v4"],
         ["--dataset", "production"], ["--fingerprint", "FP-new"], ["bm25", "--fingerprint", "FP-old"],
+        ["bm25", "-m", "nDCG@10"], ["-m", "nDCG@10"], ["bm25", "-m", "MRR@10"], ["-m", "P@5", "--superseded"],
+        ["bm25", "-m", "nDCG@10", "--superseded", "--since", "2024-05-02"],
+        ["bm25", "-m", "nDCG@10", "--since", "2024-05-03 02:30:15"],  # the stored time has microseconds past it
+        ["bm25", "-m", "nDCG@10", "--version", "v2", "--fingerprint", "FP-new"], ["dense", "-m", "P@5"],
+        ["bm25", "-m", "nDCG@10", "--since", "2030-01-01"], ["-m", "nDCG@10", "--dataset", "production"],
         # errors, said the same way
+        ["-m", "foo"], ["dense", "-m", "RR@10"], ["bm25", "-m", "nDCG@10", "--version", "v9"],
         ["nosuch"], ["--dataset", "nosuch"], ["bm25", "--version", "v9"], ["--fingerprint", "zz"],
         ["--fingerprint", "0"], ["--fingerprint", "0123456789abcdef"]]
 
@@ -88,7 +94,7 @@ def _invoke(args: list[str]) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv", "markdown"])
-def test_the_runs_view_on_the_driver_is_byte_identical_to_sqlalchemys(engine, backend, fmt, monkeypatch):
+def test_the_history_on_the_driver_is_byte_identical_to_sqlalchemys(engine, backend, fmt, monkeypatch):
     fps = fill(engine)
     url = _url(engine)
     resolved = resolve_url(url)
@@ -121,21 +127,31 @@ def test_the_driver_reads_the_same_values_and_types(engine, backend):
             assert all(r["logical_date"].tzinfo is dt.UTC for r in ours)
             ids = [r["run_id"] for r in ours]
             assert repr(direct.run_mean_rows(reader, ids)) == repr(sa_history.run_mean_rows(engine, ids))
+        for retriever, kwargs in (("bm25", {}), ("bm25", {"include_superseded": True}), ("dense", {}),
+                                  ("bm25", {"since": T0 + dt.timedelta(days=2),
+                                            "until": T0 + dt.timedelta(days=3, hours=1),
+                                            "versions": ["v2", "v4"], "include_superseded": True})):
+            trend = direct.measure_history_rows(reader, retriever, "nDCG@10", statuses=FINISHED_STATUSES, **kwargs)
+            stored = sa_history.measure_history_rows(engine, retriever, "nDCG@10", statuses=FINISHED_STATUSES,
+                                                     **kwargs)
+            assert trend and [{k: (type(v), repr(v)) for k, v in r.items()} for r in trend] == \
+                [{k: (type(v), repr(v)) for k, v in r.items()} for r in stored], (retriever, kwargs)
         assert direct.find_fingerprint_hash(reader, fps["old"].hash[:8]) == find_fingerprint_hash(
             engine, fps["old"].hash[:8])
         assert "nan" in repr(direct.run_mean_rows(reader, [r["run_id"] for r in ours]))  # dense's NaN mean
 
 
-def test_the_runs_view_imports_neither_sqlalchemy_nor_the_models(engine, backend):
+def test_the_history_imports_neither_sqlalchemy_nor_the_models(engine, backend):
     fill(engine)
     script = ("import sys\nfrom evalops.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
               "    assert not e.code, e.code\n"
               "print(' '.join(m for m in ('sqlalchemy', 'evalops.warehouse.models', 'pandas', 'pydantic')"
               " if m in sys.modules) or 'LIGHT')\n")
-    out = subprocess.run([sys.executable, "-c", script, "history", "bm25", "--url", _url(engine)],
-                         capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "LIGHT", out.stdout + out.stderr
-    assert "bm25" in out.stdout
+    for args in (["history", "bm25"], ["history", "bm25", "-m", "nDCG@10"]):
+        out = subprocess.run([sys.executable, "-c", script, *args, "--url", _url(engine)],
+                             capture_output=True, text=True, check=True)
+        assert out.stdout.strip().splitlines()[-1] == "LIGHT", out.stdout + out.stderr
+        assert "bm25" in out.stdout
 
 
 def test_the_driver_reads_while_a_writer_holds_the_lock(tmp_path, monkeypatch):
