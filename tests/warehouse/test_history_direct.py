@@ -216,3 +216,17 @@ def test_a_bad_url_fails_as_sqlalchemys(url):
         parse_url(url)
     assert isinstance(ours.value, URLError) == isinstance(theirs.value, ArgumentError)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_a_server_that_refuses_is_said_the_same_way_without_the_password(monkeypatch):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://reader:hunter2@127.0.0.1:{port}/warehouse"
+    ours = _invoke(["--url", url])
+    monkeypatch.setattr(direct, "supports", lambda _resolved: False)
+    assert ours == _invoke(["--url", url])
+    assert ours[0] != 0 and "reading the stored retrievers, datasets and measures failed" in ours[1]
+    assert "hunter2" not in ours[1] and f"127.0.0.1:{port}" in ours[1]
