@@ -342,25 +342,30 @@ else:
 
 def history_statements(url: str, folder: Path) -> tuple[Path, str]:
     """The statements ``evalops history --url URL`` sends, captured by running it in this process (a JSON
-    file of ``[sql, parameters]``), and the URL the driver connects with."""
+    file of ``[sql, parameters]``), and the URL the driver connects with. The command reads its runs view on
+    the driver alone (:mod:`evalops.warehouse.direct`); the capture runs it on its SQLAlchemy readers, which
+    send the same reads (a test holds the two to the same rows), so that the peer's SQL is SQLAlchemy's."""
     import contextlib
     import io
     import json
+    from unittest import mock
 
     from sqlalchemy import event
     from sqlalchemy.engine import Engine, make_url
 
     from evalops.cli import main as cli_main
+    from evalops.warehouse import direct
 
     sent: list[list] = []
 
     def grab(_conn, _cursor, statement, parameters, _context, _executemany) -> None:
-        if not statement.strip().upper().startswith("BEGIN"):  # (SQLite's BEGIN: each SELECT reads on its own)
+        # the reads (not SQLite's BEGIN nor PostgreSQL's SET TRANSACTION READ ONLY: the peer reads in autocommit)
+        if statement.strip().upper().startswith(("SELECT", "WITH")):
             sent.append([statement, parameters if isinstance(parameters, dict) else list(parameters)])
 
     event.listen(Engine, "before_cursor_execute", grab)
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(direct, "supports", lambda _resolved: False):
             cli_main(["history", "--url", url], standalone_mode=False)
     finally:
         event.remove(Engine, "before_cursor_execute", grab)

@@ -18,6 +18,10 @@ from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION, project_config
 from evalops.errors import InputError, MeasureError, WarehouseError
 from evalops.utc import as_utc
+from evalops.warehouse import direct
+from evalops.warehouse.config import create_warehouse_engine, resolve_url, url_for as warehouse_url_for
+from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS
+from evalops.warehouse.statuses import FINISHED_STATUSES
 
 # The warehouse's modules are imported where a command uses them: `evalops history` reads a few tables and
 # need not import the rest (the scores' and A/B tests' numpy, the alerts, the migrations).
@@ -41,7 +45,6 @@ def _project_url(url: str | None, project: Path | None, required: bool) -> str |
 def _project_and_url(url: str | None, project: Path | None, required: bool) -> tuple[Path | None, str | None]:
     """``(project folder, URL)``: the project is None when ``--url`` (or no project) decided the warehouse."""
     from evalops.config import find_project
-    from evalops.warehouse.config import url_for as warehouse_url_for
 
     if url is None and (project is not None or required or find_project() is not None):
         cfg = project_config(project)
@@ -73,27 +76,27 @@ def _naming(resolved: Any, home: Path | None) -> Iterator[None]:
         raise WarehouseError(f"{exc} (looked in {_looked_in(resolved, home)})") from None
 
 
-def _read_only_engine(url: str | None, project: Path | None = None, *, required: bool = True):
-    """The warehouse for a command that only reads: a SQLite file that does not exist is not created.
-    Returns the engine, the resolved URL and the project folder (None when --url decided)."""
-    from evalops.warehouse.config import create_warehouse_engine, resolve_url
-
+def _read_only_url(url: str | None, project: Path | None = None, *, required: bool = True):
+    """The warehouse of a command that only reads, resolved: a SQLite file that does not exist is an
+    error (it is not created). Returns the resolved URL and the project folder (None when --url decided)."""
     home, given = _project_and_url(url, project, required=required)
     resolved = resolve_url(given)
     if resolved.url.startswith("sqlite:///"):
-        from sqlalchemy.engine import make_url
-
-        database = make_url(resolved.url).database
+        database = resolved.parts().database
         if database and database != ":memory:" and not database.startswith("file:") and not os.path.exists(database):
             raise InputError(f"no warehouse at {database} ({_looked_in(resolved, home, url=False)}): nothing has been recorded "
                              "there yet; `evalops run` (or `evalops db upgrade`) creates it, or set --url / "
                              "EVALOPS_WAREHOUSE_URL")
+    return resolved, home
+
+
+def _read_only_engine(url: str | None, project: Path | None = None, *, required: bool = True):
+    """:func:`_read_only_url` and an engine on it: the engine, the resolved URL and the project folder."""
+    resolved, home = _read_only_url(url, project, required=required)
     return create_warehouse_engine(resolved), resolved, home
 
 
 def _engine(url: str | None, project: Path | None = None):
-    from evalops.warehouse.config import create_warehouse_engine, resolve_url
-
     resolved = resolve_url(_project_url(url, project, required=False))
     return create_warehouse_engine(resolved), resolved
 
@@ -113,7 +116,6 @@ def db() -> None:
 @reports_errors
 def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | None) -> None:
     """Apply the warehouse migrations (safe to run again; it is what the DAG's first task does)."""
-    from evalops.warehouse.config import resolve_url
     from evalops.warehouse.migrate import current_revision, upgrade as upgrade_schema, upgrade_sql
 
     if as_sql:
@@ -260,16 +262,6 @@ def history(
     and so is an option that does not apply to the view asked for (--since and --superseded go with
     --measure), rather than being ignored.
     """
-    from evalops.warehouse.catalog import find_fingerprint_hash
-    from evalops.warehouse.history import (
-        HISTORY_COLUMNS,
-        RUN_COLUMNS,
-        check_history_query,
-        latest_run_rows,
-        measure_history_rows,
-    )
-    from evalops.warehouse.models import FINISHED_STATUSES
-
     ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
                if given and (baselines or not measure)]
     if baselines:
@@ -291,12 +283,30 @@ def history(
             measure = str(parse_measure(measure))
         except MeasureError:
             pass  # not a measure name: the check below names the stored ones
+    if not baselines:
+        resolved, home = _read_only_url(url, project)
+        if direct.supports(resolved):  # the runs and measure views on the driver alone: no SQLAlchemy, no models
+            with _naming(resolved, home), direct.reading(resolved) as reader:
+                if fingerprint_hash:
+                    fingerprint_hash = direct.find_fingerprint_hash(reader, fingerprint_hash)
+                means: list[str] = []  # the runs view's measure columns
+                if measure:
+                    found = _measure_view(direct, reader, retriever, measure, asked, dataset, versions,
+                                          fingerprint_hash, since_utc, include_superseded)
+                else:
+                    found, means = _runs_view(direct, reader, retriever, dataset, versions, fingerprint_hash)
+            view = "measure" if measure else "runs"
+            _emit(found, HISTORY_COLUMNS if measure else RUN_COLUMNS, fmt, view, output_path, extra=means,
+                  empty=_empty(view, asked, retriever, dataset, versions, since_utc, fingerprint_hash, baselines))
+            return
+    from evalops.warehouse import catalog, history as history_reads
+
     engine, resolved, home = _read_only_engine(url, project)
     extra: list[str] = []  # the runs view's measure columns
     try:
         with _naming(resolved, home):
             if fingerprint_hash:
-                fingerprint_hash = find_fingerprint_hash(engine, fingerprint_hash)
+                fingerprint_hash = catalog.find_fingerprint_hash(engine, fingerprint_hash)
             if baselines:
                 from evalops.warehouse.baselines import (
                     BASELINE_COLUMNS,
@@ -304,57 +314,71 @@ def history(
                 )
 
                 view = "baselines"
-                check_history_query(engine, retriever=retriever)
+                history_reads.check_history_query(engine, retriever=retriever)
                 rows = baseline_history_rows(engine, retriever, fingerprint_hash)
                 columns: tuple[str, ...] = BASELINE_COLUMNS
             else:
-                check_history_query(engine, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
                 if measure:
                     view = "measure"
                     columns = HISTORY_COLUMNS
-                    # without a RETRIEVER: every retriever with a run on the dataset
-                    names = [retriever] if retriever else sorted({r["retriever"] for r in latest_run_rows(
-                        engine, dataset=dataset, statuses=FINISHED_STATUSES)})
-                    rows = [row for name in names for row in measure_history_rows(
-                        engine,
-                        name,
-                        measure,
-                        dataset=dataset,
-                        versions=versions or None,
-                        fingerprint_hash=fingerprint_hash,
-                        since=since_utc,
-                        statuses=FINISHED_STATUSES,
-                        include_superseded=include_superseded,
-                    )]
-                    if len(names) > 1:
-                        rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
-                    for row in rows:
-                        row["measure"] = asked
+                    rows = _measure_view(history_reads, engine, retriever, measure, asked, dataset, versions,
+                                         fingerprint_hash, since_utc, include_superseded)
                 else:
                     view = "runs"
                     columns = RUN_COLUMNS
-                    rows = latest_run_rows(engine, retriever=retriever, dataset=dataset,
-                                           fingerprint_hash=fingerprint_hash, statuses=FINISHED_STATUSES)
-                    if versions:
-                        rows = [r for r in rows if r["version"] in versions]
-                    rows, extra = _with_means(engine, rows)
+                    rows, extra = _runs_view(history_reads, engine, retriever, dataset, versions, fingerprint_hash)
     finally:
         engine.dispose()
+    _emit(rows, columns, fmt, view, output_path, extra=extra,
+          empty=_empty(view, asked, retriever, dataset, versions, since_utc, fingerprint_hash, baselines))
+
+
+def _empty(view: str, asked: str | None, retriever: str | None, dataset: str, versions: tuple[str, ...],
+           since_utc: dt.datetime | None, fingerprint_hash: str | None, baselines: bool) -> str:
+    """What an empty history says: nothing of the view, under the filters given."""
     filters = [f"of {retriever}" if retriever else "", "" if baselines else f"on dataset {dataset}",
                f"of version(s) {', '.join(versions)}" if versions and not baselines else "",
                f"since {since_utc:%Y-%m-%d %H:%M} UTC" if since_utc and view == "measure" else "",
                f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
     what = {"runs": "no finished runs", "measure": f"no {asked} results", "baselines": "no promotions"}[view]
-    _emit(rows, columns, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})",
-          extra=extra)
+    return f"({' '.join([what, *filter(None, filters)])})"
 
 
-def _with_means(engine: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def _measure_view(reads: Any, source: Any, retriever: str | None, measure: str, asked: str | None, dataset: str,
+                  versions: tuple[str, ...], fingerprint_hash: str | None, since_utc: dt.datetime | None,
+                  include_superseded: bool) -> list[dict[str, Any]]:
+    """The measure view (one result per version and logical date, of RETRIEVER or of every retriever with a
+    run on the dataset) through ``reads``, as :func:`_runs_view`; the measure shown as ``asked``."""
+    reads.check_history_query(source, retriever=retriever, dataset=dataset, versions=versions, measure=measure)
+    names = [retriever] if retriever else sorted({r["retriever"] for r in reads.latest_run_rows(
+        source, dataset=dataset, statuses=FINISHED_STATUSES)})
+    rows = [row for name in names for row in reads.measure_history_rows(
+        source, name, measure, dataset=dataset, versions=versions or None, fingerprint_hash=fingerprint_hash,
+        since=since_utc, statuses=FINISHED_STATUSES, include_superseded=include_superseded)]
+    if len(names) > 1:
+        rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
+    for row in rows:
+        row["measure"] = asked
+    return rows
+
+
+def _runs_view(reads: Any, source: Any, retriever: str | None, dataset: str, versions: tuple[str, ...],
+               fingerprint_hash: str | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The runs view (the latest finished run of each version, with its means) through ``reads``: the
+    SQLAlchemy readers (:mod:`evalops.warehouse.history`, ``source`` an engine) or the driver's
+    (:mod:`evalops.warehouse.direct`, ``source`` a reader), which give the same rows."""
+    reads.check_history_query(source, retriever=retriever, dataset=dataset, versions=versions)
+    rows = reads.latest_run_rows(source, retriever=retriever, dataset=dataset, fingerprint_hash=fingerprint_hash,
+                                 statuses=FINISHED_STATUSES)
+    if versions:
+        rows = [r for r in rows if r["version"] in versions]
+    return _with_means(reads.run_mean_rows(source, [int(r["run_id"]) for r in rows]), rows)
+
+
+def _with_means(means: dict[int, dict[str, float | None]],
+                rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The runs with each run's mean of every measure it scored (one column per measure, in the order
     first seen; the Judged@k coverage measures left to the report), and those columns' names."""
-    from evalops.warehouse.history import run_mean_rows
-
-    means = run_mean_rows(engine, [int(r["run_id"]) for r in rows])
     means = {run: {m: v for m, v in row.items() if not m.startswith("Judged@")} for run, row in means.items()}
     names = list(dict.fromkeys(m for row in means.values() for m in row))
     return [{**r, **{name: means.get(int(r["run_id"]), {}).get(name) for name in names}} for r in rows], names

@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from evalops import utc
 from evalops.errors import EvalopsError, WarehouseError
+from evalops.warehouse.direct import connect_timeout_hint, describe_error as direct_error
 from evalops.warehouse.models import MeasureModel
 
 __all__ = [
@@ -69,24 +70,15 @@ def transaction(engine: Engine | Connection, what: str, *, read_only: bool = Fal
     except (SQLAlchemyError, driver_error) as exc:
         detail = describe_error(exc, engine)
         if type(getattr(exc, "orig", exc)).__name__ == "ConnectionTimeout":  # psycopg's message names neither
-            url = engine.engine.url
-            detail += (f" (the PostgreSQL server at {url.host}:{url.port or 5432} did not complete a connection "
-                       "within EVALOPS_WAREHOUSE_CONNECT_TIMEOUT)")
+            detail += connect_timeout_hint(engine.engine.url.host, engine.engine.url.port)
         raise WarehouseError(f"{what} failed and was rolled back: {detail}") from exc
 
 
 def describe_error(exc: BaseException, engine: Any = None) -> str:
-    """The first line of the driver's message, plus a hint when the schema is missing, or (``engine``, a
-    SQLite one) the file whose disk may be full: SQLite says ``database or disk is full``, or ``disk I/O
-    error`` when a write was refused (a quota, a file-size limit)."""
-    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-    if "no such table" in detail or ("relation" in detail and "does not exist" in detail):
-        detail += " (the warehouse schema is missing or old: run `evalops db upgrade`)"
+    """:func:`evalops.warehouse.direct.describe_error` (the driver's first line and its hints), the SQLite
+    file named when ``engine`` is a SQLite one."""
     url = getattr(getattr(engine, "engine", engine), "url", None)
-    if url is not None and url.get_backend_name() == "sqlite" and detail in ("database or disk is full",
-                                                                              "disk I/O error"):
-        detail += f" (the SQLite warehouse {url.database}: is its disk or quota full? free space and run again)"
-    return detail
+    return direct_error(exc, url.database if url is not None and url.get_backend_name() == "sqlite" else None)
 
 
 def insert_for(connection: Connection, table: Table):

@@ -19,7 +19,8 @@ import inspect
 import re
 from typing import Any
 
-__all__ = ["DEADLINE_MARGIN", "ServerSilentMixin", "client_deadline", "install_deadline", "is_silent"]
+__all__ = ["DEADLINE_MARGIN", "ServerSilentMixin", "client_deadline", "deadline_connection_class", "install_deadline",
+           "is_silent"]
 
 DEADLINE_MARGIN = 5.0
 
@@ -50,7 +51,7 @@ def install_deadline(engine: Any, seconds: float | None, setting: str, ping_seco
     or the driver cannot bound a wait (psycopg before 3.2); keepalives still apply."""
     if seconds is None:
         return
-    cls = _deadline_connection_class(seconds, setting)
+    cls = deadline_connection_class(seconds, setting)
     if cls is None:
         return
     from sqlalchemy import event
@@ -71,7 +72,7 @@ def install_deadline(engine: Any, seconds: float | None, setting: str, ping_seco
     engine.dialect.do_ping = do_ping
 
 
-def _deadline_connection_class(seconds: float, setting: str) -> type | None:
+def deadline_connection_class(seconds: float, setting: str) -> type | None:
     import psycopg
 
     wait_timeout = getattr(psycopg.errors, "_WaitTimeout", None)

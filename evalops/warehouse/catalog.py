@@ -13,9 +13,10 @@ from typing import Any
 from sqlalchemy import Table, select
 from sqlalchemy.engine import Connection, Engine
 
-from evalops.errors import InputError, WarehouseError
+from evalops.errors import WarehouseError
 from evalops.fingerprint import EvalFingerprint
 from evalops.warehouse._db import now_utc, transaction, upsert_immutable
+from evalops.warehouse.direct import check_fingerprint_prefix, one_fingerprint
 from evalops.warehouse.domain import GoldSetVersion, KBSnapshot
 from evalops.warehouse.models import EvalFingerprintModel, GoldSetVersionModel, KBSnapshotModel
 from evalops.utc import as_utc
@@ -106,18 +107,10 @@ def get_fingerprint(engine: Engine, fingerprint_hash: str) -> EvalFingerprint | 
 
 def find_fingerprint_hash(engine: Engine, prefix: str) -> str:
     """The full stored hash that starts with ``prefix`` (reports print the 12-digit short form)."""
-    if not prefix or not all(c in "0123456789abcdef" for c in prefix.lower()):
-        raise InputError(f"fingerprint {prefix!r} is not a hex hash (or a prefix of one)")
-    with transaction(engine, "looking up a fingerprint") as conn:
-        matches = conn.execute(
-            select(fingerprints.c.hash).where(fingerprints.c.hash.startswith(prefix.lower()))
-        ).scalars().all()
-    if len(matches) != 1:
-        raise InputError(
-            f"fingerprint {prefix!r} matches {len(matches)} stored fingerprints; "
-            + ("give more digits" if matches else "see `evalops history RETRIEVER --baselines` for stored ones")
-        )
-    return matches[0]
+    low = check_fingerprint_prefix(prefix)
+    with transaction(engine, "looking up a fingerprint", read_only=True) as conn:
+        matches = conn.execute(select(fingerprints.c.hash).where(fingerprints.c.hash.startswith(low))).scalars().all()
+    return one_fingerprint(prefix, matches)
 
 
 def ensure_fingerprint(conn: Connection, fingerprint: EvalFingerprint) -> None:

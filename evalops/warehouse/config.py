@@ -48,6 +48,7 @@ from evalops.extras import require
 from evalops.secrets import ConnectionFields, mask_url, read_connection
 from evalops.storage import make_folder
 from evalops.warehouse._deadline import client_deadline, install_deadline
+from evalops.warehouse._url import URLError, URLParts, parse_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -101,6 +102,17 @@ def _client_deadline(options: str) -> float | None:
     return client_deadline(options, warehouse_timeout("statement"))
 
 
+def postgres_connect_args(parsed: Any, given: dict[str, Any]) -> tuple[dict[str, Any], float | None, str]:
+    """The connect arguments of a PostgreSQL warehouse (``parsed``: its URL's parts; ``given``: the caller's
+    own), the client deadline of every wait in seconds (None: none), and where its statement timeout came
+    from (for the deadline's message): what an engine and a driver-only reader both connect with."""
+    args = _postgres_connect_args(parsed, given)
+    in_url = "statement_timeout" in f"{parsed.query.get('options') or ''} {given.get('options') or ''}"
+    source = ("the statement timeout in the URL's options" if in_url
+              else "the statement timeout from EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT")
+    return args, _client_deadline(args["options"]), source
+
+
 @dataclass(frozen=True)
 class WarehouseURL:
     url: str
@@ -108,32 +120,34 @@ class WarehouseURL:
 
     def masked(self) -> str:
         """The URL with any password hidden, for logs and ``evalops db current``."""
-        from sqlalchemy.engine import make_url
+        return parse_url(self.url).render(hide_password=True)
 
-        return make_url(self.url).render_as_string(hide_password=True)
+    def parts(self) -> URLParts:
+        """The URL's parts (user, password, host, port, database, query)."""
+        return parse_url(self.url)
 
 
 def normalise_url(url: str) -> str:
-    """Pin the PostgreSQL driver to psycopg 3 and refuse backends the warehouse does not support."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
+    """Pin the PostgreSQL driver to psycopg 3 and refuse backends the warehouse does not support (the URL
+    parsed and written as SQLAlchemy does, :mod:`evalops.warehouse._url`, without importing it)."""
+    if not isinstance(url, str):  # a SQLAlchemy URL object, as make_url took it
+        url = url.render_as_string(hide_password=False)
     try:
-        parsed = make_url(url)
-    except ArgumentError as exc:
+        parsed = parse_url(url)
+    except URLError as exc:
         raise ConfigError(f"warehouse URL {mask_url(url)!r} is not a valid SQLAlchemy URL: {exc}") from None
     except ValueError:  # SQLAlchemy reads the port as an int
         raise ConfigError(f"warehouse URL {mask_url(url)!r}: the port is not a number; write it like "
                           "postgresql+psycopg://user@host:5432/database") from None
-    backend = parsed.get_backend_name()
+    backend = parsed.backend()
     if backend in ("postgresql", "postgres"):
-        parsed = parsed.set(drivername="postgresql+psycopg")
+        parsed = parsed.with_driver("postgresql+psycopg")
     elif backend != "sqlite":
         raise ConfigError(
-            f"warehouse URL {parsed.render_as_string(hide_password=True)!r}: backend {backend!r} is not "
+            f"warehouse URL {parsed.render(hide_password=True)!r}: backend {backend!r} is not "
             "supported; use postgresql+psycopg://... or sqlite:///path"
         )
-    return parsed.render_as_string(hide_password=False)
+    return parsed.render(hide_password=False)
 
 
 def _airflow_connection_url() -> str | None:
@@ -224,14 +238,10 @@ def create_warehouse_engine(url: str | WarehouseURL | None = None, *, must_exist
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
         require("psycopg", "postgres", "use a PostgreSQL warehouse")
-        given_args = kwargs.pop("connect_args", {})
-        connect_args = _postgres_connect_args(parsed, given_args)
+        connect_args, deadline, source = postgres_connect_args(parsed, kwargs.pop("connect_args", {}))
         kwargs.setdefault("pool_timeout", warehouse_timeout("connect"))
         engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
-        given = "statement_timeout" in f"{parsed.query.get('options') or ''} {given_args.get('options') or ''}"
-        source = ("the statement timeout in the URL's options" if given
-                  else "the statement timeout from EVALOPS_WAREHOUSE_STATEMENT_TIMEOUT")
-        install_deadline(engine, _client_deadline(connect_args["options"]), source,
+        install_deadline(engine, deadline, source,
                          ping_seconds=float(connect_args.get("connect_timeout") or parsed.query.get("connect_timeout")
                                             or warehouse_timeout("connect")))
         return engine

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, and_, func, literal, or_, select
 
-from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
+from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS, check_stored, mark_superseded_rows
+from evalops.warehouse.statuses import SCORED_STATUSES
 from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
 from evalops.utc import as_utc
 
@@ -43,16 +44,7 @@ __all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "check_history_query", "latest_per_
 runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
 fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
-SCORED = ("succeeded", "partial")
-RUN_COLUMNS = (
-    "run_id", "dag_id", "dag_run_id", "retriever", "version", "dataset", "logical_date", "status",
-    "started_at", "finished_at", "fingerprint_hash", "gold_set_version", "kb_snapshot_id",
-    "n_queries", "n_failed",
-)
-HISTORY_COLUMNS = (
-    "logical_date", "retriever", "version", "dataset", "run_id", "dag_run_id", "status", "fingerprint_hash",
-    "measure", "n", "mean", "ci_low", "ci_high", "ci_level", "ci_method", "superseded", "superseded_by",
-)
+SCORED = SCORED_STATUSES
 # The runs that compete for one (version, logical date), and which of them is the result.
 _SAME_RESULT = (runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.logical_date)
 _NEWEST_FIRST = (runs.c.started_at.desc(), runs.c.id.desc())
@@ -74,18 +66,6 @@ def _mark_superseded(frame: pd.DataFrame, include_superseded: bool) -> pd.DataFr
     if not include_superseded:
         frame = frame[~frame["superseded"]].reset_index(drop=True)
     return frame
-
-
-def _mark_superseded_rows(rows: list[dict[str, Any]], include_superseded: bool) -> list[dict[str, Any]]:
-    """:func:`_mark_superseded` for plain rows (the window columns popped from each)."""
-    out = []
-    for row in rows:
-        rank, latest = row.pop("rank"), row.pop("latest_id")
-        row["superseded"] = rank > 1
-        row["superseded_by"] = latest if rank > 1 else None
-        if include_superseded or rank == 1:
-            out.append(row)
-    return out
 
 
 def measure_history(
@@ -156,7 +136,7 @@ def measure_history_rows(
     stmt = _filters(stmt, versions=versions, fingerprint_hash=fingerprint_hash, since=since, until=until)
     with transaction(engine, f"reading the {measure} history of {retriever}", read_only=True) as conn:
         rows = _dicts(conn.execute(stmt))
-    return _mark_superseded_rows(rows, include_superseded)
+    return mark_superseded_rows(rows, include_superseded)
 
 
 def _dicts(result: Any) -> list[dict[str, Any]]:
@@ -177,43 +157,18 @@ def check_history_query(
 
     Nothing is checked on a warehouse without runs when no retriever is asked for (an empty history is
     the truth there)."""
-    where: list[Any] = []
+    def conditions(where: list[tuple[str, str]]) -> list[Any]:
+        return [runs.c[column] == value for column, value in where]
+
     with transaction(engine, "reading the stored retrievers, datasets and measures", read_only=True) as conn:
-        if retriever is not None:
-            stored = sorted(conn.execute(select(runs.c.retriever).distinct()).scalars())
-            if retriever not in stored:
-                raise InputError(f"no run of retriever {retriever!r} is stored in the warehouse; "
-                                 f"stored retrievers: {_listing(stored, 'none (`evalops run` records them)')}")
-            where.append(runs.c.retriever == retriever)
-        of = f" of {retriever}" if retriever is not None else ""
-        if dataset is not None:
-            stored = sorted(conn.execute(select(runs.c.dataset).distinct().where(*where)).scalars())
-            if stored and dataset not in stored:
-                raise InputError(f"no run{of} on dataset {dataset!r} is stored in the warehouse; "
-                                 f"stored datasets{of}: {_listing(stored)}")
-            where.append(runs.c.dataset == dataset)
-        on = f" on dataset {dataset}" if dataset is not None else ""
-        if versions:
-            stored = sorted(conn.execute(select(runs.c.version).distinct().where(*where)).scalars())
-            unknown = [v for v in versions if v not in stored]
-            if stored and unknown:
-                raise InputError(f"no run of version(s) {', '.join(map(repr, unknown))}{of}{on} is stored; "
-                                 f"stored versions: {_listing(stored)}")
-        if measure is not None:
-            measure_lists = conn.execute(
+        check_stored(
+            retriever=retriever, dataset=dataset, versions=versions, measure=measure,
+            distinct=lambda column, where: sorted(conn.execute(
+                select(runs.c[column]).distinct().where(*conditions(where))).scalars()),
+            measure_lists=lambda where: conn.execute(
                 select(fingerprints.c.measures).join(runs, runs.c.fingerprint_hash == fingerprints.c.hash)
-                .where(*where).order_by(runs.c.logical_date.desc(), runs.c.id.desc())
-            ).scalars()
-            stored = []
-            for names in measure_lists:  # newest fingerprint first; duplicates dropped here
-                stored += [m for m in names if m not in stored]
-            if measure not in stored:
-                raise InputError(f"measure {measure!r} is not stored{of.replace(' of ', ' for ')}{on}; "
-                                 f"stored measures: {_listing(stored)}")
-
-
-def _listing(names: Sequence[str], none: str = "none") -> str:
-    return ", ".join(names) if names else none
+                .where(*conditions(where)).order_by(runs.c.logical_date.desc(), runs.c.id.desc())).scalars(),
+        )
 
 
 def latest_per_logical_date(

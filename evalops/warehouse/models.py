@@ -46,6 +46,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from evalops.limits import QUERY_ID_MAX_LENGTH
+from evalops.warehouse.statuses import FINISHED_STATUSES, RUN_STATUSES, UNFINISHED_STATUSES
 from evalops.warehouse.types import NaNFloat, UTCDateTime
 
 __all__ = [
@@ -90,11 +91,6 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-RUN_STATUSES = ("running", "succeeded", "partial", "failed", "abandoned")
-# The statuses a reader may treat as results: a run is visible only once its final write committed.
-FINISHED_STATUSES = ("succeeded", "partial", "failed")
-# A run that never finished: the only rows a re-run may mark ``running`` again, or a lease mark ``abandoned``.
-UNFINISHED_STATUSES = ("running", "abandoned")
 BASELINE_ACTIONS = ("promote", "rollback")
 # ``unknown``: the last attempt timed out after the request was sent, so the receiver may have it.
 DELIVERY_STATUSES = ("pending", "delivered", "undelivered", "unknown")
