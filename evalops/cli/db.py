@@ -261,27 +261,10 @@ def history(
     --measure), rather than being ignored.
     """
     from evalops.warehouse.catalog import find_fingerprint_hash
-    from evalops.warehouse.history import (
-        HISTORY_COLUMNS,
-        RUN_COLUMNS,
-        check_history_query,
-        latest_run_rows,
-        measure_history_rows,
-    )
+    from evalops.warehouse.history import HISTORY_COLUMNS, RUN_COLUMNS, check_history_query, latest_run_rows
     from evalops.warehouse.models import FINISHED_STATUSES
 
-    ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
-               if given and (baselines or not measure)]
-    if baselines:
-        ignored += [name for name, given in (("--measure", bool(measure)), ("--version", bool(versions))) if given]
-    if ignored:
-        shown, them = " and ".join(ignored), "it" if len(ignored) == 1 else "them"
-        if baselines:
-            raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to --baselines (the promotion "
-                             f"history); drop {them}, or drop --baselines")
-        raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to the runs view (the latest run of "
-                         f"each version); use {them} with --measure, e.g. "
-                         "`evalops history bm25 -m nDCG@10 --since 2024-06-01`")
+    _refuse_ignored(measure, versions, since, baselines, include_superseded)
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
     asked = measure
     if measure:  # stored under its canonical name (MRR@10 is RR@10), shown as asked
@@ -312,24 +295,8 @@ def history(
                 if measure:
                     view = "measure"
                     columns = HISTORY_COLUMNS
-                    # without a RETRIEVER: every retriever with a run on the dataset
-                    names = [retriever] if retriever else sorted({r["retriever"] for r in latest_run_rows(
-                        engine, dataset=dataset, statuses=FINISHED_STATUSES)})
-                    rows = [row for name in names for row in measure_history_rows(
-                        engine,
-                        name,
-                        measure,
-                        dataset=dataset,
-                        versions=versions or None,
-                        fingerprint_hash=fingerprint_hash,
-                        since=since_utc,
-                        statuses=FINISHED_STATUSES,
-                        include_superseded=include_superseded,
-                    )]
-                    if len(names) > 1:
-                        rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
-                    for row in rows:
-                        row["measure"] = asked
+                    rows = _measure_rows(engine, retriever, measure, asked, dataset, versions, fingerprint_hash,
+                                         since_utc, include_superseded)
                 else:
                     view = "runs"
                     columns = RUN_COLUMNS
@@ -347,6 +314,53 @@ def history(
     what = {"runs": "no finished runs", "measure": f"no {asked} results", "baselines": "no promotions"}[view]
     _emit(rows, columns, fmt, view, output_path, empty=f"({' '.join([what, *filter(None, filters)])})",
           extra=extra)
+
+
+def _refuse_ignored(measure: str | None, versions: tuple[str, ...], since: dt.datetime | None, baselines: bool,
+                    include_superseded: bool) -> None:
+    """An option that does not apply to the view asked for is an error (--since and --superseded go with
+    --measure; --measure and --version do not go with --baselines), rather than being ignored."""
+    ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
+               if given and (baselines or not measure)]
+    if baselines:
+        ignored += [name for name, given in (("--measure", bool(measure)), ("--version", bool(versions))) if given]
+    if ignored:
+        shown, them = " and ".join(ignored), "it" if len(ignored) == 1 else "them"
+        if baselines:
+            raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to --baselines (the promotion "
+                             f"history); drop {them}, or drop --baselines")
+        raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to the runs view (the latest run of "
+                         f"each version); use {them} with --measure, e.g. "
+                         "`evalops history bm25 -m nDCG@10 --since 2024-06-01`")
+
+
+def _measure_rows(engine: Any, retriever: str | None, measure: str, asked: str | None, dataset: str,
+                  versions: tuple[str, ...], fingerprint_hash: str | None, since_utc: dt.datetime | None,
+                  include_superseded: bool) -> list[dict[str, Any]]:
+    """The --measure view's rows: one result per version and logical date, of ``retriever`` or (none named)
+    of every retriever with a run on the dataset, each row's measure shown as ``asked``."""
+    from evalops.warehouse.history import latest_run_rows, measure_history_rows
+    from evalops.warehouse.models import FINISHED_STATUSES
+
+    # without a RETRIEVER: every retriever with a run on the dataset
+    names = [retriever] if retriever else sorted({r["retriever"] for r in latest_run_rows(
+        engine, dataset=dataset, statuses=FINISHED_STATUSES)})
+    rows = [row for name in names for row in measure_history_rows(
+        engine,
+        name,
+        measure,
+        dataset=dataset,
+        versions=versions or None,
+        fingerprint_hash=fingerprint_hash,
+        since=since_utc,
+        statuses=FINISHED_STATUSES,
+        include_superseded=include_superseded,
+    )]
+    if len(names) > 1:
+        rows.sort(key=lambda r: (r["logical_date"], r["retriever"], r["version"]))
+    for row in rows:
+        row["measure"] = asked
+    return rows
 
 
 def _with_means(engine: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
