@@ -35,7 +35,7 @@ is not ``passed`` names its decision and reason code in its one-line message. Wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from evalops.failing import DEFAULT_FAIL_ON, FAIL_ON, KIND_EXIT_CODE, comparison_kind, parse_fail_on
@@ -148,6 +148,114 @@ def _p_source(c: Mapping[str, Any]) -> str:
     return f" ({test.get(str(c.get('test')), c.get('test'))})" if c.get("test") else ""
 
 
+# The gate's sentences: a case's message is its codes' sentences, in order, filled with its values.
+_SENTENCES = {
+    "run_failed": "failed: {retriever} {version} could not be scored (run {run_id} failed; see the retriever_failed "
+                  "alert and the report)",
+    "baseline_failed": "failed: not compared, the baseline {baseline} could not be scored in this run "
+                       "(run {baseline_run_id})",
+    "missing": "missing: the {measure} comparison of {retriever} {version} against {baseline} (baseline run "
+               "{baseline_run_id}) cannot be found in the warehouse (ab_tests); the gate cannot tell",
+    "baseline_version": "the baseline version",
+    "no_baseline": "not compared: no baseline yet (promote one)",
+    "not_compared": "not compared",
+    "compared": "{comparison} (against {baseline})",
+    "unjudged_closed": "; the gate cannot tell until the queued unjudged documents are judged (the annotation "
+                       "queue, .evalops/annotation/queue.jsonl), so it fails closed",
+    "partial_closed": "; a side answered too few of the judged queries to compare, so it fails closed",
+    "does_not_alert": "; this measure does not alert",
+    "not_notified": "; alert_on does not notify it",
+    "floor_first": "floor ({severity}): {floor}; ",
+    "floor_after": "; floor breached: {floor}",
+    "partial_first": "partial: ",
+    "partial_after": "; the version was scored partially (failed queries left out)",
+}
+
+
+@dataclass
+class _Verdict:
+    """A case's rule reading: its kind and outcome, and the codes of its message (prefixes, the head, the
+    notes after it, each a key of ``_SENTENCES``)."""
+
+    kind: str | None
+    outcome: str
+    head: str
+    first: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+
+    def message(self, **values: Any) -> str:
+        codes = [*self.first, self.head, *self.after]
+        return "".join(_SENTENCES[code] for code in codes).format(**values)
+
+
+def _held(kind: str | None, fail_on: frozenset[str], default: str = "passed") -> str:
+    """The outcome of a case of ``kind``: ``failure`` (``error`` for failed and missing) when it is in
+    ``fail_on``, else ``default``."""
+    if kind not in fail_on:
+        return default
+    return "error" if kind in ("failed", "missing") else "failure"
+
+
+def _uncompared(spec: Mapping[str, Any], statuses: Mapping[int, str], floor: Any, fail_on: frozenset[str],
+                status: str | None) -> _Verdict:
+    """The verdict on a version with no decided comparison: the baseline itself, no baseline yet, a
+    baseline that failed, or a comparison that should exist and cannot be found."""
+    version, baseline = spec["version"], spec.get("baseline_version")
+    expected = baseline is not None and version != baseline and spec.get("baseline_run_id") is not None
+    kind: str | None
+    if expected and statuses.get(spec["baseline_run_id"]) == "failed":
+        head, kind = "baseline_failed", "failed"
+    elif expected:
+        head, kind = "missing", "missing"
+    else:
+        head = ("baseline_version" if version == baseline else "no_baseline" if baseline is None
+                else "not_compared")
+        kind = None
+    v = _Verdict(kind, _held(kind, fail_on) if kind else "passed", head)
+    if floor is not None:
+        if v.outcome == "passed":
+            v.kind, v.outcome = "floor", _held("floor", fail_on)
+            v.first.append("floor_first")
+        else:
+            v.after.append("floor_after")
+    if status == "partial" and v.outcome == "passed":
+        v.kind, v.outcome = "partial", _held("partial", fail_on)
+    if v.kind == "partial":
+        v.first.insert(0, "partial_first")
+    if status == "partial":
+        v.after.append("partial_after")
+    return v
+
+
+def _compared(c: Mapping[str, Any], decision: str, alerts_on: bool, floor: Any, fail_on: frozenset[str],
+              status: str | None) -> _Verdict:
+    """The verdict on a decided comparison: its kind as the run's alerts read it (evalops.failing), from
+    the record (a regression whose alert was not stored still fails), then a floor and a partial run."""
+    v = _Verdict(comparison_kind(c, alerting=alerts_on), "passed", "compared")
+    if v.kind == "regression":
+        v.outcome = _held("regression", fail_on)
+    elif v.kind in ("unjudged", "partial"):
+        # a drop on the judged documents that the gate cannot confirm: it fails closed
+        v.outcome = _held(v.kind, fail_on, _held("inconclusive", fail_on, "skipped"))
+        if v.outcome != "skipped":
+            v.after.append("unjudged_closed" if v.kind == "unjudged" else "partial_closed")
+    elif v.kind == "inconclusive":
+        v.outcome = _held("inconclusive", fail_on, "skipped")
+    elif decision == "regression":
+        v.after.append("does_not_alert" if not alerts_on else "not_notified")
+    if floor is not None and v.outcome in ("passed", "skipped") and _held("floor", fail_on) != "passed":
+        v.kind, v.outcome = "floor", _held("floor", fail_on)
+        v.first.append("floor_first")
+    elif floor is not None:
+        v.after.append("floor_after")
+    if status == "partial":
+        if v.outcome in ("passed", "skipped") and "partial" in fail_on:
+            v.kind, v.outcome = "partial", _held("partial", fail_on)
+            v.first.insert(0, "partial_first")
+        v.after.append("partial_after")
+    return v
+
+
 def gate_cases(
     versions: Sequence[Mapping[str, Any]],
     decisions: Sequence[Decision],
@@ -175,12 +283,6 @@ def gate_cases(
     compared = {(d.retriever, d.version, d.measure): d for d in decisions if d.dataset == "gold"}
     breaches = {(f.run_id, f.measure): f for f in floors if f.breached}
     cases = []
-
-    def held(kind: str, default: str = "passed") -> str:
-        if kind not in fail_on:
-            return default
-        return "error" if kind in ("failed", "missing") else "failure"
-
     for spec in versions:
         if spec.get("dataset", "gold") != "gold":
             continue
@@ -190,83 +292,30 @@ def gate_cases(
             key = (retriever, version, measure)
             record = compared.get(key)
             common = {"retriever": retriever, "version": version, "measure": measure, "baseline_version": baseline}
-            if status == "failed":
-                cases.append(GateCase(**common, outcome=held("failed"), decision=None, kind="failed",
-                                      message=f"failed: {retriever} {version} could not be scored (run "
-                                              f"{spec['run_id']} failed; see the retriever_failed alert and the "
-                                              "report)"))
-                continue
             floor = breaches.get((spec["run_id"], measure))
-            floor_words = "" if floor is None else f"; floor breached: {floor.describe()}"
-            partial = "; the version was scored partially (failed queries left out)" if status == "partial" else ""
-            if record is None:
-                expected = baseline is not None and version != baseline and spec.get("baseline_run_id") is not None
-                if expected and statuses.get(spec["baseline_run_id"]) == "failed":
-                    message = (f"failed: not compared, the baseline {baseline} could not be scored in this run "
-                               f"(run {spec['baseline_run_id']})")
-                    kind = "failed"
-                elif expected:
-                    message = (f"missing: the {measure} comparison of {retriever} {version} against {baseline} "
-                               f"(baseline run {spec.get('baseline_run_id')}) cannot be found in the warehouse "
-                               "(ab_tests); the gate cannot tell")
-                    kind = "missing"
-                else:
-                    message = ("the baseline version" if version == baseline
-                               else "not compared: no baseline yet (promote one)" if baseline is None
-                               else "not compared")
-                    kind = None
-                outcome = held(kind) if kind else "passed"
-                if floor is not None:
-                    kind = kind if outcome != "passed" else "floor"
-                    outcome = outcome if outcome != "passed" else held("floor")
-                    message = (f"floor ({floor.severity}): {floor.describe()}; {message}" if kind == "floor"
-                               else message + floor_words)
-                if status == "partial" and outcome == "passed":
-                    kind, outcome = "partial", held("partial")
-                cases.append(GateCase(**common, outcome=outcome, decision=None, kind=kind,
-                                      message=("partial: " if kind == "partial" else "") + message + partial))
-                continue
-            c = record.comparison
-            decision = record.decision
-            message = describe_comparison(c) + f" (against {baseline})"
-            # one kind per comparison, as the run's alerts read it (evalops.failing), from the record (a
-            # regression whose alert was not stored still fails); without ``alert_measures`` a regression
-            # alerts where the run raised its alert
-            alerts_on = (measure in alert_measures if alert_measures is not None
-                         else decision != "regression" or key in alerting)
-            kind = comparison_kind(c, alerting=alerts_on)
-            outcome = "passed"
-            if kind == "regression":
-                outcome = held("regression")
-            elif kind in ("unjudged", "partial"):
-                # a drop on the judged documents that the gate cannot confirm: it fails closed
-                outcome = held(kind, held("inconclusive", "skipped"))
-                if outcome != "skipped":
-                    message += ("; the gate cannot tell until the queued unjudged documents are judged "
-                                "(the annotation queue, .evalops/annotation/queue.jsonl), so it fails closed"
-                                if kind == "unjudged" else
-                                "; a side answered too few of the judged queries to compare, so it fails closed")
-            elif kind == "inconclusive":
-                outcome = held("inconclusive", "skipped")
-            elif decision == "regression":
-                message += "; this measure does not alert" if not alerts_on else "; alert_on does not notify it"
-            if floor is not None and outcome in ("passed", "skipped"):
-                if held("floor") != "passed":
-                    kind, outcome = "floor", held("floor")
-                    message = f"floor ({floor.severity}): {floor.describe()}; {message}"
-                else:
-                    message += floor_words
-            elif floor is not None:
-                message += floor_words
-            if status == "partial":
-                if outcome in ("passed", "skipped") and "partial" in fail_on:
-                    kind, outcome = "partial", held("partial")
-                    message = "partial: " + message
-                message += partial
-            cases.append(GateCase(
-                **common, outcome=outcome, decision=decision, message=message, comparison=c,
-                details="\n".join(c.get("reasons") or ()), kind=kind,
-            ))
+            values = {**common, "baseline": baseline, "run_id": spec["run_id"],
+                      "baseline_run_id": spec.get("baseline_run_id"),
+                      "severity": None if floor is None else floor.severity,
+                      "floor": "" if floor is None else floor.describe()}
+            if status == "failed":
+                v = _Verdict("failed", _held("failed", fail_on), "run_failed")
+                cases.append(GateCase(**common, outcome=v.outcome, decision=None, kind=v.kind,
+                                      message=v.message(**values)))
+            elif record is None:
+                v = _uncompared(spec, statuses, floor, fail_on, status)
+                cases.append(GateCase(**common, outcome=v.outcome, decision=None, kind=v.kind,
+                                      message=v.message(**values)))
+            else:
+                c, decision = record.comparison, record.decision
+                # without ``alert_measures`` a regression alerts where the run raised its alert
+                alerts_on = (measure in alert_measures if alert_measures is not None
+                             else decision != "regression" or key in alerting)
+                v = _compared(c, decision, alerts_on, floor, fail_on, status)
+                cases.append(GateCase(
+                    **common, outcome=v.outcome, decision=decision, kind=v.kind, comparison=c,
+                    message=v.message(**values, comparison=describe_comparison(c)),
+                    details="\n".join(c.get("reasons") or ()),
+                ))
     return cases
 
 

@@ -1,9 +1,10 @@
 """Secrets: where evalops reads them (one reader), and their masking in everything evalops writes.
 
-**Reading.** Every credential and connection evalops uses (the warehouse, the alert webhook, the judge's
-key, a retriever service's token) is read by the two functions below, which raise one error type,
-:class:`SecretError` (a :class:`~evalops.errors.ConfigError`), naming the variable or the connection and
-what to set, never the value:
+**Reading.** Every credential and connection evalops uses (the warehouse, the alert webhook and PagerDuty
+key, the judge's key, the MLflow token, a retriever service's token, and the Airflow hooks of each) is
+resolved by :func:`resolve_secret` from an environment variable or an Airflow connection, through the two
+readers below, which raise one error type, :class:`SecretError` (a :class:`~evalops.errors.ConfigError`),
+naming the variable or the connection and what to set, never the value:
 
 * :func:`env_secret`: an environment variable that must be set and not empty;
 * :func:`read_connection`: an Airflow connection (Airflow's secrets backends, ``AIRFLOW_CONN_*``
@@ -41,7 +42,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -49,8 +50,9 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from evalops.errors import ConfigError
 from evalops.extras import MissingExtraError, require
 
-__all__ = ["MASK", "ConnectionFields", "MaskingFilter", "SecretError", "env_secret", "install_log_masking",
-           "is_secret_name", "mask_text", "mask_url", "mask_value", "read_connection", "register_secret", "connection_path"]
+__all__ = ["MASK", "ConnectionFields", "MaskingFilter", "Resolved", "SecretError", "connection_path", "env_secret",
+           "install_log_masking", "is_secret_name", "mask_text", "mask_url", "mask_value", "read_connection",
+           "register_secret", "resolve_secret"]
 
 # The Airflow edge's reader, imported by name (module docstring).
 AIRFLOW_READER = "evalops.airflow.connections"
@@ -78,9 +80,8 @@ class ConnectionFields:
 def env_secret(variable: str, *, what: str, environ: Mapping[str, str] | None = None) -> str:
     """The value of the environment variable ``variable``; :class:`SecretError` when unset or empty.
     ``what`` names the setting that needs it, for the message."""
-    value = (os.environ if environ is None else environ).get(variable, "")
-    if not value:
-        raise SecretError(f"{what}: environment variable {variable} is not set or empty")
+    value = resolve_secret(what, env=variable, required=True, environ=environ).value
+    assert value is not None
     return value
 
 
@@ -125,6 +126,46 @@ def register_secret(value: str) -> None:
     """Have Airflow's log masker hide ``value`` when this is an Airflow process (no-op otherwise)."""
     if value and "airflow" in sys.modules:
         importlib.import_module(AIRFLOW_READER).mask_secret(value)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A secret (``None``: not found) and the Airflow connection it was read from, if any (its host is the
+    endpoint of the judge and of MLflow when their settings name none)."""
+
+    value: str | None = field(repr=False)
+    connection: ConnectionFields | None = None
+
+
+def _password(conn: ConnectionFields) -> str | None:
+    return conn.password
+
+
+def resolve_secret(what: str, *, env: str | None = None, conn_id: str | None = None, named: bool = True,
+                   from_connection: Callable[[ConnectionFields], str | None] = _password,
+                   required: bool = False, environ: Mapping[str, str] | None = None) -> Resolved:
+    """The secret ``what`` needs, from the environment variable ``env`` or the Airflow connection ``conn_id``.
+
+    A connection the settings name (``named``) is the one source: it must exist. Otherwise the variable
+    is read first, then the connection by its default name, looked up as :func:`read_connection` does with
+    ``required=False``. ``from_connection`` turns a connection into the secret (default: its password).
+    Values are stripped; an empty one is not found. ``required``: not found is a :class:`SecretError`
+    naming the variable or the connection. What is found is registered with Airflow's log masker."""
+    conn: ConnectionFields | None = None
+    value: str | None = None
+    if env is not None and not (conn_id and named):
+        value = ((os.environ if environ is None else environ).get(env) or "").strip() or None
+    if value is None and conn_id:
+        conn = read_connection(conn_id, what=what, required=named)
+        value = ((from_connection(conn) or "").strip() or None) if conn is not None else None
+    if value is None and required:
+        if conn_id:
+            held = "no password to use as the token" if from_connection is _password else "nothing to use"
+            raise SecretError(f"{what}: Airflow connection {conn_id!r} has {held}")
+        raise SecretError(f"{what}: environment variable {env} is not set or empty")
+    if value:
+        register_secret(value)
+    return Resolved(value, conn)
 
 MASK = "***"
 

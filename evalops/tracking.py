@@ -24,7 +24,6 @@ A failed call raises :class:`TrackingError` naming the endpoint, the HTTP status
 from __future__ import annotations
 
 import math
-import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,7 +32,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from evalops.errors import ConfigError, EvalopsError
 from evalops.safetext import plain
-from evalops.secrets import mask_url, read_connection
+from evalops.secrets import mask_url, resolve_secret
 from evalops.transport import HttpClient, RetryPolicy
 
 __all__ = ["MLFLOW_LIMITS", "MlflowTracker", "TrackingError", "log_to_mlflow", "mlflow_key", "overall_decision",
@@ -68,13 +67,9 @@ def resolve_token(settings: Any) -> tuple[str | None, str]:
     """(token, tracking URI) of ``settings`` (:class:`evalops.config.sections.MlflowSettings`): the Airflow
     connection's password and host (when ``tracking_uri`` is empty) when one is named, else the variable
     ``token_env`` (None when unset: a server without authentication)."""
-    uri = settings.tracking_uri
-    if settings.airflow_conn_id:
-        conn = read_connection(settings.airflow_conn_id, what="mlflow.airflow_conn_id")
-        if not uri and conn is not None and conn.host:
-            uri = conn.host
-        return (conn.password or None) if conn is not None else None, uri
-    return os.environ.get(settings.token_env) or None, uri
+    found = resolve_secret("mlflow.airflow_conn_id", env=settings.token_env, conn_id=settings.airflow_conn_id)
+    host = found.connection.host if found.connection is not None else None
+    return found.value, settings.tracking_uri or host or ""
 
 
 class MlflowTracker:

@@ -11,7 +11,10 @@ the file before it can hang or exhaust a run:
   ``MemoryError``. The expanded size is counted on the composed node graph (linear in the file), and a
   recursive alias is refused too.
 
-:class:`BoundedLoader` is a ``yaml.SafeLoader`` with that check; subclass it to add constructors.
+:class:`BoundedLoader` is a ``yaml.SafeLoader`` with that check. :func:`load_marked` reads a settings file
+into :class:`Marked` mappings that know the line of each key, so that an error names the line; it is the one
+reader whose errors point into the file (the settings and the retriever registry). :func:`load_text` reads
+text whose lines nobody names (a DAG's parse, the packaged judge prompts).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import yaml
 
 from evalops.errors import ConfigError
 
-__all__ = ["MAX_ALIAS_EXPANSION", "MAX_BYTES", "BoundedLoader", "compose_and_load", "read_settings_text"]
+__all__ = ["MAX_ALIAS_EXPANSION", "MAX_BYTES", "BoundedLoader", "Marked", "load_marked", "load_text",
+           "read_settings_text"]
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_ALIAS_EXPANSION = 100_000  # nodes the aliases may add to the document once expanded
@@ -104,13 +108,63 @@ class BoundedLoader(yaml.SafeLoader):
         return node
 
 
-def compose_and_load(text: str, name: str, loader: type[BoundedLoader] = BoundedLoader) -> tuple[Any, Any]:
-    """``(node, data)``: the composed document (for line numbers) and its Python value, from one parse.
-    ``yaml.YAMLError`` propagates (the caller names the line its own way); a bomb is a ``ConfigError``."""
-    instance = loader(text)
-    instance.name = name
+def load_text(text: str, name: str) -> Any:
+    """The Python value of the YAML ``text`` (``name`` is the file in messages). ``yaml.YAMLError``
+    propagates (the caller names the line its own way); a bomb is a ``ConfigError``."""
+    loader = BoundedLoader(text)
+    loader.name = name
     try:
-        node = instance.get_single_node()
-        return node, (instance.construct_document(node) if node is not None else None)
+        return loader.get_single_data()
     finally:
-        instance.dispose()
+        loader.dispose()
+
+
+class Marked(dict):
+    """A mapping from YAML that knows its own line and the line of each key (1-based)."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class _MarkedLoader(BoundedLoader):
+    pass
+
+
+def _construct_mapping(loader: _MarkedLoader, node: yaml.MappingNode) -> Marked:
+    loader.flatten_mapping(node)
+    out = Marked()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if key in out.key_lines:  # YAML would keep the last silently
+            raise ConfigError(f"{loader.name}:{line}: key {key!r} is repeated (first on line {out.key_lines[key]}); "
+                              "keep one")
+        out.key_lines[key] = line
+        out[key] = loader.construct_object(value_node, deep=True)
+    return out
+
+
+_MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_marked(path: str | os.PathLike[str]) -> Any:
+    """The YAML file ``path`` (read by :func:`read_settings_text`), its mappings :class:`Marked`; a YAML
+    syntax error, a repeated key or an alias bomb is a ``ConfigError`` naming the file and line."""
+    p = Path(path)
+    loader = _MarkedLoader(read_settings_text(p))
+    loader.name = str(p)
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{p}{line}: not valid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from None
+    finally:
+        loader.dispose()

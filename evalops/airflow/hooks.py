@@ -1,7 +1,7 @@
 """The hooks behind evalops' Airflow connection types (``evalops.airflow.provider.CONNECTION_TYPES``).
 
 Each hook reads its connection the way evalops itself does outside the hook: through evalops' one reader
-(:func:`evalops.secrets.read_connection`) and the one function that turns that connection into what evalops
+(:func:`evalops.secrets.resolve_secret`) and the one function that turns that connection into what evalops
 uses: the warehouse URL (:mod:`evalops.warehouse.config`), the alert webhook URL
 (:mod:`evalops.alerting.notifiers`), the judge's key and base URL (:mod:`evalops.judges.openai`) and a
 retriever service's token (:mod:`evalops.retrievers.auth`). Imported by Airflow only (it imports Airflow).
@@ -13,10 +13,10 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
-from evalops.alerting.notifiers import _url_from_airflow_connection
-from evalops.secrets import read_connection
+from evalops.alerting.notifiers import webhook_url
+from evalops.secrets import resolve_secret
 from evalops.warehouse import create_warehouse_engine
-from evalops.warehouse.config import _connection_to_url, normalise_url
+from evalops.warehouse.config import connection_url, normalise_url
 
 __all__ = ["JudgeHook", "RetrieverAuthHook", "WarehouseHook", "WebhookHook"]
 
@@ -38,7 +38,10 @@ class WarehouseHook(_EvalopsHook):
 
     def get_url(self) -> str:
 
-        return normalise_url(_connection_to_url(read_connection(self.conn_id, what="the warehouse hook")))
+        url = resolve_secret("the warehouse hook", conn_id=self.conn_id, from_connection=connection_url,
+                             required=True).value
+        assert url is not None  # required: not found is a SecretError
+        return normalise_url(url)
 
     def get_conn(self) -> Any:
 
@@ -53,7 +56,8 @@ class WebhookHook(_EvalopsHook):
     hook_name = "evalops alert webhook"
 
     def get_conn(self) -> str | None:
-        return _url_from_airflow_connection(self.conn_id)  # None when not defined: the webhook is optional
+        # None when not defined: the webhook is optional
+        return resolve_secret("the alert webhook", conn_id=self.conn_id, named=False, from_connection=webhook_url).value
 
 
 class JudgeHook(_EvalopsHook):

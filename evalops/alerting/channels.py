@@ -20,14 +20,13 @@ Card) and PagerDuty (an Events API v2 ``trigger`` event). Both post through
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from evalops.alerting.message import MESSAGE_LIMIT
 from evalops.alerting.model import Alert, Severity
 from evalops.alerting.notifiers import NotificationError, WebhookNotifier, _trusted_links, idempotency_key
 from evalops.safetext import plain, unlinked
-from evalops.secrets import read_connection, register_secret
+from evalops.secrets import register_secret, resolve_secret
 
 __all__ = ["ADAPTIVE_CARD", "PAGERDUTY_EVENTS_URL", "PAGERDUTY_SEVERITY", "PagerDutyNotifier", "TeamsNotifier",
            "adaptive_card", "resolve_pagerduty_key"]
@@ -113,10 +112,4 @@ def resolve_pagerduty_key(env_var: str, conn_id: str | None = "evalops_pagerduty
     ``alerting.pagerduty_key_env`` names it), else from the password of the Airflow connection ``conn_id``
     (read as :func:`evalops.alerting.resolve_webhook_url` reads the webhook's), else None (PagerDuty off).
     What is found is registered with Airflow's secret masker."""
-    key = (os.environ.get(env_var) or "").strip() or None
-    if key is None and conn_id:
-        conn = read_connection(conn_id, what="the PagerDuty notifier", required=False)
-        key = ((conn.password or "").strip() or None) if conn is not None else None
-    if key:
-        register_secret(key)
-    return key
+    return resolve_secret("the PagerDuty notifier", env=env_var, conn_id=conn_id, named=False).value

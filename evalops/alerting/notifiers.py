@@ -23,14 +23,13 @@ from __future__ import annotations
 import hashlib
 import html
 import logging
-import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalops.alerting.message import MESSAGE_LIMIT, slack_text
 from evalops.alerting.model import Alert
 from evalops.errors import EvalopsError
 from evalops.safetext import plain, unlinked
-from evalops.secrets import SecretError, read_connection, register_secret
+from evalops.secrets import ConnectionFields, SecretError, read_connection, resolve_secret
 from evalops.transport import HttpClient, RetryPolicy
 
 __all__ = [
@@ -230,18 +229,12 @@ def resolve_webhook_url(env_var: str, conn_id: str | None = "evalops_webhook") -
     base in ``host`` and the token path in ``password`` (the Slack provider's layout), or ``url`` in its
     extra. Whatever is found is registered with Airflow's secret masker when Airflow is present.
     """
-    url = os.environ.get(env_var) or None
-    if url is None and conn_id:
-        url = _url_from_airflow_connection(conn_id)
-    if url:
-        register_secret(url)
-    return url
+    return resolve_secret("the alert webhook", env=env_var, conn_id=conn_id, named=False,
+                          from_connection=webhook_url).value
 
 
-def _url_from_airflow_connection(conn_id: str) -> str | None:
-    conn = read_connection(conn_id, what="the alert webhook", required=False)
-    if conn is None:
-        return None
+def webhook_url(conn: ConnectionFields) -> str | None:
+    """The webhook URL an Airflow connection holds (:func:`resolve_webhook_url` says where)."""
     extra = conn.extra
     given = extra.get("url") or extra.get("webhook_url") or extra.get("extra__evalops_webhook__url")  # form field
     if given:

@@ -54,6 +54,20 @@ _KIND_OF = {"regression": AlertKind.REGRESSION, "unjudged": AlertKind.UNJUDGED, 
             "inconclusive": AlertKind.INCONCLUSIVE}
 
 
+def _alert_numbers(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Every public field of a comparison's record as plain JSON (None when it lacks one), but its reasons
+    and worst queries, which an alert carries apart; the unjudged bounds keep their means, not their
+    per-query deltas."""
+    from evalops.stats.compare import public_fields, public_view
+
+    shown = {**dict.fromkeys(public_fields()), **public_view(record)}
+    numbers = {name: _plain(value) for name, value in shown.items() if name not in ("reasons", "worst_queries")}
+    if numbers.get("judged_coverage"):
+        numbers["judged_coverage"] = {k: v for k, v in numbers["judged_coverage"].items()
+                                      if not k.endswith("_deltas")}
+    return numbers
+
+
 def regression_alerts(
     comparisons: Mapping[str, Any],
     context: AlertContext,
@@ -75,7 +89,6 @@ def regression_alerts(
     ``query_text`` maps query id to raw text; ``scrub`` removes personal data from it.
     """
 
-    from evalops.stats.compare import public_fields, public_view
     from evalops.stats.margins import DEFAULT_MARGINS
 
     if policy.get("min_delta") is None and "default_margins" not in policy:
@@ -90,12 +103,7 @@ def regression_alerts(
             continue
         kind = _KIND_OF[found]
         worst = worst_query_rows(record.get("worst_queries") or [], query_text, scrub, max_worst_queries)
-        # every public field of the record (None when it lacks one); its reasons and worst queries go apart
-        shown = {**dict.fromkeys(public_fields()), **public_view(record)}
-        numbers = {name: _plain(value) for name, value in shown.items() if name not in ("reasons", "worst_queries")}
-        if numbers.get("judged_coverage"):  # the bounds' means travel with the alert, not their per-query deltas
-            numbers["judged_coverage"] = {k: v for k, v in numbers["judged_coverage"].items()
-                                          if not k.endswith("_deltas")}
+        numbers = _alert_numbers(record)
         severity = (Severity.CRITICAL if kind == AlertKind.REGRESSION and numbers["severity"] != "warning"
                     else Severity.WARNING)
         reasons = [str(r) for r in (record.get("reasons") or [])]

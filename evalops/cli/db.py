@@ -262,18 +262,7 @@ def history(
     and so is an option that does not apply to the view asked for (--since and --superseded go with
     --measure), rather than being ignored.
     """
-    ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
-               if given and (baselines or not measure)]
-    if baselines:
-        ignored += [name for name, given in (("--measure", bool(measure)), ("--version", bool(versions))) if given]
-    if ignored:
-        shown, them = " and ".join(ignored), "it" if len(ignored) == 1 else "them"
-        if baselines:
-            raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to --baselines (the promotion "
-                             f"history); drop {them}, or drop --baselines")
-        raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to the runs view (the latest run of "
-                         f"each version); use {them} with --measure, e.g. "
-                         "`evalops history bm25 -m nDCG@10 --since 2024-06-01`")
+    _refuse_ignored(measure, versions, since, baselines, include_superseded)
     since_utc = since.replace(tzinfo=dt.UTC) if since is not None else None
     asked = measure
     if measure:  # stored under its canonical name (MRR@10 is RR@10), shown as asked
@@ -286,18 +275,8 @@ def history(
     if not baselines:
         resolved, home = _read_only_url(url, project)
         if direct.supports(resolved):  # the runs and measure views on the driver alone: no SQLAlchemy, no models
-            with _naming(resolved, home), direct.reading(resolved) as reader:
-                if fingerprint_hash:
-                    fingerprint_hash = direct.find_fingerprint_hash(reader, fingerprint_hash)
-                means: list[str] = []  # the runs view's measure columns
-                if measure:
-                    found = _measure_view(direct, reader, retriever, measure, asked, dataset, versions,
-                                          fingerprint_hash, since_utc, include_superseded)
-                else:
-                    found, means = _runs_view(direct, reader, retriever, dataset, versions, fingerprint_hash)
-            view = "measure" if measure else "runs"
-            _emit(found, HISTORY_COLUMNS if measure else RUN_COLUMNS, fmt, view, output_path, extra=means,
-                  empty=_empty(view, asked, retriever, dataset, versions, since_utc, fingerprint_hash, baselines))
+            _history_direct(resolved, home, retriever, measure, asked, dataset, versions, fingerprint_hash,
+                            since_utc, include_superseded, fmt, output_path)
             return
     from evalops.warehouse import catalog, history as history_reads
 
@@ -342,6 +321,43 @@ def _empty(view: str, asked: str | None, retriever: str | None, dataset: str, ve
                f"under fingerprint {fingerprint_hash[:12]}" if fingerprint_hash else ""]
     what = {"runs": "no finished runs", "measure": f"no {asked} results", "baselines": "no promotions"}[view]
     return f"({' '.join([what, *filter(None, filters)])})"
+
+
+def _history_direct(resolved: Any, home: Any, retriever: str | None, measure: str | None, asked: str | None,
+                    dataset: str, versions: tuple[str, ...], fingerprint_hash: str | None,
+                    since_utc: dt.datetime | None, include_superseded: bool, fmt: str, output_path: Any) -> None:
+    """The runs and measure views read on the driver alone (:mod:`evalops.warehouse.direct`), as the
+    SQLAlchemy path of :func:`history` reads them."""
+    with _naming(resolved, home), direct.reading(resolved) as reader:
+        if fingerprint_hash:
+            fingerprint_hash = direct.find_fingerprint_hash(reader, fingerprint_hash)
+        means: list[str] = []  # the runs view's measure columns
+        if measure:
+            found = _measure_view(direct, reader, retriever, measure, asked, dataset, versions,
+                                  fingerprint_hash, since_utc, include_superseded)
+        else:
+            found, means = _runs_view(direct, reader, retriever, dataset, versions, fingerprint_hash)
+    view = "measure" if measure else "runs"
+    _emit(found, HISTORY_COLUMNS if measure else RUN_COLUMNS, fmt, view, output_path, extra=means,
+          empty=_empty(view, asked, retriever, dataset, versions, since_utc, fingerprint_hash, False))
+
+
+def _refuse_ignored(measure: str | None, versions: tuple[str, ...], since: dt.datetime | None, baselines: bool,
+                    include_superseded: bool) -> None:
+    """An option that does not apply to the view asked for is an error (--since and --superseded go with
+    --measure; --measure and --version do not go with --baselines), rather than being ignored."""
+    ignored = [name for name, given in (("--since", since is not None), ("--superseded", include_superseded))
+               if given and (baselines or not measure)]
+    if baselines:
+        ignored += [name for name, given in (("--measure", bool(measure)), ("--version", bool(versions))) if given]
+    if ignored:
+        shown, them = " and ".join(ignored), "it" if len(ignored) == 1 else "them"
+        if baselines:
+            raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to --baselines (the promotion "
+                             f"history); drop {them}, or drop --baselines")
+        raise InputError(f"{shown} {'does' if them == 'it' else 'do'} not apply to the runs view (the latest run of "
+                         f"each version); use {them} with --measure, e.g. "
+                         "`evalops history bm25 -m nDCG@10 --since 2024-06-01`")
 
 
 def _measure_view(reads: Any, source: Any, retriever: str | None, measure: str, asked: str | None, dataset: str,

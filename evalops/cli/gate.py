@@ -275,13 +275,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     if undelivered:  # stored, retried by every later run and by `evalops alerts retry`
         code = most_severe(code, ExitCode.UNDELIVERED_ALERTS)
     if junit_xml is not None:
-        from evalops.junit import write_junit_xml
-
-        properties = {"day": run.day, "report": result["report"]}
-        if pull_request is not None:
-            properties["pull_request"] = pull_request.run_id
-        write_junit_xml(junit_xml, cases, suite=f"evalops {run.label}", properties=properties,
-                        timestamp=utc.now())
+        _write_junit(junit_xml, cases, run, result, pull_request)
     alerts = result["alerts"]
     lines = ([] if gate_summary else [
         f"ALERT  {a['title']}" + (f"  (not sent again: {a['suppressed']})" if a.get("suppressed") else
@@ -290,16 +284,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
     if gate_summary or fail_on_regression or junit_xml is not None:
         lines += _summary_lines(cases, code)
     tables = result_tables(cfg, result)
-    unpromoted = {(r["retriever"], r["version"]) for rows in tables.values() for r in rows
-                  if r["role"] == "deployed" and r["status"] != "failed"}
-    for retriever in sorted({name for name, _ in unpromoted}):
-        version = min(v for name, v in unpromoted if name == retriever)
-        if pull_request is not None:  # its runs are not in the shared warehouse: nothing here to promote
-            lines.append(f"{retriever} has no baseline in the shared warehouse yet: the main branch's run promotes "
-                         "one, and later pull requests compare with it")
-            continue
-        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version}{given_location()} --reason "
-                     "'first baseline'`) and later runs compare every version of it with that one")
+    lines += _baseline_hints(tables, pull_request)
     if incomplete is not None:
         lines.append(f"error: {incomplete}")
     pr_note = None
@@ -316,16 +301,7 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
             notes=[*([pr_note] if pr_note else []), *([f"error: {incomplete}"] if incomplete is not None else []),
                    f"report: {result['report']}"]))
         lines.append(f"summary: {summary_md}")
-    data = {
-        "report": result["report"],
-        "alerts": alerts,
-        "versions": [{k: s[k] for k in ("retriever", "version", "dataset", "run_id")} for s in result["versions"]],
-        "results": tables,
-        "gate": {"exit_code": int(code), "cases": [c.to_dict() for c in cases]},
-    }
-    if pull_request is not None:
-        data["pull_request"] = {"run_id": pull_request.run_id, "folder": str(pull_request.folder),
-                                "source": pull_request.source, "copied": pull_request.copied}
+    data = _run_data(result, tables, code, cases, pull_request)
 
     def draw(console: Any) -> None:
         for dataset, rows in tables.items():
@@ -341,6 +317,48 @@ def finish_run(cfg: Any, run: Any, result: dict[str, Any], incomplete: Exception
         click.echo(f"error: {incomplete}", err=True)
     if code != ExitCode.SUCCESS:
         sys.exit(code)
+
+
+def _run_data(result: dict[str, Any], tables: dict[str, list[dict[str, Any]]], code: ExitCode, cases: Any,
+              pull_request: Any) -> dict[str, Any]:
+    """The run's result as data (``--format json``): report, alerts, versions, result tables, the gate."""
+    data = {
+        "report": result["report"],
+        "alerts": result["alerts"],
+        "versions": [{k: s[k] for k in ("retriever", "version", "dataset", "run_id")} for s in result["versions"]],
+        "results": tables,
+        "gate": {"exit_code": int(code), "cases": [c.to_dict() for c in cases]},
+    }
+    if pull_request is not None:
+        data["pull_request"] = {"run_id": pull_request.run_id, "folder": str(pull_request.folder),
+                                "source": pull_request.source, "copied": pull_request.copied}
+    return data
+
+
+def _baseline_hints(tables: dict[str, list[dict[str, Any]]], pull_request: Any) -> list[str]:
+    """A line per retriever whose deployed version has no baseline yet: how to promote one (a pull-request
+    run's are not in the shared warehouse: nothing there to promote)."""
+    lines = []
+    unpromoted = {(r["retriever"], r["version"]) for rows in tables.values() for r in rows
+                  if r["role"] == "deployed" and r["status"] != "failed"}
+    for retriever in sorted({name for name, _ in unpromoted}):
+        version = min(v for name, v in unpromoted if name == retriever)
+        if pull_request is not None:  # its runs are not in the shared warehouse: nothing here to promote
+            lines.append(f"{retriever} has no baseline in the shared warehouse yet: the main branch's run promotes "
+                         "one, and later pull requests compare with it")
+            continue
+        lines.append(f"{retriever} has no baseline yet: promote one (`evalops promote {retriever} {version}{given_location()} --reason "
+                     "'first baseline'`) and later runs compare every version of it with that one")
+    return lines
+
+
+def _write_junit(junit_xml: Path, cases: Any, run: Any, result: dict[str, Any], pull_request: Any) -> None:
+    from evalops.junit import write_junit_xml
+
+    properties = {"day": run.day, "report": result["report"]}
+    if pull_request is not None:
+        properties["pull_request"] = pull_request.run_id
+    write_junit_xml(junit_xml, cases, suite=f"evalops {run.label}", properties=properties, timestamp=utc.now())
 
 
 def _write_input_error(junit_xml: Path | None, exc: Exception, summary_md: Path | None = None) -> None:

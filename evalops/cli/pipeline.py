@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -166,6 +167,22 @@ def demo(days, no_backfill):
     summary = demo_summary(cfg, plan, results)
     for dag_id, day, state in summary["states"]:
         click.echo(f"  {day}  {dag_id:<17} {state}")
+    _echo_versions(summary)
+    _echo_chunkings(chunking_summary(cfg, plan))
+    _echo_judge(summary["judge"])
+    _echo_alerts(summary["alerts"], plan.candidates, demo_started)
+    _echo_conversations(cfg.home, Path(summary["report"]).parent / "conversations")
+    counts = summary["counts"]
+    click.echo("\nwarehouse rows: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    click.echo(f"report: {summary['report']}")
+    click.echo(f"Airflow log: {plan.workdir / 'airflow.log'}   ({time.perf_counter() - started:.0f} s, "
+               f"{sum(os.times()[:4]) - cpu:.0f} s CPU)")
+    click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
+               "or `evalops dashboard --export site/` for static files)")
+
+
+def _echo_versions(summary: dict[str, Any]) -> None:
+    """Day 2's table: each gold-set version's status, mean, delta, adjusted p and decision."""
     m = summary["measure"]
     click.echo(f"\nday 2, gold set, {m} against the baseline:")
     width = max(len(f"{r['retriever']} {r['version']}") for r in summary["versions"]) + 2
@@ -177,9 +194,10 @@ def demo(days, no_backfill):
             f"{_fmt(row['mean'], '.4f'):>9}{_fmt(row['delta'], '+.4f'):>9}{_fmt(row['p_adjusted'], '.2g'):>10}  "
             f"{decision.upper() if decision == 'regression' else decision}"
         )
-    _echo_chunkings(chunking_summary(cfg, plan))
-    _echo_judge(summary["judge"])
-    alerts = summary["alerts"]
+
+
+def _echo_alerts(alerts: list[dict[str, Any]], candidates: Any, demo_started: Any) -> None:
+    """Each alert of the demo (one an earlier demo raised is said to be), then the candidates without one."""
     flagged = {a["version"] for a in alerts if a["kind"] == "regression"}
     click.echo("")
     for alert in alerts:
@@ -188,17 +206,9 @@ def demo(days, no_backfill):
         status = f"{alert['delivery_status']} by an earlier demo, not sent again" if earlier else alert["delivery_status"]
         click.echo(f"ALERT ({alert['kind']}, {status}):")
         click.echo("  " + alert["message"].replace("\n", "\n  "))
-    for _, version in plan.candidates:
+    for _, version in candidates:
         if version not in flagged:
             click.echo(f"no alert for {version}")
-    _echo_conversations(cfg.home, Path(summary["report"]).parent / "conversations")
-    counts = summary["counts"]
-    click.echo("\nwarehouse rows: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    click.echo(f"report: {summary['report']}")
-    click.echo(f"Airflow log: {plan.workdir / 'airflow.log'}   ({time.perf_counter() - started:.0f} s, "
-               f"{sum(os.times()[:4]) - cpu:.0f} s CPU)")
-    click.echo("dashboard: evalops dashboard   (then open http://127.0.0.1:8765/; "
-               "or `evalops dashboard --export site/` for static files)")
 
 
 def _echo_chunkings(chunkings: dict) -> None:

@@ -176,10 +176,10 @@ def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:
         return {}
     import yaml
 
-    from evalops.yamlfile import compose_and_load, read_settings_text
+    from evalops.yamlfile import load_text, read_settings_text
 
     try:
-        data = compose_and_load(read_settings_text(file), str(file))[1] or {}
+        data = load_text(read_settings_text(file), str(file)) or {}
     except (ConfigError, yaml.YAMLError):
         return {}  # the tasks load the settings and report the error with the file and line
     return data if isinstance(data, dict) else {}

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evalops.config.env import check_url_scheme
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
@@ -27,6 +27,16 @@ PRODUCTION = "production"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 _QUERY_TYPES = Literal["semantic", "keyword", "no_answer"]
 MAX_K = 100_000  # retrieval depth: far above any ranking a person or a measure reads
+
+
+def _http_url(value: str) -> str:
+    if value:
+        check_url_scheme(value)
+    return value
+
+
+# An http(s) URL with a host, or empty where the setting may be unset (``Field(min_length=1)`` where not).
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
 
 class _Section(BaseModel):
@@ -170,8 +180,9 @@ class AlertingSettings(_Section):
                                    "PagerDuty routing key (a secret; unset, and no connection: no PagerDuty)")
     pagerduty_conn_id: str | None = Field("evalops_pagerduty", description="Airflow connection whose password "
                                           "is the PagerDuty routing key")
-    pagerduty_url: str = Field("https://events.pagerduty.com/v2/enqueue", description="PagerDuty's Events API "
-                               "v2 endpoint (events.eu.pagerduty.com for an EU account)")
+    pagerduty_url: HttpUrl = Field("https://events.pagerduty.com/v2/enqueue", min_length=1,
+                                   description="PagerDuty's Events API v2 endpoint (events.eu.pagerduty.com for an EU "
+                                   "account)")
     email_to: tuple[str, ...] = Field((), description="alert e-mail recipients (none: no e-mail)")
     smtp_conn_id: str = Field("smtp_default", description="Airflow SMTP connection")
     retry_backoff: float = Field(300.0, ge=0, description="seconds before an undelivered alert is re-sent "
@@ -189,12 +200,6 @@ class AlertingSettings(_Section):
     realert_shift: float = Field(0.02, ge=0, description="a repeated regression is sent at once when a bound of "
                                  "its delta's interval moved more than this (in the measure's units) since "
                                  "it was last sent, or its severity changed")
-
-    @field_validator("pagerduty_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        check_url_scheme(value)
-        return value
 
     @field_validator("fail_on", mode="before")
     @classmethod
@@ -215,7 +220,7 @@ class JudgeSettings(_Section):
     Airflow connection ``airflow_conn_id``."""
 
     kind: Literal["off", "lexical", "openai"] = Field("off", description="off, lexical (offline, no model) or openai")
-    base_url: str = Field("", description="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
+    base_url: HttpUrl = Field("", description="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
     model: str = Field("", description="the judge model")
     api_key_env: str = Field("OPENAI_API_KEY", description="the variable holding the judge's API key (a secret)")
     airflow_conn_id: str | None = Field(None, description="Airflow connection holding the key (password) and URL")
@@ -242,13 +247,6 @@ class JudgeSettings(_Section):
     missing_budget: float = Field(0.05, ge=0, le=1, description="share of missing judge labels tolerated; "
                                   "more fails the judge step")
 
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        if value:
-            check_url_scheme(value)
-        return value
-
     @model_validator(mode="after")
     def _endpoint(self) -> JudgeSettings:
         if self.kind == "openai" and not self.base_url and not self.airflow_conn_id:
@@ -262,7 +260,7 @@ class MlflowSettings(_Section):
     server through its REST API. Off while neither ``tracking_uri`` nor ``airflow_conn_id`` is set. The token
     is never a setting: it is read from ``token_env`` or the Airflow connection's password."""
 
-    tracking_uri: str = Field("", description="MLflow tracking server, e.g. http://127.0.0.1:5000 (empty: the "
+    tracking_uri: HttpUrl = Field("", description="MLflow tracking server, e.g. http://127.0.0.1:5000 (empty: the "
                               "connection's host, or no MLflow logging)")
     experiment: str = Field("evalops", min_length=1, description="MLflow experiment the runs are logged to "
                             "(created when missing)")
@@ -273,10 +271,3 @@ class MlflowSettings(_Section):
     timeout: float = Field(30.0, gt=0, allow_inf_nan=False, description="seconds for each call to the server")
     required: bool = Field(False, description="a failed logging fails the report step (the report is written "
                            "first); otherwise it is a warning in the log")
-
-    @field_validator("tracking_uri")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        if value:
-            check_url_scheme(value)
-        return value

@@ -16,7 +16,6 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 from evalops.config.env import _LOCATION_VARS, ENV_PREFIX, SECRETS_DIR_VAR
 from evalops.errors import ConfigError
 
-
 # Keys whose environment variable may be a plain path instead of a JSON object.
 _PATH_KEYS = ("gold_set", "knowledge_base", "query_logs")
 
@@ -95,31 +94,19 @@ def _read_dotenv(path: Path) -> dict[str, str]:
 
 
 def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
-    import yaml
+    from evalops.yamlfile import Marked, load_marked
 
-    from evalops.yamlfile import compose_and_load, read_settings_text
-
-    text = read_settings_text(path)  # a regular file, bounded in size
-    try:
-        node, data = compose_and_load(text, str(path))  # bounded alias expansion
-        data = data or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    data = load_marked(path) or {}  # a bounded regular file, bounded alias expansion, no repeated key
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the configuration must be a mapping of settings, got {type(data).__name__}")
     lines: dict[tuple[str, ...], int] = {}
 
-    def walk(n: Any, prefix: tuple[str, ...]) -> None:
-        if isinstance(n, yaml.MappingNode):
-            for key_node, value_node in n.value:
-                key = prefix + (str(key_node.value),)
-                if key in lines:  # YAML would keep the last silently
-                    raise ConfigError(f"{path}:{key_node.start_mark.line + 1}: key {'.'.join(key)!r} is repeated "
-                                      f"(first on line {lines[key]}); keep one")
-                lines[key] = key_node.start_mark.line + 1
-                walk(value_node, key)
+    def walk(m: Marked, prefix: tuple[str, ...]) -> None:
+        for key, value in m.items():
+            lines[prefix + (str(key),)] = m.line_of(key)
+            if isinstance(value, Marked):
+                walk(value, prefix + (str(key),))
 
-    walk(node, ())
+    if isinstance(data, Marked):
+        walk(data, ())
     return data, lines

@@ -85,8 +85,13 @@ def _offending(values: pd.Series, bad: np.ndarray | pd.Series) -> pd.Series:
 def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, snapshot_id: str | None, rules: GoldSetRules) -> list[Table]:
     """``gold_queries`` and ``gold_judgments``. ``snapshot_ids`` are the knowledge base's doc ids (None
     skips the stale-judgment check, which the caller then reports as not checked)."""
+    return [_gold_queries_table(gold, rules), _gold_judgments_table(gold, snapshot_ids, snapshot_id, rules)]
+
+
+def _gold_queries_table(gold: GoldSet, rules: GoldSetRules) -> Table:
+    """``gold_queries``: ids, text, types and each query's relevant judgments against the rules (the typed
+    rules not applicable to an untyped gold set)."""
     q = gold.queries
-    j = gold.judgments
     relevant = gold.relevant_counts().to_numpy()
     is_no_answer = (q["type"] == "no_answer").to_numpy()
     queries = pd.DataFrame(
@@ -142,6 +147,15 @@ def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, 
     if untyped:
         query_checks = [c for c in query_checks if c.rule not in TYPED_RULES]
         not_applicable = tuple((rule, NO_QUERY_TYPES) for rule in TYPED_RULES)
+    return Table("gold_queries", queries, query_checks, not_applicable)
+
+
+def _gold_judgments_table(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, snapshot_id: str | None,
+                          rules: GoldSetRules) -> Table:
+    """``gold_judgments``: grades, duplicates, judged queries that exist and (with ``snapshot_ids``) judged
+    documents that exist in the knowledge base."""
+    q = gold.queries
+    j = gold.judgments
     known_queries = j["query_id"].isin(q["query_id"])
     judgments = pd.DataFrame(
         {
@@ -171,8 +185,9 @@ def gold_set_tables(gold: GoldSet, snapshot_ids: pd.Series | np.ndarray | None, 
                 {"column": "doc_id_missing_from_kb"},
             )
         )
-    return [Table("gold_queries", queries, query_checks, not_applicable),
-            Table("gold_judgments", judgments, judgment_checks)]
+    return Table("gold_judgments", judgments, judgment_checks)
+
+
 
 
 def observed_grades(gold: GoldSet) -> tuple[int, int] | None:

@@ -136,58 +136,81 @@ def line_chart(
            f'width="100%" preserveAspectRatio="xMidYMid meet" xmlns="http://www.w3.org/2000/svg">']
     if title:
         out.append(f"<title>{escape(title)}</title>")
+    out += _axes(f, y_label, y_format)
+    out += [_marker(f, m) for m in markers]
+    for s, xs_of in zip(series, stamps):
+        out += _series(f, s, xs_of, max_points)
+    out.append("</svg>")
+    return Markup("".join(out) + f'<div class="legend">{_legend(series, markers)}</div>')
+
+
+def _axes(f: _Frame, y_label: str, y_format: str) -> list[str]:
+    """The y grid and ticks, the dates under the plot and the y label."""
+    out = []
     for t in _nice_ticks(f.y0, f.y1):
         y = f.sy(t)
-        out.append(f'<line class="grid" x1="{f.left}" x2="{width - f.right}" y1="{y:.1f}" y2="{y:.1f}"/>'
+        out.append(f'<line class="grid" x1="{f.left}" x2="{f.width - f.right}" y1="{y:.1f}" y2="{y:.1f}"/>'
                    f'<text class="tick" x="{f.left - 6}" y="{y + 4:.1f}" text-anchor="end">'
                    f"{escape(y_format.format(t))}</text>")
     for x in _time_ticks(f.x0, f.x1):
         px = f.sx(_ts(x))
-        out.append(f'<text class="tick" x="{px:.1f}" y="{height - f.bottom + 16}" text-anchor="middle">'
+        out.append(f'<text class="tick" x="{px:.1f}" y="{f.height - f.bottom + 16}" text-anchor="middle">'
                    f"{x:%Y-%m-%d}</text>")
     if y_label:
         out.append(f'<text class="axis-label" x="12" y="{_LABEL_BASELINE}" text-anchor="start">{escape(y_label)}</text>')
-    for m in markers:
-        color, dash, legend = MARKER_STYLE.get(m.kind, ("#666", "", m.kind))
-        px = f.sx(_ts(m.x))
-        line = (f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{f.top}" y2="{height - f.bottom}" stroke="{color}" '
-                f'stroke-width="2" stroke-dasharray="{dash}"/>'
-                f'<rect x="{px - 5:.1f}" y="{f.top - 2}" width="10" height="10" fill="{color}"/>')
-        body = f'<g class="marker marker-{escape(m.kind)}" data-kind="{escape(m.kind)}"><title>' \
-               f"{escape(legend)}: {escape(m.label)} ({m.x:%Y-%m-%d})</title>{line}</g>"
-        out.append(f'<a href="{escape(m.href)}">{body}</a>' if m.href else body)
+    return out
+
+
+def _marker(f: _Frame, m: Marker) -> str:
+    """A vertical event line with its square and tooltip (a link when it has one)."""
+    color, dash, legend = MARKER_STYLE.get(m.kind, ("#666", "", m.kind))
+    px = f.sx(_ts(m.x))
+    line = (f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{f.top}" y2="{f.height - f.bottom}" stroke="{color}" '
+            f'stroke-width="2" stroke-dasharray="{dash}"/>'
+            f'<rect x="{px - 5:.1f}" y="{f.top - 2}" width="10" height="10" fill="{color}"/>')
+    body = f'<g class="marker marker-{escape(m.kind)}" data-kind="{escape(m.kind)}"><title>' \
+           f"{escape(legend)}: {escape(m.label)} ({m.x:%Y-%m-%d})</title>{line}</g>"
+    return f'<a href="{escape(m.href)}">{body}</a>' if m.href else body
+
+
+def _series(f: _Frame, s: Series, xs_of: Sequence[float], max_points: int) -> list[str]:
+    """One series: its interval band, its line and its points (only the notable ones and the last when it
+    has more than ``max_points``)."""
     # f.sx and f.sy written out (the same arithmetic, so the same coordinates): a year of five versions is
     # 1,825 points a chart, each drawn in the band, the line and maybe a dot
     left, x0, x_span, x_width = f.left, f.x0, (f.x1 - f.x0) or 1.0, f.width - f.left - f.right
     base, y0, y_span, y_height = f.height - f.bottom, f.y0, (f.y1 - f.y0) or 1.0, f.height - f.top - f.bottom
-    for s, xs_of in zip(series, stamps):
-        pts, px, py = [], [], []  # the drawable points and their coordinates, formatted once
-        for p, x in zip(s.points, xs_of):
-            if math.isfinite(p.y) if type(p.y) is float else _finite(p.y):
-                pts.append(p)
-                px.append(f"{left + (x - x0) / x_span * x_width:.1f}")
-                py.append(f"{base - (p.y - y0) / y_span * y_height:.1f}")
-        band = [i for i, p in enumerate(pts) if p.lo is not None and p.hi is not None and _finite(p.lo)
-                and _finite(p.hi)]
-        if len(band) > 1:
-            upper = " ".join(f"{px[i]},{base - (pts[i].hi - y0) / y_span * y_height:.1f}" for i in band)
-            lower = " ".join(f"{px[i]},{base - (pts[i].lo - y0) / y_span * y_height:.1f}" for i in reversed(band))
-            out.append(f'<polygon class="band" points="{upper} {lower}" fill="{s.color}" fill-opacity="0.15"/>')
-        if len(pts) > 1:
-            path = " ".join(f"{x},{y}" for x, y in zip(px, py))
-            out.append(f'<polyline class="line" points="{path}" fill="none" stroke="{s.color}" stroke-width="2">'
-                       f"<title>{escape(s.name)}: {len(pts)} runs</title></polyline>")
-        radius = 4 if len(pts) <= 60 else 3
-        shown = range(len(pts))
-        if len(pts) > max_points:
-            shown = [i for i in range(len(pts) - 1) if pts[i].notable] + [len(pts) - 1]
-        name = escape(s.name)
-        for i in shown:
-            p = pts[i]
-            dot = (f'<circle class="point" data-series="{name}" cx="{px[i]}" '
-                   f'cy="{py[i]}" r="{radius}" fill="{s.color}"><title>{escape(p.title)}</title></circle>')
-            out.append(f'<a href="{escape(p.href)}">{dot}</a>' if p.href else dot)
-    out.append("</svg>")
+    out = []
+    pts, px, py = [], [], []  # the drawable points and their coordinates, formatted once
+    for p, x in zip(s.points, xs_of):
+        if math.isfinite(p.y) if type(p.y) is float else _finite(p.y):
+            pts.append(p)
+            px.append(f"{left + (x - x0) / x_span * x_width:.1f}")
+            py.append(f"{base - (p.y - y0) / y_span * y_height:.1f}")
+    band = [i for i, p in enumerate(pts) if p.lo is not None and p.hi is not None and _finite(p.lo)
+            and _finite(p.hi)]
+    if len(band) > 1:
+        upper = " ".join(f"{px[i]},{base - (pts[i].hi - y0) / y_span * y_height:.1f}" for i in band)
+        lower = " ".join(f"{px[i]},{base - (pts[i].lo - y0) / y_span * y_height:.1f}" for i in reversed(band))
+        out.append(f'<polygon class="band" points="{upper} {lower}" fill="{s.color}" fill-opacity="0.15"/>')
+    if len(pts) > 1:
+        path = " ".join(f"{x},{y}" for x, y in zip(px, py))
+        out.append(f'<polyline class="line" points="{path}" fill="none" stroke="{s.color}" stroke-width="2">'
+                   f"<title>{escape(s.name)}: {len(pts)} runs</title></polyline>")
+    radius = 4 if len(pts) <= 60 else 3
+    shown: Sequence[int] = range(len(pts))
+    if len(pts) > max_points:
+        shown = [i for i in range(len(pts) - 1) if pts[i].notable] + [len(pts) - 1]
+    name = escape(s.name)
+    for i in shown:
+        p = pts[i]
+        dot = (f'<circle class="point" data-series="{name}" cx="{px[i]}" '
+               f'cy="{py[i]}" r="{radius}" fill="{s.color}"><title>{escape(p.title)}</title></circle>')
+        out.append(f'<a href="{escape(p.href)}">{dot}</a>' if p.href else dot)
+    return out
+
+
+def _legend(series: Sequence[Series], markers: Sequence[Marker]) -> str:
     legend = "".join(
         f'<span class="legend-item">{_swatch(s.color)}{escape(s.name)}</span>'
         for s in series
@@ -197,7 +220,7 @@ def line_chart(
         f'<span class="legend-item">{_swatch(MARKER_STYLE[k][0])}'
         f"{escape(MARKER_STYLE[k][2])}</span>" for k in kinds if k in MARKER_STYLE
     )
-    return Markup("".join(out) + f'<div class="legend">{legend}</div>')
+    return legend
 
 
 def _swatch(color: str) -> str:

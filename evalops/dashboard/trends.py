@@ -64,32 +64,7 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
         series.append(svg.Series(v, pts, colors[v]))
     chart = svg.line_chart(series, markers, y_label=f"{measure} ({dataset})",
                            title=f"{retriever}: {measure} on the {dataset} queries")
-    timing_rows, _ = _cut(wh.dashboard_timings(engine, retriever, dataset=dataset, days=days), days)
-    latency = None
-    if timing_rows:
-        lat_series = []
-        timing_by_version: dict[str, list[dict[str, Any]]] = {}
-        for r in timing_rows:
-            timing_by_version.setdefault(r["version"], []).append(r)
-        for v, mine in sorted(timing_by_version.items()):
-            # Adapters that answer in batches (the built-ins) time the batch, not each query: their line is
-            # the wall time per query instead of percentiles.
-            measured = any(_num(r["latency_p50_ms"]) is not None for r in mine)
-            for r in mine:
-                wall, n = _num(r["wall_seconds"]), r["n_queries"] or 0
-                r["per_query_ms"] = wall * 1000.0 / n if wall is not None and n else None
-            columns = (("p50", "latency_p50_ms"), ("p95", "latency_p95_ms")) if measured else (
-                ("wall time per query", "per_query_ms"),)
-            for label, column in columns:
-                long = len(mine) > svg.MAX_POINTS
-                pts = [svg.Point(r["logical_date"], math.nan if (value := _num(r[column])) is None else value,
-                                 title="" if long and i < len(mine) - 1 else
-                                 f"{v} {_day(r['logical_date'])}: {label} {fmt(r[column], '.2f')} ms, "
-                                 f"{r['timing_failed']} failed")
-                       for i, r in enumerate(mine)]
-                lat_series.append(svg.Series(f"{v} {label}", pts, colors.get(v, svg.PALETTE[-1])))
-        latency = svg.line_chart(lat_series, (), y_label="latency (ms)", y_format="{:.3g}", height=240,
-                                 title=f"{retriever}: retrieval latency")
+    latency = _latency_chart(engine, retriever, dataset, days, colors)
     table = [{"when": _day(r["logical_date"]), "version": r["version"], "mean": fmt(r["mean"]),
               "interval": f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]", "n": r["n"], "status": r["status"],
               "n_failed": r["n_failed"],
@@ -109,6 +84,37 @@ def trend_page(engine: Engine, links: Links, settings: DashboardSettings, *, ret
         "retriever_links": [{"name": r, "href": links.trend(r, _alert_measures(settings, measures, r)[0], dataset, days),
                              "active": r == retriever} for r in sorted(measures)],
     }
+
+
+def _latency_chart(engine: Engine, retriever: str, dataset: str, days: int,
+                   colors: dict[str, str]) -> svg.Markup | None:
+    """The retrieval latency of each version over the same days (None when no run was timed)."""
+    timing_rows, _ = _cut(wh.dashboard_timings(engine, retriever, dataset=dataset, days=days), days)
+    if not timing_rows:
+        return None
+    lat_series = []
+    timing_by_version: dict[str, list[dict[str, Any]]] = {}
+    for r in timing_rows:
+        timing_by_version.setdefault(r["version"], []).append(r)
+    for v, mine in sorted(timing_by_version.items()):
+        # Adapters that answer in batches (the built-ins) time the batch, not each query: their line is
+        # the wall time per query instead of percentiles.
+        measured = any(_num(r["latency_p50_ms"]) is not None for r in mine)
+        for r in mine:
+            wall, n = _num(r["wall_seconds"]), r["n_queries"] or 0
+            r["per_query_ms"] = wall * 1000.0 / n if wall is not None and n else None
+        columns = (("p50", "latency_p50_ms"), ("p95", "latency_p95_ms")) if measured else (
+            ("wall time per query", "per_query_ms"),)
+        for label, column in columns:
+            long = len(mine) > svg.MAX_POINTS
+            pts = [svg.Point(r["logical_date"], math.nan if (value := _num(r[column])) is None else value,
+                             title="" if long and i < len(mine) - 1 else
+                             f"{v} {_day(r['logical_date'])}: {label} {fmt(r[column], '.2f')} ms, "
+                             f"{r['timing_failed']} failed")
+                   for i, r in enumerate(mine)]
+            lat_series.append(svg.Series(f"{v} {label}", pts, colors.get(v, svg.PALETTE[-1])))
+    return svg.line_chart(lat_series, (), y_label="latency (ms)", y_format="{:.3g}", height=240,
+                          title=f"{retriever}: retrieval latency")
 
 
 def _pairs(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:

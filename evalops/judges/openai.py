@@ -41,7 +41,6 @@ or nothing (``text``, for servers without structured output). Policies, all in :
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -53,7 +52,7 @@ from evalops.errors import ConfigError
 from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
 from evalops.judges.parse import parse_answer
 from evalops.judges.prompts import prompt_for
-from evalops.secrets import mask_url, read_connection
+from evalops.secrets import mask_url, resolve_secret
 from evalops.transport import CircuitBreaker, HttpClient, Outcome, RetryPolicy
 
 __all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "endpoint_url", "resolve_api_key"]
@@ -116,13 +115,9 @@ def endpoint_url(base_url: str, path: str) -> str:
 def resolve_api_key(settings: OpenAISettings) -> tuple[str | None, str]:
     """(key, base_url): from the Airflow connection when one is named (its host is the base URL when none
     is set), else the environment variable (None when unset). Read by :mod:`evalops.secrets`."""
-    base_url = settings.base_url
-    if settings.airflow_conn_id:
-        conn = read_connection(settings.airflow_conn_id, what="judge.airflow_conn_id")
-        if not base_url and conn.host:
-            base_url = conn.host
-        return conn.password or None, base_url
-    return os.environ.get(settings.api_key_env) or None, base_url
+    found = resolve_secret("judge.airflow_conn_id", env=settings.api_key_env, conn_id=settings.airflow_conn_id)
+    host = found.connection.host if found.connection is not None else None
+    return found.value, settings.base_url or host or ""
 
 
 class Usage:

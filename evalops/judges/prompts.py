@@ -92,13 +92,13 @@ def _build(data: Any, source: str) -> Prompt:
 @cache
 def load_prompt(task: str) -> Prompt:
     """The packaged prompt of ``task`` (one of :data:`TASKS`)."""
-    from evalops.yamlfile import compose_and_load
+    from evalops.yamlfile import load_text
 
     if task not in TASKS:
         raise ConfigError(f"unknown judge task {task!r}; valid tasks: {', '.join(TASKS)}")
     path = resources.files("evalops.judges") / "prompts" / f"{task}.yaml"
     name = f"evalops/judges/prompts/{task}.yaml"
-    return _build(compose_and_load(path.read_text(encoding="utf-8"), name)[1], name)
+    return _build(load_text(path.read_text(encoding="utf-8"), name), name)
 
 
 def prompt_for(task: str | Prompt) -> Prompt:

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from evalops.errors import MeasureError
+from evalops.measure_aliases import ALIASES
 
 __all__ = [
     "Param",
@@ -467,16 +468,6 @@ MEASURE_TYPES: dict[str, type[Measure]] = {
         SetF,
         IPrec,
     )
-}
-
-# alias -> canonical name. Cutoffs and parameters carry over (MRR@10 is RR@10).
-ALIASES: dict[str, str] = {
-    "MRR": "RR", "MAP": "AP", "Hit": "Success", "Rprec": "R-Prec", "RPrec": "R-Prec", "bpref": "Bpref",
-    "BPref": "Bpref", "NDCG": "nDCG", "Precision": "P", "Recall": "R",
-    # trec_eval's names of the same measures (``ndcg_cut_10`` and ``P_10`` are read by TREC_EVAL_NAMES)
-    "map": "AP", "recip_rank": "RR", "ndcg": "nDCG", "num_rel": "NumRel", "num_ret": "NumRet",
-    "num_rel_ret": "NumRelRet", "set_P": "SetP", "set_recall": "SetR", "set_F": "SetF",
-    "iprec_at_recall": "IPrec",
 }
 
 # trec_eval's names with a cutoff or level after "_" or "." (ndcg_cut_10, P.5, iprec_at_recall_0.50)

@@ -10,9 +10,9 @@ import numpy as np
 
 from evalops.metrics.measures import Measure
 from evalops.metrics.policy import Policy
-from evalops.metrics.student_t import t_quantile
 from evalops.notebook import html_table
 from evalops.numfmt import number
+from evalops.stats.student_t import t_quantile
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

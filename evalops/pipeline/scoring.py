@@ -78,9 +78,6 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     """
     import pandas as pd
 
-    from evalops.retrievers import build_retriever, retrieve_run
-    from evalops.retrievers.scoring import retrieve_table
-
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
                           "value": pd.Series([], dtype=float)})
     outcome: dict[str, Any] = {"query_ids": queries.query_ids, "failed": {}, "error": None, "timings": {},
@@ -91,31 +88,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     embeddings = embedding_cache_for(cfg, spec["snapshot_id"])
     outcome["embeddings"] = embeddings.counts  # documents a dense encoder embedded / read from the cache
     try:
-        registry = load_registry_for(cfg, run)
-        entry = registry.get(spec["retriever"], spec["version"])
-        chunked = entry.chunking_path is not None  # retrieves chunk ids: indexes chunks, scored as documents
-        try:
-            retriever = build_retriever(entry, corpus=chunk_corpus(entry, snapshot) if chunked else snapshot.corpus,
-                                        registry=registry, memory_budget=cfg.memory_budget_bytes,
-                                        embedding_cache=None if chunked else embeddings)
-        except EvalopsError:
-            raise
-        except Exception as exc:  # see the module docstring: a version that cannot load is a failed version
-            raise EvalopsError(f"{entry.source}: version {spec['version']} could not be loaded: "
-                               f"{type(exc).__name__}: {exc}") from exc
-        # The breaker is sized for the whole version: once this shard alone has lost more queries than the
-        # version's budget allows, the version fails whatever the other shards do, so stop calling. It guards
-        # remote retrievers only (retrieve_run decides; a run file is read for every query).
-        name = f"{spec['retriever']}@{spec['version']}"
-        if getattr(retriever, "columnar", False):  # a run file in memory: columns, as `evalops evaluate` reads
-            result = retrieve_table(retriever, queries.query_ids, k=cfg.k, name=name)
-        else:
-            breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
-            result = retrieve_run(retriever, queries.queries() if queries.history else queries.texts, k=cfg.k,
-                                  name=name, failure_budget=1.0, breaker=breaker)
-        own_run = result.run  # chunk ids for a chunked version: what the span measures read
-        if chunked:
-            result = documents_of_chunks(entry, result, snapshot)
+        entry, result, own_run = _retrieve(cfg, spec, queries, run, snapshot, embeddings)
     except EvalopsError as exc:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
@@ -153,6 +126,42 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
                                                    metric_policy())],
                           ignore_index=True)
     return frame, outcome
+
+
+def _retrieve(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunContext | None, snapshot: Any,
+              embeddings: Any) -> tuple[Any, Any, Any]:
+    """``(entry, result, own run)``: the version's registry entry, its retrieval of ``queries`` (documents,
+    for a chunked version too) and the run it returned itself (chunk ids for a chunked version: what the
+    span measures read). An ``EvalopsError`` when the version cannot run at all."""
+    from evalops.retrievers import build_retriever, retrieve_run
+    from evalops.retrievers.scoring import retrieve_table
+
+    registry = load_registry_for(cfg, run)
+    entry = registry.get(spec["retriever"], spec["version"])
+    chunked = entry.chunking_path is not None  # retrieves chunk ids: indexes chunks, scored as documents
+    try:
+        retriever = build_retriever(entry, corpus=chunk_corpus(entry, snapshot) if chunked else snapshot.corpus,
+                                    registry=registry, memory_budget=cfg.memory_budget_bytes,
+                                    embedding_cache=None if chunked else embeddings)
+    except EvalopsError:
+        raise
+    except Exception as exc:  # see the module docstring: a version that cannot load is a failed version
+        raise EvalopsError(f"{entry.source}: version {spec['version']} could not be loaded: "
+                           f"{type(exc).__name__}: {exc}") from exc
+    # The breaker is sized for the whole version: once this shard alone has lost more queries than the
+    # version's budget allows, the version fails whatever the other shards do, so stop calling. It guards
+    # remote retrievers only (retrieve_run decides; a run file is read for every query).
+    name = f"{spec['retriever']}@{spec['version']}"
+    if getattr(retriever, "columnar", False):  # a run file in memory: columns, as `evalops evaluate` reads
+        result = retrieve_table(retriever, queries.query_ids, k=cfg.k, name=name)
+    else:
+        breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
+        result = retrieve_run(retriever, queries.queries() if queries.history else queries.texts, k=cfg.k,
+                              name=name, failure_budget=1.0, breaker=breaker)
+    own_run = result.run  # chunk ids for a chunked version: what the span measures read
+    if chunked:
+        result = documents_of_chunks(entry, result, snapshot)
+    return entry, result, own_run
 
 
 def _context_frame(cfg: Config, spec: dict[str, Any], queries: QuerySet, qrels: Any, result: Any,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalops.errors import ConfigError
-from evalops.secrets import SecretError, env_secret, read_connection
+from evalops.secrets import resolve_secret
 
 __all__ = ["AuthHeader", "Secret"]
 
@@ -50,12 +50,9 @@ class AuthHeader:
             raise ConfigError("auth: give exactly one of `env` (an environment variable) or `conn_id` (an Airflow connection)")
 
     def _token(self) -> str:
-        if self.env is not None:
-            return env_secret(self.env, what="auth")
-        conn = read_connection(self.conn_id, what="auth")
-        if not conn.password:
-            raise SecretError(f"auth: Airflow connection {self.conn_id!r} has no password to use as the token")
-        return conn.password
+        token = resolve_secret("auth", env=self.env, conn_id=self.conn_id, required=True).value
+        assert token is not None  # required: not found is a SecretError
+        return token
 
     def resolve(self) -> tuple[str, Secret]:
         """``(header name, Secret(header value))``."""

@@ -15,9 +15,9 @@ from typing import Any
 from evalops.config.env import check_url_scheme
 from evalops.errors import ConfigError, InputError
 from evalops.limits import DEFAULT_MEMORY_BUDGET
-from evalops.retrievers._yaml import Marked
 from evalops.retrievers.runfile import check_run_file
 from evalops.secrets import mask_value
+from evalops.yamlfile import Marked
 
 __all__ = ["ADAPTERS", "BUILTIN_KINDS", "PARAMS", "RetrieverEntry", "parse_entry"]
 

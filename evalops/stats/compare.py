@@ -31,7 +31,7 @@ from evalops.stats.decision import Coverage, Decision, Evidence, JudgedShift, Po
 from evalops.stats.distributions import binomial_sf
 from evalops.stats.effect import dz_confidence_interval, hedges_correction, relative_change, win_tie_loss
 from evalops.stats.randomization import paired_randomization_test
-from evalops.metrics.student_t import t_quantile
+from evalops.stats.student_t import t_quantile
 from evalops.stats.pilot import sd_upper_bound
 from evalops.stats.robust import MATERIAL_SHARE, robust_interval
 from evalops.stats.rule import family_tail, interval_level, rule_sample_size, spending_tail, t_interval

@@ -552,9 +552,45 @@ def _broken_queries(decided: Decision, ev: Evidence, policy: Policy) -> Decision
     return Decision("regression", (*decided.reasons, mean, why), "warning", "broken_queries", None, decided.margin)
 
 
-def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
-    ev = evidence
-    margin = policy.margin(ev.measure)
+# The rule's sentences on the interval: a reading's code and numbers (``_read_interval``) become its words here.
+_INTERVAL_WORDS = {
+    "material_drop": "the whole interval lies below -{margin:g}: a material drop (critical)",
+    "material_gain": "the whole interval lies above +{margin:g}: a material gain",
+    "equivalent_drop": "a significant drop, but the interval rules out a drop of {margin:g} or more: no material "
+                       "change",
+    "equivalent_gain": "a significant gain, but the interval rules out a gain of {margin:g} or more: no material "
+                       "change",
+    "non_inferior": "the interval rules out a drop of {margin:g} or more (non-inferiority)",
+    "no_large_gain": "the interval rules out a gain of {margin:g} or more",
+    "equivalent": "the interval lies inside +-{margin:g} (equivalence, TOST): no material change",
+    "significant_drop": "the interval lies below 0 but {reading}reaches past -{margin:g}: a significant drop, size "
+                        "uncertain (warning)",
+    "significant_gain": "the interval lies above 0 but {reading}reaches past +{margin:g}: a significant gain, size "
+                        "uncertain",
+    "strict_drop": "the betting interval reaches past 0, but the skew-corrected t-interval at a tenth of the "
+                   "per-side error lies below 0 and the bets on a drop have at least doubled their wealth: a "
+                   "significant drop, size uncertain (warning)",
+    "strict_gain": "the betting interval reaches past 0, but the skew-corrected t-interval at a tenth of the "
+                   "per-side error lies above 0 and the bets on a gain have at least doubled their wealth: a "
+                   "significant gain, size uncertain",
+    "gains_only": "the one-sided policy only looks for gains",
+    "drops_only": "the one-sided policy only looks for drops",
+    "skewed": "the deltas are too skewed or sparse for the t-interval at this n (Cochran's rule), and the betting "
+              "interval, which holds its level for any shape, is too wide to tell",
+    "skewed_strict": ", as is the skew-corrected t-interval at a tenth of the per-side error read beside it",
+    "skewed_needed": ": about {needed} queries would let the t-interval decide",
+    "underpowered": "the interval is too wide to tell: about {needed} queries would decide it (80% power to call "
+                    "a drop of 1.5 x margin critical, this rule and family)",
+    "too_wide": "the interval is too wide to tell a material change from none",
+    "material_reading": "a claim past the margin is read from the t-interval at half the per-side error: "
+                        "[{low:+.4f}, {high:+.4f}]",
+}
+_MATERIAL_READING = "its material reading "
+
+
+def _refused(ev: Evidence, policy: Policy, margin: float) -> Decision | None:
+    """The comparisons the interval does not decide: a partial run, too few queries, no change at all, a
+    sample the robust rule has no trustworthy interval for, no interval."""
     if ev.coverage is not None:
         shares = ev.coverage.shares()
         if min(shares) < policy.min_coverage:
@@ -577,17 +613,24 @@ def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
     if ev.interval is None:
         return Decision("inconclusive", ("no interval of the mean delta could be computed",),
                         reason_code="too_few_queries", margin=margin)
-    reasons = [_interval_reason(ev, policy, margin)]
+    return None
+
+
+def _p_reason(ev: Evidence) -> str:
     p = ev.p_adjusted if ev.p_adjusted is not None else ev.p_value
     if ev.robust is not None:
-        reasons.append(f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} (the {ev.interval_method} test "
-                       "the interval inverts; it decides with the interval)")
-    else:
-        reasons.append(f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} "
-                       f"({_TEST_NAMES.get(ev.test, ev.test)}; reported, the interval decides)")
-    lo, hi = ev.interval
+        return (f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} (the {ev.interval_method} test "
+                "the interval inverts; it decides with the interval)")
+    return (f"{'adjusted ' if ev.family_size > 1 else ''}p = {_g(p)} "
+            f"({_TEST_NAMES.get(ev.test, ev.test)}; reported, the interval decides)")
+
+
+def _constant(ev: Evidence, policy: Policy, margin: float, reasons: list[str]) -> Decision | None:
+    """Every query changed by the same amount: said in ``reasons``; decided here when the point alone
+    settles it (inside the margin under the robust rule; too few queries for any p under the others)."""
+    assert ev.delta is not None
     tail = ev.tail if ev.tail is not None else policy.alpha / 2.0
-    if ev.degenerate == "constant" and ev.robust is not None:
+    if ev.robust is not None:
         reasons.append(f"every query changed by the same {ev.delta:+.4g} (sd = 0): the point shows whether the "
                        "change is inside the margin; a change needs the betting interval (a constant sample "
                        "cannot rule out a rare query that moved the other way by up to 1)")
@@ -595,77 +638,76 @@ def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
             return _with_drops(Decision("no_change", (*reasons, f"every query moved by less than the margin "
                                                       f"{margin:g}: no material change"), None, "equivalence",
                                         None, margin), ev, policy)
-    elif ev.degenerate == "constant":
-        reasons.append(f"every query changed by the same {ev.delta:+.4g} (sd = 0): the interval is the point")
-        if ev.floor_p is not None and ev.floor_p >= tail:
-            need = next(k for k in range(2, 200) if 2.0**-k < tail)
-            reasons.append(f"with every delta equal, {ev.n} queries can give at best p = {_g(ev.floor_p)} per side "
-                           f"against the {_g(tail)} needed; at least {need} are needed")
-            return Decision("inconclusive", tuple(reasons), reason_code="underpowered", margin=margin)
-    down = policy.alternative in ("two-sided", "less")
-    up = policy.alternative in ("two-sided", "greater")
+        return None
+    reasons.append(f"every query changed by the same {ev.delta:+.4g} (sd = 0): the interval is the point")
+    if ev.floor_p is not None and ev.floor_p >= tail:
+        need = next(k for k in range(2, 200) if 2.0**-k < tail)
+        reasons.append(f"with every delta equal, {ev.n} queries can give at best p = {_g(ev.floor_p)} per side "
+                       f"against the {_g(tail)} needed; at least {need} are needed")
+        return Decision("inconclusive", tuple(reasons), reason_code="underpowered", margin=margin)
+    return None
 
-    def done(label: str, severity: str | None, criterion: str | None, why: str) -> Decision:
-        return _with_drops(Decision(label, (*reasons, why), severity, criterion, None, margin), ev, policy)
 
+def _read_interval(ev: Evidence, alternative: str, margin: float
+                   ) -> tuple[str, str | None, str | None, str | None, tuple[str, ...]]:
+    """The rule's reading of the decision interval: ``(label, severity, criterion, reason code, sentence
+    codes)``, the codes keys of :data:`_INTERVAL_WORDS`."""
+    assert ev.interval is not None  # refused before (_refused)
+    lo, hi = ev.interval
     mlo, mhi = ev.material_interval if ev.material_interval is not None else ev.interval
-    if (mlo, mhi) != (lo, hi) and ((down and hi < -margin) or (up and lo > margin)):
-        reasons.append(f"a claim past the margin is read from the t-interval at half the per-side error: "
-                       f"[{mlo:+.4f}, {mhi:+.4f}]")
+    down, up = alternative in ("two-sided", "less"), alternative in ("two-sided", "greater")
     if down and mhi < -margin:
-        return done("regression", "critical", "material",
-                    f"the whole interval lies below -{margin:g}: a material drop (critical)")
+        return "regression", "critical", "material", None, ("material_drop",)
     if up and mlo > margin:
-        return done("improvement", "critical", "material",
-                    f"the whole interval lies above +{margin:g}: a material gain")
-    equivalent = (lo > -margin if not up else hi < margin if not down else (lo > -margin and hi < margin))
-    if equivalent:
-        if hi < 0 and down:
-            why = f"a significant drop, but the interval rules out a drop of {margin:g} or more: no material change"
-        elif lo > 0 and up:
-            why = f"a significant gain, but the interval rules out a gain of {margin:g} or more: no material change"
-        elif policy.alternative == "less":
-            why = f"the interval rules out a drop of {margin:g} or more (non-inferiority)"
-        elif policy.alternative == "greater":
-            why = f"the interval rules out a gain of {margin:g} or more"
-        else:
-            why = f"the interval lies inside +-{margin:g} (equivalence, TOST): no material change"
-        return done("no_change", None, "equivalence", why)
+        return "improvement", "critical", "material", None, ("material_gain",)
+    if (lo > -margin if not up else hi < margin if not down else (lo > -margin and hi < margin)):
+        code = ("equivalent_drop" if hi < 0 and down else "equivalent_gain" if lo > 0 and up
+                else "non_inferior" if alternative == "less" else "no_large_gain" if alternative == "greater"
+                else "equivalent")
+        return "no_change", None, "equivalence", None, (code,)
     if down and hi < 0:
-        return done("regression", "warning", "significant",
-                    f"the interval lies below 0 but {'its material reading ' if hi < -margin else ''}reaches past "
-                    f"-{margin:g}: a significant drop, size uncertain (warning)")
+        return "regression", "warning", "significant", None, ("significant_drop",)
     if up and lo > 0:
-        return done("improvement", "warning", "significant",
-                    f"the interval lies above 0 but {'its material reading ' if lo > margin else ''}reaches past "
-                    f"+{margin:g}: a significant gain, size uncertain")
+        return "improvement", "warning", "significant", None, ("significant_gain",)
     if ev.strict_side is not None and ((down and ev.strict_side == "below") or (up and ev.strict_side == "above")):
         drop = ev.strict_side == "below"
-        return done("regression" if drop else "improvement", "warning", "significant",
-                    f"the betting interval reaches past 0, but the skew-corrected t-interval at a tenth of the "
-                    f"per-side error lies {'below' if drop else 'above'} 0 and the bets on "
-                    f"{'a drop' if drop else 'a gain'} have at least doubled their wealth: a significant "
-                    f"{'drop' if drop else 'gain'}, size uncertain{' (warning)' if drop else ''}")
+        return ("regression" if drop else "improvement"), "warning", "significant", None, (
+            "strict_drop" if drop else "strict_gain",)
     if not down and hi < 0:  # greater-only policy, a drop
-        return done("no_change", None, None, "the one-sided policy only looks for gains")
+        return "no_change", None, None, None, ("gains_only",)
     if not up and lo > 0:
-        return done("no_change", None, None, "the one-sided policy only looks for drops")
-    code = "underpowered"
+        return "no_change", None, None, None, ("drops_only",)
     if ev.robust in ("betting", "constant"):
-        code = "skewed_small_sample"
-        why = ("the deltas are too skewed or sparse for the t-interval at this n (Cochran's rule), and the betting "
-               "interval, which holds its level for any shape, is too wide to tell")
-        if ev.interval_method == "betting and strict t":
-            why += ", as is the skew-corrected t-interval at a tenth of the per-side error read beside it"
-        if ev.queries_needed is not None:
-            why += f": about {ev.queries_needed} queries would let the t-interval decide"
-    elif ev.queries_needed is not None:
-        why = (f"the interval is too wide to tell: about {ev.queries_needed} queries would decide it (80% power "
-               f"to call a drop of 1.5 x margin critical, this rule and family)")
-    else:
-        why = "the interval is too wide to tell a material change from none"
-    decided = Decision("inconclusive", (*reasons, why), None, None, code, margin)
-    return _with_drops(decided, ev, policy)
+        codes = ("skewed",) + (("skewed_strict",) if ev.interval_method == "betting and strict t" else ()) + (
+            ("skewed_needed",) if ev.queries_needed is not None else ())
+        return "inconclusive", None, None, "skewed_small_sample", codes
+    return "inconclusive", None, None, "underpowered", (
+        "underpowered" if ev.queries_needed is not None else "too_wide",)
+
+
+def _decide_mean(evidence: Evidence, policy: Policy) -> Decision:
+    """*Did the mean drop?* The decision interval against the margin (module docstring)."""
+    ev = evidence
+    margin = policy.margin(ev.measure)
+    refused = _refused(ev, policy, margin)
+    if refused is not None:
+        return refused
+    reasons = [_interval_reason(ev, policy, margin), _p_reason(ev)]
+    if ev.degenerate == "constant":
+        decided = _constant(ev, policy, margin, reasons)
+        if decided is not None:
+            return decided
+    assert ev.interval is not None  # refused before (_refused)
+    lo, hi = ev.interval
+    mlo, mhi = ev.material_interval if ev.material_interval is not None else ev.interval
+    down, up = policy.alternative in ("two-sided", "less"), policy.alternative in ("two-sided", "greater")
+    values = {"margin": margin, "needed": ev.queries_needed, "low": mlo, "high": mhi,
+              "reading": _MATERIAL_READING if (down and hi < -margin) or (up and lo > margin) else ""}
+    if (mlo, mhi) != (lo, hi) and ((down and hi < -margin) or (up and lo > margin)):
+        reasons.append(_INTERVAL_WORDS["material_reading"].format(**values))
+    label, severity, criterion, code, words = _read_interval(ev, policy.alternative, margin)
+    why = "".join(_INTERVAL_WORDS[w] for w in words).format(**values)
+    return _with_drops(Decision(label, (*reasons, why), severity, criterion, code, margin), ev, policy)
 
 
 def _robust_refusal(ev: Evidence, margin: float) -> Decision | None:

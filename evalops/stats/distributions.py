@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from statistics import NormalDist
 
-from evalops.metrics.student_t import regularized_beta, t_quantile, t_upper_tail
+from evalops.stats.student_t import regularized_beta, t_quantile, t_upper_tail
 
 __all__ = ["binomial_sf", "find_root", "nct_cdf", "norm_cdf", "norm_ppf", "t_cdf", "t_quantile"]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evalops.metrics.measures import ALIASES
+from evalops.measure_aliases import ALIASES
 
 __all__ = ["DEFAULT_MARGINS", "FALLBACK_MARGIN", "measure_family", "table_margin"]
 

@@ -41,10 +41,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalops.errors import InputError
-from evalops.metrics.student_t import t_quantile
 from evalops.stats.distributions import norm_ppf
 from evalops.stats.robust import MIN_NONZERO, STRICT_NONZERO, read_robust
 from evalops.stats.rule import RulePower, family_tail
+from evalops.stats.student_t import t_quantile
 
 __all__ = ["PilotRange", "pilot_power", "pilot_sample_size", "pilot_sample_size_range", "sd_upper_bound"]
 

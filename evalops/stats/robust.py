@@ -73,7 +73,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalops.metrics.student_t import t_quantile, t_upper_tail
+from evalops.stats.student_t import t_quantile, t_upper_tail
 
 __all__ = ["BALANCED_NONZERO", "BRANCHES", "CAP", "TAIL_K", "ORDERS", "MIN_NONZERO", "RobustInterval", "RobustReading", "betting_interval", "branch",
            "STRICT_NONZERO", "STRICT_SHARE", "STRICT_WEALTH", "strict_t",

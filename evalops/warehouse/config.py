@@ -45,7 +45,7 @@ from evalops.config import process_number  # the import-light part: no settings 
 from evalops.config.env import DEFAULT_SQLITE_PATH
 from evalops.errors import ConfigError
 from evalops.extras import require
-from evalops.secrets import ConnectionFields, mask_url, read_connection
+from evalops.secrets import ConnectionFields, mask_url, resolve_secret
 from evalops.storage import make_folder
 from evalops.warehouse._deadline import client_deadline, install_deadline
 from evalops.warehouse._url import URLError, URLParts, parse_url
@@ -151,11 +151,10 @@ def normalise_url(url: str) -> str:
 
 
 def _airflow_connection_url() -> str | None:
-    conn = read_connection(AIRFLOW_CONN_ID, what="the warehouse", required=False)
-    return _connection_to_url(conn) if conn is not None else None
+    return resolve_secret("the warehouse", conn_id=AIRFLOW_CONN_ID, named=False, from_connection=connection_url).value
 
 
-def _connection_to_url(conn: ConnectionFields) -> str:
+def connection_url(conn: ConnectionFields) -> str:
     """The warehouse URL an Airflow connection describes (``evalops_warehouse``, ``postgres`` or ``sqlite``)."""
     from sqlalchemy.engine import URL
 

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from evalops.metrics.student_t import t_quantile
 from evalops.stats import Policy, PolicyError, decide_deltas
 from evalops.stats.robust import betting_interval, log_wealth, read_robust, robust_interval
+from evalops.stats.student_t import t_quantile
 
 POLICY = Policy()
 

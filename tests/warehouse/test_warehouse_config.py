@@ -11,7 +11,7 @@ import pytest
 
 from evalops.errors import ConfigError
 from evalops.warehouse import connect, create_warehouse_engine, current_revision, resolve_url, upgrade
-from evalops.warehouse.config import _connection_to_url, normalise_url
+from evalops.warehouse.config import connection_url, normalise_url
 
 
 def test_the_env_var_wins(monkeypatch, tmp_path):
@@ -53,14 +53,14 @@ def test_airflow_connections_map_to_sqlalchemy_urls():
         conn_type = "postgres"
         login, password, host, port, schema = "evalops", "s3cret", "db.internal", 5433, "metrics"
 
-    assert _connection_to_url(Conn()) == "postgresql+psycopg://evalops:s3cret@db.internal:5433/metrics"
+    assert connection_url(Conn()) == "postgresql+psycopg://evalops:s3cret@db.internal:5433/metrics"
     Conn.conn_type, Conn.host = "sqlite", "/data/warehouse.db"
-    assert _connection_to_url(Conn()) == "sqlite:////data/warehouse.db"
+    assert connection_url(Conn()) == "sqlite:////data/warehouse.db"
     Conn.host, Conn.schema = "", "/data/from-uri.db"  # how Airflow parses sqlite:////data/from-uri.db
-    assert _connection_to_url(Conn()) == "sqlite:////data/from-uri.db"
+    assert connection_url(Conn()) == "sqlite:////data/from-uri.db"
     Conn.conn_type = "mysql"
     with pytest.raises(ConfigError, match="postgres or sqlite"):
-        _connection_to_url(Conn())
+        connection_url(Conn())
 
 
 def test_the_default_engine_creates_its_folder(tmp_path):

@@ -6,7 +6,7 @@ computes the same quantile from the standard library: a Cornish-Fisher start (cl
 degrees of freedom), refined by safeguarded Newton steps on the upper tail
 ``P(T > t) = I_{df/(df+t^2)}(df/2, 1/2) / 2``, where the regularized incomplete beta function is evaluated by
 its continued fraction (modified Lentz), as in Numerical Recipes' ``betai``. It agrees with
-``scipy.special.stdtrit`` to a relative 1e-12 (``tests/metrics/test_student_t.py``).
+``scipy.special.stdtrit`` to a relative 1e-12 (``tests/stats/test_student_t.py``).
 """
 
 from __future__ import annotations

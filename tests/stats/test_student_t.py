@@ -7,7 +7,7 @@ import sys
 import pytest
 from scipy.special import stdtr, stdtrit
 
-from evalops.metrics.student_t import t_quantile, t_upper_tail
+from evalops.stats.student_t import t_quantile, t_upper_tail
 
 DFS = [1, 2, 3, 4, 5, 7, 9, 10, 15, 29, 30, 49, 85, 99, 100, 299, 300, 999, 1000, 2999, 12345, 10**5, 314159, 10**6]
 PS = [0.75, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9995, 0.25, 0.1, 0.025, 0.005]
