@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.retrievers import Registry
 
 __all__ = [
-    "check_before_run", "check_deployed", "run_file_answers", "load_registry_for", "known_log_versions", "canonical_measures",
+    "check_before_run", "check_deployed", "run_file_answers", "load_registry_for", "known_log_versions",
+    "canonical_measures",
     "compared_measures", "context_measures", "span_measures", "chunk_measures", "anchored_measures", "text_measures",
     "scored_measures", "alerting_measures", "metric_policy", "fingerprint_for",
 ]
