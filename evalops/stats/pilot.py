@@ -36,6 +36,7 @@ those whose sample happened to show the sd.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,6 +100,7 @@ def _drops(draws: np.ndarray, tail: float, margin: float, alternative: str, outc
                           material=margin)
     below, above = reading.below, reading.above
     critical = reading.material_below
+    assert critical is not None  # read_robust reads the material interval when given ``material``
     if outcome == "critical":
         return critical
     inside = above[0] if alternative == "less" else above[0] & below[2]
@@ -123,7 +125,7 @@ def pilot_sample_size(deltas: object, delta: float, margin: float, *, power: flo
     return n, at(n)
 
 
-def _smallest_n(reaches, start: int, within: float = 0.0) -> int:
+def _smallest_n(reaches: Callable[[int], bool], start: int, within: float = 0.0) -> int:
     """The smallest n >= 2 that ``reaches`` the target, bracketed from ``start`` (doubling up or halving down)
     and then bisected to the query (``within``: to that share of n, an n that reaches it)."""
     hi = max(2, int(start))

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -170,7 +171,8 @@ def _wealth(bets: list[tuple[np.ndarray, np.ndarray]], m: float, side: str) -> n
             for x, bet in bets]
     stacked = np.stack(logs, axis=0)
     top = stacked.max(axis=0)
-    return top + np.log(np.exp(stacked - top).mean(axis=0))
+    wealth: np.ndarray = top + np.log(np.exp(stacked - top).mean(axis=0))
+    return wealth
 
 
 def _orders(n: int) -> list[np.ndarray]:
@@ -214,7 +216,7 @@ def moved_count(d: np.ndarray, tol: np.ndarray | float = 0.0) -> np.ndarray:
     d = np.asarray(d, dtype=np.float64)
     n = d.shape[-1]
     tol = np.asarray(tol, dtype=np.float64)
-    nonzero = (np.abs(d) > tol[..., None]).sum(axis=-1) if tol.ndim else (np.abs(d) > tol).sum(axis=-1)
+    nonzero: np.ndarray = (np.abs(d) > (tol[..., None] if tol.ndim else tol)).sum(axis=-1)
     if n < 2:
         return nonzero
     x = np.sort(d, axis=-1)
@@ -223,7 +225,8 @@ def moved_count(d: np.ndarray, tol: np.ndarray | float = 0.0) -> np.ndarray:
     starts = np.concatenate([np.ones(x.shape[:-1] + (1,), bool), gap], axis=-1)
     first = np.maximum.accumulate(np.where(starts, idx, 0), axis=-1)
     largest = (idx - first + 1).max(axis=-1)
-    return np.minimum(nonzero, np.where(largest >= 2, n - largest, n))
+    moved: np.ndarray = np.minimum(nonzero, np.where(largest >= 2, n - largest, n))
+    return moved
 
 
 def branch(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -255,7 +258,7 @@ def branch(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     trusted = (moved >= needed) | balanced
     method = np.where(nonzero < MIN_NONZERO, 0, np.where(constant, np.where(bounded, 1, 4),
                                                           np.where(trusted, 2, np.where(bounded, 3, 4))))
-    return method, nonzero, moved, np.where(balanced, 0.0, g1), needed
+    return method, cast(np.ndarray, nonzero), moved, np.where(balanced, 0.0, g1), cast(np.ndarray, needed)
 
 
 def tails_balanced(d: np.ndarray) -> np.ndarray:
@@ -273,7 +276,8 @@ def tails_balanced(d: np.ndarray) -> np.ndarray:
     e = d - d.mean(axis=-1, keepdims=True)
     top = np.argpartition(-np.abs(e), TAIL_K - 1, axis=-1)[..., :TAIL_K]
     above = (np.take_along_axis(e, top, axis=-1) > 0).sum(axis=-1)
-    return np.abs(above - TAIL_K / 2.0) <= math.sqrt(TAIL_K) / 2.0
+    balanced: np.ndarray = np.abs(above - TAIL_K / 2.0) <= math.sqrt(TAIL_K) / 2.0
+    return balanced
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,8 @@ def drop_sequence(days: Sequence[np.ndarray], tail: float, points: Sequence[floa
     stream = np.concatenate(parts)
     ends = np.cumsum([len(p) for p in parts]) - 1
     threshold = math.log(1.0 / tail)
-    walls, alarms = [], []
+    walls: list[np.ndarray] = []
+    alarms: list[int | None] = []
     for m in points:
         if len(stream) == 0:
             walls.append(np.zeros(len(parts)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import importlib.util
 import json
 import sys
@@ -82,3 +83,17 @@ def test_planted_error_fails_the_ratchet(project: Path, capsys: pytest.CaptureFi
     assert "mypy: pkg/mod.py: 1 -> 0" in capsys.readouterr().out
     assert ratchet.main([*args, "--update"]) == 0
     assert json.loads(record.read_text()) == {"mypy": {}, "ruff": {"pkg/mod.py": 1}}
+
+
+def test_the_pure_core_is_strict_and_clean() -> None:
+    """evalops/metrics and evalops/stats are held to the flags of `mypy --strict` with no relaxed module and no
+    error recorded: a finding there fails the ratchet (a new count above zero cannot be recorded)."""
+    ini = configparser.ConfigParser()
+    ini.read(REPO / "mypy.ini")
+    core = ("evalops.metrics", "evalops.stats")
+    strict = [s for s in ini.sections() if "evalops.metrics.*" in s and "evalops.stats.*" in s]
+    assert len(strict) == 1 and ini[strict[0]].getboolean("disallow_untyped_defs")
+    relaxed = [s for s in ini.sections() if s != strict[0] and any(c in s for c in core)]
+    assert relaxed == [], f"mypy.ini relaxes the core in {relaxed}"
+    counts = json.loads((REPO / "typecheck-ratchet.json").read_text())["mypy"]
+    assert [f for f in counts if f.startswith(("evalops/metrics/", "evalops/stats/"))] == []
