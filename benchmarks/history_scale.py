@@ -141,6 +141,15 @@ def fill(engine, days: int, versions: int, queries: int) -> None:
                     "wins": queries // 3, "ties": queries // 3, "losses": queries - 2 * (queries // 3),
                     "decision": decision, "reasons": [], "policy": {"alpha": 0.05, "test": "t"},
                     "created_at": T0 + dt.timedelta(days=day, hours=2)})
+                # the comparison's record, which every reader reads it from (evalops.warehouse.abtests)
+                ab_rows[-1]["record"] = {
+                    "measure": name, "baseline_name": "base", "candidate_name": "cand", "n": queries,
+                    "baseline_mean": b, "candidate_mean": c, "delta": delta, "delta_ci_low": delta - half,
+                    "delta_ci_high": delta + half, "relative_change": None, "test": "t", "test_method": "t",
+                    "statistic": None, "p_value": 0.01, "p_adjusted": 0.02, "effect_size_dz": delta * 4,
+                    "effect_size_ci": [delta * 4 - 0.1, delta * 4 + 0.1], "effect_size_gz": None,
+                    "wins": queries // 3, "ties": queries // 3, "losses": queries - 2 * (queries // 3),
+                    "decision": decision, "reasons": [], "worst_queries": [], "policy": {"alpha": 0.05, "test": "t"}}
     with engine.begin() as conn:
         conn.execute(insert(RunTimingModel.__table__), timing_rows)
         conn.execute(insert(ABTestModel.__table__), ab_rows)

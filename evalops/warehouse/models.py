@@ -303,10 +303,10 @@ class ABTestModel(Base):
     delta_holes_relevant: Mapped[float | None]
     # the comparison within each segment (query type, language, split, log segment; evalops.segments)
     segments: Mapped[list[Any] | None]
-    # the comparison's whole record (evalops.stats.Comparison.to_record without the per-query deltas): the
-    # details no column holds (worst queries, notes, coverage, test statistic, ...); NULL on rows stored
-    # before it existed (readers then fall back to the columns)
-    record: Mapped[dict[str, Any] | None]
+    # the comparison's whole record (evalops.stats.Comparison.to_record without the per-query deltas): what
+    # every reader reads the comparison from (evalops.warehouse.abtests, the one mapper); the columns above
+    # copy some of its fields for SQL and the dashboard
+    record: Mapped[dict[str, Any]]
 
 
 class AlertModel(Base):
