@@ -18,12 +18,11 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-__all__ = ["ab_test_columns", "ab_test_of", "ab_test_results", "comparison_look", "load_ab_tests",
+__all__ = ["ab_test_columns", "ab_test_of", "ab_test_results", "ab_test_view", "comparison_look", "load_ab_tests",
            "record_ab_tests"]
 
 ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
-# the columns that copy a field of the comparison under its own name (the record holds them all; a column is
-# what SQL, the dashboard and an index read)
+# the dashboard's flat view of a comparison: these fields under their own names (see ab_test_view)
 _SAME_NAME = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "test", "p_value",
               "p_adjusted", "wins", "ties", "losses", "decision", "severity", "criterion", "reason_code", "margin",
               "interval_low", "interval_high", "interval_level", "family_size", "judged_coverage")
@@ -31,17 +30,27 @@ _SAME_NAME = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "
 
 def ab_test_columns(result: ABTestResult) -> dict[str, Any]:
     """The one mapper from a stored A/B test to its ``ab_tests`` columns (but the measure's id and the time):
-    the comparison's JSON record without the per-query deltas (``record``, what the readers read back) and
-    the columns that copy its fields for SQL (``None``, never NaN, for undefined values)."""
+    the comparison's JSON record without the per-query deltas (``record``, what the readers read back), the
+    two columns SQL reads (``decision``, ``policy``), the runs, the family and the segments."""
+    record: dict[str, Any] = {k: v for k, v in result.comparison.to_record().items() if k != "deltas"}
+    return {"baseline_run_id": result.baseline_run_id, "candidate_run_id": result.candidate_run_id,
+            "decision": record["decision"], "policy": record["policy"], "family": result.family,
+            "segments": list(result.segments), "record": record}
+
+
+def ab_test_view(result: ABTestResult) -> dict[str, Any]:
+    """A stored A/B test as the dashboard's pages read it: its comparison's fields under the names the
+    ``ab_tests`` columns had (``d_z`` for ``effect_size_dz``, its interval as ``d_z_ci_low``/``high``, the
+    reported interval's ``ci_level``, the holes-relevant bound ``delta_holes_relevant``), ``None`` for
+    undefined values, with the runs, the family, the segments and the record."""
     record: dict[str, Any] = {k: v for k, v in result.comparison.to_record().items() if k != "deltas"}
     ci = record["effect_size_ci"] or (None, None)
     return {
         **{name: record[name] for name in _SAME_NAME},
-        "baseline_run_id": result.baseline_run_id, "candidate_run_id": result.candidate_run_id,
         "ci_level": result.comparison.policy.confidence, "d_z": record["effect_size_dz"], "d_z_ci_low": ci[0],
-        "d_z_ci_high": ci[1], "reasons": [str(r) for r in record["reasons"]], "policy": record["policy"],
-        "family": result.family, "segments": list(result.segments),
-        "delta_holes_relevant": (record["judged_coverage"] or {}).get("holes_relevant_delta"), "record": record,
+        "d_z_ci_high": ci[1], "reasons": [str(r) for r in record["reasons"]],
+        "delta_holes_relevant": (record["judged_coverage"] or {}).get("holes_relevant_delta"),
+        **ab_test_columns(result),
     }
 
 

@@ -63,17 +63,20 @@ def test_the_public_view_is_the_record_under_its_public_names():
 
 @pytest.mark.parametrize("n", [0, 30])
 def test_one_mapper_to_the_warehouse_columns_stores_the_record_and_reads_it_back(n):
-    from evalops.warehouse.abtests import ab_test_columns, ab_test_of
+    from evalops.warehouse.abtests import ab_test_columns, ab_test_of, ab_test_view
 
     comparison = _comparison(n)
     stored = ABTestResult(comparison, baseline_run_id=1, candidate_run_id=2, family="gold")
     columns = ab_test_columns(stored)
-    assert columns["d_z"] == comparison.effect_size_dz and columns["ci_level"] == comparison.policy.confidence
+    assert set(columns) == {"baseline_run_id", "candidate_run_id", "decision", "policy", "family", "segments",
+                            "record"}  # the record once, and the columns SQL reads
     assert "deltas" not in columns["record"] and json.dumps(columns["record"], allow_nan=False)
-    for name, value in columns.items():
+    view = ab_test_view(stored)  # the dashboard's flat names
+    assert view["d_z"] == comparison.effect_size_dz and view["ci_level"] == comparison.policy.confidence
+    for name, value in view.items():
         assert not (isinstance(value, float) and math.isnan(value)), name
     if n == 0:
-        assert columns["delta"] is None and columns["d_z_ci_low"] is None
+        assert view["delta"] is None and view["d_z_ci_low"] is None
     back = ab_test_of({**columns, "id": 7, "created_at": None})
     assert back.comparison.to_record() == {**comparison.to_record(), "deltas": []}
     assert (back.family, back.id, back.baseline_run_id) == ("gold", 7, 1)

@@ -2,10 +2,8 @@
 the gate case and the decided comparison of a run hold it and declare none of its fields; no class forwards
 attribute reads to it; one class is named ``Decision``.
 
-The ``ab_tests`` table (``ABTestModel``) keeps its flat columns beside the comparison's ``record``: the one mapper
-(``evalops.warehouse.abtests.ab_test_columns``) writes them from the comparison, no reader reads a comparison
-back from them (``ab_test_of`` reads ``record``), and the dashboard's pages and SQL read them. The test names
-that table apart, so that a new copy elsewhere fails it."""
+The ``ab_tests`` table (``ABTestModel``) stores it once: its ``record``, with the two columns SQL reads
+(``decision``, ``policy``)."""
 
 from __future__ import annotations
 
@@ -45,12 +43,8 @@ def holders(classes: list[tuple[str, ast.ClassDef]]) -> list[str]:
                   if all(_declared(node) & group for group in _DECIDED))
 
 
-# the tables whose columns copy the comparison's fields for SQL and the dashboard (see the module docstring)
-TABLES = ["evalops.warehouse.models.ABTestModel"]
-
-
 def test_exactly_one_type_holds_the_fields_of_a_decided_comparison():
-    assert holders(_classes()) == sorted(["evalops.stats.compare.Comparison", *TABLES])
+    assert holders(_classes()) == ["evalops.stats.compare.Comparison"]
 
 
 def test_the_check_finds_a_second_holder():
