@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from alembic import op
+from alembic import context, op
 
 from evalops.warehouse.types import NaNFloat
 
@@ -60,8 +60,53 @@ _COPIES: tuple[tuple[str, Any, bool, str], ...] = (
 )
 
 
+
+
+def _ab_tests(*, record_required: bool) -> sa.Table:
+    """ab_tests as revision e6b1d3f5a7c9 left it (``record`` nullable) or as revision f2a9c4e7b1d6 leaves it:
+    described rather than reflected, so that ``evalops db upgrade --sql`` writes the SQLite script too."""
+    double = ("baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high")
+    return sa.Table(
+        'ab_tests', sa.MetaData(),
+        sa.Column('id', sa.Integer(), nullable=False),
+        sa.Column('baseline_run_id', sa.Integer(), nullable=False),
+        sa.Column('candidate_run_id', sa.Integer(), nullable=False),
+        sa.Column('measure_id', sa.Integer(), nullable=False),
+        sa.Column('n', sa.Integer(), nullable=False),
+        *(sa.Column(name, sa.Double(), nullable=True) for name in double),
+        sa.Column('ci_level', sa.Double(), nullable=False),
+        sa.Column('test', sa.String(length=100), nullable=False),
+        *(sa.Column(name, sa.Double(), nullable=True)
+          for name in ("p_value", "p_adjusted", "d_z", "d_z_ci_low", "d_z_ci_high")),
+        *(sa.Column(name, sa.Integer(), nullable=False) for name in ("wins", "ties", "losses")),
+        sa.Column('decision', sa.String(length=50), nullable=False),
+        sa.Column('reasons', sa.JSON(), nullable=False),
+        sa.Column('policy', sa.JSON(), nullable=False),
+        sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+        sa.Column('severity', sa.String(length=20), nullable=True),
+        sa.Column('criterion', sa.String(length=50), nullable=True),
+        sa.Column('reason_code', sa.String(length=50), nullable=True),
+        *(sa.Column(name, sa.Double(), nullable=True)
+          for name in ("margin", "interval_low", "interval_high", "interval_level")),
+        sa.Column('family_size', sa.Integer(), nullable=True),
+        sa.Column('family', sa.String(length=50), nullable=True),
+        sa.Column('judged_coverage', sa.JSON(), nullable=True),
+        sa.Column('segments', sa.JSON(), nullable=True),
+        sa.Column('delta_holes_relevant', sa.Double(), nullable=True),
+        sa.Column('record', sa.JSON(), nullable=not record_required),
+        sa.ForeignKeyConstraint(['baseline_run_id'], ['eval_runs.id'], name='fk_ab_tests_baseline_run_id_eval_runs'),
+        sa.ForeignKeyConstraint(['candidate_run_id'], ['eval_runs.id'],
+                                name='fk_ab_tests_candidate_run_id_eval_runs'),
+        sa.ForeignKeyConstraint(['measure_id'], ['measures.id'], name='fk_ab_tests_measure_id_measures'),
+        sa.PrimaryKeyConstraint('id', name='pk_ab_tests'),
+        sa.UniqueConstraint('candidate_run_id', 'baseline_run_id', 'measure_id',
+                            name='uq_ab_tests_candidate_run_id_baseline_run_id_measure_id'),
+        sa.Index('ix_ab_tests_baseline_run_id', 'baseline_run_id'),
+    )
+
+
 def upgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
+    with op.batch_alter_table('ab_tests', schema=None, copy_from=_ab_tests(record_required=True)) as batch_op:
         for name, *_ in _COPIES:
             batch_op.drop_column(name)
 
@@ -90,9 +135,10 @@ def downgrade() -> None:
     ab = sa.table("ab_tests", sa.column("id", sa.Integer()), sa.column("record", sa.JSON()),
                   *(sa.column(name, NaNFloat() if isinstance(kind, sa.Double) else kind)
                     for name, kind, _, _ in _COPIES))
-    conn = op.get_bind()
-    for row_id, record in conn.execute(sa.select(ab.c.id, ab.c.record)).all():
-        conn.execute(sa.update(ab).where(ab.c.id == row_id).values(**_columns(record or {})))
+    if not context.is_offline_mode():  # a SQL script of the downgrade cannot read the rows it fills
+        conn = op.get_bind()
+        for row_id, record in conn.execute(sa.select(ab.c.id, ab.c.record)).all():
+            conn.execute(sa.update(ab).where(ab.c.id == row_id).values(**_columns(record or {})))
     with op.batch_alter_table('ab_tests', schema=None) as batch_op:
         for name, kind, required, _ in _COPIES:
             if required:
