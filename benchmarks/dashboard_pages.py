@@ -46,6 +46,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalops.fingerprint import EvalFingerprint  # noqa: E402
+from evalops.stats import Comparison  # noqa: E402
 from evalops.warehouse import (  # noqa: E402
     ABTestResult,
     RunKey,
@@ -121,18 +122,22 @@ def fill(engine, days: int, versions: int, queries: int, rng: np.random.Generato
                 d = values[m] - reference[m]
                 delta, sd = float(d.mean()), float(d.std(ddof=1))
                 decision = "regression" if delta < -0.05 else "improvement" if delta > 0.05 else "no_change"
-                results.append(ABTestResult(
-                    measure=measure, baseline_run_id=base_id, candidate_run_id=run_id, n=queries,
-                    baseline_mean=float(reference[m].mean()), candidate_mean=float(values[m].mean()), delta=delta,
-                    delta_ci_low=delta - 1.96 * sd / np.sqrt(queries), delta_ci_high=delta + 1.96 * sd / np.sqrt(queries),
-                    ci_level=0.95, test="t", p_value=0.01, p_adjusted=0.02, effect_size_dz=delta / sd,
-                    effect_size_ci_low=delta / sd - 0.1, effect_size_ci_high=delta / sd + 0.1, wins=int((d > 0).sum()), ties=int((d == 0).sum()),
-                    losses=int((d < 0).sum()), decision=decision, policy={"alpha": 0.05, "test": "t"}))
+                results.append(ABTestResult(Comparison.from_record({
+                    "measure": measure, "baseline_name": f"{RETRIEVER}@base", "candidate_name": f"{RETRIEVER}@cand",
+                    "n": queries, "baseline_mean": float(reference[m].mean()),
+                    "candidate_mean": float(values[m].mean()),
+                    "delta": delta, "delta_ci_low": delta - 1.96 * sd / np.sqrt(queries),
+                    "delta_ci_high": delta + 1.96 * sd / np.sqrt(queries), "relative_change": None, "test": "t",
+                    "test_method": "paired t-test", "statistic": None, "p_value": 0.01, "p_adjusted": 0.02,
+                    "effect_size_dz": delta / sd, "effect_size_ci": [delta / sd - 0.1, delta / sd + 0.1],
+                    "effect_size_gz": None, "wins": int((d > 0).sum()), "ties": int((d == 0).sum()),
+                    "losses": int((d < 0).sum()), "decision": decision, "reasons": [], "worst_queries": [],
+                    "policy": {"alpha": 0.05, "test": "t"}}), baseline_run_id=base_id, candidate_run_id=run_id))
         stored = record_ab_tests(engine, results)
         for result in stored:
-            if result.decision == "regression" and result.measure == "nDCG@10":
+            if result.comparison.decision == "regression" and result.comparison.measure == "nDCG@10":
                 record_alert(engine, kind="regression", retriever=RETRIEVER, day=at.date(), severity="critical",
-                             message=f"Regression: {RETRIEVER} on nDCG@10 ({result.delta:+.3f})",
+                             message=f"Regression: {RETRIEVER} on nDCG@10 ({result.comparison.delta:+.3f})",
                              version=f"v{versions - 1}", measure="nDCG@10", fingerprint_hash=fp.hash,
                              run_id=result.candidate_run_id, ab_test_id=result.id)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import statistics
 import subprocess
@@ -133,22 +134,28 @@ def fill(engine, days: int, versions: int, queries: int) -> None:
                 delta = c - b
                 half = 0.01
                 decision = "regression" if delta < -0.02 else "improvement" if delta > 0.02 else "no_change"
-                ab_rows.append({
-                    "baseline_run_id": base, "candidate_run_id": cand, "measure_id": mid, "n": queries,
+                # the comparison's record, which every reader reads it from (evalops.warehouse.abtests)
+                record = {
+                    "measure": name, "baseline_name": "base", "candidate_name": "cand", "n": queries,
                     "baseline_mean": b, "candidate_mean": c, "delta": delta, "delta_ci_low": delta - half,
-                    "delta_ci_high": delta + half, "ci_level": 0.95, "test": "t", "p_value": 0.01,
-                    "p_adjusted": 0.02, "d_z": delta * 4, "d_z_ci_low": delta * 4 - 0.1, "d_z_ci_high": delta * 4 + 0.1,
+                    "delta_ci_high": delta + half, "relative_change": None, "test": "t", "test_method": "t",
+                    "statistic": None, "p_value": 0.01, "p_adjusted": 0.02, "effect_size_dz": delta * 4,
+                    "effect_size_ci": [delta * 4 - 0.1, delta * 4 + 0.1], "effect_size_gz": None,
                     "wins": queries // 3, "ties": queries // 3, "losses": queries - 2 * (queries // 3),
-                    "decision": decision, "reasons": [], "policy": {"alpha": 0.05, "test": "t"},
+                    "decision": decision, "reasons": [], "worst_queries": [], "policy": {"alpha": 0.05, "test": "t"}}
+                ab_rows.append({
+                    "baseline_run_id": base, "candidate_run_id": cand, "measure_id": mid, "decision": decision,
+                    "policy": record["policy"], "record": record,
                     "created_at": T0 + dt.timedelta(days=day, hours=2)})
     with engine.begin() as conn:
         conn.execute(insert(RunTimingModel.__table__), timing_rows)
         conn.execute(insert(ABTestModel.__table__), ab_rows)
         stored = conn.execute(text(
-            "SELECT a.id, a.candidate_run_id, a.delta, r.logical_date, r.version, r.fingerprint_hash FROM ab_tests a "
+            "SELECT a.id, a.candidate_run_id, a.record, r.logical_date, r.version, r.fingerprint_hash FROM ab_tests a "
             "JOIN eval_runs r ON r.id = a.candidate_run_id WHERE a.decision = 'regression' AND a.measure_id = :m"),
             {"m": ids["nDCG@10"]}).all()
-    for ab_id, run_id, delta, day, version, fp_hash in stored[:60]:
+    for ab_id, run_id, record, day, version, fp_hash in stored[:60]:
+        delta = (json.loads(record) if isinstance(record, str) else record)["delta"]
         record_alert(engine, kind="regression", retriever=RETRIEVER, day=_date(day), severity="critical",
                      message=f"Regression: {RETRIEVER} on nDCG@10 ({delta:+.3f})", version=version, measure="nDCG@10",
                      fingerprint_hash=fp_hash, run_id=run_id, ab_test_id=ab_id)

@@ -41,8 +41,8 @@ def _fill(engine, days: int, queries: int, measures: tuple[str, ...]) -> tuple[i
     from evalops.fingerprint import EvalFingerprint
     from evalops.stats import Policy, align, compare
     from evalops.warehouse import (
+        ABTestResult,
         RunKey,
-        ab_test_result,
         record_ab_tests,
         record_gold_set_version,
         record_kb_snapshot,
@@ -83,7 +83,7 @@ def _fill(engine, days: int, queries: int, measures: tuple[str, ...]) -> tuple[i
         ids = [f"q{day}-{i:05d}" for i in range(queries)]
         comps = [compare(align((ids, base[m].tolist()), (ids, cand[m].tolist())), measure=m, policy=policy,
                          baseline_name="search@1.0", candidate_name="search@2.0", rng=0) for m in measures]
-        record_ab_tests(engine, [ab_test_result(x, baseline_run_id=b.id, candidate_run_id=c.id, family="production")
+        record_ab_tests(engine, [ABTestResult(x, baseline_run_id=b.id, candidate_run_id=c.id, family="production")
                                  for x in comps])
     raise AssertionError("unreachable")
 

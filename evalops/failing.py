@@ -27,10 +27,13 @@ direction (a rise of a lower-is-better measure such as context tokens). Pure: no
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalops.errors import InputError
 from evalops.exitcodes import ExitCode, most_severe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.stats import Comparison
 
 __all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "KIND_EXIT_CODE", "comparison_kind", "exit_code", "judged_drop",
            "parse_fail_on"]
@@ -61,26 +64,30 @@ def parse_fail_on(text: str | Iterable[str] | None) -> frozenset[str]:
     return frozenset(items)
 
 
-def judged_drop(record: Mapping[str, Any]) -> bool:
+def _read(comparison: Comparison | Mapping[str, Any], name: str, default: Any = None) -> Any:
+    return comparison.get(name, default) if isinstance(comparison, Mapping) else getattr(comparison, name)
+
+
+def judged_drop(comparison: Comparison | Mapping[str, Any]) -> bool:
     """Whether the comparison's delta as judged is a drop in the measure's direction."""
-    delta = record.get("delta")
+    delta = _read(comparison, "delta")
     if delta is None or delta != delta:
         return False
-    return delta > 0 if record.get("higher_is_better") is False else delta < 0
+    return delta > 0 if _read(comparison, "higher_is_better") is False else delta < 0
 
 
-def comparison_kind(record: Mapping[str, Any], *, alerting: bool = True) -> str | None:
-    """The kind (module docstring) of one decided comparison, from its record (``Comparison.to_record`` or
-    the stored ``ab_tests`` record); ``alerting``: whether its measure alerts. ``None``: nothing to fail
-    (an improvement, no change, a regression that ``alert_on`` does not notify or on a measure that does not
-    alert)."""
-    decision = record.get("decision")
+def comparison_kind(comparison: Comparison | Mapping[str, Any], *, alerting: bool = True) -> str | None:
+    """The kind (module docstring) of one decided comparison, or of its JSON record (``Comparison.to_record``,
+    the public view, a judge-label comparison's stored record); ``alerting``: whether its measure alerts.
+    ``None``: nothing to fail (an improvement, no change, a regression that ``alert_on`` does not notify or on
+    a measure that does not alert)."""
+    decision = _read(comparison, "decision")
     if decision == "regression":
-        return "regression" if alerting and record.get("alert", True) else None
+        return "regression" if alerting and _read(comparison, "alert", True) else None
     if decision != "inconclusive":
         return None
-    code = record.get("reason_code")
-    if alerting and judged_drop(record):
+    code = _read(comparison, "reason_code")
+    if alerting and judged_drop(comparison):
         if code == "unjudged_documents":
             return "unjudged"
         if code == "partial_run":

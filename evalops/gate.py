@@ -47,7 +47,8 @@ from evalops.reports.tables import decision_interval
 from evalops.pipeline.specs import VersionSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalops.pipeline.deciding import Decision
+    from evalops.pipeline.deciding import DecidedComparison
+    from evalops.stats.compare import Comparison
 
 __all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "GateCase", "alerting_regressions", "cases_for_run", "describe_comparison",
            "gate_cases", "gate_exit_code", "parse_fail_on"]
@@ -67,24 +68,9 @@ class GateCase:
     baseline_version: str | None = None
     details: str = ""  # the comparison's reasons, one per line
     kind: str | None = None  # which FAIL_ON kind the case is (None: none applies)
-    # the decided comparison's record (None when the version was not compared); its fields read as the
-    # case's attributes (``case.delta``, ``case.interval_low``: the decision interval at the family's level)
-    comparison: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        from evalops.stats.compare import ComparisonRecord
-
-        if self.comparison is not None:
-            object.__setattr__(self, "comparison", ComparisonRecord(self.comparison))
-
-    def __getattr__(self, name: str) -> Any:
-        from evalops.stats.compare import RECORD_FIELDS
-
-        if name.startswith("_") or name == "comparison":
-            raise AttributeError(name)
-        if self.comparison is None and name in RECORD_FIELDS:
-            return None
-        return getattr(self.comparison, name)
+    # the decided comparison (None when the version was not compared): ``case.comparison.delta``,
+    # ``case.comparison.interval_low`` (the decision interval at the family's level), ...
+    comparison: Comparison | None = None
 
     @property
     def name(self) -> str:
@@ -92,10 +78,11 @@ class GateCase:
 
     def to_dict(self) -> dict[str, Any]:
         """The case, then every public field of its comparison's record (``None`` when not compared)."""
-        from evalops.stats.compare import public_fields, public_view
+        from evalops.stats.compare import public_fields
 
         own = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "comparison"}
-        record = {**dict.fromkeys(public_fields()), **public_view(self.comparison or {})}
+        shown = {} if self.comparison is None else self.comparison.to_dict()
+        record = {**dict.fromkeys(public_fields()), **shown}
         return {**own, **{k: v for k, v in record.items() if k not in own}}
 
 
@@ -113,39 +100,37 @@ def alerting_regressions(alerts: Iterable[Mapping[str, Any]]) -> set[tuple[str, 
 
 
 def _num(value: float | None, spec: str) -> str:
-    return "n/a" if value is None else format(value, spec)
+    defined = numfmt.defined(value)
+    return "n/a" if defined is None else format(defined, spec)
 
 
-def describe_comparison(c: Mapping[str, Any]) -> str:
+def describe_comparison(c: Comparison) -> str:
     """One line: the decision with its severity and reason code, the means, the delta with the decision
     interval (the one interval a comparison shows, at the family's level), the delta with every unjudged
     document relevant (when that bound was scored) and the adjusted p."""
-    if c.get("interval_low") is not None:
-        interval = decision_interval(c["interval_low"], c.get("interval_high"), c.get("interval_level"))
+    if c.interval_low is not None:
+        interval = decision_interval(c.interval_low, c.interval_high, c.interval_level)
         ci = f" [decision interval {interval}]"
-    elif c.get("delta_ci_low") is not None:  # a record without the rule's reading: its confidence interval
-        level = c.get("policy", {}).get("alpha")
-        ci_name = f"{1 - level:.0%} CI" if isinstance(level, (int, float)) else "CI"
-        ci = f" [{ci_name} {_num(c.get('delta_ci_low'), '+.4f')}, {_num(c.get('delta_ci_high'), '+.4f')}]"
+    elif c.delta_ci_low is not None:  # a comparison without the rule's reading: its confidence interval
+        ci = f" [{1 - c.policy.alpha:.0%} CI {_num(c.delta_ci_low, '+.4f')}, {_num(c.delta_ci_high, '+.4f')}]"
     else:
         ci = ""
-    p = c.get("p_adjusted")
-    tags = ", ".join(str(x) for x in (c.get("severity"), c.get("reason_code")) if x)
-    bounds = numfmt.bounds(c.get("judged_coverage")) if c.get("reason_code") == "unjudged_documents" else None
+    tags = ", ".join(str(x) for x in (c.severity, c.reason_code) if x)
+    bounds = numfmt.bounds(c.judged_coverage) if c.reason_code == "unjudged_documents" else None
     bound = "" if bounds is None else f", {bounds}"
-    return (f"{c['decision']}{f' ({tags})' if tags else ''}: {c['measure']} {_num(c.get('baseline_mean'), '.4f')} -> "
-            f"{_num(c.get('candidate_mean'), '.4f')}, delta {_num(c.get('delta'), '+.4f')}{ci}{bound}, "
-            f"adjusted p {_num(p, '.2g')}{_p_source(c)}, n {c.get('n')}")
+    return (f"{c.decision}{f' ({tags})' if tags else ''}: {c.measure} {_num(c.baseline_mean, '.4f')} -> "
+            f"{_num(c.candidate_mean, '.4f')}, delta {_num(c.delta, '+.4f')}{ci}{bound}, "
+            f"adjusted p {_num(c.p_adjusted, '.2g')}{_p_source(c)}, n {c.n}")
 
 
-def _p_source(c: Mapping[str, Any]) -> str:
+def _p_source(c: Comparison) -> str:
     """`` (the test it came from)``: the decision interval's own test under the robust interval, else the
     reported paired test."""
-    method = c.get("interval_method")
+    method = c.interval_method
     if method in numfmt.INTERVAL_TESTS:
         return f" ({method} test)"
     test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "randomization test"}
-    return f" ({test.get(str(c.get('test')), c.get('test'))})" if c.get("test") else ""
+    return f" ({test.get(str(c.test), c.test)})" if c.test else ""
 
 
 # The gate's sentences: a case's message is its codes' sentences, in order, filled with its values.
@@ -227,7 +212,7 @@ def _uncompared(spec: Mapping[str, Any], statuses: Mapping[int, str], floor: Any
     return v
 
 
-def _compared(c: Mapping[str, Any], decision: str, alerts_on: bool, floor: Any, fail_on: frozenset[str],
+def _compared(c: Comparison, decision: str, alerts_on: bool, floor: Any, fail_on: frozenset[str],
               status: str | None) -> _Verdict:
     """The verdict on a decided comparison: its kind as the run's alerts read it (evalops.failing), from
     the record (a regression whose alert was not stored still fails), then a floor and a partial run."""
@@ -258,7 +243,7 @@ def _compared(c: Mapping[str, Any], decision: str, alerts_on: bool, floor: Any, 
 
 def gate_cases(
     versions: Sequence[Mapping[str, Any]],
-    decisions: Sequence[Decision],
+    decisions: Sequence[DecidedComparison],
     alerts: Iterable[Mapping[str, Any]],
     statuses: Mapping[int, str],
     measures: Sequence[str],
@@ -270,7 +255,7 @@ def gate_cases(
 
     ``versions`` are the run's version specs (``retriever``, ``version``, ``dataset``, ``run_id``,
     ``baseline_version``, ``baseline_run_id``), ``decisions`` the decided comparisons
-    (:class:`evalops.pipeline.deciding.Decision`, as ``load_decisions`` reads them from the warehouse),
+    (:class:`evalops.pipeline.deciding.DecidedComparison`, as ``load_decisions`` reads them from the warehouse),
     ``alerts`` the
     run's alerts, ``statuses`` each warehouse run id's status, ``measures`` the canonical measures scored,
     ``fail_on`` the kinds that fail (module docstring), ``floors`` the run's floor checks
@@ -280,7 +265,7 @@ def gate_cases(
     """
     fail_on = frozenset(fail_on)
     alerting = alerting_regressions(alerts)
-    compared = {(d.retriever, d.version, d.measure): d for d in decisions if d.dataset == "gold"}
+    compared = {(d.retriever, d.version, d.comparison.measure): d for d in decisions if d.dataset == "gold"}
     breaches = {(f.run_id, f.measure): f for f in floors if f.breached}
     cases = []
     for spec in versions:
@@ -306,7 +291,8 @@ def gate_cases(
                 cases.append(GateCase(**common, outcome=v.outcome, decision=None, kind=v.kind,
                                       message=v.message(**values)))
             else:
-                c, decision = record.comparison, record.decision
+                c = record.comparison
+                decision = c.decision
                 # without ``alert_measures`` a regression alerts where the run raised its alert
                 alerts_on = (measure in alert_measures if alert_measures is not None
                              else decision != "regression" or key in alerting)
@@ -314,7 +300,7 @@ def gate_cases(
                 cases.append(GateCase(
                     **common, outcome=v.outcome, decision=decision, kind=v.kind, comparison=c,
                     message=v.message(**values, comparison=describe_comparison(c)),
-                    details="\n".join(c.get("reasons") or ()),
+                    details="\n".join(c.reasons),
                 ))
     return cases
 

@@ -50,7 +50,7 @@ def _interval(low: Any, high: Any) -> str:
 
 
 def comparison_row(c: Any) -> tuple[str, ...]:
-    """The cells of one comparison (a ``Comparison`` or a ``ComparisonRecord``), in ``COMPARISON_HEADERS``'
+    """The cells of one comparison (a ``Comparison``), in ``COMPARISON_HEADERS``'
     order."""
     return (c.measure, c.baseline_name, c.candidate_name, str(c.n), number(c.baseline_mean),
             number(c.candidate_mean), number(c.delta, signed=True), _interval(c.delta_ci_low, c.delta_ci_high),

@@ -28,9 +28,8 @@ __all__ = ["assert_no_regression"]
 
 
 def _describe(comparison: Any) -> str:
-    c = {**comparison.to_dict(), "policy": comparison.policy.to_dict()}
-    where = f"{c['candidate']} vs {c['baseline']}: "
-    return where + describe_comparison(c) + "\n    " + "\n    ".join(c["reasons"])
+    where = f"{comparison.candidate_name} vs {comparison.baseline_name}: "
+    return where + describe_comparison(comparison) + "\n    " + "\n    ".join(comparison.reasons)
 
 
 def _read(value: Any, reader: Any) -> Any:
@@ -91,7 +90,7 @@ def assert_no_regression(
         decided = compare_runs(gold, _read(baseline, read_run), [_read(candidate, read_run)], names, policy,
                                metrics_policy=metrics_policy)
     policy_kinds = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(fail_on)
-    failing = [(c, kind) for c in decided if (kind := comparison_kind(c.to_record())) in policy_kinds]
+    failing = [(c, kind) for c in decided if (kind := comparison_kind(c)) in policy_kinds]
     if failing:
         kinds = sorted({k for _, k in failing})
         verb = "regressed" if kinds == ["regression"] else f"fail ({', '.join(kinds)})"

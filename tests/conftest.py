@@ -101,3 +101,22 @@ def postgres_schema():
         with engine.begin() as conn:
             conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
         engine.dispose()
+
+
+# every field of a comparison that has no default, as an undecided comparison of no queries: a test names
+# only the fields it is about (``comparison_of(decision="regression", delta=-0.1)``)
+_BLANK_COMPARISON = {
+    "measure": "nDCG@10", "baseline_name": "baseline", "candidate_name": "candidate", "n": 0,
+    "baseline_mean": None, "candidate_mean": None, "delta": None, "delta_ci_low": None, "delta_ci_high": None,
+    "relative_change": None, "test": "", "test_method": "", "statistic": None, "p_value": None,
+    "p_adjusted": None, "effect_size_dz": None, "effect_size_ci": None, "effect_size_gz": None, "wins": 0,
+    "ties": 0, "losses": 0, "decision": "inconclusive", "reasons": [], "worst_queries": [],
+}
+
+
+def comparison_of(**fields):
+    """A hand-made :class:`evalops.stats.Comparison`: the named fields (JSON values, public names allowed)
+    over an undecided comparison of no queries."""
+    from evalops.stats import Comparison
+
+    return Comparison.from_record({**_BLANK_COMPARISON, **fields})

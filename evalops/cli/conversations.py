@@ -90,7 +90,7 @@ def conversations(gold_folder: Path, baseline: str, candidates: tuple[str, ...],
     results = evaluate_conversations(gold, runs, list(measures), baseline=base_name, policy=Policy(seed=seed),
                                      query_policies=policies)
     data = results.to_dict()
-    kinds = [comparison_kind(c.to_record()) for c in results.comparisons]
+    kinds = [comparison_kind(c) for c in results.comparisons]
     rows = [{"measure": c.measure, "candidate": c.candidate_name, "n": c.n, "baseline_mean": c.baseline_mean,
              "candidate_mean": c.candidate_mean, "delta": c.delta, "interval_low": c.interval_low,
              "interval_high": c.interval_high, "decision": c.decision, "severity": c.severity,

@@ -129,13 +129,15 @@ def summary_markdown(cases: list[Any], code: int, *, title: str, notes: list[str
         for case in shown[:SUMMARY_ROWS]:
             if case.decision is None:  # not compared: failed, missing, a floor, partial
                 cells = [case.outcome, f"{case.retriever} {case.version}", case.measure, "", "", case.message, case.kind or ""]
-            else:
-                interval = decision_interval(case.interval_low, case.interval_high, case.interval_level, missing="")
-                tags = ", ".join(x for x in (case.severity, case.reason_code) if x)
+            else:  # a case of the inputs or the judge has a decision and no comparison
+                c = case.comparison
+                interval = "" if c is None else decision_interval(c.interval_low, c.interval_high, c.interval_level,
+                                                                  missing="")
+                tags = "" if c is None else ", ".join(x for x in (c.severity, c.reason_code) if x)
                 cells = [case.outcome, f"{case.retriever} {case.version}", case.measure,
-                         f"{numfmt.number(case.baseline_mean)} → {numfmt.number(case.candidate_mean)}"
+                         f"{numfmt.number(c and c.baseline_mean)} → {numfmt.number(c and c.candidate_mean)}"
                          + (f" (vs {case.baseline_version})" if case.baseline_version else ""),
-                         numfmt.number(case.delta, signed=True) + (f" [{interval}]" if interval else ""),
+                         numfmt.number(c and c.delta, signed=True) + (f" [{interval}]" if interval else ""),
                          case.decision + (f" ({tags})" if tags else ""), case.kind or ""]
             lines.append("| " + " | ".join(markdown_cell(c) or " " for c in cells) + " |")
         if len(shown) > SUMMARY_ROWS:

@@ -24,7 +24,7 @@ from evalops.failing import comparison_kind
 from evalops.config import PRODUCTION
 from evalops.floors import floor_checks
 from evalops.pipeline.context import RunContext
-from evalops.pipeline.deciding import Decision, load_decisions
+from evalops.pipeline.deciding import DecidedComparison, load_decisions
 from evalops.pipeline.judging import judge_alerts_for
 from evalops.pipeline.notify import deliver, retry_undelivered
 from evalops.pipeline.queries import gold_queries
@@ -41,13 +41,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["raise_alerts"]
 
 
-def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision]) -> list[Alert]:
+def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[DecidedComparison]) -> list[Alert]:
     from evalops.querylog import scrub_text  # pandas and pyarrow: not at parse time
 
     wanted = set(alerting_measures(cfg))
-    by_candidate: dict[tuple[str, str], list[Decision]] = {}
+    by_candidate: dict[tuple[str, str], list[DecidedComparison]] = {}
     for record in decisions:
-        if record.dataset != PRODUCTION and record.measure in wanted:
+        if record.dataset != PRODUCTION and record.comparison.measure in wanted:
             by_candidate.setdefault((record.retriever, record.version), []).append(record)
     fail_on = set(cfg.alerting.fail_on)
     if not any(comparison_kind(r.comparison) in fail_on for rs in by_candidate.values() for r in rs):
@@ -62,8 +62,8 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision
         context = AlertContext(retriever=retriever, version=version, baseline_version=first.baseline_version,
                                fingerprint=first.fingerprint, day=run.day,
                                report_location=report_location(cfg, run))
-        comparisons = {r.measure: r.comparison for r in records}
-        ids = {r.measure: (r.candidate_run_id, r.ab_test_id) for r in records}
+        comparisons = {r.comparison.measure: r.comparison for r in records}
+        ids = {r.comparison.measure: (r.candidate_run_id, r.ab_test_id) for r in records}
         for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=scrub_text,
                                        fail_on=fail_on):
             run_id, ab_id = ids[alert.measure]
@@ -72,7 +72,7 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[Decision
 
 
 def missing_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec],
-                       decisions: list[Decision]) -> list[Alert]:
+                       decisions: list[DecidedComparison]) -> list[Alert]:
     """A ``missing`` alert for every alert measure of a gold-set version with a baseline run whose decided
     comparison cannot be found in the warehouse (``missing`` in ``alerting.fail_on``): the run cannot tell,
     so it says so instead of passing quietly. A version that failed, or whose baseline failed, has its own
@@ -80,7 +80,7 @@ def missing_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionS
     if "missing" not in cfg.alerting.fail_on:
         return []
     engine = engine_for(cfg)
-    found = {(d.candidate_run_id, d.measure) for d in decisions}
+    found = {(d.candidate_run_id, d.comparison.measure) for d in decisions}
     alerts = []
     for spec in versions:
         if (spec.dataset == PRODUCTION or spec.baseline_run_id is None or spec.version == spec.baseline_version

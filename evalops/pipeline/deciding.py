@@ -33,33 +33,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalops.context import parse_any_measure
 from evalops.pipeline.comparing import data_seed
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.holes import queue_holes
 from evalops.pipeline.registry import alerting_measures
 from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file
-from evalops.warehouse import ab_test_result, ab_test_results, record_ab_tests
+from evalops.warehouse import ABTestResult, ab_test_results, record_ab_tests
 from evalops.pipeline.pooling import decide_production_run
-from evalops.stats import Comparison, adjust_and_decide, notifies
+from evalops.stats import Comparison, adjust_and_decide
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
-    from evalops.stats import Comparison
 
-__all__ = ["Decision", "decide_run", "load_decisions"]
+__all__ = ["DecidedComparison", "decide_run", "load_decisions"]
 
 
 @dataclass(frozen=True)
-class Decision:
+class DecidedComparison:
     """One decided comparison of a run: a candidate version against its baseline on one measure, as the
     warehouse stores it (``ab_tests``), with the version it belongs to.
 
-    ``comparison`` is the comparison's record (:meth:`evalops.stats.Comparison.to_record` form, without the
-    per-query ``deltas``) as stored in ``ab_tests.record``; a row stored before that column existed gives
-    the record its columns hold (``worst_queries`` and ``notes`` empty, ``coverage`` ``None``).
+    ``comparison`` is the comparison itself (:class:`evalops.stats.Comparison`, read back from
+    ``ab_tests.record`` without the per-query ``deltas``); the rest is where it belongs (dataset, family,
+    versions, runs, the ``ab_tests`` row id, fingerprint) and its per-segment reading.
     """
 
     dataset: str
@@ -71,20 +69,14 @@ class Decision:
     baseline_run_id: int
     ab_test_id: int | None
     fingerprint: str | None
-    comparison: Mapping[str, Any]
+    comparison: Comparison
     segments: Sequence[Mapping[str, Any]] = field(default_factory=list)
 
-    @property
-    def measure(self) -> str:
-        return str(self.comparison["measure"])
-
-    @property
-    def decision(self) -> str:
-        return str(self.comparison["decision"])
-
     def to_record(self) -> dict[str, Any]:
-        """Plain JSON."""
-        return {**dataclasses.asdict(self), "comparison": dict(self.comparison), "segments": list(self.segments)}
+        """Plain JSON (the comparison as stored: its record without the per-query ``deltas``)."""
+        record = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        comparison = {k: v for k, v in self.comparison.to_record().items() if k != "deltas"}
+        return {**record, "comparison": comparison, "segments": list(self.segments)}
 
 
 def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
@@ -132,9 +124,9 @@ def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) ->
             decided = adjust_and_decide([c for _, c, _ in members])
         if family != "gold":
             decided = [dataclasses.replace(c, alert=False) for c in decided]  # descriptive: never alerts
-        stored = record_ab_tests(engine, [ab_test_result(c, baseline_run_id=b, candidate_run_id=s.run_id, family=family,
-                                                         segments=segments.get((s.run_id, c.measure), []))
-                                          for (s, _, b), c in zip(members, decided)])
+        record_ab_tests(engine, [ABTestResult(c, baseline_run_id=b, candidate_run_id=s.run_id, family=family,
+                                              segments=segments.get((s.run_id, c.measure), []))
+                                 for (s, _, b), c in zip(members, decided)])
         dataset = members[0][0].dataset
         counts.setdefault(dataset, {})
         for (spec, _, _), comp in zip(members, decided):
@@ -145,7 +137,7 @@ def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) ->
     return counts
 
 
-def load_decisions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Decision]:
+def load_decisions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[DecidedComparison]:
     """The decided comparisons of the run's ``versions`` (their specs), read from the warehouse's
     ``ab_tests``: the one reader of a run's decisions (report, alerts, results event, gate).
 
@@ -153,39 +145,16 @@ def load_decisions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]
     ``missing`` (``evalops.gate``) rather than passing it.
     """
     engine = engine_for(cfg)
-    out: list[Decision] = []
+    out: list[DecidedComparison] = []
     for spec in versions:
         if spec.baseline_run_id is None:
             continue
         for row in ab_test_results(engine, candidate_run_id=spec.run_id, baseline_run_id=spec.baseline_run_id):
-            out.append(Decision(
+            out.append(DecidedComparison(
                 dataset=spec.dataset, family=row.family, retriever=spec.retriever, version=spec.version,
                 baseline_version=spec.baseline_version, candidate_run_id=row.candidate_run_id,
                 baseline_run_id=row.baseline_run_id, ab_test_id=row.id, fingerprint=spec.fingerprint,
-                comparison=_comparison_record(row, spec), segments=list(row.segments or []),
+                comparison=row.comparison, segments=list(row.segments),
             ))
     out.sort(key=lambda d: (d.family or "", d.ab_test_id or 0))  # the decide step's order
     return out
-
-
-def _comparison_record(row: Any, spec: VersionSpec) -> dict[str, Any]:
-    """The comparison record of a stored ``ab_tests`` row: its ``record`` column, under the fields its
-    columns hold (they win); a row stored before the column existed gives what the columns hold."""
-
-    names = {f.name for f in dataclasses.fields(Comparison)}
-    record: dict[str, Any] = {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name in names}
-    record["reasons"] = list(row.reasons)
-    record["policy"] = dict(row.policy)
-    record["effect_size_ci"] = (None if row.effect_size_ci_low is None
-                                else [row.effect_size_ci_low, row.effect_size_ci_high])
-    record["alert"] = row.family == "gold" and notifies(row.decision, row.severity, row.criterion,
-                                                         str(row.policy.get("alert_on", "warning")))
-    record["higher_is_better"] = parse_any_measure(row.measure).higher_is_better
-    record["notes"], record["worst_queries"], record["coverage"] = [], [], None
-    record["baseline_name"] = f"{spec.retriever}@{spec.baseline_version}"
-    record["candidate_name"] = f"{spec.retriever}@{spec.version}"
-    if row.record:
-        derived = ("alert", "higher_is_better", "notes", "worst_queries", "coverage", "baseline_name",
-                   "candidate_name")  # the stored record's own values, the fallback's only stand in for them
-        record = {**row.record, **{k: v for k, v in record.items() if k not in derived}}
-    return record

@@ -39,7 +39,7 @@ from evalops.safetext import plain  # a retriever's error is untrusted text
 from evalops.segments import tuning_warnings
 from evalops.pipeline.sources import report_sources, source_policies
 from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
-from evalops.stats import Coverage
+from evalops.stats import Comparison, Coverage
 from evalops.stats.margins import DEFAULT_MARGINS
 from evalops.querylog import scrub
 from evalops.knowledge import KnowledgeBaseSnapshot
@@ -76,12 +76,12 @@ def _coverage_words(coverage: dict[str, Any] | None) -> str | None:
     return Coverage(**coverage).describe()
 
 
-def _worst_with_text(comparison: dict[str, Any], texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
+def _worst_with_text(comparison: Comparison, texts: dict[str, str], limit: int = 5) -> list[dict[str, Any]]:
 
     rows = []
-    for q in comparison["worst_queries"][:limit]:
-        text = texts.get(q["query_id"])
-        rows.append({**q, "text": scrub(text).text if text else None})
+    for q in comparison.worst_queries[:limit]:
+        text = texts.get(q.query_id)
+        rows.append({**dataclasses.asdict(q), "text": scrub(text).text if text else None})
     return rows
 
 
@@ -204,14 +204,14 @@ def build_report_data(
             sample = next((s.sample_folder for s in versions if s.dataset == record.dataset), None)
             texts[record.dataset] = (gold_queries(cfg, record.dataset) if record.dataset != PRODUCTION
                                      else production_queries(sample)).texts
-        ab.append(ABResult.from_record(
-            c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
+        ab.append(ABResult(
+            comparison=c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
             candidate_version=record.version, query_set=record.dataset,
             worst_queries=_worst_with_text(c, texts[record.dataset]),
-            family=record.family, coverage=_coverage_words(c.get("coverage")), segments=list(record.segments),
+            family=record.family, coverage=_coverage_words(c.coverage), segments=list(record.segments),
         ))
-        notes += [f"{record.retriever} {record.version} {c['measure']} ({record.dataset}): {n}"
-                  for n in c["notes"]]
+        notes += [f"{record.retriever} {record.version} {c.measure} ({record.dataset}): {n}"
+                  for n in c.notes]
 
     gold_specs = [s for s in versions if s.dataset != PRODUCTION]
     fp = get_fingerprint(engine, gold_specs[0].fingerprint) if gold_specs else None

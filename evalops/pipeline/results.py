@@ -48,8 +48,8 @@ def result_event(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], 
             "baseline_version": spec.baseline_version,
         })
     decisions = [
-        {"retriever": r.retriever, "version": r.version, "dataset": r.dataset, "measure": r.measure,
-         "baseline_version": r.baseline_version, "decision": r.decision}
+        {"retriever": r.retriever, "version": r.version, "dataset": r.dataset, "measure": r.comparison.measure,
+         "baseline_version": r.baseline_version, "decision": r.comparison.decision}
         for r in load_decisions(cfg, run, versions)
     ]
     event = {

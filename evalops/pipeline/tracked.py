@@ -17,7 +17,6 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
 from evalops.pipeline.registry import canonical_measures
 from evalops.pipeline.store import engine_for
-from evalops.stats.compare import ComparisonRecord
 from evalops.tracking import MlflowTracker, TrackingError, log_to_mlflow, resolve_token
 from evalops.warehouse import load_aggregates
 
@@ -55,7 +54,7 @@ def log_run_to_mlflow(cfg: Config, run: RunContext, versions: Sequence[VersionSp
             frame = load_aggregates(engine, spec.run_id)
             found = dict(zip(frame["measure"].astype(str), frame["mean"].astype(float), strict=False))
             means[spec.label] = {m: found[m] for m in wanted if m in found}
-        comparisons = [ComparisonRecord(d.comparison) for d in load_decisions(cfg, run, versions)
+        comparisons = [d.comparison for d in load_decisions(cfg, run, versions)
                        if d.dataset != PRODUCTION]
         tags = {"evalops.dag_id": run.dag_id, "evalops.run_id": run.run_id, "evalops.day": run.day}
         with MlflowTracker(uri, token=token, timeout=settings.timeout, transport=transport) as tracker:

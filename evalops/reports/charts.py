@@ -35,6 +35,10 @@ def _finite(x: float | None) -> bool:
     return x is not None and isinstance(x, int | float) and math.isfinite(x)
 
 
+def _finites(*xs: float | None) -> list[float]:
+    return [float(x) for x in xs if x is not None and _finite(x)]
+
+
 def _text(value: object, limit: int = _LABEL_LIMIT) -> str:
     return str(escape(plain(str(value), limit)))
 
@@ -85,16 +89,17 @@ def delta_chart_svg(results: list[ABResult]) -> bytes | None:
 
     Returns None when there is nothing to plot.
     """
-    rows = [r for r in results if _finite(r.delta)]
+    rows = [r for r in results if _finite(r.comparison.delta)]
     if not rows:
         return None
-    labels = [f"{r.retriever} {r.candidate_version} · {r.measure} [{r.query_set}]" for r in rows]
+    labels = [f"{r.retriever} {r.candidate_version} · {r.comparison.measure} [{r.query_set}]" for r in rows]
     label_chars = int(420 / _CHAR_WIDTH)  # the label column is at most 420 px; longer labels are cut
     left = 12 + max(len(plain(s, label_chars)) for s in labels) * _CHAR_WIDTH
     width, right, top, row_h = left + 420, 16, 30, 26
     bottom = top + row_h * len(rows)
     height = bottom + 44
-    values = [0.0] + [v for r in rows for v in (r.delta, r.interval_low, r.interval_high) if _finite(v)]
+    values = [0.0] + [v for r in rows for v in _finites(r.comparison.delta, r.comparison.interval_low,
+                                                        r.comparison.interval_high)]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.06 or 0.01
     lo, hi = lo - pad, hi + pad
@@ -114,17 +119,20 @@ def delta_chart_svg(results: list[ABResult]) -> bytes | None:
     parts.append(f'<line x1="{zero}" x2="{zero}" y1="{top}" y2="{bottom}" stroke="#000000" stroke-width="0.8"/>')
     for i, (r, label) in enumerate(zip(rows, labels)):
         y = _num(top + row_h * (i + 0.5))
-        colour = _COLOURS.get(r.decision, _OTHER)
-        interval = _finite(r.interval_low) and _finite(r.interval_high)
-        about = f"{label}: delta {r.delta:.4f}"
+        c = r.comparison
+        colour = _COLOURS.get(c.decision, _OTHER)
+        delta = float(c.delta or 0.0)  # finite: the rows are those with a finite delta
+        bounds = _finites(c.interval_low, c.interval_high)
+        interval = len(bounds) == 2
+        about = f"{label}: delta {delta:.4f}"
         if interval:
-            about += f", decision interval [{r.interval_low:.4f}, {r.interval_high:.4f}]"
-        about += f" ({r.decision})"
+            about += f", decision interval [{bounds[0]:.4f}, {bounds[1]:.4f}]"
+        about += f" ({c.decision})"
         parts.append(f"<g><title>{_text(about, _TITLE_LIMIT)}</title>")
         if interval:
-            parts.append(f'<line x1="{_num(sx(r.interval_low))}" x2="{_num(sx(r.interval_high))}" y1="{y}" '
+            parts.append(f'<line x1="{_num(sx(bounds[0]))}" x2="{_num(sx(bounds[1]))}" y1="{y}" '
                          f'y2="{y}" stroke="{colour}" stroke-width="2"/>')
-        parts.append(f'<circle cx="{_num(sx(r.delta))}" cy="{y}" r="4" fill="{colour}"/></g>')
+        parts.append(f'<circle cx="{_num(sx(delta))}" cy="{y}" r="4" fill="{colour}"/></g>')
         parts.append(f'<text x="{_num(left - 6)}" y="{y}" dy="0.35em" text-anchor="end">{_text(label, label_chars)}</text>')
     parts.append(f'<text x="{_num((left + width - right) / 2)}" y="{bottom + 32}" text-anchor="middle">'
                  "delta vs baseline (decision interval)</text>")

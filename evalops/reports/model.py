@@ -6,9 +6,11 @@ it (HTML entities in HTML; HTML entities and table pipes in markdown, which many
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalops.stats.compare import Comparison
 
 __all__ = ["VersionScores", "ABResult", "ReportData"]
 
@@ -37,43 +39,25 @@ class VersionScores:
 
 @dataclass(frozen=True)
 class ABResult:
-    """One paired comparison, candidate against baseline, on one measure and query set: the comparison's
-    record (:class:`evalops.stats.ComparisonRecord`) and what the report shows beside it.
+    """One paired comparison, candidate against baseline, on one measure and query set: the comparison
+    (:class:`evalops.stats.Comparison`) and what the report shows beside it.
 
-    The record's fields are read as attributes of the row (``row.delta``, ``row.decision``,
-    ``row.interval_low``, ...): the report declares none of them, so a field added to
-    :class:`evalops.stats.Comparison` reaches the report with the record. The row itself holds the context:
-    retriever, versions and query set, the ``family`` it was corrected in, ``worst_queries`` as rows with
-    ``query_id``, ``baseline``, ``candidate``, ``delta`` and ``text``, the record's ``coverage`` in words,
-    and the per-segment means.
+    The report reads the comparison's fields from ``row.comparison`` (``row.comparison.delta``, ...): it
+    declares none of them, so a field added to :class:`evalops.stats.Comparison` reaches the report with
+    it. The row itself holds the context: retriever, versions and query set, the ``family`` it was corrected
+    in, ``worst_queries`` as rows with ``query_id``, ``baseline``, ``candidate``, ``delta`` and ``text``, the
+    comparison's ``coverage`` in words, and the per-segment means.
     """
 
     retriever: str
     baseline_version: str
     candidate_version: str
     query_set: str
-    record: Mapping[str, Any]
+    comparison: Comparison
     worst_queries: list[dict[str, Any]] = field(default_factory=list)
     family: str | None = None
     coverage: str | None = None
     segments: list[dict[str, Any]] = field(default_factory=list)  # per query type, language, ... (evalops.segments)
-
-    def __post_init__(self) -> None:
-        from evalops.stats.compare import ComparisonRecord
-
-        object.__setattr__(self, "record", ComparisonRecord(self.record))
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name == "record":
-            raise AttributeError(name)
-        return getattr(self.record, name)
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any], **context: Any) -> ABResult:
-        """The report row of a comparison record (:meth:`evalops.stats.Comparison.to_record` or its public
-        view); ``context`` gives the rest (retriever, versions, query set, worst queries with their text,
-        family, coverage in words, segments)."""
-        return cls(record=record, **context)
 
 
 @dataclass(frozen=True)

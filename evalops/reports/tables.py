@@ -79,29 +79,31 @@ def _segment_mean_tables(versions: list[VersionScores]) -> list[tuple[str, Table
     return out
 
 
-def _ab_table(results: list[ABResult]) -> Table:
-    rows = [
-        [
-            r.retriever,
-            f"{r.baseline_version} → {r.candidate_version}",
-            r.measure + ("" if r.higher_is_better else " (lower is better)"),
-            str(r.n),
-            fmt_num(r.baseline_mean),
-            fmt_num(r.candidate_mean),
-            fmt_num(r.delta, signed=True),
-            fmt_p(r.p_value),
-            fmt_p(r.p_adjusted),
-            numfmt.effect(r.effect_size_dz),
-            f"{r.wins}/{r.ties}/{r.losses}",
-            _rule_interval(r),
-            numfmt.margin(r.margin),
-            "–" if r.family_size is None else f"{r.family_size}" + (f" ({r.family})" if r.family else ""),
-            Cell(decision_text(r.decision, r.severity, r.criterion, r.reason_code),
-                 r.decision if r.decision in TONES else None),
-            _judged(r.judged_coverage),
-        ]
-        for r in results
+def _ab_row(r: ABResult) -> list[Any]:
+    c = r.comparison
+    return [
+        r.retriever,
+        f"{r.baseline_version} → {r.candidate_version}",
+        c.measure + ("" if c.higher_is_better else " (lower is better)"),
+        str(c.n),
+        fmt_num(c.baseline_mean),
+        fmt_num(c.candidate_mean),
+        fmt_num(c.delta, signed=True),
+        fmt_p(c.p_value),
+        fmt_p(c.p_adjusted),
+        numfmt.effect(c.effect_size_dz),
+        f"{c.wins}/{c.ties}/{c.losses}",
+        _rule_interval(r),
+        numfmt.margin(c.margin),
+        "–" if c.family_size is None else f"{c.family_size}" + (f" ({r.family})" if r.family else ""),
+        Cell(decision_text(c.decision, c.severity, c.criterion, c.reason_code),
+             c.decision if c.decision in TONES else None),
+        _judged(c.judged_coverage),
     ]
+
+
+def _ab_table(results: list[ABResult]) -> Table:
+    rows = [_ab_row(r) for r in results]
     # one interval per comparison: the decision interval (a bootstrap one when the policy's interval is
     # bootstrap); the comparison's separate bootstrap interval of the delta stays in the warehouse and JSON
     header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta",
@@ -238,7 +240,8 @@ def decision_text(decision: str, *qualifiers: str | None) -> str:
 
 
 def _rule_interval(r: ABResult) -> str:
-    return decision_interval(r.interval_low, r.interval_high, r.interval_level)
+    c = r.comparison
+    return decision_interval(c.interval_low, c.interval_high, c.interval_level)
 
 
 def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]]:
@@ -250,7 +253,8 @@ def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]
         key = (r.retriever, r.candidate_version, r.query_set)
         primary = key not in firsts
         firsts.add(key)
-        if not r.worst_queries or not (primary or (r.decision == "regression" and r.query_set == "gold")):
+        decision = r.comparison.decision
+        if not r.worst_queries or not (primary or (decision == "regression" and r.query_set == "gold")):
             continue
         rows = [
             [str(w.get("query_id")), fmt_num(w.get("baseline")), fmt_num(w.get("candidate")),
@@ -258,8 +262,8 @@ def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]
             for w in r.worst_queries[:limit]
         ]
         caption = (
-            f"{r.retriever} {r.candidate_version} vs {r.baseline_version} on {r.measure}, {r.query_set} queries "
-            f"({r.decision})"
+            f"{r.retriever} {r.candidate_version} vs {r.baseline_version} on {r.comparison.measure}, "
+            f"{r.query_set} queries ({decision})"
         )
         shown.append((caption, Table(["query", "baseline", "candidate", "delta", "text"], rows)))
     return shown
@@ -341,8 +345,8 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     if data.ab_results:
         # the rule's conclusion in words, one line per comparison (the reason the decision was taken)
         ab.bullets.extend(
-            Bullet(f"{r.retriever} {r.candidate_version} {r.measure} ({r.query_set}): {r.decision}: {r.reasons[-1]}")
-            for r in data.ab_results if r.reasons
+            Bullet(f"{r.retriever} {r.candidate_version} {c.measure} ({r.query_set}): {c.decision}: {c.reasons[-1]}")
+            for r in data.ab_results if (c := r.comparison).reasons
         )
     sections.append(ab)
 

@@ -14,7 +14,8 @@ no I/O, no printing, no rounding, randomness passed in as a seed or ``numpy.rand
   severities); its default decision interval, skew-corrected t or betting (``evalops.stats.robust``); its
   power: ``rule_power``, ``rule_sample_size``; daily looks: ``spending_tail``;
 * the record: ``compare``, ``adjust_and_decide``, ``decide_in_family``; ``Comparison`` declares its fields
-  (``RECORD_FIELDS``) and ``ComparisonRecord`` is a stored record read by attribute.
+  (``RECORD_FIELDS``) and is the one typed record every reader holds (``Comparison.from_record`` reads
+  its JSON back).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from evalops.stats._base import ALTERNATIVES, DZ_CAP, TestResult
 from evalops.stats.align import MISSING_POLICIES, Paired, align
 from evalops.stats.bootstrap import Interval, bootstrap_interval, bootstrap_means, paired_bootstrap_ci
-from evalops.stats.compare import RECORD_FIELDS, Comparison, ComparisonRecord, QueryChange, RuleOutcome, adjust_and_decide, compare, decide_deltas, decide_in_family, sign_test_p
+from evalops.stats.compare import RECORD_FIELDS, Comparison, QueryChange, RuleOutcome, adjust_and_decide, compare, decide_deltas, decide_in_family, sign_test_p
 
 from evalops.stats.correction import CORRECTIONS, adjust_p_values, benjamini_hochberg, holm
 from evalops.stats.decision import (
@@ -86,7 +87,6 @@ __all__ = [
     "TESTS",
     "ZERO_METHODS",
     "Comparison",
-    "ComparisonRecord",
     "RECORD_FIELDS",
     "Decision",
     "Evidence",

@@ -14,8 +14,8 @@ Undefined quantities are ``None`` (JSON ``null``), never NaN:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
@@ -38,7 +38,7 @@ from evalops.stats.rule import family_tail, interval_level, rule_sample_size, sp
 from evalops.stats.ttest import paired_t_test
 from evalops.stats.wilcoxon import wilcoxon_test
 
-__all__ = ["RECORD_FIELDS", "WORST_QUERIES", "Comparison", "ComparisonRecord", "public_fields", "public_view", "QueryChange", "adjust_and_decide", "compare", "decide_deltas", "decide_in_family",
+__all__ = ["RECORD_FIELDS", "WORST_QUERIES", "Comparison", "public_fields", "public_view", "QueryChange", "adjust_and_decide", "compare", "decide_deltas", "decide_in_family",
            "RuleOutcome", "apply_rule", "run_test", "sign_test_p"]
 
 WORST_QUERIES = 10
@@ -57,11 +57,11 @@ class Comparison:
     """One measure of one candidate against the baseline: the one comparison record of evalops.
 
     :meth:`to_record` / :meth:`from_record` are its JSON form (every field; undefined values are ``None``),
-    :meth:`to_dict` its public view, :func:`evalops.warehouse.ab_test_result` its warehouse row, and
-    :class:`ComparisonRecord` a stored record read by attribute, which is how the report rows, the alerts
-    and the gate cases hold it. Adding a field is adding it here: it reaches the record, its public view, the
-    warehouse's ``ab_tests.record`` and every reader; a report column or a warehouse column of its own still
-    has to declare it.
+    :meth:`to_dict` its public view and :func:`evalops.warehouse.abtests.ab_test_columns` its warehouse row. The
+    decision step stores it, and the report rows, the alerts, the gate cases and the MLflow hook hold it as
+    it is (their ``comparison``): none of them declares a field of its own. Adding a field is adding it here:
+    it reaches the record, its public view, the warehouse's ``ab_tests.record`` and every reader; a report
+    column or a warehouse column of its own still has to declare it.
 
     ``delta_ci_low``/``high`` is the reported interval at ``policy.confidence`` (``policy.ci_method``
     bootstrap); ``interval_low``/``high`` is the decision interval at the family-adjusted
@@ -96,10 +96,12 @@ class Comparison:
     decision: str
     reasons: tuple[str, ...]
     worst_queries: tuple[QueryChange, ...]
-    direction: int
-    degenerate: str | None
-    family_size: int
-    policy: Policy = field(repr=False)
+    # a record read from its public view (``to_dict``: a judge-label comparison, ``evalops compare`` JSON)
+    # lacks the internals: the direction of the test, the degenerate case and the policy take these defaults
+    direction: int = 0
+    degenerate: str | None = None
+    family_size: int = 1
+    policy: Policy = field(default_factory=Policy, repr=False)
     notes: tuple[str, ...] = ()
     delta_sd: float | None = None
     margin: float | None = None
@@ -133,8 +135,11 @@ class Comparison:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Comparison:
-        """The comparison of :meth:`to_record` (a field absent from an older record takes its default)."""
+        """The comparison of :meth:`to_record` or of its public view :meth:`to_dict` (a field absent from an
+        older record or from the view takes its default). A key that is no field (a typo, an older release's
+        field) is an ``InputError`` naming it."""
         names = {f.name: f for f in fields(cls)}
+        record = {_RECORD_NAMES.get(k, k): v for k, v in record.items()}
         unknown = sorted(set(record) - set(names))
         if unknown:
             raise InputError(f"comparison record has unknown fields {unknown}; expected some of {sorted(names)}")
@@ -151,6 +156,11 @@ class Comparison:
                 value = float("nan")
             values[name] = value
         return cls(**values)  # type: ignore[arg-type]
+
+    @classmethod
+    def of(cls, value: Comparison | Mapping[str, Any]) -> Comparison:
+        """``value`` itself when it is a comparison, else the comparison of its JSON record (:meth:`from_record`)."""
+        return value if isinstance(value, Comparison) else cls.from_record(value)
 
     def _repr_html_(self) -> str:
         """A one-row table for notebooks (:func:`evalops.notebook.comparisons_html`), every text escaped."""
@@ -176,9 +186,6 @@ _INTERNAL = frozenset({"policy", "deltas", "direction", "degenerate"})
 
 # The record's fields, declared once (the dataclass above): every reader of a record goes by these.
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Comparison))
-_DEFAULTS: dict[str, object] = {  # what a field an older record lacks reads as
-    f.name: f.default_factory() if f.default_factory is not MISSING else None if f.default is MISSING else f.default
-    for f in fields(Comparison)}
 _RECORD_NAMES = {public: name for name, public in _PUBLIC_NAMES.items()}
 
 
@@ -193,55 +200,6 @@ def public_view(record: Mapping[str, object]) -> dict[str, object]:
 def public_fields() -> tuple[str, ...]:
     """Every public name of :func:`public_view`, in its order."""
     return tuple(public_view(dict.fromkeys(RECORD_FIELDS)))
-
-
-class ComparisonRecord(Mapping[str, object]):
-    """A comparison record (:meth:`Comparison.to_record`, or its public view :meth:`Comparison.to_dict`) read
-    by attribute: ``record.delta`` is the record's ``delta``, and a field an older record lacks reads as the
-    field's default (``None`` for a field without one). Read-only; as a mapping it holds the record's fields
-    under their record names.
-
-    This is how the report, the alerts and the gate hold a comparison: they declare none of its fields, so
-    a field added to :class:`Comparison` reaches them all. A key that is no field of the record (a typo, an
-    older release's field) is an ``InputError`` naming it.
-    """
-
-    __slots__ = ("_data",)
-    _data: dict[str, object]
-
-    def __init__(self, record: Mapping[str, object]) -> None:
-        if isinstance(record, ComparisonRecord):
-            data = dict(record._data)
-        else:
-            data = {_RECORD_NAMES.get(k, k): v for k, v in record.items()}
-        unknown = sorted(set(data) - set(RECORD_FIELDS))
-        if unknown:
-            raise InputError(f"comparison record has unknown fields {unknown}; expected some of {sorted(RECORD_FIELDS)}")
-        object.__setattr__(self, "_data", data)
-
-    def __getattr__(self, name: str) -> object:
-        if name in _DEFAULTS:
-            data = object.__getattribute__(self, "_data")
-            return data[name] if name in data else _DEFAULTS[name]
-        raise AttributeError(f"a comparison record has no field {name!r}")
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("a comparison record is read-only")
-
-    def __getitem__(self, name: str) -> object:
-        return self._data[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __repr__(self) -> str:
-        return f"ComparisonRecord({self._data!r})"
-
-    def __reduce__(self) -> tuple[type[ComparisonRecord], tuple[dict[str, object]]]:
-        return ComparisonRecord, (dict(self._data),)
 
 
 def _plain(value: object) -> object:

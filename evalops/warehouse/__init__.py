@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.fingerprint import EvalFingerprint
     from evalops.warehouse.abtests import (
-        ab_test_result,
         ab_test_results,
         comparison_look,
         load_ab_tests,
@@ -112,7 +111,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # scores' numpy, the alerts...).
 _WHERE = {
     "EvalFingerprint": "evalops.fingerprint",
-    "ab_test_result": "evalops.warehouse.abtests",
     "ab_test_results": "evalops.warehouse.abtests",
     "comparison_look": "evalops.warehouse.abtests",
     "load_ab_tests": "evalops.warehouse.abtests",
@@ -182,7 +180,6 @@ _WHERE = {
 
 __all__ = [
     "ABTestResult",
-    "ab_test_result",
     "AlertRow",
     "Baseline",
     "BaselineLookup",

@@ -2,50 +2,64 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, select
 
 from evalops.errors import InputError, WarehouseError
+from evalops.stats.compare import RECORD_FIELDS, Comparison
+from evalops.warehouse._bulk import run_fingerprint
 from evalops.warehouse._db import insert_for, measure_ids, measures_table, now_utc, transaction
 from evalops.warehouse.domain import ABTestResult
 from evalops.warehouse.models import ABTestModel, EvalRunModel
-from evalops.warehouse._bulk import run_fingerprint
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-__all__ = ["ab_test_result", "ab_test_results", "comparison_look", "load_ab_tests", "record_ab_tests"]
+__all__ = ["ab_test_columns", "ab_test_of", "ab_test_results", "ab_test_view", "comparison_look", "load_ab_tests",
+           "record_ab_tests"]
 
 ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
-_STORED = ("id", "created_at")
-_VALUE_FIELDS = tuple(f.name for f in dataclasses.fields(ABTestResult) if f.name not in ("measure", *_STORED))
-# fields stored under another column name (the columns predate the one comparison record)
-_COLUMN = {"effect_size_dz": "d_z", "effect_size_ci_low": "d_z_ci_low", "effect_size_ci_high": "d_z_ci_high"}
-# ABTestResult fields that the comparison record does not hold (the rest are copied by name)
-_NOT_IN_RECORD = frozenset({"baseline_run_id", "candidate_run_id", "ci_level", "effect_size_ci_low",
-                            "effect_size_ci_high", "family", "segments", "delta_holes_relevant", "record",
-                            *_STORED})
+# the dashboard's flat view of a comparison: these fields under their own names (see ab_test_view)
+_SAME_NAME = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "test", "p_value",
+              "p_adjusted", "wins", "ties", "losses", "decision", "severity", "criterion", "reason_code", "margin",
+              "interval_low", "interval_high", "interval_level", "family_size", "judged_coverage")
 
 
-def ab_test_result(comparison: Any, *, baseline_run_id: int, candidate_run_id: int, family: str,
-                   segments: Sequence[Mapping[str, Any]] | None = None) -> ABTestResult:
-    """The one mapper from an :class:`evalops.stats.Comparison` to its warehouse row: every field the two
-    share, by name, from the comparison's JSON record (so ``None``, never NaN, for undefined values), and
-    the record itself without the per-query deltas (``record``: what the readers rebuild the comparison
-    from)."""
-    record = comparison.to_record()
+def ab_test_columns(result: ABTestResult) -> dict[str, Any]:
+    """The one mapper from a stored A/B test to its ``ab_tests`` columns (but the measure's id and the time):
+    the comparison's JSON record without the per-query deltas (``record``, what the readers read back), the
+    two columns SQL reads (``decision``, ``policy``), the runs, the family and the segments."""
+    record: dict[str, Any] = {k: v for k, v in result.comparison.to_record().items() if k != "deltas"}
+    return {"baseline_run_id": result.baseline_run_id, "candidate_run_id": result.candidate_run_id,
+            "decision": record["decision"], "policy": record["policy"], "family": result.family,
+            "segments": list(result.segments), "record": record}
+
+
+def ab_test_view(result: ABTestResult) -> dict[str, Any]:
+    """A stored A/B test as the dashboard's pages read it: its comparison's fields under the names the
+    ``ab_tests`` columns had (``d_z`` for ``effect_size_dz``, its interval as ``d_z_ci_low``/``high``, the
+    reported interval's ``ci_level``, the holes-relevant bound ``delta_holes_relevant``), ``None`` for
+    undefined values, with the runs, the family, the segments and the record."""
+    record: dict[str, Any] = {k: v for k, v in result.comparison.to_record().items() if k != "deltas"}
     ci = record["effect_size_ci"] or (None, None)
-    values = {f.name: record[f.name] for f in dataclasses.fields(ABTestResult) if f.name not in _NOT_IN_RECORD}
-    values["reasons"] = tuple(values["reasons"])
-    return ABTestResult(**values, baseline_run_id=baseline_run_id, candidate_run_id=candidate_run_id,
-                        ci_level=comparison.policy.confidence, effect_size_ci_low=ci[0], effect_size_ci_high=ci[1],
-                        family=family, segments=list(segments or []),
-                        delta_holes_relevant=(record["judged_coverage"] or {}).get("holes_relevant_delta"),
-                        record={k: v for k, v in record.items() if k != "deltas"})
+    return {
+        **{name: record[name] for name in _SAME_NAME},
+        "ci_level": result.comparison.policy.confidence, "d_z": record["effect_size_dz"], "d_z_ci_low": ci[0],
+        "d_z_ci_high": ci[1], "reasons": [str(r) for r in record["reasons"]],
+        "delta_holes_relevant": (record["judged_coverage"] or {}).get("holes_relevant_delta"),
+        **ab_test_columns(result),
+    }
+
+
+def ab_test_of(row: Mapping[Any, Any]) -> ABTestResult:
+    """The one place a stored ``ab_tests`` row becomes a domain object: its comparison read back from its
+    ``record``."""
+    return ABTestResult(comparison=Comparison.from_record(row["record"]), baseline_run_id=row["baseline_run_id"],
+                        candidate_run_id=row["candidate_run_id"], family=row["family"],
+                        segments=list(row["segments"] or []), id=row["id"], created_at=row["created_at"])
 
 
 def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABTestResult]:
@@ -69,14 +83,16 @@ def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABT
                     f"(changed: {', '.join(candidate_fp.diff(baseline_fp))}); results across fingerprints "
                     "are not comparable and are not stored"
                 )
-            unknown = [r.measure for r in results if r.baseline_run_id == pair[0] and r.candidate_run_id == pair[1]
-                       and r.measure not in candidate_fp.measures]
+            unknown = [r.comparison.measure for r in results
+                       if r.baseline_run_id == pair[0] and r.candidate_run_id == pair[1]
+                       and r.comparison.measure not in candidate_fp.measures]
             if unknown:
                 raise InputError(f"measure(s) {unknown} are not in the runs' fingerprint {list(candidate_fp.measures)}")
         if not results:
             return []
-        ids = measure_ids(conn, [r.measure for r in results])
-        rows = [_row(r, ids[r.measure], created_at) for r in results]
+        ids = measure_ids(conn, [r.comparison.measure for r in results])
+        rows = [{**ab_test_columns(r), "measure_id": ids[r.comparison.measure], "created_at": created_at}
+                for r in results]
         stmt = insert_for(conn, ab_tests)
         stmt = stmt.on_conflict_do_update(
             index_elements=["candidate_run_id", "baseline_run_id", "measure_id"],
@@ -91,7 +107,7 @@ def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABT
             )
         ).mappings().all()
     by_key = {(s["candidate_run_id"], s["baseline_run_id"], s["measure"]): s for s in stored}
-    return [_result(by_key[(r.candidate_run_id, r.baseline_run_id, r.measure)]) for r in results]
+    return [ab_test_of(by_key[(r.candidate_run_id, r.baseline_run_id, r.comparison.measure)]) for r in results]
 
 
 def ab_test_results(engine: Engine, *, candidate_run_id: int, baseline_run_id: int) -> list[ABTestResult]:
@@ -101,7 +117,7 @@ def ab_test_results(engine: Engine, *, candidate_run_id: int, baseline_run_id: i
                             ab_tests.c.baseline_run_id == baseline_run_id).order_by(ab_tests.c.id))
     with transaction(engine, "reading A/B test results") as conn:
         rows = conn.execute(stmt).mappings().all()
-    return [_result(r) for r in rows]
+    return [ab_test_of(r) for r in rows]
 
 
 def load_ab_tests(
@@ -117,8 +133,21 @@ def load_ab_tests(
         stmt = stmt.where(ab_tests.c.baseline_run_id == baseline_run_id)
     with transaction(engine, "reading A/B test results") as conn:
         rows = conn.execute(stmt).mappings().all()
-    columns = [f.name for f in dataclasses.fields(ABTestResult)]
-    return pd.DataFrame([dataclasses.asdict(_result(r)) for r in rows], columns=columns)
+    return pd.DataFrame([_frame_row(ab_test_of(r)) for r in rows], columns=_frame_columns())
+
+
+def _frame_row(result: ABTestResult) -> dict[str, Any]:
+    """A stored A/B test as one row of :func:`load_ab_tests`: the comparison's fields (its record without
+    the per-query deltas) beside where it belongs, and the ``record`` itself."""
+    record: dict[str, Any] = {k: v for k, v in result.comparison.to_record().items() if k != "deltas"}
+    return {**record, "baseline_run_id": result.baseline_run_id, "candidate_run_id": result.candidate_run_id,
+            "family": result.family, "segments": list(result.segments), "record": record, "id": result.id,
+            "created_at": result.created_at}
+
+
+def _frame_columns() -> list[str]:
+    return [*(f for f in RECORD_FIELDS if f != "deltas"), "baseline_run_id", "candidate_run_id", "family", "segments",
+            "record", "id", "created_at"]
 
 
 def comparison_look(engine: Engine, candidate_run_id: int, baseline_run_id: int | None = None) -> int:
@@ -154,19 +183,3 @@ def _select():
     return select(ab_tests, measures_table.c.name.label("measure")).join(
         measures_table, measures_table.c.id == ab_tests.c.measure_id
     )
-
-
-def _row(result: ABTestResult, measure_id: int, created_at: Any) -> dict[str, Any]:
-    row = {_COLUMN.get(name, name): getattr(result, name) for name in _VALUE_FIELDS}
-    row["reasons"] = [str(r) for r in result.reasons]
-    row["policy"] = dict(result.policy)
-    row["measure_id"] = measure_id
-    row["created_at"] = created_at
-    return row
-
-
-def _result(row: Mapping[str, Any]) -> ABTestResult:
-    """The one place a stored A/B row becomes a domain object."""
-    values = {f.name: row[_COLUMN.get(f.name, f.name)] for f in dataclasses.fields(ABTestResult)}
-    values["reasons"] = tuple(values["reasons"])
-    return ABTestResult(**values)

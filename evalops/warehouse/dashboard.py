@@ -24,6 +24,7 @@ from sqlalchemy import Table, func, select
 from evalops.errors import InputError
 from evalops.warehouse._bulk import fetch_scores
 from evalops.warehouse._db import insert_for, measures_table, now_utc, transaction
+from evalops.warehouse.abtests import ab_test_of, ab_test_view
 from evalops.warehouse.models import (
     FINISHED_STATUSES,
     ABTestModel,
@@ -203,6 +204,12 @@ def _ab_select() -> Any:
             .join(base, base.c.id == ab_tests.c.baseline_run_id))
 
 
+def _ab_rows(conn: Connection, stmt: Any) -> list[dict[str, Any]]:
+    """The rows of an ``_ab_select``: each stored comparison read back from its record (``ab_test_of``) in the
+    flat view the pages read (``ab_test_view``), with the row's measure, id, time and baseline."""
+    return [{**row, **ab_test_view(ab_test_of(row))} for row in _rows(conn, stmt)]
+
+
 def dashboard_comparisons(engine: Engine, candidate_run_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
     """The stored comparisons of each candidate run (newest baseline first), one per measure."""
     ids = sorted(set(candidate_run_ids))
@@ -211,7 +218,7 @@ def dashboard_comparisons(engine: Engine, candidate_run_ids: Iterable[int]) -> d
         return out
     stmt = _ab_select().where(ab_tests.c.candidate_run_id.in_(ids)).order_by(ab_tests.c.id.desc())
     with transaction(engine, "reading comparisons", read_only=True) as conn:
-        for row in _rows(conn, stmt):
+        for row in _ab_rows(conn, stmt):
             out[row["candidate_run_id"]].append(row)
     return out
 
@@ -343,7 +350,7 @@ def dashboard_ab_detail(engine: Engine, ab_id: int) -> dict[str, Any] | None:
     """One comparison with both runs, the paired per-query values (with the query text when stored) and
     the comparison's fingerprint; ``None`` when there is no such comparison."""
     with transaction(engine, f"reading comparison {ab_id}", read_only=True) as conn:
-        found = _rows(conn, _ab_select().where(ab_tests.c.id == ab_id))
+        found = _ab_rows(conn, _ab_select().where(ab_tests.c.id == ab_id))
         if not found:
             return None
         ab = found[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalops.alerting.model import Alert
@@ -15,6 +15,8 @@ from evalops.fingerprint import EvalFingerprint
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from evalops.stats.compare import Comparison  # numpy: the A/B tests' module imports it, not every reader
 
 __all__ = [
     "ABTestResult",
@@ -142,62 +144,22 @@ class BaselineLookup:
 
 @dataclass(frozen=True)
 class ABTestResult:
-    """One paired comparison of a candidate run with a baseline run on one measure.
+    """One stored A/B test: the decided comparison (:class:`evalops.stats.Comparison`) of a candidate run
+    with a baseline run on one measure, as ``ab_tests`` keeps it, and where it belongs.
 
-    The warehouse row of an :class:`evalops.stats.Comparison`, under the same field names (built by
-    :func:`evalops.warehouse.ab_test_result`; ``None`` for undefined values). ``delta = candidate_mean -
-    baseline_mean``; ``effect_size_dz`` (column ``d_z``) is the paired effect size (mean difference over
-    the standard deviation of the differences), reported, not a gate. ``policy`` holds the comparison policy
-    (alpha, margin, test, correction, ...). The rule's reading: ``severity`` (critical, warning or None),
-    ``criterion`` (material, significant, material_estimate, query_drops, equivalence), ``reason_code`` of
-    an inconclusive decision (underpowered, partial_run, ...), ``margin``, the decision interval
-    ``interval_low``/``interval_high`` at ``interval_level``, the ``family_size`` it was corrected over and
-    the ``family`` (``gold``: can alert; ``gold-descriptive``, ``production``). ``judged_coverage``: Judged@k
-    of both sides at the measure's cutoff, their difference and the candidate's unjudged documents (the
-    threshold that withholds a regression is ``policy["max_judged_coverage_drop"]``); ``delta_holes_relevant``:
-    the delta with every unjudged document of the candidate's top k counted relevant (the other bound of
-    ``delta``, ``evalops.holes``; ``None`` when not scored); ``segments``: the
-    comparison within each query type, language, split and log segment (``evalops.segments``, descriptive,
-    each row naming its family); ``record``: the comparison's whole record
-    (:meth:`evalops.stats.Comparison.to_record` without the per-query ``deltas``; ``None`` on rows stored
-    before the column existed). ``id`` and ``created_at`` are set once stored.
+    ``comparison`` holds every number and word of the comparison (stored without its per-query ``deltas``);
+    this row declares none of them: the table's columns are written from it and it is read back from the
+    table's ``record`` (``evalops.warehouse.abtests``, the one mapper). ``family`` is the family it was
+    corrected in (``gold``: can alert; ``gold-descriptive``, ``production``); ``segments`` the comparison
+    within each query type, language, split and log segment (``evalops.segments``, descriptive, each row
+    naming its family). ``id`` and ``created_at`` are set once stored.
     """
 
-    measure: str
+    comparison: Comparison
     baseline_run_id: int
     candidate_run_id: int
-    n: int
-    baseline_mean: float | None
-    candidate_mean: float | None
-    delta: float | None
-    delta_ci_low: float | None
-    delta_ci_high: float | None
-    ci_level: float
-    test: str
-    p_value: float | None
-    p_adjusted: float | None
-    effect_size_dz: float | None
-    effect_size_ci_low: float | None
-    effect_size_ci_high: float | None
-    wins: int
-    ties: int
-    losses: int
-    decision: str
-    reasons: tuple[str, ...] = ()
-    policy: Mapping[str, Any] = field(default_factory=dict)
-    severity: str | None = None
-    criterion: str | None = None
-    reason_code: str | None = None
-    margin: float | None = None
-    interval_low: float | None = None
-    interval_high: float | None = None
-    interval_level: float | None = None
-    family_size: int | None = None
     family: str | None = None
-    judged_coverage: Mapping[str, Any] | None = None
-    segments: Sequence[Mapping[str, Any]] | None = None
-    delta_holes_relevant: float | None = None
-    record: Mapping[str, Any] | None = None
+    segments: Sequence[Mapping[str, Any]] = ()
     id: int | None = None
     created_at: dt.datetime | None = None
 

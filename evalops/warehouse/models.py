@@ -262,47 +262,17 @@ class ABTestModel(Base):
     baseline_run_id: Mapped[int] = mapped_column(ForeignKey("eval_runs.id"), index=True)
     candidate_run_id: Mapped[int] = mapped_column(ForeignKey("eval_runs.id"))
     measure_id: Mapped[int] = mapped_column(ForeignKey("measures.id"))
-    n: Mapped[int]
-    baseline_mean: Mapped[float | None]
-    candidate_mean: Mapped[float | None]
-    delta: Mapped[float | None]
-    delta_ci_low: Mapped[float | None]
-    delta_ci_high: Mapped[float | None]
-    ci_level: Mapped[float]
-    test: Mapped[str] = mapped_column(String(100))
-    p_value: Mapped[float | None]
-    p_adjusted: Mapped[float | None]
-    d_z: Mapped[float | None]
-    d_z_ci_low: Mapped[float | None]
-    d_z_ci_high: Mapped[float | None]
-    wins: Mapped[int]
-    ties: Mapped[int]
-    losses: Mapped[int]
+    # the columns SQL reads: the decision (the dashboard's trend) and the policy (the pooled test's restart
+    # check); the rest of the comparison is in its record
     decision: Mapped[str] = mapped_column(String(50))
-    reasons: Mapped[list[Any]]
     policy: Mapped[dict[str, Any]]
     created_at: Mapped[dt.datetime]
-    # the regression rule's reading: severity and criterion of a decision, why an inconclusive one is
-    # undecided, and the family-adjusted interval of the delta it was read from against the margin
-    severity: Mapped[str | None] = mapped_column(String(20))
-    criterion: Mapped[str | None] = mapped_column(String(50))
-    reason_code: Mapped[str | None] = mapped_column(String(50))
-    margin: Mapped[float | None]
-    interval_low: Mapped[float | None]
-    interval_high: Mapped[float | None]
-    interval_level: Mapped[float | None]
-    family_size: Mapped[int | None]
     family: Mapped[str | None] = mapped_column(String(50))
-    # Judged@k of both sides at the measure's cutoff, the difference and the unjudged documents (evalops.holes)
-    judged_coverage: Mapped[dict[str, Any] | None]
-    # the delta with every unjudged document of the candidate's top k relevant (the other bound, evalops.holes)
-    delta_holes_relevant: Mapped[float | None]
     # the comparison within each segment (query type, language, split, log segment; evalops.segments)
     segments: Mapped[list[Any] | None]
-    # the comparison's whole record (evalops.stats.Comparison.to_record without the per-query deltas): the
-    # details no column holds (worst queries, notes, coverage, test statistic, ...); NULL on rows stored
-    # before it existed (readers then fall back to the columns)
-    record: Mapped[dict[str, Any] | None]
+    # the comparison's whole record (evalops.stats.Comparison.to_record without the per-query deltas): what
+    # every reader reads the comparison from (evalops.warehouse.abtests, the one mapper)
+    record: Mapped[dict[str, Any]]
 
 
 class AlertModel(Base):

@@ -127,7 +127,7 @@ def test_span_measures_scored_compared_and_gated(project):
     assert case.outcome in ("passed", "failure", "skipped") and case.baseline_version == "w200"
     stored = {v: load_scores(engine, specs[v]["run_id"], ["TokenIoU@10"]).set_index("query_id")["value"]
               for v in ("w400", "w200")}
-    assert case.comparison["delta"] == pytest.approx(float((stored["w400"] - stored["w200"]).mean()), abs=1e-12)
+    assert case.comparison.delta == pytest.approx(float((stored["w400"] - stored["w200"]).mean()), abs=1e-12)
     assert ("w400", "TokenIoU(budget=400)") in cases  # every span measure is a case
 
 
@@ -212,7 +212,7 @@ def test_a_span_regression_the_document_measures_cannot_see_fails_the_gate(proje
     run = RunContext.for_day("2024-06-02")
     result = run_local(cfg, run)
     cases = {(c.version, c.measure): c for c in cases_for_run(cfg, run, result)}
-    assert cases[("past", "nDCG@10")].comparison["delta"] == 0.0  # the same documents, the same order
+    assert cases[("past", "nDCG@10")].comparison.delta == 0.0  # the same documents, the same order
     iou = cases[("past", "TokenIoU@10")]
     assert iou.decision == "regression" and iou.outcome == "failure" and iou.kind == "regression"
     assert cases[("past", "TokenRecall@10")].decision == "regression"

@@ -139,5 +139,7 @@ def test_the_dag_raises_the_alerts_evalops_run_raises(shared_data, tmp_path, mon
         assert (dag["decision"], dag["severity"], dag["reason_code"]) == (cli["decision"], cli["severity"],
                                                                           cli["reason_code"])
         assert dag["decision"] == "regression"
-        for field in ("delta", "interval_low", "interval_high", "delta_holes_relevant"):
+        for field in ("delta", "interval_low", "interval_high"):
             assert dag[field] == pytest.approx(cli[field], abs=1e-12), (version, field)
+        assert dag["judged_coverage"]["holes_relevant_delta"] == pytest.approx(
+            cli["judged_coverage"]["holes_relevant_delta"], abs=1e-12), version

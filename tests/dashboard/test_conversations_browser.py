@@ -3,6 +3,7 @@ on the demo's bilingual conversation set) and the conversation report, both scre
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -50,8 +51,9 @@ def test_ab_page_shows_conversations_and_depth(browser, conversational_warehouse
 
     cfg, engine = conversational_warehouse
     with engine.connect() as conn:
-        [(ab_id, n)] = conn.execute(text("SELECT a.id, a.n FROM ab_tests a JOIN measures m ON m.id = a.measure_id "
-                                         "WHERE m.name = 'nDCG@10'")).all()
+        [(ab_id, record)] = conn.execute(text("SELECT a.id, a.record FROM ab_tests a JOIN measures m "
+                                              "ON m.id = a.measure_id WHERE m.name = 'nDCG@10'")).all()
+    n = (json.loads(record) if isinstance(record, str) else record)["n"]
     assert n == 8  # conversations, not the 20 judged turns
     running = Server(create_app(engine, settings=DashboardSettings.from_config(cfg))).start()
     context = browser.new_context(viewport={"width": 1400, "height": 900})

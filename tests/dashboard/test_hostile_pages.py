@@ -76,17 +76,18 @@ def hostile_engine(filled, tmp_path_factory):
 
 def test_the_report_runs_nothing(browser, filled, tmp_path):
     from evalops.reports import ABResult, ReportData, VersionScores, write_report
+    from tests.conftest import comparison_of
 
     measure = "nDCG@10" + PAYLOAD
     agg = {measure: {"mean": 0.6, "ci_low": 0.55, "ci_high": 0.65, "n": 64}}
     ab = ABResult(
         retriever="handbook" + PAYLOAD, baseline_version="v1" + PAYLOAD, candidate_version="v2" + PAYLOAD,
-        query_set="gold", record={
+        query_set="gold", comparison=comparison_of(**{
             "measure": measure, "n": 64, "baseline_mean": 0.6, "candidate_mean": 0.5, "delta": -0.1,
             "delta_ci_low": -0.14, "delta_ci_high": -0.06, "p_value": 0.001, "p_adjusted": 0.002,
             "effect_size_dz": -0.5, "wins": 5, "ties": 30, "losses": 29, "decision": "regression",
             "reasons": ["a material drop " + PAYLOAD], "severity": "critical", "criterion": "material",
-            "interval_low": -0.15, "interval_high": -0.05, "interval_level": 0.98, "margin": 0.01, "family_size": 1},
+            "interval_low": -0.15, "interval_high": -0.05, "interval_level": 0.98, "margin": 0.01, "family_size": 1}),
         worst_queries=[{"query_id": "q1" + PAYLOAD, "baseline": 1.0, "candidate": 0.0, "delta": -1.0,
                         "text": PAYLOAD}],
         family="gold", coverage="all answered " + PAYLOAD,

@@ -21,13 +21,15 @@ def _spec(version, run_id, baseline="1.0", dataset="gold"):
 
 
 def _decision(version, measure, decision, delta=-0.1, dataset="gold", **fields):
-    from evalops.pipeline.deciding import Decision
+    from evalops.pipeline.deciding import DecidedComparison
+    from tests.conftest import comparison_of
 
-    return Decision(dataset=dataset, family=dataset, retriever="search", version=version, baseline_version="1.0",
-                    candidate_run_id=2, baseline_run_id=1, ab_test_id=None, fingerprint="fp", comparison={
-        "measure": measure, "decision": decision, "baseline_mean": 0.6, "candidate_mean": 0.6 + delta,
-        "delta": delta, "delta_ci_low": delta - 0.05, "delta_ci_high": delta + 0.05, "p_adjusted": 0.001, "n": 50,
-        "reasons": ["why 1", "why 2"], "policy": {"alpha": 0.05}, **fields})
+    return DecidedComparison(
+        dataset=dataset, family=dataset, retriever="search", version=version, baseline_version="1.0",
+        candidate_run_id=2, baseline_run_id=1, ab_test_id=None, fingerprint="fp", comparison=comparison_of(**{
+            "measure": measure, "decision": decision, "baseline_mean": 0.6, "candidate_mean": 0.6 + delta,
+            "delta": delta, "delta_ci_low": delta - 0.05, "delta_ci_high": delta + 0.05, "p_adjusted": 0.001,
+            "n": 50, "reasons": ["why 1", "why 2"], "policy": {"alpha": 0.05}, "alert": True, **fields}))
 
 
 def _alert(version, measure, kind="regression"):
@@ -66,7 +68,8 @@ def test_a_decided_comparison_shows_its_decision_interval_not_a_second_one():
     (case, _) = gate_cases([_spec("2.0", 2)], [record], [_alert("2.0", "nDCG@10")], {2: "succeeded"}, MEASURES)
     assert case.message == ("regression (critical): nDCG@10 0.6000 -> 0.5000, delta -0.1000 [decision interval "
                             "-0.1800 .. -0.0200 at 97.5%], adjusted p 0.001, n 50 (against 1.0)")
-    assert (case.interval_low, case.interval_high, case.interval_level) == (-0.18, -0.02, 0.975)
+    c = case.comparison
+    assert (c.interval_low, c.interval_high, c.interval_level) == (-0.18, -0.02, 0.975)
 
 
 def test_inconclusive_is_skipped_and_passes_the_gate():
@@ -111,7 +114,7 @@ def test_a_drop_the_unjudged_documents_could_undo_fails_the_gate_closed_on_an_al
     weak = _decision("2.0", "nDCG@10", "inconclusive", reason_code="underpowered")
     for record in (elsewhere, gain, weak):
         cases = gate_cases([_spec("2.0", 2)], [record], [], {2: "succeeded"}, MEASURES, alert_measures=["nDCG@10"])
-        [case] = [c for c in cases if c.measure == record.measure]
+        [case] = [c for c in cases if c.measure == record.comparison.measure]
         assert (case.outcome, case.kind) == ("skipped", "inconclusive")
     (lenient, _) = gate_cases([_spec("2.0", 2)], [held], [], {2: "succeeded"}, MEASURES,
                               fail_on=parse_fail_on("regression,floor,failed,partial,missing"))

@@ -120,7 +120,7 @@ def test_a_decision_missing_from_the_warehouse_fails_the_gate_closed_naming_it(p
     home, env = project
     store = evalops.pipeline.deciding.record_ab_tests  # the decide step's write
     monkeypatch.setattr(evalops.pipeline.deciding, "record_ab_tests", lambda engine, results: store(
-        engine, [r for r in results if r.measure != "nDCG@10"]))
+        engine, [r for r in results if r.comparison.measure != "nDCG@10"]))
     ab_tests, alerts, measures = ABTestModel.__table__, AlertModel.__table__, MeasureModel.__table__
     lost = select(ab_tests.c.id).where(ab_tests.c.measure_id.in_(
         select(measures.c.id).where(measures.c.name == "nDCG@10")))

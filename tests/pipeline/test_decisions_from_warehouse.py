@@ -54,8 +54,9 @@ def _seen(cfg, day2, result):
 
     versions = _specs(result)
     report = build_report_data(cfg, day2, versions, result["alerts"])
-    rows = [(r.candidate_version, r.query_set, r.measure, r.decision, r.family, r.delta, r.p_adjusted,
-             tuple(q["query_id"] for q in r.worst_queries)) for r in report.ab_results]
+    rows = [(r.candidate_version, r.query_set, r.comparison.measure, r.comparison.decision, r.family,
+             r.comparison.delta, r.comparison.p_adjusted, tuple(q["query_id"] for q in r.worst_queries))
+            for r in report.ab_results]
     alerts = sorted((a.dedup_key, a.message) for a in regression_alerts_for(cfg, day2, load_decisions(cfg, day2, versions)))
     event = result_event(cfg, day2, versions, result["alerts"], result["report"])["decisions"]
     cases = cases_for_run(cfg, day2, result)
@@ -82,8 +83,9 @@ def test_a_lost_work_folder_loses_no_decision_and_the_gate_fails_closed_without_
     def worst(version="2.0-truncated", measure="nDCG@10"):
         from evalops.pipeline.deciding import load_decisions
 
-        [d] = [d for d in load_decisions(cfg, day2, _specs(result)) if (d.version, d.measure) == (version, measure)]
-        return d.comparison["worst_queries"]
+        [d] = [d for d in load_decisions(cfg, day2, _specs(result))
+               if (d.version, d.comparison.measure) == (version, measure)]
+        return d.comparison.worst_queries
 
     assert worst()  # the details no column holds come with the row's record
     assert any(r[-1] for r in rows) and all("worst" in m.lower() for _, m in alerts)
@@ -95,11 +97,8 @@ def test_a_lost_work_folder_loses_no_decision_and_the_gate_fails_closed_without_
 
     candidate = next(s for s in result["versions"] if s["version"] == "2.0-truncated")
     ab_tests, alerts = ABTestModel.__table__, AlertModel.__table__
-    with engine_for(cfg).begin() as conn:  # rows stored before ab_tests.record existed: the columns' record
-        conn.execute(update(ab_tests).values(record=None))
-    rows, alerts_seen, event, cases, code = _seen(cfg, day2, result)
-    assert (rows, cases, code) == ([r[:-1] + ((),) for r in before[0]], before[3], before[4])
-    assert len(event) == len(before[2]) and worst() == []
+    # (rows stored before ab_tests.record existed get their record when the warehouse is upgraded:
+    # tests/warehouse/test_warehouse_migrations.py)
     lost = select(ab_tests.c.id).where(ab_tests.c.candidate_run_id == candidate["run_id"])
     with engine_for(cfg).begin() as conn:  # the rows gone (the alert keeps its text, not its link)
         conn.execute(update(alerts).where(alerts.c.ab_test_id.in_(lost)).values(ab_test_id=None))

@@ -185,7 +185,7 @@ def test_a_broken_candidate_off_the_judged_pool_is_a_regression_and_a_swap_stays
     stored = load_ab_tests(engine)
     row = stored[stored["decision"] == "inconclusive"].iloc[0]
     assert row["delta"] == pytest.approx(lower, abs=1e-4)
-    assert row["delta_holes_relevant"] == pytest.approx(upper, abs=1e-4)
+    assert row["judged_coverage"]["holes_relevant_delta"] == pytest.approx(upper, abs=1e-4)
 
 
 def test_a_floor_breach_with_no_baseline_fails_the_gate(scifact_pool, shared_data, tmp_path):

@@ -41,8 +41,8 @@ def test_a_run_logs_its_means_and_decisions_to_mlflow(repo_root, planted_project
     specs = [VersionSpec.from_xcom(v) for v in result["versions"]]
     decisions = load_decisions(cfg, day2, specs)
     assert decisions and all(
-        run["tags"][f"evalops.decision.{mlflow_key(d.comparison['candidate_name'])}.{mlflow_key(d.measure)}"]
-        == d.decision
+        run["tags"][f"evalops.decision.{mlflow_key(d.comparison.candidate_name)}.{mlflow_key(d.comparison.measure)}"]
+        == d.comparison.decision
         for d in decisions if d.dataset != "production")
     assert run["tags"]["evalops.decision"] == "regression"
     for spec in specs:

@@ -26,8 +26,8 @@ from evalops.pipeline.pooling import POOLED_METHOD, decide_production_run
 from evalops.pipeline.specs import VersionSpec
 from evalops.stats import Policy, align, compare
 from evalops.warehouse import (
+    ABTestResult,
     RunKey,
-    ab_test_result,
     connect,
     load_ab_tests,
     record_ab_tests,
@@ -137,7 +137,7 @@ class Days:
                        candidate_name=f"search@{candidate}", rng=0)
         [decided] = decide_production_run(self.engine, [comp], candidate_run_id=cand.id, baseline_run_id=base.id)
         if store:
-            record_ab_tests(self.engine, [ab_test_result(decided, baseline_run_id=base.id, candidate_run_id=cand.id,
+            record_ab_tests(self.engine, [ABTestResult(decided, baseline_run_id=base.id, candidate_run_id=cand.id,
                                                          family="production")])
         return decided
 
@@ -234,8 +234,8 @@ def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
     assert decided.decision == "regression" and decided.pooled["since"] == "2026-11-11"
     words = f"pooled over 5 days since 2026-11-11 (baseline changed (1.0 before)), {5 * N:,} queries"
     record = decided.to_record()
-    row = ABResult.from_record(record, retriever="search", baseline_version="1.5", candidate_version="2.0",
-                               query_set=PRODUCTION, family="production")
+    row = ABResult(comparison=decided, retriever="search", baseline_version="1.5", candidate_version="2.0",
+                   query_set=PRODUCTION, family="production")
     agg = {MEASURE: {"mean": 0.5, "ci_low": 0.45, "ci_high": 0.55, "n": N}}
     data = ReportData(run_key="scheduled__2026-11-15", day="2026-11-15", generated_at="2026-11-15T03:00:00+00:00",
                       fingerprint="fp", fingerprint_components={}, policies={},
@@ -397,7 +397,7 @@ def test_a_familys_earlier_days_are_read_together_and_each_measure_keeps_its_own
             comps = [compare(align((ids, values[day, "1.0"][m].tolist()), (ids, values[day, "2.0"][m].tolist())),
                              measure=m, policy=policy, baseline_name="search@1.0", candidate_name="search@2.0", rng=0)
                      for m in compared]
-            record_ab_tests(engine, [ab_test_result(c, baseline_run_id=runs[day, "1.0"],
+            record_ab_tests(engine, [ABTestResult(c, baseline_run_id=runs[day, "1.0"],
                                                     candidate_run_id=runs[day, "2.0"], family="production")
                                      for c in comps])
         expected = {m: dict(zip(ids, values[day, "2.0"][m] - values[day, "1.0"][m])) for m in measures}

@@ -37,7 +37,7 @@ def _run(tmp_path, env, name: str, work_dir: str | None):
     scores = {(s["retriever"], s["version"], s["dataset"]):
               load_scores(engine, s["run_id"]).sort_values(["measure", "query_id"], ignore_index=True)
               for s in result["versions"]}
-    decisions = sorted((d.version, d.dataset, d.measure, d.decision)
+    decisions = sorted((d.version, d.dataset, d.comparison.measure, d.comparison.decision)
                        for d in load_decisions(cfg, run, _specs(result)))
     return cfg, scores, decisions
 

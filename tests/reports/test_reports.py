@@ -7,12 +7,13 @@ import sys
 import pytest
 
 from evalops.reports import ABResult, ReportData, VersionScores, render_html, render_markdown, write_report
+from tests.conftest import comparison_of
 
 EVIL = '<script>alert("x")</script> | `rm` & <img src=x onerror=1>'
 
 
 def _ab(version: str, decision: str, delta: float, query_set: str = "gold", measure: str = "nDCG@10") -> ABResult:
-    record = {
+    record = comparison_of(**{
         "measure": measure, "n": 64, "baseline_mean": 0.6, "candidate_mean": 0.6 + delta, "delta": delta,
         "delta_ci_low": delta - 0.04, "delta_ci_high": delta + 0.04, "p_value": 0.0004, "p_adjusted": 0.0012,
         "effect_size_dz": delta * 5, "wins": 5, "ties": 30, "losses": 29, "decision": decision,
@@ -20,9 +21,10 @@ def _ab(version: str, decision: str, delta: float, query_set: str = "gold", meas
         "severity": "critical" if decision == "regression" else None,
         "criterion": "material" if decision == "regression" else None, "interval_low": delta - 0.05,
         "interval_high": delta + 0.05, "interval_level": 1 - 0.05 / 3, "margin": 0.01, "family_size": 3,
-    }
+    })
     return ABResult(
-        retriever="handbook", baseline_version="v1", candidate_version=version, query_set=query_set, record=record,
+        retriever="handbook", baseline_version="v1", candidate_version=version, query_set=query_set,
+        comparison=record,
         worst_queries=[{"query_id": "p17", "baseline": 1.0, "candidate": 0.0, "delta": -1.0, "text": EVIL}],
         family="gold",
         coverage="baseline answered 64 of 64 judged queries (100%), candidate 64 of 64 (100%); every judged query "

@@ -12,7 +12,7 @@ import pytest
 from evalops.errors import InputError
 from evalops.reports import ABResult
 from evalops.stats import Comparison, align, compare
-from evalops.warehouse import ABTestResult, ab_test_result
+from evalops.warehouse import ABTestResult
 
 
 def _comparison(n: int = 30, drop: float = 0.1) -> Comparison:
@@ -62,60 +62,45 @@ def test_the_public_view_is_the_record_under_its_public_names():
 
 
 @pytest.mark.parametrize("n", [0, 30])
-def test_one_mapper_to_the_warehouse_row_uses_the_record_s_names_and_none(n):
+def test_one_mapper_to_the_warehouse_columns_stores_the_record_and_reads_it_back(n):
+    from evalops.warehouse.abtests import ab_test_columns, ab_test_of, ab_test_view
+
     comparison = _comparison(n)
-    row = ab_test_result(comparison, baseline_run_id=1, candidate_run_id=2, family="gold")
-    assert isinstance(row, ABTestResult)
-    assert row.effect_size_dz == comparison.effect_size_dz and not hasattr(row, "d_z")  # one name, the record's
-    assert row.ci_level == comparison.policy.confidence and row.family == "gold"
-    for f in dataclasses.fields(row):
-        value = getattr(row, f.name)
-        assert not (isinstance(value, float) and math.isnan(value)), f.name
+    stored = ABTestResult(comparison, baseline_run_id=1, candidate_run_id=2, family="gold")
+    columns = ab_test_columns(stored)
+    assert set(columns) == {"baseline_run_id", "candidate_run_id", "decision", "policy", "family", "segments",
+                            "record"}  # the record once, and the columns SQL reads
+    assert "deltas" not in columns["record"] and json.dumps(columns["record"], allow_nan=False)
+    view = ab_test_view(stored)  # the dashboard's flat names
+    assert view["d_z"] == comparison.effect_size_dz and view["ci_level"] == comparison.policy.confidence
+    for name, value in view.items():
+        assert not (isinstance(value, float) and math.isnan(value)), name
     if n == 0:
-        assert row.delta is None and row.effect_size_ci_low is None
+        assert view["delta"] is None and view["d_z_ci_low"] is None
+    back = ab_test_of({**columns, "id": 7, "created_at": None})
+    assert back.comparison.to_record() == {**comparison.to_record(), "deltas": []}
+    assert (back.family, back.id, back.baseline_run_id) == ("gold", 7, 1)
 
 
-def test_the_report_row_is_read_from_the_record_by_name():
-    comparison = _comparison()
-    row = ABResult.from_record(comparison.to_record(), retriever="bm25", baseline_version="1",
-                               candidate_version="2", query_set="gold", coverage="all answered")
-    assert (row.delta, row.p_adjusted, row.effect_size_dz, row.severity) == (
-        comparison.delta, comparison.p_adjusted, comparison.effect_size_dz, comparison.severity)
-    assert row.reasons == list(comparison.reasons) and row.coverage == "all answered" and row.worst_queries == []
-
-
-def test_the_report_row_holds_the_record_a_descriptive_decision_included():
-    record = _comparison().to_record()
-    row = ABResult.from_record({**record, "decision": "descriptive (regression)", "reasons": ["gated"]},
-                               retriever="bm25", baseline_version="1", candidate_version="2", query_set="gold, judge")
-    assert (row.decision, row.reasons) == ("descriptive (regression)", ["gated"])
-
-
-def test_every_field_of_the_record_reads_on_the_report_row_and_the_gate_case():
+def test_the_report_row_and_the_gate_case_hold_the_comparison_itself():
     from evalops.gate import GateCase
-    from evalops.stats import RECORD_FIELDS
 
-    record = _comparison().to_record()
-    row = ABResult.from_record(record, retriever="bm25", baseline_version="1", candidate_version="2",
-                               query_set="gold")
-    case = GateCase("bm25", "2", record["measure"], "passed", record["decision"], "fine", comparison=record)
-    own = {"worst_queries", "coverage"}  # the report's rows with text, the coverage in words
-    for name in RECORD_FIELDS:
-        if name not in own:
-            assert getattr(row, name) == record[name], name
-        assert getattr(case, name) == record[name], name
+    comparison = _comparison()
+    row = ABResult(comparison=comparison, retriever="bm25", baseline_version="1", candidate_version="2",
+                   query_set="gold", coverage="all answered")
+    case = GateCase("bm25", "2", comparison.measure, "passed", comparison.decision, "fine", comparison=comparison)
+    assert row.comparison is comparison and case.comparison is comparison
+    assert row.coverage == "all answered" and row.worst_queries == []
     public = case.to_dict()
-    assert public["delta"] == record["delta"] and "deltas" not in public and "policy" not in public
+    assert public["delta"] == comparison.delta and "deltas" not in public and "policy" not in public
+    # neither forwards the comparison's fields: they read from ``.comparison`` only
+    assert not hasattr(row, "delta") and not hasattr(case, "delta")
 
 
-def test_a_record_read_by_attribute_refuses_an_unknown_field_and_defaults_an_absent_one():
-    from evalops.errors import InputError
-    from evalops.stats import ComparisonRecord
-
-    record = _comparison().to_record()
+def test_a_public_view_reads_back_under_the_record_s_names():
+    comparison = _comparison()
+    back = Comparison.from_record(comparison.to_dict())
+    assert (back.baseline_name, back.candidate_name) == (comparison.baseline_name, comparison.candidate_name)
+    assert back.to_dict() == comparison.to_dict()
     with pytest.raises(InputError, match=r"unknown fields \['deltaa'\]"):
-        ComparisonRecord({**record, "deltaa": 0.1})
-    older = ComparisonRecord({k: v for k, v in record.items() if k != "queries_gained"})
-    assert older.queries_gained == 0 and "queries_gained" not in older
-    with pytest.raises(AttributeError):
-        older.no_such_field  # noqa: B018
+        Comparison.from_record({**comparison.to_dict(), "deltaa": 0.1})

@@ -290,3 +290,70 @@ def test_upgrading_a_warehouse_at_the_head_does_not_run_alembic(empty_url, monke
             upgrade(engine)
     finally:
         engine.dispose()
+
+
+def test_an_ab_test_stored_without_its_record_gets_it_from_its_columns(empty_url, backend):
+    """Revision f2a9c4e7b1d6: the readers read a comparison from ``record`` alone, so a row stored before
+    that column (``record`` NULL, written at the previous head as the old code wrote it) gets the record its
+    columns hold, and a row stored with its record keeps it; ``record`` is then NOT NULL."""
+    import json
+
+    from sqlalchemy import text
+    from warehouse_helpers import Seeder
+
+    from evalops.warehouse import ab_test_results
+    from tests.conftest import comparison_of
+
+    engine = create_warehouse_engine(empty_url)
+    try:
+        upgrade(engine, "e6b1d3f5a7c9")  # the previous head
+        seed = Seeder(engine)
+        base, cand = seed.run("v1"), seed.run("v2")
+        kept = comparison_of(measure="P@5", baseline_name="bm25@v1", candidate_name="bm25@v2", n=3,
+                             decision="no_change", notes=["kept"], policy={"alpha": 0.1})
+        stored_record = json.dumps({k: v for k, v in kept.to_record().items() if k != "deltas"})
+        with engine.begin() as conn:  # rows as the code of that head wrote them (the old one: columns only)
+            conn.execute(text("INSERT INTO measures (name) VALUES ('nDCG@10'), ('P@5')"))
+            for measure, record in (("P@5", stored_record), ("nDCG@10", None)):
+                conn.execute(text(
+                "INSERT INTO ab_tests (baseline_run_id, candidate_run_id, measure_id, n, baseline_mean, "
+                "candidate_mean, delta, delta_ci_low, delta_ci_high, ci_level, test, p_value, p_adjusted, d_z, "
+                "d_z_ci_low, d_z_ci_high, "
+                "wins, ties, losses, decision, reasons, policy, created_at, severity, criterion, margin, interval_low, "
+                "interval_high, interval_level, family_size, family, record) SELECT :b, :c, m.id, 40, 0.6, 0.5, "
+                "-0.1, -0.15, -0.05, 0.95, 't', 0.001, 0.002, -0.5, -0.8, -0.2, 5, 10, 25, 'regression', "
+                "'[\"a material drop\"]', "
+                "'{\"alpha\": 0.05, \"alert_on\": \"critical\", \"min_effect\": 0.2}', '2024-05-01 03:00:00+00:00', "
+                "'critical', 'material', 0.02, -0.16, -0.04, 0.975, 2, 'gold', :record FROM measures m "
+                "WHERE m.name = :measure"), {"b": base.id, "c": cand.id, "record": record, "measure": measure})
+        upgrade(engine)
+        assert current_revision(engine) == head_revisions()[0]
+        assert not {c["name"]: c for c in inspect(engine).get_columns("ab_tests")}["record"]["nullable"]
+        stored = {r.comparison.measure: r for r in ab_test_results(engine, candidate_run_id=cand.id,
+                                                                   baseline_run_id=base.id)}
+        assert stored["P@5"].comparison.to_record() == kept.to_record()  # a row with its record keeps it
+        old = stored["nDCG@10"]
+        c = old.comparison
+        assert (old.family, c.baseline_name, c.candidate_name, c.n) == ("gold", "bm25@v1", "bm25@v2", 40)
+        assert (c.delta, c.interval_low, c.interval_high, c.p_adjusted, c.effect_size_dz) == (
+            -0.1, -0.16, -0.04, 0.002, -0.5)
+        assert (c.effect_size_ci, c.decision, c.severity, c.reasons, c.family_size) == (
+            (-0.8, -0.2), "regression", "critical", ("a material drop",), 2)
+        assert c.alert and c.higher_is_better and c.worst_queries == () and c.notes == ()
+        assert c.policy.alpha == 0.05 and c.policy.alert_on == "critical"  # min_effect left out of the record
+        old_row = "FROM ab_tests a JOIN measures m ON m.id = a.measure_id WHERE m.name = 'nDCG@10'"
+        with engine.connect() as conn:  # the column keeps the policy as it was stored
+            assert "min_effect" in str(conn.execute(text(f"SELECT a.policy {old_row}")).scalar_one())
+        # a7c3e5f1d9b2: the record is stored once, beside the columns SQL reads; its downgrade puts the copies back
+        columns = {c["name"] for c in inspect(engine).get_columns("ab_tests")}
+        assert columns == {"id", "baseline_run_id", "candidate_run_id", "measure_id", "decision", "policy",
+                           "created_at", "family", "segments", "record"}
+        downgrade(engine, "f2a9c4e7b1d6")
+        with engine.connect() as conn:
+            copied = conn.execute(text(f"SELECT a.n, a.delta, a.d_z, a.d_z_ci_high, a.ci_level, a.severity "
+                                       f"{old_row}")).one()
+        assert tuple(copied) == (40, -0.1, -0.5, -0.2, 0.95, "critical")
+        downgrade(engine, "e6b1d3f5a7c9")
+        assert {c["name"]: c for c in inspect(engine).get_columns("ab_tests")}["record"]["nullable"]
+    finally:
+        engine.dispose()

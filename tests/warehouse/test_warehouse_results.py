@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import math
 
 import pytest
+from warehouse_helpers import table_counts
 
 from evalops.errors import InputError, WarehouseError
 from evalops.warehouse import (
@@ -18,7 +18,7 @@ from evalops.warehouse import (
     record_ab_tests,
     record_alert,
 )
-from warehouse_helpers import table_counts
+from tests.conftest import comparison_of
 
 DAY = dt.date(2024, 5, 1)
 
@@ -26,26 +26,22 @@ DAY = dt.date(2024, 5, 1)
 def result(baseline_id: int, candidate_id: int, measure: str = "nDCG@10", **changes) -> ABTestResult:
     values = dict(
         measure=measure,
-        baseline_run_id=baseline_id,
-        candidate_run_id=candidate_id,
         n=50,
         baseline_mean=0.52,
         candidate_mean=0.47,
         delta=-0.05,
         delta_ci_low=-0.08,
         delta_ci_high=-0.02,
-        ci_level=0.95,
         test="paired-t",
         p_value=0.003,
         p_adjusted=0.006,
         effect_size_dz=-0.41,
-        effect_size_ci_low=-0.7,
-        effect_size_ci_high=-0.12,
+        effect_size_ci=[-0.7, -0.12],
         wins=10,
         ties=15,
         losses=25,
         decision="regression",
-        reasons=("the interval lies below 0 but reaches past -0.01: a significant drop, size uncertain",),
+        reasons=["the interval lies below 0 but reaches past -0.01: a significant drop, size uncertain"],
         policy={"alpha": 0.05, "min_delta": 0.01, "correction": "holm"},
         severity="warning",
         criterion="significant",
@@ -54,23 +50,26 @@ def result(baseline_id: int, candidate_id: int, measure: str = "nDCG@10", **chan
         interval_high=-0.01,
         interval_level=1 - 0.05 / 3,
         family_size=3,
-        family="gold",
     )
-    return ABTestResult(**{**values, **changes})
+    return ABTestResult(comparison_of(**{**values, **changes}), baseline_run_id=baseline_id,
+                        candidate_run_id=candidate_id, family="gold")
 
 
 def test_ab_results_round_trip_and_upsert(seed, engine):
     base, cand = seed.run("v1"), seed.run("v2")
-    stored = record_ab_tests(engine, [result(base.id, cand.id), result(base.id, cand.id, "P@5", p_value=math.nan)])
+    stored = record_ab_tests(engine, [result(base.id, cand.id), result(base.id, cand.id, "P@5", p_value=None)])
     assert all(s.id is not None and s.created_at.tzinfo is not None for s in stored)
     first = stored[0]
-    assert dataclasses.replace(first, id=None, created_at=None) == result(base.id, cand.id)
-    assert math.isnan(stored[1].p_value)
+    written = result(base.id, cand.id)
+    assert first.comparison.to_record() == written.comparison.to_record()  # NaN (statistic) is no NaN's equal
+    assert (first.baseline_run_id, first.candidate_run_id, first.family, list(first.segments)) == (
+        written.baseline_run_id, written.candidate_run_id, written.family, list(written.segments))
+    assert math.isnan(stored[1].comparison.p_value)  # undefined: None in the record, NaN in the comparison
 
     counts = table_counts(engine)
-    again = record_ab_tests(engine, [result(base.id, cand.id, decision="no_change", reasons=())])
+    again = record_ab_tests(engine, [result(base.id, cand.id, decision="no_change", reasons=[])])
     assert table_counts(engine) == counts
-    assert again[0].id == first.id and again[0].decision == "no_change" and again[0].reasons == ()
+    assert again[0].id == first.id and again[0].comparison.decision == "no_change" and again[0].comparison.reasons == ()
 
     frame = load_ab_tests(engine, candidate_run_id=cand.id)
     assert list(frame["measure"]) == ["P@5", "nDCG@10"]
@@ -78,7 +77,7 @@ def test_ab_results_round_trip_and_upsert(seed, engine):
     assert frame["interval_level"].iloc[0] == pytest.approx(1 - 0.05 / 3)
     inconclusive = record_ab_tests(engine, [result(base.id, cand.id, decision="inconclusive", severity=None,
                                                    criterion=None, reason_code="partial_run")])
-    assert (inconclusive[0].severity, inconclusive[0].reason_code) == (None, "partial_run")
+    assert (inconclusive[0].comparison.severity, inconclusive[0].comparison.reason_code) == (None, "partial_run")
     assert list(frame["decision"]) == ["regression", "no_change"]
 
 

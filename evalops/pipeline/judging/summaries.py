@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
 from evalops.reports import ABResult
+from evalops.stats import Comparison
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -76,9 +77,11 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
             if gate["status"] != "alerting":
                 reasons.insert(0, "descriptive only: " + gate["reason"])
             decision = c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})"
-            record = {k: v for k, v in c.items() if k not in ("family", "look")}  # beside the record, not in it
-            rows.append(ABResult.from_record(
-                {**record, "decision": decision, "reasons": reasons}, retriever=retriever, baseline_version=base,
+            # the comparison's public view; its family, look and policy key are kept beside it, not in it
+            record = {k: v for k, v in c.items() if k not in ("family", "look", "policy")}
+            rows.append(ABResult(
+                comparison=Comparison.from_record({**record, "decision": decision, "reasons": reasons}),
+                retriever=retriever, baseline_version=base,
                 candidate_version=c["candidate"].rpartition("@")[2], query_set=f"{scope}, judge {who}",
             ))
     return rows, policies, notes
