@@ -39,6 +39,7 @@ from evalops.warehouse.dashboard import dashboard_ab_state, dashboard_measures, 
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastapi import FastAPI
+    from fastapi.responses import HTMLResponse, Response
 
     from evalops.dashboard.auth import DashboardAuth
     from sqlalchemy.engine import Engine
@@ -105,10 +106,8 @@ def create_app(
     401 without the credentials. ``cache`` keeps rendered pages (default: for
     ``settings.cache_seconds``; see :mod:`evalops.dashboard.cache`). ``labelling``, ``identity`` and
     ``credential_cookies`` configure the labelling pages (``evalops.dashboard.labelling.register_labelling``)."""
-    from fastapi import Depends, FastAPI, Header, Path as PathParam, Query
-    from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+    from fastapi import Depends, FastAPI
     from fastapi.staticfiles import StaticFiles
-    from fastapi.concurrency import run_in_threadpool
 
     settings = settings or DashboardSettings()
     pages = cache if cache is not None else PageCache(settings.cache_seconds)
@@ -120,27 +119,53 @@ def create_app(
     app = FastAPI(title="evalops dashboard", docs_url=None, redoc_url=None, openapi_url=None,
                   dependencies=guards)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
-    state: dict[str, Any] = {}
-
     app.add_middleware(_SecurityHeaders)
+    ui = _Pages(engine, settings, links, pages)
+    _register_error_page(app, ui)
+    _register_warehouse_pages(app, ui)
+    _register_files(app, ui, reports)
+    register_labelling(app, get_engine=ui.get_engine, prefix=prefix, page=ui.page,
+                       settings=labelling or LabellingSettings(), writes=bool(guards), identity=identity,
+                       credential_cookies=credential_cookies)
+    _register_health(app, ui)
+    return app
 
-    def get_engine() -> Engine:
+
+class _Pages:
+    """What every route of one app shares: the engine (resolved on first use), the links and settings, and
+    the kept pages; renders a page and answers it with the dashboard's headers."""
+
+    def __init__(self, engine: Engine | Any, settings: DashboardSettings, links: AppLinks, pages: PageCache) -> None:
+        self._engine = engine
+        self.settings = settings
+        self.links = links
+        self.pages = pages
+        self._state: dict[str, Any] = {}
+
+    def get_engine(self) -> Engine:
+        """The warehouse engine, resolved from the callable on first use."""
+        state, engine = self._state, self._engine
         if "engine" not in state:
             state["engine"] = engine() if callable(engine) else engine
         return state["engine"]
 
-    def read(make_page: Any, conn: Any) -> tuple[str, dict[str, Any], dict[str, str] | None]:
+    def read(self, make_page: Any, conn: Any) -> tuple[str, dict[str, Any], dict[str, str] | None]:
+        """A page's template and context, and the default trend link, read on one connection."""
         # A page's reads share one connection and one transaction (a trend page makes eight reads: one
         # checkout, ping and BEGIN each made the page wait on the database's scheduling as often).
         template, context = make_page(conn)
-        return template, context, default_trend(conn, settings)
+        return template, context, default_trend(conn, self.settings)
 
-    def render_html(template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False) -> str:
+    def render_html(self, template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False) -> str:
+        """The page's HTML; the default trend link is read here when it was not read with the page."""
         if trend is False:  # not read with the page
-            trend = default_trend(get_engine(), settings)
-        return render_page(template, context, links, settings, trend)
+            trend = default_trend(self.get_engine(), self.settings)
+        return render_page(template, context, self.links, self.settings, trend)
 
-    def respond(body: str | bytes, status: int, cache_headers: dict[str, str] | None = None) -> HTMLResponse:
+    def respond(self, body: str | bytes, status: int, cache_headers: dict[str, str] | None = None) -> HTMLResponse:
+        """An HTML response with the dashboard's security headers (and the cache's, when given)."""
+        from fastapi.responses import HTMLResponse
+
         return HTMLResponse(body, status_code=status, headers={
             # No script runs on these pages; say so to the browser as well.
             "Content-Security-Policy": DASHBOARD_CSP + "; frame-ancestors 'self'",
@@ -148,20 +173,30 @@ def create_app(
             **(cache_headers or {}),
         })
 
-    def page(template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False, *,
+    def page(self, template: str, context: dict[str, Any], trend: dict[str, str] | None | bool = False, *,
              status: int = 200) -> HTMLResponse:
-        return respond(render_html(template, context, trend), status)
+        """A page rendered now, not kept."""
+        return self.respond(self.render_html(template, context, trend), status)
 
-    async def cached(asked: str | None, key: tuple[Any, ...], make_page: Any, state_of: Any = None) -> Response:
+    def not_found(self, exc: NotFound) -> HTMLResponse:
+        """The error page, 404."""
+        return self.page("error.html", {"page": "error", "message": str(exc)}, status=404)
+
+    async def cached(self, asked: str | None, key: tuple[Any, ...], make_page: Any, state_of: Any = None) -> Response:
         """The page under ``key`` from the cache, or rendered by ``make_page(conn)`` (404 when it raises
         :class:`NotFound`, not kept); ``state_of(conn)``, when given, is what the page is kept by, read in
         the page's own transaction. 304 when the request already has it (``asked``: its ``If-None-Match``).
         A fresh kept page is answered on the event loop; reads and renders run in the thread pool."""
+        from fastapi.concurrency import run_in_threadpool
+        from fastapi.responses import Response
+
+        pages, get_engine, render_html = self.pages, self.get_engine, self.render_html
+
         def render() -> tuple[str, int, Any]:
             try:
                 with transaction(get_engine(), "reading the page", read_only=True) as conn:
                     state = state_of(conn) if state_of is not None else None
-                    body = render_html(*read(make_page, conn))
+                    body = render_html(*self.read(make_page, conn))
                 return body, 200, state
             except NotFound as exc:
                 return render_html("error.html", {"page": "error", "message": str(exc)}), 404, None
@@ -171,11 +206,18 @@ def create_app(
             kept = await run_in_threadpool(pages.page, key, render,
                                            (lambda: state_of(get_engine())) if state_of else None)
         if kept.status != 200:
-            return respond(kept.body, kept.status)
+            return self.respond(kept.body, kept.status)
         headers = {"ETag": kept.etag, "Cache-Control": pages.cache_control}
         if asked and kept.etag in {tag.strip().removeprefix("W/") for tag in asked.split(",")}:
             return Response(status_code=304, headers=headers)
-        return respond(kept.body, 200, headers)
+        return self.respond(kept.body, 200, headers)
+
+
+def _register_error_page(app: FastAPI, ui: _Pages) -> None:
+    """An evalops error (a warehouse that cannot be reached or read, a bad configuration) is a 503 page."""
+    from fastapi.responses import HTMLResponse
+
+    links, settings = ui.links, ui.settings
 
     @app.exception_handler(EvalopsError)
     def evalops_error(_request: Any, exc: EvalopsError) -> HTMLResponse:
@@ -185,8 +227,13 @@ def create_app(
                            settings, None)
         return HTMLResponse(html, status_code=503)
 
-    def not_found(exc: NotFound) -> HTMLResponse:
-        return page("error.html", {"page": "error", "message": str(exc)}, status=404)
+
+def _register_warehouse_pages(app: FastAPI, ui: _Pages) -> None:
+    """The kept pages read from the warehouse: overview, trends, A/B tests, runs, alerts and sources."""
+    from fastapi import Header, Path as PathParam, Query
+    from fastapi.responses import HTMLResponse
+
+    cached, links, settings = ui.cached, ui.links, ui.settings
 
     # every page but a comparison's is kept by the warehouse's change token; a comparison's by its runs
     @app.get("/", response_class=HTMLResponse)
@@ -228,6 +275,14 @@ def create_app(
         return await cached(if_none_match, ("sources",), lambda conn: sources_page(conn, links, settings),
                             dashboard_version)
 
+
+def _register_files(app: FastAPI, ui: _Pages, reports: Path | None) -> None:
+    """The run reports under ``/reports`` and the Data Docs (their index page, kept, and their files)."""
+    from fastapi import Header
+    from fastapi.responses import FileResponse, HTMLResponse
+
+    cached, links, settings, not_found = ui.cached, ui.links, ui.settings, ui.not_found
+
     @app.get("/reports/{name:path}", response_model=None)
     def report_file(name: str) -> FileResponse | HTMLResponse:
         # A route, not a static mount, so the dependencies (authentication) guard the reports too.
@@ -262,8 +317,12 @@ def create_app(
                 return FileResponse(path)
         return not_found(NotFound(f"no Data Docs file {name!r}"))
 
-    register_labelling(app, get_engine=get_engine, prefix=prefix, page=page, settings=labelling or LabellingSettings(),
-                       writes=bool(guards), identity=identity, credential_cookies=credential_cookies)
+
+def _register_health(app: FastAPI, ui: _Pages) -> None:
+    """The health check, and ``/index.html`` redirected to the overview."""
+    from fastapi.responses import RedirectResponse
+
+    links = ui.links
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
@@ -272,5 +331,3 @@ def create_app(
     @app.get("/index.html", include_in_schema=False)
     def index() -> RedirectResponse:
         return RedirectResponse(links.overview() or "/")
-
-    return app

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlencode
 
 from evalops.annotation.agreement import agreement_report
@@ -45,6 +45,9 @@ from evalops.warehouse.labels import (
     record_adjudication,
     record_label,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fastapi import Request
 
 __all__ = ["ANNOTATOR_COOKIE", "DEFAULT_GRADES", "LabellingSettings", "register_labelling"]
 
@@ -117,95 +120,135 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
     reaching the app carries credentials (a guard is configured); ``identity``: a FastAPI dependency that
     returns the logged-in user's name (Airflow), else annotators name themselves; ``credential_cookies``: the
     cookies that authenticate a request, which the CSRF token is bound to."""
-    from fastapi import Depends, Request
-    from fastapi.responses import RedirectResponse
-
-    base = prefix.rstrip("/")
-
-    def url(path: str, **params: Any) -> str:
-        query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
-        return f"{base}/label{path}" + (f"?{query}" if query else "")
+    from fastapi import Request
 
     async def who(request: Request) -> str | None:
         return None
 
     user = identity if identity is not None else who
+    pages = _Labelling(get_engine, page, settings, writes, credential_cookies, prefix.rstrip("/"))
+    _register_queue(app, pages, user)
+    _register_items(app, pages, user)
+    _register_agreement(app, pages, user)
 
-    def annotator_of(request: Request, logged_in: str | None) -> str | None:
-        return logged_in or (request.cookies.get(ANNOTATOR_COOKIE) or "").strip() or None
 
-    def session_of(request: Request) -> tuple[str, bool]:
-        found = request.cookies.get(SESSION_COOKIE)
-        return (found, False) if found else (new_session(), True)
+def _annotator_of(request: "Request", logged_in: str | None) -> str | None:
+    """The annotator: the logged-in user, else the name kept in the annotator cookie (None: not named)."""
+    return logged_in or (request.cookies.get(ANNOTATOR_COOKIE) or "").strip() or None
 
-    def respond(request: Request, template: str, context: dict[str, Any], *, status: int = 200) -> Any:
-        session, fresh = session_of(request)
-        context = {"page": "labelling", "label_url": url, "writes": writes,
-                   "csrf": form_token(session, request, credential_cookies), **context}
-        response = page(template, context, status=status)
+
+def _session_of(request: "Request") -> tuple[str, bool]:
+    """The browser's session (the CSRF token is bound to it), and whether it is new (its cookie to be set)."""
+    found = request.cookies.get(SESSION_COOKIE)
+    return (found, False) if found else (new_session(), True)
+
+
+async def _form_of(request: "Request") -> dict[str, str] | None:
+    """A posted form's fields (the last value of each); None when it is too large or not UTF-8."""
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        return None
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+    except UnicodeDecodeError:
+        return None
+    return {k: v[-1] for k, v in fields.items()}
+
+
+def _next_item(items: dict[str, dict[str, Any]], state: dict[str, Any], me: str | None,
+               after: str | None = None) -> str | None:
+    """The next open item (after ``after``, wrapping round) that ``me`` has not labelled yet."""
+    ids = list(items)
+    start = ids.index(after) + 1 if after in ids else 0
+    for item_id in ids[start:] + ids[:start]:
+        s = state.get(item_id)
+        if s is not None and s.state in ("open",) and (me is None or me not in s.labels):
+            return item_id
+    return None
+
+
+class _Labelling:
+    """What the labelling routes share: their links, the queue and its items' states, the page answered
+    (with the CSRF token and the session cookie), and the check a post must pass to write."""
+
+    def __init__(self, get_engine: Callable[[], Any], page: Callable[..., Any], settings: LabellingSettings,
+                 writes: bool, credential_cookies: Sequence[str], base: str) -> None:
+        self.get_engine = get_engine
+        self.page = page
+        self.settings = settings
+        self.writes = writes
+        self.credential_cookies = credential_cookies
+        self.base = base
+
+    def url(self, path: str, **params: Any) -> str:
+        """The link to a labelling page (``path`` under ``/label``) with its query parameters."""
+        query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
+        return f"{self.base}/label{path}" + (f"?{query}" if query else "")
+
+    def respond(self, request: "Request", template: str, context: dict[str, Any], *, status: int = 200) -> Any:
+        """The page with the labelling context (links, whether posts may write, the form's CSRF token); a new
+        session's cookie is set on it."""
+        session, fresh = _session_of(request)
+        context = {"page": "labelling", "label_url": self.url, "writes": self.writes,
+                   "csrf": form_token(session, request, self.credential_cookies), **context}
+        response = self.page(template, context, status=status)
         if fresh:
-            response.set_cookie(SESSION_COOKIE, session, httponly=True, samesite="strict", path=base + "/",
+            response.set_cookie(SESSION_COOKIE, session, httponly=True, samesite="strict", path=self.base + "/",
                                 secure=request.url.scheme == "https")
         return response
 
-    def refuse(request: Request, status: int, message: str) -> Any:
-        return respond(request, "error.html", {"heading": "Not allowed" if status == 403 else "Cannot do that",
-                                               "message": message}, status=status)
+    def refuse(self, request: "Request", status: int, message: str) -> Any:
+        """The error page with ``status``: why the request was refused."""
+        return self.respond(request, "error.html", {"heading": "Not allowed" if status == 403 else "Cannot do that",
+                                                    "message": message}, status=status)
 
-    async def form_of(request: Request) -> dict[str, str] | None:
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return None
-        try:
-            fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
-        except UnicodeDecodeError:
-            return None
-        return {k: v[-1] for k, v in fields.items()}
-
-    def checked(request: Request, form: dict[str, str] | None) -> Any:
+    def checked(self, request: "Request", form: dict[str, str] | None) -> Any:
         """A refusal when the post may not write (no guard, no or wrong CSRF token), else None."""
-        if not writes:
-            return refuse(request, 403, "This dashboard has no credentials configured, so it takes no labels: set "
-                                        "EVALOPS_DASHBOARD_TOKEN (or EVALOPS_DASHBOARD_USER and "
-                                        "EVALOPS_DASHBOARD_PASSWORD), or open it inside Airflow.")
-        if form is None or not valid_token(request, form.get("csrf"), credential_cookies):
-            return refuse(request, 403, "The form's CSRF token is missing or is not this session's: reload the page "
-                                        "and submit again. Nothing was changed.")
+        if not self.writes:
+            return self.refuse(request, 403, "This dashboard has no credentials configured, so it takes no labels: "
+                                             "set EVALOPS_DASHBOARD_TOKEN (or EVALOPS_DASHBOARD_USER and "
+                                             "EVALOPS_DASHBOARD_PASSWORD), or open it inside Airflow.")
+        if form is None or not valid_token(request, form.get("csrf"), self.credential_cookies):
+            return self.refuse(request, 403, "The form's CSRF token is missing or is not this session's: reload the "
+                                             "page and submit again. Nothing was changed.")
         return None
 
-    def queue() -> dict[str, dict[str, Any]]:
-        if settings.queue is None:
+    def queue(self) -> dict[str, dict[str, Any]]:
+        """The annotation queue's items by id, in working order (none without a queue file)."""
+        if self.settings.queue is None:
             return {}
-        return {r["item_id"]: r for r in ordered_items(read_queue(settings.queue))}
+        return {r["item_id"]: r for r in ordered_items(read_queue(self.settings.queue))}
 
-    def states(items: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        # the labels and adjudications read in one transaction
-        with transaction(get_engine(), "reading the labels") as conn:
-            return item_states(list(items), load_labels(conn), load_adjudications(conn), settings.labels_per_item)
+    def states(self, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Each item's state, from the labels and adjudications read in one transaction."""
+        with transaction(self.get_engine(), "reading the labels") as conn:
+            return item_states(list(items), load_labels(conn), load_adjudications(conn),
+                               self.settings.labels_per_item)
 
-    def grade_of(form: dict[str, str]) -> int | None:
+    def grade_of(self, form: dict[str, str]) -> int | None:
+        """The posted grade when it is one of the scale's, else None."""
         raw = form.get("grade", "")
-        allowed = {g for g, _ in settings.grades}
+        allowed = {g for g, _ in self.settings.grades}
         try:
             value = int(raw)
         except ValueError:
             return None
         return value if value in allowed else None
 
-    def next_item(items: dict[str, dict[str, Any]], state: dict[str, Any], me: str | None,
-                  after: str | None = None) -> str | None:
-        ids = list(items)
-        start = ids.index(after) + 1 if after in ids else 0
-        for item_id in ids[start:] + ids[:start]:
-            s = state.get(item_id)
-            if s is not None and s.state in ("open",) and (me is None or me not in s.labels):
-                return item_id
-        return None
+
+def _register_queue(app: Any, pages: _Labelling, user: Any) -> None:
+    """The queue page (``/label``) and the form where an annotator names themself."""
+    from fastapi import Depends, Request
+    from fastapi.responses import RedirectResponse
+
+    url, respond, refuse, checked = pages.url, pages.respond, pages.refuse, pages.checked
+    queue, states, settings = pages.queue, pages.states, pages.settings
+    base = pages.base
 
     @app.get("/label")
     def label_queue(request: Request, source: str | None = None, state: str | None = None,
                     logged_in: str | None = Depends(user)) -> Any:
-        me = annotator_of(request, logged_in)
+        me = _annotator_of(request, logged_in)
         items = queue()
         found = states(items)
         rows = []
@@ -219,7 +262,7 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
             rows.append({"item": item, "state": s, "href": url(f"/item/{quote(item_id)}"),
                          "mine": "skip" if me in s.labels and mine is None else mine,
                          "priority": "–" if item["priority"] is None else f"{item['priority']:.3f}"})
-        first = next_item(items, found, me)
+        first = _next_item(items, found, me)
         return respond(request, "label_queue.html", {
             "rows": rows, "counts": counts, "sources": QUEUE_SOURCES, "states": ITEM_STATES, "source": source or "",
             "state": state or "", "me": me, "identified": logged_in is not None, "total": len(items),
@@ -228,7 +271,7 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
 
     @app.post("/label/annotator")
     async def set_annotator(request: Request, logged_in: str | None = Depends(user)) -> Any:
-        form = await form_of(request)
+        form = await _form_of(request)
         refused = checked(request, form)
         if refused is not None:
             return refused
@@ -243,16 +286,26 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
                             secure=request.url.scheme == "https")
         return response
 
+
+def _register_items(app: Any, pages: _Labelling, user: Any) -> None:
+    """An item's page and the post that records its label (or its skip)."""
+    from fastapi import Depends, Request
+    from fastapi.responses import RedirectResponse
+
+    url, respond, refuse, checked = pages.url, pages.respond, pages.refuse, pages.checked
+    queue, states, settings = pages.queue, pages.states, pages.settings
+    get_engine, grade_of = pages.get_engine, pages.grade_of
+
     @app.get("/label/item/{item_id}")
     def label_item(request: Request, item_id: str, logged_in: str | None = Depends(user)) -> Any:
-        me = annotator_of(request, logged_in)
+        me = _annotator_of(request, logged_in)
         items = queue()
         item = items.get(item_id)
         if item is None:
             return refuse(request, 404, f"no annotation-queue item {item_id!r}")
         found = states(items)
         s = found[item_id]
-        following = next_item(items, found, me, after=item_id)
+        following = _next_item(items, found, me, after=item_id)
         return respond(request, "label_item.html", {
             "item": item, "state": s, "me": me, "document": _document(settings, item.get("doc_id")),
             "grades": settings.grades, "guidelines": settings.guidelines, "mine": s.labels.get(me) if me else None,
@@ -262,12 +315,12 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
 
     @app.post("/label/item/{item_id}")
     async def post_label(request: Request, item_id: str, logged_in: str | None = Depends(user)) -> Any:
-        form = await form_of(request)
+        form = await _form_of(request)
         refused = checked(request, form)
         if refused is not None:
             return refused
         form = form or {}
-        me = annotator_of(request, logged_in)
+        me = _annotator_of(request, logged_in)
         if me is None:
             return refuse(request, 403, "Name yourself on the labelling page first: every label records its annotator.")
         items = queue()
@@ -284,8 +337,18 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
         except InputError as exc:
             return refuse(request, 400, str(exc))
         found = states(items)
-        following = next_item(items, found, me, after=item_id)
+        following = _next_item(items, found, me, after=item_id)
         return RedirectResponse(url(f"/item/{quote(following)}") if following else url(""), status_code=303)
+
+
+def _register_agreement(app: Any, pages: _Labelling, user: Any) -> None:
+    """The agreement page (kappa, alpha, the conflicts) and the post that adjudicates a conflict."""
+    from fastapi import Depends, Request
+    from fastapi.responses import RedirectResponse
+
+    url, respond, refuse, checked = pages.url, pages.respond, pages.refuse, pages.checked
+    queue, states, settings = pages.queue, pages.states, pages.settings
+    get_engine, grade_of = pages.get_engine, pages.grade_of
 
     @app.get("/label/agreement")
     def agreement(request: Request, logged_in: str | None = Depends(user)) -> Any:
@@ -302,16 +365,16 @@ def register_labelling(app: Any, *, get_engine: Callable[[], Any], prefix: str, 
             row["kappa_text"], row["agreement_text"] = _fmt(row["kappa"]), _fmt(row["agreement"])
         return respond(request, "label_agreement.html", {
             "report": report, "alpha": {k: _fmt(v) for k, v in report["alpha"].items()}, "conflicts": conflicts,
-            "adjudicated": adjudicated, "grades": settings.grades, "me": annotator_of(request, logged_in)})
+            "adjudicated": adjudicated, "grades": settings.grades, "me": _annotator_of(request, logged_in)})
 
     @app.post("/label/adjudicate/{item_id}")
     async def adjudicate(request: Request, item_id: str, logged_in: str | None = Depends(user)) -> Any:
-        form = await form_of(request)
+        form = await _form_of(request)
         refused = checked(request, form)
         if refused is not None:
             return refused
         form = form or {}
-        me = annotator_of(request, logged_in)
+        me = _annotator_of(request, logged_in)
         if me is None:
             return refuse(request, 403, "Name yourself on the labelling page first: an adjudication records who "
                                         "made it.")

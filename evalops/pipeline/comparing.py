@@ -173,10 +173,35 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
     # span and chunk measures exist only on a text-anchored gold set (none on a production sample)
     spans, scored = set(anchored_measures(cfg)), set(own.frame["measure"].unique().tolist())
     measures = [m for m in compared_measures(cfg) if m not in spans or m in scored]
+    _store_version(cfg, run, spec, engine, own)
+    facts = record_run_facts(cfg, run, spec, n_failed=len(own.failed))
+    if spec.rescore_reason and own.status == "succeeded":
+        promote_baseline(engine, spec.run_id, by="evalops", reason=spec.rescore_reason)
+        log.info("%s: re-scored stale baseline promoted (run %s)", spec.label, spec.run_id)
+
+    attributes = query_attributes(cfg, spec.dataset, spec.sample_folder)
+    reading = _read_against_baseline(cfg, run, spec, engine, own, measures, attributes)
+    # sources of the retrieved contexts, and the means with their spread per segment, the long-document
+    # segment included (evalops.sources, evalops.spread): in the comparison file and the warehouse
+    sources = aggregates = None
+    long_rule = None
+    if own.status != "failed":
+        sources = version_sources(cfg, spec, own.ranked(), reading.base_docs)
+        with_length, long_rule = long_document_attributes(cfg, spec, attributes)
+        aggregates = segment_aggregates(own.frame, with_length, measures, AGGREGATE_FACETS)
+    # replaces what an earlier attempt wrote (a failed version keeps none)
+    record_breakdowns(engine, spec.run_id, shares=share_rows(sources), spreads=aggregates or [])
+    _write_comparison(cfg, run, spec, reading, sources=sources, aggregates=aggregates, long_rule=long_rule)
+    return VersionCompared(spec.run_id, own.status, len(reading.comparisons), facts["embeddings"])
+
+
+def _store_version(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any, own: VersionOutcome) -> None:
+    """Step 2: store the version's run, its per-query scores, aggregates and kept ranking in one transaction.
+
+    A re-run of a finished run is an attempt beside it (planning): this write replaces the finished result
+    with the attempt's, its start and contracts included."""
     planned = get_run(engine, spec.run_id)
     fingerprint = get_fingerprint(engine, spec.fingerprint)
-    # A re-run of a finished run is an attempt beside it (planning): this write replaces the finished result
-    # with the attempt's, its start and contracts included, in one transaction.
     record_run(
         engine, planned.key, fingerprint=fingerprint, logical_date=run.anchor, status=own.status,
         started_at=planned.attempt_started_at or planned.started_at, contracts=planned.attempt_contracts,
@@ -186,90 +211,120 @@ def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionC
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
         ranking=None if own.status == "failed" else _kept_ranking(cfg, own),
     )
-    facts = record_run_facts(cfg, run, spec, n_failed=len(own.failed))
-    if spec.rescore_reason and own.status == "succeeded":
-        promote_baseline(engine, spec.run_id, by="evalops", reason=spec.rescore_reason)
-        log.info("%s: re-scored stale baseline promoted (run %s)", spec.label, spec.run_id)
 
-    notes: list[str] = []
-    comparisons: list[Comparison] = []
-    segments: list[dict[str, Any]] = []
-    dev_summary: dict[str, Any] = {}
-    test_summary: dict[str, Any] = {}
-    attributes = query_attributes(cfg, spec.dataset, spec.sample_folder)
+
+@dataclass
+class _BaselineReading:
+    """What step 4 made of a version against its baseline: the notes (coverage, or why it was not compared),
+    the comparisons of the test queries, the per-segment readings, the dev / test mean deltas (empty without
+    dev queries), and the baseline's ranked documents for its source shares (None when not known)."""
+
+    notes: list[str] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    dev_summary: dict[str, Any] = field(default_factory=dict)
+    test_summary: dict[str, Any] = field(default_factory=dict)
+    base_docs: Any = None
+
+
+@dataclass(frozen=True, eq=False)
+class _Baseline:
+    """The baseline run as a comparison reads it: scored in this run (``today``) or stored in the warehouse.
+    ``empty`` is None for a stored run (not known); ``ranking`` None for one stored before rankings were kept."""
+
+    frame: pd.DataFrame
+    failed: bool
+    answered: int
+    empty: int | None
+    docs: Any
+    ranking: Any
+
+
+def _load_baseline(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any, base_id: int) -> _Baseline:
+    """The baseline's scores, coverage and ranking: from its shards when it was scored in this run, else from
+    the warehouse."""
+    if spec.baseline_today:
+        base = collect_version(cfg, run, base_id, spec.n_shards, spec.n_queries)
+        docs = base.ranked()
+        return _Baseline(base.frame, base.status == "failed", base.n_queries - len(base.failed), base.n_empty,
+                         docs, ranking_from_docs(docs))
+    base_run = get_run(engine, base_id)
+    frame = load_scores(engine, base_id)
+    kept = load_ranking(engine, base_id)
+    stored_docs = None if kept is None else docs_from_bytes(kept.data)
+    return _Baseline(frame, False, base_run.n_queries - base_run.n_failed, None, stored_docs,
+                     None if stored_docs is None else ranking_from_docs(stored_docs))
+
+
+def _read_against_baseline(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any, own: VersionOutcome,
+                           measures: list[str], attributes: dict[str, dict[str, str]]) -> _BaselineReading:
+    """Step 4: compare the version with its baseline run, or note why it is not compared (no baseline, the
+    version failed, it is the baseline version itself, or the baseline failed in this run)."""
+    reading = _BaselineReading()
     base_id = spec.baseline_run_id
-    base_docs: Any = None  # the baseline's ranked documents, for its source shares (evalops.sources)
     if base_id is None:
-        notes.append(spec.baseline_note or "no baseline to compare with")
+        reading.notes.append(spec.baseline_note or "no baseline to compare with")
     elif own.status == "failed":
-        notes.append("not compared: the version could not be scored")
+        reading.notes.append("not compared: the version could not be scored")
     elif spec.version == spec.baseline_version:
-        notes.append("the baseline version itself: not compared with its own baseline run")
+        reading.notes.append("the baseline version itself: not compared with its own baseline run")
     else:
-        if spec.baseline_today:
-            base = collect_version(cfg, run, base_id, spec.n_shards, spec.n_queries)
-            base_frame, base_failed = base.frame, base.status == "failed"
-            base_answered, base_empty = base.n_queries - len(base.failed), base.n_empty
-            base_docs = base.ranked()
-            base_ranking = ranking_from_docs(base_docs)
+        base = _load_baseline(cfg, run, spec, engine, base_id)
+        if base.failed:
+            reading.notes.append(
+                f"not compared: the baseline {spec.baseline_version} could not be scored in this run")
         else:
-            base_run = get_run(engine, base_id)
-            base_frame, base_failed = load_scores(engine, base_id), False
-            base_answered, base_empty = base_run.n_queries - base_run.n_failed, None
-            kept = load_ranking(engine, base_id)
-            base_docs = None if kept is None else docs_from_bytes(kept.data)
-            base_ranking = None if base_docs is None else ranking_from_docs(base_docs)
-        if base_failed:
-            notes.append(f"not compared: the baseline {spec.baseline_version} could not be scored in this run")
-        else:
-            coverage = _coverage(spec.n_queries, base_answered, own.n_queries - len(own.failed),
-                                 baseline_empty=base_empty, candidate_empty=own.n_empty)
-            notes.append(coverage.describe())
-            log.info("%s: %s", spec.label, coverage.describe())
-            test_ids, dev_ids = split_queries(attributes)
-            if dev_ids:
-                notes.append(f"alerting on the {len(test_ids)} test queries; the {len(dev_ids)} dev (tuning) queries "
-                             "are compared apart and never alerted on")
-                dev_summary = _split_summary(base_frame, own.frame, measures, dev_ids)
-                test_summary = _split_summary(base_frame, own.frame, measures, test_ids)
-            in_test = (lambda f: f[~f["query_id"].isin(dev_ids)]) if dev_ids else (lambda f: f)
-            missing = "intersection" if coverage.judged > min(coverage.baseline_answered,
-                                                              coverage.candidate_answered) else "error"
-            if base_ranking is None:
-                notes.append(f"the baseline run {base_id} was stored before rankings were kept: no bounds of the "
-                             "unjudged documents (a regression on a less judged candidate is withheld)")
-            bounds = (None if base_ranking is None
-                      else _bounds(cfg, spec, base_ranking, ranking_from_docs(own.ranked()), measures))
-            comparisons = _compare(cfg, run, spec, in_test(base_frame), in_test(own.frame), measures, coverage,
+            reading.base_docs = base.docs
+            _compare_paired(cfg, run, spec, own, base, base_id, measures, attributes, reading)
+    return reading
+
+
+def _compare_paired(cfg: Config, run: RunContext, spec: VersionSpec, own: VersionOutcome, base: _Baseline,
+                    base_id: int, measures: list[str], attributes: dict[str, dict[str, str]],
+                    reading: _BaselineReading) -> None:
+    """Step 4 proper, into ``reading``: the coverage note, the dev / test split, the bounds of the unjudged
+    documents, the paired comparisons of the test queries and the per-segment readings."""
+    notes = reading.notes
+    coverage = _coverage(spec.n_queries, base.answered, own.n_queries - len(own.failed),
+                         baseline_empty=base.empty, candidate_empty=own.n_empty)
+    notes.append(coverage.describe())
+    log.info("%s: %s", spec.label, coverage.describe())
+    test_ids, dev_ids = split_queries(attributes)
+    if dev_ids:
+        notes.append(f"alerting on the {len(test_ids)} test queries; the {len(dev_ids)} dev (tuning) queries "
+                     "are compared apart and never alerted on")
+        reading.dev_summary = _split_summary(base.frame, own.frame, measures, dev_ids)
+        reading.test_summary = _split_summary(base.frame, own.frame, measures, test_ids)
+    in_test = (lambda f: f[~f["query_id"].isin(dev_ids)]) if dev_ids else (lambda f: f)
+    missing = "intersection" if coverage.judged > min(coverage.baseline_answered,
+                                                      coverage.candidate_answered) else "error"
+    if base.ranking is None:
+        notes.append(f"the baseline run {base_id} was stored before rankings were kept: no bounds of the "
+                     "unjudged documents (a regression on a less judged candidate is withheld)")
+    bounds = (None if base.ranking is None
+              else _bounds(cfg, spec, base.ranking, ranking_from_docs(own.ranked()), measures))
+    reading.comparisons = _compare(cfg, run, spec, in_test(base.frame), in_test(own.frame), measures, coverage,
                                    own.unjudged, missing=missing, bounds=bounds)
-            segments = _segments(cfg, run, spec, base_frame, own.frame, measures, attributes)
-        if base_failed:
-            base_docs = None
-    # sources of the retrieved contexts, and the means with their spread per segment, the long-document
-    # segment included (evalops.sources, evalops.spread): in the comparison file and the warehouse
-    sources = aggregates = None
-    long_rule = None
-    if own.status != "failed":
-        sources = version_sources(cfg, spec, own.ranked(), base_docs)
-        with_length, long_rule = long_document_attributes(cfg, spec, attributes)
-        aggregates = segment_aggregates(own.frame, with_length, measures, AGGREGATE_FACETS)
-    # replaces what an earlier attempt wrote (a failed version keeps none)
-    record_breakdowns(engine, spec.run_id, shares=share_rows(sources), spreads=aggregates or [])
+    reading.segments = _segments(cfg, run, spec, base.frame, own.frame, measures, attributes)
+
+
+def _write_comparison(cfg: Config, run: RunContext, spec: VersionSpec, reading: _BaselineReading, *,
+                      sources: Any, aggregates: Any, long_rule: Any) -> None:
+    """Write the version's comparison file to the work folder (what ``deciding`` and the report read)."""
     path = comparison_file(cfg, run, spec.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
         "candidate_run_id": spec.run_id,
-        "baseline_run_id": base_id,
-        "notes": notes,
-        "comparisons": [c.to_record() for c in comparisons],
+        "baseline_run_id": spec.baseline_run_id,
+        "notes": reading.notes,
+        "comparisons": [c.to_record() for c in reading.comparisons],
         # per segment (evalops.segments): this version's means, and each comparison read within segments
         "segment_aggregates": aggregates or [],
-        "segments": segments,
+        "segments": reading.segments,
         "sources": sources,
         "long_documents": None if long_rule is None else long_rule.to_dict(),
-        "splits": {"dev": dev_summary, "test": test_summary} if dev_summary else {},
+        "splits": {"dev": reading.dev_summary, "test": reading.test_summary} if reading.dev_summary else {},
     }))
-    return VersionCompared(spec.run_id, own.status, len(comparisons), facts["embeddings"])
 
 
 def _split_summary(base: pd.DataFrame, cand: pd.DataFrame, measures: list[str], queries: set[str]) -> dict[str, Any]:

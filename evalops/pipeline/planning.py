@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalops import utc
@@ -69,13 +70,49 @@ def plan_run(
     if candidate:
         adhoc = record_candidate(cfg, run, candidate)
     registry = load_registry_for(cfg, run)
+    deployed = _deployed(cfg, registry, adhoc)
+    prod_fp, n_prod = _production_fingerprint(cfg, run, engine, snapshot_id, log_sample)
+
+    started = utc.now()
+    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run),
+                 "trigger": run.trigger_record(), "adhoc_candidate": adhoc.key if adhoc is not None else None}
+    plan = _RunPlan(cfg, run, engine, registry, snapshot_id, contracts, started)
+
+    specs: list[VersionSpec] = []
+    for retriever in sorted({e.name for e in deployed}):
+        deployed_versions = [e.version for e in deployed if e.name == retriever]
+        production_baseline: str | None = None
+        production_versions: list[str] = list(deployed_versions)
+        for dataset, gold_version in gold_set_versions.items():
+            gold_specs, baseline_version, versions = plan.gold_specs(
+                retriever, deployed_versions, dataset, gold_version, several=len(gold_set_versions) > 1)
+            specs.extend(gold_specs)
+            if production_baseline is None:
+                production_baseline = baseline_version
+                production_versions = list(versions)
+
+        if prod_fp is not None:
+            specs.extend(plan.production_specs(retriever, production_versions, production_baseline, prod_fp, n_prod,
+                                               log_sample))
+    return specs
+
+
+def _deployed(cfg: Config, registry: Any, adhoc: Any) -> list[Any]:
+    """The registry entries this run scores: the ad-hoc candidate alone, or every deployed version; each
+    one's files checked against the memory budget. None deployed is a :class:`ConfigError`."""
     deployed = [registry.get(adhoc.name, adhoc.version)] if adhoc is not None else registry.deployed()
     if not deployed:
         files = ", ".join(str(p) for p in cfg.registry_files())
         raise ConfigError(f"{files}: no retriever version is deployed (set `deployed: true` on at least one)")
     for entry in deployed:
         entry.check_files(cfg.memory_budget_bytes)
+    return deployed
 
+
+def _production_fingerprint(cfg: Config, run: RunContext, engine: Any, snapshot_id: str,
+                            log_sample: dict[str, Any]) -> tuple[Any, int]:
+    """The production sample's fingerprint (None without a judged, versioned sample) and its judged queries;
+    the sample is recorded in the warehouse as a query-set version."""
     prod_fp = None
     n_prod = int(log_sample.get("judged") or 0)
     if n_prod and log_sample.get("version"):
@@ -85,77 +122,89 @@ def plan_run(
             n_judgments=len(production_queries(log_sample["folder"]).qrels), source=log_sample["folder"],
             meta={"kind": "production log sample", "window": log_sample.get("window")},
         )
+    return prod_fp, n_prod
 
-    started = utc.now()
-    contracts = {"rules": cfg.contract_rules(), "outcomes": load_contracts(cfg, run),
-                 "trigger": run.trigger_record(), "adhoc_candidate": adhoc.key if adhoc is not None else None}
 
-    def open_run(retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
+@dataclass(frozen=True)
+class _RunPlan:
+    """What every warehouse run of this DAG run shares: its key's DAG run, the registry and KB snapshot, the
+    contracts it is made under and its start."""
+
+    cfg: Config
+    run: RunContext
+    engine: Any
+    registry: Any
+    snapshot_id: str
+    contracts: dict[str, Any]
+    started: Any
+
+    def open_run(self, retriever: str, version: str, dataset: str, fp: Any, n: int) -> int:
+        """Create (or re-open as an attempt) the ``running`` warehouse run of one (version, query set)."""
+        run, registry, contracts = self.run, self.registry, self.contracts
         key = RunKey(run.dag_id, run.run_id, retriever, version, dataset)
-        chunking = (chunking_record(registry.get(retriever, version), snapshot_id)
+        chunking = (chunking_record(registry.get(retriever, version), self.snapshot_id)
                     if _registered(registry, retriever, version) else None)
-        row = record_run(engine, key, fingerprint=fp, logical_date=run.anchor, status="running", started_at=started,
-                         n_queries=n, contracts=contracts if chunking is None else {**contracts, "chunking": chunking},
-                         lease_seconds=cfg.lease_seconds)
+        row = record_run(self.engine, key, fingerprint=fp, logical_date=run.anchor, status="running",
+                         started_at=self.started, n_queries=n,
+                         contracts=contracts if chunking is None else {**contracts, "chunking": chunking},
+                         lease_seconds=self.cfg.lease_seconds)
         return row.id
 
-    specs: list[VersionSpec] = []
-    for retriever in sorted({e.name for e in deployed}):
-        deployed_versions = [e.version for e in deployed if e.name == retriever]
-        production_baseline: str | None = None
-        production_versions: list[str] = list(deployed_versions)
-        for dataset, gold_version in gold_set_versions.items():
-            gold_fp = fingerprint_for(cfg, gold_version, snapshot_id, extra=fingerprint_policy(cfg, dataset))
-            n_gold = len(gold_queries(cfg, dataset).query_ids)
-            lookup = find_baseline(engine, retriever, gold_fp)
-            versions = list(deployed_versions)
-            baseline_version = lookup.baseline.version if lookup.baseline is not None else None
-            note, rescore_reason = _baseline_note(lookup, retriever, baseline_version)
-            if lookup.is_stale and baseline_version not in versions:
-                if _registered(registry, retriever, baseline_version):
-                    versions.append(baseline_version)
-                else:
-                    note += f"; version {baseline_version} is no longer in the registry, so it cannot be re-scored"
-                    rescore_reason = None
-                    baseline_version = None
-            if len(gold_set_versions) > 1:
-                note = f"gold set {dataset}: {note}"
-
-            gold_runs = {v: open_run(retriever, v, dataset, gold_fp, n_gold) for v in versions}
-            if lookup.is_current:
-                baseline_run_id, today = lookup.baseline.run_id, False
-            elif rescore_reason is not None:
-                baseline_run_id, today = gold_runs[baseline_version], True
+    def gold_specs(self, retriever: str, deployed_versions: list[str], dataset: str, gold_version: str, *,
+                   several: bool) -> tuple[list[VersionSpec], str | None, list[str]]:
+        """One retriever's specs on one gold set: its baseline looked up under today's fingerprint, a stale
+        one re-scored when still registered. Returns the specs, the baseline version (None: none to compare
+        with) and the versions scored."""
+        cfg, registry = self.cfg, self.registry
+        gold_fp = fingerprint_for(cfg, gold_version, self.snapshot_id, extra=fingerprint_policy(cfg, dataset))
+        n_gold = len(gold_queries(cfg, dataset).query_ids)
+        lookup = find_baseline(self.engine, retriever, gold_fp)
+        versions = list(deployed_versions)
+        baseline_version = lookup.baseline.version if lookup.baseline is not None else None
+        note, rescore_reason = _baseline_note(lookup, retriever, baseline_version)
+        if lookup.is_stale and baseline_version not in versions:
+            if _registered(registry, retriever, baseline_version):
+                versions.append(baseline_version)
             else:
-                baseline_run_id, today = None, False
-            for v in versions:
-                specs.append(_spec(
-                    cfg, retriever=retriever, version=v, dataset=dataset, run_id=gold_runs[v],
-                    fingerprint=gold_fp.hash, snapshot_id=snapshot_id, query_set_version=gold_version,
-                    n_queries=n_gold, baseline_version=baseline_version, baseline_run_id=baseline_run_id,
-                    baseline_today=today, baseline_note=note,
-                    rescore_reason=rescore_reason if (v == baseline_version and rescore_reason) else None,
-                    stored_baseline_run_id=lookup.baseline.run_id if lookup.baseline is not None else None,
-                ))
-            if production_baseline is None:
-                production_baseline = baseline_version
-                production_versions = list(versions)
+                note += f"; version {baseline_version} is no longer in the registry, so it cannot be re-scored"
+                rescore_reason = None
+                baseline_version = None
+        if several:
+            note = f"gold set {dataset}: {note}"
 
-        if prod_fp is not None:
-            prod_versions = list(production_versions)
-            if production_baseline and production_baseline not in prod_versions:
-                prod_versions.append(production_baseline)
-            prod_runs = {v: open_run(retriever, v, PRODUCTION, prod_fp, n_prod) for v in prod_versions}
-            base_prod = prod_runs.get(production_baseline) if production_baseline else None
-            for v in prod_versions:
-                specs.append(_spec(
-                    cfg, retriever=retriever, version=v, dataset=PRODUCTION, run_id=prod_runs[v],
-                    fingerprint=prod_fp.hash, snapshot_id=snapshot_id, query_set_version=log_sample["version"],
-                    n_queries=n_prod, baseline_version=production_baseline, baseline_run_id=base_prod,
-                    baseline_today=True, baseline_note="compared with the baseline version on the same log sample",
-                    rescore_reason=None, sample_folder=log_sample["folder"],
-                ))
-    return specs
+        gold_runs = {v: self.open_run(retriever, v, dataset, gold_fp, n_gold) for v in versions}
+        if lookup.is_current:
+            baseline_run_id, today = lookup.baseline.run_id, False
+        elif rescore_reason is not None:
+            baseline_run_id, today = gold_runs[baseline_version], True
+        else:
+            baseline_run_id, today = None, False
+        specs = [_spec(
+            cfg, retriever=retriever, version=v, dataset=dataset, run_id=gold_runs[v],
+            fingerprint=gold_fp.hash, snapshot_id=self.snapshot_id, query_set_version=gold_version,
+            n_queries=n_gold, baseline_version=baseline_version, baseline_run_id=baseline_run_id,
+            baseline_today=today, baseline_note=note,
+            rescore_reason=rescore_reason if (v == baseline_version and rescore_reason) else None,
+            stored_baseline_run_id=lookup.baseline.run_id if lookup.baseline is not None else None,
+        ) for v in versions]
+        return specs, baseline_version, versions
+
+    def production_specs(self, retriever: str, production_versions: list[str], production_baseline: str | None,
+                         prod_fp: Any, n_prod: int, log_sample: dict[str, Any]) -> list[VersionSpec]:
+        """One retriever's specs on the production sample: its versions of the first gold set, the baseline
+        version scored beside them on the same sample (compared in this run)."""
+        prod_versions = list(production_versions)
+        if production_baseline and production_baseline not in prod_versions:
+            prod_versions.append(production_baseline)
+        prod_runs = {v: self.open_run(retriever, v, PRODUCTION, prod_fp, n_prod) for v in prod_versions}
+        base_prod = prod_runs.get(production_baseline) if production_baseline else None
+        return [_spec(
+            self.cfg, retriever=retriever, version=v, dataset=PRODUCTION, run_id=prod_runs[v],
+            fingerprint=prod_fp.hash, snapshot_id=self.snapshot_id, query_set_version=log_sample["version"],
+            n_queries=n_prod, baseline_version=production_baseline, baseline_run_id=base_prod,
+            baseline_today=True, baseline_note="compared with the baseline version on the same log sample",
+            rescore_reason=None, sample_folder=log_sample["folder"],
+        ) for v in prod_versions]
 
 
 def _registered(registry: Any, retriever: str, version: str | None) -> bool:

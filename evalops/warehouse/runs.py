@@ -21,6 +21,7 @@ from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggrega
 from evalops.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
     import pandas as pd
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "RunRanking", "find_run", "get_run", "load_ranking", "record_run"]
@@ -96,39 +97,62 @@ def record_run(
         failed_query_ids=failed_query_ids,
         error=error,
     )
+    _add_run_state(values, status=status, contracts=contracts, n_retries=n_retries, lease_seconds=lease_seconds)
+    # Validate the frames before opening a transaction: bad input never touches the database.
+    score_arrays = score_columns(scores, fingerprint.measures) if scores is not None else None
+    aggregate_list = _aggregate_list(aggregates, fingerprint, ci_level=ci_level, ci_method=ci_method)
+
+    with transaction(engine, f"recording run {_describe(key)}") as conn:
+        row = _write_run(conn, key, values, fingerprint, status=status, error=error, score_arrays=score_arrays,
+                         aggregate_list=aggregate_list, ranking=ranking)
+    return row
+
+
+def _add_run_state(values: dict[str, Any], *, status: str, contracts: Mapping[str, Any] | None, n_retries: int,
+                   lease_seconds: float | None) -> None:
+    """Complete a run row's ``values`` with what :func:`record_run` sets beside the key and counts: the
+    contracts (when given), the retries, no abandonment, and the lease of a ``running`` run."""
     if contracts is not None:
         values["contracts"] = dict(contracts)
     if int(n_retries) < 0:
         raise InputError(f"n_retries must be >= 0, got {n_retries}")
     values["n_retries"] = int(n_retries)
     values["abandoned_at"] = None
-    values["lease_expires_at"] = (
-        values["updated_at"] + dt.timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS) if status == "running" else None
-    )
-    # Validate the frames before opening a transaction: bad input never touches the database.
-    score_arrays = score_columns(scores, fingerprint.measures) if scores is not None else None
-    aggregate_list = None
-    if aggregates is not None:
-        if ci_level is None or ci_method is None:
-            raise InputError("recording aggregates needs ci_level and ci_method (the CI policy)")
-        aggregate_list = aggregate_rows(aggregates, fingerprint.measures, ci_level=ci_level, ci_method=ci_method)
+    values["lease_expires_at"] = None
+    if status == "running":
+        values["lease_expires_at"] = values["updated_at"] + dt.timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS)
 
-    with transaction(engine, f"recording run {_describe(key)}") as conn:
-        ensure_fingerprint(conn, fingerprint)
-        if status == "running":
-            run_id = _open_attempt(conn, values, scores=score_arrays is not None)
-        else:
-            run_id = _upsert_run(conn, {**values, "attempt_started_at": None, "attempt_contracts": None})
-            if status != "succeeded":
-                _refuse_for_a_baseline(conn, run_id, key, status, error)
-        if score_arrays is not None:
-            write_scores(conn, run_id, *score_arrays, replace_all=True)
-        if aggregate_list is not None:
-            write_aggregates(conn, run_id, aggregate_list)
-        if ranking is not None:
-            _write_ranking(conn, run_id, ranking)
-        row = select_runs(conn, runs.c.id == run_id)[0]
-    return row
+
+def _aggregate_list(aggregates: pd.DataFrame | None, fingerprint: EvalFingerprint, *, ci_level: float | None,
+                    ci_method: str | None) -> list[dict[str, Any]] | None:
+    """The aggregate rows to write, validated against the fingerprint's measures (None: none given)."""
+    if aggregates is None:
+        return None
+    if ci_level is None or ci_method is None:
+        raise InputError("recording aggregates needs ci_level and ci_method (the CI policy)")
+    return aggregate_rows(aggregates, fingerprint.measures, ci_level=ci_level, ci_method=ci_method)
+
+
+def _write_run(conn: Connection, key: RunKey, values: dict[str, Any], fingerprint: EvalFingerprint, *,
+               status: str, error: str | None, score_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+               aggregate_list: list[dict[str, Any]] | None, ranking: RunRanking | None) -> EvalRun:
+    """The writes of :func:`record_run` inside its transaction: the fingerprint, the run row (an attempt beside
+    a finished run, or the result; a baseline's run refused unless it succeeded), then its scores, aggregates
+    and ranking; returns the stored run."""
+    ensure_fingerprint(conn, fingerprint)
+    if status == "running":
+        run_id = _open_attempt(conn, values, scores=score_arrays is not None)
+    else:
+        run_id = _upsert_run(conn, {**values, "attempt_started_at": None, "attempt_contracts": None})
+        if status != "succeeded":
+            _refuse_for_a_baseline(conn, run_id, key, status, error)
+    if score_arrays is not None:
+        write_scores(conn, run_id, *score_arrays, replace_all=True)
+    if aggregate_list is not None:
+        write_aggregates(conn, run_id, aggregate_list)
+    if ranking is not None:
+        _write_ranking(conn, run_id, ranking)
+    return select_runs(conn, runs.c.id == run_id)[0]
 
 
 @dataclass(frozen=True)
