@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import logging
 import math
+from pathlib import Path
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -315,19 +316,33 @@ def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[
             if cand is not None and cand != prev:
                 keys = sorted(k for k in set(cand) | set(prev) if cand.get(k) != prev.get(k))
                 what += ": " + ", ".join(f"{k} {_show(prev.get(k))} → {_show(cand.get(k))}" for k in keys)
-            what += _chunking_change(registry, spec)
+            what += _chunking_change(registry, spec, cfg.home)
             out.append(what)
     return out
 
 
-def _chunking_change(registry: Any, spec: VersionSpec) -> str:
-    """``; chunking a.jsonl → b.jsonl`` when the candidate's declared chunking is not its baseline's."""
+def _chunking_change(registry: Any, spec: VersionSpec, home: Path | None = None) -> str:
+    """``; chunking "a.jsonl" → "b.jsonl"`` when the candidate's chunk manifest is not its baseline's: compared
+    as resolved paths, shown relative to ``home`` (the project folder; each registry file's folder when None)
+    where they lie inside it, else whole."""
     try:
-        cand = registry.get(spec.retriever, spec.version).chunking
-        prev = registry.get(spec.retriever, spec.baseline_version).chunking
+        entries = [registry.get(spec.retriever, v) for v in (spec.baseline_version, spec.version)]
     except ConfigError:
         return ""
-    return "" if cand == prev else f"; chunking {_show(prev)} → {_show(cand)}"
+    paths = [e.chunking_path for e in entries]
+    if paths[0] == paths[1]:
+        return ""
+
+    def shown(entry: Any, path: Path | None) -> str | None:
+        if path is None:
+            return None
+        try:
+            return path.resolve().relative_to(Path(home or entry.base_dir).resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    prev, cand = (shown(e, p) for e, p in zip(entries, paths, strict=True))
+    return f"; chunking {_show(prev)} → {_show(cand)}"
 
 
 def _show(value: Any) -> str:

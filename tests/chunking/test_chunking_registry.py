@@ -76,3 +76,17 @@ def test_a_missing_or_malformed_chunking_is_a_config_error(registry, tmp_path):
     with pytest.raises(ConfigError,
                        match=r"bad.yaml:7: retriever kb@256: chunking must be the path of a chunk manifest"):
         load_registry(bad)
+
+
+def test_a_chunking_change_is_shown_the_same_way_on_both_sides(registry, tmp_path):
+    """A registry overlay written elsewhere with absolute manifest paths (as the demo's day 2) beside the project's
+    relative one: both sides are shown relative to the project folder, not one name and one absolute path."""
+    overlay = tmp_path / "work" / "overlay.yaml"
+    overlay.parent.mkdir()
+    overlay.write_text(REGISTRY.replace("chunking: chunks/", f"chunking: {tmp_path / 'chunks'}/"))
+    mixed = load_registry(tmp_path / "retrievers.yaml", overlay)
+    spec = SimpleNamespace(retriever="kb", version="sent", baseline_version="256")
+    assert _chunking_change(mixed, spec, tmp_path) == '; chunking "chunks/win256.jsonl" → "chunks/sent3.jsonl"'
+    outside = tmp_path / "work"
+    shown = _chunking_change(mixed, spec, outside)
+    assert shown == f'; chunking "{tmp_path / "chunks" / "win256.jsonl"}" → "{tmp_path / "chunks" / "sent3.jsonl"}"'
