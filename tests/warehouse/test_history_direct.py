@@ -4,6 +4,7 @@ backends; and it takes no write lock on SQLite."""
 
 from __future__ import annotations
 
+import json
 import datetime as dt
 import sqlite3
 import subprocess
@@ -230,3 +231,15 @@ def test_a_server_that_refuses_is_said_the_same_way_without_the_password(monkeyp
     assert ours == _invoke(["--url", url])
     assert ours[0] != 0 and "reading the stored retrievers, datasets and measures failed" in ours[1]
     assert "hunter2" not in ours[1] and f"127.0.0.1:{port}" in ours[1]
+
+
+def test_a_measure_asked_by_an_alias_is_read_by_its_stored_name_and_shown_as_asked(engine, backend):
+    """`-m MRR@10` reads the rows stored as RR@10 and shows them under MRR@10, on the driver's path."""
+    fill(engine)
+    url = _url(engine)
+    code, out = _invoke(["bm25", "-m", "MRR@10", "--format", "json", "--url", url])
+    assert code == 0, out
+    rows = json.loads(out)
+    assert rows and {r["measure"] for r in rows} == {"MRR@10"}, rows
+    code, stored = _invoke(["bm25", "-m", "RR@10", "--format", "json", "--url", url])
+    assert [r["mean"] for r in json.loads(stored)] == [r["mean"] for r in rows]
