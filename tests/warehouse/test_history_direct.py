@@ -4,8 +4,8 @@ backends; and it takes no write lock on SQLite."""
 
 from __future__ import annotations
 
-import json
 import datetime as dt
+import json
 import sqlite3
 import subprocess
 import sys
