@@ -158,91 +158,20 @@ def _tuning_warnings(cfg: Config, run: RunContext, versions: Sequence[VersionSpe
 def build_report_data(
     cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]]
 ) -> ReportData:
+    """The report's content for one run: each version's scores and floor checks, the A/B decisions the
+    warehouse holds, the fingerprint and the policies in force, then the run's warnings, notes and failed
+    steps."""
     engine = engine_for(cfg)
-    # judged coverage next to each measure, then the context measures
-    measures = beside_judged(canonical_measures(cfg), cfg.k) + text_measures(cfg)
-    rows: list[VersionScores] = []
-    stored_baselines: set[int] = set()
-    for spec in versions:
-        stored = get_run(engine, spec.run_id)
-        rows.append(VersionScores(
-            spec.retriever, spec.version, spec.role, spec.dataset,
-            _aggregates(engine, spec.run_id, measures),
-            status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec.run_id),
-            n_retries=stored.n_retries, segments=_segment_aggregates(cfg, run, spec.run_id),
-        ))
-        base = spec.baseline_run_id
-        if base is not None and not spec.baseline_today and base not in stored_baselines:
-            stored_baselines.add(base)
-    # One row per version: a stored baseline whose version was also scored today labels today's row; one
-    # not scored today gets its own row.
-    for base in sorted(stored_baselines):
-        b = get_run(engine, base)
-        label = f"baseline (comparisons use stored run {base}, {b.logical_date:%Y-%m-%d})"
-        today = [i for i, r in enumerate(rows) if (r.retriever, r.version, r.query_set) == (
-            b.key.retriever, b.key.version, b.key.dataset)]
-        for i in today:
-            rows[i] = dataclasses.replace(rows[i], role=label, stored_baseline=True)
-        if not today:
-            rows.append(VersionScores(
-                b.key.retriever, b.key.version, label, b.key.dataset,
-                _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
-                run_key=str(base), n_retries=b.n_retries, stored_baseline=True,
-            ))
-
-    floors = [{**check.to_dict(), "retriever": spec.retriever, "version": spec.version,
-               "dataset": spec.dataset}
-              for spec in versions if spec.dataset != PRODUCTION
-              and get_run(engine, spec.run_id).status != "failed"
-              for check in floor_checks(cfg, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id))]
-
-    texts: dict[str, dict[str, str]] = {}
-    ab: list[ABResult] = []
-    notes: list[str] = []
-    for record in load_decisions(cfg, run, versions):  # from the warehouse: a lost work folder loses no row
-        c = record.comparison
-        if record.dataset not in texts:
-            sample = next((s.sample_folder for s in versions if s.dataset == record.dataset), None)
-            texts[record.dataset] = (gold_queries(cfg, record.dataset) if record.dataset != PRODUCTION
-                                     else production_queries(sample)).texts
-        ab.append(ABResult(
-            comparison=c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
-            candidate_version=record.version, query_set=record.dataset,
-            worst_queries=_worst_with_text(c, texts[record.dataset]),
-            family=record.family, coverage=_coverage_words(c.coverage), segments=list(record.segments),
-        ))
-        notes += [f"{record.retriever} {record.version} {c.measure} ({record.dataset}): {n}"
-                  for n in c.notes]
-
+    rows = _version_rows(cfg, run, engine, versions)
+    floors = _floor_rows(cfg, engine, versions)
+    ab, notes = _ab_results(cfg, run, versions)
     gold_specs = [s for s in versions if s.dataset != PRODUCTION]
     fp = get_fingerprint(engine, gold_specs[0].fingerprint) if gold_specs else None
-    components: dict[str, Any] = fp.to_dict() if fp is not None else {}
-    prod = next((s for s in versions if s.dataset == PRODUCTION), None)
-    if prod is not None:
-        components["production_sample_version"] = prod.query_set_version
-        components["production_fingerprint"] = prod.fingerprint
-    policies = {
-        **{f"regression.{k}": v for k, v in cfg.regression.model_dump(exclude={"min_effect"}).items()},
-        # with no single margin, the per-measure table decides: printed, as every policy is
-        **({"regression.default_margins": ", ".join(f"{m} {v:g}" for m, v in DEFAULT_MARGINS.items())
-            + " (evalops.stats.margins; a margins entry, then min_delta, overrides it)"}
-           if cfg.regression.min_delta is None else {}),
-        "failure_budget": cfg.failure_budget,
-        "shard_size": cfg.shard_size or "one shard per version",
-        "aggregate CI": "95% Student-t interval of the mean",
-        **{f"holes.{k}": v for k, v in HOLE_BOUND.items()},
-        "alerting.fail_on": ", ".join(cfg.alerting.fail_on) + " (what alerts and fails `evalops gate`; evalops.failing)",
-        **{f"floors.{name}": ", ".join(f"{m} >= {v:g}" for m, v in g.floors.items())
-           + f" (on the {g.floor_on.replace('_', ' ')}, {g.floor_severity})"
-           for name, g in cfg.gold_sets.items() if g.floors},
-        **contract_policies(load_contracts(cfg, run)),
-        # sources of the retrieved contexts and the spread per segment (evalops.sources, evalops.spread)
-        **source_policies(cfg, _long_document_rule(cfg, run, versions)),
-    }
+    components = _fingerprint_components(fp.to_dict() if fp is not None else {}, versions)
+    policies = _report_policies(cfg, run, versions)
     notes = (trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run))
              + chunking_notes(load_registry_for(cfg, run), versions) + notes)
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
-
     judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
     warnings = _tuning_warnings(cfg, run, versions)
     ab, policies, notes = ab + judge_rows, {**policies, **judge_policies}, notes + judge_notes
@@ -266,6 +195,111 @@ def build_report_data(
         failed_steps=judge_failures(cfg, run),
         sources=report_sources(cfg, run, versions),
     )
+
+
+def _version_rows(cfg: Config, run: RunContext, engine: Any, versions: Sequence[VersionSpec]) -> list[VersionScores]:
+    """One row per version scored today, judged coverage next to each measure, then the context measures;
+    the stored baselines the comparisons used are labelled as such."""
+    measures = beside_judged(canonical_measures(cfg), cfg.k) + text_measures(cfg)
+    rows: list[VersionScores] = []
+    stored_baselines: set[int] = set()
+    for spec in versions:
+        stored = get_run(engine, spec.run_id)
+        rows.append(VersionScores(
+            spec.retriever, spec.version, spec.role, spec.dataset,
+            _aggregates(engine, spec.run_id, measures),
+            status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec.run_id),
+            n_retries=stored.n_retries, segments=_segment_aggregates(cfg, run, spec.run_id),
+        ))
+        base = spec.baseline_run_id
+        if base is not None and not spec.baseline_today and base not in stored_baselines:
+            stored_baselines.add(base)
+    return _with_stored_baselines(engine, rows, stored_baselines, measures)
+
+
+def _with_stored_baselines(engine: Any, rows: list[VersionScores], stored_baselines: set[int],
+                           measures: list[str]) -> list[VersionScores]:
+    """One row per version: a stored baseline whose version was also scored today labels today's row; one
+    not scored today gets its own row."""
+    for base in sorted(stored_baselines):
+        b = get_run(engine, base)
+        label = f"baseline (comparisons use stored run {base}, {b.logical_date:%Y-%m-%d})"
+        today = [i for i, r in enumerate(rows) if (r.retriever, r.version, r.query_set) == (
+            b.key.retriever, b.key.version, b.key.dataset)]
+        for i in today:
+            rows[i] = dataclasses.replace(rows[i], role=label, stored_baseline=True)
+        if not today:
+            rows.append(VersionScores(
+                b.key.retriever, b.key.version, label, b.key.dataset,
+                _aggregates(engine, base, measures), status=b.status, n_queries=b.n_queries, n_failed=b.n_failed,
+                run_key=str(base), n_retries=b.n_retries, stored_baseline=True,
+            ))
+    return rows
+
+
+def _floor_rows(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
+    """The floor checks (``evalops.floors``) of each gold-set version that was scored, one row each."""
+    return [{**check.to_dict(), "retriever": spec.retriever, "version": spec.version,
+             "dataset": spec.dataset}
+            for spec in versions if spec.dataset != PRODUCTION
+            and get_run(engine, spec.run_id).status != "failed"
+            for check in floor_checks(cfg, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id))]
+
+
+def _ab_results(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> tuple[list[ABResult], list[str]]:
+    """The A/B results of the run's decisions, their worst queries with their text, and the comparisons'
+    notes in words."""
+    texts: dict[str, dict[str, str]] = {}
+    ab: list[ABResult] = []
+    notes: list[str] = []
+    for record in load_decisions(cfg, run, versions):  # from the warehouse: a lost work folder loses no row
+        c = record.comparison
+        if record.dataset not in texts:
+            sample = next((s.sample_folder for s in versions if s.dataset == record.dataset), None)
+            texts[record.dataset] = (gold_queries(cfg, record.dataset) if record.dataset != PRODUCTION
+                                     else production_queries(sample)).texts
+        ab.append(ABResult(
+            comparison=c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
+            candidate_version=record.version, query_set=record.dataset,
+            worst_queries=_worst_with_text(c, texts[record.dataset]),
+            family=record.family, coverage=_coverage_words(c.coverage), segments=list(record.segments),
+        ))
+        notes += [f"{record.retriever} {record.version} {c.measure} ({record.dataset}): {n}"
+                  for n in c.notes]
+    return ab, notes
+
+
+def _fingerprint_components(components: dict[str, Any], versions: Sequence[VersionSpec]) -> dict[str, Any]:
+    """What the gold-set fingerprint hashes, and the production sample's version and fingerprint."""
+    prod = next((s for s in versions if s.dataset == PRODUCTION), None)
+    if prod is not None:
+        components["production_sample_version"] = prod.query_set_version
+        components["production_fingerprint"] = prod.fingerprint
+    return components
+
+
+def _report_policies(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
+    """Every policy in force, one report row each: the regression rule, budgets, floors, contracts and
+    sources."""
+    return {
+        **{f"regression.{k}": v for k, v in cfg.regression.model_dump(exclude={"min_effect"}).items()},
+        # with no single margin, the per-measure table decides: printed, as every policy is
+        **({"regression.default_margins": ", ".join(f"{m} {v:g}" for m, v in DEFAULT_MARGINS.items())
+            + " (evalops.stats.margins; a margins entry, then min_delta, overrides it)"}
+           if cfg.regression.min_delta is None else {}),
+        "failure_budget": cfg.failure_budget,
+        "shard_size": cfg.shard_size or "one shard per version",
+        "aggregate CI": "95% Student-t interval of the mean",
+        **{f"holes.{k}": v for k, v in HOLE_BOUND.items()},
+        "alerting.fail_on": ", ".join(cfg.alerting.fail_on)
+        + " (what alerts and fails `evalops gate`; evalops.failing)",
+        **{f"floors.{name}": ", ".join(f"{m} >= {v:g}" for m, v in g.floors.items())
+           + f" (on the {g.floor_on.replace('_', ' ')}, {g.floor_severity})"
+           for name, g in cfg.gold_sets.items() if g.floors},
+        **contract_policies(load_contracts(cfg, run)),
+        # sources of the retrieved contexts and spread per segment (evalops.sources, evalops.spread)
+        **source_policies(cfg, _long_document_rule(cfg, run, versions)),
+    }
 
 
 def _long_document_rule(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any] | None:

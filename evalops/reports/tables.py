@@ -270,11 +270,41 @@ def _worst_tables(results: list[ABResult], limit: int) -> list[tuple[str, Table]
 
 
 def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
-    sections: list[Section] = []
-    if data.failed_steps:  # before anything else: what this run could not do
-        failed = Section("Failed steps")
-        failed.bullets += [Bullet(f"FAILED: {line}", "alert") for line in data.failed_steps]
-        sections.append(failed)
+    """The report's sections in reading order: what this run could not do, the summary, what changed, the
+    fingerprint and policies, the measures, the A/B results, then each section that has something to say
+    (floors, worst queries, segments, sources, spread, judgment holes, notes)."""
+    gold = [v for v in data.versions if v.query_set == "gold"]
+    sections = (
+        _failed_steps_section(data.failed_steps),  # before anything else: what this run could not do
+        _summary_section(data),
+        _changes_section(data),
+        _fingerprint_section(data),
+        _measures_section(gold),
+        _production_section([v for v in data.versions if v.query_set != "gold"]),
+        _ab_section(data),
+        _floors_section(data.floors),
+        _worst_section(data.ab_results, worst_limit),
+        _segments_section(data.ab_results),
+        # sources of the retrieved contexts and spread per segment
+        sources_section(data.sources),
+        spread_section(gold),
+        _holes_section(data.holes),
+        _notes_section(data.notes),
+    )
+    return [section for section in sections if section is not None]
+
+
+def _failed_steps_section(failed_steps: list[str]) -> Section | None:
+    """The steps this run could not do, one alert each; none when every step ran."""
+    if not failed_steps:
+        return None
+    failed = Section("Failed steps")
+    failed.bullets += [Bullet(f"FAILED: {line}", "alert") for line in failed_steps]
+    return failed
+
+
+def _summary_section(data: ReportData) -> Section:
+    """The run, its fingerprint, its alerts (delivered, stored or suppressed) and its warnings."""
     summary = Section("Summary")
     summary.paragraphs.append(
         f"Run `{data.run_key}` for {data.day}, generated {data.generated_at}. Fingerprint `{data.fingerprint}`."
@@ -289,8 +319,11 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
     else:
         summary.bullets.append(Bullet("No alerts."))
     summary.bullets += [Bullet(f"WARNING: {w}", "warning") for w in data.warnings]
-    sections.append(summary)
+    return summary
 
+
+def _changes_section(data: ReportData) -> Section:
+    """What changed since the baseline (stale baselines first), or why nothing did."""
     changed = Section("What changed since the baseline")
     changed.bullets += [Bullet(line) for line in data.stale_baselines + data.changes]
     if not changed.bullets:
@@ -298,16 +331,20 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         changed.bullets.append(Bullet("Nothing: same fingerprint, same versions as the stored baselines."
                                       if has_baseline or not data.no_baseline
                                       else "Nothing to compare with (see the A/B results)."))
-    sections.append(changed)
+    return changed
 
+
+def _fingerprint_section(data: ReportData) -> Section:
+    """The fingerprint's components and every policy the run applied, one table each."""
     fp = Section("Fingerprint and policies")
     components = [[k, _plain(v)] for k, v in data.fingerprint_components.items()]
     fp.tables.append(("Fingerprint components", Table(["component", "value"], components)))
     fp.tables.append(("Policies", Table(["policy", "value"], [[k, _plain(v)] for k, v in data.policies.items()])))
-    sections.append(fp)
+    return fp
 
-    gold = [v for v in data.versions if v.query_set == "gold"]
-    prod = [v for v in data.versions if v.query_set != "gold"]
+
+def _measures_section(gold: list[VersionScores]) -> Section:
+    """The measures of each version scored on the gold set, their chart and their means per segment."""
     measures = Section("Measures per version (gold set)")
     if gold:
         measures.tables.append(("", _version_table(gold)))
@@ -315,17 +352,25 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
         measures.tables += _segment_mean_tables(gold)
     else:
         measures.paragraphs.append("No version was scored on the gold set.")
-    sections.append(measures)
+    return measures
 
-    if prod:
-        production = Section("Production queries (implicit-feedback labels)")
-        production.paragraphs.append(
-            "Sampled production queries judged by clicks and citations (weak labels). Kept apart from the "
-            "gold set: these numbers are not comparable with the table above."
-        )
-        production.tables.append(("", _version_table(prod)))
-        sections.append(production)
 
+def _production_section(prod: list[VersionScores]) -> Section | None:
+    """The versions scored on sampled production queries, apart from the gold set; none without any."""
+    if not prod:
+        return None
+    production = Section("Production queries (implicit-feedback labels)")
+    production.paragraphs.append(
+        "Sampled production queries judged by clicks and citations (weak labels). Kept apart from the "
+        "gold set: these numbers are not comparable with the table above."
+    )
+    production.tables.append(("", _version_table(prod)))
+    return production
+
+
+def _ab_section(data: ReportData) -> Section:
+    """The A/B results: coverage first, the gold and production tables, what was not compared, and the
+    rule's conclusion in words."""
     ab = Section("A/B results against the baseline")
     gold_ab = [r for r in data.ab_results if r.query_set == "gold"]
     prod_ab = [r for r in data.ab_results if r.query_set != "gold"]
@@ -348,32 +393,18 @@ def report_sections(data: ReportData, *, worst_limit: int = 5) -> list[Section]:
             Bullet(f"{r.retriever} {r.candidate_version} {c.measure} ({r.query_set}): {c.decision}: {c.reasons[-1]}")
             for r in data.ab_results if (c := r.comparison).reasons
         )
-    sections.append(ab)
+    return ab
 
-    floors = _floors_section(data.floors)
-    if floors is not None:
-        sections.append(floors)
 
-    worst = _worst_tables(data.ab_results, worst_limit)
-    if worst:
-        sections.append(Section("Worst queries", tables=worst))
+def _worst_section(results: list[ABResult], limit: int) -> Section | None:
+    """The worst queries of each comparison; none when no comparison has any."""
+    worst = _worst_tables(results, limit)
+    return Section("Worst queries", tables=worst) if worst else None
 
-    per_segment = _segments_section(data.ab_results)
-    if per_segment is not None:
-        sections.append(per_segment)
 
-    # sources of the retrieved contexts and spread per segment
-    for extra in (sources_section(data.sources), spread_section(gold)):
-        if extra is not None:
-            sections.append(extra)
-
-    holes = _holes_section(data.holes)
-    if holes is not None:
-        sections.append(holes)
-
-    if data.notes:
-        sections.append(Section("Notes", bullets=[Bullet(n) for n in data.notes]))
-    return sections
+def _notes_section(notes: list[str]) -> Section | None:
+    """The run's notes, one bullet each; none without any."""
+    return Section("Notes", bullets=[Bullet(n) for n in notes]) if notes else None
 
 
 def _plain(value: Any) -> str:

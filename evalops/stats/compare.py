@@ -14,7 +14,7 @@ Undefined quantities are ``None`` (JSON ``null``), never NaN:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
@@ -354,6 +354,83 @@ class RuleOutcome:
     p_adjusted: float | None = None
 
 
+@dataclass(frozen=True)
+class _DecisionInterval:
+    """The decision interval of one comparison and how it was read (``method``). Under ``interval="robust"``
+    the robust rule's reading fills the rest: its branch, non-zero count, strict side, queries needed and
+    material interval, and ``p_value``/``p_adjusted`` become those of the test the interval inverts; otherwise
+    they stay ``None`` and the p-values are the ones passed in."""
+
+    interval: tuple[float, float] | None
+    method: str
+    p_value: float
+    p_adjusted: float | None
+    robust: str | None = None
+    nonzero: int | None = None
+    strict_side: str | None = None
+    queries_needed: int | None = None
+    material: tuple[float, float] | None = None
+
+
+def _decision_interval(policy: Policy, *, n: int, delta: float | None, sd: float | None, degenerate: str | None,
+                       deltas: Sequence[float] | np.ndarray, tail: float, level: float, p_value: float,
+                       p_adjusted: float | None, workers: int) -> _DecisionInterval:
+    """The interval the rule reads at the family's ``tail``: the robust rule's, the t-interval (degenerate
+    deltas or ``interval="t"``) or the policy's bootstrap at ``level``; none below two queries."""
+    if policy.interval == "robust" and n >= 2 and delta is not None and degenerate != "all_zero":
+        return _robust_decision_interval(policy, n, deltas, tail)
+    interval = None
+    method = "t" if policy.interval == "t" else policy.ci_method
+    if n >= 2 and delta is not None:
+        if degenerate is not None or policy.interval == "t":
+            interval = t_interval(delta, sd or 0.0, n, tail)
+        else:
+            d = np.asarray(deltas, dtype=np.float64)
+            boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=level, method=policy.ci_method,
+                                       n_resamples=policy.n_resamples, rng=[policy.seed, 1], workers=workers)
+            interval = None if boot is None else (boot.low, boot.high)  # None only for n = 0
+    return _DecisionInterval(interval, method, p_value, p_adjusted)
+
+
+def _robust_decision_interval(policy: Policy, n: int, deltas: Sequence[float] | np.ndarray,
+                              tail: float) -> _DecisionInterval:
+    """The robust rule's interval (``evalops.stats.robust``), named by its branch, with the p-value of the
+    test it inverts."""
+    reading = robust_interval(np.asarray(deltas, dtype=np.float64), tail, t_quantile(n - 1, 1.0 - tail))
+    method = {"t": "skew-corrected t", "betting": "betting", "constant": "betting"}.get(reading.branch, "robust")
+    strict_side = None
+    if reading.strict:
+        method, strict_side = "betting and strict t", reading.strict_side
+    # the p-value of the test the interval inverts: the one that decides (adjusted: Bonferroni m p under holm,
+    # the BH level under bh, the family's divisor either way)
+    sides = {"two-sided": min(1.0, 2.0 * min(reading.p_below, reading.p_above)), "less": reading.p_below,
+             "greater": reading.p_above}
+    p_value = sides[policy.alternative]
+    divisor = (policy.alpha / tail) / (2.0 if policy.alternative == "two-sided" else 1.0)
+    return _DecisionInterval(reading.interval, method, p_value, min(1.0, p_value * divisor), robust=reading.branch,
+                             nonzero=reading.nonzero, strict_side=strict_side,
+                             queries_needed=reading.queries_needed, material=reading.material)
+
+
+def _bound_reader(policy: Policy, *, measure: str | None, family_size: int, discoveries: int, look: int | None,
+                  workers: int) -> Callable[[Sequence[float]], tuple[Decision, tuple[float, float] | None]]:
+    """The reader ``decide`` applies to the bounds of the unjudged documents (``JudgedShift``)."""
+
+    def read(bound: Sequence[float]) -> tuple[Decision, tuple[float, float] | None]:
+        """The rule on the deltas of a bound of the unjudged documents (``JudgedShift``): this comparison's
+        own interval method, family and look."""
+        d = np.asarray(bound, dtype=np.float64)
+        shape = DeltaShape.of(np.zeros_like(d), d)
+        flat = "all_zero" if shape.all_zero else "constant" if (shape.constant and len(d) >= 2) else None
+        out = apply_rule(policy, measure=measure, n=len(d), delta=float(shape.mean) if len(d) else None,
+                         sd=float(shape.sd) if len(d) >= 2 else None, degenerate=flat, deltas=d,
+                         family_size=family_size, discoveries=discoveries, look=look, workers=workers,
+                         size_hint=False)
+        return out.decision, out.interval
+
+    return read
+
+
 def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | None, sd: float | None,
                degenerate: str | None, deltas: Sequence[float] | np.ndarray = (), p_value: float = 1.0,
                p_adjusted: float | None = None, test: str = "t", coverage: Coverage | None = None,
@@ -373,59 +450,24 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         tail = tail * spending_tail(1.0, look, "one-sided")
     level = interval_level(tail)
     margin = policy.margin(measure)
-    interval = None
-    method = "t" if policy.interval == "t" else policy.ci_method
-    robust = nonzero = strict_side = None
-    robust_needed = material = None
-    if policy.interval == "robust" and n >= 2 and delta is not None and degenerate != "all_zero":
-        reading = robust_interval(np.asarray(deltas, dtype=np.float64), tail, t_quantile(n - 1, 1.0 - tail))
-        robust, nonzero, interval, robust_needed = reading.branch, reading.nonzero, reading.interval, reading.queries_needed
-        material = reading.material
-        method = {"t": "skew-corrected t", "betting": "betting", "constant": "betting"}.get(robust, "robust")
-        if reading.strict:
-            method, strict_side = "betting and strict t", reading.strict_side
-        # the p-value of the test the interval inverts: the one that decides (adjusted: Bonferroni m p under holm,
-        # the BH level under bh, the family's divisor either way)
-        sides = {"two-sided": min(1.0, 2.0 * min(reading.p_below, reading.p_above)), "less": reading.p_below,
-                 "greater": reading.p_above}
-        p_value = sides[policy.alternative]
-        divisor = (policy.alpha / tail) / (2.0 if policy.alternative == "two-sided" else 1.0)
-        p_adjusted = min(1.0, p_value * divisor)
-    elif n >= 2 and delta is not None:
-        if degenerate is not None or policy.interval == "t":
-            interval = t_interval(delta, sd or 0.0, n, tail)
-        else:
-            d = np.asarray(deltas, dtype=np.float64)
-            boot = paired_bootstrap_ci(np.zeros_like(d), d, confidence=level, method=policy.ci_method,
-                                       n_resamples=policy.n_resamples, rng=[policy.seed, 1], workers=workers)
-            interval = None if boot is None else (boot.low, boot.high)  # None only for n = 0
+    read_ci = _decision_interval(policy, n=n, delta=delta, sd=sd, degenerate=degenerate, deltas=deltas, tail=tail,
+                                 level=level, p_value=p_value, p_adjusted=p_adjusted, workers=workers)
     # constant deltas: the exact sign-flip p-value of one side, the best any paired test can do with n queries
     floor = float(2.0 ** -n) if degenerate == "constant" else None
     evidence = Evidence(
-        n=n, delta=delta, measure=measure, sd=sd, interval=interval, interval_level=level, tail=tail,
-        interval_method=method, material_interval=material, p_value=p_value, p_adjusted=p_adjusted,
-        degenerate=degenerate, floor_p=floor,
+        n=n, delta=delta, measure=measure, sd=sd, interval=read_ci.interval, interval_level=level, tail=tail,
+        interval_method=read_ci.method, material_interval=read_ci.material, p_value=read_ci.p_value,
+        p_adjusted=read_ci.p_adjusted, degenerate=degenerate, floor_p=floor,
         family_size=family_size, test=test, coverage=coverage, queries_lost=queries_lost,
         queries_gained=queries_gained, query_drops_p=query_drops_p, judged=judged,
-        higher_is_better=higher_is_better, nonzero=nonzero, robust=robust, queries_needed=robust_needed,
-        strict_side=strict_side,
+        higher_is_better=higher_is_better, nonzero=read_ci.nonzero, robust=read_ci.robust,
+        queries_needed=read_ci.queries_needed, strict_side=read_ci.strict_side,
         bounded=bool(np.all(np.abs(np.asarray(deltas, dtype=np.float64)) <= 1.0)),
     )
-
-    def read(bound: Sequence[float]) -> tuple[Decision, tuple[float, float] | None]:
-        """The rule on the deltas of a bound of the unjudged documents (``JudgedShift``): this comparison's
-        own interval method, family and look."""
-        d = np.asarray(bound, dtype=np.float64)
-        shape = DeltaShape.of(np.zeros_like(d), d)
-        flat = "all_zero" if shape.all_zero else "constant" if (shape.constant and len(d) >= 2) else None
-        out = apply_rule(policy, measure=measure, n=len(d), delta=float(shape.mean) if len(d) else None,
-                         sd=float(shape.sd) if len(d) >= 2 else None, degenerate=flat, deltas=d,
-                         family_size=family_size, discoveries=discoveries, look=look, workers=workers,
-                         size_hint=False)
-        return out.decision, out.interval
-
+    read = _bound_reader(policy, measure=measure, family_size=family_size, discoveries=discoveries, look=look,
+                         workers=workers)
     verdict = decide(evidence, policy, read)
-    needed = robust_needed
+    needed = read_ci.queries_needed
     if size_hint and verdict.reason_code == "underpowered" and sd and degenerate is None:
         # only an undecided comparison needs the number of queries that would decide it
         # the robust t branch reads a claim past the margin at MATERIAL_SHARE of the per-side error
@@ -433,9 +475,11 @@ def apply_rule(policy: Policy, *, measure: str | None, n: int, delta: float | No
         planning_sd = sd_upper_bound(deltas) if len(deltas) >= 2 else sd  # so that the n delivers its power
         needed = _queries_needed(planning_sd, margin, share * policy.alpha, policy.alternative, family_size)
         verdict = decide(replace(evidence, queries_needed=needed), policy, read)
-    return RuleOutcome(verdict, interval, level, method, margin, needed if verdict.reason_code else None,
+    robust = read_ci.robust is not None
+    return RuleOutcome(verdict, read_ci.interval, level, read_ci.method, margin,
+                       needed if verdict.reason_code else None,
                        notifies(verdict.label, verdict.severity, verdict.criterion, policy.alert_on),
-                       p_value if robust is not None else None, p_adjusted if robust is not None else None)
+                       read_ci.p_value if robust else None, read_ci.p_adjusted if robust else None)
 
 
 def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None, family_size: int = 1,
