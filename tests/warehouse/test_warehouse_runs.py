@@ -196,6 +196,15 @@ def test_bad_run_fields_are_refused(seed, engine, kwargs, message):
         seed.run(**kwargs)
 
 
+@pytest.mark.parametrize("policy", [{"ci_method": "t"}, {"ci_level": 0.95}, {}])
+def test_aggregates_without_their_ci_policy_are_refused_before_anything_is_written(seed, engine, policy):
+    frame = score_frame(QUERIES, MEASURES)
+    fp = seed.fingerprint()
+    with pytest.raises(InputError, match=r"^recording aggregates needs ci_level and ci_method \(the CI policy\)$"):
+        seed.run(fingerprint=fp, scores=frame, aggregates=aggregates_for(frame), **policy)
+    assert table_counts(engine)["eval_runs"] == 0
+
+
 def test_nan_is_stored_as_nan_and_null_stays_distinct(seed, engine):
     frame = pd.DataFrame(
         {
