@@ -7,8 +7,6 @@ import pytest
 from evalops.config import load_config
 from evalops.goldset import GoldSet, load_gold_set, save_gold_set
 
-pytestmark = pytest.mark.slow
-
 
 def _subset(gold: GoldSet, language: str) -> GoldSet:
     queries = gold.queries[gold.queries["language"] == language]
@@ -16,6 +14,7 @@ def _subset(gold: GoldSet, language: str) -> GoldSet:
     return GoldSet.from_frames(queries, judgments, source=language)
 
 
+@pytest.mark.slow
 def test_each_gold_set_is_scored_and_fingerprinted_apart(tmp_path, repo_root):
     from evalops.pipeline import RunContext, run_local
     from evalops.pipeline.store import engine_for
@@ -44,3 +43,16 @@ def test_each_gold_set_is_scored_and_fingerprinted_apart(tmp_path, repo_root):
     assert en.fingerprint.hash != zh.fingerprint.hash
     assert en.n_queries > zh.n_queries > 0
     assert zh.contracts["rules"]["gold_sets"]["zh"]["min_queries"] == 5
+
+
+def test_each_gold_set_names_itself_in_the_baseline_note_only_when_there_are_several(tiny_project):
+    from evalops.pipeline.planning import plan_run
+
+    cfg, run, snapshot_id, gold = tiny_project({"1.0": True}, gold_sets=("en", "zh"))
+    alone = "r has no baseline yet, so nothing is compared; promote a run"
+    no_sample = {"folder": None, "judged": 0, "version": None}
+    specs = plan_run(cfg, run, snapshot_id, gold, no_sample)
+    prefixes = {s.dataset: s.baseline_note.partition(alone)[0] for s in specs}
+    assert prefixes == {"en": "gold set en: ", "zh": "gold set zh: "}
+    [single] = plan_run(cfg, run, snapshot_id, {"en": gold["en"]}, no_sample)
+    assert single.baseline_note.partition(alone)[0] == ""

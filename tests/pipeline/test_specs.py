@@ -1,4 +1,5 @@
-"""The planner's specs survive XCom (JSON) exactly, and a malformed XCom value is refused by name."""
+"""The planner's specs: what ``plan_run`` scores against what, and that they survive XCom (JSON) exactly, a
+malformed XCom value refused by name."""
 
 from __future__ import annotations
 
@@ -65,3 +66,25 @@ def test_a_malformed_xcom_value_is_refused_by_name(change, message):
 def test_a_shard_is_not_a_version():
     with pytest.raises(SpecError, match="ShardSpec: missing"):
         ShardSpec.from_xcom(_version().to_xcom())
+
+
+def test_the_baseline_version_is_scored_on_the_production_sample_even_when_not_deployed(tiny_project):
+    from evalops.config import PRODUCTION
+    from evalops.conversations.pipeline import fingerprint_policy
+    from evalops.pipeline.planning import plan_run
+    from evalops.pipeline.registry import fingerprint_for
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse import RunKey, promote_baseline, record_run
+
+    cfg, run, snapshot_id, gold = tiny_project({"1.0": False, "2.0": True})
+    engine = engine_for(cfg)
+    fp = fingerprint_for(cfg, gold["gold"], snapshot_id, extra=fingerprint_policy(cfg, "gold"))
+    earlier = record_run(engine, RunKey(run.dag_id, "earlier", "r", "1.0", "gold"), fingerprint=fp,
+                         logical_date=run.anchor, status="succeeded", started_at=run.anchor)
+    promote_baseline(engine, earlier.id, by="test", reason="the version before 2.0")
+
+    specs = plan_run(cfg, run, snapshot_id, gold, tiny_project.sample())
+    assert [(s.version, s.baseline_run_id) for s in specs if s.dataset == "gold"] == [("2.0", earlier.id)]
+    production = {s.version: s for s in specs if s.dataset == PRODUCTION}
+    assert {v: s.role for v, s in production.items()} == {"2.0": "candidate", "1.0": "baseline"}
+    assert production["2.0"].baseline_run_id == production["1.0"].run_id != earlier.id

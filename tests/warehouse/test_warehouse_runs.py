@@ -196,6 +196,27 @@ def test_bad_run_fields_are_refused(seed, engine, kwargs, message):
         seed.run(**kwargs)
 
 
+@pytest.mark.parametrize("policy", [{"ci_method": "t"}, {"ci_level": 0.95}, {}])
+def test_aggregates_without_their_ci_policy_are_refused_before_anything_is_written(seed, engine, policy):
+    frame = score_frame(QUERIES, MEASURES)
+    fp = seed.fingerprint()
+    with pytest.raises(InputError, match=r"^recording aggregates needs ci_level and ci_method \(the CI policy\)$"):
+        seed.run(fingerprint=fp, scores=frame, aggregates=aggregates_for(frame), **policy)
+    assert table_counts(engine)["eval_runs"] == 0
+
+
+@pytest.mark.parametrize("status", ["running", "succeeded"])
+def test_recording_an_abandoned_run_again_clears_its_abandonment(seed, engine, status):
+    from evalops.warehouse import abandon_expired_runs
+
+    stale = seed.run(status="running", lease_seconds=1)
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5)
+    assert abandon_expired_runs(engine, now=later) == [stale.id]
+    assert get_run(engine, stale.id).abandoned_at is not None
+    again = seed.run(status=status)
+    assert (again.id, again.status, again.abandoned_at) == (stale.id, status, None)
+
+
 def test_nan_is_stored_as_nan_and_null_stays_distinct(seed, engine):
     frame = pd.DataFrame(
         {
