@@ -56,11 +56,11 @@ def qrels_from_columns(source: Source, layout: Layout, columns: Columns, duplica
     """``Qrels`` from read columns; a repeated judgment names its line."""
     _refuse_duplicate(source, layout, columns, duplicate)
     return Qrels._trusted(
-        columns.query_id_rows(),
-        columns.doc_ids(),
-        columns.values.astype(np.int64, copy=False),
-        source.name,
         (columns.query_codes.astype(np.int64), columns.query_ids),
+        query_ids=columns.query_id_rows(),
+        doc_ids=columns.doc_ids(),
+        grades=columns.values.astype(np.int64, copy=False),
+        source=source.name,
     )
 
 
