@@ -24,13 +24,13 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, and_, func, literal, or_, select
+from sqlalchemy import and_, func, literal, or_, select
 
+from evalops.utc import as_utc
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS, check_stored, mark_superseded_rows
 from evalops.warehouse.statuses import SCORED_STATUSES
-from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
-from evalops.utc import as_utc
+from evalops.warehouse.tables import aggregates, fingerprints, runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -41,9 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "check_history_query", "latest_per_logical_date", "latest_run_rows",
            "latest_runs", "measure_history", "measure_history_rows", "run_mean_rows", "runs_frame", "runs_under_fingerprint"]
 
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
-aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
-fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
 SCORED = SCORED_STATUSES
 # The runs that compete for one (version, logical date), and which of them is the result.
 _SAME_RESULT = (runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.logical_date)
