@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
@@ -101,6 +101,15 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
 
 
+def _unchecked(cls: type[_T], values: Mapping[str, Any]) -> _T:
+    """An instance of the dataclass ``cls`` with its fields set from ``values`` (defaults for the rest),
+    neither validated nor normalised."""
+    obj = cls.__new__(cls)
+    for f in fields(cls):  # type: ignore[arg-type]
+        object.__setattr__(obj, f.name, values.get(f.name, f.default))
+    return obj
+
+
 class _Coded:
     """Mixin of the (query, doc, value) tables: integer query codes, computed once and cached (the metric
     kernels and checks share them), and the views. ``_VALUE`` names the value column (``grade`` of the
@@ -140,6 +149,14 @@ class _Coded:
             cached = _factorize(self.query_ids)
             object.__setattr__(self, "_codes", cached)
         return cached
+
+    @classmethod
+    def _trusted(cls, codes: tuple[np.ndarray, np.ndarray], **values: Any) -> Self:
+        """From a reader that has already checked everything (str ids, int64 grades or finite scores, unique
+        pairs); ``values`` by field name, ``codes`` the query codes of :meth:`_query_codes`."""
+        obj = _unchecked(cls, values)
+        object.__setattr__(obj, "_codes", codes)
+        return obj
 
 
 def check_scoring(query_codes: np.ndarray, query_ids: np.ndarray, scores: np.ndarray, where: str) -> None:
@@ -214,9 +231,7 @@ def _build(cls: type[_T], codes: tuple[np.ndarray, np.ndarray] | None, **values:
     """Construct ``cls`` from dict input; known query codes skip the (impossible) duplicate check."""
     if codes is None:
         return cls(**values)
-    obj = cls.__new__(cls)
-    for f in fields(cls):  # type: ignore[arg-type]
-        object.__setattr__(obj, f.name, values.get(f.name, f.default))
+    obj = _unchecked(cls, values)
     obj._normalise(codes)  # type: ignore[attr-defined]
     return obj
 
@@ -267,24 +282,6 @@ class Qrels(_Coded):
             )
 
     # -- construction -------------------------------------------------------------------------------
-    @classmethod
-    def _trusted(
-        cls,
-        query_ids: np.ndarray,
-        doc_ids: np.ndarray,
-        grades: np.ndarray,
-        source: str | None,
-        codes: tuple[np.ndarray, np.ndarray],
-    ) -> Qrels:
-        """From a reader that has already checked everything (str ids, int64 grades, unique pairs)."""
-        obj = cls.__new__(cls)
-        for name, value in (("query_ids", query_ids), ("doc_ids", doc_ids), ("grades", grades)):
-            object.__setattr__(obj, name, value)
-        object.__setattr__(obj, "source", source)
-        object.__setattr__(obj, "_query_order", None)
-        object.__setattr__(obj, "_codes", codes)
-        return obj
-
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]], source: str | None = None) -> Qrels:
         """From ``{qid: {docid: grade}}`` (the pytrec_eval / ranx shape)."""
@@ -378,25 +375,6 @@ class Run(_Coded):
         check_scoring(codes, uniques, s, self.source or self.name)
 
     # -- construction -------------------------------------------------------------------------------
-    @classmethod
-    def _trusted(
-        cls,
-        query_ids: np.ndarray,
-        doc_ids: np.ndarray,
-        scores: np.ndarray,
-        name: str,
-        source: str | None,
-        codes: tuple[np.ndarray, np.ndarray],
-    ) -> Run:
-        """From a reader that has already checked everything (str ids, finite scores, unique pairs)."""
-        obj = cls.__new__(cls)
-        for key, value in (("query_ids", query_ids), ("doc_ids", doc_ids), ("scores", scores)):
-            object.__setattr__(obj, key, value)
-        object.__setattr__(obj, "name", name)
-        object.__setattr__(obj, "source", source)
-        object.__setattr__(obj, "_codes", codes)
-        return obj
-
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None) -> Run:
         """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape). A ``None`` score means unscored.
@@ -523,10 +501,10 @@ class RunTable:
     def to_run(self) -> Run:
         codes = (self.query_codes.astype(np.int64), self.query_ids)
         return Run._trusted(
-            self.query_ids[self.query_codes] if len(self) else np.zeros(0, dtype=object),
-            self.doc_ids(),
-            self.scores.astype(np.float64),
-            self.name,
-            self.source,
             codes,
+            query_ids=self.query_ids[self.query_codes] if len(self) else np.zeros(0, dtype=object),
+            doc_ids=self.doc_ids(),
+            scores=self.scores.astype(np.float64),
+            name=self.name,
+            source=self.source,
         )

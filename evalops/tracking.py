@@ -27,13 +27,13 @@ import math
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from evalops.errors import ConfigError, EvalopsError
 from evalops.safetext import plain
 from evalops.secrets import mask_url, resolve_secret
-from evalops.transport import HttpClient, RetryPolicy
+from evalops.transport import ClosesClient, HttpClient, RetryPolicy
 
 __all__ = ["MLFLOW_LIMITS", "MlflowTracker", "TrackingError", "log_to_mlflow", "mlflow_key", "overall_decision",
            "resolve_token"]
@@ -72,7 +72,7 @@ def resolve_token(settings: Any) -> tuple[str | None, str]:
     return found.value, settings.tracking_uri or host or ""
 
 
-class MlflowTracker:
+class MlflowTracker(ClosesClient):
     """The REST calls of the module docstring against the server at ``tracking_uri``. ``transport`` (an httpx
     transport) replaces the network in tests; ``clock`` gives the timestamps (milliseconds)."""
 
@@ -88,15 +88,6 @@ class MlflowTracker:
         self._client = HttpClient(timeout=timeout, retry=RetryPolicy(max_retries=max_retries), concurrency=1,
                                   headers=headers, transport=transport)
         self._clock = clock or (lambda: int(time.time() * 1000))
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _call(self, method: str, endpoint: str, *, body: Mapping[str, Any] | None = None,
               params: Mapping[str, str] | None = None, missing_ok: bool = False,

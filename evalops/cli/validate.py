@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,25 @@ def _exit(ok: bool) -> None:
     sys.exit(ExitCode.SUCCESS if ok else ExitCode.BAD_INPUT)
 
 
+@contextmanager
+def _invalid_input_exits() -> Iterator[None]:
+    """Bad input read inside the block: its one-line message and the bad-input exit code."""
+    try:
+        yield
+    except InputError as exc:
+        click.echo(f"invalid: {exc}")
+        sys.exit(ExitCode.BAD_INPUT)
+
+
+def _knowledge_base_reports(snapshot: Any, rules: Any, docs: str | None) -> list[Any]:
+    """The knowledge base's report under ``rules`` (None: the defaults) when the snapshot has its texts."""
+    from evalops.contracts import validate_knowledge_base
+
+    if not snapshot.has_text:
+        return []
+    return [validate_knowledge_base(snapshot, rules, docs_dir=docs, raise_on_failure=False)]
+
+
 @click.command()
 @click.argument("dataset", required=False, type=click.Path(path_type=Path))
 @click.option("--corpus", type=click.Path(exists=True, path_type=Path),
@@ -84,7 +105,7 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
     collection needs none). Prints the contract summaries. Exit 0 when everything is valid, 3 (bad input)
     when anything is not, including a file that cannot be read as a gold set.
     """
-    from evalops.contracts import GoldSetRules, validate_gold_set, validate_knowledge_base
+    from evalops.contracts import GoldSetRules, validate_gold_set
     from evalops.conversations.io import load_gold_set_folder
     from evalops.knowledge import load_snapshot
 
@@ -114,15 +135,10 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
     if not kb_path.exists():
         raise click.BadParameter(f"no {kb_path}; name the knowledge base with --corpus", param_hint="--corpus")
     docs = _docs_dir(docs_dir, no_docs)
-    try:
+    with _invalid_input_exits():
         gold = load_gold_set_folder(folder, split=split, default_type=default_type, default_language=default_language)
         snapshot = load_snapshot(kb_path)
-    except InputError as exc:
-        click.echo(f"invalid: {exc}")
-        sys.exit(ExitCode.BAD_INPUT)
-    reports = []
-    if snapshot.has_text:
-        reports.append(validate_knowledge_base(snapshot, docs_dir=docs, raise_on_failure=False))
+    reports = _knowledge_base_reports(snapshot, None, docs)
     reports.append(validate_gold_set(gold, snapshot, rules, docs_dir=docs, raise_on_failure=False))
     _emit(fmt, output_path, reports, {"gold_set_version": gold.version, "snapshot_id": snapshot.snapshot_id})
     _exit(all(r.ok for r in reports))
@@ -131,7 +147,7 @@ def validate(dataset: Path | None, corpus: Path | None, split: str, default_type
 def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool, fmt: str,
                       output_path: Path | None) -> None:
     """Every gold set of the project against its knowledge base, under the project's rules."""
-    from evalops.contracts import validate_gold_set, validate_knowledge_base
+    from evalops.contracts import validate_gold_set
     from evalops.contracts.runfiles import run_file_report
     from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
     from evalops.pipeline.registry import check_deployed, run_file_answers
@@ -139,17 +155,11 @@ def _validate_project(project: Path | None, docs_dir: str | None, no_docs: bool,
     cfg = project_config(project)
     check_deployed(cfg)  # what `run` would refuse (a missing run file or extra) is refused here too
     docs = _docs_dir(docs_dir, no_docs, cfg)
-    try:
+    with _invalid_input_exits():
         snapshot = load_knowledge_base(cfg)
         golds = {name: load_gold_set_for(cfg, name) for name in cfg.require_gold_sets()}
         runs = run_file_answers(cfg)
-    except InputError as exc:
-        click.echo(f"invalid: {exc}")
-        sys.exit(ExitCode.BAD_INPUT)
-    reports = []
-    if snapshot.has_text:
-        reports.append(validate_knowledge_base(snapshot, cfg.knowledge_base.rules, docs_dir=docs,
-                                               raise_on_failure=False))
+    reports = _knowledge_base_reports(snapshot, cfg.knowledge_base.rules, docs)
     for name, gold in golds.items():
         reports.append(validate_gold_set(gold, snapshot, cfg.gold_sets[name].rules, docs_dir=docs,
                                          raise_on_failure=False))

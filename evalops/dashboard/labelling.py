@@ -213,6 +213,18 @@ class _Labelling:
                                              "page and submit again. Nothing was changed.")
         return None
 
+    async def named_post(self, request: "Request", logged_in: str | None, records: str) -> Any:
+        """``(form, annotator)`` of a post that may write and whose annotator is known, else the refusal
+        (``records``: what the post records, said when the annotator is not named)."""
+        form = await _form_of(request)
+        refused = self.checked(request, form)
+        if refused is not None:
+            return refused
+        me = _annotator_of(request, logged_in)
+        if me is None:
+            return self.refuse(request, 403, f"Name yourself on the labelling page first: {records}")
+        return form or {}, me
+
     def queue(self) -> dict[str, dict[str, Any]]:
         """The annotation queue's items by id, in working order (none without a queue file)."""
         if self.settings.queue is None:
@@ -292,7 +304,7 @@ def _register_items(app: Any, pages: _Labelling, user: Any) -> None:
     from fastapi import Depends, Request
     from fastapi.responses import RedirectResponse
 
-    url, respond, refuse, checked = pages.url, pages.respond, pages.refuse, pages.checked
+    url, respond, refuse = pages.url, pages.respond, pages.refuse
     queue, states, settings = pages.queue, pages.states, pages.settings
     get_engine, grade_of = pages.get_engine, pages.grade_of
 
@@ -315,14 +327,10 @@ def _register_items(app: Any, pages: _Labelling, user: Any) -> None:
 
     @app.post("/label/item/{item_id}")
     async def post_label(request: Request, item_id: str, logged_in: str | None = Depends(user)) -> Any:
-        form = await _form_of(request)
-        refused = checked(request, form)
-        if refused is not None:
-            return refused
-        form = form or {}
-        me = _annotator_of(request, logged_in)
-        if me is None:
-            return refuse(request, 403, "Name yourself on the labelling page first: every label records its annotator.")
+        posted = await pages.named_post(request, logged_in, "every label records its annotator.")
+        if not isinstance(posted, tuple):
+            return posted
+        form, me = posted
         items = queue()
         item = items.get(item_id)
         if item is None:
@@ -346,7 +354,7 @@ def _register_agreement(app: Any, pages: _Labelling, user: Any) -> None:
     from fastapi import Depends, Request
     from fastapi.responses import RedirectResponse
 
-    url, respond, refuse, checked = pages.url, pages.respond, pages.refuse, pages.checked
+    url, respond, refuse = pages.url, pages.respond, pages.refuse
     queue, states, settings = pages.queue, pages.states, pages.settings
     get_engine, grade_of = pages.get_engine, pages.grade_of
 
@@ -369,15 +377,10 @@ def _register_agreement(app: Any, pages: _Labelling, user: Any) -> None:
 
     @app.post("/label/adjudicate/{item_id}")
     async def adjudicate(request: Request, item_id: str, logged_in: str | None = Depends(user)) -> Any:
-        form = await _form_of(request)
-        refused = checked(request, form)
-        if refused is not None:
-            return refused
-        form = form or {}
-        me = _annotator_of(request, logged_in)
-        if me is None:
-            return refuse(request, 403, "Name yourself on the labelling page first: an adjudication records who "
-                                        "made it.")
+        posted = await pages.named_post(request, logged_in, "an adjudication records who made it.")
+        if not isinstance(posted, tuple):
+            return posted
+        form, me = posted
         items = queue()
         labels = [lab for lab in load_labels(get_engine()) if lab.item_id == item_id]
         item = items.get(item_id) or (None if not labels else {

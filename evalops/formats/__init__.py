@@ -33,7 +33,7 @@ from evalops.formats._table import Layout, _first_line, read_table
 from evalops.formats.trec import (
     QRELS_LAYOUT,
     gold_from_columns,
-    qrels_from_columns,
+    qrels_in_layout,
     ranking_order,
     read_run_table,
     read_trec_qrels,
@@ -70,8 +70,7 @@ def read_qrels(path: str | os.PathLike[str], split: str = "test") -> Qrels:
     """Read judgments from a TREC qrels file, a BEIR qrels TSV or a BEIR folder (see module docs).
 
     ``-`` reads standard input; ``.gz`` and ``.zst`` files are decompressed while reading."""
-    source, layout = _qrels_layout(path, split)
-    return qrels_from_columns(source, layout, *read_table(source, layout))
+    return qrels_in_layout(*_qrels_layout(path, split))
 
 
 def read_gold(path: str | os.PathLike[str], split: str = "test") -> CompactGold:

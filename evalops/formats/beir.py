@@ -11,14 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from evalops.data import Qrels
 from evalops.errors import FormatError
 from evalops.formats._source import Source, as_source
-from evalops.formats._table import Layout, read_table, unsafe_ids
+from evalops.formats._table import Layout, unsafe_ids
 from evalops.formats.jsonl import read_jsonl, write_jsonl
-from evalops.formats.trec import qrels_from_columns
+from evalops.formats.trec import qrels_in_layout, sorted_judgments
 from evalops.safetext import refuse_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,17 +54,14 @@ QRELS_TSV = Layout(
 def read_beir_qrels(path: str | os.PathLike[str] | Source) -> Qrels:
     """Read a BEIR qrels TSV (``query-id<TAB>corpus-id<TAB>score``, header optional). Grades are integers
     within int32; a repeated (query, document) judgment names its line."""
-    source = as_source(path)
-    columns, duplicate = read_table(source, QRELS_TSV)
-    return qrels_from_columns(source, QRELS_TSV, columns, duplicate)
+    return qrels_in_layout(as_source(path), QRELS_TSV)
 
 
 def write_beir_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
-    order = np.lexsort((qrels.doc_ids.astype(str), qrels.query_ids.astype(str)))
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\t".join(QRELS_HEADER) + "\n")
-        for i in order:
-            fh.write(f"{qrels.query_ids[i]}\t{qrels.doc_ids[i]}\t{int(qrels.grades[i])}\n")
+        for query_id, doc_id, grade in sorted_judgments(qrels):
+            fh.write(f"{query_id}\t{doc_id}\t{grade}\n")
 
 
 def _require(record: dict[str, Any], key: str, path: Path, lineno: int, kind: str = "document") -> str:

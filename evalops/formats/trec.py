@@ -8,6 +8,8 @@ descending), with ranks 1..n per query.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+
 import numpy as np
 
 from evalops.data import Qrels, Run, RunTable
@@ -56,11 +58,11 @@ def qrels_from_columns(source: Source, layout: Layout, columns: Columns, duplica
     """``Qrels`` from read columns; a repeated judgment names its line."""
     _refuse_duplicate(source, layout, columns, duplicate)
     return Qrels._trusted(
-        columns.query_id_rows(),
-        columns.doc_ids(),
-        columns.values.astype(np.int64, copy=False),
-        source.name,
         (columns.query_codes.astype(np.int64), columns.query_ids),
+        query_ids=columns.query_id_rows(),
+        doc_ids=columns.doc_ids(),
+        grades=columns.values.astype(np.int64, copy=False),
+        source=source.name,
     )
 
 
@@ -111,16 +113,25 @@ def _refuse_duplicate(source: Source, layout: Layout, columns: Columns, duplicat
 def read_trec_qrels(path: str | os.PathLike[str] | Source) -> Qrels:
     """Read a TREC qrels file (4 columns, or 3 without the iteration). Grades are integers within int32;
     0 or below means judged non-relevant. ``-`` reads standard input; ``.gz``/``.zst`` are decompressed."""
-    source = as_source(path)
-    columns, duplicate = read_table(source, QRELS_LAYOUT)
-    return qrels_from_columns(source, QRELS_LAYOUT, columns, duplicate)
+    return qrels_in_layout(as_source(path), QRELS_LAYOUT)
+
+
+def qrels_in_layout(source: Source, layout: Layout) -> Qrels:
+    """``Qrels`` read from ``source`` in ``layout``; a repeated judgment names its line."""
+    return qrels_from_columns(source, layout, *read_table(source, layout))
+
+
+def sorted_judgments(qrels: Qrels) -> Iterator[tuple[str, str, int]]:
+    """(query id, doc id, grade) of each judgment, by query id and then doc id: the order files are written in."""
+    order = np.lexsort((qrels.doc_ids.astype(str), qrels.query_ids.astype(str)))
+    for i in order:
+        yield qrels.query_ids[i], qrels.doc_ids[i], int(qrels.grades[i])
 
 
 def write_trec_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
-    order = np.lexsort((qrels.doc_ids.astype(str), qrels.query_ids.astype(str)))
     with open(path, "w", encoding="utf-8") as fh:
-        for i in order:
-            fh.write(f"{qrels.query_ids[i]} 0 {qrels.doc_ids[i]} {int(qrels.grades[i])}\n")
+        for query_id, doc_id, grade in sorted_judgments(qrels):
+            fh.write(f"{query_id} 0 {doc_id} {grade}\n")
 
 
 def read_run_table(

@@ -53,7 +53,7 @@ from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
 from evalops.judges.parse import parse_answer
 from evalops.judges.prompts import prompt_for
 from evalops.secrets import mask_url, resolve_secret
-from evalops.transport import CircuitBreaker, HttpClient, Outcome, RetryPolicy
+from evalops.transport import CircuitBreaker, ClosesClient, HttpClient, Outcome, RetryPolicy
 
 __all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "endpoint_url", "resolve_api_key"]
 
@@ -210,7 +210,7 @@ def _retry_reason(out: Outcome) -> str:
     return f"connection error ({type(out.error).__name__})"
 
 
-class OpenAIJudge:
+class OpenAIJudge(ClosesClient):
     """A :class:`~evalops.judges.base.Judge` over an OpenAI-compatible server (see the module docstring)."""
 
     def __init__(self, settings: OpenAISettings, *, transport: Any = None, api_key: str | None = None):
@@ -234,15 +234,6 @@ class OpenAIJudge:
 
     def __repr__(self) -> str:  # the key is in the client's headers only
         return f"OpenAIJudge({self.fingerprint.describe()}, base_url={self.settings.base_url!r})"
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> OpenAIJudge:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     # -- before any judging -------------------------------------------------------------------------
     def preflight(self) -> str | None:

@@ -50,7 +50,7 @@ from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
 from evalops.secrets import mask_text, mask_url
 from evalops.limits import DEFAULT_MAX_RESPONSE_BYTES
-from evalops.transport import CircuitBreaker, HttpClient, ResponseTooLarge, RetryPolicy
+from evalops.transport import CircuitBreaker, ClosesClient, HttpClient, ResponseTooLarge, RetryPolicy
 
 __all__ = ["HttpRetriever", "MalformedResponse", "parse_answer", "parse_response"]
 
@@ -89,7 +89,7 @@ def parse_answer(payload: Mapping[str, Any]) -> str | None:
     return answer
 
 
-class HttpRetriever:
+class HttpRetriever(ClosesClient):
     """A retriever service reached over HTTP. ``transport`` (an httpx transport) replaces the network in tests."""
 
     remote = True  # the circuit breaker guards it (see evalops.retrievers.base)
@@ -130,15 +130,6 @@ class HttpRetriever:
 
     def __repr__(self) -> str:
         return f"HttpRetriever({mask_url(self.url)!r}, concurrency={self.concurrency}, timeout={self.timeout})"
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> HttpRetriever:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def attach_breaker(self, breaker: CircuitBreaker | None) -> None:
         """Stop calling the service once ``breaker`` is open (see the module docstring)."""

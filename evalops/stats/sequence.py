@@ -334,25 +334,22 @@ def pooled_decision(days: Sequence[np.ndarray], tail: float, margin: float, alte
         return f"the daily looks reject \"no query's expected delta lies {words} on any day since the restart\""
 
     # a drop shown at any look decides, before any gain and before equivalence: it is never taken back
-    if down:
-        at, start, stat = _detected(parts, tail, -margin)
+    for wanted, series, decision, side, material, significant in (
+        (down, parts, "regression", "below -", "a material drop (critical)",
+         "a significant drop, size uncertain (warning)"),
+        (up, mirror, "improvement", "above +", "a material gain", "a significant gain"),
+    ):
+        if not wanted:
+            continue
+        at, start, stat = _detected(series, tail, -margin)
         if at is not None:
-            return done("regression", "critical", "material", None,
-                        f"{shown(f'below -{margin:g}')}{stat}: a material drop (critical)", at, start)
-        at, start, stat = _detected(parts, tail, 0.0)
+            return done(decision, "critical", "material", None,
+                        f"{shown(f'{side}{margin:g}')}{stat}: {material}", at, start)
+        at, start, stat = _detected(series, tail, 0.0)
         if at is not None:
-            return done("regression", "warning", "significant", None,
-                        f"{shown('below 0')}{stat}, not shown past -{margin:g}: a significant drop, size "
-                        "uncertain (warning)", at, start)
-    if up:
-        at, start, stat = _detected(mirror, tail, -margin)
-        if at is not None:
-            return done("improvement", "critical", "material", None,
-                        f"{shown(f'above +{margin:g}')}{stat}: a material gain", at, start)
-        at, start, stat = _detected(mirror, tail, 0.0)
-        if at is not None:
-            return done("improvement", "warning", "significant", None,
-                        f"{shown('above 0')}{stat}, not shown past +{margin:g}: a significant gain", at, start)
+            return done(decision, "warning", "significant", None,
+                        f"{shown(side[:-2] + ' 0')}{stat}, not shown past {side[-1]}{margin:g}: {significant}",
+                        at, start)
     # equivalence: the mean since the restart inside the margin at the last look (no change was detected)
     below_now = _shown_now(parts, tail, [margin] if up else [])
     above_now = {-m: look for m, look in _shown_now(mirror, tail, [margin] if down else []).items()}

@@ -11,12 +11,13 @@ Importing this package does not import httpx.
 """
 
 from evalops.transport.breaker import CircuitBreaker
-from evalops.transport.client import HttpClient, Outcome, ResponseTooLarge
+from evalops.transport.client import ClosesClient, HttpClient, Outcome, ResponseTooLarge
 from evalops.transport.deadline import DeadlineExceeded, deadline_transport, request_deadline
 from evalops.transport.retry import RetryPolicy, parse_retry_after, retryable_status
 
 __all__ = [
     "CircuitBreaker",
+    "ClosesClient",
     "DeadlineExceeded",
     "HttpClient",
     "Outcome",

@@ -29,7 +29,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from evalops.errors import ConfigError
 from evalops.limits import DEFAULT_MAX_RESPONSE_BYTES, size_text
@@ -78,7 +78,23 @@ class Outcome:
         return self.response is not None and 200 <= self.response.status_code < 300
 
 
-class HttpClient:
+class ClosesClient:
+    """``close`` and the context manager for an object whose one resource is ``self._client`` (an httpx
+    client or an :class:`HttpClient`): closing the object closes the client."""
+
+    _client: Any
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class HttpClient(ClosesClient):
     """A keep-alive connection pool for ``concurrency`` threads, with the deadline, retry and breaker
     policies of the module docstring. ``transport`` (an httpx transport) replaces the network in tests;
     ``sleep`` and ``rng`` replace the waits and the jitter."""
@@ -121,15 +137,6 @@ class HttpClient:
         self._client = httpx.Client(timeout=httpx.Timeout(self.stall_timeout), headers=dict(headers or {}),
                                     transport=transport, limits=limits)
         self._httpx = httpx
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> HttpClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _attempt(self, method: str, url: str, budget: float, kwargs: Mapping[str, Any]) -> Outcome:
         """One attempt under the overall deadline ``budget``; the body is read inside it."""

@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Table, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
 from evalops.errors import InputError, WarehouseError
 from evalops.warehouse._db import insert_for, measure_ids, measures_table
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
-from evalops.warehouse.models import EvalRunModel, QueryScoreModel, RunAggregateModel
+from evalops.warehouse.tables import aggregates, query_scores, runs
 from evalops.warehouse.types import SQLITE_NAN
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,9 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.fingerprint import EvalFingerprint
 
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
-query_scores: Table = QueryScoreModel.__table__  # type: ignore[assignment]
-aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
 
 MAX_QUERY_ID_LENGTH = query_scores.c.query_id.type.length
 AGGREGATE_COLUMNS = ("measure", "n", "mean", "ci_low", "ci_high")

@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from evalops import utc
 from evalops.errors import EvalopsError, WarehouseError
 from evalops.warehouse.direct import connect_timeout_hint, describe_error as direct_error
-from evalops.warehouse.models import MeasureModel
+from evalops.warehouse.tables import measures as measures_table
 
 __all__ = [
     "advisory_lock",
@@ -26,8 +26,6 @@ __all__ = [
     "transaction",
     "upsert_immutable",
 ]
-
-measures_table: Table = MeasureModel.__table__  # type: ignore[assignment]
 
 
 def now_utc() -> dt.datetime:

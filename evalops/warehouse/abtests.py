@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import select
 
 from evalops.errors import InputError, WarehouseError
 from evalops.stats.compare import RECORD_FIELDS, Comparison
 from evalops.warehouse._bulk import run_fingerprint
 from evalops.warehouse._db import insert_for, measure_ids, measures_table, now_utc, transaction
 from evalops.warehouse.domain import ABTestResult
-from evalops.warehouse.models import ABTestModel, EvalRunModel
+from evalops.warehouse.models import EvalRunModel
+from evalops.warehouse.tables import ab_tests
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -21,7 +22,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ab_test_columns", "ab_test_of", "ab_test_results", "ab_test_view", "comparison_look", "load_ab_tests",
            "record_ab_tests"]
 
-ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
 # the dashboard's flat view of a comparison: these fields under their own names (see ab_test_view)
 _SAME_NAME = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "test", "p_value",
               "p_adjusted", "wins", "ties", "losses", "decision", "severity", "criterion", "reason_code", "margin",

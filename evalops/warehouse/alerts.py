@@ -19,14 +19,15 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import select, update
 
 from evalops.alerting.model import dedup_key
 from evalops.errors import InputError, WarehouseError
+from evalops.utc import as_utc
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.domain import AlertRow
-from evalops.warehouse.models import DELIVERY_STATUSES, AlertDeliveryModel, AlertModel
-from evalops.utc import as_utc
+from evalops.warehouse.models import DELIVERY_STATUSES
+from evalops.warehouse.tables import alert_deliveries as deliveries, alerts
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -45,8 +46,6 @@ __all__ = [
     "retryable_alerts",
 ]
 
-alerts: Table = AlertModel.__table__  # type: ignore[assignment]
-deliveries: Table = AlertDeliveryModel.__table__  # type: ignore[assignment]
 SEVERITIES = ("info", "warning", "critical")
 
 

@@ -15,16 +15,16 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import InputError, UnusableBaselineError, WarehouseError
 from evalops.fingerprint import EvalFingerprint
+from evalops.utc import as_utc
 from evalops.warehouse._db import advisory_lock, now_utc, transaction
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import Baseline, BaselineLookup
-from evalops.warehouse.models import BaselineModel, EvalRunModel
-from evalops.utc import as_utc
+from evalops.warehouse.tables import baselines, runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -32,8 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["BASELINE_COLUMNS", "baseline_history", "baseline_history_rows", "find_baseline", "promote_baseline",
            "rollback_baseline"]
 
-baselines: Table = BaselineModel.__table__  # type: ignore[assignment]
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 PROMOTABLE_STATUSES = ("succeeded",)
 
 BASELINE_COLUMNS = tuple(Baseline.__dataclass_fields__)  # what the baseline history lists, in this order

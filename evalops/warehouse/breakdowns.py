@@ -10,19 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, delete, insert, select
+from sqlalchemy import delete, insert, select
 
 from evalops.warehouse._db import transaction
-from evalops.warehouse.models import EvalRunModel, SegmentSpreadModel, SourceShareModel
+from evalops.warehouse.tables import runs as runs_table, segment_spreads as spreads_table, source_shares as shares_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine
 
 __all__ = ["load_segment_spreads", "load_source_shares", "record_breakdowns", "source_share_history"]
 
-shares_table: Table = SourceShareModel.__table__  # type: ignore[assignment]
-spreads_table: Table = SegmentSpreadModel.__table__  # type: ignore[assignment]
-runs_table: Table = EvalRunModel.__table__  # type: ignore[assignment]
 
 _SHARE_COLUMNS = ("source", "field", "k", "slots", "total", "share", "judged", "relevant", "precision",
                   "baseline_share", "shift", "bound")

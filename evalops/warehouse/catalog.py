@@ -10,16 +10,16 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import WarehouseError
 from evalops.fingerprint import EvalFingerprint
+from evalops.utc import as_utc
 from evalops.warehouse._db import now_utc, transaction, upsert_immutable
 from evalops.warehouse.direct import check_fingerprint_prefix, one_fingerprint
 from evalops.warehouse.domain import GoldSetVersion, KBSnapshot
-from evalops.warehouse.models import EvalFingerprintModel, GoldSetVersionModel, KBSnapshotModel
-from evalops.utc import as_utc
+from evalops.warehouse.tables import fingerprints, gold_sets, kb_snapshots
 
 __all__ = [
     "find_fingerprint_hash",
@@ -29,10 +29,6 @@ __all__ = [
     "record_gold_set_version",
     "record_kb_snapshot",
 ]
-
-gold_sets: Table = GoldSetVersionModel.__table__  # type: ignore[assignment]
-kb_snapshots: Table = KBSnapshotModel.__table__  # type: ignore[assignment]
-fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
 
 
 def record_gold_set_version(

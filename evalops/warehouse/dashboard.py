@@ -22,22 +22,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Table, func, select
 
 from evalops.errors import InputError
+from evalops.utc import as_utc
 from evalops.warehouse._bulk import fetch_scores
 from evalops.warehouse._db import insert_for, measures_table, now_utc, transaction
 from evalops.warehouse.abtests import ab_test_of, ab_test_view
-from evalops.warehouse.models import (
-    FINISHED_STATUSES,
-    ABTestModel,
-    AlertModel,
-    BaselineModel,
-    EvalFingerprintModel,
-    EvalRunModel,
-    QueryTextModel,
-    RunAggregateModel,
-    RunTimingModel,
-)
-from evalops.utc import as_utc
 from evalops.warehouse.alerts import alert_deliveries
+from evalops.warehouse.models import FINISHED_STATUSES
+from evalops.warehouse.tables import ab_tests, aggregates, alerts, baselines, fingerprints, runs, texts, timings
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection, Engine
@@ -60,14 +51,6 @@ __all__ = [
     "stored_query_text_ids",
 ]
 
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
-fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
-aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
-ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
-alerts: Table = AlertModel.__table__  # type: ignore[assignment]
-baselines: Table = BaselineModel.__table__  # type: ignore[assignment]
-texts: Table = QueryTextModel.__table__  # type: ignore[assignment]
-timings: Table = RunTimingModel.__table__  # type: ignore[assignment]
 
 _RUN_COLUMNS = (runs.c.id.label("run_id"), runs.c.dag_id, runs.c.dag_run_id, runs.c.retriever, runs.c.version,
                 runs.c.dataset, runs.c.logical_date, runs.c.status, runs.c.started_at, runs.c.finished_at,

@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from sqlalchemy import Table, and_, func, literal, or_, select
+from sqlalchemy import and_, func, literal, or_, select
 
+from evalops.utc import as_utc
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS, check_stored, mark_superseded_rows
 from evalops.warehouse.statuses import SCORED_STATUSES
-from evalops.warehouse.models import EvalFingerprintModel, EvalRunModel, RunAggregateModel
-from evalops.utc import as_utc
+from evalops.warehouse.tables import aggregates, fingerprints, runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -41,9 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "check_history_query", "latest_per_logical_date", "latest_run_rows",
            "latest_runs", "measure_history", "measure_history_rows", "run_mean_rows", "runs_frame", "runs_under_fingerprint"]
 
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
-aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
-fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
 SCORED = SCORED_STATUSES
 # The runs that compete for one (version, logical date), and which of them is the result.
 _SAME_RESULT = (runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.logical_date)
@@ -68,30 +65,29 @@ def _mark_superseded(frame: pd.DataFrame, include_superseded: bool) -> pd.DataFr
     return frame
 
 
-def measure_history(
-    engine: Engine,
-    retriever: str,
-    measure: str,
-    *,
-    dataset: str = "gold",
-    versions: Iterable[str] | None = None,
-    fingerprint_hash: str | None = None,
-    since: dt.datetime | None = None,
-    until: dt.datetime | None = None,
-    statuses: Sequence[str] = SCORED,
-    include_superseded: bool = False,
-) -> pd.DataFrame:
+class HistoryFilters(TypedDict, total=False):
+    """The keyword filters of :func:`measure_history_rows` (its defaults apply to those not given)."""
+
+    dataset: str
+    versions: Iterable[str] | None
+    fingerprint_hash: str | None
+    since: dt.datetime | None
+    until: dt.datetime | None
+    statuses: Sequence[str]
+    include_superseded: bool
+
+
+def measure_history(engine: Engine, retriever: str, measure: str, **filters: Unpack[HistoryFilters]) -> pd.DataFrame:
     """One row per version and logical date: the measure's mean and CI over logical time (oldest first).
-    With ``include_superseded``, also the earlier results for the same date (``superseded`` true).
+    The keyword filters are :func:`measure_history_rows`'s. With ``include_superseded``, also the earlier
+    results for the same date (``superseded`` true).
 
     A run of a status in ``statuses`` that has no scores (``failed``) is a row with empty ``n``, ``mean``
     and CI: the version's result for that date is that it could not be scored. A scored run without the
     measure (another fingerprint's measure set) is left out."""
     import pandas as pd
 
-    rows = measure_history_rows(engine, retriever, measure, dataset=dataset, versions=versions,
-                                fingerprint_hash=fingerprint_hash, since=since, until=until, statuses=statuses,
-                                include_superseded=include_superseded)
+    rows = measure_history_rows(engine, retriever, measure, **filters)
     frame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
     frame["logical_date"] = pd.to_datetime(frame["logical_date"], utc=True)
     frame["n"] = frame["n"].astype("Int64")  # empty for a failed run, not a float count

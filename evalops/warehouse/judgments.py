@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, select, tuple_
+from sqlalchemy import select, tuple_
 
 from evalops.judges.base import Judgment
 from evalops.warehouse._db import insert_for, now_utc, transaction
-from evalops.warehouse.models import JudgeRunModel, JudgmentModel
+from evalops.warehouse.tables import judge_runs, judgments
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -23,8 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["WarehouseJudgmentStore", "count_judgments", "load_judge_runs", "record_judge_run"]
 
-judgments: Table = JudgmentModel.__table__  # type: ignore[assignment]
-judge_runs: Table = JudgeRunModel.__table__  # type: ignore[assignment]
 _KEY = ("query_hash", "document_hash", "judge_model", "prompt", "decoding", "sample")
 _CHUNK = 300
 

@@ -15,16 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, func, select
+from sqlalchemy import func, select
 
 from evalops.errors import InputError
 from evalops.utc import as_utc
 from evalops.warehouse._db import advisory_lock, insert_for, now_utc, transaction
-from evalops.warehouse.models import (
-    LABEL_SOURCES,
-    AnnotationAdjudicationModel,
-    AnnotationLabelModel,
-    GoldSetMergeModel,
+from evalops.warehouse.models import LABEL_SOURCES
+from evalops.warehouse.tables import (
+    annotation_adjudications as adjudications_table,
+    annotation_labels as labels_table,
+    gold_set_merges as merges_table,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,9 +34,6 @@ __all__ = ["Adjudication", "GoldSetMerge", "Label", "MAX_ANNOTATOR_LENGTH", "loa
            "load_gold_set_merges", "load_labels", "person_name", "record_adjudication", "record_gold_set_merge",
            "record_label"]
 
-labels_table: Table = AnnotationLabelModel.__table__  # type: ignore[assignment]
-adjudications_table: Table = AnnotationAdjudicationModel.__table__  # type: ignore[assignment]
-merges_table: Table = GoldSetMergeModel.__table__  # type: ignore[assignment]
 MAX_ANNOTATOR_LENGTH = 200
 MAX_COMMENT_LENGTH = 10_000
 

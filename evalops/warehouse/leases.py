@@ -17,17 +17,17 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from sqlalchemy import Table, and_, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from evalops.warehouse._db import now_utc, transaction
-from evalops.warehouse.models import FINISHED_STATUSES, EvalRunModel
-from evalops.warehouse.runs import DEFAULT_LEASE_SECONDS
 from evalops.utc import as_utc
+from evalops.warehouse._db import now_utc, transaction
+from evalops.warehouse.models import FINISHED_STATUSES
+from evalops.warehouse.runs import DEFAULT_LEASE_SECONDS
+from evalops.warehouse.tables import runs
 
 __all__ = ["abandon_expired_runs", "release_runs", "renew_lease"]
 
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
 
 EXPIRED = "its lease expired before the run finished (the process was killed or lost)"
 
