@@ -86,20 +86,27 @@ def render() -> dict[Path, str]:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def write_or_check(files: dict[Path, str], doc: str | None) -> bool | None:
+    """The shared command line of the sample-data scripts: with ``--check``, True when every file of ``files``
+    holds its text (the stale ones printed), else write them all and return None."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = parser.parse_args()
-    files = render()
-    if args.check:
+    if parser.parse_args().check:
         stale = [str(p) for p, text in files.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
         if stale:
             print("out of date: " + ", ".join(stale))
-            return 1
-        return 0
+        return not stale
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    return None
+
+
+def main() -> int:
+    files = render()
+    checked = write_or_check(files, __doc__)
+    if checked is not None:
+        return 0 if checked else 1
     link = INCLUDE / "goldset" / "corpus.jsonl"
     if not link.is_symlink():
         if link.exists():

@@ -16,9 +16,10 @@ registry beside them, include/chunks/retrievers.yaml, declares a version per chu
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
+
+from build import write_or_check  # the sample-data scripts' shared command line (run as scripts, side by side)
 
 INCLUDE = Path(__file__).resolve().parent.parent
 CORPUS = INCLUDE / "knowledge_base" / "corpus.jsonl"
@@ -51,19 +52,11 @@ def render() -> dict[Path, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = parser.parse_args()
     files = render()
-    if args.check:
-        stale = [str(p) for p, text in files.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
-        if stale:
-            print("out of date: " + ", ".join(stale))
-            return 1
-        return 0
+    checked = write_or_check(files, __doc__)
+    if checked is not None:
+        return 0 if checked else 1
     for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
         print(f"wrote {text.count(chr(10))} chunks to {path}")
     return 0
 
