@@ -66,3 +66,15 @@ def test_no_module_but_evalops_utc_reads_the_system_clock():
     found = [f"{path.relative_to(root)}:{n}" for path in sorted(root.rglob("*.py")) if path.name != "utc.py"
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
     assert found == [], f"read the time with evalops.utc.now(): {found}"
+
+
+def test_one_spelling_of_the_utc_zone():
+    """The zone is ``datetime.UTC`` (``evalops.utc.UTC`` is the same object); ``timezone.utc`` is not spelt."""
+    import evalops
+
+    root = Path(evalops.__file__).parent
+    pattern = re.compile(r"\btimezone\.utc\b")
+    found = [f"{path.relative_to(root)}:{n}" for path in sorted(root.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
+    assert found == [], f"write datetime.UTC: {found}"
+    assert UTC is dt.UTC is dt.timezone.utc

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -222,9 +222,9 @@ def _interval(day: date, start: str | None, end: str | None) -> tuple[datetime, 
             value = datetime.fromisoformat(text)
         except ValueError:
             raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint=name) from None
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
 
-    lo = parse(start, "--interval-start") if start else datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    lo = parse(start, "--interval-start") if start else datetime(day.year, day.month, day.day, tzinfo=UTC)
     hi = parse(end, "--interval-end") if end else lo + timedelta(days=1)
     return lo, hi
 

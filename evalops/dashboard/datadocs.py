@@ -43,10 +43,10 @@ def list_validations(root: str | Path | None) -> list[dict[str, Any]]:
     for page in (base / "validations").glob("*/*/*/*/*.html"):
         suite, table, _run, stamp = page.relative_to(base / "validations").parts[:4]
         match = _STAMP.match(stamp)
-        when = (dt.datetime.strptime(match.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=dt.timezone.utc)
+        when = (dt.datetime.strptime(match.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=dt.UTC)
                 if match else None)
         found.append({"suite": suite, "table": table, "when": when, "path": page.relative_to(base).as_posix()})
-    found.sort(key=lambda v: (v["when"] or dt.datetime.min.replace(tzinfo=dt.timezone.utc), v["path"]),
+    found.sort(key=lambda v: (v["when"] or dt.datetime.min.replace(tzinfo=dt.UTC), v["path"]),
                reverse=True)
     return found
 

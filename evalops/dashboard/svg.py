@@ -232,7 +232,7 @@ def _time_ticks(x0: float, x1: float, n: int = 6) -> list[dt.datetime]:
     day = 86400.0
     span_days = max((x1 - x0) / day, 1.0)
     step = max(1, math.ceil(span_days / n))
-    start = dt.datetime.fromtimestamp(x0, dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = dt.datetime.fromtimestamp(x0, dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     ticks, t = [], start
     while _ts(t) <= x1:
         if _ts(t) >= x0:

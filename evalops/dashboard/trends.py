@@ -151,7 +151,7 @@ def _markers(engine: Engine, links: Links, rows: list[dict[str, Any]], retriever
     for a in wh.dashboard_alerts(engine, retriever=retriever, since=since.date() if since else None, limit=None):
         if a["measure"] not in (None, measure) or a.get("dataset") not in (None, dataset):
             continue
-        x = a["logical_date"] or dt.datetime.combine(a["day"], dt.time(0), tzinfo=dt.timezone.utc)
+        x = a["logical_date"] or dt.datetime.combine(a["day"], dt.time(0), tzinfo=dt.UTC)
         if inside(x):
             out.append(svg.Marker(x, "alert", f"{a['severity']} {a['kind']}: {a['message'][:120]}",
                                   href=links.ab(a["ab_test_id"]) if a.get("ab_test_id") else None))

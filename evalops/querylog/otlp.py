@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ def _timestamp(nanos: Any) -> str:
     if isinstance(nanos, bool) or not isinstance(nanos, (str, int)) or not str(nanos).isdigit():
         raise _Bad("startTimeUnixNano is not a count of nanoseconds")
     seconds, rest = divmod(int(nanos), 1_000_000_000)
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=rest // 1000).isoformat()
+    return datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=rest // 1000).isoformat()
 
 
 def _query(attrs: Mapping[str, Any], name: str) -> Any:

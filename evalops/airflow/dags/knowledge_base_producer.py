@@ -36,7 +36,7 @@ def _build(project: Path, dag_id: str):
     @dag(
         dag_id=dag_id,
         schedule=None,
-        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
         catchup=False,
         tags=["evalops", "example", "producer"],
         default_args={"owner": "evalops", "retries": 1, "retry_delay": retry_delay(project=project)},

@@ -40,7 +40,7 @@ def _build(project: Path, dag_id: str):
     @dag(
         dag_id=dag_id,
         schedule=[project_assets(project).results],
-        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
         catchup=False,
         max_active_runs=1,
         tags=["evalops", "baseline", "example", "consumer"],

@@ -80,7 +80,7 @@ def _build(project: Path, dag_id: str, score_pool: str | None = None, score_pool
             timetable=CronTriggerTimetable("0 0 * * *", timezone="UTC", interval=dt.timedelta(days=1)),
             assets=[project_assets(project).knowledge_base],
         ),
-        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+        start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
         catchup=False,
         max_active_runs=1,
         tags=["evalops", "retrieval", "evaluation"],
