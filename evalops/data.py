@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar, cast
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from evalops.errors import DuplicateDocumentError, FormatError, InputError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Qrels", "Run", "RunTable"]
+__all__ = ["Qrels", "QrelsLike", "Run", "RunLike", "RunTable"]
 
 _T = TypeVar("_T")
 
@@ -376,14 +376,15 @@ class Run(_Coded):
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None) -> Run:
+    def from_dict(cls, run: Mapping[str, Mapping[str, float]] | Mapping[str, Sequence[str]], name: str = "run",
+                  source: str | None = None) -> Run:
         """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape). A ``None`` score means unscored.
 
         ``{qid: [docid, ...]}`` (plain ranked lists, the shape of RAGAS's retrieved context ids) is read by
         :meth:`from_lists`."""
         if not all(isinstance(v, Mapping) for v in run.values()):
-            return cls.from_lists(run, name, source)  # type: ignore[arg-type]
-        qs, ds, values, codes = _flatten_nested(run)
+            return cls.from_lists(cast("Mapping[str, Sequence[str]]", run), name, source)
+        qs, ds, values, codes = _flatten_nested(cast("Mapping[str, Mapping[str, float]]", run))
         try:
             scores = np.array(values, dtype=np.float64)
         except (TypeError, ValueError):
@@ -508,3 +509,11 @@ class RunTable:
             name=self.name,
             source=self.source,
         )
+
+
+# What the evaluation entry points accept (:func:`evalops.metrics.evaluate`): the typed records, plain dicts, or
+# a DataFrame with the documented columns (query_id, doc_id, grade | score).
+QrelsLike: TypeAlias = "Qrels | Mapping[str, Mapping[str, int]] | pd.DataFrame"
+RunLike: TypeAlias = (
+    "Run | RunTable | Mapping[str, Mapping[str, float]] | Mapping[str, Sequence[str]] | pd.DataFrame"
+)

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from evalops.data import QrelsLike, RunLike
 from evalops.metrics.evaluation import evaluate
-from evalops.metrics.gold import as_gold
+from evalops.metrics.gold import Gold, as_gold
 from evalops.metrics.measures import Judged
 from evalops.metrics.topk import top_k
 
@@ -60,7 +61,7 @@ class JudgedCoverage:
         }
 
 
-def judged_coverage(qrels: Any, baseline: Any, candidate: Any, k: int) -> JudgedCoverage:
+def judged_coverage(qrels: QrelsLike | Gold, baseline: RunLike, candidate: RunLike, k: int) -> JudgedCoverage:
     """Judged@k of ``candidate`` and ``baseline`` against ``qrels``, and the candidate's unjudged top k.
 
     Inputs as for :func:`evalops.metrics.evaluate`. Only gold queries count (a run query without

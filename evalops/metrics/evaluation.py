@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import numpy as np
 
-from evalops.data import Run, RunTable
+from evalops.data import QrelsLike, Run, RunLike, RunTable
 from evalops.errors import InputError
 from evalops.metrics.compute import judged_values, needs_judged, per_query_values
 from evalops.metrics.fallback import fallback_values, is_fallback
 from evalops.metrics.gold import Gold, as_gold
+from evalops.metrics.hits import locate_hits
 from evalops.metrics.judged import locate_judged, relevant_hits
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.policy import Policy
-from evalops.metrics.hits import locate_hits
 from evalops.metrics.ranking import Hits
 from evalops.metrics.result import EvaluationResult, summarize
 
@@ -24,8 +23,8 @@ __all__ = ["evaluate", "evaluate_hits", "evaluate_located"]
 
 
 def evaluate(
-    qrels: Any,
-    run: Any,
+    qrels: QrelsLike | Gold,
+    run: RunLike,
     measures: Iterable[str | Measure] | str | Measure,
     policy: Policy | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -50,8 +49,8 @@ def evaluate(
 
 
 def evaluate_located(
-    qrels: Any,
-    run: Any,
+    qrels: QrelsLike | Gold,
+    run: RunLike,
     measures: Iterable[str | Measure] | str | Measure,
     policy: Policy | None = None,
     progress: Callable[[int, int], None] | None = None,

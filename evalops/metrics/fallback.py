@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from evalops.data import RunTable
+from evalops.data import RunLike, RunTable
 from evalops.errors import MeasureError
 from evalops.extras import MissingExtraError, require
-from evalops.metrics.gold import as_run
+from evalops.metrics.gold import Gold, as_run
 from evalops.metrics.measures import ALIASES, MEASURE_TYPES, TREC_EVAL_NAMES, Measure
 
 __all__ = ["FallbackMeasure", "fallback_measure", "fallback_values", "is_fallback", "close_names", "FALLBACK"]
@@ -127,7 +127,7 @@ def _supports(provider: Any, measure: Any) -> bool:
         return False
 
 
-def fallback_values(measures: Sequence[Measure], gold: Any, run: Any) -> dict[Measure, np.ndarray]:
+def fallback_values(measures: Sequence[Measure], gold: Gold, run: RunLike) -> dict[Measure, np.ndarray]:
     """Per-query values of the fallback ``measures``, aligned with ``gold.query_ids`` (0 where ir_measures
     gives none: a query the run did not answer). ``run``: any form :func:`evalops.metrics.evaluate` takes;
     a query without scores is ranked in the retriever's order (descending synthetic scores)."""

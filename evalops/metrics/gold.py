@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 from evalops._arrow import call, from_numpy, strings
-from evalops.data import Qrels, Run
+from evalops.data import Qrels, QrelsLike, Run, RunLike, RunTable
 from evalops.errors import InputError
 from evalops.metrics.strhash import hash_strings
 
 __all__ = ["Gold", "CompactGold", "as_gold", "as_qrels", "as_run"]
 
 
-def as_gold(qrels: Any) -> Gold:
+def as_gold(qrels: QrelsLike | Gold) -> Gold:
     """Accept ``Qrels``, ``{qid: {docid: grade}}``, a DataFrame (query_id, doc_id, grade) or a ``Gold``
     (as is: its arrays are trusted, as built by ``Gold``'s constructors)."""
     if isinstance(qrels, Gold):
@@ -38,7 +38,7 @@ def as_gold(qrels: Any) -> Gold:
     return Gold.from_qrels(as_qrels(qrels))
 
 
-def as_qrels(qrels: Any) -> Qrels:
+def as_qrels(qrels: QrelsLike) -> Qrels:
     """Accept ``Qrels``, ``{qid: {docid: grade}}`` or a DataFrame (query_id, doc_id, grade)."""
     if isinstance(qrels, Qrels):
         return qrels
@@ -51,11 +51,13 @@ def as_qrels(qrels: Any) -> Qrels:
     )
 
 
-def as_run(run: Any) -> Run:
+def as_run(run: RunLike) -> Run:
     """Accept ``Run``, ``{qid: {docid: score}}``, ``{qid: [docid, ...]}`` (plain ranked lists: rank order is
     list order, :meth:`Run.from_lists`) or a DataFrame (query_id, doc_id[, score])."""
     if isinstance(run, Run):
         return run
+    if isinstance(run, RunTable):
+        return run.to_run()
     if isinstance(run, Mapping):
         return Run.from_dict(run)
     if hasattr(run, "columns"):

@@ -5,9 +5,8 @@ ranking primitives of :mod:`evalops.metrics.ranking` (which import none of the i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from evalops.data import Run, RunTable
+from evalops.data import Run, RunLike, RunTable
 from evalops.metrics.dict_input import hits_from_dicts
 from evalops.metrics.frame_input import run_columns
 from evalops.metrics.gold import Gold, as_run
@@ -17,7 +16,7 @@ from evalops.metrics.table_input import hits_from_table
 __all__ = ["locate_hits"]
 
 
-def locate_hits(gold: Gold, run: Any) -> Hits:
+def locate_hits(gold: Gold, run: RunLike) -> Hits:
     """Rank the run's judged documents. ``run``: ``Run``, ``RunTable``, ``{qid: {docid: score}}`` or a
     DataFrame."""
     if isinstance(run, RunTable):

@@ -9,10 +9,9 @@ rule (trec_eval's) for every measure.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from evalops.data import RunLike
 from evalops.metrics.gold import Gold, _position_in_group
 from evalops.metrics.hits import locate_hits
 from evalops.metrics.ranking import Hits
@@ -35,7 +34,7 @@ def unshift_judged(hits: Hits, shift: int) -> Hits:
     )
 
 
-def locate_judged(gold: Gold, run: Any) -> Hits:
+def locate_judged(gold: Gold, run: RunLike) -> Hits:
     """Every retrieved document that has a judgment: (gold query, 0-based rank in the run, grade),
     sorted by query, then rank. ``retrieved`` is the number of documents the run returned per query."""
     shifted, shift = judged_gold(gold)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from evalops.data import RunLike
 from evalops.metrics.gold import as_run
 from evalops.metrics.ranking import trec_eval_order
 
 __all__ = ["top_k"]
 
 
-def top_k(run: Any, k: int) -> dict[str, list[str]]:
+def top_k(run: RunLike, k: int) -> dict[str, list[str]]:
     """``{query id: [doc id, ...]}``: the first ``k`` documents of each run query, best first.
 
     Ranked by score descending at float32 precision, ties by doc id descending (trec_eval); a query
