@@ -7,6 +7,8 @@ moment the parameter is ``Any`` again. At run time the same calls are refused wi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalops.data import Qrels, Run
@@ -26,3 +28,13 @@ def test_evaluate_accepts_the_declared_shapes_and_refuses_others() -> None:
         evaluate("qrels.txt", scored, ["P@1"])  # type: ignore[arg-type]
     with pytest.raises(InputError, match="run must be Run"):
         top_k(["d1", "d2"], 1)  # type: ignore[arg-type]
+
+
+def test_a_run_table_is_a_run_like_everywhere(tmp_path: Path) -> None:
+    from evalops.formats.trec import read_run_table
+
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 2.0 r\n", encoding="utf-8")
+    table = read_run_table(path)
+    assert top_k(table, 1) == {"q1": ["d2"]}  # as_run used to refuse a RunTable
+    assert evaluate({"q1": {"d2": 1}}, table, ["P@1"]).mean("P@1") == 1.0
