@@ -17,8 +17,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = '07f3ed2060d6'
 down_revision: str | Sequence[str] | None = None
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 _INDEXES = {  # the plain indexes of each table

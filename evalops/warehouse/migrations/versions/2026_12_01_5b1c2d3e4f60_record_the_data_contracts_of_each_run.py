@@ -15,8 +15,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = "5b1c2d3e4f60"
 down_revision: str | Sequence[str] | None = "07f3ed2060d6"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 upgrade, downgrade = steps.adds_columns("eval_runs", ("contracts", sa.JSON()))

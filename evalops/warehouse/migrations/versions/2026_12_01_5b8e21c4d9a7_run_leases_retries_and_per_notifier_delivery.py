@@ -20,8 +20,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = "5b8e21c4d9a7"
 down_revision: str | Sequence[str] | None = "5c1e9a7d2b40"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 OLD_RUN = "status IN ('running', 'succeeded', 'partial', 'failed')"
 NEW_RUN = "status IN ('running', 'succeeded', 'partial', 'failed', 'abandoned')"

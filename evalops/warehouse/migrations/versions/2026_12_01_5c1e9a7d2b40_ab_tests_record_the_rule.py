@@ -15,8 +15,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = '5c1e9a7d2b40'
 down_revision: str | Sequence[str] | None = '729886bfdb99'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 upgrade, downgrade = steps.adds_columns(
     'ab_tests',

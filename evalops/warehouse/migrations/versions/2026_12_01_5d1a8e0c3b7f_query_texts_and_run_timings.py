@@ -15,8 +15,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = '5d1a8e0c3b7f'
 down_revision: str | Sequence[str] | None = '5b1c2d3e4f60'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -15,8 +15,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = '6a3f0d9c1e52'
 down_revision: str | Sequence[str] | None = '5b8e21c4d9a7'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 upgrade, downgrade = steps.adds_columns('ab_tests', ('judged_coverage', sa.JSON()), ('segments', sa.JSON()))

@@ -20,8 +20,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = "7e2a4c9d1b35"
 down_revision: str | Sequence[str] | None = "8e4b7c2a9d31"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 OLD_ALERT = "delivery_status IN ('pending', 'delivered', 'undelivered', 'unknown')"
 NEW_ALERT = "delivery_status IN ('pending', 'delivered', 'undelivered', 'unknown', 'suppressed')"

@@ -16,8 +16,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = '8e4b7c2a9d31'
 down_revision: str | Sequence[str] | None = '6a3f0d9c1e52'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 upgrade, downgrade = steps.adds_columns('ab_tests', ('delta_holes_relevant', sa.Double()))

@@ -19,8 +19,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = '9f3c5a1e7b42'
 down_revision: str | Sequence[str] | None = '7e2a4c9d1b35'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 upgrade, downgrade = steps.adds_columns('ab_tests', ('record', sa.JSON()))

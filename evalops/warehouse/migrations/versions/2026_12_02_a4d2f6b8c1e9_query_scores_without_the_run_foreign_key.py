@@ -30,8 +30,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = 'a4d2f6b8c1e9'
 down_revision: str | Sequence[str] | None = '9f3c5a1e7b42'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def _query_scores(*, with_run_key: bool, with_rowid: bool) -> sa.Table:

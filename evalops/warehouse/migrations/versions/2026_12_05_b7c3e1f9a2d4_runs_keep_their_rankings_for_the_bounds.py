@@ -19,8 +19,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = 'b7c3e1f9a2d4'
 down_revision: str | Sequence[str] | None = 'a4d2f6b8c1e9'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

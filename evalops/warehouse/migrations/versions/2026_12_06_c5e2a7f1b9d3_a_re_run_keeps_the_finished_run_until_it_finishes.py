@@ -20,8 +20,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = 'c5e2a7f1b9d3'
 down_revision: str | Sequence[str] | None = 'b7c3e1f9a2d4'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 upgrade, downgrade = steps.adds_columns("eval_runs", ("attempt_started_at", sa.DateTime(timezone=True)),

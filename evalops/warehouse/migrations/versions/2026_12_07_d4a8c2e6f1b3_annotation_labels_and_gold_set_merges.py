@@ -21,8 +21,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = 'd4a8c2e6f1b3'
 down_revision: str | Sequence[str] | None = 'c5e2a7f1b9d3'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -19,8 +19,6 @@ from evalops.warehouse.migrations import steps
 
 revision: str = 'e6b1d3f5a7c9'
 down_revision: str | Sequence[str] | None = 'd4a8c2e6f1b3'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

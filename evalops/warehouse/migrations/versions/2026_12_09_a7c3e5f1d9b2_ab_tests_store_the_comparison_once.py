@@ -26,8 +26,6 @@ from evalops.warehouse.types import NaNFloat
 
 revision: str = 'a7c3e5f1d9b2'
 down_revision: str | Sequence[str] | None = 'f2a9c4e7b1d6'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 # the columns that copied a field of the record, in the table's former order
 _COPIED = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "ci_level", "test",

@@ -32,8 +32,6 @@ from evalops.warehouse.types import NaNFloat
 
 revision: str = 'f2a9c4e7b1d6'
 down_revision: str | Sequence[str] | None = 'e6b1d3f5a7c9'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 # the columns that hold a field of the comparison under the field's name
 _SAME_NAME_FLOATS = ("baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "p_value",
