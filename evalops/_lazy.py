@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["lazy_getattr"]
+__all__ = ["lazy_exports", "lazy_getattr"]
 
 
 def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
@@ -20,3 +20,11 @@ def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         return getattr(importlib.import_module(f"{package}.{module}"), name)
 
     return __getattr__
+
+
+def lazy_exports(
+    package: str, exports: Mapping[str, str], public: Sequence[str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of ``package``: :func:`lazy_getattr`, and ``public`` (its
+    ``__all__``) as what ``dir()`` lists. ``__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)``."""
+    return lazy_getattr(package, exports), lambda: list(public)

@@ -27,6 +27,18 @@ INTEGRATION: dict[str, Any] = {
     "tags": ["software"],
 }
 
+
+
+def _address_and_secret(host_label: str, password_label: str, /, **placeholders: str) -> dict[str, Any]:
+    """The form of a connection that is an address and a secret: Host and Password relabelled, the other
+    fields hidden, and the ``placeholders`` of the fields shown."""
+    behaviour: dict[str, Any] = {"hidden-fields": ["schema", "login", "port", "extra"],
+                                 "relabeling": {"host": host_label, "password": password_label}}
+    if placeholders:
+        behaviour["placeholders"] = placeholders
+    return behaviour
+
+
 CONNECTION_TYPES: list[dict[str, Any]] = [
     {
         "connection-type": "evalops_warehouse",
@@ -58,30 +70,20 @@ CONNECTION_TYPES: list[dict[str, Any]] = [
                 "schema": {"type": ["string", "null"], "format": "password"},
             },
         },
-        "ui-field-behaviour": {
-            "hidden-fields": ["schema", "login", "port", "extra"],
-            "relabeling": {"host": "Base URL", "password": "Token path"},
-            "placeholders": {"host": "https://hooks.slack.com/services", "password": "T000/B000/XXXX"},
-        },
+        "ui-field-behaviour": _address_and_secret("Base URL", "Token path", host="https://hooks.slack.com/services",
+                                                  password="T000/B000/XXXX"),
     },
     {
         "connection-type": "evalops_judge",
         "hook-class-name": f"{_HOOKS}.JudgeHook",
         "hook-name": "evalops LLM judge (OpenAI-compatible)",
-        "ui-field-behaviour": {
-            "hidden-fields": ["schema", "login", "port", "extra"],
-            "relabeling": {"host": "Base URL", "password": "API key"},
-            "placeholders": {"host": "https://api.openai.com/v1"},
-        },
+        "ui-field-behaviour": _address_and_secret("Base URL", "API key", host="https://api.openai.com/v1"),
     },
     {
         "connection-type": "evalops_retriever",
         "hook-class-name": f"{_HOOKS}.RetrieverAuthHook",
         "hook-name": "evalops retriever service auth",
-        "ui-field-behaviour": {
-            "hidden-fields": ["schema", "login", "port", "extra"],
-            "relabeling": {"host": "Service URL (informational)", "password": "Token"},
-        },
+        "ui-field-behaviour": _address_and_secret("Service URL (informational)", "Token"),
     },
 ]
 

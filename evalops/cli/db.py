@@ -29,6 +29,8 @@ from evalops.warehouse.statuses import FINISHED_STATUSES
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
 
+    from sqlalchemy.engine import Engine
+
 URL_OPTION = click.option(
     "--url",
     default=None,
@@ -96,9 +98,15 @@ def _read_only_engine(url: str | None, project: Path | None = None, *, required:
     return create_warehouse_engine(resolved), resolved, home
 
 
-def _engine(url: str | None, project: Path | None = None):
+@contextlib.contextmanager
+def _engine(url: str | None, project: Path | None = None) -> Iterator[tuple[Engine, Any]]:
+    """An engine on the warehouse and its resolved URL, disposed when the block ends."""
     resolved = resolve_url(_project_url(url, project, required=False))
-    return create_warehouse_engine(resolved), resolved
+    engine = create_warehouse_engine(resolved)
+    try:
+        yield engine, resolved
+    finally:
+        engine.dispose()
 
 
 @click.group()
@@ -123,13 +131,10 @@ def upgrade(url: str | None, revision: str, as_sql: bool, from_revision: str | N
         return
     if from_revision is not None:
         raise InputError("--from only applies with --sql (a live upgrade starts from the database's revision)")
-    engine, resolved = _engine(url)
-    try:
+    with _engine(url) as (engine, resolved):
         before = current_revision(engine)
         upgrade_schema(engine, revision)
         after = current_revision(engine)
-    finally:
-        engine.dispose()
     change = "already at" if before == after else f"{before or 'empty'} ->"
     click.echo(f"warehouse {resolved.masked()} ({resolved.source}): {change} {after}")
 
@@ -142,11 +147,8 @@ def current(url: str | None, fmt: str, output_path: Any) -> None:
     """Show which warehouse is used, where that came from, and its schema revision."""
     from evalops.warehouse.migrate import current_revision, head_revisions
 
-    engine, resolved = _engine(url)
-    try:
+    with _engine(url) as (engine, resolved):
         revision = current_revision(engine)
-    finally:
-        engine.dispose()
     heads = head_revisions()
     info = {
         "url": resolved.masked(),
@@ -170,13 +172,10 @@ def downgrade(url: str | None, revision: str, yes: bool) -> None:
     """Step the schema back to REVISION ("base" drops every warehouse table and its data)."""
     from evalops.warehouse.migrate import downgrade as downgrade_schema
 
-    engine, resolved = _engine(url)
-    try:
+    with _engine(url) as (engine, resolved):
         if not yes:
             click.confirm(f"downgrade {resolved.masked()} to {revision}? Data in dropped tables is lost", abort=True)
         downgrade_schema(engine, revision)
-    finally:
-        engine.dispose()
     click.echo(f"warehouse {resolved.masked()}: downgraded to {revision}")
 
 
@@ -188,11 +187,8 @@ def migration_history(url: str | None, fmt: str, output_path: Any) -> None:
     """List the schema revisions, newest first, marking the head and the warehouse's current one."""
     from evalops.warehouse.migrate import migration_history as revisions
 
-    engine, _ = _engine(url)
-    try:
+    with _engine(url) as (engine, _):
         found = revisions(engine)
-    finally:
-        engine.dispose()
     lines = []
     for r in found:
         marks = ", ".join(m for m, on in (("head", r["is_head"]), ("current", r["is_current"])) if on)
@@ -212,12 +208,9 @@ def stamp(url: str | None, revision: str) -> None:
     created or repaired by hand; "base" clears it)."""
     from evalops.warehouse.migrate import current_revision, stamp as stamp_schema
 
-    engine, resolved = _engine(url)
-    try:
+    with _engine(url) as (engine, resolved):
         stamp_schema(engine, revision)
         after = current_revision(engine)
-    finally:
-        engine.dispose()
     click.echo(f"warehouse {resolved.masked()}: stamped at {after or 'base'}")
 
 

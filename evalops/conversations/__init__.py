@@ -9,7 +9,7 @@ use case) and :mod:`~evalops.conversations.report` (markdown and HTML).
 
 from __future__ import annotations
 
-from evalops._lazy import lazy_getattr
+from evalops._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Conversations": "model", "Turn": "model", "parse_turn_id": "model", "turn_id": "model",
@@ -23,35 +23,6 @@ _EXPORTS: dict[str, str] = {
     "render_markdown": "report", "render_html": "report", "write_report": "report",
 }
 
-__all__ = [
-    "QUERY_POLICIES",
-    "ContractProblem",
-    "ConversationContractError",
-    "ConversationGoldSet",
-    "ConversationPolicy",
-    "ConversationResults",
-    "Conversations",
-    "Turn",
-    "by_conversation",
-    "compare_by_conversation",
-    "conversation_means",
-    "conversation_queries",
-    "conversations_from_gold_set",
-    "depth_profile",
-    "evaluate_conversations",
-    "load_conversation_gold_set",
-    "load_conversations",
-    "parse_turn_id",
-    "render_html",
-    "render_markdown",
-    "retrieve_conversations",
-    "save_conversations",
-    "turn_id",
-    "write_report",
-]
+__all__ = sorted(_EXPORTS)
 
-__getattr__ = lazy_getattr("evalops.conversations", _EXPORTS)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports("evalops.conversations", _EXPORTS, __all__)

@@ -102,24 +102,24 @@ class Source:
                          stored=self.size if self.compression is not None else None)
         size = min(size, bounds.bounds.max_line_length)  # a longer line then always spans a piece boundary
         stream = self.open()
+
+        def read(n: int) -> bytes:
+            try:
+                return bytes(stream.read(n) or b"")
+            except (OSError, EOFError, ValueError) as exc:
+                raise self.decompression_error(exc, offset) from None
+
         try:
             while True:
-                try:
-                    piece = stream.read(size)
-                except (OSError, EOFError, ValueError) as exc:
-                    raise self.decompression_error(exc, offset) from None
+                piece = read(size)
                 if not piece:
                     return
-                piece = bytes(piece)
                 if first:
                     while len(piece) < len(BOM):  # a short read: the mark may be split
-                        try:
-                            more = stream.read(CHUNK)
-                        except (OSError, EOFError, ValueError) as exc:
-                            raise self.decompression_error(exc, offset) from None
+                        more = read(CHUNK)
                         if not more:
                             break
-                        piece += bytes(more)
+                        piece += more
                     first = False
                     if piece.startswith(BOM):
                         piece = piece[len(BOM) :]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalops._lazy import lazy_getattr
+from evalops._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
     from evalops.goldset.io import (
@@ -28,19 +28,6 @@ _EXPORTS: dict[str, str] = {
     "GoldSet": "model", "Query": "model",
 }
 
-__all__ = [
-    "GoldSet",
-    "Query",
-    "QUERY_TYPES",
-    "load_gold_set",
-    "load_gold_set_trec",
-    "save_gold_set",
-    "save_gold_set_trec",
-]
+__all__ = ["QUERY_TYPES", *sorted(_EXPORTS)]
 
-
-__getattr__ = lazy_getattr("evalops.goldset", _EXPORTS)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports("evalops.goldset", _EXPORTS, __all__)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalops._lazy import lazy_getattr
+from evalops._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
     from evalops.pipeline.alerts import raise_alerts as raise_alerts
@@ -62,9 +62,4 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted(_EXPORTS)
 
-
-__getattr__ = lazy_getattr("evalops.pipeline", _EXPORTS)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports("evalops.pipeline", _EXPORTS, __all__)

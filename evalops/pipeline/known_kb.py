@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.errors import InputError
 from evalops import knowledge
 from evalops.pipeline.prepared import kb_source_file, keep_snapshot
-from evalops.pipeline.workdir import work_root, write_whole
+from evalops.pipeline.workdir import read_json_record, work_root, write_whole
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -130,13 +130,7 @@ def known_snapshot(cfg: Config) -> knowledge.KnowledgeBaseSnapshot:
 
 
 def _read_record(record: Any, digest: str) -> dict[str, Any] | None:
-    try:
-        if not record.exists():
-            return None
-        data = json.loads(record.read_text())
-    except (OSError, ValueError) as exc:
-        log.warning("%s: the recorded snapshot cannot be read (%s); reading the knowledge base", record, exc)
-        return None
+    data = read_json_record(record, "the recorded snapshot", "reading the knowledge base")
     if (not isinstance(data, dict) or data.get("kind") != RECORD_KIND or data.get("sha256") != digest
             or not isinstance(data.get("snapshot_id"), str) or not isinstance(data.get("documents"), int)):
         return None

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import evalops.contracts
 from evalops import utc
 from evalops.contracts.report import ValidationReport
-from evalops.pipeline.workdir import work_root
+from evalops.pipeline.workdir import read_json_record, work_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -97,12 +97,8 @@ def remembered_validation(
 
 def _read(path: Any) -> dict[str, Any] | None:
     """The remembered outcome, or None when there is none or it cannot be read (then the suite runs)."""
-    try:
-        if not path.exists():
-            return None
-        stored = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        log.warning("%s: the remembered validation cannot be read (%s); validating again", path, exc)
+    stored = read_json_record(path, "the remembered validation", "validating again")
+    if stored is None:
         return None
     fields = ("contract", "subject", "checked", "rules", "docs_path", "notes", "not_applicable", "warnings",
               "validated_by", "validated_at")

@@ -18,6 +18,8 @@ connection (``s3://aws_default@bucket/evalops``): :func:`work_root` then builds 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import re
 import shutil
 import tempfile
@@ -35,7 +37,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["embedding_cache_for", "report_location", "run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
-           "safe_name", "work_root", "is_local", "write_whole", "write_frame", "read_frame", "local_copy", "upload"]
+           "safe_name", "work_root", "is_local", "write_whole", "read_json_record", "write_frame", "read_frame",
+           "local_copy", "upload"]
+
+log = logging.getLogger(__name__)
 
 
 def safe_name(text: str) -> str:
@@ -119,6 +124,18 @@ def write_whole(path: Any, write: Callable[[Any], None]) -> None:
             write(handle)
         return
     write_atomic(path, write)
+
+
+def read_json_record(path: Any, what: str, instead: str) -> Any:
+    """The JSON a run left at ``path`` (local or fsspec), or None when there is none or it cannot be read:
+    then a warning ``<path>: <what> cannot be read (<why>); <instead>`` says what the caller does instead."""
+    try:
+        if not path.exists():
+            return None
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        log.warning("%s: %s cannot be read (%s); %s", path, what, exc, instead)
+        return None
 
 
 def write_frame(path: Any, frame: pd.DataFrame) -> None:

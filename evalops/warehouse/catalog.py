@@ -6,11 +6,12 @@ agrees and a ``WarehouseError`` when it does not (a version id must name one con
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import Table, select
 from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import WarehouseError
@@ -30,6 +31,8 @@ __all__ = [
     "record_kb_snapshot",
 ]
 
+_Input = TypeVar("_Input", GoldSetVersion, KBSnapshot)
+
 
 def record_gold_set_version(
     engine: Engine,
@@ -43,18 +46,8 @@ def record_gold_set_version(
     recorded_at: dt.datetime | None = None,
 ) -> GoldSetVersion:
     """Record a gold-set version (``version`` is its content hash). Idempotent."""
-    values = {
-        "version": version,
-        "name": name,
-        "n_queries": int(n_queries),
-        "n_judgments": int(n_judgments),
-        "source": source,
-        "meta": dict(meta or {}),
-        "created_at": as_utc(recorded_at) if recorded_at else now_utc(),
-    }
-    with transaction(engine, f"recording gold-set version {version!r}") as conn:
-        row = upsert_immutable(conn, gold_sets, "version", values, ("n_queries", "n_judgments"), "gold-set version")
-    return _gold_set(row)
+    own = {"version": version, "name": name, "n_queries": int(n_queries), "n_judgments": int(n_judgments)}
+    return _record(engine, GoldSetVersion, own, source, meta, recorded_at)
 
 
 def record_kb_snapshot(
@@ -68,31 +61,46 @@ def record_kb_snapshot(
     recorded_at: dt.datetime | None = None,
 ) -> KBSnapshot:
     """Record a knowledge-base snapshot. Idempotent."""
-    values = {
-        "snapshot_id": snapshot_id,
-        "n_documents": int(n_documents),
-        "content_hash": content_hash,
-        "source": source,
-        "meta": dict(meta or {}),
-        "created_at": as_utc(recorded_at) if recorded_at else now_utc(),
-    }
-    with transaction(engine, f"recording knowledge-base snapshot {snapshot_id!r}") as conn:
-        row = upsert_immutable(
-            conn, kb_snapshots, "snapshot_id", values, ("n_documents", "content_hash"), "knowledge-base snapshot"
-        )
-    return _kb_snapshot(row)
+    own = {"snapshot_id": snapshot_id, "n_documents": int(n_documents), "content_hash": content_hash}
+    return _record(engine, KBSnapshot, own, source, meta, recorded_at)
 
 
 def get_gold_set_version(engine: Engine, version: str) -> GoldSetVersion | None:
-    with transaction(engine, "reading a gold-set version") as conn:
-        row = conn.execute(select(gold_sets).where(gold_sets.c.version == version)).mappings().first()
-    return _gold_set(row) if row else None
+    return _get(engine, GoldSetVersion, version)
 
 
 def get_kb_snapshot(engine: Engine, snapshot_id: str) -> KBSnapshot | None:
-    with transaction(engine, "reading a knowledge-base snapshot") as conn:
-        row = conn.execute(select(kb_snapshots).where(kb_snapshots.c.snapshot_id == snapshot_id)).mappings().first()
-    return _kb_snapshot(row) if row else None
+    return _get(engine, KBSnapshot, snapshot_id)
+
+
+# A recorded input's table, key column, the columns a second write must agree on, and its name in messages;
+# the dataclass's fields are the table's columns.
+_INPUTS: dict[type, tuple[Table, str, tuple[str, ...], str]] = {
+    GoldSetVersion: (gold_sets, "version", ("n_queries", "n_judgments"), "gold-set version"),
+    KBSnapshot: (kb_snapshots, "snapshot_id", ("n_documents", "content_hash"), "knowledge-base snapshot"),
+}
+
+
+def _record(engine: Engine, cls: type[_Input], own: Mapping[str, Any], source: str | None,
+            meta: Mapping[str, Any] | None, recorded_at: dt.datetime | None) -> _Input:
+    """Record one input (its ``own`` columns, where it came from, its metadata, when), once under its key."""
+    table, key, compare, what = _INPUTS[cls]
+    values = {**own, "source": source, "meta": dict(meta or {}),
+              "created_at": as_utc(recorded_at) if recorded_at else now_utc()}
+    with transaction(engine, f"recording {what} {values[key]!r}") as conn:
+        row = upsert_immutable(conn, table, key, values, compare, what)
+    return _of(cls, row)
+
+
+def _get(engine: Engine, cls: type[_Input], value: str) -> _Input | None:
+    table, key, _, what = _INPUTS[cls]
+    with transaction(engine, f"reading a {what}") as conn:
+        row = conn.execute(select(table).where(table.c[key] == value)).mappings().first()
+    return _of(cls, row) if row else None
+
+
+def _of(cls: type[_Input], row: Mapping[str, Any]) -> _Input:
+    return cls(**{field.name: row[field.name] for field in dataclasses.fields(cls)})
 
 
 def get_fingerprint(engine: Engine, fingerprint_hash: str) -> EvalFingerprint | None:
@@ -140,26 +148,3 @@ def fingerprint_from_row(row: Mapping[str, Any]) -> EvalFingerprint:
             "its row was edited or the hashing scheme changed"
         )
     return fingerprint
-
-
-def _gold_set(row: Mapping[str, Any]) -> GoldSetVersion:
-    return GoldSetVersion(
-        version=row["version"],
-        name=row["name"],
-        n_queries=row["n_queries"],
-        n_judgments=row["n_judgments"],
-        source=row["source"],
-        meta=row["meta"],
-        created_at=row["created_at"],
-    )
-
-
-def _kb_snapshot(row: Mapping[str, Any]) -> KBSnapshot:
-    return KBSnapshot(
-        snapshot_id=row["snapshot_id"],
-        n_documents=row["n_documents"],
-        content_hash=row["content_hash"],
-        source=row["source"],
-        meta=row["meta"],
-        created_at=row["created_at"],
-    )

@@ -2,12 +2,14 @@
 PostgreSQL, and neither SQLAlchemy nor the models.
 
 ``evalops history`` (the latest run of each version, its default view) reads a few rows: its cost is its
-imports, and SQLAlchemy's with the models was most of it. Its reads are made here, with the same SQL,
-the same values (datetimes aware in UTC, SQLite's ``'NaN'`` text a float NaN) and the same errors as the
-SQLAlchemy readers of :mod:`evalops.warehouse.history` and :mod:`evalops.warehouse.catalog`, whose
-function each one here mirrors (a test holds the two paths to the same rows and the same output, byte for
-byte, on both backends). The URL comes resolved from :mod:`evalops.warehouse.config` (its one place), and
-so do the PostgreSQL timeouts, keepalives and client deadline.
+imports, and SQLAlchemy's with the models was most of it. Its reads are written here once, as SQL text
+with ``?`` parameters, and run by either of two readers (:class:`Reads`): :class:`Reader` on the driver,
+or the SQLAlchemy connection of :mod:`evalops.warehouse.history`, whose ``*_rows`` functions run these
+same functions. The rows are read raw and typed here (datetimes aware in UTC, SQLite's ``'NaN'`` text a
+float NaN), so both paths give the same values and the same errors (a test holds them to the same rows
+and the same output, byte for byte, on both backends). The URL comes resolved from
+:mod:`evalops.warehouse.config` (its one place), and so do the PostgreSQL timeouts, keepalives and client
+deadline.
 
 Every read is a reader's transaction, as :func:`evalops.warehouse._db.transaction` with ``read_only``: a
 deferred ``BEGIN`` on SQLite (no write lock: it answers while a run writes, and holds up no writer),
@@ -21,7 +23,7 @@ import datetime as dt
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol, TypedDict
 
 from evalops.errors import EvalopsError, InputError, WarehouseError
 from evalops.extras import require
@@ -30,9 +32,10 @@ from evalops.warehouse._url import URLParts
 from evalops.warehouse.config import WarehouseURL, postgres_connect_args, warehouse_timeout
 from evalops.warehouse.statuses import SCORED_STATUSES
 
-__all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "Reader", "check_history_query", "check_stored", "describe_error",
-           "find_fingerprint_hash", "latest_run_rows", "mark_superseded_rows", "measure_history_rows",
-           "one_fingerprint", "reading", "run_mean_rows", "supports"]
+__all__ = ["HISTORY_COLUMNS", "RUN_COLUMNS", "HistoryFilters", "LatestFilters", "Reader", "Reads", "StoredQuery",
+           "check_history_query", "check_stored", "describe_error", "driver_sql", "find_fingerprint_hash",
+           "latest_run_rows", "mark_superseded_rows", "measure_history_rows", "one_fingerprint", "reading",
+           "run_mean_rows", "supports"]
 
 RUN_COLUMNS = (
     "run_id", "dag_id", "dag_run_id", "retriever", "version", "dataset", "logical_date", "status",
@@ -75,6 +78,53 @@ def connect_timeout_hint(host: str | None, port: int | None) -> str:
             "within EVALOPS_WAREHOUSE_CONNECT_TIMEOUT)")
 
 
+class Reads(Protocol):
+    """What the reads below run their SQL on: :class:`Reader` (the driver), or the SQLAlchemy connection of
+    :mod:`evalops.warehouse.history`."""
+
+    dialect: str  # "sqlite" or "postgresql"
+
+    def rows(self, sql: str, params: Sequence[Any], what: str) -> Sequence[Sequence[Any]]:
+        """The raw rows of one statement with ``?`` placeholders; ``what`` names the read in its error."""
+        ...
+
+
+class HistoryFilters(TypedDict, total=False):
+    """The keyword filters of :func:`measure_history_rows` (its defaults apply to those not given)."""
+
+    dataset: str
+    versions: Iterable[str] | None
+    fingerprint_hash: str | None
+    since: dt.datetime | None
+    until: dt.datetime | None
+    statuses: Sequence[str]
+    include_superseded: bool
+
+
+class StoredQuery(TypedDict, total=False):
+    """What :func:`check_history_query` checks is stored."""
+
+    retriever: str | None
+    dataset: str | None
+    versions: Iterable[str] | None
+    measure: str | None
+
+
+class LatestFilters(TypedDict, total=False):
+    """The keyword filters of :func:`latest_run_rows` (its defaults apply to those not given)."""
+
+    retriever: str | None
+    dataset: str
+    fingerprint_hash: str | None
+    statuses: Sequence[str]
+
+
+def driver_sql(sql: str, dialect: str) -> str:
+    """``sql`` (``?`` placeholders) in the paramstyle of the dialect's driver: psycopg's ``%s``, with a
+    literal ``%`` doubled; sqlite3's ``?`` as it is."""
+    return sql if dialect == "sqlite" else sql.replace("%", "%%").replace("?", "%s")
+
+
 class Reader:
     """One read-only connection to the warehouse, opened by the first read; :func:`reading` makes it."""
 
@@ -90,9 +140,7 @@ class Reader:
         try:
             if self._conn is None:
                 self._conn = self._connect()
-            if self.dialect == "sqlite":
-                return self._conn.execute(sql, tuple(params)).fetchall()
-            return self._conn.execute(sql.replace("%", "%%").replace("?", "%s"), tuple(params)).fetchall()
+            return self._conn.execute(driver_sql(sql, self.dialect), tuple(params)).fetchall()
         except EvalopsError:
             raise
         except self._errors as exc:
@@ -228,10 +276,10 @@ def one_fingerprint(prefix: str, matches: Sequence[str]) -> str:
     return matches[0]
 
 
-# -- the reads (each mirrors the SQLAlchemy reader of the same name) ---------------------------------------
+# -- the reads (history.py's readers of the same name run them on a SQLAlchemy connection) --------------
 
 
-def find_fingerprint_hash(reader: Reader, prefix: str) -> str:
+def find_fingerprint_hash(reader: Reads, prefix: str) -> str:
     """:func:`evalops.warehouse.catalog.find_fingerprint_hash`."""
     low = check_fingerprint_prefix(prefix)
     found = reader.rows("SELECT hash FROM eval_fingerprints WHERE hash LIKE ? || '%'", [low],
@@ -240,14 +288,18 @@ def find_fingerprint_hash(reader: Reader, prefix: str) -> str:
 
 
 def check_history_query(
-    reader: Reader,
+    reader: Reads,
     *,
     retriever: str | None = None,
     dataset: str | None = None,
     versions: Iterable[str] | None = None,
     measure: str | None = None,
 ) -> None:
-    """:func:`evalops.warehouse.history.check_history_query`."""
+    """Raise ``InputError`` when the warehouse holds no run (of any status) of ``retriever``, of it on
+    ``dataset``, of one of ``versions``, or none scored for ``measure``; the message lists the stored values.
+
+    Nothing is checked on a warehouse without runs when no retriever is asked for (an empty history is
+    the truth there)."""
     what = "reading the stored retrievers, datasets and measures"
 
     def conditions(where: list[tuple[str, str]], prefix: str = "") -> tuple[str, list[str]]:
@@ -271,15 +323,15 @@ def check_history_query(
 
 
 def latest_run_rows(
-    reader: Reader,
+    reader: Reads,
     *,
     retriever: str | None = None,
     dataset: str = "gold",
     fingerprint_hash: str | None = None,
     statuses: Sequence[str] = SCORED_STATUSES,
 ) -> list[dict[str, Any]]:
-    """:func:`evalops.warehouse.history.latest_run_rows`: the latest run (by logical date, then id) of every
-    (retriever, version), as dicts with ``RUN_COLUMNS`` (datetimes aware, in UTC)."""
+    """The latest run (by logical date, then id) of every (retriever, version), as dicts with
+    ``RUN_COLUMNS`` (datetimes aware, in UTC)."""
     where, params = ["dataset = ?", f"status IN {_in(statuses)}"], [dataset, *statuses]
     if retriever is not None:
         where.append("retriever = ?")
@@ -306,8 +358,9 @@ def latest_run_rows(
     return out
 
 
-def run_mean_rows(reader: Reader, run_ids: Sequence[int]) -> dict[int, dict[str, float | None]]:
-    """:func:`evalops.warehouse.history.run_mean_rows`: ``{run_id: {measure: mean}}``, measures in name order."""
+def run_mean_rows(reader: Reads, run_ids: Sequence[int]) -> dict[int, dict[str, float | None]]:
+    """Each run's mean of every measure it scored (``run_aggregates``), measures in name order, in one
+    query: ``{run_id: {measure: mean}}`` (a run with no aggregates is left out)."""
     if not run_ids:
         return {}
     ids = [int(r) for r in run_ids]
@@ -333,14 +386,14 @@ def mark_superseded_rows(rows: list[dict[str, Any]], include_superseded: bool) -
     return out
 
 
-def _bound_datetime(reader: Reader, value: dt.datetime) -> Any:
+def _bound_datetime(reader: Reads, value: dt.datetime) -> Any:
     """A datetime parameter as the warehouse's column type binds it: naive UTC text on SQLite."""
     value = value.astimezone(dt.UTC)
     return value.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f") if reader.dialect == "sqlite" else value
 
 
 def measure_history_rows(
-    reader: Reader,
+    reader: Reads,
     retriever: str,
     measure: str,
     *,
@@ -352,8 +405,8 @@ def measure_history_rows(
     statuses: Sequence[str] = SCORED_STATUSES,
     include_superseded: bool = False,
 ) -> list[dict[str, Any]]:
-    """:func:`evalops.warehouse.history.measure_history_rows`: one row per version and logical date (the
-    latest run for that date; ``include_superseded`` adds the earlier ones), with ``HISTORY_COLUMNS``."""
+    """One row per version and logical date (the latest run for that date; ``include_superseded`` adds the
+    earlier ones, ``superseded`` true), with ``HISTORY_COLUMNS`` (``None`` where the frame has NA)."""
     where = ["eval_runs.retriever = ?", "eval_runs.dataset = ?", f"eval_runs.status IN {_in(statuses)}",
              f"(run_aggregates.run_id IS NOT NULL OR eval_runs.status NOT IN {_in(SCORED_STATUSES)})"]
     params: list[Any] = [measure, retriever, dataset, *statuses, *SCORED_STATUSES]

@@ -2,7 +2,8 @@
 
 All return DataFrames with timezone-aware UTC timestamps; the ``*_rows`` twins return the same rows as plain
 dicts without importing pandas (what ``evalops history`` prints: a command that answers in the time of its
-imports). Every read is of the runs and their aggregates (``run_aggregates``, one row per run and
+imports): they are the reads of :mod:`evalops.warehouse.direct`, their SQL written once there, run here on
+the engine's connection. Every read is of the runs and their aggregates (``run_aggregates``, one row per run and
 measure), never of the per-query rows, so its cost grows with the runs, not with the queries per run. By default only runs that produced scores
 (``succeeded`` and ``partial``) are included; pass ``statuses`` to widen or narrow that (``evalops history``
 passes ``FINISHED_STATUSES``, so a failed version is listed, with empty measure cells).
@@ -20,21 +21,23 @@ warehouse, left out of the history by default, and shown with ``include_supersed
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Unpack
 
-from sqlalchemy import and_, func, literal, or_, select
+from sqlalchemy import func, select
 
 from evalops.utc import as_utc
-from evalops.warehouse._db import measures_table, transaction
-from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS, check_stored, mark_superseded_rows
+from evalops.warehouse import direct
+from evalops.warehouse._db import transaction
+from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS, HistoryFilters, LatestFilters, StoredQuery
 from evalops.warehouse.statuses import SCORED_STATUSES
-from evalops.warehouse.tables import aggregates, fingerprints, runs
+from evalops.warehouse.tables import runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
 
     from evalops.warehouse.domain import EvalRun
 
@@ -65,16 +68,23 @@ def _mark_superseded(frame: pd.DataFrame, include_superseded: bool) -> pd.DataFr
     return frame
 
 
-class HistoryFilters(TypedDict, total=False):
-    """The keyword filters of :func:`measure_history_rows` (its defaults apply to those not given)."""
+class _ConnectionReads:
+    """The :class:`evalops.warehouse.direct.Reads` of a SQLAlchemy connection: the driver-level SQL of
+    :mod:`evalops.warehouse.direct` run in the connection's transaction (which names the read in an error)."""
 
-    dataset: str
-    versions: Iterable[str] | None
-    fingerprint_hash: str | None
-    since: dt.datetime | None
-    until: dt.datetime | None
-    statuses: Sequence[str]
-    include_superseded: bool
+    def __init__(self, conn: Connection):
+        self.conn = conn
+        self.dialect = conn.dialect.name
+
+    def rows(self, sql: str, params: Sequence[Any], what: str) -> Sequence[Sequence[Any]]:
+        return self.conn.exec_driver_sql(direct.driver_sql(sql, self.dialect), tuple(params)).all()
+
+
+@contextlib.contextmanager
+def _reading(engine: Engine | Connection, what: str) -> Iterator[_ConnectionReads]:
+    """A reader's transaction on ``engine`` for the reads of :mod:`evalops.warehouse.direct`."""
+    with transaction(engine, what, read_only=True) as conn:
+        yield _ConnectionReads(conn)
 
 
 def measure_history(engine: Engine, retriever: str, measure: str, **filters: Unpack[HistoryFilters]) -> pd.DataFrame:
@@ -96,75 +106,19 @@ def measure_history(engine: Engine, retriever: str, measure: str, **filters: Unp
     return frame
 
 
-def measure_history_rows(
-    engine: Engine,
-    retriever: str,
-    measure: str,
-    *,
-    dataset: str = "gold",
-    versions: Iterable[str] | None = None,
-    fingerprint_hash: str | None = None,
-    since: dt.datetime | None = None,
-    until: dt.datetime | None = None,
-    statuses: Sequence[str] = SCORED,
-    include_superseded: bool = False,
-) -> list[dict[str, Any]]:
-    """:func:`measure_history` as plain dicts with ``HISTORY_COLUMNS`` (``None`` where the frame has NA)."""
-    rank, latest = _supersession()
-    measure_id = select(measures_table.c.id).where(measures_table.c.name == measure).scalar_subquery()
-    stmt = (
-        select(
-            runs.c.logical_date, runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.id.label("run_id"),
-            runs.c.dag_run_id, runs.c.status, runs.c.fingerprint_hash, literal(measure).label("measure"),
-            aggregates.c.n, aggregates.c.mean, aggregates.c.ci_low, aggregates.c.ci_high, aggregates.c.ci_level,
-            aggregates.c.ci_method, rank, latest,
-        )
-        .select_from(runs)
-        .outerjoin(aggregates, and_(aggregates.c.run_id == runs.c.id, aggregates.c.measure_id == measure_id))
-        .where(
-            runs.c.retriever == retriever,
-            runs.c.dataset == dataset,
-            runs.c.status.in_(list(statuses)),
-            or_(aggregates.c.run_id.is_not(None), runs.c.status.not_in(SCORED)),
-        )
-        .order_by(runs.c.logical_date, runs.c.version, runs.c.id)
-    )
-    stmt = _filters(stmt, versions=versions, fingerprint_hash=fingerprint_hash, since=since, until=until)
-    with transaction(engine, f"reading the {measure} history of {retriever}", read_only=True) as conn:
-        rows = _dicts(conn.execute(stmt))
-    return mark_superseded_rows(rows, include_superseded)
+def measure_history_rows(engine: Engine, retriever: str, measure: str,
+                         **filters: Unpack[HistoryFilters]) -> list[dict[str, Any]]:
+    """:func:`measure_history` as plain dicts with ``HISTORY_COLUMNS``:
+    :func:`evalops.warehouse.direct.measure_history_rows`."""
+    with _reading(engine, f"reading the {measure} history of {retriever}") as reader:
+        return direct.measure_history_rows(reader, retriever, measure, **filters)
 
 
-def _dicts(result: Any) -> list[dict[str, Any]]:
-    keys = list(result.keys())
-    return [dict(zip(keys, row)) for row in result]
-
-
-def check_history_query(
-    engine: Engine,
-    *,
-    retriever: str | None = None,
-    dataset: str | None = None,
-    versions: Iterable[str] | None = None,
-    measure: str | None = None,
-) -> None:
-    """Raise ``InputError`` when the warehouse holds no run (of any status) of ``retriever``, of it on
-    ``dataset``, of one of ``versions``, or none scored for ``measure``; the message lists the stored values.
-
-    Nothing is checked on a warehouse without runs when no retriever is asked for (an empty history is
-    the truth there)."""
-    def conditions(where: list[tuple[str, str]]) -> list[Any]:
-        return [runs.c[column] == value for column, value in where]
-
-    with transaction(engine, "reading the stored retrievers, datasets and measures", read_only=True) as conn:
-        check_stored(
-            retriever=retriever, dataset=dataset, versions=versions, measure=measure,
-            distinct=lambda column, where: sorted(conn.execute(
-                select(runs.c[column]).distinct().where(*conditions(where))).scalars()),
-            measure_lists=lambda where: conn.execute(
-                select(fingerprints.c.measures).join(runs, runs.c.fingerprint_hash == fingerprints.c.hash)
-                .where(*conditions(where)).order_by(runs.c.logical_date.desc(), runs.c.id.desc())).scalars(),
-        )
+def check_history_query(engine: Engine, **asked: Unpack[StoredQuery]) -> None:
+    """:func:`evalops.warehouse.direct.check_history_query`: ``InputError`` naming the stored values when the
+    warehouse holds no run of the retriever, dataset or versions asked for, or none scored for the measure."""
+    with _reading(engine, "reading the stored retrievers, datasets and measures") as reader:
+        direct.check_history_query(reader, **asked)
 
 
 def latest_per_logical_date(
@@ -197,72 +151,27 @@ def latest_per_logical_date(
     return _mark_superseded(frame, include_superseded)
 
 
-def latest_runs(
-    engine: Engine,
-    *,
-    retriever: str | None = None,
-    dataset: str = "gold",
-    fingerprint_hash: str | None = None,
-    statuses: Sequence[str] = SCORED,
-) -> pd.DataFrame:
-    """The latest run (by logical date, then id) of every (retriever, version)."""
+def latest_runs(engine: Engine, **filters: Unpack[LatestFilters]) -> pd.DataFrame:
+    """The latest run (by logical date, then id) of every (retriever, version): the runs
+    :func:`latest_run_rows` finds, read whole."""
     from evalops.warehouse.runs import select_runs  # (imports the scores' numpy)
 
-    with transaction(engine, "reading the latest runs", read_only=True) as conn:
-        found = select_runs(conn, runs.c.id.in_(_latest_ids(retriever, dataset, fingerprint_hash, statuses)),
-                            order_by=[runs.c.retriever, runs.c.version])
+    with _reading(engine, "reading the latest runs") as reader:
+        ids = [row["run_id"] for row in direct.latest_run_rows(reader, **filters)]
+        found = select_runs(reader.conn, runs.c.id.in_(ids), order_by=[runs.c.retriever, runs.c.version])
     return runs_frame(found)
 
 
-def latest_run_rows(
-    engine: Engine,
-    *,
-    retriever: str | None = None,
-    dataset: str = "gold",
-    fingerprint_hash: str | None = None,
-    statuses: Sequence[str] = SCORED,
-) -> list[dict[str, Any]]:
-    """:func:`latest_runs` as plain dicts with ``RUN_COLUMNS`` (datetimes aware, in UTC)."""
-    stmt = (
-        select(runs.c.id.label("run_id"), *(runs.c[c] for c in RUN_COLUMNS[1:11]),
-               fingerprints.c.gold_set_version, fingerprints.c.kb_snapshot_id, runs.c.n_queries, runs.c.n_failed)
-        .join(fingerprints, fingerprints.c.hash == runs.c.fingerprint_hash)
-        .where(runs.c.id.in_(_latest_ids(retriever, dataset, fingerprint_hash, statuses)))
-        .order_by(runs.c.retriever, runs.c.version)
-    )
-    with transaction(engine, "reading the latest runs", read_only=True) as conn:
-        return _dicts(conn.execute(stmt))
+def latest_run_rows(engine: Engine, **filters: Unpack[LatestFilters]) -> list[dict[str, Any]]:
+    """:func:`latest_runs` as plain dicts with ``RUN_COLUMNS``: :func:`evalops.warehouse.direct.latest_run_rows`."""
+    with _reading(engine, "reading the latest runs") as reader:
+        return direct.latest_run_rows(reader, **filters)
 
 
 def run_mean_rows(engine: Engine, run_ids: Sequence[int]) -> dict[int, dict[str, float | None]]:
-    """Each run's mean of every measure it scored (``run_aggregates``), measures in name order, in one
-    query and without pandas: ``{run_id: {measure: mean}}`` (a run with no aggregates is left out)."""
-    if not run_ids:
-        return {}
-    stmt = (
-        select(aggregates.c.run_id, measures_table.c.name, aggregates.c.mean)
-        .join(measures_table, measures_table.c.id == aggregates.c.measure_id)
-        .where(aggregates.c.run_id.in_([int(r) for r in run_ids]))
-        .order_by(aggregates.c.run_id, measures_table.c.name)
-    )
-    out: dict[int, dict[str, float | None]] = {}
-    with transaction(engine, "reading the runs' means", read_only=True) as conn:
-        for run_id, name, mean in conn.execute(stmt):
-            out.setdefault(int(run_id), {})[str(name)] = None if mean is None else float(mean)
-    return out
-
-
-def _latest_ids(retriever: str | None, dataset: str, fingerprint_hash: str | None, statuses: Sequence[str]) -> Any:
-    rank = (
-        func.row_number()
-        .over(partition_by=(runs.c.retriever, runs.c.version), order_by=(runs.c.logical_date.desc(), runs.c.id.desc()))
-        .label("rank")
-    )
-    inner = select(runs.c.id, rank).where(runs.c.dataset == dataset, runs.c.status.in_(list(statuses)))
-    if retriever is not None:
-        inner = inner.where(runs.c.retriever == retriever)
-    inner = _filters(inner, fingerprint_hash=fingerprint_hash).subquery()
-    return select(inner.c.id).where(inner.c.rank == 1)
+    """:func:`evalops.warehouse.direct.run_mean_rows`: each run's mean of every measure it scored, without pandas."""
+    with _reading(engine, "reading the runs' means") as reader:
+        return direct.run_mean_rows(reader, run_ids)
 
 
 def runs_under_fingerprint(

@@ -10,19 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
+
+from evalops.warehouse.migrations import steps
 
 revision: str = "5b1c2d3e4f60"
 down_revision: str | Sequence[str] | None = "07f3ed2060d6"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
-def upgrade() -> None:
-    with op.batch_alter_table("eval_runs") as batch:
-        batch.add_column(sa.Column("contracts", sa.JSON(), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("eval_runs") as batch:
-        batch.drop_column("contracts")
+upgrade, downgrade = steps.adds_columns("eval_runs", ("contracts", sa.JSON()))

@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from evalops.warehouse.migrations import steps
 
 revision: str = '5c1e9a7d2b40'
 down_revision: str | Sequence[str] | None = '729886bfdb99'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
-_COLUMNS = (
+upgrade, downgrade = steps.adds_columns(
+    'ab_tests',
     ('severity', sa.String(length=20)),
     ('criterion', sa.String(length=50)),
     ('reason_code', sa.String(length=50)),
@@ -29,15 +28,3 @@ _COLUMNS = (
     ('family_size', sa.Integer()),
     ('family', sa.String(length=50)),
 )
-
-
-def upgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
-        for name, kind in _COLUMNS:
-            batch_op.add_column(sa.Column(name, kind, nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
-        for name, _ in reversed(_COLUMNS):
-            batch_op.drop_column(name)

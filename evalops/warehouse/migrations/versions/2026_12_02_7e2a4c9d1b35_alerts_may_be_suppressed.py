@@ -16,35 +16,25 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from evalops.warehouse.migrations import steps
+
 revision: str = "7e2a4c9d1b35"
 down_revision: str | Sequence[str] | None = "8e4b7c2a9d31"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 OLD_ALERT = "delivery_status IN ('pending', 'delivered', 'undelivered', 'unknown')"
 NEW_ALERT = "delivery_status IN ('pending', 'delivered', 'undelivered', 'unknown', 'suppressed')"
 
 
-def _offline_sqlite() -> bool:
-    """``upgrade --sql`` on SQLite cannot change a CHECK constraint (it needs the live table to copy)."""
-    context = op.get_context()
-    return context.as_sql and context.dialect.name == "sqlite"
-
-
 def upgrade() -> None:
-    if _offline_sqlite():
+    if steps.offline_sqlite():
         op.execute("-- SQLite: the delivery_status CHECK constraint of alerts keeps its old values in this script "
                    "('suppressed' needs `evalops db upgrade` on the live database)")
         return
-    with op.batch_alter_table("alerts") as batch:
-        batch.drop_constraint(op.f("ck_alerts_delivery_status"), type_="check")
-        batch.create_check_constraint("delivery_status", NEW_ALERT)
+    steps.replace_check("alerts", "delivery_status", NEW_ALERT)
 
 
 def downgrade() -> None:
     op.execute("UPDATE alerts SET delivery_status = 'delivered' WHERE delivery_status = 'suppressed'")
-    if _offline_sqlite():
+    if steps.offline_sqlite():
         return
-    with op.batch_alter_table("alerts") as batch:
-        batch.drop_constraint(op.f("ck_alerts_delivery_status"), type_="check")
-        batch.create_check_constraint("delivery_status", OLD_ALERT)
+    steps.replace_check("alerts", "delivery_status", OLD_ALERT)

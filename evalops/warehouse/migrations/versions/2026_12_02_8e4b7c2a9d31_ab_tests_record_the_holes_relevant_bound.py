@@ -11,20 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from evalops.warehouse.migrations import steps
 
 revision: str = '8e4b7c2a9d31'
 down_revision: str | Sequence[str] | None = '6a3f0d9c1e52'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
-def upgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('delta_holes_relevant', sa.Double(), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
-        batch_op.drop_column('delta_holes_relevant')
+upgrade, downgrade = steps.adds_columns('ab_tests', ('delta_holes_relevant', sa.Double()))

@@ -14,20 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 
+from evalops.warehouse.migrations import steps
 
 revision: str = '9f3c5a1e7b42'
 down_revision: str | Sequence[str] | None = '7e2a4c9d1b35'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
-def upgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('record', sa.JSON(), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
-        batch_op.drop_column('record')
+upgrade, downgrade = steps.adds_columns('ab_tests', ('record', sa.JSON()))

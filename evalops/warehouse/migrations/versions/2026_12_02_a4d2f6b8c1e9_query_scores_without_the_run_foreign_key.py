@@ -26,26 +26,21 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from evalops.warehouse.migrations import steps
 
 revision: str = 'a4d2f6b8c1e9'
 down_revision: str | Sequence[str] | None = '9f3c5a1e7b42'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def _query_scores(*, with_run_key: bool, with_rowid: bool) -> sa.Table:
     """query_scores as revision 9f3c5a1e7b42 left it (run key, rowid) or as this one leaves it."""
-    constraints = [sa.PrimaryKeyConstraint('run_id', 'measure_id', 'query_id', name='pk_query_scores')]
-    if with_run_key:
-        constraints.append(sa.ForeignKeyConstraint(['run_id'], ['eval_runs.id'], ondelete='CASCADE',
-                                                   name='fk_query_scores_run_id_eval_runs'))
     return sa.Table(
         'query_scores', sa.MetaData(),
-        sa.Column('run_id', sa.Integer(), nullable=False),
-        sa.Column('measure_id', sa.Integer(), nullable=False),
+        *steps.typed_columns(sa.Integer(), 'run_id', 'measure_id', nullable=False),
         sa.Column('query_id', sa.String(length=500), nullable=False),
         sa.Column('value', sa.Double(), nullable=True),
-        *constraints,
+        steps.primary_key('query_scores', 'run_id', 'measure_id', 'query_id'),
+        *([steps.foreign_key('query_scores', 'run_id', 'eval_runs.id', ondelete='CASCADE')] if with_run_key else []),
         sqlite_with_rowid=with_rowid,
     )
 

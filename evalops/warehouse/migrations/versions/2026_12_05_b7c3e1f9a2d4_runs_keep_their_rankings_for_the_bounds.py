@@ -14,25 +14,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
+
+from evalops.warehouse.migrations import steps
 
 revision: str = 'b7c3e1f9a2d4'
 down_revision: str | Sequence[str] | None = 'a4d2f6b8c1e9'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_table('run_rankings',
-    sa.Column('run_id', sa.Integer(), nullable=False),
-    sa.Column('depth', sa.Integer(), nullable=False),
-    sa.Column('n_rows', sa.Integer(), nullable=False),
-    sa.Column('data', sa.LargeBinary(), nullable=False),
-    sa.ForeignKeyConstraint(['run_id'], ['eval_runs.id'], name=op.f('fk_run_rankings_run_id_eval_runs'),
-                            ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('run_id', name=op.f('pk_run_rankings'))
-    )
+    steps.create_table('run_rankings',
+                       *steps.run_key('run_rankings'),
+                       *steps.typed_columns(sa.Integer(), 'depth', 'n_rows', nullable=False),
+                       sa.Column('data', sa.LargeBinary(), nullable=False),
+                       steps.primary_key('run_rankings', 'run_id'))
 
 
 def downgrade() -> None:
-    op.drop_table('run_rankings')
+    steps.drop_table('run_rankings')

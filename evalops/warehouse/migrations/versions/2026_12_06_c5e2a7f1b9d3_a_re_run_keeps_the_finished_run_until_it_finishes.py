@@ -15,21 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
+
+from evalops.warehouse.migrations import steps
 
 revision: str = 'c5e2a7f1b9d3'
 down_revision: str | Sequence[str] | None = 'b7c3e1f9a2d4'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
-def upgrade() -> None:
-    with op.batch_alter_table("eval_runs") as batch:
-        batch.add_column(sa.Column("attempt_started_at", sa.DateTime(timezone=True), nullable=True))
-        batch.add_column(sa.Column("attempt_contracts", sa.JSON(), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("eval_runs") as batch:
-        batch.drop_column("attempt_contracts")
-        batch.drop_column("attempt_started_at")
+upgrade, downgrade = steps.adds_columns("eval_runs", ("attempt_started_at", sa.DateTime(timezone=True)),
+                                   ("attempt_contracts", sa.JSON()))

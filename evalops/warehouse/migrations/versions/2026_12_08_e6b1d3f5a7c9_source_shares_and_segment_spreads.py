@@ -14,53 +14,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
+
+from evalops.warehouse.migrations import steps
 
 revision: str = 'e6b1d3f5a7c9'
 down_revision: str | Sequence[str] | None = 'd4a8c2e6f1b3'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_table(
+    steps.create_table(
         "source_shares",
-        sa.Column("run_id", sa.Integer(), nullable=False),
+        *steps.run_key("source_shares"),
         sa.Column("source", sa.String(length=200), nullable=False),
         sa.Column("field", sa.String(length=100), nullable=False),
-        sa.Column("k", sa.Integer(), nullable=False),
-        sa.Column("slots", sa.Integer(), nullable=False),
-        sa.Column("total", sa.Integer(), nullable=False),
+        *steps.typed_columns(sa.Integer(), "k", "slots", "total", nullable=False),
         sa.Column("share", sa.Double(), nullable=False),
-        sa.Column("judged", sa.Integer(), nullable=False),
-        sa.Column("relevant", sa.Integer(), nullable=False),
-        sa.Column("precision", sa.Double(), nullable=True),
-        sa.Column("baseline_share", sa.Double(), nullable=True),
-        sa.Column("shift", sa.Double(), nullable=True),
-        sa.Column("bound", sa.Double(), nullable=True),
-        sa.ForeignKeyConstraint(["run_id"], ["eval_runs.id"], name=op.f("fk_source_shares_run_id_eval_runs"),
-                                ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("run_id", "source", name=op.f("pk_source_shares")),
+        *steps.typed_columns(sa.Integer(), "judged", "relevant", nullable=False),
+        *steps.typed_columns(sa.Double(), "precision", "baseline_share", "shift", "bound"),
+        steps.primary_key("source_shares", "run_id", "source"),
     )
-    op.create_table(
+    steps.create_table(
         "segment_spreads",
-        sa.Column("run_id", sa.Integer(), nullable=False),
+        *steps.run_key("segment_spreads"),
         sa.Column("facet", sa.String(length=40), nullable=False),
-        sa.Column("segment", sa.String(length=200), nullable=False),
-        sa.Column("measure", sa.String(length=200), nullable=False),
+        *steps.typed_columns(sa.String(length=200), "segment", "measure", nullable=False),
         sa.Column("n", sa.Integer(), nullable=False),
-        sa.Column("mean", sa.Double(), nullable=True),
-        sa.Column("std", sa.Double(), nullable=True),
-        sa.Column("var", sa.Double(), nullable=True),
-        sa.Column("p10", sa.Double(), nullable=True),
-        sa.Column("median", sa.Double(), nullable=True),
-        sa.Column("p90", sa.Double(), nullable=True),
-        sa.ForeignKeyConstraint(["run_id"], ["eval_runs.id"], name=op.f("fk_segment_spreads_run_id_eval_runs"),
-                                ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("run_id", "facet", "segment", "measure", name=op.f("pk_segment_spreads")),
+        *steps.typed_columns(sa.Double(), "mean", "std", "var", "p10", "median", "p90"),
+        steps.primary_key("segment_spreads", "run_id", "facet", "segment", "measure"),
     )
 
 
 def downgrade() -> None:
-    op.drop_table("segment_spreads")
-    op.drop_table("source_shares")
+    steps.drop_table("segment_spreads")
+    steps.drop_table("source_shares")

@@ -21,94 +21,27 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import context, op
 
+from evalops.warehouse.migrations import steps
 from evalops.warehouse.types import NaNFloat
 
 revision: str = 'a7c3e5f1d9b2'
 down_revision: str | Sequence[str] | None = 'f2a9c4e7b1d6'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
-# (column, type, NOT NULL, the record's field it copied) in the table's former order
-_COPIES: tuple[tuple[str, Any, bool, str], ...] = (
-    ("n", sa.Integer(), True, "n"),
-    ("baseline_mean", sa.Double(), False, "baseline_mean"),
-    ("candidate_mean", sa.Double(), False, "candidate_mean"),
-    ("delta", sa.Double(), False, "delta"),
-    ("delta_ci_low", sa.Double(), False, "delta_ci_low"),
-    ("delta_ci_high", sa.Double(), False, "delta_ci_high"),
-    ("ci_level", sa.Double(), True, ""),
-    ("test", sa.String(length=100), True, "test"),
-    ("p_value", sa.Double(), False, "p_value"),
-    ("p_adjusted", sa.Double(), False, "p_adjusted"),
-    ("d_z", sa.Double(), False, "effect_size_dz"),
-    ("d_z_ci_low", sa.Double(), False, ""),
-    ("d_z_ci_high", sa.Double(), False, ""),
-    ("wins", sa.Integer(), True, "wins"),
-    ("ties", sa.Integer(), True, "ties"),
-    ("losses", sa.Integer(), True, "losses"),
-    ("reasons", sa.JSON(), True, "reasons"),
-    ("severity", sa.String(length=20), False, "severity"),
-    ("criterion", sa.String(length=50), False, "criterion"),
-    ("reason_code", sa.String(length=50), False, "reason_code"),
-    ("margin", sa.Double(), False, "margin"),
-    ("interval_low", sa.Double(), False, "interval_low"),
-    ("interval_high", sa.Double(), False, "interval_high"),
-    ("interval_level", sa.Double(), False, "interval_level"),
-    ("family_size", sa.Integer(), False, "family_size"),
-    ("judged_coverage", sa.JSON(), False, "judged_coverage"),
-    ("delta_holes_relevant", sa.Double(), False, ""),
-)
-
-
-
-
-def _ab_tests(*, record_required: bool) -> sa.Table:
-    """ab_tests as revision e6b1d3f5a7c9 left it (``record`` nullable) or as revision f2a9c4e7b1d6 leaves it:
-    described rather than reflected, so that ``evalops db upgrade --sql`` writes the SQLite script too."""
-    double = ("baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high")
-    return sa.Table(
-        'ab_tests', sa.MetaData(),
-        sa.Column('id', sa.Integer(), nullable=False),
-        sa.Column('baseline_run_id', sa.Integer(), nullable=False),
-        sa.Column('candidate_run_id', sa.Integer(), nullable=False),
-        sa.Column('measure_id', sa.Integer(), nullable=False),
-        sa.Column('n', sa.Integer(), nullable=False),
-        *(sa.Column(name, sa.Double(), nullable=True) for name in double),
-        sa.Column('ci_level', sa.Double(), nullable=False),
-        sa.Column('test', sa.String(length=100), nullable=False),
-        *(sa.Column(name, sa.Double(), nullable=True)
-          for name in ("p_value", "p_adjusted", "d_z", "d_z_ci_low", "d_z_ci_high")),
-        *(sa.Column(name, sa.Integer(), nullable=False) for name in ("wins", "ties", "losses")),
-        sa.Column('decision', sa.String(length=50), nullable=False),
-        sa.Column('reasons', sa.JSON(), nullable=False),
-        sa.Column('policy', sa.JSON(), nullable=False),
-        sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-        sa.Column('severity', sa.String(length=20), nullable=True),
-        sa.Column('criterion', sa.String(length=50), nullable=True),
-        sa.Column('reason_code', sa.String(length=50), nullable=True),
-        *(sa.Column(name, sa.Double(), nullable=True)
-          for name in ("margin", "interval_low", "interval_high", "interval_level")),
-        sa.Column('family_size', sa.Integer(), nullable=True),
-        sa.Column('family', sa.String(length=50), nullable=True),
-        sa.Column('judged_coverage', sa.JSON(), nullable=True),
-        sa.Column('segments', sa.JSON(), nullable=True),
-        sa.Column('delta_holes_relevant', sa.Double(), nullable=True),
-        sa.Column('record', sa.JSON(), nullable=not record_required),
-        sa.ForeignKeyConstraint(['baseline_run_id'], ['eval_runs.id'], name='fk_ab_tests_baseline_run_id_eval_runs'),
-        sa.ForeignKeyConstraint(['candidate_run_id'], ['eval_runs.id'],
-                                name='fk_ab_tests_candidate_run_id_eval_runs'),
-        sa.ForeignKeyConstraint(['measure_id'], ['measures.id'], name='fk_ab_tests_measure_id_measures'),
-        sa.PrimaryKeyConstraint('id', name='pk_ab_tests'),
-        sa.UniqueConstraint('candidate_run_id', 'baseline_run_id', 'measure_id',
-                            name='uq_ab_tests_candidate_run_id_baseline_run_id_measure_id'),
-        sa.Index('ix_ab_tests_baseline_run_id', 'baseline_run_id'),
-    )
+# the columns that copied a field of the record, in the table's former order
+_COPIED = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "ci_level", "test",
+           "p_value", "p_adjusted", "d_z", "d_z_ci_low", "d_z_ci_high", "wins", "ties", "losses", "reasons",
+           "severity", "criterion", "reason_code", "margin", "interval_low", "interval_high", "interval_level",
+           "family_size", "judged_coverage", "delta_holes_relevant")
+# the record's field of each, where it is not the column's name ("": none, the downgrade computes it)
+_FIELDS = {"ci_level": "", "d_z": "effect_size_dz", "d_z_ci_low": "", "d_z_ci_high": "", "delta_holes_relevant": ""}
+_FORMER = steps.ab_tests_table(record_required=True)
+# (column, type, NOT NULL, the record's field it copied)
+_COPIES: tuple[tuple[str, Any, bool, str], ...] = tuple(
+    (name, _FORMER.c[name].type, not _FORMER.c[name].nullable, _FIELDS.get(name, name)) for name in _COPIED)
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None, copy_from=_ab_tests(record_required=True)) as batch_op:
-        for name, *_ in _COPIES:
-            batch_op.drop_column(name)
+    steps.drop_columns('ab_tests', [name for name, *_ in _COPIES], copy_from=steps.ab_tests_table(record_required=True))
 
 
 def _confidence(policy: dict[str, Any]) -> float:
@@ -129,9 +62,7 @@ def _columns(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None) as batch_op:
-        for name, kind, _, _ in _COPIES:
-            batch_op.add_column(sa.Column(name, kind, nullable=True))
+    steps.add_columns('ab_tests', [(name, kind) for name, kind, _, _ in _COPIES])
     ab = sa.table("ab_tests", sa.column("id", sa.Integer()), sa.column("record", sa.JSON()),
                   *(sa.column(name, NaNFloat() if isinstance(kind, sa.Double) else kind)
                     for name, kind, _, _ in _COPIES))

@@ -27,12 +27,11 @@ from alembic import context, op
 
 from evalops.context import parse_any_measure
 from evalops.stats.decision import Policy
+from evalops.warehouse.migrations import steps
 from evalops.warehouse.types import NaNFloat
 
 revision: str = 'f2a9c4e7b1d6'
 down_revision: str | Sequence[str] | None = 'e6b1d3f5a7c9'
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 # the columns that hold a field of the comparison under the field's name
 _SAME_NAME_FLOATS = ("baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "p_value",
@@ -53,49 +52,6 @@ _ab = sa.table(
 _runs = sa.table("eval_runs", sa.column("id", sa.Integer()), sa.column("retriever", sa.String()),
                  sa.column("version", sa.String()))
 _measures = sa.table("measures", sa.column("id", sa.Integer()), sa.column("name", sa.String()))
-
-
-def _ab_tests(*, record_required: bool) -> sa.Table:
-    """ab_tests as revision e6b1d3f5a7c9 left it (``record`` nullable) or as revision f2a9c4e7b1d6 leaves it:
-    described rather than reflected, so that ``evalops db upgrade --sql`` writes the SQLite script too."""
-    double = ("baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high")
-    return sa.Table(
-        'ab_tests', sa.MetaData(),
-        sa.Column('id', sa.Integer(), nullable=False),
-        sa.Column('baseline_run_id', sa.Integer(), nullable=False),
-        sa.Column('candidate_run_id', sa.Integer(), nullable=False),
-        sa.Column('measure_id', sa.Integer(), nullable=False),
-        sa.Column('n', sa.Integer(), nullable=False),
-        *(sa.Column(name, sa.Double(), nullable=True) for name in double),
-        sa.Column('ci_level', sa.Double(), nullable=False),
-        sa.Column('test', sa.String(length=100), nullable=False),
-        *(sa.Column(name, sa.Double(), nullable=True)
-          for name in ("p_value", "p_adjusted", "d_z", "d_z_ci_low", "d_z_ci_high")),
-        *(sa.Column(name, sa.Integer(), nullable=False) for name in ("wins", "ties", "losses")),
-        sa.Column('decision', sa.String(length=50), nullable=False),
-        sa.Column('reasons', sa.JSON(), nullable=False),
-        sa.Column('policy', sa.JSON(), nullable=False),
-        sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-        sa.Column('severity', sa.String(length=20), nullable=True),
-        sa.Column('criterion', sa.String(length=50), nullable=True),
-        sa.Column('reason_code', sa.String(length=50), nullable=True),
-        *(sa.Column(name, sa.Double(), nullable=True)
-          for name in ("margin", "interval_low", "interval_high", "interval_level")),
-        sa.Column('family_size', sa.Integer(), nullable=True),
-        sa.Column('family', sa.String(length=50), nullable=True),
-        sa.Column('judged_coverage', sa.JSON(), nullable=True),
-        sa.Column('segments', sa.JSON(), nullable=True),
-        sa.Column('delta_holes_relevant', sa.Double(), nullable=True),
-        sa.Column('record', sa.JSON(), nullable=not record_required),
-        sa.ForeignKeyConstraint(['baseline_run_id'], ['eval_runs.id'], name='fk_ab_tests_baseline_run_id_eval_runs'),
-        sa.ForeignKeyConstraint(['candidate_run_id'], ['eval_runs.id'],
-                                name='fk_ab_tests_candidate_run_id_eval_runs'),
-        sa.ForeignKeyConstraint(['measure_id'], ['measures.id'], name='fk_ab_tests_measure_id_measures'),
-        sa.PrimaryKeyConstraint('id', name='pk_ab_tests'),
-        sa.UniqueConstraint('candidate_run_id', 'baseline_run_id', 'measure_id',
-                            name='uq_ab_tests_candidate_run_id_baseline_run_id_measure_id'),
-        sa.Index('ix_ab_tests_baseline_run_id', 'baseline_run_id'),
-    )
 
 
 def _plain(value: Any) -> Any:
@@ -138,7 +94,7 @@ def record_of(row: Any) -> dict[str, Any]:
 def upgrade() -> None:
     if not context.is_offline_mode():  # a SQL script (`evalops db upgrade --sql`) cannot read the rows it moves
         _fill_records()
-    with op.batch_alter_table('ab_tests', schema=None, copy_from=_ab_tests(record_required=False)) as batch_op:
+    with op.batch_alter_table('ab_tests', copy_from=steps.ab_tests_table(record_required=False)) as batch_op:
         batch_op.alter_column('record', existing_type=sa.JSON(), nullable=False)
 
 
@@ -159,5 +115,5 @@ def _fill_records() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('ab_tests', schema=None, copy_from=_ab_tests(record_required=True)) as batch_op:
+    with op.batch_alter_table('ab_tests', copy_from=steps.ab_tests_table(record_required=True)) as batch_op:
         batch_op.alter_column('record', existing_type=sa.JSON(), nullable=True)
