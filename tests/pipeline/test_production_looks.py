@@ -248,7 +248,7 @@ def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
     assert words in alert.message
 
 
-# -- the judge-label production family (ab_tests rows of judge runs) --------------------------------------------------------
+# -- the judge-label production family (ab_tests of judge runs) -----------------------------------------------
 
 def _judge_config(tmp_path, url: str, graded: bool = False):
     from evalops.config import load_config
@@ -288,13 +288,14 @@ def _judge_day(cfg, engine, day: int, shift: float) -> dict:
     records, _ = _decide_families(cfg, PRODUCTION, [(spec, comp, base.id)], policy)
     when = T0 + dt.timedelta(days=day)
     task = "context_relevance_graded" if cfg.judge.graded else "context_relevance"
-    results = {"per_query": {"1.0": {"nDCG@5": dict(zip(ids, base_values.tolist()))},
-                                                     "2.0": {"nDCG@5": dict(zip(ids, cand_values.tolist()))}}}
-    judge_run_id = record_judge_run(engine, dag_id="retrieval_eval", dag_run_id=f"scheduled__{when:%Y-%m-%d}", scope=PRODUCTION,
-                     values={"judge": build_judge(cfg.judge).fingerprint.to_dict(), "prompt": load_prompt(task).ref,
-                             "items": 0, "requests": 0, "cache_hits": 0, "missing": 0, "missing_reasons": {},
-                             "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "gate": {"status": "alerting"},
-                             "agreement": None, "results": results})
+    results = {"per_query": {"1.0": {"nDCG@5": dict(zip(ids, base_values.tolist(), strict=True))},
+                             "2.0": {"nDCG@5": dict(zip(ids, cand_values.tolist(), strict=True))}}}
+    judge_run_id = record_judge_run(
+        engine, dag_id="retrieval_eval", dag_run_id=f"scheduled__{when:%Y-%m-%d}", scope=PRODUCTION,
+        values={"judge": build_judge(cfg.judge).fingerprint.to_dict(), "prompt": load_prompt(task).ref,
+                "items": 0, "requests": 0, "cache_hits": 0, "missing": 0, "missing_reasons": {},
+                "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "gate": {"status": "alerting"},
+                "agreement": None, "results": results})
     record_judge_ab_tests(engine, judge_run_id, [r.stored(judge_run_id) for r in records])
     return records[0].comparison.to_dict()
 
@@ -361,7 +362,6 @@ def test_a_measure_declared_in_the_unit_range_with_deltas_outside_it_is_an_error
 
 def test_the_judge_family_line_says_what_the_pooled_test_used():
     from evalops.pipeline.judging.summaries import _family_looks
-
     from tests.conftest import comparison_of
 
     pooled = {"looks": 3, "since": "2026-11-02", "restart": "first look", "queries": 600}

@@ -15,11 +15,11 @@ from evalops.pipeline.pooling import pool_family
 from evalops.pipeline.judging.preflight import build_judge
 from evalops.judges.prompts import load_prompt
 from evalops.stats import Comparison, adjust_and_decide, align, compare
+from evalops.warehouse.domain import ABTestResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
-    from evalops.warehouse.domain import ABTestResult
 
 
 def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dict[str, dict[str, list[str]]],
@@ -98,8 +98,6 @@ class JudgeComparison:
     family: str
 
     def stored(self, judge_run_id: int) -> ABTestResult:
-        from evalops.warehouse.domain import ABTestResult
-
         return ABTestResult(self.comparison, baseline_run_id=self.baseline_run_id, candidate_run_id=self.spec.run_id,
                             family=self.family, judge_run_id=judge_run_id)
 

@@ -90,7 +90,8 @@ def judge_steps(cfg: Config, run: RunContext) -> list[tuple[dict[str, Any], list
 
     engine = engine_for(cfg)
     frame = load_judge_runs(engine, run.run_id)
-    steps = [rec for rec in (frame.to_dict("records") if len(frame) else []) if rec["dag_id"] == run.dag_id]
+    records: list[dict[str, Any]] = frame.to_dict("records") if len(frame) else []  # type: ignore[assignment]
+    steps = [rec for rec in records if rec["dag_id"] == run.dag_id]
     stored = judge_ab_tests(engine, [int(rec["id"]) for rec in steps])
     return [(rec, stored[int(rec["id"])]) for rec in steps]
 
