@@ -117,7 +117,7 @@ def _checked(results: Iterable[ABTestResult]) -> list[ABTestResult]:
             raise InputError(
                 f"measure {result.comparison.measure!r}: " + (
                     "a judge-label measure is stored only with the judge run whose labels it is on" if judged
-                    else f"a comparison of judge run {result.judge_run_id} has a {JUDGE_MEASURE_PREFIX} measure"))
+                    else f"a comparison of judge run {result.judge_run_id} needs a {JUDGE_MEASURE_PREFIX} measure"))
     return results
 
 
