@@ -214,4 +214,5 @@ def test_judge_label_comparisons_share_the_table_and_are_never_read_as_the_finge
     with pytest.raises(InputError, match="needs a judge: measure"):
         record_judge_ab_tests(engine, judge_run_id, [replace(result(base.id, cand.id), judge_run_id=judge_run_id)])
     with pytest.raises(InputError, match="do not name judge run"):
-        record_judge_ab_tests(engine, judge_run_id, [replace(judged("judge:P@3"), judge_run_id=_judge_run(engine, "x"))])
+        other = _judge_run(engine, "production")
+        record_judge_ab_tests(engine, judge_run_id, [replace(judged("judge:P@3"), judge_run_id=other)])
