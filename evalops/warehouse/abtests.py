@@ -1,4 +1,10 @@
-"""A/B test results: one row per (candidate run, baseline run, measure), upserted."""
+"""A/B test results: one row per (candidate run, baseline run, measure), upserted.
+
+One table holds every comparison: those on the fingerprint's own labels (gold grades, click labels;
+``judge_run_id`` NULL) and those on a judge step's LLM-judge labels (``judge:`` measures, ``judge_run_id``
+naming the judge run, :func:`record_judge_ab_tests`, :func:`judge_ab_tests`). The readers of the former
+(:func:`ab_test_results`, :func:`load_ab_tests`, :func:`comparison_look`) never see the latter: the two
+kinds of label are never decided, pooled or compared together."""
 
 from __future__ import annotations
 
@@ -19,8 +25,11 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-__all__ = ["ab_test_columns", "ab_test_of", "ab_test_results", "ab_test_view", "comparison_look", "load_ab_tests",
-           "record_ab_tests"]
+__all__ = ["JUDGE_MEASURE_PREFIX", "ab_test_columns", "ab_test_of", "ab_test_results", "ab_test_view",
+           "comparison_look", "judge_ab_tests", "load_ab_tests", "record_ab_tests", "record_judge_ab_tests"]
+
+#: The prefix of a measure on judge labels (``judge:nDCG@10``): only a judge run's comparisons have one.
+JUDGE_MEASURE_PREFIX = "judge:"
 
 # the dashboard's flat view of a comparison: these fields under their own names (see ab_test_view)
 _SAME_NAME = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "delta_ci_high", "test", "p_value",
@@ -31,11 +40,12 @@ _SAME_NAME = ("n", "baseline_mean", "candidate_mean", "delta", "delta_ci_low", "
 def ab_test_columns(result: ABTestResult) -> dict[str, Any]:
     """The one mapper from a stored A/B test to its ``ab_tests`` columns (but the measure's id and the time):
     the comparison's JSON record without the per-query deltas (``record``, what the readers read back), the
-    two columns SQL reads (``decision``, ``policy``), the runs, the family and the segments."""
+    two columns SQL reads (``decision``, ``policy``), the runs, the family, the segments and the judge run
+    whose labels it is on (``None``: the fingerprint's own)."""
     record: dict[str, Any] = {k: v for k, v in result.comparison.to_record().items() if k != "deltas"}
     return {"baseline_run_id": result.baseline_run_id, "candidate_run_id": result.candidate_run_id,
             "decision": record["decision"], "policy": record["policy"], "family": result.family,
-            "segments": list(result.segments), "record": record}
+            "segments": list(result.segments), "record": record, "judge_run_id": result.judge_run_id}
 
 
 def ab_test_view(result: ABTestResult) -> dict[str, Any]:
@@ -59,7 +69,8 @@ def ab_test_of(row: Mapping[Any, Any]) -> ABTestResult:
     ``record``."""
     return ABTestResult(comparison=Comparison.from_record(row["record"]), baseline_run_id=row["baseline_run_id"],
                         candidate_run_id=row["candidate_run_id"], family=row["family"],
-                        segments=list(row["segments"] or []), id=row["id"], created_at=row["created_at"])
+                        segments=list(row["segments"] or []), id=row["id"], created_at=row["created_at"],
+                        judge_run_id=row["judge_run_id"])
 
 
 def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABTestResult]:
@@ -67,52 +78,91 @@ def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABT
 
     Writing a result for the same (candidate run, baseline run, measure) again replaces it. Both runs must
     share a fingerprint and the measure must belong to it: the warehouse never stores a comparison across
-    fingerprints.
+    fingerprints. A comparison on judge labels (``judge_run_id`` set) has a ``judge:`` measure instead, and
+    only it has one: the two kinds of label never share a row or a measure.
     """
+    results = _checked(results)
+    with transaction(engine, "recording A/B test results") as conn:
+        return _store(conn, results)
+
+
+def record_judge_ab_tests(engine: Engine, judge_run_id: int, results: Iterable[ABTestResult]) -> list[ABTestResult]:
+    """Store the comparisons of one judge run (each naming it) with :func:`record_ab_tests`'s writer, in one
+    transaction that first deletes the run's comparisons no longer among ``results`` (a retried judge step
+    replaces what its earlier attempt stored, and a re-run adds no rows)."""
+    from sqlalchemy import delete
+
+    results = _checked(results)
+    foreign = [r for r in results if r.judge_run_id != judge_run_id]
+    if foreign:
+        raise InputError(f"{len(foreign)} comparison(s) do not name judge run {judge_run_id}")
+    with transaction(engine, "recording judge-label A/B test results") as conn:
+        ids = measure_ids(conn, [r.comparison.measure for r in results])
+        keep = {(r.candidate_run_id, r.baseline_run_id, ids[r.comparison.measure]) for r in results}
+        stored = conn.execute(select(ab_tests.c.id, ab_tests.c.candidate_run_id, ab_tests.c.baseline_run_id,
+                                     ab_tests.c.measure_id).where(ab_tests.c.judge_run_id == judge_run_id)).all()
+        stale = [row.id for row in stored if (row.candidate_run_id, row.baseline_run_id, row.measure_id) not in keep]
+        if stale:
+            conn.execute(delete(ab_tests).where(ab_tests.c.id.in_(stale)))
+        return _store(conn, results)
+
+
+def _checked(results: Iterable[ABTestResult]) -> list[ABTestResult]:
     results = list(results)
     for result in results:
         if not isinstance(result, ABTestResult):
             raise InputError(f"expected ABTestResult objects, got {type(result).__name__}")
+        judged = result.comparison.measure.startswith(JUDGE_MEASURE_PREFIX)
+        if judged != (result.judge_run_id is not None):
+            raise InputError(
+                f"measure {result.comparison.measure!r}: " + (
+                    "a judge-label measure is stored only with the judge run whose labels it is on" if judged
+                    else f"a comparison of judge run {result.judge_run_id} needs a {JUDGE_MEASURE_PREFIX} measure"))
+    return results
+
+
+def _store(conn: Any, results: list[ABTestResult]) -> list[ABTestResult]:
+    """Upsert checked results on an open transaction (the one writer of ``ab_tests``)."""
     created_at = now_utc()
-    with transaction(engine, "recording A/B test results") as conn:
-        for pair in sorted({(r.baseline_run_id, r.candidate_run_id) for r in results}):
-            baseline_fp, candidate_fp = (run_fingerprint(conn, run_id) for run_id in pair)
-            if baseline_fp.hash != candidate_fp.hash:
-                raise WarehouseError(
-                    f"baseline run {pair[0]} and candidate run {pair[1]} have different fingerprints "
-                    f"(changed: {', '.join(candidate_fp.diff(baseline_fp))}); results across fingerprints "
-                    "are not comparable and are not stored"
-                )
-            unknown = [r.comparison.measure for r in results
-                       if r.baseline_run_id == pair[0] and r.candidate_run_id == pair[1]
-                       and r.comparison.measure not in candidate_fp.measures]
-            if unknown:
-                raise InputError(f"measure(s) {unknown} are not in the runs' fingerprint {list(candidate_fp.measures)}")
-        if not results:
-            return []
-        ids = measure_ids(conn, [r.comparison.measure for r in results])
-        rows = [{**ab_test_columns(r), "measure_id": ids[r.comparison.measure], "created_at": created_at}
-                for r in results]
-        stmt = insert_for(conn, ab_tests)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["candidate_run_id", "baseline_run_id", "measure_id"],
-            set_={c: stmt.excluded[c] for c in rows[0] if c not in ("candidate_run_id", "baseline_run_id", "measure_id")},
-        )
-        conn.execute(stmt, rows)
-        stored = conn.execute(
-            _select().where(
-                ab_tests.c.candidate_run_id.in_({r.candidate_run_id for r in results}),
-                ab_tests.c.baseline_run_id.in_({r.baseline_run_id for r in results}),
-                ab_tests.c.measure_id.in_(ids.values()),
+    for pair in sorted({(r.baseline_run_id, r.candidate_run_id) for r in results}):
+        baseline_fp, candidate_fp = (run_fingerprint(conn, run_id) for run_id in pair)
+        if baseline_fp.hash != candidate_fp.hash:
+            raise WarehouseError(
+                f"baseline run {pair[0]} and candidate run {pair[1]} have different fingerprints "
+                f"(changed: {', '.join(candidate_fp.diff(baseline_fp))}); results across fingerprints "
+                "are not comparable and are not stored"
             )
-        ).mappings().all()
+        unknown = [r.comparison.measure for r in results
+                   if r.baseline_run_id == pair[0] and r.candidate_run_id == pair[1] and r.judge_run_id is None
+                   and r.comparison.measure not in candidate_fp.measures]
+        if unknown:
+            raise InputError(f"measure(s) {unknown} are not in the runs' fingerprint {list(candidate_fp.measures)}")
+    if not results:
+        return []
+    ids = measure_ids(conn, [r.comparison.measure for r in results])
+    rows = [{**ab_test_columns(r), "measure_id": ids[r.comparison.measure], "created_at": created_at}
+            for r in results]
+    stmt = insert_for(conn, ab_tests)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["candidate_run_id", "baseline_run_id", "measure_id"],
+        set_={c: stmt.excluded[c] for c in rows[0] if c not in ("candidate_run_id", "baseline_run_id", "measure_id")},
+    )
+    conn.execute(stmt, rows)
+    stored = conn.execute(
+        _select_all().where(
+            ab_tests.c.candidate_run_id.in_({r.candidate_run_id for r in results}),
+            ab_tests.c.baseline_run_id.in_({r.baseline_run_id for r in results}),
+            ab_tests.c.measure_id.in_(ids.values()),
+        )
+    ).mappings().all()
     by_key = {(s["candidate_run_id"], s["baseline_run_id"], s["measure"]): s for s in stored}
     return [ab_test_of(by_key[(r.candidate_run_id, r.baseline_run_id, r.comparison.measure)]) for r in results]
 
 
 def ab_test_results(engine: Engine, *, candidate_run_id: int, baseline_run_id: int) -> list[ABTestResult]:
-    """The stored comparisons of one candidate run against one baseline run, typed, in the order they were
-    first stored (the decide step's order)."""
+    """The stored comparisons of one candidate run against one baseline run on the fingerprint's labels (none
+    on judge labels: :func:`judge_ab_tests`), typed, in the order they were first stored (the decide step's
+    order)."""
     stmt = (_select().where(ab_tests.c.candidate_run_id == candidate_run_id,
                             ab_tests.c.baseline_run_id == baseline_run_id).order_by(ab_tests.c.id))
     with transaction(engine, "reading A/B test results") as conn:
@@ -120,10 +170,25 @@ def ab_test_results(engine: Engine, *, candidate_run_id: int, baseline_run_id: i
     return [ab_test_of(r) for r in rows]
 
 
+def judge_ab_tests(engine: Engine, judge_run_ids: Iterable[int]) -> dict[int, list[ABTestResult]]:
+    """The stored comparisons on the labels of each judge run (``judge_runs.id``), typed, in the order the
+    judge step stored them; a judge run with none has an empty list."""
+    ids = sorted(set(judge_run_ids))
+    out: dict[int, list[ABTestResult]] = {i: [] for i in ids}
+    if not ids:
+        return out
+    stmt = _select_all().where(ab_tests.c.judge_run_id.in_(ids)).order_by(ab_tests.c.id)
+    with transaction(engine, "reading judge-label A/B test results") as conn:
+        for row in conn.execute(stmt).mappings().all():
+            out[row["judge_run_id"]].append(ab_test_of(row))
+    return out
+
+
 def load_ab_tests(
     engine: Engine, *, candidate_run_id: int | None = None, baseline_run_id: int | None = None
 ) -> pd.DataFrame:
-    """Stored comparisons (one row per measure), optionally for one candidate and/or baseline run."""
+    """Stored comparisons on the fingerprint's labels (one row per measure; none on judge labels), optionally
+    for one candidate and/or baseline run."""
     import pandas as pd
 
     stmt = _select().order_by(ab_tests.c.candidate_run_id, ab_tests.c.baseline_run_id, measures_table.c.name)
@@ -166,7 +231,7 @@ def comparison_look(engine: Engine, candidate_run_id: int, baseline_run_id: int 
         query = (select(func.count(func.distinct(runs.c.logical_date)))
                  .select_from(runs.join(ab_tests, ab_tests.c.candidate_run_id == runs.c.id))
                  .where(runs.c.retriever == me.retriever, runs.c.version == me.version, runs.c.dataset == me.dataset,
-                        runs.c.logical_date < me.logical_date))
+                        runs.c.logical_date < me.logical_date, ab_tests.c.judge_run_id.is_(None)))
         if baseline_run_id is not None:
             base = conn.execute(select(runs.c.retriever, runs.c.version)
                                 .where(runs.c.id == baseline_run_id)).one_or_none()
@@ -179,7 +244,13 @@ def comparison_look(engine: Engine, candidate_run_id: int, baseline_run_id: int 
     return int(earlier) + 1
 
 
-def _select():
+def _select_all():
+    """Every stored comparison, with its measure's name."""
     return select(ab_tests, measures_table.c.name.label("measure")).join(
         measures_table, measures_table.c.id == ab_tests.c.measure_id
     )
+
+
+def _select():
+    """The comparisons on the fingerprint's labels, with their measure's name."""
+    return _select_all().where(ab_tests.c.judge_run_id.is_(None))

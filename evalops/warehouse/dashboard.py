@@ -194,12 +194,14 @@ def _ab_rows(conn: Connection, stmt: Any) -> list[dict[str, Any]]:
 
 
 def dashboard_comparisons(engine: Engine, candidate_run_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
-    """The stored comparisons of each candidate run (newest baseline first), one per measure."""
+    """The stored comparisons of each candidate run on the fingerprint's labels (none on a judge's), newest
+    baseline first, one per measure."""
     ids = sorted(set(candidate_run_ids))
     out: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     if not ids:
         return out
-    stmt = _ab_select().where(ab_tests.c.candidate_run_id.in_(ids)).order_by(ab_tests.c.id.desc())
+    stmt = (_ab_select().where(ab_tests.c.candidate_run_id.in_(ids), ab_tests.c.judge_run_id.is_(None))
+            .order_by(ab_tests.c.id.desc()))
     with transaction(engine, "reading comparisons", read_only=True) as conn:
         for row in _ab_rows(conn, stmt):
             out[row["candidate_run_id"]].append(row)
@@ -230,7 +232,8 @@ def dashboard_trend(
     # statistics were stale (1,200 runs of 120 days: 1.3 s instead of a few ms).
     newest = ab_tests.alias("newest_ab")
     newest_id = (select(func.max(newest.c.id))
-                 .where(newest.c.candidate_run_id == runs.c.id, newest.c.measure_id == aggregates.c.measure_id)
+                 .where(newest.c.candidate_run_id == runs.c.id, newest.c.measure_id == aggregates.c.measure_id,
+                        newest.c.judge_run_id.is_(None))
                  .correlate(runs, aggregates).scalar_subquery())
     stmt = (_run_select(aggregates.c.n, aggregates.c.mean, aggregates.c.ci_low, aggregates.c.ci_high,
                         ab_tests.c.id.label("ab_id"), ab_tests.c.decision, slim=True)

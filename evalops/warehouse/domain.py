@@ -152,7 +152,10 @@ class ABTestResult:
     table's ``record`` (``evalops.warehouse.abtests``, the one mapper). ``family`` is the family it was
     corrected in (``gold``: can alert; ``gold-descriptive``, ``production``); ``segments`` the comparison
     within each query type, language, split and log segment (``evalops.segments``, descriptive, each row
-    naming its family). ``id`` and ``created_at`` are set once stored.
+    naming its family). ``judge_run_id`` names the judge step whose LLM-judge labels the comparison is on
+    (``judge_runs``; its measure is a ``judge:`` one), ``None`` for a comparison on the fingerprint's own
+    labels (gold grades, click labels): the two are stored in one table and never read together. ``id`` and
+    ``created_at`` are set once stored.
     """
 
     comparison: Comparison
@@ -162,6 +165,7 @@ class ABTestResult:
     segments: Sequence[Mapping[str, Any]] = ()
     id: int | None = None
     created_at: dt.datetime | None = None
+    judge_run_id: int | None = None
 
 
 @dataclass(frozen=True)

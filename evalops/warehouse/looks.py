@@ -19,9 +19,9 @@ A day on which the candidate ran but was not compared (it failed, or there was n
 does not restart the count. Numbers of another fingerprint or policy are never pooled. A day's deltas are
 candidate - baseline over the queries both runs scored, in query-id order. :func:`earlier_looks` reads the
 click-label comparisons (``ab_tests`` and ``query_scores``; :func:`earlier_looks_of` every measure of a
-family in one read of each); :func:`earlier_judge_looks` the judge-label ones (``judge_runs``: each day's
-comparisons and per-query labels; :func:`earlier_judge_looks_of` a family's in one read), where a change
-of the judge restarts the window too.
+family in one read of each); :func:`earlier_judge_looks` the judge-label ones (``ab_tests`` rows naming a
+judge run, and that run's per-query labels in ``judge_runs``; :func:`earlier_judge_looks_of` a family's in
+one read), where a change of the judge restarts the window too. The two are never pooled together.
 """
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def earlier_looks_of(engine: Engine, candidate_run_id: int, baseline_run_id: int
                          .join(their, their.c.id == _ab.c.baseline_run_id)
                          .join(measures_table, measures_table.c.id == _ab.c.measure_id))
             .where(_runs.c.retriever == me.retriever, _runs.c.version == me.version, _runs.c.dataset == me.dataset,
-                   _runs.c.logical_date < me.logical_date, measures_table.c.name.in_(measures))
+                   _runs.c.logical_date < me.logical_date, measures_table.c.name.in_(measures),
+                   _ab.c.judge_run_id.is_(None))
         ).all()
         conditions = {h: _fingerprint(conn, h) for h in {r.fingerprint_hash for r in rows}}
     scores: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}  # filled once the windows are known
@@ -170,51 +171,52 @@ def _read_scores(engine: Engine, run_ids: set[int], measures: Sequence[str]
 def earlier_judge_looks(engine: Engine, candidate_run_id: int, baseline_version: str, measure: str,
                         judge: Mapping[str, Any], policy: Mapping[str, Any]) -> EarlierLooks:
     """The earlier days of a judge-label comparison on the production sample since its last restart, read
-    from ``judge_runs`` (each day's comparisons and per-query labels of the versions, ``results``): the
-    module docstring's restarts, and a change of the judge (``judge``: its fingerprint, model and decoding,
-    with ``prompt``, the context prompt's version, as ``judge_runs`` records them) restarts too.
-    ``measure`` is the comparison's (``judge:nDCG@10``); the policy an earlier day was decided under is
-    the one its record holds (``policy``, as :func:`policy_key` gives it; a day recorded without it
-    restarts the window: its policy is unknown)."""
+    from ``ab_tests`` (each day's comparison on the labels of that day's judge run) and ``judge_runs`` (the
+    judge and the per-query labels of the versions, ``results["per_query"]``): the module docstring's
+    restarts, and a change of the judge (``judge``: its fingerprint, model and decoding, with ``prompt``,
+    the context prompt's version, as ``judge_runs`` records them) restarts too. ``measure`` is the
+    comparison's (``judge:nDCG@10``); the policy an earlier day was decided under is its ``ab_tests.policy``."""
     return earlier_judge_looks_of(engine, candidate_run_id, baseline_version, [measure], judge, policy)[measure]
 
 
 def earlier_judge_looks_of(engine: Engine, candidate_run_id: int, baseline_version: str, measures: Sequence[str],
                            judge: Mapping[str, Any], policy: Mapping[str, Any]) -> dict[str, EarlierLooks]:
-    """:func:`earlier_judge_looks` of each of ``measures`` (one family), ``judge_runs`` read once."""
+    """:func:`earlier_judge_looks` of each of ``measures`` (one family), ``ab_tests`` and ``judge_runs`` read
+    once."""
+    measures = list(dict.fromkeys(measures))
     with transaction(engine, "reading the earlier judge looks of a comparison") as conn:
         me, my_fp, ran = _me(conn, candidate_run_id)
+        their = _runs.alias("baseline_runs")
         rows = conn.execute(
-            select(_runs.c.logical_date, _runs.c.fingerprint_hash, _runs.c.id.label("run_id"), judge_runs.c.id,
+            select(_runs.c.logical_date, _runs.c.fingerprint_hash, _runs.c.id.label("run_id"),
+                   judge_runs.c.id.label("judge_run_id"), _ab.c.id, _ab.c.policy,
+                   their.c.version.label("baseline_version"), measures_table.c.name.label("measure"),
                    judge_runs.c.judge, judge_runs.c.prompt, judge_runs.c.results)
-            .select_from(judge_runs.join(_runs, (_runs.c.dag_id == judge_runs.c.dag_id)
-                                         & (_runs.c.dag_run_id == judge_runs.c.dag_run_id)))
+            .select_from(_ab.join(_runs, _runs.c.id == _ab.c.candidate_run_id)
+                         .join(their, their.c.id == _ab.c.baseline_run_id)
+                         .join(measures_table, measures_table.c.id == _ab.c.measure_id)
+                         .join(judge_runs, judge_runs.c.id == _ab.c.judge_run_id))
             .where(_runs.c.retriever == me.retriever, _runs.c.version == me.version, _runs.c.dataset == me.dataset,
-                   _runs.c.logical_date < me.logical_date, judge_runs.c.scope == me.dataset)
+                   _runs.c.logical_date < me.logical_date, judge_runs.c.scope == me.dataset,
+                   measures_table.c.name.in_(measures))
         ).all()
         conditions = {h: _fingerprint(conn, h) for h in {r.fingerprint_hash for r in rows}}
-    candidate = f"{me.retriever}@{me.version}"
     out = {}
-    for measure in dict.fromkeys(measures):
+    for measure in measures:
         label = measure.removeprefix("judge:")
         compared = {}
-        for r in sorted(rows, key=lambda r: r.id):
-            results = r.results or {}
-            found = [c for c in results.get("comparisons", []) if c.get("candidate") == candidate
-                     and c.get("measure") == measure]
-            if not found:
+        for r in sorted(rows, key=lambda r: (r.judge_run_id, r.id)):  # a re-run of a day: its latest counts
+            if r.measure != measure:
                 continue
-            c = found[0]
-            base = str(c.get("baseline", "")).rpartition("@")[2]
-            per_query = results.get("per_query") or {}
+            per_query = (r.results or {}).get("per_query") or {}
 
-            def load(base: str = base, per_query: Mapping[str, Any] = per_query, label: str = label
+            def load(base: str = r.baseline_version, per_query: Mapping[str, Any] = per_query, label: str = label
                      ) -> np.ndarray | None:
                 b, k = per_query.get(base, {}).get(label), per_query.get(me.version, {}).get(label)
                 return None if b is None or k is None else _paired_deltas(b, k)
 
             compared[_day(r.logical_date)] = _Compared(
-                _day(r.logical_date), base, conditions[r.fingerprint_hash], c.get("policy"),
+                _day(r.logical_date), r.baseline_version, conditions[r.fingerprint_hash], r.policy,
                 int(r.run_id), -1, load,
                 None if {**(r.judge or {}), "prompt": r.prompt} == dict(judge) else "judge changed")
         out[measure] = _walk(me, my_fp, ran, compared, baseline_version, policy)

@@ -14,7 +14,8 @@ Layout::
     query_scores  run_aggregates  baselines     per-query values, means + CIs, promotion history
         |               |
       measures (small lookup table of canonical measure strings)
-    ab_tests (baseline run vs candidate run, per measure)    alerts (de-duplicated, with delivery status)
+    ab_tests (baseline run vs candidate run, per measure; on a judge run's labels: judge_run_id)
+    alerts (de-duplicated, with delivery status)
     judgments (the judge cache, content-addressed)   judge_runs (a judge step's usage, agreement and results)
     annotation_labels, annotation_adjudications (people's grades of annotation-queue items)
     gold_set_merges (each gold-set version made from adjudicated labels, with its provenance)
@@ -273,6 +274,10 @@ class ABTestModel(Base):
     # the comparison's whole record (evalops.stats.Comparison.to_record without the per-query deltas): what
     # every reader reads the comparison from (evalops.warehouse.abtests, the one mapper)
     record: Mapped[dict[str, Any]]
+    # whose labels the comparison is on: NULL for the fingerprint's own (gold grades, click labels), else the
+    # judge step whose LLM-judge labels it is on (its judge, prompt and gate are that judge run's). The two
+    # are never read, decided or pooled together (evalops.warehouse.abtests)
+    judge_run_id: Mapped[int | None] = mapped_column(ForeignKey("judge_runs.id"), index=True)
 
 
 class AlertModel(Base):
@@ -391,7 +396,9 @@ class JudgmentModel(Base):
 class JudgeRunModel(Base):
     """One judge step of one DAG run (``scope`` names the task and the queries judged, e.g. ``production``):
     the judge, the requests, cache hits, missing labels, tokens and cost, the agreement with the gold set,
-    the gate's decision and the judge-label results per version."""
+    the gate's decision and what the step measured (``results``: each version's judge-label means and
+    per-query values, the queries excluded, the families corrected). Its comparisons are ``ab_tests`` rows
+    naming it (``ab_tests.judge_run_id``), stored like every other comparison."""
 
     __tablename__ = "judge_runs"
     __table_args__ = (UniqueConstraint("dag_id", "dag_run_id", "scope"),)

@@ -9,6 +9,7 @@ import yaml
 
 from evalops.judges.fakeserver import FakeChatServer
 from tests.dags.conftest import INCLUDE, make_home
+from tests.judges.conftest import judge_comparisons
 
 pytestmark = pytest.mark.slow
 
@@ -87,9 +88,11 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
         day3 = RunContext.for_day("2024-06-02")
         run_local(cfg2, day3)  # the second day the candidate is compared on production: its second look
 
-    runs = load_judge_runs(engine_for(cfg2), day2.run_id)
+    engine = engine_for(cfg2)
+    runs = load_judge_runs(engine, day2.run_id)
     gold = runs[runs["scope"] == "gold"].iloc[0]
     results = gold["results"]
+    comparisons = judge_comparisons(engine, gold["id"])
     assert "withheld" not in results and out["judged"]["scopes"]["gold"]["withheld"] is False
     assert results["answers"] == {"1.0": 86, "2.0-hybrid": 86}
     assert results["prompts"] == {"AnswerRelevance": "answer_relevance@1", "Faithfulness": "faithfulness@1"}
@@ -98,7 +101,7 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
     assert v1["Faithfulness"] == pytest.approx(1.0)
     assert v2["Faithfulness"] < 0.75
     assert 1 <= v2["AnswerRelevance"] <= 5 and 1 <= v1["AnswerRelevance"] <= 5
-    measures = {c["measure"]: c for c in results["comparisons"]}
+    measures = {c["measure"]: c for c in comparisons}
     assert {"judge:Faithfulness", "judge:AnswerRelevance"} <= set(measures)
     faith = measures["judge:Faithfulness"]
     assert faith["baseline"] == "handbook-search@1.0" and faith["candidate"] == "handbook-search@2.0-hybrid"
@@ -106,27 +109,30 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
     assert faith["decision"] == "regression"
     assert set(results["per_query"]["2.0-hybrid"]["Faithfulness"]) == set(results["per_query"]["1.0"]["Faithfulness"])
     production = runs[runs["scope"] == "production"].iloc[0]["results"]
-    assert {"judge:Faithfulness", "judge:AnswerRelevance"} <= {c["measure"] for c in production["comparisons"]}
+    production_comparisons = judge_comparisons(engine, runs[runs["scope"] == "production"].iloc[0]["id"])
+    assert {"judge:Faithfulness", "judge:AnswerRelevance"} <= {c["measure"] for c in production_comparisons}
 
     # Multiple comparisons: each query set's judge comparisons are one stated family, Holm-corrected.
 
     family = results["families"]["judge-gold"]
-    assert family["size"] == len(results["comparisons"]) >= 5 and family["correction"] == "holm"
-    assert all(c["family"] == "judge-gold" and c["family_size"] == family["size"] for c in results["comparisons"])
+    assert family["size"] == len(comparisons) >= 5 and family["correction"] == "holm"
+    assert all(c["family"] == "judge-gold" and c["family_size"] == family["size"] for c in comparisons)
     # the adjusted p is the decision's own p, Bonferroni across the family (the robust interval's rule)
-    m = len(results["comparisons"])
-    assert [c["p_adjusted"] for c in results["comparisons"]] == pytest.approx(
-        [min(1.0, m * (1.0 if c["decision_p"] is None else c["decision_p"])) for c in results["comparisons"]])
+    m = len(comparisons)
+    assert [c["p_adjusted"] for c in comparisons] == pytest.approx(
+        [min(1.0, m * (1.0 if c["decision_p"] is None else c["decision_p"])) for c in comparisons])
     assert production["families"]["judge-production"]["looks"] == {"handbook-search@2.0-hybrid": 1}
-    later = load_judge_runs(engine_for(cfg2), day3.run_id).set_index("scope").loc["production", "results"]
+    later_runs = load_judge_runs(engine, day3.run_id).set_index("scope")
+    later = later_runs.loc["production", "results"]
     assert later["families"]["judge-production"]["looks"] == {"handbook-search@2.0-hybrid": 2}
-    assert all(c["look"] == 2 for c in later["comparisons"])
+    later_comparisons = judge_comparisons(engine, later_runs.loc["production", "id"])
+    assert later_comparisons and all(c["family"] == "judge-production" for c in later_comparisons)
     # The second look pools both days (the pooled test over every query since the restart); a measure the
     # pooled test cannot read (answer relevance, 1-5) spends less of alpha: a wider interval than at look 1.
-    first = {c["measure"]: c for c in production["comparisons"]}
-    pooled = [c for c in later["comparisons"] if c["interval_method"] == "pooled betting sequence"]
+    first = {c["measure"]: c for c in production_comparisons}
+    pooled = [c for c in later_comparisons if c["interval_method"] == "pooled betting sequence"]
     assert {"judge:Faithfulness", "judge:P@3"} <= {c["measure"] for c in pooled}
-    for c in later["comparisons"]:
+    for c in later_comparisons:
         if c in pooled:
             assert c["pooled"]["looks"] == 2 and c["pooled"]["queries"] == first[c["measure"]]["n"] + c["n"]
             assert c["pooled"]["restart"] == "first look" and c["reasons"][-1].startswith("pooled over 2 days since")
@@ -139,7 +145,7 @@ def test_two_rag_versions_get_faithfulness_and_answer_relevance_compared_and_rep
             "holm at alpha 0.05 |") in report
     assert "judge family judge-production" in report
     # what decided: the pooled test for the measures in [0, 1], the look counter for answer relevance (1-5)
-    pooled_first = [c for c in production["comparisons"] if c.get("pooled")]
+    pooled_first = [c for c in production_comparisons if c.get("pooled")]
     assert pooled_first and all(c["measure"] != "judge:AnswerRelevance" for c in pooled_first)
     assert (f"handbook-search@2.0-hybrid pooled over 1 look since {pooled_first[0]['pooled']['since']} (first look), "
             f"{pooled_first[0]['pooled']['queries']:,} queries (") in report
@@ -221,7 +227,7 @@ def test_context_recall_against_reference_answers_is_scored_compared_and_reporte
         assert all(0 <= x <= 1 for x in recalled.values())
     # The baseline retrieves most best documents; the half index loses some of them.
     assert results["versions"]["1.0"]["ContextRecall@5"] > results["versions"]["2.0-truncated"]["ContextRecall@5"]
-    (recall,) = [c for c in results["comparisons"] if c["measure"] == "judge:ContextRecall@5"]
+    (recall,) = [c for c in judge_comparisons(engine_for(cfg2), row["id"]) if c["measure"] == "judge:ContextRecall@5"]
     assert recall["n"] == len(referenced) and recall["delta"] < 0
     report = (cfg2.report_dir / "cli_cli__2024-06-01" / "report.md").read_text()
     assert "judge:ContextRecall@5" in report and "context_recall@1" in report

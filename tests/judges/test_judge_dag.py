@@ -12,6 +12,7 @@ import pytest
 
 from evalops.judges.fakeserver import FakeChatServer
 from tests.dags.conftest import DAGS, make_home
+from tests.judges.conftest import judge_comparisons
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -50,7 +51,8 @@ def test_the_dag_judges_two_versions_and_the_rerun_hits_the_cache(tmp_path, monk
     assert gold["requests"] == 0 and gold["cache_hits"] == gold["items"]
     candidates = {"2.0-hybrid", "2.0-truncated", "3.0-vector", "3.0-hybrid", "3.0-rerank"}
     assert {"1.0", *candidates} <= set(gold["results"]["versions"])
-    assert {c["candidate"] for c in gold["results"]["comparisons"]} == {f"handbook-search@{v}" for v in candidates}
+    compared = {c["candidate"] for c in judge_comparisons(engine, gold["id"])}
+    assert compared == {f"handbook-search@{v}" for v in candidates}
     day1_runs = load_judge_runs(engine)
     assert (day1_runs["input_tokens"] > 0).any()
     assert b"sk-dag-secret" not in (tmp_path / "home" / ".evalops" / "warehouse.db").read_bytes()

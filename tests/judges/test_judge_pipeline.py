@@ -10,6 +10,7 @@ import yaml
 
 from evalops.judges.fakeserver import FakeChatServer
 from tests.dags.conftest import INCLUDE, make_home
+from tests.judges.conftest import judge_comparisons
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +66,7 @@ def test_two_versions_scored_with_judge_labels_cached_and_costed(tmp_path, monke
     assert set(results["versions"]) == {"1.0", "2.0-truncated"}
     for m in ("ContextPrecision@3", "P@3", "nDCG@3"):
         assert 0 <= results["versions"]["2.0-truncated"][m] <= 1
-    measures = {c["measure"]: c for c in results["comparisons"]}
+    measures = {c["measure"]: c for c in judge_comparisons(engine, gold["id"])}
     assert set(measures) == {"judge:ContextPrecision@3", "judge:P@3", "judge:nDCG@3"}
     assert all(c["baseline"] == "handbook-search@1.0" for c in measures.values())
     # The planted regression (half the index) loses relevant contexts by the judge's labels too.
@@ -77,7 +78,7 @@ def test_two_versions_scored_with_judge_labels_cached_and_costed(tmp_path, monke
     assert "zh" in agreement["per_language"]
     assert gold["gate"]["status"] in ("alerting", "descriptive") and gold["gate"]["threshold"] == 0.6
     production = runs[runs["scope"] == "production"].iloc[0]
-    assert production["items"] > 0 and production["results"]["comparisons"]
+    assert production["items"] > 0 and judge_comparisons(engine, production["id"])
     assert "kappa from the run's gold set" in production["gate"]["reason"]
 
     db = (tmp_path / "home" / ".evalops").rglob("*")

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from evalops.cli import main
 from evalops.pipeline.comparing import data_seed
 from evalops.warehouse import create_warehouse_engine, load_ab_tests, measure_history
+from evalops.warehouse.abtests import judge_ab_tests
 from evalops.warehouse.judgments import load_judge_runs
 from tests.dags.conftest import INCLUDE
 
@@ -63,7 +64,9 @@ def test_identical_data_on_two_days_gives_identical_bootstrap_bounds(tmp_path):
         assert len(days) == 2
         frames = [load_ab_tests(engine, candidate_run_id=int(run_id)).set_index("measure").sort_index()
                   for run_id in days["run_id"]]
-        judged = [r["comparisons"] for r in load_judge_runs(engine)["results"] if r and r.get("comparisons")]
+        stored = judge_ab_tests(engine, load_judge_runs(engine)["id"].astype(int))
+        judged = [[{**r.comparison.to_dict(), "family": r.family} for r in rows] for _, rows in sorted(stored.items())
+                  if rows]
     finally:
         engine.dispose()
     first, second = frames

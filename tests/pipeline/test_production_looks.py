@@ -248,7 +248,7 @@ def test_the_report_and_the_alert_text_say_what_was_pooled(engine):
     assert words in alert.message
 
 
-# -- the judge-label production family (judge_runs) --------------------------------------------------------
+# -- the judge-label production family (ab_tests of judge runs) -----------------------------------------------
 
 def _judge_config(tmp_path, url: str, graded: bool = False):
     from evalops.config import load_config
@@ -263,16 +263,18 @@ def _judge_config(tmp_path, url: str, graded: bool = False):
 
 def _judge_day(cfg, engine, day: int, shift: float) -> dict:
     """One production day judged: the candidate's judge-label comparison decided as the judge step does
-    (``_decide_families``) and stored in ``judge_runs`` with the day's per-query labels."""
+    (``_decide_families``) and stored as the judge step stores it: the judge run with the day's per-query
+    labels in ``judge_runs``, its comparison in ``ab_tests``."""
     from evalops.judges.prompts import load_prompt
     from evalops.pipeline.judging.comparisons import _decide_families
     from evalops.pipeline.judging.preflight import build_judge
+    from evalops.warehouse.abtests import record_judge_ab_tests
     from evalops.warehouse.judgments import record_judge_run
 
     days = Days(engine)
     fp = days.fingerprint(day, "kb-1")
     base_values, cand_values = np.full(N, 0.5), 0.5 + planted(day, shift)
-    days.run(day, "1.0", base_values, fp)
+    base = days.run(day, "1.0", base_values, fp)
     cand = days.run(day, "2.0", cand_values, fp)
     ids = [f"q{day}-{i:03d}" for i in range(N)]
     policy = cfg.stats_policy(0)
@@ -283,17 +285,19 @@ def _judge_day(cfg, engine, day: int, shift: float) -> dict:
                        query_set_version="day", n_queries=N, n_shards=1, baseline_version="1.0",
                        baseline_run_id=None, baseline_today=True, stored_baseline_run_id=None, baseline_note="",
                        rescore_reason=None, sample_folder=None)
-    records, _ = _decide_families(cfg, PRODUCTION, [(spec, comp)], policy)
+    records, _ = _decide_families(cfg, PRODUCTION, [(spec, comp, base.id)], policy)
     when = T0 + dt.timedelta(days=day)
     task = "context_relevance_graded" if cfg.judge.graded else "context_relevance"
-    results = {"comparisons": records, "per_query": {"1.0": {"nDCG@5": dict(zip(ids, base_values.tolist()))},
-                                                     "2.0": {"nDCG@5": dict(zip(ids, cand_values.tolist()))}}}
-    record_judge_run(engine, dag_id="retrieval_eval", dag_run_id=f"scheduled__{when:%Y-%m-%d}", scope=PRODUCTION,
-                     values={"judge": build_judge(cfg.judge).fingerprint.to_dict(), "prompt": load_prompt(task).ref,
-                             "items": 0, "requests": 0, "cache_hits": 0, "missing": 0, "missing_reasons": {},
-                             "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "gate": {"status": "alerting"},
-                             "agreement": None, "results": results})
-    return records[0]
+    results = {"per_query": {"1.0": {"nDCG@5": dict(zip(ids, base_values.tolist(), strict=True))},
+                             "2.0": {"nDCG@5": dict(zip(ids, cand_values.tolist(), strict=True))}}}
+    judge_run_id = record_judge_run(
+        engine, dag_id="retrieval_eval", dag_run_id=f"scheduled__{when:%Y-%m-%d}", scope=PRODUCTION,
+        values={"judge": build_judge(cfg.judge).fingerprint.to_dict(), "prompt": load_prompt(task).ref,
+                "items": 0, "requests": 0, "cache_hits": 0, "missing": 0, "missing_reasons": {},
+                "input_tokens": 0, "output_tokens": 0, "cost": 0.0, "gate": {"status": "alerting"},
+                "agreement": None, "results": results})
+    record_judge_ab_tests(engine, judge_run_id, [r.stored(judge_run_id) for r in records])
+    return records[0].comparison.to_dict()
 
 
 def test_judge_labels_on_production_pool_the_days_and_a_new_judge_restarts(tmp_path, warehouse_url):
@@ -358,16 +362,16 @@ def test_a_measure_declared_in_the_unit_range_with_deltas_outside_it_is_an_error
 
 def test_the_judge_family_line_says_what_the_pooled_test_used():
     from evalops.pipeline.judging.summaries import _family_looks
+    from tests.conftest import comparison_of
 
     pooled = {"looks": 3, "since": "2026-11-02", "restart": "first look", "queries": 600}
-    comparisons = [{"candidate": "search@2.0", "measure": "judge:P@3", "family": "judge-production", "pooled": pooled},
-                   {"candidate": "search@2.0", "measure": "judge:AnswerRelevance", "family": "judge-production",
-                    "pooled": None}]
-    line = _family_looks("judge-production", {"looks": {"search@2.0": 3}}, comparisons)
+    comparisons = [comparison_of(candidate="search@2.0", measure="judge:P@3", pooled=pooled),
+                   comparison_of(candidate="search@2.0", measure="judge:AnswerRelevance", pooled=None)]
+    line = _family_looks({"looks": {"search@2.0": 3}}, comparisons)
     assert line == ("search@2.0 pooled over 3 looks since 2026-11-02 (first look), 600 queries (judge:P@3); "
                     "search@2.0 look 3, alpha spent over the looks (judge:AnswerRelevance)")
     # no member pooled (a gold set, or the spending rule alone): the look counter, as before
-    assert _family_looks("judge-gold", {"looks": {"search@2.0": 1}}, comparisons[1:]) == "search@2.0 look 1"
+    assert _family_looks({"looks": {"search@2.0": 1}}, comparisons[1:]) == "search@2.0 look 1"
 
 
 def test_a_familys_earlier_days_are_read_together_and_each_measure_keeps_its_own_window(engine):

@@ -344,10 +344,11 @@ def test_an_ab_test_stored_without_its_record_gets_it_from_its_columns(empty_url
         old_row = "FROM ab_tests a JOIN measures m ON m.id = a.measure_id WHERE m.name = 'nDCG@10'"
         with engine.connect() as conn:  # the column keeps the policy as it was stored
             assert "min_effect" in str(conn.execute(text(f"SELECT a.policy {old_row}")).scalar_one())
-        # a7c3e5f1d9b2: the record is stored once, beside the columns SQL reads; its downgrade puts the copies back
+        # a7c3e5f1d9b2: the record is stored once, beside the columns SQL reads (and b8d4f2a6c0e3's judge run);
+        # its downgrade puts the copies back
         columns = {c["name"] for c in inspect(engine).get_columns("ab_tests")}
         assert columns == {"id", "baseline_run_id", "candidate_run_id", "measure_id", "decision", "policy",
-                           "created_at", "family", "segments", "record"}
+                           "created_at", "family", "segments", "record", "judge_run_id"}
         downgrade(engine, "f2a9c4e7b1d6")
         with engine.connect() as conn:
             copied = conn.execute(text(f"SELECT a.n, a.delta, a.d_z, a.d_z_ci_high, a.ci_level, a.severity "
@@ -355,5 +356,107 @@ def test_an_ab_test_stored_without_its_record_gets_it_from_its_columns(empty_url
         assert tuple(copied) == (40, -0.1, -0.5, -0.2, 0.95, "critical")
         downgrade(engine, "e6b1d3f5a7c9")
         assert {c["name"]: c for c in inspect(engine).get_columns("ab_tests")}["record"]["nullable"]
+    finally:
+        engine.dispose()
+
+
+def _judge_migration():
+    """The module of revision b8d4f2a6c0e3 (its data moves, run here a second time)."""
+    import importlib.util
+
+    from evalops.warehouse.migrate import MIGRATIONS_DIR
+
+    (path,) = MIGRATIONS_DIR.glob("versions/*_b8d4f2a6c0e3_*.py")
+    spec = importlib.util.spec_from_file_location("judge_label_comparisons_are_ab_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_judge_comparisons_move_from_judge_runs_into_ab_tests_and_back(empty_url, backend):
+    """Revision b8d4f2a6c0e3: the comparisons a judge step kept in ``judge_runs.results["comparisons"]`` (its
+    public view, with family, look and, on the production sample, the policy key) become ``ab_tests`` rows
+    naming the judge run; the human-label readers do not see them; a second pass adds no rows; one whose runs
+    are gone stays; the downgrade puts back exactly what was there."""
+    from sqlalchemy import JSON, column, func, select, table, text, update
+    from warehouse_helpers import Seeder
+
+    from evalops.warehouse import ab_test_results, load_ab_tests
+    from evalops.warehouse.abtests import judge_ab_tests
+    from evalops.warehouse.judgments import load_judge_runs, record_judge_run
+    from evalops.warehouse.looks import policy_key
+    from tests.conftest import comparison_of
+
+    def view(scope, measure, delta, **beside):
+        c = comparison_of(measure=measure, baseline_name="bm25@v1", candidate_name="bm25@v2", n=30, delta=delta,
+                          p_value=0.01, p_adjusted=0.02, decision="regression", reasons=["a drop"],
+                          policy={"alpha": 0.1, "seed": 7})
+        out = {**c.to_dict(), "family": f"judge-{scope}", **beside}
+        if scope == "production":
+            out["policy"] = policy_key(c.policy.to_dict())
+        return out
+
+    engine = create_warehouse_engine(empty_url)
+    try:
+        upgrade(engine, "a7c3e5f1d9b2")  # the previous head
+        seed = Seeder(engine)
+        fp = seed.fingerprint()
+        runs = {(d, v): seed.run(v, dataset=d, dag_run_id="d1", fingerprint=fp).id
+                for d in ("gold", "production") for v in ("v1", "v2")}
+        gone = {**view("gold", "judge:P@5", -0.2, look=None), "candidate": "bm25@v9"}
+        stored = {
+            "gold": {"policy": {"pool": "union"}, "versions": {"v1": {"P@5": 0.5}}, "per_query": {"v1": {}},
+                     "families": {"judge-gold": {"size": 2, "looks": {}}}, "excluded_queries": [],
+                     "comparisons": [view("gold", "judge:nDCG@5", -0.1, look=None),
+                                     view("gold", "judge:P@5", 0.05, look=None), gone]},
+            "production": {"families": {"judge-production": {"size": 1, "looks": {"bm25@v2": 3}}},
+                           "comparisons": [view("production", "judge:nDCG@5", -0.3, look=3)]},
+        }
+        ids = {scope: record_judge_run(engine, dag_id="retrieval_eval", dag_run_id="d1", scope=scope, values={
+            "judge": {"model": "m", "kind": "llm"}, "prompt": "p@1", "items": 4, "requests": 4, "cache_hits": 0,
+            "input_tokens": 1, "output_tokens": 1, "cost": 0.0, "missing": 0, "missing_reasons": {},
+            "gate": {"status": "alerting", "reason": "kappa"}, "agreement": None, "results": results})
+            for scope, results in stored.items()}
+
+        upgrade(engine)
+        assert current_revision(engine) == head_revisions()[0]
+        moved = judge_ab_tests(engine, ids.values())
+        gold, production = moved[ids["gold"]], moved[ids["production"]]
+        assert [(r.comparison.measure, r.comparison.delta, r.family) for r in gold] == [
+            ("judge:nDCG@5", -0.1, "judge-gold"), ("judge:P@5", 0.05, "judge-gold")]
+        assert {(r.candidate_run_id, r.baseline_run_id) for r in gold} == {(runs["gold", "v2"], runs["gold", "v1"])}
+        (p,) = production
+        assert (p.candidate_run_id, p.judge_run_id, p.comparison.decision) == (
+            runs["production", "v2"], ids["production"], "regression")
+        assert p.comparison.policy.alpha == 0.1  # the production comparison's policy key is its policy
+        results = load_judge_runs(engine).set_index("scope")["results"]
+        assert results["gold"]["comparisons"] == [gone]  # its runs are not in the warehouse: it stays
+        assert "comparisons" not in results["production"]
+        # the readers of the fingerprint's labels never see a judge-label comparison
+        assert ab_test_results(engine, candidate_run_id=runs["gold", "v2"], baseline_run_id=runs["gold", "v1"]) == []
+        assert len(load_ab_tests(engine)) == 0
+
+        def count() -> int:
+            with engine.connect() as conn:
+                return int(conn.execute(select(func.count()).select_from(text("ab_tests"))).scalar_one())
+
+        module = _judge_migration()
+        with engine.begin() as conn:  # a second pass, over the comparison that stayed: no row added
+            assert module.move_into_ab_tests(conn) == 0
+        assert count() == 3
+
+        downgrade(engine, "a7c3e5f1d9b2")
+        assert "judge_run_id" not in {c["name"] for c in inspect(engine).get_columns("ab_tests")}
+        assert count() == 0
+        back = load_judge_runs(engine).set_index("scope")["results"]
+        assert back["production"] == stored["production"]
+        assert back["gold"]["comparisons"] == [gone, *stored["gold"]["comparisons"][:2]]
+
+        judge_runs = table("judge_runs", column("id"), column("results", JSON()))
+        with engine.begin() as conn:  # as first stored, and upgraded again: the same rows
+            conn.execute(update(judge_runs).where(judge_runs.c.id == ids["gold"]).values(results=stored["gold"]))
+        upgrade(engine)
+        upgrade(engine)  # at the head: nothing runs
+        assert count() == 3
     finally:
         engine.dispose()

@@ -168,3 +168,51 @@ def test_the_look_counter_starts_again_when_the_baseline_or_the_candidate_change
     assert comparison_look(engine, cands[3].id, base_b.id) == 2  # one earlier day against b
     other = seed.run("v3", dag_run_id="d9", logical_date=t0 + 9 * day)
     assert comparison_look(engine, other.id, base_a.id) == 1  # a new candidate version starts at 1
+
+
+def _judge_run(engine, scope: str = "gold") -> int:
+    from evalops.warehouse.judgments import record_judge_run
+
+    return record_judge_run(engine, dag_id="retrieval_eval", dag_run_id="scheduled__2024-05-01", scope=scope, values={
+        "judge": {"model": "m"}, "prompt": "p@1", "items": 0, "requests": 0, "cache_hits": 0, "input_tokens": 0,
+        "output_tokens": 0, "cost": 0.0, "missing": 0, "missing_reasons": {}, "gate": {"status": "alerting"},
+        "agreement": None, "results": {}})
+
+
+def test_judge_label_comparisons_share_the_table_and_are_never_read_as_the_fingerprints(seed, engine):
+    """A judge run's comparisons are ab_tests rows naming it, written by the one writer: a re-run of the step
+    adds no rows and drops what it no longer compares; the readers of the fingerprint's labels (the decide
+    step's, the results frame, the look counter) never see them, and the two kinds never share a measure."""
+    from dataclasses import replace
+
+    from evalops.warehouse import ab_test_results, comparison_look
+    from evalops.warehouse.abtests import judge_ab_tests, record_judge_ab_tests
+
+    base, cand = seed.run("v1"), seed.run("v2")
+    record_ab_tests(engine, [result(base.id, cand.id)])
+    judge_run_id = _judge_run(engine)
+
+    def judged(measure: str, **changes) -> ABTestResult:
+        return replace(result(base.id, cand.id, measure, **changes), family="judge-gold", judge_run_id=judge_run_id)
+
+    stored = record_judge_ab_tests(engine, judge_run_id, [judged("judge:nDCG@3"), judged("judge:P@3")])
+    assert [(s.comparison.measure, s.judge_run_id, s.family) for s in stored] == [
+        ("judge:nDCG@3", judge_run_id, "judge-gold"), ("judge:P@3", judge_run_id, "judge-gold")]
+    counts = table_counts(engine)
+    again = record_judge_ab_tests(engine, judge_run_id, [judged("judge:nDCG@3", decision="no_change", reasons=[])])
+    assert table_counts(engine)["ab_tests"] == counts["ab_tests"] - 1  # the re-run no longer compares P@3
+    assert again[0].id == stored[0].id and again[0].comparison.decision == "no_change"
+    assert [s.comparison.measure for s in judge_ab_tests(engine, [judge_run_id])[judge_run_id]] == ["judge:nDCG@3"]
+
+    human = ab_test_results(engine, candidate_run_id=cand.id, baseline_run_id=base.id)
+    assert [r.comparison.measure for r in human] == ["nDCG@10"] and human[0].judge_run_id is None
+    assert list(load_ab_tests(engine)["measure"]) == ["nDCG@10"]
+    assert comparison_look(engine, cand.id) == 1
+
+    with pytest.raises(InputError, match="judge-label measure is stored only with the judge run"):
+        record_ab_tests(engine, [result(base.id, cand.id, "judge:P@3")])
+    with pytest.raises(InputError, match="needs a judge: measure"):
+        record_judge_ab_tests(engine, judge_run_id, [replace(result(base.id, cand.id), judge_run_id=judge_run_id)])
+    with pytest.raises(InputError, match="do not name judge run"):
+        other = _judge_run(engine, "production")
+        record_judge_ab_tests(engine, judge_run_id, [replace(judged("judge:P@3"), judge_run_id=other)])

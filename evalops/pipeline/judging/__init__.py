@@ -32,13 +32,15 @@ One step after scoring (``judge_versions``), for every query set of the run:
   judge-label comparisons are ``alerting`` only when the gold kappa reaches it, otherwise
   ``descriptive``. The decision is recorded with the results; it is not a regression rule of its own.
 * **Comparisons.** Each candidate against its baseline version on the same queries, paired (the run's
-  regression policy), stored in ``judge_runs.results``. Multiple comparisons: the judge-label comparisons
+  regression policy), each an :class:`evalops.stats.Comparison` stored in ``ab_tests`` like every other
+  comparison, naming the judge run whose labels it is on (``ab_tests.judge_run_id``: the readers of the
+  gold-grade and click-label comparisons never see it). Multiple comparisons: the judge-label comparisons
   of a query set are one stated family, ``judge-<query set>``, corrected on their own
   (``policy.correction``): on a gold set every judge measure x candidate together; on the production
   sample one family per candidate run, each member decided by the pooled test over every query judged
   since its restart (``evalops.pipeline.pooling``; alpha spent over the looks where it cannot be read).
-  The family, its size, members and looks are recorded in ``judge_runs.results["families"]``, on every
-  comparison, and printed in the report.
+  The family, its size, members and looks are recorded in ``judge_runs.results["families"]``, the family
+  on every comparison (``ab_tests.family``), and printed in the report.
 
 * **A judge that fails, fails loudly.** Before any judging (and in ``evalops run`` before any scoring,
   :func:`preflight_judge`), an OpenAI-compatible judge gets one request of one token with its own short
@@ -52,8 +54,9 @@ One step after scoring (``judge_versions``), for every query set of the run:
   missing`` at most every ``PROGRESS_SECONDS`` (and at the end) goes to the log (the task log under
   Airflow) and to ``progress`` (``evalops run`` prints it on stderr).
 
-Everything (judge fingerprint, prompt version, requests, cache hits, missing labels and reasons, tokens,
-cost, agreement, gate, results) is recorded per (DAG run, query set) in ``judge_runs``.
+Everything about the judge step (judge fingerprint, prompt version, requests, cache hits, missing labels
+and reasons, tokens, cost, agreement, gate, each version's judge-label means and per-query values, the
+families) is recorded per (DAG run, query set) in ``judge_runs``; its comparisons are in ``ab_tests``.
 
 The step's parts, one concern each: :mod:`~evalops.pipeline.judging.preflight` (the judge and its check),
 :mod:`~evalops.pipeline.judging.sampling` (which queries), :mod:`~evalops.pipeline.judging.items` (what

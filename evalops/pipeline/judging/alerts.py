@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import AlertContext, judge_failed_alert, regression_alerts
 from evalops.pipeline.context import RunContext
-from evalops.pipeline.judging.summaries import _failed_steps
+from evalops.pipeline.judging.summaries import _failed_steps, judge_steps
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -29,8 +29,6 @@ def judge_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpe
 
     from evalops.pipeline.workdir import report_location
     from evalops.querylog import scrub_text as _scrub
-    from evalops.pipeline.store import engine_for
-    from evalops.warehouse.judgments import load_judge_runs
 
     failed = _failed_steps(cfg, run)
     alerts: list[Any] = []
@@ -38,15 +36,14 @@ def judge_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpe
         alerts.append(judge_failed_alert(causes={scope: cause for scope, cause, _ in failed},
                                          judge=f"{failed[0][2]['model']} [{failed[0][2]['kind']}]", day=run.day,
                                          report_location=report_location(cfg, run)))
-    frame = load_judge_runs(engine_for(cfg), run.run_id)
     fingerprints = {(s.dataset, s.retriever): s.fingerprint for s in versions}
-    for rec in frame.to_dict("records") if len(frame) else []:
-        if rec["dag_id"] != run.dag_id or rec["gate"].get("status") != "alerting":
+    for rec, stored in judge_steps(cfg, run):  # the judge runs and their comparisons (ab_tests)
+        if rec["gate"].get("status") != "alerting":
             continue
         by_candidate: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(dict)
-        for c in (rec["results"] or {}).get("comparisons", []):
-            retriever, _, base = c["baseline"].rpartition("@")
-            by_candidate[(retriever, base, c["candidate"].rpartition("@")[2])][c["measure"]] = c
+        for c in (s.comparison for s in stored):
+            retriever, _, base = c.baseline_name.rpartition("@")
+            by_candidate[(retriever, base, c.candidate_name.rpartition("@")[2])][c.measure] = c
         for (retriever, base, version), comparisons in sorted(by_candidate.items()):
             context = AlertContext(retriever=retriever, version=version, baseline_version=base,
                                    fingerprint=fingerprints.get((rec["scope"], retriever)), day=run.day,

@@ -3,6 +3,7 @@ candidate with its baseline, and their own multiple-comparison family (``judge-<
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,7 +14,8 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.pooling import pool_family
 from evalops.pipeline.judging.preflight import build_judge
 from evalops.judges.prompts import load_prompt
-from evalops.stats import adjust_and_decide, align, compare
+from evalops.stats import Comparison, adjust_and_decide, align, compare
+from evalops.warehouse.domain import ABTestResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
@@ -22,7 +24,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dict[str, dict[str, list[str]]],
              labels: dict[tuple[str, str], list[float | None]], k: int, graded: bool,
-             query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None) -> dict[str, Any]:
+             query_labels: dict[str, dict[str, dict[str, list[float | None]]]] | None = None
+             ) -> tuple[dict[str, Any], list[JudgeComparison]]:
+    """(what the judge step measured, for ``judge_runs.results``: each version's means and per-query values,
+    the queries excluded, the families; the decided comparisons, for ``ab_tests``)."""
     from evalops.pipeline.comparing import data_seed
 
     versions = list(ranked)
@@ -54,12 +59,15 @@ def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dic
             summary.setdefault(v, {})[m] = float(np.mean(list(values.values()))) if values else None
             if len(values) < len(by_query):
                 excluded_by_measure.setdefault(m, {})[v] = len(by_query) - len(values)
-    comparisons: list[tuple[VersionSpec, Any]] = []
+    comparisons: list[tuple[VersionSpec, Comparison, int]] = []
     policy = cfg.stats_policy(run.seed)
     for spec in specs:
         base = spec.baseline_version
         if spec.role != "candidate" or base not in per_version or spec.version not in per_version:
             continue
+        # the baseline version's run of this query set (judged in this DAG run with the candidate)
+        base_run = next(s.run_id for s in sorted(specs, key=lambda s: s.retriever != spec.retriever)
+                        if s.version == base)
         for m in measures:
             if m not in per_version[base] or m not in per_version[spec.version]:
                 continue  # e.g. only one of the two versions returns answers
@@ -70,18 +78,35 @@ def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dic
             comparisons.append((spec, compare(paired, measure=f"judge:{m}", policy=policy,
                                               baseline_name=f"{spec.retriever}@{base}",
                                               candidate_name=f"{spec.retriever}@{spec.version}",
-                                              rng=data_seed(paired.query_ids, paired.baseline, paired.candidate))))
+                                              rng=data_seed(paired.query_ids, paired.baseline, paired.candidate)),
+                                base_run))
     decided, families = _decide_families(cfg, specs[0].dataset if specs else "", comparisons, policy)
-    return {"versions": summary, "comparisons": decided, "families": families, "excluded_queries": excluded,
-            "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
-            "per_query": per_version}
+    return ({"versions": summary, "families": families, "excluded_queries": excluded,
+             "excluded_by_measure": excluded_by_measure, "queries": len(keep), "graded": graded,
+             "per_query": per_version}, decided)
+
+
+@dataclass(frozen=True)
+class JudgeComparison:
+    """One decided judge-label comparison before it is stored: the comparison, the candidate version's spec,
+    the baseline version's run (a version judged in the same DAG run) and the family it was corrected in.
+    :meth:`stored` is its ``ab_tests`` row, naming the judge run whose labels it is on."""
+
+    spec: VersionSpec
+    baseline_run_id: int
+    comparison: Comparison
+    family: str
+
+    def stored(self, judge_run_id: int) -> ABTestResult:
+        return ABTestResult(self.comparison, baseline_run_id=self.baseline_run_id, candidate_run_id=self.spec.run_id,
+                            family=self.family, judge_run_id=judge_run_id)
 
 def judge_family(dataset: str) -> str:
     """The multiple-comparison family of the judge-label comparisons on ``dataset``: ``judge-<dataset>``."""
     return f"judge-{dataset}"
 
-def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionSpec, Any]], policy: Any
-                     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionSpec, Any, int]], policy: Any
+                     ) -> tuple[list[JudgeComparison], dict[str, Any]]:
     """Correct and decide the judge-label comparisons of one query set as their own family (see
     ``deciding``: judge labels are another instrument than the gold grades, so they neither dilute nor
     borrow the gold family's error).
@@ -90,26 +115,26 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionS
       together (``policy.correction``), like the ``gold`` family.
     * The production sample: ``judge-production``, one family per candidate run, each member decided by
       the pooled test over every query judged since its restart, today's included
-      (``evalops.pipeline.pooling``, as the click-label production family is; the earlier days' labels
-      are read from ``judge_runs``, and a change of the judge restarts the window too). A member the
+      (``evalops.pipeline.pooling``, as the click-label production family is; the earlier days'
+      comparisons are read from ``ab_tests`` and their labels from ``judge_runs``, and a change of the
+      judge restarts the window too). A member the
       pooled test cannot read (labels not declared within [0, 1]: answer relevance 1-5, every day, whatever
       the day's labels) spends its error over the days
       the version has been compared on production (the look of ``warehouse.comparison_look``: a version
       is judged on at most the days it was compared, so the spending is never too lenient).
 
-    Returns the decided comparison records (each with its ``family`` and ``look``) and the families'
-    description (members, size, correction, alpha, looks) for the warehouse and the report.
+    Returns the decided comparisons (each with its family) and the families' description (members, size,
+    correction, alpha, the look of each candidate) for the warehouse and the report.
     """
     import dataclasses
 
     from evalops.pipeline.comparing import data_seed
-    from evalops.warehouse.looks import policy_key
 
     family = judge_family(dataset)
     groups: dict[int | None, list[int]] = {}
-    for i, (spec, _) in enumerate(comparisons):
+    for i, (spec, _, _) in enumerate(comparisons):
         groups.setdefault(spec.run_id if dataset == PRODUCTION else None, []).append(i)
-    decided: dict[int, dict[str, Any]] = {}
+    decided: dict[int, JudgeComparison] = {}
     looks: dict[str, int] = {}
     for run_id, idx in groups.items():
         look = None
@@ -128,14 +153,12 @@ def _decide_families(cfg: Config, dataset: str, comparisons: list[tuple[VersionS
         if run_id is not None:  # the production sample: pooled over every day since the restart
             spent = _pooled(cfg, spent, run_id, comparisons[idx[0]][0])
         for i, comp in zip(idx, spent):
-            decided[i] = {**comp.to_dict(), "family": family, "look": look}
-            if run_id is not None:  # what a later day's pooled test checks it may pool with (policy_key)
-                decided[i]["policy"] = policy_key(comp.policy.to_dict())
+            decided[i] = JudgeComparison(comparisons[i][0], comparisons[i][2], comp, family)
             if look is not None:
                 looks[comp.candidate_name] = look
     records = [decided[i] for i in range(len(comparisons))]
     description = {"name": family, "size": len(records), "correction": policy.correction, "alpha": policy.alpha,
-                   "members": [f"{r['measure']} {r['candidate']}" for r in records],
+                   "members": [f"{r.comparison.measure} {r.comparison.candidate_name}" for r in records],
                    "scope": ("one family per candidate run, each member pooled over the days since its restart"
                              if dataset == PRODUCTION
                              else "every judge measure x candidate version"), "looks": looks}

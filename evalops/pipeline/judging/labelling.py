@@ -1,5 +1,6 @@
 """The judge step: label every version's top k (and answers) on every query set of the run, through the
-warehouse cache, and record usage, missing labels, agreement, gate and results in ``judge_runs``."""
+warehouse cache, and record usage, missing labels, agreement, gate and what it measured in ``judge_runs``,
+and its decided comparisons in ``ab_tests`` (each naming the judge run whose labels it is on)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from evalops.judges.cache import CachedJudge
 from evalops.judges.prompts import load_prompt
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.judging.agreement import _agreement
-from evalops.pipeline.judging.comparisons import _results
+from evalops.pipeline.judging.comparisons import JudgeComparison, _results
 from evalops.pipeline.judging.items import _documents, _query_items, _retrieved
 from evalops.pipeline.judging.preflight import JudgePreflight, _check, build_judge
 from evalops.pipeline.judging.sampling import _gold_fields, _query_texts, _queue_sampled_queries
@@ -110,9 +111,9 @@ def _record_failure(engine: Any, run: RunContext, dataset: str, judge: dict[str,
     values = {"judge": judge, "prompt": prompt, "items": 0, "requests": 0, "cache_hits": 0, "input_tokens": 0,
               "output_tokens": 0, "cost": 0.0, "missing": 0, "missing_reasons": {}, "agreement": None,
               "gate": {"status": "failed", "reason": cause},
-              "results": {"policy": JUDGE_POLICY, "versions": {}, "comparisons": [], "excluded_queries": [],
-                          "failed": cause}}
+              "results": {"policy": JUDGE_POLICY, "versions": {}, "excluded_queries": [], "failed": cause}}
     judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)
+    _store_comparisons(engine, judge_run_id, [])  # an earlier attempt's comparisons are not this step's
     return {"judge_run_id": judge_run_id, "gate": "failed", "kappa": None, "items": 0, "requests": 0,
             "cache_hits": 0, "missing": 0, "withheld": True, "failed": cause}
 
@@ -157,9 +158,11 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
     gate = AgreementGate(s.agreement_threshold).decide(gate_kappa)
     if dataset == PRODUCTION:
         gate["reason"] += " (kappa from the run's gold set)"
-    results: dict[str, Any] = {"policy": JUDGE_POLICY, "versions": {}, "comparisons": [], "excluded_queries": []}
+    results: dict[str, Any] = {"policy": JUDGE_POLICY, "versions": {}, "excluded_queries": []}
+    comparisons: list[JudgeComparison] = []
     if missing.within_budget:
-        results.update(_results(cfg, run, specs, ranked, labels, k, s.graded, query_labels))
+        measured, comparisons = _results(cfg, run, specs, ranked, labels, k, s.graded, query_labels)
+        results.update(measured)
         results["answers"] = {v: len(a) for v, a in answers.items() if a}
         results["prompts"] = {m: load_prompt(item.task).ref for (m, _, _), item in per_query}
     else:
@@ -174,10 +177,20 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
     values = {"judge": judge.fingerprint.to_dict(), "prompt": prompt.ref, **usage, "missing": missing.missing,
               "missing_reasons": missing.to_dict(), "gate": gate, "agreement": agreement, "results": results}
     judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)
+    _store_comparisons(engine, judge_run_id, comparisons)
     say(f"judge {judge.fingerprint.describe()} on {dataset}: {usage['items']} items, {usage['requests']} requests, "
         f"{usage['cache_hits']} cached, {missing.missing} missing, "
         f"{usage['input_tokens'] + usage['output_tokens']} tokens")
     if results.get("failed"):
         log.error("judge step on %s failed: %s", dataset, results["failed"])
     return {"judge_run_id": judge_run_id, "gate": gate["status"], "kappa": gate_kappa, **usage,
-            "missing": missing.missing, "withheld": "withheld" in results, "failed": results.get("failed")}
+            "missing": missing.missing, "withheld": "withheld" in results, "failed": results.get("failed"),
+            "comparisons": len(comparisons)}
+
+
+def _store_comparisons(engine: Any, judge_run_id: int, comparisons: Sequence[JudgeComparison]) -> None:
+    """The judge run's decided comparisons into ``ab_tests`` (replacing what an earlier attempt of the step
+    stored there)."""
+    from evalops.warehouse.abtests import record_judge_ab_tests
+
+    record_judge_ab_tests(engine, judge_run_id, [c.stored(judge_run_id) for c in comparisons])

@@ -1,7 +1,11 @@
-"""The judge steps of a run as the report reads them: rows, policies and notes, and the failed steps."""
+"""The judge steps of a run as the report reads them: rows, policies and notes, and the failed steps.
+
+A judge step is read from ``judge_runs`` (the judge, its usage, gate and what it measured) and its
+comparisons from ``ab_tests`` (the rows naming the judge run), as every stored comparison is."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
@@ -10,6 +14,7 @@ from evalops.stats import Comparison
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
+    from evalops.warehouse.domain import ABTestResult
 
 
 def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any], list[str]]:
@@ -20,16 +25,11 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
     """
     if cfg.judge.kind == "off":
         return [], {}, []
-    from evalops.pipeline.store import engine_for
-    from evalops.warehouse.judgments import load_judge_runs
-
-    frame = load_judge_runs(engine_for(cfg), run.run_id)
     rows: list[Any] = []
     policies: dict[str, Any] = {}
     notes: list[str] = []
-    for rec in frame.to_dict("records") if len(frame) else []:
-        if rec["dag_id"] != run.dag_id:
-            continue
+    for rec, stored in judge_steps(cfg, run):
+        comparisons = [s.comparison for s in stored]
         judge = rec["judge"]
         scope = rec["scope"]
         who = f"{judge['model']} [{judge['kind']}]"
@@ -58,7 +58,7 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
             notes.append(f"judge:{m} on {scope}: " + ", ".join(f"{v} {n} queries excluded for a missing label"
                                                                for v, n in sorted(by_version.items())))
         for name, fam in sorted((results.get("families") or {}).items()):
-            looks = _family_looks(name, fam, results.get("comparisons", []))
+            looks = _family_looks(fam, [s.comparison for s in stored if s.family == name])
             policies[f"judge family {name}"] = (f"{fam['size']} comparisons ({fam['scope']}), {fam['correction']} "
                                                 f"at alpha {fam['alpha']}" + (f"; {looks}" if looks else ""))
         queue = results.get("annotation_queue")
@@ -71,41 +71,51 @@ def judge_report(cfg: Config, run: RunContext) -> tuple[list[Any], dict[str, Any
             policies[f"judge gate ({scope})"] = f"failed: {results['failed']}"
         if results.get("excluded_queries"):
             notes.append(f"judge on {scope}: {len(results['excluded_queries'])} queries excluded for a missing label")
-        for c in results.get("comparisons", []):
-            retriever, _, base = c["baseline"].rpartition("@")
-            reasons = list(c["reasons"])
+        for c in comparisons:
+            retriever, _, base = c.baseline_name.rpartition("@")
             if gate["status"] != "alerting":
-                reasons.insert(0, "descriptive only: " + gate["reason"])
-            decision = c["decision"] if gate["status"] == "alerting" else f"descriptive ({c['decision']})"
-            # the comparison's public view; its family, look and policy key are kept beside it, not in it
-            record = {k: v for k, v in c.items() if k not in ("family", "look", "policy")}
-            rows.append(ABResult(
-                comparison=Comparison.from_record({**record, "decision": decision, "reasons": reasons}),
-                retriever=retriever, baseline_version=base,
-                candidate_version=c["candidate"].rpartition("@")[2], query_set=f"{scope}, judge {who}",
-            ))
+                c = dataclasses.replace(c, decision=f"descriptive ({c.decision})",
+                                        reasons=("descriptive only: " + gate["reason"], *c.reasons))
+            rows.append(ABResult(comparison=c, retriever=retriever, baseline_version=base,
+                                 candidate_version=c.candidate_name.rpartition("@")[2],
+                                 query_set=f"{scope}, judge {who}"))
     return rows, policies, notes
 
-def _family_looks(name: str, family: dict[str, Any], comparisons: list[dict[str, Any]]) -> str:
+
+def judge_steps(cfg: Config, run: RunContext) -> list[tuple[dict[str, Any], list[ABTestResult]]]:
+    """Each judge step of this run (its ``judge_runs`` row) with its stored comparisons (``ab_tests``)."""
+    from evalops.pipeline.store import engine_for
+    from evalops.warehouse.abtests import judge_ab_tests
+    from evalops.warehouse.judgments import load_judge_runs
+
+    engine = engine_for(cfg)
+    frame = load_judge_runs(engine, run.run_id)
+    records: list[dict[str, Any]] = frame.to_dict("records") if len(frame) else []  # type: ignore[assignment]
+    steps = [rec for rec in records if rec["dag_id"] == run.dag_id]
+    stored = judge_ab_tests(engine, [int(rec["id"]) for rec in steps])
+    return [(rec, stored[int(rec["id"])]) for rec in steps]
+
+
+def _family_looks(family: dict[str, Any], members: list[Comparison]) -> str:
     """What decided each candidate's members of the family: the pooled test (the looks since the restart,
     since which day and why, the queries pooled; its record's ``pooled``) or the spending rule (the look
     counter, alpha spent over the looks: a measure not declared within [0, 1])."""
     parts = []
     for cand, n in sorted(family["looks"].items()):
-        members = [c for c in comparisons if c.get("candidate") == cand and c.get("family", name) == name]
+        mine = [c for c in members if c.candidate_name == cand]
         pooled: dict[tuple[int, str, str, int], list[str]] = {}
-        for c in members:
-            if c.get("pooled"):
-                p = c["pooled"]
+        for c in mine:
+            if c.pooled:
+                p: Any = c.pooled
                 pooled.setdefault((int(p["looks"]), str(p["since"]), str(p["restart"]), int(p["queries"])),
-                                  []).append(c["measure"])
+                                  []).append(c.measure)
         if not pooled:
             parts.append(f"{cand} look {n}")
             continue
         for (k, since, restart, queries), measures in sorted(pooled.items()):
             parts.append(f"{cand} pooled over {k} look{'s' if k != 1 else ''} since {since} ({restart}), "
                          f"{queries:,} queries ({', '.join(measures)})")
-        spent = [c["measure"] for c in members if not c.get("pooled")]
+        spent = [c.measure for c in mine if not c.pooled]
         if spent:
             parts.append(f"{cand} look {n}, alpha spent over the looks ({', '.join(spent)})")
     return "; ".join(parts)
