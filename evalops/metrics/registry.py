@@ -11,7 +11,8 @@ signature, so each family is a subclass that types its ``kernel``:
 
 * :class:`RankEntry` (IR measures over the queries x depth grade matrix, :mod:`evalops.metrics.kernels`),
 * :class:`JudgedEntry` (IR measures over every judged document the run retrieved: Judged@k, bpref),
-* ``ContextEntry`` (:mod:`evalops.context.compute`: the context measures, per query over the top k texts).
+* ``ContextEntry`` (:mod:`evalops.context.compute`: the context measures, per query over the top k texts),
+* ``JudgeEntry`` (:mod:`evalops.judges.measures`: a judge label per query and version, with its prompt).
 
 An entry is checked when it is built and again when registered: a class with a ``NAME``, a callable kernel,
 needs that are :class:`Need` members, a name no other entry holds. The parser's names are per family
@@ -82,6 +83,9 @@ class Need(Enum):
     JUDGED = "every judged document the run retrieved, relevant or not"
     CONTEXT_TEXT = "the texts of the top k documents"
     QUERY_TEXT = "the text of the query"
+    JUDGE_LABELS = "an LLM judge's labels, one per query and version (each repeat)"
+    ANSWER = "the answer the version generated"
+    REFERENCE_ANSWER = "the query's reference answer"
 
 
 IR = "ir"  # the family the default parser reads (nDCG@10, its aliases and trec_eval names)

@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 import evalops.context.measures as context_measures
+import evalops.judges.measures as judge_measures
 import evalops.metrics.measures as ir_measures
 from evalops.context import CONTEXT_MEASURE_TYPES, context_values
 from evalops.context.compute import CONTEXT, ContextEntry
 from evalops.errors import MeasureError
+from evalops.judges.measures import JUDGE, JUDGE_MEASURE_TYPES, judge_entries
+from evalops.judges.prompts import TASKS
 from evalops.metrics import evaluate, parse_measure, registry
 from evalops.metrics.measures import ALIASES, REL, TREC_EVAL_NAMES, Measure
 from evalops.metrics.registry import IR, MEASURE_TYPES, JudgedEntry, MeasureEntry, Need, RankEntry, register
@@ -28,6 +31,7 @@ def _accepted_names() -> list[tuple[str, str]]:
     out += [(alias, IR) for alias in ALIASES]
     out += [(f"{name}_10", IR) for name in TREC_EVAL_NAMES]
     out += [(name, CONTEXT) for name in CONTEXT_MEASURE_TYPES]
+    out += [(name, JUDGE) for name in JUDGE_MEASURE_TYPES]
     return out
 
 
@@ -39,12 +43,20 @@ def test_registry_lists_each_family_once():
     assert listed["Judged"] == (IR, ["JUDGED"])
     assert listed["QueryCoverage"] == (CONTEXT, ["CONTEXT_TEXT", "QUERY_TEXT"])
     assert listed["RelevantTokenShare"] == (CONTEXT, ["CONTEXT_TEXT", "GRADES"])
+    assert set(JUDGE_MEASURE_TYPES) == {n for n, (f, _) in listed.items() if f == JUDGE}
+    assert listed["AnswerRelevance"] == (JUDGE, ["ANSWER", "JUDGE_LABELS"])
+
+
+def test_every_judge_measure_asks_a_packaged_prompt():
+    assert {e.name: e.task for e in judge_entries()} == {
+        "ContextRecall": "context_recall", "Faithfulness": "faithfulness", "AnswerRelevance": "answer_relevance"}
+    assert {e.task for e in judge_entries()} <= set(TASKS)
 
 
 @pytest.mark.parametrize("text, family", _accepted_names())
 def test_every_accepted_name_resolves_to_exactly_one_entry_with_a_kernel(text, family):
-    if family == CONTEXT:
-        measure = _example(parse_measure(f"{text}@10", CONTEXT_MEASURE_TYPES).__class__)
+    if family in (CONTEXT, JUDGE):
+        measure = _example((CONTEXT_MEASURE_TYPES if family == CONTEXT else JUDGE_MEASURE_TYPES)[text])
     elif text.endswith("_10"):  # a trec_eval name with its cutoff or level
         measure = parse_measure(text if text != "iprec_at_recall_10" else "iprec_at_recall_0.10")
     else:
@@ -57,10 +69,10 @@ def test_every_accepted_name_resolves_to_exactly_one_entry_with_a_kernel(text, f
 
 
 def test_every_declared_measure_class_has_an_entry():
-    declared = [cls for module in (ir_measures, context_measures)
+    declared = [cls for module in (ir_measures, context_measures, judge_measures)
                 for _, cls in inspect.getmembers(module, inspect.isclass)
                 if issubclass(cls, Measure) and cls is not Measure and cls.__module__ == module.__name__]
-    assert len(declared) == 23
+    assert len(declared) == 26
     assert [c.__name__ for c in declared if registry.entry_of(_example(c)) is None] == []
 
 
