@@ -12,6 +12,7 @@ computes them for one query or for a whole run.
 """
 
 from evalops.context.compute import (
+    CONTEXT_MEASURE_TYPES,
     ContextValues,
     context_tokens,
     context_values,
@@ -23,7 +24,6 @@ from evalops.context.compute import (
     relevant_token_share,
 )
 from evalops.context.measures import (
-    CONTEXT_MEASURE_TYPES,
     NearDuplicates,
     QueryCoverage,
     Redundancy,

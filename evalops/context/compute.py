@@ -8,20 +8,27 @@ them term by term.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import ClassVar
 
 import numpy as np
 
 from evalops.chunking.names import parse_span_measures
-from evalops.context.measures import CONTEXT_MEASURE_TYPES
+from evalops.context.measures import NearDuplicates, QueryCoverage, Redundancy, RelevantTokenShare, Tokens
 from evalops.context.tokens import Tokenize, default_tokenize
 from evalops.errors import InputError, MeasureError
 from evalops.metrics.measures import Measure
 from evalops.metrics.parse import parse_measure, parse_measures
+from evalops.metrics.registry import MeasureEntry, Need, entry_of, measure_types, needs, register
 
 __all__ = [
+    "CONTEXT",
+    "CONTEXT_MEASURE_TYPES",
+    "ContextEntry",
+    "ContextKernel",
+    "ContextQuery",
     "ContextValues",
     "context_values",
     "parse_context_measures",
@@ -32,6 +39,36 @@ __all__ = [
     "query_coverage",
     "relevant_token_share",
 ]
+
+
+CONTEXT = "context"  # the context measures' family in evalops.metrics.registry
+
+
+class ContextQuery:
+    """What a context kernel reads of one query: its top k contexts (as slots of the coded texts), their
+    document ids and the query's judgments (``Need.GRADES``), its own coded text (``Need.QUERY_TEXT``)."""
+
+    __slots__ = ("coded", "top", "docs", "judgments", "query_slot", "shingles")
+
+    def __init__(self, coded: _Coded, top: list[int], docs: list[str], judgments: Mapping[str, int],
+                 query_slot: int, shingles: Callable[[int, int], np.ndarray]) -> None:
+        self.coded, self.top, self.docs, self.judgments = coded, top, docs, judgments
+        self.query_slot, self.shingles = query_slot, shingles
+
+
+#: (measure, one query's contexts) -> the measure's value for that query
+ContextKernel = Callable[[Measure, ContextQuery], float]
+
+
+@dataclass(frozen=True)
+class ContextEntry(MeasureEntry):
+    """A context measure (:mod:`evalops.context.measures`): a kernel per query over its top k texts."""
+
+    kernel: ContextKernel
+    FAMILY: ClassVar[str] = CONTEXT
+
+    def _kernel(self) -> object:
+        return self.kernel
 
 
 def parse_context_measures(measures: Iterable[str | Measure] | str | Measure) -> tuple[Measure, ...]:
@@ -159,6 +196,37 @@ def _coverage(query: np.ndarray, contexts: Sequence[np.ndarray]) -> float:
     return float(np.count_nonzero(np.isin(terms, np.concatenate(contexts)))) / len(terms)
 
 
+def _relevant_token_share(m: Measure, q: ContextQuery) -> float:
+    rel = m["rel"]
+    sizes = [q.coded.size(t) for t in q.top]
+    relevant = [q.judgments.get(d, 0) >= rel for d in q.docs]
+    return _ratio(sum(s for s, r in zip(sizes, relevant, strict=False) if r), sum(sizes))
+
+
+_TEXT = Need.CONTEXT_TEXT
+for _entry in (
+    ContextEntry(Tokens, frozenset({_TEXT}), lambda m, q: float(sum(q.coded.size(t) for t in q.top))),
+    ContextEntry(Redundancy, frozenset({_TEXT}), lambda m, q: _redundancy([q.coded.ngrams(t, m["n"]) for t in q.top])),
+    ContextEntry(NearDuplicates, frozenset({_TEXT}),
+                 lambda m, q: _near_duplicate_share([q.shingles(t, m["shingle"]) for t in q.top], m["jaccard"])),
+    ContextEntry(QueryCoverage, frozenset({_TEXT, Need.QUERY_TEXT}),
+                 lambda m, q: _coverage(q.coded.tokens(q.query_slot), [q.coded.tokens(t) for t in q.top])),
+    ContextEntry(RelevantTokenShare, frozenset({_TEXT, Need.GRADES}), _relevant_token_share),
+):
+    register(_entry)
+del _entry
+
+#: ``{name: class}`` of the context measures (the registry's context family)
+CONTEXT_MEASURE_TYPES = measure_types(CONTEXT)
+
+
+def _context_kernel(measure: Measure) -> ContextKernel:
+    entry = entry_of(measure)
+    if not isinstance(entry, ContextEntry):
+        raise MeasureError(f"{measure} is not a context measure; valid: {', '.join(CONTEXT_MEASURE_TYPES)}")
+    return entry.kernel
+
+
 # -- one query, from texts -----------------------------------------------------------------------------
 
 
@@ -231,8 +299,10 @@ def context_values(
     once, however many queries retrieve it.
     """
     parsed = parse_context_measures(measures)
-    if qrels is None and any(m.NAME == "RelevantTokenShare" for m in parsed):
-        raise InputError("RelevantTokenShare needs qrels: the judged grades of the contexts")
+    graded = [str(m) for m in parsed if Need.GRADES in needs(m)]
+    if qrels is None and graded:
+        verb = "needs" if len(graded) == 1 else "need"
+        raise InputError(f"{', '.join(graded)} {verb} qrels: the judged grades of the contexts")
     depth = max(m.cutoff for m in parsed)
     query_ids = sorted(queries)
     contexts = {q: list(ranked.get(q, ()))[:depth] for q in query_ids}
@@ -244,7 +314,9 @@ def context_values(
             f"{', ...' if len(missing) > 5 else ''}); give the snapshot the run was retrieved from"
         )
     docs = list(dict.fromkeys(d for docs in contexts.values() for d in docs))
-    coded = _Coded([texts[d] for d in docs] + [queries[q] for q in query_ids], tokenize)
+    # the queries' texts after the documents' (slot len(docs) + i), tokenized only for a measure that reads them
+    read_queries = any(Need.QUERY_TEXT in needs(m) for m in parsed)
+    coded = _Coded([texts[d] for d in docs] + ([queries[q] for q in query_ids] if read_queries else []), tokenize)
     slot = {d: t for t, d in enumerate(docs)}
     top_slots = {q: [slot[d] for d in contexts[q]] for q in query_ids}
     shingle_cache: dict[tuple[int, int], np.ndarray] = {}
@@ -254,25 +326,15 @@ def context_values(
             shingle_cache[(t, n)] = coded.shingles(t, n)
         return shingle_cache[(t, n)]
 
+    no_judgments: Mapping[str, int] = {}
     per_query: dict[str, np.ndarray] = {}
     for m in parsed:
         k = m.cutoff
+        kernel = _context_kernel(m)
         out = np.zeros(len(query_ids), dtype=np.float64)
         for i, q in enumerate(query_ids):
-            top = top_slots[q][:k]
-            if m.NAME == "Tokens":
-                out[i] = sum(coded.size(t) for t in top)
-            elif m.NAME == "Redundancy":
-                out[i] = _redundancy([coded.ngrams(t, m["n"]) for t in top])
-            elif m.NAME == "NearDuplicates":
-                out[i] = _near_duplicate_share([shingles(t, m["shingle"]) for t in top], m["jaccard"])
-            elif m.NAME == "QueryCoverage":
-                out[i] = _coverage(coded.tokens(len(docs) + i), [coded.tokens(t) for t in top])
-            else:  # RelevantTokenShare
-                grades = qrels.get(q, {}) if qrels is not None else {}
-                rel = m["rel"]
-                sizes = [coded.size(t) for t in top]
-                relevant = [grades.get(d, 0) >= rel for d in contexts[q][:k]]
-                out[i] = _ratio(sum(s for s, r in zip(sizes, relevant, strict=False) if r), sum(sizes))
+            judgments = qrels.get(q, no_judgments) if qrels is not None else no_judgments
+            view = ContextQuery(coded, top_slots[q][:k], contexts[q][:k], judgments, len(docs) + i, shingles)
+            out[i] = kernel(m, view)
         per_query[str(m)] = out
     return ContextValues(parsed, np.array(query_ids, dtype=object), per_query)

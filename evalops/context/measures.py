@@ -3,7 +3,8 @@
 They score what a RAG system puts into the model's context: the top k retrieved texts of a query (the
 knowledge-base snapshot's text of each document, in the run's order). Every one is a per-query value;
 "tokens" are those of the configured tokenizer (:mod:`evalops.context.tokens`). The computation lives in
-:mod:`evalops.context.compute`; this module holds no arithmetic. Each measure's ``higher_is_better``
+:mod:`evalops.context.compute`, where each measure's entry in the measure registry names its kernel and
+what it reads; this module holds no arithmetic. Each measure's ``higher_is_better``
 states its direction, which the statistics and the alerting rule read.
 
 ``C_1 .. C_m`` are the top-k contexts (m = min(k, documents retrieved)); ``|C|`` is a context's number of
@@ -20,7 +21,6 @@ __all__ = [
     "NearDuplicates",
     "QueryCoverage",
     "RelevantTokenShare",
-    "CONTEXT_MEASURE_TYPES",
 ]
 
 N = Param("n", int, 5, "n-gram length in tokens (words; characters for CJK text)", minimum=1)
@@ -100,8 +100,3 @@ class RelevantTokenShare(Measure):
     DESCRIPTION = "share of the top k context tokens from judged relevant contexts"
     PARAMS = (REL,)
     CUTOFF = "required"
-
-
-CONTEXT_MEASURE_TYPES: dict[str, type[Measure]] = {
-    m.NAME: m for m in (Tokens, Redundancy, NearDuplicates, QueryCoverage, RelevantTokenShare)
-}

@@ -16,7 +16,6 @@ from evalops.metrics.coverage import JudgedCoverage, judged_coverage
 from evalops.metrics.evaluation import evaluate
 from evalops.metrics.measures import (
     ALIASES,
-    MEASURE_TYPES,
     AveragePrecision,
     Bpref,
     ContextPrecision,
@@ -39,6 +38,7 @@ from evalops.metrics.measures import (
     Success,
     TREC_EVAL_NAMES,
 )
+from evalops.metrics.registry import MEASURE_TYPES
 from evalops.metrics.parse import parse_measure, parse_measures
 from evalops.metrics.policy import NO_ANSWER_CHOICES, Policy
 from evalops.metrics.result import Aggregate, EvaluationResult, summarize

@@ -5,9 +5,12 @@ deepest rank at which the run placed a document with a positive grade (nothing d
 Queries are processed in chunks of about ``CHUNK_CELLS`` matrix cells, so memory stays bounded however
 deep the run is, and a progress callback can report each chunk.
 
-Measures that need the judged non-relevant documents too (Judged@k, bpref, ``judged_only`` variants) are
-computed by :func:`judged_values` from :func:`evalops.metrics.judged.locate_judged`'s output; the
-``judged_only`` variants run the same kernels on the condensed list.
+Each measure's kernel and what it needs are its entry in :mod:`evalops.metrics.registry`: the ideal ranking
+is built only for a measure that needs it (``Need.IDEAL``), R only at the thresholds of the measures that
+count it (``Need.RELEVANT_COUNT``). Measures that need the judged non-relevant documents too (``Need.JUDGED``:
+Judged@k, bpref; and the ``judged_only`` variants) are computed by :func:`judged_values` from
+:func:`evalops.metrics.judged.locate_judged`'s output; the ``judged_only`` variants run the same kernels on
+the condensed list.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from evalops.metrics import kernels
+from evalops.errors import MeasureError
 from evalops.metrics.gold import Gold
 from evalops.metrics.judged import condensed_hits
 from evalops.metrics.measures import Measure
 from evalops.metrics.ranking import Hits
+from evalops.metrics.registry import JudgedEntry, Need, RankEntry, RankKernel, entry_of, needs
 
 __all__ = ["per_query_values", "judged_values", "needs_judged", "CHUNK_CELLS"]
 
@@ -28,40 +32,23 @@ __all__ = ["per_query_values", "judged_values", "needs_judged", "CHUNK_CELLS"]
 # queries, nDCG@10 and AP) against 33 MB, for the same CPU time or less (the matrices stay in cache).
 CHUNK_CELLS = 1 << 19
 
-# measure name -> kernel call on (measure, grade matrix, ideal matrix, R at the measure's threshold,
-# documents retrieved)
-Kernel = Callable[[Measure, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-KERNELS: dict[str, Kernel] = {
-    "P": lambda m, g, ideal, r, ret: kernels.precision(g, m.rank_cutoff, m["rel"]),
-    "R": lambda m, g, ideal, r, ret: kernels.recall(g, m.rank_cutoff, r, m["rel"]),
-    "F1": lambda m, g, ideal, r, ret: kernels.f1(g, m.rank_cutoff, r, m["rel"]),
-    "nDCG": lambda m, g, ideal, r, ret: kernels.ndcg(g, m.cutoff, ideal, m["gain"]),
-    "RR": lambda m, g, ideal, r, ret: kernels.reciprocal_rank(g, m.cutoff, m["rel"]),
-    "AP": lambda m, g, ideal, r, ret: kernels.average_precision(g, m.cutoff, r, m["rel"]),
-    "Success": lambda m, g, ideal, r, ret: kernels.success(g, m.rank_cutoff, m["rel"]),
-    "R-Prec": lambda m, g, ideal, r, ret: kernels.r_precision(g, r, m["rel"]),
-    "ContextPrecision": lambda m, g, ideal, r, ret: kernels.context_precision(g, m.rank_cutoff, m["rel"]),
-    "NumRel": lambda m, g, ideal, r, ret: np.where(np.asarray(ret) > 0, r, 0).astype(np.float64),
-    "NumRet": lambda m, g, ideal, r, ret: np.asarray(ret, dtype=np.float64),
-    "NumRelRet": lambda m, g, ideal, r, ret: kernels.relevant_retrieved(g, m["rel"]),
-    "SetP": lambda m, g, ideal, r, ret: kernels.set_precision(g, ret, m["rel"]),
-    "SetR": lambda m, g, ideal, r, ret: kernels.set_recall(g, r, m["rel"]),
-    "SetF": lambda m, g, ideal, r, ret: kernels.set_f(g, ret, r, m["rel"], m["beta"]),
-    "IPrec": lambda m, g, ideal, r, ret: kernels.interpolated_precision(g, r, m["recall"], m["rel"]),
-}
-JUDGED_KINDS = frozenset({"Judged", "Bpref"})
+def _rank_kernel(measure: Measure) -> RankKernel:
+    entry = entry_of(measure)
+    if not isinstance(entry, RankEntry):
+        raise MeasureError(f"{measure} has no grade-matrix kernel in evalops.metrics.registry")
+    return entry.kernel
 
 
 def needs_judged(measure: Measure) -> bool:
     """Whether ``measure`` needs every judged document of the run, not only the relevant ones."""
-    return measure.NAME in JUDGED_KINDS or measure.judged_only
+    return Need.JUDGED in needs(measure) or measure.judged_only
 
 
 def _depths(measures: Sequence[Measure], hits: Hits, ideal_rank: np.ndarray) -> tuple[int, int]:
     deepest_hit = int(hits.rank.max()) + 1 if hits.rank.size else 0
     cutoffs = [m.cutoff for m in measures]
     depth = deepest_hit if None in cutoffs else min(deepest_hit, max(c for c in cutoffs if c is not None))
-    ndcg = [m.cutoff for m in measures if m.NAME == "nDCG"]
+    ndcg = [m.cutoff for m in measures if Need.IDEAL in needs(m)]
     deepest_ideal = int(ideal_rank.max()) + 1 if ideal_rank.size else 0
     if not ndcg:
         ideal_depth = 0
@@ -95,12 +82,16 @@ def per_query_values(
 ) -> dict[Measure, np.ndarray]:
     """One float64 vector per measure, aligned with ``gold.query_ids`` (every gold query, no policy yet)."""
     n = len(gold)
-    if any(m.NAME == "nDCG" for m in measures):
+    if any(Need.IDEAL in needs(m) for m in measures):
         ideal_q, ideal_rank, ideal_grade = gold.ideal()
     else:  # only nDCG reads the ideal ranking: the others need no sort of the judgments (millions under holes)
         ideal_q = ideal_rank = ideal_grade = np.zeros(0, dtype=np.int64)
     depth, ideal_depth = _depths(measures, hits, ideal_rank)
-    n_rel = {t: gold.n_relevant(t) for t in {m.relevance_threshold for m in measures}}
+    kernel = {m: _rank_kernel(m) for m in measures}
+    # R at each threshold a measure counts it at; the others are handed no count (an empty vector)
+    counted = {m.relevance_threshold for m in measures if Need.RELEVANT_COUNT in needs(m)}
+    n_rel = {t: gold.n_relevant(t) for t in counted}
+    no_count = np.zeros(0, dtype=np.int64)
     out = {m: np.zeros(n, dtype=np.float64) for m in measures}
 
     retrieved = np.asarray(hits.retrieved)
@@ -121,7 +112,8 @@ def per_query_values(
         i = slice(ideal_edges[c], ideal_edges[c + 1])
         ideal = _fill(hi - lo, ideal_depth, ideal_q[i] - lo, ideal_rank[i], ideal_grade[i])
         for m in measures:
-            out[m][lo:hi] = KERNELS[m.NAME](m, grades, ideal, n_rel[m.relevance_threshold][lo:hi], retrieved[lo:hi])
+            r = n_rel.get(m.relevance_threshold, no_count)[lo:hi]
+            out[m][lo:hi] = kernel[m](m, grades, ideal, r, retrieved[lo:hi])
         if progress is not None:
             progress(hi, n)
     return out
@@ -135,12 +127,9 @@ def judged_values(measures: Sequence[Measure], gold: Gold, judged: Hits) -> dict
     """
     out: dict[Measure, np.ndarray] = {}
     for m in measures:
-        if m.NAME == "Judged":
-            out[m] = kernels.judged_share(judged.qidx, judged.rank, judged.retrieved, m.rank_cutoff)
-        elif m.NAME == "Bpref":
-            rel = m["rel"]
-            n_nonrel = gold.n_relevant(0) - gold.n_relevant(rel)
-            out[m] = kernels.bpref(judged.qidx, judged.grade, gold.n_relevant(rel), n_nonrel, rel)
+        entry = entry_of(m)
+        if isinstance(entry, JudgedEntry):
+            out[m] = entry.kernel(m, gold, judged)
     condensed = [m for m in measures if m.judged_only]
     if condensed:
         out.update(per_query_values(condensed, gold, condensed_hits(judged)))

@@ -27,7 +27,8 @@ from evalops.data import RunLike, RunTable
 from evalops.errors import MeasureError
 from evalops.extras import MissingExtraError, require
 from evalops.metrics.gold import Gold, as_run
-from evalops.metrics.measures import ALIASES, MEASURE_TYPES, TREC_EVAL_NAMES, Measure
+from evalops.metrics.measures import ALIASES, TREC_EVAL_NAMES, Measure
+from evalops.metrics.registry import MEASURE_TYPES
 
 __all__ = ["FallbackMeasure", "fallback_measure", "fallback_values", "is_fallback", "close_names", "FALLBACK"]
 

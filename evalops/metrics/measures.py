@@ -4,6 +4,8 @@ A measure is an immutable value such as ``P(rel=2)@5``. It prints as its canonic
 their default are left out, the rest in declaration order), and equality and hashing use that string, so
 measures work as dict keys and round-trip through a database column. Names and grammar follow
 ir_measures. The numeric kernels live in :mod:`evalops.metrics.kernels`; this module holds no arithmetic.
+Each class is computed through its entry in :mod:`evalops.metrics.registry` (its kernel and what the kernel
+needs), which is also where the parser finds it by name.
 
 Conventions shared by every measure (stated once here):
 
@@ -51,10 +53,8 @@ __all__ = [
     "SetR",
     "SetF",
     "IPrec",
-    "MEASURE_TYPES",
     "TREC_EVAL_NAMES",
     "ALIASES",
-    "measure_type",
 ]
 
 
@@ -446,56 +446,8 @@ class IPrec(Measure):
     TREC_EVAL = "iprec_at_recall"
 
 
-MEASURE_TYPES: dict[str, type[Measure]] = {
-    m.NAME: m
-    for m in (
-        Precision,
-        Recall,
-        F1,
-        NDCG,
-        ReciprocalRank,
-        AveragePrecision,
-        Success,
-        RPrecision,
-        ContextPrecision,
-        Judged,
-        Bpref,
-        NumRel,
-        NumRet,
-        NumRelRet,
-        SetP,
-        SetR,
-        SetF,
-        IPrec,
-    )
-}
-
 # trec_eval's names with a cutoff or level after "_" or "." (ndcg_cut_10, P.5, iprec_at_recall_0.50)
 TREC_EVAL_NAMES: dict[str, str] = {
     "P": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "success": "Success",
     "iprec_at_recall": "IPrec",
 }
-
-
-def measure_type(name: str, types: Mapping[str, type[Measure]] | None = None) -> type[Measure]:
-    """The measure class for a name or alias; ``MeasureError`` listing the valid names otherwise.
-
-    ``types`` is another registry (name -> class, e.g. the context measures); its own names only."""
-    if types is not None:
-        try:
-            return types[name]
-        except KeyError:
-            raise MeasureError(f"unknown measure {name!r}; valid measures: {', '.join(types)}") from None
-    canonical = ALIASES.get(name, name)
-    try:
-        return MEASURE_TYPES[canonical]
-    except KeyError:
-        raise MeasureError(f"unknown measure {name!r}; {valid_names_hint()}") from None
-
-
-def valid_names_hint() -> str:
-    names = ", ".join(MEASURE_TYPES)
-    examples = "nDCG@10, P(rel=2)@5, nDCG(gain=exp)@10, nDCG(judged_only=True)@10, AP, R-Prec, Judged@10, IPrec@0.5"
-    return (f"valid measures: {names}, their aliases (MRR, MAP, Hit, Rprec) and trec_eval names (ndcg_cut_10, "
-            f"P_10, map, recip_rank, ...), and any other ir_measures name when ir_measures is installed; "
-            f"e.g. {examples}")

@@ -42,7 +42,7 @@ from evalops.stats.rule import family_tail
 from evalops.stats import adjust_and_decide, notifies
 from evalops.metrics.parse import parse_measure
 from evalops.errors import InputError
-from evalops.context.measures import CONTEXT_MEASURE_TYPES
+from evalops.context.compute import CONTEXT_MEASURE_TYPES
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine

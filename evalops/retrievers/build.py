@@ -4,12 +4,17 @@
 ``with_corpus: true``) need the corpus; hybrid and rerank inputs written as ``{ref: name@version}`` need the
 registry. A problem found while building (a missing credential, a bad value, an unknown reference) is a
 ``ConfigError`` prefixed with the entry's ``file:line`` and ``name@version``.
+
+Each adapter is built by the function that :data:`ADAPTER_BUILDERS` maps its name to, and each built-in
+kind by :data:`BUILTIN_BUILDERS`: a new adapter is one function and one row (beside its ``params`` in
+:mod:`evalops.retrievers.schema`, which tests/retrievers/test_build.py holds to the same names).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from evalops.errors import ConfigError
@@ -31,7 +36,7 @@ from evalops.retrievers.text import Tokenizer
 from evalops.retrievers.tfidf import TfidfRetriever
 from evalops.transport import RetryPolicy
 
-__all__ = ["build_retriever"]
+__all__ = ["ADAPTER_BUILDERS", "BUILTIN_BUILDERS", "build_retriever"]
 
 
 def _path(value: str, base_dir: Path) -> Path:
@@ -63,7 +68,10 @@ class _Builder:
             raise ConfigError(f"reference cycle: {' -> '.join([*self.stack, e.key])}")
         self.stack.append(e.key)
         try:
-            return getattr(self, f"_{e.adapter}")(e.params, e.base_dir)
+            build = ADAPTER_BUILDERS.get(e.adapter)
+            if build is None:
+                raise ConfigError(f"unknown adapter {e.adapter!r}; use one of {', '.join(ADAPTER_BUILDERS)}")
+            return build(self, e.params, e.base_dir)
         except ConfigError as exc:
             if str(exc).startswith(e.source):
                 raise
@@ -118,38 +126,69 @@ class _Builder:
                                 memory_budget=self.memory_budget)
 
     def _builtin(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
-        kind = p["kind"]
-        if kind == "bm25":
-            opts = {k: p[k] for k in ("k1", "b", "method", "index_fraction") if k in p}
-            return BM25Retriever(self.need_corpus("bm25"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
-        if kind == "tfidf":
-            opts = {k: p[k] for k in ("index_fraction",) if k in p}
-            return TfidfRetriever(self.need_corpus("tfidf"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
-        if kind == "hybrid":
-            inputs = [self.component(c, base_dir) for c in p["retrievers"]]
-            return ReciprocalRankFusion(inputs, **{k: p[k] for k in ("rrf_k", "depth", "method", "weights") if k in p})
-        if kind == "rerank":
-            spec = p["reranker"]
-            if "retriever" in spec:
-                reranker: Any = RetrieverReranker(self.component(spec["retriever"], base_dir))
-            elif "entry_point" in spec:
-                reranker = CallableReranker(load_entry_point(spec["entry_point"]))
-            elif spec["kind"] == "overlap":
-                reranker = LexicalOverlapReranker(self.need_corpus("overlap reranker"))
-            else:
-                raise ConfigError(f"unknown reranker kind {spec['kind']!r}; use `overlap`, an `entry_point` or a `retriever`")
-            first = self.component(p["first"], base_dir)
-            return RerankedRetriever(first, reranker, self.need_corpus("rerank"), **({"depth": p["depth"]} if "depth" in p else {}))
-        if kind == "dense":
-            if p["model"] == "wordllama":
-                encode: Any = wordllama_encoder(p.get("dim", 256))
-            else:
-                model_dir = resolve_model_dir(p["model"], p.get("package"), base_dir)
-                encode = load_sentence_transformer(model_dir, device=p.get("device", "cpu"))
-            return DenseRetriever(self.need_corpus("dense"), encode, cache=self.embedding_cache,
-                                  memory_budget=self.memory_budget,
-                                  **({"batch_size": p["batch_size"]} if "batch_size" in p else {}))
-        raise ConfigError(f"unknown builtin kind {kind!r}")
+        build = BUILTIN_BUILDERS.get(p["kind"])
+        if build is None:
+            raise ConfigError(f"unknown builtin kind {p['kind']!r}")
+        return build(self, p, base_dir)
+
+    def _bm25(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        opts = {k: p[k] for k in ("k1", "b", "method", "index_fraction") if k in p}
+        return BM25Retriever(self.need_corpus("bm25"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
+
+    def _tfidf(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        opts = {k: p[k] for k in ("index_fraction",) if k in p}
+        return TfidfRetriever(self.need_corpus("tfidf"), tokenizer=_tokenizer(p.get("tokenizer")), **opts)
+
+    def _hybrid(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        inputs = [self.component(c, base_dir) for c in p["retrievers"]]
+        return ReciprocalRankFusion(inputs, **{k: p[k] for k in ("rrf_k", "depth", "method", "weights") if k in p})
+
+    def _rerank(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        spec = p["reranker"]
+        if "retriever" in spec:
+            reranker: Any = RetrieverReranker(self.component(spec["retriever"], base_dir))
+        elif "entry_point" in spec:
+            reranker = CallableReranker(load_entry_point(spec["entry_point"]))
+        elif spec["kind"] == "overlap":
+            reranker = LexicalOverlapReranker(self.need_corpus("overlap reranker"))
+        else:
+            raise ConfigError(f"unknown reranker kind {spec['kind']!r}; use `overlap`, an `entry_point` or a "
+                              "`retriever`")
+        first = self.component(p["first"], base_dir)
+        depth = {"depth": p["depth"]} if "depth" in p else {}
+        return RerankedRetriever(first, reranker, self.need_corpus("rerank"), **depth)
+
+    def _dense(self, p: Mapping[str, Any], base_dir: Path) -> Retriever:
+        if p["model"] == "wordllama":
+            encode: Any = wordllama_encoder(p.get("dim", 256))
+        else:
+            model_dir = resolve_model_dir(p["model"], p.get("package"), base_dir)
+            encode = load_sentence_transformer(model_dir, device=p.get("device", "cpu"))
+        return DenseRetriever(self.need_corpus("dense"), encode, cache=self.embedding_cache,
+                              memory_budget=self.memory_budget,
+                              **({"batch_size": p["batch_size"]} if "batch_size" in p else {}))
+
+
+# (builder, the entry's params, the registry file's folder) -> the retriever
+AdapterBuilder = Callable[[_Builder, Mapping[str, Any], Path], Retriever]
+
+#: adapter name (a registry entry's ``adapter:``) -> the function that builds it
+ADAPTER_BUILDERS: Mapping[str, AdapterBuilder] = MappingProxyType({
+    "http": _Builder._http,
+    "python": _Builder._python,
+    "langchain": _Builder._langchain,
+    "llamaindex": _Builder._llamaindex,
+    "run_file": _Builder._run_file,
+    "builtin": _Builder._builtin,
+})
+#: built-in kind (``params.kind`` of the ``builtin`` adapter) -> the function that builds it
+BUILTIN_BUILDERS: Mapping[str, AdapterBuilder] = MappingProxyType({
+    "bm25": _Builder._bm25,
+    "tfidf": _Builder._tfidf,
+    "hybrid": _Builder._hybrid,
+    "rerank": _Builder._rerank,
+    "dense": _Builder._dense,
+})
 
 
 def build_retriever(entry: RetrieverEntry, *, corpus: Any = None, registry: Registry | None = None,

@@ -206,3 +206,23 @@ def test_a_corpus_given_as_a_function_is_read_only_by_a_retriever_that_needs_it_
     assert calls == [1]  # the first stage, the reranker and the rerank step share one reading
     eager = build_retriever(reg.resolve("rr"), corpus=small_corpus, registry=reg)
     assert retrieve_run(lazy, Q, k=3).run.to_dict() == retrieve_run(eager, Q, k=3).run.to_dict()
+
+
+def test_every_adapter_and_builtin_kind_the_schema_accepts_has_one_builder():
+    from evalops.retrievers.build import ADAPTER_BUILDERS, BUILTIN_BUILDERS
+    from evalops.retrievers.schema import ADAPTERS, BUILTIN_KINDS
+
+    assert tuple(ADAPTER_BUILDERS) == ADAPTERS
+    assert tuple(BUILTIN_BUILDERS) == BUILTIN_KINDS
+    assert all(callable(b) for b in [*ADAPTER_BUILDERS.values(), *BUILTIN_BUILDERS.values()])
+
+
+def test_an_entry_built_in_code_with_an_unknown_adapter_or_kind_gets_the_registry_file_error():
+    from evalops.retrievers.schema import RetrieverEntry
+
+    grpc = RetrieverEntry("kb", "1", "grpc", {}, True, "o", source="code.py:3")
+    with pytest.raises(ConfigError, match=r"^code.py:3: kb@1: unknown adapter 'grpc'; use one of http, python, "):
+        build_retriever(grpc)
+    splade = RetrieverEntry("kb", "1", "builtin", {"kind": "splade"}, True, "o", source="code.py:4")
+    with pytest.raises(ConfigError, match=r"^code.py:4: kb@1: unknown builtin kind 'splade'"):
+        build_retriever(splade)

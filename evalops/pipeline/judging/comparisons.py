@@ -9,17 +9,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalops.config import PRODUCTION
-from evalops.metrics import Policy, evaluate
-from evalops.pipeline.context import RunContext
-from evalops.pipeline.pooling import pool_family
-from evalops.pipeline.judging.preflight import build_judge
+from evalops.judges.measures import JUDGE_MEASURE_TYPES, judge_kernel
 from evalops.judges.prompts import load_prompt
+from evalops.metrics import Policy, evaluate
+from evalops.metrics.parse import parse_measure
+from evalops.pipeline.context import RunContext
+from evalops.pipeline.judging.preflight import build_judge
+from evalops.pipeline.pooling import pool_family
 from evalops.stats import Comparison, adjust_and_decide, align, compare
 from evalops.warehouse.domain import ABTestResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
+    from evalops.pipeline.specs import VersionSpec
 
 
 def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dict[str, dict[str, list[str]]],
@@ -53,8 +55,11 @@ def _results(cfg: Config, run: RunContext, specs: list[VersionSpec], ranked: dic
     excluded_by_measure: dict[str, dict[str, int]] = {}
     for m, by_version in sorted((query_labels or {}).items()):
         measures.append(m)
+        measure = parse_measure(m, JUDGE_MEASURE_TYPES)
+        kernel = judge_kernel(measure)
         for v, by_query in sorted(by_version.items()):
-            values = {q: float(np.mean(ls)) for q, ls in sorted(by_query.items()) if all(x is not None for x in ls)}
+            scored = ((q, kernel(measure, ls)) for q, ls in sorted(by_query.items()))
+            values = {q: value for q, value in scored if value is not None}
             per_version.setdefault(v, {})[m] = values
             summary.setdefault(v, {})[m] = float(np.mean(list(values.values()))) if values else None
             if len(values) < len(by_query):

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalops.judges.base import JudgeItem
+from evalops.judges.measures import judge_entries
+from evalops.metrics.registry import Need
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
+    from evalops.pipeline.specs import VersionSpec
 
 
 def _documents(cfg: Config, snapshot_id: str) -> dict[str, str]:
@@ -51,11 +53,12 @@ def _retrieved(cfg: Config, run: RunContext, spec: VersionSpec, query_ids: list[
         answers.update({q: str(a) for q, a in (meta.get("answers") or {}).items() if q in wanted})
     return ranked, failed, answers
 
-#: Judge measures of generated answers (one label per query and version) and their prompts (tasks).
-ANSWER_MEASURES = {"Faithfulness": "faithfulness", "AnswerRelevance": "answer_relevance"}
+#: Judge measures of generated answers (one label per query and version) and their prompts (tasks), from
+#: their entries in the measure registry (evalops.judges.measures).
+ANSWER_MEASURES = {e.name: e.task for e in judge_entries() if Need.ANSWER in e.needs}
 #: Whether each judge label of one per query lies in [0, 1]: faithfulness and context recall are shares of
 #: statements; answer relevance is a 1-5 score (``evalops.pipeline.pooling.unit_range`` reads it).
-LABEL_UNIT_RANGE = {"Faithfulness": True, "ContextRecall": True, "AnswerRelevance": False}
+LABEL_UNIT_RANGE = {e.name: bool(e.measure.UNIT_RANGE) for e in judge_entries()}
 
 def _query_items(texts: dict[str, str], ranked: dict[str, dict[str, list[str]]], answers: dict[str, dict[str, str]],
                  documents: dict[str, str], samples: int, references: dict[str, str], k: int
@@ -65,20 +68,23 @@ def _query_items(texts: dict[str, str], ranked: dict[str, dict[str, list[str]]],
     the faithfulness of a version's generated answer to its own top k contexts, and the answer's relevance
     to the query (versions that return answers)."""
     out: list[tuple[tuple[str, str, str], Any]] = []
+    by_reference = [e for e in judge_entries() if Need.REFERENCE_ANSWER in e.needs]
+    by_answer = [e for e in judge_entries() if Need.ANSWER in e.needs]
     for v in sorted(ranked):
         for q, docs in sorted(ranked[v].items()):
             if q in texts and references.get(q):
                 contexts = tuple(documents.get(d, "") for d in docs)
-                out.extend(((f"ContextRecall@{k}", v, q), JudgeItem("context_recall", texts[q], contexts=contexts,
-                                                                    reference=references[q], sample=i))
-                           for i in range(samples))
+                for e in by_reference:
+                    key = (str(e.measure(k) if e.measure.CUTOFF != "none" else e.measure()), v, q)
+                    out.extend((key, JudgeItem(e.task, texts[q], contexts=contexts, reference=references[q],
+                                               sample=i)) for i in range(samples))
     for v in sorted(answers):
         for q, answer in sorted(answers[v].items()):
             if q not in texts or q not in ranked[v]:
                 continue
             contexts = tuple(documents.get(d, "") for d in ranked[v][q])
             for i in range(samples):
-                for m, task in ANSWER_MEASURES.items():  # answer relevance does not read the contexts
-                    out.append(((m, v, q), JudgeItem(task, texts[q], answer=answer, sample=i,
-                                                     contexts=contexts if m == "Faithfulness" else ())))
+                for e in by_answer:  # answer relevance does not read the contexts
+                    out.append(((e.name, v, q), JudgeItem(e.task, texts[q], answer=answer, sample=i,
+                                                          contexts=contexts if Need.CONTEXT_TEXT in e.needs else ())))
     return out
