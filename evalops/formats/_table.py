@@ -325,13 +325,16 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
             read = csv.ReadOptions(column_names=names, block_size=read_block, skip_rows=1 if header and first else 0)
             first = False
             segment = pa.py_buffer(buffer).slice(start, end - start)
-            table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse,
-                                 convert_options=convert)
+            # the streaming reader: read_csv's threads parse in parallel, at about a fifth more CPU in all
+            batches = csv.open_csv(pa.BufferReader(segment), read_options=read, parse_options=parse,
+                                   convert_options=convert)
             del segment, buffer
-            if any(column.null_count for column in table.columns):
-                raise Refused()  # an empty field
-            chunks = list(zip(table.column(qf).chunks, table.column(df).chunks, table.column(vf).chunks))
-            for at, (qc, dc, vc) in enumerate(chunks, 1):
+            batch = _next_batch(batches)
+            while batch is not None:
+                if any(column.null_count for column in batch.columns):
+                    raise Refused()  # an empty field
+                following = _next_batch(batches)
+                qc, dc, vc = batch.column(qf), batch.column(df), batch.column(vf)
                 if layout.tab_separated and any(
                     _matches(id_strings(c), "^\\s|\\s$") for c in (qc, dc)
                 ):
@@ -344,9 +347,18 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
                         raise Refused()
                 elif values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
                     raise Refused()
-                yield qc, dc, values, at == len(chunks)
+                yield qc, dc, values, following is None
+                batch = following
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         raise Refused() from None
+
+
+def _next_batch(reader: Any) -> Any:
+    """The reader's next record batch with rows, or None at the end."""
+    for batch in reader:
+        if batch.num_rows:
+            return batch
+    return None
 
 
 def unsafe_ids(ids: Any) -> bool:
