@@ -488,13 +488,22 @@ def plain_doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
 # -- duplicates ------------------------------------------------------------------------------------
 
 
-def first_duplicate_row_hashed(query_codes: np.ndarray, docs: Any) -> int | None:
+def doc_hashes(docs: Any) -> np.ndarray:
+    """:func:`~evalops.metrics.strhash.hash_strings` of plain doc ids (an Arrow string array or chunked
+    array, one per row), chunk by chunk: no copy of the whole column."""
+    chunks = docs.chunks if hasattr(docs, "chunks") else [docs]
+    if not chunks:
+        return np.zeros(0, dtype=np.uint64)
+    return np.concatenate([hash_strings(chunk) for chunk in chunks])
+
+
+def first_duplicate_row_hashed(query_codes: np.ndarray, docs: Any, hashes: np.ndarray | None = None) -> int | None:
     """:func:`first_duplicate_row` for plain doc ids (an Arrow string array, one per row): the pairs keyed
-    by the query code and a 64-bit hash of the doc id, and only rows whose keys repeat compared as strings."""
+    by the query code and a 64-bit hash of the doc id (``hashes``: :func:`doc_hashes`, when the caller has
+    them), and only rows whose keys repeat compared as strings."""
     if len(query_codes) < 2:
         return None
-    chunks = docs.chunks if hasattr(docs, "chunks") else [docs]  # chunk by chunk: no copy of the whole column
-    keys = pair_keys(query_codes, np.concatenate([hash_strings(chunk) for chunk in chunks]))
+    keys = pair_keys(query_codes, doc_hashes(docs) if hashes is None else hashes)
     return first_repeated_row(keys, lambda rows: zip(query_codes[rows].tolist(),
                                                      doc_strings(docs, rows).tolist()))
 

@@ -29,6 +29,7 @@ from evalops.formats._table import (
     _unify_queries,
     fast_chunks,
     first_duplicate_row,
+    doc_hashes,
     first_duplicate_row_hashed,
     plain_doc_codes,
     line_of_row,
@@ -43,7 +44,7 @@ from evalops.metrics.gold import as_gold
 from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.strhash import hash_strings
-from evalops.metrics.table_input import hits_from_table, merge_hits
+from evalops.metrics.table_input import hits_from_table, keep_doc_hashes, merge_hits
 
 __all__ = [
     "parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "streams", "STREAM_ABOVE", "run_blocks",
@@ -127,13 +128,16 @@ def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]]
     if float32:
         scores = ranked_scores(scores, source, lambda row: line_of_row(source, layout, first_row + row))
     columns = Columns(query_codes, query_ids, doc_codes, dictionary, scores, None, None, True)
-    duplicate = first_duplicate_row_hashed(query_codes, dictionary)
+    hashes = doc_hashes(dictionary)  # (one per row: the codes are the rows)
+    duplicate = first_duplicate_row_hashed(query_codes, dictionary, hashes)
     if duplicate is not None:
         qid = str(query_ids[query_codes[duplicate]])
         did = str(columns.doc_ids(np.array([duplicate]))[0])
         line = line_of_row(source, layout, first_row + duplicate)
         raise DuplicateDocumentError(qid, did, f"{source.name}:{line}")
-    return RunTable(query_codes, query_ids, doc_codes, dictionary, scores, name, source.name)
+    table = RunTable(query_codes, query_ids, doc_codes, dictionary, scores, name, source.name)
+    keep_doc_hashes(table, hashes)  # the judged documents are then found by them
+    return table
 
 
 def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str, float32: bool = True
