@@ -89,7 +89,18 @@ def hash_strings(values: Any) -> np.ndarray:
     step = 0
     while True:
         remaining = (lengths if rows is None else lengths[rows]) - 8 * step
-        if rows is None and remaining.min() <= 0:
+        if rows is None and remaining.min() <= 0 and 8 * step < FOLDED_BYTES:
+            active = remaining > 0
+            if 2 * int(np.count_nonzero(active)) > n:  # most strings go on: one step over all, kept where done
+                at = np.minimum(starts + 8 * step, hi - lo)  # (a string that is done reads a word it masks out)
+                word = words[at]
+                word &= _ONES >> (np.uint64(64) - np.clip(remaining, 0, 8).astype(np.uint64) * np.uint64(8))
+                h = np.where(active, mix(h ^ word), h)
+                step += 1
+                continue
+            rows = np.flatnonzero(active)
+            remaining = remaining[rows]
+        elif rows is None and remaining.min() <= 0:
             rows = np.flatnonzero(remaining > 0)
             remaining = remaining[rows]
         elif rows is not None:

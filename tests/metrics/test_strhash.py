@@ -26,6 +26,16 @@ def test_equal_strings_hash_equal_whatever_the_container():
     assert hash_strings(pa.array([], type=pa.string())).size == 0
 
 
+@pytest.mark.parametrize("others", [["doc1234567"] * 9, ["d1"] * 9], ids=["most-longer", "most-shorter"])
+def test_a_strings_hash_does_not_depend_on_the_strings_beside_it(others):
+    """A step is taken over every string while most of them go on (those that are done keep their hash),
+    else over those that go on: either way each string hashes as it does alone."""
+    alone = [int(hash_strings(pa.array([s]))[0]) for s in STRINGS]
+    for at in range(len(others) + 1):
+        mixed = [*others[:at], *STRINGS, *others[at:]]
+        assert hash_strings(pa.array(mixed))[at: at + len(STRINGS)].tolist() == alone
+
+
 def test_a_long_string_takes_a_bounded_number_of_steps(monkeypatch):
     """The word-by-word fold stops after a few words; the rest of a long id is one pass (a 15 MB id took
     176 s as 2 M numpy steps). Counted in calls of the mixer, each one numpy step over the strings."""
