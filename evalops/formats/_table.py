@@ -390,14 +390,16 @@ def _matches(strings: Any, pattern: str) -> bool:
     return bool(call("any", found).as_py())
 
 
-def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray] | None:
+def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray | None] | None:
     """The Arrow path; None when the exact parser must decide. ``arrow_ids``: keep the query ids an Arrow
-    string array (no Python string per query)."""
+    string array (no Python string per query), and the doc ids plain strings, one per row (no dictionary:
+    the judgments' doc ids are nearly all distinct, and encoding them was most of their reading); the
+    spans are then None, and the duplicate check is :func:`first_duplicate_row_hashed`'s."""
     plan = _fast_plan(source, layout)
     if plan is None:
         return None
-    try:
-        parts = list(fast_chunks(source, layout, plan, SEGMENT))  # (q, d, values, segment end)
+    try:  # (q, d, values, segment end)
+        parts = list(fast_chunks(source, layout, plan, SEGMENT, plain_docs=arrow_ids))
     except Refused:
         return None
     tag = None
@@ -411,7 +413,7 @@ def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple
     else:
         values = np.zeros(0, dtype=np.float64 if layout.value_kind == "score" else np.int64)
     query_codes, query_ids, spans = _unify_queries([p[0] for p in parts], arrow_ids)
-    doc_codes, doc_dictionary = _doc_codes([p[1] for p in parts])
+    doc_codes, doc_dictionary = (plain_doc_codes if arrow_ids else _doc_codes)([p[1] for p in parts])
     del parts
     return Columns(
         query_codes=query_codes,
@@ -422,7 +424,7 @@ def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple
         tag=tag,
         lines=None,
         fast=True,
-    ), spans
+    ), None if arrow_ids else spans
 
 
 def _unify_queries(chunks: Sequence[Any], arrow_ids: bool = False) -> tuple[np.ndarray, Any, np.ndarray]:
@@ -574,6 +576,8 @@ def read_table(source: Source, layout: Layout, *, float32: bool = False,
     if layout.value_kind == "score":  # kept as float64 unless asked; out of float32's range either way
         values = ranked_scores(columns.values, source, lambda row: line_of(source, layout, columns, row))
         columns = Columns(**{**columns.__dict__, "values": values if float32 else columns.values})
+    if fast is not None and arrow_ids:  # plain doc ids
+        return columns, first_duplicate_row_hashed(columns.query_codes, columns.doc_dictionary)
     return columns, first_duplicate_row(columns, spans)
 
 

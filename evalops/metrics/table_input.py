@@ -170,8 +170,9 @@ def _judged_hashes(gold: Gold) -> np.ndarray:
     """The hash of each judgment's doc id, computed once per ``Gold`` (kept on it)."""
     held: np.ndarray | None = gold.__dict__.get("_judged_hashes")
     if held is None:
-        if isinstance(gold, CompactGold) and gold.doc_codes is not None:  # each distinct doc id hashed once
-            held = hash_strings(gold.doc_arrow)[gold.doc_codes]
+        if isinstance(gold, CompactGold):  # with codes, each distinct doc id hashed once
+            held = hash_strings(gold.doc_arrow)
+            held = held if gold.doc_codes is None else held[gold.doc_codes]
         else:
             held = hash_strings(gold.docs_of(np.arange(len(gold.qidx))))
         object.__setattr__(gold, "_judged_hashes", held)
