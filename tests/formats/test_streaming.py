@@ -216,3 +216,19 @@ def test_streamed_blocks_find_their_judged_documents_by_hash_exactly(tmp_path, m
         found += [(queries[r], docs[r]) for r in rows.tolist()]
     assert sorted(found) == sorted(judgments[:-1])
     assert hashed_blocks == (1 if judged_q1[1] == "d6" else 2)  # d1 and d6 share a hash: q1 is looked up exactly
+
+
+def test_a_query_back_within_one_block_makes_the_run_not_grouped(tmp_path):
+    """Query ids are read as runs of equal ids: a query that comes back after another within one block is
+    two runs of that block, and the run is not grouped (read again), as when it comes back in a later block."""
+    from evalops.formats.stream import NotGrouped, whole_query_blocks
+
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq2 Q0 d1 1 3 t\nq1 Q0 d3 3 1 t\nq3 Q0 d1 1 1 t\n")
+    with pytest.raises(NotGrouped):
+        list(run_blocks(path))
+    read = list(whole_query_blocks(path))
+    assert None in read
+    blocks = read[len(read) - read[::-1].index(None):]  # read again after the None: q1 has its three rows
+    assert sum(len(b) for b in blocks) == 5
+    assert sorted(q for b in blocks for q in b.query_ids.tolist()) == ["q1", "q2", "q3"]
