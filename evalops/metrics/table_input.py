@@ -19,7 +19,9 @@ from evalops.metrics.gold import CompactGold, Gold
 from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
 from evalops.metrics.strhash import hash_strings, pair_keys
 
-__all__ = ["hits_from_table", "judged_rows", "keep_doc_hashes", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
+__all__ = [
+    "hits_from_table", "judged_rows", "keep_doc_hashes", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows",
+]
 
 
 def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:

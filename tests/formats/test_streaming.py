@@ -193,7 +193,7 @@ def test_streamed_blocks_find_their_judged_documents_by_hash_exactly(tmp_path, m
     the block to the exact lookup; either way the rows are exactly the judged (query, document) pairs."""
     from evalops.formats import _table, read_gold
     from evalops.metrics import table_input
-    from evalops.metrics.table_input import _hashed_judged_rows, _gold_index, _judgments_of, judged_rows
+    from evalops.metrics.table_input import _gold_index, _hashed_judged_rows, _judgments_of, judged_rows
 
     run = tmp_path / "run.trec"
     run.write_text("".join(f"{q} Q0 d{d} {d + 1} {20 - d} t\n" for q in ("q1", "q2") for d in range(10)))

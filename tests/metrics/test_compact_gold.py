@@ -176,5 +176,5 @@ def test_judgments_read_in_columns_keep_plain_doc_ids_and_name_a_repeat(tmp_path
     repeated = tmp_path / "repeated.txt"
     repeated.write_text("".join(lines) + "q3 0 d23 1\n")  # q3 judges d23 at line 15 already
     assert "q3 0 d23 " in lines[14]
-    with pytest.raises(FormatError, match=rf"repeated\.txt:{len(lines) + 1}: query 'q3' judges document 'd23' a second"):
+    with pytest.raises(FormatError, match=rf"repeated\.txt:{len(lines) + 1}: query 'q3' judges document 'd23' a"):
         read_gold(repeated)
