@@ -169,14 +169,13 @@ def _all_equal(table: RunTable, rows: np.ndarray, judged: Any) -> bool:
 
 
 def _judged_hashes(gold: Gold) -> np.ndarray:
-    """The hash of each judgment's doc id, computed once per ``Gold`` (kept on it)."""
+    """The hash of each judgment's doc id, computed once per ``Gold`` (kept on it; a
+    :class:`CompactGold` builds them with its lookups, :meth:`CompactGold.index`)."""
+    if isinstance(gold, CompactGold):
+        return gold.doc_hashes()
     held: np.ndarray | None = gold.__dict__.get("_judged_hashes")
     if held is None:
-        if isinstance(gold, CompactGold):  # with codes, each distinct doc id hashed once
-            held = hash_strings(gold.doc_arrow)
-            held = held if gold.doc_codes is None else held[gold.doc_codes]
-        else:
-            held = hash_strings(gold.docs_of(np.arange(len(gold.qidx))))
+        held = hash_strings(gold.docs_of(np.arange(len(gold.qidx))))
         object.__setattr__(gold, "_judged_hashes", held)
     return held
 

@@ -192,6 +192,7 @@ def test_streamed_blocks_find_their_judged_documents_by_hash_exactly(tmp_path, m
     but whose id is not is left out (confirmed by the ids), and judgments of one query sharing a hash send
     the block to the exact lookup; either way the rows are exactly the judged (query, document) pairs."""
     from evalops.formats import _table, read_gold
+    from evalops.metrics import gold as gold_module
     from evalops.metrics import table_input
     from evalops.metrics.table_input import _gold_index, _hashed_judged_rows, _judgments_of, judged_rows
 
@@ -200,8 +201,8 @@ def test_streamed_blocks_find_their_judged_documents_by_hash_exactly(tmp_path, m
     judgments = [("q1", d) for d in judged_q1] + [("q2", "d5"), ("q2", "d7"), ("q3", "d1")]
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in judgments))
-    monkeypatch.setattr(_table, "hash_strings", _residue_hash)
-    monkeypatch.setattr(table_input, "hash_strings", _residue_hash)
+    for module in (_table, table_input, gold_module):  # the rows', and the judgments' (CompactGold.doc_hashes)
+        monkeypatch.setattr(module, "hash_strings", _residue_hash)
     gold = read_gold(qrels)
     found, hashed_blocks = [], 0
     for table in run_blocks(run):

@@ -96,3 +96,20 @@ def test_collisions_are_not_reported_as_duplicates_but_real_duplicates_are(colli
     dup = pd.DataFrame({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]})
     with pytest.raises(DuplicateDocumentError, match="query 'q1' lists document 'a'"):
         evaluate({"q1": {"a": 1}}, dup, ["RR"])
+
+
+def test_many_strings_are_hashed_in_pieces_with_the_same_hashes(monkeypatch):
+    """Hashed a piece at a time (what the steps hold stays small): the same hashes as all at once, from an
+    Arrow array, a chunked one (pieces across its chunks) and an object array."""
+    import evalops.metrics.strhash as strhash
+
+    ids = [f"doc{i}" * (i % 5) for i in range(1000)]
+    arrow = pa.chunked_array([ids[:333], ids[333:]])
+    whole = hash_strings(arrow)
+    calls = []
+    real = strhash._hash_piece
+    monkeypatch.setattr(strhash, "_hash_piece", lambda values: calls.append(len(values)) or real(values))
+    monkeypatch.setattr(strhash, "_PIECE", 64)
+    for values in (arrow, arrow.combine_chunks(), np.array(ids, dtype=object)):
+        np.testing.assert_array_equal(hash_strings(values), whole)
+    assert max(calls) == 64 and len(calls) == 3 * 16
