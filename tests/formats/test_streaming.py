@@ -10,9 +10,8 @@ import pytest
 
 from evalops.errors import DuplicateDocumentError, InputError
 from evalops.formats import read_qrels, read_run_table
-from evalops.formats.stream import parse_memory_budget, run_blocks
+from evalops.formats.stream import evaluate_run_file, parse_memory_budget, run_blocks
 from evalops.metrics import Policy, evaluate
-from evalops.formats.stream import evaluate_run_file
 
 MEASURES = ["nDCG@10", "P@5", "AP", "RR", "R@100", "nDCG", "R-Prec"]
 
@@ -192,8 +191,7 @@ def test_streamed_blocks_find_their_judged_documents_by_hash_exactly(tmp_path, m
     but whose id is not is left out (confirmed by the ids), and judgments of one query sharing a hash send
     the block to the exact lookup; either way the rows are exactly the judged (query, document) pairs."""
     from evalops.formats import _table, read_gold
-    from evalops.metrics import gold as gold_module
-    from evalops.metrics import table_input
+    from evalops.metrics import gold as gold_module, table_input
     from evalops.metrics.table_input import _gold_index, _hashed_judged_rows, _judgments_of, judged_rows
 
     run = tmp_path / "run.trec"
