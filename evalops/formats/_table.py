@@ -276,13 +276,15 @@ def segments(source: Source, size: int) -> Iterator[tuple[bytes, int, int]]:
 
 
 def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], segment_bytes: int,
-                plain_docs: bool = False) -> Iterator[tuple[Any, Any, np.ndarray, bool]]:
+                plain_docs: bool = False, plain_queries: bool = False) -> Iterator[tuple[Any, Any, np.ndarray, bool]]:
     """(query ids, doc ids, values, last of its segment) per Arrow block, the ids dictionary-encoded (the
     integer codes the kernels use), the values a numpy array (float64 scores, finite; int64 grades, within
     int32). Raises :class:`Refused` where the exact parser could read the file otherwise. ``plain_docs``:
     the doc ids as a plain string array (a run's doc ids are nearly all distinct, and encoding them took
     about half of Arrow's parsing; :func:`plain_doc_codes` and :func:`first_duplicate_row_hashed` then
-    stand in for the dictionary's codes).
+    stand in for the dictionary's codes). ``plain_queries``: the query ids as runs of equal ids (a
+    run-end-encoded array, ``values`` and ``run_ends``), for a run grouped by query: encoding the query ids
+    took about a tenth of the parsing, their runs a quarter of that.
 
     Each segment of ``segment_bytes`` is parsed by the multi-threaded CSV reader. Only the query and doc
     ids are hashed; the other fields the exact parser splits (Q0, rank, tag, iteration) are read as bytes.
@@ -303,7 +305,7 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
     qf, df, vf = names[layout.query[shape]], names[layout.doc[shape]], names[layout.value[shape]]
     ids = pa.dictionary(pa.int32(), pa.string())
     types = {name: pa.binary() for name in checked}
-    types.update({qf: ids, df: pa.string() if plain_docs else ids,
+    types.update({qf: pa.string() if plain_queries else ids, df: pa.string() if plain_docs else ids,
                   vf: pa.float64() if layout.value_kind == "score" else pa.int64()})
     if layout.tab_separated:
         forbidden: tuple[bytes, ...] = (b"\x0b", b"\x0c")
@@ -325,13 +327,18 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
             read = csv.ReadOptions(column_names=names, block_size=read_block, skip_rows=1 if header and first else 0)
             first = False
             segment = pa.py_buffer(buffer).slice(start, end - start)
-            table = csv.read_csv(pa.BufferReader(segment), read_options=read, parse_options=parse,
-                                 convert_options=convert)
+            # the streaming reader: read_csv's threads parse in parallel, at about a fifth more CPU in all
+            batches = csv.open_csv(pa.BufferReader(segment), read_options=read, parse_options=parse,
+                                   convert_options=convert)
             del segment, buffer
-            if any(column.null_count for column in table.columns):
-                raise Refused()  # an empty field
-            chunks = list(zip(table.column(qf).chunks, table.column(df).chunks, table.column(vf).chunks))
-            for at, (qc, dc, vc) in enumerate(chunks, 1):
+            batch = _next_batch(batches)
+            while batch is not None:
+                if any(column.null_count for column in batch.columns):
+                    raise Refused()  # an empty field
+                following = _next_batch(batches)
+                qc, dc, vc = batch.column(qf), batch.column(df), batch.column(vf)
+                if plain_queries:
+                    qc = call("run_end_encode", qc)
                 if layout.tab_separated and any(
                     _matches(id_strings(c), "^\\s|\\s$") for c in (qc, dc)
                 ):
@@ -344,9 +351,18 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
                         raise Refused()
                 elif values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
                     raise Refused()
-                yield qc, dc, values, at == len(chunks)
+                yield qc, dc, values, following is None
+                batch = following
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         raise Refused() from None
+
+
+def _next_batch(reader: Any) -> Any:
+    """The reader's next record batch with rows, or None at the end."""
+    for batch in reader:
+        if batch.num_rows:
+            return batch
+    return None
 
 
 def unsafe_ids(ids: Any) -> bool:
@@ -378,14 +394,16 @@ def _matches(strings: Any, pattern: str) -> bool:
     return bool(call("any", found).as_py())
 
 
-def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray] | None:
+def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple[Columns, np.ndarray | None] | None:
     """The Arrow path; None when the exact parser must decide. ``arrow_ids``: keep the query ids an Arrow
-    string array (no Python string per query)."""
+    string array (no Python string per query), and the doc ids plain strings, one per row (no dictionary:
+    the judgments' doc ids are nearly all distinct, and encoding them was most of their reading); the
+    spans are then None, and the duplicate check is :func:`first_duplicate_row_hashed`'s."""
     plan = _fast_plan(source, layout)
     if plan is None:
         return None
-    try:
-        parts = list(fast_chunks(source, layout, plan, SEGMENT))  # (q, d, values, segment end)
+    try:  # (q, d, values, segment end)
+        parts = list(fast_chunks(source, layout, plan, SEGMENT, plain_docs=arrow_ids))
     except Refused:
         return None
     tag = None
@@ -399,7 +417,7 @@ def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple
     else:
         values = np.zeros(0, dtype=np.float64 if layout.value_kind == "score" else np.int64)
     query_codes, query_ids, spans = _unify_queries([p[0] for p in parts], arrow_ids)
-    doc_codes, doc_dictionary = _doc_codes([p[1] for p in parts])
+    doc_codes, doc_dictionary = (plain_doc_codes if arrow_ids else _doc_codes)([p[1] for p in parts])
     del parts
     return Columns(
         query_codes=query_codes,
@@ -410,7 +428,7 @@ def _read_fast(source: Source, layout: Layout, arrow_ids: bool = False) -> tuple
         tag=tag,
         lines=None,
         fast=True,
-    ), spans
+    ), None if arrow_ids else spans
 
 
 def _unify_queries(chunks: Sequence[Any], arrow_ids: bool = False) -> tuple[np.ndarray, Any, np.ndarray]:
@@ -459,7 +477,9 @@ def id_strings(chunk: Any) -> Any:
     check on the ids of the fast path looks at."""
     import pyarrow as pa
 
-    return chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+    if pa.types.is_dictionary(chunk.type):
+        return chunk.dictionary
+    return chunk.values if pa.types.is_run_end_encoded(chunk.type) else chunk
 
 
 def plain_doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
@@ -476,13 +496,22 @@ def plain_doc_codes(chunks: Sequence[Any]) -> tuple[np.ndarray, Any]:
 # -- duplicates ------------------------------------------------------------------------------------
 
 
-def first_duplicate_row_hashed(query_codes: np.ndarray, docs: Any) -> int | None:
+def doc_hashes(docs: Any) -> np.ndarray:
+    """:func:`~evalops.metrics.strhash.hash_strings` of plain doc ids (an Arrow string array or chunked
+    array, one per row), chunk by chunk: no copy of the whole column."""
+    chunks = docs.chunks if hasattr(docs, "chunks") else [docs]
+    if not chunks:
+        return np.zeros(0, dtype=np.uint64)
+    return np.concatenate([hash_strings(chunk) for chunk in chunks])
+
+
+def first_duplicate_row_hashed(query_codes: np.ndarray, docs: Any, hashes: np.ndarray | None = None) -> int | None:
     """:func:`first_duplicate_row` for plain doc ids (an Arrow string array, one per row): the pairs keyed
-    by the query code and a 64-bit hash of the doc id, and only rows whose keys repeat compared as strings."""
+    by the query code and a 64-bit hash of the doc id (``hashes``: :func:`doc_hashes`, when the caller has
+    them), and only rows whose keys repeat compared as strings."""
     if len(query_codes) < 2:
         return None
-    chunks = docs.chunks if hasattr(docs, "chunks") else [docs]  # chunk by chunk: no copy of the whole column
-    keys = pair_keys(query_codes, np.concatenate([hash_strings(chunk) for chunk in chunks]))
+    keys = pair_keys(query_codes, doc_hashes(docs) if hashes is None else hashes)
     return first_repeated_row(keys, lambda rows: zip(query_codes[rows].tolist(),
                                                      doc_strings(docs, rows).tolist()))
 
@@ -553,6 +582,8 @@ def read_table(source: Source, layout: Layout, *, float32: bool = False,
     if layout.value_kind == "score":  # kept as float64 unless asked; out of float32's range either way
         values = ranked_scores(columns.values, source, lambda row: line_of(source, layout, columns, row))
         columns = Columns(**{**columns.__dict__, "values": values if float32 else columns.values})
+    if fast is not None and arrow_ids:  # plain doc ids
+        return columns, first_duplicate_row_hashed(columns.query_codes, columns.doc_dictionary)
     return columns, first_duplicate_row(columns, spans)
 
 

@@ -26,9 +26,9 @@ from evalops.formats._table import (
     Refused,
     _fast_plan,
     _first_line,
-    _unify_queries,
     fast_chunks,
     first_duplicate_row,
+    doc_hashes,
     first_duplicate_row_hashed,
     plain_doc_codes,
     line_of_row,
@@ -43,7 +43,7 @@ from evalops.metrics.gold import as_gold
 from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.strhash import hash_strings
-from evalops.metrics.table_input import hits_from_table, merge_hits
+from evalops.metrics.table_input import hits_from_table, keep_doc_hashes, merge_hits
 
 __all__ = [
     "parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "streams", "STREAM_ABOVE", "run_blocks",
@@ -119,21 +119,37 @@ class _ClosedQueries:
         self.levels.append(level)
 
 
+def _query_runs(parts: list[tuple[Any, Any, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """(query codes, query ids) of a block's rows from its parts' runs of equal query ids (``(ids, lengths)``
+    each): a query cut between two parts is one run again. Codes number the runs; a query id in two runs of
+    the block (not grouped) is found by the caller (:class:`_Unsorted`)."""
+    ids = np.concatenate([strings(p[0][0]) for p in parts]) if parts else np.zeros(0, dtype=object)
+    lengths = np.concatenate([p[0][1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    starts = np.r_[True, ids[1:] != ids[:-1]] if len(ids) else np.zeros(0, dtype=bool)
+    run = np.cumsum(starts) - 1
+    sizes = np.bincount(run, weights=lengths, minlength=int(starts.sum())).astype(np.int64)
+    codes = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+    return codes, ids[starts]
+
+
 def _block(source: Source, layout: Any, parts: list[tuple[Any, Any, np.ndarray]], first_row: int, name: str,
            float32: bool = True) -> RunTable:
-    query_codes, query_ids, _ = _unify_queries([p[0] for p in parts])
+    query_codes, query_ids = _query_runs(parts)
     doc_codes, dictionary = plain_doc_codes([p[1] for p in parts])  # (the doc ids are read as plain strings)
     scores = np.concatenate([p[2] for p in parts]).astype(np.float64)
     if float32:
         scores = ranked_scores(scores, source, lambda row: line_of_row(source, layout, first_row + row))
     columns = Columns(query_codes, query_ids, doc_codes, dictionary, scores, None, None, True)
-    duplicate = first_duplicate_row_hashed(query_codes, dictionary)
+    hashes = doc_hashes(dictionary)  # (one per row: the codes are the rows)
+    duplicate = first_duplicate_row_hashed(query_codes, dictionary, hashes)
     if duplicate is not None:
         qid = str(query_ids[query_codes[duplicate]])
         did = str(columns.doc_ids(np.array([duplicate]))[0])
         line = line_of_row(source, layout, first_row + duplicate)
         raise DuplicateDocumentError(qid, did, f"{source.name}:{line}")
-    return RunTable(query_codes, query_ids, doc_codes, dictionary, scores, name, source.name)
+    table = RunTable(query_codes, query_ids, doc_codes, dictionary, scores, name, source.name)
+    keep_doc_hashes(table, hashes)  # the judged documents are then found by them
+    return table
 
 
 def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, name: str, float32: bool = True
@@ -149,27 +165,28 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
 
     def closing(parts: list[tuple[Any, Any, np.ndarray]]) -> RunTable:
         block = _block(source, layout, parts, row, name, float32)
-        hashes = hash_strings(block.query_ids)
-        if closed.holds_any(hashes) or not bool(np.all(block.query_codes[1:] >= block.query_codes[:-1])):
+        hashes = hash_strings(block.query_ids)  # (a query id in two runs of the block is in it twice)
+        if closed.holds_any(hashes) or len(np.unique(hashes)) != len(hashes):
             raise _Unsorted()
         closed.add(hashes)
         return block
 
-    for q, d, scores, segment_end in fast_chunks(source, layout, plan, block_bytes, plain_docs=True):
-        n = len(q)
-        cut = 0
-        if segment_end and n:
-            idx = numeric(q.indices)
-            change = np.flatnonzero(idx[1:] != idx[:-1])
-            cut = int(change[-1]) + 1 if change.size else 0  # rows [cut, n) are the segment's last query
+    # the query ids come as runs of equal ids (a run-end encoding): (ids, lengths)
+    for q, d, scores, segment_end in fast_chunks(source, layout, plan, block_bytes, plain_docs=True,
+                                                 plain_queries=True):
+        n = len(d)
+        ids, ends = q.values, numeric(q.run_ends).astype(np.int64)
+        lengths = np.diff(ends, prepend=0)
+        cut = n - int(lengths[-1]) if segment_end and n else 0  # rows [cut, n) are the segment's last query
         if cut == 0:
             if n:
-                pending.append((q, d, scores))
+                pending.append(((ids, lengths), d, scores))
                 pending_rows += n
             continue
-        block = closing([*pending, (q.slice(0, cut), d.slice(0, cut), scores[:cut])])
+        runs = len(lengths)
+        block = closing([*pending, ((ids.slice(0, runs - 1), lengths[:-1]), d.slice(0, cut), scores[:cut])])
         row += pending_rows + cut
-        pending = [(q.slice(cut), d.slice(cut), scores[cut:])]
+        pending = [((ids.slice(runs - 1), lengths[-1:]), d.slice(cut), scores[cut:])]
         pending_rows = n - cut
         yield block
     if pending:

@@ -235,7 +235,7 @@ class CompactGold(Gold):
 
     def with_grades(self, grades: np.ndarray) -> Gold:
         other = CompactGold(self.query_arrow, self.qidx, self.doc_arrow, grades, self.doc_codes)
-        for held in ("_hashes", "_groups", "_query_ids"):  # the same queries: the lookups are shared
+        for held in ("_hashes", "_groups", "_query_ids", "_doc_hashes"):  # the same ids: the lookups are shared
             if held in self.__dict__:
                 object.__setattr__(other, held, self.__dict__[held])
         return other
@@ -244,7 +244,8 @@ class CompactGold(Gold):
         """The bytes its arrays hold (the lookups, once built, included)."""
         held: int = self.qidx.nbytes + self.grades.nbytes + self.query_arrow.nbytes + self.doc_arrow.nbytes
         held += 0 if self.doc_codes is None else self.doc_codes.nbytes
-        built: list[np.ndarray | None] = [*(self.__dict__.get("_hashes") or ()), *(self.__dict__.get("_groups") or ())]
+        built: list[np.ndarray | None] = [*(self.__dict__.get("_hashes") or ()), *(self.__dict__.get("_groups") or ()),
+                                          self.__dict__.get("_doc_hashes")]
         return held + sum(a.nbytes for a in built if a is not None)
 
     def index(self) -> CompactGold:
@@ -252,7 +253,18 @@ class CompactGold(Gold):
         judgments hold can be measured before the run is read; returns ``self``."""
         self.positions(np.zeros(0, dtype=object))
         self.query_groups()
+        self.doc_hashes()
         return self
+
+    def doc_hashes(self) -> np.ndarray:
+        """The 64-bit hash of each judgment's doc id (:func:`~evalops.metrics.strhash.hash_strings`), built
+        once: streamed blocks find their judged documents by them."""
+        held: np.ndarray | None = self.__dict__.get("_doc_hashes")
+        if held is None:
+            held = hash_strings(self.doc_arrow)  # with codes, each distinct doc id hashed once
+            held = held if self.doc_codes is None else held[self.doc_codes]
+            object.__setattr__(self, "_doc_hashes", held)
+        return held
 
     def positions(self, query_ids: np.ndarray) -> np.ndarray:
         """The position of each of ``query_ids`` (an object array of str) among the gold queries, -1 if absent."""

@@ -14,11 +14,14 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops._arrow import call, compute_options, from_numpy, from_strings, numeric
+from evalops._arrow import call, compute_options, from_numpy, from_strings, numeric, strings
 from evalops.metrics.gold import CompactGold, Gold
 from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
+from evalops.metrics.strhash import hash_strings, pair_keys
 
-__all__ = ["hits_from_table", "judged_rows", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows"]
+__all__ = [
+    "hits_from_table", "judged_rows", "keep_doc_hashes", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows",
+]
 
 
 def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | None = None) -> Hits:
@@ -79,7 +82,10 @@ def judged_rows(gold: Gold, table: RunTable) -> tuple[np.ndarray, np.ndarray]:
     judgments = _judgments_of(gold, gold_of_code[gold_of_code >= 0])
     row = np.zeros(0, dtype=np.int64)
     pairs = np.zeros(0, dtype=np.int64)
-    if judgments.size and len(codes):
+    hashed = _hashed_judged_rows(gold, table, gold_of_code, judgments) if judgments.size and len(codes) else None
+    if hashed is not None:
+        row, pairs = hashed
+    elif judgments.size and len(codes):
         # every judged doc id is numbered by its first occurrence among the judged doc ids, and every
         # dictionary entry gets that number (-1: not judged for any of the table's queries)
         canon_pair, lut = _judged_lookup(_judged_docs(gold, judgments, table.doc_dictionary), table.doc_dictionary)
@@ -99,6 +105,79 @@ def judged_rows(gold: Gold, table: RunTable) -> tuple[np.ndarray, np.ndarray]:
         pairs = judgments[by_key[at[found]]]
     object.__setattr__(table, "_judged", (*judgment_arrays, row, pairs))
     return row, pairs
+
+
+def keep_doc_hashes(table: RunTable, hashes: np.ndarray) -> None:
+    """Keep on ``table`` the :func:`~evalops.metrics.strhash.hash_strings` of each row's doc id (a reader that
+    hashed them for its duplicate check): :func:`judged_rows` then finds the judged documents by them."""
+    if len(hashes) == len(table):
+        object.__setattr__(table, "_doc_hashes", hashes)
+
+
+# Entries of the judged doc ids' hash filter per judgment of a table's queries: about 1 row in 16 whose
+# document is not judged passes it (and is then looked up exactly). A streamed block's filter (a few
+# thousand judgments) stays in the processor's cache, where one over all the judgments took three times
+# as long to look up.
+_FILTER_PER_JUDGMENT = 16
+
+
+def _hashed_judged_rows(gold: Gold, table: RunTable, gold_of_code: np.ndarray, judgments: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`judged_rows` by the rows' doc id hashes (:func:`keep_doc_hashes`), None when the table has none.
+
+    The rows whose doc id's hash is among those of the judgments of the table's queries (a table of
+    booleans indexed by the hash's top bits) are keyed by (query, hash) and looked up among the keys of
+    those judgments; every match is confirmed by comparing the two doc ids (exact). No Arrow hash of every
+    row's doc id, as ``index_in`` took. Judgments of one query whose keys are equal (a hash collision) send
+    the table to the exact lookup."""
+    row_hashes: np.ndarray | None = table.__dict__.get("_doc_hashes")
+    if row_hashes is None or len(table.query_ids) >= 1 << 24:  # (pair_keys' layout is the same for both sides)
+        return None
+    judged_hashes = _judged_hashes(gold)[judgments]
+    bits = max(10, (len(judgments) * _FILTER_PER_JUDGMENT).bit_length())
+    shift = np.uint64(64 - bits)
+    passes = np.zeros(1 << bits, dtype=bool)
+    passes[judged_hashes >> shift] = True
+    candidate = np.flatnonzero(passes[row_hashes >> shift])
+    # each judgment's query as the table's code
+    table_codes = np.flatnonzero(gold_of_code >= 0)
+    by_gold = np.argsort(gold_of_code[table_codes], kind="stable")
+    gold_sorted = gold_of_code[table_codes][by_gold]
+    code_of_judgment = table_codes[by_gold][np.searchsorted(gold_sorted, gold.qidx[judgments])]
+    judged_keys = pair_keys(code_of_judgment, judged_hashes)
+    by_key = np.argsort(judged_keys)
+    sorted_keys = judged_keys[by_key]
+    if len(sorted_keys) > 1 and bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
+        return None
+    keys = pair_keys(table.query_codes[candidate], row_hashes[candidate])
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    found = np.flatnonzero(sorted_keys[at] == keys)
+    row, pairs = candidate[found], judgments[by_key[at[found]]]
+    if len(row) and not _all_equal(table, row, gold.docs_of(pairs)):
+        judged = gold.docs_of(pairs)
+        same = table.doc_ids(row) == (judged if isinstance(judged, np.ndarray) else strings(judged))
+        row, pairs = row[same], pairs[same]
+    return row.astype(np.int64), pairs.astype(np.int64)
+
+
+def _all_equal(table: RunTable, rows: np.ndarray, judged: Any) -> bool:
+    """Whether the doc ids of ``rows`` are ``judged`` (an Arrow string array), compared in Arrow."""
+    if isinstance(judged, np.ndarray) or isinstance(table.doc_dictionary, np.ndarray):
+        return False  # (compared as Python strings)
+    ours = call("take", table.doc_dictionary, from_numpy(table.doc_codes[rows]))
+    return bool(call("all", call("equal", ours, judged)).as_py())
+
+
+def _judged_hashes(gold: Gold) -> np.ndarray:
+    """The hash of each judgment's doc id, computed once per ``Gold`` (kept on it; a
+    :class:`CompactGold` builds them with its lookups, :meth:`CompactGold.index`)."""
+    if isinstance(gold, CompactGold):
+        return gold.doc_hashes()
+    held: np.ndarray | None = gold.__dict__.get("_judged_hashes")
+    if held is None:
+        held = hash_strings(gold.docs_of(np.arange(len(gold.qidx))))
+        object.__setattr__(gold, "_judged_hashes", held)
+    return held
 
 
 def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:

@@ -10,9 +10,8 @@ import pytest
 
 from evalops.errors import DuplicateDocumentError, InputError
 from evalops.formats import read_qrels, read_run_table
-from evalops.formats.stream import parse_memory_budget, run_blocks
+from evalops.formats.stream import evaluate_run_file, parse_memory_budget, run_blocks
 from evalops.metrics import Policy, evaluate
-from evalops.formats.stream import evaluate_run_file
 
 MEASURES = ["nDCG@10", "P@5", "AP", "RR", "R@100", "nDCG", "R-Prec"]
 
@@ -178,3 +177,57 @@ def test_hashed_duplicate_check_confirms_by_the_doc_ids(monkeypatch):
     monkeypatch.undo()
     assert _table.first_duplicate_row_hashed(codes, docs) is None
     assert _table.first_duplicate_row_hashed(codes, repeated) == 5
+
+
+def _residue_hash(values):
+    """A weak hash for ids ``d<n>``: only ``n % 5``, in the top bits (documents collide by design)."""
+    texts = values.tolist() if isinstance(values, np.ndarray) else values.to_pylist()
+    return np.array([(int(t[1:]) % 5) << 60 for t in texts], dtype=np.uint64)
+
+
+@pytest.mark.parametrize("judged_q1", [("d1", "d2", "d3"), ("d1", "d6", "d3")], ids=["distinct", "colliding"])
+def test_streamed_blocks_find_their_judged_documents_by_hash_exactly(tmp_path, monkeypatch, judged_q1):
+    """A streamed block finds its judged rows by the doc ids' hashes: a row whose hash is a judged document's
+    but whose id is not is left out (confirmed by the ids), and judgments of one query sharing a hash send
+    the block to the exact lookup; either way the rows are exactly the judged (query, document) pairs."""
+    from evalops.formats import _table, read_gold
+    from evalops.metrics import gold as gold_module, table_input
+    from evalops.metrics.table_input import _gold_index, _hashed_judged_rows, _judgments_of, judged_rows
+
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"{q} Q0 d{d} {d + 1} {20 - d} t\n" for q in ("q1", "q2") for d in range(10)))
+    judgments = [("q1", d) for d in judged_q1] + [("q2", "d5"), ("q2", "d7"), ("q3", "d1")]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in judgments))
+    for module in (_table, table_input, gold_module):  # the rows', and the judgments' (CompactGold.doc_hashes)
+        monkeypatch.setattr(module, "hash_strings", _residue_hash)
+    gold = read_gold(qrels)
+    found, hashed_blocks = [], 0
+    for table in run_blocks(run):
+        assert "_doc_hashes" in table.__dict__
+        gold_of_code = _gold_index(gold, table.query_ids)
+        judgments_of_block = _judgments_of(gold, gold_of_code[gold_of_code >= 0])
+        hashed_blocks += _hashed_judged_rows(gold, table, gold_of_code, judgments_of_block) is not None
+        rows, pairs = judged_rows(gold, table)
+        queries, docs = table.query_ids[table.query_codes].tolist(), table.doc_ids().tolist()
+        assert [docs[r] for r in rows.tolist()] == gold.docs_of(pairs).to_pylist()
+        assert rows.tolist() == sorted(rows.tolist())
+        found += [(queries[r], docs[r]) for r in rows.tolist()]
+    assert sorted(found) == sorted(judgments[:-1])
+    assert hashed_blocks == (1 if judged_q1[1] == "d6" else 2)  # d1 and d6 share a hash: q1 is looked up exactly
+
+
+def test_a_query_back_within_one_block_makes_the_run_not_grouped(tmp_path):
+    """Query ids are read as runs of equal ids: a query that comes back after another within one block is
+    two runs of that block, and the run is not grouped (read again), as when it comes back in a later block."""
+    from evalops.formats.stream import NotGrouped, whole_query_blocks
+
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq2 Q0 d1 1 3 t\nq1 Q0 d3 3 1 t\nq3 Q0 d1 1 1 t\n")
+    with pytest.raises(NotGrouped):
+        list(run_blocks(path))
+    read = list(whole_query_blocks(path))
+    assert None in read
+    blocks = read[len(read) - read[::-1].index(None):]  # read again after the None: q1 has its three rows
+    assert sum(len(b) for b in blocks) == 5
+    assert sorted(q for b in blocks for q in b.query_ids.tolist()) == ["q1", "q2", "q3"]

@@ -154,3 +154,17 @@ def test_a_bomb_of_line_ends_is_refused_by_its_density(tmp_path, monkeypatch, en
     short = tmp_path / "short.qrels"
     short.write_bytes(b"\n" * 500 + b"".join(b"q 0 %d 1%s" % (i, ending) for i in range(3000)))
     assert len(read_qrels(short).to_frame()) == 3000
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"])
+def test_line_ends_are_counted_alike_in_small_and_large_pieces(ending):
+    """The line ends a piece is charged with: each ending counted once, whether the piece is counted by
+    ``bytes.count`` (small) or a megabyte at a time (large, with a line crossing each megabyte)."""
+    from evalops.formats._source import line_ends
+
+    line = b"q1 Q0 d7 1 2.5 tag" + ending
+    for lines in (3, (3 << 20) // len(line) + 1):  # under and over the counted slice of 1 MB
+        piece = line * lines + b"no end"
+        assert line_ends(piece) == lines
+    assert line_ends(b"\n" * ((1 << 20) + 5) + b"\r" * 7) == (1 << 20) + 5
+    assert line_ends(b"\r" * ((1 << 20) + 5) + b"\n" * 7) == (1 << 20) + 5

@@ -154,3 +154,27 @@ def test_short_ascii_query_ids_are_held_fixed_width_with_the_same_values() -> No
     assert _fixed_width_ids(sliced).tolist() == ids
     for unfit in (["é"], ["a\x00"], ["y" * 17]):
         assert _fixed_width_ids(pa.array(unfit)) is None
+
+
+def test_judgments_read_in_columns_keep_plain_doc_ids_and_name_a_repeat(tmp_path: Path, monkeypatch) -> None:
+    """A qrels file over the small-file size is read in columns with its doc ids plain strings (one per
+    judgment): the same judgments as ``read_qrels``, and a judgment repeated in a later segment, with a
+    document judged for other queries in between, is refused naming its line."""
+    from evalops.formats import _table
+
+    _table.load_arrow_readers()
+    monkeypatch.setattr(_table, "SEGMENT", 1 << 16)  # several segments, so that the repeat is in a later one
+    lines = [f"q{q} 0 d{(q * 7 + j) % 500} {j % 3}\n" for q in range(4000) for j in range(4)]
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(lines))
+    assert path.stat().st_size > 2 * _table.SMALL_FILE_ARROW_LOADED
+    gold, old = read_gold(path), Gold.from_qrels(read_qrels(path))
+    assert gold.doc_codes is not None and len(gold.doc_arrow) == len(lines)  # one doc id per judgment
+    assert gold.query_ids.tolist() == old.query_ids.tolist()
+    np.testing.assert_array_equal(gold.qidx, old.qidx)
+    assert gold.doc_ids.tolist() == old.doc_ids.tolist()
+    repeated = tmp_path / "repeated.txt"
+    repeated.write_text("".join(lines) + "q3 0 d23 1\n")  # q3 judges d23 at line 15 already
+    assert "q3 0 d23 " in lines[14]
+    with pytest.raises(FormatError, match=rf"repeated\.txt:{len(lines) + 1}: query 'q3' judges document 'd23' a"):
+        read_gold(repeated)

@@ -26,6 +26,16 @@ def test_equal_strings_hash_equal_whatever_the_container():
     assert hash_strings(pa.array([], type=pa.string())).size == 0
 
 
+@pytest.mark.parametrize("others", [["doc1234567"] * 9, ["d1"] * 9], ids=["most-longer", "most-shorter"])
+def test_a_strings_hash_does_not_depend_on_the_strings_beside_it(others):
+    """A step is taken over every string while most of them go on (those that are done keep their hash),
+    else over those that go on: either way each string hashes as it does alone."""
+    alone = [int(hash_strings(pa.array([s]))[0]) for s in STRINGS]
+    for at in range(len(others) + 1):
+        mixed = [*others[:at], *STRINGS, *others[at:]]
+        assert hash_strings(pa.array(mixed))[at: at + len(STRINGS)].tolist() == alone
+
+
 def test_a_long_string_takes_a_bounded_number_of_steps(monkeypatch):
     """The word-by-word fold stops after a few words; the rest of a long id is one pass (a 15 MB id took
     176 s as 2 M numpy steps). Counted in calls of the mixer, each one numpy step over the strings."""
@@ -86,3 +96,20 @@ def test_collisions_are_not_reported_as_duplicates_but_real_duplicates_are(colli
     dup = pd.DataFrame({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]})
     with pytest.raises(DuplicateDocumentError, match="query 'q1' lists document 'a'"):
         evaluate({"q1": {"a": 1}}, dup, ["RR"])
+
+
+def test_many_strings_are_hashed_in_pieces_with_the_same_hashes(monkeypatch):
+    """Hashed a piece at a time (what the steps hold stays small): the same hashes as all at once, from an
+    Arrow array, a chunked one (pieces across its chunks) and an object array."""
+    import evalops.metrics.strhash as strhash
+
+    ids = [f"doc{i}" * (i % 5) for i in range(1000)]
+    arrow = pa.chunked_array([ids[:333], ids[333:]])
+    whole = hash_strings(arrow)
+    calls = []
+    real = strhash._hash_piece
+    monkeypatch.setattr(strhash, "_hash_piece", lambda values: calls.append(len(values)) or real(values))
+    monkeypatch.setattr(strhash, "_PIECE", 64)
+    for values in (arrow, arrow.combine_chunks(), np.array(ids, dtype=object)):
+        np.testing.assert_array_equal(hash_strings(values), whole)
+    assert max(calls) == 64 and len(calls) == 3 * 16
