@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -256,10 +257,14 @@ class Config(BaseSettings):
     def apply_process_settings(self) -> None:
         """Put the settings that act process-wide in force: ``max_line_length`` and
         ``max_decompressed_size`` for the readers, ``query_logs.presidio`` for the scrubber (a
-        ``ConfigError`` when Presidio is asked for and not installed)."""
+        ``ConfigError`` when Presidio is asked for and not installed). Without Presidio, a scrubber not
+        imported yet is left alone: it starts without Presidio, and importing it loads the query-log package's
+        pandas, which a command that reads no logs (``evalops history``) need not pay for."""
+        set_input_bounds(self.max_line_length, self.max_decompressed_size)
+        if not self.query_logs.presidio and "evalops.querylog.scrub" not in sys.modules:
+            return
         from evalops.querylog.scrub import use_presidio
 
-        set_input_bounds(self.max_line_length, self.max_decompressed_size)
         try:
             use_presidio(self.query_logs.presidio)
         except ImportError:
