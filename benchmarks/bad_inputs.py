@@ -154,7 +154,7 @@ CASES: list[tuple[str, str, bytes, Any, bool, str | None]] = [
     ("gold CSV: not UTF-8", "g", b"", _gold_csv(b"query_id,doc_id,grade\nq1,d\xff,1\n"), True, None),
     ("query log: corrupt .jsonl.gz", "l", b"", _log(b"\x1f\x8b\x08\x00" + b"\x00" * 30, True), False, None),
     ("query log: not UTF-8", "l", b"", _log(b'{"query": "\xff"}\n', False), True, None),
-    # control characters, escapes, an inner BOM and lone surrogates in ids and query texts (evalops.safetext)
+    # control characters, escapes, an inner BOM and lone surrogates in ids and query texts (evalops.util.safetext)
     ("run: NUL in a doc id", "a.run", GOOD_RUN + b"q1 Q0 d\x003 3 0.5 t\n", read_run, True, "run"),
     ("run: ANSI escape in a query id", "a.run", b"q\x1b[31m1 Q0 d1 1 2.5 t\n", read_run, True, "run"),
     ("run: C1 control in a doc id", "a.run", GOOD_RUN + b"q1 Q0 d\xc2\x853 3 0.5 t\n", read_run, True, "run"),
@@ -806,7 +806,7 @@ def _formula_cells(text: str) -> list[str]:
     import csv
     import io
 
-    from evalops.safetext import _NUMBER
+    from evalops.util.safetext import _NUMBER
 
     return [cell for row in csv.reader(io.StringIO(text, newline="")) for cell in row
             if cell[:1] in _FORMULA_START and not _NUMBER.fullmatch(cell)]

@@ -2,7 +2,8 @@
 
 ``compare_runs`` is the one path from judgments and runs to decided comparisons for ``evalops compare``,
 ``evalops.testing.assert_no_regression`` and any caller of the Python API: it scores every run, measures the
-judged coverage and the bounds of the unjudged documents (``evalops.bounds.run_judged``, ``evalops.bounds``)
+judged coverage and the bounds of the unjudged documents (``evalops.judged.bounds.run_judged``,
+``evalops.judged.bounds``)
 and decides. ``compare_evaluations`` is its last step: it pairs each candidate's per-query values with the
 baseline's, measure by measure, tests them (``evalops.stats.compare``) and corrects and decides all of them as
 one family (``evalops.stats.adjust_and_decide``). What fails is then :mod:`evalops.failing`'s policy.
@@ -28,7 +29,7 @@ def compare_evaluations(base: Any, candidates: Sequence[Any], policy: Any, *, ba
     ``base`` and ``candidates`` are ``EvaluationResult`` objects of the same qrels. A NaN value marks a
     query the no-answer policy left out of a measure (the same queries on both sides, since they share the
     qrels); the remaining values pair up by query id. ``judged`` gives, per candidate, ``{measure:
-    JudgedShift}`` (``evalops.bounds.run_judged``): the judged coverage each comparison carries, which
+    JudgedShift}`` (``evalops.judged.bounds.run_judged``): the judged coverage each comparison carries, which
     withholds a regression on a candidate less judged than the policy allows.
     """
     import numpy as np
@@ -68,7 +69,7 @@ def compare_runs(qrels: Any, baseline: Any, candidates: Sequence[Any], measures:
     side answered (default: the judged queries each run has, under ``treatment``; a run under
     ``policy.min_coverage`` of them is ``partial_run``, as in ``evalops compare``); ``progress(i, run)``: a
     context manager factory per run scored, returning a callback ``(finished, total)``, for a progress bar."""
-    from evalops.bounds import run_judged
+    from evalops.judged.bounds import run_judged
     from evalops.metrics import evaluate, parse_measures
     from evalops.metrics.gold import as_gold
     from evalops.stats import Policy

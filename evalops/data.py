@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar, cast
 
 import numpy as np
 
-from evalops._arrow import doc_strings
 from evalops.errors import DuplicateDocumentError, FormatError, InputError
+from evalops.util.arrow import doc_strings
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

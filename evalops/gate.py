@@ -38,13 +38,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from evalops.failing import DEFAULT_FAIL_ON, FAIL_ON, KIND_EXIT_CODE, comparison_kind, parse_fail_on
 from evalops.exitcodes import ExitCode, most_severe
-from evalops import numfmt
+from evalops.failing import DEFAULT_FAIL_ON, FAIL_ON, KIND_EXIT_CODE, comparison_kind, parse_fail_on
 from evalops.floors import floor_checks
 from evalops.pipeline.registry import alerting_measures, anchored_measures, canonical_measures
-from evalops.reports.tables import decision_interval
 from evalops.pipeline.specs import VersionSpec
+from evalops.reports.tables import decision_interval
+from evalops.util import numfmt
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.deciding import DecidedComparison

@@ -1,7 +1,7 @@
 """HTML for notebooks: the ``_repr_html_`` of evaluation results and of comparisons.
 
 One table shape for both: a caption, a header row, one row per measure (or per comparison) and notes below
-it. Every text goes through :func:`evalops.safetext.plain` (no control or bidi character, cut at its limit)
+it. Every text goes through :func:`evalops.util.safetext.plain` (no control or bidi character, cut at its limit)
 and is then HTML-escaped, so a run name, a version name or a query id from a user's file is shown as text and
 never read as markup.
 
@@ -15,8 +15,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalops.numfmt import DASH, level, number, p_value
-from evalops.safetext import plain
+from evalops.util.numfmt import DASH, level, number, p_value
+from evalops.util.safetext import plain
 
 if TYPE_CHECKING:
     from evalops.stats.compare import Comparison

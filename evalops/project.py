@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from evalops.airflow.dags import DAG_FILES, dag_file_text
 from evalops.config import PROJECT_FILE, Config, GoldSetSettings
 from evalops.errors import ConfigError
-from evalops.storage import FULL_ERRNOS, make_folder
+from evalops.util.storage import FULL_ERRNOS, make_folder
 
 __all__ = ["demo_project", "init_project", "project_yaml", "REGISTRY_TEMPLATE"]
 
@@ -221,7 +221,7 @@ def init_project(folder: str | Path, *, gold_set: str | None = None, queries: st
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            if exc.errno in FULL_ERRNOS:  # exit 7 with the path (evalops.storage)
+            if exc.errno in FULL_ERRNOS:  # exit 7 with the path (evalops.util.storage)
                 raise OSError(exc.errno, exc.strerror, str(path)) from exc
             raise ConfigError(f"{path}: cannot write the new project's file ({exc.strerror or exc})") from None
         written.append(path)

@@ -31,9 +31,9 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from evalops.errors import ConfigError, EvalopsError
-from evalops.safetext import plain
-from evalops.secrets import mask_url, resolve_secret
 from evalops.transport import ClosesClient, HttpClient, RetryPolicy
+from evalops.util.safetext import plain
+from evalops.util.secrets import mask_url, resolve_secret
 
 __all__ = ["MLFLOW_LIMITS", "MlflowTracker", "TrackingError", "log_to_mlflow", "mlflow_key", "overall_decision",
            "resolve_token"]

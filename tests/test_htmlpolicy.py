@@ -1,4 +1,4 @@
-"""The sanitiser every page evalops writes or serves goes through (evalops.htmlpolicy.sanitized_page).
+"""The sanitiser every page evalops writes or serves goes through (evalops.util.htmlpolicy.sanitized_page).
 
 Each payload below got through the regular-expression pass it replaces. The output is checked twice: parsed
 with Python's HTML parser (no active element, attribute or URL may remain), and, when Debian's chromium is
@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP, safe_css, sanitized_page
+from evalops.util.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP, safe_css, sanitized_page
 
 # name -> markup placed in the body (or the head, for the head_ payloads)
 PAYLOADS = {

@@ -1,4 +1,4 @@
-"""The one time-zone policy (evalops.utc): aware datetimes become plain UTC ones; a naive one is refused."""
+"""The one time-zone policy (evalops.util.utc): aware datetimes become plain UTC ones; a naive one is refused."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalops.errors import ConfigError
-from evalops.utc import UTC, as_utc, now, using_clock
+from evalops.util.utc import UTC, as_utc, now, using_clock
 
 
 class Pendulumish(dt.datetime):
@@ -58,18 +58,18 @@ def test_a_clock_giving_naive_times_is_refused():
 
 
 def test_no_module_but_evalops_utc_reads_the_system_clock():
-    """One clock: ``datetime.now`` / ``utcnow`` / ``date.today`` appear only in evalops/utc.py."""
+    """One clock: ``datetime.now`` / ``utcnow`` / ``date.today`` appear only in evalops/util/utc.py."""
     import evalops
 
     root = Path(evalops.__file__).parent
     pattern = re.compile(r"\b(datetime\.now|\.utcnow|date\.today)\(")
     found = [f"{path.relative_to(root)}:{n}" for path in sorted(root.rglob("*.py")) if path.name != "utc.py"
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
-    assert found == [], f"read the time with evalops.utc.now(): {found}"
+    assert found == [], f"read the time with evalops.util.utc.now(): {found}"
 
 
 def test_one_spelling_of_the_utc_zone():
-    """The zone is ``datetime.UTC`` (``evalops.utc.UTC`` is the same object); ``timezone.utc`` is not spelt."""
+    """The zone is ``datetime.UTC`` (``evalops.util.utc.UTC`` is the same object); ``timezone.utc`` is not spelt."""
     import evalops
 
     root = Path(evalops.__file__).parent

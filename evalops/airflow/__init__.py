@@ -7,7 +7,7 @@
 * ``notifier``: evalops' alert delivery as an Airflow notifier (``EvalopsNotifier``);
 * ``plugin``: the dashboard under the api-server at ``/evalops``;
 * ``provider`` and ``hooks``: the provider's entry point and its connection types;
-* ``connections``: Airflow's side of evalops' one secret reader (:mod:`evalops.secrets`);
+* ``connections``: Airflow's side of evalops' one secret reader (:mod:`evalops.util.secrets`);
 * ``compat``: every Airflow name whose import path depends on Airflow's version;
 * ``runner``: DAGs run in-process with ``dag.test()`` (the demo and the end-to-end tests).
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalops._lazy import lazy_getattr
+from evalops.util.lazy import lazy_getattr
 
 if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported on first use
     from evalops.airflow.provider import get_provider_info as get_provider_info

@@ -1,4 +1,4 @@
-"""Airflow's side of evalops' one secret reader (:func:`evalops.secrets.read_connection`): a connection
+"""Airflow's side of evalops' one secret reader (:func:`evalops.util.secrets.read_connection`): a connection
 as Airflow resolves it (secrets backends, ``AIRFLOW_CONN_*``, the metadata database), as plain values."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from airflow.sdk import Connection, ObjectStoragePath
 from airflow.sdk.log import mask_secret as _airflow_mask_secret
 
 from evalops.airflow.compat import AirflowNotFoundException
-from evalops.secrets import ConnectionFields
+from evalops.util.secrets import ConnectionFields
 
 __all__ = ["get_connection", "mask_secret", "storage_path"]
 

@@ -1,7 +1,7 @@
 """The hooks behind evalops' Airflow connection types (``evalops.airflow.provider.CONNECTION_TYPES``).
 
 Each hook reads its connection the way evalops itself does outside the hook: through evalops' one reader
-(:func:`evalops.secrets.resolve_secret`) and the one function that turns that connection into what evalops
+(:func:`evalops.util.secrets.resolve_secret`) and the one function that turns that connection into what evalops
 uses: the warehouse URL (:mod:`evalops.warehouse.config`), the alert webhook URL
 (:mod:`evalops.alerting.notifiers`), the judge's key and base URL (:mod:`evalops.judges.openai`) and a
 retriever service's token (:mod:`evalops.retrievers.auth`). Imported by Airflow only (it imports Airflow).
@@ -14,7 +14,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 
 from evalops.alerting.notifiers import webhook_url
-from evalops.secrets import resolve_secret
+from evalops.util.secrets import resolve_secret
 from evalops.warehouse import create_warehouse_engine
 from evalops.warehouse.config import connection_url, normalise_url
 

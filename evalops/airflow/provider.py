@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalops import __version__
-from evalops.extras import DISTRIBUTION
+from evalops.util.extras import DISTRIBUTION
 
 __all__ = ["CONNECTION_TYPES", "INTEGRATION", "get_provider_info"]
 

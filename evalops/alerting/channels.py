@@ -8,7 +8,7 @@ Card) and PagerDuty (an Events API v2 ``trigger`` event). Both post through
   type ``application/vnd.microsoft.card.adaptive``. The card's text is in ``TextRun`` elements of
   ``RichTextBlock`` s, which the Adaptive Card schema never reads as markdown: an untrusted query text or id
   cannot form a link, emphasis or list (``TextBlock`` would read ``[label](url)`` as a link). Control and
-  bidi characters are dropped (:func:`evalops.safetext.plain`) and the text is cut at ``MESSAGE_LIMIT``.
+  bidi characters are dropped (:func:`evalops.util.safetext.plain`) and the text is cut at ``MESSAGE_LIMIT``.
 * :class:`PagerDutyNotifier` (on when a routing key resolves: :func:`resolve_pagerduty_key`): one
   ``trigger`` event per alert, its ``dedup_key`` the alert's :func:`~evalops.alerting.notifiers.idempotency_key`
   (stable: a retry, a re-run of the day or a reminder of the same alert updates PagerDuty's open incident
@@ -25,8 +25,8 @@ from typing import Any
 from evalops.alerting.message import MESSAGE_LIMIT
 from evalops.alerting.model import Alert, Severity
 from evalops.alerting.notifiers import NotificationError, WebhookNotifier, _trusted_links, idempotency_key
-from evalops.safetext import plain, unlinked
-from evalops.secrets import register_secret, resolve_secret
+from evalops.util.safetext import plain, unlinked
+from evalops.util.secrets import register_secret, resolve_secret
 
 __all__ = ["ADAPTIVE_CARD", "PAGERDUTY_EVENTS_URL", "PAGERDUTY_SEVERITY", "PagerDutyNotifier", "TeamsNotifier",
            "adaptive_card", "resolve_pagerduty_key"]

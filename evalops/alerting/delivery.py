@@ -37,10 +37,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from evalops import utc
 from evalops.alerting.cadence import ReminderPolicy, SentAlert, cadence, series_key
 from evalops.alerting.model import Alert
 from evalops.alerting.notifiers import DeliveryUnknown, NotificationError, Notifier
+from evalops.util import utc
 
 __all__ = [
     "AlertStore",

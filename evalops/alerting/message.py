@@ -1,6 +1,6 @@
 """Plain-text alert bodies. One format serves the task log, the chat webhook and the e-mail.
 
-Numbers are printed by :mod:`evalops.numfmt` (the one policy of every medium), ``n/a`` when undefined.
+Numbers are printed by :mod:`evalops.util.numfmt` (the one policy of every medium), ``n/a`` when undefined.
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evalops import numfmt
-from evalops.safetext import plain
+from evalops.util import numfmt
+from evalops.util.safetext import plain
 
 __all__ = ["regression_message", "worst_query_rows", "format_p", "slack_text", "QUERY_TEXT_LIMIT", "MESSAGE_LIMIT"]
 
@@ -29,7 +29,7 @@ NA = "n/a"
 
 
 def format_p(p: Any) -> str:
-    """:func:`evalops.numfmt.p_value`, ``n/a`` when undefined."""
+    """:func:`evalops.util.numfmt.p_value`, ``n/a`` when undefined."""
     return numfmt.p_value(p, NA)
 
 
@@ -102,7 +102,7 @@ def _rule_lines(n: Mapping[str, Any]) -> list[str]:
 
 
 def _judged_lines(n: Mapping[str, Any], policy: Mapping[str, Any] | None = None) -> list[str]:
-    """Judged coverage of both sides at the measure's cutoff (``evalops.holes``), when the comparison has it;
+    """Judged coverage of both sides at the measure's cutoff (``evalops.judged.holes``), when the comparison has it;
     with the delta under the other bound, whether the two bounds agree, and when they do not, why the judged
     delta decided (the coverage fell by no more than ``max_judged_coverage_drop``)."""
     j = n.get("judged_coverage")

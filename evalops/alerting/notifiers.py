@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from evalops.alerting.message import MESSAGE_LIMIT, slack_text
 from evalops.alerting.model import Alert
 from evalops.errors import EvalopsError
-from evalops.safetext import plain, unlinked
-from evalops.secrets import ConnectionFields, SecretError, read_connection, resolve_secret
 from evalops.transport import HttpClient, RetryPolicy
+from evalops.util.safetext import plain, unlinked
+from evalops.util.secrets import ConnectionFields, SecretError, read_connection, resolve_secret
 
 __all__ = [
     "Notifier",
@@ -68,13 +68,13 @@ def idempotency_key(alert: Alert) -> str:
 
 def _trusted_links(alert: Alert) -> tuple[str, ...]:
     """The links a message may keep for a chat app or mail client to link: the report's location, which
-    evalops wrote; everything else in an alert may come from untrusted text (:func:`evalops.safetext.unlinked`)."""
+    evalops wrote; everything else in an alert may come from untrusted text (:func:`evalops.util.safetext.unlinked`)."""
     return (alert.report_location,) if alert.report_location else ()
 
 
 def slack_message(alert: Alert) -> str:
     """The alert's message for Slack's mrkdwn: escaped (:func:`~evalops.alerting.message.slack_text`) and
-    with nothing Slack would link by itself but the report (:func:`evalops.safetext.unlinked`)."""
+    with nothing Slack would link by itself but the report (:func:`evalops.util.safetext.unlinked`)."""
     return slack_text(unlinked(alert.message, _trusted_links(alert)))
 
 
@@ -162,7 +162,7 @@ class WebhookNotifier:
 
 class EmailNotifier:
     """Sends the alert by e-mail through the SMTP server of an Airflow connection (default ``smtp_default``,
-    read by :func:`evalops.secrets.read_connection`; the fields the SMTP provider's connection uses: host,
+    read by :func:`evalops.util.secrets.read_connection`; the fields the SMTP provider's connection uses: host,
     port, login, password, and in its extra ``from_email``, ``disable_ssl``, ``disable_tls``, ``timeout``)."""
 
     name = "email"
@@ -222,7 +222,7 @@ def resolve_webhook_url(env_var: str, conn_id: str | None = "evalops_webhook") -
     """The webhook URL from the environment variable ``env_var`` (the setting ``alerting.webhook_env``
     names it), else from the Airflow connection, else None.
 
-    The connection is read by :func:`evalops.secrets.read_connection` (by its default name: inside an
+    The connection is read by :func:`evalops.util.secrets.read_connection` (by its default name: inside an
     Airflow process, or when its ``AIRFLOW_CONN_*`` variable is set); outside Airflow, set the variable.
 
     The connection may hold the full URL in ``host`` (``https://hooks.slack.com/services/T/B/X``), or the

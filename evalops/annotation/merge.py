@@ -46,7 +46,7 @@ from evalops.goldset.io import detect_layout
 from evalops.judges.generate import queue_path, read_queue
 from evalops.pipeline.inputs import load_gold_set_for, load_knowledge_base
 from evalops.pipeline.store import engine_for
-from evalops.safetext import csv_text
+from evalops.util.safetext import csv_text
 from evalops.warehouse import record_gold_set_version
 from evalops.warehouse.labels import load_adjudications, load_gold_set_merges, load_labels, record_gold_set_merge
 

@@ -1,7 +1,7 @@
 """The annotation queue as annotators work it: items in priority order, and each item's state.
 
 **Order.** Holes first, by the priority ``evalops.pipeline.holes`` wrote into their ``origin`` ("priority
-0.500": how much judging the document could move the comparisons, :func:`evalops.holes.prioritise_holes`),
+0.500": how much judging the document could move the comparisons, :func:`evalops.judged.holes.prioritise_holes`),
 then sampled production queries, then generated questions; within a source the older item first, then by
 item id. A hole without a readable priority sorts after the holes that have one.
 

@@ -12,7 +12,7 @@ import importlib.util
 import click
 
 from evalops.cli import _common
-from evalops.extras import MissingExtraError, require_extra
+from evalops.util.extras import MissingExtraError, require_extra
 
 # command name -> ("module:attribute" inside evalops.cli, the first sentence of its help). ``evalops --help``
 # lists the commands from this table, importing none of them; a test holds each summary to its command's help.

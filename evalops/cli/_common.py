@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 
 import click
 
-from evalops import safetext
 from evalops.errors import EvalopsError, InputError, MeasureError
 from evalops.exitcodes import ExitCode, for_exception
-from evalops.extras import translate
-from evalops.storage import storage_full
+from evalops.util import safetext
+from evalops.util.extras import translate
+from evalops.util.storage import storage_full
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -161,7 +161,7 @@ def _csv_cell(value: Any) -> str:
 
 def markdown_cell(value: Any) -> str:
     """A value as one cell of a GitHub-flavoured markdown table, escaped as the report escapes its cells
-    (:func:`evalops.safetext.markdown_inline`: no link, image, emphasis, HTML, pipe or backtick survives;
+    (:func:`evalops.util.safetext.markdown_inline`: no link, image, emphasis, HTML, pipe or backtick survives;
     control and bidi characters go), on one line."""
     return " ".join(safetext.markdown_inline(_text(value), None).split())
 
@@ -352,8 +352,8 @@ DAY = Day()
 def reports_errors(func: F) -> F:
     """Exit with the code of :mod:`evalops.exitcodes`: an ``EvalopsError`` becomes one ``error:`` line on
     stderr and its code (bad input, a failed version, ...); a full disk anywhere below (ENOSPC, EDQUOT,
-    EFBIG, also inside a ``shutil.Error``: :func:`evalops.storage.storage_full`) one ``error:`` line naming
-    the path and exit 7; a library of an extra that is not installed (:data:`evalops.extras.LIBRARIES`) the
+    EFBIG, also inside a ``shutil.Error``: :func:`evalops.util.storage.storage_full`) one ``error:`` line naming
+    the path and exit 7; a library of an extra that is not installed (:data:`evalops.util.extras.LIBRARIES`) the
     line naming the extra to install, exit 3; any other exception is an internal error, with its traceback.
     click's own usage errors pass through (exit 2)."""
 
@@ -374,7 +374,7 @@ def reports_errors(func: F) -> F:
                 click.echo(f"error: {missing}", err=True)
                 sys.exit(for_exception(missing))
             full = storage_full(exc)
-            if full is not None:  # not a bug: the disk or quota is full (see evalops.storage)
+            if full is not None:  # not a bug: the disk or quota is full (see evalops.util.storage)
                 click.echo(f"error: {full.message()}", err=True)
                 sys.exit(ExitCode.WAREHOUSE_ERROR)
             click.echo("internal error (a bug in evalops; please report it with this traceback):", err=True)

@@ -8,11 +8,11 @@ import sys
 
 import click
 
-from evalops import utc
 from evalops.alerting.delivery import UNDELIVERED_ALERTS_EXIT
 from evalops.cli._common import Output, emit, output_options, plain, reports_errors
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.cli.db import _read_only_engine
+from evalops.util import utc
 from evalops.warehouse.config import url_for
 
 

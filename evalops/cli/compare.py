@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from evalops import numfmt
 from evalops.cli._common import MEASURE, Output, emit, output_options, progress, reports_errors
 from evalops.errors import InputError
 from evalops.exitcodes import ExitCode
+from evalops.util import numfmt
 
 __all__ = ["compare", "compare_run_files", "power"]
 
@@ -255,7 +255,7 @@ _SIGNED = {"delta", "delta_ci_low", "delta_ci_high", "interval_low", "interval_h
 
 
 def _cell(column: str, value: Any) -> str:
-    """A markdown cell as the terminal prints the number (:mod:`evalops.numfmt`, ``-`` when undefined)."""
+    """A markdown cell as the terminal prints the number (:mod:`evalops.util.numfmt`, ``-`` when undefined)."""
     if column in _SIGNED or column in ("baseline_mean", "candidate_mean"):
         return _num(value, column in _SIGNED)
     if column in ("p_value", "p_adjusted"):

@@ -10,7 +10,7 @@ from evalops.cli._common import reports_errors
 from evalops.cli._project import CONFIG_OPTION, PROJECT_OPTION, project_config
 from evalops.config.env import DASHBOARD_TOKEN_VAR, DASHBOARD_USER_VAR, dashboard_credentials
 from evalops.errors import ConfigError
-from evalops.extras import require_extra
+from evalops.util.extras import require_extra
 from evalops.warehouse import create_warehouse_engine, current_revision, resolve_url
 from evalops.warehouse.config import url_for as warehouse_url_for
 

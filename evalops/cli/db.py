@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalops import utc
 from evalops.cli._common import FORMAT_OPTION, Output, emit, reports_errors
 from evalops.cli._project import PROJECT_OPTION, project_config
 from evalops.errors import InputError, MeasureError, WarehouseError
-from evalops.utc import as_utc
+from evalops.util import utc
+from evalops.util.utc import as_utc
 from evalops.warehouse import direct
 from evalops.warehouse.config import create_warehouse_engine, resolve_url, url_for as warehouse_url_for
 from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS

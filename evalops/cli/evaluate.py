@@ -9,7 +9,6 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from evalops import numfmt, safetext
 from evalops.cli._common import (
     FORMAT_OPTION,
     MEASURE,
@@ -21,7 +20,8 @@ from evalops.cli._common import (
     write_table_columns,
 )
 from evalops.errors import InputError
-from evalops.limits import (
+from evalops.util import numfmt, safetext
+from evalops.util.limits import (
     JUDGMENTS_READ_FACTOR,
     ProcessBudget,
     peak_rss_bytes,
@@ -81,12 +81,11 @@ def evaluate(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, f
     Either may be `-` (standard input) or compressed (.gz, .zst). Values match trec_eval (ties by doc id
     descending; a query missing from the run scores 0).
     """
-    from evalops._arrow import available
     from evalops.formats import read_gold, read_qrels
-    from evalops.metrics.gold import as_gold
-    from evalops.formats.stream import parse_memory_budget
+    from evalops.formats.stream import evaluate_run_file, parse_memory_budget
     from evalops.metrics import Policy, parse_measures
-    from evalops.formats.stream import evaluate_run_file
+    from evalops.metrics.gold import as_gold
+    from evalops.util.arrow import available
 
     if qrels == "-" and run == "-":
         raise InputError("QRELS and RUN cannot both be standard input (-); give one of them as a file")
@@ -200,7 +199,7 @@ def _missing(value: float) -> bool:
 
 
 def _fmt(value: float) -> str:
-    """A mean or a value as every format prints it (:func:`evalops.numfmt.number`, ``-`` when undefined)."""
+    """A mean or a value as every format prints it (:func:`evalops.util.numfmt.number`, ``-`` when undefined)."""
     return numfmt.number(value, missing="-")
 
 

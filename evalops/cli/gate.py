@@ -16,15 +16,14 @@ from typing import Any
 
 import click
 
-from evalops import numfmt, utc
 from evalops.cli._common import (
     DAY,
     Output,
     emit,
     frozen_at_each_step,
+    markdown_cell,
     measure_labels,
     output_options,
-    markdown_cell,
     reports_errors,
     steps,
     write_text,
@@ -33,6 +32,7 @@ from evalops.cli._project import ALLOW_LOCAL_OPTION, CONFIG_OPTION, PROJECT_OPTI
 from evalops.errors import InputError, ValidationError
 from evalops.exitcodes import ExitCode, most_severe
 from evalops.pipeline.registry import canonical_measures
+from evalops.util import numfmt, utc
 
 __all__ = ["gate", "gated_run", "finish_run", "result_tables", "summary_markdown"]
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from evalops import utc
 from evalops.cli._common import (
     DAY,
     Output,
@@ -39,8 +38,9 @@ from evalops.pipeline.demo import (
     run_backfill,
     run_chunkings,
 )
-from evalops.secrets import mask_url
-from evalops.utc import as_utc
+from evalops.util import utc
+from evalops.util.secrets import mask_url
+from evalops.util.utc import as_utc
 from evalops.warehouse.config import url_for as warehouse_url_for
 
 

@@ -6,7 +6,7 @@ The package is the only code that reads ``EVALOPS_*`` variables (a test checks i
   for the values read where no project is loaded (an engine is made, a URL resolved);
 * :mod:`evalops.config.sections`: the models of its nested keys (``regression``, ``judge``, ...);
 * :mod:`evalops.config.sources`: the readers of the environment, ``.env``, secrets and ``evalops.yaml``;
-* :mod:`evalops.yamlfile`: the one bounded reader of settings YAML (size, file kind, alias expansion);
+* :mod:`evalops.util.yamlfile`: the one bounded reader of settings YAML (size, file kind, alias expansion);
 * :mod:`evalops.config.doctable`: the settings table of the documentation (:func:`settings_table`);
 * :mod:`evalops.config.env`: the import-light part (no pydantic), for a DAG file's parse: the variables'
   names, :func:`parse_time_settings` and :func:`project_from_environment`.

@@ -27,7 +27,7 @@ from typing import Any
 
 from evalops.config.env import _LOCATION_VARS, ENV_PREFIX
 from evalops.errors import ConfigError
-from evalops.secrets import SecretError, env_secret
+from evalops.util.secrets import SecretError, env_secret
 
 __all__ = ["ALLOW_LOCAL_HINT", "FAIL_CLOSED", "EmptySetting", "check_secrets", "empty_settings", "refuse_empty"]
 
@@ -106,7 +106,7 @@ def refuse_empty(found: list[EmptySetting], *, allow_local: bool = False) -> boo
 
 def check_secrets(cfg: Any, environ: Mapping[str, str]) -> None:
     """The secrets ``cfg`` references, present and not empty (see the module docstring); a
-    :class:`~evalops.secrets.SecretError` (a ``ConfigError``) naming the variable and the setting otherwise."""
+    :class:`~evalops.util.secrets.SecretError` (a ``ConfigError``) naming the variable and the setting otherwise."""
     judge = cfg.judge
     if judge.kind == "openai" and not judge.airflow_conn_id:
         var = judge.api_key_env

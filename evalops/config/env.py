@@ -58,7 +58,7 @@ def check_url_scheme(url: str) -> None:
     saying so. The judge's ``base_url`` and an http retriever's ``url`` are checked with it when loaded."""
     from urllib.parse import urlsplit
 
-    from evalops.secrets import mask_url
+    from evalops.util.secrets import mask_url
 
     try:
         parts = urlsplit(url)
@@ -176,7 +176,7 @@ def _project_file(project: Path, environ: Mapping[str, str]) -> dict[str, Any]:
         return {}
     import yaml
 
-    from evalops.yamlfile import load_text, read_settings_text
+    from evalops.util.yamlfile import load_text, read_settings_text
 
     try:
         data = load_text(read_settings_text(file), str(file)) or {}

@@ -52,15 +52,16 @@ from evalops.config.env import (
     CONFIG_VAR,
     DEFAULT_APPROVAL_HOURS,
     DEFAULT_RETRY_DELAY_SECONDS,
+    DEFAULT_SQLITE_PATH,
     DEFAULT_TASK_TIMEOUT,
     ENV_PREFIX,
     HOME_VAR,
     PROJECT_FILE,
     SECRETS_DIR_VAR,
     ParseSettingError,
-    check_project_name,
     _positive,
     _unit,
+    check_project_name,
     find_project,
     process_number,
     secret_file,
@@ -73,8 +74,8 @@ from evalops.config.sections import (
     AlertingSettings,
     GoldSetSettings,
     JudgeSettings,
-    MlflowSettings,
     KnowledgeBaseSettings,
+    MlflowSettings,
     QueryLogSettings,
     RegressionSettings,
 )
@@ -88,15 +89,14 @@ from evalops.config.sources import (
 )
 from evalops.errors import ConfigError, InputError
 from evalops.floors import parse_floors
-from evalops.limits import (
+from evalops.util.limits import (
     MIN_MAX_DECOMPRESSED_SIZE,
     MIN_MAX_LINE_LENGTH,
     parse_memory_budget,
     parse_size,
     set_input_bounds,
 )
-from evalops.safetext import truncate
-from evalops.config.env import DEFAULT_SQLITE_PATH
+from evalops.util.safetext import truncate
 
 __all__ = ["Config", "find_project", "load_config", "process_setting"]
 

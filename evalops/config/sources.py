@@ -94,7 +94,7 @@ def _read_dotenv(path: Path) -> dict[str, str]:
 
 
 def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
-    from evalops.yamlfile import Marked, load_marked
+    from evalops.util.yamlfile import Marked, load_marked
 
     data = load_marked(path) or {}  # a bounded regular file, bounded alias expansion, no repeated key
     if not isinstance(data, dict):

@@ -10,7 +10,7 @@ built in one site build once they are validated. Progress bars and analytics are
 values are gold-set doc ids, query text and retriever versions. The page is therefore built from a copy of
 the result whose strings are HTML-escaped (:func:`_shown`), and every page of the site is then made inert
 (no script, no event handler, nothing from another host) under a restrictive Content-Security-Policy meta
-tag (:func:`evalops.htmlpolicy.sanitized_page`). Without the CDN scripts the pages lose GX's filters and charts;
+tag (:func:`evalops.util.htmlpolicy.sanitized_page`). Without the CDN scripts the pages lose GX's filters and charts;
 the result tables are plain HTML and read the same.
 
 **History.** GX's site builder deletes the pages of results its (here in-memory) store no longer holds, so
@@ -35,9 +35,9 @@ from typing import Any
 
 from evalops.contracts.checks import Check, Table
 from evalops.contracts.report import Failure
-from evalops.extras import require
-from evalops.htmlpolicy import DATA_DOCS_CSP, sanitized_page
-from evalops.storage import FULL_ERRNOS, full_errno_in_text, make_folder
+from evalops.util.extras import require
+from evalops.util.htmlpolicy import DATA_DOCS_CSP, sanitized_page
+from evalops.util.storage import FULL_ERRNOS, full_errno_in_text, make_folder
 
 __all__ = ["DATA_DOCS_STYLESHEET", "run_tables", "PARTIAL_EXAMPLES"]
 
@@ -225,7 +225,7 @@ def _write_pages(ctx: Any, validated: Sequence[tuple[Any, Any, Any]], docs: Path
 @contextlib.contextmanager
 def _full_disk_raised(where: Path) -> Iterator[None]:
     """GX's site builder logs a page it could not write (with a traceback) and goes on: a full disk is raised
-    here instead, as an ``OSError`` naming the site (:mod:`evalops.storage`), as is a full disk GX raises
+    here instead, as an ``OSError`` naming the site (:mod:`evalops.util.storage`), as is a full disk GX raises
     without a file name; any other record is logged as GX logged it, after the build."""
     import logging
 

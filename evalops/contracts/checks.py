@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalops.goldset.model import QUERY_TYPES, GoldSet
-from evalops.limits import QUERY_ID_MAX_LENGTH
 from evalops.contracts.rules import GoldSetRules, KnowledgeBaseRules, QueryLogRules
+from evalops.goldset.model import QUERY_TYPES, GoldSet
+from evalops.util.limits import QUERY_ID_MAX_LENGTH
 
 __all__ = ["Check", "Table", "gold_set_tables", "knowledge_base_tables", "query_log_tables", "NON_BLANK"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from evalops.errors import ConfigError
 from evalops.goldset import QUERY_TYPES
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 
 __all__ = ["GoldSetRules", "KnowledgeBaseRules", "QueryLogRules", "LOG_REQUIRED_COLUMNS"]
 

@@ -9,7 +9,7 @@ use case) and :mod:`~evalops.conversations.report` (markdown and HTML).
 
 from __future__ import annotations
 
-from evalops._lazy import lazy_exports
+from evalops.util.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Conversations": "model", "Turn": "model", "parse_turn_id": "model", "turn_id": "model",

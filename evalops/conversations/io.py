@@ -44,7 +44,7 @@ from evalops.conversations.model import Conversations, Turn, parse_turn_id, turn
 from evalops.errors import FormatError
 from evalops.fingerprint import content_digest
 from evalops.formats import read_jsonl, read_qrels, write_jsonl
-from evalops.safetext import refuse_unsafe
+from evalops.util.safetext import refuse_unsafe
 
 __all__ = [
     "TURNS_FILE",

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from evalops import numfmt
 from evalops.conversations.io import TURNS_FILE, load_conversations
 from evalops.conversations.model import Conversations
 from evalops.conversations.policy import ConversationPolicy
@@ -34,6 +33,7 @@ from evalops.conversations.stats import (
     group_index,
     group_means,
 )
+from evalops.util import numfmt
 
 __all__ = ["by_conversation_inputs", "conversations_for", "drift_note", "fingerprint_policy", "unit_note"]
 

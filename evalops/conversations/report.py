@@ -3,7 +3,7 @@
 Sections: the recorded policy (unit = conversation), the decisions (n = conversations), the drift by turn
 depth (a table and a line chart per measure: mean per-turn value at each depth, one line per version) and
 the per-conversation means. Every text that came from a file (version names, conversation ids) is escaped
-for its medium: :func:`evalops.safetext.markdown_inline` in markdown, :func:`html.escape` in HTML.
+for its medium: :func:`evalops.util.safetext.markdown_inline` in markdown, :func:`html.escape` in HTML.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalops import numfmt
 from evalops.conversations.evaluate import ConversationResults
 from evalops.conversations.stats import DepthPoint
-from evalops.safetext import markdown_inline
+from evalops.util import numfmt
+from evalops.util.safetext import markdown_inline
 
 __all__ = ["depth_chart", "depth_chart_svg", "render_html", "render_markdown", "write_report"]
 

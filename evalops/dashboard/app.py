@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalops.dashboard.breakdowns import sources_page
 from evalops.dashboard.cache import PageCache
 from evalops.dashboard.datadocs import offline_page, resolve_inside
 from evalops.dashboard.labelling import LabellingSettings, register_labelling
 from evalops.dashboard.links import AppLinks
-from evalops.errors import EvalopsError
-from evalops.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP, sanitized_page
 from evalops.dashboard.pages import (
     DashboardSettings,
     NotFound,
@@ -31,9 +30,10 @@ from evalops.dashboard.pages import (
     overview_page,
     runs_page,
 )
-from evalops.dashboard.trends import trend_page
-from evalops.dashboard.breakdowns import sources_page
 from evalops.dashboard.render import STATIC, render_page
+from evalops.dashboard.trends import trend_page
+from evalops.errors import EvalopsError
+from evalops.util.htmlpolicy import DASHBOARD_CSP, DATA_DOCS_CSP, REPORT_CSP, sanitized_page
 from evalops.warehouse._db import transaction
 from evalops.warehouse.dashboard import dashboard_ab_state, dashboard_measures, dashboard_version
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalops import numfmt
 from evalops.dashboard.links import Links
+from evalops.util import numfmt
 from evalops.warehouse import dashboard as wh
 from evalops.warehouse.breakdowns import (
     load_segment_spreads,

@@ -3,7 +3,7 @@
 Each validation writes its page under ``<work_dir>/data_docs/validations/<suite>/<table>/<run>/<timestamp>/``.
 The pages load Bootstrap, jQuery and Vega from CDNs, so offline they are unstyled. Here every validation
 page present is listed (newest first, grouped by day) and served rewritten by
-:func:`evalops.htmlpolicy.sanitized_page` (pages written before evalops made them inert itself are made so here):
+:func:`evalops.util.htmlpolicy.sanitized_page` (pages written before evalops made them inert itself are made so here):
 every ``<script>``, event handler and stylesheet or image from another host is removed, the Data Docs
 Content-Security-Policy is set, and the GX site's own local stylesheet plus a small one of ours are linked. The result tables are plain HTML in the pages, so they read the same; only the
 interactive widgets (filters, Vega charts) are lost.
@@ -23,11 +23,11 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 import re
-from pathlib import Path
 from html import escape as html_escape
+from pathlib import Path
 from typing import Any
 
-from evalops.htmlpolicy import DATA_DOCS_CSP, sanitized_page
+from evalops.util.htmlpolicy import DATA_DOCS_CSP, sanitized_page
 
 __all__ = ["list_pages", "list_validations", "offline_page"]
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalops import numfmt
 from evalops.dashboard import svg
 from evalops.dashboard.conversations import conversation_view
 from evalops.dashboard.datadocs import list_validations
 from evalops.dashboard.links import Links
 from evalops.floors import check_floors
-from evalops.holes import judged_measure
+from evalops.judged.holes import judged_measure
 from evalops.pipeline.registry import alerting_measures, canonical_measures
+from evalops.util import numfmt
 from evalops.warehouse import dashboard as wh
 from evalops.warehouse.alerts import delivery_text
 from evalops.warehouse.models import ALERT_STATUSES
@@ -80,7 +80,7 @@ _num = numfmt.defined  # a finite float or None
 
 
 def fmt(v: Any, spec: str | None = None) -> str:
-    """A mean (or, with ``spec`` ``"+"``, a delta) by :mod:`evalops.numfmt`; any other ``spec`` is a format
+    """A mean (or, with ``spec`` ``"+"``, a delta) by :mod:`evalops.util.numfmt`; any other ``spec`` is a format
     for numbers that are not scores (latencies)."""
     if spec is None or spec == "+":
         return numfmt.number(v, signed=spec == "+")

@@ -1,5 +1,5 @@
 """Jinja2 rendering of the pages (autoescape on for every template), each page then through the sanitiser
-(:func:`evalops.htmlpolicy.sanitized_page`)."""
+(:func:`evalops.util.htmlpolicy.sanitized_page`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.dashboard.pages import DashboardSettings
-from evalops.htmlpolicy import DASHBOARD_CSP, sanitized_page
+from evalops.util.htmlpolicy import DASHBOARD_CSP, sanitized_page
 
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2

@@ -7,9 +7,9 @@ same treatment of the things that are not the format itself:
   (``<(zcat run.gz)``, a ``/dev/fd/N`` pipe) are streams too. A stream is read once into memory and kept, so
   a second, exact pass over a bad region (for its line number) reads the same bytes again. A device
   (``/dev/null``, a terminal) and a symbolic-link loop are refused with what they are.
-* Hostile input is bounded (:class:`evalops.limits.InputBounds`): a line longer than ``max_line_length``, a
+* Hostile input is bounded (:class:`evalops.util.limits.InputBounds`): a line longer than ``max_line_length``, a
   stream or a compressed file whose bytes exceed ``max_decompressed_size``, and millions of lines of fewer
-  than :data:`~evalops.limits.MIN_BYTES_PER_LINE` bytes on average stop the reading with one error naming
+  than :data:`~evalops.util.limits.MIN_BYTES_PER_LINE` bytes on average stop the reading with one error naming
   the file and the bound.
 * ``.gz`` and ``.zst`` (or ``.zstd``) are decompressed while reading, never through a temporary copy.
   A gzip or zstd stream is also recognised by its magic bytes, whatever the file is called.
@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from evalops._arrow import available
 from evalops.errors import FormatError
-from evalops.extras import require
-from evalops.limits import (
+from evalops.util.arrow import available
+from evalops.util.extras import require
+from evalops.util.limits import (
     LINES_CHECKED_FROM,
     MAX_COMPRESSION_RATIO,
     MIN_BYTES_PER_LINE,
@@ -199,7 +199,7 @@ class Source:
 
 
 class _Bounds:
-    """Holds one reading to :class:`~evalops.limits.InputBounds`, piece by piece: the bytes since the last
+    """Holds one reading to :class:`~evalops.util.limits.InputBounds`, piece by piece: the bytes since the last
     line end (checked exactly across pieces: a line inside one piece is no longer than the piece) and, when
     ``sized``, the bytes read."""
 

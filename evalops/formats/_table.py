@@ -28,11 +28,10 @@ import numpy as np
 
 from evalops.data import first_repeated_row
 from evalops.errors import FormatError
-from evalops._arrow import available, call, compute_options, doc_strings, from_numpy, numeric, strings
 from evalops.formats._source import Source
 from evalops.metrics.strhash import hash_strings, pair_keys
-from evalops.safetext import ARROW_UNSAFE_ID, refuse_unsafe
-from evalops._arrow import _compute
+from evalops.util.arrow import _compute, available, call, compute_options, doc_strings, from_numpy, numeric, strings
+from evalops.util.safetext import ARROW_UNSAFE_ID, refuse_unsafe
 
 __all__ = ["Layout", "Columns", "read_table", "read_table_exact", "line_of_row"]
 
@@ -367,7 +366,7 @@ def _next_batch(reader: Any) -> Any:
 
 def unsafe_ids(ids: Any) -> bool:
     """Whether an Arrow string array (or chunked array) of ids holds a character ids may not hold
-    (:func:`evalops.safetext.refuse_unsafe`); checked on the dictionaries, not the rows. ASCII ids are
+    (:func:`evalops.util.safetext.refuse_unsafe`); checked on the dictionaries, not the rows. ASCII ids are
     checked on their bytes in one numpy pass (a regular expression over 2 M ids took 0.66 s); the regular
     expression runs only over an array with a byte of 0x80 or more (C1 controls, a byte order mark)."""
     import pyarrow as pa
@@ -555,7 +554,7 @@ def load_arrow_readers() -> None:
     quicker than the exact parser once they are imported (SciFact's run, 1.4 MB: 0.1 s less CPU). A caller
     that reads a small file and imports neither is quicker with the exact parser alone. The compute module
     is Arrow's function registry (``pyarrow._compute``), not ``pyarrow.compute``'s wrappers
-    (:func:`evalops._arrow.call`)."""
+    (:func:`evalops.util.arrow.call`)."""
     if not available():  # the base install: every table is read by the exact parser
         return
     import pyarrow.csv  # noqa: F401

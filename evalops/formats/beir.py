@@ -17,7 +17,7 @@ from evalops.formats._source import Source, as_source
 from evalops.formats._table import Layout, unsafe_ids
 from evalops.formats.jsonl import read_jsonl, write_jsonl
 from evalops.formats.trec import qrels_in_layout, sorted_judgments
-from evalops.safetext import refuse_unsafe
+from evalops.util.safetext import refuse_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -65,7 +65,7 @@ def write_beir_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
 
 
 def _require(record: dict[str, Any], key: str, path: Path, lineno: int, kind: str = "document") -> str:
-    """``record[key]`` as text held to the input rule for ``kind`` (:func:`evalops.safetext.refuse_unsafe`:
+    """``record[key]`` as text held to the input rule for ``kind`` (:func:`evalops.util.safetext.refuse_unsafe`:
     an id, a query's text, or a document's text, which only may not hold a lone surrogate)."""
     if key not in record:
         raise FormatError(f"record has no {key!r} field (have {sorted(record)})", path=str(path), line=lineno)

@@ -18,25 +18,22 @@ import numpy as np
 
 from evalops.data import RunTable
 from evalops.errors import DuplicateDocumentError, FormatError, InputError
-from evalops.extras import require
-from evalops._arrow import available, numeric, strings
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import (
     Columns,
     Refused,
     _fast_plan,
     _first_line,
+    doc_hashes,
     fast_chunks,
     first_duplicate_row,
-    doc_hashes,
     first_duplicate_row_hashed,
-    plain_doc_codes,
     line_of_row,
+    plain_doc_codes,
     ranked_scores,
     read_table_exact,
 )
 from evalops.formats.trec import RUN_LAYOUT, read_run_table
-from evalops.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget, release_free_memory
 from evalops.metrics.compute import needs_judged
 from evalops.metrics.evaluation import evaluate, evaluate_hits
 from evalops.metrics.gold import as_gold
@@ -44,6 +41,9 @@ from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.strhash import hash_strings
 from evalops.metrics.table_input import hits_from_table, keep_doc_hashes, merge_hits
+from evalops.util.arrow import available, numeric, strings
+from evalops.util.extras import require
+from evalops.util.limits import DEFAULT_MEMORY_BUDGET, parse_memory_budget, release_free_memory
 
 __all__ = [
     "parse_memory_budget", "DEFAULT_MEMORY_BUDGET", "needs_streaming", "streams", "STREAM_ABOVE", "run_blocks",

@@ -16,9 +16,9 @@ from evalops.data import Qrels, Run, RunTable
 from evalops.errors import DuplicateDocumentError, FormatError
 from evalops.formats._source import Source, as_source
 from evalops.formats._table import Columns, Layout, line_of, read_table
-from evalops._arrow import call, from_numpy, from_strings, numeric
 from evalops.metrics.gold import CompactGold
 from evalops.metrics.ranking import trec_eval_order
+from evalops.util.arrow import call, from_numpy, from_strings, numeric
 
 __all__ = [
     "read_trec_qrels",

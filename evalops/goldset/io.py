@@ -36,7 +36,7 @@ from evalops.formats import read_jsonl, read_qrels, write_beir_qrels, write_json
 from evalops.formats._source import as_source
 from evalops.formats.beir import find_beir_qrels
 from evalops.goldset.model import QUERY_TYPES, UNKNOWN_LANGUAGE, GoldSet, check_split
-from evalops.safetext import csv_text, csv_uncell, first_unsafe, refuse_unsafe
+from evalops.util.safetext import csv_text, csv_uncell, first_unsafe, refuse_unsafe
 
 __all__ = ["load_gold_set", "load_gold_set_trec", "save_gold_set", "save_gold_set_trec", "detect_layout"]
 
@@ -271,7 +271,7 @@ def _queries_csv_frame(gold: GoldSet) -> pd.DataFrame:
 
 
 def _write_csv(frame: pd.DataFrame, path: Path) -> None:
-    """``frame`` as CSV through :func:`evalops.safetext.csv_text` (no cell a spreadsheet runs as a formula;
+    """``frame`` as CSV through :func:`evalops.util.safetext.csv_text` (no cell a spreadsheet runs as a formula;
     :func:`_read_csv` reads the cells back as they were); a missing value is an empty cell."""
     values = frame.astype(object).where(frame.notna(), None)
     path.write_text(csv_text([str(c) for c in frame.columns], values.itertuples(index=False, name=None)),

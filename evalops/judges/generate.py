@@ -8,7 +8,7 @@ column              meaning
 ==================  ===========================================================================
 ``item_id``         stable id: a hash of (source, query text, doc id), so writing twice adds nothing
 ``source``          ``generated`` (drafted here), ``sampled_query`` (a production query to judge),
-                    ``hole`` (an unjudged document in a compared version's top k, evalops.holes)
+                    ``hole`` (an unjudged document in a compared version's top k, evalops.judged.holes)
 ``query``           the query text (for generated pairs, the drafted question)
 ``query_id``        the production or gold query id, or null for a generated question
 ``doc_id``          the document proposed as relevant (for generated pairs, the source document)
@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalops import utc
 from evalops.context.tokens import default_tokenize
 from evalops.errors import InputError
 from evalops.judges.base import Judge, JudgeItem
+from evalops.util import utc
 
 __all__ = ["QUEUE_COLUMNS", "QUEUE_SOURCES", "Drafts", "draft_pairs", "queue_path", "queue_row", "read_queue",
            "sampled_query_rows", "write_queue"]

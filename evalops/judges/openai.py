@@ -52,8 +52,8 @@ from evalops.errors import ConfigError
 from evalops.judges.base import JudgeFingerprint, JudgeItem, Judgment
 from evalops.judges.parse import parse_answer
 from evalops.judges.prompts import prompt_for
-from evalops.secrets import mask_url, resolve_secret
 from evalops.transport import CircuitBreaker, ClosesClient, HttpClient, Outcome, RetryPolicy
+from evalops.util.secrets import mask_url, resolve_secret
 
 __all__ = ["OpenAIJudge", "OpenAISettings", "Usage", "endpoint_url", "resolve_api_key"]
 
@@ -114,7 +114,7 @@ def endpoint_url(base_url: str, path: str) -> str:
 
 def resolve_api_key(settings: OpenAISettings) -> tuple[str | None, str]:
     """(key, base_url): from the Airflow connection when one is named (its host is the base URL when none
-    is set), else the environment variable (None when unset). Read by :mod:`evalops.secrets`."""
+    is set), else the environment variable (None when unset). Read by :mod:`evalops.util.secrets`."""
     found = resolve_secret("judge.airflow_conn_id", env=settings.api_key_env, conn_id=settings.airflow_conn_id)
     host = found.connection.host if found.connection is not None else None
     return found.value, settings.base_url or host or ""

@@ -92,7 +92,7 @@ def _build(data: Any, source: str) -> Prompt:
 @cache
 def load_prompt(task: str) -> Prompt:
     """The packaged prompt of ``task`` (one of :data:`TASKS`)."""
-    from evalops.yamlfile import load_text
+    from evalops.util.yamlfile import load_text
 
     if task not in TASKS:
         raise ConfigError(f"unknown judge task {task!r}; valid tasks: {', '.join(TASKS)}")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalops.errors import ConfigError, FormatError
-from evalops.safetext import plain
+from evalops.util.safetext import plain
 
 __all__ = ["SOURCE_NAME_LIMIT", "document_lengths", "document_sources"]
 

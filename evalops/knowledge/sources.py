@@ -22,7 +22,7 @@ import pandas as pd
 from evalops.errors import FormatError, InputError
 from evalops.formats.beir import read_beir_corpus_arrow, read_beir_corpus_columns
 from evalops.knowledge.snapshot import MANIFEST_KIND, KnowledgeBaseSnapshot
-from evalops.safetext import refuse_unsafe
+from evalops.util.safetext import refuse_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine

@@ -9,10 +9,10 @@ Layers: ``measures`` declares each measure (name, parameters, formula) and ``par
 ir_measures grammar; ``ranking`` places the run's judged documents (the trec_eval ranking rule);
 ``kernels`` computes per-query values over a queries x depth grade matrix; ``evaluation`` applies the
 policies and aggregates. ``judged`` ranks the judged non-relevant documents too (Judged@k, bpref,
-condensed lists), ``coverage`` compares two runs' judged coverage, ``topk`` lists a run's top k.
+condensed lists), ``topk`` lists a run's top k. Two runs' judged coverage is
+:mod:`evalops.judged.coverage`.
 """
 
-from evalops.metrics.coverage import JudgedCoverage, judged_coverage
 from evalops.metrics.evaluation import evaluate
 from evalops.metrics.measures import (
     ALIASES,
@@ -52,5 +52,5 @@ __all__ = [
     "Param", "Measure", "Precision", "Recall", "F1", "NDCG", "ReciprocalRank", "AveragePrecision", "Success",
     "RPrecision", "ContextPrecision", "Judged", "Bpref", "NumRel", "NumRet", "NumRelRet", "SetP", "SetR", "SetF",
     "IPrec", "MEASURE_TYPES", "ALIASES", "TREC_EVAL_NAMES",
-    "judged_coverage", "JudgedCoverage", "top_k",
+    "top_k",
 ]

@@ -56,7 +56,7 @@ def evaluate_located(
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[EvaluationResult, Hits]:
     """:func:`evaluate`, and the run's located relevant judged documents (``Hits``), for a caller that
-    scores the same run again against more judgments (``evalops.holes.holes_relevant_frame``)."""
+    scores the same run again against more judgments (``evalops.judged.holes.holes_relevant_frame``)."""
     policy = policy or Policy()
     if not isinstance(policy, Policy):
         raise InputError(f"policy must be an evalops.metrics.Policy, not {type(policy).__name__}")

@@ -25,10 +25,10 @@ import numpy as np
 
 from evalops.data import RunLike, RunTable
 from evalops.errors import MeasureError
-from evalops.extras import MissingExtraError, require
 from evalops.metrics.gold import Gold, as_run
 from evalops.metrics.measures import ALIASES, TREC_EVAL_NAMES, Measure
 from evalops.metrics.registry import MEASURE_TYPES
+from evalops.util.extras import MissingExtraError, require
 
 __all__ = ["FallbackMeasure", "fallback_measure", "fallback_values", "is_fallback", "close_names", "FALLBACK"]
 

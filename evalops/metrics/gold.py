@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from evalops._arrow import call, from_numpy, strings
 from evalops.data import Qrels, QrelsLike, Run, RunLike, RunTable
 from evalops.errors import InputError
 from evalops.metrics.strhash import hash_strings
+from evalops.util.arrow import call, from_numpy, strings
 
 __all__ = ["Gold", "CompactGold", "as_gold", "as_qrels", "as_run"]
 

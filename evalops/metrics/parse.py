@@ -24,7 +24,7 @@ from evalops.errors import MeasureError
 from evalops.metrics.fallback import fallback_measure
 from evalops.metrics.measures import ALIASES, TREC_EVAL_NAMES, Measure
 from evalops.metrics.registry import MEASURE_TYPES, measure_type, valid_names_hint
-from evalops.safetext import truncate
+from evalops.util.safetext import truncate
 
 __all__ = ["parse_measure", "parse_measures"]
 

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from evalops.data import RunTable
-from evalops._arrow import call, compute_options, from_numpy, from_strings, numeric, strings
 from evalops.metrics.gold import CompactGold, Gold
 from evalops.metrics.ranking import Hits, as_trec_eval_scores, query_segments, ranks_in_segments
 from evalops.metrics.strhash import hash_strings, pair_keys
+from evalops.util.arrow import call, compute_options, from_numpy, from_strings, numeric, strings
 
 __all__ = [
     "hits_from_table", "judged_rows", "keep_doc_hashes", "merge_hits", "table_ranks", "top_k_table", "unjudged_rows",

@@ -16,8 +16,8 @@
    ``regression.min_coverage`` (default 90%) of the judged queries makes every comparison ``inconclusive``
    (``partial_run``). The baseline version itself is never compared with its own earlier run.
 
-Each comparison carries the judged coverage of both sides at the measure's cutoff (``evalops.holes``) and
-the bounds of the unjudged documents (``evalops.bounds``: each unjudged (query, document) one grade in both
+Each comparison carries the judged coverage of both sides at the measure's cutoff (``evalops.judged.holes``) and
+the bounds of the unjudged documents (``evalops.judged.bounds``: each unjudged (query, document) one grade in both
 versions, and the condensed lists). They need both versions' rankings: each version's shards keep its
 judged documents and its unjudged top-k ones, stored with the run (``run_rankings``), so a baseline scored
 on another day is read from the warehouse. A baseline stored before rankings were kept has none: its
@@ -41,26 +41,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from evalops import utc
-from evalops.conversations.pipeline import by_conversation_inputs, conversations_for, drift_note, unit_note
-from evalops.bounds import pair_bounds, ranking_from_docs
 from evalops.context import parse_any_measure
-from evalops.pipeline.context import RunContext
-from evalops.holes import cutoff_of, judged_measure, judged_shift
+from evalops.conversations.pipeline import by_conversation_inputs, conversations_for, drift_note, unit_note
+from evalops.judged.bounds import pair_bounds, ranking_from_docs
+from evalops.judged.holes import cutoff_of, judged_measure, judged_shift
+from evalops.judged.unjudged import UnjudgedDocs, docs_from_bytes, docs_to_bytes, read_unjudged
 from evalops.metrics import summarize
+from evalops.pipeline.context import RunContext
 from evalops.pipeline.facts import record_run_facts
 from evalops.pipeline.queries import query_attributes, query_set_for
-from evalops.pipeline.registry import (anchored_measures, compared_measures, metric_policy, scored_measures,
-                                       text_measures)
-from evalops.segments import AGGREGATE_FACETS, segment_aggregates, segment_comparisons, split_queries
-from evalops.pipeline.store import engine_for
-from evalops.pipeline.specs import VersionSpec
+from evalops.pipeline.registry import (
+    anchored_measures,
+    compared_measures,
+    metric_policy,
+    scored_measures,
+    text_measures,
+)
 from evalops.pipeline.sources import long_document_attributes, share_rows, version_sources
-from evalops.unjudged import UnjudgedDocs, docs_from_bytes, docs_to_bytes, read_unjudged
+from evalops.pipeline.specs import VersionSpec
+from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file, judged_file, read_frame, shard_file, unjudged_file
-from evalops.warehouse import (RunRanking, get_fingerprint, get_run, load_ranking, load_scores, promote_baseline,
-                               record_breakdowns, record_run)
+from evalops.segments import AGGREGATE_FACETS, segment_aggregates, segment_comparisons, split_queries
 from evalops.stats import Coverage, align, compare
+from evalops.util import utc
+from evalops.warehouse import (
+    RunRanking,
+    get_fingerprint,
+    get_run,
+    load_ranking,
+    load_scores,
+    promote_baseline,
+    record_breakdowns,
+    record_run,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -92,7 +105,7 @@ class VersionOutcome:
     judged: Mapping[str, list[tuple[str, int]]] = field(default_factory=dict)  # judged documents and ranks
 
     def ranked(self) -> UnjudgedDocs:
-        """The version's ranked documents as far as the bounds need them (``evalops.bounds``): the judged ones
+        """The version's ranked documents as far as the bounds need them (``evalops.judged.bounds``): the judged ones
         at every rank and the unjudged ones in the top k, with their ranks."""
         return UnjudgedDocs.merge([self.judged, self.unjudged])
 
@@ -401,7 +414,7 @@ def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
 
 
 def _bounds(cfg: Config, spec: VersionSpec, baseline: Any, candidate: Any, measures: list[str]) -> dict[str, Any]:
-    """The bounds of the unjudged documents of every judged measure (``evalops.bounds``), against the gold
+    """The bounds of the unjudged documents of every judged measure (``evalops.judged.bounds``), against the gold
     set's judgments the versions were scored on."""
     ir = [m for m in measures if m not in set(text_measures(cfg))]
     if not ir:

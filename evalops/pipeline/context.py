@@ -23,13 +23,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalops.utc import UTC, as_utc
+from evalops.util.utc import UTC, as_utc
 
 __all__ = ["RunContext"]
 
 
 def _utc(value: Any, what: str) -> dt.datetime | None:
-    """An Airflow context's datetime in UTC (:func:`evalops.utc.as_utc`), or None when absent."""
+    """An Airflow context's datetime in UTC (:func:`evalops.util.utc.as_utc`), or None when absent."""
     return None if value is None else as_utc(value, what)
 
 

@@ -4,7 +4,7 @@ After the comparisons are decided (``deciding.decide_run``), for every gold quer
 unjudged top-k documents that each scored version recorded while it was scored (``scoring``) are pooled
 over the versions of the pairs that were compared (a decided comparison; a candidate that failed, or whose
 baseline failed, was not compared and adds nothing), de-duplicated and ordered by how much judging them
-could change the comparisons (:mod:`evalops.holes`; k is the cutoff of the first alert measure). They are
+could change the comparisons (:mod:`evalops.judged.holes`; k is the cutoff of the first alert measure). They are
 appended to the annotation queue (``<project>/.evalops/annotation/queue.jsonl``; rows already there are
 not added twice) and written to ``holes.json`` in the run's work folder for the report.
 
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
-from evalops.holes import HOLE_POLICY, cutoff_of, hole_rows, prioritise_holes
+from evalops.judged.holes import HOLE_POLICY, cutoff_of, hole_rows, prioritise_holes
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.queries import gold_queries
 from evalops.pipeline.registry import alerting_measures

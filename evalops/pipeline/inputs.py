@@ -33,7 +33,7 @@ from evalops.pipeline.store import engine_for
 from evalops.pipeline.validated import remembered_validation
 from evalops.pipeline.workdir import is_local, log_sample_folder, manifest_file, run_folder, upload
 from evalops.querylog import draw_log_sample, read_log_window
-from evalops.storage import make_folder
+from evalops.util.storage import make_folder
 from evalops.warehouse import record_gold_set_version, record_kb_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -24,7 +24,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalops import utc
 from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
 from evalops.conversations.pipeline import fingerprint_policy
 from evalops.errors import ConfigError
@@ -36,6 +35,7 @@ from evalops.pipeline.queries import gold_queries, production_queries
 from evalops.pipeline.registry import fingerprint_for, load_registry_for
 from evalops.pipeline.specs import ShardSpec, VersionSpec
 from evalops.pipeline.store import engine_for
+from evalops.util import utc
 from evalops.warehouse import RunKey, abandon_expired_runs, find_baseline, record_gold_set_version, record_run
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalops import numfmt
-from evalops.stats.sequence import pooled_decision
-from evalops.stats.rule import family_tail
-from evalops.stats import adjust_and_decide, notifies
-from evalops.metrics.parse import parse_measure
-from evalops.errors import InputError
 from evalops.context.compute import CONTEXT_MEASURE_TYPES
+from evalops.errors import InputError
+from evalops.metrics.parse import parse_measure
+from evalops.stats import adjust_and_decide, notifies
+from evalops.stats.rule import family_tail
+from evalops.stats.sequence import pooled_decision
+from evalops.util import numfmt
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine

@@ -11,39 +11,39 @@ import datetime as dt
 import json
 import logging
 import math
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalops import utc
 from evalops.config import PRODUCTION
 from evalops.errors import ConfigError
 from evalops.floors import floor_checks
-from evalops.holes import HOLE_BOUND, beside_judged
-from evalops.tracking import TrackingError
+from evalops.judged.holes import HOLE_BOUND, beside_judged
+from evalops.knowledge import KnowledgeBaseSnapshot
 from evalops.pipeline.adhoc import recorded_candidate
-from evalops.pipeline.errors import IncompleteRunError
-from evalops.pipeline.inputs import load_contracts
+from evalops.pipeline.chunkings import chunking_notes
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
+from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.holes import load_holes
+from evalops.pipeline.inputs import load_contracts
 from evalops.pipeline.judging import failed_judge_steps, judge_failures, judge_report
 from evalops.pipeline.prepared import discard_prepared
 from evalops.pipeline.queries import gold_queries, production_queries
-from evalops.pipeline.chunkings import chunking_notes
-from evalops.pipeline.tracked import log_run_to_mlflow
 from evalops.pipeline.registry import alerting_measures, canonical_measures, load_registry_for, text_measures
-from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
-from evalops.reports import ABResult, ReportData, VersionScores, write_report
-from evalops.safetext import plain  # a retriever's error is untrusted text
-from evalops.segments import tuning_warnings
 from evalops.pipeline.sources import report_sources, source_policies
-from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
+from evalops.pipeline.store import engine_for
+from evalops.pipeline.tracked import log_run_to_mlflow
+from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
+from evalops.querylog import scrub
+from evalops.reports import ABResult, ReportData, VersionScores, write_report
+from evalops.segments import tuning_warnings
 from evalops.stats import Comparison, Coverage
 from evalops.stats.margins import DEFAULT_MARGINS
-from evalops.querylog import scrub
-from evalops.knowledge import KnowledgeBaseSnapshot
+from evalops.tracking import TrackingError
+from evalops.util import utc
+from evalops.util.safetext import plain  # a retriever's error is untrusted text
+from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalops import utc
 from evalops.errors import InputError, WarehouseError
-from evalops.secrets import mask_url
+from evalops.util import utc
+from evalops.util.secrets import mask_url
 from evalops.warehouse.config import create_warehouse_engine, url_for
 
 if TYPE_CHECKING:  # pragma: no cover

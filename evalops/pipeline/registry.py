@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from evalops.contracts.runfiles import RunFileAnswers
 from evalops.errors import InputError
 from evalops.fingerprint import RANKING_RULE_VERSION, EvalFingerprint
-from evalops.holes import judged_measures
+from evalops.judged.holes import judged_measures
 from evalops.pipeline.chunkings import chunking_policy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -139,7 +139,7 @@ def compared_measures(cfg: Config) -> list[str]:
 
 def scored_measures(cfg: Config) -> list[str]:
     """What every version is scored on: the configured measures, Judged@k at each of their cutoffs (judged
-    coverage, ``evalops.holes``, which every comparison carries and no rule compares), then the context
+    coverage, ``evalops.judged.holes``, which every comparison carries and no rule compares), then the context
     measures."""
     measures = canonical_measures(cfg)
     return measures + judged_measures(measures, cfg.k) + text_measures(cfg)

@@ -13,7 +13,7 @@ loading is deterministic, so retrying the task would fail again, and the other v
 stored regardless. Only unexpected exceptions during scoring escape, so Airflow retries the task for those.
 
 The unjudged documents of the top k (judged coverage, the holes queue) go to the shard's
-``.unjudged.parquet`` as columns (:mod:`evalops.unjudged`). A run file read in memory is scored in
+``.unjudged.parquet`` as columns (:mod:`evalops.judged.unjudged`). A run file read in memory is scored in
 columns, as ``evalops evaluate`` scores it: cut at k, validated and ranked once for the shard's queries,
 no Python object per row (:func:`evalops.retrievers.scoring.retrieve_table`).
 
@@ -38,7 +38,8 @@ from evalops.config import PRODUCTION
 from evalops.context import context_values, parse_context_measures
 from evalops.data import RunTable
 from evalops.errors import EvalopsError
-from evalops.holes import cutoff_of, judged_top, unjudged_top
+from evalops.judged.holes import cutoff_of, judged_top, unjudged_top
+from evalops.judged.unjudged import judged_of_table, unjudged_of_table, write_unjudged
 from evalops.metrics import evaluate
 from evalops.metrics.gold import as_gold
 from evalops.metrics.topk import top_k
@@ -48,15 +49,19 @@ from evalops.pipeline.inputs import current_snapshot
 from evalops.pipeline.judging import _documents
 from evalops.pipeline.planning import shard_bounds
 from evalops.pipeline.queries import QuerySet, query_set_for
-from evalops.pipeline.registry import (context_measures, load_registry_for, metric_policy, scored_measures,
-                                       anchored_measures)
+from evalops.pipeline.registry import (
+    anchored_measures,
+    context_measures,
+    load_registry_for,
+    metric_policy,
+    scored_measures,
+)
 from evalops.pipeline.spans import span_frame
-from evalops.pipeline.store import run_lease
-from evalops.unjudged import judged_of_table, unjudged_of_table, write_unjudged
-from evalops.pipeline.workdir import embedding_cache_for, judged_file, shard_file, unjudged_file, write_frame
 from evalops.pipeline.specs import ShardSpec
-from evalops.transport import CircuitBreaker
+from evalops.pipeline.store import run_lease
+from evalops.pipeline.workdir import embedding_cache_for, judged_file, shard_file, unjudged_file, write_frame
 from evalops.querylog.scrub import scrub
+from evalops.transport import CircuitBreaker
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -109,7 +114,7 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     measures = [m for m in scored_measures(cfg) if m not in context and m not in spans]
     evaluation = evaluate(gold, result.run, measures, metric_policy())
     # the unjudged documents of the top k (judged coverage, the holes queue) and the judged ones of the whole
-    # ranking: together what the bounds of a comparison read (evalops.bounds), kept with the run
+    # ranking: together what the bounds of a comparison read (evalops.judged.bounds), kept with the run
     cutoff = max(cutoff_of(m, cfg.k) for m in measures)
     if isinstance(result.run, RunTable):
         outcome["unjudged"] = unjudged_of_table(gold, result.run, cutoff)

@@ -23,11 +23,11 @@ from evalops.alerting import Alert
 from evalops.alerting.model import AlertKind, Severity
 from evalops.config import PRODUCTION
 from evalops.errors import InputError
-from evalops.holes import cutoff_of
+from evalops.judged.holes import cutoff_of
 from evalops.pipeline.queries import query_set_for
 from evalops.pipeline.registry import scored_measures, text_measures
-from evalops.safetext import plain
 from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
+from evalops.util.safetext import plain
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.alerting import Alert

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import evalops.contracts
-from evalops import utc
 from evalops.contracts.report import ValidationReport
 from evalops.pipeline.workdir import read_json_record, work_root
+from evalops.util import utc
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config

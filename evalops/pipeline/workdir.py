@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import Config
 from evalops.pipeline.context import RunContext
 from evalops.reports import report_dir_for
-from evalops.secrets import connection_path
-from evalops.storage import write_atomic
+from evalops.util.secrets import connection_path
+from evalops.util.storage import write_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -97,7 +97,7 @@ def unjudged_file(shard: Any) -> Any:
 
 def judged_file(shard: Any) -> Any:
     """The judged documents of a shard's rankings (``shard_file``), as Parquet columns beside its scores:
-    with the unjudged ones, the ranking the bounds of a comparison read (``evalops.bounds``)."""
+    with the unjudged ones, the ranking the bounds of a comparison read (``evalops.judged.bounds``)."""
     return shard.with_suffix(".judged.parquet")
 
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from evalops.errors import FormatError
 from evalops.formats._source import as_source
-from evalops.safetext import ARROW_UNSAFE_ID, ARROW_UNSAFE_TEXT, unsafe_character
+from evalops.util.safetext import ARROW_UNSAFE_ID, ARROW_UNSAFE_TEXT, unsafe_character
 
 __all__ = ["parse_jsonl", "parse_parquet", "FEEDBACK_COLUMNS", "TEXT_FIELDS"]
 
@@ -58,7 +58,7 @@ def _feedback(value: Any) -> tuple[list[str] | None, str | None]:
 
 
 def _kind(field: str) -> str:
-    """The input rule (:func:`evalops.safetext.refuse_unsafe`) a text field is held to: a query is a text
+    """The input rule (:func:`evalops.util.safetext.refuse_unsafe`) a text field is held to: a query is a text
     (tab and line breaks allowed), the other fields (version, segment, timestamp) are held as ids."""
     return "text" if field == "query" else "id"
 

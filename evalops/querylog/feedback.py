@@ -24,7 +24,7 @@ from evalops.data import Qrels
 from evalops.errors import ConfigError, InputError
 from evalops.formats import write_jsonl
 from evalops.querylog.read import FEEDBACK_COLUMNS
-from evalops.safetext import csv_text
+from evalops.util.safetext import csv_text
 
 __all__ = ["FeedbackPolicy", "weak_judgments", "annotation_queue", "write_annotation_queue"]
 
@@ -103,7 +103,7 @@ def annotation_queue(sample: pd.DataFrame, weak: Qrels, segment_column: str = "s
 
 def write_annotation_queue(queue: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write the queue as ``.csv`` or ``.jsonl`` (by the file's suffix). In the CSV, text cells that a
-    spreadsheet would run as a formula get a leading ``'`` (:func:`evalops.safetext.csv_text`)."""
+    spreadsheet would run as a formula get a leading ``'`` (:func:`evalops.util.safetext.csv_text`)."""
     p = Path(path)
     out = queue.copy()
     if "first_seen" in out.columns:

@@ -34,7 +34,7 @@ import pandas as pd
 from evalops.errors import ConfigError, FormatError, InputError
 from evalops.querylog._parse import FEEDBACK_COLUMNS, TEXT_FIELDS, finish, parse_jsonl, parse_parquet
 from evalops.querylog.otlp import OTLP_SUFFIXES, parse_otlp
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from evalops.errors import ConfigError
-from evalops.utc import as_utc
 from evalops.stats import rule_sample_size
+from evalops.util.utc import as_utc
 
 __all__ = ["seed_for_date", "SampleSizePolicy", "allocate", "stratified_sample", "logical_date_text"]
 

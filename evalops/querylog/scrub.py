@@ -72,8 +72,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from evalops.extras import require
 from evalops.querylog.textform import fold
+from evalops.util.extras import require
 
 __all__ = [
     "PII_KINDS",

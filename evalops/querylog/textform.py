@@ -10,7 +10,7 @@ So :func:`fold` is applied first, and both the scrubber and the display form are
 * every Unicode decimal digit (category Nd) becomes its ASCII digit;
 * invisible characters a number or an address can hide behind are dropped: zero-width space, joiner and
   non-joiner, word joiner, BOM, soft hyphen, the invisible operators (U+2061-U+2064), the Mongolian vowel
-  separator and the bidi controls (``evalops.safetext.plain`` drops those wherever text is shown, so
+  separator and the bidi controls (``evalops.util.safetext.plain`` drops those wherever text is shown, so
   ``john@exam<U+200E>ple.com`` is displayed as the plain address);
 * the hyphens, the figure dash, the en dash and the minus sign (U+2010-U+2013, U+2212) become ``-``, so
   ``4111–1111–1111–1111`` is the card number it reads as;

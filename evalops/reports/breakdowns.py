@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalops import numfmt
 from evalops.reports.blocks import Cell, Section, Table
 from evalops.reports.model import VersionScores
+from evalops.util import numfmt
 
 __all__ = ["sources_section", "spread_section"]
 

@@ -2,7 +2,7 @@
 
 The report embeds each chart as a ``data:image/svg+xml`` image in the HTML and as a sibling ``.svg`` file in
 the markdown; an SVG used as an image runs nothing and fetches nothing. Every piece of text in a chart
-(retriever, version and measure names) goes through :func:`evalops.safetext.plain` (no control or bidi
+(retriever, version and measure names) goes through :func:`evalops.util.safetext.plain` (no control or bidi
 character, long text cut) and is then XML-escaped. Each mark carries a ``<title>`` with its exact numbers.
 
 Drawing them with matplotlib cost about 0.8 s of CPU per report (its import most of it), in every run.
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from markupsafe import escape
 
 from evalops.reports.model import ABResult, VersionScores
-from evalops.safetext import plain
+from evalops.util.safetext import plain
 
 __all__ = ["delta_chart_svg", "means_chart_svg"]
 

@@ -3,8 +3,8 @@
 The content is :func:`evalops.reports.tables.report_sections` (data: sections, bullets with a kind, cells
 with a tone); the templates only lay it out. Every piece of text is escaped for its format: production
 query text is untrusted. Both formats first drop control and bidi characters and cut long text with a
-marker (:mod:`evalops.safetext`). HTML is autoescaped by Jinja2 everywhere; markdown goes through
-:func:`evalops.safetext.markdown_inline` (``&`` and ``<`` as entities, link, image, emphasis, pipe and
+marker (:mod:`evalops.util.safetext`). HTML is autoescaped by Jinja2 everywhere; markdown goes through
+:func:`evalops.util.safetext.markdown_inline` (``&`` and ``<`` as entities, link, image, emphasis, pipe and
 backtick syntax backslash-escaped), so a query like ``[phish](http://...)`` is shown, never linked or loaded.
 Charts are SVG (or PNG) bytes: inlined as base64 ``data:`` image URIs in HTML, referenced as sibling files
 in markdown.
@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalops.htmlpolicy import REPORT_CSP, sanitized_page
 from evalops.reports.model import ReportData
 from evalops.reports.tables import report_sections
-from evalops.safetext import markdown_inline, plain
+from evalops.util.htmlpolicy import REPORT_CSP, sanitized_page
+from evalops.util.safetext import markdown_inline, plain
 
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
@@ -37,7 +37,7 @@ _CHART_ALT = {"means": "Measures per version with 95% CIs",
 
 
 def md_escape(text: str) -> str:
-    """Escape text for a markdown table cell or line (:func:`evalops.safetext.markdown_inline`): no link,
+    """Escape text for a markdown table cell or line (:func:`evalops.util.safetext.markdown_inline`): no link,
     image, emphasis, HTML, pipe or backtick survives; control and bidi characters go; long text is cut."""
     return markdown_inline(str(text), TEXT_LIMIT)
 
@@ -94,7 +94,7 @@ def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = No
 def render_html(data: ReportData, charts: Mapping[str, bytes] | None = None) -> str:
     """The report as one self-contained HTML page: inline CSS, charts as base64 images, no external request, no
     script (its Content-Security-Policy meta tag says so to the browser); the rendered page then goes through
-    the sanitiser (:func:`evalops.htmlpolicy.sanitized_page`)."""
+    the sanitiser (:func:`evalops.util.htmlpolicy.sanitized_page`)."""
     page = _environment(True).get_template("report.html.j2").render(
         title=data.title, day=data.day, sections=report_sections(data), charts=dict(charts or {}),
         chart_alt=_CHART_ALT, csp=REPORT_CSP,

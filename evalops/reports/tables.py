@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalops import numfmt
 from evalops.reports.blocks import TONES, Bullet, Cell, Section, Table
 from evalops.reports.breakdowns import sources_section, spread_section
 from evalops.reports.model import ABResult, ReportData, VersionScores
+from evalops.util import numfmt
 
 __all__ = ["Bullet", "Cell", "Section", "Table", "decision_interval", "decision_text", "report_sections", "fmt_num",
            "fmt_p"]
 
-fmt_num = numfmt.number  # the names this module exported before evalops.numfmt
+fmt_num = numfmt.number  # the names this module exported before evalops.util.numfmt
 fmt_p = numfmt.p_value
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from evalops.reports.charts import delta_chart_svg, means_chart_svg
 from evalops.reports.model import ReportData
 from evalops.reports.render import render_html, render_markdown
-from evalops.storage import write_atomic
+from evalops.util.storage import write_atomic
 
 __all__ = ["ReportPaths", "write_report", "report_dir_for"]
 

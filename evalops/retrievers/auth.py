@@ -1,7 +1,7 @@
 """Credentials for retriever services: read at build time, held in a :class:`Secret`, never logged.
 
 The value comes from an environment variable or from an Airflow connection's password, read by
-:mod:`evalops.secrets` (Airflow is imported only when a connection is named). The header is
+:mod:`evalops.util.secrets` (Airflow is imported only when a connection is named). The header is
 ``{header}: {scheme} {token}`` (no scheme: the bare token).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalops.errors import ConfigError
-from evalops.secrets import resolve_secret
+from evalops.util.secrets import resolve_secret
 
 __all__ = ["AuthHeader", "Secret"]
 

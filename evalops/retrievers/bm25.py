@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalops.errors import ConfigError
-from evalops.extras import require
 from evalops.retrievers.base import Query, QueryResult, top_k
 from evalops.retrievers.corpus import as_corpus
 from evalops.retrievers.text import Tokenizer
+from evalops.util.extras import require
 
 __all__ = ["BM25Retriever", "truncated", "require_terms"]
 

@@ -18,8 +18,6 @@ from types import MappingProxyType
 from typing import Any
 
 from evalops.errors import ConfigError
-from evalops.extras import require
-from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.auth import AuthHeader
 from evalops.retrievers.base import Retriever
 from evalops.retrievers.bm25 import BM25Retriever
@@ -35,6 +33,8 @@ from evalops.retrievers.runfile import RunFileRetriever
 from evalops.retrievers.text import Tokenizer
 from evalops.retrievers.tfidf import TfidfRetriever
 from evalops.transport import RetryPolicy
+from evalops.util.extras import require
+from evalops.util.limits import DEFAULT_MEMORY_BUDGET
 
 __all__ = ["ADAPTER_BUILDERS", "BUILTIN_BUILDERS", "build_retriever"]
 

@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 
 from evalops.errors import ConfigError
-from evalops.extras import require
-from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.base import Query, QueryResult, top_k
 from evalops.retrievers.corpus import as_corpus
+from evalops.util.extras import require
+from evalops.util.limits import DEFAULT_MEMORY_BUDGET
 
 __all__ = ["DenseRetriever", "load_sentence_transformer", "resolve_model_dir"]
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from evalops.errors import ConfigError
-from evalops.extras import MissingExtraError, require
+from evalops.util.extras import MissingExtraError, require
 
 __all__ = ["WORDLLAMA_DIMS", "WordLlamaEncoder", "wordllama_encoder", "wordllama_files"]
 

@@ -48,9 +48,9 @@ from typing import Any
 from evalops.errors import ConfigError, RetrieverError
 from evalops.retrievers.auth import AuthHeader, Secret
 from evalops.retrievers.base import Query, QueryResult
-from evalops.secrets import mask_text, mask_url
-from evalops.limits import DEFAULT_MAX_RESPONSE_BYTES
 from evalops.transport import CircuitBreaker, ClosesClient, HttpClient, ResponseTooLarge, RetryPolicy
+from evalops.util.limits import DEFAULT_MAX_RESPONSE_BYTES
+from evalops.util.secrets import mask_text, mask_url
 
 __all__ = ["HttpRetriever", "MalformedResponse", "parse_answer", "parse_response"]
 

@@ -11,7 +11,7 @@ references) and checks, without importing anything heavy:
   sentence-transformers model (``dense``);
 * the run files it reads: present and readable as runs (:meth:`RetrieverEntry.check_files`).
 
-The first problem raises: a :class:`~evalops.extras.MissingExtraError` naming the extra and its install line,
+The first problem raises: a :class:`~evalops.util.extras.MissingExtraError` naming the extra and its install line,
 or a :class:`~evalops.errors.ConfigError` naming the registry file and line, the entry and the path.
 """
 
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from evalops.errors import ConfigError
-from evalops.extras import MissingExtraError
-from evalops.limits import DEFAULT_MEMORY_BUDGET
+from evalops.util.extras import MissingExtraError
+from evalops.util.limits import DEFAULT_MEMORY_BUDGET
 
 __all__ = ["check_entries"]
 

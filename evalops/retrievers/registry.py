@@ -27,7 +27,7 @@ from typing import Any
 from evalops.config import find_project
 from evalops.errors import ConfigError
 from evalops.retrievers.schema import ADAPTERS, BUILTIN_KINDS, PARAMS, RetrieverEntry, parse_entry
-from evalops.yamlfile import Marked, load_marked
+from evalops.util.yamlfile import Marked, load_marked
 
 __all__ = [
     "ADAPTERS",

@@ -22,9 +22,9 @@ from evalops.formats import ranking_order, read_run
 from evalops.formats._source import as_source
 from evalops.formats.stream import needs_streaming, whole_query_blocks
 from evalops.formats.trec import read_run_table
-from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.metrics.table_input import top_k_table
 from evalops.retrievers.base import Query, QueryResult
+from evalops.util.limits import DEFAULT_MEMORY_BUDGET
 
 __all__ = ["RunFileRetriever", "check_run_file"]
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from evalops.config.env import check_url_scheme
 from evalops.errors import ConfigError, InputError
-from evalops.limits import DEFAULT_MEMORY_BUDGET
 from evalops.retrievers.runfile import check_run_file
-from evalops.secrets import mask_value
-from evalops.yamlfile import Marked
+from evalops.util.limits import DEFAULT_MEMORY_BUDGET
+from evalops.util.secrets import mask_value
+from evalops.util.yamlfile import Marked
 
 __all__ = ["ADAPTERS", "BUILTIN_KINDS", "PARAMS", "RetrieverEntry", "parse_entry"]
 
@@ -191,7 +191,7 @@ class RetrieverEntry:
 
     def to_record(self, *, masked: bool = True) -> dict[str, Any]:
         """The entry as plain data. ``masked`` (the default, for anything written or shown) replaces every
-        secret in ``params`` with ``***`` (:mod:`evalops.secrets`: secret-named fields, URL credentials,
+        secret in ``params`` with ``***`` (:mod:`evalops.util.secrets`: secret-named fields, URL credentials,
         key-named query parameters)."""
         params = _plain(self.params)
         return {

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterable
 
 from evalops.errors import ConfigError
-from evalops.extras import require
+from evalops.util.extras import require
 
 __all__ = ["CHINESE_STOPWORDS", "Tokenizer"]
 

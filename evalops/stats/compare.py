@@ -486,7 +486,7 @@ def decide_deltas(deltas: object, policy: Policy, *, measure: str | None = None,
                   discoveries: int = 1, look: int | None = None, size_hint: bool = True,
                   judged: JudgedShift | None = None) -> RuleOutcome:
     """The rule on a vector of per-query deltas (t-test p reported): for simulations and benchmarks.
-    ``judged``: the judged coverage and bounds of the unjudged documents (``evalops.bounds``), read exactly
+    ``judged``: the judged coverage and bounds of the unjudged documents (``evalops.judged.bounds``), read exactly
     as ``compare`` reads them; without it no rule about unjudged documents applies."""
     d = np.asarray(deltas, dtype=np.float64).reshape(-1)
     shape = DeltaShape.of(np.zeros_like(d), d)

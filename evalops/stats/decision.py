@@ -29,7 +29,7 @@ bound above -M).
 **Unjudged documents.** An unjudged document counts as non-relevant, so a candidate that retrieves
 documents the annotators never saw is scored low exactly when it differs most from the baseline. A
 comparison carries the judged coverage of both sides and the bounds of what the unjudged documents could do
-(``JudgedShift``, ``evalops.bounds``: each unjudged (query, document) one grade in both versions). When the
+(``JudgedShift``, ``evalops.judged.bounds``: each unjudged (query, document) one grade in both versions). When the
 candidate's coverage is lower than the baseline's by more than ``max_judged_coverage_drop`` (absolute,
 default 0.1), a ``regression`` is read again, at the comparison's own level and interval method (``read``,
 passed by ``evalops.stats.compare.apply_rule``): under the optimistic bound (a regression there stands, under
@@ -64,12 +64,12 @@ from dataclasses import InitVar, asdict, dataclass, field, replace
 from typing import Any, cast
 
 from evalops.errors import InputError
-from evalops.numfmt import INTERVAL_TESTS
 from evalops.stats._base import ALTERNATIVES
 from evalops.stats.bootstrap import CI_METHODS
 from evalops.stats.correction import CORRECTIONS
 from evalops.stats.margins import DEFAULT_MARGINS, FALLBACK_MARGIN, table_margin
 from evalops.stats.wilcoxon import ZERO_METHODS
+from evalops.util.numfmt import INTERVAL_TESTS
 
 __all__ = [
     "ALERT_ON", "CRITERIA", "DECISIONS", "DEFAULT_MIN_DELTA", "INTERVALS", "REASON_CODES", "SEVERITIES", "TESTS",
@@ -283,7 +283,7 @@ class JudgedShift:
 
     ``baseline`` / ``candidate``: mean Judged@k over the compared queries; ``unjudged_documents``: the
     unjudged (query, document) pairs in either side's top k over those queries, the documents that would
-    need judging. The per-query deltas over the compared queries (``evalops.bounds``, each unjudged pair
+    need judging. The per-query deltas over the compared queries (``evalops.judged.bounds``, each unjudged pair
     one grade in both runs): ``relevant_deltas`` the optimistic bound (the candidate's best case),
     ``lower_deltas`` the pessimistic one, ``condensed_deltas`` both runs with their unjudged documents
     removed (Sakai's condensed lists); empty when not scored. ``bound`` names how ``relevant_deltas`` was

@@ -11,7 +11,7 @@ One call of :meth:`HttpClient.request` is a series of attempts:
 * **Retries**: :class:`~evalops.transport.retry.RetryPolicy` (jitter, ``Retry-After``).
 * **Circuit breaker**: with a :class:`~evalops.transport.breaker.CircuitBreaker`, no attempt is made once
   it is open.
-* **Size of a body**: ``max_response_bytes`` (default :data:`evalops.limits.DEFAULT_MAX_RESPONSE_BYTES`)
+* **Size of a body**: ``max_response_bytes`` (default :data:`evalops.util.limits.DEFAULT_MAX_RESPONSE_BYTES`)
   bounds the bytes of a response body as it is read (after any ``Content-Encoding`` is undone, so a
   compressed bomb is bounded too); a larger body ends the attempt as an ``error`` (not retried: the server
   would send it again) whose problem names the bound. Without it a 3 GB body took 1.57 GB of memory.
@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from evalops.errors import ConfigError
-from evalops.limits import DEFAULT_MAX_RESPONSE_BYTES, size_text
-from evalops.secrets import install_log_masking
 from evalops.transport.breaker import CircuitBreaker
 from evalops.transport.deadline import deadline_transport, request_deadline
 from evalops.transport.retry import RetryPolicy, parse_retry_after, retryable_status
+from evalops.util.limits import DEFAULT_MAX_RESPONSE_BYTES, size_text
+from evalops.util.secrets import install_log_masking
 
 __all__ = ["HttpClient", "Outcome", "ResponseTooLarge"]
 

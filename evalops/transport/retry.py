@@ -19,8 +19,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from evalops import utc
 from evalops.errors import ConfigError
+from evalops.util import utc
 
 __all__ = ["RetryPolicy", "parse_retry_after", "retryable_status"]
 

@@ -12,8 +12,8 @@ from sqlalchemy import Table, select, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from evalops import utc
 from evalops.errors import EvalopsError, WarehouseError
+from evalops.util import utc
 from evalops.warehouse.direct import connect_timeout_hint, describe_error as direct_error
 from evalops.warehouse.tables import measures as measures_table
 
@@ -29,7 +29,7 @@ __all__ = [
 
 
 def now_utc() -> dt.datetime:
-    """The time a row records: :func:`evalops.utc.now`, the one clock."""
+    """The time a row records: :func:`evalops.util.utc.now`, the one clock."""
     return utc.now()
 
 

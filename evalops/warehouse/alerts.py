@@ -23,7 +23,7 @@ from sqlalchemy import select, update
 
 from evalops.alerting.model import dedup_key
 from evalops.errors import InputError, WarehouseError
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.domain import AlertRow
 from evalops.warehouse.models import DELIVERY_STATUSES

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import InputError, UnusableBaselineError, WarehouseError
 from evalops.fingerprint import EvalFingerprint
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse._db import advisory_lock, now_utc, transaction
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import Baseline, BaselineLookup

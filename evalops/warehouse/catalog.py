@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import WarehouseError
 from evalops.fingerprint import EvalFingerprint
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse._db import now_utc, transaction, upsert_immutable
 from evalops.warehouse.direct import check_fingerprint_prefix, one_fingerprint
 from evalops.warehouse.domain import GoldSetVersion, KBSnapshot

@@ -6,7 +6,7 @@ The URL is resolved in this order (the first that applies wins; ``resolve_url`` 
    secrets directory; any SQLAlchemy URL; ``postgresql://`` means the psycopg 3 driver);
 2. the Airflow connection ``evalops_warehouse``, looked up through Airflow (so secrets backends and
    ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` both work), by evalops' one connection reader
-   (:func:`evalops.secrets.read_connection`): only inside an Airflow process (``airflow`` already
+   (:func:`evalops.util.secrets.read_connection`): only inside an Airflow process (``airflow`` already
    imported) or when ``AIRFLOW_CONN_EVALOPS_WAREHOUSE`` is set, and only when Airflow is installed;
 3. SQLite at ``.evalops/warehouse.db`` under the current directory (the folder is created).
 
@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from evalops.config import process_number  # the import-light part: no settings object (nor pydantic) to make an engine
 from evalops.config.env import DEFAULT_SQLITE_PATH
 from evalops.errors import ConfigError
-from evalops.extras import require
-from evalops.secrets import ConnectionFields, mask_url, resolve_secret
-from evalops.storage import make_folder
+from evalops.util.extras import require
+from evalops.util.secrets import ConnectionFields, mask_url, resolve_secret
+from evalops.util.storage import make_folder
 from evalops.warehouse._deadline import client_deadline, install_deadline
 from evalops.warehouse._url import URLError, URLParts, parse_url
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Table, func, select
 
 from evalops.errors import InputError
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse._bulk import fetch_scores
 from evalops.warehouse._db import insert_for, measures_table, now_utc, transaction
 from evalops.warehouse.abtests import ab_test_of, ab_test_view

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypedDict
 
 from evalops.errors import EvalopsError, InputError, WarehouseError
-from evalops.extras import require
+from evalops.util.extras import require
 from evalops.warehouse._deadline import deadline_connection_class
 from evalops.warehouse._url import URLParts
 from evalops.warehouse.config import WarehouseURL, postgres_connect_args, warehouse_timeout

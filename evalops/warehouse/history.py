@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from sqlalchemy import func, select
 
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse import direct
 from evalops.warehouse._db import transaction
 from evalops.warehouse.direct import HISTORY_COLUMNS, RUN_COLUMNS, HistoryFilters, LatestFilters, StoredQuery

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from evalops.errors import InputError
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse._db import advisory_lock, insert_for, now_utc, transaction
 from evalops.warehouse.models import LABEL_SOURCES
 from evalops.warehouse.tables import (

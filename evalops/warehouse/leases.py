@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse._db import now_utc, transaction
 from evalops.warehouse.models import FINISHED_STATUSES
 from evalops.warehouse.runs import DEFAULT_LEASE_SECONDS

@@ -46,7 +46,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from evalops.limits import QUERY_ID_MAX_LENGTH
+from evalops.util.limits import QUERY_ID_MAX_LENGTH
 from evalops.warehouse.statuses import FINISHED_STATUSES, RUN_STATUSES, UNFINISHED_STATUSES
 from evalops.warehouse.types import NaNFloat, UTCDateTime
 
@@ -354,9 +354,9 @@ class RunTimingModel(Base):
 
 
 class RunRankingModel(Base):
-    """What a run retrieved, as far as the bounds of a comparison need it (``evalops.bounds``): every judged
+    """What a run retrieved, as far as the bounds of a comparison need it (``evalops.judged.bounds``): every judged
     document of each query's ranking and the unjudged ones down to ``depth`` (the deepest cutoff compared),
-    with their 0-based ranks. ``data`` is a Parquet file of ``query_id, doc_id, rank`` (``evalops.unjudged``);
+    with their 0-based ranks. ``data`` is a Parquet file of ``query_id, doc_id, rank`` (``evalops.judged.unjudged``);
     a later comparison against this run, as its baseline, reads it to give each unjudged (query, document)
     one grade in both runs. Written with the run's scores, in their transaction."""
 

@@ -12,13 +12,12 @@ from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import InputError, WarehouseError
 from evalops.fingerprint import EvalFingerprint
+from evalops.util.utc import as_utc
+from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggregates, write_scores
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.catalog import ensure_fingerprint, fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import EvalRun, RunKey
-from evalops.warehouse.models import (RUN_STATUSES, UNFINISHED_STATUSES, BaselineModel, EvalRunModel,
-                                      RunRankingModel)
-from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggregates, write_scores
-from evalops.utc import as_utc
+from evalops.warehouse.models import RUN_STATUSES, UNFINISHED_STATUSES, BaselineModel, EvalRunModel, RunRankingModel
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -158,7 +157,7 @@ def _write_run(conn: Connection, key: RunKey, values: dict[str, Any], fingerprin
 @dataclass(frozen=True)
 class RunRanking:
     """A run's kept ranking (``run_rankings``): ``data`` the Parquet bytes of ``query_id, doc_id, rank``
-    (``evalops.unjudged.docs_to_bytes``), ``n_rows`` its rows, ``depth`` the cutoff its unjudged documents
+    (``evalops.judged.unjudged.docs_to_bytes``), ``n_rows`` its rows, ``depth`` the cutoff its unjudged documents
     reach (judged ones are kept at every rank)."""
 
     depth: int

@@ -19,7 +19,7 @@ import numpy as np
 from sqlalchemy import delete, select
 
 from evalops.errors import AlignmentError, InputError, WarehouseError
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 from evalops.warehouse._bulk import (
     AGGREGATE_COLUMNS,
     aggregate_rows,

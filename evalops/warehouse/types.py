@@ -18,7 +18,7 @@ from sqlalchemy import DateTime, Double
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-from evalops.utc import as_utc
+from evalops.util.utc import as_utc
 
 __all__ = ["NaNFloat", "UTCDateTime", "SQLITE_NAN"]
 

@@ -11,7 +11,7 @@ import pytest
 
 from evalops.alerting import Alert, EmailNotifier, Severity, WebhookNotifier
 from evalops.alerting.channels import PagerDutyNotifier, adaptive_card
-from evalops.safetext import WORD_JOINER, unlinked
+from evalops.util.safetext import WORD_JOINER, unlinked
 
 WJ = WORD_JOINER
 REPORT = "https://reports.example.org/2024-06-02/index.html"

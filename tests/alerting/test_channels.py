@@ -15,7 +15,7 @@ from evalops.alerting.channels import (
     TeamsNotifier,
     resolve_pagerduty_key,
 )
-from evalops.safetext import unlinked
+from evalops.util.safetext import unlinked
 from tests.alerting.hook_server import hook_server, url_of
 
 ROUTING_KEY = "R0UT1NGk3y0000000000000000000000"

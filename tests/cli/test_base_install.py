@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evalops.extras import LIBRARIES
+from evalops.util.extras import LIBRARIES
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from evalops.cli import main
 from evalops.errors import ConfigError
 from evalops.exitcodes import ExitCode
-from evalops.storage import make_folder
+from evalops.util.storage import make_folder
 
 BAD_PORT = "postgresql+psycopg://user:hunter2@localhost:abc/db"
 

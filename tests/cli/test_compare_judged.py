@@ -44,7 +44,7 @@ def test_removed_judgments_show_in_the_judged_coverage(shared_data, tmp_path):
     comp = report["comparisons"][0]
     assert comp["delta"] < json.loads(full.output)["comparisons"][0]["delta"]  # the holes cost it
     # the judged coverage the comparison carries is judged_coverage's over the compared queries
-    from evalops.metrics import judged_coverage
+    from evalops.judged.coverage import judged_coverage
 
     answered = set(read_run(candidate).to_dict())
     expected = judged_coverage({q: d for q, d in thinned.items() if q in answered}, read_run(baseline),

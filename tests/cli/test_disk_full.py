@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from evalops.cli import main
 from evalops.exitcodes import ExitCode
-from evalops.storage import storage_full, write_atomic
+from evalops.util.storage import storage_full, write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 QRELS = b"q1 0 d1 1\nq2 0 d2 1\n"
@@ -66,7 +66,7 @@ def test_a_report_on_a_full_disk_leaves_no_temporary_file(tmp_path, monkeypatch)
             raise _full(str(dst))
         return real(src, dst)
 
-    monkeypatch.setattr("evalops.storage.os.replace", replace)
+    monkeypatch.setattr("evalops.util.storage.os.replace", replace)
     with pytest.raises(OSError):
         report_write._atomic_write(tmp_path / "report.md", b"# report")
     assert list(tmp_path.iterdir()) == []

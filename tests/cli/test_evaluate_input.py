@@ -86,7 +86,7 @@ def test_bad_memory_budget_is_a_clean_error(shared_data):
 
 
 # pyarrow.compute: its import writes a docstring for each compute function (a seventh of a small evaluate's
-# CPU); the reading path calls the same functions through Arrow's registry (evalops._arrow.call).
+# CPU); the reading path calls the same functions through Arrow's registry (evalops.util.arrow.call).
 @pytest.mark.parametrize("heavy", ["pandas", "scipy.stats", "sqlalchemy", "great_expectations", "airflow",
                                    "pyarrow.compute"])
 def test_evaluate_does_not_import_heavy_modules(shared_data, heavy):
@@ -105,7 +105,7 @@ def test_evaluate_does_not_import_heavy_modules(shared_data, heavy):
 
 
 def test_the_budget_shares_and_the_budget_that_fits():
-    from evalops.limits import MIN_READER_BUDGET, ProcessBudget
+    from evalops.util.limits import MIN_READER_BUDGET, ProcessBudget
 
     mb = 1 << 20
     shares = ProcessBudget(256 * mb, 67 * mb, judgments=100 * mb, results=73 * mb, reading_judgments=162 * mb)

@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from evalops.cli import main
 from evalops.config import load_config, parse_time_settings
-from evalops import yamlfile
 from evalops.config.env import DEFAULT_TASK_TIMEOUT
 from evalops.errors import ConfigError
 from evalops.exitcodes import ExitCode
 from evalops.retrievers import load_registry
+from evalops.util import yamlfile
 
 INCLUDE = Path(__file__).resolve().parents[2] / "include"
 

@@ -9,7 +9,7 @@ import pytest
 
 from evalops.config import load_config, process_setting
 from evalops.errors import ConfigError
-from evalops.secrets import SecretError
+from evalops.util.secrets import SecretError
 from evalops.warehouse import resolve_url
 
 

@@ -36,7 +36,7 @@ def test_the_import_restores_the_collector():
 
 def test_a_missing_extra_still_names_it_and_restores_the_collector():
     code = _BLOCK_GX + (
-        "import gc; from evalops.contracts._gx import _import_gx; from evalops.extras import MissingExtraError\n"
+        "import gc; from evalops.contracts._gx import _import_gx; from evalops.util.extras import MissingExtraError\n"
         "try:\n    _import_gx()\nexcept MissingExtraError as exc:\n    print(gc.isenabled(), 'evalops-rag[gx]' in str(exc))\n")
     assert _run(code).split() == ["True", "True"]
 

@@ -23,7 +23,8 @@ HEAVY = ("pandas", "numpy", "scipy", "great_expectations", "matplotlib", "bm25s"
          "evalops.pipeline.inputs", "evalops.warehouse")
 
 # What of evalops a DAG file may load when it is parsed.
-ALLOWED_EVALOPS = {"evalops", "evalops._lazy", "evalops.config", "evalops.config.env", "evalops.yamlfile",
+ALLOWED_EVALOPS = {"evalops", "evalops.util", "evalops.util.lazy", "evalops.config", "evalops.config.env",
+                   "evalops.util.yamlfile",
                    "evalops.airflow.dags",
                    "evalops.airflow.dags._parse", "evalops.airflow.dags.retrieval_eval",
                    "evalops.airflow", "evalops.airflow.tasks", "evalops.airflow.compat", "evalops.airflow.assets",

@@ -1,4 +1,4 @@
-"""Every secret is resolved by evalops.secrets.resolve_secret: a connection the settings name is the one
+"""Every secret is resolved by evalops.util.secrets.resolve_secret: a connection the settings name is the one
 source; otherwise the variable, then the connection by its default name. The callers (judge, MLflow,
 notifiers, warehouse, retrievers, Airflow hooks) read no environment variable themselves and import no
 private reader."""
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from evalops import secrets
 from evalops.alerting.channels import resolve_pagerduty_key
 from evalops.alerting.notifiers import resolve_webhook_url
 from evalops.judges.openai import OpenAISettings, resolve_api_key
 from evalops.retrievers.auth import AuthHeader
-from evalops.secrets import ConnectionFields, SecretError, resolve_secret
+from evalops.util import secrets
+from evalops.util.secrets import ConnectionFields, SecretError, resolve_secret
 
 REPO = Path(__file__).resolve().parents[2]
 CONNECTIONS = {"named": ConnectionFields("named", "http", host="https://judge.example/v1", password=" k3y\n"),

@@ -1,4 +1,4 @@
-"""One reader for every connection and secret (evalops.secrets), one error type: the judge's key, a
+"""One reader for every connection and secret (evalops.util.secrets), one error type: the judge's key, a
 retriever's token, the warehouse and the webhook all read an Airflow connection the same way, and a
 connection that is named but missing is a SecretError naming it and the variable that defines it."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evalops.errors import ConfigError
-from evalops.secrets import ConnectionFields, SecretError, env_secret
+from evalops.util.secrets import ConnectionFields, SecretError, env_secret
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ import json, sys
 from evalops.errors import ConfigError
 from evalops.judges.openai import OpenAISettings, resolve_api_key
 from evalops.retrievers.auth import AuthHeader
-from evalops.secrets import SecretError
+from evalops.util.secrets import SecretError
 from evalops.warehouse import resolve_url
 from evalops.alerting.notifiers import resolve_webhook_url
 

@@ -115,7 +115,7 @@ def test_the_overview_shows_each_floor_and_whether_it_holds(filled):
 def test_the_ab_page_shows_the_one_interval_the_decision_was_read_from(client, filled):
     """One interval per comparison: the family-adjusted decision interval with its level; the comparison's
     separate bootstrap interval of the delta is not printed beside it (it stays in the warehouse)."""
-    from evalops import numfmt
+    from evalops.util import numfmt
     from evalops.warehouse import load_ab_tests
 
     stored = load_ab_tests(filled["engine"])

@@ -4,7 +4,7 @@ second sync Playwright inside the session's one is refused)."""
 
 from __future__ import annotations
 
-from evalops.htmlpolicy import DATA_DOCS_CSP, sanitized_page
+from evalops.util.htmlpolicy import DATA_DOCS_CSP, sanitized_page
 from tests.test_htmlpolicy import PAGE
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from tests.faults.servers import Webhook, dead_port
 
 from evalops.alerting import LogNotifier, WebhookNotifier, deliver_alerts, retry_alerts, validation_alert
 from evalops.pipeline.store import WarehouseAlertStore
-from evalops.safetext import unlinked
+from evalops.util.safetext import unlinked
 from evalops.warehouse import alert_deliveries, create_warehouse_engine, list_alerts, upgrade
+from tests.faults.servers import Webhook, dead_port
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""``evalops._arrow.call``: Arrow's compute functions through its registry give what ``pyarrow.compute``'s
+"""``evalops.util.arrow.call``: Arrow's compute functions through its registry give what ``pyarrow.compute``'s
 wrappers give for the calls the reading path makes (same values, same types, nulls where they were)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalops._arrow import call, compute_options, from_numpy
+from evalops.util.arrow import call, compute_options, from_numpy
 
 IDS = ["d3", "é-1", "a", "", "MED-10", "d3", "z\u00a0", "a b", "a", "10", "9", "Ω"]
 

@@ -16,7 +16,7 @@ import pytest
 
 from evalops.errors import FormatError
 from evalops.formats import read_qrels, read_run
-from evalops.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, DEFAULT_MAX_LINE_LENGTH, input_bounds, set_input_bounds
+from evalops.util.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, DEFAULT_MAX_LINE_LENGTH, input_bounds, set_input_bounds
 
 RUN = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 0.5 t\n"
 EXPECTED = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 0.5}}

@@ -1,4 +1,4 @@
-"""One input rule for ids and query texts (evalops.safetext.refuse_unsafe): NUL, C0/C1 controls, ANSI escapes,
+"""One input rule for ids and query texts (evalops.util.safetext.refuse_unsafe): NUL, C0/C1 controls, ANSI escapes,
 a byte order mark inside the text and lone surrogates are refused where they are read, naming the file, the
 line and the character, by every reader (TREC runs and qrels on both parsers, BEIR, gold sets, knowledge
 bases); a query log marks such a row malformed instead (its reader tolerates bad rows)."""
@@ -13,7 +13,7 @@ import pytest
 from evalops.errors import FormatError
 from evalops.formats import read_beir_corpus, read_beir_queries, read_qrels, read_run
 from evalops.formats._table import load_arrow_readers
-from evalops.safetext import refuse_unsafe, unsafe_character
+from evalops.util.safetext import refuse_unsafe, unsafe_character
 
 BAD_IDS = [("d\x00x", "a NUL byte"), ("d\x1b[31mx", "an escape character"), ("d\ufeffx", "a byte order mark"),
            ("d\x85", "the C1 control character U\\+0085"), ("d\x07", "the C0 control character U\\+0007"),

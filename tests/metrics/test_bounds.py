@@ -1,4 +1,4 @@
-"""The bounds of the unjudged documents (``evalops.bounds``): each unjudged (query, document) one grade in both
+"""The bounds of the unjudged documents (``evalops.judged.bounds``): each unjudged (query, document) one grade in both
 runs, against exhaustive enumeration on small cases, and the cases a per-run bound got wrong."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from evalops.bounds import pair_bounds, ranking_of
+from evalops.judged.bounds import pair_bounds, ranking_of
 from evalops.metrics import evaluate
 
 

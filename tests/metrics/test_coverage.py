@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from evalops.formats import read_qrels, read_run
+from evalops.judged.coverage import judged_coverage
 from evalops.metrics import evaluate
-from evalops.metrics.coverage import judged_coverage
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"x": 1}}
 BASELINE = {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"x": 1.0, "y": 0.5}}

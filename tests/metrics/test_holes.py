@@ -1,4 +1,4 @@
-"""evalops.holes: judged coverage of a comparison, and the holes pooled and prioritised."""
+"""evalops.judged.holes: judged coverage of a comparison, and the holes pooled and prioritised."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from evalops.holes import (cutoff_of, judged_measures, judged_shift, prioritise_holes, rank_weight,
-                           unjudged_top)
+from evalops.judged.holes import cutoff_of, judged_measures, judged_shift, prioritise_holes, rank_weight, unjudged_top
 from evalops.metrics import evaluate
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"x": 1}}

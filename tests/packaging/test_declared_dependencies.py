@@ -1,5 +1,5 @@
 """Every library evalops imports is declared in pyproject.toml: in the base dependencies, or in the extra whose
-``evalops.extras.require`` call imports it. Found by scanning the package's imports, not by a list kept by hand."""
+``evalops.util.extras.require`` call imports it. Found by scanning the package's imports, not by a list kept by hand."""
 
 from __future__ import annotations
 
@@ -112,10 +112,10 @@ def test_each_required_extra_declares_the_library_it_is_required_for():
 
 def test_libraries_of_an_extra_are_imported_only_through_require():
     """An extra's library imported at module level (or without ``require``) would be a traceback on the base
-    install instead of the message naming the extra. The libraries of ``evalops.extras.LIBRARIES`` (the
+    install instead of the message naming the extra. The libraries of ``evalops.util.extras.LIBRARIES`` (the
     ``fast``, ``pipeline`` and ``dashboard`` extras) are the exception: the commands that load them check for
     them first (tests/cli/test_base_install.py runs the base commands without them)."""
-    from evalops.extras import LIBRARIES
+    from evalops.util.extras import LIBRARIES
 
     project = _project()
     base = project["dependencies"]

@@ -1,4 +1,4 @@
-"""``evalops.extras.require``: a library of an extra that is not installed is an input error naming the extra."""
+"""``evalops.util.extras.require``: a library of an extra that is not installed is an input error naming the extra."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from evalops.errors import InputError
 from evalops.exitcodes import ExitCode, for_exception
-from evalops.extras import MissingExtraError, require
+from evalops.util.extras import MissingExtraError, require
 
 
 def test_a_missing_library_names_the_extra_to_install():

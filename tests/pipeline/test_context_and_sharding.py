@@ -45,7 +45,7 @@ def test_empty_interval_falls_back_to_the_day_before():
 
 
 def test_naive_datetimes_are_refused_not_guessed():
-    # Airflow's context datetimes are aware; a naive one would be a guess (evalops.utc, the one policy).
+    # Airflow's context datetimes are aware; a naive one would be a guess (evalops.util.utc, the one policy).
     from evalops.errors import ConfigError
 
     logical = dt.datetime(2024, 6, 2, 3)

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 from evalops.cli import main
 from evalops.cli._common import Output, emit
-from evalops.safetext import csv_cell
+from evalops.util.safetext import csv_cell
 
 PAYLOADS = ["=1+1", "=HYPERLINK(\"http://evil\",\"x\")", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)", "\t=1", "\r=1",
             "'=1", "-", "-inf"]
@@ -87,14 +87,14 @@ def _cells(text: str) -> list[list[str]]:
 
 
 def _no_formula(rows: list[list[str]]) -> None:
-    from evalops.safetext import _NUMBER
+    from evalops.util.safetext import _NUMBER
 
     bad = [c for row in rows for c in row if c[:1] in ("=", "+", "-", "@", "\t", "\r") and not _NUMBER.fullmatch(c)]
     assert bad == []
 
 
 def test_csv_text_quotes_every_text_cell_and_keeps_numbers_and_none() -> None:
-    from evalops.safetext import csv_text
+    from evalops.util.safetext import csv_text
 
     out = csv_text(["id", "value", "note"], [["=1", -0.5, None], ["-0.25", 3, "@x"]])
     assert _cells(out) == [["id", "value", "note"], ["'=1", "-0.5", ""], ["-0.25", "3", "'@x"]]
@@ -104,7 +104,7 @@ def test_csv_text_quotes_every_text_cell_and_keeps_numbers_and_none() -> None:
 
 @given(st.text(alphabet="'=+-@\t\r0123456789.eE ax", max_size=8))
 def test_csv_uncell_inverts_csv_cell(text: str) -> None:
-    from evalops.safetext import csv_uncell
+    from evalops.util.safetext import csv_uncell
 
     assert csv_uncell(csv_cell(text)) == text
 

@@ -1,4 +1,4 @@
-"""One number-formatting policy (evalops.numfmt) for alerts, reports, the dashboard and the CLI."""
+"""One number-formatting policy (evalops.util.numfmt) for alerts, reports, the dashboard and the CLI."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from evalops import numfmt
 from evalops.alerting.message import format_p
 from evalops.reports.tables import fmt_num, fmt_p
+from evalops.util import numfmt
 
 
 @pytest.mark.parametrize("p, shown", [(0.01234, "0.012"), (0.5, "0.5"), (1.0, "1"), (0.001, "0.001"),

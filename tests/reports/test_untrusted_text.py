@@ -1,12 +1,12 @@
 """Untrusted text per medium: markdown link and image syntax escaped, control and bidi characters dropped,
-long text cut with a marker (report.md and report.html); the shared rules in evalops.safetext."""
+long text cut with a marker (report.md and report.html); the shared rules in evalops.util.safetext."""
 
 from __future__ import annotations
 
 import pytest
 
 from evalops.reports.render import md_escape
-from evalops.safetext import markdown_inline, plain, truncate
+from evalops.util.safetext import markdown_inline, plain, truncate
 
 EVIL = "[phish](http://evil.example/x) ![px](http://evil.example/p.png) <img src=x> a|b `rm` *bold*"
 

@@ -146,7 +146,7 @@ def test_dense_never_downloads_a_missing_model(tmp_path, small_corpus):
 def test_dense_without_the_extra_says_how_to_install_it(tmp_path, small_corpus):
     (tmp_path / "models" / "minilm").mkdir(parents=True)
     reg = registry(tmp_path, entry("dense", "1", "builtin", "{kind: dense, model: models/minilm}"))
-    from evalops.extras import MissingExtraError
+    from evalops.util.extras import MissingExtraError
 
     with pytest.raises(MissingExtraError, match=r"install `evalops-rag\[dense\]` to use the dense retriever"):
         build_retriever(reg.resolve("dense"), corpus=small_corpus)

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from evalops.errors import ConfigError
-from evalops.extras import MissingExtraError
 from evalops.retrievers import DenseRetriever, Query, build_retriever, retrieve_run
 from evalops.retrievers.embedcache import EmbeddingCache
 from evalops.retrievers.encoders import WordLlamaEncoder, wordllama_encoder, wordllama_files
 from evalops.retrievers.registry import RetrieverEntry
+from evalops.util.extras import MissingExtraError
 
 TEXTS = [
     "Customers get a full refund within 30 days when the product is unopened.",

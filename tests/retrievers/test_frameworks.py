@@ -148,7 +148,7 @@ def test_duck_typed_objects_without_the_frameworks():
 
 
 def test_a_missing_framework_names_its_extra(tmp_path, monkeypatch):
-    from evalops.extras import MissingExtraError
+    from evalops.util.extras import MissingExtraError
 
     monkeypatch.setitem(__import__("sys").modules, "langchain_core", None)  # as if not installed
     reg = registry(tmp_path, entry("lc", "1", "langchain", "{entry_point: 'os:getcwd'}"))

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalops.cli import main
-from evalops.secrets import MASK, is_secret_name, mask_text, mask_url, mask_value
+from evalops.util.secrets import MASK, is_secret_name, mask_text, mask_url, mask_value
 
 REGISTRY = """
 retrievers:

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from evalops.cli import main
 from evalops.errors import ConfigError
 from evalops.exitcodes import ExitCode
-from evalops.extras import MissingExtraError
 from evalops.retrievers import load_registry
 from evalops.retrievers.preflight import check_entries
+from evalops.util.extras import MissingExtraError
 
 INCLUDE = Path(__file__).resolve().parents[2] / "include"
 BM25 = """\

@@ -10,9 +10,9 @@ import pytest
 
 from evalops.data import Qrels, RunTable
 from evalops.formats import read_qrels
-from evalops.holes import unjudged_top
+from evalops.judged.holes import unjudged_top
+from evalops.judged.unjudged import UnjudgedDocs, read_unjudged, unjudged_of_table, write_unjudged
 from evalops.metrics import evaluate
-from evalops.unjudged import UnjudgedDocs, read_unjudged, unjudged_of_table, write_unjudged
 from evalops.retrievers.runfile import RunFileRetriever
 from evalops.retrievers.scoring import retrieve_run, retrieve_table
 

@@ -1,5 +1,5 @@
 """ab_tests record the delta under the holes-relevant bound (every unjudged document of the candidate's top k
-relevant; evalops.holes), beside the delta as judged
+relevant; evalops.judged.holes), beside the delta as judged
 
 Revision ID: 8e4b7c2a9d31
 Revises: 6a3f0d9c1e52

@@ -1,6 +1,6 @@
 """runs keep their rankings for the bounds of the unjudged documents (run_rankings)
 
-A comparison's bounds give each unjudged (query, document) one grade in both runs (evalops.bounds), so they
+A comparison's bounds give each unjudged (query, document) one grade in both runs (evalops.judged.bounds), so they
 need the baseline run's ranking, which may have been scored on another day: every run keeps its judged
 documents and its unjudged ones down to the deepest compared cutoff, as one Parquet blob.
 

@@ -4,7 +4,7 @@ Nearly every retrieved document of a large project is unjudged, so these are mos
 20,000 queries x 100 results are two million (query, document, rank) rows. They are written as Parquet
 columns straight from the run's doc dictionary (no Python string per row) and read back as a
 :class:`UnjudgedDocs`, which answers as the ``{query: [(doc, rank), ...]}`` mapping of
-:func:`evalops.holes.unjudged_top` (judged coverage in comparisons, the holes queue) and builds a query's
+:func:`evalops.judged.holes.unjudged_top` (judged coverage in comparisons, the holes queue) and builds a query's
 list only when it is asked for.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from evalops._arrow import from_numpy
 from evalops.metrics.gold import as_gold
 from evalops.metrics.table_input import judged_rows, table_ranks, unjudged_rows
+from evalops.util.arrow import from_numpy
 
 __all__ = ["UnjudgedDocs", "docs_from_bytes", "docs_to_bytes", "judged_of_table", "read_unjudged", "unjudged_of_table",
            "write_unjudged"]
@@ -216,7 +216,7 @@ def docs_from_bytes(data: bytes) -> UnjudgedDocs:
 
 
 def unjudged_of_table(qrels: Any, table: Any, k: int) -> UnjudgedDocs:
-    """:func:`evalops.holes.unjudged_top` of a :class:`~evalops.data.RunTable`, from its codes: the same
+    """:func:`evalops.judged.holes.unjudged_top` of a :class:`~evalops.data.RunTable`, from its codes: the same
     (document, rank) pairs, with the doc ids left in the run's dictionary."""
     ranks = table_ranks(table)
     return _docs_of_rows(table, unjudged_rows(as_gold(qrels), table, ranks, k), ranks)
@@ -225,7 +225,7 @@ def unjudged_of_table(qrels: Any, table: Any, k: int) -> UnjudgedDocs:
 def judged_of_table(qrels: Any, table: Any, k: int) -> UnjudgedDocs:
     """The judged documents (any grade) of a :class:`~evalops.data.RunTable`'s top ``k`` of each gold query,
     as :class:`UnjudgedDocs` columns: with the unjudged ones, the ranking the bounds of a comparison need
-    (``evalops.bounds``)."""
+    (``evalops.judged.bounds``)."""
     ranks = table_ranks(table)
     rows = np.sort(judged_rows(as_gold(qrels), table)[0])
     return _docs_of_rows(table, rows[ranks[rows] < k], ranks)

@@ -18,7 +18,7 @@ saw is scored low exactly when it differs most from the baseline. Two pure piece
 
 The holes go to the annotation queue (``evalops.judges.generate``, ``source = "hole"``) in priority order.
 
-**The bounds of a comparison** live in :mod:`evalops.bounds`: each unjudged (query, document) gets one grade
+**The bounds of a comparison** live in :mod:`evalops.judged.bounds`: each unjudged (query, document) gets one grade
 in both versions, so a document only the candidate retrieved can favour it, one only the baseline retrieved
 favours the baseline, and one both rank alike cancels (:data:`HOLE_BOUND`, printed in every report).
 """
@@ -44,7 +44,7 @@ HOLE_POLICY = {
 HOLE_BOUND = {
     "lower": "the pessimistic bound: each unjudged document in either version's top k (the measure's cutoff) one "
              "grade in both versions, relevant (at the gold set's highest grade) where that favours the baseline",
-    "upper": "the optimistic bound: the same, relevant where that favours the candidate (evalops.bounds)",
+    "upper": "the optimistic bound: the same, relevant where that favours the candidate (evalops.judged.bounds)",
     "condensed": "both versions with their unjudged documents removed, scored on the same judgments (Sakai 2007)",
     "rule": "a regression on a candidate less judged than max_judged_coverage_drop allows stands when the "
             "optimistic bound or the condensed lists show it too, read with the decision's own interval and "
@@ -122,7 +122,7 @@ def judged_shift(measure: str, baseline: Mapping[str, float], candidate: Mapping
 
     ``baseline`` / ``candidate``: per-query Judged@k; ``unjudged``: the candidate's unjudged documents with
     their ranks (:func:`unjudged_top`), counted when there is no ``bound``; ``queries``: the compared queries
-    (default: those both sides have). ``bound``: the comparison's :class:`evalops.bounds.PairBounds` of
+    (default: those both sides have). ``bound``: the comparison's :class:`evalops.judged.bounds.PairBounds` of
     ``measure``, whose optimistic, pessimistic and condensed deltas over the same queries the shift carries
     (and whose holes, in either version's top k, it counts).
     """

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from evalops.holes import cutoff_of, judged_shift
+from evalops.judged.holes import cutoff_of, judged_shift
 from evalops.metrics import evaluate
 from evalops.metrics.compute import needs_judged
 from evalops.metrics.evaluation import evaluate_hits
@@ -99,7 +99,7 @@ def ranking_of(run: Any, depth: int) -> dict[str, list[str]]:
 
 def ranking_from_docs(docs: Any) -> dict[str, list[str]]:
     """A ranking from documents with their 0-based ranks in the evaluation's order (an
-    ``evalops.unjudged.UnjudgedDocs``: each query's rows in rank order); ranks may have gaps (documents
+    ``evalops.judged.unjudged.UnjudgedDocs``: each query's rows in rank order); ranks may have gaps (documents
     left out), the order is kept."""
     queries, ids, _ = docs.rows()
     out: dict[str, list[str]] = {}
@@ -256,7 +256,7 @@ def _aligned(found: tuple[np.ndarray, np.ndarray], ids: np.ndarray) -> np.ndarra
 def run_judged(qrels: Any, baseline: Any, candidate: Any, measures: Iterable[str], default_k: int = 100,
                baseline_scores: Any = None, policy: Any = None) -> dict:
     """The judged coverage of ``candidate`` against ``baseline`` at each measure's cutoff and the bounds of
-    the unjudged documents (``evalops.bounds``), over every gold query both are scored on:
+    the unjudged documents (``evalops.judged.bounds``), over every gold query both are scored on:
     ``{measure: JudgedShift}``, for comparisons of runs in memory (``evalops compare``, the Python API).
     Both runs are read to ``default_k`` documents (the cutoff of a measure over the whole ranking); the
     bounds are scored under the metrics ``policy``. ``baseline_scores`` is accepted for older callers and

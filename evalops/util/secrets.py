@@ -48,7 +48,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from evalops.errors import ConfigError
-from evalops.extras import MissingExtraError, require
+from evalops.util.extras import MissingExtraError, require
 
 __all__ = ["MASK", "ConnectionFields", "MaskingFilter", "Resolved", "SecretError", "connection_path", "env_secret",
            "install_log_masking", "is_secret_name", "mask_text", "mask_url", "mask_value", "read_connection",
