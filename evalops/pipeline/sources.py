@@ -17,6 +17,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert
@@ -76,8 +77,9 @@ def _labels(path: str, field: str, stamp: tuple[int, int]) -> dict[str, str]:
     return document_sources(path, field)
 
 
-def _doc_sources(cfg: Config, field: str) -> dict[str, str]:
-    path = cfg.knowledge_base_path()
+def source_labels(path: Path, field: str) -> dict[str, str]:
+    """Each document's source label in ``field`` of the knowledge base at ``path``, read again when its corpus
+    file changed."""
     corpus = path / "corpus.jsonl" if path.is_dir() else path
     try:
         stat = os.stat(corpus)
@@ -112,7 +114,7 @@ def version_sources(cfg: Config, spec: VersionSpec, ranked: Mapping[str, Any],
         notes.append(f"knowledge_base.sources.k is {policy.k} but the rankings are kept to rank {depth} (the "
                      f"measures' deepest cutoff): the shares count the top {depth}")
         policy = SourcePolicy(policy.field, depth, policy.max_shift, policy.unlabelled, policy.relevance_level)
-    labels = _doc_sources(cfg, policy.field)
+    labels = source_labels(cfg.knowledge_base_path(), policy.field)
     grades = _grades(cfg, spec)
     shares = source_shares(ranked, labels, policy, grades)
     record: dict[str, Any] = {"policy": policy.to_dict(), "shares": [s.to_dict() for s in shares],
