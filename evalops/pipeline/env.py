@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from evalops.holes import judged_measures
 from evalops.pipeline.registry import alerting_measures, anchored_measures, canonical_measures, context_measures
+from evalops.warehouse.config import url_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -131,7 +132,6 @@ class RunEnv:
 def run_env(cfg: Config) -> RunEnv:
     """The :class:`RunEnv` of these settings; a bad regression policy or measure is a ``ConfigError`` here."""
     from evalops.pipeline.sources import source_policy
-    from evalops.warehouse.config import url_for
 
     canonical = canonical_measures(cfg)
     return RunEnv(

@@ -45,7 +45,7 @@ def _unjudged(cfg: Config, run: RunContext, spec: VersionSpec) -> dict[str, list
     from evalops.pipeline.comparing import collect_version
 
     try:
-        return collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries).unjudged
+        return collect_version(cfg, cfg.failure_budget, run, spec.run_id, spec.n_shards, spec.n_queries).unjudged
     except FileNotFoundError:
         return {}
 
