@@ -25,7 +25,7 @@ from evalops.warehouse.config import url_for
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
-    from evalops.config import Config
+    from evalops.config import Config, JudgeSettings
     from evalops.conversations.model import Conversations
     from evalops.knowledge import KnowledgeBaseSnapshot
     from evalops.pipeline.queries import QuerySet
@@ -116,6 +116,9 @@ class RunEnv:
     failure_budget: float
     sources: SourcePolicy | None  # None: no source field declared
     long_document_percentile: float | None
+    judge: JudgeSettings  # the judge of the holes (``evalops.pipeline.holes``): ``kind`` off, or which one
+    annotation_queue: Path  # where the holes are queued (``evalops.judges.generate.queue_path``)
+    gold_paths: tuple[Path, ...]  # every gold set's path (the queue refuses a row that is in one already)
     inputs: RunInputs = dataclasses.field(compare=False, repr=False)
 
     def engine(self) -> Engine:
@@ -131,6 +134,7 @@ class RunEnv:
 
 def run_env(cfg: Config) -> RunEnv:
     """The :class:`RunEnv` of these settings; a bad regression policy or measure is a ``ConfigError`` here."""
+    from evalops.judges.generate import queue_path
     from evalops.pipeline.sources import source_policy
 
     canonical = canonical_measures(cfg)
@@ -139,5 +143,7 @@ def run_env(cfg: Config) -> RunEnv:
         measures=Measures(tuple(canonical), tuple(context_measures(cfg)), tuple(anchored_measures(cfg)),
                           tuple(judged_measures(canonical, cfg.k)), tuple(alerting_measures(cfg))),
         k=cfg.k, failure_budget=cfg.failure_budget, sources=source_policy(cfg),
-        long_document_percentile=cfg.knowledge_base.long_document_percentile, inputs=RunInputs(cfg),
+        long_document_percentile=cfg.knowledge_base.long_document_percentile, judge=cfg.judge,
+        annotation_queue=queue_path(cfg), gold_paths=tuple(cfg.gold_set_named(name).path for name in cfg.gold_sets),
+        inputs=RunInputs(cfg),
     )

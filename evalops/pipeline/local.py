@@ -111,7 +111,7 @@ def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any
     say("judging the top contexts")
     judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
     say("deciding and alerting")
-    decide_run(cfg, run, planned)
+    decide_run(env, run, planned)
     alerts = raise_alerts(cfg, run, planned)
     say("writing the report")
     versions = [spec.to_xcom() for spec in planned]  # the result carries the specs' JSON form, as XCom does
