@@ -35,8 +35,8 @@ __all__ = ["holes_file", "queue_holes", "load_holes"]
 log = logging.getLogger(__name__)
 
 
-def holes_file(cfg: WorkFolder, run: RunContext):
-    return run_folder(cfg, run) / "holes.json"
+def holes_file(work: WorkFolder, run: RunContext):
+    return run_folder(work, run) / "holes.json"
 
 
 def _unjudged(env: RunEnv, run: RunContext, spec: VersionSpec) -> dict[str, list[tuple[str, int]]]:
@@ -124,6 +124,6 @@ def _judge_holes(env: RunEnv, snapshot_id: str, holes: list[Any], texts: dict[st
             close()
 
 
-def load_holes(cfg: WorkFolder, run: RunContext) -> dict[str, Any]:
-    path = holes_file(cfg, run)
+def load_holes(work: WorkFolder, run: RunContext) -> dict[str, Any]:
+    path = holes_file(work, run)
     return json.loads(path.read_text()) if path.exists() else {}

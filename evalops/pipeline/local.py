@@ -63,8 +63,8 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     say("sampling the query logs")
     log_sample = sample_query_logs(cfg, run, snapshot_id)
     say("planning the run")
+    env = run_env(cfg)  # what the steps after planning read of the settings, made once (a bad policy stops here)
     planned = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
-    env = run_env(cfg)  # what the steps after planning read of the settings, made once
     try:
         return _after_planning(cfg, env, run, planned, say, judge_say, preflight)
     except IncompleteRunError:
