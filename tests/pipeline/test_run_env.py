@@ -47,3 +47,25 @@ def test_a_bad_policy_is_refused_when_the_env_is_made(tmp_path):
     (tmp_path / "evalops.yaml").write_text("regression: {alpha: 2}\n")
     with pytest.raises(ConfigError, match="regression"):
         run_env(load_config(tmp_path, environ={}))
+
+
+def test_the_dag_tasks_hand_each_step_what_it_takes():
+    """The DAG's tasks make the RunEnv for the steps that take one (``_TAKE_RUN_ENV``) and the Config for the
+    others: every step the tasks call is checked by its first parameter's annotation."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    pytest.importorskip("airflow.sdk")
+    import evalops.pipeline as pipeline
+    from evalops.airflow import tasks
+
+    source = Path(tasks.__file__).read_text(encoding="utf-8")
+    steps = {node.args[1].value for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_call"
+             and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)}
+    assert {"plan_run", "compare_version", "decide_run", "raise_alerts"} <= steps
+    for step in sorted(steps):
+        first = next(iter(inspect.signature(getattr(pipeline, step)).parameters.values()))
+        wanted = "RunEnv" if step in tasks._TAKE_RUN_ENV else "Config"
+        assert first.annotation == wanted, (step, first.annotation)
