@@ -144,6 +144,7 @@ def run_env(cfg: Config) -> RunEnv:
                           tuple(judged_measures(canonical, cfg.k)), tuple(alerting_measures(cfg))),
         k=cfg.k, failure_budget=cfg.failure_budget, sources=source_policy(cfg),
         long_document_percentile=cfg.knowledge_base.long_document_percentile, judge=cfg.judge,
-        annotation_queue=queue_path(cfg), gold_paths=tuple(cfg.gold_set_named(name).path for name in cfg.gold_sets),
+        annotation_queue=queue_path(cfg),
+        gold_paths=tuple(path for name in cfg.gold_sets if (path := cfg.gold_set_named(name).path) is not None),
         inputs=RunInputs(cfg),
     )

@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.config import Config
 
-__all__ = ["dispose_engines", "engine_at", "engine_for", "migrate_warehouse", "run_lease", "warehouse_counts", "WarehouseAlertStore"]
+__all__ = ["dispose_engines", "engine_at", "engine_for", "migrate_warehouse", "run_lease", "warehouse_counts",
+           "WarehouseAlertStore"]
 
 log = logging.getLogger(__name__)
 
