@@ -108,7 +108,7 @@ class RunInputs:
 class RunEnv:
     """What the steps after planning read of the settings (module docstring). Made by :func:`run_env`."""
 
-    warehouse_url: str
+    warehouse_url: str = dataclasses.field(repr=False)  # may hold a password: never in a repr or a log
     work_dir: str | Path
     regression: Policy  # the regression policy, seed 0: :meth:`policy` seeds it
     measures: Measures

@@ -24,6 +24,7 @@ def test_run_env_holds_what_the_settings_say(tmp_path):
     assert env.k == 20 and env.failure_budget == 0.1 and env.long_document_percentile == 90
     assert str(env.work_dir) == str(cfg.work_dir)
     assert env.engine() is engine_for(cfg)
+    assert env.warehouse_url not in repr(env)  # a URL may hold a password
     assert env.sources is not None and env.sources.field == "source" and env.sources.k == 5
     for seed in (0, 20240601):
         assert env.policy(seed) == cfg.stats_policy(seed)
