@@ -332,7 +332,7 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
         floors += floor_checks(cfg, spec["dataset"], spec["run_id"],
                                load_aggregates(engine, spec["run_id"]))
         gold.append(spec)
-    decisions = load_decisions(cfg, run, [VersionSpec.from_xcom(s) for s in gold])  # the warehouse's, never the work folder's
+    decisions = load_decisions(engine, [VersionSpec.from_xcom(s) for s in gold])  # the warehouse's, never the work folder's
     return gate_cases(result["versions"], decisions, result["alerts"], statuses,
                       canonical_measures(cfg) + anchored_measures(cfg),
                       fail_on=fail_on, floors=floors, alert_measures=alerting_measures(cfg))

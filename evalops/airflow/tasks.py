@@ -46,17 +46,23 @@ NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
 )
 
 
+# The steps after planning that take the run's environment (evalops.pipeline.env.RunEnv), not the settings.
+_TAKE_RUN_ENV = frozenset({"compare_version", "decide_run"})
+
+
 def _call(project: Path, step: str, *args, **kwargs):
-    """Run one pipeline step with the project's settings and this DAG run's context. All imports are here."""
+    """Run one pipeline step with the project's settings (or, for the steps in ``_TAKE_RUN_ENV``, the run's
+    environment made from them) and this DAG run's context. All imports are here."""
     from airflow.sdk import get_current_context
 
     from evalops import pipeline
     from evalops.config import load_config
+    from evalops.pipeline.env import run_env
 
     run = pipeline.RunContext.from_airflow(get_current_context())
     cfg = load_config(home=project)
     cfg.apply_process_settings()
-    return getattr(pipeline, step)(cfg, run, *args, **kwargs)
+    return getattr(pipeline, step)(run_env(cfg) if step in _TAKE_RUN_ENV else cfg, run, *args, **kwargs)
 
 
 def _specs(versions: list[dict]) -> list[Any]:

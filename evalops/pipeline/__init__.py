@@ -1,8 +1,10 @@
 """The use cases of evalops: what one evaluation run does, step by step. DAG tasks and the CLI call these.
 
-Every step takes the :class:`~evalops.config.Config` and the :class:`RunContext` first, does its I/O (data
+Every step takes what it reads of the settings and the :class:`RunContext` first, does its I/O (data
 files, retrievers, the warehouse, notifiers), and returns ids or small dicts, never data, so it can run as
-an Airflow task whose XCom stays small.
+an Airflow task whose XCom stays small. What it reads of the settings is the
+:class:`~evalops.config.Config` up to planning, and for ``compare_version`` and ``decide_run`` the run's
+:class:`RunEnv` (made from the ``Config`` once per process by :func:`run_env`).
 
 The package imports its modules lazily: ``import evalops.pipeline`` is cheap (the DAG files' retry policy
 and the in-process runner import it before Airflow starts tasks).
@@ -19,6 +21,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported
     from evalops.pipeline.comparing import compare_version as compare_version
     from evalops.pipeline.context import RunContext as RunContext
     from evalops.pipeline.deciding import decide_run as decide_run
+    from evalops.pipeline.env import RunEnv as RunEnv, run_env as run_env
     from evalops.pipeline.errors import IncompleteRunError as IncompleteRunError
     from evalops.pipeline.inputs import (
         describe_knowledge_base as describe_knowledge_base,
@@ -39,6 +42,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported
 # public name -> module inside evalops.pipeline
 _EXPORTS: dict[str, str] = {
     "RunContext": "context",
+    "RunEnv": "env",
+    "run_env": "env",
     "migrate_warehouse": "store",
     "snapshot_knowledge_base": "inputs",
     "validate_inputs": "inputs",

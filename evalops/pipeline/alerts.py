@@ -146,7 +146,7 @@ def raise_alerts(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) 
     is owed it. The gate reads the list's regressions whatever their delivery.
     """
     retried = retry_undelivered(cfg)
-    decisions = load_decisions(cfg, run, versions)  # the warehouse's decisions
+    decisions = load_decisions(engine_for(cfg), versions)  # the warehouse's decisions
     alerts = regression_alerts_for(cfg, run, decisions)
     alerts += missing_alerts_for(cfg, run, versions, decisions)
     alerts += retriever_alerts_for(cfg, run, versions)

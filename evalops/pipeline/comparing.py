@@ -42,25 +42,17 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from evalops.context import parse_any_measure
-from evalops.conversations.pipeline import by_conversation_inputs, conversations_for, drift_note, unit_note
+from evalops.conversations.pipeline import by_conversation_inputs, drift_note, unit_note
 from evalops.judged.bounds import pair_bounds, ranking_from_docs
 from evalops.judged.holes import cutoff_of, judged_measure, judged_shift
 from evalops.judged.unjudged import UnjudgedDocs, docs_from_bytes, docs_to_bytes, read_unjudged
 from evalops.metrics import summarize
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.facts import record_run_facts
-from evalops.pipeline.queries import query_attributes, query_set_for
-from evalops.pipeline.registry import (
-    anchored_measures,
-    compared_measures,
-    metric_policy,
-    scored_measures,
-    text_measures,
-)
+from evalops.pipeline.registry import metric_policy
 from evalops.pipeline.sources import long_document_attributes, share_rows, version_sources
 from evalops.pipeline.specs import VersionSpec
-from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import comparison_file, judged_file, read_frame, shard_file, unjudged_file
+from evalops.pipeline.workdir import WorkFolder, comparison_file, judged_file, read_frame, shard_file, unjudged_file
 from evalops.segments import AGGREGATE_FACETS, segment_aggregates, segment_comparisons, split_queries
 from evalops.stats import Coverage, align, compare
 from evalops.util import utc
@@ -78,7 +70,8 @@ from evalops.warehouse import (
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from evalops.config import Config
+    from evalops.pipeline.env import Measures, RunEnv
+    from evalops.pipeline.queries import QuerySet
     from evalops.stats import Comparison
 
 __all__ = ["VersionCompared", "VersionOutcome", "collect_version", "compare_version", "CI_LEVEL", "CI_METHOD"]
@@ -126,17 +119,19 @@ class VersionCompared:
                 "embeddings": dict(self.embeddings)}
 
 
-def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_queries: int) -> VersionOutcome:
+def collect_version(work: WorkFolder, failure_budget: float, run: RunContext, run_id: int, n_shards: int,
+                    n_queries: int) -> VersionOutcome:
+    """A version's shards gathered (``work``: the work folder's setting) and the failure policy applied."""
     import pandas as pd
 
     frames, failed, errors, retries, unjudged_parts, judged_parts, n_empty = [], {}, [], 0, [], [], 0
     for shard in range(n_shards):
-        path = shard_file(cfg, run, run_id, shard)
+        path = shard_file(work, run, run_id, shard)
         meta_path = path.with_suffix(".json")
         if not path.exists() or not meta_path.exists():
             raise FileNotFoundError(
                 f"{path}: shard {shard + 1}/{n_shards} of run {run_id} has no scores; its score task did not "
-                f"finish (or the work folder {cfg.work_dir} is not shared between workers)"
+                f"finish (or the work folder {work.work_dir} is not shared between workers)"
             )
         frames.append(read_frame(path))
         meta = json.loads(meta_path.read_text())
@@ -155,10 +150,10 @@ def collect_version(cfg: Config, run: RunContext, run_id: int, n_shards: int, n_
     share = len(failed) / n_queries if n_queries else 0.0
     if errors:
         status, error = "failed", errors[0]
-    elif share > cfg.failure_budget:
+    elif share > failure_budget:
         status = "failed"
         error = (f"{len(failed)} of {n_queries} queries failed ({share:.1%}), above the failure budget of "
-                 f"{cfg.failure_budget:.1%}; first: " + "; ".join(f"{q}: {failed[q]}" for q in sorted(failed)[:3]))
+                 f"{failure_budget:.1%}; first: " + "; ".join(f"{q}: {failed[q]}" for q in sorted(failed)[:3]))
     elif n_queries == 0:
         status, error = "failed", "there are no judged queries to score"
     else:
@@ -179,36 +174,37 @@ def _aggregates(frame: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compare_version(cfg: Config, run: RunContext, spec: VersionSpec) -> VersionCompared:
+def compare_version(env: RunEnv, run: RunContext, spec: VersionSpec) -> VersionCompared:
     """Steps 1-4 of the module docstring for one version spec."""
-    engine = engine_for(cfg)
-    own = collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries)
+    engine = env.engine()
+    own = collect_version(env, env.failure_budget, run, spec.run_id, spec.n_shards, spec.n_queries)
     # span and chunk measures exist only on a text-anchored gold set (none on a production sample)
-    spans, scored = set(anchored_measures(cfg)), set(own.frame["measure"].unique().tolist())
-    measures = [m for m in compared_measures(cfg) if m not in spans or m in scored]
-    _store_version(cfg, run, spec, engine, own)
-    facts = record_run_facts(cfg, run, spec, n_failed=len(own.failed))
+    spans, scored = set(env.measures.anchored), set(own.frame["measure"].unique().tolist())
+    measures = [m for m in env.measures.compared if m not in spans or m in scored]
+    _store_version(env, run, spec, engine, own)
+    queries = env.inputs.query_set(spec.dataset, spec.sample_folder)
+    facts = record_run_facts(engine, env, run, spec, queries, n_failed=len(own.failed))
     if spec.rescore_reason and own.status == "succeeded":
         promote_baseline(engine, spec.run_id, by="evalops", reason=spec.rescore_reason)
         log.info("%s: re-scored stale baseline promoted (run %s)", spec.label, spec.run_id)
 
-    attributes = query_attributes(cfg, spec.dataset, spec.sample_folder)
-    reading = _read_against_baseline(cfg, run, spec, engine, own, measures, attributes)
+    attributes = env.inputs.attributes(spec.dataset, spec.sample_folder)
+    reading = _read_against_baseline(env, run, spec, engine, own, measures, attributes, queries)
     # sources of the retrieved contexts, and the means with their spread per segment, the long-document
     # segment included (evalops.sources, evalops.spread): in the comparison file and the warehouse
     sources = aggregates = None
     long_rule = None
     if own.status != "failed":
-        sources = version_sources(cfg, spec, own.ranked(), reading.base_docs)
-        with_length, long_rule = long_document_attributes(cfg, spec, attributes)
+        sources = version_sources(env, spec, own.ranked(), reading.base_docs, queries)
+        with_length, long_rule = long_document_attributes(env, spec, attributes, queries)
         aggregates = segment_aggregates(own.frame, with_length, measures, AGGREGATE_FACETS)
     # replaces what an earlier attempt wrote (a failed version keeps none)
     record_breakdowns(engine, spec.run_id, shares=share_rows(sources), spreads=aggregates or [])
-    _write_comparison(cfg, run, spec, reading, sources=sources, aggregates=aggregates, long_rule=long_rule)
+    _write_comparison(env, run, spec, reading, sources=sources, aggregates=aggregates, long_rule=long_rule)
     return VersionCompared(spec.run_id, own.status, len(reading.comparisons), facts["embeddings"])
 
 
-def _store_version(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any, own: VersionOutcome) -> None:
+def _store_version(env: RunEnv, run: RunContext, spec: VersionSpec, engine: Any, own: VersionOutcome) -> None:
     """Step 2: store the version's run, its per-query scores, aggregates and kept ranking in one transaction.
 
     A re-run of a finished run is an attempt beside it (planning): this write replaces the finished result
@@ -220,9 +216,9 @@ def _store_version(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any,
         started_at=planned.attempt_started_at or planned.started_at, contracts=planned.attempt_contracts,
         finished_at=utc.now(), n_queries=own.n_queries,
         n_failed=len(own.failed), failed_query_ids=sorted(own.failed), error=own.error, scores=own.frame,
-        aggregates=None if own.status == "failed" else _aggregates(own.frame, scored_measures(cfg)),
+        aggregates=None if own.status == "failed" else _aggregates(own.frame, env.measures.scored),
         ci_level=CI_LEVEL, ci_method=CI_METHOD, n_retries=own.retries,
-        ranking=None if own.status == "failed" else _kept_ranking(cfg, own),
+        ranking=None if own.status == "failed" else _kept_ranking(env.measures, env.k, own),
     )
 
 
@@ -253,11 +249,11 @@ class _Baseline:
     ranking: Any
 
 
-def _load_baseline(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any, base_id: int) -> _Baseline:
+def _load_baseline(env: RunEnv, run: RunContext, spec: VersionSpec, engine: Any, base_id: int) -> _Baseline:
     """The baseline's scores, coverage and ranking: from its shards when it was scored in this run, else from
     the warehouse."""
     if spec.baseline_today:
-        base = collect_version(cfg, run, base_id, spec.n_shards, spec.n_queries)
+        base = collect_version(env, env.failure_budget, run, base_id, spec.n_shards, spec.n_queries)
         docs = base.ranked()
         return _Baseline(base.frame, base.status == "failed", base.n_queries - len(base.failed), base.n_empty,
                          docs, ranking_from_docs(docs))
@@ -269,8 +265,9 @@ def _load_baseline(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any,
                      None if stored_docs is None else ranking_from_docs(stored_docs))
 
 
-def _read_against_baseline(cfg: Config, run: RunContext, spec: VersionSpec, engine: Any, own: VersionOutcome,
-                           measures: list[str], attributes: dict[str, dict[str, str]]) -> _BaselineReading:
+def _read_against_baseline(env: RunEnv, run: RunContext, spec: VersionSpec, engine: Any, own: VersionOutcome,
+                           measures: list[str], attributes: dict[str, dict[str, str]], queries: QuerySet
+                           ) -> _BaselineReading:
     """Step 4: compare the version with its baseline run, or note why it is not compared (no baseline, the
     version failed, it is the baseline version itself, or the baseline failed in this run)."""
     reading = _BaselineReading()
@@ -282,18 +279,18 @@ def _read_against_baseline(cfg: Config, run: RunContext, spec: VersionSpec, engi
     elif spec.version == spec.baseline_version:
         reading.notes.append("the baseline version itself: not compared with its own baseline run")
     else:
-        base = _load_baseline(cfg, run, spec, engine, base_id)
+        base = _load_baseline(env, run, spec, engine, base_id)
         if base.failed:
             reading.notes.append(
                 f"not compared: the baseline {spec.baseline_version} could not be scored in this run")
         else:
             reading.base_docs = base.docs
-            _compare_paired(cfg, run, spec, own, base, base_id, measures, attributes, reading)
+            _compare_paired(env, run, spec, own, base, base_id, measures, attributes, queries, reading)
     return reading
 
 
-def _compare_paired(cfg: Config, run: RunContext, spec: VersionSpec, own: VersionOutcome, base: _Baseline,
-                    base_id: int, measures: list[str], attributes: dict[str, dict[str, str]],
+def _compare_paired(env: RunEnv, run: RunContext, spec: VersionSpec, own: VersionOutcome, base: _Baseline,
+                    base_id: int, measures: list[str], attributes: dict[str, dict[str, str]], queries: QuerySet,
                     reading: _BaselineReading) -> None:
     """Step 4 proper, into ``reading``: the coverage note, the dev / test split, the bounds of the unjudged
     documents, the paired comparisons of the test queries and the per-segment readings."""
@@ -315,16 +312,16 @@ def _compare_paired(cfg: Config, run: RunContext, spec: VersionSpec, own: Versio
         notes.append(f"the baseline run {base_id} was stored before rankings were kept: no bounds of the "
                      "unjudged documents (a regression on a less judged candidate is withheld)")
     bounds = (None if base.ranking is None
-              else _bounds(cfg, spec, base.ranking, ranking_from_docs(own.ranked()), measures))
-    reading.comparisons = _compare(cfg, run, spec, in_test(base.frame), in_test(own.frame), measures, coverage,
+              else _bounds(env, queries, base.ranking, ranking_from_docs(own.ranked()), measures))
+    reading.comparisons = _compare(env, run, spec, in_test(base.frame), in_test(own.frame), measures, coverage,
                                    own.unjudged, missing=missing, bounds=bounds)
-    reading.segments = _segments(cfg, run, spec, base.frame, own.frame, measures, attributes)
+    reading.segments = _segments(env, spec, base.frame, own.frame, measures, attributes)
 
 
-def _write_comparison(cfg: Config, run: RunContext, spec: VersionSpec, reading: _BaselineReading, *,
+def _write_comparison(env: RunEnv, run: RunContext, spec: VersionSpec, reading: _BaselineReading, *,
                       sources: Any, aggregates: Any, long_rule: Any) -> None:
     """Write the version's comparison file to the work folder (what ``deciding`` and the report read)."""
-    path = comparison_file(cfg, run, spec.run_id)
+    path = comparison_file(env, run, spec.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
         "candidate_run_id": spec.run_id,
@@ -351,21 +348,21 @@ def _split_summary(base: pd.DataFrame, cand: pd.DataFrame, measures: list[str], 
     return out
 
 
-def _segments(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
+def _segments(env: RunEnv, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
               measures: list[str], attributes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """The comparison within each segment (``evalops.segments``), judged coverage beside each measure."""
     judged = {}
-    context = set(text_measures(cfg))
+    context = set(env.measures.text)
     for measure in measures:
         if measure in context:
             continue  # a context measure reads texts, not judgments
-        jm = judged_measure(measure, cfg.k)
+        jm = judged_measure(measure, env.k)
         jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
         judged[measure] = (dict(zip(jb["query_id"], jb["value"])), dict(zip(jc["query_id"], jc["value"])))
     # seeded by the two versions' scores (the segment families are one version pair's): same data, same bounds
     b, c = (f.sort_values(["measure", "query_id"], kind="stable") for f in (base, cand))
     seed = data_seed(b["query_id"], b["measure"], b["value"], c["query_id"], c["measure"], c["value"])
-    return segment_comparisons(base, cand, attributes, measures, cfg.stats_policy(seed),
+    return segment_comparisons(base, cand, attributes, measures, env.policy(seed),
                                baseline_name=f"{spec.retriever}@{spec.baseline_version}",
                                candidate_name=f"{spec.retriever}@{spec.version}", judged=judged)
 
@@ -405,32 +402,30 @@ def data_seed(*parts: Any) -> int:
     return int.from_bytes(digest.digest()[:8], "big") >> 1
 
 
-def _kept_ranking(cfg: Config, outcome: VersionOutcome) -> RunRanking:
+def _kept_ranking(measures: Measures, k: int, outcome: VersionOutcome) -> RunRanking:
     """What the warehouse keeps of a version's ranking for later comparisons' bounds (``run_rankings``)."""
     docs = outcome.ranked()
-    depth = max((cutoff_of(m, cfg.k) for m in compared_measures(cfg) if m not in text_measures(cfg)),
-                default=cfg.k)
+    depth = max((cutoff_of(m, k) for m in measures.compared if m not in measures.text), default=k)
     return RunRanking(depth, docs.n_documents(), docs_to_bytes(docs))
 
 
-def _bounds(cfg: Config, spec: VersionSpec, baseline: Any, candidate: Any, measures: list[str]) -> dict[str, Any]:
+def _bounds(env: RunEnv, queries: QuerySet, baseline: Any, candidate: Any, measures: list[str]) -> dict[str, Any]:
     """The bounds of the unjudged documents of every judged measure (``evalops.judged.bounds``), against the gold
     set's judgments the versions were scored on."""
-    ir = [m for m in measures if m not in set(text_measures(cfg))]
+    ir = [m for m in measures if m not in set(env.measures.text)]
     if not ir:
         return {}
-    qrels = query_set_for(cfg, spec.dataset, spec.sample_folder).qrels
-    return pair_bounds(qrels, baseline, candidate, ir, cfg.k, metric_policy())
+    return pair_bounds(queries.qrels, baseline, candidate, ir, env.k, metric_policy())
 
 
-def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
+def _compare(env: RunEnv, run: RunContext, spec: VersionSpec, base: pd.DataFrame, cand: pd.DataFrame,
              measures: list[str], coverage: Any, unjudged: dict[str, list[tuple[str, int]]], missing: str,
              bounds: Mapping[str, Any] | None = None) -> list[Comparison]:
 
-    context = set(text_measures(cfg))
+    context = set(env.measures.text)
 
-    policy = cfg.stats_policy(run.seed)
-    turns = conversations_for(cfg, spec.dataset)  # a conversational gold set is decided by conversation
+    policy = env.policy(run.seed)
+    turns = env.inputs.conversations(spec.dataset)  # a conversational gold set is decided by conversation
     b_name = f"{spec.retriever}@{spec.baseline_version}"
     c_name = f"{spec.retriever}@{spec.version}"
     out = []
@@ -444,10 +439,10 @@ def _compare(cfg: Config, run: RunContext, spec: VersionSpec, base: pd.DataFrame
         direction = parse_any_measure(measure).higher_is_better
         judged = None
         if measure not in context:
-            jm = judged_measure(measure, cfg.k)
+            jm = judged_measure(measure, env.k)
             jb, jc = base[base["measure"] == jm], cand[cand["measure"] == jm]
             judged = judged_shift(measure, dict(zip(jb["query_id"], jb["value"])),
-                                  dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, cfg.k),
+                                  dict(zip(jc["query_id"], jc["value"])), unjudged, cutoff_of(measure, env.k),
                                   queries=paired.query_ids.tolist(), bound=(bounds or {}).get(measure))
         extra: tuple[str, ...] = ()
         if turns is not None:

@@ -36,16 +36,16 @@ from typing import TYPE_CHECKING, Any
 from evalops.pipeline.comparing import data_seed
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.holes import queue_holes
-from evalops.pipeline.registry import alerting_measures
-from evalops.pipeline.store import engine_for
 from evalops.pipeline.workdir import comparison_file
 from evalops.warehouse import ABTestResult, ab_test_results, record_ab_tests
 from evalops.pipeline.pooling import decide_production_run
 from evalops.stats import Comparison, adjust_and_decide
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
+
+    from evalops.pipeline.env import RunEnv
     from evalops.pipeline.specs import VersionSpec
-    from evalops.config import Config
 
 __all__ = ["DecidedComparison", "decide_run", "load_decisions"]
 
@@ -79,15 +79,15 @@ class DecidedComparison:
         return {**record, "comparison": comparison, "segments": list(self.segments)}
 
 
-def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
+def decide_run(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
     """Correct, decide and store every comparison of the run. Returns the decision counts per family."""
 
-    engine = engine_for(cfg)
-    alerting = set(alerting_measures(cfg))
+    engine = env.engine()
+    alerting = set(env.measures.alerting)
     families: dict[str, list[tuple[dict[str, Any], Comparison, int]]] = {}
     segments: dict[tuple[int, str], list[dict[str, Any]]] = {}  # (candidate run, measure) -> per-segment rows
     for spec in versions:
-        path = comparison_file(cfg, run, spec.run_id)
+        path = comparison_file(env, run, spec.run_id)
         if not path.exists():
             continue  # the version was not compared (its compare task wrote nothing)
         stored = json.loads(path.read_text())
@@ -133,18 +133,17 @@ def decide_run(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) ->
             counts[dataset][comp.decision] = counts[dataset].get(comp.decision, 0) + 1
             decided_runs.add(spec.run_id)
     # the unjudged documents the decided comparisons depend on, as annotation work
-    queue_holes(cfg, run, versions, decided_runs)
+    queue_holes(env, run, versions, decided_runs)
     return counts
 
 
-def load_decisions(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[DecidedComparison]:
+def load_decisions(engine: Engine, versions: Sequence[VersionSpec]) -> list[DecidedComparison]:
     """The decided comparisons of the run's ``versions`` (their specs), read from the warehouse's
-    ``ab_tests``: the one reader of a run's decisions (report, alerts, results event, gate).
+    ``ab_tests`` at ``engine``: the one reader of a run's decisions (report, alerts, results event, gate).
 
     A version with a baseline run whose comparison is not stored has no decision here; the gate names it
     ``missing`` (``evalops.gate``) rather than passing it.
     """
-    engine = engine_for(cfg)
     out: list[DecidedComparison] = []
     for spec in versions:
         if spec.baseline_run_id is None:

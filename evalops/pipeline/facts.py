@@ -17,26 +17,26 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from evalops.pipeline.context import RunContext
-from evalops.pipeline.queries import query_set_for
-from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import shard_file
+from evalops.pipeline.workdir import WorkFolder, shard_file
 from evalops.warehouse.dashboard import record_query_texts, record_run_timing, stored_query_text_ids
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
+
+    from evalops.pipeline.queries import QuerySet
     from evalops.pipeline.specs import VersionSpec
-    from evalops.config import Config
 
 __all__ = ["record_run_facts", "shard_embeddings", "shard_latencies"]
 
 log = logging.getLogger(__name__)
 
 
-def shard_latencies(cfg: Config, run: RunContext, run_id: int, n_shards: int) -> tuple[list[float], float]:
+def shard_latencies(work: WorkFolder, run: RunContext, run_id: int, n_shards: int) -> tuple[list[float], float]:
     """Every answered query's latency (seconds) over the run's shards, and the summed wall time."""
     latencies: list[float] = []
     wall = 0.0
     for shard in range(n_shards):
-        meta_path = shard_file(cfg, run, run_id, shard).with_suffix(".json")
+        meta_path = shard_file(work, run, run_id, shard).with_suffix(".json")
         if not meta_path.exists():
             continue
         meta = json.loads(meta_path.read_text())
@@ -45,11 +45,11 @@ def shard_latencies(cfg: Config, run: RunContext, run_id: int, n_shards: int) ->
     return latencies, wall
 
 
-def shard_embeddings(cfg: Config, run: RunContext, run_id: int, n_shards: int) -> dict[str, int]:
+def shard_embeddings(work: WorkFolder, run: RunContext, run_id: int, n_shards: int) -> dict[str, int]:
     """Documents embedded and read from the embedding cache, summed over the run's shards."""
     total = {"embedded": 0, "cached": 0}
     for shard in range(n_shards):
-        meta_path = shard_file(cfg, run, run_id, shard).with_suffix(".json")
+        meta_path = shard_file(work, run, run_id, shard).with_suffix(".json")
         if meta_path.exists():
             counts = json.loads(meta_path.read_text()).get("embeddings") or {}
             for key in total:
@@ -57,12 +57,12 @@ def shard_embeddings(cfg: Config, run: RunContext, run_id: int, n_shards: int) -
     return total
 
 
-def record_run_facts(cfg: Config, run: RunContext, spec: VersionSpec, n_failed: int) -> dict[str, Any]:
-    """Record the run's facts (see the module docstring); returns those not stored in the warehouse."""
+def record_run_facts(engine: Engine, work: WorkFolder, run: RunContext, spec: VersionSpec, queries: QuerySet, *,
+                     n_failed: int) -> dict[str, Any]:
+    """Record the run's facts (see the module docstring) in the warehouse at ``engine``, read from the shards in
+    the work folder (``work``) and the version's query set; returns those not stored in the warehouse."""
     import numpy as np
 
-    engine = engine_for(cfg)
-    queries = query_set_for(cfg, spec.dataset, spec.sample_folder)
     from evalops.querylog import scrub
 
     # Gold text is scrubbed too: nothing evalops writes may hold personal data or a secret. A text is stored
@@ -71,7 +71,7 @@ def record_run_facts(cfg: Config, run: RunContext, spec: VersionSpec, n_failed: 
     stored = stored_query_text_ids(engine, spec.query_set_version)
     record_query_texts(engine, spec.query_set_version,
                        {q: scrub(t).text for q, t in queries.texts.items() if q not in stored})
-    latencies, wall = shard_latencies(cfg, run, spec.run_id, spec.n_shards)
+    latencies, wall = shard_latencies(work, run, spec.run_id, spec.n_shards)
     lat = np.asarray(latencies, dtype=float) * 1000.0
     record_run_timing(
         engine, spec.run_id,
@@ -80,7 +80,7 @@ def record_run_facts(cfg: Config, run: RunContext, spec: VersionSpec, n_failed: 
         latency_max_ms=float(lat.max()) if lat.size else None,
         wall_seconds=wall or None, n_failed=n_failed,
     )
-    embeddings = shard_embeddings(cfg, run, spec.run_id, spec.n_shards)
+    embeddings = shard_embeddings(work, run, spec.run_id, spec.n_shards)
     if any(embeddings.values()):
         log.info("%s: embedded %d documents, %d read from the embedding cache", spec.label,
                  embeddings["embedded"], embeddings["cached"])

@@ -24,40 +24,38 @@ from typing import TYPE_CHECKING, Any
 from evalops.config import PRODUCTION
 from evalops.judged.holes import HOLE_POLICY, cutoff_of, hole_rows, prioritise_holes
 from evalops.pipeline.context import RunContext
-from evalops.pipeline.queries import gold_queries
-from evalops.pipeline.registry import alerting_measures
-from evalops.pipeline.workdir import run_folder
+from evalops.pipeline.workdir import WorkFolder, run_folder
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.env import RunEnv
     from evalops.pipeline.specs import VersionSpec
-    from evalops.config import Config
 
 __all__ = ["holes_file", "queue_holes", "load_holes"]
 
 log = logging.getLogger(__name__)
 
 
-def holes_file(cfg: Config, run: RunContext):
-    return run_folder(cfg, run) / "holes.json"
+def holes_file(work: WorkFolder, run: RunContext):
+    return run_folder(work, run) / "holes.json"
 
 
-def _unjudged(cfg: Config, run: RunContext, spec: VersionSpec) -> dict[str, list[tuple[str, int]]]:
+def _unjudged(env: RunEnv, run: RunContext, spec: VersionSpec) -> dict[str, list[tuple[str, int]]]:
     from evalops.pipeline.comparing import collect_version
 
     try:
-        return collect_version(cfg, run, spec.run_id, spec.n_shards, spec.n_queries).unjudged
+        return collect_version(env, env.failure_budget, run, spec.run_id, spec.n_shards, spec.n_queries).unjudged
     except FileNotFoundError:
         return {}
 
 
-def queue_holes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], compared: set[int]
+def queue_holes(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec], compared: set[int]
                 ) -> dict[str, Any]:
     """Queue the holes of the run's gold comparisons (module docstring): ``compared`` holds the candidate
     run ids that have a decided comparison. Returns counts per query set."""
-    from evalops.judges.generate import queue_path, write_queue
+    from evalops.judges.generate import write_queue
     from evalops.querylog.scrub import scrub
 
-    k = cutoff_of(alerting_measures(cfg)[0], cfg.k)
+    k = cutoff_of(env.measures.alerting[0], env.k)
     specs = [s for s in versions if s.dataset != PRODUCTION]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for spec in specs:
@@ -68,12 +66,12 @@ def queue_holes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], c
         pairs = [(s.baseline_version, s.version) for s in members if s.run_id in compared]
         if not pairs:
             continue
-        unjudged = {s.version: _unjudged(cfg, run, s) for s in members}
+        unjudged = {s.version: _unjudged(env, run, s) for s in members}
         holes = prioritise_holes(unjudged, pairs, k)
         if not holes:
             continue
-        queries = gold_queries(cfg, dataset)
-        labels, judge_name = _judge_holes(cfg, members[0].snapshot_id, holes, queries.texts)
+        queries = env.inputs.query_set(dataset, None)  # a gold set
+        labels, judge_name = _judge_holes(env, members[0].snapshot_id, holes, queries.texts)
         origin = f"{dataset}: {retriever} " + ", ".join(f"{c} vs {b}" for b, c in pairs) + f", top {k}"
         # the queue is a file evalops writes: gold query texts go in scrubbed, as in every other output
         texts = {h.query_id: scrub(queries.texts[h.query_id]).text for h in holes if h.query_id in queries.texts}
@@ -87,10 +85,10 @@ def queue_holes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], c
                      "proposed_grade": None if labels is None else labels.get((h.query_id, h.doc_id))}
                     for h in holes[:50]],
         }
-    path = queue_path(cfg)
-    added = write_queue(path, rows, gold_paths=[g.path for g in cfg.require_gold_sets().values()]) if rows else 0
+    path = env.annotation_queue
+    added = write_queue(path, rows, gold_paths=list(env.gold_paths)) if rows else 0
     summary.update(queue=str(path), rows=len(rows), added=added)
-    out = holes_file(cfg, run)
+    out = holes_file(env, run)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary))
     if rows:
@@ -99,22 +97,22 @@ def queue_holes(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], c
     return summary
 
 
-def _judge_holes(cfg: Config, snapshot_id: str, holes: list[Any], texts: dict[str, str]
+def _judge_holes(env: RunEnv, snapshot_id: str, holes: list[Any], texts: dict[str, str]
                  ) -> tuple[dict[tuple[str, str], int] | None, str | None]:
     """The configured judge's labels of the holes (the judge step's prompt, through the warehouse cache);
     ``(None, None)`` without a judge. A missing label stays missing (no proposed grade)."""
-    if cfg.judge.kind == "off":
+    if env.judge.kind == "off":
         return None, None
     from evalops.judges.base import JudgeItem
     from evalops.judges.cache import CachedJudge
-    from evalops.pipeline.judging import _documents, build_judge
-    from evalops.pipeline.store import engine_for
+    from evalops.pipeline.judging import build_judge
+    from evalops.pipeline.judging.items import document_texts
     from evalops.warehouse.judgments import WarehouseJudgmentStore
 
-    docs = _documents(cfg, snapshot_id)
-    inner = build_judge(cfg.judge)
-    judge = CachedJudge(inner, WarehouseJudgmentStore(engine_for(cfg)))
-    task = "context_relevance_graded" if cfg.judge.graded else "context_relevance"
+    docs = document_texts(env.inputs.snapshot(snapshot_id))
+    inner = build_judge(env.judge)
+    judge = CachedJudge(inner, WarehouseJudgmentStore(env.engine()))
+    task = "context_relevance_graded" if env.judge.graded else "context_relevance"
     try:
         pairs = [(h.query_id, h.doc_id) for h in holes if h.doc_id in docs]
         answers = judge.judge([JudgeItem(task, texts.get(q, ""), context=docs[d]) for q, d in pairs])
@@ -126,6 +124,6 @@ def _judge_holes(cfg: Config, snapshot_id: str, holes: list[Any], texts: dict[st
             close()
 
 
-def load_holes(cfg: Config, run: RunContext) -> dict[str, Any]:
-    path = holes_file(cfg, run)
+def load_holes(work: WorkFolder, run: RunContext) -> dict[str, Any]:
+    path = holes_file(work, run)
     return json.loads(path.read_text()) if path.exists() else {}

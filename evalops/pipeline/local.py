@@ -13,6 +13,7 @@ from evalops.pipeline.alerts import raise_alerts
 from evalops.pipeline.comparing import compare_version
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import decide_run
+from evalops.pipeline.env import RunEnv, run_env
 from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.inputs import sample_query_logs, snapshot_knowledge_base, validate_inputs
 from evalops.pipeline.judging import judge_versions, preflight_judge
@@ -62,9 +63,10 @@ def run_local(cfg: Config, run: RunContext, progress: Callable[[str], None] | No
     say("sampling the query logs")
     log_sample = sample_query_logs(cfg, run, snapshot_id)
     say("planning the run")
+    env = run_env(cfg)  # what the steps after planning read of the settings, made once (a bad policy stops here)
     planned = plan_run(cfg, run, snapshot_id, gold_version, log_sample)
     try:
-        return _after_planning(cfg, run, planned, say, judge_say, preflight)
+        return _after_planning(cfg, env, run, planned, say, judge_say, preflight)
     except IncompleteRunError:
         raise  # raised after the report: every run was finished by its final write
     except BaseException as exc:
@@ -93,7 +95,7 @@ def _give_up(cfg: Config, planned: list[Any], exc: BaseException) -> None:
         log.warning("marked the unfinished runs %s abandoned: %s", abandoned, cause)
 
 
-def _after_planning(cfg: Config, run: RunContext, planned: list[Any], say: Callable[[str], None],
+def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any], say: Callable[[str], None],
                     judge_say: Callable[[str], None], preflight: Any) -> dict[str, Any]:
     shards = shard_specs(cfg, run, planned)
     for n, shard in enumerate(shards, 1):
@@ -101,7 +103,7 @@ def _after_planning(cfg: Config, run: RunContext, planned: list[Any], say: Calla
         score_shard(cfg, run, shard)
     for n, spec in enumerate(planned, 1):
         say(f"comparing {spec.label} ({n}/{len(planned)})")
-        embeddings = compare_version(cfg, run, spec).embeddings
+        embeddings = compare_version(env, run, spec).embeddings
         if any(embeddings.values()):  # a dense encoder's documents: embedded now, or read from the cache
             # a note, not a step (a step's clock in `evalops run --timings` must not start here)
             judge_say(f"{spec.label}: embedded {embeddings['embedded']} documents, {embeddings['cached']} read "
@@ -109,7 +111,7 @@ def _after_planning(cfg: Config, run: RunContext, planned: list[Any], say: Calla
     say("judging the top contexts")
     judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
     say("deciding and alerting")
-    decide_run(cfg, run, planned)
+    decide_run(env, run, planned)
     alerts = raise_alerts(cfg, run, planned)
     say("writing the report")
     versions = [spec.to_xcom() for spec in planned]  # the result carries the specs' JSON form, as XCom does

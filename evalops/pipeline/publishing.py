@@ -252,7 +252,7 @@ def _ab_results(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -
     texts: dict[str, dict[str, str]] = {}
     ab: list[ABResult] = []
     notes: list[str] = []
-    for record in load_decisions(cfg, run, versions):  # from the warehouse: a lost work folder loses no row
+    for record in load_decisions(engine_for(cfg), versions):  # from the warehouse: a lost work folder loses no row
         c = record.comparison
         if record.dataset not in texts:
             sample = next((s.sample_folder for s in versions if s.dataset == record.dataset), None)

@@ -50,7 +50,7 @@ def result_event(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], 
     decisions = [
         {"retriever": r.retriever, "version": r.version, "dataset": r.dataset, "measure": r.comparison.measure,
          "baseline_version": r.baseline_version, "decision": r.comparison.decision}
-        for r in load_decisions(cfg, run, versions)
+        for r in load_decisions(engine, versions)
     ]
     event = {
         "schema": SCHEMA,

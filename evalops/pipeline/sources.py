@@ -17,6 +17,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalops.alerting import Alert
@@ -24,8 +25,6 @@ from evalops.alerting.model import AlertKind, Severity
 from evalops.config import PRODUCTION
 from evalops.errors import InputError
 from evalops.judged.holes import cutoff_of
-from evalops.pipeline.queries import query_set_for
-from evalops.pipeline.registry import scored_measures, text_measures
 from evalops.sources import SourcePolicy, SourceShare, share_shifts, source_shares
 from evalops.util.safetext import plain
 
@@ -33,6 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.alerting import Alert
     from evalops.config import Config
     from evalops.pipeline.context import RunContext
+    from evalops.pipeline.env import Measures, RunEnv
+    from evalops.pipeline.queries import QuerySet
     from evalops.pipeline.specs import VersionSpec
     from evalops.spread import LongDocumentRule
 
@@ -76,8 +77,9 @@ def _labels(path: str, field: str, stamp: tuple[int, int]) -> dict[str, str]:
     return document_sources(path, field)
 
 
-def _doc_sources(cfg: Config, field: str) -> dict[str, str]:
-    path = cfg.knowledge_base_path()
+def source_labels(path: Path, field: str) -> dict[str, str]:
+    """Each document's source label in ``field`` of the knowledge base at ``path``, read again when its corpus
+    file changed."""
     corpus = path / "corpus.jsonl" if path.is_dir() else path
     try:
         stat = os.stat(corpus)
@@ -87,33 +89,29 @@ def _doc_sources(cfg: Config, field: str) -> dict[str, str]:
     return _labels(str(path), field, stamp)
 
 
-def _grades(cfg: Config, spec: VersionSpec) -> dict[str, dict[str, int]]:
-
-    return query_set_for(cfg, spec.dataset, spec.sample_folder).qrels.to_dict()
-
-
-def _depth(cfg: Config) -> int:
+def _depth(measures: Measures, k: int) -> int:
     """How deep a kept ranking holds every document (the unjudged ones to the measures' deepest cutoff)."""
 
-    context = set(text_measures(cfg))
-    return max((cutoff_of(m, cfg.k) for m in scored_measures(cfg) if m not in context), default=cfg.k)
+    context = set(measures.text)
+    return max((cutoff_of(m, k) for m in measures.scored if m not in context), default=k)
 
 
-def version_sources(cfg: Config, spec: VersionSpec, ranked: Mapping[str, Any],
-                    baseline_ranked: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def version_sources(env: RunEnv, spec: VersionSpec, ranked: Mapping[str, Any],
+                    baseline_ranked: Mapping[str, Any] | None, queries: QuerySet) -> dict[str, Any] | None:
     """The sources record of one version (None when no source field is declared): its shares with
-    precision, the baseline's shares and the shifts when ``baseline_ranked`` is given, and the policy."""
-    policy = source_policy(cfg)
+    precision, the baseline's shares and the shifts when ``baseline_ranked`` is given, and the policy;
+    ``queries``: the version's query set (its judgments)."""
+    policy = env.sources
     if policy is None:
         return None
     notes = []
-    depth = _depth(cfg)
+    depth = _depth(env.measures, env.k)
     if policy.k > depth:
         notes.append(f"knowledge_base.sources.k is {policy.k} but the rankings are kept to rank {depth} (the "
                      f"measures' deepest cutoff): the shares count the top {depth}")
         policy = SourcePolicy(policy.field, depth, policy.max_shift, policy.unlabelled, policy.relevance_level)
-    labels = _doc_sources(cfg, policy.field)
-    grades = _grades(cfg, spec)
+    labels = env.inputs.document_sources(policy.field)
+    grades = queries.qrels.to_dict()
     shares = source_shares(ranked, labels, policy, grades)
     record: dict[str, Any] = {"policy": policy.to_dict(), "shares": [s.to_dict() for s in shares],
                               "baseline": None, "shifts": [], "notes": notes,
@@ -147,25 +145,24 @@ def share_rows(record: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
     return sorted(rows, key=lambda r: r["source"])
 
 
-def long_document_attributes(cfg: Config, spec: VersionSpec, attributes: Mapping[str, Mapping[str, str]]
-                             ) -> tuple[dict[str, dict[str, str]], LongDocumentRule | None]:
+def long_document_attributes(env: RunEnv, spec: VersionSpec, attributes: Mapping[str, Mapping[str, str]],
+                             queries: QuerySet) -> tuple[dict[str, dict[str, str]], LongDocumentRule | None]:
     """``attributes`` with each judged query's ``length`` segment (``evalops.spread``), and the rule with its
     threshold; unchanged (and no rule) for a knowledge base without text."""
     from evalops.knowledge.labels import document_lengths
-    from evalops.pipeline.inputs import current_snapshot
     from evalops.spread import long_document_segments
 
-    percentile = cfg.knowledge_base.long_document_percentile
+    percentile = env.long_document_percentile
     if percentile is None:  # off: the segment needs every document's text, which a known knowledge base skips
         return {q: dict(a) for q, a in attributes.items()}, None
     try:
-        snapshot = current_snapshot(cfg, spec.snapshot_id)
+        snapshot = env.inputs.snapshot(spec.snapshot_id)
     except InputError as exc:  # the knowledge base changed since planning: the segment is left out, said
         log.warning("%s: no long-document segment: %s", spec.label, exc)
         return {q: dict(a) for q, a in attributes.items()}, None
     if not snapshot.has_text:
         return {q: dict(a) for q, a in attributes.items()}, None
-    segments, rule = long_document_segments(_grades(cfg, spec), document_lengths(snapshot.docs), percentile)
+    segments, rule = long_document_segments(queries.qrels.to_dict(), document_lengths(snapshot.docs), percentile)
     out = {q: dict(a) for q, a in attributes.items()}
     for query, segment in segments.items():
         out.setdefault(query, {})["length"] = segment

@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalops.config import Config
 
-__all__ = ["dispose_engines", "engine_for", "migrate_warehouse", "run_lease", "warehouse_counts", "WarehouseAlertStore"]
+__all__ = ["dispose_engines", "engine_at", "engine_for", "migrate_warehouse", "run_lease", "warehouse_counts",
+           "WarehouseAlertStore"]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,12 @@ def dispose_engines() -> None:
 
 def engine_for(cfg: Config) -> Engine:
     """The warehouse engine for this configuration (cached per URL within a process)."""
-    return _engine(warehouse_url_for(cfg))
+    return engine_at(warehouse_url_for(cfg))
+
+
+def engine_at(url: str) -> Engine:
+    """The warehouse engine at ``url`` (cached per URL within a process: :func:`dispose_engines` closes them)."""
+    return _engine(url)
 
 
 def migrate_warehouse(cfg: Config, run: Any = None) -> str:

@@ -54,7 +54,7 @@ def log_run_to_mlflow(cfg: Config, run: RunContext, versions: Sequence[VersionSp
             frame = load_aggregates(engine, spec.run_id)
             found = dict(zip(frame["measure"].astype(str), frame["mean"].astype(float), strict=False))
             means[spec.label] = {m: found[m] for m in wanted if m in found}
-        comparisons = [d.comparison for d in load_decisions(cfg, run, versions)
+        comparisons = [d.comparison for d in load_decisions(engine, versions)
                        if d.dataset != PRODUCTION]
         tags = {"evalops.dag_id": run.dag_id, "evalops.run_id": run.run_id, "evalops.day": run.day}
         with MlflowTracker(uri, token=token, timeout=settings.timeout, transport=transport) as tracker:

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalops.config import Config
 from evalops.pipeline.context import RunContext
@@ -36,11 +36,20 @@ from evalops.util.storage import write_atomic
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["embedding_cache_for", "report_location", "run_folder", "log_sample_folder", "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file",
-           "safe_name", "work_root", "is_local", "write_whole", "read_json_record", "write_frame", "read_frame",
-           "local_copy", "upload"]
+__all__ = ["WorkFolder", "embedding_cache_for", "report_location", "run_folder", "log_sample_folder", "shard_file",
+           "shard_folder", "unjudged_file", "comparison_file", "manifest_file", "safe_name", "work_root", "is_local",
+           "write_whole", "read_json_record", "write_frame", "read_frame", "local_copy", "upload"]
+
 
 log = logging.getLogger(__name__)
+
+
+class WorkFolder(Protocol):
+    """What the paths here read of the settings: the work folder (a :class:`~evalops.config.Config`, or the
+    run's :class:`~evalops.pipeline.env.RunEnv`)."""
+
+    @property
+    def work_dir(self) -> str | Path: ...
 
 
 def safe_name(text: str) -> str:
@@ -48,10 +57,10 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "_"
 
 
-def work_root(cfg: Config) -> Any:
+def work_root(work: WorkFolder) -> Any:
     """The work folder as a path object: ``pathlib.Path`` locally, else a ``UPath`` over fsspec (an
     Airflow ``ObjectStoragePath`` when the URL names a connection, ``scheme://conn_id@bucket/...``)."""
-    url = cfg.work_dir
+    url = work.work_dir
     if isinstance(url, Path) or "://" not in str(url):
         return Path(url)
     if "@" in str(url).split("://", 1)[1].split("/", 1)[0]:
@@ -65,29 +74,29 @@ def is_local(path: Any) -> bool:
     return isinstance(path, Path) and type(path).__module__.startswith(("pathlib", "upath.implementations.local"))
 
 
-def run_folder(cfg: Config, run: RunContext) -> Any:
-    return work_root(cfg) / "runs" / safe_name(run.dag_id) / safe_name(run.run_id)
+def run_folder(work: WorkFolder, run: RunContext) -> Any:
+    return work_root(work) / "runs" / safe_name(run.dag_id) / safe_name(run.run_id)
 
 
-def embedding_cache_for(cfg: Config, snapshot_id: str) -> Any:
+def embedding_cache_for(work: WorkFolder, snapshot_id: str) -> Any:
     """The dense document vectors of knowledge-base snapshot ``snapshot_id``, kept across runs under
     ``embeddings/`` (:class:`evalops.retrievers.embedcache.EmbeddingCache`, keyed by the encoder's identity)."""
     from evalops.retrievers.embedcache import EmbeddingCache
 
-    return EmbeddingCache(work_root(cfg) / "embeddings", snapshot_id)
+    return EmbeddingCache(work_root(work) / "embeddings", snapshot_id)
 
 
-def log_sample_folder(cfg: Config, run: RunContext) -> Any:
-    return run_folder(cfg, run) / "log_sample"
+def log_sample_folder(work: WorkFolder, run: RunContext) -> Any:
+    return run_folder(work, run) / "log_sample"
 
 
-def shard_folder(cfg: Config, run: RunContext, run_id: int) -> Any:
-    return run_folder(cfg, run) / "scores" / f"run-{run_id}"
+def shard_folder(work: WorkFolder, run: RunContext, run_id: int) -> Any:
+    return run_folder(work, run) / "scores" / f"run-{run_id}"
 
 
-def shard_file(cfg: Config, run: RunContext, run_id: int, shard: int) -> Any:
+def shard_file(work: WorkFolder, run: RunContext, run_id: int, shard: int) -> Any:
     """The shard's scores (``.parquet``); its outcome sits beside it with the suffix ``.json``."""
-    return shard_folder(cfg, run, run_id) / f"shard-{shard:05d}.parquet"
+    return shard_folder(work, run, run_id) / f"shard-{shard:05d}.parquet"
 
 
 def unjudged_file(shard: Any) -> Any:
@@ -101,8 +110,8 @@ def judged_file(shard: Any) -> Any:
     return shard.with_suffix(".judged.parquet")
 
 
-def comparison_file(cfg: Config, run: RunContext, run_id: int) -> Any:
-    return run_folder(cfg, run) / "comparisons" / f"run-{run_id}.json"
+def comparison_file(work: WorkFolder, run: RunContext, run_id: int) -> Any:
+    return run_folder(work, run) / "comparisons" / f"run-{run_id}.json"
 
 
 def report_location(cfg: Config, run: RunContext) -> str:
@@ -110,9 +119,9 @@ def report_location(cfg: Config, run: RunContext) -> str:
     return str(report_dir_for(cfg.report_dir, run.label) / "report.html")
 
 
-def manifest_file(cfg: Config, snapshot_id: str) -> Any:
+def manifest_file(work: WorkFolder, snapshot_id: str) -> Any:
     """The knowledge-base manifest (doc ids and content hashes) of a snapshot, kept to diff against later."""
-    return work_root(cfg) / "snapshots" / f"{safe_name(snapshot_id)}.json"
+    return work_root(work) / "snapshots" / f"{safe_name(snapshot_id)}.json"
 
 
 def write_whole(path: Any, write: Callable[[Any], None]) -> None:

@@ -48,7 +48,7 @@ def test_turns_get_their_history_and_are_decided_by_conversation(tmp_path, share
     result = run_local(cfg, day2)
 
     specs = [VersionSpec.from_xcom(v) for v in result["versions"]]
-    [record] = [r.to_record() for r in load_decisions(cfg, day2, specs) if r.family == "gold"]
+    [record] = [r.to_record() for r in load_decisions(engine_for(cfg), specs) if r.family == "gold"]
     comp = record["comparison"]
     n_conversations = len(gold.conversations.conversation_ids)
     assert comp["n"] == n_conversations == 39 and len(gold.judged_ids) == 99

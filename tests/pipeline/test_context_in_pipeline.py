@@ -34,7 +34,8 @@ def test_context_measures_are_compared_with_their_direction(repo_root, planted_p
         candidate[q] = docs[:1] + [p for p in pads if p not in docs][:9]  # the same first context, nine more
     cfg, day2, result = planted_project(gold, baseline, candidate, ["nDCG@10"],
                                         extra="context_measures: [Tokens@10, Redundancy@10, QueryCoverage@10]\n")
-    by = {r["comparison"]["measure"]: r for r in (d.to_record() for d in load_decisions(cfg, day2, _specs(result)))}
+    decisions = load_decisions(engine_for(cfg), _specs(result))
+    by = {r["comparison"]["measure"]: r for r in (d.to_record() for d in decisions)}
     tokens = by["Tokens@10"]
     assert tokens["family"] == "gold-descriptive" and not tokens["comparison"]["alert"]
     c = tokens["comparison"]

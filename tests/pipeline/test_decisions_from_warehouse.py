@@ -51,13 +51,14 @@ def _seen(cfg, day2, result):
     from evalops.pipeline.deciding import load_decisions
     from evalops.pipeline.publishing import build_report_data
     from evalops.pipeline.results import result_event
+    from evalops.pipeline.store import engine_for
 
     versions = _specs(result)
     report = build_report_data(cfg, day2, versions, result["alerts"])
     rows = [(r.candidate_version, r.query_set, r.comparison.measure, r.comparison.decision, r.family,
              r.comparison.delta, r.comparison.p_adjusted, tuple(q["query_id"] for q in r.worst_queries))
             for r in report.ab_results]
-    alerts = sorted((a.dedup_key, a.message) for a in regression_alerts_for(cfg, day2, load_decisions(cfg, day2, versions)))
+    alerts = sorted((a.dedup_key, a.message) for a in regression_alerts_for(cfg, day2, load_decisions(engine_for(cfg), versions)))
     event = result_event(cfg, day2, versions, result["alerts"], result["report"])["decisions"]
     cases = cases_for_run(cfg, day2, result)
     return rows, alerts, event, [(c.version, c.measure, c.outcome, c.kind, c.decision) for c in cases], \
@@ -83,7 +84,7 @@ def test_a_lost_work_folder_loses_no_decision_and_the_gate_fails_closed_without_
     def worst(version="2.0-truncated", measure="nDCG@10"):
         from evalops.pipeline.deciding import load_decisions
 
-        [d] = [d for d in load_decisions(cfg, day2, _specs(result))
+        [d] = [d for d in load_decisions(engine_for(cfg), _specs(result))
                if (d.version, d.comparison.measure) == (version, measure)]
         return d.comparison.worst_queries
 

@@ -58,7 +58,8 @@ def test_unjudged_documents_make_the_comparison_inconclusive_and_fill_the_queue(
     assert len(removed) > 40
     cfg, day2, result = planted_project(thinned, baseline, candidate, ["nDCG@5", "R@10"])
 
-    [record] = [r.to_record() for r in load_decisions(cfg, day2, _specs(result)) if r.comparison.measure == "nDCG@5"]
+    decisions = load_decisions(engine_for(cfg), _specs(result))
+    [record] = [r.to_record() for r in decisions if r.comparison.measure == "nDCG@5"]
     comp = record["comparison"]
     assert (comp["decision"], comp["reason_code"]) == ("inconclusive", "unjudged_documents")
     judged = comp["judged_coverage"]

@@ -39,7 +39,7 @@ def test_a_run_logs_its_means_and_decisions_to_mlflow(repo_root, planted_project
     assert run["status"] == "FINISHED" and run["tags"]["evalops.day"] == "2024-06-02"
     engine = engine_for(cfg)
     specs = [VersionSpec.from_xcom(v) for v in result["versions"]]
-    decisions = load_decisions(cfg, day2, specs)
+    decisions = load_decisions(engine, specs)
     assert decisions and all(
         run["tags"][f"evalops.decision.{mlflow_key(d.comparison.candidate_name)}.{mlflow_key(d.comparison.measure)}"]
         == d.comparison.decision

@@ -39,7 +39,7 @@ def test_dev_queries_are_not_alerted_on_and_a_dev_only_gain_is_warned(repo_root,
     cfg, day2, result = planted_project(GoldSet.from_frames(queries, gold.judgments, source="split"), baseline,
                                         candidate, ["nDCG@10", "RR@10"], name="tuned")
 
-    records = [r.to_record() for r in load_decisions(cfg, day2, _specs(result)) if r.family == "gold"]
+    records = [r.to_record() for r in load_decisions(engine_for(cfg), _specs(result)) if r.family == "gold"]
     [record] = records
     comp = record["comparison"]
     answerable = set(gold.judgments.loc[gold.judgments["grade"] > 0, "query_id"])

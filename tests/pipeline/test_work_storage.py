@@ -38,7 +38,7 @@ def _run(tmp_path, env, name: str, work_dir: str | None):
               load_scores(engine, s["run_id"]).sort_values(["measure", "query_id"], ignore_index=True)
               for s in result["versions"]}
     decisions = sorted((d.version, d.dataset, d.comparison.measure, d.comparison.decision)
-                       for d in load_decisions(cfg, run, _specs(result)))
+                       for d in load_decisions(engine_for(cfg), _specs(result)))
     return cfg, scores, decisions
 
 

@@ -18,7 +18,12 @@ if TYPE_CHECKING:  # pragma: no cover
 def _documents(cfg: Config, snapshot_id: str) -> dict[str, str]:
     from evalops.pipeline.inputs import current_snapshot
 
-    corpus = current_snapshot(cfg, snapshot_id).corpus()
+    return document_texts(current_snapshot(cfg, snapshot_id))
+
+
+def document_texts(snapshot: Any) -> dict[str, str]:
+    """Each document's text as the judge reads it (its title, a line break, its text), by document id."""
+    corpus = snapshot.corpus()
     titles = corpus["title"].fillna("").astype(str).tolist()
     texts = corpus["text"].fillna("").astype(str).tolist()
     return {d: (f"{t}\n{x}" if t else x) for d, t, x in zip(corpus["doc_id"].astype(str).tolist(), titles, texts)}

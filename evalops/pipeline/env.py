@@ -1,0 +1,150 @@
+"""What the run's steps after planning read of the settings, made once from the :class:`~evalops.config.Config`.
+
+The score, compare, decide and alert steps do not take the whole ``Config`` (it reaches every reader of the
+project: the registry, the data contracts, the notifiers, the judge): they take a :class:`RunEnv`, which names
+what they read: where the warehouse and the work folder are, the regression policy, the measures and the few
+numbers of the failure policy and the rankings, and one handle on the run's inputs (the query sets and the
+knowledge base, :class:`RunInputs`). :func:`run_env` is the one place that makes it from the settings:
+planning calls it (a bad regression policy or measure stops the run there), and so do the DAG's tasks
+(``evalops.airflow.tasks``) and ``evalops run`` (``evalops.pipeline.local``), each process once.
+
+A function that needs one or two of these fields takes the fields, not the ``RunEnv``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalops.judged.holes import judged_measures
+from evalops.pipeline.registry import alerting_measures, anchored_measures, canonical_measures, context_measures
+from evalops.warehouse.config import url_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
+
+    from evalops.config import Config, JudgeSettings
+    from evalops.conversations.model import Conversations
+    from evalops.knowledge import KnowledgeBaseSnapshot
+    from evalops.pipeline.queries import QuerySet
+    from evalops.sources import SourcePolicy
+    from evalops.stats import Policy
+
+__all__ = ["Measures", "RunEnv", "RunInputs", "run_env"]
+
+
+@dataclass(frozen=True)
+class Measures:
+    """The run's measures as canonical strings, in config order (``evalops.pipeline.registry`` reads them from
+    the settings): the configured ``canonical`` ones, the ``context`` ones (``evalops.context``), the span and
+    chunk ones of a text-anchored gold set (``anchored``), Judged@k at each configured cutoff (``judged``), and
+    those whose regression raises an alert (``alerting``)."""
+
+    canonical: tuple[str, ...]
+    context: tuple[str, ...] = ()
+    anchored: tuple[str, ...] = ()
+    judged: tuple[str, ...] = ()
+    alerting: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> list[str]:
+        """The measures that read texts or spans, not the document judgments: context, then span and chunk."""
+        return [*self.context, *self.anchored]
+
+    @property
+    def compared(self) -> list[str]:
+        """What each candidate is compared on: the configured measures, then the text measures."""
+        return [*self.canonical, *self.text]
+
+    @property
+    def scored(self) -> list[str]:
+        """What every version is scored on: the configured measures, Judged@k, then the text measures."""
+        return [*self.canonical, *self.judged, *self.text]
+
+
+class RunInputs:
+    """The run's query sets and knowledge base as the steps after planning read them (the copies
+    ``validate_inputs`` and ``snapshot_knowledge_base`` prepared while the sources are unchanged). The one
+    handle in a :class:`RunEnv` that still reads the settings: the gold sets' files and rules are the
+    settings' (``evalops.pipeline.inputs``)."""
+
+    def __init__(self, cfg: Config):
+        self._cfg = cfg
+
+    def query_set(self, dataset: str, sample_folder: str | None) -> QuerySet:
+        """The judged queries of a warehouse ``dataset`` (``evalops.pipeline.queries.query_set_for``)."""
+        from evalops.pipeline.queries import query_set_for
+
+        return query_set_for(self._cfg, dataset, sample_folder)
+
+    def attributes(self, dataset: str, sample_folder: str | None) -> dict[str, dict[str, str]]:
+        """Per query id its segments (``evalops.pipeline.queries.query_attributes``)."""
+        from evalops.pipeline.queries import query_attributes
+
+        return query_attributes(self._cfg, dataset, sample_folder)
+
+    def conversations(self, dataset: str) -> Conversations | None:
+        """The turns of a conversational gold set (``evalops.conversations.pipeline``), else None."""
+        from evalops.conversations.pipeline import conversations_for
+
+        return conversations_for(self._cfg, dataset)
+
+    def snapshot(self, snapshot_id: str) -> KnowledgeBaseSnapshot:
+        """The knowledge base, refused when it is no longer the planned snapshot (``inputs.current_snapshot``)."""
+        from evalops.pipeline.inputs import current_snapshot
+
+        return current_snapshot(self._cfg, snapshot_id)
+
+    def document_sources(self, field: str) -> dict[str, str]:
+        """Each document's source label in ``field`` (``evalops.knowledge.labels``), cached per file state."""
+        from evalops.pipeline.sources import source_labels
+
+        return source_labels(self._cfg.knowledge_base_path(), field)
+
+
+@dataclass(frozen=True)
+class RunEnv:
+    """What the steps after planning read of the settings (module docstring). Made by :func:`run_env`."""
+
+    warehouse_url: str = dataclasses.field(repr=False)  # may hold a password: never in a repr or a log
+    work_dir: str | Path
+    regression: Policy  # the regression policy, seed 0: :meth:`policy` seeds it
+    measures: Measures
+    k: int
+    failure_budget: float
+    sources: SourcePolicy | None  # None: no source field declared
+    long_document_percentile: float | None
+    judge: JudgeSettings  # the judge of the holes (``evalops.pipeline.holes``): ``kind`` off, or which one
+    annotation_queue: Path  # where the holes are queued (``evalops.judges.generate.queue_path``)
+    gold_paths: tuple[Path, ...]  # every gold set's path (the queue refuses a row that is in one already)
+    inputs: RunInputs = dataclasses.field(compare=False, repr=False)
+
+    def engine(self) -> Engine:
+        """The warehouse engine (one per URL in a process: ``evalops.pipeline.store``)."""
+        from evalops.pipeline.store import engine_at
+
+        return engine_at(self.warehouse_url)
+
+    def policy(self, seed: int) -> Policy:
+        """The regression policy with this seed (``Config.stats_policy``)."""
+        return dataclasses.replace(self.regression, seed=seed)
+
+
+def run_env(cfg: Config) -> RunEnv:
+    """The :class:`RunEnv` of these settings; a bad regression policy or measure is a ``ConfigError`` here."""
+    from evalops.judges.generate import queue_path
+    from evalops.pipeline.sources import source_policy
+
+    canonical = canonical_measures(cfg)
+    return RunEnv(
+        warehouse_url=url_for(cfg), work_dir=cfg.work_dir, regression=cfg.stats_policy(0),
+        measures=Measures(tuple(canonical), tuple(context_measures(cfg)), tuple(anchored_measures(cfg)),
+                          tuple(judged_measures(canonical, cfg.k)), tuple(alerting_measures(cfg))),
+        k=cfg.k, failure_budget=cfg.failure_budget, sources=source_policy(cfg),
+        long_document_percentile=cfg.knowledge_base.long_document_percentile, judge=cfg.judge,
+        annotation_queue=queue_path(cfg),
+        gold_paths=tuple(path for name in cfg.gold_sets if (path := cfg.gold_set_named(name).path) is not None),
+        inputs=RunInputs(cfg),
+    )

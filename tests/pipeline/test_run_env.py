@@ -1,0 +1,72 @@
+"""The run's environment (``evalops.pipeline.env``): what the steps after planning read of the settings, made
+once, equal to what the settings say, and a bad policy refused when it is made."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from evalops.config import load_config
+from evalops.errors import ConfigError
+from evalops.pipeline import registry
+from evalops.pipeline.env import Measures, run_env
+from evalops.pipeline.store import engine_for
+
+
+def test_run_env_holds_what_the_settings_say(tmp_path):
+    (tmp_path / "evalops.yaml").write_text(
+        "k: 20\nmeasures: [MRR@10, nDCG@5]\nalert_measures: [nDCG@5]\ncontext_measures: [Tokens@5]\n"
+        "failure_budget: 0.1\nregression: {alpha: 0.01, correction: bh}\n"
+        "knowledge_base: {long_document_percentile: 90, sources: {field: source, k: 5}}\n")
+    cfg = load_config(tmp_path, environ={})
+    env = run_env(cfg)
+    assert env.k == 20 and env.failure_budget == 0.1 and env.long_document_percentile == 90
+    assert str(env.work_dir) == str(cfg.work_dir)
+    assert env.engine() is engine_for(cfg)
+    assert env.warehouse_url not in repr(env)  # a URL may hold a password
+    assert env.sources is not None and env.sources.field == "source" and env.sources.k == 5
+    for seed in (0, 20240601):
+        assert env.policy(seed) == cfg.stats_policy(seed)
+    m = env.measures
+    assert m.canonical == ("RR@10", "nDCG@5")
+    assert m.compared == registry.compared_measures(cfg) and m.scored == registry.scored_measures(cfg)
+    assert m.text == registry.text_measures(cfg) == ["Tokens@5"]
+    assert list(m.alerting) == registry.alerting_measures(cfg) == ["nDCG@5"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        env.k = 5  # type: ignore[misc]
+
+
+def test_measures_keep_their_order():
+    m = Measures(("RR@10",), context=("Tokens@5",), anchored=("SpanRecall@10",), judged=("Judged@10",))
+    assert m.text == ["Tokens@5", "SpanRecall@10"]
+    assert m.compared == ["RR@10", "Tokens@5", "SpanRecall@10"]
+    assert m.scored == ["RR@10", "Judged@10", "Tokens@5", "SpanRecall@10"]
+
+
+def test_a_bad_policy_is_refused_when_the_env_is_made(tmp_path):
+    (tmp_path / "evalops.yaml").write_text("regression: {alpha: 2}\n")
+    with pytest.raises(ConfigError, match="regression"):
+        run_env(load_config(tmp_path, environ={}))
+
+
+def test_the_dag_tasks_hand_each_step_what_it_takes():
+    """The DAG's tasks make the RunEnv for the steps that take one (``_TAKE_RUN_ENV``) and the Config for the
+    others: every step the tasks call is checked by its first parameter's annotation."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    pytest.importorskip("airflow.sdk")
+    import evalops.pipeline as pipeline
+    from evalops.airflow import tasks
+
+    source = Path(tasks.__file__).read_text(encoding="utf-8")
+    steps = {node.args[1].value for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_call"
+             and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)}
+    assert {"plan_run", "compare_version", "decide_run", "raise_alerts"} <= steps
+    for step in sorted(steps):
+        first = next(iter(inspect.signature(getattr(pipeline, step)).parameters.values()))
+        wanted = "RunEnv" if step in tasks._TAKE_RUN_ENV else "Config"
+        assert first.annotation == wanted, (step, first.annotation)
