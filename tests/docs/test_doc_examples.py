@@ -196,7 +196,10 @@ def run_commands(commands: list[str], expected: int, outcome: Outcome, where: st
 
 
 def run_python(block: Block, outcome: Outcome) -> None:
+    from evalops.metrics import registry
+
     namespace: dict[str, object] = {"__name__": "doc_example"}
+    measures = dict(registry._TABLE)  # an example that registers a measure leaves the registry as it found it
     try:
         code = "\n" * (block.line) + block.text  # tracebacks name the page's own line numbers
         exec(compile(code, block.file, "exec"), namespace)  # noqa: S102 - the documentation's own examples
@@ -207,6 +210,9 @@ def run_python(block: Block, outcome: Outcome) -> None:
         outcome.ran.append("python block")
     except Exception:  # noqa: BLE001 - reported with the example's own line numbers
         outcome.problems.append(f"{block.id}: the example raised:\n{traceback.format_exc()[-3000:]}")
+    finally:
+        registry._TABLE.clear()
+        registry._TABLE.update(measures)
 
 
 def _sandbox(root: Path, shared_data: Path) -> Path:
