@@ -23,7 +23,7 @@ from evalops.warehouse.tables import ab_tests
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
 
 __all__ = ["JUDGE_MEASURE_PREFIX", "ab_test_columns", "ab_test_of", "ab_test_results", "ab_test_view",
            "comparison_look", "judge_ab_tests", "load_ab_tests", "record_ab_tests", "record_judge_ab_tests"]
@@ -86,10 +86,13 @@ def record_ab_tests(engine: Engine, results: Iterable[ABTestResult]) -> list[ABT
         return _store(conn, results)
 
 
-def record_judge_ab_tests(engine: Engine, judge_run_id: int, results: Iterable[ABTestResult]) -> list[ABTestResult]:
+def record_judge_ab_tests(engine: Engine | Connection, judge_run_id: int,
+                          results: Iterable[ABTestResult]) -> list[ABTestResult]:
     """Store the comparisons of one judge run (each naming it) with :func:`record_ab_tests`'s writer, in one
     transaction that first deletes the run's comparisons no longer among ``results`` (a retried judge step
-    replaces what its earlier attempt stored, and a re-run adds no rows)."""
+    replaces what its earlier attempt stored, and a re-run adds no rows). Given a ``Connection``, in its
+    transaction: the judge step stores its run and the run's comparisons as one
+    (:func:`evalops.warehouse.judgments.record_judge_run`)."""
     from sqlalchemy import delete
 
     results = _checked(results)

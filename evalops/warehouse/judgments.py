@@ -3,12 +3,14 @@
 ``WarehouseJudgmentStore`` is the warehouse side of :class:`evalops.judges.cache.JudgmentStore`: labels
 are inserted once per key (``ON CONFLICT DO NOTHING``: the first label made under a key stays, so a
 re-run never changes it). ``record_judge_run`` upserts one judge step's record on (dag_id, dag_run_id,
-scope), so a retried task replaces its row.
+scope), so a retried task replaces its row, and stores the comparisons on its labels in the same transaction:
+a step stopped while writing leaves both or neither, never a judge run without (or with an earlier
+attempt's) comparisons.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, tuple_
@@ -19,7 +21,9 @@ from evalops.warehouse.tables import judge_runs, judgments
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
+
+    from evalops.warehouse.domain import ABTestResult
 
 __all__ = ["WarehouseJudgmentStore", "count_judgments", "load_judge_runs", "record_judge_run"]
 
@@ -64,16 +68,29 @@ def count_judgments(engine: Engine) -> int:
         return int(conn.execute(select(func.count()).select_from(judgments)).scalar_one())
 
 
-def record_judge_run(engine: Engine, *, dag_id: str, dag_run_id: str, scope: str, values: Mapping[str, Any]) -> int:
-    """Upsert one judge step's record; returns its id."""
+def record_judge_run(engine: Engine | Connection, *, dag_id: str, dag_run_id: str, scope: str,
+                     values: Mapping[str, Any],
+                     comparisons: Callable[[int], Iterable[ABTestResult]] | None = None) -> int:
+    """Upsert one judge step's record; returns its id.
+
+    ``comparisons`` (given the run's id, the comparisons on its labels, each naming it) replace the run's
+    stored ones (:func:`evalops.warehouse.abtests.record_judge_ab_tests`) in the same transaction: the
+    record and its comparisons are stored together or not at all. Without it the run's stored comparisons
+    are left as they are."""
     row = {"dag_id": dag_id, "dag_run_id": dag_run_id, "scope": scope, "created_at": now_utc(), **values}
-    with transaction(engine, "recording a judge run") as conn:
+    what = "recording a judge run" + (" and its comparisons" if comparisons is not None else "")
+    with transaction(engine, what) as conn:
         stmt = insert_for(conn, judge_runs).values(row)
         update = {k: stmt.excluded[k] for k in row if k not in ("dag_id", "dag_run_id", "scope")}
         conn.execute(stmt.on_conflict_do_update(index_elements=["dag_id", "dag_run_id", "scope"], set_=update))
-        return int(conn.execute(select(judge_runs.c.id).where(
+        judge_run_id = int(conn.execute(select(judge_runs.c.id).where(
             judge_runs.c.dag_id == dag_id, judge_runs.c.dag_run_id == dag_run_id, judge_runs.c.scope == scope)
         ).scalar_one())
+        if comparisons is not None:
+            from evalops.warehouse.abtests import record_judge_ab_tests
+
+            record_judge_ab_tests(conn, judge_run_id, comparisons(judge_run_id))
+        return judge_run_id
 
 
 def load_judge_runs(engine: Engine, dag_run_id: str | None = None) -> pd.DataFrame:

@@ -1,6 +1,8 @@
 """The judge step: label every version's top k (and answers) on every query set of the run, through the
 warehouse cache, and record usage, missing labels, agreement, gate and what it measured in ``judge_runs``,
-and its decided comparisons in ``ab_tests`` (each naming the judge run whose labels it is on)."""
+and its decided comparisons in ``ab_tests`` (each naming the judge run whose labels it is on), both in one
+transaction per query set: stopped while writing, the step leaves both or neither, and a re-run (the task
+retried, ``evalops run`` again) judges the query set again and completes it."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from evalops.pipeline.judging.sampling import _gold_fields, _query_texts, _queue
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.specs import VersionSpec
     from evalops.config import Config
+    from evalops.warehouse.domain import ABTestResult
 
 log = logging.getLogger("evalops.pipeline.judging")
 
@@ -112,8 +115,9 @@ def _record_failure(engine: Any, run: RunContext, dataset: str, judge: dict[str,
               "output_tokens": 0, "cost": 0.0, "missing": 0, "missing_reasons": {}, "agreement": None,
               "gate": {"status": "failed", "reason": cause},
               "results": {"policy": JUDGE_POLICY, "versions": {}, "excluded_queries": [], "failed": cause}}
-    judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)
-    _store_comparisons(engine, judge_run_id, [])  # an earlier attempt's comparisons are not this step's
+    # an earlier attempt's comparisons are not this step's: none, stored with the record
+    judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values,
+                          comparisons=_stored([]))
     return {"judge_run_id": judge_run_id, "gate": "failed", "kappa": None, "items": 0, "requests": 0,
             "cache_hits": 0, "missing": 0, "withheld": True, "failed": cause}
 
@@ -176,8 +180,8 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
         results["annotation_queue"] = _queue_sampled_queries(cfg, run, texts, judge.fingerprint)
     values = {"judge": judge.fingerprint.to_dict(), "prompt": prompt.ref, **usage, "missing": missing.missing,
               "missing_reasons": missing.to_dict(), "gate": gate, "agreement": agreement, "results": results}
-    judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values)
-    _store_comparisons(engine, judge_run_id, comparisons)
+    judge_run_id = record(engine, dag_id=run.dag_id, dag_run_id=run.run_id, scope=dataset, values=values,
+                          comparisons=_stored(comparisons))
     say(f"judge {judge.fingerprint.describe()} on {dataset}: {usage['items']} items, {usage['requests']} requests, "
         f"{usage['cache_hits']} cached, {missing.missing} missing, "
         f"{usage['input_tokens'] + usage['output_tokens']} tokens")
@@ -188,9 +192,8 @@ def _judge_dataset(cfg: Config, run: RunContext, engine: Any, judge: Any, prompt
             "comparisons": len(comparisons)}
 
 
-def _store_comparisons(engine: Any, judge_run_id: int, comparisons: Sequence[JudgeComparison]) -> None:
-    """The judge run's decided comparisons into ``ab_tests`` (replacing what an earlier attempt of the step
-    stored there)."""
-    from evalops.warehouse.abtests import record_judge_ab_tests
-
-    record_judge_ab_tests(engine, judge_run_id, [c.stored(judge_run_id) for c in comparisons])
+def _stored(comparisons: Sequence[JudgeComparison]) -> Callable[[int], list[ABTestResult]]:
+    """The judge run's decided comparisons as its ``ab_tests`` rows, given its id: ``record_judge_run`` stores
+    them with the run in one transaction (replacing what an earlier attempt of the step stored), so a step
+    stopped while writing leaves both or neither, and a re-run completes the day."""
+    return lambda judge_run_id: [c.stored(judge_run_id) for c in comparisons]
