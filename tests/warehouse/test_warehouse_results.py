@@ -216,3 +216,40 @@ def test_judge_label_comparisons_share_the_table_and_are_never_read_as_the_finge
     with pytest.raises(InputError, match="do not name judge run"):
         other = _judge_run(engine, "production")
         record_judge_ab_tests(engine, judge_run_id, [replace(judged("judge:P@3"), judge_run_id=other)])
+
+
+def test_a_judge_run_is_recorded_with_its_comparisons_or_not_at_all(seed, engine):
+    """record_judge_run with the run's comparisons stores both in one transaction: comparisons it cannot
+    store (here: across fingerprints) leave neither the new run nor a changed record of an earlier attempt,
+    whose comparisons stay whole; stored again, the same key keeps its id and adds no row."""
+    from dataclasses import replace
+
+    from evalops.warehouse.abtests import judge_ab_tests
+    from evalops.warehouse.judgments import load_judge_runs, record_judge_run
+
+    base, cand = seed.run("v1"), seed.run("v2")
+    stranger = seed.run("v9", fingerprint=seed.fingerprint(gold="gold-v2"))
+    values = {"judge": {"model": "m"}, "prompt": "p@1", "items": 3, "requests": 3, "cache_hits": 0, "input_tokens": 0,
+              "output_tokens": 0, "cost": 0.0, "missing": 0, "missing_reasons": {}, "gate": {"status": "alerting"},
+              "agreement": None, "results": {}}
+    key = {"dag_id": "retrieval_eval", "dag_run_id": "scheduled__2024-05-01", "scope": "gold"}
+
+    def judged(candidate: int, measure: str = "judge:P@3"):
+        return lambda judge_run_id: [replace(result(base.id, candidate, measure), family="judge-gold",
+                                             judge_run_id=judge_run_id)]
+
+    with pytest.raises(WarehouseError, match="different fingerprints"):
+        record_judge_run(engine, **key, values=values, comparisons=judged(stranger.id))
+    assert load_judge_runs(engine).empty and table_counts(engine)["ab_tests"] == 0  # neither
+
+    first = record_judge_run(engine, **key, values=values, comparisons=judged(cand.id))
+    stored = [(s.id, s.created_at, s.comparison.measure) for s in judge_ab_tests(engine, [first])[first]]
+    with pytest.raises(WarehouseError, match="different fingerprints"):
+        record_judge_run(engine, **key, values={**values, "items": 7}, comparisons=judged(stranger.id))
+    (row,) = load_judge_runs(engine).to_dict("records")
+    assert row["id"] == first and row["items"] == 3  # the earlier attempt, whole
+    assert [(s.id, s.created_at, s.comparison.measure) for s in judge_ab_tests(engine, [first])[first]] == stored
+
+    again = record_judge_run(engine, **key, values=values, comparisons=judged(cand.id, "judge:nDCG@3"))
+    assert again == first and len(load_judge_runs(engine)) == 1
+    assert [s.comparison.measure for s in judge_ab_tests(engine, [first])[first]] == ["judge:nDCG@3"]
