@@ -17,6 +17,7 @@ from sqlalchemy import select, tuple_
 
 from evalops.judges.base import Judgment
 from evalops.warehouse._db import insert_for, now_utc, transaction
+from evalops.warehouse.abtests import record_judge_ab_tests
 from evalops.warehouse.tables import judge_runs, judgments
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,8 +88,6 @@ def record_judge_run(engine: Engine | Connection, *, dag_id: str, dag_run_id: st
             judge_runs.c.dag_id == dag_id, judge_runs.c.dag_run_id == dag_run_id, judge_runs.c.scope == scope)
         ).scalar_one())
         if comparisons is not None:
-            from evalops.warehouse.abtests import record_judge_ab_tests
-
             record_judge_ab_tests(conn, judge_run_id, comparisons(judge_run_id))
         return judge_run_id
 
