@@ -267,10 +267,10 @@ print(rows)
 
 
 def part_floor(qrels: Path, run: Path, pairs: int) -> None:
-    """The floor is Arrow's streamed CSV reader alone (no trec_eval build needed: ``--trec-eval`` adds one), ids as plain
-    strings (no dictionary encoding), the query, document and score columns only. The floor and the six
-    aggregates are taken in turn, ``pairs`` times: on a loaded machine the ratio pair by pair says more
-    than the least of each (each meets its own moments of load)."""
+    """The floor is Arrow's streamed CSV reader alone (it needs no trec_eval build; ``--trec-eval`` adds
+    one), ids as plain strings (no dictionary encoding), the query, document and score columns only. The
+    floor and the six aggregates are taken in turn, ``pairs`` times: on a loaded machine the ratio pair by
+    pair says more than the least of each (each meets its own moments of load)."""
     print(f"\n## The reading floor: pyarrow's streamed CSV reader, plain string ids, nothing computed "
           f"({pairs} pairs taken in turn)")
     ratios, peaks = [], []
