@@ -11,8 +11,13 @@ Every number comes from the same run on the same machine, so the ratios stand ev
    means (ir_measures prints 16 decimals here). Targets: ratio <= 0.2, evalops peak <= 1 GB, |d| <= 1e-9.
 2. **``--per-query``** on the same file in each format (table, csv, json, markdown; stdout a pipe) against
    the aggregates alone, CPU (target <= 1.5x); and the reading floor, pyarrow's streamed CSV reader with
-   plain string ids (no trec_eval build is at hand offline), against the aggregates' CPU, the two taken in
-   turn (median of the pairs' ratios; target <= 1.5x, evalops peak RSS <= 300 MB).
+   plain string ids, against the aggregates' CPU, the two taken in turn (median of the pairs' ratios;
+   target <= 1.5x, evalops peak RSS <= 300 MB).
+   With ``--trec-eval PATH`` (a trec_eval binary you built: docs/benchmarks.md gives the build and the
+   binary-search patch; the option may be repeated, e.g. for the unpatched build too): that binary and the
+   six aggregates taken in turn on the same file, ``--repeat`` pairs; the means must agree to trec_eval's
+   4 printed decimals; the median of the pairs' CPU ratios evalops / trec_eval and each peak RSS. Target
+   (issue 45): <= 0.8x the patched trec_eval. ``--trec-eval-only`` runs only this part.
 3. **SciFact ``evalops evaluate``** against ``python -c "import numpy"`` (target: at most 1.0 s more), and
    ``python -X importtime`` of the same command: the slowest imports.
    ``evalops --help`` against ``ir_measures --help``, CPU (target <= 0.2 s).
@@ -46,6 +51,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 MEASURES = ["nDCG@10", "P@10", "R@100", "AP@100", "RR", "Success@10"]
+# the same measures as trec_eval 9.0.7 names them on its command line (``-m``); it prints "." as "_"
+TREC_EVAL_MEASURES = {"nDCG@10": "ndcg_cut.10", "P@10": "P.10", "R@100": "recall.100", "AP@100": "map_cut.100",
+                      "RR": "recip_rank", "Success@10": "success.10"}
 
 
 def generate(folder: Path, n_queries: int, depth: int = 100, seed: int = 7, gz: bool = False, judged: int = 8) -> tuple[Path, Path]:
@@ -200,6 +208,51 @@ def part_per_query(qrels: Path, run: Path, repeat: int = 2) -> float:
     return cpu["aggregates"]
 
 
+def trec_eval_means(text: str) -> dict[str, float]:
+    """The ``all`` lines of trec_eval's output (``name<TAB>all<TAB>value``, 4 decimals), by our names."""
+    printed = {}
+    for line in text.splitlines():
+        name, qid, value = line.split()
+        if qid == "all":
+            printed[name] = float(value)
+    return {m: printed[TREC_EVAL_MEASURES[m].replace(".", "_")] for m in MEASURES}
+
+
+def part_trec_eval(qrels: Path, run: Path, binaries: list[Path], pairs: int) -> None:
+    """Each trec_eval binary and the six aggregates taken in turn, ``pairs`` times: whole-process CPU (the
+    median of the pairs' ratios), peak RSS, and the means, which must agree to trec_eval's 4 decimals."""
+    for binary in binaries:
+        print(f"\n## {run.name}: six aggregates against {binary} ({pairs} pairs taken in turn, CPU)")
+        cmd = [str(binary)]
+        for m in MEASURES:
+            cmd += ["-m", TREC_EVAL_MEASURES[m]]
+        cmd += [str(qrels), str(run)]
+        ratios, peer_cpu, ours_cpu, peer_rss, ours_rss = [], [], [], [], []
+        for _ in range(pairs):
+            _, rss, out = measure(cmd)
+            peer_cpu.append(CPU["last"])
+            peer_rss.append(rss)
+            theirs = trec_eval_means(out)
+            _, rss, out = measure(evalops_cmd(qrels, run))
+            ours_cpu.append(CPU["last"])
+            ours_rss.append(rss)
+            ours = evalops_means(out)
+            ratios.append(ours_cpu[-1] / peer_cpu[-1])
+            print(f"  trec_eval {peer_cpu[-1]:.2f} s CPU, {peer_rss[-1]:.0f} MB; evalops evaluate {ours_cpu[-1]:.2f} s "
+                  f"CPU, {ours_rss[-1]:.0f} MB: ratio {ratios[-1]:.3f} (load average {os.getloadavg()[0]:.1f})")
+            # trec_eval prints 4 decimals: each of our means must round to what it printed
+            off = {m: (ours[m], theirs[m]) for m in MEASURES if abs(ours[m] - theirs[m]) > 0.5e-4 + 1e-12}
+            if off:
+                raise SystemExit(f"means disagree with {binary}: " + ", ".join(
+                    f"{m} evalops {a:.6f} trec_eval {b:.4f}" for m, (a, b) in off.items()))
+        ratios.sort()
+        print("means agree to 4 decimals: " + ", ".join(f"{m} {theirs[m]:.4f}" for m in MEASURES))
+        print(f"CPU ratio evalops / trec_eval: median {ratios[len(ratios) // 2]:.3f} (least {ratios[0]:.3f}, "
+              f"most {ratios[-1]:.3f}; target <= 0.8 against the binary-search build); CPU s: trec_eval "
+              f"{min(peer_cpu):.2f}-{max(peer_cpu):.2f}, evalops {min(ours_cpu):.2f}-{max(ours_cpu):.2f}; "
+              f"peak RSS: trec_eval {max(peer_rss):.0f} MB, evalops {max(ours_rss):.0f} MB")
+
+
 FLOOR = """
 import sys
 import pyarrow as pa, pyarrow.csv as csv
@@ -214,10 +267,10 @@ print(rows)
 
 
 def part_floor(qrels: Path, run: Path, pairs: int) -> None:
-    """No trec_eval build is at hand offline: the floor is Arrow's streamed CSV reader alone, ids as plain
-    strings (no dictionary encoding), the query, document and score columns only. The floor and the six
-    aggregates are taken in turn, ``pairs`` times: on a loaded machine the ratio pair by pair says more
-    than the least of each (each meets its own moments of load)."""
+    """The floor is Arrow's streamed CSV reader alone (it needs no trec_eval build; ``--trec-eval`` adds
+    one), ids as plain strings (no dictionary encoding), the query, document and score columns only. The
+    floor and the six aggregates are taken in turn, ``pairs`` times: on a loaded machine the ratio pair by
+    pair says more than the least of each (each meets its own moments of load)."""
     print(f"\n## The reading floor: pyarrow's streamed CSV reader, plain string ids, nothing computed "
           f"({pairs} pairs taken in turn)")
     ratios, peaks = [], []
@@ -363,7 +416,12 @@ def main() -> None:
     parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--gz", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--judged", type=int, default=8, help="judgments per query (the 1 M case uses 2)")
+    parser.add_argument("--trec-eval", type=Path, action="append", default=[], metavar="PATH",
+                        help="a trec_eval binary to take in turn with the six aggregates (repeatable)")
+    parser.add_argument("--trec-eval-only", action="store_true", help="only the --trec-eval comparison")
     args = parser.parse_args()
+    if args.trec_eval_only and not args.trec_eval:
+        parser.error("--trec-eval-only needs --trec-eval PATH")
     if args.generate_only:
         generate(args.workdir, args.queries, gz=args.gz, judged=args.judged)
         return
@@ -375,6 +433,10 @@ def main() -> None:
     t = time.perf_counter()
     run, qrels = generated(args.workdir, args.queries)
     print(f"data: {run.name} ({run.stat().st_size / 1e6:.0f} MB), {qrels.name} ready in {time.perf_counter() - t:.0f} s")
+    if args.trec_eval:
+        part_trec_eval(qrels, run, args.trec_eval, args.repeat)
+    if args.trec_eval_only:
+        return
     if not args.skip_peer:
         part_peer(qrels, run)
     part_per_query(qrels, run)
