@@ -179,6 +179,8 @@ def test_no_empty_fields_finds_every_place_an_empty_field_can_be(text, clean):
     from evalops.formats._table import _SCANNED, no_empty_fields
 
     assert no_empty_fields(text, 0, len(text), b" ") is clean
+    tabbed = text.replace(b" ", b"\t")  # a tab-separated run
+    assert no_empty_fields(tabbed, 0, len(tabbed), b"\t") is clean
     padded = b"x" * (_SCANNED - 3) + b"\n" + text  # after a megabyte of other lines
     assert no_empty_fields(padded, 0, len(padded), b" ") is clean
     straddling = b"x" * (_SCANNED - 1) + b"  x"  # the doubled separator across the megabyte cut
