@@ -137,22 +137,55 @@ def test_segments_are_whole_lines_in_file_order(tmp_path, size, ending):
 
 @pytest.mark.parametrize("odd", ["q5 Q0 d1\tx 1 2.0 run\n", "q5 Q0 d1\x0cx 1 2.0 run\n", "q5 Q0  d1 1 2.0\n",
                                  "q5  d1 1 2.0 run\n", " q5 Q0 d1 1 2.0\n", "q5 Q0 d1 1 2.0 \n", "q5 Q0 d1 1 2.0 run \n",
-                                 "q5 Q0 d1 1 2.0 run\r\n", "q5 Q0 d1 1 2.0 run\rq5 Q0 d2 2 1.0 run\n"],
+                                 "q5 Q0 d1 1 2.0 run\r\n", "q5 Q0 d1 1 2.0 run\rq5 Q0 d2 2 1.0 run\n",
+                                 "q5 Q0 d1  2.0 run\n", "q5 Q0 d1 1 2.0 run\n\n"],
                          ids=["tab", "form-feed", "doubled-space", "empty-field", "leading-space", "empty-tag",
-                              "trailing-space", "crlf", "lone-cr"])
-def test_a_line_the_fast_reader_would_split_otherwise_goes_to_the_exact_parser(tmp_path, odd):
+                              "trailing-space", "crlf", "lone-cr", "empty-rank", "blank-line"])
+def test_a_line_the_fast_reader_would_split_otherwise_goes_to_the_exact_parser(tmp_path, monkeypatch, odd):
+    """Streamed and read in memory by Arrow, the file gives what the exact parser gives: the same values
+    or the same error (the line)."""
+    import evalops.formats._table as table
+
     lines = [f"q{i // 100} Q0 d{i % 100} {i % 100 + 1} {1000 - i} run\n" for i in range(20000)]
     lines[15000] = odd
     path = tmp_path / "odd.trec"
     path.write_text("".join(lines))
     gold = read_qrels_text(tmp_path, "q5 0 d1 1\nq150 0 d3 1\n")
+    monkeypatch.setattr(table, "SMALL_FILE_ARROW_LOADED", 1 << 30)  # the exact parser, for the expectation
+    monkeypatch.setattr(table, "SMALL_FILE", 1 << 30)
     try:
         expected = evaluate(gold, read_run_table(path), ["P@5", "RR"])
     except InputError as exc:
-        with pytest.raises(InputError, match=re.escape(str(exc))):
-            evaluate_run_file(gold, path, ["P@5", "RR"], memory_budget=100_000)
-        return
-    _same(expected, evaluate_run_file(gold, path, ["P@5", "RR"], memory_budget=100_000))
+        expected = exc
+    monkeypatch.setattr(table, "SMALL_FILE", 0)  # then the Arrow path, in memory and streamed
+    monkeypatch.setattr(table, "SMALL_FILE_ARROW_LOADED", 0)
+    for read in (lambda: evaluate(gold, read_run_table(path), ["P@5", "RR"]),
+                 lambda: evaluate_run_file(gold, path, ["P@5", "RR"], memory_budget=100_000)):
+        if isinstance(expected, InputError):
+            with pytest.raises(InputError, match=re.escape(str(expected))):
+                read()
+        else:
+            _same(expected, read())
+
+
+@pytest.mark.parametrize("text, clean", [
+    (b"q1 Q0 d1 1 2.0 run\nq1 Q0 d2 2 1.0 run\n", True), (b"q1 Q0 d1 1 2.0 run", True), (b"", True),
+    (b"q1 Q0  1 2.0 run\n", False), (b"q1 Q0 d1 1 2.0 \n", False), (b" q1 Q0 d1 1 2.0\n", False),
+    (b"q1 Q0 d1 1 2.0 run ", False), (b"q1 Q0 d1 1 2.0 run\r\n", False), (b"q1 Q0 d1 1 2.0 run\n\n", False),
+])
+def test_no_empty_fields_finds_every_place_an_empty_field_can_be(text, clean):
+    """Segments it passes are read without converting Q0, rank and tag: an empty one of those would go
+    unseen, so every doubled separator, one at a line's either end, and the bytes around it count."""
+    from evalops.formats._table import _SCANNED, no_empty_fields
+
+    assert no_empty_fields(text, 0, len(text), b" ") is clean
+    tabbed = text.replace(b" ", b"\t")  # a tab-separated run
+    assert no_empty_fields(tabbed, 0, len(tabbed), b"\t") is clean
+    padded = b"x" * (_SCANNED - 3) + b"\n" + text  # after a megabyte of other lines
+    assert no_empty_fields(padded, 0, len(padded), b" ") is clean
+    straddling = b"x" * (_SCANNED - 1) + b"  x"  # the doubled separator across the megabyte cut
+    assert no_empty_fields(straddling, 0, len(straddling), b" ") is False
+    assert no_empty_fields(b"zz" + text + b"zz", 2, 2 + len(text), b" ") is clean  # only [start, end) counts
 
 
 def read_qrels_text(folder, text):

@@ -55,6 +55,23 @@ def test_the_arrow_path_refuses_them_too(tmp_path):
         read_qrels(qrels)
 
 
+def test_the_arrow_paths_check_of_id_bytes_finds_every_refused_character():
+    """``unsafe_ids`` passes printable ASCII in one step; every other byte is looked at again, and each
+    character the rule refuses is found, at either end of an id and amid a chunk of good ones."""
+    import pyarrow as pa
+
+    from evalops.formats._table import unsafe_ids
+
+    printable = "".join(map(chr, range(0x20, 0x7F)))
+    assert not unsafe_ids(pa.array([printable, "d1", "", "é-doc", "ё"]))
+    refused = [chr(c) for c in (*range(0x20), 0x7F, 0x80, 0x85, 0x9F, 0xFEFF)]
+    for char in refused:
+        for bad in (f"d{char}", f"{char}d"):
+            assert unsafe_ids(pa.array(["d1", bad, "d2"])), repr(bad)
+            assert unsafe_ids(pa.chunked_array([["d1"], ["d2", bad]])), repr(bad)
+            assert unsafe_ids(pa.array(["pad", bad]).slice(1)), repr(bad)
+
+
 def test_beir_queries_and_corpus(tmp_path):
     queries, corpus = tmp_path / "queries.jsonl", tmp_path / "corpus.jsonl"
     queries.write_text('{"_id": "1", "text": "fine\\tquery"}\n{"_id": "2", "text": "bad \\u0000"}\n')
