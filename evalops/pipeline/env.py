@@ -1,10 +1,11 @@
 """What the run's steps after planning read of the settings, made once from the :class:`~evalops.config.Config`.
 
-The score, compare, decide and alert steps do not take the whole ``Config`` (it reaches every reader of the
+The compare, decide and alert steps do not take the whole ``Config`` (it reaches every reader of the
 project: the registry, the data contracts, the notifiers, the judge): they take a :class:`RunEnv`, which names
-what they read: where the warehouse and the work folder are, the regression policy, the measures and the few
-numbers of the failure policy and the rankings, and one handle on the run's inputs (the query sets and the
-knowledge base, :class:`RunInputs`). :func:`run_env` is the one place that makes it from the settings:
+what they read: where the warehouse, the work folder and the reports are, the regression policy, the measures,
+the few numbers of the failure policy and the rankings, the alerting settings and the gold sets' floors, one
+handle on the run's inputs (the query sets and the knowledge base, :class:`RunInputs`) and one on the judge
+step's records (:class:`RunJudging`). :func:`run_env` is the one place that makes it from the settings:
 planning calls it (a bad regression policy or measure stops the run there), and so do the DAG's tasks
 (``evalops.airflow.tasks``) and ``evalops run`` (``evalops.pipeline.local``), each process once.
 
@@ -14,10 +15,13 @@ A function that needs one or two of these fields takes the fields, not the ``Run
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
+from evalops.floors import FloorRule, floor_rules
 from evalops.judged.holes import judged_measures
 from evalops.pipeline.registry import alerting_measures, anchored_measures, canonical_measures, context_measures
 from evalops.warehouse.config import url_for
@@ -25,14 +29,16 @@ from evalops.warehouse.config import url_for
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
-    from evalops.config import Config, JudgeSettings
+    from evalops.config import AlertingSettings, Config, JudgeSettings
     from evalops.conversations.model import Conversations
     from evalops.knowledge import KnowledgeBaseSnapshot
+    from evalops.pipeline.context import RunContext
     from evalops.pipeline.queries import QuerySet
+    from evalops.pipeline.specs import VersionSpec
     from evalops.sources import SourcePolicy
     from evalops.stats import Policy
 
-__all__ = ["Measures", "RunEnv", "RunInputs", "run_env"]
+__all__ = ["Measures", "RunEnv", "RunInputs", "RunJudging", "run_env"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,38 @@ class RunInputs:
         return source_labels(self._cfg.knowledge_base_path(), field)
 
 
+class RunJudging:
+    """The judge step's records as the alert and report steps read them (``evalops.pipeline.judging``). The
+    other handle in a :class:`RunEnv` that still holds the settings: the judging module reads them itself."""
+
+    def __init__(self, cfg: Config):
+        self._cfg = cfg
+
+    def alerts(self, run: RunContext, versions: Sequence[VersionSpec]) -> list[Any]:
+        """The judge's alerts: a failed judge step, and judge-label regressions past the agreement gate."""
+        from evalops.pipeline.judging import judge_alerts_for
+
+        return judge_alerts_for(self._cfg, run, versions)
+
+    def failed_steps(self, run: RunContext) -> list[tuple[str, str]]:
+        """Each query set whose judge step failed, with the cause (``judging.failed_judge_steps``)."""
+        from evalops.pipeline.judging import failed_judge_steps
+
+        return failed_judge_steps(self._cfg, run)
+
+    def failures(self, run: RunContext) -> list[str]:
+        """The report's rows of the failed judge steps (``judging.judge_failures``)."""
+        from evalops.pipeline.judging import judge_failures
+
+        return judge_failures(self._cfg, run)
+
+    def report(self, run: RunContext) -> tuple[list[Any], dict[str, Any], list[str]]:
+        """The report's judge section: rows, policies and notes (``judging.judge_report``)."""
+        from evalops.pipeline.judging import judge_report
+
+        return judge_report(self._cfg, run)
+
+
 @dataclass(frozen=True)
 class RunEnv:
     """What the steps after planning read of the settings (module docstring). Made by :func:`run_env`."""
@@ -119,7 +157,13 @@ class RunEnv:
     judge: JudgeSettings  # the judge of the holes (``evalops.pipeline.holes``): ``kind`` off, or which one
     annotation_queue: Path  # where the holes are queued (``evalops.judges.generate.queue_path``)
     gold_paths: tuple[Path, ...]  # every gold set's path (the queue refuses a row that is in one already)
+    report_dir: Path  # one report folder per run (``evalops.pipeline.workdir.report_location``)
+    # the notifiers, what fails, the reminders: the names of the secrets' variables, never a secret
+    alerting: AlertingSettings
+    alert_policy: Mapping[str, Any]  # the regression policy as an alert quotes it (``evalops.alerting.rules``)
+    floors: Mapping[str, FloorRule]  # each gold set's floors, by name (``evalops.floors``)
     inputs: RunInputs = dataclasses.field(compare=False, repr=False)
+    judging: RunJudging = dataclasses.field(compare=False, repr=False)
 
     def engine(self) -> Engine:
         """The warehouse engine (one per URL in a process: ``evalops.pipeline.store``)."""
@@ -146,5 +190,7 @@ def run_env(cfg: Config) -> RunEnv:
         long_document_percentile=cfg.knowledge_base.long_document_percentile, judge=cfg.judge,
         annotation_queue=queue_path(cfg),
         gold_paths=tuple(path for name in cfg.gold_sets if (path := cfg.gold_set_named(name).path) is not None),
-        inputs=RunInputs(cfg),
+        report_dir=cfg.report_dir, alerting=cfg.alerting,
+        alert_policy=MappingProxyType(cfg.regression.model_dump(exclude={"min_effect"})),
+        floors=MappingProxyType(floor_rules(cfg.gold_sets)), inputs=RunInputs(cfg), judging=RunJudging(cfg),
     )

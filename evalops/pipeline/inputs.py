@@ -65,7 +65,8 @@ def _contract(cfg: Config, run: RunContext, stage: str, source: str) -> Iterator
     except (InputError, ValidationError) as exc:
         summary = exc.summary if isinstance(exc, ValidationError) else str(exc)
         docs = exc.docs_path if isinstance(exc, ValidationError) else None
-        deliver(cfg, [validation_alert(stage=stage, summary=summary, day=run.day, source=source, docs_path=docs)])
+        alert = validation_alert(stage=stage, summary=summary, day=run.day, source=source, docs_path=docs)
+        deliver(cfg.alerting, engine_for(cfg), [alert])
         raise
 
 

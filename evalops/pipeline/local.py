@@ -112,7 +112,7 @@ def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any
     judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
     say("deciding and alerting")
     decide_run(env, run, planned)
-    alerts = raise_alerts(cfg, run, planned)
+    alerts = raise_alerts(env, run, planned)
     say("writing the report")
     versions = [spec.to_xcom() for spec in planned]  # the result carries the specs' JSON form, as XCom does
     try:

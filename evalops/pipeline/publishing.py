@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.config import PRODUCTION
 from evalops.errors import ConfigError
-from evalops.floors import floor_checks
+from evalops.floors import floor_checks, floor_rules
 from evalops.judged.holes import HOLE_BOUND, beside_judged
 from evalops.knowledge import KnowledgeBaseSnapshot
 from evalops.pipeline.adhoc import recorded_candidate
@@ -239,11 +239,12 @@ def _with_stored_baselines(engine: Any, rows: list[VersionScores], stored_baseli
 
 def _floor_rows(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
     """The floor checks (``evalops.floors``) of each gold-set version that was scored, one row each."""
+    rules = floor_rules(cfg.gold_sets)
     return [{**check.to_dict(), "retriever": spec.retriever, "version": spec.version,
              "dataset": spec.dataset}
             for spec in versions if spec.dataset != PRODUCTION
             and get_run(engine, spec.run_id).status != "failed"
-            for check in floor_checks(cfg, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id))]
+            for check in floor_checks(rules, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id))]
 
 
 def _ab_results(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> tuple[list[ABResult], list[str]]:
