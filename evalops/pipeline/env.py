@@ -1,11 +1,12 @@
 """What the run's steps after planning read of the settings, made once from the :class:`~evalops.config.Config`.
 
-The compare, decide and alert steps do not take the whole ``Config`` (it reaches every reader of the
+The compare, decide, alert and report steps do not take the whole ``Config`` (it reaches every reader of the
 project: the registry, the data contracts, the notifiers, the judge): they take a :class:`RunEnv`, which names
 what they read: where the warehouse, the work folder and the reports are, the regression policy, the measures,
-the few numbers of the failure policy and the rankings, the alerting settings and the gold sets' floors, one
-handle on the run's inputs (the query sets and the knowledge base, :class:`RunInputs`) and one on the judge
-step's records (:class:`RunJudging`). :func:`run_env` is the one place that makes it from the settings:
+the few numbers of the failure policy and the rankings, the alerting and MLflow settings, the gold sets'
+floors, the project folder and the scores' retention, one handle on the run's inputs (the query sets, the
+knowledge base and the retriever registry, :class:`RunInputs`) and one on the judge step's records
+(:class:`RunJudging`). :func:`run_env` is the one place that makes it from the settings:
 planning calls it (a bad regression policy or measure stops the run there), and so do the DAG's tasks
 (``evalops.airflow.tasks``) and ``evalops run`` (``evalops.pipeline.local``), each process once.
 
@@ -29,12 +30,13 @@ from evalops.warehouse.config import url_for
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
-    from evalops.config import AlertingSettings, Config, JudgeSettings
+    from evalops.config import AlertingSettings, Config, JudgeSettings, MlflowSettings
     from evalops.conversations.model import Conversations
     from evalops.knowledge import KnowledgeBaseSnapshot
     from evalops.pipeline.context import RunContext
     from evalops.pipeline.queries import QuerySet
     from evalops.pipeline.specs import VersionSpec
+    from evalops.retrievers import Registry, RetrieverEntry
     from evalops.sources import SourcePolicy
     from evalops.stats import Policy
 
@@ -71,10 +73,10 @@ class Measures:
 
 
 class RunInputs:
-    """The run's query sets and knowledge base as the steps after planning read them (the copies
-    ``validate_inputs`` and ``snapshot_knowledge_base`` prepared while the sources are unchanged). The one
-    handle in a :class:`RunEnv` that still reads the settings: the gold sets' files and rules are the
-    settings' (``evalops.pipeline.inputs``)."""
+    """The run's query sets, knowledge base and retriever registry as the steps after planning read them (the
+    copies ``validate_inputs`` and ``snapshot_knowledge_base`` prepared while the sources are unchanged). A
+    handle in a :class:`RunEnv` that still reads the settings: the gold sets' files and rules and the registry
+    files are the settings' (``evalops.pipeline.inputs``, ``evalops.pipeline.registry``)."""
 
     def __init__(self, cfg: Config):
         self._cfg = cfg
@@ -102,6 +104,18 @@ class RunInputs:
         from evalops.pipeline.inputs import current_snapshot
 
         return current_snapshot(self._cfg, snapshot_id)
+
+    def registry(self, run: RunContext | None = None) -> Registry:
+        """The retriever registry; for a ``run`` with an ad-hoc candidate, with it (``registry.load_registry_for``)."""
+        from evalops.pipeline.registry import load_registry_for
+
+        return load_registry_for(self._cfg, run)
+
+    def candidate(self, run: RunContext) -> RetrieverEntry | None:
+        """The run's ad-hoc candidate, or None for a regular run (``evalops.pipeline.adhoc``)."""
+        from evalops.pipeline.adhoc import recorded_candidate
+
+        return recorded_candidate(self._cfg, run)
 
     def document_sources(self, field: str) -> dict[str, str]:
         """Each document's source label in ``field`` (``evalops.knowledge.labels``), cached per file state."""
@@ -162,6 +176,10 @@ class RunEnv:
     alerting: AlertingSettings
     alert_policy: Mapping[str, Any]  # the regression policy as an alert quotes it (``evalops.alerting.rules``)
     floors: Mapping[str, FloorRule]  # each gold set's floors, by name (``evalops.floors``)
+    home: Path  # the project folder (the report shows paths inside it relative to it)
+    shard_size: int  # queries per score shard, 0: one per version (the report states it)
+    query_score_retention_days: int  # 0: per-query scores kept forever (``publishing.prune_old_scores``)
+    mlflow: MlflowSettings = dataclasses.field(repr=False)  # its tracking URI may hold a password
     inputs: RunInputs = dataclasses.field(compare=False, repr=False)
     judging: RunJudging = dataclasses.field(compare=False, repr=False)
 
@@ -192,5 +210,7 @@ def run_env(cfg: Config) -> RunEnv:
         gold_paths=tuple(path for name in cfg.gold_sets if (path := cfg.gold_set_named(name).path) is not None),
         report_dir=cfg.report_dir, alerting=cfg.alerting,
         alert_policy=MappingProxyType(cfg.regression.model_dump(exclude={"min_effect"})),
-        floors=MappingProxyType(floor_rules(cfg.gold_sets)), inputs=RunInputs(cfg), judging=RunJudging(cfg),
+        floors=MappingProxyType(floor_rules(cfg.gold_sets)), home=cfg.home, shard_size=cfg.shard_size,
+        query_score_retention_days=cfg.query_score_retention_days, mlflow=cfg.mlflow,
+        inputs=RunInputs(cfg), judging=RunJudging(cfg),
     )

@@ -116,8 +116,8 @@ def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any
     say("writing the report")
     versions = [spec.to_xcom() for spec in planned]  # the result carries the specs' JSON form, as XCom does
     try:
-        report = publish_report(cfg, run, planned, alerts)
+        report = publish_report(env, run, planned, alerts)
     except IncompleteRunError as exc:
-        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run), "judged": judged}
+        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(env, run), "judged": judged}
         raise
     return {"versions": versions, "alerts": alerts, "report": report, "judged": judged}

@@ -51,17 +51,17 @@ def source_policy(cfg: Config) -> SourcePolicy | None:
     return SourcePolicy(field=s.field, k=s.k, max_shift=s.max_share_shift, unlabelled=s.unlabelled)
 
 
-def source_policies(cfg: Config, rule: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The report's policy lines of sources and spread."""
+def source_policies(policy: SourcePolicy | None, percentile: float | None,
+                    rule: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report's policy lines of sources and spread: the source ``policy`` (:func:`source_policy`), the
+    long-document ``percentile`` of the settings, and the ``rule`` a compare step recorded, if any."""
     from evalops.spread import LongDocumentRule
 
-    policy = source_policy(cfg)
     out: dict[str, Any] = {
         "sources": "no source field declared (knowledge_base.sources.field)" if policy is None else policy.describe(),
         "segments.spread": "sample variance and standard deviation (ddof=1) and the 10th, 50th and 90th "
                            "percentiles (numpy's linear interpolation) of the per-query values",
     }
-    percentile = cfg.knowledge_base.long_document_percentile
     if rule:
         out["segments.long_documents"] = LongDocumentRule(float(rule["percentile"]), rule.get("threshold")).describe()
     elif percentile is not None:
@@ -235,11 +235,11 @@ def source_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionSp
     return alerts
 
 
-def report_sources(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
+def report_sources(work: WorkFolder, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
     """Each version's sources record (the report's section), in the versions' order."""
     out = []
     for spec in versions:
-        record = read_sources(cfg, run, spec.run_id)
+        record = read_sources(work, run, spec.run_id)
         if record is not None:
             out.append(record)
     return out
