@@ -390,12 +390,14 @@ def publish_report(
 
     discard_prepared(env)  # the copies of the inputs hold unscrubbed text: they live for one run only
     failed = []
+    engine = env.engine()
     for s in versions:
         if s.dataset == PRODUCTION:
             continue
-        stored = get_run(env.engine(), s.run_id)
+        stored = get_run(engine, s.run_id)
         if stored.status == "failed":
-            reason = plain(stored.error.strip().splitlines()[0], 300) if (stored.error or "").strip() else ""
+            error = (stored.error or "").strip()
+            reason = plain(error.splitlines()[0], 300) if error else ""
             failed.append(f"{s.label} ({reason})" if reason else s.label)
     problems = []
     if failed:

@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["ReportFolder", "WorkFolder", "embedding_cache_for", "report_location", "run_folder", "log_sample_folder",
-           "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file", "safe_name", "work_root", "is_local",
-           "write_whole", "read_json_record", "write_frame", "read_frame", "local_copy", "upload"]
+           "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file", "safe_name", "work_root",
+           "is_local", "write_whole", "read_json_record", "write_frame", "read_frame", "local_copy", "upload"]
 
 
 log = logging.getLogger(__name__)
