@@ -1,6 +1,6 @@
 """What the run's steps after planning read of the settings, made once from the :class:`~evalops.config.Config`.
 
-The compare, decide, alert and report steps do not take the whole ``Config`` (it reaches every reader of the
+The score, compare, decide, alert and report steps do not take the whole ``Config`` (it reaches every reader of the
 project: the registry, the data contracts, the notifiers, the judge): they take a :class:`RunEnv`, which names
 what they read: where the warehouse, the work folder and the reports are, the regression policy, the measures,
 the few numbers of the failure policy and the rankings, the alerting and MLflow settings, the gold sets'
@@ -30,6 +30,7 @@ from evalops.warehouse.config import url_for
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
 
+    from evalops.chunking import AnchoredJudgments
     from evalops.config import AlertingSettings, Config, JudgeSettings, MlflowSettings
     from evalops.conversations.model import Conversations
     from evalops.knowledge import KnowledgeBaseSnapshot
@@ -117,6 +118,20 @@ class RunInputs:
 
         return recorded_candidate(self._cfg, run)
 
+    def document_texts(self, snapshot_id: str) -> dict[str, str]:
+        """Each document's text as the context measures and the judge read it (``judging.items.document_texts``)."""
+        from evalops.pipeline.judging.items import document_texts
+
+        return document_texts(self.snapshot(snapshot_id))
+
+    def anchored_judgments(self, dataset: str, snapshot: KnowledgeBaseSnapshot) -> AnchoredJudgments | None:
+        """The text-anchored judgments of a warehouse ``dataset`` (``spans.anchored_judgments_for``), checked
+        against ``snapshot``'s text; None for the production sample or a gold set not in the span format."""
+        from evalops.config import PRODUCTION
+        from evalops.pipeline.spans import anchored_judgments_for
+
+        return None if dataset == PRODUCTION else anchored_judgments_for(self._cfg, dataset, snapshot)
+
     def document_sources(self, field: str) -> dict[str, str]:
         """Each document's source label in ``field`` (``evalops.knowledge.labels``), cached per file state."""
         from evalops.pipeline.sources import source_labels
@@ -179,6 +194,8 @@ class RunEnv:
     home: Path  # the project folder (the report shows paths inside it relative to it)
     shard_size: int  # queries per score shard, 0: one per version (the report states it)
     query_score_retention_days: int  # 0: per-query scores kept forever (``publishing.prune_old_scores``)
+    memory_budget_bytes: int  # what a version's index may hold in memory (``memory_budget``)
+    lease_seconds: float  # the lease of a run in flight, renewed while a shard scores (``store.run_lease``)
     mlflow: MlflowSettings = dataclasses.field(repr=False)  # its tracking URI may hold a password
     inputs: RunInputs = dataclasses.field(compare=False, repr=False)
     judging: RunJudging = dataclasses.field(compare=False, repr=False)
@@ -211,6 +228,7 @@ def run_env(cfg: Config) -> RunEnv:
         report_dir=cfg.report_dir, alerting=cfg.alerting,
         alert_policy=MappingProxyType(cfg.regression.model_dump(exclude={"min_effect"})),
         floors=MappingProxyType(floor_rules(cfg.gold_sets)), home=cfg.home, shard_size=cfg.shard_size,
-        query_score_retention_days=cfg.query_score_retention_days, mlflow=cfg.mlflow,
+        query_score_retention_days=cfg.query_score_retention_days, memory_budget_bytes=cfg.memory_budget_bytes,
+        lease_seconds=cfg.lease_seconds, mlflow=cfg.mlflow,
         inputs=RunInputs(cfg), judging=RunJudging(cfg),
     )

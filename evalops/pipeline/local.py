@@ -100,7 +100,7 @@ def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any
     shards = shard_specs(cfg, run, planned)
     for n, shard in enumerate(shards, 1):
         say(f"scoring {shard.label.removesuffix(' 1/1')} ({n}/{len(shards)})")
-        score_shard(cfg, run, shard)
+        score_shard(env, run, shard)
     for n, spec in enumerate(planned, 1):
         say(f"comparing {spec.label} ({n}/{len(planned)})")
         embeddings = compare_version(env, run, spec).embeddings

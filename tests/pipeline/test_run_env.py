@@ -65,6 +65,16 @@ def test_run_env_holds_what_the_report_step_reads(tmp_path):
     assert env.alert_policy["min_delta"] is None  # the report's default-margins line reads it
 
 
+def test_run_env_holds_what_the_score_step_reads(tmp_path):
+    (tmp_path / "evalops.yaml").write_text("memory_budget: 64MB\nrun_lease_seconds: 120\n"
+                                           "judge: {kind: lexical, top_k: 7}\n")
+    cfg = load_config(tmp_path, environ={})
+    env = run_env(cfg)
+    assert env.memory_budget_bytes == cfg.memory_budget_bytes == 64 * 2**20
+    assert env.lease_seconds == cfg.lease_seconds == 120
+    assert env.judge.kind == "lexical" and env.judge.top_k == 7
+
+
 def test_no_secret_is_in_the_run_envs_repr(tmp_path, monkeypatch):
     """The warehouse and MLflow URLs may hold a password; the webhook URL and the PagerDuty routing key are
     secrets: the settings name their variables, the env holds the names, and none of them shows in its repr."""
