@@ -27,7 +27,7 @@ from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import DecidedComparison, load_decisions
 from evalops.pipeline.notify import deliver, retry_undelivered
 from evalops.pipeline.sources import source_alerts_for
-from evalops.pipeline.workdir import report_location
+from evalops.pipeline.workdir import report_file
 from evalops.warehouse import get_run, load_aggregates
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,7 +57,7 @@ def regression_alerts_for(env: RunEnv, run: RunContext, decisions: list[DecidedC
         first = records[0]
         context = AlertContext(retriever=retriever, version=version, baseline_version=first.baseline_version,
                                fingerprint=first.fingerprint, day=run.day,
-                               report_location=report_location(env, run))
+                               report_location=report_file(env.report_dir, run))
         comparisons = {r.comparison.measure: r.comparison for r in records}
         ids = {r.comparison.measure: (r.candidate_run_id, r.ab_test_id) for r in records}
         for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=scrub_text,
@@ -94,7 +94,7 @@ def missing_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionS
                                           "found in the warehouse (ab_tests): evalops cannot tell whether it "
                                           "regressed. Re-run the day."]),
                 retriever=spec.retriever, version=spec.version, measure=measure, fingerprint=spec.fingerprint,
-                report_location=report_location(env, run),
+                report_location=report_file(env.report_dir, run),
                 details={"run_id": spec.run_id, "baseline_run_id": spec.baseline_run_id, "dataset": spec.dataset}))
     return alerts
 

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.floors import FloorRule, floor_rules
 from evalops.judged.holes import judged_measures
-from evalops.pipeline.registry import alerting_measures, anchored_measures, canonical_measures, context_measures
+from evalops.pipeline.registry import (
+    alerting_measures,
+    anchored_measures,
+    canonical_measures,
+    context_measures,
+    load_registry_for,
+)
 from evalops.warehouse.config import url_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,8 +114,6 @@ class RunInputs:
 
     def registry(self, run: RunContext | None = None) -> Registry:
         """The retriever registry; for a ``run`` with an ad-hoc candidate, with it (``registry.load_registry_for``)."""
-        from evalops.pipeline.registry import load_registry_for
-
         return load_registry_for(self._cfg, run)
 
     def candidate(self, run: RunContext) -> RetrieverEntry | None:

@@ -118,6 +118,6 @@ def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any
     try:
         report = publish_report(env, run, planned, alerts)
     except IncompleteRunError as exc:
-        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(env, run), "judged": judged}
+        exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run), "judged": judged}
         raise
     return {"versions": versions, "alerts": alerts, "report": report, "judged": judged}

@@ -216,7 +216,7 @@ def read_sources(work: WorkFolder, run: RunContext, run_id: int) -> dict[str, An
 
 def source_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
     """A ``source_share`` alert for every gold-set version's source whose share moved beyond the bound."""
-    from evalops.pipeline.workdir import report_location
+    from evalops.pipeline.workdir import report_file
 
     policy = env.sources
     if policy is None or policy.max_shift is None:
@@ -231,7 +231,7 @@ def source_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionSp
         for shift in record.get("shifts") or []:
             if shift["breached"]:
                 alerts.append(shift_alert(record, shift, fingerprint=spec.fingerprint, day=run.day,
-                                          report_location=report_location(env, run), run_id=spec.run_id))
+                                          report_location=report_file(env.report_dir, run), run_id=spec.run_id))
     return alerts
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from evalops.config import Config
 from evalops.pipeline.context import RunContext
 from evalops.reports import report_dir_for
 from evalops.util.secrets import connection_path
@@ -35,7 +36,7 @@ from evalops.util.storage import write_atomic
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["ReportFolder", "WorkFolder", "embedding_cache_for", "report_location", "run_folder", "log_sample_folder",
+__all__ = ["WorkFolder", "embedding_cache_for", "report_file", "report_location", "run_folder", "log_sample_folder",
            "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file", "safe_name", "work_root",
            "is_local", "write_whole", "read_json_record", "write_frame", "read_frame", "local_copy", "upload"]
 
@@ -113,17 +114,14 @@ def comparison_file(work: WorkFolder, run: RunContext, run_id: int) -> Any:
     return run_folder(work, run) / "comparisons" / f"run-{run_id}.json"
 
 
-class ReportFolder(Protocol):
-    """What the report's location reads of the settings: ``report_dir`` (a :class:`~evalops.config.Config`, or
-    the run's :class:`~evalops.pipeline.env.RunEnv`)."""
-
-    @property
-    def report_dir(self) -> Path: ...
+def report_location(cfg: Config, run: RunContext) -> str:
+    """Where the run's HTML report is written (``cfg.report_dir``, one folder per run): :func:`report_file`."""
+    return report_file(cfg.report_dir, run)
 
 
-def report_location(reports: ReportFolder, run: RunContext) -> str:
-    """Where the run's HTML report is written (``report_dir``, one folder per run): the link alerts carry."""
-    return str(report_dir_for(reports.report_dir, run.label) / "report.html")
+def report_file(report_dir: Path, run: RunContext) -> str:
+    """Where the run's HTML report is written under ``report_dir`` (one folder per run): the link alerts carry."""
+    return str(report_dir_for(report_dir, run.label) / "report.html")
 
 
 def manifest_file(work: WorkFolder, snapshot_id: str) -> Any:
