@@ -62,7 +62,7 @@ def _seen(cfg, day2, result):
             for r in report.ab_results]
     decisions = load_decisions(engine_for(cfg), versions)
     alerts = sorted((a.dedup_key, a.message) for a in regression_alerts_for(env, day2, decisions))
-    event = result_event(cfg, day2, versions, result["alerts"], result["report"])["decisions"]
+    event = result_event(env, day2, versions, result["alerts"], result["report"])["decisions"]
     cases = cases_for_run(cfg, day2, result)
     return rows, alerts, event, [(c.version, c.measure, c.outcome, c.kind, c.decision) for c in cases], \
         int(gate_exit_code(cases))
