@@ -17,7 +17,8 @@ from typing import Any
 
 from evalops.errors import InputError
 
-__all__ = ["FLOOR_ON", "FLOOR_SEVERITIES", "FloorCheck", "check_floors", "floor_checks", "parse_floors"]
+__all__ = ["FLOOR_ON", "FLOOR_SEVERITIES", "FloorCheck", "FloorRule", "check_floors", "floor_checks", "floor_rules",
+           "parse_floors"]
 
 FLOOR_ON: tuple[str, ...] = ("mean", "lower_bound")
 FLOOR_SEVERITIES: tuple[str, ...] = ("critical", "warning")
@@ -97,10 +98,23 @@ def check_floors(floors: Mapping[str, float], aggregates: Any, *, on: str = "mea
     return out
 
 
-def floor_checks(cfg: Any, gold_set: str, run_id: int, aggregates: Any) -> list[FloorCheck]:
-    """The floors of ``gold_set`` (configured in ``cfg``) checked against one run's aggregates."""
-    settings = cfg.gold_sets.get(gold_set)
-    if settings is None or not settings.floors:
+@dataclass(frozen=True)
+class FloorRule:
+    """One gold set's floors and how they are checked (its ``floors``, ``floor_on`` and ``floor_severity``)."""
+
+    floors: Mapping[str, float]
+    on: str = "mean"
+    severity: str = "critical"
+
+
+def floor_rules(gold_sets: Mapping[str, Any]) -> dict[str, FloorRule]:
+    """The :class:`FloorRule` of each gold set that sets floors, by name (``gold_sets``: the settings' gold sets)."""
+    return {name: FloorRule(dict(s.floors), s.floor_on, s.floor_severity) for name, s in gold_sets.items() if s.floors}
+
+
+def floor_checks(rules: Mapping[str, FloorRule], gold_set: str, run_id: int, aggregates: Any) -> list[FloorCheck]:
+    """The floors of ``gold_set`` (its rule in ``rules``, :func:`floor_rules`) checked against one run's aggregates."""
+    rule = rules.get(gold_set)
+    if rule is None:
         return []
-    return check_floors(settings.floors, aggregates, on=settings.floor_on, severity=settings.floor_severity,
-                        run_id=run_id)
+    return check_floors(rule.floors, aggregates, on=rule.on, severity=rule.severity, run_id=run_id)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalops.exitcodes import ExitCode, most_severe
 from evalops.failing import DEFAULT_FAIL_ON, FAIL_ON, KIND_EXIT_CODE, comparison_kind, parse_fail_on
-from evalops.floors import floor_checks
+from evalops.floors import floor_checks, floor_rules
 from evalops.pipeline.registry import alerting_measures, anchored_measures, canonical_measures
 from evalops.pipeline.specs import VersionSpec
 from evalops.reports.tables import decision_interval
@@ -325,11 +325,11 @@ def cases_for_run(cfg: Any, run: Any, result: Mapping[str, Any], fail_on: Iterab
 
     engine = engine_for(cfg)
     statuses = {s["run_id"]: get_run(engine, s["run_id"]).status for s in result["versions"]}
-    gold, floors = [], []
+    gold, floors, rules = [], [], floor_rules(cfg.gold_sets)
     for spec in result["versions"]:
         if spec.get("dataset", "gold") != "gold" or statuses.get(spec["run_id"]) == "failed":
             continue
-        floors += floor_checks(cfg, spec["dataset"], spec["run_id"],
+        floors += floor_checks(rules, spec["dataset"], spec["run_id"],
                                load_aggregates(engine, spec["run_id"]))
         gold.append(spec)
     decisions = load_decisions(engine, [VersionSpec.from_xcom(s) for s in gold])  # the warehouse's, never the work folder's

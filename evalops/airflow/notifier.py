@@ -247,7 +247,7 @@ class EvalopsNotifier(BaseNotifier):
 
         if self.slack_conn_id:
             return [LogNotifier(), _SlackNotifier(self.slack_conn_id, context)]
-        return notifiers_for(cfg)
+        return notifiers_for(cfg.alerting)
 
     def notify(self, context: dict[str, Any]) -> None:
         from evalops.config import load_config

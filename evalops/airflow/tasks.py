@@ -47,7 +47,8 @@ NO_RETRY_ON_BAD_INPUT = ExceptionRetryPolicy(
 
 
 # The steps after planning that take the run's environment (evalops.pipeline.env.RunEnv), not the settings.
-_TAKE_RUN_ENV = frozenset({"compare_version", "decide_run"})
+_TAKE_RUN_ENV = frozenset({"score_shard", "compare_version", "decide_run", "raise_alerts", "publish_report",
+                           "result_event"})
 
 
 def _call(project: Path, step: str, *args, **kwargs):

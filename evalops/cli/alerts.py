@@ -32,11 +32,11 @@ def retry(force, as_json, project, config_file):
     age (alerting.retry_max_age_days), whose backoff has passed. Exits with the undelivered-alerts code when
     some stay undelivered."""
     from evalops.pipeline.notify import retry_undelivered
-    from evalops.pipeline.store import migrate_warehouse
+    from evalops.pipeline.store import engine_for, migrate_warehouse
 
     cfg = project_config(project, config_file)
     migrate_warehouse(cfg)
-    outcomes = retry_undelivered(cfg, force=force)
+    outcomes = retry_undelivered(cfg.alerting, engine_for(cfg), force=force)
     rows = [{"dedup_key": o.alert.dedup_key, "title": o.alert.title, "delivery_status": o.status,
              "notifiers": o.per_notifier} for o in outcomes]
     if as_json:

@@ -6,7 +6,7 @@ the same policy ``evalops gate`` fails on (``evalops.failing``). A source whose 
 beyond ``knowledge_base.sources.max_share_shift`` raises a ``source_share`` warning: its bound is its
 policy (``evalops.pipeline.sources``).
 
-Only the alert measures (``Config.alert_measures``, by default the first configured measure) raise
+Only the alert measures (``alert_measures``, by default the first configured measure) raise
 regression alerts; a regression on another measure is in the report. Production-sample comparisons (weak
 labels) are reported but never alerted on: implicit feedback is a hint, not a judgment. Every alert is
 stored before it is sent (see ``evalops.alerting``).
@@ -25,43 +25,39 @@ from evalops.config import PRODUCTION
 from evalops.floors import floor_checks
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import DecidedComparison, load_decisions
-from evalops.pipeline.judging import judge_alerts_for
 from evalops.pipeline.notify import deliver, retry_undelivered
-from evalops.pipeline.queries import gold_queries
-from evalops.pipeline.registry import alerting_measures
 from evalops.pipeline.sources import source_alerts_for
-from evalops.pipeline.store import engine_for
-from evalops.pipeline.workdir import report_location
+from evalops.pipeline.workdir import report_file
 from evalops.warehouse import get_run, load_aggregates
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.env import RunEnv
     from evalops.pipeline.specs import VersionSpec
-    from evalops.config import Config
 
 __all__ = ["raise_alerts"]
 
 
-def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[DecidedComparison]) -> list[Alert]:
+def regression_alerts_for(env: RunEnv, run: RunContext, decisions: list[DecidedComparison]) -> list[Alert]:
     from evalops.querylog import scrub_text  # pandas and pyarrow: not at parse time
 
-    wanted = set(alerting_measures(cfg))
+    wanted = set(env.measures.alerting)
     by_candidate: dict[tuple[str, str], list[DecidedComparison]] = {}
     for record in decisions:
         if record.dataset != PRODUCTION and record.comparison.measure in wanted:
             by_candidate.setdefault((record.retriever, record.version), []).append(record)
-    fail_on = set(cfg.alerting.fail_on)
+    fail_on = set(env.alerting.fail_on)
     if not any(comparison_kind(r.comparison) in fail_on for rs in by_candidate.values() for r in rs):
         return []
     texts: dict[str, str] = {}
     for dataset in sorted({r.dataset for rs in by_candidate.values() for r in rs}):
-        texts.update(gold_queries(cfg, dataset).texts)
-    policy = cfg.regression.model_dump(exclude={"min_effect"})
+        texts.update(env.inputs.query_set(dataset, None).texts)  # gold sets only: production never alerts
+    policy = dict(env.alert_policy)
     alerts: list[Alert] = []
     for (retriever, version), records in sorted(by_candidate.items()):
         first = records[0]
         context = AlertContext(retriever=retriever, version=version, baseline_version=first.baseline_version,
                                fingerprint=first.fingerprint, day=run.day,
-                               report_location=report_location(cfg, run))
+                               report_location=report_file(env.report_dir, run))
         comparisons = {r.comparison.measure: r.comparison for r in records}
         ids = {r.comparison.measure: (r.candidate_run_id, r.ab_test_id) for r in records}
         for alert in regression_alerts(comparisons, context, policy=policy, query_text=texts, scrub=scrub_text,
@@ -71,15 +67,15 @@ def regression_alerts_for(cfg: Config, run: RunContext, decisions: list[DecidedC
     return alerts
 
 
-def missing_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec],
+def missing_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec],
                        decisions: list[DecidedComparison]) -> list[Alert]:
     """A ``missing`` alert for every alert measure of a gold-set version with a baseline run whose decided
     comparison cannot be found in the warehouse (``missing`` in ``alerting.fail_on``): the run cannot tell,
     so it says so instead of passing quietly. A version that failed, or whose baseline failed, has its own
     alert."""
-    if "missing" not in cfg.alerting.fail_on:
+    if "missing" not in env.alerting.fail_on:
         return []
-    engine = engine_for(cfg)
+    engine = env.engine()
     found = {(d.candidate_run_id, d.comparison.measure) for d in decisions}
     alerts = []
     for spec in versions:
@@ -87,7 +83,7 @@ def missing_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionS
                 or get_run(engine, spec.run_id).status == "failed"
                 or get_run(engine, spec.baseline_run_id).status == "failed"):
             continue
-        for measure in alerting_measures(cfg):
+        for measure in env.measures.alerting:
             if (spec.run_id, measure) in found:
                 continue
             title = f"Missing comparison: {spec.retriever} {spec.version} on {measure}"
@@ -98,13 +94,13 @@ def missing_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionS
                                           "found in the warehouse (ab_tests): evalops cannot tell whether it "
                                           "regressed. Re-run the day."]),
                 retriever=spec.retriever, version=spec.version, measure=measure, fingerprint=spec.fingerprint,
-                report_location=report_location(cfg, run),
+                report_location=report_file(env.report_dir, run),
                 details={"run_id": spec.run_id, "baseline_run_id": spec.baseline_run_id, "dataset": spec.dataset}))
     return alerts
 
 
-def retriever_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
-    engine = engine_for(cfg)
+def retriever_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
+    engine = env.engine()
     alerts = []
     for spec in versions:
         stored = get_run(engine, spec.run_id)
@@ -120,15 +116,15 @@ def retriever_alerts_for(cfg: Config, run: RunContext, versions: Sequence[Versio
     return alerts
 
 
-def floor_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
+def floor_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
     """A ``floor`` alert for every gold-set version scored under one of its gold set's floors (``evalops.floors``;
     baseline or not)."""
-    engine = engine_for(cfg)
+    engine = env.engine()
     alerts = []
     for spec in versions:
         if spec.dataset == PRODUCTION or get_run(engine, spec.run_id).status == "failed":
             continue  # a failed version has its own alert
-        for check in floor_checks(cfg, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id)):
+        for check in floor_checks(env.floors, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id)):
             if check.breached:
                 alert = floor_alert(check, retriever=spec.retriever, version=spec.version,
                                     fingerprint=spec.fingerprint, day=run.day, dataset=spec.dataset)
@@ -136,7 +132,7 @@ def floor_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpe
     return alerts
 
 
-def raise_alerts(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
+def raise_alerts(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
     """Retry earlier undelivered alerts, then build, store and send the run's alerts.
 
     Returns ``[{"kind", "title", "delivered", "delivery_status", "new", "dedup_key"}]`` for this run's
@@ -145,22 +141,22 @@ def raise_alerts(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) 
     ``suppressed`` and ``"suppressed"`` (why it was not sent again); ``delivered`` is then True: no notifier
     is owed it. The gate reads the list's regressions whatever their delivery.
     """
-    retried = retry_undelivered(cfg)
-    decisions = load_decisions(engine_for(cfg), versions)  # the warehouse's decisions
-    alerts = regression_alerts_for(cfg, run, decisions)
-    alerts += missing_alerts_for(cfg, run, versions, decisions)
-    alerts += retriever_alerts_for(cfg, run, versions)
-    alerts += floor_alerts_for(cfg, run, versions)
+    engine = env.engine()
+    retried = retry_undelivered(env.alerting, engine)
+    decisions = load_decisions(engine, versions)  # the warehouse's decisions
+    alerts = regression_alerts_for(env, run, decisions)
+    alerts += missing_alerts_for(env, run, versions, decisions)
+    alerts += retriever_alerts_for(env, run, versions)
+    alerts += floor_alerts_for(env, run, versions)
     # a source's share of the top k moved beyond knowledge_base.sources.max_share_shift (evalops.sources)
-    alerts += source_alerts_for(cfg, run, versions)
+    alerts += source_alerts_for(env, run, versions)
     # Judge-label regressions past the agreement gate (evalops.pipeline.judging); none when the judge is off.
-
-    alerts += judge_alerts_for(cfg, run, versions)
+    alerts += env.judging.alerts(run, versions)
     out = [
         {"kind": o.alert.kind, "title": o.alert.title, "delivered": o.delivered or o.suppressed is not None,
          "delivery_status": o.status, "new": o.created, "dedup_key": o.alert.dedup_key,
          **({"suppressed": o.suppressed} if o.suppressed is not None else {})}
-        for o in deliver(cfg, alerts)
+        for o in deliver(env.alerting, engine, alerts)
     ]
     keys = {a["dedup_key"] for a in out}
     out += [

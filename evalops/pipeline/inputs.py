@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.goldset import GoldSet
     from evalops.knowledge import KnowledgeBaseSnapshot
+    from evalops.pipeline.workdir import WorkFolder
 
 __all__ = [
     "describe_knowledge_base",
@@ -65,7 +66,8 @@ def _contract(cfg: Config, run: RunContext, stage: str, source: str) -> Iterator
     except (InputError, ValidationError) as exc:
         summary = exc.summary if isinstance(exc, ValidationError) else str(exc)
         docs = exc.docs_path if isinstance(exc, ValidationError) else None
-        deliver(cfg, [validation_alert(stage=stage, summary=summary, day=run.day, source=source, docs_path=docs)])
+        alert = validation_alert(stage=stage, summary=summary, day=run.day, source=source, docs_path=docs)
+        deliver(cfg.alerting, engine_for(cfg), [alert])
         raise
 
 
@@ -100,9 +102,9 @@ def gold_set_for_run(cfg: Config, name: str = DEFAULT_GOLD_SET) -> GoldSet:
     return prepared_gold_set(cfg, name, lambda: load_gold_set_for(cfg, name))
 
 
-def contracts_file(cfg: Config, run: RunContext) -> Path:
+def contracts_file(work: WorkFolder, run: RunContext) -> Path:
     """The run's contract outcomes (rules in force, not-applicable checks, warnings), for the report."""
-    return run_folder(cfg, run) / "contracts.json"
+    return run_folder(work, run) / "contracts.json"
 
 
 def _record_contract(cfg: Config, run: RunContext, key: str, report: Any, reused: dict[str, Any] | None = None) -> None:
@@ -117,8 +119,8 @@ def _record_contract(cfg: Config, run: RunContext, key: str, report: Any, reused
     path.write_text(json.dumps(data, default=str, indent=1))
 
 
-def load_contracts(cfg: Config, run: RunContext) -> dict[str, Any]:
-    path = contracts_file(cfg, run)
+def load_contracts(work: WorkFolder, run: RunContext) -> dict[str, Any]:
+    path = contracts_file(work, run)
     return json.loads(path.read_text()) if path.exists() else {}
 
 

@@ -100,7 +100,7 @@ def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any
     shards = shard_specs(cfg, run, planned)
     for n, shard in enumerate(shards, 1):
         say(f"scoring {shard.label.removesuffix(' 1/1')} ({n}/{len(shards)})")
-        score_shard(cfg, run, shard)
+        score_shard(env, run, shard)
     for n, spec in enumerate(planned, 1):
         say(f"comparing {spec.label} ({n}/{len(planned)})")
         embeddings = compare_version(env, run, spec).embeddings
@@ -112,11 +112,11 @@ def _after_planning(cfg: Config, env: RunEnv, run: RunContext, planned: list[Any
     judged = judge_versions(cfg, run, planned, preflight=preflight, progress=judge_say)
     say("deciding and alerting")
     decide_run(env, run, planned)
-    alerts = raise_alerts(cfg, run, planned)
+    alerts = raise_alerts(env, run, planned)
     say("writing the report")
     versions = [spec.to_xcom() for spec in planned]  # the result carries the specs' JSON form, as XCom does
     try:
-        report = publish_report(cfg, run, planned, alerts)
+        report = publish_report(env, run, planned, alerts)
     except IncompleteRunError as exc:
         exc.result = {"versions": versions, "alerts": alerts, "report": report_location(cfg, run), "judged": judged}
         raise

@@ -20,21 +20,22 @@ from evalops.alerting import (
 from evalops.alerting.cadence import ReminderPolicy
 from evalops.alerting.channels import PagerDutyNotifier, TeamsNotifier, resolve_pagerduty_key
 from evalops.alerting.delivery import retry_alerts
-from evalops.pipeline.store import WarehouseAlertStore, engine_for
+from evalops.pipeline.store import WarehouseAlertStore
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalops.config import Config
+    from sqlalchemy.engine import Engine
+
+    from evalops.config import AlertingSettings
 
 __all__ = ["deliver", "notifiers_for", "retry_undelivered"]
 
 log = logging.getLogger(__name__)
 
 
-def notifiers_for(cfg: Config) -> list[Notifier]:
+def notifiers_for(a: AlertingSettings) -> list[Notifier]:
     """The log notifier, plus the webhook when a URL resolves (a Slack-compatible text, or an Adaptive Card
     for Teams: ``alerting.webhook_format``), plus e-mail when recipients are set, plus PagerDuty when a
-    routing key resolves."""
-    a = cfg.alerting
+    routing key resolves. ``a``: the ``alerting`` settings (the names of the secrets' variables, never a secret)."""
     found: list[Notifier] = [LogNotifier()]
     url = resolve_webhook_url(a.webhook_env, a.webhook_conn_id)
     if url:
@@ -51,26 +52,24 @@ def notifiers_for(cfg: Config) -> list[Notifier]:
 _WEBHOOKS: dict[str, type[WebhookNotifier]] = {"slack": WebhookNotifier, "teams": TeamsNotifier}
 
 
-def deliver(cfg: Config, alerts: Sequence[Alert]) -> list[DeliveryOutcome]:
+def deliver(a: AlertingSettings, engine: Engine, alerts: Sequence[Alert]) -> list[DeliveryOutcome]:
     """Store every alert in the warehouse, then send it (see :func:`evalops.alerting.deliver_alerts`); a
     regression already sent and unchanged is stored ``suppressed`` until its reminder is due
     (``alerting.remind_every_days``, ``alerting.realert_shift``; :mod:`evalops.alerting.cadence`)."""
     if not alerts:
         return []
 
-    a = cfg.alerting
-    outcomes = deliver_alerts(alerts, WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg),
+    outcomes = deliver_alerts(alerts, WarehouseAlertStore(engine), notifiers_for(a),
                               backoff=dt.timedelta(seconds=a.retry_backoff),
                               reminders=ReminderPolicy(a.remind_every_days, a.realert_shift))
     _log(outcomes)
     return outcomes
 
 
-def retry_undelivered(cfg: Config, *, force: bool = False) -> list[DeliveryOutcome]:
+def retry_undelivered(a: AlertingSettings, engine: Engine, *, force: bool = False) -> list[DeliveryOutcome]:
     """Send again the stored alerts that are not delivered (see :func:`evalops.alerting.retry_alerts`):
     every run does this first, and ``evalops alerts retry`` does it on demand."""
-    a = cfg.alerting
-    outcomes = retry_alerts(WarehouseAlertStore(engine_for(cfg)), notifiers_for(cfg),
+    outcomes = retry_alerts(WarehouseAlertStore(engine), notifiers_for(a),
                             backoff=dt.timedelta(seconds=a.retry_backoff),
                             max_age=dt.timedelta(days=a.retry_max_age_days), force=force)
     _log(outcomes, retry=True)

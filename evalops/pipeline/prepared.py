@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
     from evalops.goldset import GoldSet
     from evalops.knowledge import KnowledgeBaseSnapshot
+    from evalops.pipeline.workdir import WorkFolder
 
 __all__ = ["source_stamp", "prepared_snapshot", "keep_snapshot", "prepared_gold_set", "keep_gold_set",
            "discard_prepared"]
@@ -54,8 +55,8 @@ def source_stamp(*paths: Path | None) -> str | None:
     return content_digest(rows)
 
 
-def _folder(cfg: Config) -> Any:
-    return work_root(cfg) / "prepared"
+def _folder(work: WorkFolder) -> Any:
+    return work_root(work) / "prepared"
 
 
 def _remember(kind: str, key: str, value: T) -> T:
@@ -188,10 +189,10 @@ def prepared_gold_set(cfg: Config, name: str, read: Callable[[], GoldSet]) -> Go
     return _remember(f"gold:{name}", str(judgments), gold)
 
 
-def discard_prepared(cfg: Config) -> int:
+def discard_prepared(work: WorkFolder) -> int:
     """Remove every prepared copy (at the end of a run: they hold unscrubbed text); returns how many.
     A copy another run still uses is read from its source again by that run."""
-    folder = _folder(cfg)
+    folder = _folder(work)
     removed = 0
     try:
         if not folder.exists():

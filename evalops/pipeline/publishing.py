@@ -20,19 +20,15 @@ from evalops.errors import ConfigError
 from evalops.floors import floor_checks
 from evalops.judged.holes import HOLE_BOUND, beside_judged
 from evalops.knowledge import KnowledgeBaseSnapshot
-from evalops.pipeline.adhoc import recorded_candidate
 from evalops.pipeline.chunkings import chunking_notes
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
 from evalops.pipeline.errors import IncompleteRunError
 from evalops.pipeline.holes import load_holes
 from evalops.pipeline.inputs import load_contracts
-from evalops.pipeline.judging import failed_judge_steps, judge_failures, judge_report
 from evalops.pipeline.prepared import discard_prepared
-from evalops.pipeline.queries import gold_queries, production_queries
-from evalops.pipeline.registry import alerting_measures, canonical_measures, load_registry_for, text_measures
+from evalops.pipeline.queries import production_queries
 from evalops.pipeline.sources import report_sources, source_policies
-from evalops.pipeline.store import engine_for
 from evalops.pipeline.tracked import log_run_to_mlflow
 from evalops.pipeline.workdir import comparison_file, local_copy, manifest_file
 from evalops.querylog import scrub
@@ -46,8 +42,8 @@ from evalops.util.safetext import plain  # a retriever's error is untrusted text
 from evalops.warehouse import get_fingerprint, get_run, load_aggregates, prune_query_scores
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.env import RunEnv
     from evalops.pipeline.specs import VersionSpec
-    from evalops.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -110,37 +106,37 @@ def contract_notes(contracts: dict[str, Any]) -> list[str]:
     return out
 
 
-def trigger_notes(cfg: Config, run: RunContext) -> list[str]:
+def trigger_notes(env: RunEnv, run: RunContext) -> list[str]:
     """How the run was started: the triggering asset events with their extra, and an ad-hoc candidate."""
     out = [f"triggered by the asset event {e['asset']}"
            + (f" of {e['source_dag_id']}/{e['source_run_id']}" if e.get("source_dag_id") else "")
            + f" with extra {json.dumps(e['extra'], ensure_ascii=False, sort_keys=True)}"
            for e in run.trigger_events]
-    candidate = recorded_candidate(cfg, run)
+    candidate = env.inputs.candidate(run)
     if candidate is not None:
         out.append(f"ad-hoc run: only the candidate {candidate.key} from the run's params was scored, against "
                    "its retriever's current baseline; no baseline was changed")
     return out
 
 
-def _segment_aggregates(cfg: Config, run: RunContext, run_id: int) -> list[dict[str, Any]]:
+def _segment_aggregates(env: RunEnv, run: RunContext, run_id: int) -> list[dict[str, Any]]:
     """A version's means per segment, as its compare step wrote them (``evalops.segments``)."""
     import json
 
-    path = comparison_file(cfg, run, run_id)
+    path = comparison_file(env, run, run_id)
     return list(json.loads(path.read_text()).get("segment_aggregates") or []) if path.exists() else []
 
 
-def _tuning_warnings(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[str]:
+def _tuning_warnings(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> list[str]:
     """The report's warning for tuning on the test set (``evalops.segments.tuning_warnings``)."""
     import json
 
-    registry = load_registry_for(cfg, run)
-    policy = cfg.stats_policy(run.seed)
-    wanted = alerting_measures(cfg)
+    registry = env.inputs.registry(run)
+    policy = env.policy(run.seed)
+    wanted = env.measures.alerting
     out: list[str] = []
     for spec in versions:
-        path = comparison_file(cfg, run, spec.run_id)
+        path = comparison_file(env, run, spec.run_id)
         splits = json.loads(path.read_text()).get("splits") if path.exists() else None
         if not splits or not spec.baseline_version:
             continue
@@ -156,24 +152,24 @@ def _tuning_warnings(cfg: Config, run: RunContext, versions: Sequence[VersionSpe
 
 
 def build_report_data(
-    cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]]
+    env: RunEnv, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]]
 ) -> ReportData:
     """The report's content for one run: each version's scores and floor checks, the A/B decisions the
     warehouse holds, the fingerprint and the policies in force, then the run's warnings, notes and failed
     steps."""
-    engine = engine_for(cfg)
-    rows = _version_rows(cfg, run, engine, versions)
-    floors = _floor_rows(cfg, engine, versions)
-    ab, notes = _ab_results(cfg, run, versions)
+    engine = env.engine()
+    rows = _version_rows(env, run, engine, versions)
+    floors = _floor_rows(env, engine, versions)
+    ab, notes = _ab_results(env, run, versions)
     gold_specs = [s for s in versions if s.dataset != PRODUCTION]
     fp = get_fingerprint(engine, gold_specs[0].fingerprint) if gold_specs else None
     components = _fingerprint_components(fp.to_dict() if fp is not None else {}, versions)
-    policies = _report_policies(cfg, run, versions)
-    notes = (trigger_notes(cfg, run) + contract_notes(load_contracts(cfg, run))
-             + chunking_notes(load_registry_for(cfg, run), versions) + notes)
+    policies = _report_policies(env, run, versions)
+    notes = (trigger_notes(env, run) + contract_notes(load_contracts(env, run))
+             + chunking_notes(env.inputs.registry(run), versions) + notes)
     # Judge-label results (evalops.pipeline.judging): their own rows, policies and notes; none when off.
-    judge_rows, judge_policies, judge_notes = judge_report(cfg, run)
-    warnings = _tuning_warnings(cfg, run, versions)
+    judge_rows, judge_policies, judge_notes = env.judging.report(run)
+    warnings = _tuning_warnings(env, run, versions)
     ab, policies, notes = ab + judge_rows, {**policies, **judge_policies}, notes + judge_notes
     return ReportData(
         run_key=run.label,
@@ -184,23 +180,23 @@ def build_report_data(
         policies=policies,
         versions=rows,
         ab_results=ab,
-        changes=_changes(cfg, engine, versions),
+        changes=_changes(env, engine, versions),
         no_baseline=sorted({s.baseline_note for s in gold_specs if s.baseline_version is None}),
         stale_baselines=sorted({s.rescore_reason for s in versions if s.rescore_reason}),
         alerts=list(alerts),
-        holes=load_holes(cfg, run),
+        holes=load_holes(env, run),
         floors=floors,
         warnings=warnings,
         notes=notes,
-        failed_steps=judge_failures(cfg, run),
-        sources=report_sources(cfg, run, versions),
+        failed_steps=env.judging.failures(run),
+        sources=report_sources(env, run, versions),
     )
 
 
-def _version_rows(cfg: Config, run: RunContext, engine: Any, versions: Sequence[VersionSpec]) -> list[VersionScores]:
+def _version_rows(env: RunEnv, run: RunContext, engine: Any, versions: Sequence[VersionSpec]) -> list[VersionScores]:
     """One row per version scored today, judged coverage next to each measure, then the context measures;
     the stored baselines the comparisons used are labelled as such."""
-    measures = beside_judged(canonical_measures(cfg), cfg.k) + text_measures(cfg)
+    measures = beside_judged(env.measures.canonical, env.k) + env.measures.text
     rows: list[VersionScores] = []
     stored_baselines: set[int] = set()
     for spec in versions:
@@ -209,7 +205,7 @@ def _version_rows(cfg: Config, run: RunContext, engine: Any, versions: Sequence[
             spec.retriever, spec.version, spec.role, spec.dataset,
             _aggregates(engine, spec.run_id, measures),
             status=stored.status, n_queries=stored.n_queries, n_failed=stored.n_failed, run_key=str(spec.run_id),
-            n_retries=stored.n_retries, segments=_segment_aggregates(cfg, run, spec.run_id),
+            n_retries=stored.n_retries, segments=_segment_aggregates(env, run, spec.run_id),
         ))
         base = spec.baseline_run_id
         if base is not None and not spec.baseline_today and base not in stored_baselines:
@@ -237,26 +233,26 @@ def _with_stored_baselines(engine: Any, rows: list[VersionScores], stored_baseli
     return rows
 
 
-def _floor_rows(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
+def _floor_rows(env: RunEnv, engine: Any, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
     """The floor checks (``evalops.floors``) of each gold-set version that was scored, one row each."""
     return [{**check.to_dict(), "retriever": spec.retriever, "version": spec.version,
              "dataset": spec.dataset}
             for spec in versions if spec.dataset != PRODUCTION
             and get_run(engine, spec.run_id).status != "failed"
-            for check in floor_checks(cfg, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id))]
+            for check in floor_checks(env.floors, spec.dataset, spec.run_id, load_aggregates(engine, spec.run_id))]
 
 
-def _ab_results(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> tuple[list[ABResult], list[str]]:
+def _ab_results(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> tuple[list[ABResult], list[str]]:
     """The A/B results of the run's decisions, their worst queries with their text, and the comparisons'
     notes in words."""
     texts: dict[str, dict[str, str]] = {}
     ab: list[ABResult] = []
     notes: list[str] = []
-    for record in load_decisions(engine_for(cfg), versions):  # from the warehouse: a lost work folder loses no row
+    for record in load_decisions(env.engine(), versions):  # from the warehouse: a lost work folder loses no row
         c = record.comparison
         if record.dataset not in texts:
             sample = next((s.sample_folder for s in versions if s.dataset == record.dataset), None)
-            texts[record.dataset] = (gold_queries(cfg, record.dataset) if record.dataset != PRODUCTION
+            texts[record.dataset] = (env.inputs.query_set(record.dataset, None) if record.dataset != PRODUCTION
                                      else production_queries(sample)).texts
         ab.append(ABResult(
             comparison=c, retriever=record.retriever, baseline_version=record.baseline_version or "?",
@@ -278,48 +274,48 @@ def _fingerprint_components(components: dict[str, Any], versions: Sequence[Versi
     return components
 
 
-def _report_policies(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
+def _report_policies(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any]:
     """Every policy in force, one report row each: the regression rule, budgets, floors, contracts and
     sources."""
     return {
-        **{f"regression.{k}": v for k, v in cfg.regression.model_dump(exclude={"min_effect"}).items()},
+        **{f"regression.{k}": v for k, v in env.alert_policy.items()},
         # with no single margin, the per-measure table decides: printed, as every policy is
         **({"regression.default_margins": ", ".join(f"{m} {v:g}" for m, v in DEFAULT_MARGINS.items())
             + " (evalops.stats.margins; a margins entry, then min_delta, overrides it)"}
-           if cfg.regression.min_delta is None else {}),
-        "failure_budget": cfg.failure_budget,
-        "shard_size": cfg.shard_size or "one shard per version",
+           if env.alert_policy["min_delta"] is None else {}),
+        "failure_budget": env.failure_budget,
+        "shard_size": env.shard_size or "one shard per version",
         "aggregate CI": "95% Student-t interval of the mean",
         **{f"holes.{k}": v for k, v in HOLE_BOUND.items()},
-        "alerting.fail_on": ", ".join(cfg.alerting.fail_on)
+        "alerting.fail_on": ", ".join(env.alerting.fail_on)
         + " (what alerts and fails `evalops gate`; evalops.failing)",
-        **{f"floors.{name}": ", ".join(f"{m} >= {v:g}" for m, v in g.floors.items())
-           + f" (on the {g.floor_on.replace('_', ' ')}, {g.floor_severity})"
-           for name, g in cfg.gold_sets.items() if g.floors},
-        **contract_policies(load_contracts(cfg, run)),
+        **{f"floors.{name}": ", ".join(f"{m} >= {v:g}" for m, v in rule.floors.items())
+           + f" (on the {rule.on.replace('_', ' ')}, {rule.severity})"
+           for name, rule in env.floors.items()},
+        **contract_policies(load_contracts(env, run)),
         # sources of the retrieved contexts and spread per segment (evalops.sources, evalops.spread)
-        **source_policies(cfg, _long_document_rule(cfg, run, versions)),
+        **source_policies(env.sources, env.long_document_percentile, _long_document_rule(env, run, versions)),
     }
 
 
-def _long_document_rule(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any] | None:
+def _long_document_rule(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> dict[str, Any] | None:
     """The long-document rule a compare step recorded (its threshold in this knowledge base)."""
     import json
 
     for spec in versions:
-        path = comparison_file(cfg, run, spec.run_id)
+        path = comparison_file(env, run, spec.run_id)
         rule = json.loads(path.read_text()).get("long_documents") if path.exists() else None
         if rule:
             return rule
     return None
 
 
-def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[str]:
+def _changes(env: RunEnv, engine: Any, versions: Sequence[VersionSpec]) -> list[str]:
     """What differs from each retriever's stored baseline run: the knowledge base (documents added,
     removed, changed), the gold set, and the candidate versions' registry parameters."""
 
     out: list[str] = []
-    registry = load_registry_for(cfg)
+    registry = env.inputs.registry()  # the registry's entries: an ad-hoc candidate is not a change
     seen: set[tuple[str, ...]] = set()
     for spec in versions:
         # the stored baseline (current or stale), not today's re-score of it
@@ -331,7 +327,7 @@ def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[
             seen.add(key)
             bfp = base.fingerprint
             if bfp.kb_snapshot_id != spec.snapshot_id:
-                old, new = manifest_file(cfg, bfp.kb_snapshot_id), manifest_file(cfg, spec.snapshot_id)
+                old, new = manifest_file(env, bfp.kb_snapshot_id), manifest_file(env, spec.snapshot_id)
                 if old.exists() and new.exists():
                     diff = KnowledgeBaseSnapshot.from_manifest(local_copy(old)).diff(
                         KnowledgeBaseSnapshot.from_manifest(local_copy(new)))
@@ -350,7 +346,7 @@ def _changes(cfg: Config, engine: Any, versions: Sequence[VersionSpec]) -> list[
             if cand is not None and cand != prev:
                 keys = sorted(k for k in set(cand) | set(prev) if cand.get(k) != prev.get(k))
                 what += ": " + ", ".join(f"{k} {_show(prev.get(k))} → {_show(cand.get(k))}" for k in keys)
-            what += _chunking_change(registry, spec, cfg.home)
+            what += _chunking_change(registry, spec, env.home)
             out.append(what)
     return out
 
@@ -384,22 +380,24 @@ def _show(value: Any) -> str:
 
 
 def publish_report(
-    cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]] | None = None
+    env: RunEnv, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]] | None = None
 ) -> str:
     """Write the report and log the run to MLflow when the project sets ``mlflow``; returns the HTML path.
     Raises :class:`IncompleteRunError` afterwards when a gold version failed to score, the judge step failed,
     or the MLflow logging failed under ``mlflow.required`` (the DAG run fails; ``evalops run`` exits 5 or 8)."""
-    paths = write_report(build_report_data(cfg, run, versions, alerts or []), cfg.report_dir)
-    prune_old_scores(cfg, run)
+    paths = write_report(build_report_data(env, run, versions, alerts or []), env.report_dir)
+    prune_old_scores(env, run)
 
-    discard_prepared(cfg)  # the copies of the inputs hold unscrubbed text: they live for one run only
+    discard_prepared(env)  # the copies of the inputs hold unscrubbed text: they live for one run only
     failed = []
+    engine = env.engine()
     for s in versions:
         if s.dataset == PRODUCTION:
             continue
-        stored = _stored_run(cfg, s.run_id)
+        stored = get_run(engine, s.run_id)
         if stored.status == "failed":
-            reason = plain(stored.error.strip().splitlines()[0], 300) if (stored.error or "").strip() else ""
+            error = (stored.error or "").strip()
+            reason = plain(error.splitlines()[0], 300) if error else ""
             failed.append(f"{s.label} ({reason})" if reason else s.label)
     problems = []
     if failed:
@@ -407,9 +405,10 @@ def publish_report(
                         "versions' results are stored")
 
     problems += [f"judge step on {scope} failed: {cause} (see the judge_failed alert and {paths.html})"
-                 for scope, cause in failed_judge_steps(cfg, run)]
+                 for scope, cause in env.judging.failed_steps(run)]
     try:
-        log_run_to_mlflow(cfg, run, versions)  # raises only under mlflow.required (evalops.pipeline.tracked)
+        # raises only under mlflow.required (evalops.pipeline.tracked)
+        log_run_to_mlflow(env.mlflow, env.engine(), env.measures.canonical, run, versions)
     except (TrackingError, ConfigError) as exc:
         problems.append(f"MLflow logging failed (mlflow.required): {exc}")
     if problems:
@@ -417,18 +416,14 @@ def publish_report(
     return str(paths.html)
 
 
-def prune_old_scores(cfg: Config, run: RunContext) -> int:
+def prune_old_scores(env: RunEnv, run: RunContext) -> int:
     """Apply ``query_score_retention_days``: delete the per-query scores of runs older than that many days
     before this run's day (see :func:`evalops.warehouse.prune_query_scores` for what is kept)."""
-    if cfg.query_score_retention_days <= 0:
+    if env.query_score_retention_days <= 0:
         return 0
-    before = run.anchor - dt.timedelta(days=cfg.query_score_retention_days)
-    deleted = prune_query_scores(engine_for(cfg), before)
+    before = run.anchor - dt.timedelta(days=env.query_score_retention_days)
+    deleted = prune_query_scores(env.engine(), before)
     log.info("retention: %d per-query scores of runs before %s deleted (query_score_retention_days=%d)",
-             deleted, before.date().isoformat(), cfg.query_score_retention_days)
+             deleted, before.date().isoformat(), env.query_score_retention_days)
     return deleted
-
-
-def _stored_run(cfg: Config, run_id: int) -> Any:
-    return get_run(engine_for(cfg), run_id)
 

@@ -22,8 +22,8 @@ from evalops.config import PRODUCTION
 from evalops.pipeline.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalops.pipeline.env import RunEnv
     from evalops.pipeline.specs import VersionSpec
-    from evalops.config import Config
 
 __all__ = ["RESULTS_ASSET", "SCHEMA", "CLEAR_DECISIONS", "result_event", "is_all_clear", "clear_candidates"]
 
@@ -32,14 +32,13 @@ SCHEMA = 1
 CLEAR_DECISIONS = frozenset({"improvement", "no_change"})
 
 
-def result_event(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]],
+def result_event(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec], alerts: list[dict[str, Any]],
                  report: str) -> dict[str, Any]:
     """The asset event's extra for this run (see the module docstring)."""
     from evalops.pipeline.deciding import load_decisions
-    from evalops.pipeline.store import engine_for
     from evalops.warehouse import get_run
 
-    engine = engine_for(cfg)
+    engine = env.engine()
     shown = []
     for spec in versions:
         shown.append({

@@ -4,7 +4,7 @@ The failure policy is applied to the whole version, not per shard, so sharding n
 
 * a shard retrieves with no failure budget of its own and records every failed query (excluded from its
   scores, never scored as 0);
-* ``comparing.collect_version`` then applies ``Config.failure_budget`` to the version's total.
+* ``comparing.collect_version`` then applies ``failure_budget`` to the version's total.
 
 A retriever that cannot be built or called at all (a missing credential, a service down for every query)
 makes the shard's ``error``; the version then fails. A version that fails to *load* fails the same way,
@@ -45,17 +45,9 @@ from evalops.metrics.gold import as_gold
 from evalops.metrics.topk import top_k
 from evalops.pipeline.chunkings import chunk_corpus, documents_of_chunks
 from evalops.pipeline.context import RunContext
-from evalops.pipeline.inputs import current_snapshot
-from evalops.pipeline.judging import _documents
 from evalops.pipeline.planning import shard_bounds
-from evalops.pipeline.queries import QuerySet, query_set_for
-from evalops.pipeline.registry import (
-    anchored_measures,
-    context_measures,
-    load_registry_for,
-    metric_policy,
-    scored_measures,
-)
+from evalops.pipeline.queries import QuerySet
+from evalops.pipeline.registry import metric_policy
 from evalops.pipeline.spans import span_frame
 from evalops.pipeline.specs import ShardSpec
 from evalops.pipeline.store import run_lease
@@ -66,14 +58,14 @@ from evalops.transport import CircuitBreaker
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from evalops.config import Config
+    from evalops.pipeline.env import RunEnv
 
 __all__ = ["score_shard", "score_queries"]
 
 log = logging.getLogger(__name__)
 
 
-def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunContext | None = None
+def score_queries(env: RunEnv, spec: dict[str, Any], queries: QuerySet, run: RunContext | None = None
                   ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Retrieve and evaluate ``queries`` with the version in ``spec`` (from the registry of ``run``, which
     holds the run's ad-hoc candidate if it has one).
@@ -89,11 +81,11 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
                                "retries": 0}
     if not queries.query_ids:
         return empty, outcome
-    snapshot = current_snapshot(cfg, spec["snapshot_id"])
-    embeddings = embedding_cache_for(cfg, spec["snapshot_id"])
+    snapshot = env.inputs.snapshot(spec["snapshot_id"])
+    embeddings = embedding_cache_for(env, spec["snapshot_id"])
     outcome["embeddings"] = embeddings.counts  # documents a dense encoder embedded / read from the cache
     try:
-        entry, result, own_run = _retrieve(cfg, spec, queries, run, snapshot, embeddings)
+        entry, result, own_run = _retrieve(env, spec, queries, run, snapshot, embeddings)
     except EvalopsError as exc:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
@@ -104,36 +96,36 @@ def score_queries(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: Run
     outcome["timings"] = result.timings()
     outcome["latencies"] = dict(result.latencies)  # pooled over shards by pipeline.facts
     outcome["answers"] = _answers(result.answers, spec)
-    if cfg.judge.kind != "off":
-        outcome["contexts"] = result.top_documents(cfg.judge.top_k)
+    if env.judge.kind != "off":
+        outcome["contexts"] = result.top_documents(env.judge.top_k)
     if len(result.failed) == len(queries.query_ids):
         return empty, outcome
     qrels = result.exclude_failed(queries.qrels)
     gold = as_gold(qrels)  # one Gold: the run's documents are looked up in it once (metrics.table_input)
-    context, spans = context_measures(cfg), anchored_measures(cfg)
-    measures = [m for m in scored_measures(cfg) if m not in context and m not in spans]
+    context, spans = list(env.measures.context), list(env.measures.anchored)
+    measures = [m for m in env.measures.scored if m not in context and m not in spans]
     evaluation = evaluate(gold, result.run, measures, metric_policy())
     # the unjudged documents of the top k (judged coverage, the holes queue) and the judged ones of the whole
     # ranking: together what the bounds of a comparison read (evalops.judged.bounds), kept with the run
-    cutoff = max(cutoff_of(m, cfg.k) for m in measures)
+    cutoff = max(cutoff_of(m, env.k) for m in measures)
     if isinstance(result.run, RunTable):
         outcome["unjudged"] = unjudged_of_table(gold, result.run, cutoff)
-        outcome["judged"] = judged_of_table(gold, result.run, max(cutoff, cfg.k))
+        outcome["judged"] = judged_of_table(gold, result.run, max(cutoff, env.k))
     else:
         outcome["unjudged"] = unjudged_top(gold, result.run, cutoff)
-        outcome["judged"] = judged_top(gold, result.run, max(cutoff, cfg.k))
+        outcome["judged"] = judged_top(gold, result.run, max(cutoff, env.k))
     frame = evaluation.to_frame()
     if context:
-        frame = pd.concat([frame, _context_frame(cfg, spec, queries, qrels, result, context)], ignore_index=True)
+        frame = pd.concat([frame, _context_frame(env, spec, queries, qrels, result, context)], ignore_index=True)
     if spans:
         answered = [q for q in queries.query_ids if q not in result.failed]
-        frame = pd.concat([frame, span_frame(cfg, spec["dataset"], entry, snapshot, own_run, answered, spans,
-                                                   metric_policy())],
+        judgments = env.inputs.anchored_judgments(spec["dataset"], snapshot)
+        frame = pd.concat([frame, span_frame(judgments, entry, snapshot, own_run, answered, spans, metric_policy())],
                           ignore_index=True)
     return frame, outcome
 
 
-def _retrieve(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunContext | None, snapshot: Any,
+def _retrieve(env: RunEnv, spec: dict[str, Any], queries: QuerySet, run: RunContext | None, snapshot: Any,
               embeddings: Any) -> tuple[Any, Any, Any]:
     """``(entry, result, own run)``: the version's registry entry, its retrieval of ``queries`` (documents,
     for a chunked version too) and the run it returned itself (chunk ids for a chunked version: what the
@@ -141,12 +133,12 @@ def _retrieve(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunCont
     from evalops.retrievers import build_retriever, retrieve_run
     from evalops.retrievers.scoring import retrieve_table
 
-    registry = load_registry_for(cfg, run)
+    registry = env.inputs.registry(run)
     entry = registry.get(spec["retriever"], spec["version"])
     chunked = entry.chunking_path is not None  # retrieves chunk ids: indexes chunks, scored as documents
     try:
         retriever = build_retriever(entry, corpus=chunk_corpus(entry, snapshot) if chunked else snapshot.corpus,
-                                    registry=registry, memory_budget=cfg.memory_budget_bytes,
+                                    registry=registry, memory_budget=env.memory_budget_bytes,
                                     embedding_cache=None if chunked else embeddings)
     except EvalopsError:
         raise
@@ -158,10 +150,10 @@ def _retrieve(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunCont
     # remote retrievers only (retrieve_run decides; a run file is read for every query).
     name = f"{spec['retriever']}@{spec['version']}"
     if getattr(retriever, "columnar", False):  # a run file in memory: columns, as `evalops evaluate` reads
-        result = retrieve_table(retriever, queries.query_ids, k=cfg.k, name=name)
+        result = retrieve_table(retriever, queries.query_ids, k=env.k, name=name)
     else:
-        breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), cfg.failure_budget)
-        result = retrieve_run(retriever, queries.queries() if queries.history else queries.texts, k=cfg.k,
+        breaker = CircuitBreaker(int(spec.get("n_queries") or len(queries.query_ids)), env.failure_budget)
+        result = retrieve_run(retriever, queries.queries() if queries.history else queries.texts, k=env.k,
                               name=name, failure_budget=1.0, breaker=breaker)
     own_run = result.run  # chunk ids for a chunked version: what the span measures read
     if chunked:
@@ -169,7 +161,7 @@ def _retrieve(cfg: Config, spec: dict[str, Any], queries: QuerySet, run: RunCont
     return entry, result, own_run
 
 
-def _context_frame(cfg: Config, spec: dict[str, Any], queries: QuerySet, qrels: Any, result: Any,
+def _context_frame(env: RunEnv, spec: dict[str, Any], queries: QuerySet, qrels: Any, result: Any,
                    measures: list[str]) -> pd.DataFrame:
     """The context measures of the answered queries, from the knowledge-base snapshot's text of their top k."""
     import pandas as pd
@@ -177,7 +169,7 @@ def _context_frame(cfg: Config, spec: dict[str, Any], queries: QuerySet, qrels: 
     depth = max(m.cutoff for m in parse_context_measures(measures))
     ranked = top_k(result.run.to_run() if isinstance(result.run, RunTable) else result.run, depth)
     answered = {q: t for q, t in queries.texts.items() if q not in result.failed}
-    texts = _documents(cfg, spec["snapshot_id"])
+    texts = env.inputs.document_texts(spec["snapshot_id"])
     values = context_values(measures, answered, ranked, texts, qrels=qrels.to_dict())
     ids = values.query_ids.tolist()
     return pd.DataFrame({"query_id": [q for _ in measures for q in ids],
@@ -194,7 +186,7 @@ def _answers(answers: dict[str, str], spec: dict[str, Any]) -> dict[str, str]:
     return {q: scrub(a).text for q, a in answers.items()}
 
 
-def score_shard(cfg: Config, run: RunContext, spec: ShardSpec | dict[str, Any]) -> dict[str, Any]:
+def score_shard(env: RunEnv, run: RunContext, spec: ShardSpec | dict[str, Any]) -> dict[str, Any]:
     """Score shard ``spec.shard`` of ``spec.n_shards`` and write ``shard-NNNNN.parquet`` + ``.json``
     (``spec``: a :class:`ShardSpec` or its XCom form).
 
@@ -202,7 +194,7 @@ def score_shard(cfg: Config, run: RunContext, spec: ShardSpec | dict[str, Any]) 
     """
     started = time.perf_counter()
     spec = ShardSpec.from_xcom(spec)
-    queries = query_set_for(cfg, spec.dataset, spec.sample_folder)
+    queries = env.inputs.query_set(spec.dataset, spec.sample_folder)
     if len(queries.query_ids) != spec.n_queries:
         raise EvalopsError(
             f"{queries.source}: {len(queries.query_ids)} judged queries now, {spec.n_queries} when the run was "
@@ -211,10 +203,10 @@ def score_shard(cfg: Config, run: RunContext, spec: ShardSpec | dict[str, Any]) 
     start, stop = shard_bounds(spec.n_queries, spec.n_shards, spec.shard)
     # a single shard scores the whole set (slicing it would copy its texts and restrict its judgments)
     shard = queries if (start, stop) == (0, len(queries.query_ids)) else queries.slice(start, stop)
-    with run_lease(cfg, [spec.run_id]):  # the heartbeat: a killed task stops renewing it
-        frame, outcome = score_queries(cfg, spec.to_xcom(), shard, run)
+    with run_lease(env.engine(), env.lease_seconds, [spec.run_id]):  # the heartbeat: a killed task stops renewing it
+        frame, outcome = score_queries(env, spec.to_xcom(), shard, run)
     outcome.update(shard=spec.shard, n_shards=spec.n_shards, seconds=time.perf_counter() - started)
-    path = shard_file(cfg, run, spec.run_id, spec.shard)
+    path = shard_file(env, run, spec.run_id, spec.shard)
     write_frame(path, frame)
     unjudged = outcome.pop("unjudged", None)
     if unjudged is not None:

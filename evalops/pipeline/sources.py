@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalops.pipeline.env import Measures, RunEnv
     from evalops.pipeline.queries import QuerySet
     from evalops.pipeline.specs import VersionSpec
+    from evalops.pipeline.workdir import WorkFolder
     from evalops.spread import LongDocumentRule
 
 __all__ = ["long_document_attributes", "source_alerts_for", "source_policies", "source_policy", "version_sources"]
@@ -50,17 +51,17 @@ def source_policy(cfg: Config) -> SourcePolicy | None:
     return SourcePolicy(field=s.field, k=s.k, max_shift=s.max_share_shift, unlabelled=s.unlabelled)
 
 
-def source_policies(cfg: Config, rule: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The report's policy lines of sources and spread."""
+def source_policies(policy: SourcePolicy | None, percentile: float | None,
+                    rule: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report's policy lines of sources and spread: the source ``policy`` (:func:`source_policy`), the
+    long-document ``percentile`` of the settings, and the ``rule`` a compare step recorded, if any."""
     from evalops.spread import LongDocumentRule
 
-    policy = source_policy(cfg)
     out: dict[str, Any] = {
         "sources": "no source field declared (knowledge_base.sources.field)" if policy is None else policy.describe(),
         "segments.spread": "sample variance and standard deviation (ddof=1) and the 10th, 50th and 90th "
                            "percentiles (numpy's linear interpolation) of the per-query values",
     }
-    percentile = cfg.knowledge_base.long_document_percentile
     if rule:
         out["segments.long_documents"] = LongDocumentRule(float(rule["percentile"]), rule.get("threshold")).describe()
     elif percentile is not None:
@@ -205,40 +206,40 @@ def shift_alert(record: Mapping[str, Any], shift: Mapping[str, Any], *, fingerpr
                           "shift": shift["shift"], "bound": policy["max_shift"], "k": policy["k"]})
 
 
-def read_sources(cfg: Config, run: RunContext, run_id: int) -> dict[str, Any] | None:
+def read_sources(work: WorkFolder, run: RunContext, run_id: int) -> dict[str, Any] | None:
     """The sources record a version's compare step wrote, or None."""
     from evalops.pipeline.workdir import comparison_file
 
-    path = comparison_file(cfg, run, run_id)
+    path = comparison_file(work, run, run_id)
     return json.loads(path.read_text()).get("sources") if path.exists() else None
 
 
-def source_alerts_for(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
+def source_alerts_for(env: RunEnv, run: RunContext, versions: Sequence[VersionSpec]) -> list[Alert]:
     """A ``source_share`` alert for every gold-set version's source whose share moved beyond the bound."""
-    from evalops.pipeline.workdir import report_location
+    from evalops.pipeline.workdir import report_file
 
-    policy = source_policy(cfg)
+    policy = env.sources
     if policy is None or policy.max_shift is None:
         return []
     alerts = []
     for spec in versions:
         if spec.dataset == PRODUCTION:
             continue
-        record = read_sources(cfg, run, spec.run_id)
+        record = read_sources(env, run, spec.run_id)
         if record is None:
             continue
         for shift in record.get("shifts") or []:
             if shift["breached"]:
                 alerts.append(shift_alert(record, shift, fingerprint=spec.fingerprint, day=run.day,
-                                          report_location=report_location(cfg, run), run_id=spec.run_id))
+                                          report_location=report_file(env.report_dir, run), run_id=spec.run_id))
     return alerts
 
 
-def report_sources(cfg: Config, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
+def report_sources(work: WorkFolder, run: RunContext, versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
     """Each version's sources record (the report's section), in the versions' order."""
     out = []
     for spec in versions:
-        record = read_sources(cfg, run, spec.run_id)
+        record = read_sources(work, run, spec.run_id)
         if record is not None:
             out.append(record)
     return out

@@ -44,7 +44,7 @@ from evalops.chunking import (
 from evalops.chunking.aggregate import DEFAULT_OVERLAP_THRESHOLD
 from evalops.chunking.names import parse_span_measures, span_cut
 from evalops.chunking.scoring import _aligned
-from evalops.config import DEFAULT_GOLD_SET, PRODUCTION
+from evalops.config import DEFAULT_GOLD_SET
 from evalops.data import RunTable
 from evalops.errors import ConfigError, InputError
 from evalops.goldset import GoldSet
@@ -91,7 +91,10 @@ def is_anchored_file(path: Path | None) -> bool:
 
 
 def _sources(cfg: Config, snapshot: KnowledgeBaseSnapshot | None = None) -> SourceTexts:
-    snapshot = snapshot if snapshot is not None else load_snapshot(cfg.knowledge_base_path())
+    return _snapshot_sources(snapshot if snapshot is not None else load_snapshot(cfg.knowledge_base_path()))
+
+
+def _snapshot_sources(snapshot: KnowledgeBaseSnapshot) -> SourceTexts:
     key = ("sources", snapshot.snapshot_id)
     if key not in _cache:
         _cache.clear()
@@ -163,20 +166,20 @@ def whole_documents(sources: SourceTexts) -> ChunkManifest:
     return _cache[key]
 
 
-def span_frame(cfg: Config, dataset: str, entry: Any, snapshot: KnowledgeBaseSnapshot, run: Any,
+def span_frame(judgments: AnchoredJudgments | None, entry: Any, snapshot: KnowledgeBaseSnapshot, run: Any,
                answered: list[str], measures: list[str], metrics_policy: Policy) -> pd.DataFrame:
     """The long frame (``query_id, measure, value``) of ``measures`` for the ``answered`` queries of ``run``
-    (the version's own run: chunk ids for a chunked version, document ids otherwise). Empty when gold set
-    ``dataset`` is not text-anchored (a production sample, a chunk-id gold set). ``metrics_policy``: the
-    metric conformance policy the chunk measures are computed under (the run's)."""
+    (the version's own run: chunk ids for a chunked version, document ids otherwise). Empty when the query
+    set has no text-anchored ``judgments`` (None: a production sample, a chunk-id gold set;
+    :func:`anchored_judgments_for`). ``metrics_policy``: the metric conformance policy the chunk measures are
+    computed under (the run's)."""
     import pandas as pd
 
     empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "measure": pd.Series([], dtype=str),
                           "value": pd.Series([], dtype=float)})
-    judgments = None if dataset == PRODUCTION else anchored_judgments_for(cfg, dataset, snapshot)
     if judgments is None or not measures:
         return empty
-    sources = _sources(cfg, snapshot)
+    sources = _snapshot_sources(snapshot)
     keep = set(answered)
     asked = AnchoredJudgments(tuple(j for j in judgments if j.query_id in keep), judgments.source)
     manifest = (whole_documents(sources) if entry.chunking_path is None

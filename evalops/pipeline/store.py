@@ -88,13 +88,11 @@ def warehouse_counts(cfg: Config) -> dict[str, int]:
 
 
 @contextlib.contextmanager
-def run_lease(cfg: Config, run_ids: Iterable[int]) -> Iterator[None]:
-    """Keep these ``running`` runs alive while the block runs: renew their lease now and then every quarter
-    lease in a background thread (the heartbeat). A task that is killed stops renewing, the lease expires,
-    and the next run marks the run ``abandoned``."""
-    engine = engine_for(cfg)
+def run_lease(engine: Engine, seconds: float, run_ids: Iterable[int]) -> Iterator[None]:
+    """Keep these ``running`` runs alive while the block runs: renew their ``seconds`` lease (``lease_seconds``)
+    now and then every quarter lease in a background thread (the heartbeat). A task that is killed stops
+    renewing, the lease expires, and the next run marks the run ``abandoned``."""
     ids = sorted({int(i) for i in run_ids})
-    seconds = cfg.lease_seconds
     renew_lease(engine, ids, seconds)
     stop = threading.Event()
 

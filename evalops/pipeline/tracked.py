@@ -15,13 +15,13 @@ from evalops.config import PRODUCTION
 from evalops.errors import ConfigError
 from evalops.pipeline.context import RunContext
 from evalops.pipeline.deciding import load_decisions
-from evalops.pipeline.registry import canonical_measures
-from evalops.pipeline.store import engine_for
 from evalops.tracking import MlflowTracker, TrackingError, log_to_mlflow, resolve_token
 from evalops.warehouse import load_aggregates
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalops.config import Config
+    from sqlalchemy.engine import Engine
+
+    from evalops.config import MlflowSettings
     from evalops.pipeline.specs import VersionSpec
 
 __all__ = ["log_run_to_mlflow", "mlflow_enabled"]
@@ -29,24 +29,25 @@ __all__ = ["log_run_to_mlflow", "mlflow_enabled"]
 log = logging.getLogger(__name__)
 
 
-def mlflow_enabled(cfg: Config) -> bool:
-    return bool(cfg.mlflow.tracking_uri or cfg.mlflow.airflow_conn_id)
+def mlflow_enabled(settings: MlflowSettings) -> bool:
+    """Whether the ``mlflow`` settings name a server (a tracking URI or an Airflow connection)."""
+    return bool(settings.tracking_uri or settings.airflow_conn_id)
 
 
-def log_run_to_mlflow(cfg: Config, run: RunContext, versions: Sequence[VersionSpec], *,
-                      transport: Any = None) -> str | None:
-    """Log the run (module docstring); its MLflow run id, or None when the hook is off or a failure was only
-    warned about. Raises :class:`~evalops.tracking.TrackingError` when ``mlflow.required`` and it failed."""
-    if not mlflow_enabled(cfg):
+def log_run_to_mlflow(settings: MlflowSettings, engine: Engine, measures: Sequence[str], run: RunContext,
+                      versions: Sequence[VersionSpec], *, transport: Any = None) -> str | None:
+    """Log the run (module docstring): each gold version's means on ``measures`` (the configured ones) and
+    the decisions the warehouse at ``engine`` holds; its MLflow run id, or None when the hook is off or a
+    failure was only warned about. Raises :class:`~evalops.tracking.TrackingError` when ``mlflow.required``
+    and it failed."""
+    if not mlflow_enabled(settings):
         return None
-    settings = cfg.mlflow
     try:
         token, uri = resolve_token(settings)
         if not uri:
             raise ConfigError(f"mlflow.airflow_conn_id: connection {settings.airflow_conn_id!r} has no host and "
                               "mlflow.tracking_uri is empty; set one of them to the tracking server")
-        engine = engine_for(cfg)
-        wanted = canonical_measures(cfg)
+        wanted = list(measures)
         means: dict[str, dict[str, float]] = {}
         for spec in versions:
             if spec.dataset == PRODUCTION:

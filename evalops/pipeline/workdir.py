@@ -36,9 +36,9 @@ from evalops.util.storage import write_atomic
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["WorkFolder", "embedding_cache_for", "report_location", "run_folder", "log_sample_folder", "shard_file",
-           "shard_folder", "unjudged_file", "comparison_file", "manifest_file", "safe_name", "work_root", "is_local",
-           "write_whole", "read_json_record", "write_frame", "read_frame", "local_copy", "upload"]
+__all__ = ["WorkFolder", "embedding_cache_for", "report_file", "report_location", "run_folder", "log_sample_folder",
+           "shard_file", "shard_folder", "unjudged_file", "comparison_file", "manifest_file", "safe_name", "work_root",
+           "is_local", "write_whole", "read_json_record", "write_frame", "read_frame", "local_copy", "upload"]
 
 
 log = logging.getLogger(__name__)
@@ -115,8 +115,13 @@ def comparison_file(work: WorkFolder, run: RunContext, run_id: int) -> Any:
 
 
 def report_location(cfg: Config, run: RunContext) -> str:
-    """Where the run's HTML report is written (``cfg.report_dir``, one folder per run): the link alerts carry."""
-    return str(report_dir_for(cfg.report_dir, run.label) / "report.html")
+    """Where the run's HTML report is written (``cfg.report_dir``, one folder per run): :func:`report_file`."""
+    return report_file(cfg.report_dir, run)
+
+
+def report_file(report_dir: Path, run: RunContext) -> str:
+    """Where the run's HTML report is written under ``report_dir`` (one folder per run): the link alerts carry."""
+    return str(report_dir_for(report_dir, run.label) / "report.html")
 
 
 def manifest_file(work: WorkFolder, snapshot_id: str) -> Any:

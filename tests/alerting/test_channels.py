@@ -116,10 +116,10 @@ def test_the_registry_picks_teams_and_pagerduty_from_the_settings(tmp_path, monk
     monkeypatch.setenv("EVALOPS_PAGERDUTY_ROUTING_KEY", ROUTING_KEY)
     env = {"EVALOPS_ALERTING__WEBHOOK_FORMAT": "teams"}
     cfg = load_config(tmp_path, environ=env)
-    assert [n.name for n in notifiers_for(cfg)] == ["log", "teams", "pagerduty"]
+    assert [n.name for n in notifiers_for(cfg.alerting)] == ["log", "teams", "pagerduty"]
     cfg = load_config(tmp_path, environ={})
     monkeypatch.delenv("EVALOPS_PAGERDUTY_ROUTING_KEY")
-    assert [n.name for n in notifiers_for(cfg)] == ["log", "webhook"]
+    assert [n.name for n in notifiers_for(cfg.alerting)] == ["log", "webhook"]
 
 
 def test_a_named_routing_key_variable_that_is_missing_stops_the_run_before_any_work(tmp_path):

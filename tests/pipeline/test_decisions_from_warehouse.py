@@ -49,17 +49,20 @@ def _seen(cfg, day2, result):
     from evalops.gate import cases_for_run, gate_exit_code
     from evalops.pipeline.alerts import regression_alerts_for
     from evalops.pipeline.deciding import load_decisions
+    from evalops.pipeline.env import run_env
     from evalops.pipeline.publishing import build_report_data
     from evalops.pipeline.results import result_event
     from evalops.pipeline.store import engine_for
 
     versions = _specs(result)
-    report = build_report_data(cfg, day2, versions, result["alerts"])
+    env = run_env(cfg)
+    report = build_report_data(env, day2, versions, result["alerts"])
     rows = [(r.candidate_version, r.query_set, r.comparison.measure, r.comparison.decision, r.family,
              r.comparison.delta, r.comparison.p_adjusted, tuple(q["query_id"] for q in r.worst_queries))
             for r in report.ab_results]
-    alerts = sorted((a.dedup_key, a.message) for a in regression_alerts_for(cfg, day2, load_decisions(engine_for(cfg), versions)))
-    event = result_event(cfg, day2, versions, result["alerts"], result["report"])["decisions"]
+    decisions = load_decisions(engine_for(cfg), versions)
+    alerts = sorted((a.dedup_key, a.message) for a in regression_alerts_for(env, day2, decisions))
+    event = result_event(env, day2, versions, result["alerts"], result["report"])["decisions"]
     cases = cases_for_run(cfg, day2, result)
     return rows, alerts, event, [(c.version, c.measure, c.outcome, c.kind, c.decision) for c in cases], \
         int(gate_exit_code(cases))

@@ -116,10 +116,10 @@ def test_a_backfill_interrupted_inside_a_day_scores_that_day_again(tmp_path, mon
 
     real = local.score_shard
 
-    def interrupted_on_the_second_day(cfg, run, shard):
+    def interrupted_on_the_second_day(env, run, shard):
         if run.day == "2024-05-29":
             raise KeyboardInterrupt  # Ctrl-C while the second day is scored
-        return real(cfg, run, shard)
+        return real(env, run, shard)
 
     cfg, plan = _plan(_demo_home(tmp_path / "home"))
     monkeypatch.setattr(local, "score_shard", interrupted_on_the_second_day)

@@ -34,7 +34,7 @@ def test_dead_webhook_leaves_the_alert_stored_and_undelivered(tmp_path, monkeypa
     alert = validation_alert(stage="gold_set", summary="2 duplicate judgments", day="2024-06-01")
 
     monkeypatch.setenv("EVALOPS_WEBHOOK_URL", dead_url())
-    (outcome,) = deliver(cfg, [alert])
+    (outcome,) = deliver(cfg.alerting, engine_for(cfg), [alert])
     stored = list_alerts(engine_for(cfg))
     assert not outcome.delivered
     assert list(stored["delivery_status"]) == ["undelivered"]
@@ -43,7 +43,7 @@ def test_dead_webhook_leaves_the_alert_stored_and_undelivered(tmp_path, monkeypa
 
     with hook_server() as server:  # the webhook is back: the stored alert is sent, not stored again
         monkeypatch.setenv("EVALOPS_WEBHOOK_URL", url_of(server))
-        (outcome,) = deliver(cfg, [alert])
+        (outcome,) = deliver(cfg.alerting, engine_for(cfg), [alert])
         assert outcome.delivered and len(server.received) == 1
     stored = list_alerts(engine_for(cfg))
     assert list(stored["delivery_status"]) == ["delivered"] and list(stored["delivery_attempts"]) == [2]

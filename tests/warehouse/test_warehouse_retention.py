@@ -41,10 +41,13 @@ def test_the_run_applies_the_retention_setting_counted_back_from_its_day(monkeyp
     from evalops.pipeline import RunContext
 
     cuts = []
-    monkeypatch.setattr(publishing, "engine_for", lambda cfg: "engine")
-    monkeypatch.setattr(publishing, "prune_query_scores", lambda engine, before: cuts.append(before) or 7)
+    monkeypatch.setattr(publishing, "prune_query_scores", lambda engine, before: cuts.append((engine, before)) or 7)
     run = RunContext.for_day("2024-06-30")
-    assert publishing.prune_old_scores(SimpleNamespace(query_score_retention_days=0), run) == 0  # 0 = forever
+
+    def env(days):  # what the step reads of the run's environment (evalops.pipeline.env.RunEnv)
+        return SimpleNamespace(query_score_retention_days=days, engine=lambda: "engine")
+
+    assert publishing.prune_old_scores(env(0), run) == 0  # 0 = forever
     assert cuts == []
-    assert publishing.prune_old_scores(SimpleNamespace(query_score_retention_days=30), run) == 7
-    assert cuts == [dt.datetime(2024, 5, 31, tzinfo=dt.UTC)]
+    assert publishing.prune_old_scores(env(30), run) == 7
+    assert cuts == [("engine", dt.datetime(2024, 5, 31, tzinfo=dt.UTC))]
