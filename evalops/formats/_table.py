@@ -308,12 +308,7 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
     types = {name: pa.binary() for name in checked}
     types.update({qf: pa.string() if plain_queries else ids, df: pa.string() if plain_docs else ids,
                   vf: pa.float64() if layout.value_kind == "score" else pa.int64()})
-    if layout.tab_separated:
-        forbidden: tuple[bytes, ...] = (b"\x0b", b"\x0c")
-    else:
-        forbidden = (b"\t", b"\x0b", b"\x0c") if delimiter == b" " else (b" ", b"\x0b", b"\x0c")
-    if layout.value_kind == "grade":  # Arrow reads 0x1 as an integer; the exact parser (and the format) do not
-        forbidden = (*forbidden, b"0x", b"0X")
+    forbidden = _forbidden_bytes(layout, delimiter)
     parse = csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False)
     convert = csv.ConvertOptions(
         column_types=types, include_columns=checked, null_values=[""], strings_can_be_null=True,
@@ -339,28 +334,48 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
             del segment, buffer
             batch = _next_batch(batches)
             while batch is not None:
-                if any(column.null_count for column in batch.columns):
-                    raise Refused()  # an empty field
                 following = _next_batch(batches)
-                qc, dc, vc = batch.column(qf), batch.column(df), batch.column(vf)
-                if plain_queries:
-                    qc = call("run_end_encode", qc)
-                if layout.tab_separated and any(
-                    _matches(id_strings(c), "^\\s|\\s$") for c in (qc, dc)
-                ):
-                    raise Refused()
-                if unsafe_ids(id_strings(qc)) or unsafe_ids(id_strings(dc)):
-                    raise Refused()  # the exact parser names the line and the character
-                values = numeric(vc)
-                if layout.value_kind == "score":
-                    if values.size and not np.isfinite(values).all():
-                        raise Refused()
-                elif values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
-                    raise Refused()
+                qc, dc, values = _checked_batch(batch, layout, (qf, df, vf), plain_queries)
                 yield qc, dc, values, following is None
                 batch = following
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         raise Refused() from None
+
+
+def _forbidden_bytes(layout: Layout, delimiter: bytes) -> tuple[bytes, ...]:
+    """The bytes whose presence in a segment sends the file to the exact parser: whitespace it splits on
+    and Arrow does not, and (grades) a hexadecimal prefix Arrow would read as an integer."""
+    if layout.tab_separated:
+        forbidden: tuple[bytes, ...] = (b"\x0b", b"\x0c")
+    else:
+        forbidden = (b"\t", b"\x0b", b"\x0c") if delimiter == b" " else (b" ", b"\x0b", b"\x0c")
+    if layout.value_kind == "grade":  # Arrow reads 0x1 as an integer; the exact parser (and the format) do not
+        forbidden = (*forbidden, b"0x", b"0X")
+    return forbidden
+
+
+def _checked_batch(batch: Any, layout: Layout, fields: tuple[str, str, str], plain_queries: bool
+                   ) -> tuple[Any, Any, np.ndarray]:
+    """One Arrow block's query ids, doc ids and values, or :class:`Refused` where the exact parser would
+    read it otherwise (an empty field, an id with whitespace at either end in a TSV or an unsafe character,
+    a score that is not finite, a grade outside int32)."""
+    if any(column.null_count for column in batch.columns):
+        raise Refused()  # an empty field
+    qf, df, vf = fields
+    qc, dc, vc = batch.column(qf), batch.column(df), batch.column(vf)
+    if plain_queries:
+        qc = call("run_end_encode", qc)
+    if layout.tab_separated and any(_matches(id_strings(c), "^\\s|\\s$") for c in (qc, dc)):
+        raise Refused()
+    if unsafe_ids(id_strings(qc)) or unsafe_ids(id_strings(dc)):
+        raise Refused()  # the exact parser names the line and the character
+    values = numeric(vc)
+    if layout.value_kind == "score":
+        if values.size and not np.isfinite(values).all():
+            raise Refused()
+    elif values.size and (values.min() < INT32_MIN or values.max() > INT32_MAX):
+        raise Refused()
+    return qc, dc, values
 
 
 _SCANNED = 1 << 20  # bytes compared at a time by no_empty_fields (its boolean arrays stay in cache)
