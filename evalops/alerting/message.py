@@ -144,7 +144,7 @@ def regression_message(
            f" (95% CI {_f(n.get('delta_ci_low'), signed=True)} .. {_f(n.get('delta_ci_high'), signed=True)})"),
         *_rule_lines(n),
         *_judged_lines(n, policy),
-        f"p = {format_p(n['p_value'])}   adjusted p = {format_p(n['p_adjusted'])}   "
+        f"p (reported test) = {format_p(n['p_value'])}   adjusted p (decision) = {format_p(n['p_adjusted'])}   "
         f"d_z = {numfmt.effect(n['effect_size_dz'], NA)}   n = {n['n']}   "
         f"wins/ties/losses = {n['wins']}/{n['ties']}/{n['losses']}",
     ]
