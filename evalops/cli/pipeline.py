@@ -294,7 +294,17 @@ def report(run_key, as_html, project, config_file, fmt, output_path):
         from evalops.reports import report_dir_for
 
         wanted = report_dir_for(root, run_key)
-        folders = [p for p in folders if p == wanted or p.name == run_key]
+        named = [p for p in folders if p == wanted or p.name == run_key]
+        # a run id alone (`cli__2024-06-01`, as `gate` names it): the one report of that run id under any DAG
+        by_run = [p for p in folders if p.name.endswith("_" + wanted.name)]
+        if not named and len({p.name for p in by_run}) > 1:
+            raise InputError(f"{root}: several reports for run id {run_key}: "
+                             f"{', '.join(sorted(p.name for p in by_run))}; name one of them")
+        if not named and not by_run and folders:
+            shown = ", ".join(p.name for p in folders[-5:])
+            raise InputError(f"{root}: no report for {run_key}; the newest here: {shown} (give one of these names, "
+                             "or DAG/RUN_ID as the run printed it)")
+        folders = named or by_run
     if not folders:
         raise InputError(f"{root}: no report{' for ' + run_key if run_key else ''} yet; run `evalops run` or "
                          "the DAG first")

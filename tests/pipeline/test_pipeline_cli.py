@@ -33,6 +33,26 @@ def test_report_prints_the_newest_markdown_report_from_any_folder_of_the_project
     assert outside.exit_code == 0 and outside.output == "# new\n"
 
 
+def test_report_finds_a_run_by_its_run_id_alone_and_names_the_reports_it_has(tmp_path, monkeypatch):
+    monkeypatch.chdir(_project(tmp_path))
+    for name, text in (("cli_cli__2024-06-01", "# day one\n"), ("cli_cli__2024-06-02", "# day two\n")):
+        folder = tmp_path / ".evalops" / "reports" / name
+        folder.mkdir(parents=True)
+        (folder / "report.md").write_text(text)
+    runner = CliRunner()
+    by_id = runner.invoke(main, ["report", "cli__2024-06-01"])  # the run id `gate` prints
+    assert by_id.exit_code == 0 and by_id.output == "# day one\n"
+    assert runner.invoke(main, ["report", "cli/cli__2024-06-02"]).output == "# day two\n"
+    missing = runner.invoke(main, ["report", "cli__2024-07-01"])
+    assert missing.exit_code == ExitCode.BAD_INPUT
+    assert "no report for cli__2024-07-01" in missing.output and "cli_cli__2024-06-02" in missing.output
+    other = tmp_path / ".evalops" / "reports" / "retrieval_eval_cli__2024-06-01"
+    other.mkdir()
+    (other / "report.md").write_text("# dag\n")
+    both = runner.invoke(main, ["report", "cli__2024-06-01"])
+    assert both.exit_code == ExitCode.BAD_INPUT and "several reports for run id cli__2024-06-01" in both.output
+
+
 def test_report_without_reports_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.chdir(_project(tmp_path))
     result = CliRunner().invoke(main, ["report"])
