@@ -285,6 +285,7 @@ def _echo_judge(judged: dict) -> None:
 def report(run_key, as_html, project, config_file, fmt, output_path):
     """Print a run's markdown report (RUN_KEY is the report folder's name; default: the newest report).
 
+    RUN_KEY may also be DAG/RUN_ID as the run printed it, or the run id alone when one report has it.
     Read only: it never creates .evalops/. --format json prints the report's folder and files.
     """
     cfg = project_config(project, config_file)
