@@ -14,14 +14,15 @@ def test_a_data_docs_folder_under_a_file_sends_no_validation_alert(tmp_path, mon
     from evalops.pipeline import inputs
 
     sent = []
-    monkeypatch.setattr(inputs, "deliver", lambda cfg, alerts: sent.extend(alerts))
+    monkeypatch.setattr(inputs, "deliver", lambda alerting, engine, alerts: sent.extend(alerts))
+    monkeypatch.setattr(inputs, "engine_for", lambda cfg: None)
     (tmp_path / "file").write_text("x")
-    cfg = SimpleNamespace(data_docs=tmp_path / "file" / "docs")
+    cfg = SimpleNamespace(data_docs=tmp_path / "file" / "docs", alerting=None)
     with pytest.raises(ConfigError, match=r"cannot create the Data Docs folder \(data_docs\)"):
         with inputs._contract(cfg, SimpleNamespace(day=None), "knowledge_base", "kb"):
             pass
     assert sent == []
-    cfg = SimpleNamespace(data_docs=tmp_path / "docs")
+    cfg = SimpleNamespace(data_docs=tmp_path / "docs", alerting=None)
     with pytest.raises(ConfigError):  # bad input inside the block still alerts
         with inputs._contract(cfg, SimpleNamespace(day=None), "knowledge_base", "kb"):
             raise ConfigError("a bad rule")

@@ -69,7 +69,8 @@ def test_one_mapper_to_the_warehouse_columns_stores_the_record_and_reads_it_back
     stored = ABTestResult(comparison, baseline_run_id=1, candidate_run_id=2, family="gold")
     columns = ab_test_columns(stored)
     assert set(columns) == {"baseline_run_id", "candidate_run_id", "decision", "policy", "family", "segments",
-                            "record"}  # the record once, and the columns SQL reads
+                            "record", "judge_run_id"}  # the record once, and the columns SQL reads
+    assert columns["judge_run_id"] is None  # a comparison on the run's own labels, not a judge run's
     assert "deltas" not in columns["record"] and json.dumps(columns["record"], allow_nan=False)
     view = ab_test_view(stored)  # the dashboard's flat names
     assert view["d_z"] == comparison.effect_size_dz and view["ci_level"] == comparison.policy.confidence
