@@ -21,11 +21,24 @@ class Cell:
 
 @dataclass
 class Table:
+    """A table of escaped cells. ``shown``: a wide table's layout on a page, the columns each row shows, in
+    that order; every other column goes, in its own order, into a details line under the row (markdown
+    keeps every column in its place). None: every column in its place."""
+
     header: list[str]
     rows: list[list[Cell]]
+    shown: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         self.rows = [[c if isinstance(c, Cell) else Cell(c) for c in row] for row in self.rows]
+
+    def columns(self) -> list[int]:
+        """The columns a page shows in each row, in order."""
+        return list(range(len(self.header))) if self.shown is None else list(self.shown)
+
+    def details(self) -> list[int]:
+        """The columns a page shows in the details line under each row, in order (none without ``shown``)."""
+        return [i for i in range(len(self.header)) if self.shown is not None and i not in self.shown]
 
 
 @dataclass(frozen=True)

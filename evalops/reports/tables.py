@@ -109,7 +109,10 @@ def _ab_table(results: list[ABResult]) -> Table:
     header = ["retriever", "baseline → candidate", "measure", "n", "baseline", "candidate", "delta",
               "p (reported test)", "adjusted p (decision)", "d_z", "W/T/L", "decision interval", "margin", "family", "decision",
               "judged coverage"]
-    return Table(header, rows)
+    # on a page at 1280 px: the decision and what it read (delta, interval, adjusted p) right after the
+    # measure, then the means and n; the test's own p, d_z, W/T/L, margin, family and judged coverage go
+    # into the details line under each row (markdown keeps the columns above in their places)
+    return Table(header, rows, shown=(0, 1, 2, 14, 6, 11, 8, 4, 5, 3))
 
 
 def _judged(j: dict[str, Any] | None) -> str:

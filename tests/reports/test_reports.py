@@ -254,3 +254,39 @@ def dataclasses_replace(data, **changes):
     import dataclasses
 
     return dataclasses.replace(data, **changes)
+
+
+def _ab_tables(page: str) -> list[str]:
+    return [t for t in re.findall(r"<table[^>]*>.*?</table>", page, re.DOTALL) if "baseline → candidate" in t]
+
+
+def test_the_ab_table_shows_the_decision_right_after_the_measure_and_the_rest_under_each_row(data):
+    """At 1280 px the A/B table fits: the decision and what it read lead; the test's p, d_z, W/T/L, margin,
+    family and judged coverage go into a details line under each row, every number still there and escaped."""
+    import dataclasses
+    import html
+
+    judged = {"measure": "Judged@10", "baseline": 0.9531, "candidate": 0.8875, "difference": -0.0656,
+              "unjudged_documents": 41}
+    evil = dataclasses.replace(data.ab_results[0], retriever=EVIL, family=EVIL, comparison=dataclasses.replace(
+        data.ab_results[0].comparison, judged_coverage=judged))
+    page = render_html(dataclasses.replace(data, ab_results=[evil, *data.ab_results[1:]]))
+    gold, production = _ab_tables(page)
+    header = re.findall(r"<th>(.*?)</th>", gold)
+    assert header == ["retriever", "baseline → candidate", "measure", "decision", "delta", "decision interval",
+                      "adjusted p (decision)", "baseline", "candidate", "n"]
+    rows = re.findall(r"<tr>(.*?)</tr>\s*<tr class=\"details\">(.*?)</tr>", gold, re.DOTALL)
+    assert len(rows) == 2 and len(re.findall(r"<tr class=\"details\">", production)) == 1
+    main, details = rows[0]
+    assert re.findall(r"<td[^>]*>(.*?)</td>", main)[3:5] == ["improvement", "+0.0500"]
+    assert "<script" not in gold and html.escape(EVIL, quote=False) in main
+    assert f'<td colspan="{len(header)}">' in details
+    for label, value in (("p (reported test)", "4.0e-04"), ("d_z", "+0.25"), ("W/T/L", "5/30/29"),
+                         ("margin", "0.01"), ("family", f"3 ({html.escape(EVIL, quote=False)})"),
+                         ("judged coverage", "Judged@10 0.953 → 0.887 (-0.066; 41 unjudged)")):
+        assert f'<span class="label">{label}</span> {value}</span>' in details, label
+    # markdown keeps its sixteen columns in their places
+    md = render_markdown(data)
+    assert ("| retriever | baseline → candidate | measure | n | baseline | candidate | delta | p (reported test) | "
+            "adjusted p (decision) | d_z | W/T/L | decision interval | margin | family | decision | judged coverage |"
+            ) in md
