@@ -58,7 +58,8 @@ def _run_of(spec: str, gold: Any, corpus: Path | None, k: int, cache: dict[str, 
               help="A BEIR corpus.jsonl for the built-in versions (bm25:raw, bm25:history, bm25:rewrite).")
 @click.option("-k", "--depth", "k", type=int, default=100, show_default=True, help="Documents retrieved per turn.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write conversations.md, conversations.html and conversations.json into this folder.")
+              help="Write conversations.md, conversations.html and conversations.json into this folder (a run's "
+                   "report folder, or a conversations/ folder in it: that run's report then links them).")
 @click.option("--fail-on-regression/--no-fail-on-regression", default=False, show_default=True,
               help="Exit 4 when a candidate is a regression by conversation (the gate).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resampling.")
@@ -103,8 +104,12 @@ def conversations(gold_folder: Path, baseline: str, candidates: tuple[str, ...],
             notes.append(f"{m} {v} by depth: {depth}")
     if report_dir is not None:
         from evalops.conversations.report import write_report
+        from evalops.reports.write import link_related
 
         paths = write_report(results, report_dir)
+        # written into a run's report folder (or its conversations/ folder): that run's report links it
+        if not link_related(report_dir) and report_dir.name == "conversations":
+            link_related(report_dir.parent)
         notes.append(f"report: {paths['html']}")
     emit(Output(data=data, columns=COLUMNS, rows=rows, notes=notes, title="Decisions by conversation"), fmt,
          output_path)

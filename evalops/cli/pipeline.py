@@ -242,7 +242,10 @@ def _echo_conversations(home: Path, out: Path) -> None:
     if not (home / CONVERSATIONS).is_dir():  # a checkout from before the sample conversations
         click.echo(f"\nconversations: none ({CONVERSATIONS} is absent)")
         return
+    from evalops.reports.write import link_related
+
     results, paths = demo_conversations(home, out)
+    link_related(out.parent)  # the day's run report, written before, links the conversations report now
     d = results.describe
     click.echo(f"\nconversations ({d['conversations']} in English and Chinese, {d['judged_turns']} turns), BM25 asked "
                f"each turn three ways, {MEASURE} by turn depth; decided by conversation against the rewrite:")

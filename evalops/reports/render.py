@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,7 @@ from evalops.util.safetext import markdown_inline, plain
 if TYPE_CHECKING:  # pragma: no cover
     import jinja2
 
-__all__ = ["TEMPLATES", "render_markdown", "render_html", "md_escape"]
+__all__ = ["TEMPLATES", "render_markdown", "render_html", "render_related", "md_escape"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEXT_LIMIT = 2000  # characters per cell or line; a 20,000-character query is cut with a marker
@@ -83,20 +83,31 @@ def _environment(html: bool) -> jinja2.Environment:
     return env
 
 
-def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = None) -> str:
-    """The report as GitHub-flavoured markdown. ``chart_files`` maps a chart name to a relative image path."""
+def render_markdown(data: ReportData, chart_files: Mapping[str, str] | None = None,
+                    related: Sequence[tuple[str, str]] = ()) -> str:
+    """The report as GitHub-flavoured markdown. ``chart_files`` maps a chart name to a relative image path;
+    ``related``: (label, relative URL) of the other reports in the run's folder, linked under the title."""
     text = _environment(False).get_template("report.md.j2").render(
-        title=data.title, sections=report_sections(data), charts=dict(chart_files or {}), chart_alt=_CHART_ALT
+        title=data.title, sections=report_sections(data), charts=dict(chart_files or {}), chart_alt=_CHART_ALT,
+        related=list(related),
     )
     return text.rstrip() + "\n"
 
 
-def render_html(data: ReportData, charts: Mapping[str, bytes] | None = None) -> str:
+def render_related(related: Sequence[tuple[str, str]], html: bool) -> str:
+    """The line under the title that links the other reports of the run's folder, as the report renders it
+    (an HTML ``<nav class="related">`` or a markdown line); empty without any."""
+    name = "related.html.j2" if html else "related.md.j2"
+    return _environment(html).get_template(name).render(related=list(related))
+
+
+def render_html(data: ReportData, charts: Mapping[str, bytes] | None = None,
+                related: Sequence[tuple[str, str]] = ()) -> str:
     """The report as one self-contained HTML page: inline CSS, charts as base64 images, no external request, no
     script (its Content-Security-Policy meta tag says so to the browser); the rendered page then goes through
     the sanitiser (:func:`evalops.util.htmlpolicy.sanitized_page`)."""
     page = _environment(True).get_template("report.html.j2").render(
         title=data.title, day=data.day, sections=report_sections(data), charts=dict(charts or {}),
-        chart_alt=_CHART_ALT, csp=REPORT_CSP,
+        chart_alt=_CHART_ALT, csp=REPORT_CSP, related=list(related),
     )
     return sanitized_page(page, REPORT_CSP)

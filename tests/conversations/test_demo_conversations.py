@@ -85,3 +85,36 @@ def test_untrusted_ids_are_escaped(tmp_path):
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;|x" in html
     md = render_markdown(results)
     assert "<img" not in md and "&lt;img src=x onerror=alert(1)>\\|x" in md  # no HTML, no extra table cell
+
+
+def _run_report(folder):
+    from evalops.reports import ReportData, write_report
+
+    return write_report(ReportData(run_key="cli/cli__2024-06-02", day="2024-06-02", generated_at="now",
+                                   fingerprint="fp", fingerprint_components={}, policies={}, versions=[],
+                                   ab_results=[]), folder)
+
+
+def test_the_demo_links_its_conversations_report_from_the_day_s_run_report(repo_root, tmp_path):
+    """The demo writes the conversations report into the day's run folder after that run's report: the run
+    report links it then (a relative link under its title)."""
+    from evalops.cli.pipeline import _echo_conversations
+
+    run = _run_report(tmp_path)
+    assert "conversations" not in run.html.read_text()
+    _echo_conversations(repo_root, run.directory / "conversations")
+    assert (run.directory / "conversations" / "conversations.html").is_file()
+    assert '<a href="conversations/conversations.html">conversations report</a>' in run.html.read_text()
+    assert "[conversations report](conversations/conversations.html)" in run.markdown.read_text()
+
+
+def test_cli_report_into_a_run_folder_is_linked_from_the_run_report(repo_root, tmp_path):
+    from evalops.cli import main
+
+    run = _run_report(tmp_path)
+    gold = repo_root / "include/goldset/conversations"
+    corpus = repo_root / "include/knowledge_base/corpus.jsonl"
+    out = CliRunner().invoke(main, ["conversations", str(gold), "rw=bm25:rewrite", "raw=bm25:raw", "--corpus",
+                                    str(corpus), "-m", "nDCG@10", "--report", str(run.directory)])
+    assert out.exit_code == 0, out.output
+    assert '<a href="conversations.html">conversations report</a>' in run.html.read_text()

@@ -6,11 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 from evalops.reports import write_report
-from tests.reports.test_reports import EVIL, _ab
-from tests.reports.test_reports import data as report_data
+from tests.reports.test_reports import EVIL, _ab, data as report_data
 
 _MEASURE = """() => [...document.querySelectorAll('table')]
-  .filter(t => t.querySelector('th') && [...t.querySelectorAll('th')].some(h => h.textContent === 'baseline → candidate'))
+  .filter(t => [...t.querySelectorAll('th')].some(h => h.textContent === 'baseline → candidate'))
   .map(t => {
     const box = t.parentElement;
     const col = [...t.querySelectorAll('thead th')].findIndex(h => h.textContent === 'decision');

@@ -290,3 +290,35 @@ def test_the_ab_table_shows_the_decision_right_after_the_measure_and_the_rest_un
     assert ("| retriever | baseline → candidate | measure | n | baseline | candidate | delta | p (reported test) | "
             "adjusted p (decision) | d_z | W/T/L | decision interval | margin | family | decision | judged coverage |"
             ) in md
+
+
+def test_the_report_links_the_conversations_report_of_its_folder(data, tmp_path):
+    """A conversations report in the run's folder is linked under the title (a relative link), whether it was
+    there when the report was written or written after it (link_related), and unlinked once it is gone."""
+    from evalops.reports.write import link_related
+
+    plain = write_report(data, tmp_path / "plain")
+    assert "conversations" not in plain.html.read_text() and "conversations" not in plain.markdown.read_text()
+    late = write_report(data, tmp_path / "late")
+    nested = late.directory / "conversations" / "conversations.html"
+    nested.parent.mkdir()
+    nested.write_text("<p>conversations</p>")
+    assert link_related(late.directory)
+    page, md = late.html.read_text(), late.markdown.read_text()
+    link = ('<nav class="related">Also in this folder: <a href="conversations/conversations.html">conversations '
+            'report</a></nav>')
+    assert page.index("<h1>") < page.index(link) < page.index("<h2>Summary</h2>")
+    assert md.startswith("# evalops run report\n\nAlso in this folder: "
+                         "[conversations report](conversations/conversations.html)\n\n## Summary\n")
+    early = write_report(data, late.directory.parent)  # the same run written again with the report there
+    assert early.html.read_text() == page
+    assert link_related(late.directory) and late.markdown.read_text().count("Also in this folder") == 1
+    nested.unlink()
+    (late.directory / "conversations.html").write_text("<p>conversations</p>")  # beside the report
+    link_related(late.directory)
+    page = late.html.read_text()
+    assert page.count('<nav class="related">') == 1 and '<a href="conversations.html">conversations report</a>' in page
+    (late.directory / "conversations.html").unlink()
+    link_related(late.directory)
+    assert late.html.read_text() == plain.html.read_text() and late.markdown.read_text() == plain.markdown.read_text()
+    assert not link_related(tmp_path / "nothing")
