@@ -214,14 +214,18 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
     interval = (f"{fmt(low, '+')} to {fmt(high, '+')}" if low is not None and high is not None
                 else "not computed")
     measure, dataset = ab["measure"], cand["dataset"]
+    fp = detail["fingerprint"]
+    counted = _units(fp["policies"])
     words = (
-        f"On the {dataset} queries (n = {ab['n']}), {cand['retriever']} {cand['version']} scored "
+        f"On the {dataset} {counted['units']} (n = {ab['n']}{counted['n_of']}), {cand['retriever']} "
+        f"{cand['version']} scored "
         f"{measure} {fmt(ab['candidate_mean'])} against {fmt(ab['baseline_mean'])} for the baseline "
         f"{base['version']}: a difference of {fmt(ab['delta'], '+')} ({numfmt.level(level)} decision interval "
         f"{interval}). "
         f"The {ab['test']} test gives p = {numfmt.p_value(ab['p_value'])}; the decision's adjusted p (the test its "
         f"interval inverts, corrected for the family) is {numfmt.p_value(ab['p_adjusted'])}; "
-        f"the paired effect size d_z is {numfmt.effect(ab['d_z'])}. The candidate won on {ab['wins']} queries, "
+        f"the paired effect size d_z is {numfmt.effect(ab['d_z'])}. The candidate won on {ab['wins']} "
+        f"{counted['decided']}, "
         f"tied on {ab['ties']} and lost on {ab['losses']}. Decision: {ab['decision']}."
     )
     numbers = [
@@ -245,7 +249,6 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         numbers.append((f"judged coverage ({judged['measure']})",
                         f"{fmt(judged['baseline'])} → {fmt(judged['candidate'])} ({fmt(judged['difference'], '+.3f')}; "
                         f"{judged['unjudged_documents']} unjudged documents in the candidate's top k)"))
-    fp = detail["fingerprint"]
     fingerprint = [("hash", fp["hash"]), ("gold-set / query-set version", fp["gold_set_version"]),
                    ("knowledge-base snapshot", fp["kb_snapshot_id"]), ("measures", ", ".join(fp["measures"])),
                    *((f"policy: {k}", _show(v)) for k, v in sorted(fp["policies"].items()))]
@@ -253,8 +256,10 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         "page": "ab", "ab": ab, "words": words, "numbers": numbers, "reasons": list(ab.get("reasons") or []),
         "policy": [(k, _show(v)) for k, v in sorted((ab.get("policy") or {}).items())],
         "fingerprint": fingerprint,
-        "histogram": svg.histogram(deltas, x_label=f"per-query delta of {measure} (candidate − baseline)",
-                                   title=f"distribution of per-query deltas ({len(deltas)} queries)"),
+        "histogram": svg.histogram(
+            deltas, x_label=f"per-{counted['unit']} delta of {measure} (candidate − baseline)",
+            title=f"distribution of per-{counted['unit']} deltas ({len(deltas)} {counted['units']})"),
+        "counted": counted,
         "wins": ab["wins"], "ties": ab["ties"], "losses": ab["losses"],
         "worst": [{"query_id": q["query_id"], "text": q["text"], "baseline": fmt(q["baseline"]),
                    "candidate": fmt(q["candidate"]), "delta": fmt(q["delta"], "+")} for q in worst],
@@ -265,6 +270,15 @@ def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: in
         "segments": _segment_tables(ab.get("segments") or []),
         "conversations": conversation_view(fp["policies"], queries, base["version"], cand["version"], fmt),
     }
+
+
+def _units(policies: dict[str, Any]) -> dict[str, str]:
+    """What a comparison's numbers count: the queries of a gold set; on a conversation gold set (decided by
+    conversation, ``conversation_unit``) the per-query values are turns, while n and wins, ties and losses
+    count conversations."""
+    if policies.get("conversation_unit"):
+        return {"unit": "turn", "units": "turns", "decided": "conversations", "n_of": " conversations"}
+    return {"unit": "query", "units": "queries", "decided": "queries", "n_of": ""}
 
 
 def _segment_tables(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

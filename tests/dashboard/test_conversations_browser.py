@@ -110,3 +110,42 @@ def test_conversation_report_in_chromium(browser, tmp_path, screenshots, repo_ro
         context.close()
     assert elsewhere == []
     assert (screenshots / "conversations-report.png").stat().st_size > 5_000
+
+
+def test_the_ab_page_counts_turns_in_its_histogram_and_conversations_in_its_decision(
+        browser, conversational_warehouse, screenshots):
+    """A conversation gold set's per-query values are its judged turns (20), while n, the wins, ties and losses
+    count conversations (8): the histogram and its heading say turns, the decision's counts conversations."""
+    import re
+
+    from sqlalchemy import text
+
+    from evalops.dashboard import DashboardSettings, create_app
+    from tests.dashboard.conftest import Server
+
+    cfg, engine = conversational_warehouse
+    with engine.connect() as conn:
+        [ab_id] = conn.execute(text("SELECT a.id FROM ab_tests a JOIN measures m ON m.id = a.measure_id "
+                                    "WHERE m.name = 'nDCG@10'")).scalars().all()
+    running = Server(create_app(engine, settings=DashboardSettings.from_config(cfg))).start()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{running.url}/ab/{ab_id}")
+        section = page.locator("#per-item")
+        assert section.locator("h2").inner_text() == "Per-turn deltas"
+        chart = section.locator("svg.histogram")
+        assert chart.get_attribute("aria-label") == "distribution of per-turn deltas (20 turns)"
+        assert "per-turn delta of nDCG@10 (candidate − baseline)" in chart.text_content()
+        bins = [int(t.rsplit(": ", 1)[1]) for t in chart.locator("rect.bin title").all_text_contents()]
+        assert sum(bins) == 20  # the histogram counts turns
+        wtl = section.locator("p.wtl").inner_text()
+        counts = [int(x) for x in re.findall(r"(?:wins|ties|losses) (\d+)", wtl)]
+        assert sum(counts) == 8 and "(conversations; the histogram counts turns)" in wtl
+        words = page.locator("p.words").inner_text()
+        assert "On the gold turns (n = 8 conversations)" in words and f"won on {counts[0]} conversations" in words
+        assert page.locator("#worst-queries h2").inner_text() == "Worst turns"
+        section.screenshot(path=str(screenshots / "conversations-ab-histogram.png"))
+    finally:
+        context.close()
+        running.stop()

@@ -186,3 +186,18 @@ def test_a_page_reads_through_one_connection_and_reads_what_the_engine_reads(fil
         with engine.connect() as conn:
             shared = trend_page(conn, links, settings, retriever=retriever, days=days)
         assert shared == trend_page(engine, links, settings, retriever=retriever, days=days)
+
+
+def test_the_ab_page_of_a_plain_gold_set_counts_queries(client, filled):
+    """Without conversations the histogram, its heading and the wins, ties and losses all count queries."""
+    import re
+
+    from evalops.warehouse import load_ab_tests
+
+    ab = load_ab_tests(filled["engine"]).iloc[0]
+    html = client.get(f"/ab/{int(ab['id'])}").text
+    assert "<h2>Per-query deltas</h2>" in html and "the histogram counts" not in html
+    [label] = re.findall(r'aria-label="distribution of per-query deltas \((\d+) queries\)"', html)
+    bins = [int(c) for c in re.findall(r'<rect class="bin"[^>]*><title>[^<]*: (\d+)</title>', html)]
+    assert sum(bins) == int(label) > 0
+    assert f"won on {int(ab['wins'])} queries" in html and "turn" not in html.split('id="per-item"')[1][:400]
