@@ -65,3 +65,42 @@ def test_sources_page_shows_shares_shift_and_spread_as_text(page, sources_server
     assert page.evaluate("window.__pwned") is None, "a source name executed"
     assert page.console_errors == [] and page.page_errors == []
     assert all(u.startswith(server.url) for u in page.requests)
+
+
+
+def test_sources_page_charts_each_source_s_share_by_day_with_its_figures(page, sources_server, screenshots):
+    """Each version's section has a small line chart of its sources' shares by day (the dashboard's SVG line
+    chart): a point per share row of the history, each titled with the figures the tables show, the hostile
+    source name drawn as text."""
+    import re
+
+    server, _, _ = sources_server
+    page.goto(server.url + "/sources")
+    history = page.locator("table.source-history tbody tr")
+    rows = [[history.nth(i).locator("td").nth(j).inner_text() for j in range(8)] for i in range(history.count())]
+    title = re.compile(r"^(\S+) · (.*): share (\S+) \((\d+ of \d+) slots\), precision (.+), shift (\S+ pt|–)$",
+                       re.DOTALL)
+    for version in ("1.0", "2.0"):
+        section = page.locator("section.version-breakdown", has_text=f"s {version}")
+        chart = section.locator("figure.share-chart svg.chart")
+        assert chart.count() == 1
+        points = [title.match(t) for t in chart.locator("circle.point title").all_text_contents()]
+        assert all(points)
+        # the day, source, share, precision and shift of each point: those of its row in the share history
+        assert sorted(m.group(1, 2, 3, 5, 6) for m in points) == sorted(
+            (day, source, share, precision, shift) for day, _, v, _, source, share, precision, shift in rows
+            if v == version)
+        # the slots of the latest day: those of the version's sources table
+        table = section.locator("table.sources tr.source-row")
+        slots = {table.nth(i).locator("td").nth(0).inner_text(): table.nth(i).locator("td").nth(1).inner_text()
+                 for i in range(table.count())}
+        latest = max(m.group(1) for m in points)
+        assert {m.group(2): m.group(4) for m in points if m.group(1) == latest} == slots
+        legend = section.locator("figure.share-chart .legend").inner_text()
+        assert HOSTILE in legend and "policy-handbook" in legend
+    section = page.locator("section.version-breakdown", has_text="s 2.0")
+    assert (f"2024-06-02 · {HOSTILE}: share 100.0% (430 of 430 slots), precision –, shift +35.6 pt"
+            in section.locator("figure.share-chart circle.point title").all_text_contents())
+    section.locator("figure.share-chart").screenshot(path=str(screenshots / "sources-share-chart.png"))
+    assert page.evaluate("window.__pwned") is None, "a source name executed"
+    assert page.console_errors == [] and page.page_errors == []

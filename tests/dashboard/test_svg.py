@@ -52,3 +52,21 @@ def test_the_y_label_sits_above_the_plot_its_ticks_and_markers():
     assert ticks and squares
     # a tick's text and a marker's square start below the label's line (12 px text: its top is y - 10)
     assert all(y - 10 > label_y + 2 for y in ticks) and all(y > label_y + 2 for y in squares)
+
+
+def test_the_share_chart_escapes_source_names_and_titles_each_point_with_its_figures():
+    from evalops.dashboard.breakdowns import share_chart
+
+    def row(day: int, source: str, slots: int, shift: float | None) -> dict:
+        return {"logical_date": T0 + dt.timedelta(days=day), "source": source, "slots": slots, "total": 40,
+                "share": slots / 40, "precision": 0.75, "relevant": 3, "judged": 4, "baseline_share": None,
+                "shift": shift, "bound": 0.3}
+
+    out = str(share_chart([row(0, EVIL, 30, None), row(0, "manuals", 10, None), row(1, EVIL, 40, 0.25),
+                           row(1, "manuals", 0, None)], "s 2.0: share of each source by day"))
+    assert "<script>" not in out and 'onload="x()' not in out and "&lt;script&gt;" in out
+    assert out.count('class="point"') == 4 and out.count('class="line"') == 2
+    esc = '&lt;script&gt;x()&lt;/script&gt;&#34; onload=&#34;x()'
+    assert f"2024-05-02 · {esc}: share 100.0% (40 of 40 slots), precision 0.7500 (3/4), shift +25.0 pt" in out
+    assert "2024-05-01 · manuals: share 25.0% (10 of 40 slots), precision 0.7500 (3/4), shift –" in out
+    assert share_chart([], "nothing") is None
