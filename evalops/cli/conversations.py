@@ -15,6 +15,7 @@ from evalops.exitcodes import ExitCode
 from evalops.failing import DEFAULT_FAIL_ON, comparison_kind, exit_code
 from evalops.formats import read_run
 from evalops.formats.beir import read_beir_corpus
+from evalops.reports.write import link_related
 from evalops.stats import Policy
 
 __all__ = ["conversations"]
@@ -104,7 +105,6 @@ def conversations(gold_folder: Path, baseline: str, candidates: tuple[str, ...],
             notes.append(f"{m} {v} by depth: {depth}")
     if report_dir is not None:
         from evalops.conversations.report import write_report
-        from evalops.reports.write import link_related
 
         paths = write_report(results, report_dir)
         # written into a run's report folder (or its conversations/ folder): that run's report links it
