@@ -556,9 +556,43 @@ def first_duplicate_row_hashed(query_codes: np.ndarray, docs: Any, hashes: np.nd
     them), and only rows whose keys repeat compared as strings."""
     if len(query_codes) < 2:
         return None
-    keys = pair_keys(query_codes, doc_hashes(docs) if hashes is None else hashes)
+    hashes = doc_hashes(docs) if hashes is None else hashes
+    if _no_repeat_within_runs(query_codes, hashes):
+        return None
+    keys = pair_keys(query_codes, hashes)
     return first_repeated_row(keys, lambda rows: zip(query_codes[rows].tolist(),
                                                      doc_strings(docs, rows).tolist()))
+
+
+# Distinct lengths of the runs of equal query codes above which :func:`_no_repeat_within_runs` leaves the
+# check to the sort of every row's key.
+_RUN_LENGTHS = 16
+
+
+def _no_repeat_within_runs(query_codes: np.ndarray, hashes: np.ndarray) -> bool:
+    """True when the codes come in runs, one per code (a file grouped by query), and no run holds a doc id
+    hash twice: then no (query, document) pair repeats. False when it cannot tell (a repeated hash, the
+    rows not grouped, or runs of more than :data:`_RUN_LENGTHS` lengths): the caller then sorts every row's
+    key. The runs of one length are sorted as the rows of a matrix (a reshape when all runs have one length,
+    as a retriever's top k): about a twentieth of the CPU of sorting 400,000 keys at once."""
+    n = len(query_codes)
+    starts = np.flatnonzero(query_codes[1:] != query_codes[:-1]) + 1
+    if not bool(np.all(query_codes[starts] > query_codes[starts - 1])):  # a code seen in two runs, or not ascending
+        return False
+    lengths = np.diff(starts, prepend=0, append=n)
+    starts = np.r_[0, starts]
+    kinds = np.unique(lengths)
+    if len(kinds) > _RUN_LENGTHS:
+        return False
+    for length in kinds[kinds > 1].tolist():
+        if len(kinds) == 1:
+            rows = hashes.reshape(-1, length)
+        else:
+            rows = hashes[starts[lengths == length][:, None] + np.arange(length)]
+        rows = np.sort(rows, axis=1)
+        if bool(np.any(rows[:, 1:] == rows[:, :-1])):
+            return False
+    return True
 
 
 
