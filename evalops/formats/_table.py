@@ -581,7 +581,8 @@ def _no_repeat_within_runs(query_codes: np.ndarray, hashes: np.ndarray) -> bool:
         return False
     lengths = np.diff(starts, prepend=0, append=n)
     starts = np.r_[0, starts]
-    kinds = np.unique(lengths)
+    kinds = np.sort(lengths)  # (np.unique imports numpy.ma, 0.01 s)
+    kinds = kinds[np.r_[True, kinds[1:] != kinds[:-1]]]
     if len(kinds) > _RUN_LENGTHS:
         return False
     for length in kinds[kinds > 1].tolist():

@@ -214,7 +214,7 @@ def test_hashed_duplicate_check_confirms_by_the_doc_ids(monkeypatch):
 
 def _first_repeat_by_hand(codes, docs):
     seen = set()
-    for row, pair in enumerate(zip(codes.tolist(), docs)):
+    for row, pair in enumerate(zip(codes.tolist(), docs, strict=True)):
         if pair in seen:
             return row
         seen.add(pair)
