@@ -320,7 +320,7 @@ def fast_chunks(source: Source, layout: Layout, plan: tuple[bytes, int, bool], s
     first = True
     try:
         for buffer, start, end in segments(source, segment_bytes):
-            if any(buffer.find(byte, start, end) >= 0 for byte in forbidden):
+            if any(_holds(buffer, start, end, byte) for byte in forbidden):
                 raise Refused()
             read = csv.ReadOptions(column_names=names, block_size=read_block, skip_rows=1 if header and first else 0)
             first = False
@@ -352,6 +352,15 @@ def _forbidden_bytes(layout: Layout, delimiter: bytes) -> tuple[bytes, ...]:
     if layout.value_kind == "grade":  # Arrow reads 0x1 as an integer; the exact parser (and the format) do not
         forbidden = (*forbidden, b"0x", b"0X")
     return forbidden
+
+
+def _holds(buffer: bytes, start: int, end: int, pattern: bytes) -> bool:
+    """Whether ``buffer[start:end]`` holds ``pattern``. A two-byte one (``0x``) is first looked for by its
+    last byte alone: a search for ``0x`` stops at every ``0`` of the digits (0.04 s for 800,000 judgments),
+    one for ``x`` at the few letters."""
+    if len(pattern) == 2 and buffer.find(pattern[1:], start + 1, end) < 0:
+        return False
+    return buffer.find(pattern, start, end) >= 0
 
 
 def _checked_batch(batch: Any, layout: Layout, fields: tuple[str, str, str], plain_queries: bool
@@ -662,8 +671,10 @@ def read_table(source: Source, layout: Layout, *, float32: bool = False,
     if layout.value_kind == "score":  # kept as float64 unless asked; out of float32's range either way
         values = ranked_scores(columns.values, source, lambda row: line_of(source, layout, columns, row))
         columns = Columns(**{**columns.__dict__, "values": values if float32 else columns.values})
-    if fast is not None and arrow_ids:  # plain doc ids
-        return columns, first_duplicate_row_hashed(columns.query_codes, columns.doc_dictionary)
+    if fast is not None and arrow_ids:  # plain doc ids, one per row: their hashes are kept for the lookups
+        hashes = doc_hashes(columns.doc_dictionary)
+        object.__setattr__(columns, "doc_hashes", hashes)
+        return columns, first_duplicate_row_hashed(columns.query_codes, columns.doc_dictionary, hashes)
     return columns, first_duplicate_row(columns, spans)
 
 
