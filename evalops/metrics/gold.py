@@ -266,6 +266,11 @@ class CompactGold(Gold):
             object.__setattr__(self, "_doc_hashes", held)
         return held
 
+    def keep_doc_hashes(self, hashes: np.ndarray) -> None:
+        """Keep ``hashes``, the :func:`~evalops.metrics.strhash.hash_strings` of ``doc_arrow`` (a reader that
+        hashed them for its duplicate check), as :meth:`doc_hashes` would compute them."""
+        object.__setattr__(self, "_doc_hashes", hashes if self.doc_codes is None else hashes[self.doc_codes])
+
     def positions(self, query_ids: np.ndarray) -> np.ndarray:
         """The position of each of ``query_ids`` (an object array of str) among the gold queries, -1 if absent."""
         lookup: tuple[np.ndarray | None, np.ndarray | None] | None = self.__dict__.get("_hashes")

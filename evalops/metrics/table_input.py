@@ -33,7 +33,7 @@ def hits_from_table(gold: Gold, table: RunTable, retrieved_into: np.ndarray | No
     """
     codes = table.query_codes
     uniques = table.query_ids
-    gold_of_code = _gold_index(gold, uniques)
+    gold_of_code = _table_gold_index(gold, table)
     in_gold = gold_of_code >= 0
     answered = gold_of_code[in_gold]
     held_ranks = table.__dict__.get("_ranks")  # the table's ranks, when computed already (table_ranks)
@@ -78,7 +78,7 @@ def judged_rows(gold: Gold, table: RunTable) -> tuple[np.ndarray, np.ndarray]:
     if held is not None and held[0] is judgment_arrays[0] and held[1] is judgment_arrays[1]:
         return held[2], held[3]
     codes = table.query_codes
-    gold_of_code = _gold_index(gold, table.query_ids)
+    gold_of_code = _table_gold_index(gold, table)
     judgments = _judgments_of(gold, gold_of_code[gold_of_code >= 0])
     row = np.zeros(0, dtype=np.int64)
     pairs = np.zeros(0, dtype=np.int64)
@@ -189,6 +189,18 @@ def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     offsets = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
     return np.sort(by_query[offsets])
+
+
+def _table_gold_index(gold: Gold, table: RunTable) -> np.ndarray:
+    """:func:`_gold_index` of the table's query ids, kept on the table for ``gold``'s query ids (a gold set
+    with other grades shares them): the ranking and the judged lookup of a streamed block look it up once."""
+    queries = gold.__dict__.get("query_arrow", gold.__dict__.get("query_ids"))
+    held: tuple[Any, np.ndarray] | None = table.__dict__.get("_gold_of_code")
+    if held is not None and held[0] is queries and queries is not None:
+        return held[1]
+    found = _gold_index(gold, table.query_ids)
+    object.__setattr__(table, "_gold_of_code", (queries, found))
+    return found
 
 
 def _gold_index(gold: Gold, query_ids: np.ndarray) -> np.ndarray:
@@ -330,7 +342,7 @@ def top_k_table(table: RunTable, k: int, query_ids: Any = None) -> tuple[RunTabl
 def unjudged_rows(gold: Gold, table: RunTable, ranks: np.ndarray, k: int) -> np.ndarray:
     """Rows of ``table`` ranked within the first ``k`` (``ranks``: :func:`table_ranks`) of a gold query
     whose document has no judgment for that query (any grade counts as judged), in row order."""
-    in_gold = _gold_index(gold, table.query_ids) >= 0
+    in_gold = _table_gold_index(gold, table) >= 0
     unjudged = ranks < k
     if not in_gold.all():
         unjudged &= in_gold[table.query_codes]

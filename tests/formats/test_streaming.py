@@ -303,3 +303,18 @@ def test_a_query_back_within_one_block_makes_the_run_not_grouped(tmp_path):
     blocks = read[len(read) - read[::-1].index(None):]  # read again after the None: q1 has its three rows
     assert sum(len(b) for b in blocks) == 5
     assert sorted(q for b in blocks for q in b.query_ids.tolist()) == ["q1", "q2", "q3"]
+
+
+def test_judgments_keep_the_doc_id_hashes_their_duplicate_check_computed(tmp_path, monkeypatch):
+    """The judgments read on the Arrow path keep the doc id hashes of their duplicate check for the
+    streamed blocks' lookups: the same hashes the judgments would compute for themselves."""
+    from evalops.formats import _table, read_gold
+    from evalops.metrics.strhash import hash_strings
+
+    monkeypatch.setattr(_table, "SMALL_FILE", 0)  # the Arrow path, whatever the size
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(f"q{q} 0 d{(q * 7 + d) % 23}-{d} {d % 3}\n" for q in range(40) for d in range(q % 5 + 1)))
+    gold = read_gold(path)
+    assert "_doc_hashes" in gold.__dict__
+    codes = np.arange(len(gold.qidx)) if gold.doc_codes is None else gold.doc_codes
+    np.testing.assert_array_equal(gold.doc_hashes(), hash_strings(gold.doc_arrow)[codes])
