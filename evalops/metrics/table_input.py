@@ -145,7 +145,7 @@ def _hashed_judged_rows(gold: Gold, table: RunTable, gold_of_code: np.ndarray, j
     gold_sorted = gold_of_code[table_codes][by_gold]
     code_of_judgment = table_codes[by_gold][np.searchsorted(gold_sorted, gold.qidx[judgments])]
     judged_keys = pair_keys(code_of_judgment, judged_hashes)
-    by_key = np.argsort(judged_keys)
+    by_key = np.argsort(judged_keys, kind="stable")  # (runs of one query: several times quicker)
     sorted_keys = judged_keys[by_key]
     if len(sorted_keys) > 1 and bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
         return None
