@@ -140,7 +140,7 @@ class Gold:
                 key += span - 1
                 key -= g
                 del g
-                key.sort()
+                key.sort(kind="stable")  # (the same values; timsort takes the runs of a query: a quarter of the time)
                 q, g = np.divmod(key, span)
                 del key
                 np.subtract(span - 1, g, out=g)

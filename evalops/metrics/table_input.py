@@ -188,7 +188,7 @@ def _judgments_of(gold: Gold, queries: np.ndarray) -> np.ndarray:
     if total == 0:
         return np.zeros(0, dtype=np.int64)
     offsets = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
-    return np.sort(by_query[offsets])
+    return np.sort(by_query[offsets], kind="stable")  # (runs in order: timsort merges them)
 
 
 def _table_gold_index(gold: Gold, table: RunTable) -> np.ndarray:
