@@ -1,7 +1,7 @@
 """The other names of the measures (``MRR`` is ``RR``, trec_eval's ``map`` is ``AP``), in a module of its own:
 the measures' parser (:mod:`evalops.metrics.measures`) and the statistics' margin families
 (:mod:`evalops.stats.margins`) both read it, and the statistics sit below the metrics (the aggregates'
-confidence interval is :func:`evalops.stats.student_t.t_quantile`)."""
+confidence interval is :func:`evalops.util.student_t.t_quantile`)."""
 
 from __future__ import annotations
 

@@ -166,7 +166,8 @@ def _sorted_blocks(source: Source, layout: Any, plan: Any, block_bytes: int, nam
     def closing(parts: list[tuple[Any, Any, np.ndarray]]) -> RunTable:
         block = _block(source, layout, parts, row, name, float32)
         hashes = hash_strings(block.query_ids)  # (a query id in two runs of the block is in it twice)
-        if closed.holds_any(hashes) or len(np.unique(hashes)) != len(hashes):
+        ordered = np.sort(hashes)  # (np.unique imports numpy.ma, 0.01 s)
+        if closed.holds_any(hashes) or bool(np.any(ordered[1:] == ordered[:-1])):
             raise _Unsorted()
         closed.add(hashes)
         return block

@@ -85,7 +85,11 @@ def gold_from_columns(source: Source, layout: Layout, columns: Columns, duplicat
     # the reader's dictionary, one array (a chunked one would be put together at every lookup), and its codes
     dictionary = columns.doc_dictionary
     dictionary = dictionary.combine_chunks() if isinstance(dictionary, pa.ChunkedArray) else dictionary
-    return CompactGold(query_arrow, _small(renumber[columns.query_codes]), dictionary, grades, columns.doc_codes)
+    gold = CompactGold(query_arrow, _small(renumber[columns.query_codes]), dictionary, grades, columns.doc_codes)
+    hashes = columns.__dict__.get("doc_hashes")  # the duplicate check's, one per dictionary entry
+    if hashes is not None and len(hashes) == len(dictionary):
+        gold.keep_doc_hashes(hashes)
+    return gold
 
 
 def _small(values: np.ndarray, spread: bool = False) -> np.ndarray:

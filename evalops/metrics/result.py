@@ -11,8 +11,8 @@ import numpy as np
 from evalops.metrics.measures import Measure
 from evalops.metrics.policy import Policy
 from evalops.notebook import html_table
-from evalops.stats.student_t import t_quantile
 from evalops.util.numfmt import number
+from evalops.util.student_t import t_quantile
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -47,3 +47,16 @@ def test_the_largest_float32_scores_are_kept(tmp_path, parser):
     path = tmp_path / "run.txt"
     path.write_text("q1 Q0 d1 1 3.4e38 t\nq1 Q0 d2 2 -3.4e38 t\n")
     assert read_run(path).to_dict()["q1"]["d1"] == pytest.approx(3.4e38, rel=1e-6)
+
+
+@pytest.mark.parametrize("text", ["0x1 q", "q 0x", "q 00X", "q1 0 d 0x1\n"])
+def test_the_hexadecimal_prefix_is_found_wherever_it_lies_in_a_segment(text):
+    """The forbidden-byte scan looks for the prefix's second byte first: the prefix is found at the start or
+    the end of the scanned bytes as in the middle, and not outside them."""
+    data = b"#" + text.encode() + b"#"
+    pattern = b"0X" if "X" in text else b"0x"
+    assert table._holds(data, 1, len(data) - 1, pattern)
+    at = data.find(pattern)
+    assert not table._holds(data, at + 1, len(data), pattern)
+    assert not table._holds(data, 0, at + 1, pattern)
+    assert not table._holds(b"x0x", 0, 2, b"0x") and not table._holds(b"00 x", 0, 4, b"0x")

@@ -212,6 +212,45 @@ def test_hashed_duplicate_check_confirms_by_the_doc_ids(monkeypatch):
     assert _table.first_duplicate_row_hashed(codes, repeated) == 5
 
 
+def _first_repeat_by_hand(codes, docs):
+    seen = set()
+    for row, pair in enumerate(zip(codes.tolist(), docs, strict=True)):
+        if pair in seen:
+            return row
+        seen.add(pair)
+    return None
+
+
+@pytest.mark.parametrize("lengths", ["one", "few", "many", "ungrouped"])
+def test_hashed_duplicate_check_by_runs_finds_every_repeat(lengths):
+    """The check sorts each query's doc id hashes (rows of a matrix, per length of the runs of one query)
+    before the sort of every row's key: whether the queries have one length, a few, many (more than the
+    matrix path takes) or are not grouped, the first repeated (query, document) row is the one found by
+    hand, and a file without one has none."""
+    import pyarrow as pa
+
+    from evalops.formats import _table
+
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        n_queries = int(rng.integers(1, 40))
+        sizes = {"one": np.full(n_queries, 7), "few": rng.choice([1, 3, 8], n_queries),
+                 "many": rng.integers(1, 40, n_queries), "ungrouped": rng.integers(1, 6, n_queries)}[lengths]
+        codes = np.repeat(np.arange(n_queries, dtype=np.int32), sizes)
+        if lengths == "ungrouped":
+            codes = rng.permutation(codes)
+        docs = [f"d{rng.integers(0, 10_000)}-{row}" for row in range(len(codes))]  # distinct
+        assert _table.first_duplicate_row_hashed(codes, pa.array(docs)) is None
+        if len(codes) < 2:
+            continue
+        at, to = sorted(rng.choice(len(codes), 2, replace=False).tolist())
+        same_query = np.flatnonzero(codes == codes[at])
+        to = int(same_query[-1]) if trial % 2 and same_query[-1] != at else to
+        docs[to] = docs[at]
+        expected = _first_repeat_by_hand(codes, docs)
+        assert _table.first_duplicate_row_hashed(codes, pa.array(docs)) == expected
+
+
 def _residue_hash(values):
     """A weak hash for ids ``d<n>``: only ``n % 5``, in the top bits (documents collide by design)."""
     texts = values.tolist() if isinstance(values, np.ndarray) else values.to_pylist()
@@ -264,3 +303,18 @@ def test_a_query_back_within_one_block_makes_the_run_not_grouped(tmp_path):
     blocks = read[len(read) - read[::-1].index(None):]  # read again after the None: q1 has its three rows
     assert sum(len(b) for b in blocks) == 5
     assert sorted(q for b in blocks for q in b.query_ids.tolist()) == ["q1", "q2", "q3"]
+
+
+def test_judgments_keep_the_doc_id_hashes_their_duplicate_check_computed(tmp_path, monkeypatch):
+    """The judgments read on the Arrow path keep the doc id hashes of their duplicate check for the
+    streamed blocks' lookups: the same hashes the judgments would compute for themselves."""
+    from evalops.formats import _table, read_gold
+    from evalops.metrics.strhash import hash_strings
+
+    monkeypatch.setattr(_table, "SMALL_FILE", 0)  # the Arrow path, whatever the size
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(f"q{q} 0 d{(q * 7 + d) % 23}-{d} {d % 3}\n" for q in range(40) for d in range(q % 5 + 1)))
+    gold = read_gold(path)
+    assert "_doc_hashes" in gold.__dict__
+    codes = np.arange(len(gold.qidx)) if gold.doc_codes is None else gold.doc_codes
+    np.testing.assert_array_equal(gold.doc_hashes(), hash_strings(gold.doc_arrow)[codes])
