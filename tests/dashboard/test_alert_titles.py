@@ -25,7 +25,7 @@ def test_a_reminder_is_headed_by_its_title_not_by_the_cadence_note(tmp_path):
 
     engine = create_warehouse_engine(f"sqlite:///{tmp_path / 'alerts.db'}")
     upgrade(engine)
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     common = {"kind": "regression", "retriever": "bm25", "version": "2.0", "measure": "nDCG@10",
               "severity": "warning", "payload": {"title": TITLE}}
     record_alert(engine, day=today - dt.timedelta(days=1), message=f"{TITLE}\ndelta -0.2792", **common)
@@ -47,6 +47,6 @@ def test_an_alert_stored_without_a_title_is_headed_by_its_first_line(tmp_path):
     engine = create_warehouse_engine(f"sqlite:///{tmp_path / 'alerts.db'}")
     upgrade(engine)
     record_alert(engine, kind="retriever_failed", retriever="bm25", version="2.0", severity="critical",
-                 day=dt.datetime.now(dt.timezone.utc).date(), message="bm25 2.0 failed on 12 queries\ntimeouts")
+                 day=dt.datetime.now(dt.UTC).date(), message="bm25 2.0 failed on 12 queries\ntimeouts")
     summaries = _summaries(TestClient(create_app(engine)).get("/alerts").text)
     assert [s.strip() for s in summaries] == ["bm25 2.0 failed on 12 queries"]
