@@ -191,11 +191,21 @@ def _alert_row(a: dict[str, Any], links: Links) -> dict[str, Any]:
     return {
         "day": _day(a["day"]), "kind": a["kind"], "severity": a["severity"], "retriever": a["retriever"],
         "version": a["version"] or "–", "measure": a["measure"] or "–",
-        "title": (a["message"].strip().splitlines() or [""])[0], "message": a["message"],
+        "title": _alert_title(a), "message": a["message"],
         "delivery": delivery_text(a["delivery_status"], a["delivery_attempts"], a.get("notifiers") or {}),
         "attempts": a["delivery_attempts"],
         "ab_href": links.ab(a["ab_test_id"]) if a.get("ab_test_id") else None,
     }
+
+
+def _alert_title(a: dict[str, Any]) -> str:
+    """The alert's stored title (the headline its notifications carried); the message's first line for an alert
+    stored without one. A re-sent alert's message opens with the cadence's note, not with what it is about."""
+    payload = a.get("payload")
+    title = payload.get("title") if isinstance(payload, dict) else None
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    return (str(a["message"]).strip().splitlines() or [""])[0]
 
 
 def ab_page(engine: Engine, links: Links, settings: DashboardSettings, ab_id: int) -> Page:
