@@ -25,7 +25,7 @@ from evalops.pipeline.registry import alerting_measures, canonical_measures
 from evalops.util import numfmt
 from evalops.warehouse import dashboard as wh
 from evalops.warehouse.alerts import delivery_text
-from evalops.warehouse.models import ALERT_STATUSES
+from evalops.warehouse.tables import ALERT_STATUSES
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine

@@ -219,7 +219,7 @@ def _read_rows(conn: Connection) -> list[tuple[Any, list[dict[str, Any]]]]:
     from sqlalchemy import select
 
     from evalops.warehouse.migrate import _recorded_revisions, head_revisions, quick_head
-    from evalops.warehouse.models import Base
+    from evalops.warehouse.tables import metadata
 
     recorded = _recorded_revisions(conn)
     if not recorded:
@@ -229,7 +229,7 @@ def _read_rows(conn: Connection) -> list[tuple[Any, list[dict[str, Any]]]]:
         raise WarehouseError(f"the shared warehouse is at schema revision {', '.join(recorded)}, this evalops "
                              f"needs {head}; a pull-request run never migrates it: upgrade it from the main "
                              "branch (`evalops db upgrade`, or its next `evalops run`)")
-    t = Base.metadata.tables
+    t = metadata.tables
 
     def read(name: str, *where: Any) -> list[dict[str, Any]]:
         table = t[name]

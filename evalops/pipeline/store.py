@@ -27,7 +27,7 @@ from evalops.warehouse import (
     upgrade,
 )
 from evalops.warehouse.config import url_for as warehouse_url_for
-from evalops.warehouse.models import Base
+from evalops.warehouse.tables import metadata as warehouse_metadata
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Engine
@@ -84,7 +84,7 @@ def warehouse_counts(cfg: Config) -> dict[str, int]:
     existing = set(inspect(engine).get_table_names())
     with engine.connect() as conn:
         return {name: conn.execute(select(func.count()).select_from(table)).scalar_one()
-                for name, table in sorted(Base.metadata.tables.items()) if name in existing}
+                for name, table in sorted(warehouse_metadata.tables.items()) if name in existing}
 
 
 @contextlib.contextmanager

@@ -18,8 +18,7 @@ from evalops.stats.compare import RECORD_FIELDS, Comparison
 from evalops.warehouse._bulk import run_fingerprint
 from evalops.warehouse._db import insert_for, measure_ids, measures_table, now_utc, transaction
 from evalops.warehouse.domain import ABTestResult
-from evalops.warehouse.models import EvalRunModel
-from evalops.warehouse.tables import ab_tests
+from evalops.warehouse.tables import ab_tests, runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -225,7 +224,6 @@ def comparison_look(engine: Engine, candidate_run_id: int, baseline_run_id: int 
     baseline or the candidate changes (a new pair of versions is a new comparison, with its whole alpha)."""
     from sqlalchemy import func
 
-    runs = EvalRunModel.__table__
     with transaction(engine, "counting earlier comparisons") as conn:
         me = conn.execute(select(runs.c.retriever, runs.c.version, runs.c.dataset, runs.c.logical_date)
                           .where(runs.c.id == candidate_run_id)).one_or_none()

@@ -26,8 +26,7 @@ from evalops.errors import InputError, WarehouseError
 from evalops.util.utc import as_utc
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.domain import AlertRow
-from evalops.warehouse.models import DELIVERY_STATUSES
-from evalops.warehouse.tables import alert_deliveries as deliveries, alerts
+from evalops.warehouse.tables import DELIVERY_STATUSES, alert_deliveries as deliveries, alerts
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

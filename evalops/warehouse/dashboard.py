@@ -27,7 +27,7 @@ from evalops.warehouse._bulk import fetch_scores
 from evalops.warehouse._db import insert_for, measures_table, now_utc, transaction
 from evalops.warehouse.abtests import ab_test_of, ab_test_view
 from evalops.warehouse.alerts import alert_deliveries
-from evalops.warehouse.models import FINISHED_STATUSES
+from evalops.warehouse.statuses import FINISHED_STATUSES
 from evalops.warehouse.tables import ab_tests, aggregates, alerts, baselines, fingerprints, runs, texts, timings
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -20,8 +20,8 @@ from sqlalchemy import func, select
 from evalops.errors import InputError
 from evalops.util.utc import as_utc
 from evalops.warehouse._db import advisory_lock, insert_for, now_utc, transaction
-from evalops.warehouse.models import LABEL_SOURCES
 from evalops.warehouse.tables import (
+    LABEL_SOURCES,
     annotation_adjudications as adjudications_table,
     annotation_labels as labels_table,
     gold_set_merges as merges_table,

@@ -22,8 +22,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from evalops.util.utc import as_utc
 from evalops.warehouse._db import now_utc, transaction
-from evalops.warehouse.models import FINISHED_STATUSES
 from evalops.warehouse.runs import DEFAULT_LEASE_SECONDS
+from evalops.warehouse.statuses import FINISHED_STATUSES
 from evalops.warehouse.tables import runs
 
 __all__ = ["abandon_expired_runs", "release_runs", "renew_lease"]

@@ -38,7 +38,8 @@ from sqlalchemy import select
 from evalops.errors import InputError
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.catalog import fingerprint_from_row, fingerprints
-from evalops.warehouse.models import ABTestModel, EvalRunModel
+from evalops.warehouse.tables import ab_tests as _ab
+from evalops.warehouse.tables import runs as _runs
 from evalops.warehouse.judgments import judge_runs
 from evalops.warehouse._bulk import fetch_scores_of_runs, measure_ids_for_read
 
@@ -48,8 +49,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["EarlierLook", "EarlierLooks", "earlier_judge_looks", "earlier_judge_looks_of", "earlier_looks",
            "earlier_looks_of", "policy_key"]
 
-_ab = ABTestModel.__table__
-_runs = EvalRunModel.__table__
 
 
 @dataclass(frozen=True)

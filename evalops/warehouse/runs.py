@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 
 from evalops.errors import InputError, WarehouseError
@@ -17,7 +17,8 @@ from evalops.warehouse._bulk import aggregate_rows, score_columns, write_aggrega
 from evalops.warehouse._db import insert_for, now_utc, transaction
 from evalops.warehouse.catalog import ensure_fingerprint, fingerprint_from_row, fingerprints
 from evalops.warehouse.domain import EvalRun, RunKey
-from evalops.warehouse.models import RUN_STATUSES, UNFINISHED_STATUSES, BaselineModel, EvalRunModel, RunRankingModel
+from evalops.warehouse.statuses import RUN_STATUSES, UNFINISHED_STATUSES
+from evalops.warehouse.tables import baselines, rankings, runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -28,9 +29,6 @@ __all__ = ["DEFAULT_LEASE_SECONDS", "RunRanking", "find_run", "get_run", "load_r
 # Twice the default task timeout of the DAG's score and compare tasks (30 minutes).
 DEFAULT_LEASE_SECONDS = 2 * 30 * 60
 
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
-rankings: Table = RunRankingModel.__table__  # type: ignore[assignment]
-baselines: Table = BaselineModel.__table__  # type: ignore[assignment]
 KEY_COLUMNS = ("dag_id", "dag_run_id", "retriever", "version", "dataset")
 
 

@@ -36,7 +36,7 @@ from evalops.warehouse._bulk import (
 )
 from evalops.warehouse._db import measures_table, transaction
 from evalops.warehouse.domain import PairedScores, ScoreVectors
-from evalops.warehouse.models import BaselineModel
+from evalops.warehouse.tables import baselines
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -198,7 +198,6 @@ def prune_query_scores(engine: Engine, before: dt.datetime) -> int:
     the per-query scores of every run a baseline row names (current or past: a rollback restores a past
     one, and comparisons read a baseline's per-query scores).
     """
-    baselines = BaselineModel.__table__
     old = select(runs.c.id).where(runs.c.logical_date < as_utc(before), runs.c.id.not_in(select(baselines.c.run_id)))
     with transaction(engine, "pruning per-query scores") as conn:
         result = conn.execute(delete(query_scores).where(query_scores.c.run_id.in_(old)))

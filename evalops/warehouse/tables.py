@@ -1,52 +1,519 @@
-"""The warehouse's tables as SQLAlchemy Core :class:`~sqlalchemy.Table` objects, typed once here for the
-modules that query them (an ORM class's ``__table__`` is typed as a ``FromClause``)."""
+"""The warehouse's tables, as SQLAlchemy Core :class:`~sqlalchemy.Table` objects on one :data:`metadata`.
+
+The modules that read and write the warehouse use these tables (SQLAlchemy Core and the DB-API driver), so
+that a run imports no ORM: SQLAlchemy's ORM and the declarative classes built on it cost about 0.15 s of
+CPU at import, more than a small run's whole warehouse work. The ORM classes of
+:mod:`evalops.warehouse.models` are mapped onto these same tables (``Base.metadata`` is :data:`metadata`),
+for the migrations and the code that wants mapped classes.
+
+Layout::
+
+    gold_set_versions   kb_snapshots            content-addressed inputs (natural primary keys)
+            \\              /
+            eval_fingerprints                   hash -> the four components of comparability
+                    |
+               eval_runs                        one row per (dag_id, dag_run_id, retriever, version, dataset)
+              /     |     \\
+    query_scores  run_aggregates  baselines     per-query values, means + CIs, promotion history
+        |               |
+      measures (small lookup table of canonical measure strings)
+    ab_tests (baseline run vs candidate run, per measure; on a judge run's labels: judge_run_id)
+    alerts (de-duplicated, with delivery status)
+    judgments (the judge cache, content-addressed)   judge_runs (a judge step's usage, agreement and results)
+    annotation_labels, annotation_adjudications (people's grades of annotation-queue items)
+    gold_set_merges (each gold-set version made from adjudicated labels, with its provenance)
+
+``query_scores`` is the big table (100,000+ rows per run): an integer run id, an integer measure id, the
+query id and a ``NaNFloat``; its primary key (run_id, measure_id, query_id) is the natural key, so a
+re-run replaces rows instead of adding them.
+
+A column is ``NOT NULL`` unless it says ``nullable=True``; a foreign key column has its referred column's
+type; date-times are :class:`~evalops.warehouse.types.UTCDateTime`, floats
+:class:`~evalops.warehouse.types.NaNFloat`.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import Table
-
-from evalops.warehouse.models import (
-    ABTestModel,
-    AlertDeliveryModel,
-    AlertModel,
-    AnnotationAdjudicationModel,
-    AnnotationLabelModel,
-    BaselineModel,
-    EvalFingerprintModel,
-    EvalRunModel,
-    GoldSetMergeModel,
-    GoldSetVersionModel,
-    JudgeRunModel,
-    JudgmentModel,
-    KBSnapshotModel,
-    MeasureModel,
-    QueryScoreModel,
-    QueryTextModel,
-    RunAggregateModel,
-    RunRankingModel,
-    RunTimingModel,
-    SegmentSpreadModel,
-    SourceShareModel,
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
 )
 
-ab_tests: Table = ABTestModel.__table__  # type: ignore[assignment]
-aggregates: Table = RunAggregateModel.__table__  # type: ignore[assignment]
-alert_deliveries: Table = AlertDeliveryModel.__table__  # type: ignore[assignment]
-alerts: Table = AlertModel.__table__  # type: ignore[assignment]
-annotation_adjudications: Table = AnnotationAdjudicationModel.__table__  # type: ignore[assignment]
-annotation_labels: Table = AnnotationLabelModel.__table__  # type: ignore[assignment]
-baselines: Table = BaselineModel.__table__  # type: ignore[assignment]
-fingerprints: Table = EvalFingerprintModel.__table__  # type: ignore[assignment]
-gold_set_merges: Table = GoldSetMergeModel.__table__  # type: ignore[assignment]
-gold_sets: Table = GoldSetVersionModel.__table__  # type: ignore[assignment]
-judge_runs: Table = JudgeRunModel.__table__  # type: ignore[assignment]
-judgments: Table = JudgmentModel.__table__  # type: ignore[assignment]
-kb_snapshots: Table = KBSnapshotModel.__table__  # type: ignore[assignment]
-measures: Table = MeasureModel.__table__  # type: ignore[assignment]
-query_scores: Table = QueryScoreModel.__table__  # type: ignore[assignment]
-rankings: Table = RunRankingModel.__table__  # type: ignore[assignment]
-runs: Table = EvalRunModel.__table__  # type: ignore[assignment]
-segment_spreads: Table = SegmentSpreadModel.__table__  # type: ignore[assignment]
-source_shares: Table = SourceShareModel.__table__  # type: ignore[assignment]
-texts: Table = QueryTextModel.__table__  # type: ignore[assignment]
-timings: Table = RunTimingModel.__table__  # type: ignore[assignment]
+from evalops.util.limits import QUERY_ID_MAX_LENGTH
+from evalops.warehouse.statuses import RUN_STATUSES
+from evalops.warehouse.types import NaNFloat, UTCDateTime
+
+__all__ = [
+    "ALERT_STATUSES",
+    "BASELINE_ACTIONS",
+    "DELIVERY_STATUSES",
+    "LABEL_SOURCES",
+    "NAMING_CONVENTION",
+    "ab_tests",
+    "aggregates",
+    "alert_deliveries",
+    "alerts",
+    "annotation_adjudications",
+    "annotation_labels",
+    "baselines",
+    "fingerprints",
+    "gold_set_merges",
+    "gold_sets",
+    "judge_runs",
+    "judgments",
+    "kb_snapshots",
+    "measures",
+    "metadata",
+    "query_scores",
+    "rankings",
+    "runs",
+    "segment_spreads",
+    "source_shares",
+    "texts",
+    "timings",
+]
+
+# Stable constraint names, so autogenerated migrations are clean and identical on both backends.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+BASELINE_ACTIONS = ("promote", "rollback")
+# ``unknown``: the last attempt timed out after the request was sent, so the receiver may have it.
+DELIVERY_STATUSES = ("pending", "delivered", "undelivered", "unknown")
+# an alert's own status may also be ``suppressed``: an unchanged regression already sent (the reminder cadence)
+ALERT_STATUSES = (*DELIVERY_STATUSES, "suppressed")
+# where an annotation-queue item comes from (evalops.judges.generate.QUEUE_SOURCES)
+LABEL_SOURCES = ("generated", "sampled_query", "hole")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+gold_sets = Table(
+    "gold_set_versions",
+    metadata,
+    Column("version", String(128), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("n_queries", Integer(), nullable=False),
+    Column("n_judgments", Integer(), nullable=False),
+    Column("source", Text(), nullable=True),
+    Column("meta", JSON(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+
+kb_snapshots = Table(
+    "kb_snapshots",
+    metadata,
+    Column("snapshot_id", String(128), primary_key=True),
+    Column("n_documents", Integer(), nullable=False),
+    Column("content_hash", String(128), nullable=False),
+    Column("source", Text(), nullable=True),
+    Column("meta", JSON(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+
+fingerprints = Table(
+    "eval_fingerprints",
+    metadata,
+    Column("hash", String(64), primary_key=True),
+    Column("gold_set_version", ForeignKey("gold_set_versions.version"), nullable=False, index=True),
+    Column("kb_snapshot_id", ForeignKey("kb_snapshots.snapshot_id"), nullable=False, index=True),
+    Column("measures", JSON(), nullable=False),
+    Column("policies", JSON(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+
+measures = Table(
+    "measures",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("name", String(200), nullable=False, unique=True),
+)
+
+
+runs = Table(
+    "eval_runs",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("dag_id", String(250), nullable=False),
+    Column("dag_run_id", String(250), nullable=False),
+    Column("retriever", String(200), nullable=False),
+    Column("version", String(200), nullable=False),
+    Column("dataset", String(50), nullable=False),
+    Column("logical_date", UTCDateTime(), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("finished_at", UTCDateTime(), nullable=True),
+    Column("fingerprint_hash", ForeignKey("eval_fingerprints.hash"), nullable=False, index=True),
+    Column("n_queries", Integer(), nullable=False),
+    Column("n_failed", Integer(), nullable=False),
+    Column("failed_query_ids", JSON(), nullable=False),
+    Column("error", Text(), nullable=True),
+    # The data contracts' rules in force and their outcome (not-applicable checks, warnings) for this run.
+    Column("contracts", JSON(), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    # Extra attempts the retriever adapter made (transient failures retried), summed over the run's queries.
+    Column("n_retries", Integer(), nullable=False, server_default=text("0")),
+    # A ``running`` run is alive while its lease is in the future; its tasks renew it (a heartbeat).
+    Column("lease_expires_at", UTCDateTime(), nullable=True),
+    Column("abandoned_at", UTCDateTime(), nullable=True),
+    # A re-run of a finished run (an *attempt*) leaves the finished row as it is until its own final write:
+    # it records only when it started and the contracts it runs under here, and holds the lease meanwhile.
+    Column("attempt_started_at", UTCDateTime(), nullable=True),
+    Column("attempt_contracts", JSON(), nullable=True),
+    UniqueConstraint("dag_id", "dag_run_id", "retriever", "version", "dataset"),
+    CheckConstraint(_in("status", RUN_STATUSES), name="status"),
+    Index(None, "retriever", "version", "logical_date"),
+)
+
+
+query_scores = Table(
+    "query_scores",
+    metadata,
+    # No foreign keys here (neither to eval_runs nor to measures): on PostgreSQL each one is a per-row
+    # trigger, and the run's was most of the COPY time (120,000 rows: 0.85-1.3 s with it, 0.28-0.40 s
+    # without). The rows stay owned by their run: they are written in the transaction that writes and locks
+    # the run row (``runs.record_run``, ``scores``), measure ids come from the append-only measures table in
+    # that transaction, and evalops never deletes a run (retention deletes score rows only,
+    # ``scores.prune_query_scores``), so no ON DELETE CASCADE is needed.
+    Column("run_id", Integer(), primary_key=True),
+    Column("measure_id", Integer(), primary_key=True),
+    Column("query_id", String(QUERY_ID_MAX_LENGTH), primary_key=True),
+    Column("value", NaNFloat(), nullable=True),
+    # SQLite: the rows live in the primary key's B-tree (no rowid table beside the key's index): about 2/3
+    # of the insert time and 3/5 of the file of a rowid table. Other backends ignore it.
+    sqlite_with_rowid=False,
+)
+
+
+aggregates = Table(
+    "run_aggregates",
+    metadata,
+    Column("run_id", ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("measure_id", ForeignKey("measures.id"), primary_key=True),
+    Column("n", Integer(), nullable=False),
+    Column("mean", NaNFloat(), nullable=True),
+    Column("ci_low", NaNFloat(), nullable=True),
+    Column("ci_high", NaNFloat(), nullable=True),
+    Column("ci_level", NaNFloat(), nullable=False),
+    Column("ci_method", String(100), nullable=False),
+)
+
+
+# One row per promotion or rollback; ``is_current`` marks the one baseline in force.
+#
+# ``previous_id`` is the baseline a rollback of this row restores, so repeated rollbacks walk back
+# through the history.
+baselines = Table(
+    "baselines",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("retriever", String(200), nullable=False),
+    Column("fingerprint_hash", ForeignKey("eval_fingerprints.hash"), nullable=False),
+    Column("run_id", ForeignKey("eval_runs.id"), nullable=False),
+    Column("action", String(20), nullable=False),
+    Column("is_current", Boolean(), nullable=False),
+    Column("promoted_by", String(200), nullable=False),
+    Column("promoted_at", UTCDateTime(), nullable=False),
+    Column("reason", Text(), nullable=False),
+    Column("replaced_at", UTCDateTime(), nullable=True),
+    Column("previous_id", ForeignKey("baselines.id"), nullable=True),
+    CheckConstraint(_in("action", BASELINE_ACTIONS), name="action"),
+    # Exactly one current baseline per (retriever, fingerprint): a constraint, not luck.
+    Index(
+        "ux_baselines_current",
+        "retriever",
+        "fingerprint_hash",
+        unique=True,
+        postgresql_where=text("is_current"),
+        sqlite_where=text("is_current"),
+    ),
+    Index(None, "retriever", "fingerprint_hash", "promoted_at"),
+)
+
+
+ab_tests = Table(
+    "ab_tests",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("baseline_run_id", ForeignKey("eval_runs.id"), nullable=False, index=True),
+    Column("candidate_run_id", ForeignKey("eval_runs.id"), nullable=False),
+    Column("measure_id", ForeignKey("measures.id"), nullable=False),
+    # the columns SQL reads: the decision (the dashboard's trend) and the policy (the pooled test's restart
+    # check); the rest of the comparison is in its record
+    Column("decision", String(50), nullable=False),
+    Column("policy", JSON(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("family", String(50), nullable=True),
+    # the comparison within each segment (query type, language, split, log segment; evalops.segments)
+    Column("segments", JSON(), nullable=True),
+    # the comparison's whole record (evalops.stats.Comparison.to_record without the per-query deltas): what
+    # every reader reads the comparison from (evalops.warehouse.abtests, the one mapper)
+    Column("record", JSON(), nullable=False),
+    # whose labels the comparison is on: NULL for the fingerprint's own (gold grades, click labels), else the
+    # judge step whose LLM-judge labels it is on (its judge, prompt and gate are that judge run's). The two
+    # are never read, decided or pooled together (evalops.warehouse.abtests)
+    Column("judge_run_id", ForeignKey("judge_runs.id"), nullable=True, index=True),
+    UniqueConstraint("candidate_run_id", "baseline_run_id", "measure_id"),
+)
+
+
+# Stored before delivery; the notifier outcome is written afterwards (delivered or undelivered).
+alerts = Table(
+    "alerts",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("dedup_key", String(1000), nullable=False, unique=True),
+    Column("kind", String(100), nullable=False),
+    Column("retriever", String(200), nullable=False),
+    Column("version", String(200), nullable=True),
+    Column("measure", String(200), nullable=True),
+    Column("fingerprint_hash", String(64), nullable=True),
+    Column("day", Date(), nullable=False),
+    Column("severity", String(20), nullable=False),
+    Column("message", Text(), nullable=False),
+    Column("payload", JSON(), nullable=False),
+    Column("run_id", ForeignKey("eval_runs.id"), nullable=True),
+    Column("ab_test_id", ForeignKey("ab_tests.id"), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("delivery_status", String(20), nullable=False),
+    Column("delivery_attempts", Integer(), nullable=False),
+    Column("delivered_at", UTCDateTime(), nullable=True),
+    Column("delivery_error", Text(), nullable=True),
+    CheckConstraint(_in("delivery_status", ALERT_STATUSES), name="delivery_status"),
+    Index(None, "delivery_status"),
+)
+
+
+# The delivery state of one alert at one notifier, so a retry sends only where it did not arrive.
+alert_deliveries = Table(
+    "alert_deliveries",
+    metadata,
+    Column("alert_id", ForeignKey("alerts.id", ondelete="CASCADE"), primary_key=True),
+    Column("notifier", String(100), primary_key=True),
+    Column("status", String(20), nullable=False),
+    Column("attempts", Integer(), nullable=False),
+    Column("last_attempt_at", UTCDateTime(), nullable=True),
+    Column("next_attempt_at", UTCDateTime(), nullable=True),
+    Column("delivered_at", UTCDateTime(), nullable=True),
+    Column("error", Text(), nullable=True),
+    CheckConstraint(_in("status", DELIVERY_STATUSES), name="status"),
+)
+
+
+# The text of each scored query, once per query set version (gold-set version or production sample).
+#
+# Production text is stored as the log sample wrote it (PII-scrubbed); it is untrusted and every reader
+# escapes it for its medium.
+texts = Table(
+    "query_texts",
+    metadata,
+    Column("query_set_version", String(128), primary_key=True),
+    Column("query_id", String(QUERY_ID_MAX_LENGTH), primary_key=True),
+    Column("text", Text(), nullable=False),
+)
+
+
+# Retrieval latency (milliseconds, over the answered queries) and failure count of one run.
+timings = Table(
+    "run_timings",
+    metadata,
+    Column("run_id", ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("latency_p50_ms", NaNFloat(), nullable=True),
+    Column("latency_p95_ms", NaNFloat(), nullable=True),
+    Column("latency_max_ms", NaNFloat(), nullable=True),
+    Column("wall_seconds", NaNFloat(), nullable=True),
+    Column("n_failed", Integer(), nullable=False),
+    Column("recorded_at", UTCDateTime(), nullable=False),
+)
+
+
+# What a run retrieved, as far as the bounds of a comparison need it (``evalops.judged.bounds``): every judged
+# document of each query's ranking and the unjudged ones down to ``depth`` (the deepest cutoff compared),
+# with their 0-based ranks. ``data`` is a Parquet file of ``query_id, doc_id, rank`` (``evalops.judged.unjudged``);
+# a later comparison against this run, as its baseline, reads it to give each unjudged (query, document)
+# one grade in both runs. Written with the run's scores, in their transaction.
+rankings = Table(
+    "run_rankings",
+    metadata,
+    Column("run_id", ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("depth", Integer(), nullable=False),
+    Column("n_rows", Integer(), nullable=False),
+    Column("data", LargeBinary(), nullable=False),
+)
+
+
+# The judgment cache: one judge label, keyed by everything that could change it.
+#
+# The key is (query text hash, document content hash, judge model, prompt ``name@version``, decoding
+# settings as canonical JSON, sample index); a re-run with the same key costs no request. Only labels
+# are stored: a missing label (a refusal, a timeout) is retried on the next run, never cached.
+judgments = Table(
+    "judgments",
+    metadata,
+    Column("query_hash", String(64), primary_key=True),
+    Column("document_hash", String(64), primary_key=True),
+    Column("judge_model", String(200), primary_key=True),
+    Column("prompt", String(100), primary_key=True),
+    Column("decoding", String(200), primary_key=True),
+    Column("sample", Integer(), primary_key=True),
+    Column("label", NaNFloat(), nullable=True),
+    Column("detail", JSON(), nullable=False),
+    Column("offline", Boolean(), nullable=False),
+    Column("input_tokens", Integer(), nullable=False),
+    Column("output_tokens", Integer(), nullable=False),
+    Column("cost", NaNFloat(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+
+# One judge step of one DAG run (``scope`` names the task and the queries judged, e.g. ``production``):
+# the judge, the requests, cache hits, missing labels, tokens and cost, the agreement with the gold set,
+# the gate's decision and what the step measured (``results``: each version's judge-label means and
+# per-query values, the queries excluded, the families corrected). Its comparisons are ``ab_tests`` rows
+# naming it (``ab_tests.judge_run_id``), stored like every other comparison.
+judge_runs = Table(
+    "judge_runs",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("dag_id", String(250), nullable=False),
+    Column("dag_run_id", String(250), nullable=False),
+    Column("scope", String(200), nullable=False),
+    Column("judge", JSON(), nullable=False),
+    Column("prompt", String(100), nullable=False),
+    Column("items", Integer(), nullable=False),
+    Column("requests", Integer(), nullable=False),
+    Column("cache_hits", Integer(), nullable=False),
+    Column("missing", Integer(), nullable=False),
+    Column("missing_reasons", JSON(), nullable=False),
+    Column("input_tokens", Integer(), nullable=False),
+    Column("output_tokens", Integer(), nullable=False),
+    Column("cost", NaNFloat(), nullable=False),
+    Column("gate", JSON(), nullable=False),
+    Column("agreement", JSON(), nullable=True),
+    Column("results", JSON(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    UniqueConstraint("dag_id", "dag_run_id", "scope"),
+)
+
+
+# One annotator's answer to one annotation-queue item: a grade, or a skip (``grade`` null), with an
+# optional comment. The item's query and document ids are copied from the queue, so a label means the
+# same thing after the queue file is gone. A second answer by the same annotator replaces the first.
+annotation_labels = Table(
+    "annotation_labels",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("item_id", String(64), nullable=False, index=True),
+    Column("source", String(20), nullable=False),
+    Column("query_id", String(QUERY_ID_MAX_LENGTH), nullable=True),
+    Column("doc_id", String(QUERY_ID_MAX_LENGTH), nullable=True),
+    Column("annotator", String(200), nullable=False),
+    Column("grade", Integer(), nullable=True),
+    Column("comment", Text(), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    UniqueConstraint("item_id", "annotator"),
+    CheckConstraint(_in("source", LABEL_SOURCES), name="source"),
+)
+
+
+# The grade an adjudicator settled on for an item whose labels disagree (one per item; a second
+# adjudication replaces the first).
+annotation_adjudications = Table(
+    "annotation_adjudications",
+    metadata,
+    Column("item_id", String(64), primary_key=True),
+    Column("query_id", String(QUERY_ID_MAX_LENGTH), nullable=True),
+    Column("doc_id", String(QUERY_ID_MAX_LENGTH), nullable=True),
+    Column("grade", Integer(), nullable=False),
+    Column("adjudicator", String(200), nullable=False),
+    Column("comment", Text(), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+
+# A gold-set version made by ``evalops gold merge``: its number within the gold set's history, its
+# content hash and its parent's, and the provenance of every judgment it added (item, labels,
+# annotators, adjudicator).
+gold_set_merges = Table(
+    "gold_set_merges",
+    metadata,
+    Column("id", Integer(), primary_key=True),
+    Column("gold_set", String(200), nullable=False),
+    Column("number", Integer(), nullable=False),
+    Column("version", String(128), nullable=False),
+    Column("parent_version", String(128), nullable=True),
+    Column("path", Text(), nullable=False),
+    Column("merged_by", String(200), nullable=False),
+    Column("n_added", Integer(), nullable=False),
+    Column("provenance", JSON(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    UniqueConstraint("gold_set", "number"),
+)
+
+
+# One source's share of a run's top-k slots and its precision (``evalops.sources``), with the
+# baseline's share and the shift when the run was compared, and the policy they were counted under (the
+# corpus field, k, the bound). A re-run replaces the run's rows.
+source_shares = Table(
+    "source_shares",
+    metadata,
+    Column("run_id", ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("source", String(200), primary_key=True),
+    Column("field", String(100), nullable=False),
+    Column("k", Integer(), nullable=False),
+    Column("slots", Integer(), nullable=False),
+    Column("total", Integer(), nullable=False),
+    Column("share", NaNFloat(), nullable=False),
+    Column("judged", Integer(), nullable=False),
+    Column("relevant", Integer(), nullable=False),
+    Column("precision", NaNFloat(), nullable=True),
+    Column("baseline_share", NaNFloat(), nullable=True),
+    Column("shift", NaNFloat(), nullable=True),
+    Column("bound", NaNFloat(), nullable=True),
+)
+
+
+# A run's mean and spread of one measure within one segment (``evalops.segments``, ``evalops.spread``).
+# A re-run replaces the run's rows.
+segment_spreads = Table(
+    "segment_spreads",
+    metadata,
+    Column("run_id", ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("facet", String(40), primary_key=True),
+    Column("segment", String(200), primary_key=True),
+    Column("measure", String(200), primary_key=True),
+    Column("n", Integer(), nullable=False),
+    Column("mean", NaNFloat(), nullable=True),
+    Column("std", NaNFloat(), nullable=True),
+    Column("var", NaNFloat(), nullable=True),
+    Column("p10", NaNFloat(), nullable=True),
+    Column("median", NaNFloat(), nullable=True),
+    Column("p90", NaNFloat(), nullable=True),
+)

@@ -17,9 +17,7 @@ from sqlalchemy.types import TypeDecorator
 
 from evalops.warehouse.config import create_warehouse_engine, resolve_url
 from evalops.warehouse.migrate import VERSION_TABLE, adopt_legacy_version_table
-from evalops.warehouse.models import Base
-
-target_metadata = Base.metadata
+from evalops.warehouse.tables import metadata as target_metadata
 
 
 def _render_item(type_, obj, autogen_context):

@@ -4,7 +4,7 @@ constraint replaced, and ``ab_tests`` as it stood between revisions e6b1d3f5a7c9
 
 A revision's outcome may never change once released (a warehouse migrated by it holds what it made), so a step
 here does not change what it emits: a revision that needs another outcome gets another step. The names are
-the constraint and index names of :data:`evalops.warehouse.models.NAMING_CONVENTION`, written out (``conv``:
+the constraint and index names of :data:`evalops.warehouse.tables.NAMING_CONVENTION`, written out (``conv``:
 not converted again), so that a revision does not depend on the models as they are later (the CHECK constraint
 :func:`replace_check` creates is named by the convention, as the revisions named it before these steps).
 
