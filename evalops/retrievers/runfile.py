@@ -153,11 +153,16 @@ def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_ME
     of it is kept for later."""
     source = as_source(path)
     if scored_by_blocks(path, memory_budget):
+        stamp = _stamp(Path(path))
+        if stamp is not None and stamp in _CHECKED:  # (the run's preflight read it, and planning asks again)
+            return
         rows = 0
         for block in whole_query_blocks(source, memory_budget, float32=False):
             rows = 0 if block is None else rows + len(block)
         if rows == 0:
             read_run(path)  # raises the reader's error for an empty run
+        if stamp is not None:
+            _CHECKED.add(stamp)
         return
     _read_table(Path(path), source, memory_budget)  # (a file that needs streaming is scored by blocks)
 
@@ -167,14 +172,24 @@ def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_ME
 _TABLES: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
 
 
+# The files read by blocks and found well-formed in this process, by file stamp: checked once, however many
+# times a run asks (its preflight, then its planning).
+_CHECKED: set[tuple[str, int, int, int]] = set()
+
+
+def _stamp(path: Path) -> tuple[str, int, int, int] | None:
+    """(path, size, modification time, inode) of the file at ``path``; None when it cannot be read."""
+    try:
+        st = path.stat()
+        return (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return None
+
+
 def _read_table(path: Path, source: Any, memory_budget: int) -> Any:
     """The file's :class:`~evalops.data.RunTable` (exact scores), from :data:`_TABLES` while the file is
     unchanged (same path, size, modification time and inode)."""
-    try:
-        st = path.stat()
-        key: tuple[str, int, int, int] | None = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
-    except OSError:
-        key = None
+    key = _stamp(path)
     if key is not None and key in _TABLES:
         _TABLES.move_to_end(key)
         return _TABLES[key]

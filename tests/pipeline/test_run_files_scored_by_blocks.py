@@ -80,9 +80,16 @@ def test_a_large_run_file_scored_by_blocks_stores_what_the_whole_table_gives(sha
     real = streamed.score_streamed
     monkeypatch.setattr("evalops.pipeline.scoring.score_streamed",
                         lambda entry, path, *a, **k: scored.append(entry.version) or real(entry, path, *a, **k))
+    readings: list[str] = []
+    read_blocks = runfile.whole_query_blocks
+    monkeypatch.setattr(runfile, "whole_query_blocks", lambda source, *a, **k: readings.append(source.name) or
+                        read_blocks(source, *a, **k))
     runfile._TABLES.clear()
+    runfile._CHECKED.clear()
     _run(blocks)
     assert sorted(scored) == ["1.0", "2.0", "3.0"]
+    # each distinct file checked once (the preflight; planning finds it checked), then each version scored
+    assert sorted(readings) == sorted([str(bm25), str(partial)] + [str(bm25), str(partial), str(partial)])
     assert not runfile._TABLES  # the check kept no table of a file scored by blocks
 
     before, after = _rows(whole), _rows(blocks)
