@@ -36,7 +36,8 @@ def _rows(home: Path) -> dict[str, list[tuple]]:
         out = {}
         with engine.connect() as conn:
             for table in ("eval_runs", "query_scores", "run_rankings", "run_aggregates", "source_shares"):
-                names = [c["name"] for c in inspect(engine).get_columns(table) if not any(s in c["name"] for s in SKIPPED)]
+                names = [c["name"] for c in inspect(engine).get_columns(table)
+                         if not any(s in c["name"] for s in SKIPPED)]
                 rows = conn.execute(text(f"SELECT {', '.join(names)} FROM {table}")).all()
                 out[table] = sorted(tuple(str(v) for v in row) for row in rows)
         return out
