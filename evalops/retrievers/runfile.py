@@ -26,7 +26,8 @@ from evalops.metrics.table_input import keep_doc_hashes, top_k_table
 from evalops.retrievers.base import Query, QueryResult
 from evalops.util.limits import DEFAULT_MEMORY_BUDGET
 
-__all__ = ["RunFileRetriever", "check_run_file", "scored_by_blocks", "absent_reason", "cut_blocks", "WHOLE_TABLE_SHARE"]
+__all__ = ["RunFileRetriever", "check_run_file", "scored_by_blocks", "absent_reason", "cut_blocks", "WHOLE_TABLE_SHARE",
+           "mark_checked", "was_checked"]
 
 _MISSING_HINT = ("set `missing: empty` only if an absent query really retrieved nothing: each one is then an answer "
                  "scored 0 on every measure and counts against the version, never left out")
@@ -175,6 +176,19 @@ _TABLES: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
 # The files read by blocks and found well-formed in this process, by file stamp: checked once, however many
 # times a run asks (its preflight, then its planning).
 _CHECKED: set[tuple[str, int, int, int]] = set()
+
+
+def mark_checked(path: str | os.PathLike[str]) -> None:
+    """Take the file at ``path`` as checked (a caller that knows its bytes were found well-formed before)."""
+    stamp = _stamp(Path(path))
+    if stamp is not None:
+        _CHECKED.add(stamp)
+
+
+def was_checked(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path``, as it is now, was read by blocks and found well-formed in this process."""
+    stamp = _stamp(Path(path))
+    return stamp is not None and stamp in _CHECKED
 
 
 def _stamp(path: Path) -> tuple[str, int, int, int] | None:

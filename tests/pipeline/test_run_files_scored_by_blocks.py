@@ -106,3 +106,34 @@ def test_a_large_run_file_scored_by_blocks_stores_what_the_whole_table_gives(sha
     assert before == after
     shards = _shard_files(whole)
     assert len(shards) == 9 and shards == _shard_files(blocks)
+
+
+def test_a_large_run_file_whose_bytes_passed_is_not_read_again_for_the_check(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from evalops.config import load_config
+    from evalops.errors import ConfigError
+    from evalops.pipeline.registry import check_deployed
+
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r}.5 tag\n" for q in range(40) for r in range(40)))
+    (tmp_path / "retrievers.yaml").write_text(
+        f"retrievers:\n  - {{name: bench, version: '1.0', adapter: run_file, deployed: true, owner: me, "
+        f"params: {{path: {run}}}}}\n")
+    (tmp_path / "evalops.yaml").write_text("registry: retrievers.yaml\nmeasures: [nDCG@10]\n")
+    cfg = load_config(tmp_path, environ={})
+    monkeypatch.setattr(runfile, "WHOLE_TABLE_SHARE", 0.0)
+    readings: list[str] = []
+    read_blocks = runfile.whole_query_blocks
+    monkeypatch.setattr(runfile, "whole_query_blocks", lambda source, *a, **k: readings.append(source.name) or
+                        read_blocks(source, *a, **k))
+    runfile._CHECKED.clear()
+    check_deployed(cfg)
+    assert readings == [str(run)]
+    runfile._CHECKED.clear()  # the next day: another process
+    check_deployed(cfg)
+    assert readings == [str(run)]  # its bytes passed: not read again
+    run.write_text(run.read_text().replace("q3 Q0 d3-1 2 99.5 tag", "q3 Q0 d3-0 2 99.5 tag"))  # a repeated document
+    runfile._CHECKED.clear()
+    with pytest.raises(ConfigError, match="d3-0"):
+        check_deployed(cfg)
+    assert readings == [str(run), str(run)]
