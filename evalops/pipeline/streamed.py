@@ -34,7 +34,6 @@ from evalops.metrics.gold import as_gold
 from evalops.metrics.judged import judged_gold, relevant_hits, unshift_judged
 from evalops.metrics.parse import parse_measures
 from evalops.metrics.table_input import hits_from_table, merge_hits
-from evalops.retrievers.runfile import absent_reason, cut_blocks, scored_by_blocks
 from evalops.util.arrow import available
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,6 +59,8 @@ class StreamedScores:
 def streamed_run_file(entry: Any, measures: list[str], memory_budget: int) -> Path | None:
     """The run file of registry ``entry`` when a shard of it is scored by blocks, else None: a plain run-file
     version (no chunking) whose file is large for ``memory_budget``, measures all computed natively."""
+    from evalops.retrievers.runfile import scored_by_blocks  # (the retrievers' package, as scoring loads it: lazily)
+
     if entry.adapter != "run_file" or entry.chunking_path is not None:
         return None
     if entry.params.get("missing", "fail") not in ("fail", "empty") or not available():
@@ -82,6 +83,8 @@ def score_streamed(entry: Any, path: Path, query_ids: list[str], qrels: Any, mea
                    k: int, cutoff: int, judged_k: int, memory_budget: int) -> StreamedScores:
     """Score ``query_ids`` (judged by ``qrels``) from the run file at ``path`` block by block (module docstring):
     ``k`` the retrieval depth, ``cutoff`` the unjudged documents' depth, ``judged_k`` the judged documents'."""
+    from evalops.retrievers.runfile import absent_reason, cut_blocks
+
     started = time.perf_counter()
     gold = as_gold(qrels)
     parsed = parse_measures(measures)
