@@ -195,7 +195,8 @@ def compare_version(env: RunEnv, run: RunContext, spec: VersionSpec) -> VersionC
     sources = aggregates = None
     long_rule = None
     if own.status != "failed":
-        sources = version_sources(env, spec, own.ranked(), reading.base_docs, queries)
+        if env.sources is not None:  # (the ranked documents of a large run are millions: merged only when read)
+            sources = version_sources(env, spec, own.ranked(), reading.base_docs, queries)
         with_length, long_rule = long_document_attributes(env, spec, attributes, queries)
         aggregates = segment_aggregates(own.frame, with_length, measures, AGGREGATE_FACETS)
     # replaces what an earlier attempt wrote (a failed version keeps none)

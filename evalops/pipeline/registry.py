@@ -60,11 +60,14 @@ def check_deployed(cfg: Config) -> None:
     installed and its run files read (:func:`evalops.retrievers.preflight.check_entries`). A
     ``MissingExtraError`` names the extra and its install line, a ``ConfigError`` the file, line and entry;
     both before the warehouse or any file is written (``evalops run``, ``gate``, ``validate``)."""
+    from evalops.pipeline.checked_runs import with_remembered_checks
     from evalops.retrievers import load_registry
     from evalops.retrievers.preflight import check_entries
 
     registry = load_registry(*cfg.registry_files())
-    check_entries(registry.deployed(), registry, memory_budget=cfg.memory_budget_bytes)
+    deployed = registry.deployed()
+    with_remembered_checks(cfg, deployed, lambda: check_entries(deployed, registry,
+                                                                memory_budget=cfg.memory_budget_bytes))
 
 
 def run_file_answers(cfg: Config) -> list[RunFileAnswers]:

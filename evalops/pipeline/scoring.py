@@ -51,6 +51,7 @@ from evalops.pipeline.registry import metric_policy
 from evalops.pipeline.spans import span_frame
 from evalops.pipeline.specs import ShardSpec
 from evalops.pipeline.store import run_lease
+from evalops.pipeline.streamed import score_streamed, streamed_run_file
 from evalops.pipeline.workdir import embedding_cache_for, judged_file, shard_file, unjudged_file, write_frame
 from evalops.querylog.scrub import scrub
 from evalops.transport import CircuitBreaker
@@ -84,6 +85,9 @@ def score_queries(env: RunEnv, spec: dict[str, Any], queries: QuerySet, run: Run
     snapshot = env.inputs.snapshot(spec["snapshot_id"])
     embeddings = embedding_cache_for(env, spec["snapshot_id"])
     outcome["embeddings"] = embeddings.counts  # documents a dense encoder embedded / read from the cache
+    streamed = _streamed_file(env, spec, run)
+    if streamed is not None:  # a large run file: by query blocks, never read whole (evalops.pipeline.streamed)
+        return _score_by_blocks(env, queries, outcome, empty, *streamed)
     try:
         entry, result, own_run = _retrieve(env, spec, queries, run, snapshot, embeddings)
     except EvalopsError as exc:
@@ -123,6 +127,47 @@ def score_queries(env: RunEnv, spec: dict[str, Any], queries: QuerySet, run: Run
         frame = pd.concat([frame, span_frame(judgments, entry, snapshot, own_run, answered, spans, metric_policy())],
                           ignore_index=True)
     return frame, outcome
+
+
+def _native_measures(env: RunEnv) -> list[str]:
+    context, spans = list(env.measures.context), list(env.measures.anchored)
+    return [m for m in env.measures.scored if m not in context and m not in spans]
+
+
+def _streamed_file(env: RunEnv, spec: dict[str, Any], run: RunContext | None) -> tuple[Any, Any] | None:
+    """(registry entry, run file) of a version scored by streamed query blocks, or None: a large run file, in a
+    run with no judge and no context or span measure (:func:`evalops.pipeline.streamed.streamed_run_file`)."""
+    if env.judge.kind != "off" or env.measures.context or env.measures.anchored:
+        return None
+    entry = env.inputs.registry(run).get(spec["retriever"], spec["version"])
+    path = streamed_run_file(entry, _native_measures(env), env.memory_budget_bytes)
+    return None if path is None else (entry, path)
+
+
+def _score_by_blocks(env: RunEnv, queries: QuerySet, outcome: dict[str, Any], empty: pd.DataFrame, entry: Any,
+                     path: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """:func:`score_queries` of a run file scored by blocks: the same frame and outcome as the columnar path."""
+    measures = _native_measures(env)
+    cutoff = max(cutoff_of(m, env.k) for m in measures)
+    try:
+        scored = score_streamed(entry, path, list(queries.query_ids), queries.qrels, measures, metric_policy(), k=env.k,
+                                cutoff=cutoff, judged_k=max(cutoff, env.k), memory_budget=env.memory_budget_bytes)
+    except (EvalopsError, OSError) as exc:  # as a run file that cannot be read in memory: a failed version
+        error = exc if isinstance(exc, EvalopsError) else EvalopsError(
+            f"{entry.source}: version {entry.version} could not be loaded: {type(exc).__name__}: {exc}")
+        outcome["error"] = f"{type(error).__name__}: {error}"
+        outcome["failed"] = {q: "retriever error" for q in queries.query_ids}
+        return empty, outcome
+    n, seconds = len(queries.query_ids), scored.seconds
+    log.info("%s@%s: %s scored by query blocks in %.1f s (its in-memory reading exceeds a quarter of the memory "
+             "budget)", entry.name, entry.version, path, seconds)
+    outcome.update(failed=scored.failed, n_empty=scored.n_empty, retries=0, latencies={}, answers={}, timings={
+        "wall_seconds": seconds, "queries_per_second": n / seconds if seconds > 0 else None,
+        "latency_p50": None, "latency_p95": None, "latency_max": None})
+    if len(scored.failed) == n:
+        return empty, outcome
+    outcome["unjudged"], outcome["judged"] = scored.unjudged, scored.judged
+    return scored.frame, outcome
 
 
 def _retrieve(env: RunEnv, spec: dict[str, Any], queries: QuerySet, run: RunContext | None, snapshot: Any,

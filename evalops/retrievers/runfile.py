@@ -20,13 +20,14 @@ import numpy as np
 from evalops.errors import ConfigError
 from evalops.formats import ranking_order, read_run
 from evalops.formats._source import as_source
-from evalops.formats.stream import needs_streaming, whole_query_blocks
+from evalops.formats.stream import estimated_peak, needs_streaming, whole_query_blocks
 from evalops.formats.trec import read_run_table
-from evalops.metrics.table_input import top_k_table
+from evalops.metrics.table_input import keep_doc_hashes, top_k_table
 from evalops.retrievers.base import Query, QueryResult
 from evalops.util.limits import DEFAULT_MEMORY_BUDGET
 
-__all__ = ["RunFileRetriever", "check_run_file"]
+__all__ = ["RunFileRetriever", "check_run_file", "scored_by_blocks", "absent_reason", "cut_blocks", "WHOLE_TABLE_SHARE",
+           "mark_checked", "was_checked"]
 
 _MISSING_HINT = ("set `missing: empty` only if an absent query really retrieved nothing: each one is then an answer "
                  "scored 0 on every measure and counts against the version, never left out")
@@ -100,7 +101,7 @@ class RunFileRetriever:
         return cut, failed
 
     def _absent(self, query_id: str) -> str:
-        return f"query {query_id!r} is absent from the run file {self.path} ({_MISSING_HINT})"
+        return absent_reason(self.path, query_id)
 
     def retrieve(self, queries: Sequence[Query], k: int) -> list[QueryResult]:
         out: list[QueryResult] = []
@@ -113,15 +114,58 @@ class RunFileRetriever:
         return out
 
 
+def absent_reason(path: str | os.PathLike[str], query_id: str) -> str:
+    """Why a query the run file at ``path`` does not contain failed (``missing: fail``)."""
+    return f"query {query_id!r} is absent from the run file {path} ({_MISSING_HINT})"
+
+
+# A run file whose in-memory reading is estimated above this share of the memory budget is scored by the
+# pipeline block by block (:func:`cut_blocks`) and never kept whole between planning and scoring: three
+# 300 MB files (900 MB each read in memory) held 3 GB at their peak, where blocks hold a few tens of MB.
+WHOLE_TABLE_SHARE = 0.25
+
+
+def scored_by_blocks(path: str | os.PathLike[str], memory_budget: int = DEFAULT_MEMORY_BUDGET) -> bool:
+    """Whether the pipeline scores the run file at ``path`` by streamed query blocks (:data:`WHOLE_TABLE_SHARE`)."""
+    return estimated_peak(as_source(path)) > memory_budget * WHOLE_TABLE_SHARE
+
+
+def cut_blocks(path: str | os.PathLike[str], query_ids: Sequence[str], k: int,
+               memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Iterator[Any]:
+    """The answers of :meth:`RunFileRetriever.table` to ``query_ids``, block by block of whole queries, read
+    within ``memory_budget``: each a :class:`~evalops.data.RunTable` of the block's queries among ``query_ids``
+    cut at ``k`` (the same rows and ranks as the whole table gives them), or ``None`` before a new reading (a
+    run found ungrouped: discard the blocks so far). Queries absent from every block are absent from the file."""
+    for block in whole_query_blocks(as_source(path), memory_budget, float32=False):
+        if block is None:
+            yield None
+            continue
+        cut, _ = top_k_table(block, k, query_ids)
+        hashes = block.__dict__.get("_doc_hashes")
+        if hashes is not None and len(cut) == len(block):  # every row kept: the reader's doc hashes still apply
+            keep_doc_hashes(cut, hashes)
+        yield cut
+
+
 def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
     """Read the run file at ``path`` as :class:`RunFileRetriever` reads it, keeping nothing: raises the
-    reader's error (an ``InputError`` naming ``file:line`` and what is wrong) for a malformed or empty file."""
+    reader's error (an ``InputError`` naming ``file:line`` and what is wrong) for a malformed or empty file.
+    A file the pipeline scores by blocks (:func:`scored_by_blocks`) is read by blocks here too, and no table
+    of it is kept for later."""
     source = as_source(path)
-    if not needs_streaming(source, memory_budget):
-        _read_table(Path(path), source, memory_budget)
+    if scored_by_blocks(path, memory_budget):
+        stamp = _stamp(Path(path))
+        if stamp is not None and stamp in _CHECKED:  # (the run's preflight read it, and planning asks again)
+            return
+        rows = 0
+        for block in whole_query_blocks(source, memory_budget, float32=False):
+            rows = 0 if block is None else rows + len(block)
+        if rows == 0:
+            read_run(path)  # raises the reader's error for an empty run
+        if stamp is not None:
+            _CHECKED.add(stamp)
         return
-    for _ in _runs(source, memory_budget):
-        pass
+    _read_table(Path(path), source, memory_budget)  # (a file that needs streaming is scored by blocks)
 
 
 # The tables read lately, by file stamp, so that the run that checks a file while planning and scores it
@@ -129,14 +173,37 @@ def check_run_file(path: str | os.PathLike[str], memory_budget: int = DEFAULT_ME
 _TABLES: OrderedDict[tuple[str, int, int, int], Any] = OrderedDict()
 
 
+# The files read by blocks and found well-formed in this process, by file stamp: checked once, however many
+# times a run asks (its preflight, then its planning).
+_CHECKED: set[tuple[str, int, int, int]] = set()
+
+
+def mark_checked(path: str | os.PathLike[str]) -> None:
+    """Take the file at ``path`` as checked (a caller that knows its bytes were found well-formed before)."""
+    stamp = _stamp(Path(path))
+    if stamp is not None:
+        _CHECKED.add(stamp)
+
+
+def was_checked(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path``, as it is now, was read by blocks and found well-formed in this process."""
+    stamp = _stamp(Path(path))
+    return stamp is not None and stamp in _CHECKED
+
+
+def _stamp(path: Path) -> tuple[str, int, int, int] | None:
+    """(path, size, modification time, inode) of the file at ``path``; None when it cannot be read."""
+    try:
+        st = path.stat()
+        return (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return None
+
+
 def _read_table(path: Path, source: Any, memory_budget: int) -> Any:
     """The file's :class:`~evalops.data.RunTable` (exact scores), from :data:`_TABLES` while the file is
     unchanged (same path, size, modification time and inode)."""
-    try:
-        st = path.stat()
-        key: tuple[str, int, int, int] | None = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
-    except OSError:
-        key = None
+    key = _stamp(path)
     if key is not None and key in _TABLES:
         _TABLES.move_to_end(key)
         return _TABLES[key]

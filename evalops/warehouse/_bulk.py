@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_QUERY_ID_LENGTH = query_scores.c.query_id.type.length
 AGGREGATE_COLUMNS = ("measure", "n", "mean", "ci_low", "ci_high")
+# Score rows turned into Python objects at a time while they are written (the rows of one run can be millions).
+WRITE_BLOCK = 1 << 16
 
 
 def fetch_scores(conn: Connection, run_id: int, ids: Sequence[int]) -> tuple[np.ndarray, list[str], np.ndarray]:
@@ -183,20 +185,27 @@ def _copy_scores(conn: Connection, run_id: int, qids: np.ndarray, mids: np.ndarr
         sql = "COPY query_scores (run_id, measure_id, query_id, value) FROM STDIN (FORMAT BINARY)"
         with cursor.copy(sql) as copy:
             copy.set_types(["int4", "int4", "text", "float8"])
-            for row in zip(itertools.repeat(run_id), mids.tolist(), qids.tolist(), values.tolist()):
-                copy.write_row(row)
+            for lo in range(0, len(qids), WRITE_BLOCK):  # Python objects for one block of rows at a time
+                hi = lo + WRITE_BLOCK
+                for row in zip(itertools.repeat(run_id), mids[lo:hi].tolist(), qids[lo:hi].tolist(),
+                               values[lo:hi].tolist()):
+                    copy.write_row(row)
 
 
 def _executemany_scores(
     conn: Connection, run_id: int, qids: np.ndarray, mids: np.ndarray, values: np.ndarray
 ) -> None:
-    encoded = values.astype(object)
-    encoded[np.isnan(values)] = SQLITE_NAN  # the NaNFloat encoding, applied to the whole column at once
-    # The driver's cursor, in the same transaction, fed an iterator: no list of 120,000 tuples is built.
+    # The driver's cursor, in the same transaction, fed an iterator: no list of 120,000 tuples is built, and
+    # the Python objects of one block of rows are alive at a time.
     cursor = conn.connection.driver_connection.cursor()
     try:
-        cursor.executemany("INSERT INTO query_scores (run_id, measure_id, query_id, value) VALUES (?, ?, ?, ?)",
-                           zip(itertools.repeat(run_id), mids.tolist(), qids.tolist(), encoded.tolist()))
+        for lo in range(0, len(qids), WRITE_BLOCK):
+            hi = lo + WRITE_BLOCK
+            encoded = values[lo:hi].astype(object)
+            encoded[np.isnan(values[lo:hi])] = SQLITE_NAN  # the NaNFloat encoding, applied to the block at once
+            cursor.executemany("INSERT INTO query_scores (run_id, measure_id, query_id, value) VALUES (?, ?, ?, ?)",
+                               zip(itertools.repeat(run_id), mids[lo:hi].tolist(), qids[lo:hi].tolist(),
+                                   encoded.tolist()))
     finally:
         cursor.close()
 
