@@ -11,14 +11,14 @@ every line in any case. Object storage work folders do not remember (each run ch
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalops.pipeline.workdir import work_root
+from evalops.pipeline.workdir import read_json_record, work_root, write_whole
+from evalops.util.storage import file_digest
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalops.config import Config
@@ -30,24 +30,13 @@ log = logging.getLogger(__name__)
 RECORD_KIND = "evalops.run-file-checked/1"
 
 
-def _digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _record(cfg: Config) -> Path | None:
     root = work_root(cfg)
     return root / "checked-run-files.json" if isinstance(root, Path) else None
 
 
 def _known(record: Path) -> set[str]:
-    try:
-        data = json.loads(record.read_text())
-    except (OSError, ValueError):
-        return set()
+    data = read_json_record(record, "the record of checked run files", "the run files are checked again")
     if not isinstance(data, dict) or data.get("kind") != RECORD_KIND or not isinstance(data.get("sha256"), list):
         return set()
     return {str(d) for d in data["sha256"]}
@@ -65,7 +54,7 @@ def with_remembered_checks(cfg: Config, entries: Iterable[Any], check: Callable[
         check()
         return
     known = _known(record)
-    digests = {p: _digest(p) for p in sorted(paths) if not was_checked(p)}
+    digests = {p: file_digest(p) for p in sorted(paths) if not was_checked(p)}
     for path, digest in digests.items():
         if digest in known:
             mark_checked(path)
@@ -73,8 +62,8 @@ def with_remembered_checks(cfg: Config, entries: Iterable[Any], check: Callable[
     passed = {d for p, d in digests.items() if was_checked(p)} - known
     if not passed:
         return
+    payload = json.dumps({"kind": RECORD_KIND, "sha256": sorted(known | passed)}).encode()
     try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"kind": RECORD_KIND, "sha256": sorted(known | passed)}))
+        write_whole(record, lambda handle: handle.write(payload))
     except OSError as exc:  # remembering saves time only
         log.warning("could not record the checked run files in %s: %s", record, exc)

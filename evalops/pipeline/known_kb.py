@@ -25,7 +25,6 @@ SHA-256 call per document, each several times the one-pass hash of the file's by
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from evalops.errors import InputError
 from evalops import knowledge
 from evalops.pipeline.prepared import kb_source_file, keep_snapshot
 from evalops.pipeline.workdir import read_json_record, work_root, write_whole
+from evalops.util.storage import file_digest
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -50,15 +50,6 @@ log = logging.getLogger(__name__)
 # what a file's bytes read as (a BEIR reader's rule, a content-hash convention) must change it, so that
 # records of the old reading are not trusted.
 RECORD_KIND = "evalops.kb-snapshot-of-bytes/1"
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 (hex) of the file's bytes, read in one pass."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class DeferredSnapshot(knowledge.KnowledgeBaseSnapshot):

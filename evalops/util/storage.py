@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -105,3 +106,12 @@ def make_folder(path: str | os.PathLike[str], what: str) -> Path:
                errno.EROFS: "the file system is read-only"}.get(exc.errno or 0, exc.strerror or str(exc))
         raise ConfigError(f"{folder}: cannot create {what} ({why}); fix the path or its setting") from None
     return folder
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex) of the file's bytes, read in one pass."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
